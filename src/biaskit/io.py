@@ -1,0 +1,310 @@
+"""Reading and writing stage tables, atomically, with a manifest next to every output.
+
+Formats are chosen by suffix: ``.parquet``, ``.jsonl`` (also ``.json`` lines), ``.csv``, or a folder
+written with ``datasets.Dataset.save_to_disk`` (any path without one of those suffixes, or ending in
+``/``). Every write goes to a temporary sibling first and is renamed into place, so a killed run never
+leaves a half-written file under the final name. :class:`ShardedWriter` gives long jobs resumable output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.json as pajson
+import pyarrow.parquet as pq
+
+from biaskit.errors import BiaskitError
+
+SUFFIXES = (".parquet", ".jsonl", ".csv")
+MANIFEST_SUFFIX = ".manifest.json"
+
+
+def table_format(path: str | os.PathLike) -> str:
+    p = str(path)
+    low = p.lower()
+    for suf in SUFFIXES:
+        if low.endswith(suf):
+            return suf[1:]
+    if low.endswith(".json"):
+        return "jsonl"
+    if low.endswith("/") or Path(p).suffix == "" or Path(p).is_dir():
+        return "arrow_dir"
+    raise BiaskitError(
+        "E002",
+        "unsupported table file type",
+        value=p,
+        options=[*SUFFIXES, "<folder> (datasets save_to_disk)"],
+        fix="name the file with one of the supported suffixes",
+    )
+
+
+# --------------------------------------------------------------------------- atomic primitives
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike, *, is_dir: bool = False) -> Iterator[Path]:
+    """Yield a temporary sibling path; on success rename it onto ``path``; on failure remove it."""
+    final = Path(path)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.parent / f".{final.name}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        yield tmp
+        if is_dir:
+            if final.exists():
+                old = final.parent / f".{final.name}.old-{uuid.uuid4().hex[:8]}"
+                os.replace(final, old)
+                os.replace(tmp, final)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, final)
+        else:
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+    finally:
+        if tmp.exists():
+            if tmp.is_dir():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink()
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)
+
+
+def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
+    return write_text_atomic(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    p = Path(path)
+    if p.is_dir():
+        for f in sorted(x for x in p.rglob("*") if x.is_file()):
+            h.update(str(f.relative_to(p)).encode())
+            h.update(sha256_file(f).encode())
+        return h.hexdigest()
+    with open(p, "rb") as fh:
+        while True:
+            b = fh.read(chunk)
+            if not b:
+                break
+            h.update(b)
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def to_arrow(table: Any) -> pa.Table:
+    """Accept a pyarrow Table, datasets.Dataset, pandas DataFrame, list of dicts or dict of lists."""
+    if isinstance(table, pa.Table):
+        return table
+    if hasattr(table, "data") and hasattr(table, "features"):  # datasets.Dataset
+        t = table.data
+        t = getattr(t, "table", t)
+        if getattr(table, "_indices", None) is not None:
+            t = table.flatten_indices().data
+            t = getattr(t, "table", t)
+        return t
+    if hasattr(table, "to_dict") and hasattr(table, "columns"):  # pandas
+        return pa.Table.from_pandas(table, preserve_index=False)
+    if isinstance(table, dict):
+        return pa.table(table)
+    if isinstance(table, list):
+        return pa.Table.from_pylist(table)
+    raise TypeError(f"cannot turn {type(table).__name__} into an Arrow table")
+
+
+def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Sequence[str] = ()) -> pa.Table:
+    """Read a table written by biaskit (or by hand) and validate it against ``stage`` if given."""
+    p = Path(path)
+    fmt = table_format(p)
+    if not p.exists():
+        raise BiaskitError("E003", "table file not found", value=str(p), fix="check the path, or run the stage that writes it first")
+    try:
+        if fmt == "parquet":
+            t = pq.read_table(p)
+        elif fmt == "jsonl":
+            t = pajson.read_json(p)
+        elif fmt == "csv":
+            t = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(strings_can_be_null=True))
+        else:
+            import datasets as hf_datasets
+
+            t = to_arrow(hf_datasets.load_from_disk(str(p)))
+    except BiaskitError:
+        raise
+    except Exception as exc:
+        raise BiaskitError("E005", f"could not read {fmt} table {p}: {exc}", fix="check that the file is complete and in the format its suffix says") from exc
+    if stage:
+        from biaskit.schema import validate
+
+        validate(t, stage, where=str(p), require=require)
+    return t
+
+
+def read_dataset(path: str | os.PathLike, stage: str | None = None):
+    """Like :func:`read_table` but returns a ``datasets.Dataset``."""
+    import datasets as hf_datasets
+
+    return hf_datasets.Dataset(read_table(path, stage))
+
+
+def _write_jsonl(t: pa.Table, path: Path) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        for batch in t.to_batches(max_chunksize=10_000):
+            for row in batch.to_pylist():
+                fh.write(json.dumps(row, ensure_ascii=False, default=str) + "\n")
+
+
+def write_table(
+    table: Any,
+    path: str | os.PathLike,
+    *,
+    stage: str | None = None,
+    manifest: dict | None = None,
+) -> Path:
+    """Write ``table`` atomically to ``path`` (format by suffix) and its manifest next to it.
+
+    If ``stage`` is given the table is validated and known columns are cast to the stage's types.
+    """
+    t = to_arrow(table)
+    if stage:
+        from biaskit.schema import conform, validate
+
+        validate(t, stage, where=str(path))
+        t = conform(t, stage)
+    p = Path(path)
+    fmt = table_format(p)
+    if fmt == "arrow_dir":
+        import datasets as hf_datasets
+
+        with atomic_path(p, is_dir=True) as tmp:
+            hf_datasets.Dataset(t).save_to_disk(str(tmp))
+    else:
+        with atomic_path(p) as tmp:
+            if fmt == "parquet":
+                pq.write_table(t, tmp)
+            elif fmt == "jsonl":
+                _write_jsonl(t, tmp)
+            else:
+                pacsv.write_csv(t, tmp)
+    if manifest is not None:
+        from biaskit.manifest import finish_manifest
+
+        write_json_atomic(manifest_path(p), finish_manifest(manifest, p, t))
+    return p
+
+
+def manifest_path(path: str | os.PathLike) -> Path:
+    p = Path(path)
+    if table_format(p) == "arrow_dir":
+        return p / "biaskit_manifest.json" if p.exists() else p.parent / (p.name + MANIFEST_SUFFIX)
+    return p.parent / (p.name + MANIFEST_SUFFIX)
+
+
+def read_manifest(path: str | os.PathLike) -> dict | None:
+    for cand in (Path(path).parent / (Path(path).name + MANIFEST_SUFFIX), Path(path) / "biaskit_manifest.json"):
+        if cand.is_file():
+            return json.loads(cand.read_text(encoding="utf-8"))
+    return None
+
+
+# --------------------------------------------------------------------------- resumable output
+
+
+class ShardedWriter:
+    """Resumable, append-only output for long jobs.
+
+    Rows are written in Parquet shards (each written atomically) into ``<out>.parts/``. After a kill, a
+    new writer on the same ``out`` sees which keys are done (:meth:`done_keys`) so the job can skip them;
+    :meth:`finalize` merges the shards, drops duplicate keys (keeping the first), writes ``out`` atomically
+    with its manifest and removes the parts folder. A shard is only ever visible complete.
+    """
+
+    def __init__(self, out: str | os.PathLike, key: Sequence[str], *, schema: pa.Schema | None = None) -> None:
+        self.out = Path(out)
+        self.key = tuple(key)
+        self.parts = self.out.parent / (self.out.name + ".parts")
+        self.parts.mkdir(parents=True, exist_ok=True)
+        self.schema = schema
+        self._n = len(list(self.parts.glob("part-*.parquet")))
+
+    def shards(self) -> list[Path]:
+        return sorted(self.parts.glob("part-*.parquet"))
+
+    def done_keys(self) -> set[tuple]:
+        keys: set[tuple] = set()
+        for shard in self.shards():
+            t = pq.read_table(shard, columns=list(self.key))
+            cols = [t.column(k).to_pylist() for k in self.key]
+            keys.update(zip(*cols))
+        return keys
+
+    def write(self, rows: Any) -> None:
+        t = to_arrow(rows)
+        if t.num_rows == 0:
+            return
+        if self.schema is not None:
+            t = t.select(self.schema.names).cast(self.schema)
+        name = f"part-{self._n:06d}-{uuid.uuid4().hex[:6]}.parquet"
+        self._n += 1
+        with atomic_path(self.parts / name) as tmp:
+            pq.write_table(t, tmp)
+
+    def read_all(self) -> pa.Table | None:
+        shards = self.shards()
+        if not shards:
+            return None
+        tables = [pq.read_table(s) for s in shards]
+        return pa.concat_tables(tables, promote_options="permissive")
+
+    def finalize(self, *, stage: str | None = None, manifest: dict | None = None, empty: pa.Table | None = None) -> Path:
+        t = self.read_all()
+        if t is None:
+            if empty is None:
+                raise BiaskitError("E005", "no rows were produced", value=str(self.out), fix="check the input table is not empty")
+            t = empty
+        t = drop_duplicate_keys(t, self.key)
+        write_table(t, self.out, stage=stage, manifest=manifest)
+        shutil.rmtree(self.parts, ignore_errors=True)
+        return self.out
+
+
+def drop_duplicate_keys(t: pa.Table, key: Sequence[str]) -> pa.Table:
+    if not key or t.num_rows == 0:
+        return t
+    seen: set[tuple] = set()
+    keep: list[int] = []
+    cols = [t.column(k).to_pylist() for k in key]
+    for i, k in enumerate(zip(*cols)):
+        if k not in seen:
+            seen.add(k)
+            keep.append(i)
+    if len(keep) == t.num_rows:
+        return t
+    return t.take(pa.array(keep, type=pa.int64()))
+
+
+def iter_batches(t: pa.Table, batch_size: int) -> Iterable[pa.Table]:
+    for start in range(0, t.num_rows, batch_size):
+        yield t.slice(start, batch_size)
+
+
+def tempdir(prefix: str = "biaskit-") -> Path:
+    return Path(tempfile.mkdtemp(prefix=prefix))

@@ -1,0 +1,87 @@
+"""Run manifests: what produced an output, from what, with which versions and seed.
+
+Written as ``<output>.manifest.json`` next to every table biaskit writes (and ``manifest.json`` in run
+folders). Secrets never enter a manifest: keys that look like credentials are dropped and values that
+equal a known secret from the environment are redacted (see :mod:`biaskit.secrets`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.metadata as md
+import platform
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from biaskit import __version__
+from biaskit.secrets import scrub
+
+LIBRARIES = (
+    "pyarrow", "datasets", "numpy", "pandas", "scipy", "statsmodels", "torch", "transformers",
+    "accelerate", "tokenizers", "spacy", "mwparserfromhell", "requests", "vaderSentiment", "gensim",
+    "simplemma", "scikit-learn", "huggingface-hub", "label-studio-sdk", "krippendorff", "matplotlib",
+)
+
+
+def library_versions(names: Iterable[str] = LIBRARIES) -> dict[str, str]:
+    out = {}
+    for n in names:
+        try:
+            out[n] = md.version(n)
+        except md.PackageNotFoundError:
+            continue
+    return out
+
+
+def utcnow() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def new_manifest(
+    command: str,
+    *,
+    config: Mapping[str, Any] | None = None,
+    seed: int | None = None,
+    inputs: Iterable[str | Path] = (),
+    stage: str | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Start a manifest for an output. ``inputs`` are files whose sha256 is recorded."""
+    from biaskit.io import sha256_file
+
+    ins = []
+    for i in inputs:
+        p = Path(i)
+        ins.append({"path": str(i), "sha256": sha256_file(p) if p.exists() else None})
+    m: dict[str, Any] = {
+        "biaskit_version": __version__,
+        "command": command,
+        "stage": stage,
+        "config": scrub(dict(config or {})),
+        "seed": seed,
+        "inputs": ins,
+        "created_at": utcnow(),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "libraries": library_versions(),
+    }
+    if extra:
+        m.update(scrub(dict(extra)))
+    return m
+
+
+def finish_manifest(manifest: dict[str, Any], output: Path, table: Any | None = None) -> dict[str, Any]:
+    from biaskit.io import sha256_file
+
+    m = dict(manifest)
+    out: dict[str, Any] = {"path": output.name}
+    if output.exists():
+        out["sha256"] = sha256_file(output)
+    if table is not None:
+        out["rows"] = table.num_rows
+        out["columns"] = list(table.column_names)
+    m["output"] = out
+    m["finished_at"] = utcnow()
+    return scrub(m)

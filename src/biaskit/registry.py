@@ -1,0 +1,82 @@
+"""A small registry of named implementations, imported lazily.
+
+Entries are ``"package.module:attribute"`` strings, so listing or registering never imports heavy
+libraries; :meth:`Registry.get` imports on first use. Unknown names raise a coded error with
+"did you mean" suggestions.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from biaskit.errors import BiaskitError
+
+
+class Registry:
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, str | Any] = {}
+        self._loaded: dict[str, Any] = {}
+        self._help: dict[str, str] = {}
+
+    def register(self, name: str, target: str | Any | None = None, *, help: str = "") -> Callable | Any:
+        """Register ``target`` (an object or a lazy ``"module:attr"`` string) under ``name``.
+
+        Used as a decorator when ``target`` is omitted.
+        """
+        if not name or name != name.strip():
+            raise ValueError(f"registry names must be non-empty without surrounding spaces, got {name!r}")
+
+        def _do(obj: Any) -> Any:
+            if name in self._entries and self._entries[name] is not obj and self._entries[name] != obj:
+                raise ValueError(f"{self.kind} {name!r} is already registered")
+            self._entries[name] = obj
+            self._help[name] = help
+            if not isinstance(obj, str):
+                self._loaded[name] = obj
+            return obj
+
+        if target is None:
+            return _do
+        return _do(target)
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def help(self, name: str) -> str:
+        return self._help.get(name, "")
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._entries
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def suggest(self, name: str, n: int = 3) -> list[str]:
+        lower = {k.lower(): k for k in self._entries}
+        close = difflib.get_close_matches(name.lower(), list(lower), n=n, cutoff=0.5)
+        return [lower[c] for c in close]
+
+    def get(self, name: str) -> Any:
+        if name not in self._entries:
+            sugg = self.suggest(name)
+            fix = f"did you mean {', '.join(repr(s) for s in sugg)}?" if sugg else f"choose one of the registered {self.kind}s"
+            raise BiaskitError("E020", f"unknown {self.kind}", value=name, options=self.names(), fix=fix)
+        if name not in self._loaded:
+            target = self._entries[name]
+            module_name, _, attr = target.partition(":")
+            module = importlib.import_module(module_name)
+            obj = module
+            for part in attr.split(".") if attr else []:
+                obj = getattr(obj, part)
+            self._loaded[name] = obj
+        return self._loaded[name]
+
+
+#: registry of metric classes (see biaskit.evaluate.metrics)
+metrics = Registry("metric")
+#: registry of model backends (see biaskit.evaluate.runners)
+backends = Registry("model backend")

@@ -1,0 +1,322 @@
+"""Stage table schemas.
+
+biaskit stages pass tables (Arrow / Hugging Face ``datasets``) between them. Each stage has a fixed set
+of *required* columns and a list of *known optional* columns with their types. A stage **adds** columns
+to the table it reads; it never silently drops rows. Unknown extra columns are allowed and carried along.
+Missing values are real nulls. A value that could not be computed is null, with the reason in an
+``error`` (or ``<metric>_error``) column, never a plausible number such as 0.
+
+The full, human-readable schema with an example row per stage is in ``docs/schemas.md`` (generated from
+this module by ``biaskit schema --markdown``; a test checks the two agree).
+
+Stages (in pipeline order):
+
+``prompts``       one row per prompt (scraped BOLD-style, HolisticBias expansion, translated templates)
+``generations``   one row per model output (continuation, one fill-in, or a likelihood) linked to a prompt
+``scores``        generations (or prompts' reference texts) plus per-metric columns
+``samples``       items chosen for a crowd-annotation round
+``annotations``   one row per (sample, annotator) label
+``agreement``     one row per agreement / validation figure of a round
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from biaskit.errors import BiaskitError
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: pa.DataType
+    description: str
+    required: bool = False
+    example: Any = None
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    description: str
+    columns: tuple[Column, ...]
+    key: tuple[str, ...] = ()
+    extends: str | None = None
+
+    @property
+    def required(self) -> list[str]:
+        return [c.name for c in self.columns if c.required]
+
+    def column(self, name: str) -> Column | None:
+        for c in self.columns:
+            if c.name == name:
+                return c
+        return None
+
+    def arrow_schema(self, required_only: bool = False) -> pa.Schema:
+        cols = [c for c in self.columns if c.required or not required_only]
+        return pa.schema([pa.field(c.name, c.type, nullable=True) for c in cols])
+
+    def features(self, required_only: bool = False):
+        """The stage's columns as ``datasets.Features``."""
+        import datasets as hf_datasets
+
+        return hf_datasets.Features.from_arrow_schema(self.arrow_schema(required_only))
+
+    def example_row(self) -> dict[str, Any]:
+        return {c.name: c.example for c in self.columns if c.example is not None or c.required}
+
+
+S, I, F, B = pa.string(), pa.int64(), pa.float64(), pa.bool_()
+
+_PROVENANCE = (
+    Column("wiki", S, "MediaWiki site the text came from (API endpoint or dump name)", example="https://en.wikipedia.org/w/api.php"),
+    Column("page_title", S, "title of the source page", example="Astronomer"),
+    Column("page_id", I, "page id on that wiki", example=1234),
+    Column("revision_id", I, "revision id of the page text used", example=1161378234),
+    Column("retrieved_at", S, "UTC time the page text was fetched or the dump was read (ISO 8601)", example="2026-11-30T05:00:00Z"),
+    Column("license", S, "licence of the text", example="CC BY-SA 4.0"),
+)
+
+PROMPTS = Stage(
+    "prompts",
+    "One row per prompt. Built by `biaskit scrape`/`prompts build` (BOLD-style), `expand holistic`, "
+    "`expand templates` or imported (`bold import`, `hub load`).",
+    (
+        Column("prompt_id", S, "stable unique id of the prompt (content-derived, survives reruns)", True, "bold-prof-3f2a9c1d"),
+        Column("text", S, "the prompt text given to the model (BOLD prompts keep their trailing space)", True, "An astronomer is a scientist in "),
+        Column("source", S, "where the prompt came from: bold, holistic_bias, templates, honest, ...", True, "bold"),
+        Column("language", S, "BCP-47 language code of the text", True, "en"),
+        Column("domain", S, "BOLD domain (profession, gender, race, religious_ideology, political_ideology) or template domain", example="profession"),
+        Column("group", S, "group within the domain (e.g. American_actresses, scientific_occupations)", example="scientific_occupations"),
+        Column("term", S, "the group term or entity name the prompt mentions", example="astronomer"),
+        Column("reference", S, "human-written reference continuation (the full Wikipedia sentence for BOLD)", example="An astronomer is a scientist in the field of astronomy."),
+        *_PROVENANCE,
+        Column("axis", S, "HolisticBias axis", example="ability"),
+        Column("bucket", S, "HolisticBias bucket", example="auditory"),
+        Column("descriptor", S, "HolisticBias descriptor", example="Deaf"),
+        Column("descriptor_gender", S, "gender restriction of the descriptor, null if none"),
+        Column("descriptor_preference", S, "reviewed, dispreferred, polarizing or no_data", example="reviewed"),
+        Column("noun", S, "singular noun", example="woman"),
+        Column("plural_noun", S, "plural noun", example="women"),
+        Column("noun_gender", S, "female, male or neutral", example="female"),
+        Column("noun_phrase", S, "singular noun phrase with article", example="a Deaf woman"),
+        Column("plural_noun_phrase", S, "plural noun phrase", example="Deaf women"),
+        Column("noun_phrase_type", S, "noun, descriptor, descriptor_noun, noun_descriptor or fixed_phrase", example="descriptor_noun"),
+        Column("template", S, "template the text was expanded from", example="I'm {noun_phrase}."),
+        Column("first_turn_only", B, "HolisticBias template flag"),
+        Column("must_be_noun", B, "HolisticBias template flag"),
+        Column("subject_category", S, "social category of the subject: male, female, neutral, non-binary"),
+        Column("template_category", S, "template category (attributes, work, perceived role, preferences, ...)"),
+        Column("template_id", S, "id of the source template"),
+        Column("masked", B, "true when `text` holds a mask slot (fill-mask prompts)"),
+    ),
+    key=("prompt_id",),
+)
+
+GENERATIONS = Stage(
+    "generations",
+    "One row per model output for a prompt: a sampled continuation (generate), one top-k fill-in "
+    "(fill-mask) or one likelihood (likelihood). Carries the prompt's columns.",
+    (
+        Column("prompt_id", S, "id of the prompt this output belongs to", True, "bold-prof-3f2a9c1d"),
+        Column("text", S, "the prompt text", True, "An astronomer is a scientist in "),
+        Column("sample_index", I, "index of the output for this prompt (sample number or fill-in rank - 1)", True, 0),
+        Column("model", S, "model id or path", True, "HuggingFaceTB/SmolLM2-135M-Instruct"),
+        Column("kind", S, "generate, fill_mask or likelihood", True, "generate"),
+        Column("model_revision", S, "model revision / file checksum"),
+        Column("backend", S, "hf or openai", example="hf"),
+        Column("seed", I, "seed the output was produced with", example=0),
+        Column("generation_config", S, "JSON of all generation settings", example='{"do_sample": false, "max_new_tokens": 20}'),
+        Column("continuation", S, "generated continuation (prompt stripped)", example="the field of astronomy."),
+        Column("full_text", S, "prompt + continuation (or the completed template for fill-mask)"),
+        Column("token", S, "fill-mask: the predicted token/word"),
+        Column("token_score", F, "fill-mask: its probability"),
+        Column("rank", I, "fill-mask: 1-based rank of the prediction"),
+        Column("nll_mean", F, "likelihood: mean negative log-likelihood per scored token (nats)"),
+        Column("perplexity", F, "likelihood: exp(nll_mean)"),
+        Column("n_tokens", I, "likelihood: number of scored tokens"),
+        Column("truncated", B, "prompt was cut from the left to fit the context"),
+        Column("error", S, "why this row has no output (null when fine)"),
+    ),
+    key=("prompt_id", "model", "kind", "sample_index"),
+    extends="prompts",
+)
+
+SCORES = Stage(
+    "scores",
+    "A table with a text column plus per-metric columns `<metric>_<field>` and `<metric>_error`. "
+    "Each metric declares the columns it writes (`biaskit metrics list`).",
+    (
+        Column("prompt_id", S, "id of the prompt", True, "bold-prof-3f2a9c1d"),
+        Column("vader_compound", F, "example metric column: VADER compound score", example=0.4215),
+        Column("vader_label", S, "example metric column: sentiment label", example="neutral"),
+        Column("vader_error", S, "example metric column: why the row has no score"),
+    ),
+    extends="generations",
+)
+
+SAMPLES = Stage(
+    "samples",
+    "Items chosen for a crowd-annotation round (`biaskit annotate sample`).",
+    (
+        Column("sample_id", S, "stable id of the item (content-derived; the Label Studio task key)", True, "s-7c1e0b2a"),
+        Column("round", S, "annotation round name", True, "r1"),
+        Column("task_type", S, "sentiment, regard, toxicity, gender or a user-defined choice set", True, "sentiment"),
+        Column("text", S, "text shown to annotators (masked when masking is on)", True, "XYZ is a scientist in the field of astronomy."),
+        Column("original_text", S, "text before masking", example="An astronomer is a scientist in the field of astronomy."),
+        Column("mask_mapping", S, "JSON of what was replaced by XYZ"),
+        Column("prompt_id", S, "prompt the text belongs to"),
+        Column("stratum", S, "sampling stratum"),
+        Column("is_gold", B, "gold item with a known answer", example=False),
+        Column("gold_label", S, "known answer of a gold item"),
+    ),
+    key=("sample_id",),
+)
+
+ANNOTATIONS = Stage(
+    "annotations",
+    "One row per label given by one annotator to one sample.",
+    (
+        Column("sample_id", S, "id of the annotated item", True, "s-7c1e0b2a"),
+        Column("round", S, "annotation round", True, "r1"),
+        Column("annotator", S, "annotator id (e-mail or platform id)", True, "ann1@example.com"),
+        Column("label", S, "chosen label", True, "positive"),
+        Column("lead_time", F, "seconds the annotator spent", example=12.5),
+        Column("created_at", S, "when the annotation was made (ISO 8601)", example="2026-11-30T05:00:00Z"),
+        Column("task_type", S, "task type of the round", example="sentiment"),
+        Column("platform", S, "label-studio or file", example="label-studio"),
+    ),
+    key=("sample_id", "round", "annotator"),
+)
+
+AGREEMENT = Stage(
+    "agreement",
+    "One row per agreement or validation figure of a round (`biaskit annotate agreement/validate`).",
+    (
+        Column("round", S, "annotation round", True, "r1"),
+        Column("measure", S, "fleiss_kappa, krippendorff_alpha_nominal, cohen_kappa, spearman_rho, accuracy, ...", True, "fleiss_kappa"),
+        Column("value", F, "the figure (null when undefined, with `error` saying why)", True, 0.62),
+        Column("task_type", S, "task type", example="sentiment"),
+        Column("metric", S, "metric validated against the humans (validation rows)"),
+        Column("annotator", S, "annotator (per-annotator rows)"),
+        Column("annotator_b", S, "second annotator (pairwise rows)"),
+        Column("n_items", I, "items used", example=360),
+        Column("n_annotators", I, "annotators involved", example=3),
+        Column("p_value", F, "p-value where the figure has one"),
+        Column("ci_low", F, "lower bound of the bootstrap CI"),
+        Column("ci_high", F, "upper bound of the bootstrap CI"),
+        Column("error", S, "why the value is null"),
+    ),
+    key=("round", "measure", "task_type", "metric", "annotator", "annotator_b"),
+)
+
+STAGES: dict[str, Stage] = {s.name: s for s in (PROMPTS, GENERATIONS, SCORES, SAMPLES, ANNOTATIONS, AGREEMENT)}
+
+
+def get_stage(name: str) -> Stage:
+    if name not in STAGES:
+        raise BiaskitError("E008", "unknown stage", value=name, options=list(STAGES), fix="use one of the stage names")
+    return STAGES[name]
+
+
+def _column_names(table: Any) -> list[str]:
+    if isinstance(table, pa.Table):
+        return list(table.column_names)
+    if hasattr(table, "column_names"):  # datasets.Dataset
+        return list(table.column_names)
+    if hasattr(table, "columns"):  # pandas
+        return [str(c) for c in table.columns]
+    if isinstance(table, Mapping):
+        return list(table)
+    raise TypeError(f"cannot read columns of {type(table).__name__}")
+
+
+def _arrow_schema_of(table: Any) -> pa.Schema | None:
+    if isinstance(table, pa.Table):
+        return table.schema
+    data = getattr(table, "data", None)  # datasets.Dataset -> InMemoryTable
+    if data is not None and hasattr(data, "schema"):
+        return data.schema
+    return None
+
+
+def _compatible(actual: pa.DataType, expected: pa.DataType) -> bool:
+    if actual == expected or pa.types.is_null(actual):
+        return True
+    if pa.types.is_integer(expected) and pa.types.is_integer(actual):
+        return True
+    if pa.types.is_floating(expected) and (pa.types.is_floating(actual) or pa.types.is_integer(actual)):
+        return True
+    if pa.types.is_string(expected) and (pa.types.is_large_string(actual) or pa.types.is_string(actual)):
+        return True
+    return False
+
+
+def validate(table: Any, stage: str | Stage, *, where: str = "", require: Iterable[str] = ()) -> None:
+    """Check that ``table`` has the stage's required columns (plus ``require``) with compatible types.
+
+    Raises :class:`BiaskitError` E001 naming the missing columns and the file, or E004 for a known column
+    of the wrong type.
+    """
+    st = get_stage(stage) if isinstance(stage, str) else stage
+    cols = _column_names(table)
+    needed = list(dict.fromkeys([*st.required, *require]))
+    missing = [c for c in needed if c not in cols]
+    place = f" in {where}" if where else ""
+    if missing:
+        raise BiaskitError(
+            "E001",
+            f"the {st.name} table{place} lacks required column(s) {', '.join(missing)}",
+            value=sorted(cols),
+            fix=f"give a {st.name} table (see `biaskit schema {st.name}`) or add/rename the columns",
+        )
+    schema = _arrow_schema_of(table)
+    if schema is None:
+        return
+    for col in st.columns:
+        if col.name in schema.names:
+            actual = schema.field(col.name).type
+            if not _compatible(actual, col.type):
+                raise BiaskitError(
+                    "E004",
+                    f"column {col.name!r}{place} of the {st.name} table has type {actual}",
+                    value=str(actual),
+                    fix=f"store {col.name!r} as {col.type}",
+                )
+
+
+def conform(table: pa.Table, stage: str | Stage) -> pa.Table:
+    """Cast known columns to the stage's types (e.g. all-null columns to string); keep other columns."""
+    st = get_stage(stage) if isinstance(stage, str) else stage
+    fields = []
+    for f in table.schema:
+        col = st.column(f.name)
+        fields.append(pa.field(f.name, col.type if col is not None else f.type, nullable=True))
+    return table.cast(pa.schema(fields))
+
+
+def markdown(stage: str | None = None) -> str:
+    """Markdown documentation of one or all stages, with an example row each."""
+    import json
+
+    stages = [get_stage(stage)] if stage else list(STAGES.values())
+    out: list[str] = []
+    for st in stages:
+        out.append(f"## `{st.name}`\n")
+        out.append(st.description + "\n")
+        if st.extends:
+            out.append(f"Carries the columns of `{st.extends}` as well.\n")
+        if st.key:
+            out.append(f"Row key: {', '.join(f'`{k}`' for k in st.key)}.\n")
+        out.append("| column | type | required | description |")
+        out.append("|---|---|---|---|")
+        for c in st.columns:
+            out.append(f"| `{c.name}` | {c.type} | {'yes' if c.required else ''} | {c.description} |")
+        out.append("\nExample row:\n")
+        out.append("```json\n" + json.dumps(st.example_row(), ensure_ascii=False, indent=1) + "\n```\n")
+    return "\n".join(out)

@@ -1,0 +1,1 @@
+"""Wikipedia (MediaWiki API or dump) -> clean sentences -> BOLD-style prompts."""

@@ -1,0 +1,1 @@
+"""Template expansion: HolisticBias descriptor x noun x template, translated gendered templates, HONEST."""

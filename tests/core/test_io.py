@@ -1,0 +1,98 @@
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pyarrow as pa
+import pytest
+
+from biaskit import io
+from biaskit.errors import BiaskitError
+from biaskit.manifest import new_manifest
+
+ROWS = [
+    {"prompt_id": "p1", "text": "A nurse is ", "source": "bold", "language": "en", "page_id": 3, "reference": None},
+    {"prompt_id": "p2", "text": "Ein Arzt ", "source": "bold", "language": "de", "page_id": None, "reference": "Ein Arzt hilft."},
+]
+
+
+@pytest.mark.parametrize("name", ["t.parquet", "t.jsonl", "t.csv", "tdir"])
+def test_round_trip_by_suffix_keeps_values_and_nulls(tmp_path, name):
+    path = tmp_path / name
+    io.write_table(ROWS, path, stage="prompts")
+    back = io.read_table(path, "prompts")
+    assert back.column("prompt_id").to_pylist() == ["p1", "p2"]
+    assert back.column("page_id").to_pylist() == [3, None]
+    assert back.column("reference").to_pylist() == [None, "Ein Arzt hilft."]
+    assert back.column("text").to_pylist() == ["A nurse is ", "Ein Arzt "]  # trailing spaces kept
+
+
+def test_unsupported_suffix_is_a_clear_error(tmp_path):
+    with pytest.raises(BiaskitError) as ei:
+        io.write_table(ROWS, tmp_path / "t.xlsx")
+    assert ei.value.code == "E002" and ".parquet" in str(ei.value)
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(BiaskitError, match="E003"):
+        io.read_table(tmp_path / "nope.parquet")
+
+
+def test_manifest_written_next_to_output_with_checksums_and_no_secrets(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", "hf_FAKE_secret_token_123")
+    inp = tmp_path / "in.csv"
+    inp.write_text("a\n1\n")
+    m = new_manifest("biaskit test", config={"x": 1, "hf_token": "hf_FAKE_secret_token_123", "note": "uses hf_FAKE_secret_token_123"},
+                     seed=7, inputs=[inp], stage="prompts")
+    out = io.write_table(ROWS, tmp_path / "out.parquet", stage="prompts", manifest=m)
+    man_file = tmp_path / "out.parquet.manifest.json"
+    text = man_file.read_text()
+    assert "hf_FAKE_secret_token_123" not in text
+    man = json.loads(text)
+    import hashlib
+
+    assert man["inputs"][0]["sha256"] == hashlib.sha256(b"a\n1\n").hexdigest()
+    assert man["output"]["sha256"] == hashlib.sha256(out.read_bytes()).hexdigest()
+    assert man["output"]["rows"] == 2 and man["seed"] == 7 and man["config"]["x"] == 1
+    assert "hf_token" not in man["config"] and man["config"]["note"] == "uses ***"
+    assert "pyarrow" in man["libraries"] and man["biaskit_version"]
+
+
+def test_killed_writer_leaves_no_file_under_final_name(tmp_path):
+    """A process killed in the middle of a write must not leave `out.parquet` behind."""
+    out = tmp_path / "out.parquet"
+    script = textwrap.dedent(f"""
+        import os, pyarrow.parquet as pq, pyarrow as pa
+        from biaskit import io
+        real = pq.write_table
+        def dying(t, where, **kw):
+            real(t.slice(0, 1), where)      # half the data reaches the temp file ...
+            os._exit(9)                      # ... then the process dies
+        pq.write_table = dying
+        io.write_table(pa.table({{"a": [1, 2, 3]}}), {str(out)!r})
+    """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True)
+    assert r.returncode == 9
+    assert not out.exists()
+    # the previous complete output survives a crashed overwrite
+    io.write_table(pa.table({"a": [1, 2, 3]}), out)
+    subprocess.run([sys.executable, "-c", script], capture_output=True)
+    assert io.read_table(out).column("a").to_pylist() == [1, 2, 3]
+
+
+def test_sharded_writer_resumes_without_duplicates_or_losses(tmp_path):
+    out = tmp_path / "gen.parquet"
+    w = io.ShardedWriter(out, key=["prompt_id"])
+    w.write([{"prompt_id": "a", "v": 1}, {"prompt_id": "b", "v": 2}])
+    # "kill": a new writer over the same output sees what is done
+    w2 = io.ShardedWriter(out, key=["prompt_id"])
+    assert w2.done_keys() == {("a",), ("b",)}
+    todo = [r for r in [{"prompt_id": k, "v": i} for i, k in enumerate("abcd", 1)] if (r["prompt_id"],) not in w2.done_keys()]
+    w2.write(todo)
+    w2.write([{"prompt_id": "b", "v": 99}])  # a duplicate that slipped through is dropped on finalize
+    w2.finalize()
+    t = io.read_table(out)
+    assert t.column("prompt_id").to_pylist() == ["a", "b", "c", "d"]
+    assert t.column("v").to_pylist() == [1, 2, 3, 4]
+    assert not (tmp_path / "gen.parquet.parts").exists()
