@@ -1,0 +1,390 @@
+"""Dataset cards computed from the staged data and its manifests.
+
+Every fact in a card comes from the tables (counts, label sets, models, pages, rounds, agreement figures),
+from the manifests written next to them (commands, settings, seeds, library versions, inputs with sha256)
+or from run facts passed in (``info``). Nothing is typed by hand except the fixed texts about the seed
+datasets (their licences and citations), and those are only included for sources present in the data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from biaskit.errors import BiaskitError
+
+#: source value (``source`` column) -> (licence id on the Hub, licence name, why)
+SOURCE_LICENCES: dict[str, tuple[str, str, str]] = {
+    "bold": ("cc-by-sa-4.0", "CC BY-SA 4.0", "BOLD prompts are Wikipedia text (CC BY-SA); the BOLD dataset is released under CC BY-SA 4.0"),
+    "wikipedia": ("cc-by-sa-4.0", "CC BY-SA 4.0", "Wikipedia text is licensed CC BY-SA"),
+    "holistic_bias": ("cc-by-sa-4.0", "CC BY-SA 4.0", "HolisticBias data (descriptors, nouns, templates) is CC BY-SA 4.0"),
+    "honest": ("mit", "MIT", "HONEST templates are released under the MIT licence"),
+}
+#: licence names found in ``license`` columns -> Hub licence id
+LICENCE_IDS = {
+    "cc by-sa 4.0": "cc-by-sa-4.0", "cc-by-sa-4.0": "cc-by-sa-4.0", "cc by-sa 3.0": "cc-by-sa-3.0",
+    "cc-by-sa-3.0": "cc-by-sa-3.0", "mit": "mit", "apache-2.0": "apache-2.0", "apache 2.0": "apache-2.0",
+    "cc by 4.0": "cc-by-4.0", "cc-by-4.0": "cc-by-4.0", "cc0-1.0": "cc0-1.0", "cc0": "cc0-1.0",
+}
+_SHARE_ALIKE = ("cc-by-sa-4.0", "cc-by-sa-3.0")
+_PERMISSIVE = ("mit", "apache-2.0", "cc-by-4.0", "cc0-1.0", "bsd-3-clause")
+
+CITATIONS: dict[str, str] = {
+    "bold": """@inproceedings{dhamala2021bold,
+  title={{BOLD}: Dataset and Metrics for Measuring Biases in Open-Ended Language Generation},
+  author={Dhamala, Jwala and Sun, Tony and Kumar, Varun and Krishna, Satyapriya and Pruksachatkun, Yada and Chang, Kai-Wei and Gupta, Rahul},
+  booktitle={Proceedings of the 2021 ACM Conference on Fairness, Accountability, and Transparency},
+  pages={862--872}, year={2021}
+}""",
+    "holistic_bias": """@inproceedings{smith2022imsorry,
+  title={{``I'm sorry to hear that''}: Finding New Biases in Language Models with a Holistic Descriptor Dataset},
+  author={Smith, Eric Michael and Hall, Melissa and Kambadur, Melanie and Presani, Eleonora and Williams, Adina},
+  booktitle={Proceedings of the 2022 Conference on Empirical Methods in Natural Language Processing},
+  pages={9180--9211}, year={2022}
+}""",
+    "honest": """@inproceedings{nozza2021honest,
+  title={{HONEST}: Measuring Hurtful Sentence Completion in Language Models},
+  author={Nozza, Debora and Bianchi, Federico and Hovy, Dirk},
+  booktitle={Proceedings of the 2021 Conference of the North American Chapter of the Association for Computational Linguistics: Human Language Technologies},
+  pages={2398--2406}, year={2021}
+}""",
+    "regard": """@inproceedings{sheng2019woman,
+  title={The Woman Worked as a Babysitter: On Biases in Language Generation},
+  author={Sheng, Emily and Chang, Kai-Wei and Natarajan, Premkumar and Peng, Nanyun},
+  booktitle={Proceedings of the 2019 Conference on Empirical Methods in Natural Language Processing and the 9th International Joint Conference on Natural Language Processing (EMNLP-IJCNLP)},
+  pages={3407--3412}, year={2019}
+}""",
+    "vader": """@inproceedings{hutto2014vader,
+  title={{VADER}: A Parsimonious Rule-based Model for Sentiment Analysis of Social Media Text},
+  author={Hutto, Clayton J. and Gilbert, Eric},
+  booktitle={Proceedings of the International AAAI Conference on Web and Social Media},
+  volume={8}, number={1}, pages={216--225}, year={2014}
+}""",
+}
+
+#: known limitations of the seed sources (included only when the source is in the data)
+SOURCE_LIMITATIONS = {
+    "bold": "BOLD-style prompts are the first words of Wikipedia sentences: they inherit Wikipedia's coverage and "
+            "editorial biases, and prompts about one entity are not independent.",
+    "wikipedia": "Wikipedia baseline texts reflect Wikipedia's coverage and editorial biases.",
+    "holistic_bias": "HolisticBias descriptors and templates are US-English-centric; sentences are templated, not natural text.",
+    "honest": "HONEST templates are short, templated sentences with one identity term; completions are single words.",
+}
+
+TASKS = {
+    "prompts": ["text-generation"], "generations": ["text-generation"], "scores": ["text-classification"],
+    "samples": ["text-classification"], "annotations": ["text-classification"], "agreement": [],
+}
+_SIZE_BINS = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+              (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B"))
+_STD_MANIFEST_KEYS = {"biaskit_version", "command", "stage", "config", "seed", "inputs", "created_at", "python",
+                      "platform", "libraries", "output", "finished_at"}
+
+
+def size_category(n: int) -> str:
+    for bound, name in _SIZE_BINS:
+        if n < bound:
+            return name
+    return "n>1T"
+
+
+def _values(t: pa.Table, col: str) -> list:
+    return t.column(col).to_pylist() if col in t.column_names else []
+
+
+def _counts(t: pa.Table, col: str) -> Counter:
+    return Counter(v for v in _values(t, col) if v is not None)
+
+
+def _fmt_counts(c: Mapping, limit: int = 20) -> str:
+    items = sorted(c.items(), key=lambda kv: (-kv[1], str(kv[0])))
+    s = ", ".join(f"`{k}` {v}" for k, v in items[:limit])
+    if len(items) > limit:
+        s += f", ... ({len(items) - limit} more)"
+    return s or "(none)"
+
+
+def _sources(configs) -> Counter:
+    c: Counter = Counter()
+    for cfg in configs:
+        t = cfg.table
+        c.update(_counts(t, "source"))
+        n_wiki = sum(1 for m in _values(t, "model") if m == "wikipedia")
+        if n_wiki:
+            c["wikipedia"] += n_wiki
+    return c
+
+
+def licence_of(configs, override: str | None = None) -> tuple[str, list[str]]:
+    """The dataset licence id and the lines explaining its inheritance."""
+    lines: list[str] = []
+    parts: dict[str, str] = {}
+    for src, n in sorted(_sources(configs).items()):
+        if src in SOURCE_LICENCES:
+            lid, lname, why = SOURCE_LICENCES[src]
+            parts[src] = lid
+            lines.append(f"- `{src}` ({n} rows): {lname}. {why}.")
+    for cfg in configs:
+        for name, n in sorted(_counts(cfg.table, "license").items()):
+            lid = LICENCE_IDS.get(str(name).strip().lower(), "other")
+            parts[f"license:{name}"] = lid
+            lines.append(f"- config `{cfg.name}`: {n} rows carry licence `{name}` in their `license` column.")
+    ids = set(parts.values())
+    sa = sorted(i for i in ids if i in _SHARE_ALIKE)
+    if sa:
+        result = "cc-by-sa-4.0" if "cc-by-sa-4.0" in sa else sa[0]
+        lines.append(f"- ShareAlike: the combined dataset (including model outputs derived from these prompts) is "
+                     f"released under {result} as the share-alike terms require.")
+    elif len(ids) == 1:
+        result = ids.pop()
+    elif ids and ids <= set(_PERMISSIVE):
+        result = "other"
+        lines.append(f"- parts carry different permissive licences ({', '.join(sorted(ids))}); each part keeps its own.")
+    else:
+        result = "unknown" if not ids else "other"
+        if not ids:
+            lines.append("- no licence is recorded in the data (no known `source`, no `license` column).")
+    if override:
+        ov = LICENCE_IDS.get(override.strip().lower(), override.strip().lower())
+        if sa and ov not in _SHARE_ALIKE:
+            raise BiaskitError("E050", f"licence {override!r} is not allowed: the data contains share-alike ({', '.join(sa)}) text",
+                               value=override, options=list(_SHARE_ALIKE),
+                               fix="keep the computed licence (omit --license) or use a share-alike licence")
+        lines.append(f"- licence set by the publisher: {ov} (computed from the data: {result}).")
+        result = ov
+    return result, lines
+
+
+def _languages(configs) -> list[str]:
+    langs: set[str] = set()
+    for cfg in configs:
+        langs |= set(_counts(cfg.table, "language"))
+    return sorted(langs)
+
+
+def _tags(configs) -> list[str]:
+    tags = {"bias", "fairness", "biaskit"}
+    tags |= {str(s).replace("_", "-") for s in _sources(configs)}
+    for cfg in configs:
+        for m in _metrics(cfg.table):
+            tags.add(m)
+        if cfg.stage in ("samples", "annotations", "agreement"):
+            tags.add("human-annotation")
+    return sorted(tags)
+
+
+def _metrics(t: pa.Table) -> list[str]:
+    return sorted({c[: -len("_error")] for c in t.column_names if c.endswith("_error") and c != "error"})
+
+
+def build_card(configs, *, pretty_name: str | None = None, license: str | None = None,
+               info: Mapping[str, Any] | None = None) -> tuple[dict, str]:
+    """The card's YAML data (dict) and Markdown body for staged configs (see :mod:`biaskit.datasets.stage`)."""
+    import datasets as hf_datasets
+    from datasets.info import DatasetInfosDict
+    from huggingface_hub import DatasetCardData
+
+    lic, lic_lines = licence_of(configs, license)
+    total = sum(c.rows for c in configs)
+    tasks = sorted({t for c in configs for t in TASKS.get(c.stage or "", [])}
+                   | ({"fill-mask"} if any(True in _values(c.table, "masked") or "fill_mask" in _values(c.table, "kind") for c in configs) else set()))
+    pretty = pretty_name or "biaskit: " + ", ".join(dict.fromkeys(c.table_name for c in configs))
+    data = DatasetCardData(
+        pretty_name=pretty, license=lic, language=_languages(configs) or None, task_categories=tasks or None,
+        size_categories=[size_category(total)], tags=_tags(configs),
+    )
+    data["configs"] = [
+        {"config_name": c.name, **({"default": True} if i == 0 else {}),
+         "data_files": [{"split": s, "path": f"data/{c.name}/{s}-*"} for s in c.splits]}
+        for i, c in enumerate(configs)
+    ]
+    infos = DatasetInfosDict()
+    for c in configs:
+        infos[c.name] = hf_datasets.DatasetInfo(
+            features=c.features, config_name=c.name,
+            splits=hf_datasets.SplitDict({s.name: hf_datasets.SplitInfo(name=s.name, num_bytes=s.num_bytes, num_examples=s.rows)
+                                          for s in c.splits.values()}),
+            download_size=sum(s.file_bytes for s in c.splits.values()),
+            dataset_size=sum(s.num_bytes for s in c.splits.values()),
+        )
+    infos.to_dataset_card_data(data)
+    return data.to_dict(), _body(configs, pretty, lic, lic_lines, total, info or {})
+
+
+def render_card(card_data: Mapping, body: str) -> str:
+    import yaml
+
+    head = yaml.safe_dump(dict(card_data), sort_keys=False, allow_unicode=True, width=1000)
+    return f"---\n{head}---\n\n{body}"
+
+
+def parse_card(text: str) -> tuple[dict, str]:
+    """``(yaml dict, body)`` of a dataset card."""
+    import yaml
+
+    if not text.startswith("---"):
+        raise BiaskitError("E050", "dataset card has no YAML header", fix="restage the folder with biaskit hub stage")
+    _, head, body = text.split("---", 2)
+    return yaml.safe_load(head) or {}, body.lstrip("\n")
+
+
+# --------------------------------------------------------------------------- body
+
+
+def _body(configs, pretty: str, lic: str, lic_lines: list[str], total: int, info: Mapping[str, Any]) -> str:
+    from biaskit.datasets.features import label_summary
+
+    out = [f"# {pretty}", ""]
+    out.append(f"{total} rows in {len(configs)} config(s), staged with biaskit. Load a config with "
+               f"`datasets.load_dataset(REPO, \"{configs[0].name}\")`.")
+    out += ["", "| config | stage | splits (rows) | columns | source table |", "|---|---|---|---|---|"]
+    for c in configs:
+        splits = ", ".join(f"`{s}` ({v.rows})" for s, v in c.splits.items())
+        sel = f" where `{c.selection[0]}` = {c.selection[1]!r}" if c.selection else ""
+        out.append(f"| `{c.name}` | {c.stage or '?'} | {splits} | {len(c.columns)} | `{c.table_name}`{sel} |")
+    out += ["", "## How the data was built", ""]
+    for c in configs:
+        out.append(f"### `{c.name}`")
+        out.append("")
+        out += _provenance(c)
+        out += _facts(c)
+        labels = label_summary(c.features)
+        if labels:
+            out.append("- Class labels: " + "; ".join(f"`{k}` = {v}" for k, v in labels.items()))
+        out.append("")
+    if info:
+        out += ["## Run facts", "", "Facts recorded by the stages of the run that produced this dataset:", "", "```json",
+                json.dumps(info, indent=1, ensure_ascii=False, default=str, sort_keys=True), "```", ""]
+    out += ["## Licence", "", f"Dataset licence: `{lic}`.", ""] + (lic_lines or ["- (no licence recorded)"]) + [""]
+    cites = _citations(configs)
+    if cites:
+        out += ["## Citations", "", "Cite the datasets and methods this data was built from:", "", "```bibtex",
+                "\n\n".join(cites), "```", ""]
+    out += ["## Known limitations", ""] + _limitations(configs, info) + [""]
+    return "\n".join(out)
+
+
+def _provenance(c) -> list[str]:
+    m = c.manifest
+    if not m:
+        return ["- Provenance: no manifest was found next to the source table."]
+    lines = [f"- Produced by `{m.get('command')}` (biaskit {m.get('biaskit_version')}) at {m.get('finished_at') or m.get('created_at')}"
+             + (f", seed {m['seed']}" if m.get("seed") is not None else "") + "."]
+    if m.get("config"):
+        lines.append(f"- Settings: `{json.dumps(m['config'], ensure_ascii=False, sort_keys=True, default=str)}`")
+    for i in m.get("inputs") or []:
+        lines.append(f"- Input `{i.get('path')}` (sha256 `{(i.get('sha256') or '?')[:16]}`)")
+    libs = m.get("libraries") or {}
+    if libs:
+        lines.append("- Library versions: " + ", ".join(f"{k} {v}" for k, v in sorted(libs.items())))
+    extra = {k: v for k, v in m.items() if k not in _STD_MANIFEST_KEYS}
+    if extra:
+        lines.append(f"- Recorded facts: `{json.dumps(extra, ensure_ascii=False, sort_keys=True, default=str)}`")
+    return lines
+
+
+def _facts(c) -> list[str]:
+    t: pa.Table = c.table
+    cols = set(t.column_names)
+    lines: list[str] = []
+    for col, label in (("source", "Sources"), ("language", "Languages"), ("domain", "Domains"), ("axis", "HolisticBias axes")):
+        if col in cols and _counts(t, col):
+            lines.append(f"- {label}: {_fmt_counts(_counts(t, col))}")
+    if "group" in cols and _counts(t, "group"):
+        lines.append(f"- Groups: {len(_counts(t, 'group'))} ({_fmt_counts(_counts(t, 'group'), 10)})")
+    if "descriptor" in cols and _counts(t, "descriptor"):
+        lines.append(f"- Descriptors: {len(_counts(t, 'descriptor'))}; nouns: {len(_counts(t, 'noun'))}; "
+                     f"templates: {len(_counts(t, 'template'))}")
+    if "template_id" in cols and _counts(t, "template_id") and "descriptor" not in cols:
+        lines.append(f"- Templates: {len(_counts(t, 'template_id'))}")
+    if "page_id" in cols and _counts(t, "page_id"):
+        pages = {}
+        for title, pid, rev, wiki in zip(_values(t, "page_title"), _values(t, "page_id"), _values(t, "revision_id") or [None] * t.num_rows,
+                                         _values(t, "wiki") or [None] * t.num_rows):
+            if pid is not None:
+                pages[(wiki, pid)] = (title, rev)
+        shown = sorted(pages.items(), key=lambda kv: str(kv[1][0]))
+        lines.append(f"- Wikipedia pages: {len(pages)} from {', '.join(sorted({str(w) for w, _ in pages}))}; "
+                     "page (page id, revision id): "
+                     + ", ".join(f"{ti} ({pid}, {rev})" for (w, pid), (ti, rev) in shown[:30])
+                     + (f", ... ({len(shown) - 30} more; every row has `page_id` and `revision_id`)" if len(shown) > 30 else ""))
+        ret = sorted(v for v in _values(t, "retrieved_at") if v)
+        if ret:
+            lines.append(f"- Retrieved: {ret[0]} to {ret[-1]}")
+    if "model" in cols:
+        per_model = Counter(zip(_values(t, "model"), _values(t, "kind") or [None] * t.num_rows))
+        lines.append("- Models (kind: rows): " + ", ".join(f"`{m}` ({k}: {n})" for (m, k), n in sorted(per_model.items(), key=lambda x: str(x))))
+        if "model_revision" in cols and _counts(t, "model_revision"):
+            lines.append(f"- Model revisions: {_fmt_counts(_counts(t, 'model_revision'))}")
+        if "generation_config" in cols and _counts(t, "generation_config"):
+            lines.append(f"- Generation settings: {_fmt_counts(_counts(t, 'generation_config'), 5)}")
+        if "seed" in cols and _counts(t, "seed"):
+            lines.append(f"- Seeds: {sorted(_counts(t, 'seed'))}")
+    if "error" in cols:
+        n = sum(1 for v in _values(t, "error") if v)
+        if n:
+            lines.append(f"- Rows with an `error` (no output): {n} ({_fmt_counts(_counts(t, 'error'), 5)})")
+    for m in _metrics(t):
+        err = sum(1 for v in _values(t, f"{m}_error") if v)
+        scored = t.num_rows - err
+        label_col = next((x for x in (f"{m}_label", f"{m}_hurtful") if x in cols), None)
+        dist = f"; labels: {_fmt_counts(_counts(t, label_col))}" if label_col else ""
+        lines.append(f"- Metric `{m}`: {scored} rows scored, {err} with `{m}_error`{dist}")
+    if "round" in cols:
+        lines.append(f"- Rounds: {_fmt_counts(_counts(t, 'round'))}")
+    if "task_type" in cols and _counts(t, "task_type"):
+        lines.append(f"- Task types: {_fmt_counts(_counts(t, 'task_type'))}")
+    if "annotator" in cols and c.stage == "annotations":
+        lines.append(f"- Annotators: {len(_counts(t, 'annotator'))}; labels: {_fmt_counts(_counts(t, 'label'))}")
+        if "platform" in cols and _counts(t, "platform"):
+            lines.append(f"- Platforms: {_fmt_counts(_counts(t, 'platform'))}")
+    if "is_gold" in cols:
+        lines.append(f"- Gold items: {sum(1 for v in _values(t, 'is_gold') if v)}")
+    if c.stage == "agreement" and {"measure", "value"} <= cols:
+        lines += ["", "| round | measure | metric | value | n_items | error |", "|---|---|---|---|---|---|"]
+        for r in t.select([x for x in ("round", "measure", "metric", "value", "n_items", "error") if x in cols]).to_pylist()[:60]:
+            v = r.get("value")
+            lines.append(f"| {r.get('round')} | {r.get('measure')} | {r.get('metric') or ''} | "
+                         f"{'' if v is None else round(v, 4)} | {r.get('n_items') or ''} | {r.get('error') or ''} |")
+        lines.append("")
+    return lines
+
+
+def _citations(configs) -> list[str]:
+    keys = [s for s in ("bold", "holistic_bias", "honest") if s in _sources(configs)]
+    metrics = {m for c in configs for m in _metrics(c.table)}
+    keys += [m for m in ("regard", "vader") if m in metrics]
+    return [CITATIONS[k] for k in keys]
+
+
+def _limitations(configs, info: Mapping[str, Any]) -> list[str]:
+    lines = [f"- {SOURCE_LIMITATIONS[s]}" for s in sorted(_sources(configs)) if s in SOURCE_LIMITATIONS]
+    for c in configs:
+        t = c.table
+        if "error" in t.column_names:
+            n = sum(1 for v in _values(t, "error") if v)
+            if n:
+                lines.append(f"- `{c.name}`: {n} of {t.num_rows} rows have no output (see the `error` column).")
+        for m in _metrics(t):
+            n = sum(1 for v in _values(t, f"{m}_error") if v)
+            if n:
+                lines.append(f"- `{c.name}`: metric `{m}` could not score {n} of {t.num_rows} rows (see `{m}_error`).")
+        if c.stage == "annotations" and "annotator" in t.column_names:
+            per_item = Counter(zip(_values(t, "sample_id"), _values(t, "round")))
+            if per_item and min(per_item.values()) < 3:
+                lines.append(f"- `{c.name}`: {sum(1 for v in per_item.values() if v < 3)} items have fewer than 3 annotations.")
+        if "model" in t.column_names:
+            models = {m for m in _values(t, "model") if m and m != "wikipedia"}
+            if models:
+                lines.append(f"- `{c.name}`: outputs of {len(models)} model(s) only ({', '.join(sorted(models))}); "
+                             "results do not transfer to other models.")
+    notes = info.get("notes") if isinstance(info, Mapping) else None
+    if isinstance(notes, Mapping):
+        for stage, line in notes.items():
+            if "skip" in str(line).lower() or "not available" in str(line).lower():
+                lines.append(f"- run stage `{stage}`: {line}")
+    return lines or ["- none recorded"]

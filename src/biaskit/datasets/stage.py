@@ -1,0 +1,292 @@
+"""Stage biaskit tables as a Hugging Face Hub dataset folder.
+
+Layout (the one ``Dataset.push_to_hub`` writes, so ``load_dataset`` and the Hub viewer read it as is)::
+
+    DIR/README.md                                  dataset card: YAML header (configs, dataset_info, license,
+                                                   language, task_categories, size_categories, ...) + body
+    DIR/data/<config>/<split>-00000-of-00002.parquet
+    DIR/biaskit_manifest.json                      what was staged from what (sha256 of inputs and shards)
+
+Each input table becomes one config (``name``), or one config per value of ``config_by`` (e.g. prompts
+per ``domain``); rows go to split ``train``, or one split per value of ``split_by`` (e.g. annotations per
+``round``). Rows keep their order; nothing is dropped or rewritten (ClassLabel only where lossless).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from biaskit.errors import BiaskitError
+
+DEFAULT_SPLIT = "train"
+DEFAULT_MAX_SHARD_BYTES = 500 << 20  # same default as datasets' push_to_hub
+STAGING_MANIFEST = "biaskit_manifest.json"
+_CONFIG_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+_SPLIT_OK = re.compile(r"^\w+(\.\w+)*$")
+
+#: logical demo/table names -> stage schema
+NAME_TO_STAGE = {
+    "prompts_bold": "prompts", "prompts_holistic": "prompts", "prompts_slavic": "prompts", "prompts": "prompts",
+    "generations": "generations", "likelihoods": "generations", "fillins": "generations",
+    "scores": "scores", "samples": "samples", "annotations": "annotations", "agreement": "agreement",
+}
+#: stage detection order when a table has no manifest naming its stage (most specific first)
+_DETECT_ORDER = ("annotations", "agreement", "samples", "generations", "prompts", "scores")
+
+
+@dataclass
+class TableSpec:
+    """One input table: ``name`` is its config name (prefix when ``config_by`` is set)."""
+
+    name: str
+    table: pa.Table
+    stage: str | None = None
+    manifest: dict | None = None
+    path: Path | None = None
+    config_by: str | None = None
+    split_by: str | None = None
+
+
+@dataclass
+class StagedSplit:
+    name: str
+    rows: int
+    num_bytes: int
+    files: list[str]
+    file_bytes: int
+
+
+@dataclass
+class StagedConfig:
+    name: str
+    table_name: str
+    stage: str | None
+    features: Any
+    splits: dict[str, StagedSplit]
+    manifest: dict | None
+    source: str | None
+    selection: tuple[str, Any] | None = None  # (column, value) when made by config_by
+    split_by: str | None = None
+    columns: list[str] = field(default_factory=list)
+    table: pa.Table | None = None  # the rows staged (all splits), for the card's counts
+
+    @property
+    def rows(self) -> int:
+        return sum(s.rows for s in self.splits.values())
+
+
+@dataclass
+class StageResult:
+    folder: Path
+    configs: list[StagedConfig]
+    card: str
+    card_data: dict
+
+    @property
+    def files(self) -> list[str]:
+        return sorted(f for c in self.configs for s in c.splits.values() for f in s.files)
+
+    def config(self, name: str) -> StagedConfig:
+        for c in self.configs:
+            if c.name == name:
+                return c
+        raise KeyError(name)
+
+
+def detect_stage(table: pa.Table, manifest: Mapping | None = None, name: str | None = None) -> str | None:
+    """The stage of a table: from its manifest, its logical name, or the first stage whose columns it has."""
+    from biaskit.schema import STAGES
+
+    if manifest and manifest.get("stage") in STAGES:
+        return manifest["stage"]
+    if name and name in NAME_TO_STAGE:
+        return NAME_TO_STAGE[name]
+    cols = set(table.column_names)
+    for st in _DETECT_ORDER:
+        if set(STAGES[st].required) <= cols:
+            return st
+    return None
+
+
+def spec_from_path(path: str | Path, name: str | None = None, *, config_by: str | None = None,
+                   split_by: str | None = None) -> TableSpec:
+    """Read a table written by biaskit (any supported format) and its manifest into a :class:`TableSpec`."""
+    from biaskit.io import read_manifest, read_table
+
+    p = Path(path)
+    t = read_table(p)
+    man = read_manifest(p)
+    nm = name or _stem(p)
+    return TableSpec(nm, t, detect_stage(t, man, nm), man, p, config_by, split_by)
+
+
+def parse_table_arg(arg: str) -> tuple[str | None, str]:
+    """``NAME=PATH`` or ``PATH`` (name from the file name)."""
+    if "=" in arg and not Path(arg).exists():
+        name, _, path = arg.partition("=")
+        return name.strip() or None, path
+    return None, arg
+
+
+def _stem(p: Path) -> str:
+    name = p.name.rstrip("/")
+    for suf in (".parquet", ".jsonl", ".json", ".csv"):
+        if name.lower().endswith(suf):
+            return name[: -len(suf)]
+    return name
+
+
+def _safe_name(value: Any, pattern: re.Pattern, what: str, where: str) -> str:
+    s = re.sub(r"[^\w.\-]" if what == "config" else r"[^\w]", "_", str(value).strip()).strip("_") or "_"
+    if not pattern.match(s):
+        raise BiaskitError("E050", f"cannot make a {what} name from {value!r} ({where})", value=value,
+                           fix=f"rename the value, or stage without --{what}-by")
+    return s
+
+
+def _split_masks(table: pa.Table, column: str | None, where: str, what: str = "split") -> list[tuple[Any, pa.Array | None]]:
+    """``[(value, row mask)]`` per distinct value of ``column`` in first-appearance order; ``[(None, None)]`` without one."""
+    if column is None:
+        return [(None, None)]
+    if column not in table.column_names:
+        raise BiaskitError("E050", f"--{what}-by column {column!r} is not in {where}", value=column,
+                           options=table.column_names, fix=f"pick one of the table's columns for --{what}-by")
+    col = table.column(column)
+    if col.null_count:
+        raise BiaskitError("E050", f"{col.null_count} row(s) of {where} have no {column!r}, so they belong to no {what}",
+                           value=column, fix=f"fill {column!r} for every row, or stage without --{what}-by")
+    out = []
+    for v in col.unique().to_pylist():  # first-appearance order
+        out.append((v, pc.equal(col, pa.scalar(v, type=col.type))))
+    return out
+
+
+def _shard_count(nbytes: int, rows: int, max_shard_bytes: int, max_shard_rows: int | None) -> int:
+    n = max(1, math.ceil(nbytes / max_shard_bytes)) if max_shard_bytes else 1
+    if max_shard_rows:
+        n = max(n, math.ceil(rows / max_shard_rows))
+    return max(1, min(n, max(rows, 1)))
+
+
+def stage_tables(
+    specs: Sequence[TableSpec],
+    out: str | Path,
+    *,
+    pretty_name: str | None = None,
+    license: str | None = None,
+    info: Mapping[str, Any] | None = None,
+    max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
+    max_shard_rows: int | None = None,
+    class_labels: bool = True,
+    overwrite: bool = True,
+    validate: bool = True,
+) -> StageResult:
+    """Write ``specs`` as a Hub-ready folder at ``out`` (atomically) and, by default, validate it with
+    ``datasets.load_dataset``. Returns what was staged (configs, splits, files, card)."""
+    from biaskit.datasets.card import build_card, render_card
+    from biaskit.datasets.features import encode
+    from biaskit.io import atomic_path, sha256_file, write_json_atomic
+    from biaskit.manifest import new_manifest
+    from biaskit.schema import conform, get_stage
+
+    if not specs:
+        raise BiaskitError("E050", "nothing to stage", value=[], fix="give at least one table: biaskit hub stage prompts.parquet --out DIR")
+    out = Path(out)
+    if out.exists() and any(out.iterdir()) and not (out / STAGING_MANIFEST).is_file():
+        raise BiaskitError("E006", "output folder exists and is not a folder staged by biaskit", value=str(out),
+                           fix="choose a new --out folder or remove this one")
+    if out.exists() and not overwrite:
+        raise BiaskitError("E006", "output folder exists", value=str(out), fix="choose a new --out folder")
+
+    staged: list[StagedConfig] = []
+    seen: dict[str, str] = {}
+    with atomic_path(out, is_dir=True) as tmp:
+        tmp.mkdir(parents=True)
+        for spec in specs:
+            where = str(spec.path or spec.name)
+            base = _safe_name(spec.name, _CONFIG_OK, "config", where)
+            table = spec.table
+            if spec.stage:
+                table = conform(table, get_stage(spec.stage))
+            for cval, mask in _split_masks(table, spec.config_by, where, what="config"):
+                ctable = table if mask is None else table.filter(mask)
+                cname = base if cval is None else f"{base}-{_safe_name(cval, _CONFIG_OK, 'config', where)}"
+                if cname in seen:
+                    raise BiaskitError("E050", f"two inputs give the config name {cname!r}", value=[seen[cname], where],
+                                       fix="name the tables differently: biaskit hub stage NAME=PATH ...")
+                seen[cname] = where
+                ds_all = encode(ctable, class_labels=class_labels)
+                features = ds_all.features
+                arrow_all = ds_all.data.table
+                splits: dict[str, StagedSplit] = {}
+                split_vals: dict[str, Any] = {}
+                for sval, mask in _split_masks(ctable, spec.split_by, where):
+                    sname = DEFAULT_SPLIT if sval is None else _safe_name(sval, _SPLIT_OK, "split", where)
+                    if sname in split_vals:
+                        raise BiaskitError("E050", f"values {split_vals[sname]!r} and {sval!r} of {spec.split_by!r} give the same split name {sname!r}",
+                                           value=sval, fix="make the values differ in letters/digits, or stage without --split-by")
+                    split_vals[sname] = sval
+                    arrow = arrow_all if mask is None else arrow_all.filter(mask)
+                    n = _shard_count(arrow.nbytes, arrow.num_rows, max_shard_bytes, max_shard_rows)
+                    files, fbytes = [], 0
+                    per = math.ceil(arrow.num_rows / n) if arrow.num_rows else 0
+                    for i in range(n):
+                        rel = f"data/{cname}/{sname}-{i:05d}-of-{n:05d}.parquet"
+                        dest = tmp / rel
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        pq.write_table(arrow.slice(i * per, per) if per else arrow, dest)
+                        files.append(rel)
+                        fbytes += dest.stat().st_size
+                    splits[sname] = StagedSplit(sname, arrow.num_rows, arrow.nbytes, files, fbytes)
+                staged.append(StagedConfig(
+                    name=cname, table_name=spec.name, stage=spec.stage, features=features, splits=splits,
+                    manifest=spec.manifest, source=str(spec.path) if spec.path else None,
+                    selection=None if cval is None else (spec.config_by, cval), split_by=spec.split_by,
+                    columns=list(ctable.column_names), table=ctable,
+                ))
+        card_data, body = build_card(staged, pretty_name=pretty_name, license=license, info=info)
+        text = render_card(card_data, body)
+        (tmp / "README.md").write_text(text, encoding="utf-8")
+        files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
+        m = new_manifest(
+            "biaskit hub stage", stage="hub",
+            config={"max_shard_bytes": max_shard_bytes, "max_shard_rows": max_shard_rows, "class_labels": class_labels,
+                    "license": license, "pretty_name": pretty_name},
+            inputs=[s.path for s in specs if s.path is not None],
+            extra={"configs": [{"name": c.name, "table": c.table_name, "stage": c.stage, "source": c.source,
+                                "selection": list(c.selection) if c.selection else None, "split_by": c.split_by,
+                                "splits": {k: {"rows": v.rows, "files": v.files} for k, v in c.splits.items()}} for c in staged],
+                   "files": {f: {"bytes": (tmp / f).stat().st_size, "sha256": sha256_file(tmp / f)} for f in files}},
+        )
+        write_json_atomic(tmp / STAGING_MANIFEST, m)
+    result = StageResult(out, staged, text, card_data)
+    if validate:
+        from biaskit.datasets.validate import validate_folder
+
+        validate_folder(out, expected=result)
+    return result
+
+
+def stage_paths(paths: Iterable[str], out: str | Path, *, config_by: str | None = None, split_by: str | None = None,
+                **kw: Any) -> StageResult:
+    """:func:`stage_tables` for table files given as ``PATH`` or ``NAME=PATH`` (what the CLI calls)."""
+    specs = []
+    for arg in paths:
+        name, path = parse_table_arg(arg)
+        specs.append(spec_from_path(path, name, config_by=config_by, split_by=split_by))
+    return stage_tables(specs, out, **kw)
+
+
+def read_staging_manifest(folder: str | Path) -> dict | None:
+    p = Path(folder) / STAGING_MANIFEST
+    return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
