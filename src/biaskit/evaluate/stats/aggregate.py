@@ -1,0 +1,196 @@
+"""Group-level aggregation of per-text scores: counts, label proportions and means with seeded bootstrap CIs.
+
+Rows are never dropped: a null grouping value becomes its own group ``"(null)"``; a null score is counted
+in ``n_null`` (and rows whose ``<metric>_error`` is set in ``n_error``) and left out of the denominator
+of that score only. ``n`` is always the number of rows in the group, so the ``n`` of all groups adds up
+to the table's row count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.stats._common import as_list, check_ci, error_column, fill_keys, is_missing, require_columns, to_frame
+
+#: columns of :func:`aggregate`'s result after the grouping columns
+AGG_COLUMNS = ("column", "value", "stat", "n", "n_valid", "n_null", "n_error", "count", "estimate", "ci_low", "ci_high")
+
+
+def _label_strings(series):
+    """Labels as strings; booleans become 'true'/'false'; nulls stay null."""
+    import pandas as pd
+
+    def conv(v):
+        if v is None or (isinstance(v, float) and v != v) or v is pd.NA:
+            return None
+        if isinstance(v, bool) or type(v).__name__ == "bool_":
+            return "true" if v else "false"
+        return str(v)
+
+    return series.map(conv)
+
+
+def bootstrap_proportion_ci(count: int, n: int, *, n_boot: int = 1000, ci: float = 0.95, rng=None) -> tuple[float, float]:
+    """Percentile bootstrap CI of a proportion ``count / n``.
+
+    Resampling ``n`` items with replacement and counting one label gives a Binomial(n, count/n) count,
+    so the bootstrap distribution is drawn directly from that binomial (same distribution, no n x n_boot
+    index matrix). Returns (nan, nan) when n == 0.
+    """
+    import numpy as np
+
+    if n <= 0:
+        return float("nan"), float("nan")
+    rng = rng if rng is not None else np.random.default_rng(0)
+    draws = rng.binomial(n, count / n, size=n_boot) / n
+    a = (1.0 - ci) / 2.0
+    lo, hi = np.quantile(draws, [a, 1.0 - a])
+    return float(lo), float(hi)
+
+
+def bootstrap_mean_ci(values, *, n_boot: int = 1000, ci: float = 0.95, rng=None) -> tuple[float, float]:
+    """Percentile bootstrap CI of a mean (resampling values with replacement, in memory-bounded chunks)."""
+    import numpy as np
+
+    x = np.asarray(values, dtype=float)
+    n = x.size
+    if n == 0:
+        return float("nan"), float("nan")
+    rng = rng if rng is not None else np.random.default_rng(0)
+    chunk = max(1, min(n_boot, 5_000_000 // max(n, 1)))
+    means = []
+    done = 0
+    while done < n_boot:
+        k = min(chunk, n_boot - done)
+        idx = rng.integers(0, n, size=(k, n))
+        means.append(x[idx].mean(axis=1))
+        done += k
+    m = np.concatenate(means)
+    a = (1.0 - ci) / 2.0
+    lo, hi = np.quantile(m, [a, 1.0 - a])
+    return float(lo), float(hi)
+
+
+def aggregate(
+    table: Any,
+    by: str | Sequence[str] = (),
+    *,
+    labels: str | Iterable[str] = (),
+    means: str | Iterable[str] = (),
+    label_order: dict[str, Sequence[str]] | None = None,
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+):
+    """Aggregate per-text scores by any columns.
+
+    ``labels``: categorical columns (``vader_label``, ``regard_label``, ``toxicity_label``,
+    ``gender_wavg_label``, ``norms_valence_class``, ``honest_hurtful``...): one result row per group and
+    label with ``count`` and ``estimate`` = count / n_valid. Every label seen anywhere in the table (or
+    given in ``label_order[column]``) gets a row in every group, with count 0 where absent.
+    ``means``: numeric columns (``vader_compound``, ``perplexity``...): one row per group with the mean.
+
+    Returns a pandas DataFrame in long form: the ``by`` columns, then :data:`AGG_COLUMNS`. ``ci_low`` /
+    ``ci_high`` are percentile bootstrap bounds (``n_boot`` resamples, level ``ci``) from a generator
+    seeded with ``seed`` and the result row's position, so the same call gives the same numbers.
+    """
+    import numpy as np
+    import pandas as pd
+
+    df = to_frame(table)
+    by = as_list(by)
+    labels = as_list(labels)
+    means = as_list(means)
+    check_ci(ci)
+    if n_boot < 1:
+        raise BiaskitError("E080", "n_boot must be at least 1", value=n_boot, fix="use e.g. n_boot=1000")
+    if not labels and not means:
+        raise BiaskitError("E080", "nothing to aggregate: give label columns and/or mean columns",
+                           fix="e.g. aggregate(table, by=['group', 'model'], labels=['vader_label'])")
+    require_columns(df, [*by, *labels, *means], "aggregation")
+    for m in means:
+        if not (pd.api.types.is_numeric_dtype(df[m]) or df[m].isna().all()):
+            raise BiaskitError("E080", f"column {m!r} is not numeric, so it has no mean", value=str(df[m].dtype),
+                               fix=f"pass {m!r} in labels= instead of means=")
+    df = fill_keys(df, by)
+    label_order = dict(label_order or {})
+    label_values: dict[str, list[str]] = {}
+    for c in labels:
+        df[c] = _label_strings(df[c])
+        seen = sorted(v for v in df[c].dropna().unique())
+        order = [str(v) for v in label_order.get(c, [])]
+        label_values[c] = order + [v for v in seen if v not in order]
+    err_cols = {c: error_column(df, c) for c in [*labels, *means]}
+
+    groups = [((), df)] if not by else list(df.groupby(by, sort=True, dropna=False))
+    rows: list[dict] = []
+    cell = 0
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        base = dict(zip(by, key))
+        n = len(g)
+        for c in [*labels, *means]:
+            miss = g[c].isna() if c in means else is_missing(g[c])
+            n_null = int(miss.sum())
+            n_valid = n - n_null
+            ec = err_cols[c]
+            n_error = int(g[ec].notna().sum()) if ec else 0
+            if c in labels:
+                vc = g.loc[~miss, c].value_counts()
+                for lab in label_values[c]:
+                    cnt = int(vc.get(lab, 0))
+                    est = cnt / n_valid if n_valid else float("nan")
+                    lo, hi = bootstrap_proportion_ci(cnt, n_valid, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell]))
+                    cell += 1
+                    rows.append({**base, "column": c, "value": lab, "stat": "proportion", "n": n, "n_valid": n_valid,
+                                 "n_null": n_null, "n_error": n_error, "count": cnt, "estimate": est, "ci_low": lo, "ci_high": hi})
+            else:
+                x = g.loc[~miss, c].astype(float).to_numpy()
+                est = float(x.mean()) if x.size else float("nan")
+                lo, hi = bootstrap_mean_ci(x, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell]))
+                cell += 1
+                rows.append({**base, "column": c, "value": "mean", "stat": "mean", "n": n, "n_valid": n_valid,
+                             "n_null": n_null, "n_error": n_error, "count": n_valid, "estimate": est, "ci_low": lo, "ci_high": hi})
+    out = pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS])
+    return out
+
+
+def proportions_wide(agg, by: Sequence[str], column: str):
+    """One row per group: ``n``, ``n_valid``, ``n_null``, ``n_error`` and ``prop_<label>``, ``count_<label>``,
+    ``ci_low_<label>``, ``ci_high_<label>`` for every label of ``column`` in an :func:`aggregate` result."""
+    import pandas as pd
+
+    by = as_list(by)
+    sub = agg[agg["column"] == column]
+    if sub.empty:
+        raise BiaskitError("E080", f"the aggregate has no rows for column {column!r}", value=sorted(agg["column"].unique()),
+                           fix="aggregate that column first")
+    keys = by if by else None
+    lab_order = list(dict.fromkeys(sub["value"]))
+    recs = []
+    for key, g in (sub.groupby(keys, sort=True, dropna=False) if keys else [((), sub)]):
+        key = key if isinstance(key, tuple) else (key,)
+        r = dict(zip(by, key))
+        first = g.iloc[0]
+        r.update(n=int(first["n"]), n_valid=int(first["n_valid"]), n_null=int(first["n_null"]), n_error=int(first["n_error"]))
+        for lab in lab_order:
+            row = g[g["value"] == lab]
+            if row.empty:
+                continue
+            row = row.iloc[0]
+            r[f"count_{lab}"] = int(row["count"])
+            r[f"prop_{lab}"] = row["estimate"]
+            r[f"ci_low_{lab}"] = row["ci_low"]
+            r[f"ci_high_{lab}"] = row["ci_high"]
+        recs.append(r)
+    return pd.DataFrame(recs)
+
+
+def label_proportions(table: Any, column: str, by: str | Sequence[str] = (), *, label_order: Sequence[str] | None = None,
+                      n_boot: int = 1000, ci: float = 0.95, seed: int = 0):
+    """Wide proportions of one label column per group (see :func:`proportions_wide`)."""
+    by = as_list(by)
+    agg = aggregate(table, by, labels=[column], label_order={column: list(label_order or [])}, n_boot=n_boot, ci=ci, seed=seed)
+    return proportions_wide(agg, by, column)

@@ -1,0 +1,125 @@
+"""HONEST summaries (Nozza et al., 2021) and the regard difference between two groups (Sheng et al., 2019).
+
+HONEST: the share of completions that are hurtful (``honest_hurtful``) per identity / category /
+subject category / language, and per HurtLex category the share of completions containing a word of
+that category (``honest_categories``, comma-separated). Null ``honest_hurtful`` rows are counted
+(``n_null``), not used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.stats._common import as_list, error_column, fill_keys, require_columns, to_frame
+
+HONEST_BY = ("language", "subject_category", "template_category", "term", "descriptor")
+
+
+def _split_categories(v) -> list[str]:
+    if v is None or (isinstance(v, float) and v != v):
+        return []
+    return [c.strip() for c in str(v).split(",") if c.strip()]
+
+
+def _hurtful(v):
+    if v is None or (isinstance(v, float) and v != v):
+        return None
+    if isinstance(v, str):
+        low = v.strip().lower()
+        if low in ("true", "1", "yes"):
+            return True
+        if low in ("false", "0", "no"):
+            return False
+        if low == "":
+            return None
+        raise BiaskitError("E080", "honest_hurtful must be a boolean", value=v, fix="store true/false (the honest metric does)")
+    return bool(v)
+
+
+def honest_summary(table: Any, by: str | Sequence[str] = ("language", "subject_category")):
+    """HONEST score and HurtLex category shares per group.
+
+    Columns: ``by``, ``n``, ``n_valid``, ``n_null``, ``n_error``, ``hurtful``, ``honest_score`` (hurtful /
+    n_valid), then ``cat_<category>`` = share of valid completions with a word of that category.
+    """
+    import pandas as pd
+
+    df = to_frame(table)
+    by = as_list(by)
+    require_columns(df, ["honest_hurtful", *by], "HONEST summary", "score fill-ins with the honest metric (honest_hurtful)")
+    df = fill_keys(df, by)
+    df["_hurt"] = df["honest_hurtful"].map(_hurtful)
+    has_cats = "honest_categories" in df.columns
+    df["_cats"] = df["honest_categories"].map(_split_categories) if has_cats else [[] for _ in range(len(df))]
+    all_cats = sorted({c for cs in df["_cats"] for c in cs})
+    ec = error_column(df, "honest_hurtful")
+    rows = []
+    for key, g in (df.groupby(by, sort=True) if by else [((), df)]):
+        key = key if isinstance(key, tuple) else (key,)
+        valid = g[g["_hurt"].notna()]
+        nv = len(valid)
+        hurt = int(valid["_hurt"].astype(bool).sum())
+        r = {**dict(zip(by, key)), "n": len(g), "n_valid": nv, "n_null": len(g) - nv, "n_error": int(g[ec].notna().sum()) if ec else 0,
+             "hurtful": hurt, "honest_score": hurt / nv if nv else float("nan")}
+        for c in all_cats:
+            r[f"cat_{c}"] = (sum(c in cs for cs in valid["_cats"]) / nv) if nv else float("nan")
+        rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def honest_category_matrix(summary):
+    """Groups x HurtLex categories matrix of shares from an :func:`honest_summary` result (for a heatmap)."""
+    cats = [c for c in summary.columns if c.startswith("cat_")]
+    key_cols = [c for c in summary.columns if c not in cats and c not in ("n", "n_valid", "n_null", "n_error", "hurtful", "honest_score")]
+    m = summary.set_index(key_cols)[cats] if key_cols else summary[cats]
+    m.columns = [c.removeprefix("cat_") for c in cats]
+    return m
+
+
+def regard_difference(table: Any, group: str, a: str, b: str, *, within: str | Sequence[str] = ("model",),
+                      use_probabilities: bool = False, column: str = "regard_label"):
+    """Regard of group ``a`` minus group ``b`` per label: mean of the label indicator (the label share) or,
+    with ``use_probabilities``, the mean of ``regard_<label>`` probabilities. One row per ``within`` value
+    and label with ``mean_a``, ``mean_b``, ``diff`` and the counts used (nulls counted)."""
+    import pandas as pd
+
+    from biaskit.evaluate.stats.aggregate import _label_strings
+
+    df = to_frame(table)
+    within = [c for c in as_list(within) if c in df.columns]
+    require_columns(df, [group, column], "regard difference", "score the table with the regard metric (regard_label)")
+    df = fill_keys(df, [group, *within])
+    present = set(df[group])
+    for g in (a, b):
+        if g not in present:
+            raise BiaskitError("E080", f"group {g!r} is not in column {group!r}", value=g, options=sorted(present),
+                               fix="name the group exactly as in the table")
+    df[column] = _label_strings(df[column])
+    from biaskit.evaluate.stats.bold import REGARD_LABELS
+
+    seen = sorted(set(df[column].dropna()))
+    labels = [x for x in REGARD_LABELS if x in seen or not use_probabilities] + [x for x in seen if x not in REGARD_LABELS]
+    if use_probabilities:
+        labels = [x for x in labels if f"regard_{x}" in df.columns]
+        if not labels:
+            raise BiaskitError("E080", "no regard_<label> probability columns", value=sorted(map(str, df.columns)),
+                               fix="use_probabilities=False to compare label shares")
+    rows = []
+    for wkey, fam in (df.groupby(within, sort=True) if within else [((), df)]):
+        wkey = wkey if isinstance(wkey, tuple) else (wkey,)
+        ga, gb = fam[fam[group] == a], fam[fam[group] == b]
+        for lab in labels:
+            if use_probabilities:
+                xa, xb = pd.to_numeric(ga[f"regard_{lab}"], errors="coerce"), pd.to_numeric(gb[f"regard_{lab}"], errors="coerce")
+            else:
+                xa = ga[column].map(lambda v, lab=lab: None if pd.isna(v) else float(v == lab)).astype(float)
+                xb = gb[column].map(lambda v, lab=lab: None if pd.isna(v) else float(v == lab)).astype(float)
+            ma, mb = xa.mean(), xb.mean()
+            rows.append({**dict(zip(within, wkey)), "label": lab, "n_a": int(xa.notna().sum()), "n_b": int(xb.notna().sum()),
+                         "n_null_a": int(xa.isna().sum()), "n_null_b": int(xb.isna().sum()), "mean_a": ma, "mean_b": mb, "diff": ma - mb})
+    out = pd.DataFrame(rows)
+    out.insert(len(within), "group_a", a)
+    out.insert(len(within) + 1, "group_b", b)
+    return out

@@ -1,0 +1,244 @@
+"""Tests between groups with effect sizes, and multiple-comparison correction.
+
+- :func:`two_proportion_ztest` (pooled variance, as ``statsmodels.stats.proportion.proportions_ztest``)
+  with Cohen's h; BOLD compares female vs male positive-sentiment proportions this way.
+- :func:`chi2_homogeneity` (``scipy.stats.chi2_contingency``) with Cramér's V; BOLD's test that label
+  distributions differ across sources/groups.
+- :func:`mann_whitney` (``scipy.stats.mannwhitneyu``, two-sided) with the rank-biserial correlation.
+- :func:`correct_pvalues`: Holm (family-wise) and Benjamini-Hochberg (false discovery rate).
+- :func:`pairwise_proportion_tests` / :func:`pairwise_mann_whitney`: every pair of groups, corrected.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.stats._common import as_list, fill_keys, is_missing, require_columns, to_frame
+
+CORRECTIONS = ("holm", "bh", "none")
+
+
+def _check_count(count: int, n: int, name: str) -> None:
+    if n <= 0 or count < 0 or count > n:
+        raise BiaskitError("E080", f"{name}: need 0 <= count <= n and n > 0", value={"count": count, "n": n},
+                           fix="pass the number of rows with the label and the number of rows with a valid label")
+
+
+def cohen_h(p1: float, p2: float) -> float:
+    """Cohen's h = 2 asin(sqrt p1) - 2 asin(sqrt p2) (|h| 0.2 small, 0.5 medium, 0.8 large)."""
+    return 2.0 * math.asin(math.sqrt(p1)) - 2.0 * math.asin(math.sqrt(p2))
+
+
+def two_proportion_ztest(count_a: int, n_a: int, count_b: int, n_b: int) -> dict[str, float]:
+    """Two-sided z-test that proportions ``count_a/n_a`` and ``count_b/n_b`` are equal (pooled variance).
+
+    Returns ``p_a, p_b, diff (= p_a - p_b), z, p_value, cohen_h``. When both proportions are 0 or both 1
+    the test is undefined: z and p_value are nan.
+    """
+    from scipy.stats import norm
+
+    _check_count(count_a, n_a, "group A")
+    _check_count(count_b, n_b, "group B")
+    pa_, pb_ = count_a / n_a, count_b / n_b
+    pooled = (count_a + count_b) / (n_a + n_b)
+    se = math.sqrt(pooled * (1 - pooled) * (1 / n_a + 1 / n_b))
+    if se == 0:
+        z = p = float("nan")
+    else:
+        z = (pa_ - pb_) / se
+        p = float(2 * norm.sf(abs(z)))
+    return {"p_a": pa_, "p_b": pb_, "diff": pa_ - pb_, "z": z, "p_value": p, "cohen_h": cohen_h(pa_, pb_)}
+
+
+def chi2_homogeneity(contingency, *, correction: bool = False) -> dict[str, float]:
+    """Chi-square test of homogeneity on a groups x labels count matrix (list of lists or DataFrame).
+
+    All-zero rows/columns are removed first (they carry no information and make expected counts 0).
+    ``correction``: Yates' continuity correction for 2x2 tables (off by default; BOLD reports the plain
+    statistic). Returns ``chi2, p_value, dof, n, cramers_v``.
+    """
+    import numpy as np
+    from scipy.stats import chi2_contingency
+
+    m = np.asarray(getattr(contingency, "values", contingency), dtype=float)
+    if m.ndim != 2:
+        raise BiaskitError("E080", "contingency table must be 2-D (groups x labels)", value=m.shape, fix="pass a list of rows of counts")
+    if (m < 0).any():
+        raise BiaskitError("E080", "contingency counts must be non-negative", value=m.tolist(), fix="pass counts, not differences")
+    m = m[m.sum(axis=1) > 0][:, m.sum(axis=0) > 0]
+    if m.shape[0] < 2 or m.shape[1] < 2:
+        return {"chi2": float("nan"), "p_value": float("nan"), "dof": 0, "n": int(m.sum()), "cramers_v": float("nan")}
+    res = chi2_contingency(m, correction=correction)
+    n = m.sum()
+    v = math.sqrt(res.statistic / (n * (min(m.shape) - 1)))
+    return {"chi2": float(res.statistic), "p_value": float(res.pvalue), "dof": int(res.dof), "n": int(n), "cramers_v": v}
+
+
+def mann_whitney(a, b) -> dict[str, float]:
+    """Two-sided Mann-Whitney U test of samples ``a`` and ``b`` (nulls/NaNs removed and counted).
+
+    ``u`` is the statistic of ``a``; ``rank_biserial`` = 2U/(n_a n_b) - 1 (> 0: ``a`` tends to be larger;
+    = P(a > b) - P(a < b)). With an empty sample the result is nan.
+    """
+    import numpy as np
+    from scipy.stats import mannwhitneyu
+
+    xa = np.asarray([np.nan if v is None else v for v in a], dtype=float)
+    xb = np.asarray([np.nan if v is None else v for v in b], dtype=float)
+    xa, xb = xa[~np.isnan(xa)], xb[~np.isnan(xb)]
+    out = {"n_a": int(xa.size), "n_b": int(xb.size), "median_a": float(np.median(xa)) if xa.size else float("nan"),
+           "median_b": float(np.median(xb)) if xb.size else float("nan")}
+    if xa.size == 0 or xb.size == 0:
+        return {**out, "u": float("nan"), "p_value": float("nan"), "rank_biserial": float("nan")}
+    res = mannwhitneyu(xa, xb, alternative="two-sided")
+    u = float(res.statistic)
+    return {**out, "u": u, "p_value": float(res.pvalue), "rank_biserial": 2 * u / (xa.size * xb.size) - 1}
+
+
+def correct_pvalues(pvalues: Sequence[float], method: str = "holm") -> list[float]:
+    """Adjusted p-values: ``holm`` (step-down, family-wise error) or ``bh`` (Benjamini-Hochberg, FDR).
+
+    NaN p-values stay NaN and do not count towards the number of tests.
+    """
+    method = method.lower()
+    if method in ("fdr_bh", "benjamini-hochberg"):
+        method = "bh"
+    if method not in CORRECTIONS:
+        raise BiaskitError("E080", "unknown p-value correction", value=method, options=CORRECTIONS, fix="use holm or bh")
+    ps = [float(p) for p in pvalues]
+    idx = [i for i, p in enumerate(ps) if p == p]
+    out = [float("nan")] * len(ps)
+    m = len(idx)
+    if method == "none" or m == 0:
+        for i in idx:
+            out[i] = ps[i]
+        return out
+    order = sorted(idx, key=lambda i: ps[i])
+    if method == "holm":
+        running = 0.0
+        for k, i in enumerate(order):
+            running = max(running, min(1.0, (m - k) * ps[i]))
+            out[i] = running
+    else:
+        running = 1.0
+        for k in range(m - 1, -1, -1):
+            i = order[k]
+            running = min(running, ps[i] * m / (k + 1))
+            out[i] = min(1.0, running)
+    return out
+
+
+def _pairs(groups: list[str], pairs: Sequence[tuple[str, str]] | None) -> list[tuple[str, str]]:
+    if pairs is None:
+        return list(itertools.combinations(groups, 2))
+    bad = [g for p in pairs for g in p if g not in groups]
+    if bad:
+        raise BiaskitError("E080", "pair names a group that is not in the table", value=bad, options=groups,
+                           fix="name groups exactly as in the group column")
+    return [tuple(p) for p in pairs]
+
+
+def pairwise_proportion_tests(table: Any, group: str, column: str, label: str, *, within: str | Sequence[str] = (),
+                              pairs: Sequence[tuple[str, str]] | None = None, correction: str = "holm"):
+    """Two-proportion z-tests of the share of ``label`` in ``column`` between every pair of ``group`` values.
+
+    ``within``: run the family separately inside each value of these columns (e.g. ``model``, ``domain``);
+    the correction is applied per family. Rows with a null label are counted (``n_null_a/b``), not used.
+    Returns a DataFrame: within columns, ``group_a, group_b, count_a, n_a, count_b, n_b, n_null_a, n_null_b,
+    p_a, p_b, diff, z, p_value, p_adjusted, cohen_h, significant`` (p_adjusted < 0.05).
+    """
+    import pandas as pd
+
+    df = to_frame(table)
+    within = as_list(within)
+    require_columns(df, [group, column, *within], "pairwise proportion tests")
+    df = fill_keys(df, [group, *within])
+    from biaskit.evaluate.stats.aggregate import _label_strings
+
+    df[column] = _label_strings(df[column])
+    rows = []
+    for wkey, fam in (df.groupby(within, sort=True, dropna=False) if within else [((), df)]):
+        wkey = wkey if isinstance(wkey, tuple) else (wkey,)
+        stats = {}
+        for g, sub in fam.groupby(group, sort=True):
+            miss = is_missing(sub[column])
+            stats[g] = (int((sub.loc[~miss, column] == label).sum()), int((~miss).sum()), int(miss.sum()))
+        fam_rows = []
+        for a, b in _pairs(sorted(stats), pairs):
+            if a not in stats or b not in stats:
+                continue
+            ca, na, nna = stats[a]
+            cb, nb, nnb = stats[b]
+            base = {**dict(zip(within, wkey)), "group_a": a, "group_b": b, "count_a": ca, "n_a": na, "count_b": cb, "n_b": nb,
+                    "n_null_a": nna, "n_null_b": nnb}
+            if na == 0 or nb == 0:
+                fam_rows.append({**base, "p_a": float("nan"), "p_b": float("nan"), "diff": float("nan"), "z": float("nan"),
+                                 "p_value": float("nan"), "cohen_h": float("nan")})
+            else:
+                fam_rows.append({**base, **two_proportion_ztest(ca, na, cb, nb)})
+        adj = correct_pvalues([r["p_value"] for r in fam_rows], correction)
+        for r, p in zip(fam_rows, adj):
+            r["p_adjusted"] = p
+            r["significant"] = bool(p < 0.05) if p == p else False
+        rows += fam_rows
+    cols = [*within, "group_a", "group_b", "count_a", "n_a", "count_b", "n_b", "n_null_a", "n_null_b", "p_a", "p_b", "diff",
+            "z", "p_value", "p_adjusted", "cohen_h", "significant"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def pairwise_mann_whitney(table: Any, group: str, value: str, *, within: str | Sequence[str] = (),
+                          pairs: Sequence[tuple[str, str]] | None = None, correction: str = "holm"):
+    """Mann-Whitney U between every pair of ``group`` values on a numeric column, corrected per family."""
+    import pandas as pd
+
+    df = to_frame(table)
+    within = as_list(within)
+    require_columns(df, [group, value, *within], "pairwise Mann-Whitney tests")
+    df = fill_keys(df, [group, *within])
+    rows = []
+    for wkey, fam in (df.groupby(within, sort=True, dropna=False) if within else [((), df)]):
+        wkey = wkey if isinstance(wkey, tuple) else (wkey,)
+        vals = {g: pd.to_numeric(sub[value], errors="coerce") for g, sub in fam.groupby(group, sort=True)}
+        fam_rows = []
+        for a, b in _pairs(sorted(vals), pairs):
+            if a not in vals or b not in vals:
+                continue
+            r = mann_whitney(vals[a].dropna().to_numpy(), vals[b].dropna().to_numpy())
+            fam_rows.append({**dict(zip(within, wkey)), "group_a": a, "group_b": b, "n_null_a": int(vals[a].isna().sum()),
+                             "n_null_b": int(vals[b].isna().sum()), **r})
+        adj = correct_pvalues([r["p_value"] for r in fam_rows], correction)
+        for r, p in zip(fam_rows, adj):
+            r["p_adjusted"] = p
+            r["significant"] = bool(p < 0.05) if p == p else False
+        rows += fam_rows
+    cols = [*within, "group_a", "group_b", "n_a", "n_b", "n_null_a", "n_null_b", "median_a", "median_b", "u", "p_value",
+            "p_adjusted", "rank_biserial", "significant"]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def chi2_by(table: Any, group: str, column: str, *, within: str | Sequence[str] = (), correction: bool = False):
+    """Chi-square test of homogeneity of ``column``'s label distribution across ``group`` values,
+    one test per value of ``within``. Returns the contingency size, chi2, dof, p and Cramér's V."""
+    import pandas as pd
+
+    df = to_frame(table)
+    within = as_list(within)
+    require_columns(df, [group, column, *within], "chi-square test")
+    df = fill_keys(df, [group, *within])
+    from biaskit.evaluate.stats.aggregate import _label_strings
+
+    df[column] = _label_strings(df[column])
+    rows = []
+    for wkey, fam in (df.groupby(within, sort=True, dropna=False) if within else [((), df)]):
+        wkey = wkey if isinstance(wkey, tuple) else (wkey,)
+        miss = is_missing(fam[column])
+        ct = pd.crosstab(fam.loc[~miss, group], fam.loc[~miss, column])
+        res = chi2_homogeneity(ct.values, correction=correction) if ct.size else \
+            {"chi2": float("nan"), "p_value": float("nan"), "dof": 0, "n": 0, "cramers_v": float("nan")}
+        rows.append({**dict(zip(within, wkey)), "groups": int(ct.shape[0]), "labels": int(ct.shape[1]) if ct.ndim == 2 else 0,
+                     "n_null": int(miss.sum()), **res})
+    return pd.DataFrame(rows, columns=[*within, "groups", "labels", "n_null", "n", "chi2", "dof", "p_value", "cramers_v"])

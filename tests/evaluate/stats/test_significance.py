@@ -1,0 +1,120 @@
+"""Tests between groups against scipy / statsmodels and hand arithmetic."""
+
+import math
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from scipy.stats import chi2_contingency, mannwhitneyu
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportions_ztest
+
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.stats import (
+    chi2_by,
+    chi2_homogeneity,
+    cohen_h,
+    correct_pvalues,
+    mann_whitney,
+    pairwise_mann_whitney,
+    pairwise_proportion_tests,
+    two_proportion_ztest,
+)
+
+
+@pytest.mark.parametrize("ca,na,cb,nb", [(45, 100, 30, 100), (1234, 3000, 1190, 3000), (3, 17, 9, 21), (0, 10, 4, 10)])
+def test_two_proportion_ztest_equals_statsmodels(ca, na, cb, nb):
+    z_ref, p_ref = proportions_ztest([ca, cb], [na, nb])
+    r = two_proportion_ztest(ca, na, cb, nb)
+    assert r["z"] == pytest.approx(z_ref, rel=1e-12) and r["p_value"] == pytest.approx(p_ref, rel=1e-10)
+    assert r["diff"] == pytest.approx(ca / na - cb / nb)
+
+
+def test_two_proportion_ztest_by_hand():
+    # 45/100 vs 30/100: pooled p = 75/200 = 0.375, se = sqrt(.375*.625*(2/100)) = 0.068465
+    # z = 0.15 / 0.068465 = 2.19089; two-sided p = 0.028460
+    r = two_proportion_ztest(45, 100, 30, 100)
+    assert r["z"] == pytest.approx(2.19089, abs=1e-5) and r["p_value"] == pytest.approx(0.028460, abs=1e-6)
+    # Cohen's h = 2 asin(sqrt .45) - 2 asin(sqrt .30) = 1.47063 - 1.15928 = 0.31135
+    assert r["cohen_h"] == pytest.approx(0.31135, abs=1e-4) == cohen_h(0.45, 0.30)
+
+
+def test_two_proportion_ztest_degenerate_and_bad_input():
+    r = two_proportion_ztest(0, 5, 0, 7)
+    assert math.isnan(r["z"]) and math.isnan(r["p_value"])
+    with pytest.raises(BiaskitError, match="E080"):
+        two_proportion_ztest(6, 5, 1, 5)
+
+
+def test_chi2_homogeneity_equals_scipy_and_hand_value():
+    # [[10, 20], [20, 10]]: every expected count is 15; chi2 = 4 * 25 / 15 = 6.6667, dof 1,
+    # Cramér's V = sqrt(6.6667 / 60) = 0.3333
+    r = chi2_homogeneity([[10, 20], [20, 10]])
+    assert r["chi2"] == pytest.approx(20 / 3) and r["dof"] == 1 and r["cramers_v"] == pytest.approx(1 / 3)
+    m = np.array([[120, 60, 20], [90, 80, 30], [70, 70, 60]])
+    ref = chi2_contingency(m)
+    r = chi2_homogeneity(m)
+    assert r["chi2"] == pytest.approx(ref.statistic) and r["p_value"] == pytest.approx(ref.pvalue) and r["dof"] == 4
+    # all-zero column (a label no group used) is removed, not an error
+    assert chi2_homogeneity([[10, 20, 0], [20, 10, 0]])["chi2"] == pytest.approx(20 / 3)
+
+
+def test_mann_whitney_equals_scipy_and_rank_biserial_by_hand():
+    a, b = [1.0, 2.0, 3.0], [4.0, 5.0, 6.0]
+    r = mann_whitney(a, b)
+    # every a below every b: U_a = 0, rank-biserial = 2*0/9 - 1 = -1
+    assert r["u"] == 0 and r["rank_biserial"] == -1
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(0, 1, 40), rng.normal(0.5, 1, 35)
+    ref = mannwhitneyu(x, y, alternative="two-sided")
+    r = mann_whitney(list(x) + [None, float("nan")], y)
+    assert r["u"] == ref.statistic and r["p_value"] == pytest.approx(ref.pvalue) and r["n_a"] == 40
+
+
+@pytest.mark.parametrize("method,sm", [("holm", "holm"), ("bh", "fdr_bh")])
+def test_corrections_equal_statsmodels(method, sm):
+    p = [0.01, 0.04, 0.03, 0.20, 0.005, 0.5]
+    assert correct_pvalues(p, method) == pytest.approx(list(multipletests(p, method=sm)[1]))
+    # a nan is kept and not counted as a test
+    out = correct_pvalues([0.01, float("nan"), 0.04], method)
+    assert math.isnan(out[1]) and out[0] == pytest.approx(multipletests([0.01, 0.04], method=sm)[1][0])
+
+
+def test_unknown_correction_lists_options():
+    with pytest.raises(BiaskitError, match="holm"):
+        correct_pvalues([0.1], "bonf")
+
+
+def _groups_table():
+    # F: 30/50 positive, M: 20/50 positive, X: 10/20 positive (+1 null label in X)
+    rows = []
+    for g, pos, n in (("F", 30, 50), ("M", 20, 50), ("X", 10, 20)):
+        rows += [{"group": g, "model": "m1", "vader_label": "positive" if i < pos else "negative", "vader_compound": float(i)} for i in range(n)]
+    rows.append({"group": "X", "model": "m1", "vader_label": None, "vader_compound": None})
+    return pa.Table.from_pylist(rows)
+
+
+def test_pairwise_proportion_tests_apply_holm_within_the_family():
+    res = pairwise_proportion_tests(_groups_table(), "group", "vader_label", "positive", within="model")
+    assert list(zip(res.group_a, res.group_b)) == [("F", "M"), ("F", "X"), ("M", "X")]
+    raw = [proportions_ztest([30, 20], [50, 50])[1], proportions_ztest([30, 10], [50, 20])[1], proportions_ztest([20, 10], [50, 20])[1]]
+    assert list(res.p_value) == pytest.approx(raw)
+    assert list(res.p_adjusted) == pytest.approx(list(multipletests(raw, method="holm")[1]))
+    x = res[res.group_b == "X"].iloc[0]
+    assert x.n_b == 20 and x.n_null_b == 1
+
+
+def test_pairwise_mann_whitney_and_chi2_by():
+    res = pairwise_mann_whitney(_groups_table(), "group", "vader_compound")
+    fm = res[(res.group_a == "F") & (res.group_b == "M")].iloc[0]
+    ref = mannwhitneyu(np.arange(50.0), np.arange(50.0))
+    assert fm.p_value == pytest.approx(ref.pvalue) and fm.n_a == 50
+    c = chi2_by(_groups_table(), "group", "vader_label", within="model").iloc[0]
+    ref = chi2_contingency(np.array([[20, 30], [30, 20], [10, 10]]), correction=False)  # rows F, M, X; cols negative, positive
+    assert c.chi2 == pytest.approx(ref.statistic) and c.p_value == pytest.approx(ref.pvalue) and c.n_null == 1 and c.groups == 3
+
+
+def test_pairs_must_name_existing_groups():
+    with pytest.raises(BiaskitError) as ei:
+        pairwise_proportion_tests(_groups_table(), "group", "vader_label", "positive", pairs=[("F", "Q")])
+    assert "'Q'" in str(ei.value) and "'F'" in str(ei.value)
