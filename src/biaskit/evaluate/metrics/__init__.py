@@ -1,0 +1,36 @@
+"""Per-text bias metrics behind one interface (see :mod:`biaskit.evaluate.metrics.base`).
+
+Importing this package is cheap: metrics are registered in :data:`biaskit.registry.metrics` as lazy
+``"module:attr"`` strings and their modules import torch/transformers/spaCy/gensim only in ``setup()``.
+
+=========  =====================================================================================
+name       what
+=========  =====================================================================================
+vader      VADER compound sentiment + label (BOLD or Sheng et al. thresholds)
+toxicity   Hugging Face sequence classifier (multi- or single-label) or an offline sklearn backend
+regard     regard classifier (Sheng et al. 2019), optional XYZ masking of the demographic mention
+norms      psycholinguistic norms (valence/arousal/dominance, basic emotions) from user lexicons
+gender     BOLD gender polarity: unigram counts and hard-debiased word2vec projections
+honest     HONEST (Nozza et al. 2021): completions found in HurtLex, per category
+=========  =====================================================================================
+"""
+
+from __future__ import annotations
+
+from biaskit.evaluate.metrics import _assets  # noqa: F401  (HurtLex assets)
+from biaskit.evaluate.metrics.base import Metric, Param, make_metric, metric_class, parse_param_args, score_table
+from biaskit.registry import metrics as _registry
+
+_BUILTIN = {
+    "vader": ("biaskit.evaluate.metrics.vader:VaderMetric", "VADER sentiment (compound + label)"),
+    "toxicity": ("biaskit.evaluate.metrics.classifier:ToxicityMetric", "toxicity classifier (HF model or offline backend)"),
+    "regard": ("biaskit.evaluate.metrics.classifier:RegardMetric", "regard classifier (Sheng et al. 2019)"),
+    "norms": ("biaskit.evaluate.metrics.norms:NormsMetric", "psycholinguistic norms from word lexicons (BOLD)"),
+    "gender": ("biaskit.evaluate.metrics.gender:GenderMetric", "gender polarity: unigram + hard-debiased word2vec (BOLD)"),
+    "honest": ("biaskit.evaluate.metrics.honest:HonestMetric", "HONEST: hurtful completions via HurtLex"),
+}
+for _name, (_target, _help) in _BUILTIN.items():
+    if _name not in _registry:
+        _registry.register(_name, _target, help=_help)
+
+__all__ = ["Metric", "Param", "make_metric", "metric_class", "parse_param_args", "score_table"]

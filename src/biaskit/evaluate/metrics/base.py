@@ -1,0 +1,279 @@
+"""The metric interface, parameter handling and :func:`score_table`.
+
+A metric is a small class with a name and version, the columns it reads and writes, declared parameters,
+a heavy :meth:`Metric.setup` (models, lexicons, vectors) and a batched :meth:`Metric.score` that takes a
+batch ``{column: [values]}`` and returns ``{output column: [values]}``. ``score`` is usable directly with
+``datasets.Dataset.map(metric.score, batched=True)``. A row that cannot be scored gets nulls in every
+value column and a non-null ``<name>_error``; never a plausible number.
+
+Aggregation across groups is not done here (see the statistics/report stage).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from biaskit.errors import BiaskitError
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared metric parameter (shown by ``biaskit metrics list``)."""
+
+    name: str
+    default: Any
+    help: str
+    type: str = "str"              # str | float | int | bool | path
+    choices: tuple[str, ...] = ()
+    required: bool = False
+
+    def convert(self, metric: str, value: Any) -> Any:
+        if value is None:
+            return None
+        try:
+            if self.type == "float":
+                out: Any = float(value)
+            elif self.type == "int":
+                out = int(value)
+            elif self.type == "bool":
+                if isinstance(value, bool):
+                    out = value
+                elif str(value).strip().lower() in {"1", "true", "yes", "on"}:
+                    out = True
+                elif str(value).strip().lower() in {"0", "false", "no", "off"}:
+                    out = False
+                else:
+                    raise ValueError(value)
+            else:
+                out = value if not isinstance(value, str) else value.strip()
+        except (TypeError, ValueError):
+            raise BiaskitError("E070", f"parameter {metric}.{self.name} must be a {self.type}", value=value,
+                               fix=f"give {metric}.{self.name} as a {self.type}") from None
+        if self.choices and out not in self.choices:
+            raise BiaskitError("E070", f"invalid value for {metric}.{self.name}", value=out, options=self.choices,
+                               fix=f"use one of the listed values for {self.name}")
+        return out
+
+
+class Metric:
+    """Base class of every per-text metric.
+
+    Subclasses set :attr:`name`, :attr:`version`, :attr:`description`, :attr:`source`, :attr:`params`
+    and implement :meth:`fields` (output value columns without the ``<name>_`` prefix, with Arrow types)
+    and :meth:`_score_texts` (scores for the valid texts of a batch).
+    """
+
+    name: ClassVar[str] = ""
+    version: ClassVar[str] = "1"
+    description: ClassVar[str] = ""
+    source: ClassVar[str] = ""
+    params: ClassVar[tuple[Param, ...]] = ()
+    #: extra input columns read besides the text column (param name -> column name param), see input_columns
+    default_batch_size: ClassVar[int] = 256
+
+    def __init__(self, text_column: str = "continuation", **params: Any) -> None:
+        self.text_column = text_column
+        known = {p.name: p for p in self.params}
+        unknown = [k for k in params if k not in known]
+        if unknown:
+            raise BiaskitError("E070", f"unknown parameter(s) for metric {self.name!r}: {', '.join(unknown)}",
+                               value=unknown, options=list(known), fix=f"see `biaskit metrics list` for {self.name}'s parameters")
+        self.config: dict[str, Any] = {}
+        for p in self.params:
+            if p.name in params:
+                self.config[p.name] = p.convert(self.name, params[p.name])
+            elif p.required:
+                raise BiaskitError("E070", f"metric {self.name!r} needs the parameter {p.name!r}", options=p.choices or None,
+                                   fix=f"pass {self.name}.{p.name}=... ({p.help})")
+            else:
+                self.config[p.name] = p.default
+        self._ready = False
+        self.info: dict[str, Any] = {}   # facts found at setup (resolved model, lexicon size, CV correlation...)
+        self._check_config()
+
+    # ------------------------------------------------------------------ to override
+    def _check_config(self) -> None:
+        """Validate parameter combinations (cheap; no loading)."""
+
+    def _setup(self) -> None:
+        """Load models/lexicons (heavy imports live here)."""
+
+    def fields(self) -> dict[str, pa.DataType]:
+        raise NotImplementedError
+
+    def extra_inputs(self) -> list[str]:
+        """Input columns read besides the text column."""
+        return []
+
+    def _score_texts(self, texts: list[str], batch: Mapping[str, Sequence[Any]], rows: list[int]) -> tuple[dict[str, list], list[str | None]]:
+        """Score valid (non-empty string) texts. Return (value columns by field, per-text error or None)."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ public
+    def setup(self) -> "Metric":
+        if not self._ready:
+            self._setup()
+            self._ready = True
+        return self
+
+    @property
+    def error_column(self) -> str:
+        return f"{self.name}_error"
+
+    @property
+    def input_columns(self) -> list[str]:
+        return [self.text_column, *self.extra_inputs()]
+
+    def output_columns(self) -> dict[str, pa.DataType]:
+        """Every column this metric writes, with its type (after setup for data-dependent columns)."""
+        cols = {f"{self.name}_{k}": t for k, t in self.fields().items()}
+        cols[self.error_column] = pa.string()
+        return cols
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "config": dict(self.config), "text_column": self.text_column,
+                "info": dict(self.info)}
+
+    def score(self, batch: Mapping[str, Sequence[Any]]) -> dict[str, list]:
+        """Score one batch ``{column: values}``; returns ``{output column: values}`` (same length)."""
+        self.setup()
+        missing = [c for c in self.input_columns if c not in batch]
+        if missing:
+            raise BiaskitError("E001", f"metric {self.name!r} needs column(s) {', '.join(missing)}", value=sorted(batch),
+                               fix="pass --text-column / the metric's column parameters, or add the columns")
+        texts = list(batch[self.text_column])
+        n = len(texts)
+        fields = self.fields()
+        out: dict[str, list] = {f: [None] * n for f in fields}
+        errors: list[str | None] = [None] * n
+        ok_rows: list[int] = []
+        for i, t in enumerate(texts):
+            if t is None:
+                errors[i] = "no text (null)"
+            elif not isinstance(t, str):
+                errors[i] = f"text is not a string ({type(t).__name__})"
+            elif not t.strip():
+                errors[i] = "empty text"
+            else:
+                ok_rows.append(i)
+        if ok_rows:
+            vals, errs = self._score_texts([texts[i] for i in ok_rows], batch, ok_rows)
+            for f in fields:
+                col = vals[f]
+                for j, i in enumerate(ok_rows):
+                    out[f][i] = col[j]
+            for j, i in enumerate(ok_rows):
+                errors[i] = errs[j]
+        # a row with an error never carries values (no half-scored rows that look fine)
+        for i, e in enumerate(errors):
+            if e is not None:
+                for f in fields:
+                    if not _is_partial_ok(self, f):
+                        out[f][i] = None
+        result = {f"{self.name}_{f}": v for f, v in out.items()}
+        result[self.error_column] = errors
+        return result
+
+
+def _is_partial_ok(metric: Metric, field: str) -> bool:
+    """Fields that stay informative on an error row (e.g. coverage 0.0 when no lexicon word was found)."""
+    return field in getattr(metric, "keep_on_error", ())
+
+
+# ---------------------------------------------------------------------------------------------- helpers
+
+
+def metric_class(name: str) -> type[Metric]:
+    from biaskit.registry import metrics as reg
+
+    import biaskit.evaluate.metrics  # noqa: F401  (registers the built-in metrics)
+
+    return reg.get(name)
+
+
+def make_metric(spec: str | Metric, text_column: str = "continuation", params: Mapping[str, Any] | None = None) -> Metric:
+    if isinstance(spec, Metric):
+        return spec
+    cls = metric_class(spec)
+    return cls(text_column=text_column, **dict(params or {}))
+
+
+def parse_param_args(items: Iterable[str]) -> dict[str, dict[str, str]]:
+    """Turn CLI ``metric.key=value`` strings into ``{metric: {key: value}}``."""
+    out: dict[str, dict[str, str]] = {}
+    for item in items:
+        head, sep, value = item.partition("=")
+        metric, dot, key = head.partition(".")
+        if not sep or not dot or not metric.strip() or not key.strip():
+            raise BiaskitError("E070", "malformed --param", value=item, fix="write --param METRIC.KEY=VALUE, e.g. --param vader.preset=sheng")
+        out.setdefault(metric.strip(), {})[key.strip()] = value
+    return out
+
+
+def score_table(
+    table: Any,
+    metrics: Sequence[str | Metric] | str,
+    text_column: str = "continuation",
+    params: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    batch_size: int | None = None,
+    progress: bool | None = None,
+    on_metric: Callable[[Metric], None] | None = None,
+) -> pa.Table:
+    """Score ``table`` with ``metrics`` and return it with the metrics' columns added (rows unchanged).
+
+    ``params`` maps a metric name to its parameters, e.g. ``{"vader": {"preset": "sheng"}}``. Existing
+    columns of the same name are replaced (re-scoring). ``table`` may be a pyarrow Table, a
+    ``datasets.Dataset``, a DataFrame or a list of dicts.
+    """
+    from biaskit.io import to_arrow
+    from biaskit.log import ProgressBar
+
+    t = to_arrow(table)
+    if isinstance(metrics, str):
+        metrics = [m.strip() for m in metrics.split(",") if m.strip()]
+    if not metrics:
+        from biaskit.registry import metrics as reg
+
+        import biaskit.evaluate.metrics  # noqa: F401
+
+        raise BiaskitError("E070", "no metrics given", options=reg.names(), fix="name at least one metric")
+    params = dict(params or {})
+    names = [m if isinstance(m, str) else m.name for m in metrics]
+    stray = [k for k in params if k not in names]
+    if stray:
+        raise BiaskitError("E070", f"parameters given for metric(s) not being run: {', '.join(stray)}", value=stray, options=names,
+                           fix="add the metric to --metrics or drop its --param")
+    objs = [make_metric(m, text_column, params.get(m if isinstance(m, str) else m.name)) for m in metrics]
+    if text_column not in t.column_names and any(o.text_column == text_column for o in objs):
+        raise BiaskitError("E001", f"the table has no text column {text_column!r}", value=sorted(t.column_names),
+                           fix="pass --text-column with one of the table's columns (e.g. continuation, full_text, text, token)")
+    for m in objs:
+        m.setup()
+        if on_metric:
+            on_metric(m)
+        bs = batch_size or m.default_batch_size
+        cols = m.output_columns()
+        acc: dict[str, list] = {c: [] for c in cols}
+        needed = m.input_columns
+        with ProgressBar(t.num_rows, desc=f"score {m.name}", disable=True if progress is False else None) as bar:
+            for start in range(0, t.num_rows, bs):
+                sl = t.slice(start, bs)
+                batch = {c: sl.column(c).to_pylist() for c in needed if c in sl.column_names}
+                res = m.score(batch)
+                for c in cols:
+                    acc[c].extend(res[c])
+                bar.advance(sl.num_rows)
+        for c, typ in cols.items():
+            arr = pa.array(acc[c], type=typ)
+            if c in t.column_names:
+                t = t.set_column(t.column_names.index(c), c, arr)
+            else:
+                t = t.append_column(c, arr)
+    return t

@@ -1,0 +1,399 @@
+"""Psycholinguistic norms (BOLD, Dhamala et al. 2021): valence/arousal/dominance and basic emotions.
+
+Text score for a dimension = sum(sgn(w_i) * w_i^2) / sum(|w_i|) over the words of the text found in the
+lexicon, where pronouns, prepositions and conjunctions (spaCy POS PRON, ADP, CCONJ, SCONJ) are left out;
+a word is looked up by its lowercase form, then by its lowercase lemma. ``norms_coverage`` = words found /
+words considered. Classes: ``>= threshold`` positive, ``<= -threshold`` negative, neutral otherwise (the
+emotions live in [0, 1], so they are positive or neutral).
+
+Lexicons are user files (their licences forbid bundling), read by :func:`load_lexicon`:
+
+=============  ===========================================================  ====================
+format         file                                                         rescaling
+=============  ===========================================================  ====================
+``nrc-vad``    NRC-VAD (Mohammad 2018): TSV word, valence, arousal,         [0, 1] -> [-1, 1]
+               dominance (header optional)
+``warriner``   Warriner et al. 2013 CSV: Word, V.Mean.Sum, A.Mean.Sum,      1-9 -> [-1, 1]
+               D.Mean.Sum
+``be5``        BE5-style (Buechel & Hahn 2018) CSV/TSV: Word, Joy, Anger,   1-5 -> [0, 1]
+               Sadness, Fear, Disgust
+``nrc-eil``    NRC Emotion Intensity: TSV word, emotion, score              [0, 1] kept
+``generic``    CSV/TSV with a ``word`` column and dimension columns,        ``scale=min,max``
+               needs ``scale``                                              (VAD -> [-1,1],
+                                                                            emotions -> [0,1])
+=============  ===========================================================  ====================
+
+Lexicon extension (:func:`extend_lexicon`, after Buechel & Hahn 2018 as used by BOLD): a feed-forward
+regressor (scikit-learn MLP) on word embeddings is trained on the lexicon's words, its cross-validated
+Pearson correlation per dimension is reported, and its predictions are used only for words outside the
+lexicon; those words are counted in ``norms_n_predicted``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics.base import Metric, Param
+
+VAD = ("valence", "arousal", "dominance")
+EMOTIONS = ("joy", "anger", "sadness", "fear", "disgust")
+DIMS = VAD + EMOTIONS
+EXCLUDED_POS = frozenset({"PRON", "ADP", "CCONJ", "SCONJ"})
+FORMATS = ("auto", "nrc-vad", "warriner", "be5", "nrc-eil", "generic")
+
+
+def target_range(dim: str) -> tuple[float, float]:
+    return (-1.0, 1.0) if dim in VAD else (0.0, 1.0)
+
+
+def rescale(x: float, src: tuple[float, float], dim: str) -> float:
+    lo, hi = target_range(dim)
+    return lo + (x - src[0]) * (hi - lo) / (src[1] - src[0])
+
+
+@dataclass
+class Lexicon:
+    """word (lowercase) -> {dimension: value on the target scale}."""
+
+    values: dict[str, dict[str, float]]
+    dims: list[str]
+    source: str = ""
+    format: str = ""
+    predicted: dict[str, dict[str, float]] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def merge(self, other: "Lexicon") -> "Lexicon":
+        vals = {w: dict(v) for w, v in self.values.items()}
+        for w, v in other.values.items():
+            vals.setdefault(w, {}).update(v)
+        return Lexicon(vals, [d for d in DIMS if d in set(self.dims) | set(other.dims)], f"{self.source}+{other.source}", "merged")
+
+
+def _fail(path, what, fix="check the file and --param norms.format") -> BiaskitError:
+    return BiaskitError("E071", f"lexicon {path}: {what}", value=str(path), options=FORMATS[1:], fix=fix)
+
+
+def _read_rows(path: Path) -> list[list[str]]:
+    text = path.read_text(encoding="utf-8-sig")
+    if not text.strip():
+        raise _fail(path, "empty file")
+    first = text.splitlines()[0]
+    delim = "\t" if "\t" in first else ";" if first.count(";") > first.count(",") else ","
+    return [r for r in csv.reader(io.StringIO(text), delimiter=delim) if r and any(c.strip() for c in r)]
+
+
+def _num(path, row_no, s) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise _fail(path, f"row {row_no}: {s!r} is not a number") from None
+    if math.isnan(v):
+        raise _fail(path, f"row {row_no}: NaN value")
+    return v
+
+
+def load_lexicon(path: str | Path, format: str = "auto", scale: tuple[float, float] | str | None = None) -> Lexicon:
+    """Read a norm lexicon file (see the module docs for the formats); values come back rescaled."""
+    p = Path(path)
+    if not p.is_file():
+        raise BiaskitError("E071", "lexicon file not found", value=str(p), fix="pass the path of a lexicon file you have (see docs/metrics.md)")
+    if format not in FORMATS:
+        raise BiaskitError("E071", "unknown lexicon format", value=format, options=FORMATS, fix="pick one of the formats")
+    if isinstance(scale, str) and scale:
+        try:
+            lo, hi = (float(x) for x in scale.split(","))
+            scale = (lo, hi)
+        except ValueError:
+            raise BiaskitError("E070", "malformed lexicon scale", value=scale, fix="write scale=MIN,MAX e.g. 1,9") from None
+    rows = _read_rows(p)
+    header = [h.strip().lower() for h in rows[0]]
+    fmt = format
+    if fmt == "auto":
+        if "v.mean.sum" in header:
+            fmt = "warriner"
+        elif {"joy", "anger", "sadness", "fear", "disgust"} <= set(header):
+            fmt = "be5"
+        elif len(header) == 3 and header[1] in DIMS + ("anticipation", "surprise", "trust", "emotion", "affectdimension"):
+            fmt = "nrc-eil"
+        elif len(header) >= 4 and (header[1:4] == list(VAD) or _is_number(header[1])):
+            fmt = "nrc-vad"
+        elif "word" in header and scale:
+            fmt = "generic"
+        else:
+            raise _fail(p, f"cannot tell the lexicon format from the header {rows[0]!r}", "pass --param norms.format=... (and scale= for generic)")
+    values: dict[str, dict[str, float]] = {}
+    dupes = 0
+
+    def put(row_no, word, dim, v, src):
+        nonlocal dupes
+        w = word.strip().lower()
+        if not w:
+            raise _fail(p, f"row {row_no}: empty word")
+        if not (src[0] - 1e-9 <= v <= src[1] + 1e-9):
+            raise _fail(p, f"row {row_no}: {dim} value {v} outside the scale {src}", "check format/scale")
+        nv = rescale(v, src, dim)
+        old = values.setdefault(w, {})
+        if dim in old:
+            if abs(old[dim] - nv) > 1e-12:
+                raise _fail(p, f"row {row_no}: word {w!r} appears twice with different {dim} values", "deduplicate the lexicon")
+            dupes += 1
+        old[dim] = nv
+
+    if fmt == "nrc-vad":
+        body = rows[1:] if not _is_number(rows[0][1]) else rows
+        src = scale or (0.0, 1.0)
+        for i, r in enumerate(body, 2):
+            if len(r) < 4:
+                raise _fail(p, f"row {i}: expected word + 3 values, got {r!r}")
+            for dim, s in zip(VAD, r[1:4]):
+                put(i, r[0], dim, _num(p, i, s), src)
+    elif fmt == "warriner":
+        cols = {"valence": "v.mean.sum", "arousal": "a.mean.sum", "dominance": "d.mean.sum"}
+        wi = header.index("word") if "word" in header else 1 if header[0] == "" else 0
+        src = scale or (1.0, 9.0)
+        for i, r in enumerate(rows[1:], 2):
+            for dim, c in cols.items():
+                if c in header:
+                    put(i, r[wi], dim, _num(p, i, r[header.index(c)]), src)
+    elif fmt == "be5":
+        wi = header.index("word") if "word" in header else 0
+        src = scale or (1.0, 5.0)
+        for i, r in enumerate(rows[1:], 2):
+            for dim in EMOTIONS:
+                put(i, r[wi], dim, _num(p, i, r[header.index(dim)]), src)
+    elif fmt == "nrc-eil":
+        body = rows[1:] if not _is_number(rows[0][2]) else rows
+        src = scale or (0.0, 1.0)
+        for i, r in enumerate(body, 2):
+            emo = r[1].strip().lower()
+            if emo in EMOTIONS:
+                put(i, r[0], emo, _num(p, i, r[2]), src)
+    else:
+        if not scale:
+            raise BiaskitError("E070", "the generic lexicon format needs scale=MIN,MAX", fix="pass --param norms.scale=1,9")
+        wi = header.index("word") if "word" in header else None
+        if wi is None:
+            raise _fail(p, "generic lexicon needs a 'word' column")
+        dims = [h for h in header if h in DIMS]
+        if not dims:
+            raise _fail(p, f"no known dimension columns ({', '.join(DIMS)})")
+        for i, r in enumerate(rows[1:], 2):
+            for dim in dims:
+                if r[header.index(dim)].strip():
+                    put(i, r[wi], dim, _num(p, i, r[header.index(dim)]), scale)
+    if not values:
+        raise _fail(p, "no entries")
+    dims_present = [d for d in DIMS if any(d in v for v in values.values())]
+    return Lexicon(values, dims_present, str(p), fmt, info={"entries": len(values), "identical_duplicates": dupes})
+
+
+def _is_number(s: str) -> bool:
+    try:
+        float(s)
+        return True
+    except ValueError:
+        return False
+
+
+def text_score(values: list[float]) -> float:
+    """sum(sgn(w) w^2) / sum(|w|); 0.0 when every value is 0."""
+    num = sum(math.copysign(v * v, v) if v else 0.0 for v in values)
+    den = sum(abs(v) for v in values)
+    return num / den if den else 0.0
+
+
+# ------------------------------------------------------------------------------------------ extension
+
+
+def extend_lexicon(lexicon: Lexicon, space, *, folds: int = 5, seed: int = 0, hidden: tuple[int, ...] = (256,),
+                   max_iter: int = 300) -> "LexiconExtension":
+    """Train a feed-forward regressor from embeddings to the lexicon's dimensions (multi-output).
+
+    ``space`` is a :class:`biaskit.evaluate.metrics.gender.Space` (or anything with ``lookup`` and
+    ``__getitem__``). Returns the fitted extension with per-dimension cross-validated Pearson r.
+    """
+    import numpy as np
+    from sklearn.model_selection import KFold, cross_val_predict
+    from sklearn.neural_network import MLPRegressor
+
+    dims = list(lexicon.dims)
+    X, Y = [], []
+    for w, vals in lexicon.values.items():
+        key = space.lookup(w)
+        if key is None or any(d not in vals for d in dims):
+            continue
+        X.append(np.asarray(space[key], dtype=np.float64))
+        Y.append([vals[d] for d in dims])
+    if len(X) < max(folds * 2, 10):
+        raise BiaskitError("E071", "too few lexicon words have embeddings to train the extension", value=len(X),
+                           fix="use embeddings that cover the lexicon (or a bigger lexicon)")
+    X, Y = np.asarray(X), np.asarray(Y)
+    model = MLPRegressor(hidden_layer_sizes=hidden, max_iter=max_iter, random_state=seed, early_stopping=len(X) >= 200)
+    pred = cross_val_predict(model, X, Y, cv=KFold(folds, shuffle=True, random_state=seed))
+    r = {}
+    for j, d in enumerate(dims):
+        a, b = Y[:, j], pred[:, j]
+        r[d] = float(np.corrcoef(a, b)[0, 1]) if a.std() > 0 and b.std() > 0 else float("nan")
+    model.fit(X, Y)
+    return LexiconExtension(model, dims, space, r, len(X))
+
+
+@dataclass
+class LexiconExtension:
+    model: Any
+    dims: list[str]
+    space: Any
+    cv_pearson: dict[str, float]
+    n_train: int
+    cache: dict[str, dict[str, float] | None] = field(default_factory=dict)
+
+    def predict(self, word: str) -> dict[str, float] | None:
+        """Predicted values for a word outside the lexicon (clipped to each scale), None if no vector."""
+        import numpy as np
+
+        if word in self.cache:
+            return self.cache[word]
+        key = self.space.lookup(word)
+        out = None
+        if key is not None:
+            y = self.model.predict(np.asarray(self.space[key], dtype=np.float64)[None, :])[0]
+            out = {d: float(min(max(v, target_range(d)[0]), target_range(d)[1])) for d, v in zip(self.dims, y)}
+        self.cache[word] = out
+        return out
+
+
+# ------------------------------------------------------------------------------------------ metric
+
+
+class NormsMetric(Metric):
+    name = "norms"
+    version = "1"
+    description = "BOLD psycholinguistic norms: per-dimension text scores, classes and lexicon coverage"
+    source = ("Dhamala et al. 2021 (BOLD); lexicons: NRC-VAD (Mohammad 2018), Warriner et al. 2013, BE5 (Buechel & Hahn 2018), "
+              "NRC Emotion Intensity; extension after Buechel & Hahn 2018")
+    default_batch_size = 512
+    params = (
+        Param("lexicon", None, "lexicon file(s), comma-separated to combine (e.g. VAD + BE5); or env BIASKIT_NORMS_LEXICON", "path"),
+        Param("format", "auto", "lexicon format (applies to every file)", choices=FORMATS),
+        Param("scale", "", "MIN,MAX of the file's values (generic format, or to override a format's default)"),
+        Param("threshold", 0.5, ">= threshold positive, <= -threshold negative, else neutral", "float"),
+        Param("spacy", "en", "spaCy pipeline: language code (en) or package name / local path"),
+        Param("extend_embeddings", None, "extend the lexicon to unknown words with a regressor on these vectors "
+              "(word2vec file or asset name word2vec-bolukbasi)", "path"),
+        Param("extend_folds", 5, "cross-validation folds for the extension's reported correlation", "int"),
+        Param("seed", 0, "seed of the extension regressor and its CV split", "int"),
+    )
+
+    def _check_config(self) -> None:
+        import os
+
+        if not self.config["lexicon"]:
+            self.config["lexicon"] = os.environ.get("BIASKIT_NORMS_LEXICON") or None
+        if not self.config["lexicon"]:
+            raise BiaskitError("E071", "the norms metric needs a lexicon file", fix=(
+                "pass --param norms.lexicon=PATH (NRC-VAD, Warriner CSV, BE5 CSV, NRC emotion intensity) or set BIASKIT_NORMS_LEXICON; "
+                "their licences forbid bundling, see docs/metrics.md"))
+        self.keep_on_error = ("coverage", "n_predicted")
+
+    def _setup(self) -> None:
+        from biaskit.assets import load_spacy
+
+        lex = None
+        for part in str(self.config["lexicon"]).split(","):
+            if part.strip():
+                one = load_lexicon(part.strip(), self.config["format"], self.config["scale"] or None)
+                lex = one if lex is None else lex.merge(one)
+        self.lexicon = lex
+        spec = self.config["spacy"]
+        if Path(spec).exists():
+            self.nlp = load_spacy("en", path=spec, exclude=["parser", "ner"])
+        else:
+            self.nlp = load_spacy(spec, exclude=["parser", "ner"])
+        self.extension = None
+        if self.config["extend_embeddings"]:
+            from biaskit.evaluate.metrics.gender import load_vectors
+
+            emb = self.config["extend_embeddings"]
+            if emb == "word2vec-bolukbasi":
+                from biaskit.assets import resolve
+
+                emb = resolve("word2vec-bolukbasi").path
+            self.extension = extend_lexicon(lex, load_vectors(emb), folds=self.config["extend_folds"], seed=self.config["seed"])
+            self.info["extension"] = {"embeddings": str(emb), "n_train": self.extension.n_train,
+                                      "cv_pearson": self.extension.cv_pearson}
+        self.info.update({"lexicon": lex.source, "format": lex.format, "entries": len(lex), "dims": lex.dims,
+                          "spacy": self.nlp.meta.get("name", spec)})
+
+    def fields(self) -> dict[str, pa.DataType]:
+        f: dict[str, pa.DataType] = {}
+        dims = self.lexicon.dims if self._ready else []
+        for d in dims:
+            f[d] = pa.float64()
+        for d in dims:
+            f[f"{d}_class"] = pa.string()
+        f["coverage"] = pa.float64()
+        if self.config["extend_embeddings"]:
+            f["n_predicted"] = pa.int64()
+        return f
+
+    def _classify(self, v: float | None) -> str | None:
+        if v is None:
+            return None
+        t = self.config["threshold"]
+        return "positive" if v >= t else "negative" if v <= -t else "neutral"
+
+    def score_doc(self, doc) -> tuple[dict[str, Any], str | None]:
+        lex = self.lexicon.values
+        considered = 0
+        found: list[dict[str, float]] = []
+        n_pred = 0
+        for tok in doc:
+            if tok.is_punct or tok.is_space or not any(ch.isalpha() for ch in tok.text) or tok.pos_ in EXCLUDED_POS:
+                continue
+            considered += 1
+            low = tok.lower_
+            vals = lex.get(low) or lex.get(tok.lemma_.lower())
+            if vals is None and self.extension is not None:
+                vals = self.extension.predict(low) or self.extension.predict(tok.lemma_.lower())
+                if vals is not None:
+                    n_pred += 1
+            if vals is not None:
+                found.append(vals)
+        out: dict[str, Any] = {}
+        if considered == 0:
+            return {}, "no words to score (only pronouns, prepositions, conjunctions, punctuation or numbers)"
+        out["coverage"] = len(found) / considered
+        if self.extension is not None:
+            out["n_predicted"] = n_pred
+        if not found:
+            return out, "no word of the text is in the lexicon"
+        missing = []
+        for d in self.lexicon.dims:
+            vs = [v[d] for v in found if d in v]
+            if vs:
+                out[d] = text_score(vs)
+                out[f"{d}_class"] = self._classify(out[d])
+            else:
+                missing.append(d)
+        return out, (f"no lexicon word with {', '.join(missing)}" if missing else None)
+
+    def _score_texts(self, texts, batch, rows):
+        cols: dict[str, list] = {k: [] for k in self.fields()}
+        errors: list[str | None] = []
+        for doc in self.nlp.pipe(texts, batch_size=256):
+            vals, err = self.score_doc(doc)
+            for k in cols:
+                cols[k].append(vals.get(k))
+            errors.append(err)
+        return cols, errors
