@@ -76,7 +76,9 @@ def validate_folder(folder: str | Path, *, expected: Any = None) -> ValidationRe
     if not configs:
         raise BiaskitError("E050", "dataset card declares no configs", value=str(folder / "README.md"),
                            fix="restage the folder with biaskit hub stage")
-    infos = {i.get("config_name", "default"): i for i in (card.get("dataset_info") or [])}
+    raw = card.get("dataset_info") or []
+    raw = [raw] if isinstance(raw, dict) else raw
+    infos = {i.get("config_name", configs[0]["config_name"] if len(configs) == 1 else "default"): i for i in raw}
     declared: set[str] = set()
     report = ValidationReport(folder)
     for cfg in configs:
