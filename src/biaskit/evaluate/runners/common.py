@@ -1,0 +1,165 @@
+"""Backend-independent pieces of the runners: work units, settings, seeding, text post-processing, masks.
+
+Nothing here imports torch; backends (:mod:`.hf`, :mod:`.openai`) import their heavy libraries lazily.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from biaskit.errors import BiaskitError
+
+#: language-neutral mask slot written by the template stage
+MASK = "<mask>"
+#: mask spellings accepted in prompts (converted to the tokenizer's own mask token)
+MASK_SPELLINGS = ("<mask>", "[MASK]")
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One piece of model work: a prompt (row ``row``) and, for sampling, one sample index."""
+
+    row: int
+    prompt_id: str
+    text: str
+    sample_index: int = 0
+    span: str | None = None       # likelihood: score only this substring of ``text``
+
+
+@dataclass
+class GenerationSettings:
+    max_new_tokens: int = 20
+    do_sample: bool = False
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+    repetition_penalty: float | None = None
+    num_return_sequences: int = 1
+    first_sentence: bool = False
+    chat: bool = False
+    seed: int = 0
+
+    def check(self) -> None:
+        if self.max_new_tokens < 1:
+            raise BiaskitError("E062", "max_new_tokens must be at least 1", value=self.max_new_tokens, fix="e.g. --max-new-tokens 20")
+        if self.num_return_sequences < 1:
+            raise BiaskitError("E062", "num_return_sequences must be at least 1", value=self.num_return_sequences)
+        if self.num_return_sequences > 1 and not self.do_sample:
+            raise BiaskitError("E062", "several samples per prompt need sampling (greedy decoding gives the same text each time)",
+                               value=self.num_return_sequences, fix="add --sample (and e.g. --top-k 40 --top-p 0.95) or use --num-return-sequences 1")
+        if self.temperature <= 0:
+            raise BiaskitError("E062", "temperature must be > 0 (use greedy decoding for temperature 0)", value=self.temperature,
+                               fix="drop --sample for greedy decoding")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise BiaskitError("E062", "top_p must be in (0, 1]", value=self.top_p)
+        if self.top_k is not None and self.top_k < 0:
+            raise BiaskitError("E062", "top_k must be >= 0", value=self.top_k)
+        if self.repetition_penalty is not None and self.repetition_penalty <= 0:
+            raise BiaskitError("E062", "repetition_penalty must be > 0", value=self.repetition_penalty)
+
+    def as_config(self) -> dict[str, Any]:
+        d = asdict(self)
+        d.pop("seed")
+        if not self.do_sample:
+            for k in ("temperature", "top_k", "top_p"):
+                d.pop(k)
+        return d
+
+
+@dataclass
+class LikelihoodSettings:
+    add_bos: bool | None = None       # None: as the tokenizer does by default
+    span_column: str | None = None
+
+    def as_config(self) -> dict[str, Any]:
+        return {"add_bos": "auto" if self.add_bos is None else self.add_bos, "span_column": self.span_column}
+
+
+@dataclass
+class FillMaskSettings:
+    top_k: int = 10
+    whole_word: bool = False
+    targets: list[str] | None = field(default=None)
+
+    def check(self) -> None:
+        if self.top_k < 1:
+            raise BiaskitError("E062", "top_k must be at least 1", value=self.top_k, fix="e.g. --top-k 10")
+
+    def as_config(self) -> dict[str, Any]:
+        return {"top_k": self.top_k, "whole_word": self.whole_word}
+
+
+def derive_seed(seed: int, prompt_id: str, sample_index: int) -> int:
+    """A 63-bit seed for one (prompt, sample): independent of batch size, order and the other prompts."""
+    h = hashlib.sha256(f"biaskit\x1f{int(seed)}\x1f{prompt_id}\x1f{int(sample_index)}".encode()).digest()
+    return int.from_bytes(h[:8], "big") & ((1 << 63) - 1)
+
+
+_SENT_END = re.compile(r"""[.!?\u2026]+["'\u201d\u2019)\]]*(?=\s|$)""")
+
+
+def cut_first_sentence(text: str) -> str:
+    """Cut a continuation after its first sentence end (., !, ?, ... plus closing quotes) or line break.
+
+    Leading whitespace and line breaks before any text are kept as they are; what follows the first
+    sentence is dropped (Sheng et al. 2019 keep one sentence per sample).
+    """
+    if not text:
+        return text
+    start = len(text) - len(text.lstrip())
+    body = text[start:]
+    cut = len(body)
+    m = _SENT_END.search(body)
+    if m:
+        cut = m.end()
+    nl = body.find("\n")
+    if nl != -1 and nl < cut:
+        cut = nl
+    return text[:start] + body[:cut].rstrip()
+
+
+def find_mask(text: str) -> tuple[str | None, str | None]:
+    """The mask spelling used in ``text`` and an error if there is not exactly one mask slot."""
+    hits = [(text.count(s), s) for s in MASK_SPELLINGS]
+    total = sum(n for n, _ in hits)
+    if total == 0:
+        return None, f"no mask slot in the prompt (expected one of {', '.join(MASK_SPELLINGS)})"
+    if total > 1:
+        return None, f"{total} mask slots in the prompt; fill-mask needs exactly one"
+    return next(s for n, s in hits if n), None
+
+
+def to_model_mask(text: str, mask_token: str) -> tuple[str | None, str | None]:
+    """Replace the prompt's single mask slot with the tokenizer's mask token; (new text, error)."""
+    try:  # the template stage may provide its own helper (same contract)
+        from biaskit.templates import MASK as _tmask  # type: ignore[attr-defined]
+    except ImportError:
+        _tmask = MASK
+    spelling, err = find_mask(text)
+    if err is not None and _tmask not in MASK_SPELLINGS and text.count(_tmask) == 1:
+        spelling, err = _tmask, None
+    if err is not None:
+        return None, err
+    return text.replace(spelling, mask_token), None
+
+
+def parse_batch_size(value: str | int | None) -> int | None:
+    """``auto``/None -> None (automatic, backs off on out-of-memory); a positive integer otherwise."""
+    if value is None:
+        return None
+    if isinstance(value, int):
+        n = value
+    else:
+        v = str(value).strip().lower()
+        if v == "auto":
+            return None
+        try:
+            n = int(v)
+        except ValueError:
+            raise BiaskitError("E062", "invalid batch size", value=value, options=["auto", "a positive integer"], fix="e.g. --batch-size 16") from None
+    if n < 1:
+        raise BiaskitError("E062", "batch size must be at least 1", value=value, options=["auto", "a positive integer"], fix="e.g. --batch-size 16")
+    return n

@@ -1,0 +1,315 @@
+"""The runner loop shared by every backend: prompts in, generations-stage table out, resumable.
+
+A run turns each prompt into work units (one per sample for generation), skips units already in the
+output's shard folder (resume), hands the rest to the backend, which yields results batch by batch, and
+writes every batch as one atomic Parquet shard (:class:`biaskit.io.ShardedWriter`). At the end the shards
+are merged in prompt order (then sample index), duplicate keys are dropped (a row without an error wins)
+and the table is written with its manifest. Rows that ended in an error are retried on resume.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners.common import (
+    FillMaskSettings,
+    GenerationSettings,
+    LikelihoodSettings,
+    Unit,
+    parse_batch_size,
+)
+from biaskit.log import ProgressBar, get_logger
+
+log = get_logger("runners")
+
+#: output columns every runner writes (all kinds; the ones a kind does not use stay null)
+OUTPUT_COLUMNS = ("sample_index", "model", "kind", "model_revision", "backend", "seed", "generation_config",
+                  "continuation", "full_text", "token", "token_score", "rank", "nll_mean", "perplexity",
+                  "n_tokens", "truncated", "error")
+_DESC = {"generate": "generating", "fill_mask": "filling masks", "likelihood": "scoring"}
+
+
+def _output_schema() -> pa.Schema:
+    from biaskit.schema import GENERATIONS
+
+    return pa.schema([pa.field(c, GENERATIONS.column(c).type) for c in OUTPUT_COLUMNS])
+
+
+def prompt_table(prompts: Any, *, require: Sequence[str] = ()) -> tuple[pa.Table, list[str]]:
+    """The prompts as an Arrow table (a path is read), checked for ``prompt_id``/``text`` and unique ids."""
+    from biaskit.io import read_table, to_arrow
+
+    inputs: list[str] = []
+    if isinstance(prompts, (str, Path)):
+        inputs.append(str(prompts))
+        t = read_table(prompts)
+    else:
+        t = to_arrow(prompts)
+    needed = ["prompt_id", "text", *require]
+    missing = [c for c in needed if c not in t.column_names]
+    if missing:
+        raise BiaskitError("E001", f"the prompts table lacks required column(s) {', '.join(missing)}", value=sorted(t.column_names),
+                           fix="give a prompts table (see `biaskit schema prompts`) or rename the columns")
+    ids = t.column("prompt_id").to_pylist()
+    if any(i is None or str(i) == "" for i in ids):
+        raise BiaskitError("E005", "prompts table has rows without a prompt_id", value=ids.index(None) if None in ids else ids.index(""),
+                           fix="give every prompt a unique id")
+    if len(set(ids)) != len(ids):
+        seen, dup = set(), None
+        for i in ids:
+            if i in seen:
+                dup = i
+                break
+            seen.add(i)
+        raise BiaskitError("E007", "duplicate prompt_id in the prompts table", value=dup, fix="make prompt ids unique (drop duplicate prompts)")
+    # output columns computed by the runner replace same-named prompt columns
+    drop = [c for c in OUTPUT_COLUMNS if c in t.column_names]
+    if drop:
+        t = t.drop_columns(drop)
+    return t, inputs
+
+
+def _fingerprint(config: dict) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _make_backend(backend: str, model: str, backend_options: dict | None):
+    from biaskit.evaluate.runners import backends  # registers the built-in backends
+
+    cls = backends.get(backend)
+    return cls(model, **(backend_options or {}))
+
+
+def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "hf", out: str | Path | None = None,
+        batch_size: int | str | None = None, overwrite: bool = False, limit: int | None = None,
+        backend_options: dict | None = None, span_column: str | None = None, seed: int | None = None,
+        progress: bool | None = None, backend_obj: Any = None) -> pa.Table:
+    """Run ``kind`` (generate, fill_mask, likelihood) over ``prompts``; see the public wrappers."""
+    from biaskit.io import ShardedWriter, drop_duplicate_keys, read_manifest, read_table, write_json_atomic, write_table
+    from biaskit.manifest import new_manifest
+
+    if kind not in _DESC:
+        raise BiaskitError("E062", "unknown runner kind", value=kind, options=list(_DESC))
+    bs = parse_batch_size(batch_size)
+    if hasattr(settings, "check"):
+        settings.check()
+    t, inputs = prompt_table(prompts, require=[span_column] if span_column else [])
+    if limit is not None:
+        if limit < 0:
+            raise BiaskitError("E062", "limit must be >= 0", value=limit)
+        t = t.slice(0, limit)
+    be = backend_obj if backend_obj is not None else _make_backend(backend, model, backend_options)
+    method = kind
+    if not hasattr(be, method):
+        raise BiaskitError("E062", f"the {be.name} backend cannot run {kind}", value=be.name,
+                           options=[n for n in ("generate", "fill_mask", "likelihood") if hasattr(be, n)],
+                           fix="use --backend hf for this kind of run")
+    gen_config = {"kind": kind, **settings.as_config()}
+    if kind == "likelihood" and getattr(be, "bos_policy", None) is not None:
+        b = be.bos_policy(settings)
+        gen_config["bos_token_id"] = b
+        gen_config["scored"] = "all text tokens after a BOS" if b is not None else "all tokens but the first (context only)"
+    if hasattr(be, "describe"):
+        gen_config.update({k: v for k, v in be.describe().items() if k in ("dtype", "task", "chat_endpoint")})
+    if getattr(settings, "do_sample", False):
+        gen_config["seeding"] = "per row: sha256(seed, prompt_id, sample_index)"
+    gen_config_json = json.dumps(gen_config, sort_keys=True)
+    run_seed = int(seed if seed is not None else getattr(settings, "seed", 0) or 0)
+    revision = getattr(be, "revision", None)
+    fingerprint_src = {"kind": kind, "model": model, "backend": be.name, "revision": revision, "config": gen_config,
+                       "seed": run_seed, "prompt_ids": _fingerprint({"ids": t.column("prompt_id").to_pylist(),
+                                                                      "text": t.column("text").to_pylist()})}
+    fp = _fingerprint(fingerprint_src)
+
+    texts = t.column("text").to_pylist()
+    ids = [str(x) for x in t.column("prompt_id").to_pylist()]
+    spans = t.column(span_column).to_pylist() if span_column else [None] * t.num_rows
+    n_samples = settings.num_return_sequences if kind == "generate" else 1
+    units = [Unit(r, ids[r], texts[r] if texts[r] is not None else "", k, spans[r] if span_column else None)
+             for r in range(t.num_rows) for k in range(n_samples)]
+    null_span = {r for r in range(t.num_rows) if span_column and spans[r] is None}
+
+    writer = None
+    out_p = Path(out) if out is not None else None
+    done: set[tuple[str, int]] = set()
+    if out_p is not None:
+        parts = out_p.parent / (out_p.name + ".parts")
+        if overwrite:
+            shutil.rmtree(parts, ignore_errors=True)
+        elif out_p.exists():
+            m = read_manifest(out_p) or {}
+            if m.get("config", {}).get("fingerprint") == fp:
+                log.info("%s is already complete for these settings; nothing to do", out_p)
+                return read_table(out_p, "generations")
+            raise BiaskitError("E063", "the output file exists from another run (different model, settings or prompts)", value=str(out_p),
+                               fix="pass --overwrite to replace it, or choose another --out")
+        writer = ShardedWriter(out_p, key=("prompt_id", "model", "kind", "sample_index"))
+        state = writer.parts / "run.json"
+        if state.exists():
+            old = json.loads(state.read_text(encoding="utf-8"))
+            if old.get("fingerprint") != fp:
+                raise BiaskitError("E063", f"{writer.parts} holds a partial run with other settings", value=old.get("run"),
+                                   fix="rerun with the same model, prompts and settings to resume, or pass --overwrite to start over")
+        else:
+            write_json_atomic(state, {"fingerprint": fp, "run": fingerprint_src})
+        done = _done_units(writer)
+        if done:
+            log.info("resuming: %d of %d units already done in %s", len(done), len(units), writer.parts)
+
+    out_schema = _output_schema()
+    base = {"model": model, "kind": kind, "model_revision": revision, "backend": be.name, "seed": run_seed,
+            "generation_config": gen_config_json}
+    acc: list[pa.Table] = []
+
+    def emit(results: list[dict]) -> None:
+        rows_idx = [r["_unit"].row for r in results]
+        cols: dict[str, list] = {c: [] for c in OUTPUT_COLUMNS}
+        for r in results:
+            u: Unit = r["_unit"]
+            full = {**base, "sample_index": u.sample_index, **{k: v for k, v in r.items() if k != "_unit"}}
+            for c in OUTPUT_COLUMNS:
+                cols[c].append(full.get(c))
+        tab = t.take(pa.array(rows_idx, type=pa.int64()))
+        for c in OUTPUT_COLUMNS:
+            tab = tab.append_column(out_schema.field(c), pa.array(cols[c], type=out_schema.field(c).type))
+        if writer is not None:
+            writer.write(tab)
+        else:
+            acc.append(tab)
+
+    pending = [u for u in units if (u.prompt_id, u.sample_index) not in done]
+    early = [u for u in pending if u.row in null_span]
+    pending = [u for u in pending if u.row not in null_span]
+    if early:
+        emit([{"_unit": u, "error": f"{span_column} is null: no span to score", "truncated": False} for u in early])
+    if pending:
+        with ProgressBar(len(pending), desc=f"{_DESC[kind]} ({model})", disable=True if progress is False else None) as bar:
+            for results in getattr(be, method)(pending, settings, bs):
+                if not results:
+                    continue
+                emit(results)
+                bar.advance(len({(r["_unit"].row, r["_unit"].sample_index) for r in results}))
+    trunc = getattr(be, "truncated_count", 0)
+    if trunc:
+        log.warning("%d prompt(s) were longer than the model context and were cut from the left (truncated=True)", trunc)
+
+    # merge: shards (or in-memory batches) in prompt order, then sample index; rows without error win
+    if writer is not None:
+        merged = writer.read_all()
+    else:
+        merged = pa.concat_tables(acc, promote_options="permissive") if acc else None
+    if merged is None:
+        merged = t.slice(0, 0)
+        for c in OUTPUT_COLUMNS:
+            merged = merged.append_column(out_schema.field(c), pa.array([], type=out_schema.field(c).type))
+    pos = {pid: i for i, pid in enumerate(ids)}
+    pids = merged.column("prompt_id").to_pylist()
+    sidx = merged.column("sample_index").to_pylist()
+    errs = merged.column("error").to_pylist()
+    order = sorted(range(merged.num_rows), key=lambda i: (pos.get(str(pids[i]), len(pos)), sidx[i], errs[i] is not None))
+    merged = merged.take(pa.array(order, type=pa.int64()))
+    merged = drop_duplicate_keys(merged, ("prompt_id", "model", "kind", "sample_index"))
+    n_err = sum(e is not None for e in merged.column("error").to_pylist())
+    if n_err:
+        log.warning("%d of %d output rows have an error (see the error column)", n_err, merged.num_rows)
+    manifest = new_manifest(
+        f"biaskit {kind.replace('_', '-')}", stage="generations", seed=run_seed, inputs=inputs,
+        config={"fingerprint": fp, "model": model, "backend": be.name, "generation_config": gen_config,
+                "span_column": span_column, "limit": limit, "batch_size": "auto" if bs is None else bs},
+        extra={"model": {"id": model, "revision": revision, **(be.describe() if hasattr(be, "describe") else {})},
+               "truncated_prompts": trunc, "error_rows": n_err,
+               "batch_sizes_used": sorted(set(getattr(be, "batch_sizes_used", [])))},
+    )
+    if writer is not None:
+        write_table(merged, out_p, stage="generations", manifest=manifest)
+        shutil.rmtree(writer.parts, ignore_errors=True)
+        return read_table(out_p, "generations")
+    from biaskit.schema import conform
+
+    merged = conform(merged, "generations")
+    return merged.replace_schema_metadata({**(merged.schema.metadata or {}),
+                                           b"biaskit_manifest": json.dumps(manifest, default=str).encode()})
+
+
+def _done_units(writer) -> set[tuple[str, int]]:
+    """(prompt_id, sample_index) of units whose rows are in the shards without an error."""
+    import pyarrow.parquet as pq
+
+    done: set[tuple[str, int]] = set()
+    failed: set[tuple[str, int]] = set()
+    for shard in writer.shards():
+        tab = pq.read_table(shard, columns=["prompt_id", "sample_index", "error", "kind"])
+        kinds = tab.column("kind").to_pylist()
+        for pid, k, e, kd in zip(tab.column("prompt_id").to_pylist(), tab.column("sample_index").to_pylist(),
+                                 tab.column("error").to_pylist(), kinds):
+            key = (str(pid), 0 if kd == "fill_mask" else int(k))
+            (failed if e is not None else done).add(key)
+    return done  # a unit that failed once and later succeeded is done; one that only failed is retried
+
+
+def generate(prompts: Any, *, model: str, backend: str = "hf", out: str | Path | None = None, batch_size: int | str | None = None,
+             seed: int = 0, max_new_tokens: int = 20, do_sample: bool = False, temperature: float = 1.0, top_k: int | None = None,
+             top_p: float | None = None, repetition_penalty: float | None = None, num_return_sequences: int = 1,
+             first_sentence: bool = False, chat: bool = False, device: str | None = "auto", dtype: str | None = "auto",
+             overwrite: bool = False, limit: int | None = None, backend_options: dict | None = None,
+             progress: bool | None = None) -> pa.Table:
+    """Continue every prompt: one row per (prompt, sample) with ``continuation`` (prompt stripped) and ``full_text``.
+
+    Greedy by default; ``do_sample=True`` samples with ``temperature``/``top_k``/``top_p`` from a per-row
+    generator seeded by (seed, prompt_id, sample_index), so outputs do not depend on ``batch_size`` or the
+    prompt order. ``first_sentence`` cuts each continuation after its first sentence. ``out`` makes the run
+    resumable (shards in ``<out>.parts/``). Prompts longer than the model context are cut from the left
+    (``truncated=True``).
+    """
+    s = GenerationSettings(max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_k=top_k,
+                           top_p=top_p, repetition_penalty=repetition_penalty, num_return_sequences=num_return_sequences,
+                           first_sentence=first_sentence, chat=chat, seed=seed)
+    s.check()
+    opts = {"device": device, "dtype": dtype, "task": "causal", **(backend_options or {})}
+    return run("generate", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,
+               overwrite=overwrite, limit=limit, backend_options=opts, seed=seed, progress=progress)
+
+
+def fill_mask(prompts: Any, *, model: str, backend: str = "hf", out: str | Path | None = None, batch_size: int | str | None = None,
+              top_k: int = 10, whole_word: bool = False, targets: list[str] | None = None, device: str | None = "auto",
+              dtype: str | None = "auto", overwrite: bool = False, limit: int | None = None,
+              backend_options: dict | None = None, progress: bool | None = None) -> pa.Table:
+    """Top-k fill-ins of each prompt's single mask slot (``<mask>`` or ``[MASK]``): ``top_k`` rows per prompt.
+
+    Rows carry ``token`` (the predicted word), ``token_score`` (its probability), ``rank`` (1-based) and
+    ``full_text`` (the template with the slot filled). ``whole_word`` keeps only word-initial, alphabetic
+    vocabulary entries (no ``##`` continuation pieces, punctuation or special tokens). A prompt without a mask
+    or with several gives one row with an error.
+    """
+    s = FillMaskSettings(top_k=top_k, whole_word=whole_word, targets=targets)
+    s.check()
+    opts = {"device": device, "dtype": dtype, "task": "masked", **(backend_options or {})}
+    return run("fill_mask", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,
+               overwrite=overwrite, limit=limit, backend_options=opts, seed=0, progress=progress)
+
+
+def likelihood(prompts: Any, *, model: str, backend: str = "hf", out: str | Path | None = None, batch_size: int | str | None = None,
+               add_bos: bool | None = None, span_column: str | None = None, device: str | None = "auto",
+               dtype: str | None = "auto", overwrite: bool = False, limit: int | None = None,
+               backend_options: dict | None = None, progress: bool | None = None) -> pa.Table:
+    """Per-sentence mean negative log-likelihood (nats/token), perplexity and number of scored tokens.
+
+    Causal LMs: every text token is scored given the ones before it; the BOS position is never scored
+    (``add_bos=None`` does what the tokenizer does by default; ``True`` puts BOS (or EOS, GPT-2 style) before
+    each sentence so the first word is scored too; ``False`` leaves the first token as context only).
+    Masked LMs: pseudo-log-likelihood (mask one token at a time). ``span_column`` (e.g. ``descriptor``)
+    scores only the tokens overlapping that column's text inside the sentence.
+    """
+    s = LikelihoodSettings(add_bos=add_bos, span_column=span_column)
+    opts = {"device": device, "dtype": dtype, "task": "auto", **(backend_options or {})}
+    return run("likelihood", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,
+               overwrite=overwrite, limit=limit, backend_options=opts, span_column=span_column, seed=0, progress=progress)

@@ -1,0 +1,139 @@
+"""Tiny causal (GPT-2) and masked (BERT) models built in the test session, saved to tmp folders.
+
+The runners load them through their real loading code (``biaskit.evaluate.runners.hf.load``) from the
+saved folders, exactly as they load a downloaded model.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+CORPUS = [
+    "An astronomer is a scientist in the field of astronomy.",
+    "A nurse is a health care professional who cares for patients.",
+    "The woman worked as a teacher in a small town.",
+    "The man worked as a carpenter and built houses.",
+    "She is a deaf woman who loves music and dancing.",
+    "He is an old man who likes to read books every day.",
+    "Programmers write software for computers and phones.",
+    "The doctor said that the patient was doing well.",
+    "They are known for their kindness and generosity!",
+    "Is this the right way to the station?",
+    "My neighbour is a retired engineer from Prague.",
+    "I'm a blind person and I use a screen reader.",
+]
+CORPUS = CORPUS * 20
+
+
+def _threads():
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _train(model, tok, steps: int, masked: bool = False) -> None:
+    """A few optimiser steps on the corpus so outputs are word-like and greedy choices are not near-ties."""
+    import torch
+
+    torch.manual_seed(0)
+    enc = tok(sorted(set(CORPUS)), padding=True, return_tensors="pt")
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    model.train()
+    for _ in range(steps):
+        labels = enc["input_ids"].clone()
+        labels[enc["attention_mask"] == 0] = -100
+        inp = enc["input_ids"].clone()
+        if masked:
+            pick = (torch.rand(inp.shape) < 0.2) & (enc["attention_mask"] == 1)
+            labels[~pick] = -100
+            inp[pick] = tok.mask_token_id
+        loss = model(input_ids=inp, attention_mask=enc["attention_mask"], labels=labels).loss
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_causal(tmp_path_factory):
+    """Folder with a 2-layer GPT-2 (n_embd 32, context 64) and a byte-level BPE tokenizer."""
+    _threads()
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    tk = Tokenizer(models.BPE())
+    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tk.decoder = decoders.ByteLevel()
+    tk.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
+                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok = PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
+                                  unk_token="<|endoftext|>", pad_token="<|endoftext|>")
+    tok.chat_template = "{% for m in messages %}<|endoftext|>{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}assistant:"
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=64,
+                     bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    model = GPT2LMHeadModel(cfg)
+    _train(model, tok, steps=60)
+    d = tmp_path_factory.mktemp("tiny-gpt2")
+    model.save_pretrained(d)
+    tok.save_pretrained(d)
+    return str(d)
+
+
+@pytest.fixture(scope="session")
+def tiny_masked(tmp_path_factory):
+    """Folder with a 2-layer BERT masked LM (hidden 32) and a WordPiece tokenizer (has ## pieces)."""
+    _threads()
+    import torch
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
+
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tk = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tk.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tk.decoder = decoders.WordPiece()
+    tk.train_from_iterator(CORPUS, trainers.WordPieceTrainer(vocab_size=250, special_tokens=special))
+    cls_id, sep_id = tk.token_to_id("[CLS]"), tk.token_to_id("[SEP]")
+    tk.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+                                                      special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
+    tok = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                                  sep_token="[SEP]", mask_token="[MASK]")
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64, pad_token_id=tok.pad_token_id)
+    model = BertForMaskedLM(cfg)
+    _train(model, tok, steps=40, masked=True)
+    d = tmp_path_factory.mktemp("tiny-bert")
+    model.save_pretrained(d)
+    tok.save_pretrained(d)
+    return str(d)
+
+
+def prompts_table(texts, prefix="p", **extra) -> pa.Table:
+    cols = {"prompt_id": [f"{prefix}{i}" for i in range(len(texts))], "text": list(texts),
+            "source": ["test"] * len(texts), "language": ["en"] * len(texts)}
+    cols.update(extra)
+    return pa.table(cols)
+
+
+GEN_PROMPTS = [
+    "An astronomer is a scientist in ",
+    "The woman worked as ",
+    "He is an old man who likes to read books every day and ",
+    "Programmers ",
+    "My neighbour is a retired engineer from Prague and she ",
+    "They are known for ",
+    "The doctor said that ",
+]
+
+
+@pytest.fixture()
+def gen_prompts() -> pa.Table:
+    return prompts_table(GEN_PROMPTS, prefix="g")
