@@ -212,14 +212,18 @@ def build_card(configs, *, pretty_name: str | None = None, license: str | None =
             dataset_size=sum(s.num_bytes for s in c.splits.values()),
         )
     infos.to_dataset_card_data(data)
-    return data.to_dict(), _body(configs, pretty, lic, lic_lines, total, info or {})
+    from biaskit.secrets import scrub
+
+    return scrub(data.to_dict()), _body(configs, pretty, lic, lic_lines, total, scrub(dict(info or {})))
 
 
 def render_card(card_data: Mapping, body: str) -> str:
     import yaml
 
+    from biaskit.secrets import redact
+
     head = yaml.safe_dump(dict(card_data), sort_keys=False, allow_unicode=True, width=1000)
-    return f"---\n{head}---\n\n{body}"
+    return redact(f"---\n{head}---\n\n{body}")
 
 
 def parse_card(text: str) -> tuple[dict, str]:

@@ -56,12 +56,14 @@ class PushResult:
         return sum(f.size for f in self.files)
 
 
-def human_size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n} {unit}" if unit == "B" else f"{n / 1024:.1f} {unit}" if unit == "KB" else f"{n:.1f} {unit}"
+def human_size(n: float) -> str:
+    if n < 1024:
+        return f"{int(n)} B"
+    for unit in ("KB", "MB", "GB", "TB"):
         n /= 1024
-    return f"{n:.1f} TB"
+        if n < 1024 or unit == "TB":
+            return f"{n:.1f} {unit}"
+    return f"{n:.1f} TB"  # pragma: no cover
 
 
 def _hash(path: Path) -> tuple[str, str]:

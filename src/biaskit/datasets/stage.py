@@ -279,11 +279,24 @@ def stage_tables(
 
 def stage_paths(paths: Iterable[str], out: str | Path, *, config_by: str | None = None, split_by: str | None = None,
                 **kw: Any) -> StageResult:
-    """:func:`stage_tables` for table files given as ``PATH`` or ``NAME=PATH`` (what the CLI calls)."""
+    """:func:`stage_tables` for table files given as ``PATH`` or ``NAME=PATH`` (what the CLI calls).
+
+    ``config_by``/``split_by`` apply to the tables that have that column; it is an error if none has it.
+    """
     specs = []
     for arg in paths:
         name, path = parse_table_arg(arg)
-        specs.append(spec_from_path(path, name, config_by=config_by, split_by=split_by))
+        specs.append(spec_from_path(path, name))
+    for opt, col in (("config_by", config_by), ("split_by", split_by)):
+        if col is None:
+            continue
+        having = [s for s in specs if col in s.table.column_names]
+        if not having:
+            raise BiaskitError("E050", f"no input table has the --{opt.replace('_', '-')} column {col!r}", value=col,
+                               options=sorted({c for s in specs for c in s.table.column_names}),
+                               fix="pick a column the tables have, e.g. --split-by round for annotations")
+        for s in having:
+            setattr(s, opt, col)
     return stage_tables(specs, out, **kw)
 
 
