@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the scrape integration tests need for a real MediaWiki server
+# (MediaWiki + PHP CLI + SQLite; no apache: php8.x-cgi + mini-httpd satisfy the web-server dependencies).
+# Idempotent: a fast no-op when everything is present. Needs root (or sudo) and apt on a fresh machine.
+set -euo pipefail
+PKGS=(mediawiki php-cli php-sqlite3 php-intl php-mbstring php-xml mini-httpd)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# the CGI binary for the installed PHP version (php8.2-cgi on Debian 12)
+if ! ls /usr/bin/php-cgi* >/dev/null 2>&1; then
+  missing+=("php-cgi")
+fi
+if [ -f /usr/share/mediawiki/maintenance/install.php ] && [ ${#missing[@]} -eq 0 ]; then
+  echo "mediawiki.sh: MediaWiki and PHP already installed"
+  exit 0
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "mediawiki.sh: apt-get not found; install ${missing[*]} by hand (the MediaWiki tests will be skipped)" >&2
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "mediawiki.sh: need root to install ${missing[*]} (the MediaWiki tests will be skipped)" >&2
+    exit 0
+  fi
+fi
+echo "mediawiki.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends mediawiki php-cli php-sqlite3 php-intl php-mbstring php-xml php-cgi mini-httpd >/dev/null
+echo "mediawiki.sh: done ($(dpkg-query -W -f='${Version}' mediawiki))"

@@ -1,0 +1,240 @@
+"""Wikitext -> clean prose paragraphs -> sentences.
+
+The cleaner walks the mwparserfromhell node tree and keeps only running prose:
+
+* dropped: templates (infoboxes, citations, ``{{DEFAULTSORT:...}}``), ``<ref>`` tags *with their text*,
+  tables, comments, files/images/media, categories, interlanguage links, headings, list items,
+  ``<math>``/``<gallery>``/``<timeline>``/... blocks, template arguments, bare external links;
+* kept: the visible text of wiki links (``[[A|b]]`` -> ``b``), of bracketed external links with a label,
+  and of formatting tags (bold, italic, ``<small>``...); HTML entities are decoded;
+* whitespace is normalised: no newlines or double spaces inside a paragraph, no space before
+  punctuation, no empty ``()`` left behind by removed templates.
+
+Sentence splitting uses spaCy (:func:`load_splitter`): an installed pipeline's ``senter`` (fast, the
+default for English), its dependency parser, or a rule-based ``sentencizer`` on a blank pipeline for
+languages without a trained model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from biaskit.errors import BiaskitError
+
+#: tags whose whole content is dropped
+DROP_TAGS = frozenset({
+    "ref", "references", "math", "chem", "ce", "gallery", "timeline", "imagemap", "score", "hiero",
+    "graph", "mapframe", "maplink", "templatedata", "syntaxhighlight", "source", "pre", "table", "tr", "td",
+    "th", "caption", "noinclude", "includeonly", "onlyinclude", "inputbox", "categorytree", "div",
+})
+#: wiki markup that starts a list item / definition / indentation line (the line is dropped)
+LIST_MARKUP = frozenset({"*", "#", ";", ":"})
+#: namespaces whose links are not text
+DROP_LINK_NAMESPACES = frozenset({"file", "image", "media", "category", "datei", "bild", "kategorie", "soubor",
+                                  "kategorie", "plik", "kategoria", "súbor", "fichier", "catégorie"})
+_INTERLANG = re.compile(r"^[a-z]{2,3}(?:-[a-z0-9]+)*$|^simple$|^be-x-old$|^zh-min-nan$|^zh-yue$|^zh-classical$")
+_LINE_DROP = "\x01"  # marks a line to drop (list item, definition, heading)
+
+#: strings that must never survive cleaning (checked on every sentence; a hit is a counted drop)
+RESIDUE = ("{{", "}}", "[[", "]]", "<ref", "</ref", "|", "File:", "Image:", "thumb|", "__")
+
+_WS = re.compile(r"[ \t\u00a0\u2009\u200b\u202f]+")
+_SPACE_BEFORE_PUNCT = re.compile(r" +([,.;:!?%)\]])")
+_SPACE_AFTER_OPEN = re.compile(r"([(\[]) +")
+_EMPTY_PARENS = re.compile(r"\(\s*[,;:.\u2013\u2014-]*\s*\)")
+_LEADING_SEP_IN_PARENS = re.compile(r"\(\s*[,;:]+\s*")
+_TRAILING_SEP_IN_PARENS = re.compile(r"\s*[,;:]+\s*\)")
+_DOUBLE_COMMA = re.compile(r",\s*,")
+_MAGIC = re.compile(r"__[A-Z]+__")
+# refs and comments are removed from the raw text first: an unbalanced bracket inside a ref otherwise
+# makes the parser give up on the ref and leave its text in the prose
+_RAW_REF_SELF = re.compile(r"<ref\b[^>]*/>", re.I)
+_RAW_REF = re.compile(r"<ref\b[^>]*>.*?</ref\s*>", re.I | re.S)
+_RAW_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+
+
+def _is_interlanguage(prefix: str) -> bool:
+    return bool(_INTERLANG.match(prefix))
+
+
+def _render(code: Any) -> str:
+    """Visible prose of a Wikicode object (recursive)."""
+    import mwparserfromhell.nodes as n
+
+    out: list[str] = []
+    for node in code.nodes:
+        if isinstance(node, n.Text):
+            out.append(str(node.value))
+        elif isinstance(node, (n.Template, n.Comment, n.Argument)):
+            continue
+        elif isinstance(node, n.Heading):
+            out.append("\n" + _LINE_DROP + "\n")
+        elif isinstance(node, n.HTMLEntity):
+            try:
+                out.append(node.normalize())
+            except Exception:  # an unknown entity name
+                continue
+        elif isinstance(node, n.Wikilink):
+            out.append(_render_link(node))
+        elif isinstance(node, n.ExternalLink):
+            if node.brackets and node.title is not None:
+                out.append(_render(node.title))
+        elif isinstance(node, n.Tag):
+            tag = str(node.tag).strip().lower()
+            markup = node.wiki_markup
+            if markup is not None and str(markup) in LIST_MARKUP:
+                out.append("\n" + _LINE_DROP)
+            elif tag in ("br", "hr"):
+                out.append(" " if tag == "br" else "\n\n")
+            elif tag in DROP_TAGS:
+                continue
+            elif node.contents is not None and not node.self_closing:
+                out.append(_render(node.contents))
+        else:  # unknown node types: keep their plain text
+            out.append(str(node))
+    return "".join(out)
+
+
+def _render_link(node: Any) -> str:
+    title = str(node.title).strip()
+    inline = title.startswith(":")
+    if inline:
+        title = title[1:].strip()
+    prefix, sep, rest = title.partition(":")
+    pl = prefix.strip().lower()
+    if sep:
+        if pl in DROP_LINK_NAMESPACES:
+            if not inline:
+                return ""
+            return _render(node.text) if node.text is not None else rest.strip()
+        if _is_interlanguage(pl) and not inline:
+            return ""
+    if node.text is not None:
+        return _render(node.text)
+    return title
+
+
+def normalize_space(text: str) -> str:
+    """One line, single spaces, no space before punctuation or after an opening bracket."""
+    s = text.replace("\n", " ").replace("\r", " ")
+    s = _WS.sub(" ", s)
+    for _ in range(2):
+        s = _EMPTY_PARENS.sub("", s)
+        s = _LEADING_SEP_IN_PARENS.sub("(", s)
+        s = _TRAILING_SEP_IN_PARENS.sub(")", s)
+        s = _WS.sub(" ", s)
+        s = _SPACE_BEFORE_PUNCT.sub(r"\1", s)
+        s = _SPACE_AFTER_OPEN.sub(r"\1", s)
+        s = _DOUBLE_COMMA.sub(",", s)
+    return s.strip()
+
+
+def clean_wikitext(wikitext: str, *, title: str = "") -> list[str]:
+    """Clean one page's wikitext into prose paragraphs (one string each, single-spaced).
+
+    Raises :class:`BiaskitError` E032 when mwparserfromhell cannot parse the text (callers count the page
+    as skipped and name it).
+    """
+    import mwparserfromhell
+
+    try:
+        raw = _RAW_COMMENT.sub("", wikitext or "")
+        raw = _RAW_REF.sub("", _RAW_REF_SELF.sub("", raw))
+        code = mwparserfromhell.parse(raw)
+        text = _render(code)
+    except Exception as exc:  # mwparserfromhell errors are rare but possible on pathological input
+        raise BiaskitError("E032", f"could not parse the wikitext of page {title!r}: {exc}", value=title,
+                           fix="the page is skipped and counted; report it if it looks like valid wikitext") from exc
+    text = _MAGIC.sub("", text)
+    paragraphs: list[str] = []
+    current: list[str] = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped:
+            if current:
+                paragraphs.append(" ".join(current))
+                current = []
+            continue
+        if stripped.startswith(_LINE_DROP) or stripped[0] in "|!{}=":
+            # list items, headings, leftover table rows: not running prose; also ends a paragraph
+            if current:
+                paragraphs.append(" ".join(current))
+                current = []
+            continue
+        current.append(stripped)
+    if current:
+        paragraphs.append(" ".join(current))
+    out = []
+    for p in paragraphs:
+        p = normalize_space(p.replace(_LINE_DROP, " "))
+        if p:
+            out.append(p)
+    return out
+
+
+def has_residue(sentence: str) -> bool:
+    """True when the sentence still carries wiki markup (never expected after :func:`clean_wikitext`)."""
+    return any(r in sentence for r in RESIDUE)
+
+
+# --------------------------------------------------------------------------- sentence splitting
+
+SPLITTERS = ("senter", "parser", "sentencizer")
+
+
+def load_splitter(language: str = "en", *, splitter: str = "senter", model: str | None = None):
+    """A spaCy pipeline that only splits sentences.
+
+    ``senter``/``parser`` use a trained pipeline (``model``, default: the language's known asset, e.g.
+    en_core_web_sm); ``sentencizer`` needs no model (``spacy.blank(language)`` + rule-based sentencizer).
+    """
+    from biaskit.errors import require
+
+    spacy = require("spacy", "scrape", "sentence splitting")
+    if splitter not in SPLITTERS:
+        raise BiaskitError("E021", "unknown sentence splitter", value=splitter, options=SPLITTERS,
+                           fix="set `splitter:` in the domain config (or --splitter) to one of the options")
+    if splitter == "sentencizer":
+        try:
+            nlp = spacy.blank(language)
+        except Exception as exc:
+            raise BiaskitError("E021", f"spaCy has no language {language!r}", value=language,
+                               fix="use a spaCy language code (en, cs, pl, sk, de, ...)") from exc
+        nlp.add_pipe("sentencizer")
+        return nlp
+    from biaskit.assets import load_spacy
+
+    nlp = load_spacy(model or language)
+    if splitter == "senter" and "senter" in nlp.component_names:
+        keep = {"senter"} | ({"tok2vec"} if "tok2vec" in nlp.pipe_names else set())
+        nlp.enable_pipe("senter")
+        for name in list(nlp.pipe_names):
+            if name not in keep:
+                nlp.disable_pipe(name)
+    else:
+        keep = {"tok2vec", "parser", "senter", "sentencizer"}
+        for name in list(nlp.pipe_names):
+            if name not in keep:
+                nlp.disable_pipe(name)
+        if not any(p in nlp.pipe_names for p in ("parser", "senter", "sentencizer")):
+            nlp.add_pipe("sentencizer")
+    return nlp
+
+
+def split_sentences(paragraphs: Sequence[str], nlp, *, batch_size: int = 64) -> list[str]:
+    """Sentences of the paragraphs, in order, each whitespace-normalised."""
+    out: list[str] = []
+    for doc in nlp.pipe(paragraphs, batch_size=batch_size):
+        for sent in doc.sents:
+            s = normalize_space(sent.text)
+            if s:
+                out.append(s)
+    return out
+
+
+def iter_clean_sentences(pages: Iterable[tuple[str, str]], nlp) -> Iterable[tuple[str, list[str]]]:
+    """(title, wikitext) -> (title, sentences) for each page."""
+    for title, text in pages:
+        yield title, split_sentences(clean_wikitext(text, title=title), nlp)

@@ -1,0 +1,309 @@
+"""Domains and groups as data: which pages belong to which group, and which terms to look for.
+
+A domain config is a YAML (or JSON) file::
+
+    name: my-domains            # free text, recorded in the manifest
+    language: en                # BCP-47 code of the wiki's language
+    splitter: senter            # senter | parser | sentencizer (no trained model needed)
+    spacy_model: null           # e.g. cs_core_news_sm; default: the language's known pipeline
+    license: CC BY-SA 4.0
+    rule: {window: 8, n_first: 5, min_words: 6, dedupe: domain}
+    domains:
+      profession:
+        term_case: lower        # title-derived terms are lower-cased ("Astronomer" -> "astronomer")
+        seeds:                  # domain seeds: each linked "List of X" page becomes group X (API only)
+          - lists_of: Lists_of_occupations
+        groups:
+          scientific_occupations:
+            pages: [Astronomer, Astronaut]      # explicit page titles
+            terms: [astronomer, astronaut]      # optional: terms for all pages of the group
+          american_actresses:
+            seeds:                              # pages linked from a page / members of a category
+              - links: List_of_American_film_actresses
+              - category: Category:American film actresses
+
+Without ``terms`` a page's term is its title without a trailing ``(...)`` qualifier (person names,
+professions). Terms match case-insensitively as whole words. ``max_pages`` (group or domain) caps the
+pages per group (in seed order).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from biaskit.errors import BiaskitError
+from biaskit.scrape.prompts import PromptRule
+
+SEED_KINDS = ("links", "category", "lists_of")
+_GROUP_KEYS = {"pages", "seeds", "terms", "max_pages"}
+_DOMAIN_KEYS = {"groups", "seeds", "term_case", "max_pages"}
+_TOP_KEYS = {"name", "language", "splitter", "spacy_model", "license", "rule", "domains", "wiki", "description"}
+
+
+@dataclass
+class Group:
+    name: str
+    pages: list[str] = field(default_factory=list)
+    seeds: list[dict[str, str]] = field(default_factory=list)
+    terms: list[str] = field(default_factory=list)
+    max_pages: int | None = None
+
+
+@dataclass
+class Domain:
+    name: str
+    groups: dict[str, Group] = field(default_factory=dict)
+    seeds: list[dict[str, str]] = field(default_factory=list)
+    term_case: str = "keep"
+    max_pages: int | None = None
+
+
+@dataclass
+class DomainConfig:
+    domains: dict[str, Domain]
+    name: str = ""
+    language: str = "en"
+    splitter: str = "senter"
+    spacy_model: str | None = None
+    license: str = "CC BY-SA 4.0"
+    rule: PromptRule = field(default_factory=PromptRule)
+    source: str = ""
+
+    def settings(self) -> dict[str, Any]:
+        return {"name": self.name, "language": self.language, "splitter": self.splitter, "spacy_model": self.spacy_model,
+                "rule": {"window": self.rule.window, "n_first": self.rule.n_first, "min_words": self.rule.min_words,
+                         "dedupe": self.rule.dedupe}, "source": self.source}
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """One page's membership in a group, with the terms to look for on it."""
+
+    domain: str
+    group: str
+    terms: tuple[str, ...]
+
+
+def _err(what: str, value: Any, fix: str, where: str) -> BiaskitError:
+    return BiaskitError("E021", f"{what} in domain config {where}", value=value, fix=fix)
+
+
+def _str_list(v: Any, what: str, where: str) -> list[str]:
+    if v is None:
+        return []
+    if isinstance(v, str):
+        v = [v]
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise _err(f"{what} must be a list of strings", v, f"write {what} as a YAML list, e.g. [Astronomer, Astronaut]", where)
+    out = []
+    for x in v:
+        if not x.strip():
+            raise _err(f"{what} has an empty entry", v, "remove the empty entry", where)
+        if x != x.strip():
+            raise _err(f"{what} entry has surrounding whitespace (it could never match)", x, f"write {x.strip()!r}", where)
+        out.append(x)
+    dups = sorted({x for x in out if out.count(x) > 1})
+    if dups:
+        raise _err(f"{what} lists an entry twice", dups, "remove the duplicates", where)
+    return out
+
+
+def _seeds(v: Any, where: str, allowed: tuple[str, ...]) -> list[dict[str, str]]:
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise _err("seeds must be a list", v, "e.g. seeds: [{links: List_of_American_film_actresses}]", where)
+    out = []
+    for s in v:
+        if not (isinstance(s, dict) and len(s) == 1 and next(iter(s)) in allowed and isinstance(next(iter(s.values())), str)):
+            raise BiaskitError("E021", f"invalid seed in domain config {where}", value=s, options=allowed,
+                               fix="each seed is one key: {links: PAGE}, {category: Category:NAME}" + (" or {lists_of: PAGE}" if "lists_of" in allowed else ""))
+        out.append(dict(s))
+    return out
+
+
+def _max(v: Any, where: str) -> int | None:
+    if v is None:
+        return None
+    if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+        raise _err("max_pages must be a positive integer", v, "e.g. max_pages: 100", where)
+    return v
+
+
+def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
+    """Validate a config mapping (see module docs) and build a :class:`DomainConfig`."""
+    if not isinstance(data, dict):
+        raise _err("the top level must be a mapping", type(data).__name__, "see docs/scrape.md for the format", source)
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise BiaskitError("E021", f"unknown key(s) in domain config {source}", value=unknown, options=sorted(_TOP_KEYS),
+                           fix="remove or rename the keys")
+    doms = data.get("domains")
+    if not isinstance(doms, dict) or not doms:
+        raise _err("`domains` must be a non-empty mapping", doms, "add domains: {NAME: {groups: {...}}}", source)
+    rule_d = data.get("rule") or {}
+    if not isinstance(rule_d, dict) or set(rule_d) - {"window", "n_first", "min_words", "dedupe"}:
+        raise BiaskitError("E021", f"invalid `rule` in domain config {source}", value=rule_d,
+                           options=["window", "n_first", "min_words", "dedupe"], fix="e.g. rule: {window: 8, n_first: 5, min_words: 6}")
+    rule = PromptRule(**rule_d)
+    domains: dict[str, Domain] = {}
+    for dname, d in doms.items():
+        w = f"{source} (domain {dname!r})"
+        if d is None:
+            d = {}
+        if not isinstance(d, dict):
+            raise _err("a domain must be a mapping", d, "give it groups: {...} and/or seeds: [...]", w)
+        unknown = sorted(set(d) - _DOMAIN_KEYS)
+        if unknown:
+            raise BiaskitError("E021", f"unknown key(s) in {w}", value=unknown, options=sorted(_DOMAIN_KEYS), fix="remove or rename the keys")
+        case = d.get("term_case", "keep")
+        if case not in ("keep", "lower"):
+            raise BiaskitError("E021", f"invalid term_case in {w}", value=case, options=["keep", "lower"], fix="use keep or lower")
+        dom = Domain(str(dname), seeds=_seeds(d.get("seeds"), w, SEED_KINDS), term_case=case, max_pages=_max(d.get("max_pages"), w))
+        groups = d.get("groups") or {}
+        if not isinstance(groups, dict):
+            raise _err("groups must be a mapping", groups, "groups: {GROUP: {pages: [...]}}", w)
+        for gname, g in groups.items():
+            wg = f"{source} (group {dname}/{gname})"
+            if g is None:
+                g = {}
+            if isinstance(g, list):
+                g = {"pages": g}
+            if not isinstance(g, dict):
+                raise _err("a group must be a mapping or a list of pages", g, "e.g. {pages: [Astronomer]}", wg)
+            unknown = sorted(set(g) - _GROUP_KEYS)
+            if unknown:
+                raise BiaskitError("E021", f"unknown key(s) in {wg}", value=unknown, options=sorted(_GROUP_KEYS), fix="remove or rename the keys")
+            grp = Group(str(gname), pages=_str_list(g.get("pages"), "pages", wg), seeds=_seeds(g.get("seeds"), wg, ("links", "category")),
+                        terms=_str_list(g.get("terms"), "terms", wg), max_pages=_max(g.get("max_pages"), wg))
+            if not grp.pages and not grp.seeds:
+                raise _err("a group needs pages or seeds", gname, "add pages: [...] or seeds: [{links: PAGE}]", wg)
+            dom.groups[grp.name] = grp
+        if not dom.groups and not dom.seeds:
+            raise _err("a domain needs groups or seeds", dname, "add groups: {...} or seeds: [{lists_of: PAGE}]", w)
+        domains[dom.name] = dom
+    from biaskit.scrape.clean import SPLITTERS
+
+    splitter = data.get("splitter", "senter")
+    if splitter not in SPLITTERS:
+        raise BiaskitError("E021", f"unknown splitter in domain config {source}", value=splitter, options=SPLITTERS,
+                           fix="senter (fast, trained), parser or sentencizer (rule-based, any language)")
+    lang = data.get("language", "en")
+    if not isinstance(lang, str) or not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]+)*", lang):
+        raise _err("language must be a BCP-47 code", lang, "e.g. language: en", source)
+    return DomainConfig(domains=domains, name=str(data.get("name", "")), language=lang, splitter=splitter,
+                        spacy_model=data.get("spacy_model"), license=str(data.get("license", "CC BY-SA 4.0")), rule=rule, source=source)
+
+
+SHIPPED = {"bold": "bold/domains.yaml", "demo": "bold/demo_domains.yaml"}
+
+
+def shipped_config_path(name: str) -> Path:
+    base = Path(__file__).resolve().parent.parent / "data"
+    if name not in SHIPPED:
+        raise BiaskitError("E021", "unknown shipped domain config", value=name, options=sorted(SHIPPED),
+                           fix="pass a path to your own YAML config or one of the shipped names")
+    return base / SHIPPED[name]
+
+
+def load_config(path_or_name: str | os.PathLike | dict, *, rule_overrides: dict | None = None) -> DomainConfig:
+    """Load a config file (YAML/JSON), a shipped name (``bold``, ``demo``) or a mapping."""
+    if isinstance(path_or_name, dict):
+        data, src = path_or_name, "<dict>"
+    else:
+        p = Path(path_or_name)
+        if not p.exists() and str(path_or_name) in SHIPPED:
+            p = shipped_config_path(str(path_or_name))
+        if not p.is_file():
+            raise BiaskitError("E021", "domain config not found", value=str(path_or_name), options=sorted(SHIPPED),
+                               fix="pass the path of a YAML/JSON domain config or a shipped name")
+        text = p.read_text(encoding="utf-8")
+        try:
+            if p.suffix == ".json":
+                data = json.loads(text)
+            else:
+                import yaml
+
+                data = yaml.safe_load(text)
+        except Exception as exc:
+            raise BiaskitError("E021", f"domain config {p} is not valid YAML/JSON: {exc}", value=str(p), fix="fix the syntax") from exc
+        src = str(p)
+    cfg = parse_config(data, source=src)
+    if rule_overrides:
+        d = cfg.settings()["rule"]
+        d.update({k: v for k, v in rule_overrides.items() if v is not None})
+        cfg.rule = PromptRule(**d)
+    return cfg
+
+
+def title_term(title: str, case: str = "keep") -> str:
+    """A page title as a term: underscores -> spaces, trailing ``(qualifier)`` dropped."""
+    t = re.sub(r"\s*\([^)]*\)\s*$", "", title.replace("_", " ")).strip()
+    return t.lower() if case == "lower" else t
+
+
+def snake(title: str) -> str:
+    """``List of scientific occupations`` -> ``scientific_occupations``."""
+    t = re.sub(r"^(lists?|index) of ", "", title.replace("_", " ").strip(), flags=re.I)
+    return re.sub(r"[^\w]+", "_", t).strip("_")
+
+
+def resolve_assignments(
+    cfg: DomainConfig,
+    *,
+    links: Callable[[str], Iterable[str]] | None = None,
+    category: Callable[[str], Iterable[str]] | None = None,
+    normalize: Callable[[str], str] = lambda t: t,
+) -> tuple[dict[str, list[Assignment]], dict[str, int]]:
+    """Expand seeds into pages: ``{page title: [Assignment, ...]}`` plus per-group page counts.
+
+    ``links(page)`` returns the article titles a page links to; ``category(cat)`` the members of a
+    category. A seed kind whose function is missing raises E021 (e.g. category seeds with a dump that
+    has no category links).
+    """
+    out: dict[str, list[Assignment]] = {}
+    per_group: dict[str, int] = {}
+
+    def need(fn, kind):
+        if fn is None:
+            raise BiaskitError("E021", f"seed kind {kind!r} cannot be resolved with this source", value=kind,
+                               fix="list the pages explicitly (pages: [...]) or scrape through the API (biaskit scrape api)")
+        return fn
+
+    for dom in cfg.domains.values():
+        groups = dict(dom.groups)
+        for seed in dom.seeds:
+            kind, page = next(iter(seed.items()))
+            if kind == "lists_of":
+                for t in need(links, "links")(page):
+                    if re.match(r"^lists? of ", t, re.I) and snake(t) not in groups:
+                        groups[snake(t)] = Group(snake(t), seeds=[{"links": t}])
+            elif kind == "links":
+                groups.setdefault(snake(page), Group(snake(page), seeds=[{"links": page}]))
+            else:
+                groups.setdefault(snake(page.split(":", 1)[-1]), Group(snake(page.split(":", 1)[-1]), seeds=[{"category": page}]))
+        for g in groups.values():
+            titles: list[str] = list(g.pages)
+            for seed in g.seeds:
+                kind, page = next(iter(seed.items()))
+                fn = need(links, "links") if kind == "links" else need(category, "category")
+                titles.extend(fn(page))
+            cap = g.max_pages or dom.max_pages
+            seen: list[str] = []
+            for t in titles:
+                t = normalize(t)
+                if t and t not in seen:
+                    seen.append(t)
+            if cap:
+                seen = seen[:cap]
+            per_group[f"{dom.name}/{g.name}"] = len(seen)
+            for t in seen:
+                terms = tuple(g.terms) if g.terms else (title_term(t, dom.term_case),)
+                out.setdefault(t, []).append(Assignment(dom.name, g.name, terms))
+    return out, per_group

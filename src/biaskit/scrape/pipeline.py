@@ -1,0 +1,404 @@
+"""Pages -> clean sentences -> BOLD-style prompts, resumable and in parallel.
+
+:func:`scrape_dump` and :func:`scrape_api` resolve a domain config into pages, then
+:func:`build_from_pages` cleans each page, splits it into sentences, applies BOLD's prompt rule for each
+group the page belongs to and writes the prompts table with a manifest. Work is written in shards as it
+finishes (``<out>.parts/``, plus a per-page report ``<stem>.pages.parquet``), so a killed run resumes where it
+stopped: finished pages are skipped and ids are content-derived, so nothing is duplicated or lost.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from biaskit.errors import BiaskitError
+from biaskit.log import get_logger
+from biaskit.scrape.config import Assignment, DomainConfig, resolve_assignments
+from biaskit.scrape.dump import Page
+from biaskit.scrape.prompts import FILTERS, FilterCounts, PromptRule, dedupe_prompts, iter_page_prompts, prompt_id
+
+log = get_logger("scrape")
+
+S, I = pa.string(), pa.int64()
+CANDIDATE_SCHEMA = pa.schema([
+    ("prompt_id", S), ("text", S), ("source", S), ("language", S), ("domain", S), ("group", S), ("term", S), ("reference", S),
+    ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("retrieved_at", S), ("license", S), ("sentence_index", I),
+])
+STATUS_SCHEMA = pa.schema([
+    ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("groups", S), ("sentences", I),
+    *[(f, I) for f in FILTERS if f != "duplicate_prompt"], ("prompts", I), ("error", S),
+])
+
+
+@dataclass
+class ScrapeResult:
+    out: Path
+    pages_report: Path
+    counts: dict[str, int]
+    per_group: dict[str, int] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    requests: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        c = self.counts
+        return (f"{c.get('prompts', 0)} prompts from {c.get('pages_processed', 0)} pages ({c.get('sentences', 0)} sentences); dropped: "
+                + ", ".join(f"{k} {c.get(k, 0)}" for k in FILTERS))
+
+
+# --------------------------------------------------------------------------- worker side
+
+_NLP: dict[tuple, Any] = {}
+
+
+def _splitter(settings: dict):
+    key = (settings["language"], settings["splitter"], settings.get("spacy_model"))
+    if key not in _NLP:
+        from biaskit.scrape.clean import load_splitter
+
+        _NLP[key] = load_splitter(settings["language"], splitter=settings["splitter"], model=settings.get("spacy_model"))
+    return _NLP[key]
+
+
+def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict], dict]:
+    """Clean, split and prompt one page for each of its groups. Returns (prompt rows, page status row)."""
+    from biaskit.scrape.clean import clean_wikitext, split_sentences
+
+    page, assigns, settings = task
+    rule: PromptRule = settings["rule"]
+    status: dict[str, Any] = {"wiki": page.wiki, "page_title": page.title, "page_id": page.page_id, "revision_id": page.revision_id,
+                              "groups": ",".join(f"{a.domain}/{a.group}" for a in assigns), "error": None}
+    counts = FilterCounts()
+    try:
+        paragraphs = clean_wikitext(page.text, title=page.title)
+        sentences = split_sentences(paragraphs, _splitter(settings))
+    except Exception as exc:  # a page that cannot be parsed is a counted, named skip
+        status["error"] = str(exc)
+        status.update({k: 0 for k in ("sentences", "prompts", *FILTERS) if k != "duplicate_prompt"})
+        return [], status
+    counts["sentences"] = len(sentences)
+    rows = []
+    for a in assigns:
+        for i, prompt, term, sentence in iter_page_prompts(sentences, a.terms, rule, counts):
+            rows.append({
+                "prompt_id": prompt_id(page.wiki, page.title, i, a.domain, a.group, domain=a.domain),
+                "text": prompt, "source": "bold", "language": settings["language"], "domain": a.domain, "group": a.group,
+                "term": term, "reference": sentence, "wiki": page.wiki, "page_title": page.title, "page_id": page.page_id,
+                "revision_id": page.revision_id, "retrieved_at": page.retrieved_at, "license": settings["license"], "sentence_index": i,
+            })
+    counts["prompts"] = len(rows)
+    status.update({k: int(counts.get(k, 0)) for k in ("sentences", "prompts", *FILTERS) if k != "duplicate_prompt"})
+    return rows, status
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def pages_report_path(out: str | os.PathLike) -> Path:
+    p = Path(out)
+    stem = p.name.split(".")[0] or p.name
+    return p.parent / f"{stem}.pages.parquet"
+
+
+def _pool_map(fn, tasks: Iterable, processes: int) -> Iterator:
+    if processes <= 1:
+        for t in tasks:
+            yield fn(t)
+        return
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    with ctx.Pool(processes) as pool:
+        yield from pool.imap(fn, tasks, chunksize=1)
+
+
+def build_from_pages(
+    pages: Callable[[set[str]], Iterable[Page]],
+    assignments: dict[str, list[Assignment]],
+    cfg: DomainConfig,
+    out: str | os.PathLike,
+    *,
+    processes: int = 1,
+    command: str = "biaskit prompts build",
+    inputs: Iterable[str] = (),
+    extra: dict | None = None,
+    total: int | None = None,
+    shard_pages: int = 16,
+    license: str | None = None,
+) -> ScrapeResult:
+    """Run pages through the cleaner and the prompt rule and write the prompts table at ``out``.
+
+    ``pages(done)`` yields pages; ``done`` holds titles finished by an earlier (killed) run, which the
+    source may skip. A page is matched to its groups by title (or by the titles that redirected to it).
+    """
+    from biaskit.io import ShardedWriter, write_table
+    from biaskit.log import ProgressBar
+    from biaskit.manifest import new_manifest
+
+    if not isinstance(processes, int) or processes < 1:
+        raise BiaskitError("E005", "processes must be a positive integer", value=processes, fix="e.g. --processes 2")
+    out = Path(out)
+    report = pages_report_path(out)
+    writer = ShardedWriter(out, ("prompt_id",), schema=CANDIDATE_SCHEMA)
+    status_w = ShardedWriter(report, ("wiki", "page_title"), schema=STATUS_SCHEMA)
+    done = {t for _, t in status_w.done_keys()}
+    if done:
+        log.info("resuming: %d pages already done in %s", len(done), status_w.parts)
+    settings = {"language": cfg.language, "splitter": cfg.splitter, "spacy_model": cfg.spacy_model, "rule": cfg.rule,
+                "license": license or cfg.license}
+    skipped = {"pages_not_in_config": 0, "pages_resumed": 0}
+
+    def tasks() -> Iterator[tuple]:
+        for page in pages(done):
+            if page.title in done:
+                skipped["pages_resumed"] += 1
+                continue
+            names = [page.title, *page.requested]
+            assigns: list[Assignment] = []
+            for n in names:
+                for a in assignments.get(n, []):
+                    if a not in assigns:
+                        assigns.append(a)
+            if not assigns:
+                skipped["pages_not_in_config"] += 1
+                continue
+            done.add(page.title)
+            yield page, assigns, settings
+
+    rows_buf: list[dict] = []
+    status_buf: list[dict] = []
+
+    def flush() -> None:
+        if status_buf:
+            writer.write(pa.Table.from_pylist(rows_buf, schema=CANDIDATE_SCHEMA))  # prompts first, then the page marks
+            status_w.write(pa.Table.from_pylist(status_buf, schema=STATUS_SCHEMA))
+            rows_buf.clear()
+            status_buf.clear()
+
+    todo = total - len(done) if total is not None else None
+    try:
+        with ProgressBar(todo if todo and todo > 0 else None, desc="pages -> prompts") as bar:
+            for rows, status in _pool_map(process_page, tasks(), processes):
+                rows_buf.extend(rows)
+                status_buf.append(status)
+                bar.advance(1)
+                if status["error"]:
+                    log.warning("page %r skipped: %s", status["page_title"], status["error"])
+                if len(status_buf) >= shard_pages:
+                    flush()
+    finally:
+        flush()  # keep finished work even when the source fails part-way (malformed dump, dead endpoint)
+
+    cand = writer.read_all()
+    status_t = status_w.read_all()
+    rows = cand.to_pylist() if cand is not None else []
+    seen_ids: set[str] = set()
+    uniq = []
+    for r in rows:  # a page re-done after a kill between the two shard writes: drop the repeat
+        if r["prompt_id"] not in seen_ids:
+            seen_ids.add(r["prompt_id"])
+            uniq.append(r)
+    uniq.sort(key=lambda r: (r["domain"], r["group"], r["page_title"], r["sentence_index"]))
+    counts = FilterCounts()
+    status_rows = status_t.to_pylist() if status_t is not None else []
+    seen_pages: set[tuple] = set()
+    failed = []
+    for s in status_rows:
+        k = (s["wiki"], s["page_title"])
+        if k in seen_pages:
+            continue
+        seen_pages.add(k)
+        if s["error"]:
+            failed.append(s["page_title"])
+        for f in ("sentences", *FILTERS):
+            if f != "duplicate_prompt":
+                counts[f] += s.get(f) or 0
+    final = dedupe_prompts(uniq, cfg.rule.dedupe, counts)
+    counts["prompts"] = len(final)
+    totals = counts.as_dict()
+    totals.update({"pages_processed": len(seen_pages), "pages_failed": len(failed), **skipped})
+    per_group: dict[str, int] = {}
+    for r in final:
+        per_group[f"{r['domain']}/{r['group']}"] = per_group.get(f"{r['domain']}/{r['group']}", 0) + 1
+    table = pa.Table.from_pylist(final, schema=CANDIDATE_SCHEMA) if final else CANDIDATE_SCHEMA.empty_table()
+    manifest = new_manifest(command, config=cfg.settings(), inputs=list(inputs), stage="prompts",
+                            extra={"filter_counts": totals, "prompts_per_group": per_group, "failed_pages": failed, **(extra or {})})
+    write_table(table, out, stage="prompts", manifest=manifest)
+    srt = sorted({(s["wiki"], s["page_title"]): s for s in status_rows}.values(), key=lambda s: s["page_title"])
+    write_table(pa.Table.from_pylist(srt, schema=STATUS_SCHEMA) if srt else STATUS_SCHEMA.empty_table(), report,
+                manifest=new_manifest(command, config=cfg.settings(), stage="pages_report"))
+    shutil.rmtree(writer.parts, ignore_errors=True)
+    shutil.rmtree(status_w.parts, ignore_errors=True)
+    return ScrapeResult(out, report, totals, per_group=per_group, failed=failed)
+
+
+# --------------------------------------------------------------------------- sources
+
+_NON_ARTICLE_NS = {"file", "image", "media", "category", "template", "wikipedia", "wp", "help", "portal", "user", "talk", "special",
+                   "mediawiki", "module", "draft", "book", "timedtext", "wiktionary", "wikt", "commons", "s", "q", "n", "b", "v", "w"}
+
+
+def wikitext_links(text: str) -> list[str]:
+    """Article titles linked from wikitext, in order, without duplicates."""
+    import mwparserfromhell
+
+    from biaskit.scrape.clean import _is_interlanguage
+    from biaskit.scrape.dump import normalize_title
+
+    out: list[str] = []
+    for link in mwparserfromhell.parse(text or "").filter_wikilinks():
+        t = str(link.title).strip().lstrip(":").split("#", 1)[0].strip()
+        if not t:
+            continue
+        prefix, sep, _ = t.partition(":")
+        if sep and (prefix.strip().lower() in _NON_ARTICLE_NS or _is_interlanguage(prefix.strip().lower())):
+            continue
+        t = normalize_title(t)
+        if t not in out:
+            out.append(t)
+    return out
+
+
+_CAT_RE = re.compile(r"\[\[\s*category\s*:\s*([^|\]]+)", re.I)
+
+
+def scrape_dump(
+    dump: str | os.PathLike,
+    cfg: DomainConfig,
+    out: str | os.PathLike,
+    *,
+    processes: int = 1,
+    all_pages: bool = False,
+    redirects: str = "resolve",
+) -> ScrapeResult:
+    """Prompts from a ``pages-articles`` dump for the pages the config names (or every article).
+
+    ``redirects``: ``resolve`` (a config title that is a redirect in the dump means its target) or
+    ``skip``. ``all_pages`` assigns every article to domain/group ``all`` with its title as term.
+    """
+    from biaskit.manifest import utcnow
+    from biaskit.scrape.dump import SiteInfo, dump_wiki_name, iter_dump, normalize_title, resolve_title
+
+    if redirects not in ("resolve", "skip"):
+        raise BiaskitError("E005", "invalid redirects mode", value=redirects, options=["resolve", "skip"], fix="use resolve or skip")
+    dump = Path(dump)
+    site = SiteInfo()
+    seed_pages: set[str] = set()
+    cats: set[str] = set()
+    for dom in cfg.domains.values():
+        for seed in [*dom.seeds, *(s for g in dom.groups.values() for s in g.seeds)]:
+            kind, page = next(iter(seed.items()))
+            if kind == "category":
+                cats.add(normalize_title(page.split(":", 1)[-1]))
+            else:
+                seed_pages.add(normalize_title(page))
+    redirect_map: dict[str, str] = {}
+    seed_links: dict[str, list[str]] = {}
+    members: dict[str, list[str]] = {c: [] for c in cats}
+    n_articles = 0
+    for page in iter_dump(dump, include_redirects=True, site=site):  # pass 1: redirects, seed links, categories
+        if page.redirect:
+            redirect_map[page.title] = normalize_title(page.redirect)
+            continue
+        n_articles += 1
+        if page.title in seed_pages:
+            seed_links[page.title] = wikitext_links(page.text)
+        if cats:
+            for c in _CAT_RE.findall(page.text):
+                c = normalize_title(c)
+                if c in members:
+                    members[c].append(page.title)
+    wiki = dump_wiki_name(dump, site)
+    retrieved = utcnow()
+
+    def norm(t: str) -> str:
+        t = normalize_title(t)
+        return resolve_title(t, redirect_map) if redirects == "resolve" else t
+
+    def links(page: str) -> list[str]:
+        t = norm(page)
+        if t not in seed_links:
+            raise BiaskitError("E033", "seed page not found in the dump", value=page, fix="check the title, or scrape seeds through the API")
+        return seed_links[t]
+
+    if all_pages:
+        assignments: dict[str, list[Assignment]] = {}
+        per_group = {"all/all": n_articles}
+    else:
+        assignments, per_group = resolve_assignments(cfg, links=links, category=lambda c: members.get(normalize_title(c.split(":", 1)[-1]), []),
+                                                     normalize=norm)
+
+    class _All(dict):
+        def get(self, key, default=None):
+            return [Assignment("all", "all", (key,))]
+
+    def pages(done: set[str]) -> Iterator[Page]:
+        for page in iter_dump(dump, site=site):
+            page.wiki, page.retrieved_at = wiki, retrieved
+            yield page
+
+    total = n_articles if all_pages else len(assignments)
+    res = build_from_pages(pages, _All() if all_pages else assignments, cfg, out, processes=processes, command=f"biaskit scrape dump {dump.name}",
+                           inputs=[str(dump)], total=total, extra={"dump": str(dump), "wiki": wiki, "redirects": redirects,
+                                                                  "pages_per_group": per_group})
+    wanted = set(assignments) if not all_pages else set()
+    got = set()
+    import pyarrow.parquet as pq
+
+    for t in pq.read_table(res.pages_report, columns=["page_title"]).column("page_title").to_pylist():
+        got.add(t)
+    res.missing = sorted(wanted - got)
+    res.counts["pages_missing"] = len(res.missing)
+    if res.missing:
+        log.warning("%d configured pages are not articles in the dump: %s", len(res.missing), ", ".join(res.missing[:20]))
+    res.per_group = per_group
+    return res
+
+
+def scrape_api(
+    endpoint: str,
+    cfg: DomainConfig,
+    out: str | os.PathLike,
+    *,
+    processes: int = 1,
+    cache_dir: str | os.PathLike | None = None,
+    client: Any = None,
+    batch: int = 50,
+    **client_kwargs: Any,
+) -> ScrapeResult:
+    """Prompts from a live wiki: seeds -> page titles (links, category members) -> wikitext -> prompts."""
+    from urllib.parse import urlparse
+
+    from biaskit.assets import cache_dir as default_cache
+    from biaskit.scrape.api import MediaWikiClient
+    from biaskit.scrape.dump import normalize_title
+
+    if client is None:
+        if cache_dir is None:
+            cache_dir = default_cache() / "mediawiki" / re.sub(r"[^\w.-]+", "_", (urlparse(endpoint).netloc + urlparse(endpoint).path))
+        client = MediaWikiClient(endpoint, cache_dir=cache_dir, **client_kwargs)
+    info = client.siteinfo()
+    rights = (info.get("rightsinfo") or {}).get("text") or None
+    assignments, per_group = resolve_assignments(cfg, links=client.links, category=client.category_members, normalize=normalize_title)
+    missing: list[str] = []
+
+    def pages(done: set[str]) -> Iterator[Page]:
+        titles = [t for t in assignments if t not in done]
+        yield from client.pages(titles, batch=batch, missing=missing)
+
+    res = build_from_pages(pages, assignments, cfg, out, processes=processes, command=f"biaskit scrape api {endpoint}", total=len(assignments),
+                           license=rights, extra={"endpoint": endpoint, "pages_per_group": per_group, "missing_pages": missing,
+                                                  "http": client.stats})
+    res.missing = missing
+    res.counts["pages_missing"] = len(missing)
+    res.requests = dict(client.stats)
+    res.per_group = per_group
+    return res

@@ -1,0 +1,183 @@
+"""BOLD's prompt rule, the filters around it, and prompt rows with provenance.
+
+BOLD (Dhamala et al., FAccT 2021) keeps a Wikipedia sentence when the group term (a profession, a
+person's name, a religion or ideology term) occurs within its first 8 words; the prompt is the first five
+words plus the words of the term (6-9 words), and the rest of the sentence is the human-written baseline.
+Words are counted on the sentence split at single space characters, as BOLD did (a double space yields
+an empty token), and the prompt keeps BOLD's trailing space. A sentence that would leave nothing to
+generate is dropped.
+
+Every filter counts what it removed (:class:`FilterCounts`): ``too_short`` (<= ``min_words`` words),
+``term_not_in_window``, ``no_continuation``, ``empty_prompt``, ``markup_residue`` and
+``duplicate_prompt``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import pyarrow as pa
+
+from biaskit.errors import BiaskitError
+
+WINDOW = 8
+N_FIRST = 5
+MIN_WORDS = 6
+DEDUPE_SCOPES = ("domain", "group", "global", "none")
+FILTERS = ("too_short", "term_not_in_window", "no_continuation", "empty_prompt", "markup_residue", "duplicate_prompt")
+
+
+@dataclass(frozen=True)
+class PromptRule:
+    """Settings of the BOLD prompt rule (defaults are BOLD's)."""
+
+    window: int = WINDOW        # the term must occur within the first `window` words
+    n_first: int = N_FIRST      # the prompt is the first `n_first` words + the words of the term
+    min_words: int = MIN_WORDS  # sentences with <= min_words words are dropped
+    dedupe: str = "domain"      # duplicate prompt strings are dropped within this scope
+
+    def __post_init__(self) -> None:
+        for name in ("window", "n_first"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise BiaskitError("E021", f"prompt rule setting {name} must be a positive integer", value=v,
+                                   fix=f"set {name} to e.g. {WINDOW if name == 'window' else N_FIRST}")
+        if not isinstance(self.min_words, int) or isinstance(self.min_words, bool) or self.min_words < 0:
+            raise BiaskitError("E021", "prompt rule setting min_words must be an integer >= 0", value=self.min_words,
+                               fix=f"set min_words to e.g. {MIN_WORDS}")
+        if self.dedupe not in DEDUPE_SCOPES:
+            raise BiaskitError("E021", "unknown duplicate-prompt scope", value=self.dedupe, options=DEDUPE_SCOPES,
+                               fix="use `domain` (BOLD-like), `group`, `global` or `none`")
+
+
+@lru_cache(maxsize=4096)
+def _term_regex(term: str) -> re.Pattern:
+    words = [re.escape(w) for w in term.split()]
+    return re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.IGNORECASE)
+
+
+def find_term(head: str, terms: Sequence[str]) -> str | None:
+    """The first term (longest first) that occurs in ``head`` as whole words, case-insensitively."""
+    for term in sorted((t for t in terms if t and t.strip()), key=lambda t: (-len(t.split()), -len(t))):
+        if _term_regex(term).search(head):
+            return term
+    return None
+
+
+def bold_prompt(sentence: str, terms: Sequence[str] | str, rule: PromptRule = PromptRule()) -> tuple[str | None, str]:
+    """Apply BOLD's rule to one sentence.
+
+    Returns ``(prompt, matched_term)`` or ``(None, reason)`` where reason is one of ``too_short``,
+    ``term_not_in_window``, ``no_continuation``, ``empty_prompt``.
+    """
+    if isinstance(terms, str):
+        terms = [terms]
+    if len(sentence.split()) <= rule.min_words:
+        return None, "too_short"
+    tokens = sentence.split(" ")
+    head = " ".join(tokens[: rule.window])
+    term = find_term(head, terms)
+    if term is None:
+        return None, "term_not_in_window"
+    n = rule.n_first + len(term.split())
+    if n >= len(tokens):
+        return None, "no_continuation"
+    prompt = " ".join(tokens[:n]) + " "
+    if not prompt.strip():
+        return None, "empty_prompt"
+    return prompt, term
+
+
+def prompt_id(*parts: object, source: str = "bold", domain: str | None = None) -> str:
+    """Stable content-derived id, e.g. ``bold-prof-3f2a9c1d0b``."""
+    h = hashlib.sha1("\x1f".join("" if p is None else str(p) for p in parts).encode("utf-8")).hexdigest()[:12]
+    dom = re.sub(r"[^a-z0-9]", "", (domain or "").lower())[:4] or "x"
+    return f"{source}-{dom}-{h}"
+
+
+class FilterCounts(Counter):
+    """Counter of rows each filter removed (plus ``sentences`` seen and ``prompts`` kept)."""
+
+    def as_dict(self) -> dict[str, int]:
+        keys = ["sentences", *FILTERS, "prompts"]
+        d = {k: int(self.get(k, 0)) for k in keys}
+        d.update({k: int(v) for k, v in self.items() if k not in d})
+        return d
+
+
+def dedupe_prompts(rows: list[dict], scope: str, counts: FilterCounts | None = None) -> list[dict]:
+    """Drop rows whose prompt text repeats within ``scope`` (keeping the first), counting the drops."""
+    if scope == "none":
+        return rows
+    seen: set[tuple] = set()
+    out = []
+    for r in rows:
+        text = r["text"]
+        key = {"domain": (r.get("domain"), text), "group": (r.get("domain"), r.get("group"), text), "global": (text,)}[scope]
+        if key in seen:
+            if counts is not None:
+                counts["duplicate_prompt"] += 1
+            continue
+        seen.add(key)
+        out.append(r)
+    return out
+
+
+def rebuild_prompts(table: pa.Table, rule: PromptRule = PromptRule(), *, term_column: str = "term",
+                    reference_column: str = "reference") -> tuple[pa.Table, FilterCounts]:
+    """Recompute ``text`` from each row's reference sentence and term with ``rule``.
+
+    Rows the rule rejects are dropped and counted; all other columns are kept (the original prompt is
+    kept in ``original_text``). Ids are kept: one row is still one prompt.
+    """
+    from biaskit.schema import validate
+
+    validate(table, "prompts", require=[term_column, reference_column])
+    counts = FilterCounts()
+    rows = table.to_pylist()
+    kept = []
+    for r in rows:
+        counts["sentences"] += 1
+        ref, term = r.get(reference_column), r.get(term_column)
+        if ref is None or term is None:
+            counts["missing_reference_or_term"] += 1
+            continue
+        prompt, why = bold_prompt(ref, [term], rule)
+        if prompt is None:
+            counts[why] += 1
+            continue
+        r = dict(r)
+        if r.get("original_text") is None:
+            r["original_text"] = r["text"]
+        r["text"] = prompt
+        kept.append(r)
+    kept = dedupe_prompts(kept, rule.dedupe, counts)
+    counts["prompts"] = len(kept)
+    names = list(dict.fromkeys([*table.column_names, "original_text"]))
+    schema = pa.schema([table.schema.field(n) if n in table.column_names else pa.field(n, pa.string()) for n in names])
+    out = pa.Table.from_pylist(kept, schema=schema) if kept else schema.empty_table()
+    return out, counts
+
+
+def iter_page_prompts(sentences: Iterable[str], terms: Sequence[str], rule: PromptRule,
+                      counts: FilterCounts) -> Iterable[tuple[int, str, str, str]]:
+    """(sentence_index, prompt, term, sentence) for each sentence of a page that passes the rule.
+
+    Filter counts are per (sentence, group) pair; the caller counts the page's sentences once.
+    """
+    from biaskit.scrape.clean import has_residue
+
+    for i, s in enumerate(sentences):
+        if has_residue(s):
+            counts["markup_residue"] += 1
+            continue
+        prompt, why = bold_prompt(s, terms, rule)
+        if prompt is None:
+            counts[why] += 1
+            continue
+        yield i, prompt, why, s
