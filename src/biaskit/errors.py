@@ -32,6 +32,7 @@ CATALOGUE: dict[str, str] = {
     "E031": "MediaWiki endpoint unreachable or not an API",
     "E032": "malformed dump",
     "E033": "page not found",
+    "E034": "invalid BOLD file",
     "E040": "invalid template file",
     "E041": "invalid translation sheet",
     "E050": "Hub staging/validation error",
