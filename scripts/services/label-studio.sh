@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install the Label Studio SERVER (1.23.2) into its own virtual environment, .venv-ls in the repo root.
+# It must never share the toolkit's .venv: its pins (Django 5.2, pyarrow<25, openai<2, pytz<2023) would
+# clash. The toolkit itself only needs label-studio-sdk (the `annotate` extra).
+# Idempotent: a fast no-op when the right version is already there. Used by scripts/test.sh (CI, fresh
+# machine) and by tests/annotate/conftest.py when the venv is missing.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+VERSION=1.23.2
+VENV=${BIASKIT_LS_VENV:-.venv-ls}
+stamp="$VENV/.biaskit-label-studio-$VERSION"
+if [ -f "$stamp" ] && [ -x "$VENV/bin/label-studio" ]; then exit 0; fi
+PY=${PYTHON:-python3}
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+"$VENV/bin/python" -m pip --disable-pip-version-check -q install --upgrade pip
+log=$(mktemp)
+if ! "$VENV/bin/python" -m pip --disable-pip-version-check -q install "label-studio==$VERSION" >"$log" 2>&1; then
+  grep -v "is neither a file nor a directory" "$log" >&2 || true
+  rm -f "$log"; echo "label-studio $VERSION install failed (see above)" >&2; exit 1
+fi
+rm -f "$log"
+touch "$stamp"
+echo "Label Studio $VERSION installed in $VENV"

@@ -1,0 +1,387 @@
+"""Inter-annotator agreement, careless-annotator checks and majority-vote ground truth.
+
+All statistics are computed here from first principles (numpy) and checked in the tests against
+independent implementations: statsmodels' ``fleiss_kappa``, the ``krippendorff`` package and
+scikit-learn's ``cohen_kappa_score``.
+
+* Fleiss' kappa needs the same number of ratings per item: it uses the items with the largest number of
+  ratings (``n_items`` says how many) and is null with an ``error`` when fewer than two remain.
+* Krippendorff's alpha (nominal and ordinal) allows missing ratings: items with one rating are ignored.
+  Ordinal alpha ranks labels by the task's ordinal scale; labels off the scale (regard's ``other``) count
+  as missing there. Computed per item from category counts, so it handles any number of annotators
+  (Argilla v1 collapsed all records into one item and reported alpha = 0.000: a regression test covers it).
+* Pairwise Cohen's kappa on the items both annotators labelled.
+* Per annotator: agreement and Cohen's kappa with the majority of the *other* annotators (leave-one-out,
+  so an annotator cannot vote for their own majority), accuracy on gold items, and a careless flag.
+"""
+
+from __future__ import annotations
+
+import random as _random
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.errors import BiaskitError
+from biaskit.io import to_arrow
+
+TIE_POLICIES = ("drop", "random", "label:<name>")
+
+
+# --------------------------------------------------------------------------- label tables
+
+
+@dataclass
+class LabelTable:
+    """Items x annotators, ``None`` where an annotator did not label an item."""
+
+    items: list[str]
+    annotators: list[str]
+    labels: list[list[str | None]]
+
+    @classmethod
+    def from_annotations(cls, annotations: Any, *, exclude_items: Iterable[str] = ()) -> "LabelTable":
+        t = to_arrow(annotations)
+        for c in ("sample_id", "annotator", "label"):
+            if c not in t.column_names:
+                raise BiaskitError("E001", f"the annotations table lacks column {c!r}", value=t.column_names,
+                                   fix="give an annotations table (biaskit annotate pull)")
+        ex = set(exclude_items)
+        by: dict[str, dict[str, str]] = defaultdict(dict)
+        for sid, ann, lab in zip(*(t.column(c).to_pylist() for c in ("sample_id", "annotator", "label"))):
+            if sid in ex or lab is None:
+                continue
+            if ann in by[sid] and by[sid][ann] != lab:
+                raise BiaskitError("E091", "two different labels by one annotator on one item", value=(sid, ann),
+                                   fix="pull the annotations with `biaskit annotate pull`, which keeps the latest one")
+            by[sid][ann] = lab
+        items = sorted(by)
+        anns = sorted({a for d in by.values() for a in d})
+        return cls(items, anns, [[by[i].get(a) for a in anns] for i in items])
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Sequence[str | None]], annotators: Sequence[str] | None = None) -> "LabelTable":
+        anns = list(annotators) if annotators else [f"a{j + 1}" for j in range(len(rows[0]) if rows else 0)]
+        return cls([f"i{i}" for i in range(len(rows))], anns, [list(r) for r in rows])
+
+    def categories(self, task: TaskType | None = None) -> list[str]:
+        seen = sorted({lab for row in self.labels for lab in row if lab is not None})
+        if task is None:
+            return seen
+        return [*task.labels, *[s for s in seen if s not in task.labels]]
+
+    def counts(self, categories: Sequence[str]) -> np.ndarray:
+        idx = {c: j for j, c in enumerate(categories)}
+        m = np.zeros((len(self.items), len(categories)), dtype=float)
+        for i, row in enumerate(self.labels):
+            for lab in row:
+                if lab is not None and lab in idx:
+                    m[i, idx[lab]] += 1
+        return m
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def fleiss_kappa(counts: np.ndarray) -> float:
+    """Fleiss' kappa from an items x categories count table with equal row sums (>= 2)."""
+    counts = np.asarray(counts, dtype=float)
+    n = counts.sum(axis=1)
+    if counts.shape[0] == 0 or n.min() < 2 or not np.all(n == n[0]):
+        raise ValueError("fleiss_kappa needs >= 1 item and the same number (>= 2) of ratings per item")
+    r = n[0]
+    p_j = counts.sum(axis=0) / counts.sum()
+    p_i = ((counts ** 2).sum(axis=1) - r) / (r * (r - 1))
+    pbar, pe = p_i.mean(), float((p_j ** 2).sum())
+    if np.isclose(pe, 1.0):
+        return float("nan")
+    return float((pbar - pe) / (1 - pe))
+
+
+def _delta2(n_c: np.ndarray, level: str) -> np.ndarray:
+    k = len(n_c)
+    if level == "nominal":
+        return 1.0 - np.eye(k)
+    if level == "ordinal":
+        cum = np.concatenate([[0.0], np.cumsum(n_c)])
+        d = np.zeros((k, k))
+        for c in range(k):
+            for e in range(c, k):
+                v = cum[e + 1] - cum[c] - (n_c[c] + n_c[e]) / 2.0
+                d[c, e] = d[e, c] = v * v
+        return d
+    raise ValueError(f"unknown level {level!r}")
+
+
+def krippendorff_alpha(counts: np.ndarray, level: str = "nominal") -> float:
+    """Krippendorff's alpha from items x categories counts (categories in ordinal order for ``ordinal``).
+
+    Items with fewer than two ratings are not pairable and are ignored.
+    """
+    counts = np.asarray(counts, dtype=float)
+    m = counts.sum(axis=1)
+    counts = counts[m >= 2]
+    m = m[m >= 2]
+    if counts.shape[0] == 0:
+        return float("nan")
+    w = counts / (m - 1)[:, None]
+    o = w.T @ counts - np.diag(w.sum(axis=0))  # coincidence matrix
+    n_c = o.sum(axis=0)
+    n = n_c.sum()
+    d = _delta2(n_c, level)
+    d_o = (o * d).sum()
+    d_e = (np.outer(n_c, n_c) * d).sum()
+    if d_e == 0:
+        return float("nan")
+    return float(1.0 - (n - 1) * d_o / d_e)
+
+
+def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float:
+    """Cohen's kappa between two equal-length label sequences."""
+    if len(a) != len(b) or not a:
+        raise ValueError("cohen_kappa needs two non-empty label lists of equal length")
+    cats = sorted(set(a) | set(b))
+    idx = {c: i for i, c in enumerate(cats)}
+    cm = np.zeros((len(cats), len(cats)))
+    for x, y in zip(a, b):
+        cm[idx[x], idx[y]] += 1
+    n = cm.sum()
+    po = np.trace(cm) / n
+    pe = float((cm.sum(axis=1) * cm.sum(axis=0)).sum() / (n * n))
+    if np.isclose(pe, 1.0):
+        return float("nan")
+    return float((po - pe) / (1 - pe))
+
+
+def bootstrap_ci(stat: Callable[[np.ndarray], float], n: int, *, n_boot: int = 1000, seed: int = 0,
+                 level: float = 0.95) -> tuple[float | None, float | None]:
+    """Percentile bootstrap CI of ``stat(indices)`` over ``n`` items resampled with replacement."""
+    if n_boot <= 0 or n < 2:
+        return None, None
+    rng = np.random.default_rng(seed)
+    vals = []
+    for _ in range(n_boot):
+        v = stat(rng.integers(0, n, size=n))
+        if v is not None and np.isfinite(v):
+            vals.append(v)
+    if len(vals) < max(10, n_boot // 10):
+        return None, None
+    lo, hi = np.quantile(vals, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return float(lo), float(hi)
+
+
+# --------------------------------------------------------------------------- majority vote
+
+
+def _top(labels: Iterable[str]) -> tuple[list[str], int]:
+    c = Counter(labels)
+    if not c:
+        return [], 0
+    best = max(c.values())
+    return sorted(k for k, v in c.items() if v == best), best
+
+
+def majority_vote(annotations: Any, *, task: str | TaskType | None = None, tie_policy: str = "drop",
+                  exclude_labels: Sequence[str] = (), min_votes: int = 1, seed: int = 0) -> pa.Table:
+    """Majority label per item.
+
+    ``tie_policy``: ``drop`` (no label; the item is left out), ``random`` (seeded choice among the tied
+    labels) or ``label:<name>`` (ties get that label, e.g. ``label:neutral``). Items whose majority is in
+    ``exclude_labels`` (e.g. ``other``, as Sheng et al. did) or with fewer than ``min_votes`` labels get
+    ``kept = false`` and a ``reason``. Returns sample_id, label, n_votes, n_top, share, tie, kept, reason.
+    """
+    if not (tie_policy in ("drop", "random") or tie_policy.startswith("label:")):
+        raise BiaskitError("E091", "unknown tie policy", value=tie_policy, options=TIE_POLICIES,
+                           fix="use --tie-policy drop, random or label:<name> (e.g. label:neutral)")
+    tt = get_task_type(task) if task is not None else None
+    if tie_policy.startswith("label:") and tt is not None:
+        tt.check_label(tie_policy.split(":", 1)[1])
+    lt = LabelTable.from_annotations(annotations)
+    rnd = _random.Random(seed)
+    out: dict[str, list] = {k: [] for k in ("sample_id", "label", "n_votes", "n_top", "share", "tie", "kept", "reason")}
+    for item, row in zip(lt.items, lt.labels):
+        labs = [x for x in row if x is not None]
+        tops, best = _top(labs)
+        tie = len(tops) > 1
+        label, reason = (tops[0] if tops else None), None
+        if tie:
+            if tie_policy == "drop":
+                label, reason = None, "tie"
+            elif tie_policy == "random":
+                label = rnd.choice(tops)
+            else:
+                label = tie_policy.split(":", 1)[1]
+        if len(labs) < min_votes:
+            reason = f"fewer than {min_votes} votes"
+        elif label is not None and label in exclude_labels:
+            reason = f"majority is {label!r} (excluded)"
+        for k, v in (("sample_id", item), ("label", label), ("n_votes", len(labs)), ("n_top", best),
+                     ("share", best / len(labs) if labs else None), ("tie", tie), ("kept", reason is None), ("reason", reason)):
+            out[k].append(v)
+    return pa.table(out, schema=pa.schema([("sample_id", pa.string()), ("label", pa.string()), ("n_votes", pa.int64()),
+                                           ("n_top", pa.int64()), ("share", pa.float64()), ("tie", pa.bool_()),
+                                           ("kept", pa.bool_()), ("reason", pa.string())]))
+
+
+# --------------------------------------------------------------------------- agreement table
+
+
+def _row(round_: str, task: str, measure: str, value: float | None, **kw) -> dict[str, Any]:
+    error = kw.pop("error", None)
+    if value is not None and not np.isfinite(value):
+        value, error = None, error or "undefined (all ratings in one category or too few items)"
+    return {"round": round_, "measure": measure, "value": value, "task_type": task, "metric": None, "annotator": None,
+            "annotator_b": None, "n_items": None, "n_annotators": None, "p_value": None, "ci_low": None, "ci_high": None,
+            "error": error, **kw}
+
+
+def agreement(annotations: Any, *, round: str | None = None, task: str | TaskType | None = None,
+              samples: Any = None, careless_kappa: float = 0.2, n_boot: int = 1000, seed: int = 0) -> pa.Table:
+    """All agreement figures of a round as agreement-stage rows.
+
+    Gold items (``samples.is_gold``) are left out of inter-annotator agreement and used for per-annotator
+    gold accuracy. ``careless_kappa``: an annotator whose Cohen's kappa with the leave-one-out majority is
+    below it is flagged (``careless_flag`` = 1).
+    """
+    t = to_arrow(annotations)
+    if t.num_rows == 0:
+        raise BiaskitError("E091", "no annotations to compute agreement on", value=0,
+                           fix="pull annotations first (biaskit annotate pull) and check the round has labels")
+    if round is None:
+        rounds = sorted(set(t.column("round").to_pylist())) if "round" in t.column_names else ["?"]
+        if len(rounds) != 1:
+            raise BiaskitError("E091", "the annotations hold several rounds", value=rounds, fix="pass --round NAME")
+        round = rounds[0]
+    elif "round" in t.column_names:
+        t = t.filter(pc.equal(t.column("round"), round))
+    if task is None and "task_type" in t.column_names:
+        specs = sorted({x for x in t.column("task_type").to_pylist() if x})
+        task = specs[0] if len(specs) == 1 else None
+    tt = get_task_type(task) if task else None
+    spec = (task if isinstance(task, str) else tt.name) if tt else None
+    gold: dict[str, str] = {}
+    if samples is not None:
+        s = to_arrow(samples)
+        if "is_gold" in s.column_names:
+            for sid, g, lab in zip(s.column("sample_id").to_pylist(), s.column("is_gold").to_pylist(),
+                                   s.column("gold_label").to_pylist() if "gold_label" in s.column_names else [None] * s.num_rows):
+                if g:
+                    gold[sid] = lab
+    lt = LabelTable.from_annotations(t, exclude_items=gold)
+    rows: list[dict[str, Any]] = []
+    cats = lt.categories(tt)
+    counts = lt.counts(cats)
+    m = counts.sum(axis=1)
+    k_ann = len(lt.annotators)
+
+    # Fleiss on the fully rated items
+    full = m == m.max() if len(m) else m
+    if len(m) and m.max() >= 2 and full.sum() >= 2:
+        c_full = counts[full]
+        val = fleiss_kappa(c_full)
+        lo, hi = bootstrap_ci(lambda idx: fleiss_kappa(c_full[idx]), len(c_full), n_boot=n_boot, seed=seed)
+        rows.append(_row(round, spec, "fleiss_kappa", val, n_items=int(full.sum()), n_annotators=int(m.max()), ci_low=lo, ci_high=hi))
+    else:
+        rows.append(_row(round, spec, "fleiss_kappa", None, n_items=int(full.sum()) if len(m) else 0,
+                         error="needs at least two items each labelled by the same number (>= 2) of annotators"))
+    pairable = counts[m >= 2]
+    val = krippendorff_alpha(counts, "nominal")
+    lo, hi = bootstrap_ci(lambda idx: krippendorff_alpha(pairable[idx], "nominal"), len(pairable), n_boot=n_boot, seed=seed)
+    rows.append(_row(round, spec, "krippendorff_alpha_nominal", val, n_items=int((m >= 2).sum()), n_annotators=k_ann,
+                     ci_low=lo, ci_high=hi))
+    if tt is not None and tt.ordinal:
+        oc = lt.counts(list(tt.ordinal))
+        om = oc.sum(axis=1)
+        opair = oc[om >= 2]
+        val = krippendorff_alpha(oc, "ordinal")
+        lo, hi = bootstrap_ci(lambda idx: krippendorff_alpha(opair[idx], "ordinal"), len(opair), n_boot=n_boot, seed=seed)
+        rows.append(_row(round, spec, "krippendorff_alpha_ordinal", val, n_items=int((om >= 2).sum()), n_annotators=k_ann,
+                         ci_low=lo, ci_high=hi))
+    agree = [(r.max() == r.sum()) for r in pairable] if len(pairable) else []
+    rows.append(_row(round, spec, "percent_agreement", float(np.mean(agree)) if agree else None, n_items=len(agree),
+                     n_annotators=k_ann, error=None if agree else "no item has two labels"))
+
+    # pairwise Cohen
+    kappas = []
+    for a in range(k_ann):
+        for b in range(a + 1, k_ann):
+            pa_, pb_ = [], []
+            for row in lt.labels:
+                if row[a] is not None and row[b] is not None:
+                    pa_.append(row[a])
+                    pb_.append(row[b])
+            if len(pa_) >= 2:
+                v = cohen_kappa(pa_, pb_)
+                kappas.append(v)
+                rows.append(_row(round, spec, "cohen_kappa", v, annotator=lt.annotators[a], annotator_b=lt.annotators[b],
+                                 n_items=len(pa_), n_annotators=2))
+            else:
+                rows.append(_row(round, spec, "cohen_kappa", None, annotator=lt.annotators[a], annotator_b=lt.annotators[b],
+                                 n_items=len(pa_), n_annotators=2, error="fewer than two items labelled by both"))
+    fin = [k for k in kappas if np.isfinite(k)]
+    if fin:
+        rows.append(_row(round, spec, "cohen_kappa_mean", float(np.mean(fin)), n_items=len(lt.items), n_annotators=k_ann))
+
+    # per annotator vs leave-one-out majority
+    for j, ann in enumerate(lt.annotators):
+        mine, maj = [], []
+        for row in lt.labels:
+            if row[j] is None:
+                continue
+            others = [x for i, x in enumerate(row) if i != j and x is not None]
+            tops, _ = _top(others)
+            if len(tops) == 1:
+                mine.append(row[j])
+                maj.append(tops[0])
+        if mine:
+            rate = float(np.mean([x == y for x, y in zip(mine, maj)]))
+            kap = cohen_kappa(mine, maj) if len(mine) >= 2 else float("nan")
+            rows.append(_row(round, spec, "annotator_majority_agreement", rate, annotator=ann, n_items=len(mine)))
+            rows.append(_row(round, spec, "annotator_majority_kappa", kap, annotator=ann, n_items=len(mine)))
+            flag = (np.isfinite(kap) and kap < careless_kappa) or (not np.isfinite(kap) and rate < 0.5)
+            rows.append(_row(round, spec, "careless_flag", 1.0 if flag else 0.0, annotator=ann, n_items=len(mine)))
+        else:
+            rows.append(_row(round, spec, "annotator_majority_agreement", None, annotator=ann, n_items=0,
+                             error="no item where the other annotators have a clear majority"))
+    if gold:
+        gt = LabelTable.from_annotations(t.filter(pc.is_in(t.column("sample_id"), pa.array(list(gold)))))
+        for j, ann in enumerate(gt.annotators):
+            hits = [row[j] == gold[it] for it, row in zip(gt.items, gt.labels) if row[j] is not None]
+            rows.append(_row(round, spec, "annotator_gold_accuracy", float(np.mean(hits)) if hits else None, annotator=ann,
+                             n_items=len(hits), error=None if hits else "no gold items labelled"))
+
+    # majority-vote summary
+    mv = majority_vote(t.filter(pc.invert(pc.is_in(t.column("sample_id"), pa.array(list(gold), pa.string())))),
+                       task=tt, tie_policy="drop")
+    rows.append(_row(round, spec, "majority_items", float(sum(mv.column("kept").to_pylist())), n_items=mv.num_rows, n_annotators=k_ann))
+    rows.append(_row(round, spec, "majority_ties", float(sum(mv.column("tie").to_pylist())), n_items=mv.num_rows, n_annotators=k_ann))
+    return rows_to_table(rows)
+
+
+def careless_annotators(table: Any) -> list[str]:
+    """Annotators flagged by :func:`agreement` (``careless_flag`` = 1)."""
+    t = to_arrow(table)
+    return sorted(a for a, mm, v in zip(t.column("annotator").to_pylist(), t.column("measure").to_pylist(),
+                                        t.column("value").to_pylist()) if mm == "careless_flag" and v == 1.0)
+
+
+def rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
+    from biaskit.schema import AGREEMENT
+
+    schema = AGREEMENT.arrow_schema()
+    return pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in rows], schema=schema)
+
+
+def value(table: Any, measure: str, **where: Any) -> float | None:
+    """The value of one figure in an agreement table (helper for tests, docs and reports)."""
+    t = to_arrow(table)
+    for r in t.to_pylist():
+        if r["measure"] == measure and all(r.get(k) == v for k, v in where.items()):
+            return r["value"]
+    raise KeyError(f"{measure} {where} not in the table")

@@ -1,0 +1,95 @@
+"""File-based rounds for other crowd platforms (Prolific/MTurk/Toloka forms, spreadsheets, ...).
+
+:func:`export_tasks` writes the round's tasks as CSV or JSONL (``sample_id, round, task_type, text,
+choices``) plus the guidelines as Markdown next to them (``<file>.guidelines.md``). Only the masked text
+leaves; the original text and the mask mapping stay in the samples table.
+
+:func:`read_results` reads a result file (CSV or JSONL with at least ``sample_id, annotator, label``;
+optional ``lead_time``, ``created_at``) and sends it through the same validation path as Label Studio
+exports (:func:`biaskit.annotate.results.validate_records`).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from biaskit.annotate.results import PullReport, samples_info, validate_records
+from biaskit.annotate.tasks import get_task_type
+from biaskit.errors import BiaskitError
+from biaskit.io import atomic_path, to_arrow, write_text_atomic
+
+TASK_COLUMNS = ("sample_id", "round", "task_type", "text", "choices")
+
+
+def export_tasks(samples: Any, path: str | Path) -> tuple[Path, Path]:
+    """Write the tasks file (``.csv`` or ``.jsonl``) and its guidelines; returns both paths."""
+    s = to_arrow(samples)
+    round_, spec, _ = samples_info(s)
+    task = get_task_type(spec)
+    p = Path(path)
+    fmt = p.suffix.lower()
+    if fmt not in (".csv", ".jsonl"):
+        raise BiaskitError("E002", "unsupported task file type", value=str(p), options=[".csv", ".jsonl"],
+                           fix="name the tasks file *.csv or *.jsonl")
+    rows = [{"sample_id": r["sample_id"], "round": r["round"], "task_type": r["task_type"], "text": r["text"],
+             "choices": "|".join(task.labels)} for r in s.select(["sample_id", "round", "task_type", "text"]).to_pylist()]
+    with atomic_path(p) as tmp:
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            if fmt == ".csv":
+                w = csv.DictWriter(fh, fieldnames=TASK_COLUMNS)
+                w.writeheader()
+                w.writerows(rows)
+            else:
+                for r in rows:
+                    fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    g = p.parent / (p.name + ".guidelines.md")
+    write_text_atomic(g, task.guidelines_markdown() +
+                      f"\n---\nRound `{round_}`, {len(rows)} items. Return a CSV or JSONL file with one row per "
+                      "label: `sample_id, annotator, label` (optional `lead_time` in seconds, `created_at` ISO 8601).\n")
+    return p, g
+
+
+def _read_rows(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        raise BiaskitError("E003", "result file not found", value=str(path), fix="check the path")
+    fmt = path.suffix.lower()
+    if fmt == ".csv":
+        with open(path, encoding="utf-8-sig", newline="") as fh:
+            return [dict(r) for r in csv.DictReader(fh)]
+    if fmt in (".jsonl", ".json"):
+        out = []
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if line.strip():
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise BiaskitError("E091", f"line {i} of {path} is not JSON", value=line[:80], fix="one JSON object per line") from exc
+        return out
+    raise BiaskitError("E002", "unsupported result file type", value=str(path), options=[".csv", ".jsonl"], fix="give a .csv or .jsonl file")
+
+
+def read_results(path: str | Path, samples: Any, *, platform: str = "file") -> tuple[pa.Table, pa.Table, PullReport]:
+    """Annotations, rejected records and the report from a result file of another platform."""
+    p = Path(path)
+    rows = _read_rows(p)
+    if rows:
+        missing = [c for c in ("sample_id", "annotator", "label") if c not in rows[0]]
+        if missing:
+            raise BiaskitError("E001", f"the result file {p} lacks column(s) {', '.join(missing)}", value=sorted(rows[0]),
+                               fix="give columns sample_id, annotator, label (optional lead_time, created_at)")
+    round_, spec, ids = samples_info(samples)
+    recs = []
+    for r in rows:
+        lt = r.get("lead_time")
+        try:
+            lt = float(lt) if lt not in (None, "") else None
+        except ValueError:
+            raise BiaskitError("E091", "lead_time is not a number", value=lt, fix="give seconds as a number, or leave it empty") from None
+        recs.append({"sample_id": r.get("sample_id"), "annotator": (r.get("annotator") or "").strip() or None, "label": r.get("label"),
+                     "lead_time": lt, "created_at": r.get("created_at") or None, "updated_at": r.get("updated_at") or None})
+    return validate_records(recs, task=spec, round=round_, platform=platform, sample_ids=ids)

@@ -1,0 +1,332 @@
+"""Label Studio integration (label-studio-sdk 2.x; tested against a real Label Studio 1.23.2 server).
+
+* One project per round, found by its **exact** title (the server's title filter is a case-insensitive
+  substring match and titles may repeat: two exact matches are an error), created when missing with the
+  task type's label config, guidelines and ``maximum_annotations`` = the number of annotators per task.
+* Import is batched and idempotent: every task carries the round's stable ``sample_id`` in its data; a push
+  first lists the ids already in the project and imports only the missing ones, so a rerun after a failure
+  (or a second run) never creates duplicates. Server ids are never used as durable keys.
+* Metric predictions can be added as pre-annotations (``pre_annotate="vader"``); off by default so as not
+  to anchor annotators.
+* Only the masked text, ``sample_id`` and ``round`` go to the server (annotators can read task data through
+  the API; the original text and the mask mapping stay local).
+* Pull = full JSON export (``download_all_tasks``), then the shared validation path
+  (:mod:`biaskit.annotate.results`): the server accepts out-of-config choices and repeated annotations by
+  one annotator, so they are dropped, counted and reported here.
+* URL and token come from options or ``LABEL_STUDIO_URL`` / ``LABEL_STUDIO_API_KEY``. The token is
+  registered with :mod:`biaskit.secrets` so it is redacted from every message, log line and manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import pyarrow as pa
+
+from biaskit.annotate.metriccols import resolve
+from biaskit.annotate.results import PullReport, samples_info, validate_records
+from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.errors import BiaskitError, require
+from biaskit.io import to_arrow
+from biaskit.log import get_logger
+from biaskit.secrets import redact, register_secret
+
+log = get_logger("annotate.labelstudio")
+
+DEFAULT_BATCH = 1000
+
+
+def public_url(url: str) -> str:
+    """The URL without credentials (user:password@), safe to print and record."""
+    p = urlsplit(url)
+    host = p.hostname or ""
+    if p.port:
+        host += f":{p.port}"
+    return urlunsplit((p.scheme, host, p.path, "", ""))
+
+
+def round_title(round_: str, task: str) -> str:
+    return f"biaskit {round_} ({task.split(':')[0]})"
+
+
+@dataclass
+class PushReport:
+    url: str
+    project_id: int
+    title: str
+    created: bool
+    total: int
+    already_there: int
+    imported: int
+    batches: int
+    seconds: float
+    pre_annotations: int = 0
+
+    def summary(self) -> str:
+        state = "created" if self.created else "found"
+        return (f"project {self.title!r} (id {self.project_id}, {state}) on {self.url}: imported {self.imported} "
+                f"task(s) in {self.batches} batch(es), {self.already_there} already there, {self.total} in the round")
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class LabelStudio:
+    """A thin, error-translating wrapper over ``label_studio_sdk.LabelStudio``."""
+
+    def __init__(self, url: str | None = None, token: str | None = None, *, timeout: float = 120.0) -> None:
+        url = url or os.environ.get("LABEL_STUDIO_URL")
+        token = token or os.environ.get("LABEL_STUDIO_API_KEY")
+        if not url:
+            raise BiaskitError("E090", "no Label Studio URL given", fix="pass --url http://localhost:8080 or set LABEL_STUDIO_URL")
+        if not re.match(r"^https?://", url):
+            raise BiaskitError("E090", "the Label Studio URL must start with http:// or https://", value=public_url(url) if "//" in url else url,
+                               fix="e.g. --url http://localhost:8080")
+        if not token:
+            raise BiaskitError("E090", "no Label Studio token given",
+                               fix="export LABEL_STUDIO_API_KEY=<your token> (Label Studio: Account & Settings > Access Token)")
+        register_secret(token)
+        sdk = require("label_studio_sdk", "annotate", "the Label Studio integration")
+        self.url = public_url(url).rstrip("/")
+        self._base = url.rstrip("/")
+        # max_retries=0: the SDK would retry import POSTs too; reads are retried here instead
+        self.sdk = sdk.LabelStudio(base_url=self._base, api_key=token, max_retries=0, timeout=timeout)
+        self._users: dict[int, str] | None = None
+
+    # ------------------------------------------------------------------ error translation
+    def call(self, what: str, fn: Callable[[], Any], *, retries: int = 0) -> Any:
+        import httpx
+        from label_studio_sdk.core.api_error import ApiError
+
+        for attempt in range(retries + 1):
+            try:
+                return fn()
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                if attempt < retries:
+                    time.sleep(0.5 * (attempt + 1))
+                    continue
+                raise BiaskitError("E090", f"cannot reach Label Studio at {self.url} ({what})", value=redact(str(exc))[:120],
+                                   fix="start the server (label-studio start) or check --url / LABEL_STUDIO_URL") from None
+            except httpx.TimeoutException as exc:
+                raise BiaskitError("E090", f"Label Studio at {self.url} timed out ({what})", value=redact(str(exc))[:120],
+                                   fix="retry; the operation is idempotent and resumes where it stopped") from None
+            except ApiError as exc:
+                code = exc.status_code
+                body = redact(json.dumps(exc.body, default=str) if not isinstance(exc.body, str) else exc.body)[:300]
+                if code == 401:
+                    raise BiaskitError("E090", f"Label Studio at {self.url} rejected the token ({what})", value=body,
+                                       fix="check LABEL_STUDIO_API_KEY (Account & Settings > Access Token); legacy tokens "
+                                           "need LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true on the server") from None
+                if code == 403:
+                    raise BiaskitError("E090", f"the token may not do this on {self.url} ({what})", value=body,
+                                       fix="use an administrator's or the project owner's token") from None
+                if code == 404:
+                    raise BiaskitError("E092", f"not found on {self.url} ({what})", value=body,
+                                       fix="check the project title / id (biaskit annotate rounds lists the rounds)") from None
+                raise BiaskitError("E090", f"Label Studio error {code} ({what})", value=body,
+                                   fix="see the server's message; nothing was imported twice, rerun after fixing") from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # ------------------------------------------------------------------ projects
+    def find_project(self, title: str) -> Any | None:
+        found = [p for p in self.call("list projects", lambda: list(self.sdk.projects.list(title=title)), retries=2)
+                 if p.title == title]
+        if len(found) > 1:
+            raise BiaskitError("E092", f"{len(found)} projects on {self.url} are titled {title!r}", value=[p.id for p in found],
+                               fix="rename or delete the extra projects in Label Studio, or pass another --project title")
+        return found[0] if found else None
+
+    def project_titles(self) -> list[str]:
+        return [p.title for p in self.call("list projects", lambda: list(self.sdk.projects.list()), retries=2)]
+
+    def get_project(self, title: str) -> Any:
+        p = self.find_project(title)
+        if p is None:
+            raise BiaskitError("E092", f"no project titled {title!r} on {self.url}", value=title, options=self.project_titles(),
+                               fix="push the round first (biaskit annotate push) or pass the exact --project title")
+        return p
+
+    def ensure_project(self, title: str, task: TaskType, *, annotators: int, description: str = "") -> tuple[Any, bool]:
+        p = self.find_project(title)
+        if p is None:
+            p = self.call("create project", lambda: self.sdk.projects.create(
+                title=title, description=description, label_config=task.label_config(), maximum_annotations=annotators,
+                expert_instruction=task.guidelines_html(), show_instruction=True, show_skip_button=True,
+                enable_empty_annotation=False, show_collab_predictions=False))
+            return p, True
+        have = config_labels(getattr(p, "label_config", "") or "", task.from_name)
+        if have != list(task.labels):
+            raise BiaskitError("E092", f"project {title!r} exists with labels {have}, not the {task.name} labels", value=have,
+                               options=list(task.labels), fix="use another round name / --project title for this task type")
+        if getattr(p, "maximum_annotations", annotators) != annotators:
+            self.call("update project", lambda: self.sdk.projects.update(id=p.id, maximum_annotations=annotators))
+        return p, False
+
+    # ------------------------------------------------------------------ tasks
+    def existing_sample_ids(self, project_id: int) -> dict[str, int]:
+        """sample_id -> task id of the tasks already in the project."""
+        def run():
+            out: dict[str, int] = {}
+            for t in self.sdk.tasks.list(project=project_id, fields="task_only", page_size=1000):
+                sid = (t.data or {}).get("sample_id")
+                if sid is not None and sid not in out:
+                    out[sid] = t.id
+            return out
+        return self.call("list tasks", run, retries=2)
+
+    def import_tasks(self, project_id: int, tasks: list[dict[str, Any]]) -> None:
+        self.call("import tasks", lambda: self.sdk.projects.import_tasks(id=project_id, request=tasks))
+
+    def export(self, project_id: int) -> list[dict[str, Any]]:
+        def run():
+            chunks = self.sdk.projects.exports.download_sync(project_id, export_type="JSON", download_all_tasks=True)
+            return json.loads(b"".join(chunks))
+        return self.call("export annotations", run, retries=2)
+
+    def users(self) -> dict[int, str]:
+        if self._users is None:
+            self._users = {u.id: (u.email or u.username or str(u.id)) for u in self.call("list users", lambda: self.sdk.users.list(), retries=2)}
+        return self._users
+
+    # ------------------------------------------------------------------ helpers for annotator accounts
+    def ensure_annotators(self, emails: Sequence[str]) -> dict[str, int]:
+        """Create annotator accounts that do not exist yet; returns email -> user id."""
+        have = {v: k for k, v in self.users().items()}
+        for e in emails:
+            if e not in have:
+                u = self.call("create user", lambda e=e: self.sdk.users.create(username=e.split("@")[0], email=e))
+                have[e] = u.id
+        self._users = None
+        return {e: have[e] for e in emails}
+
+
+def config_labels(label_config: str, from_name: str | None = None) -> list[str]:
+    """Choice values of the (first or named) Choices control of a label config."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.fromstring(label_config)
+    except ET.ParseError:
+        return []
+    for ch in root.iter("Choices"):
+        if from_name is None or ch.get("name") == from_name:
+            return [c.get("value") for c in ch.iter("Choice")]
+    return []
+
+
+def _task_payload(row: dict[str, Any], task: TaskType, pre: Any | None) -> dict[str, Any]:
+    item: dict[str, Any] = {"data": {"text": row["text"], "sample_id": row["sample_id"], "round": row["round"]}}
+    if pre is not None:
+        lab = row.get(pre.label)
+        if lab in task.labels:
+            score = pre.score_of(row) if pre.score else None
+            pred = {"model_version": pre.metric, "result": [{"from_name": task.from_name, "to_name": "text", "type": "choices",
+                                                            "value": {"choices": [lab]}}]}
+            if score is not None:
+                pred["score"] = float(score)
+            item["predictions"] = [pred]
+    return item
+
+
+def push(samples: Any, *, url: str | None = None, token: str | None = None, project: str | None = None,
+         annotators: int = 3, batch_size: int = DEFAULT_BATCH, pre_annotate: str | None = None,
+         client: LabelStudio | None = None, progress: Callable[[int], None] | None = None) -> PushReport:
+    """Push a round's samples to Label Studio (find-or-create the project, import what is missing)."""
+    t0 = time.perf_counter()
+    s = to_arrow(samples)
+    round_, spec, ids = samples_info(s)
+    task = get_task_type(spec)
+    if annotators < 1:
+        raise BiaskitError("E091", "annotators per task must be >= 1", value=annotators, fix="e.g. --annotators 3")
+    if batch_size < 1:
+        raise BiaskitError("E091", "batch size must be >= 1", value=batch_size, fix="e.g. --batch-size 1000")
+    dup = len(ids) - len(set(ids))
+    if dup:
+        raise BiaskitError("E007", f"{dup} duplicate sample_id(s) in the samples table", value=dup, fix="resample the round")
+    pre = resolve(pre_annotate, s.column_names, need_label=True) if pre_annotate else None
+    ls = client or LabelStudio(url, token)
+    title = project or round_title(round_, spec)
+    proj, created = ls.ensure_project(title, task, annotators=annotators,
+                                      description=f"biaskit annotation round {round_} ({spec}); {len(ids)} items")
+    existing = {} if created else ls.existing_sample_ids(proj.id)
+    rows = [r for r in s.select([c for c in s.column_names]).to_pylist() if r["sample_id"] not in existing]
+    batches = 0
+    n_pre = 0
+    for start in range(0, len(rows), batch_size):
+        chunk = [_task_payload(r, task, pre) for r in rows[start:start + batch_size]]
+        n_pre += sum("predictions" in c for c in chunk)
+        ls.import_tasks(proj.id, chunk)
+        batches += 1
+        if progress:
+            progress(len(chunk))
+    rep = PushReport(ls.url, proj.id, title, created, len(ids), len(existing), len(rows), batches,
+                     round(time.perf_counter() - t0, 3), n_pre)
+    log.info(rep.summary())
+    return rep
+
+
+def export_records(raw: list[dict[str, Any]], task: TaskType, users: dict[int, str], round_: str) -> Iterable[dict[str, Any]]:
+    """Annotation records from a Label Studio JSON export (tasks of other rounds are skipped)."""
+    for t in raw:
+        data = t.get("data") or {}
+        if data.get("round") not in (None, round_):
+            continue
+        for a in t.get("annotations") or []:
+            cb = a.get("completed_by")
+            if isinstance(cb, dict):
+                who = cb.get("email") or users.get(cb.get("id")) or str(cb.get("id"))
+            else:
+                who = users.get(cb, str(cb) if cb is not None else None)
+            choices: list[str] = []
+            for item in a.get("result") or []:
+                if item.get("type") == "choices" and item.get("from_name") == task.from_name:
+                    choices.extend((item.get("value") or {}).get("choices") or [])
+            yield {"sample_id": data.get("sample_id"), "annotator": who, "label": choices, "lead_time": a.get("lead_time"),
+                   "created_at": a.get("created_at"), "updated_at": a.get("updated_at"),
+                   "cancelled": bool(a.get("was_cancelled")), "annotation_id": a.get("id")}
+
+
+@dataclass
+class PullResult:
+    annotations: pa.Table
+    rejected: pa.Table
+    report: PullReport
+    project_id: int
+    title: str
+    tasks_on_server: int
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def pull(samples: Any, *, url: str | None = None, token: str | None = None, project: str | None = None,
+         client: LabelStudio | None = None) -> PullResult:
+    """Export a round's project and validate its annotations (see :mod:`biaskit.annotate.results`)."""
+    s = to_arrow(samples)
+    round_, spec, ids = samples_info(s)
+    task = get_task_type(spec)
+    ls = client or LabelStudio(url, token)
+    title = project or round_title(round_, spec)
+    proj = ls.get_project(title)
+    raw = ls.export(proj.id)
+    recs = list(export_records(raw, task, ls.users(), round_))
+    ann, rej, rep = validate_records(recs, task=spec, round=round_, platform="label-studio", sample_ids=ids)
+    log.info(rep.summary())
+    return PullResult(ann, rej, rep, proj.id, title, len(raw))
+
+
+def record_annotation(client: LabelStudio, task_id: int, user_id: int, label: str | list[str], task: TaskType,
+                      *, lead_time: float | None = None) -> int:
+    """Store one annotation by ``user_id`` on ``task_id`` (used by tests, the benchmark and scripted imports)."""
+    labs = [label] if isinstance(label, str) else list(label)
+    result = [{"from_name": task.from_name, "to_name": "text", "type": "choices", "value": {"choices": labs}}] if labs else []
+    kw: dict[str, Any] = {"result": result, "completed_by": user_id}
+    if lead_time is not None:
+        kw["lead_time"] = lead_time
+    a = client.call("create annotation", lambda: client.sdk.annotations.create(id=task_id, **kw))
+    return a.id

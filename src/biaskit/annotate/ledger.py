@@ -1,0 +1,93 @@
+"""A local ledger of annotation rounds: one JSON line per event (sample, push, pull, agreement, validate).
+
+Default file: ``annotation-rounds.jsonl`` in the working directory (``--ledger`` or
+``BIASKIT_ANNOTATION_LEDGER`` to change). Entries are scrubbed with :func:`biaskit.secrets.scrub`; URLs
+are recorded without credentials and tokens are never written. :func:`history` folds the events into one
+summary row per round (sizes, annotators, agreement, validation figures), shown by
+``biaskit annotate rounds``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from biaskit.errors import BiaskitError
+from biaskit.manifest import utcnow
+from biaskit.secrets import scrub
+
+DEFAULT = "annotation-rounds.jsonl"
+
+
+def ledger_path(path: str | Path | None = None) -> Path:
+    return Path(path or os.environ.get("BIASKIT_ANNOTATION_LEDGER") or DEFAULT)
+
+
+def record(event: str, round_: str, path: str | Path | None = None, **data: Any) -> dict[str, Any]:
+    """Append one event to the ledger (atomic per line: a single write of one line in append mode)."""
+    entry = scrub({"at": utcnow(), "round": round_, "event": event, **data})
+    p = ledger_path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
+    fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, line.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return entry
+
+
+def events(path: str | Path | None = None) -> list[dict[str, Any]]:
+    p = ledger_path(path)
+    if not p.exists():
+        return []
+    out = []
+    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise BiaskitError("E092", f"line {i} of the round ledger {p} is not JSON", value=line[:80],
+                               fix="repair or remove that line (the ledger is plain JSON lines)") from None
+    return out
+
+
+def history(path: str | Path | None = None) -> list[dict[str, Any]]:
+    """One summary per round, in order of first appearance; later events overwrite earlier figures."""
+    rounds: dict[str, dict[str, Any]] = {}
+    for e in events(path):
+        r = rounds.setdefault(e["round"], {"round": e["round"], "first": e["at"], "events": 0})
+        r["events"] += 1
+        r["last"] = e["at"]
+        ev = e.get("event")
+        if ev == "sample":
+            r.update({k: e.get(k) for k in ("task_type", "samples", "gold", "samples_path", "seed") if k in e})
+        elif ev == "push":
+            r.update({"project": e.get("title"), "server": e.get("url"), "pushed": e.get("total"),
+                      "annotators_per_task": e.get("annotators")})
+        elif ev == "pull":
+            r.update({"annotations": e.get("kept"), "dropped": e.get("dropped"), "annotators": e.get("annotators"),
+                      "items_annotated": e.get("items"), "platform": e.get("platform")})
+        elif ev == "agreement":
+            r.update({k: e.get(k) for k in ("fleiss_kappa", "krippendorff_alpha_nominal", "krippendorff_alpha_ordinal",
+                                             "cohen_kappa_mean", "careless") if k in e})
+        elif ev == "validate":
+            for m, figs in (e.get("metrics") or {}).items():
+                for k, v in figs.items():
+                    r[f"{m}.{k}"] = v
+    return list(rounds.values())
+
+
+def figures(table: Any, measures: tuple[str, ...]) -> dict[str, float | None]:
+    """{measure: value} of the round-level rows (no annotator) of an agreement table."""
+    from biaskit.io import to_arrow
+
+    out: dict[str, float | None] = {}
+    for r in to_arrow(table).to_pylist():
+        if r["measure"] in measures and not r.get("annotator"):
+            out[r["measure"]] = None if r["value"] is None else round(float(r["value"]), 4)
+    return out

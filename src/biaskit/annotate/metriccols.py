@@ -1,0 +1,68 @@
+"""Which columns of a scores table hold a metric's label and continuous score (docs/CONTRACTS.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from biaskit.errors import BiaskitError
+
+#: metric -> (label column, score column or "a-b" difference of two columns)
+KNOWN: dict[str, tuple[str, str]] = {
+    "vader": ("vader_label", "vader_compound"),
+    "toxicity": ("toxicity_label", "toxicity_score"),
+    "regard": ("regard_label", "regard_positive-regard_negative"),
+    "gender": ("gender_wavg_label", "gender_wavg"),
+    "gender_max": ("gender_max_label", "gender_max"),
+    "norms_valence": ("norms_valence_class", "norms_valence"),
+}
+
+
+@dataclass(frozen=True)
+class MetricColumns:
+    metric: str
+    label: str | None
+    score: str | None
+
+    @property
+    def needed(self) -> list[str]:
+        cols = [c for c in (self.label,) if c]
+        if self.score:
+            cols += self.score.split("-") if self.score.count("-") == 1 and "_" in self.score else [self.score]
+        return cols
+
+    def score_of(self, row: Mapping[str, Any]) -> float | None:
+        if not self.score:
+            return None
+        if self.score in row:
+            v = row.get(self.score)
+            return float(v) if v is not None else None
+        a, b = self.score.split("-")
+        va, vb = row.get(a), row.get(b)
+        if va is None or vb is None:
+            return None
+        return float(va) - float(vb)
+
+    def error_column(self) -> str:
+        return f"{self.metric.split('_')[0]}_error"
+
+
+def resolve(metric: str, columns: Sequence[str], *, label_column: str | None = None, score_column: str | None = None,
+            need_label: bool = False, need_score: bool = False) -> MetricColumns:
+    """Columns for ``metric`` in a table with ``columns``; options override; missing needed ones -> E091."""
+    cols = set(columns)
+    lab, sc = KNOWN.get(metric, (f"{metric}_label", f"{metric}_score"))
+    lab = label_column or lab
+    sc = score_column or sc
+    mc = MetricColumns(metric, lab if lab in cols else None, None)
+    parts = sc.split("-") if (sc not in cols and sc.count("-") == 1) else [sc]
+    if all(p in cols for p in parts):
+        mc = MetricColumns(metric, mc.label, sc)
+    if need_label and mc.label is None:
+        raise BiaskitError("E091", f"no label column for metric {metric!r} (looked for {lab!r})", value=sorted(cols)[:30],
+                           fix=f"score the table with `biaskit score --metric {metric}` first, or name the column with --label-column")
+    if need_score and mc.score is None:
+        raise BiaskitError("E091", f"no score column for metric {metric!r} (looked for {sc!r})", value=sorted(cols)[:30],
+                           fix="name the continuous score column with --score-column")
+    return mc

@@ -1,0 +1,312 @@
+"""Choosing items for an annotation round.
+
+Two designs, both seeded and independent of the input row order:
+
+* **stratified** (BOLD): strata are the combinations of ``strata`` columns (source, group, template, ...)
+  times bins of a metric's score, so the sample spans the score range; ``allocation="equal"`` spreads
+  ``n`` evenly over the strata (a stratum with too few items gives its share to the others),
+  ``"proportional"`` follows stratum sizes.
+* **per label** (Sheng et al.'s "3 positive + 3 negative per template"): ``per_label={"positive": 3,
+  "negative": 3}`` picks that many items with each metric label within each value of ``by``.
+
+Items annotated in earlier rounds (``exclude``: sample ids) are never drawn again; optional gold items
+with known answers are mixed in for quality control. Each item gets a stable content-derived
+``sample_id`` (the Label Studio task key), and its text is masked (see :mod:`biaskit.annotate.masking`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from biaskit.annotate.masking import mask_text, row_mentions
+from biaskit.annotate.metriccols import resolve
+from biaskit.annotate.tasks import TaskType, get_task_type, task_spec
+from biaskit.errors import BiaskitError
+from biaskit.io import to_arrow
+
+#: columns of the samples table that sampling itself writes
+OWN_COLUMNS = ("sample_id", "round", "task_type", "text", "original_text", "mask_mapping", "prompt_id", "stratum",
+               "is_gold", "gold_label")
+
+
+@dataclass
+class SampleReport:
+    pool: int = 0
+    dropped_no_text: int = 0
+    dropped_metric_error: int = 0
+    duplicates: int = 0
+    excluded: int = 0
+    chosen: int = 0
+    gold: int = 0
+    masked: int = 0
+    bin_edges: list[float] = field(default_factory=list)
+    strata: dict[str, dict[str, int]] = field(default_factory=dict)  # stratum -> {available, chosen}
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def make_sample_id(*parts: Any) -> str:
+    h = hashlib.sha1(json.dumps([p for p in parts], ensure_ascii=False, default=str).encode("utf-8")).hexdigest()
+    return f"s-{h[:12]}"
+
+
+def _text_of(row: Mapping[str, Any], text_column: str | None) -> str | None:
+    if text_column:
+        v = row.get(text_column)
+        return v if isinstance(v, str) else None
+    for c in ("full_text",):
+        v = row.get(c)
+        if isinstance(v, str) and v.strip():
+            return v
+    t, c = row.get("text"), row.get("continuation")
+    if isinstance(t, str) and isinstance(c, str) and c.strip():
+        return t + c if (t.endswith(" ") or c.startswith(" ") or not t) else f"{t} {c}"
+    for v in (c, t):
+        if isinstance(v, str) and v.strip():
+            return v
+    return None
+
+
+def _allocate(sizes: Sequence[int], n: int, how: str) -> list[int]:
+    """Spread ``n`` over strata of ``sizes``: equal shares or proportional, never more than a stratum holds."""
+    k = len(sizes)
+    take = [0] * k
+    remaining = min(n, sum(sizes))
+    if how == "proportional":
+        total = sum(sizes)
+        quotas = [n * s / total for s in sizes] if total else [0.0] * k
+        take = [min(int(q), s) for q, s in zip(quotas, sizes)]
+        # largest remainders first, then any spare capacity (stable by stratum order)
+        order = sorted(range(k), key=lambda i: (-(quotas[i] - int(quotas[i])), i))
+        left = remaining - sum(take)
+        while left > 0:
+            moved = False
+            for i in order:
+                if left and take[i] < sizes[i]:
+                    take[i] += 1
+                    left -= 1
+                    moved = True
+            if not moved:
+                break
+        return take
+    # equal: water-filling
+    open_ = [i for i in range(k) if sizes[i] > 0]
+    while remaining > 0 and open_:
+        share, extra = divmod(remaining, len(open_))
+        nxt = []
+        given = 0
+        for j, i in enumerate(open_):
+            want = share + (1 if j < extra else 0)
+            got = min(want, sizes[i] - take[i])
+            take[i] += got
+            given += got
+            if take[i] < sizes[i]:
+                nxt.append(i)
+        remaining -= given
+        if given == 0:
+            break
+        open_ = nxt
+    return take
+
+
+def _bins(values: np.ndarray, bins: int, how: str) -> tuple[np.ndarray, list[float]]:
+    if how == "quantile":
+        edges = np.unique(np.quantile(values, np.linspace(0, 1, bins + 1)))
+    elif how == "width":
+        lo, hi = float(values.min()), float(values.max())
+        edges = np.linspace(lo, hi, bins + 1) if hi > lo else np.array([lo, hi])
+    else:
+        raise BiaskitError("E091", "unknown binning", value=how, options=["width", "quantile"], fix="use --binning width or quantile")
+    inner = edges[1:-1]
+    idx = np.searchsorted(inner, values, side="right")
+    return idx, [float(e) for e in edges]
+
+
+def sample_round(
+    scores: Any,
+    *,
+    round: str,
+    task: str | TaskType,
+    n: int = 100,
+    metric: str | None = None,
+    score_column: str | None = None,
+    label_column: str | None = None,
+    strata: Sequence[str] | None = None,
+    bins: int = 4,
+    binning: str = "width",
+    allocation: str = "equal",
+    per_label: Mapping[str, int] | None = None,
+    by: str | None = None,
+    text_column: str | None = None,
+    mask: bool = True,
+    extra_mentions: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+    gold: Any = None,
+    n_gold: int | None = None,
+    seed: int = 0,
+) -> tuple[pa.Table, SampleReport]:
+    """Draw the items of one annotation round from a scores (or prompts/generations) table.
+
+    Returns the samples-stage table (masked text, original text, mapping, stratum, gold flags, and every
+    column of the source row carried along; the source ``text`` is kept as ``source_text``) and a report.
+    """
+    tt = get_task_type(task)
+    if not round or not isinstance(round, str) or any(ch in round for ch in "/\\\n"):
+        raise BiaskitError("E091", "invalid round name", value=round, fix="use a short name such as r1 or 2026-11-sentiment")
+    if n < 0 or bins < 1:
+        raise BiaskitError("E091", "n must be >= 0 and bins >= 1", value={"n": n, "bins": bins}, fix="e.g. --n 100 --bins 4")
+    if allocation not in ("equal", "proportional"):
+        raise BiaskitError("E091", "unknown allocation", value=allocation, options=["equal", "proportional"], fix="use --allocation equal")
+    t = to_arrow(scores)
+    cols = list(t.column_names)
+    rows = t.to_pylist()
+    rep = SampleReport(pool=len(rows))
+    metric = metric or (tt.default_metric if tt.default_metric and (score_column or label_column or
+                        any(c.startswith(tt.default_metric + "_") for c in cols)) else None)
+    mc = resolve(metric, cols, label_column=label_column, score_column=score_column,
+                 need_label=bool(per_label), need_score=not per_label and bins > 1) if metric else None
+    if per_label and not by:
+        raise BiaskitError("E091", "per-label sampling needs a grouping column", value=None,
+                           options=[c for c in ("template", "template_id", "prompt_id", "group") if c in cols],
+                           fix="add --by template (or another column)")
+    if strata is None:
+        strata = [c for c in ("source", "group") if c in cols] if not per_label else []
+    missing = [c for c in [*strata, *([by] if by else []), *([text_column] if text_column else [])] if c not in cols]
+    if missing:
+        raise BiaskitError("E091", f"column(s) {', '.join(missing)} not in the table", value=missing, options=cols,
+                           fix="name existing columns in --strata / --by / --text-column")
+
+    # ---- candidate pool
+    excl = set(exclude)
+    seen: set[str] = set()
+    pool: list[dict[str, Any]] = []
+    err_col = mc.error_column() if mc else None
+    for r in rows:
+        text = _text_of(r, text_column)
+        if not text or not text.strip():
+            rep.dropped_no_text += 1
+            continue
+        if mc is not None and ((err_col in r and r.get(err_col)) or
+                               (mc.score and not per_label and mc.score_of(r) is None) or
+                               (per_label and r.get(mc.label) is None)):
+            rep.dropped_metric_error += 1
+            continue
+        sid = make_sample_id(r.get("prompt_id"), r.get("model"), r.get("kind"), r.get("sample_index"), text)
+        if sid in seen:
+            rep.duplicates += 1
+            continue
+        seen.add(sid)
+        if sid in excl:
+            rep.excluded += 1
+            continue
+        pool.append({"_sid": sid, "_text": text, "_row": r})
+    pool.sort(key=lambda p: p["_sid"])
+    rng = np.random.default_rng(seed)
+
+    # ---- strata
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    chosen: list[dict[str, Any]] = []
+    if per_label:
+        for lab in per_label:
+            if lab not in tt.labels and mc and lab not in {p["_row"].get(mc.label) for p in pool}:
+                raise BiaskitError("E091", f"label {lab!r} of --per-label is neither a {tt.name} label nor a value of {mc.label}",
+                                   value=lab, options=tt.labels, fix="e.g. --per-label positive=3,negative=3")
+        for p in pool:
+            lab = p["_row"].get(mc.label)
+            if lab in per_label:
+                key = f"{by}={p['_row'].get(by)}|{mc.metric}={lab}"
+                groups[key].append(p)
+        for key in sorted(groups):
+            k = per_label[key.rsplit("=", 1)[1]]
+            items = groups[key]
+            pick = rng.choice(len(items), size=min(k, len(items)), replace=False) if items else []
+            for i in sorted(int(x) for x in pick):
+                chosen.append({**items[i], "_stratum": key})
+            rep.strata[key] = {"available": len(items), "chosen": min(k, len(items))}
+    else:
+        bin_idx = None
+        if mc is not None and mc.score and bins > 1 and pool:
+            vals = np.array([mc.score_of(p["_row"]) for p in pool], dtype=float)
+            bin_idx, rep.bin_edges = _bins(vals, bins, binning)
+        for j, p in enumerate(pool):
+            parts = [f"{c}={p['_row'].get(c)}" for c in strata]
+            if bin_idx is not None:
+                parts.append(f"{mc.metric}_bin={int(bin_idx[j])}")
+            groups["|".join(parts) or "all"].append(p)
+        keys = sorted(groups)
+        take = _allocate([len(groups[k]) for k in keys], n, allocation)
+        for key, k in zip(keys, take):
+            items = groups[key]
+            pick = rng.choice(len(items), size=k, replace=False) if k else []
+            for i in sorted(int(x) for x in pick):
+                chosen.append({**items[i], "_stratum": key})
+            rep.strata[key] = {"available": len(items), "chosen": int(k)}
+
+    # ---- rows
+    out: list[dict[str, Any]] = []
+    spec = task_spec(tt)
+    for p in chosen:
+        r = p["_row"]
+        text = p["_text"]
+        masked, mapping = (mask_text(text, row_mentions(r, extra_mentions)) if mask else (text, []))
+        rep.masked += bool(mapping)
+        row = {k: v for k, v in r.items() if k not in OWN_COLUMNS and k != "text"}
+        row["source_text"] = r.get("text")
+        row.update({
+            "sample_id": p["_sid"], "round": round, "task_type": spec, "text": masked, "original_text": text,
+            "mask_mapping": json.dumps(mapping, ensure_ascii=False), "prompt_id": r.get("prompt_id"),
+            "stratum": p["_stratum"], "is_gold": False, "gold_label": None,
+        })
+        out.append(row)
+    rep.chosen = len(out)
+    out.extend(_gold_rows(gold, tt, round, spec, n_gold, rng, excl, rep))
+    order = rng.permutation(len(out)) if out else []
+    out = [out[int(i)] for i in order]
+    return _to_table(out), rep
+
+
+def _gold_rows(gold: Any, tt: TaskType, round: str, spec: str, n_gold: int | None, rng, excl, rep: SampleReport) -> list[dict]:
+    if gold is None:
+        return []
+    g = to_arrow(gold)
+    for c in ("text", "gold_label"):
+        if c not in g.column_names:
+            raise BiaskitError("E091", f"the gold table lacks column {c!r}", value=g.column_names,
+                               fix="give gold items as CSV/JSONL with columns text, gold_label")
+    items = []
+    for r in g.to_pylist():
+        lab = (r.get("gold_label") or "").strip().lower()
+        tt.check_label(lab)
+        sid = r.get("sample_id") or "g-" + make_sample_id(r["text"])[2:]
+        if sid not in excl:
+            items.append((sid, r["text"], lab))
+    items.sort()
+    k = len(items) if n_gold is None else min(n_gold, len(items))
+    pick = sorted(int(i) for i in rng.choice(len(items), size=k, replace=False)) if k else []
+    rep.gold = len(pick)
+    return [{"sample_id": items[i][0], "round": round, "task_type": spec, "text": items[i][1], "original_text": items[i][1],
+             "mask_mapping": "[]", "prompt_id": None, "stratum": "gold", "is_gold": True, "gold_label": items[i][2]}
+            for i in pick]
+
+
+def _to_table(rows: list[dict[str, Any]]) -> pa.Table:
+    from biaskit.schema import SAMPLES, conform
+
+    names: list[str] = list(OWN_COLUMNS)
+    for r in rows:
+        for k in r:
+            if k not in names:
+                names.append(k)
+    if not rows:
+        return SAMPLES.arrow_schema().empty_table()
+    t = pa.Table.from_pylist([{k: r.get(k) for k in names} for r in rows])
+    return conform(t, "samples")

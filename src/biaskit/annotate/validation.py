@@ -1,0 +1,299 @@
+"""Validating an automatic metric against the human majority label (BOLD Table 8, Sheng et al.).
+
+For each metric: Spearman's rho (with p-value) between the humans' ordinal label and the metric's
+continuous score, accuracy, support-weighted precision/recall/F1, per-class precision/recall/F1, the
+confusion matrix (rows = humans, columns = metric, BOLD Table 8 layout), percentile bootstrap CIs over
+items, and threshold calibration: the cut points on the metric's score that best reproduce the humans'
+ordinal labels (BOLD set its gender thresholds "empirically"; here they are fitted and reported).
+
+Computed from first principles and checked in the tests against ``scipy.stats.spearmanr`` and
+scikit-learn's ``classification_report`` / ``confusion_matrix``. Weighted averages follow scikit-learn
+(a class the metric never predicts has precision 0 inside the average); the per-class row of such a class
+is null with an ``error``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from scipy import stats
+
+from biaskit.annotate.agreement import _row, bootstrap_ci, majority_vote, rows_to_table
+from biaskit.annotate.metriccols import resolve
+from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.errors import BiaskitError
+from biaskit.io import to_arrow
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+    """Spearman's rho (average ranks for ties) and its two-sided p-value (t approximation, n - 2 df)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    n = len(x)
+    if n < 3:
+        return float("nan"), float("nan")
+    rx, ry = stats.rankdata(x), stats.rankdata(y)
+    rx, ry = rx - rx.mean(), ry - ry.mean()
+    den = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())
+    if den == 0:
+        return float("nan"), float("nan")
+    rho = float((rx * ry).sum() / den)
+    rho = max(-1.0, min(1.0, rho))
+    if abs(rho) == 1.0:
+        return rho, 0.0
+    t = rho * np.sqrt((n - 2) / ((1 - rho) * (1 + rho)))
+    return rho, float(2 * stats.t.sf(abs(t), n - 2))
+
+
+@dataclass
+class Classification:
+    labels: list[str]
+    confusion: np.ndarray          # rows: true (human), columns: predicted (metric)
+    accuracy: float
+    precision: dict[str, float | None]
+    recall: dict[str, float | None]
+    f1: dict[str, float | None]
+    support: dict[str, int]
+    weighted: dict[str, float]     # precision, recall, f1 weighted by true support
+
+
+def classify(y_true: Sequence[str], y_pred: Sequence[str], labels: Sequence[str] | None = None) -> Classification:
+    present = sorted(set(y_true) | set(y_pred))
+    labs = [lab for lab in (labels or []) if lab in present] + [lab for lab in present if lab not in (labels or [])]
+    idx = {lab: i for i, lab in enumerate(labs)}
+    cm = np.zeros((len(labs), len(labs)), dtype=int)
+    for a, b in zip(y_true, y_pred):
+        cm[idx[a], idx[b]] += 1
+    n = cm.sum()
+    tp = np.diag(cm).astype(float)
+    pred_n, true_n = cm.sum(axis=0), cm.sum(axis=1)
+    prec = {lab: (tp[i] / pred_n[i] if pred_n[i] else None) for i, lab in enumerate(labs)}
+    rec = {lab: (tp[i] / true_n[i] if true_n[i] else None) for i, lab in enumerate(labs)}
+    f1 = {}
+    for lab in labs:
+        p, r = prec[lab], rec[lab]
+        f1[lab] = None if p is None or r is None else (0.0 if p + r == 0 else 2 * p * r / (p + r))
+    w = true_n / n if n else true_n
+    weighted = {
+        "precision": float(sum(w[i] * (prec[lab] or 0.0) for i, lab in enumerate(labs))),
+        "recall": float(sum(w[i] * (rec[lab] or 0.0) for i, lab in enumerate(labs))),
+        "f1": float(sum(w[i] * (f1[lab] or 0.0) for i, lab in enumerate(labs))),
+    }
+    return Classification(labs, cm, float(tp.sum() / n) if n else float("nan"), prec, rec, f1,
+                          {lab: int(true_n[i]) for i, lab in enumerate(labs)}, weighted)
+
+
+@dataclass
+class Thresholds:
+    cuts: list[float]              # increasing; label k for score in (cuts[k-1], cuts[k]]
+    order: list[str]               # ordinal labels, lowest score first
+    accuracy: float
+    objective: str = "accuracy"
+
+    def predict(self, scores: Sequence[float]) -> list[str]:
+        idx = np.searchsorted(np.asarray(self.cuts), np.asarray(scores, dtype=float), side="left")
+        return [self.order[int(i)] for i in idx]
+
+
+def calibrate_thresholds(scores: Sequence[float], labels: Sequence[str], order: Sequence[str],
+                         objective: str = "accuracy") -> Thresholds:
+    """Cut points on ``scores`` whose ordinal labelling best matches ``labels`` (exact optimum).
+
+    ``objective``: ``accuracy`` or ``balanced_accuracy`` (mean per-class recall). Solved by dynamic
+    programming over the sorted scores; cuts lie midway between neighbouring distinct scores.
+    """
+    if objective not in ("accuracy", "balanced_accuracy"):
+        raise BiaskitError("E091", "unknown calibration objective", value=objective,
+                           options=["accuracy", "balanced_accuracy"], fix="use --objective accuracy")
+    order = list(order)
+    pairs = [(float(s), lab) for s, lab in zip(scores, labels) if lab in order and s is not None and np.isfinite(s)]
+    if len(pairs) < 2:
+        raise BiaskitError("E091", "too few items to calibrate thresholds", value=len(pairs),
+                           fix="annotate more items (at least a few per label)")
+    pairs.sort()
+    s = np.array([p[0] for p in pairs])
+    y = np.array([order.index(p[1]) for p in pairs])
+    k, n = len(order), len(s)
+    wts = np.ones(n)
+    if objective == "balanced_accuracy":
+        sup = np.bincount(y, minlength=k).astype(float)
+        present = (sup > 0).sum()
+        wts = 1.0 / (sup[y] * present)
+    # allowed cut positions: 0, n and between distinct scores
+    pos = np.array([0] + [i for i in range(1, n) if s[i] != s[i - 1]] + [n])
+    cum = np.zeros((k, len(pos)))
+    for c in range(k):
+        cc = np.concatenate([[0.0], np.cumsum(wts * (y == c))])
+        cum[c] = cc[pos]
+    best = cum[0].copy()                 # best[j]: classes 0..c assigned to items before pos[j]
+    back = np.zeros((k, len(pos)), dtype=int)
+    for c in range(1, k):
+        run = best - cum[c]
+        arg = np.maximum.accumulate(np.where(run == np.maximum.accumulate(run), np.arange(len(pos)), 0))
+        runmax = np.maximum.accumulate(run)
+        back[c] = arg
+        best = cum[c] + runmax
+    # best[-1] at j = last position covers all items
+    j = len(pos) - 1
+    cut_idx = []
+    for c in range(k - 1, 0, -1):
+        j = back[c][j]
+        cut_idx.append(j)
+    cut_idx.reverse()
+    cuts = []
+    for j in cut_idx:
+        p = pos[j]
+        if p <= 0:
+            cuts.append(float(s[0]) - 1e-9)
+        elif p >= n:
+            cuts.append(float(s[-1]))
+        else:
+            cuts.append(float((s[p - 1] + s[p]) / 2))
+    th = Thresholds(cuts, order, 0.0, objective)
+    pred = th.predict(s)
+    th.accuracy = float(np.mean([order.index(pp) == yy for pp, yy in zip(pred, y)]))
+    return th
+
+
+@dataclass
+class Validation:
+    table: pa.Table
+    classification: Classification | None = None
+    thresholds: Thresholds | None = None
+    n_items: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def confusion_markdown(self) -> str:
+        c = self.classification
+        if c is None:
+            return ""
+        head = "| human \\ metric | " + " | ".join(c.labels) + " | support |"
+        lines = [head, "|" + "---|" * (len(c.labels) + 2)]
+        for i, lab in enumerate(c.labels):
+            lines.append(f"| {lab} | " + " | ".join(str(int(v)) for v in c.confusion[i]) + f" | {int(c.confusion[i].sum())} |")
+        return "\n".join(lines)
+
+
+def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | TaskType | None = None,
+                    round: str | None = None, tie_policy: str = "drop", exclude_labels: Sequence[str] = ("other",),
+                    label_column: str | None = None, score_column: str | None = None, n_boot: int = 1000,
+                    seed: int = 0, calibrate: bool = True, objective: str = "accuracy") -> Validation:
+    """Compare the human majority label with ``metric``'s label/score carried in the samples table."""
+    s = to_arrow(samples)
+    a = to_arrow(annotations)
+    if task is None:
+        specs = sorted({x for x in (s.column("task_type").to_pylist() if "task_type" in s.column_names else []) if x})
+        if len(specs) != 1:
+            raise BiaskitError("E091", "cannot tell the task type", value=specs, fix="pass --task")
+        task = specs[0]
+    tt = get_task_type(task)
+    if round is None:
+        rs = sorted({x for x in (s.column("round").to_pylist() if "round" in s.column_names else []) if x})
+        round = rs[0] if len(rs) == 1 else "?"
+    mc = resolve(metric, s.column_names, label_column=label_column, score_column=score_column, need_label=True)
+    srows = {r["sample_id"]: r for r in s.to_pylist()}
+    gold = {k for k, r in srows.items() if r.get("is_gold")}
+    unknown = sorted(set(a.column("sample_id").to_pylist()) - set(srows))
+    if unknown:
+        raise BiaskitError("E091", f"{len(unknown)} annotated items are not in the samples table", value=unknown[:5],
+                           fix="pass the samples table of the same round (--samples)")
+    mv = majority_vote(a, task=tt, tie_policy=tie_policy, exclude_labels=exclude_labels, seed=seed)
+    y_true, y_pred, h_rank, score = [], [], [], []
+    dropped = {"no majority": 0, "metric missing": 0, "gold": 0}
+    for r in mv.to_pylist():
+        sid = r["sample_id"]
+        if sid in gold:
+            dropped["gold"] += 1
+            continue
+        if not r["kept"]:
+            dropped["no majority"] += 1
+            continue
+        sr = srows[sid]
+        pred = sr.get(mc.label)
+        if pred is None:
+            dropped["metric missing"] += 1
+            continue
+        y_true.append(r["label"])
+        y_pred.append(str(pred))
+        h_rank.append(tt.rank(r["label"]))
+        score.append(mc.score_of(sr) if mc.score else None)
+    spec = task if isinstance(task, str) else tt.name
+    base = dict(metric=metric)
+    rows: list[dict[str, Any]] = []
+    val = Validation(rows_to_table([]), n_items=len(y_true))
+    val.notes.append(f"{len(y_true)} items with a human majority and a {metric} label; left out: "
+                     + ", ".join(f"{k} {v}" for k, v in dropped.items()))
+    if not y_true:
+        rows.append(_row(round, spec, "accuracy", None, n_items=0, error="no item has both a human majority and a metric label", **base))
+        val.table = rows_to_table(rows)
+        return val
+    # Spearman on ordinal human labels vs continuous score
+    ok = [i for i in range(len(y_true)) if h_rank[i] is not None and score[i] is not None]
+    if mc.score and len(ok) >= 3:
+        hx = np.array([h_rank[i] for i in ok], dtype=float)
+        sx = np.array([score[i] for i in ok], dtype=float)
+        rho, p = spearman(hx, sx)
+        lo, hi = bootstrap_ci(lambda idx: spearman(hx[idx], sx[idx])[0], len(ok), n_boot=n_boot, seed=seed)
+        rows.append(_row(round, spec, "spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok),
+                         ci_low=lo, ci_high=hi, **base))
+    else:
+        rows.append(_row(round, spec, "spearman_rho", None, n_items=len(ok), error=(
+            "no continuous score column for this metric" if not mc.score else
+            "the task has no ordinal scale" if not tt.ordinal else "fewer than 3 items on the ordinal scale with a score"), **base))
+    cl = classify(y_true, y_pred, list(tt.labels))
+    val.classification = cl
+    yt, yp = np.array(y_true, dtype=object), np.array(y_pred, dtype=object)
+    n = len(yt)
+
+    def boot(f):
+        return bootstrap_ci(lambda idx: f(classify(list(yt[idx]), list(yp[idx]), list(tt.labels))), n, n_boot=n_boot, seed=seed)
+
+    lo, hi = boot(lambda c: c.accuracy)
+    rows.append(_row(round, spec, "accuracy", cl.accuracy, n_items=n, ci_low=lo, ci_high=hi, **base))
+    for key in ("precision", "recall", "f1"):
+        lo, hi = boot(lambda c, key=key: c.weighted[key])
+        rows.append(_row(round, spec, f"{key}_weighted", cl.weighted[key], n_items=n, ci_low=lo, ci_high=hi, **base))
+    for lab in cl.labels:
+        for key, d in (("precision", cl.precision), ("recall", cl.recall), ("f1", cl.f1)):
+            v = d[lab]
+            err = None if v is not None else (f"the metric never predicted {lab!r}" if key == "precision"
+                                              else f"no human majority is {lab!r}" if key == "recall"
+                                              else "precision or recall undefined")
+            rows.append(_row(round, spec, f"{key}_{lab}", v, n_items=cl.support[lab], error=err, **base))
+    for i, h in enumerate(cl.labels):
+        for j, m in enumerate(cl.labels):
+            rows.append(_row(round, spec, f"confusion:{h}:{m}", float(cl.confusion[i, j]), n_items=n, **base))
+    if calibrate and mc.score and tt.ordinal and len(ok) >= 2:
+        try:
+            th = calibrate_thresholds([score[i] for i in ok], [y_true[i] for i in ok], tt.ordinal, objective)
+            val.thresholds = th
+            for c, cut in enumerate(th.cuts):
+                rows.append(_row(round, spec, f"threshold_{th.order[c]}_{th.order[c + 1]}", cut, n_items=len(ok), **base))
+            rows.append(_row(round, spec, f"calibrated_{objective}", th.accuracy if objective == "accuracy" else
+                             _balanced(th, [score[i] for i in ok], [y_true[i] for i in ok]), n_items=len(ok), **base))
+        except BiaskitError as exc:
+            val.notes.append(f"threshold calibration skipped: {exc.what}")
+    val.table = rows_to_table(rows)
+    return val
+
+
+def _balanced(th: Thresholds, scores, labels) -> float:
+    pred = th.predict(scores)
+    recs = []
+    for lab in set(labels):
+        idx = [i for i, y in enumerate(labels) if y == lab]
+        recs.append(np.mean([pred[i] == lab for i in idx]))
+    return float(np.mean(recs))
+
+
+def validate_metrics(annotations: Any, samples: Any, metrics: Sequence[str], **kw) -> tuple[pa.Table, dict[str, Validation]]:
+    """:func:`validate_metric` for several metrics; one agreement-stage table with all rows."""
+    out, tables = {}, []
+    for m in metrics:
+        v = validate_metric(annotations, samples, metric=m, **kw)
+        out[m] = v
+        tables.append(v.table)
+    return (pa.concat_tables(tables) if tables else rows_to_table([])), out
