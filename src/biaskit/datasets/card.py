@@ -212,9 +212,10 @@ def build_card(configs, *, pretty_name: str | None = None, license: str | None =
             dataset_size=sum(s.num_bytes for s in c.splits.values()),
         )
     infos.to_dataset_card_data(data)
-    from biaskit.secrets import scrub
+    from biaskit.secrets import redact
 
-    return scrub(data.to_dict()), _body(configs, pretty, lic, lic_lines, total, scrub(dict(info or {})))
+    safe_info = json.loads(redact(json.dumps(dict(info or {}), default=str)))  # secret values out, keys kept
+    return data.to_dict(), _body(configs, pretty, lic, lic_lines, total, safe_info)
 
 
 def render_card(card_data: Mapping, body: str) -> str:
