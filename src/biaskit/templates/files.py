@@ -1,0 +1,60 @@
+"""Loading template/data files (JSON or YAML) with coded errors that name the file and the entry."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from biaskit.errors import BiaskitError
+
+
+def data_dir(*parts: str) -> Path:
+    """Folder of biaskit's bundled data (``src/biaskit/data/...``)."""
+    return Path(str(resources.files("biaskit").joinpath("data", *parts)))
+
+
+def load_file(path: str | Path) -> Any:
+    """Parse a ``.json``, ``.yaml`` or ``.yml`` file; errors are E040 naming the file and line."""
+    p = Path(path)
+    if not p.is_file():
+        raise BiaskitError("E040", f"template/data file not found: {p}", value=str(p), fix="check the path")
+    text = p.read_text(encoding="utf-8")
+    suffix = p.suffix.lower()
+    try:
+        if suffix == ".json":
+            return json.loads(text)
+        if suffix in (".yaml", ".yml"):
+            import yaml
+
+            return yaml.safe_load(text)
+    except json.JSONDecodeError as exc:
+        raise BiaskitError("E040", f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
+                           fix="fix the JSON syntax at that position") from exc
+    except Exception as exc:  # yaml.YAMLError
+        raise BiaskitError("E040", f"{p}: not valid YAML ({exc})".replace("\n", " "),
+                           fix="fix the YAML syntax at that position") from exc
+    raise BiaskitError("E040", f"{p}: unsupported file type", value=p.suffix, options=[".json", ".yaml", ".yml"],
+                       fix="save the file as JSON or YAML")
+
+
+def short_hash(*fields: Any, size: int = 6) -> str:
+    """Deterministic hex digest of ``fields`` (``size`` bytes) used for content-derived ids."""
+    h = hashlib.blake2b(digest_size=size)
+    h.update("\x1f".join("\x00" if f is None else str(f) for f in fields).encode("utf-8"))
+    return h.hexdigest()
+
+
+def check_text(value: Any, *, file: str, entry: str, what: str) -> str:
+    """A non-empty string without stray whitespace, else E040 naming file, entry and value."""
+    if not isinstance(value, str):
+        raise BiaskitError("E040", f"{file}: {entry}: {what} must be a string, not {type(value).__name__}",
+                           value=value, fix=f"write the {what} as a quoted string")
+    if not value.strip():
+        raise BiaskitError("E040", f"{file}: {entry}: empty {what}", value=value, fix=f"remove the entry or give a {what}")
+    if value != value.strip() or "  " in value or "\t" in value or "\n" in value:
+        raise BiaskitError("E040", f"{file}: {entry}: stray whitespace in {what}", value=value,
+                           fix=f"use {' '.join(value.split())!r} (no leading/trailing/double spaces)")
+    return value
