@@ -1,0 +1,450 @@
+"""Build the statistical report of a run folder: tables (Markdown + CSV), plots (PNG) and one
+self-contained HTML page (images embedded, table of contents, run manifest) that opens offline.
+
+Works on whatever tables the run has: each analysis looks for a table with the columns it needs
+(``docs/CONTRACTS.md``) and, when none has them, the report says which figure could not be made and why.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from biaskit.errors import BiaskitError
+
+#: table names the analyses look at first (then every other table of the run)
+PREFERENCE = {
+    "sentiment": ("scores",), "toxicity": ("scores",), "regard": ("scores",), "gender": ("scores",), "norms": ("scores",),
+    "likelihood": ("likelihoods", "generations", "scores"), "honest": ("fillins", "fillin_scores", "scores"),
+    "agreement": ("agreement",),
+}
+NOT_TABLES = ("report_html", "hub_dir", "report_dir")
+
+
+@dataclass
+class Figure:
+    path: Path
+    caption: str
+
+
+@dataclass
+class TableOut:
+    name: str
+    df: Any
+    caption: str
+    max_rows: int = 40
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    text: list[str] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    tables: list[TableOut] = field(default_factory=list)
+
+
+@dataclass
+class ReportResult:
+    out: Path
+    html: Path
+    md: Path
+    figures: list[Path]
+    tables: dict[str, Path]
+    sections: list[str]
+    skipped: list[tuple[str, str]]   # (figure or analysis, why it was not made)
+
+
+class _Skip(Exception):
+    pass
+
+
+def _slug(s: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", str(s).lower()).strip("_")[:60] or "x"
+
+
+def discover_tables(run_dir: str | Path) -> dict[str, Path]:
+    """Tables of a run folder: the ``tables`` map of its ``manifest.json`` when there is one, else every
+    ``*.parquet`` / ``*.jsonl`` / ``*.csv`` file directly in the folder (name = file stem)."""
+    from biaskit.io import SUFFIXES
+
+    rd = Path(run_dir)
+    if not rd.is_dir():
+        raise BiaskitError("E081", "run folder not found", value=str(rd), fix="pass the folder `biaskit demo --out` (or a stage) wrote")
+    found: dict[str, Path] = {}
+    man = rd / "manifest.json"
+    if man.is_file():
+        try:
+            m = json.loads(man.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise BiaskitError("E081", f"run manifest is not valid JSON: {exc}", value=str(man), fix="rerun the run or delete manifest.json") from exc
+        for name, rel in (m.get("tables") or {}).items():
+            p = Path(rel)
+            found[name] = p if p.is_absolute() else rd / p
+    for p in sorted(rd.iterdir()):
+        if p.is_file() and p.suffix in SUFFIXES and not p.name.endswith(".manifest.json") and p.stem not in found:
+            if p.resolve() not in {q.resolve() for q in found.values() if q.exists()}:
+                found[p.stem] = p
+    return found
+
+
+def _load(tables: dict[str, Path]) -> tuple[dict[str, Any], list[tuple[str, str, Any, Any]]]:
+    """Read every table as pandas; returns (name -> df, overview rows (name, file, rows, note))."""
+    from biaskit.io import read_table, table_format
+
+    loaded, overview = {}, []
+    for name, path in tables.items():
+        if name in NOT_TABLES:
+            continue
+        p = Path(path)
+        try:
+            table_format(p)
+            if p.is_dir() and not (p / "dataset_info.json").exists() and not (p / "state.json").exists():
+                continue
+            t = read_table(p)
+        except BiaskitError as exc:
+            overview.append((name, str(p), None, f"not read: {exc.what}"))
+            continue
+        df = t.to_pandas()
+        loaded[name] = df
+        overview.append((name, str(p), len(df), f"{len(df.columns)} columns"))
+    return loaded, overview
+
+
+def _find(loaded: dict[str, Any], cols: list[str], kind: str, any_of: list[str] | None = None):
+    order = [n for n in PREFERENCE.get(kind, ()) if n in loaded] + [n for n in loaded if n not in PREFERENCE.get(kind, ())]
+    for n in order:
+        df = loaded[n]
+        if all(c in df.columns for c in cols) and (not any_of or any(c in df.columns for c in any_of)):
+            return n, df
+    need = ", ".join(cols + ([" or ".join(any_of)] if any_of else []))
+    have = "; ".join(f"{n}: {len(df)} rows" for n, df in loaded.items()) or "no tables"
+    raise _Skip(f"no table has column(s) {need} ({have})")
+
+
+class _Builder:
+    def __init__(self, out: Path, seed: int, n_boot: int, alpha: float):
+        self.out = out
+        self.fig_dir = out / "figures"
+        self.tab_dir = out / "tables"
+        self.seed, self.n_boot, self.alpha = seed, n_boot, alpha
+        self.figures: list[Path] = []
+        self.tables: dict[str, Path] = {}
+        self.skipped: list[tuple[str, str]] = []
+
+    def table(self, sec: Section, name: str, df, caption: str, max_rows: int = 40) -> None:
+        from biaskit.evaluate.report.tables import write_table_files
+
+        paths = write_table_files(df, self.tab_dir, name)
+        self.tables[name] = paths["csv"]
+        sec.tables.append(TableOut(name, df, caption, max_rows))
+
+    def figure(self, sec: Section, name: str, fn, *args, caption: str, **kw) -> None:
+        self.fig_dir.mkdir(parents=True, exist_ok=True)
+        p = fn(*args, self.fig_dir / f"{name}.png", **kw)
+        self.figures.append(p)
+        sec.figures.append(Figure(p, caption))
+
+
+def _with_bh(df, fn, *args, **kw):
+    """Run a pairwise test family with Holm and add the Benjamini-Hochberg adjusted p as ``p_bh``."""
+    holm = fn(*args, correction="holm", **kw)
+    bh = fn(*args, correction="bh", **kw)
+    holm = holm.rename(columns={"p_adjusted": "p_holm", "significant": "significant_holm"})
+    holm["p_bh"] = list(bh["p_adjusted"])
+    return holm
+
+
+def _domains(df):
+    if "domain" in df.columns:
+        vals = df["domain"].astype(object).where(df["domain"].notna(), "(null)")
+        return [(str(d), df[vals == d]) for d in sorted(set(vals), key=str)]
+    return [("all", df)]
+
+
+# ----------------------------------------------------------------------------------------------- sections
+
+
+def _label_section(b: _Builder, loaded, *, kind: str, column: str, title: str, labels, what: str, test_label: str) -> Section:
+    from biaskit.evaluate.stats import chi2_by, label_proportions, pairwise_mann_whitney, pairwise_proportion_tests
+
+    name, df = _find(loaded, [column], kind)
+    sec = Section(kind, title, [f"From table `{name}` ({len(df)} rows). Shares are over texts with a {what} label; "
+                                f"`n_null` counts texts without one (failed or empty), `n_error` those with a `{column.split('_')[0]}_error`. "
+                                f"CIs: {b.n_boot} seeded percentile bootstrap resamples (seed {b.seed})."])
+    keys = [c for c in ("domain", "group", "model") if c in df.columns]
+    wide = label_proportions(df, column, keys, label_order=labels, n_boot=b.n_boot, seed=b.seed)
+    b.table(sec, f"{kind}_proportions", wide, f"{title}: shares per {', '.join(keys) or 'table'}")
+    labs = [c.removeprefix("prop_") for c in wide.columns if c.startswith("prop_")]
+    bar_keys = [k for k in ("group", "model") if k in keys] or keys
+    for dom, sub in _domains(wide):
+        if not len(sub):
+            continue
+        b.figure(sec, f"{kind}_{_slug(dom)}", _plot_stacked, sub, bar_keys, labs,
+                 title=f"{title} by group and source ({dom})" if dom != "all" else f"{title} by group and source",
+                 caption=f"{title}, domain {dom}: share of each label per group and text source (n = texts with a label).")
+    if "group" in df.columns:
+        within = [c for c in ("domain", "model") if c in df.columns]
+        z = _with_bh(df, pairwise_proportion_tests, df, "group", column, test_label, within=within)
+        if len(z):
+            b.table(sec, f"{kind}_{_slug(test_label)}_ztests", z,
+                    f"Two-proportion z-tests of the {test_label} share between every pair of groups within {', '.join(within) or 'the table'}; "
+                    f"Holm and Benjamini-Hochberg adjusted p per family; Cohen's h as effect size.", max_rows=25)
+        c = chi2_by(df, "group", column, within=within)
+        b.table(sec, f"{kind}_chi2_groups", c, f"Chi-square test of homogeneity of the label distribution across groups (per {', '.join(within) or 'table'}); Cramér's V.")
+        if "model" in df.columns and df["model"].nunique() > 1:
+            w2 = [c for c in ("domain",) if c in df.columns]
+            c2 = chi2_by(df, "model", column, within=w2)
+            b.table(sec, f"{kind}_chi2_sources", c2, "Chi-square test of homogeneity across text sources (Wikipedia baseline and models).")
+        score_col = {"vader_label": "vader_compound", "toxicity_label": "toxicity_score"}.get(column)
+        if score_col and score_col in df.columns:
+            mw = _with_bh(df, pairwise_mann_whitney, df, "group", score_col, within=within)
+            if len(mw):
+                b.table(sec, f"{kind}_{score_col}_mannwhitney", mw,
+                        f"Mann-Whitney U of `{score_col}` between pairs of groups; rank-biserial correlation as effect size.", max_rows=25)
+    else:
+        b.skipped.append((f"{title}: tests between groups", f"table `{name}` has no `group` column"))
+    return sec
+
+
+def _plot_stacked(sub, keys, labs, path, title):
+    from biaskit.evaluate.report.plots import stacked_proportions
+
+    return stacked_proportions(sub, keys, labs, path, title=title)
+
+
+def _regard_extra(b: _Builder, sec: Section, loaded) -> None:
+    from biaskit.evaluate.stats import regard_difference
+
+    name, df = _find(loaded, ["regard_label", "group"], "regard")
+    rows = []
+    for dom, sub in _domains(df):
+        groups = sorted(set(sub["group"].dropna()))
+        if not 2 <= len(groups) <= 4:
+            continue
+        for i, a in enumerate(groups):
+            for bb in groups[i + 1:]:
+                d = regard_difference(sub, "group", a, bb, within=("model",))
+                d.insert(0, "domain", dom)
+                rows.append(d)
+    if rows:
+        import pandas as pd
+
+        b.table(sec, "regard_differences", pd.concat(rows, ignore_index=True),
+                "Regard difference: share of each regard label in group A minus group B (per source), for domains with 2-4 groups.")
+
+
+def _gender_section(b: _Builder, loaded) -> Section:
+    from biaskit.evaluate.stats import gender_polarity_table, male_minus_female
+    from biaskit.evaluate.stats.bold import GENDER_METHODS
+
+    name, df = _find(loaded, [], "gender", any_of=list(GENDER_METHODS.values()))
+    sec = Section("gender", "Gender polarity", [f"From table `{name}` ({len(df)} rows). Male / female counts and the male/female ratio "
+                                                "for unigram matching, Gender-Wavg and Gender-Max (BOLD Table 3 layout); `*_null` counts texts with no label."])
+    b.table(sec, "gender_polarity_by_source", gender_polarity_table(df, by=("model",)), "Gender polarity per text source (BOLD Table 3 layout).")
+    if "group" in df.columns:
+        b.table(sec, "gender_polarity_by_group", gender_polarity_table(df, by=("domain", "group", "model")), "Gender polarity per group and source.")
+        prof = df
+        if "domain" in df.columns and (df["domain"] == "profession").any():
+            prof = df[df["domain"] == "profession"]
+        method = next((m for m in ("wavg", "max", "unigram") if GENDER_METHODS[m] in df.columns), None)
+        mmf = male_minus_female(prof, by="group", method=method)
+        b.table(sec, "male_minus_female", mmf, f"Male-minus-female share per profession group ({method}); BOLD Fig. 2.")
+        from biaskit.evaluate.report.plots import diverging_bars
+
+        hue = "model" if "model" in mmf.columns and mmf["model"].nunique() > 1 else None
+        b.figure(sec, "male_minus_female", diverging_bars, mmf, "group", "male_minus_female",
+                 title=f"Male minus female share per profession (gender_{method}_label)", hue=hue,
+                 xlabel="share labelled male - share labelled female",
+                 caption="Male-minus-female share per profession group and source (positive: more texts labelled male).")
+    else:
+        b.skipped.append(("male-minus-female bars per profession", f"table `{name}` has no `group` column"))
+    return sec
+
+
+def _norms_section(b: _Builder, loaded) -> Section:
+    import pandas as pd
+
+    from biaskit.evaluate.stats import aggregate, class_proportion_differences
+
+    order = [n for n in PREFERENCE["norms"] if n in loaded] + [n for n in loaded if n not in PREFERENCE["norms"]]
+    name = next((n for n in order if any(c.startswith("norms_") and c.endswith("_class") for c in loaded[n].columns)), None)
+    if name is None:
+        raise _Skip("no table has norms_<dim>_class columns (score with the norms metric and a lexicon)")
+    df = loaded[name]
+    cols = sorted(c for c in df.columns if c.startswith("norms_") and c.endswith("_class"))
+    sec = Section("norms", "Emotion and VAD classes", [f"From table `{name}`: classes {', '.join(cols)}."])
+    keys = [c for c in ("domain", "group", "model") if c in df.columns]
+    agg = aggregate(df, keys, labels=cols, n_boot=b.n_boot, seed=b.seed)
+    b.table(sec, "norms_class_proportions", agg, "Class shares per group and source (long form).", max_rows=30)
+    diffs = []
+    if "group" in df.columns:
+        for dom, sub in _domains(df):
+            groups = sorted(set(sub["group"].dropna()))
+            if len(groups) == 2:
+                d = class_proportion_differences(sub, "group", groups[0], groups[1], columns=cols, within=[c for c in ("model",) if c in sub.columns])
+                d.insert(0, "domain", dom)
+                diffs.append(d)
+    if diffs:
+        b.table(sec, "norms_class_differences", pd.concat(diffs, ignore_index=True),
+                "Class share of group A minus group B with z-test and Holm-adjusted p (BOLD Tables 4/6), domains with two groups.")
+    else:
+        b.skipped.append(("VAD/BE5 class differences", "no domain with exactly two groups"))
+    return sec
+
+
+def _likelihood_section(b: _Builder, loaded) -> Section:
+    import pandas as pd
+
+    from biaskit.evaluate.report.plots import fraction_bars
+    from biaskit.evaluate.stats import likelihood_bias
+
+    name, df = _find(loaded, ["axis", "template", "descriptor"], "likelihood", any_of=["perplexity", "nll_mean"])
+    if "kind" in df.columns and not (df["kind"] == "likelihood").any():
+        raise _Skip(f"table `{name}` has no rows with kind == likelihood")
+    sec = Section("likelihood_bias", "HolisticBias Likelihood Bias",
+                  [f"From table `{name}`. For each axis and template every pair of descriptors is compared with a two-sided "
+                   f"Mann-Whitney U test on their sentences' perplexities; a pair differs at p < {b.alpha}. The axis score is the "
+                   "fraction of differing pairs."])
+    models = sorted(df["model"].dropna().unique()) if "model" in df.columns else [None]
+    if "kind" in df.columns:
+        models = sorted(df.loc[df["kind"] == "likelihood", "model"].dropna().unique()) if "model" in df.columns else [None]
+    axes, pairs, ranks = [], [], []
+    for m in models:
+        res = likelihood_bias(df, alpha=b.alpha, model=m)
+        for part, acc in ((res.by_axis, axes), (res.pairs, pairs), (res.ranking, ranks)):
+            part = part.copy()
+            part.insert(0, "model", m if m is not None else "")
+            acc.append(part)
+        if res.skipped:
+            sec.text.append(f"Model {m}: rows not used: " + ", ".join(f"{v} ({k})" for k, v in res.skipped.items()) + ".")
+    by_axis = pd.concat(axes, ignore_index=True)
+    b.table(sec, "likelihood_bias_by_axis", by_axis, "Likelihood Bias per axis: differing pairs / tested pairs.")
+    for m in models:
+        sub = by_axis[by_axis["model"] == (m if m is not None else "")]
+        b.figure(sec, f"likelihood_bias_{_slug(m or 'model')}", fraction_bars, sub, "axis", "fraction",
+                 title=f"Likelihood Bias per axis ({m})" if m else "Likelihood Bias per axis", num="n_different", den="n_pairs",
+                 ylabel="fraction of descriptor pairs that differ", caption=f"Likelihood Bias per axis for {m or 'the model'} (labels: fraction, differing/tested pairs).")
+    b.table(sec, "likelihood_bias_pairs", pd.concat(pairs, ignore_index=True), "Every descriptor pair per axis and template.", max_rows=20)
+    b.table(sec, "likelihood_ranking", pd.concat(ranks, ignore_index=True),
+            "Descriptors ranked by median perplexity per template (1 = most likely).", max_rows=20)
+    return sec
+
+
+def _honest_section(b: _Builder, loaded) -> Section:
+    from biaskit.evaluate.report.plots import fraction_bars, heatmap
+    from biaskit.evaluate.stats import honest_category_matrix, honest_summary
+
+    name, df = _find(loaded, ["honest_hurtful"], "honest")
+    sec = Section("honest", "HONEST", [f"From table `{name}` ({len(df)} rows). HONEST score = share of completions that are hurtful "
+                                       "(contain a HurtLex word); category columns give the share with a word of that HurtLex category."])
+    first = None
+    for extra in ("subject_category", "template_category", "term"):
+        if extra not in df.columns:
+            continue
+        by = [c for c in ("language",) if c in df.columns] + [extra]
+        s = honest_summary(df, by=by)
+        b.table(sec, f"honest_by_{extra}", s, f"HONEST per {', '.join(by)}.")
+        first = first if first is not None else (extra, s)
+    if first is None:
+        by = [c for c in ("language",) if c in df.columns]
+        first = ("table", honest_summary(df, by=by))
+        b.table(sec, "honest_summary", first[1], "HONEST score.")
+    extra, s = first
+    m = honest_category_matrix(s)
+    if m.shape[1]:
+        b.figure(sec, "honest_categories", heatmap, m, title=f"HONEST: share of completions per HurtLex category ({extra})",
+                 xlabel="HurtLex category", caption="Share of completions with a word of each HurtLex category, per group.")
+    else:
+        b.skipped.append(("HONEST category heatmap", f"table `{name}` has no honest_categories values"))
+        keys = [c for c in s.columns if c not in ("n", "n_valid", "n_null", "n_error", "hurtful", "honest_score")]
+        s2 = s.assign(_label=s[keys].astype(str).agg(" | ".join, axis=1) if keys else "all")
+        b.figure(sec, "honest_scores", fraction_bars, s2, "_label", "honest_score", title="HONEST score", num="hurtful", den="n_valid",
+                 ylabel="share hurtful", caption="HONEST score per group.")
+    return sec
+
+
+def _agreement_section(b: _Builder, loaded) -> Section:
+    from biaskit.evaluate.report.plots import agreement_chart
+
+    name, df = _find(loaded, ["round", "measure", "value"], "agreement")
+    sec = Section("agreement", "Annotation agreement and metric validation", [f"From table `{name}` ({len(df)} rows)."])
+    b.table(sec, "agreement", df, "Agreement and validation figures.", max_rows=60)
+    if "metric" in df.columns and df["metric"].notna().any():
+        v = df[df["metric"].notna()]
+        b.figure(sec, "metric_vs_human", agreement_chart, v, title="Metric vs human labels",
+                 caption="Validation of each metric against the human majority label (bootstrap CI where given).")
+    else:
+        b.skipped.append(("metric-vs-human agreement chart", f"table `{name}` has no validation rows (metric set)"))
+    return sec
+
+
+ANALYSES = (
+    ("Sentiment (VADER)", lambda b, L: _label_section(b, L, kind="sentiment", column="vader_label", title="Sentiment",
+                                                      labels=("positive", "neutral", "negative"), what="sentiment", test_label="positive")),
+    ("Toxicity", lambda b, L: _label_section(b, L, kind="toxicity", column="toxicity_label", title="Toxicity",
+                                             labels=("toxic", "non-toxic"), what="toxicity", test_label="toxic")),
+    ("Regard", lambda b, L: _regard(b, L)),
+    ("Gender polarity", _gender_section),
+    ("Emotion and VAD classes", _norms_section),
+    ("HolisticBias Likelihood Bias", _likelihood_section),
+    ("HONEST", _honest_section),
+    ("Agreement", _agreement_section),
+)
+
+
+def _regard(b, loaded):
+    sec = _label_section(b, loaded, kind="regard", column="regard_label", title="Regard",
+                         labels=("positive", "neutral", "negative", "other"), what="regard", test_label="negative")
+    try:
+        _regard_extra(b, sec, loaded)
+    except _Skip:
+        pass
+    return sec
+
+
+def build_report(run_dir: str | Path, out: str | Path | None = None, *, tables: dict[str, Path] | None = None,
+                 summary: list[tuple[str, str]] | None = None, manifest: dict | None = None, seed: int = 0, n_boot: int = 1000,
+                 alpha: float = 0.05, title: str = "biaskit report") -> ReportResult:
+    """Write ``report.html`` (self-contained), ``report.md``, ``figures/*.png`` and ``tables/*.{csv,md}``
+    into ``out`` (default ``RUN_DIR/report``) from the run's tables.
+
+    ``tables``: name -> file (default: :func:`discover_tables`); ``summary``: stage notes (default: the
+    run manifest's). Analyses whose columns no table has are listed in the report under "Not made".
+    """
+    from biaskit.evaluate.report.html import render_html, render_markdown
+    from biaskit.evaluate.stats._common import check_alpha
+    from biaskit.io import write_text_atomic
+
+    rd = Path(run_dir)
+    check_alpha(alpha)
+    if n_boot < 1:
+        raise BiaskitError("E081", "n_boot must be at least 1", value=n_boot, fix="use e.g. --n-boot 1000")
+    tables = dict(tables) if tables is not None else discover_tables(rd)
+    if manifest is None and (rd / "manifest.json").is_file():
+        manifest = json.loads((rd / "manifest.json").read_text(encoding="utf-8"))
+    if summary is None and manifest:
+        summary = [tuple(s) for s in manifest.get("summary", [])]
+    out_dir = Path(out) if out is not None else rd / "report"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    loaded, overview = _load(tables)
+    if not loaded:
+        raise BiaskitError("E081", "the run folder has no readable tables", value=str(rd),
+                           fix="run `biaskit demo --out DIR` or a stage first, or pass a folder with .parquet/.jsonl/.csv tables")
+    b = _Builder(out_dir, seed, n_boot, alpha)
+    sections: list[Section] = []
+    for label, fn in ANALYSES:
+        try:
+            sections.append(fn(b, loaded))
+        except _Skip as why:
+            b.skipped.append((label, str(why)))
+    page = render_html(title=title, run_dir=rd, sections=sections, overview=overview, summary=summary or [], manifest=manifest,
+                       skipped=b.skipped, out_dir=out_dir)
+    html_path = write_text_atomic(out_dir / "report.html", page)
+    md = render_markdown(title=title, run_dir=rd, sections=sections, overview=overview, summary=summary or [], skipped=b.skipped, out_dir=out_dir)
+    md_path = write_text_atomic(out_dir / "report.md", md)
+    return ReportResult(out=out_dir, html=html_path, md=md_path, figures=b.figures, tables=b.tables,
+                        sections=[s.id for s in sections], skipped=b.skipped)

@@ -1,0 +1,213 @@
+"""Report plots (matplotlib, drawn on an Agg canvas without pyplot, so no display or global state).
+
+Each function takes a result DataFrame from :mod:`biaskit.evaluate.stats`, writes one PNG and returns its
+path. Bars are labelled with the group and source and the number of texts behind them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+LABEL_COLOURS = {
+    "positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828", "other": "#7b2cbf",
+    "toxic": "#d62828", "non-toxic": "#adb5bd", "true": "#d62828", "false": "#adb5bd",
+    "male": "#1d4e89", "female": "#e76f51",
+}
+_FALLBACK = ["#264653", "#2a9d8f", "#e9c46a", "#f4a261", "#e76f51", "#8ab17d", "#6d597a"]
+MAX_BARS = 80
+
+
+def _figure(width: float, height: float):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=110)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _save(fig, path: str | Path) -> Path:
+    from biaskit.io import atomic_path
+
+    p = Path(path)
+    fig.tight_layout()
+    with atomic_path(p) as tmp:
+        fig.savefig(tmp, format="png")
+    return p
+
+
+def _colour(label: str, i: int) -> str:
+    return LABEL_COLOURS.get(str(label).lower(), _FALLBACK[i % len(_FALLBACK)])
+
+
+def _text_colour(hex_colour: str) -> str:
+    """Black on light fills, white on dark ones (relative luminance)."""
+    h = hex_colour.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) / 255 for i in (0, 2, 4))
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.55 else "white"
+
+
+def _short(s: str, n: int = 38) -> str:
+    s = str(s)
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def stacked_proportions(wide, keys: Sequence[str], labels: Sequence[str], path: str | Path, *, title: str,
+                        xlabel: str = "share of texts") -> Path:
+    """Horizontal 100% stacked bars, one per row of a :func:`~biaskit.evaluate.stats.proportions_wide` table
+    (``prop_<label>`` columns), labelled ``key1 | key2 (n=...)``. Null labels are shown in the n."""
+    rows = wide.head(MAX_BARS)
+    labels = [lab for lab in labels if f"prop_{lab}" in rows.columns]
+    h = max(2.2, 0.32 * len(rows) + 1.4)
+    fig = _figure(9, h)
+    ax = fig.add_subplot(111)
+    ylabels = []
+    for _, r in rows.iterrows():
+        name = " | ".join(_short(r[k], 30) for k in keys)
+        extra = f", {int(r['n_null'])} null" if r.get("n_null", 0) else ""
+        ylabels.append(f"{name} (n={int(r['n_valid'])}{extra})")
+    y = list(range(len(rows)))[::-1]
+    left = [0.0] * len(rows)
+    for i, lab in enumerate(labels):
+        vals = [0.0 if (v != v) else float(v) for v in rows[f"prop_{lab}"]]
+        ax.barh(y, vals, left=left, color=_colour(lab, i), edgecolor="white", height=0.8, label=lab)
+        for yy, l0, v in zip(y, left, vals):
+            if v >= 0.08:
+                ax.text(l0 + v / 2, yy, f"{v:.0%}", ha="center", va="center", fontsize=7, color=_text_colour(_colour(lab, i)))
+        left = [a + b for a, b in zip(left, vals)]
+    ax.set_yticks(y)
+    ax.set_yticklabels(ylabels, fontsize=8)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(xlabel)
+    more = f" (first {MAX_BARS} of {len(wide)})" if len(wide) > MAX_BARS else ""
+    ax.set_title(title + more, fontsize=10)
+    ax.legend(ncol=len(labels), loc="lower center", bbox_to_anchor=(0.5, 1.0 + 0.35 / h), fontsize=8, frameon=False)
+    return _save(fig, path)
+
+
+def diverging_bars(df, label_col: str, value_col: str, path: str | Path, *, title: str, hue: str | None = None,
+                   xlabel: str = "", colours: tuple[str, str] = ("#1d4e89", "#e76f51")) -> Path:
+    """Horizontal bars around zero (e.g. male-minus-female share per profession, one bar per source)."""
+    import numpy as np
+
+    hues = list(dict.fromkeys(df[hue])) if hue else [None]
+    cats = list(dict.fromkeys(df[label_col]))[:MAX_BARS]
+    h = max(2.2, 0.3 * len(cats) * max(1, len(hues)) ** 0.6 + 1.2)
+    fig = _figure(8, h)
+    ax = fig.add_subplot(111)
+    width = 0.8 / len(hues)
+    base = np.arange(len(cats))[::-1]
+    for i, hv in enumerate(hues):
+        sub = df if hv is None else df[df[hue] == hv]
+        m = dict(zip(sub[label_col], sub[value_col]))
+        vals = [float(m.get(c, float("nan"))) for c in cats]
+        ypos = base + (len(hues) - 1) / 2 * width - i * width
+        if hv is None:
+            cols = [colours[0] if (v == v and v >= 0) else colours[1] for v in vals]
+            ax.barh(ypos, [0 if v != v else v for v in vals], height=width, color=cols)
+        else:
+            ax.barh(ypos, [0 if v != v else v for v in vals], height=width, color=_FALLBACK[i % len(_FALLBACK)], label=str(hv))
+    ax.axvline(0, color="black", linewidth=0.8)
+    ax.set_yticks(base)
+    ax.set_yticklabels([_short(c) for c in cats], fontsize=8)
+    lim = max([abs(float(v)) for v in df[value_col] if v == v] + [0.05])
+    ax.set_xlim(-lim * 1.1, lim * 1.1)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=10)
+    if hue:
+        ax.legend(fontsize=8, frameon=False, loc="best")
+    return _save(fig, path)
+
+
+def heatmap(matrix, path: str | Path, *, title: str, fmt: str = "{:.0%}", cmap: str = "Reds", xlabel: str = "", ylabel: str = "") -> Path:
+    """Annotated heatmap of a DataFrame (index = rows, columns = columns), e.g. HONEST category shares."""
+    import numpy as np
+
+    m = matrix.head(MAX_BARS)
+    vals = m.to_numpy(dtype=float)
+    rows = [" | ".join(map(str, i)) if isinstance(i, tuple) else str(i) for i in m.index]
+    fig = _figure(max(5, 0.55 * len(m.columns) + 3), max(2.5, 0.38 * len(rows) + 1.6))
+    ax = fig.add_subplot(111)
+    vmax = np.nanmax(vals) if np.isfinite(vals).any() and np.nanmax(vals) > 0 else 1.0
+    im = ax.imshow(vals, cmap=cmap, vmin=0, vmax=vmax, aspect="auto")
+    ax.set_xticks(range(len(m.columns)))
+    ax.set_xticklabels([str(c) for c in m.columns], rotation=45, ha="right", fontsize=8)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([_short(r) for r in rows], fontsize=8)
+    for i in range(vals.shape[0]):
+        for j in range(vals.shape[1]):
+            v = vals[i, j]
+            if v == v:
+                ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=7, color="white" if v > 0.6 * vmax else "black")
+    fig.colorbar(im, ax=ax, fraction=0.04)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    return _save(fig, path)
+
+
+def fraction_bars(df, label_col: str, value_col: str, path: str | Path, *, title: str, num: str | None = None,
+                  den: str | None = None, ylabel: str = "", ylim: tuple[float, float] | None = (0, 1)) -> Path:
+    """Vertical bars with value labels (``k/n`` when ``num``/``den`` columns are given), e.g. Likelihood Bias per axis."""
+    cats = [str(c) for c in df[label_col]][:MAX_BARS]
+    vals = [float(v) if v == v else 0.0 for v in df[value_col]][:MAX_BARS]
+    fig = _figure(max(5, 0.6 * len(cats) + 2), 4)
+    ax = fig.add_subplot(111)
+    ax.bar(range(len(cats)), vals, color="#2a9d8f")
+    for i, (_, r) in enumerate(df.head(MAX_BARS).iterrows()):
+        v = r[value_col]
+        txt = "n/a" if v != v else (f"{v:.2f}" + (f"\n{int(r[num])}/{int(r[den])}" if num and den else ""))
+        ax.text(i, (0 if v != v else v) + 0.01, txt, ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(range(len(cats)))
+    ax.set_xticklabels([_short(c, 24) for c in cats], rotation=30 if len(cats) > 4 else 0, ha="right" if len(cats) > 4 else "center", fontsize=8)
+    if ylim:
+        ax.set_ylim(ylim[0], max(ylim[1], max(vals + [0]) * 1.15))
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    return _save(fig, path)
+
+
+def agreement_chart(df, path: str | Path, *, title: str = "Metric vs human labels") -> Path:
+    """Grouped bars of validation figures (rows with ``metric`` set): one group per metric, one bar per
+    measure, with the bootstrap CI as an error bar where ``ci_low``/``ci_high`` are given."""
+    import numpy as np
+
+    metrics = list(dict.fromkeys(df["metric"]))
+    measures = list(dict.fromkeys(df["measure"]))
+    fig = _figure(max(6, 1.2 * len(metrics) * max(1, len(measures)) ** 0.5 + 2), 4.2)
+    ax = fig.add_subplot(111)
+    width = 0.8 / max(1, len(measures))
+    x = np.arange(len(metrics))
+    def num(v):
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            return float("nan")
+        return f
+
+    for i, ms in enumerate(measures):
+        sub = df[df["measure"] == ms].drop_duplicates("metric").set_index("metric")
+        pos = x - 0.4 + width * (i + 0.5)
+        ax.bar(pos, [0.0] * len(metrics), width=width, color=_FALLBACK[i % len(_FALLBACK)], label=ms)  # legend entry
+        for px, m in zip(pos, metrics):
+            if m not in sub.index or num(sub.loc[m, "value"]) != num(sub.loc[m, "value"]):
+                continue
+            v = num(sub.loc[m, "value"])
+            ax.bar([px], [v], width=width, color=_FALLBACK[i % len(_FALLBACK)])
+            lo = num(sub.loc[m, "ci_low"]) if "ci_low" in sub.columns else float("nan")
+            hi = num(sub.loc[m, "ci_high"]) if "ci_high" in sub.columns else float("nan")
+            top = max(v, 0)
+            if lo == lo and hi == hi:
+                ax.errorbar([px], [v], yerr=[[max(v - lo, 0)], [max(hi - v, 0)]], fmt="none", ecolor="black", capsize=3)
+                top = max(top, hi)
+            ax.text(px, top + 0.015, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_xticks(x)
+    ax.set_xticklabels(metrics, fontsize=9)
+    lo = min([0.0] + [float(v) for v in df["value"] if v == v])
+    ax.set_ylim(min(lo * 1.15, 0), 1.12)
+    ax.set_ylabel("value")
+    ax.legend(fontsize=7, frameon=False, ncol=min(4, len(measures)), loc="upper center", bbox_to_anchor=(0.5, -0.12))
+    ax.set_title(title, fontsize=10)
+    return _save(fig, path)
