@@ -1,9 +1,109 @@
-"""CLI commands of this stage (filled in by its issue)."""
+"""``biaskit report`` (the run report) and ``biaskit stats`` (group statistics of one table)."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
 
 import typer
 
 
 def register(app: typer.Typer) -> None:
-    """Attach this module's commands to the root app."""
+    """Attach ``report`` and the ``stats`` group to the root app."""
+
+    @app.command("report")
+    def report(
+        run_dir: Path = typer.Argument(..., help="Run folder (written by `biaskit demo` or by the stages) holding the tables."),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report folder to write (default: RUN_DIR/report)."),
+        seed: int = typer.Option(0, help="Seed of the bootstrap confidence intervals."),
+        n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples per confidence interval."),
+        alpha: float = typer.Option(0.05, help="Significance level (Likelihood Bias pairs)."),
+        title: str = typer.Option("biaskit report", help="Title of the report."),
+    ) -> None:
+        """Write the statistical report of a run: report.html (self-contained, opens offline), report.md,
+        figures/*.png and tables/*.csv + *.md. Figures whose tables or columns are missing are listed under
+        "Not made" with the reason.
+
+        Example: biaskit report runs/demo --out runs/demo/report
+
+        Example: biaskit report runs/demo --out /tmp/report --n-boot 2000 --seed 1
+        """
+        from biaskit.evaluate.report import build_report
+
+        res = build_report(run_dir, out, seed=seed, n_boot=n_boot, alpha=alpha, title=title)
+        typer.echo(f"report written to {res.html}")
+        typer.echo(f"  {len(res.figures)} figures, {len(res.tables)} tables; sections: {', '.join(res.sections) or 'none'}")
+        for what, why in res.skipped:
+            typer.echo(f"  not made: {what}: {why}")
+
+    stats = typer.Typer(name="stats", help="Group statistics of one scored table (proportions with CIs, tests, Likelihood Bias).",
+                        no_args_is_help=True, add_completion=False, rich_markup_mode="rich")
+    app.add_typer(stats, name="stats")
+
+    @stats.command("aggregate")
+    def aggregate_cmd(
+        table: Path = typer.Argument(..., help="Scored table (.parquet, .jsonl, .csv or a datasets folder)."),
+        by: str = typer.Option("group,model", "--by", help="Comma-separated grouping columns."),
+        labels: str = typer.Option("", "--labels", help="Comma-separated label columns (e.g. vader_label,regard_label)."),
+        means: str = typer.Option("", "--means", help="Comma-separated numeric columns to average (e.g. vader_compound)."),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the result as CSV here (default: print Markdown)."),
+        seed: int = typer.Option(0, help="Bootstrap seed."),
+        n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples."),
+    ) -> None:
+        """Counts, label shares and means per group with bootstrap CIs; nulls counted in n_null.
+
+        Example: biaskit stats aggregate runs/demo/scores.parquet --by domain,group,model --labels vader_label --means vader_compound
+        """
+        from biaskit.evaluate.stats import aggregate
+        from biaskit.io import read_table
+
+        res = aggregate(read_table(table), by, labels=labels, means=means, n_boot=n_boot, seed=seed)
+        _emit(res, out)
+
+    @stats.command("ztest")
+    def ztest_cmd(
+        table: Path = typer.Argument(..., help="Scored table."),
+        column: str = typer.Option("vader_label", help="Label column."),
+        label: str = typer.Option("positive", help="Label whose share is compared."),
+        group: str = typer.Option("group", help="Column whose values are compared pairwise."),
+        within: str = typer.Option("", help="Comma-separated columns: one test family per value (e.g. domain,model)."),
+        correction: str = typer.Option("holm", help="holm, bh or none."),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write CSV here (default: print Markdown)."),
+    ) -> None:
+        """Two-proportion z-tests of a label's share between every pair of groups, with corrected p and Cohen's h.
+
+        Example: biaskit stats ztest runs/demo/scores.parquet --column vader_label --label positive --within domain,model
+        """
+        from biaskit.evaluate.stats import pairwise_proportion_tests
+        from biaskit.io import read_table
+
+        _emit(pairwise_proportion_tests(read_table(table), group, column, label, within=within, correction=correction), out)
+
+    @stats.command("likelihood-bias")
+    def likelihood_bias_cmd(
+        table: Path = typer.Argument(..., help="Likelihood table (kind == likelihood, columns axis, template, descriptor, perplexity)."),
+        model: Optional[str] = typer.Option(None, help="Model to use when the table holds several."),
+        alpha: float = typer.Option(0.05, help="A descriptor pair differs at p < alpha."),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the per-axis CSV here (default: print Markdown)."),
+    ) -> None:
+        """HolisticBias Likelihood Bias: fraction of descriptor pairs per axis whose perplexities differ (Mann-Whitney U).
+
+        Example: biaskit stats likelihood-bias runs/demo/likelihoods.parquet
+        """
+        from biaskit.evaluate.stats import likelihood_bias
+        from biaskit.io import read_table
+
+        _emit(likelihood_bias(read_table(table), model=model, alpha=alpha).by_axis, out)
+
+
+def _emit(df, out: Optional[Path]) -> None:
+    if out is not None:
+        from biaskit.io import atomic_path
+
+        with atomic_path(out) as tmp:
+            df.to_csv(tmp, index=False)
+        typer.echo(f"wrote {len(df)} rows to {out}")
+    else:
+        from biaskit.evaluate.report.tables import markdown_table
+
+        typer.echo(markdown_table(df))

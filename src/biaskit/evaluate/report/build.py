@@ -408,12 +408,14 @@ def _regard(b, loaded):
 
 def build_report(run_dir: str | Path, out: str | Path | None = None, *, tables: dict[str, Path] | None = None,
                  summary: list[tuple[str, str]] | None = None, manifest: dict | None = None, seed: int = 0, n_boot: int = 1000,
-                 alpha: float = 0.05, title: str = "biaskit report") -> ReportResult:
+                 alpha: float = 0.05, title: str = "biaskit report", allow_empty: bool = False) -> ReportResult:
     """Write ``report.html`` (self-contained), ``report.md``, ``figures/*.png`` and ``tables/*.{csv,md}``
     into ``out`` (default ``RUN_DIR/report``) from the run's tables.
 
     ``tables``: name -> file (default: :func:`discover_tables`); ``summary``: stage notes (default: the
     run manifest's). Analyses whose columns no table has are listed in the report under "Not made".
+    ``allow_empty``: write a report (listing what was not made) even when the run has no readable table;
+    otherwise that is error E081.
     """
     from biaskit.evaluate.report.html import render_html, render_markdown
     from biaskit.evaluate.stats._common import check_alpha
@@ -431,7 +433,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, *, tables: 
     out_dir = Path(out) if out is not None else rd / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
     loaded, overview = _load(tables)
-    if not loaded:
+    if not loaded and not allow_empty:
         raise BiaskitError("E081", "the run folder has no readable tables", value=str(rd),
                            fix="run `biaskit demo --out DIR` or a stage first, or pass a folder with .parquet/.jsonl/.csv tables")
     b = _Builder(out_dir, seed, n_boot, alpha)
