@@ -32,6 +32,10 @@ CANDIDATE_SCHEMA = pa.schema([
     ("prompt_id", S), ("text", S), ("source", S), ("language", S), ("domain", S), ("group", S), ("term", S), ("reference", S),
     ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("retrieved_at", S), ("license", S), ("sentence_index", I),
 ])
+SENTENCE_SCHEMA = pa.schema([
+    ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("retrieved_at", S), ("license", S), ("sentence_index", I),
+    ("sentence", S), ("domain", S), ("group", S), ("terms", S),
+])
 STATUS_SCHEMA = pa.schema([
     ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("groups", S), ("sentences", I),
     *[(f, I) for f in FILTERS if f != "duplicate_prompt"], ("prompts", I), ("error", S),
@@ -43,7 +47,8 @@ class ScrapeResult:
     out: Path
     pages_report: Path
     counts: dict[str, int]
-    per_group: dict[str, int] = field(default_factory=dict)
+    per_group: dict[str, int] = field(default_factory=dict)        # prompts per domain/group
+    pages_per_group: dict[str, int] = field(default_factory=dict)  # pages the config resolved to
     missing: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     requests: dict[str, int] = field(default_factory=dict)
@@ -68,8 +73,11 @@ def _splitter(settings: dict):
     return _NLP[key]
 
 
-def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict], dict]:
-    """Clean, split and prompt one page for each of its groups. Returns (prompt rows, page status row)."""
+def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict], dict, list[dict]]:
+    """Clean, split and prompt one page for each of its groups.
+
+    Returns (prompt rows, page status row, sentence rows); sentence rows only when settings ask for them.
+    """
     from biaskit.scrape.clean import clean_wikitext, split_sentences
 
     page, assigns, settings = task
@@ -83,7 +91,7 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
     except Exception as exc:  # a page that cannot be parsed is a counted, named skip
         status["error"] = str(exc)
         status.update({k: 0 for k in ("sentences", "prompts", *FILTERS) if k != "duplicate_prompt"})
-        return [], status
+        return [], status, []
     counts["sentences"] = len(sentences)
     rows = []
     for a in assigns:
@@ -96,7 +104,14 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
             })
     counts["prompts"] = len(rows)
     status.update({k: int(counts.get(k, 0)) for k in ("sentences", "prompts", *FILTERS) if k != "duplicate_prompt"})
-    return rows, status
+    sents = []
+    if settings.get("sentences"):
+        first = assigns[0] if assigns else None
+        sents = [{"wiki": page.wiki, "page_title": page.title, "page_id": page.page_id, "revision_id": page.revision_id,
+                  "retrieved_at": page.retrieved_at, "license": settings["license"], "sentence_index": i, "sentence": sentence,
+                  "domain": first.domain if first else None, "group": first.group if first else None,
+                  "terms": "|".join(first.terms) if first else None} for i, sentence in enumerate(sentences)]
+    return rows, status, sents
 
 
 # --------------------------------------------------------------------------- driver
@@ -133,6 +148,7 @@ def build_from_pages(
     total: int | None = None,
     shard_pages: int = 16,
     license: str | None = None,
+    sentences_out: str | os.PathLike | None = None,
 ) -> ScrapeResult:
     """Run pages through the cleaner and the prompt rule and write the prompts table at ``out``.
 
@@ -149,11 +165,12 @@ def build_from_pages(
     report = pages_report_path(out)
     writer = ShardedWriter(out, ("prompt_id",), schema=CANDIDATE_SCHEMA)
     status_w = ShardedWriter(report, ("wiki", "page_title"), schema=STATUS_SCHEMA)
+    sent_w = ShardedWriter(sentences_out, ("wiki", "page_title", "sentence_index"), schema=SENTENCE_SCHEMA) if sentences_out else None
     done = {t for _, t in status_w.done_keys()}
     if done:
         log.info("resuming: %d pages already done in %s", len(done), status_w.parts)
     settings = {"language": cfg.language, "splitter": cfg.splitter, "spacy_model": cfg.spacy_model, "rule": cfg.rule,
-                "license": license or cfg.license}
+                "license": license or cfg.license, "sentences": sent_w is not None}
     skipped = {"pages_not_in_config": 0, "pages_resumed": 0}
 
     def tasks() -> Iterator[tuple]:
@@ -175,19 +192,24 @@ def build_from_pages(
 
     rows_buf: list[dict] = []
     status_buf: list[dict] = []
+    sent_buf: list[dict] = []
 
     def flush() -> None:
         if status_buf:
             writer.write(pa.Table.from_pylist(rows_buf, schema=CANDIDATE_SCHEMA))  # prompts first, then the page marks
+            if sent_w is not None:
+                sent_w.write(pa.Table.from_pylist(sent_buf, schema=SENTENCE_SCHEMA))
             status_w.write(pa.Table.from_pylist(status_buf, schema=STATUS_SCHEMA))
             rows_buf.clear()
             status_buf.clear()
+            sent_buf.clear()
 
     todo = total - len(done) if total is not None else None
     try:
         with ProgressBar(todo if todo and todo > 0 else None, desc="pages -> prompts") as bar:
-            for rows, status in _pool_map(process_page, tasks(), processes):
+            for rows, status, sents in _pool_map(process_page, tasks(), processes):
                 rows_buf.extend(rows)
+                sent_buf.extend(sents)
                 status_buf.append(status)
                 bar.advance(1)
                 if status["error"]:
@@ -235,6 +257,8 @@ def build_from_pages(
     srt = sorted({(s["wiki"], s["page_title"]): s for s in status_rows}.values(), key=lambda s: s["page_title"])
     write_table(pa.Table.from_pylist(srt, schema=STATUS_SCHEMA) if srt else STATUS_SCHEMA.empty_table(), report,
                 manifest=new_manifest(command, config=cfg.settings(), stage="pages_report"))
+    if sent_w is not None:
+        sent_w.finalize(manifest=new_manifest(command, config=cfg.settings(), stage="sentences"), empty=SENTENCE_SCHEMA.empty_table())
     shutil.rmtree(writer.parts, ignore_errors=True)
     shutil.rmtree(status_w.parts, ignore_errors=True)
     return ScrapeResult(out, report, totals, per_group=per_group, failed=failed)
@@ -278,6 +302,7 @@ def scrape_dump(
     processes: int = 1,
     all_pages: bool = False,
     redirects: str = "resolve",
+    sentences_out: str | os.PathLike | None = None,
 ) -> ScrapeResult:
     """Prompts from a ``pages-articles`` dump for the pages the config names (or every article).
 
@@ -347,7 +372,7 @@ def scrape_dump(
 
     total = n_articles if all_pages else len(assignments)
     res = build_from_pages(pages, _All() if all_pages else assignments, cfg, out, processes=processes, command=f"biaskit scrape dump {dump.name}",
-                           inputs=[str(dump)], total=total, extra={"dump": str(dump), "wiki": wiki, "redirects": redirects,
+                           inputs=[str(dump)], total=total, sentences_out=sentences_out, extra={"dump": str(dump), "wiki": wiki, "redirects": redirects,
                                                                   "pages_per_group": per_group})
     wanted = set(assignments) if not all_pages else set()
     got = set()
@@ -359,7 +384,7 @@ def scrape_dump(
     res.counts["pages_missing"] = len(res.missing)
     if res.missing:
         log.warning("%d configured pages are not articles in the dump: %s", len(res.missing), ", ".join(res.missing[:20]))
-    res.per_group = per_group
+    res.pages_per_group = per_group
     return res
 
 
@@ -372,6 +397,7 @@ def scrape_api(
     cache_dir: str | os.PathLike | None = None,
     client: Any = None,
     batch: int = 50,
+    sentences_out: str | os.PathLike | None = None,
     **client_kwargs: Any,
 ) -> ScrapeResult:
     """Prompts from a live wiki: seeds -> page titles (links, category members) -> wikitext -> prompts."""
@@ -395,10 +421,10 @@ def scrape_api(
         yield from client.pages(titles, batch=batch, missing=missing)
 
     res = build_from_pages(pages, assignments, cfg, out, processes=processes, command=f"biaskit scrape api {endpoint}", total=len(assignments),
-                           license=rights, extra={"endpoint": endpoint, "pages_per_group": per_group, "missing_pages": missing,
+                           license=rights, sentences_out=sentences_out, extra={"endpoint": endpoint, "pages_per_group": per_group, "missing_pages": missing,
                                                   "http": client.stats})
     res.missing = missing
     res.counts["pages_missing"] = len(missing)
     res.requests = dict(client.stats)
-    res.per_group = per_group
+    res.pages_per_group = per_group
     return res

@@ -181,3 +181,54 @@ def iter_page_prompts(sentences: Iterable[str], terms: Sequence[str], rule: Prom
             counts[why] += 1
             continue
         yield i, prompt, why, s
+
+
+PROVENANCE = ("wiki", "page_title", "page_id", "revision_id", "retrieved_at", "license")
+
+
+def prompts_from_sentences(table: pa.Table, rule: PromptRule = PromptRule(), *, language: str = "en",
+                           source: str = "bold") -> tuple[pa.Table, FilterCounts]:
+    """BOLD prompts from a sentences table (as written by ``scrape dump/api --sentences-out`` or by hand).
+
+    Needs ``sentence``, ``domain``, ``group`` and ``terms`` (``|``-separated) or ``term``; provenance
+    columns (wiki, page_title, page_id, revision_id, retrieved_at, license) are carried when present.
+    """
+    cols = set(table.column_names)
+    missing = [c for c in ("sentence", "domain", "group") if c not in cols]
+    if "terms" not in cols and "term" not in cols:
+        missing.append("terms (or term)")
+    if missing:
+        raise BiaskitError("E001", "the sentences table lacks required column(s) " + ", ".join(missing), value=sorted(cols),
+                           fix="give a table with sentence, domain, group and terms columns (see `biaskit scrape dump --sentences-out`)")
+    counts = FilterCounts()
+    rows = []
+    for k, r in enumerate(table.to_pylist()):
+        counts["sentences"] += 1
+        s = r.get("sentence")
+        terms = [t for t in (r.get("terms") or "").split("|") if t] if "terms" in cols and r.get("terms") else [r.get("term") or ""]
+        if not s:
+            counts["too_short"] += 1
+            continue
+        from biaskit.scrape.clean import has_residue
+
+        if has_residue(s):
+            counts["markup_residue"] += 1
+            continue
+        prompt, why = bold_prompt(s, terms, rule)
+        if prompt is None:
+            counts[why] += 1
+            continue
+        idx = r.get("sentence_index", k)
+        row = {"prompt_id": prompt_id(r.get("wiki"), r.get("page_title"), idx, r["domain"], r["group"], domain=r["domain"]),
+               "text": prompt, "source": source, "language": r.get("language") or language, "domain": r["domain"],
+               "group": r["group"], "term": why, "reference": s}
+        for c in PROVENANCE:
+            row[c] = r.get(c)
+        row["sentence_index"] = idx
+        rows.append(row)
+    rows = dedupe_prompts(rows, rule.dedupe, counts)
+    counts["prompts"] = len(rows)
+    from biaskit.scrape.pipeline import CANDIDATE_SCHEMA
+
+    out = pa.Table.from_pylist(rows, schema=CANDIDATE_SCHEMA) if rows else CANDIDATE_SCHEMA.empty_table()
+    return out, counts

@@ -1,0 +1,204 @@
+"""Import BOLD's published files into a prompts table, and export a prompts table back to BOLD's layouts.
+
+Layouts:
+
+``github``  ``prompts/<domain>_prompt.json`` and ``wikipedia/<domain>_wiki.json``, both
+            ``{group: {Entity_Name: [str, ...]}}`` with 1:1 lists (the i-th sentence is the i-th prompt's source)
+``hub``     JSON Lines, one record per entity: ``{"domain", "name", "category", "prompts": [...], "wikipedia": [...]}``
+
+Import keeps every prompt and sentence verbatim (also BOLD's 5 empty prompts and its duplicates, so that
+import -> export round-trips byte for byte); ``biaskit prompts rebuild`` applies BOLD's rule and filters.
+Each row's ``term`` is the entity name with underscores as spaces; ``bold_name`` and ``bold_index`` keep the
+original key and list position. Export writes JSON the way Python's ``json.dumps`` does by default (as
+BOLD's files are written).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from biaskit.errors import BiaskitError
+from biaskit.scrape.prompts import prompt_id
+
+LAYOUTS = ("github", "hub")
+BOLD_WIKI = "https://en.wikipedia.org"
+BOLD_LICENSE = "CC BY-SA 4.0"
+
+S, I = pa.string(), pa.int64()
+IMPORT_SCHEMA = pa.schema([
+    ("prompt_id", S), ("text", S), ("source", S), ("language", S), ("domain", S), ("group", S), ("term", S), ("reference", S),
+    ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("retrieved_at", S), ("license", S),
+    ("bold_name", S), ("bold_index", I),
+])
+
+
+def _bad(what: str, value: Any, where: str) -> BiaskitError:
+    return BiaskitError("E034", f"{what} in {where}", value=value,
+                        fix="give BOLD's files unchanged ({group: {Entity_Name: [str, ...]}} with 1:1 prompt/wikipedia lists)")
+
+
+def _load_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BiaskitError("E034", f"{path} is not valid JSON: {exc}", value=str(path), fix="re-download the BOLD file") from exc
+
+
+def _check_nested(obj: Any, where: str) -> dict[str, dict[str, list[str]]]:
+    if not isinstance(obj, dict):
+        raise _bad("the top level is not a {group: {name: [...]}} object", type(obj).__name__, where)
+    for g, names in obj.items():
+        if not isinstance(names, dict):
+            raise _bad(f"group {g!r} is not a {{name: [...]}} object", type(names).__name__, where)
+        for n, lst in names.items():
+            if not isinstance(lst, list) or not all(isinstance(x, str) for x in lst):
+                raise _bad(f"entry {g}/{n} is not a list of strings", lst, where)
+    return obj
+
+
+def _rows(domain: str, group: str, name: str, prompts: list[str], refs: list[str] | None) -> list[dict]:
+    out = []
+    for i, text in enumerate(prompts):
+        out.append({
+            "prompt_id": prompt_id("bold-import", domain, group, name, i, domain=domain), "text": text, "source": "bold",
+            "language": "en", "domain": domain, "group": group, "term": name.replace("_", " "),
+            "reference": refs[i] if refs is not None else None, "wiki": BOLD_WIKI, "page_title": name.replace("_", " "),
+            "page_id": None, "revision_id": None, "retrieved_at": None, "license": BOLD_LICENSE, "bold_name": name, "bold_index": i,
+        })
+    return out
+
+
+def detect_layout(path: str | os.PathLike) -> str:
+    p = Path(path)
+    if p.is_dir():
+        if (p / "prompts").is_dir():
+            return "github"
+        hub = sorted([*p.glob("*.jsonl"), *p.glob("*.json")])
+        if hub:
+            return "hub"
+        raise BiaskitError("E034", "no BOLD files found", value=str(p),
+                           fix="point at a folder with prompts/<domain>_prompt.json (GitHub layout) or at a Hub .jsonl file")
+    if p.is_file():
+        return "github" if p.name.endswith("_prompt.json") else "hub"
+    raise BiaskitError("E003", "BOLD path not found", value=str(p), fix="check the path")
+
+
+def import_bold(path: str | os.PathLike, *, layout: str = "auto", domains: list[str] | None = None) -> tuple[pa.Table, dict[str, int]]:
+    """Read BOLD files (either layout) into a prompts table. Returns (table, facts)."""
+    p = Path(path)
+    if layout == "auto":
+        layout = detect_layout(p)
+    if layout not in LAYOUTS:
+        raise BiaskitError("E005", "unknown BOLD layout", value=layout, options=["auto", *LAYOUTS], fix="use --layout github or hub")
+    rows: list[dict] = []
+    facts: Counter = Counter()
+    if layout == "github":
+        root = p.parent.parent if p.is_file() else p
+        files = [p] if p.is_file() else sorted((root / "prompts").glob("*_prompt.json"))
+        if not files:
+            raise BiaskitError("E034", "no prompts/<domain>_prompt.json files", value=str(root / "prompts"),
+                               fix="point at the folder that holds BOLD's prompts/ and wikipedia/ folders")
+        for f in files:
+            domain = f.name[: -len("_prompt.json")]
+            if domains and domain not in domains:
+                continue
+            prompts = _check_nested(_load_json(f), str(f))
+            wf = root / "wikipedia" / f"{domain}_wiki.json"
+            wiki = _check_nested(_load_json(wf), str(wf)) if wf.is_file() else None
+            if wiki is None:
+                facts["domains_without_wikipedia"] += 1
+            for group, names in prompts.items():
+                for name, plist in names.items():
+                    refs = None
+                    if wiki is not None:
+                        refs = wiki.get(group, {}).get(name)
+                        if refs is None:
+                            raise _bad(f"{group}/{name} has prompts but no wikipedia list", name, str(wf))
+                        if len(refs) != len(plist):
+                            raise _bad(f"{group}/{name} has {len(plist)} prompts but {len(refs)} wikipedia sentences", name, str(wf))
+                    rows += _rows(domain, group, name, plist, refs)
+            if wiki is not None:
+                extra = [f"{g}/{n}" for g, ns in wiki.items() for n in ns if n not in prompts.get(g, {})]
+                if extra:
+                    raise _bad("wikipedia entries without prompts", extra[:5], str(wf))
+    else:
+        files = [p] if p.is_file() else sorted([*p.glob("*.jsonl"), *p.glob("*.json")])
+        for f in files:
+            text = f.read_text(encoding="utf-8")
+            stripped = text.lstrip()
+            try:
+                recs = json.loads(text) if stripped.startswith("[") else [json.loads(x) for x in text.splitlines() if x.strip()]
+            except ValueError as exc:
+                raise BiaskitError("E034", f"{f} is not JSON Lines / a JSON list: {exc}", value=str(f), fix="give the Hub layout file") from exc
+            for k, r in enumerate(recs):
+                need = ("domain", "name", "category", "prompts")
+                if not isinstance(r, dict) or any(x not in r for x in need):
+                    raise _bad(f"record {k} lacks one of {need}", r if not isinstance(r, dict) else sorted(r), str(f))
+                if domains and r["domain"] not in domains:
+                    continue
+                refs = r.get("wikipedia")
+                if refs is not None and len(refs) != len(r["prompts"]):
+                    raise _bad(f"record {k} ({r['name']}) has {len(r['prompts'])} prompts but {len(refs)} wikipedia sentences", r["name"], str(f))
+                rows += _rows(r["domain"], r["category"], r["name"], r["prompts"], refs)
+    texts = Counter((r["domain"], r["text"]) for r in rows)
+    facts["rows"] = len(rows)
+    facts["empty_prompts"] = sum(1 for r in rows if not r["text"].strip())
+    facts["duplicate_prompts"] = sum(c - 1 for c in texts.values() if c > 1)
+    facts["entities"] = len({(r["domain"], r["group"], r["bold_name"]) for r in rows})
+    return pa.Table.from_pylist(rows, schema=IMPORT_SCHEMA), dict(facts)
+
+
+def _entities(table: pa.Table) -> dict[str, dict[str, dict[str, list[tuple[str, str | None]]]]]:
+    from biaskit.schema import validate
+
+    validate(table, "prompts", require=["domain", "group"])
+    cols = table.column_names
+    out: dict[str, dict[str, dict[str, list[tuple[str, str | None]]]]] = {}
+    for r in table.to_pylist():
+        name = r.get("bold_name") if "bold_name" in cols and r.get("bold_name") else (r.get("term") or r.get("page_title") or "")
+        name = name.replace(" ", "_")
+        if not name or r.get("domain") is None or r.get("group") is None:
+            raise BiaskitError("E034", "a row has no domain, group or entity name (term)", value=r.get("prompt_id"),
+                               fix="fill the domain, group and term columns before exporting to BOLD's layout")
+        idx = r.get("bold_index") if "bold_index" in cols else None
+        out.setdefault(r["domain"], {}).setdefault(r["group"], {}).setdefault(name, []).append((idx, r["text"], r.get("reference")))
+    for groups in out.values():  # BOLD's list order (bold_index) even when the table was re-sorted
+        for names in groups.values():
+            for n, items in names.items():
+                if all(i is not None for i, _, _ in items):
+                    items.sort(key=lambda x: x[0])
+                names[n] = [(t, ref) for _, t, ref in items]
+    return out
+
+
+def export_bold(table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "github", hub_name: str = "bold.jsonl") -> list[Path]:
+    """Write ``table`` in BOLD's ``github`` layout (two JSON files per domain) or the ``hub`` JSON Lines file."""
+    from biaskit.io import write_text_atomic
+
+    if layout not in (*LAYOUTS, "both"):
+        raise BiaskitError("E005", "unknown BOLD layout", value=layout, options=[*LAYOUTS, "both"], fix="use --layout github, hub or both")
+    ents = _entities(table)
+    out = Path(out_dir)
+    written: list[Path] = []
+    if layout in ("github", "both"):
+        for domain, groups in ents.items():
+            prompts = {g: {n: [t for t, _ in items] for n, items in names.items()} for g, names in groups.items()}
+            written.append(write_text_atomic(out / "prompts" / f"{domain}_prompt.json", json.dumps(prompts)))
+            if any(ref is not None for names in groups.values() for items in names.values() for _, ref in items):
+                wiki = {g: {n: [ref if ref is not None else "" for _, ref in items] for n, items in names.items()} for g, names in groups.items()}
+                written.append(write_text_atomic(out / "wikipedia" / f"{domain}_wiki.json", json.dumps(wiki)))
+    if layout in ("hub", "both"):
+        lines = []
+        for domain, groups in ents.items():
+            for g, names in groups.items():
+                for n, items in names.items():
+                    lines.append(json.dumps({"domain": domain, "name": n, "category": g, "prompts": [t for t, _ in items],
+                                             "wikipedia": [ref for _, ref in items]}, ensure_ascii=False))
+        written.append(write_text_atomic(out / hub_name, "".join(x + "\n" for x in lines)))
+    return written
