@@ -137,3 +137,23 @@ GEN_PROMPTS = [
 @pytest.fixture()
 def gen_prompts() -> pa.Table:
     return prompts_table(GEN_PROMPTS, prefix="g")
+
+
+@pytest.fixture()
+def gen_texts() -> list[str]:
+    return list(GEN_PROMPTS)
+
+
+@pytest.fixture()
+def make_prompts():
+    return prompts_table
+
+
+@pytest.fixture()
+def logs(caplog, monkeypatch):
+    """caplog that also sees biaskit's logger after the CLI configured it (propagate=False)."""
+    import logging
+
+    monkeypatch.setattr(logging.getLogger("biaskit"), "propagate", True)
+    caplog.set_level(logging.INFO, logger="biaskit")
+    return caplog

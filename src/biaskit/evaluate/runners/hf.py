@@ -177,9 +177,11 @@ def load(model: str, *, task: str = "auto", device: str | None = "auto", dtype: 
         kw["revision"] = revision
     try:
         archs = _architectures(where, gguf, revision, trust_remote_code)
-        t = task
-        if t == "auto":
-            t = "masked" if any(a.endswith("ForMaskedLM") for a in archs) else "causal"
+        detected = "masked" if archs and all(a.endswith("ForMaskedLM") for a in archs) else ("causal" if archs else None)
+        t = task if task != "auto" else (detected or "causal")
+        if detected and t != detected:
+            raise BiaskitError("E060", f"{model!r} is a {detected} LM ({', '.join(archs)}), but a {t} LM is needed here",
+                               value=model, fix="generate/likelihood take causal LMs (likelihood also masked LMs); fill-mask takes masked LMs")
         cls = tf.AutoModelForMaskedLM if t == "masked" else tf.AutoModelForCausalLM
         tok = tf.AutoTokenizer.from_pretrained(where, **kw)
         mdl = cls.from_pretrained(where, dtype=dt, **kw)
@@ -309,6 +311,7 @@ class HFBackend:
                     raise
                 if dev == "cuda":
                     torch.cuda.empty_cache()
+                n = len(idx)
                 if not auto or n == 1:
                     raise BiaskitError("E062", f"out of memory with batch size {n}", value=n,
                                        fix="use --batch-size auto (backs off automatically) or a smaller --batch-size, "
