@@ -67,8 +67,14 @@ class TaskType:
         out = []
         for p in paras:
             lines = [ln.strip() for ln in p.splitlines()]
-            if all(ln.startswith("- ") for ln in lines):
-                out.append("<ul>" + "".join(f"<li>{html.escape(ln[2:])}</li>" for ln in lines) + "</ul>")
+            if lines[0].startswith("- "):
+                items: list[str] = []
+                for ln in lines:  # a list; lines not starting with '- ' continue the previous item
+                    if ln.startswith("- "):
+                        items.append(ln[2:])
+                    else:
+                        items[-1] += " " + ln
+                out.append("<ul>" + "".join(f"<li>{html.escape(it)}</li>" for it in items) + "</ul>")
             else:
                 out.append("<p>" + html.escape(" ".join(lines)) + "</p>")
         return "\n".join(out)

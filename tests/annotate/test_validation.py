@@ -1,0 +1,133 @@
+"""Metric validation equals scipy / scikit-learn on hand-built tables; calibration finds the true optimum."""
+
+import itertools
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from scipy.stats import spearmanr
+from sklearn.metrics import classification_report, confusion_matrix
+
+from biaskit.annotate.agreement import value
+from biaskit.annotate.validation import calibrate_thresholds, classify, spearman, validate_metric
+from biaskit.errors import BiaskitError
+
+LABS = ["positive", "neutral", "negative"]
+ORD = ["negative", "neutral", "positive"]
+
+# 12 items: human majority (3 annotators) vs VADER label and compound score
+HUMAN = ["positive", "positive", "positive", "neutral", "neutral", "neutral", "negative", "negative", "negative",
+         "positive", "neutral", "negative"]
+VADER = ["positive", "positive", "neutral", "neutral", "positive", "neutral", "negative", "neutral", "negative",
+         "positive", "negative", "negative"]
+COMP = [0.8, 0.6, 0.02, 0.0, 0.3, -0.01, -0.7, -0.03, -0.5, 0.9, -0.2, -0.6]
+
+
+def _round():
+    ann, samples = [], []
+    for i, (h, v, c) in enumerate(zip(HUMAN, VADER, COMP)):
+        sid = f"s{i:02d}"
+        samples.append({"sample_id": sid, "round": "r1", "task_type": "sentiment", "text": f"t{i}", "is_gold": False,
+                        "vader_label": v, "vader_compound": c})
+        other = "neutral" if h != "neutral" else "positive"
+        for a, lab in (("a1", h), ("a2", h), ("a3", other)):
+            ann.append({"sample_id": sid, "round": "r1", "annotator": a, "label": lab})
+    # one tied item (dropped by the default tie policy) and one gold item (never validated)
+    samples.append({"sample_id": "tie", "round": "r1", "task_type": "sentiment", "text": "x", "is_gold": False,
+                    "vader_label": "positive", "vader_compound": 0.5})
+    ann += [{"sample_id": "tie", "round": "r1", "annotator": a, "label": lab} for a, lab in
+            (("a1", "positive"), ("a2", "negative"), ("a3", "neutral"))]
+    samples.append({"sample_id": "gold1", "round": "r1", "task_type": "sentiment", "text": "g", "is_gold": True,
+                    "gold_label": "positive", "vader_label": "negative", "vader_compound": -0.9})
+    ann += [{"sample_id": "gold1", "round": "r1", "annotator": a, "label": "positive"} for a in ("a1", "a2", "a3")]
+    return pa.Table.from_pylist(ann), pa.Table.from_pylist(samples)
+
+
+def test_spearman_equals_scipy_with_ties():
+    h = [ORD.index(x) for x in HUMAN]
+    rho, p = spearman(h, COMP)
+    ref = spearmanr(h, COMP)
+    assert rho == pytest.approx(ref.statistic, abs=1e-12)
+    assert p == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+def test_classification_equals_sklearn_report_and_confusion():
+    c = classify(HUMAN, VADER, LABS)
+    rep = classification_report(HUMAN, VADER, labels=LABS, output_dict=True, zero_division=0)
+    assert c.accuracy == pytest.approx(rep["accuracy"])
+    for k in ("precision", "recall", "f1"):
+        assert c.weighted[k] == pytest.approx(rep["weighted avg"][f"{k}-score" if k == "f1" else k], abs=1e-12)
+    for lab in LABS:
+        assert c.precision[lab] == pytest.approx(rep[lab]["precision"])
+        assert c.recall[lab] == pytest.approx(rep[lab]["recall"])
+        assert c.f1[lab] == pytest.approx(rep[lab]["f1-score"])
+    assert (c.confusion == confusion_matrix(HUMAN, VADER, labels=LABS)).all()
+    # by hand: items 0, 1, 3, 5, 6, 8, 9, 11 agree -> 8 of 12
+    assert c.accuracy == 8 / 12
+
+
+def test_class_never_predicted_is_null_per_class_but_zero_in_weighted_average():
+    y_true = ["positive", "negative", "neutral", "neutral"]
+    y_pred = ["positive", "negative", "positive", "negative"]
+    c = classify(y_true, y_pred, LABS)
+    assert c.precision["neutral"] is None
+    rep = classification_report(y_true, y_pred, labels=LABS, output_dict=True, zero_division=0)
+    assert c.weighted["precision"] == pytest.approx(rep["weighted avg"]["precision"])
+
+
+def test_validate_metric_table_matches_independent_values():
+    ann, samples = _round()
+    v = validate_metric(ann, samples, metric="vader", n_boot=300, seed=0)
+    t = v.table
+    h = [ORD.index(x) for x in HUMAN]
+    ref = spearmanr(h, COMP)
+    assert value(t, "spearman_rho", metric="vader") == pytest.approx(ref.statistic, abs=1e-12)
+    row = [r for r in t.to_pylist() if r["measure"] == "spearman_rho"][0]
+    assert row["p_value"] == pytest.approx(ref.pvalue, rel=1e-9)
+    assert row["n_items"] == 12  # the tie and the gold item are left out
+    assert row["ci_low"] < row["value"] < row["ci_high"]
+    rep = classification_report(HUMAN, VADER, labels=LABS, output_dict=True, zero_division=0)
+    assert value(t, "accuracy") == pytest.approx(rep["accuracy"])
+    assert value(t, "f1_weighted") == pytest.approx(rep["weighted avg"]["f1-score"])
+    assert value(t, "precision_weighted") == pytest.approx(rep["weighted avg"]["precision"])
+    assert value(t, "recall_weighted") == pytest.approx(rep["weighted avg"]["recall"])
+    assert value(t, "precision_neutral") == pytest.approx(rep["neutral"]["precision"])
+    assert value(t, "recall_negative") == pytest.approx(rep["negative"]["recall"])
+    cm = confusion_matrix(HUMAN, VADER, labels=LABS)
+    for i, hl in enumerate(LABS):
+        for j, ml in enumerate(LABS):
+            assert value(t, f"confusion:{hl}:{ml}") == cm[i, j]
+    assert "| human \\ metric | positive | neutral | negative | support |" in v.confusion_markdown()
+    assert "no majority 1" in v.notes[0] and "gold 1" in v.notes[0]
+    # calibrated thresholds: ordered, and at least as accurate as VADER's fixed +-0.05 cuts
+    lo, hi = value(t, "threshold_negative_neutral"), value(t, "threshold_neutral_positive")
+    assert lo < hi
+    assert value(t, "calibrated_accuracy") >= value(t, "accuracy")
+
+
+def test_calibration_is_the_exhaustive_optimum():
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 3, 60)
+    s = np.round(y + rng.normal(0, 0.9, 60), 1)  # rounded: many ties
+    labels = [ORD[i] for i in y]
+    th = calibrate_thresholds(s, labels, ORD)
+    cands = np.unique(s)
+    cuts = np.concatenate([[cands[0] - 1], (cands[:-1] + cands[1:]) / 2, [cands[-1]]])
+    best = max(np.mean(np.where(s <= a, 0, np.where(s <= b, 1, 2)) == y) for a, b in itertools.combinations_with_replacement(cuts, 2))
+    assert th.accuracy == pytest.approx(best)
+    assert th.cuts == sorted(th.cuts)
+    pred = th.predict(s)
+    assert np.mean([p == lab for p, lab in zip(pred, labels)]) == pytest.approx(best)
+
+
+def test_validate_errors_name_value_and_fix():
+    ann, samples = _round()
+    with pytest.raises(BiaskitError) as e:
+        validate_metric(ann, samples, metric="toxicity")
+    assert e.value.code == "E091" and "toxicity_label" in str(e.value) and "fix:" in str(e.value)
+    bad = pa.concat_tables([ann, pa.Table.from_pylist([{"sample_id": "zzz", "round": "r1", "annotator": "a1", "label": "positive"}])])
+    with pytest.raises(BiaskitError) as e:
+        validate_metric(bad, samples, metric="vader")
+    assert "zzz" in str(e.value)
+    with pytest.raises(BiaskitError):
+        calibrate_thresholds([0.1], ["positive"], ORD)
