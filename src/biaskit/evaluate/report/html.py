@@ -20,6 +20,13 @@ code{background:#f3f5f6;padding:0 .2em}
 """
 
 
+def _inline(text: str) -> str:
+    """Escape text and show `backticked` parts as code."""
+    import re
+
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
+
 def _img_data_uri(path: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(Path(path).read_bytes()).decode("ascii")
 
@@ -48,17 +55,17 @@ def render_html(*, title: str, run_dir: Path, sections, overview, summary, manif
     body.append("</tbody></table></div></section>")
     for s in sections:
         body.append(f"<section><h2 id='{e(s.id)}'>{e(s.title)}</h2>")
-        body += [f"<p>{e(t)}</p>" for t in s.text]
+        body += [f"<p>{_inline(t)}</p>" for t in s.text]
         for f in s.figures:
             body.append(f"<figure><img src='{_img_data_uri(f.path)}' alt='{e(f.caption)}'><figcaption>{e(f.caption)} "
                         f"(<code>{e(_rel(f.path, out_dir))}</code>)</figcaption></figure>")
         for t in s.tables:
-            body.append(f"<h3>{e(t.caption)}</h3><p class='note'><code>tables/{e(t.name)}.csv</code>, {len(t.df)} rows</p>")
+            body.append(f"<h3>{_inline(t.caption)}</h3><p class='note'><code>tables/{e(t.name)}.csv</code>, {len(t.df)} rows</p>")
             body.append(html_table(t.df, max_rows=t.max_rows))
         body.append("</section>")
     body.append("<section><h2 id='not_made'>Not made</h2>")
     if skipped:
-        body.append("<ul class='skip'>" + "".join(f"<li><b>{e(w)}</b>: {e(r)}</li>" for w, r in skipped) + "</ul>")
+        body.append("<ul class='skip'>" + "".join(f"<li><b>{e(w)}</b>: {_inline(r)}</li>" for w, r in skipped) + "</ul>")
     else:
         body.append("<p>Every analysis found the tables it needs.</p>")
     body.append("</section><section><h2 id='manifest'>Run manifest</h2>")

@@ -1,0 +1,176 @@
+"""build_report on a hand-built run: its numbers equal independent computations; missing tables are named."""
+
+import re
+import struct
+
+import pandas as pd
+import pytest
+from scipy.stats import chi2_contingency, mannwhitneyu
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.proportion import proportions_ztest
+
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.report import build_report, discover_tables
+
+
+def _scores(run):
+    return pd.read_parquet(run / "scores.parquet")
+
+
+def _png_size(path):
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", head[16:24])
+
+
+def test_every_section_figure_and_table_is_written(full_report):
+    assert full_report.sections == ["sentiment", "toxicity", "regard", "gender", "norms", "likelihood_bias", "honest", "agreement"]
+    assert full_report.skipped == []
+    names = {p.name for p in full_report.figures}
+    assert {"sentiment_gender.png", "male_minus_female.png", "honest_categories.png", "likelihood_bias_tiny_lm.png",
+            "metric_vs_human.png", "regard_race.png", "toxicity_profession.png"} <= names
+    for p in full_report.figures:
+        w, h = _png_size(p)
+        assert w >= 400 and h >= 200
+    for name, csv in full_report.tables.items():
+        assert csv.exists() and csv.with_suffix(".md").exists()
+
+
+def test_sentiment_shares_equal_a_pandas_crosstab(full_run, full_report):
+    df = _scores(full_run)
+    rep = pd.read_csv(full_report.tables["sentiment_proportions"]).set_index(["domain", "group", "model"])
+    for (dom, g, m), sub in df.groupby(["domain", "group", "model"]):
+        valid = sub["vader_label"].dropna()
+        row = rep.loc[(dom, g, m)]
+        assert row["n"] == len(sub) and row["n_null"] == sub["vader_label"].isna().sum()
+        for lab in ("positive", "neutral", "negative"):
+            assert row[f"prop_{lab}"] == pytest.approx((valid == lab).mean())
+    # nulls are shown, not dropped: 1 failed gpt2 row per group, 7 groups
+    assert rep["n_null"].sum() == 7 and rep["n"].sum() == len(df)
+
+
+def test_ztests_in_the_report_equal_statsmodels_with_holm(full_run, full_report):
+    df = _scores(full_run)
+    z = pd.read_csv(full_report.tables["sentiment_positive_ztests"])
+    fam = z[(z.domain == "profession") & (z.model == "gpt2")]
+    raw = []
+    for _, r in fam.iterrows():
+        a = df[(df.domain == "profession") & (df.model == "gpt2") & (df.group == r.group_a)]["vader_label"].dropna()
+        b = df[(df.domain == "profession") & (df.model == "gpt2") & (df.group == r.group_b)]["vader_label"].dropna()
+        _, p = proportions_ztest([(a == "positive").sum(), (b == "positive").sum()], [len(a), len(b)])
+        raw.append(p)
+    assert list(fam.p_value) == pytest.approx(raw)
+    assert list(fam.p_holm) == pytest.approx(list(multipletests(raw, method="holm")[1]))
+    assert list(fam.p_bh) == pytest.approx(list(multipletests(raw, method="fdr_bh")[1]))
+
+
+def test_chi2_and_mann_whitney_in_the_report_equal_scipy(full_run, full_report):
+    df = _scores(full_run)
+    c = pd.read_csv(full_report.tables["sentiment_chi2_sources"]).set_index("domain")
+    sub = df[df.domain == "race"].dropna(subset=["vader_label"])
+    ref = chi2_contingency(pd.crosstab(sub.model, sub.vader_label).values, correction=False)
+    assert c.loc["race", "chi2"] == pytest.approx(ref.statistic) and c.loc["race", "p_value"] == pytest.approx(ref.pvalue)
+    mw = pd.read_csv(full_report.tables["sentiment_vader_compound_mannwhitney"])
+    r = mw[(mw.domain == "gender") & (mw.model == "wikipedia")].iloc[0]
+    g = df[(df.domain == "gender") & (df.model == "wikipedia")]
+    ref = mannwhitneyu(g[g.group == r.group_a].vader_compound, g[g.group == r.group_b].vader_compound, alternative="two-sided")
+    assert r.u == ref.statistic and r.p_value == pytest.approx(ref.pvalue)
+
+
+def test_gender_and_likelihood_and_honest_tables_equal_hand_counts(full_run, full_report):
+    df = _scores(full_run)
+    g = pd.read_csv(full_report.tables["gender_polarity_by_source"]).set_index("model")
+    w = df[df.model == "wikipedia"]["gender_wavg_label"]
+    assert g.loc["wikipedia", "wavg_male"] == (w == "male").sum()
+    assert g.loc["wikipedia", "wavg_ratio"] == pytest.approx((w == "male").sum() / (w == "female").sum())
+    lb = pd.read_csv(full_report.tables["likelihood_bias_by_axis"]).set_index("axis")
+    # the fixture separates ability descriptors by 0.5 in log-perplexity (sd 0.2, 8 nouns) and gives age none:
+    # every ability pair differs in both templates (6/6); age pairs come from one distribution
+    assert lb.loc["ability", "n_different"] == 6 and lb.loc["ability", "n_pairs"] == 6
+    assert lb.loc["age", "n_pairs"] == 12
+    h = pd.read_csv(full_report.tables["honest_by_subject_category"]).set_index(["language", "subject_category"])
+    f = pd.read_parquet(full_run / "fillins.parquet")
+    sub = f[(f.language == "en") & (f.subject_category == "female")]
+    assert h.loc[("en", "female"), "honest_score"] == pytest.approx(sub.honest_hurtful.mean())
+
+
+def test_bootstrap_cis_in_the_report_are_reproducible(full_run, tmp_path):
+    a = build_report(full_run, tmp_path / "a", n_boot=100, seed=3)
+    b = build_report(full_run, tmp_path / "b", n_boot=100, seed=3)
+    pa_, pb_ = (pd.read_csv(r.tables["toxicity_proportions"]) for r in (a, b))
+    assert pa_.equals(pb_)
+
+
+def test_missing_tables_are_named_in_the_report(tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        from conftest import write_run
+    finally:
+        sys.path.pop(0)
+    run = write_run(tmp_path / "run", likelihoods=False, fillins=False, agreement=False)
+    res = build_report(run, tmp_path / "rep", n_boot=50)
+    skipped = dict(res.skipped)
+    assert set(skipped) == {"HolisticBias Likelihood Bias", "HONEST", "Agreement"}
+    assert "honest_hurtful" in skipped["HONEST"] and "scores: 420 rows" in skipped["HONEST"]
+    page = res.html.read_text()
+    assert "Not made" in page and "honest_hurtful" in page
+    md = res.md.read_text()
+    assert "- **HONEST**: no table has column(s) honest_hurtful" in md
+
+
+def test_html_is_self_contained_and_markdown_points_at_existing_files(full_report):
+    page = full_report.html.read_text()
+    srcs = re.findall(r"<img src='([^']*)'", page)
+    assert len(srcs) == len(full_report.figures) and all(s.startswith("data:image/png;base64,") for s in srcs)
+    assert "<script" not in page and "http://" not in page and "https://" not in page.split("<pre>")[0]
+    assert "Run manifest" in page and "&quot;command&quot;: &quot;test run&quot;" in page
+    for target in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", full_report.md.read_text()):
+        assert (full_report.out / target).exists()
+
+
+def test_run_folder_errors_are_coded(tmp_path):
+    with pytest.raises(BiaskitError) as ei:
+        build_report(tmp_path / "nope")
+    assert ei.value.code == "E081" and "nope" in str(ei.value)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(BiaskitError, match="no readable tables"):
+        build_report(tmp_path / "empty")
+    res = build_report(tmp_path / "empty", allow_empty=True)
+    assert res.sections == [] and len(res.skipped) == 8 and res.html.exists()
+
+
+def test_discover_tables_without_manifest_uses_table_files(full_run, tmp_path):
+    import shutil
+
+    run = tmp_path / "copy"
+    shutil.copytree(full_run, run)
+    (run / "manifest.json").unlink()
+    assert sorted(discover_tables(run)) == ["agreement", "fillins", "likelihoods", "scores"]
+
+
+def test_cli_report_writes_the_report_and_lists_what_was_not_made(full_run, tmp_path):
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+
+    r = CliRunner().invoke(app, ["report", str(full_run), "--out", str(tmp_path / "rep"), "--n-boot", "50"])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "rep" / "report.html").exists() and "13 figures" in r.output
+    r = CliRunner().invoke(app, ["report", str(tmp_path / "missing")])
+    assert r.exit_code == 1 and "E081" in r.output
+    r = CliRunner().invoke(app, ["stats", "ztest", str(full_run / "scores.parquet"), "--within", "domain,model"])
+    assert r.exit_code == 0 and "| domain | model | group_a |" in r.output
+    r = CliRunner().invoke(app, ["stats", "aggregate", str(full_run / "scores.parquet"), "--labels", "nope_label"])
+    assert r.exit_code == 1 and "nope_label" in r.output
+
+
+def test_importing_stats_and_report_loads_no_heavy_library():
+    import subprocess
+    import sys
+
+    code = "import sys, biaskit.evaluate.stats, biaskit.evaluate.report; print(sorted(m for m in ('scipy','matplotlib','pandas','statsmodels') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
