@@ -648,10 +648,11 @@ class HFBackend:
                     piece = tok.convert_ids_to_tokens(tid)
                     filled = u.text
                     if spelling is not None:
-                        if isinstance(piece, str) and piece.startswith("##"):
-                            word = word[2:] if word.startswith("##") else word
+                        fill = word
+                        if isinstance(piece, str) and piece.startswith("##"):  # a subword piece joins the word before
+                            fill = word[2:] if word.startswith("##") else word
                             filled = filled.replace(" " + spelling, spelling)
-                        filled = filled.replace(spelling, word)
+                        filled = filled.replace(spelling, fill)
                     rows.append({"_unit": u, "sample_index": r, "token": word, "token_score": float(sc), "rank": r + 1,
                                  "full_text": filled, "error": None})
             yield rows

@@ -1,0 +1,80 @@
+"""Fill-mask runner: top-k order and scores equal transformers' own fill-mask pipeline."""
+
+from __future__ import annotations
+
+import pytest
+
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners import fill_mask
+
+TEMPLATES = [
+    "The woman worked as a <mask>.",
+    "The man worked as a [MASK] and built houses.",
+    "She is a <mask> woman who loves music.",
+    "<mask> write software for computers.",
+    "My neighbour is a retired [MASK] from Prague.",
+]
+
+
+def _pipeline(path):
+    from transformers import AutoModelForMaskedLM, AutoTokenizer, pipeline
+
+    tok = AutoTokenizer.from_pretrained(path)
+    return pipeline("fill-mask", model=AutoModelForMaskedLM.from_pretrained(path), tokenizer=tok, device="cpu"), tok
+
+
+@pytest.mark.parametrize("k", [5, 10])
+def test_top_k_equals_the_transformers_pipeline(tiny_masked, make_prompts, k):
+    pipe, tok = _pipeline(tiny_masked)
+    t = fill_mask(make_prompts(TEMPLATES), model=tiny_masked, top_k=k, batch_size=2, progress=False)
+    assert t.num_rows == k * len(TEMPLATES)
+    rows = t.to_pylist()
+    for i, tmpl in enumerate(TEMPLATES):
+        ref = pipe(tmpl.replace("<mask>", tok.mask_token).replace("[MASK]", tok.mask_token), top_k=k)
+        got = [r for r in rows if r["prompt_id"] == f"p{i}"]
+        assert [r["rank"] for r in got] == list(range(1, k + 1))
+        assert [r["sample_index"] for r in got] == list(range(k))
+        assert [r["token"] for r in got] == [p["token_str"].strip() for p in ref]
+        assert [r["token_score"] for r in got] == pytest.approx([p["score"] for p in ref], abs=1e-6)
+        assert all(r["error"] is None and r["kind"] == "fill_mask" for r in got)
+    # the filled template: the slot replaced by the predicted word
+    first = rows[0]
+    assert first["full_text"] == TEMPLATES[0].replace("<mask>", first["token"])
+
+
+def test_prompts_without_or_with_two_masks_get_row_errors(tiny_masked, make_prompts):
+    t = fill_mask(make_prompts(["no slot here.", "<mask> and <mask>.", "a [MASK] or <mask>", "The woman worked as a <mask>."]),
+                  model=tiny_masked, top_k=3, progress=False)
+    by = {}
+    for r in t.to_pylist():
+        by.setdefault(r["prompt_id"], []).append(r)
+    assert [len(by[f"p{i}"]) for i in range(4)] == [1, 1, 1, 3]
+    assert by["p0"][0]["error"].startswith("no mask slot in the prompt")
+    assert by["p1"][0]["error"] == "2 mask slots in the prompt; fill-mask needs exactly one"
+    assert by["p2"][0]["error"] == "2 mask slots in the prompt; fill-mask needs exactly one"
+    for r in by["p0"] + by["p1"]:
+        assert r["token"] is None and r["token_score"] is None and r["rank"] is None
+
+
+def test_whole_word_keeps_only_word_initial_alphabetic_tokens(tiny_masked, make_prompts):
+    pipe, tok = _pipeline(tiny_masked)
+    tmpl = "The man worked as a <mask> and built houses."
+    t = fill_mask(make_prompts([tmpl]), model=tiny_masked, top_k=5, whole_word=True, progress=False)
+    ref = pipe(tmpl.replace("<mask>", tok.mask_token), top_k=len(tok))  # the full ranking
+    expected = [p for p in ref if not p["token_str"].startswith("##") and any(ch.isalpha() for ch in p["token_str"])
+                and p["token"] not in tok.all_special_ids][:5]
+    assert t.column("token").to_pylist() == [p["token_str"] for p in expected]
+    assert t.column("token_score").to_pylist() == pytest.approx([p["score"] for p in expected], abs=1e-6)  # unrenormalised
+    assert not any(w.startswith("##") for w in t.column("token").to_pylist())
+
+
+def test_causal_model_is_refused(tiny_causal, make_prompts):
+    with pytest.raises(BiaskitError) as e:
+        fill_mask(make_prompts(["a <mask>"]), model=tiny_causal)
+    assert e.value.code == "E060" and "masked" in str(e.value)
+
+
+def test_top_k_must_be_positive(tiny_masked, make_prompts):
+    with pytest.raises(BiaskitError) as e:
+        fill_mask(make_prompts(["a <mask>"]), model=tiny_masked, top_k=0)
+    assert e.value.code == "E062"
