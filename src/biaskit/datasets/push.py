@@ -163,7 +163,8 @@ class _Retrier:
             except Exception as exc:
                 if attempt >= self.retries or not _retryable(exc):
                     raise _fail(what, exc, done, total) from None
-                wait = min(self.max_backoff, _retry_after(exc) or self.backoff * (2 ** attempt))
+                after = _retry_after(exc)
+                wait = min(self.max_backoff, after if after is not None else self.backoff * (2 ** attempt))
                 log.warning("could not %s (%s); retry %d/%d in %.1fs", what, type(exc).__name__, attempt + 1, self.retries, wait)
                 self.waits.append(wait)
                 self.sleep(wait)
@@ -203,7 +204,7 @@ def push_folder(
     retries: int = 5,
     backoff: float = 2.0,
     max_backoff: float = 120.0,
-    sleep: Callable[[float], None] = time.sleep,
+    sleep: Callable[[float], None] | None = None,
     validate: bool = True,
 ) -> PushResult:
     """Validate ``folder`` and upload it to the dataset repo ``repo_id`` (created if missing).
@@ -229,7 +230,7 @@ def push_folder(
 
     token = resolve_token()
     api = HfApi(endpoint=endpoint, token=token)
-    retry = _Retrier(retries, backoff, max_backoff, sleep)
+    retry = _Retrier(retries, backoff, max_backoff, sleep or (lambda s: time.sleep(s)))
     total = len(files)
 
     url = retry("create the repository", lambda: api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True), total=total)
