@@ -65,6 +65,6 @@ def test_score_works_with_dataset_map_batched():
 
     ds = hf_datasets.Dataset.from_dict({"text": TEXTS})
     m = VaderMetric(text_column="text")
-    out = ds.map(m.score, batched=True, batch_size=2)
+    out = ds.map(m.score, batched=True, batch_size=2, features=m.features(ds.features))
     sia = SentimentIntensityAnalyzer()
     assert out["vader_compound"] == [sia.polarity_scores(t)["compound"] for t in TEXTS]

@@ -136,6 +136,25 @@ class Metric:
         cols[self.error_column] = pa.string()
         return cols
 
+    def features(self, base: Any = None):
+        """``datasets.Features`` of ``base`` (a Features/Dataset features) plus this metric's output columns.
+
+        Pass it as ``features=`` to ``Dataset.map(metric.score, batched=True, ...)``: without it ``datasets``
+        cannot type a column whose first batch is all null (e.g. ``<name>_error`` when nothing failed).
+        """
+        import datasets as hf_datasets
+
+        self.setup()
+        feats = dict(base or {})
+        out = hf_datasets.Features.from_arrow_schema(pa.schema(list(self.output_columns().items())))
+        feats.update(out)
+        return hf_datasets.Features(feats)
+
+    def map(self, dataset: Any, batch_size: int | None = None, **kwargs: Any):
+        """``dataset.map(self.score, batched=True)`` with the output columns typed (a ``datasets.Dataset``)."""
+        return dataset.map(self.score, batched=True, batch_size=batch_size or self.default_batch_size,
+                           features=self.features(dataset.features), **kwargs)
+
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "config": dict(self.config), "text_column": self.text_column,
                 "info": dict(self.info)}
