@@ -51,7 +51,7 @@ def test_prompts_without_or_with_two_masks_get_row_errors(tiny_masked, make_prom
     assert [len(by[f"p{i}"]) for i in range(4)] == [1, 1, 1, 3]
     assert by["p0"][0]["error"].startswith("no mask slot in the prompt")
     assert by["p1"][0]["error"] == "2 mask slots in the prompt; fill-mask needs exactly one"
-    assert by["p2"][0]["error"] == "2 mask slots in the prompt; fill-mask needs exactly one"
+    assert by["p2"][0]["error"] == "2 mask slots in the prompt; fill-mask needs exactly one"  # [MASK] + <mask>
     for r in by["p0"] + by["p1"]:
         assert r["token"] is None and r["token_score"] is None and r["rank"] is None
 
@@ -78,3 +78,12 @@ def test_top_k_must_be_positive(tiny_masked, make_prompts):
     with pytest.raises(BiaskitError) as e:
         fill_mask(make_prompts(["a <mask>"]), model=tiny_masked, top_k=0)
     assert e.value.code == "E062"
+
+
+def test_translated_mask_spellings_are_normalised(tiny_masked, make_prompts):
+    t = fill_mask(make_prompts(["Ta žena pracuje jako <maska>.", "Ten muž je ‹mas>."]), model=tiny_masked, top_k=2,
+                  progress=False)
+    rows = t.to_pylist()
+    assert [r["prompt_id"] for r in rows] == ["p0", "p0", "p1"]
+    assert rows[0]["error"] is None and rows[0]["full_text"] == f"Ta žena pracuje jako {rows[0]['token']}."
+    assert "'‹mas>' which looks like a damaged mask" in rows[2]["error"]

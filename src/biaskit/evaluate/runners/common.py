@@ -121,29 +121,41 @@ def cut_first_sentence(text: str) -> str:
     return text[:start] + body[:cut].rstrip()
 
 
+def _mask_helpers():
+    """The template stage's mask helpers (normalise known spellings to ``<mask>``); a fallback without it."""
+    try:
+        from biaskit.templates.mask import MASK as tmask
+        from biaskit.templates.mask import find_mask_like, normalize_mask
+
+        return tmask, normalize_mask, find_mask_like
+    except ImportError:  # pragma: no cover - the templates package is part of biaskit
+        return MASK, lambda t: t.replace("[MASK]", MASK), lambda t: []
+
+
 def find_mask(text: str) -> tuple[str | None, str | None]:
-    """The mask spelling used in ``text`` and an error if there is not exactly one mask slot."""
-    hits = [(text.count(s), s) for s in MASK_SPELLINGS]
-    total = sum(n for n, _ in hits)
-    if total == 0:
-        return None, f"no mask slot in the prompt (expected one of {', '.join(MASK_SPELLINGS)})"
-    if total > 1:
-        return None, f"{total} mask slots in the prompt; fill-mask needs exactly one"
-    return next(s for n, s in hits if n), None
+    """(text with its mask slot spelled ``<mask>``, error) - the error when there is not exactly one slot.
+
+    Known spellings (``<mask>``, ``[MASK]``, ``<MASK>``, HONEST's ``[M]``, Czech/Polish/Slovak ``<maska>``...)
+    are normalised first (:func:`biaskit.templates.mask.normalize_mask`).
+    """
+    tmask, normalize, mask_like = _mask_helpers()
+    norm = normalize(text)
+    n = norm.count(tmask)
+    if n == 0:
+        odd = mask_like(norm)
+        hint = f"; found {', '.join(repr(o) for o in odd)} which looks like a damaged mask" if odd else ""
+        return None, f"no mask slot in the prompt (expected one of {', '.join(MASK_SPELLINGS)}){hint}"
+    if n > 1:
+        return None, f"{n} mask slots in the prompt; fill-mask needs exactly one"
+    return norm, None
 
 
-def to_model_mask(text: str, mask_token: str) -> tuple[str | None, str | None]:
-    """Replace the prompt's single mask slot with the tokenizer's mask token; (new text, error)."""
-    try:  # the template stage may provide its own helper (same contract)
-        from biaskit.templates import MASK as _tmask  # type: ignore[attr-defined]
-    except ImportError:
-        _tmask = MASK
-    spelling, err = find_mask(text)
-    if err is not None and _tmask not in MASK_SPELLINGS and text.count(_tmask) == 1:
-        spelling, err = _tmask, None
+def to_model_mask(text: str, mask_token: str) -> tuple[str | None, str | None, str | None]:
+    """(text for the model with the tokenizer's mask token, text with ``<mask>``, error)."""
+    norm, err = find_mask(text)
     if err is not None:
-        return None, err
-    return text.replace(spelling, mask_token), None
+        return None, None, err
+    return norm.replace(_mask_helpers()[0], mask_token), norm, None
 
 
 def parse_batch_size(value: str | int | None) -> int | None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from biaskit.errors import BiaskitError, require
 from biaskit.evaluate.runners.common import (
+    MASK,
     FillMaskSettings,
     GenerationSettings,
     LikelihoodSettings,
@@ -596,9 +597,11 @@ class HFBackend:
         allowed = self._candidate_mask(s)
         enc: list[tuple[list[int], int] | None] = []
         bad = []
-        for u in units:
-            text, err = to_model_mask(u.text, tok.mask_token)
+        normed: dict[int, str] = {}
+        for i, u in enumerate(units):
+            text, norm, err = to_model_mask(u.text, tok.mask_token)
             if err is None:
+                normed[i] = norm
                 x = tok(text, add_special_tokens=True)["input_ids"]
                 if len(x) > lm.context_length:
                     err = f"template is longer than the model context ({len(x)} > {lm.context_length} tokens)"
@@ -640,19 +643,16 @@ class HFBackend:
             rows = []
             for i, (scores, ids_) in zip(idx, res):
                 u = units[i]
-                spelling = next(m for m in ("<mask>", "[MASK]") if m in u.text) if any(m in u.text for m in ("<mask>", "[MASK]")) else None
                 for r, (sc, tid) in enumerate(zip(scores, ids_)):
                     if sc < 0:  # fewer allowed candidates than k
                         break
                     word = tok.decode([tid]).strip()
                     piece = tok.convert_ids_to_tokens(tid)
-                    filled = u.text
-                    if spelling is not None:
-                        fill = word
-                        if isinstance(piece, str) and piece.startswith("##"):  # a subword piece joins the word before
-                            fill = word[2:] if word.startswith("##") else word
-                            filled = filled.replace(" " + spelling, spelling)
-                        filled = filled.replace(spelling, fill)
+                    filled, fill = normed[i], word
+                    if isinstance(piece, str) and piece.startswith("##"):  # a subword piece joins the word before
+                        fill = word[2:] if word.startswith("##") else word
+                        filled = filled.replace(" " + MASK, MASK)
+                    filled = filled.replace(MASK, fill)
                     rows.append({"_unit": u, "sample_index": r, "token": word, "token_score": float(sc), "rank": r + 1,
                                  "full_text": filled, "error": None})
             yield rows
