@@ -214,21 +214,25 @@ class MediaWikiClient:
 
     # ------------------------------------------------------------------ lists
 
-    def category_members(self, category: str, *, namespaces: Iterable[int] = (0,), limit: int | None = None) -> list[str]:
-        """Titles of the members of ``category`` (``Category:`` prefix optional), in API order."""
+    def category_members(self, category: str, *, namespaces: Iterable[int] = (0,), limit: int | None = None,
+                         per_request: int | str = "max") -> list[str]:
+        """Titles of the members of ``category`` (``Category:`` prefix optional), in API order.
+
+        ``per_request`` is the API's page size (``cmlimit``); continuation fetches the rest.
+        """
         cat = category if ":" in category else f"Category:{category}"
         out: list[str] = []
-        for data in self.query({"list": "categorymembers", "cmtitle": cat, "cmnamespace": list(namespaces), "cmlimit": "max",
+        for data in self.query({"list": "categorymembers", "cmtitle": cat, "cmnamespace": list(namespaces), "cmlimit": per_request,
                                 "cmtype": "page"}):
             out.extend(m["title"] for m in data.get("query", {}).get("categorymembers", []))
             if limit and len(out) >= limit:
                 return out[:limit]
         return out
 
-    def links(self, title: str, *, namespaces: Iterable[int] = (0,), limit: int | None = None) -> list[str]:
+    def links(self, title: str, *, namespaces: Iterable[int] = (0,), limit: int | None = None, per_request: int | str = "max") -> list[str]:
         """Titles the page links to (``prop=links``), redirects of ``title`` followed. Missing page: E033."""
         out: list[str] = []
-        for data in self.query({"prop": "links", "titles": title, "plnamespace": list(namespaces), "pllimit": "max", "redirects": True}):
+        for data in self.query({"prop": "links", "titles": title, "plnamespace": list(namespaces), "pllimit": per_request, "redirects": True}):
             for page in data.get("query", {}).get("pages", []):
                 if page.get("missing") or page.get("invalid"):
                     raise BiaskitError("E033", "seed page not found on the wiki", value=title,

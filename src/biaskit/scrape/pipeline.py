@@ -303,6 +303,7 @@ def scrape_dump(
     all_pages: bool = False,
     redirects: str = "resolve",
     sentences_out: str | os.PathLike | None = None,
+    shard_pages: int = 16,
 ) -> ScrapeResult:
     """Prompts from a ``pages-articles`` dump for the pages the config names (or every article).
 
@@ -372,7 +373,7 @@ def scrape_dump(
 
     total = n_articles if all_pages else len(assignments)
     res = build_from_pages(pages, _All() if all_pages else assignments, cfg, out, processes=processes, command=f"biaskit scrape dump {dump.name}",
-                           inputs=[str(dump)], total=total, sentences_out=sentences_out, extra={"dump": str(dump), "wiki": wiki, "redirects": redirects,
+                           inputs=[str(dump)], total=total, sentences_out=sentences_out, shard_pages=shard_pages, extra={"dump": str(dump), "wiki": wiki, "redirects": redirects,
                                                                   "pages_per_group": per_group})
     wanted = set(assignments) if not all_pages else set()
     got = set()
@@ -398,6 +399,7 @@ def scrape_api(
     client: Any = None,
     batch: int = 50,
     sentences_out: str | os.PathLike | None = None,
+    shard_pages: int = 16,
     **client_kwargs: Any,
 ) -> ScrapeResult:
     """Prompts from a live wiki: seeds -> page titles (links, category members) -> wikitext -> prompts."""
@@ -421,7 +423,7 @@ def scrape_api(
         yield from client.pages(titles, batch=batch, missing=missing)
 
     res = build_from_pages(pages, assignments, cfg, out, processes=processes, command=f"biaskit scrape api {endpoint}", total=len(assignments),
-                           license=rights, sentences_out=sentences_out, extra={"endpoint": endpoint, "pages_per_group": per_group, "missing_pages": missing,
+                           license=rights, sentences_out=sentences_out, shard_pages=shard_pages, extra={"endpoint": endpoint, "pages_per_group": per_group, "missing_pages": missing,
                                                   "http": client.stats})
     res.missing = missing
     res.counts["pages_missing"] = len(missing)
