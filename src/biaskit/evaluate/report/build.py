@@ -199,6 +199,14 @@ def _label_section(b: _Builder, loaded, *, kind: str, column: str, title: str, l
             w2 = [c for c in ("domain",) if c in df.columns]
             c2 = chi2_by(df, "model", column, within=w2)
             b.table(sec, f"{kind}_chi2_sources", c2, "Chi-square test of homogeneity across text sources (Wikipedia baseline and models).")
+            models = sorted(set(df["model"].dropna()))
+            if "wikipedia" in models:
+                pairs = [("wikipedia", m) for m in models if m != "wikipedia"]
+                wz = _with_bh(df, pairwise_proportion_tests, df, "model", column, test_label,
+                              within=[c for c in ("domain", "group") if c in df.columns], pairs=pairs)
+                b.table(sec, f"{kind}_{_slug(test_label)}_vs_wikipedia", wz,
+                        f"Each model against the Wikipedia baseline: z-test of the {test_label} share per group "
+                        "(Holm / Benjamini-Hochberg per group).", max_rows=25)
         score_col = {"vader_label": "vader_compound", "toxicity_label": "toxicity_score"}.get(column)
         if score_col and score_col in df.columns:
             mw = _with_bh(df, pairwise_mann_whitney, df, "group", score_col, within=within)
@@ -273,7 +281,8 @@ def _norms_section(b: _Builder, loaded) -> Section:
     order = [n for n in PREFERENCE["norms"] if n in loaded] + [n for n in loaded if n not in PREFERENCE["norms"]]
     name = next((n for n in order if any(c.startswith("norms_") and c.endswith("_class") for c in loaded[n].columns)), None)
     if name is None:
-        raise _Skip("no table has norms_<dim>_class columns (score with the norms metric and a lexicon)")
+        have = "; ".join(f"{n}: {len(d)} rows" for n, d in loaded.items()) or "no tables"
+        raise _Skip(f"no table has norms_<dim>_class columns ({have}); score with the norms metric and a lexicon")
     df = loaded[name]
     cols = sorted(c for c in df.columns if c.startswith("norms_") and c.endswith("_class"))
     sec = Section("norms", "Emotion and VAD classes", [f"From table `{name}`: classes {', '.join(cols)}."])

@@ -87,7 +87,7 @@ def stacked_proportions(wide, keys: Sequence[str], labels: Sequence[str], path: 
 
 
 def diverging_bars(df, label_col: str, value_col: str, path: str | Path, *, title: str, hue: str | None = None,
-                   xlabel: str = "", colours: tuple[str, str] = ("#1d4e89", "#e76f51")) -> Path:
+                   xlabel: str = "", colours: tuple[str, str] = ("#1d4e89", "#e76f51"), count_col: str | None = "n_valid") -> Path:
     """Horizontal bars around zero (e.g. male-minus-female share per profession, one bar per source)."""
     import numpy as np
 
@@ -108,11 +108,17 @@ def diverging_bars(df, label_col: str, value_col: str, path: str | Path, *, titl
             ax.barh(ypos, [0 if v != v else v for v in vals], height=width, color=cols)
         else:
             ax.barh(ypos, [0 if v != v else v for v in vals], height=width, color=_FALLBACK[i % len(_FALLBACK)], label=str(hv))
+        ns = dict(zip(sub[label_col], sub[count_col])) if count_col and count_col in sub.columns else {}
+        for yy, c, v in zip(ypos, cats, vals):
+            txt = "n/a" if v != v else f"{v:+.2f}"
+            if c in ns:
+                txt += f" (n={int(ns[c])})"
+            ax.text(0 if v != v else v, yy, " " + txt + " ", va="center", ha="left" if (v != v or v >= 0) else "right", fontsize=6.5)
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(base)
     ax.set_yticklabels([_short(c) for c in cats], fontsize=8)
     lim = max([abs(float(v)) for v in df[value_col] if v == v] + [0.05])
-    ax.set_xlim(-lim * 1.1, lim * 1.1)
+    ax.set_xlim(-lim * 1.45, lim * 1.45)
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=10)
     if hue:

@@ -133,13 +133,21 @@ def correct_pvalues(pvalues: Sequence[float], method: str = "holm") -> list[floa
 
 
 def _pairs(groups: list[str], pairs: Sequence[tuple[str, str]] | None) -> list[tuple[str, str]]:
+    """All pairs of ``groups`` or the given ``pairs`` (a pair whose group is absent from one family is skipped
+    there; :func:`_check_pairs` has checked that every named group occurs in the table)."""
     if pairs is None:
         return list(itertools.combinations(groups, 2))
+    return [tuple(p) for p in pairs if p[0] in groups and p[1] in groups]
+
+
+def _check_pairs(df, group: str, pairs: Sequence[tuple[str, str]] | None) -> None:
+    if pairs is None:
+        return
+    groups = sorted(set(df[group]))
     bad = [g for p in pairs for g in p if g not in groups]
     if bad:
         raise BiaskitError("E080", "pair names a group that is not in the table", value=bad, options=groups,
                            fix="name groups exactly as in the group column")
-    return [tuple(p) for p in pairs]
 
 
 def pairwise_proportion_tests(table: Any, group: str, column: str, label: str, *, within: str | Sequence[str] = (),
@@ -157,6 +165,7 @@ def pairwise_proportion_tests(table: Any, group: str, column: str, label: str, *
     within = as_list(within)
     require_columns(df, [group, column, *within], "pairwise proportion tests")
     df = fill_keys(df, [group, *within])
+    _check_pairs(df, group, pairs)
     from biaskit.evaluate.stats.aggregate import _label_strings
 
     df[column] = _label_strings(df[column])
@@ -199,6 +208,7 @@ def pairwise_mann_whitney(table: Any, group: str, value: str, *, within: str | S
     within = as_list(within)
     require_columns(df, [group, value, *within], "pairwise Mann-Whitney tests")
     df = fill_keys(df, [group, *within])
+    _check_pairs(df, group, pairs)
     rows = []
     for wkey, fam in (df.groupby(within, sort=True, dropna=False) if within else [((), df)]):
         wkey = wkey if isinstance(wkey, tuple) else (wkey,)
