@@ -21,11 +21,11 @@ def _split(values: Optional[List[str]]) -> Optional[list[str]]:
 
 def _resolve_set(spec: str):
     """A template-set file, or the name of a bundled starter set (en, cs, pl, sk)."""
-    from biaskit.templates.gendered import STARTER_LANGUAGES, load_template_set, starter_set
+    from biaskit.templates.gendered import load_template_set, starter_set
 
-    if spec in STARTER_LANGUAGES and not Path(spec).exists():
-        return starter_set(spec)
-    return load_template_set(spec)
+    if Path(spec).exists() or "/" in spec or "." in spec:
+        return load_template_set(spec)
+    return starter_set(spec)  # a bare language code: the bundled starter set (clear error if there is none)
 
 
 def register(app: typer.Typer) -> None:
@@ -46,6 +46,7 @@ def register(app: typer.Typer) -> None:
         bucket: Optional[List[str]] = typer.Option(None, "--bucket", help="Keep these buckets."),
         preference: Optional[List[str]] = typer.Option(None, "--preference", help="Keep these preferences: reviewed, dispreferred, polarizing, no_data."),
         noun_gender: Optional[List[str]] = typer.Option(None, "--noun-gender", help="Keep these noun genders: female, male, neutral."),
+        noun: Optional[List[str]] = typer.Option(None, "--noun", help="Keep these nouns (singular: woman, man, person, ...)."),
         noun_phrase_type: Optional[List[str]] = typer.Option(None, "--noun-phrase-type", help="noun, descriptor, descriptor_noun, noun_descriptor, fixed_phrase."),
         template: Optional[List[str]] = typer.Option(None, "--template", help="Keep these templates (exact text or hbt- id); repeatable."),
         descriptor: Optional[List[str]] = typer.Option(None, "--descriptor", help="Keep these descriptors (exact values)."),
@@ -70,7 +71,7 @@ def register(app: typer.Typer) -> None:
 
         data = load_holistic(version, descriptors=descriptors_file or (), nouns=nouns_file or (),
                              noun_phrases=noun_phrases_file or (), templates=templates_file or ())
-        options = dict(axes=_split(axis), buckets=_split(bucket), preferences=_split(preference), noun_genders=_split(noun_gender),
+        options = dict(axes=_split(axis), buckets=_split(bucket), preferences=_split(preference), noun_genders=_split(noun_gender), nouns=_split(noun),
                        noun_phrase_types=_split(noun_phrase_type), templates=template or None, descriptors=descriptor or None,
                        n_descriptors=n_descriptors, keep_nouns=not no_controls, first_turn=not no_first_turn, variants=variants,
                        variant_names=_split(variant) or VARIANTS, seed=seed)
@@ -195,7 +196,9 @@ def register(app: typer.Typer) -> None:
         from biaskit.templates.sheet import CommandTranslator, machine_translate, sheet_rows, write_sheet
 
         src = _resolve_set(source)
-        targets = [_resolve_set(t) if (Path(t).exists() or t in ("en", "cs", "pl", "sk")) else t for t in target]
+        from biaskit.templates.gendered import STARTER_LANGUAGES
+
+        targets = [_resolve_set(t) if (Path(t).exists() or t in STARTER_LANGUAGES) else t for t in target]
         rows, langs = sheet_rows(src, targets)
         if mt_command:
             tr = CommandTranslator(mt_command)

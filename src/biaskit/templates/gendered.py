@@ -322,7 +322,8 @@ def starter_set(language: str) -> TemplateSet:
     """The bundled starter set for ``en``, ``cs``, ``pl`` or ``sk`` (cs/pl/sk not yet validated by native speakers)."""
     if language not in STARTER_LANGUAGES:
         raise BiaskitError("E040", "no bundled starter set for this language", value=language, options=STARTER_LANGUAGES,
-                           fix="write your own template file (see docs/templates.md) or pick a bundled language")
+                           fix="give a template-set file instead (YAML with subjects and templates, see docs/templates.md; "
+                               "for import-sheet: --base FILE with the language's subjects)")
     return load_template_set(data_dir("templates", f"{language}.yaml"))
 
 

@@ -438,6 +438,7 @@ def plan_holistic(
     buckets: Iterable[str] | None = None,
     preferences: Iterable[str] | None = None,
     noun_genders: Iterable[str] | None = None,
+    nouns: Iterable[str] | None = None,
     noun_phrase_types: Iterable[str] | None = None,
     templates: Iterable[str] | None = None,
     descriptors: Iterable[str] | None = None,
@@ -452,7 +453,7 @@ def plan_holistic(
     """Plan a HolisticBias expansion (filters, seeded descriptor subset, variants); see :func:`expand_holistic`.
 
     Filters (all optional, combined with AND): ``axes``, ``buckets``, ``preferences`` (reviewed,
-    dispreferred, polarizing, no_data), ``noun_genders``, ``noun_phrase_types``, ``templates`` (template
+    dispreferred, polarizing, no_data), ``noun_genders``, ``nouns`` (singular nouns), ``noun_phrase_types``, ``templates`` (template
     strings or ``hbt-`` ids), ``descriptors`` (exact values); ``n_descriptors`` draws a seeded random
     subset of that many descriptors (HolisticBias's small set is 100), keeping the descriptor-less
     ``noun`` phrases as controls unless ``keep_nouns=False``; ``first_turn=False`` drops templates flagged
@@ -480,16 +481,19 @@ def plan_holistic(
     f_buckets = _as_set("bucket", buckets, {r["bucket"] for r in nps})
     f_prefs = _as_set("preference", preferences, [*PREFERENCES, NO_PREFERENCE])
     f_ng = _as_set("noun_gender", noun_genders, {r["noun_gender"] for r in nps})
+    f_nouns = _as_set("noun", nouns, {r["noun"] for r in nps})
     f_types = _as_set("noun_phrase_type", noun_phrase_types, NOUN_PHRASE_TYPES)
     f_desc = _as_set("descriptor", descriptors, {r["descriptor"] for r in nps})
     stats.filters = {k: sorted(v) for k, v in (("axes", f_axes), ("buckets", f_buckets), ("preferences", f_prefs),
-                                                ("noun_genders", f_ng), ("noun_phrase_types", f_types), ("descriptors", f_desc)) if v is not None}
+                                                ("noun_genders", f_ng), ("nouns", f_nouns), ("noun_phrase_types", f_types), ("descriptors", f_desc)) if v is not None}
 
     def keep(r: dict) -> bool:
         is_control = r["noun_phrase_type"] == "noun"
         if f_types is not None and r["noun_phrase_type"] not in f_types:
             return False
         if f_ng is not None and r["noun_gender"] not in f_ng:
+            return False
+        if f_nouns is not None and r["noun"] not in f_nouns:
             return False
         if is_control and keep_nouns:
             return True
