@@ -215,9 +215,10 @@ def config_labels(label_config: str, from_name: str | None = None) -> list[str]:
         root = ET.fromstring(label_config)
     except ET.ParseError:
         return []
-    for ch in root.iter("Choices"):
-        if from_name is None or ch.get("name") == from_name:
-            return [c.get("value") for c in ch.iter("Choice")]
+    controls = list(root.iter("Choices"))
+    named = [ch for ch in controls if from_name is None or ch.get("name") == from_name]
+    for ch in named or controls[:1]:
+        return [c.get("value") for c in ch.iter("Choice")]
     return []
 
 

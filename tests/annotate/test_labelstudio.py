@@ -1,0 +1,192 @@
+"""A full round against a real Label Studio 1.23.2 server with three annotator accounts."""
+
+import json
+import socket
+
+import pyarrow as pa
+import pytest
+import krippendorff
+import numpy as np
+from scipy.stats import spearmanr
+from sklearn.metrics import classification_report
+from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+from typer.testing import CliRunner
+
+from biaskit.annotate.agreement import agreement, careless_annotators, value
+from biaskit.annotate.labelstudio import LabelStudio, pull, push, record_annotation
+from biaskit.annotate.sampling import sample_round
+from biaskit.annotate.tasks import get_task_type
+from biaskit.annotate.validation import validate_metric
+from biaskit.cli import app
+from biaskit.errors import BiaskitError
+from biaskit.io import read_table, write_table
+
+pytestmark = pytest.mark.server
+SENT = get_task_type("sentiment")
+ORD = ["negative", "neutral", "positive"]
+
+
+def _careless(i: int) -> str:
+    return ORD[(i * 7) % 3]
+
+
+def test_full_round_sample_push_three_annotators_pull_agreement_validation(ls_client, annotator_ids, scores):
+    a1, a2, a3 = annotator_ids
+    samples, _ = sample_round(scores, round="full", task="sentiment", n=24, bins=3, seed=0)
+    rep = push(samples, client=ls_client, annotators=3, batch_size=10)
+    assert rep.created and rep.imported == 24 and rep.batches == 3 and rep.already_there == 0
+    again = push(samples, client=ls_client, annotators=3, batch_size=10)  # idempotent rerun
+    assert not again.created and again.imported == 0 and again.already_there == 24
+    ids = ls_client.existing_sample_ids(rep.project_id)
+    assert sorted(ids) == sorted(samples.column("sample_id").to_pylist())
+    proj = ls_client.get_project(rep.title)
+    assert proj.maximum_annotations == 3
+    # the server keeps only masked text + ids: the original text never leaves
+    t0 = ls_client.sdk.tasks.get(id=next(iter(ids.values())))
+    assert set(t0.data) == {"text", "sample_id", "round"} and "XYZ" in t0.data["text"]
+
+    # annotators: ann1 and ann2 read the text like VADER (ann2 differs on every 5th item), ann3 is careless
+    rows = sorted(samples.to_pylist(), key=lambda r: r["sample_id"])
+    truth = {}
+    for i, r in enumerate(rows):
+        tid = ids[r["sample_id"]]
+        l1 = r["vader_label"]
+        l2 = l1 if i % 5 else ORD[(ORD.index(l1) + 1) % 3]
+        l3 = _careless(i)
+        for user, lab in ((a1, l1), (a2, l2), (a3, l3)):
+            record_annotation(ls_client, tid, annotator_ids[user], lab, SENT, lead_time=2.0 + i)
+        truth[r["sample_id"]] = (l1, l2, l3)
+    # bad input the server accepts: a label outside the config, and ann1 annotating an item twice
+    first = rows[0]["sample_id"]
+    record_annotation(ls_client, ids[first], annotator_ids[a3], "ecstatic", SENT)
+    relabel = "negative" if truth[first][0] != "negative" else "positive"
+    record_annotation(ls_client, ids[first], annotator_ids[a1], relabel, SENT)
+    truth[first] = (relabel, truth[first][1], truth[first][2])
+
+    res = pull(samples, client=ls_client)
+    assert res.report.received == 74 and res.report.kept == 72
+    assert dict(res.report.dropped) == {"label_outside_config": 1, "duplicate_annotation": 1}
+    assert res.rejected.num_rows == 2  # nothing lost
+    ann = res.annotations
+    assert set(ann.column("annotator").to_pylist()) == {a1, a2, a3}
+    got = {(r["sample_id"], r["annotator"]): r["label"] for r in ann.to_pylist()}
+    for sid, (l1, l2, l3) in truth.items():
+        assert (got[(sid, a1)], got[(sid, a2)], got[(sid, a3)]) == (l1, l2, l3)
+    assert {r["lead_time"] for r in ann.to_pylist() if r["sample_id"] == rows[3]["sample_id"]} == {5.0}
+
+    # agreement equals the independent implementations
+    agr = agreement(ann, n_boot=100)
+    codes = np.array([[ORD.index(x) for x in truth[sid]] for sid in sorted(truth)])
+    assert value(agr, "fleiss_kappa") == pytest.approx(fleiss_kappa(aggregate_raters(codes)[0]), abs=1e-12)
+    assert value(agr, "krippendorff_alpha_ordinal") == pytest.approx(
+        krippendorff.alpha(reliability_data=codes.T.astype(float), level_of_measurement="ordinal", value_domain=[0, 1, 2]), abs=1e-12)
+    assert careless_annotators(agr) == [a3]
+
+    # validation table: human majority vs VADER
+    val = validate_metric(ann, samples, metric="vader", n_boot=100)
+    srows = {r["sample_id"]: r for r in samples.to_pylist()}
+    maj = {}
+    for sid, labs in truth.items():
+        c = {lab: labs.count(lab) for lab in labs}
+        top = max(c.values())
+        tops = [k for k, v in c.items() if v == top]
+        if len(tops) == 1:
+            maj[sid] = tops[0]
+    ok = sorted(maj)
+    y_true = [maj[s] for s in ok]
+    y_pred = [srows[s]["vader_label"] for s in ok]
+    rep_sk = classification_report(y_true, y_pred, labels=["positive", "neutral", "negative"], output_dict=True, zero_division=0)
+    assert value(val.table, "accuracy") == pytest.approx(rep_sk["accuracy"])
+    assert value(val.table, "f1_weighted") == pytest.approx(rep_sk["weighted avg"]["f1-score"])
+    rho = spearmanr([ORD.index(maj[s]) for s in ok], [srows[s]["vader_compound"] for s in ok]).statistic
+    assert value(val.table, "spearman_rho") == pytest.approx(rho, abs=1e-12)
+    assert rho > 0.8
+
+
+def test_pre_annotations_are_off_by_default_and_opt_in(ls_client, scores):
+    s1, _ = sample_round(scores, round="pre-off", task="sentiment", n=3, seed=1)
+    s2, _ = sample_round(scores, round="pre-on", task="sentiment", n=3, seed=1)
+    r1 = push(s1, client=ls_client)
+    r2 = push(s2, client=ls_client, pre_annotate="vader")
+    assert r1.pre_annotations == 0 and r2.pre_annotations == 3
+    ids = {v: k for k, v in ls_client.existing_sample_ids(r2.project_id).items()}
+    labels = {r["sample_id"]: r["vader_label"] for r in s2.to_pylist()}
+    preds = ls_client.sdk.predictions.list(project=r2.project_id)
+    assert len(preds) == 3
+    for p in preds:
+        assert p.model_version == "vader" and p.result[0]["value"]["choices"] == [labels[ids[p.task]]]
+    assert ls_client.sdk.predictions.list(project=r1.project_id) == []
+
+
+def test_project_title_is_matched_exactly_and_duplicates_are_an_error(ls_client, scores):
+    s, _ = sample_round(scores, round="exact", task="sentiment", n=2, seed=0)
+    push(s, client=ls_client, project="Round exact")
+    # a project whose title only contains the name (and differs in case) is not a match
+    ls_client.sdk.projects.create(title="round EXACT copy", label_config=SENT.label_config())
+    assert ls_client.find_project("Round exact").title == "Round exact"
+    ls_client.sdk.projects.create(title="Round exact", label_config=SENT.label_config())
+    with pytest.raises(BiaskitError) as e:
+        push(s, client=ls_client, project="Round exact")
+    assert e.value.code == "E092" and "2 projects" in str(e.value)
+
+
+def test_existing_project_with_other_labels_is_refused(ls_client, scores):
+    s, _ = sample_round(scores, round="clash", task="sentiment", n=2, seed=0)
+    ls_client.sdk.projects.create(title="biaskit clash (sentiment)", label_config=get_task_type("toxicity").label_config())
+    with pytest.raises(BiaskitError) as e:
+        push(s, client=ls_client)
+    assert e.value.code == "E092" and "toxic" in str(e.value)
+
+
+def test_wrong_token_unknown_project_and_server_down_are_clear(ls_server, scores, capsys):
+    s, _ = sample_round(scores, round="errs", task="sentiment", n=2, seed=0)
+    fake = "fake-token-do-not-print-987654"
+    with pytest.raises(BiaskitError) as e:
+        push(s, url=ls_server.url, token=fake)
+    assert e.value.code == "E090" and "rejected the token" in str(e.value) and fake not in str(e.value)
+    with pytest.raises(BiaskitError) as e:
+        pull(s, url=ls_server.url, token=ls_server.token, project="no such round")
+    assert e.value.code == "E092" and "no such round" in str(e.value)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(BiaskitError) as e:
+        push(s, url=f"http://127.0.0.1:{port}", token=fake)
+    assert e.value.code == "E090" and "cannot reach" in str(e.value) and fake not in str(e.value)
+    with pytest.raises(BiaskitError) as e:
+        LabelStudio("http://127.0.0.1:1", None) if False else LabelStudio("localhost:8080", fake)
+    assert "http://" in str(e.value)
+
+
+def test_cli_push_pull_never_prints_the_token(ls_server, ls_client, annotator_ids, scores, tmp_path, monkeypatch):
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", ls_server.token)
+    monkeypatch.setenv("LABEL_STUDIO_URL", ls_server.url)
+    sc = tmp_path / "scores.parquet"
+    write_table(scores, sc)
+    led = tmp_path / "ledger.jsonl"
+    samples = tmp_path / "samples.parquet"
+    runner = CliRunner()
+    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "cli", "--n", "5", "--out", str(samples), "--ledger", str(led)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["annotate", "push", str(samples), "--annotators", "2", "--batch-size", "2", "--ledger", str(led)])
+    assert r.exit_code == 0, r.output
+    assert "imported 5 task(s) in 3 batch(es)" in r.output
+    r = runner.invoke(app, ["annotate", "push", str(samples), "--ledger", str(led), "--annotators", "2"])
+    assert "imported 0 task(s)" in r.output and "5 already there" in r.output
+    proj = ls_client.get_project("biaskit cli (sentiment)")
+    ids = ls_client.existing_sample_ids(proj.id)
+    for sid, tid in ids.items():
+        for user in list(annotator_ids)[:2]:
+            record_annotation(ls_client, tid, annotator_ids[user], "neutral", SENT)
+    out = tmp_path / "ann.parquet"
+    r = runner.invoke(app, ["annotate", "pull", str(samples), "--out", str(out), "--ledger", str(led)])
+    assert r.exit_code == 0, r.output
+    assert read_table(out, "annotations").num_rows == 10
+    # a wrong token from the environment: one coded line, the token is not echoed anywhere
+    fake = "fake-token-do-not-print-123456"
+    r = runner.invoke(app, ["annotate", "pull", str(samples), "--out", str(tmp_path / "x.parquet"), "--token", fake])
+    assert r.exit_code == 1 and "E090" in r.output and fake not in r.output
+    for f in (led, out.parent / (out.name + ".manifest.json")):
+        text = f.read_text()
+        assert ls_server.token not in text and fake not in text
+    assert json.loads(led.read_text().splitlines()[1])["url"] == ls_server.url
