@@ -76,8 +76,12 @@ def _text_of(row: Mapping[str, Any], text_column: str | None) -> str | None:
     return None
 
 
-def _allocate(sizes: Sequence[int], n: int, how: str) -> list[int]:
-    """Spread ``n`` over strata of ``sizes``: equal shares or proportional, never more than a stratum holds."""
+def _allocate(sizes: Sequence[int], n: int, how: str, rng: np.random.Generator | None = None) -> list[int]:
+    """Spread ``n`` over strata of ``sizes``: equal shares or proportional, never more than a stratum holds.
+
+    Units that cannot be shared evenly go to strata in a seeded random order (``rng``), not to the
+    alphabetically first strata.
+    """
     k = len(sizes)
     take = [0] * k
     remaining = min(n, sum(sizes))
@@ -86,7 +90,8 @@ def _allocate(sizes: Sequence[int], n: int, how: str) -> list[int]:
         quotas = [n * s / total for s in sizes] if total else [0.0] * k
         take = [min(int(q), s) for q, s in zip(quotas, sizes)]
         # largest remainders first, then any spare capacity (stable by stratum order)
-        order = sorted(range(k), key=lambda i: (-(quotas[i] - int(quotas[i])), i))
+        tie = rng.permutation(k) if rng is not None else np.arange(k)
+        order = sorted(range(k), key=lambda i: (-(quotas[i] - int(quotas[i])), int(tie[i])))
         left = remaining - sum(take)
         while left > 0:
             moved = False
@@ -100,6 +105,8 @@ def _allocate(sizes: Sequence[int], n: int, how: str) -> list[int]:
         return take
     # equal: water-filling
     open_ = [i for i in range(k) if sizes[i] > 0]
+    if rng is not None:
+        open_ = [open_[int(j)] for j in rng.permutation(len(open_))]
     while remaining > 0 and open_:
         share, extra = divmod(remaining, len(open_))
         nxt = []
@@ -243,7 +250,7 @@ def sample_round(
                 parts.append(f"{mc.metric}_bin={int(bin_idx[j])}")
             groups["|".join(parts) or "all"].append(p)
         keys = sorted(groups)
-        take = _allocate([len(groups[k]) for k in keys], n, allocation)
+        take = _allocate([len(groups[k]) for k in keys], n, allocation, rng)
         for key, k in zip(keys, take):
             items = groups[key]
             pick = rng.choice(len(items), size=k, replace=False) if k else []

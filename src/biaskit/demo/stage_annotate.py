@@ -1,7 +1,136 @@
-"""Demo stage 'annotate' (not built yet: its issue adds it)."""
+"""Demo stage 'annotate': sample a small sentiment round from the scores, mask it, export it; optionally run it
+on a Label Studio server (``--label-studio-url``, token from ``LABEL_STUDIO_API_KEY``).
+
+Without a server the round is exported as files for any crowd platform and the note says how to run it.
+With a server the round is pushed (idempotently: rerunning the demo imports nothing twice) and whatever
+humans have annotated so far is pulled, validated, and turned into agreement + validation figures.
+Human labels are never invented: with no annotations yet, the note says so and what to do next.
+"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+ROUND = "demo"
+
+
+def _metric(cols: list[str]) -> tuple[str, str] | None:
+    """(task type, metric) the demo can validate from the score columns present."""
+    if "vader_compound" in cols and "vader_label" in cols:
+        return "sentiment", "vader"
+    if "toxicity_score" in cols and "toxicity_label" in cols:
+        return "toxicity", "toxicity"
+    if "regard_label" in cols and "regard_positive" in cols:
+        return "regard", "regard"
+    return None
+
 
 def run(ctx) -> None:
-    ctx.note("annotate", "not built yet")
+    from biaskit.annotate import ledger as led
+    from biaskit.annotate.files import export_tasks
+    from biaskit.annotate.sampling import sample_round
+    from biaskit.errors import BiaskitError
+    from biaskit.io import read_table, write_table
+    from biaskit.manifest import new_manifest
+    from biaskit.secrets import redact
+
+    scores_path = ctx.tables.get("scores")
+    if scores_path is None or not Path(scores_path).exists():
+        ctx.note("annotate", "skipped: no scores table from the score stage")
+        return
+    scores = read_table(scores_path)
+    pick = _metric(list(scores.column_names))
+    if pick is None:
+        ctx.note("annotate", "skipped: the scores table has no vader/toxicity/regard columns to validate")
+        return
+    task, metric = pick
+    if "model" in scores.column_names:
+        # annotate model outputs and Wikipedia baselines alike; stratify by source of the text
+        strata = [c for c in ("model", "source") if c in scores.column_names]
+    else:
+        strata = [c for c in ("source", "group") if c in scores.column_names]
+    n = 12 if ctx.quick else 60
+    out_dir = ctx.run_dir / "annotate"
+    ledger = out_dir / "rounds.jsonl"
+    samples, rep = sample_round(scores, round=ROUND, task=task, n=n, metric=metric, strata=strata, bins=3, seed=ctx.seed)
+    if samples.num_rows == 0:
+        ctx.note("annotate", "skipped: no scored texts to sample")
+        return
+    samples_path = ctx.run_dir / "samples.parquet"
+    write_table(samples, samples_path, stage="samples", manifest=new_manifest(
+        "biaskit demo (annotate)", config={"round": ROUND, "task": task, "metric": metric, "n": n, "strata": strata, "bins": 3,
+                                           "report": rep.as_dict()}, seed=ctx.seed, inputs=[scores_path], stage="samples"))
+    ctx.add("samples", samples_path)
+    tasks_file, guide = export_tasks(samples, out_dir / "tasks.csv")
+    led.record("sample", ROUND, ledger, task_type=task, samples=rep.chosen, gold=rep.gold, samples_path=str(samples_path), seed=ctx.seed)
+    info = {"round": ROUND, "task": task, "metric": metric, "samples": rep.chosen, "strata": len(rep.strata),
+            "masked": rep.masked, "tasks_file": str(tasks_file)}
+    ctx.info["annotate"] = info
+
+    if not ctx.label_studio_url:
+        ctx.note("annotate", f"{rep.chosen} {task} items sampled ({len(rep.strata)} strata, {rep.masked} masked) and exported to "
+                             f"{tasks_file.relative_to(ctx.run_dir)}; no annotation server given, so no human labels: run the round "
+                             f"with `biaskit annotate push {samples_path} --url URL` or on any platform, then "
+                             f"`biaskit annotate pull ... && biaskit annotate agreement/validate`")
+        return
+    token = os.environ.get("LABEL_STUDIO_API_KEY")
+    if not token:
+        ctx.note("annotate", f"{rep.chosen} items exported; not pushed: set LABEL_STUDIO_API_KEY to use {ctx.label_studio_url}")
+        return
+    try:
+        _with_server(ctx, samples, samples_path, task, metric, ledger, info)
+    except BiaskitError as exc:
+        ctx.note("annotate", f"{rep.chosen} items exported; Label Studio step failed: {redact(str(exc))}")
+
+
+def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None:
+    import pyarrow as pa
+
+    from biaskit.annotate import ledger as led
+    from biaskit.annotate.agreement import agreement
+    from biaskit.annotate.labelstudio import pull, push
+    from biaskit.annotate.validation import validate_metric
+    from biaskit.io import write_table
+    from biaskit.manifest import new_manifest
+
+    prep = push(samples, url=ctx.label_studio_url, annotators=3)
+    led.record("push", ROUND, ledger, url=prep.url, title=prep.title, project_id=prep.project_id, total=prep.total,
+               imported=prep.imported, annotators=3)
+    info.update({"project": prep.title, "imported": prep.imported, "already_there": prep.already_there})
+    res = pull(samples, url=ctx.label_studio_url, project=prep.title)
+    rep = res.report
+    info.update({"annotations": rep.kept, "dropped": dict(rep.dropped), "annotators": len(rep.annotators)})
+    led.record("pull", ROUND, ledger, platform="label-studio", kept=rep.kept, dropped=dict(rep.dropped), items=rep.items,
+               annotators=rep.annotators)
+    if rep.kept == 0:
+        ctx.note("annotate", f"pushed {prep.total} tasks to {prep.title!r} on {prep.url} ({prep.imported} new); no annotations yet: "
+                             "annotate them in Label Studio (3 annotators per task), then rerun the demo or `biaskit annotate pull`")
+        return
+    ann_path = ctx.run_dir / "annotations.parquet"
+    write_table(res.annotations, ann_path, stage="annotations", manifest=new_manifest(
+        "biaskit demo (annotate)", config={"platform": "label-studio", "url": prep.url, "project": prep.title,
+                                           "report": rep.as_dict()}, inputs=[samples_path], stage="annotations"))
+    if res.rejected.num_rows:
+        write_table(res.rejected, ctx.run_dir / "annotate" / "annotations.rejected.jsonl")
+    ctx.add("annotations", ann_path)
+    agr = agreement(res.annotations, samples=samples, n_boot=200, seed=ctx.seed)
+    val = validate_metric(res.annotations, samples, metric=metric, n_boot=200, seed=ctx.seed)
+    table = pa.concat_tables([agr, val.table])
+    agr_path = ctx.run_dir / "agreement.parquet"
+    write_table(table, agr_path, stage="agreement", manifest=new_manifest(
+        "biaskit demo (annotate)", config={"metric": metric, "bootstrap": 200}, seed=ctx.seed, inputs=[ann_path, samples_path],
+        stage="agreement"))
+    ctx.add("agreement", agr_path)
+    figs = led.figures(agr, ("fleiss_kappa", "krippendorff_alpha_nominal"))
+    vfigs = led.figures(val.table, ("spearman_rho", "accuracy", "f1_weighted"))
+    led.record("agreement", ROUND, ledger, **figs)
+    led.record("validate", ROUND, ledger, metrics={metric: vfigs})
+    info.update({**figs, **{f"{metric}_{k}": v for k, v in vfigs.items()}})
+
+    def f(v):
+        return "n/a" if v is None else f"{v:.2f}"
+
+    ctx.note("annotate", f"{rep.kept} labels by {len(rep.annotators)} annotators on {rep.items} items; Fleiss kappa "
+                         f"{f(figs.get('fleiss_kappa'))}; {metric} vs humans: accuracy {f(vfigs.get('accuracy'))}, "
+                         f"Spearman {f(vfigs.get('spearman_rho'))} ({val.n_items} items)")

@@ -1,0 +1,64 @@
+"""The demo's annotate stage: export-only without a server; a full round with --label-studio-url."""
+
+import pytest
+
+from biaskit.annotate.agreement import value
+from biaskit.annotate.labelstudio import record_annotation
+from biaskit.annotate.tasks import get_task_type
+from biaskit.demo import DemoContext
+from biaskit.demo import stage_annotate
+from biaskit.io import read_table, write_table
+
+
+def _ctx(tmp_path, scores=None, url=None):
+    ctx = DemoContext(run_dir=tmp_path, seed=0, quick=True, label_studio_url=url)
+    if scores is not None:
+        write_table(scores, tmp_path / "scores.parquet")
+        ctx.add("scores", tmp_path / "scores.parquet")
+    return ctx
+
+
+def test_no_scores_is_a_skip_note(tmp_path):
+    ctx = _ctx(tmp_path)
+    stage_annotate.run(ctx)
+    assert ctx.summary == [("annotate", "skipped: no scores table from the score stage")]
+    assert "samples" not in ctx.tables
+
+
+def test_without_server_exports_the_round_and_invents_no_labels(tmp_path, scores):
+    ctx = _ctx(tmp_path, scores)
+    stage_annotate.run(ctx)
+    s = read_table(ctx.tables["samples"], "samples")
+    assert s.num_rows == 12 and set(s.column("task_type").to_pylist()) == {"sentiment"}
+    assert (tmp_path / "annotate" / "tasks.csv").exists() and (tmp_path / "annotate" / "tasks.csv.guidelines.md").exists()
+    assert "annotations" not in ctx.tables and "agreement" not in ctx.tables
+    assert "no human labels" in ctx.summary[-1][1] and "biaskit annotate push" in ctx.summary[-1][1]
+
+
+@pytest.mark.server
+def test_with_server_pushes_then_pulls_a_full_round(tmp_path, scores, ls_server, ls_client, annotator_ids, monkeypatch):
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", ls_server.token)
+    ctx = _ctx(tmp_path, scores, ls_server.url)
+    stage_annotate.run(ctx)
+    assert "no annotations yet" in ctx.summary[-1][1]
+    assert "annotations" not in ctx.tables
+    proj = ls_client.get_project("biaskit demo (sentiment)")
+    ids = ls_client.existing_sample_ids(proj.id)
+    assert len(ids) == 12
+    s = {r["sample_id"]: r for r in read_table(ctx.tables["samples"]).to_pylist()}
+    task = get_task_type("sentiment")
+    # three human-like annotators (simulated through the API as three distinct users)
+    for k, (sid, tid) in enumerate(sorted(ids.items())):
+        for j, user in enumerate(annotator_ids):
+            lab = s[sid]["vader_label"] if (j < 2 or k % 3) else "neutral"
+            record_annotation(ls_client, tid, annotator_ids[user], lab, task)
+    ctx2 = _ctx(tmp_path, scores, ls_server.url)  # rerun the stage: nothing imported twice, labels pulled
+    stage_annotate.run(ctx2)
+    assert ctx2.info["annotate"]["imported"] == 0 and ctx2.info["annotate"]["already_there"] == 12
+    ann = read_table(ctx2.tables["annotations"], "annotations")
+    assert ann.num_rows == 36
+    agr = read_table(ctx2.tables["agreement"], "agreement")
+    assert value(agr, "accuracy", metric="vader") == 1.0  # two of three annotators always follow VADER
+    assert value(agr, "fleiss_kappa") is not None
+    assert "36 labels by 3 annotators on 12 items" in ctx2.summary[-1][1]
+    assert ls_server.token not in (tmp_path / "annotate" / "rounds.jsonl").read_text()
