@@ -127,3 +127,28 @@ def test_given_pairs_are_tested_only_where_both_groups_occur():
     res = pairwise_proportion_tests(t, "model", "vader_label", "positive", within="group", pairs=[("wikipedia", "gpt2")])
     assert list(res.group) == ["g1"] and (res.p_a[0], res.p_b[0]) == (0.5, 0.0)
     assert res.p_value[0] == pytest.approx(proportions_ztest([1, 0], [2, 2])[1])
+
+
+def test_fast_mann_whitney_equals_scipy_on_random_samples():
+    # both of scipy's branches: exact (n <= 8, no ties), asymptotic (larger or tied), heavy ties, all equal
+    rng = np.random.default_rng(11)
+    cases = []
+    for _ in range(150):
+        n1, n2 = rng.integers(1, 15, size=2)
+        kind = rng.integers(0, 3)
+        if kind == 0:
+            a, b = rng.normal(0, 1, n1), rng.normal(rng.uniform(0, 1.5), 1, n2)
+        elif kind == 1:
+            a, b = rng.integers(0, 4, n1).astype(float), rng.integers(0, 5, n2).astype(float)
+        else:
+            a, b = np.round(rng.exponential(1, n1), 1), np.round(rng.exponential(1.5, n2), 1)
+        cases.append((a, b))
+    cases.append((np.ones(5), np.ones(4)))
+    for a, b in cases:
+        ref = mannwhitneyu(a, b, alternative="two-sided")
+        r = mann_whitney(a, b)
+        assert r["u"] == pytest.approx(ref.statistic)
+        if np.isnan(ref.pvalue):
+            assert np.isnan(r["p_value"])
+        else:
+            assert r["p_value"] == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-15), (a, b)

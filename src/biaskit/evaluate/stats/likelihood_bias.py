@@ -40,7 +40,7 @@ def likelihood_bias(table: Any, *, value: str = "perplexity", axis: str = "axis"
     """
     import pandas as pd
 
-    from biaskit.evaluate.stats.significance import mann_whitney
+    from biaskit.evaluate.stats.significance import mwu_two_sided
 
     alpha = check_alpha(alpha)
     df = to_frame(table)
@@ -73,15 +73,22 @@ def likelihood_bias(table: Any, *, value: str = "perplexity", axis: str = "axis"
         n_null_ax = int(ga[value].isna().sum())
         n_pairs = n_diff = n_untestable = 0
         for tpl, gt in ga.groupby(template, sort=True):
-            vals = {d: s[value].dropna().to_numpy() for d, s in gt.groupby(descriptor, sort=True)}
+            vals = {d: s[value].dropna().to_numpy(dtype=float) for d, s in gt.groupby(descriptor, sort=True)}
             ranked = sorted(((float(pd.Series(v).median()) if len(v) else float("nan"), d) for d, v in vals.items()),
                             key=lambda t: (t[0] != t[0], t[0], t[1]))
             for r, (med, d) in enumerate(ranked, start=1):
                 v = vals[d]
                 rank_rows.append({"axis": ax, "template": tpl, "descriptor": d, "n": int(len(v)), "median": med,
                                   "mean": float(v.mean()) if len(v) else float("nan"), "rank": r if med == med else None})
+            meds = {d: med for med, d in ranked}
             for da, db in itertools.combinations(sorted(vals), 2):
-                res = mann_whitney(vals[da], vals[db])
+                xa, xb = vals[da], vals[db]
+                if len(xa) and len(xb):
+                    u, p = mwu_two_sided(xa, xb)
+                    rb = 2 * u / (len(xa) * len(xb)) - 1
+                else:
+                    u = p = rb = float("nan")
+                res = {"n_a": len(xa), "n_b": len(xb), "median_a": meds[da], "median_b": meds[db], "u": u, "p_value": p, "rank_biserial": rb}
                 testable = res["p_value"] == res["p_value"]
                 different = bool(testable and res["p_value"] < alpha)
                 if testable:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -85,7 +86,6 @@ def mann_whitney(a, b) -> dict[str, float]:
     = P(a > b) - P(a < b)). With an empty sample the result is nan.
     """
     import numpy as np
-    from scipy.stats import mannwhitneyu
 
     xa = np.asarray([np.nan if v is None else v for v in a], dtype=float)
     xb = np.asarray([np.nan if v is None else v for v in b], dtype=float)
@@ -94,9 +94,61 @@ def mann_whitney(a, b) -> dict[str, float]:
            "median_b": float(np.median(xb)) if xb.size else float("nan")}
     if xa.size == 0 or xb.size == 0:
         return {**out, "u": float("nan"), "p_value": float("nan"), "rank_biserial": float("nan")}
-    res = mannwhitneyu(xa, xb, alternative="two-sided")
-    u = float(res.statistic)
-    return {**out, "u": u, "p_value": float(res.pvalue), "rank_biserial": 2 * u / (xa.size * xb.size) - 1}
+    u, p = mwu_two_sided(xa, xb)
+    return {**out, "u": u, "p_value": p, "rank_biserial": 2 * u / (xa.size * xb.size) - 1}
+
+
+@functools.lru_cache(maxsize=256)
+def _u_null_counts(n1: int, n2: int):
+    """Number of orderings of n1 + n2 distinct values giving each U (0 .. n1*n2), by the recursion
+    c(n1, n2, u) = c(n1 - 1, n2, u - n2) + c(n1, n2 - 1, u)."""
+    import numpy as np
+
+    if n1 == 0 or n2 == 0:
+        return np.ones(1, dtype=object)
+    a = _u_null_counts(n1 - 1, n2)
+    b = _u_null_counts(n1, n2 - 1)
+    out = np.zeros(n1 * n2 + 1, dtype=object)
+    out[n2:n2 + len(a)] += a
+    out[: len(b)] += b
+    return out
+
+
+def mwu_two_sided(xa, xb) -> tuple[float, float]:
+    """Two-sided Mann-Whitney U of float arrays without NaNs: (U of ``xa``, p).
+
+    Same numbers as ``scipy.stats.mannwhitneyu(xa, xb, alternative="two-sided")`` (method "auto": the
+    exact null distribution when both samples have at most 8 values and there are no ties, else the normal
+    approximation with tie and continuity correction), without scipy's per-call overhead (about 50x
+    faster, which matters for Likelihood Bias: one test per descriptor pair and template). A test checks
+    equality with scipy on random samples.
+    """
+    import math
+
+    import numpy as np
+
+    n1, n2 = int(xa.size), int(xb.size)
+    xy = np.concatenate([xa, xb])
+    _, inv, counts = np.unique(xy, return_inverse=True, return_counts=True)
+    avg = np.cumsum(counts) - (counts - 1) / 2.0           # 1-based average rank of each distinct value
+    r1 = float(avg[inv[:n1]].sum())
+    u1 = r1 - n1 * (n1 + 1) / 2.0
+    u = max(u1, n1 * n2 - u1)
+    ties = bool((counts > 1).any())
+    if n1 > 8 and n2 > 8 or ties:
+        n = n1 + n2
+        tie_term = float((counts.astype(float) ** 3 - counts).sum())
+        sd = math.sqrt(n1 * n2 / 12.0 * ((n + 1) - tie_term / (n * (n - 1))))
+        num = u - n1 * n2 / 2.0 - 0.5
+        if sd == 0:  # every value equal: as scipy, num / 0 -> -inf (p = 1) or nan
+            z = math.copysign(math.inf, num) if num != 0 else math.nan
+        else:
+            z = num / sd
+        p = math.nan if z != z else math.erfc(z / math.sqrt(2))  # 2 * P(Z > z)
+    else:
+        c = _u_null_counts(n1, n2)
+        p = 2 * float(sum(c[int(round(u)):])) / float(math.comb(n1 + n2, n1))
+    return float(u1), (p if p != p else float(min(max(p, 0.0), 1.0)))
 
 
 def correct_pvalues(pvalues: Sequence[float], method: str = "holm") -> list[float]:
