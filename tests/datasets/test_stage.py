@@ -203,3 +203,12 @@ def test_staging_manifest_records_inputs_and_shard_hashes(staged):
     for f in res.files:
         assert m["files"][f]["sha256"] == sha256_file(folder / f)
     assert len(m["inputs"]) == 3 and all(i["sha256"] for i in m["inputs"])
+
+
+def test_card_and_manifest_show_no_local_folders(staged, tmp_path):
+    _, folder = staged
+    for name in ("README.md", "biaskit_manifest.json"):
+        text = (folder / name).read_text(encoding="utf-8")
+        assert str(tmp_path) not in text, name
+    assert "Input `prompts_bold.parquet`" not in (folder / "README.md").read_text()  # stage inputs are not card inputs
+    assert '"path": "scores.parquet"' in (folder / "biaskit_manifest.json").read_text()

@@ -9,6 +9,7 @@ datasets (their licences and citations), and those are only included for sources
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -214,7 +215,7 @@ def build_card(configs, *, pretty_name: str | None = None, license: str | None =
     infos.to_dataset_card_data(data)
     from biaskit.secrets import redact
 
-    safe_info = json.loads(redact(json.dumps(dict(info or {}), default=str)))  # secret values out, keys kept
+    safe_info = public(json.loads(redact(json.dumps(dict(info or {}), default=str))))  # secrets/local paths out, keys kept
     return data.to_dict(), _body(configs, pretty, lic, lic_lines, total, safe_info)
 
 
@@ -273,8 +274,22 @@ def _body(configs, pretty: str, lic: str, lic_lines: list[str], total: int, info
     return "\n".join(out)
 
 
+_ABS_PATH = re.compile(r"^(/|[A-Za-z]:[\\/]|~/)")
+
+
+def public(obj: Any) -> Any:
+    """``obj`` with local absolute paths reduced to their file names (a public card shows no local folders)."""
+    if isinstance(obj, dict):
+        return {k: public(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [public(v) for v in obj]
+    if isinstance(obj, str) and _ABS_PATH.match(obj) and "\n" not in obj and len(obj) < 1000:
+        return re.split(r"[\\/]", obj.rstrip("/\\"))[-1] or obj
+    return obj
+
+
 def _provenance(c) -> list[str]:
-    m = c.manifest
+    m = public(c.manifest)
     if not m:
         return ["- Provenance: no manifest was found next to the source table."]
     lines = [f"- Produced by `{m.get('command')}` (biaskit {m.get('biaskit_version')}) at {m.get('finished_at') or m.get('created_at')}"

@@ -268,7 +268,9 @@ def stage_tables(
                                 "splits": {k: {"rows": v.rows, "files": v.files} for k, v in c.splits.items()}} for c in staged],
                    "files": {f: {"bytes": (tmp / f).stat().st_size, "sha256": sha256_file(tmp / f)} for f in files}},
         )
-        write_json_atomic(tmp / STAGING_MANIFEST, m)
+        from biaskit.datasets.card import public
+
+        write_json_atomic(tmp / STAGING_MANIFEST, public(m))  # uploaded with the data: no local folders
     result = StageResult(out, staged, text, card_data)
     if validate:
         from biaskit.datasets.validate import validate_folder
