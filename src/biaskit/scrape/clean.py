@@ -55,6 +55,38 @@ _RAW_REF = re.compile(r"<ref\b[^>]*>.*?</ref\s*>", re.I | re.S)
 _RAW_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 
 
+_FILE_START = re.compile(r"\[\[\s*:?\s*(?:file|image|media|datei|bild|soubor|plik|súbor|fichier)\s*:", re.I)
+
+
+def strip_file_links(raw: str) -> str:
+    """Remove ``[[File:...]]`` links by bracket matching on the raw text.
+
+    Captions may hold broken markup (e.g. an unbalanced bold quote) that makes the parser give up on the
+    link and leave it as text. An unclosed link is removed to the end of the text.
+    """
+    out: list[str] = []
+    pos = 0
+    while True:
+        m = _FILE_START.search(raw, pos)
+        if not m:
+            out.append(raw[pos:])
+            return "".join(out)
+        out.append(raw[pos:m.start()])
+        depth, i = 0, m.start()
+        while i < len(raw):
+            if raw.startswith("[[", i):
+                depth += 1
+                i += 2
+            elif raw.startswith("]]", i):
+                depth -= 1
+                i += 2
+                if depth == 0:
+                    break
+            else:
+                i += 1
+        pos = i
+
+
 def _is_interlanguage(prefix: str) -> bool:
     return bool(_INTERLANG.match(prefix))
 
@@ -141,7 +173,7 @@ def clean_wikitext(wikitext: str, *, title: str = "") -> list[str]:
 
     try:
         raw = _RAW_COMMENT.sub("", wikitext or "")
-        raw = _RAW_REF.sub("", _RAW_REF_SELF.sub("", raw))
+        raw = strip_file_links(_RAW_REF.sub("", _RAW_REF_SELF.sub("", raw)))
         code = mwparserfromhell.parse(raw)
         text = _render(code)
     except Exception as exc:  # mwparserfromhell errors are rare but possible on pathological input
