@@ -93,6 +93,7 @@ def test_cli_file_round_sample_pull_agreement_validate_rounds(tmp_path, scores):
     r = runner.invoke(app, ["annotate", "pull", str(samples), "--results", str(res), "--out", str(out), "--ledger", led])
     assert r.exit_code == 0, r.output
     assert "label_outside_config 1" in r.output
+    assert "dropped 1 x label_outside_config: label not in the task's label set" in r.output and "by w3 (meh)" in r.output
     assert read_table(str(out) + ".rejected.jsonl").column("label").to_pylist() == ["meh"]
     agr = tmp_path / "r1" / "agreement.parquet"
     r = runner.invoke(app, ["annotate", "agreement", str(out), "--samples", str(samples), "--out", str(agr), "--bootstrap", "50", "--ledger", led])

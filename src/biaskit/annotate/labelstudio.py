@@ -257,7 +257,7 @@ def push(samples: Any, *, url: str | None = None, token: str | None = None, proj
     proj, created = ls.ensure_project(title, task, annotators=annotators,
                                       description=f"biaskit annotation round {round_} ({spec}); {len(ids)} items")
     existing = {} if created else ls.existing_sample_ids(proj.id)
-    rows = [r for r in s.select([c for c in s.column_names]).to_pylist() if r["sample_id"] not in existing]
+    rows = [r for r in s.to_pylist() if r["sample_id"] not in existing]
     batches = 0
     n_pre = 0
     for start in range(0, len(rows), batch_size):

@@ -25,13 +25,6 @@ class MetricColumns:
     label: str | None
     score: str | None
 
-    @property
-    def needed(self) -> list[str]:
-        cols = [c for c in (self.label,) if c]
-        if self.score:
-            cols += self.score.split("-") if self.score.count("-") == 1 and "_" in self.score else [self.score]
-        return cols
-
     def score_of(self, row: Mapping[str, Any]) -> float | None:
         if not self.score:
             return None

@@ -22,6 +22,14 @@ import pyarrow as pa
 from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.io import to_arrow
 
+EXPLAIN = {
+    "skipped": "the annotator skipped the task",
+    "empty_result": "no label or no annotator",
+    "several_labels": "more than one choice in a single-choice task",
+    "label_outside_config": "label not in the task's label set",
+    "unknown_sample": "the item is not in this round's samples table",
+    "duplicate_annotation": "the annotator labelled the item again; the latest label is kept",
+}
 REASONS = ("skipped", "empty_result", "several_labels", "label_outside_config", "unknown_sample", "duplicate_annotation")
 
 
@@ -33,6 +41,15 @@ class PullReport:
     items: int = 0
     annotators: list[str] = field(default_factory=list)
     items_without_annotations: int = 0
+    examples: dict = field(default_factory=dict)  # reason -> up to 3 (sample_id, annotator, label)
+
+    def details(self) -> list[str]:
+        """One line per drop reason with what it means and examples (for the CLI)."""
+        out = []
+        for reason, n in sorted(self.dropped.items()):
+            ex = "; ".join(f"{s} by {a} ({lab})" for s, a, lab in self.examples.get(reason, []))
+            out.append(f"  dropped {n} x {reason}: {EXPLAIN[reason]} (e.g. {ex})")
+        return out
 
     def summary(self) -> str:
         drops = ", ".join(f"{k} {v}" for k, v in sorted(self.dropped.items())) or "none"
@@ -70,6 +87,9 @@ def validate_records(records: Iterable[Mapping[str, Any]], *, task: str | TaskTy
 
     def reject(rec: Mapping[str, Any], reason: str) -> None:
         rep.dropped[reason] += 1
+        exs = rep.examples.setdefault(reason, [])
+        if len(exs) < 3:
+            exs.append((rec.get("sample_id"), rec.get("annotator"), "|".join(_norm_label(rec.get("label"))) or "-"))
         rejected.append({"sample_id": rec.get("sample_id"), "annotator": rec.get("annotator"),
                          "label": "|".join(_norm_label(rec.get("label"))) or None, "reason": reason,
                          "annotation_id": None if rec.get("annotation_id") is None else str(rec.get("annotation_id")),

@@ -181,6 +181,9 @@ def sample_round(
                         any(c.startswith(tt.default_metric + "_") for c in cols)) else None)
     mc = resolve(metric, cols, label_column=label_column, score_column=score_column,
                  need_label=bool(per_label), need_score=not per_label and bins > 1) if metric else None
+    if per_label and mc is None:
+        raise BiaskitError("E091", "per-label sampling needs a metric whose labels to use", value=None,
+                           fix="add --metric vader (or another scored metric)")
     if per_label and not by:
         raise BiaskitError("E091", "per-label sampling needs a grouping column", value=None,
                            options=[c for c in ("template", "template_id", "prompt_id", "group") if c in cols],

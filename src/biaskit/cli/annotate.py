@@ -205,6 +205,8 @@ def register(app: typer.Typer) -> None:
         if rej.num_rows:
             _write_plain(rej, rej_path)
         typer.echo(rep.summary())
+        for line in rep.details():
+            typer.echo(line)
         if rej.num_rows:
             typer.echo(f"rejected records kept in {rej_path}")
         round_ = s.column("round")[0].as_py() if s.num_rows else "?"
