@@ -84,7 +84,7 @@ def test_metadata_nulls_and_flags():
     t, _ = full("v1.0")
     first = t.slice(0, 1).to_pylist()[0]
     assert first["text"] == "I'm a woman."
-    assert first["prompt_id"] == "hb-3efed8d5b5374d610c04"  # content-derived: pinned so changes are noticed
+    assert first["prompt_id"] == "hb-b8c1c965b0e0866d2751"  # content-derived: pinned so changes are noticed
     assert first["descriptor"] is None and first["axis"] is None and first["descriptor_preference"] is None
     assert first["noun_phrase_type"] == "noun" and first["noun_gender"] == "female"
     assert first["source"] == "holistic_bias" and first["language"] == "en" and first["masked"] is False

@@ -41,10 +41,11 @@ def load_file(path: str | Path) -> Any:
 
 
 def short_hash(*fields: Any, size: int = 6) -> str:
-    """Deterministic hex digest of ``fields`` (``size`` bytes) used for content-derived ids."""
-    h = hashlib.blake2b(digest_size=size)
-    h.update("\x1f".join("\x00" if f is None else str(f) for f in fields).encode("utf-8"))
-    return h.hexdigest()
+    """Deterministic hex digest of ``fields`` (str/int/None; ``size`` bytes) used for content-derived ids.
+
+    The digest is over ``repr(fields)``, which is stable across runs and Python versions for these types.
+    """
+    return hashlib.blake2b(repr(fields).encode("utf-8"), digest_size=size).hexdigest()
 
 
 def check_text(value: Any, *, file: str, entry: str, what: str) -> str:
