@@ -65,6 +65,7 @@ def register(app: typer.Typer) -> None:
         num_return_sequences: int = typer.Option(1, "--num-return-sequences", "-n", help="Samples per prompt (needs --sample)."),
         first_sentence: bool = typer.Option(False, "--first-sentence", help="Cut each continuation after its first sentence (Sheng et al.)."),
         chat: bool = typer.Option(False, "--chat", help="Wrap each prompt in the model's chat template (instruction-tuned models)."),
+        keep_trailing_space: bool = typer.Option(False, "--keep-trailing-space", help="Feed prompts with their trailing spaces (default: cut before tokenising; see docs/runners.md)."),
         device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
         dtype: str = typer.Option("auto", "--dtype", help="auto (bf16/fp16 on CUDA, fp32 elsewhere), float32, float16 or bfloat16."),
         limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N prompts."),
@@ -89,7 +90,7 @@ def register(app: typer.Typer) -> None:
         t = generate(str(prompts), model=model, backend=backend, out=out, batch_size=batch_size, seed=seed,
                      max_new_tokens=max_new_tokens, do_sample=sample, temperature=temperature, top_k=top_k, top_p=top_p,
                      repetition_penalty=repetition_penalty, num_return_sequences=num_return_sequences,
-                     first_sentence=first_sentence, chat=chat, device=device, dtype=dtype, overwrite=overwrite, limit=limit,
+                     first_sentence=first_sentence, chat=chat, strip_trailing_space=not keep_trailing_space, device=device, dtype=dtype, overwrite=overwrite, limit=limit,
                      backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, trust_remote_code))
         _summary("generate", t, out)
 

@@ -1,7 +1,48 @@
-"""Demo stage 'likelihood' (not built yet: its issue adds it)."""
+"""Demo stage 'likelihood': per-sentence perplexity of HolisticBias sentences under SmolLM2-135M.
+
+Scores up to 48 sentences spread over the HolisticBias axes (``ctx.quick``: 8) and writes
+``likelihoods.parquet`` (``nll_mean``, ``perplexity``, ``n_tokens``), the input of the Likelihood Bias
+statistics. Shares the SmolLM2 loaded by the generate stage. Skips with a note when the
+``prompts_holistic`` table or the model is missing.
+"""
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
+from biaskit.demo.stage_generate import MODEL, pick_spread
+
 
 def run(ctx) -> None:
-    ctx.note("likelihood", "not built yet")
+    from biaskit.errors import BiaskitError
+    from biaskit.evaluate.runners import likelihood
+    from biaskit.io import read_table
+
+    path = ctx.tables.get("prompts_holistic")
+    if path is None or not Path(path).exists():
+        ctx.note("likelihood", "skipped: no prompts_holistic table (the templates stage did not write one)")
+        return
+    prompts = read_table(path)
+    n = 8 if ctx.quick else 48
+    subset = pick_spread(prompts, n, group_col="axis")
+    out = Path(ctx.run_dir) / "likelihoods.parquet"
+    t0 = time.perf_counter()
+    try:
+        ll = likelihood(subset, model=MODEL, out=out, batch_size="auto", overwrite=True)
+    except BiaskitError as exc:
+        if exc.code not in ("E010", "E011", "E060"):
+            raise
+        ctx.note("likelihood", f"skipped: the SmolLM2 model is not available ({exc.fix or exc.what})")
+        ctx.info["likelihood"] = {"skipped": str(exc)}
+        return
+    secs = round(time.perf_counter() - t0, 1)
+    ctx.add("likelihoods", out)
+    ppl = [p for p in ll.column("perplexity").to_pylist() if p is not None]
+    errors = ll.num_rows - len(ppl)
+    ctx.info["likelihood"] = {"model": MODEL, "sentences": subset.num_rows, "of_sentences": prompts.num_rows, "errors": errors,
+                              "scored": "all tokens but the first (SmolLM2's tokenizer adds no BOS)", "seconds": secs}
+    med = sorted(ppl)[len(ppl) // 2] if ppl else None
+    ctx.note("likelihood", f"perplexity of {len(ppl)}/{prompts.num_rows} HolisticBias sentences with SmolLM2-135M"
+                           + (f" (median {med:.1f})" if med is not None else "") + f" in {secs} s"
+                           + (f"; {errors} rows with an error" if errors else ""))

@@ -81,7 +81,7 @@ def test_top_k_must_be_positive(tiny_masked, make_prompts):
 
 
 def test_translated_mask_spellings_are_normalised(tiny_masked, make_prompts):
-    t = fill_mask(make_prompts(["Ta žena pracuje jako <maska>.", "Ten muž je ‹mas>."]), model=tiny_masked, top_k=2,
+    t = fill_mask(make_prompts(["Ta žena pracuje jako <maska>.", "Ten muž je ‹mas>."]), model=tiny_masked, top_k=2, whole_word=True,
                   progress=False)
     rows = t.to_pylist()
     assert [r["prompt_id"] for r in rows] == ["p0", "p0", "p1"]

@@ -40,6 +40,7 @@ class GenerationSettings:
     num_return_sequences: int = 1
     first_sentence: bool = False
     chat: bool = False
+    strip_trailing_space: bool = True
     seed: int = 0
 
     def check(self) -> None:
@@ -90,6 +91,35 @@ class FillMaskSettings:
 
     def as_config(self) -> dict[str, Any]:
         return {"top_k": self.top_k, "whole_word": self.whole_word}
+
+
+def model_prompt(text: str, s: GenerationSettings) -> tuple[str, bool]:
+    """(text given to the model, whether trailing spaces were cut off).
+
+    BOLD prompts end in a space ("An astronomer is a scientist in "). Subword tokenizers put the space at the
+    start of the next word's token, so a prompt ending in a lone space token pushes the model towards odd
+    continuations (digits, symbols). By default the trailing spaces are cut before tokenising and one leading
+    space of the continuation is dropped again (see :func:`join_continuation`).
+    """
+    if s.strip_trailing_space and not s.chat:
+        cut = text.rstrip(" ")
+        return cut, len(cut) != len(text)
+    return text, False
+
+
+def join_continuation(text: str, sent: str, stripped: bool, raw: str, first_sentence: bool) -> tuple[str, str]:
+    """(continuation, full_text) from the raw generated text.
+
+    ``continuation`` is what follows the prompt as the user wrote it (with trailing spaces cut before
+    tokenising, the one space the model put first is dropped); ``full_text`` is exactly the text the model saw
+    and produced (``sent`` + generated).
+    """
+    lead = " " if stripped and raw.startswith(" ") else ""
+    cont = raw[len(lead):]
+    if first_sentence:
+        cont = cut_first_sentence(cont)
+    full = (sent + lead + cont) if stripped else (text + cont)
+    return cont, full
 
 
 def derive_seed(seed: int, prompt_id: str, sample_index: int) -> int:

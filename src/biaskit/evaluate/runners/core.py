@@ -259,20 +259,23 @@ def _done_units(writer) -> set[tuple[str, int]]:
 def generate(prompts: Any, *, model: str, backend: str = "hf", out: str | Path | None = None, batch_size: int | str | None = None,
              seed: int = 0, max_new_tokens: int = 20, do_sample: bool = False, temperature: float = 1.0, top_k: int | None = None,
              top_p: float | None = None, repetition_penalty: float | None = None, num_return_sequences: int = 1,
-             first_sentence: bool = False, chat: bool = False, device: str | None = "auto", dtype: str | None = "auto",
+             first_sentence: bool = False, chat: bool = False, strip_trailing_space: bool = True,
+             device: str | None = "auto", dtype: str | None = "auto",
              overwrite: bool = False, limit: int | None = None, backend_options: dict | None = None,
              progress: bool | None = None) -> pa.Table:
     """Continue every prompt: one row per (prompt, sample) with ``continuation`` (prompt stripped) and ``full_text``.
 
     Greedy by default; ``do_sample=True`` samples with ``temperature``/``top_k``/``top_p`` from a per-row
     generator seeded by (seed, prompt_id, sample_index), so outputs do not depend on ``batch_size`` or the
-    prompt order. ``first_sentence`` cuts each continuation after its first sentence. ``out`` makes the run
+    prompt order. ``first_sentence`` cuts each continuation after its first sentence. Trailing spaces of a
+    prompt (BOLD prompts end in one) are cut before tokenising and the continuation's first space is dropped,
+    so ``text + continuation`` reads right (``strip_trailing_space=False`` feeds the prompt as it is). ``out`` makes the run
     resumable (shards in ``<out>.parts/``). Prompts longer than the model context are cut from the left
     (``truncated=True``).
     """
     s = GenerationSettings(max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_k=top_k,
                            top_p=top_p, repetition_penalty=repetition_penalty, num_return_sequences=num_return_sequences,
-                           first_sentence=first_sentence, chat=chat, seed=seed)
+                           first_sentence=first_sentence, chat=chat, strip_trailing_space=strip_trailing_space, seed=seed)
     s.check()
     opts = {"device": device, "dtype": dtype, "task": "causal", **(backend_options or {})}
     return run("generate", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,

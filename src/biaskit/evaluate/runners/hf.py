@@ -28,8 +28,9 @@ from biaskit.evaluate.runners.common import (
     GenerationSettings,
     LikelihoodSettings,
     Unit,
-    cut_first_sentence,
     derive_seed,
+    join_continuation,
+    model_prompt,
     to_model_mask,
 )
 from biaskit.log import get_logger
@@ -166,9 +167,13 @@ def load(model: str, *, task: str = "auto", device: str | None = "auto", dtype: 
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
     where, gguf, origin = _locate(model)
-    key = (where, gguf, task, dev, str(dt), revision)
-    if key in _CACHE:
-        return _CACHE[key]
+    key = (where, gguf, dev, str(dt), revision)
+    if key in _CACHE:  # one copy per model, shared by every kind of run (e.g. the demo's generate + likelihood)
+        lm = _CACHE[key]
+        if task not in ("auto", lm.task):
+            raise BiaskitError("E060", f"{model!r} is a {lm.task} LM, but a {task} LM is needed here", value=model,
+                               fix="generate/likelihood take causal LMs (likelihood also masked LMs); fill-mask takes masked LMs")
+        return lm
     from biaskit.assets import offline
 
     kw: dict[str, Any] = {"trust_remote_code": trust_remote_code}
@@ -350,9 +355,10 @@ class HFBackend:
         ids: list[list[int]] = []
         pre: list[dict] = []
         for u in units:
-            text, add_special = self._prompt_text(u.text, s.chat)
+            sent, stripped = model_prompt(u.text, s)
+            text, add_special = self._prompt_text(sent, s.chat)
             x = tok(text, add_special_tokens=add_special)["input_ids"]
-            info: dict[str, Any] = {"truncated": False, "error": None, "prompt_text": text}
+            info: dict[str, Any] = {"truncated": False, "error": None, "sent": sent, "stripped": stripped}
             if len(x) > limit:
                 x = x[-limit:]
                 info["truncated"] = True
@@ -401,10 +407,9 @@ class HFBackend:
                         cut = j
                         break
                 new = new[:cut]
-                cont = self._continuation(ids[i], new)
-                if s.first_sentence:
-                    cont = cut_first_sentence(cont)
-                rows.append({"_unit": units[i], "continuation": cont, "full_text": units[i].text + cont,
+                raw = self._continuation(ids[i], new)
+                cont, full = join_continuation(units[i].text, pre[i]["sent"], pre[i]["stripped"], raw, s.first_sentence)
+                rows.append({"_unit": units[i], "continuation": cont, "full_text": full,
                              "truncated": pre[i]["truncated"], "error": None})
             yield rows
 

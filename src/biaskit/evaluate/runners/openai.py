@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.runners.common import GenerationSettings, LikelihoodSettings, Unit, cut_first_sentence, derive_seed
+from biaskit.evaluate.runners.common import GenerationSettings, LikelihoodSettings, Unit, derive_seed, join_continuation, model_prompt
 from biaskit.log import get_logger
 
 log = get_logger("runners.openai")
@@ -137,13 +137,14 @@ class OpenAIBackend:
             if s.repetition_penalty:
                 body["repetition_penalty"] = s.repetition_penalty  # vLLM / llama.cpp / TGI extension
             body.update(self.extra_body)
+            sent, stripped = model_prompt(u.text, s)
             try:
                 if s.chat:
                     body["messages"] = [{"role": "user", "content": u.text}]
                     resp = self._post("/chat/completions", body)
                     text = resp["choices"][0]["message"]["content"]
                 else:
-                    body["prompt"] = u.text
+                    body["prompt"] = sent
                     resp = self._post("/completions", body)
                     text = resp["choices"][0]["text"]
             except EndpointError as exc:
@@ -153,9 +154,8 @@ class OpenAIBackend:
                         "error": f"endpoint error: unexpected response shape ({exc!r})"}
             if text is None:
                 return {"_unit": u, "continuation": None, "full_text": None, "truncated": False, "error": "endpoint error: no text in response"}
-            if s.first_sentence:
-                text = cut_first_sentence(text)
-            return {"_unit": u, "continuation": text, "full_text": u.text + text, "truncated": False, "error": None}
+            cont, full = join_continuation(u.text, sent, stripped, text, s.first_sentence)
+            return {"_unit": u, "continuation": cont, "full_text": full, "truncated": False, "error": None}
 
         yield from self._map(units, batch_size, one)
 
