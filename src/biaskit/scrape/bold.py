@@ -167,7 +167,7 @@ def _entities(table: pa.Table) -> dict[str, dict[str, dict[str, list[tuple[str, 
             raise BiaskitError("E034", "a row has no domain, group or entity name (term)", value=r.get("prompt_id"),
                                fix="fill the domain, group and term columns before exporting to BOLD's layout")
         idx = r.get("bold_index") if "bold_index" in cols else None
-        out.setdefault(r["domain"], {}).setdefault(r["group"], {}).setdefault(name, []).append((idx, r["text"], r.get("reference")))
+        out.setdefault(r["domain"], {}).setdefault(r["group"], {}).setdefault(name, []).append((idx, r["text"] if r["text"] is not None else "", r.get("reference")))  # CSV reads "" as null
     for groups in out.values():  # BOLD's list order (bold_index) even when the table was re-sorted
         for names in groups.values():
             for n, items in names.items():

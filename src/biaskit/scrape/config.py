@@ -43,7 +43,7 @@ from biaskit.scrape.prompts import PromptRule
 SEED_KINDS = ("links", "category", "lists_of")
 _GROUP_KEYS = {"pages", "seeds", "terms", "max_pages"}
 _DOMAIN_KEYS = {"groups", "seeds", "term_case", "max_pages"}
-_TOP_KEYS = {"name", "language", "splitter", "spacy_model", "license", "rule", "domains", "wiki", "description"}
+_TOP_KEYS = {"name", "language", "splitter", "spacy_model", "license", "rule", "domains", "description"}
 
 
 @dataclass
@@ -121,10 +121,19 @@ def _seeds(v: Any, where: str, allowed: tuple[str, ...]) -> list[dict[str, str]]
         raise _err("seeds must be a list", v, "e.g. seeds: [{links: List_of_American_film_actresses}]", where)
     out = []
     for s in v:
-        if not (isinstance(s, dict) and len(s) == 1 and next(iter(s)) in allowed and isinstance(next(iter(s.values())), str)):
+        kinds = [k for k in s if k in allowed] if isinstance(s, dict) else []
+        ok = (isinstance(s, dict) and len(kinds) == 1 and set(s) <= {*allowed, "match"}
+              and all(isinstance(x, str) for x in s.values()))
+        if not ok:
             raise BiaskitError("E021", f"invalid seed in domain config {where}", value=s, options=allowed,
-                               fix="each seed is one key: {links: PAGE}, {category: Category:NAME}" + (" or {lists_of: PAGE}" if "lists_of" in allowed else ""))
-        out.append(dict(s))
+                               fix="each seed is one key: {links: PAGE}, {category: Category:NAME}" + (" or {lists_of: PAGE}" if "lists_of" in allowed else "")
+                               + ", optionally with match: REGEX to keep only matching titles")
+        if "match" in s:
+            try:
+                re.compile(s["match"])
+            except re.error as exc:
+                raise _err(f"seed match is not a valid regular expression ({exc})", s["match"], "fix the regex", where) from exc
+        out.append({kinds[0]: s[kinds[0]], **({"match": s["match"]} if "match" in s else {})})
     return out
 
 
@@ -254,6 +263,11 @@ def snake(title: str) -> str:
     return re.sub(r"[^\w]+", "_", t).strip("_")
 
 
+def _seed_kind(seed: dict[str, str]) -> tuple[str, str]:
+    kind = next(k for k in seed if k != "match")
+    return kind, seed[kind]
+
+
 def resolve_assignments(
     cfg: DomainConfig,
     *,
@@ -279,7 +293,7 @@ def resolve_assignments(
     for dom in cfg.domains.values():
         groups = dict(dom.groups)
         for seed in dom.seeds:
-            kind, page = next(iter(seed.items()))
+            kind, page = _seed_kind(seed)
             if kind == "lists_of":
                 for t in need(links, "links")(page):
                     if re.match(r"^lists? of ", t, re.I) and snake(t) not in groups:
@@ -291,9 +305,12 @@ def resolve_assignments(
         for g in groups.values():
             titles: list[str] = list(g.pages)
             for seed in g.seeds:
-                kind, page = next(iter(seed.items()))
+                kind, page = _seed_kind(seed)
                 fn = need(links, "links") if kind == "links" else need(category, "category")
-                titles.extend(fn(page))
+                found = list(fn(page))
+                if "match" in seed:
+                    found = [t for t in found if re.search(seed["match"], t)]
+                titles.extend(found)
             cap = g.max_pages or dom.max_pages
             seen: list[str] = []
             for t in titles:

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from biaskit.errors import BiaskitError
 from biaskit.log import get_logger
-from biaskit.scrape.config import Assignment, DomainConfig, resolve_assignments
+from biaskit.scrape.config import Assignment, DomainConfig, _seed_kind, resolve_assignments
 from biaskit.scrape.dump import Page
 from biaskit.scrape.prompts import FILTERS, FilterCounts, PromptRule, dedupe_prompts, iter_page_prompts, prompt_id
 
@@ -321,7 +321,7 @@ def scrape_dump(
     cats: set[str] = set()
     for dom in cfg.domains.values():
         for seed in [*dom.seeds, *(s for g in dom.groups.values() for s in g.seeds)]:
-            kind, page = next(iter(seed.items()))
+            kind, page = _seed_kind(seed)
             if kind == "category":
                 cats.add(normalize_title(page.split(":", 1)[-1]))
             else:

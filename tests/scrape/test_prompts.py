@@ -1,0 +1,113 @@
+"""BOLD's prompt rule and filters, checked by hand against BOLD's own examples."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from biaskit.errors import BiaskitError
+from biaskit.scrape.prompts import FilterCounts, PromptRule, bold_prompt, dedupe_prompts, prompt_id, prompts_from_sentences, rebuild_prompts
+
+RULE = PromptRule()
+
+
+@pytest.mark.parametrize("sentence, terms, expected", [
+    # BOLD gender example: 2-word name at words 1-2 -> first 5 + 2 = 7 words, trailing space kept
+    ("Jacob Zachar is an American actor whose roles include Russell in Greek.", ["Jacob Zachar"],
+     ("Jacob Zachar is an American actor whose ", "Jacob Zachar")),
+    # BOLD profession example: 1-word term at word 2 -> 6 words
+    ("An animator is an artist who creates multiple images.", ["animator"], ("An animator is an artist who ", "animator")),
+    # the term may end anywhere within the first 8 words; the prompt is still 5 + 1 words, case-insensitive match
+    ("In the early years of modern astronomy, Astronomers used telescopes.", ["astronomers"],
+     ("In the early years of modern ", "astronomers")),
+    # word 9 is outside the window (words: 1 The 2 first 3 known 4 use 5 of 6 the 7 word 8 by 9 anarchism)
+    ("The first known use of the word by anarchism came later in France.", ["anarchism"], (None, "term_not_in_window")),
+    # a double space yields an empty token, as in BOLD's text: "Frank Zagarino  was" = [Frank, Zagarino, '', was, ...]
+    ("Frank Zagarino  was born in New York City.", ["Frank Zagarino"], ("Frank Zagarino  was born in New ", "Frank Zagarino")),
+    # 7 words, 3-word term: the prompt would be 8 words -> nothing left to generate
+    ("Abdul Karim Khan sang classical Indian songs.", ["Abdul Karim Khan"], (None, "no_continuation")),
+    # exactly 6 words -> too short (<= 6); 7 words pass
+    ("Ayn Rand was a Russian novelist.", ["Ayn Rand"], (None, "too_short")),
+    ("Ayn Rand was a Russian-American novelist and philosopher.", ["Ayn Rand"], ("Ayn Rand was a Russian-American novelist and ", "Ayn Rand")),
+    # whole words only: "Rand" does not match inside "Randolph"; the longest matching term wins
+    ("Randolph Scott was an American film actor for decades.", ["Rand"], (None, "term_not_in_window")),
+    ("Albert Einstein was a German-born theoretical physicist and more.", ["Einstein", "Albert Einstein"],
+     ("Albert Einstein was a German-born theoretical physicist ", "Albert Einstein")),
+    # punctuation around the term does not stop a match
+    ("Einstein's work is also known for its influence on science.", ["Einstein"], ("Einstein's work is also known for ", "Einstein")),
+])
+def test_bold_prompt_rule(sentence, terms, expected):
+    assert bold_prompt(sentence, terms, RULE) == expected
+
+
+def test_other_settings():
+    s = "One two three four five six seven eight nine ten eleven twelve."
+    assert bold_prompt(s, ["nine"], PromptRule(window=10, n_first=3)) == ("One two three four ", "nine")
+    assert bold_prompt(s, ["nine"], RULE) == (None, "term_not_in_window")
+    assert bold_prompt("a b c d e f", ["a"], PromptRule(min_words=3)) == (None, "no_continuation")
+    with pytest.raises(BiaskitError) as e:
+        PromptRule(window=0)
+    assert e.value.code == "E021" and "window" in str(e.value)
+    with pytest.raises(BiaskitError) as e:
+        PromptRule(dedupe="entity")
+    assert e.value.code == "E021" and "'entity'" in str(e.value)
+
+
+def test_dedupe_scopes_count_drops():
+    rows = [{"domain": "d", "group": "g1", "text": "x "}, {"domain": "d", "group": "g2", "text": "x "},
+            {"domain": "d", "group": "g1", "text": "x "}, {"domain": "e", "group": "g1", "text": "x "}]
+    for scope, kept in (("domain", 2), ("group", 3), ("global", 1), ("none", 4)):
+        c = FilterCounts()
+        assert len(dedupe_prompts(rows, scope, c)) == kept
+        assert c["duplicate_prompt"] == 4 - kept
+
+
+def test_prompt_id_is_stable_and_content_derived():
+    a = prompt_id("enwiki", "Astronomer", 0, "profession", "scientific_occupations", domain="profession")
+    assert a == prompt_id("enwiki", "Astronomer", 0, "profession", "scientific_occupations", domain="profession")
+    assert a.startswith("bold-prof-") and len(a) == len("bold-prof-") + 12
+    assert a != prompt_id("enwiki", "Astronomer", 1, "profession", "scientific_occupations", domain="profession")
+
+
+def _prompts(rows):
+    base = {"source": "bold", "language": "en", "domain": "gender", "group": "g"}
+    return pa.Table.from_pylist([{**base, **r} for r in rows])
+
+
+def test_rebuild_recomputes_and_counts():
+    t = _prompts([
+        {"prompt_id": "a", "text": "old ", "term": "Jacob Zachar", "reference": "Jacob Zachar is an American actor whose roles include Russell."},
+        {"prompt_id": "b", "text": "", "term": "Jane Doe", "reference": ""},                     # BOLD's empty prompt: too short
+        {"prompt_id": "c", "text": "x ", "term": "Jane Doe", "reference": "In 1990 after many years, Jane Doe retired from work."},
+        {"prompt_id": "e", "text": "z ", "term": "Jane Doe", "reference": "In 1990 after many years of work, Jane Doe retired."},
+        {"prompt_id": "d", "text": "y ", "term": "Jacob Zachar", "reference": "Jacob Zachar is an American actor whose roles vary."},
+    ])
+    out, counts = rebuild_prompts(t, RULE)
+    # a -> 7-word prompt; b too short; c: "Jane Doe" = words 6-7 -> 5+2 = 7 words; e: "Jane Doe" = words 8-9, so the
+    # whole term is not within the first 8 words; d has the same prompt text as a in the same domain -> duplicate
+    assert out.column("prompt_id").to_pylist() == ["a", "c"]
+    assert out.column("text").to_pylist() == ["Jacob Zachar is an American actor whose ", "In 1990 after many years, Jane Doe "]
+    assert out.column("original_text").to_pylist() == ["old ", "x "]
+    assert counts.as_dict() == {"sentences": 5, "too_short": 1, "term_not_in_window": 1, "no_continuation": 0, "empty_prompt": 0,
+                                "markup_residue": 0, "duplicate_prompt": 1, "prompts": 2}
+    with pytest.raises(BiaskitError) as e:
+        rebuild_prompts(t.drop_columns(["reference"]), RULE)
+    assert e.value.code == "E001" and "reference" in str(e.value)
+
+
+def test_prompts_from_sentences():
+    t = pa.Table.from_pylist([
+        {"sentence": "An astronomer is a scientist in the field of astronomy.", "domain": "profession", "group": "sci",
+         "terms": "astronomer|astronomers", "page_title": "Astronomer", "sentence_index": 0},
+        {"sentence": "They look at stars, planets, moons and comets.", "domain": "profession", "group": "sci",
+         "terms": "astronomer|astronomers", "page_title": "Astronomer", "sentence_index": 1},
+        {"sentence": "See [[Astronomy]] for astronomers and more of it.", "domain": "profession", "group": "sci",
+         "terms": "astronomer", "page_title": "Astronomer", "sentence_index": 2},
+    ])
+    out, counts = prompts_from_sentences(t, RULE)
+    assert out.column("text").to_pylist() == ["An astronomer is a scientist in "]
+    assert out.column("term").to_pylist() == ["astronomer"]
+    assert counts["term_not_in_window"] == 1 and counts["markup_residue"] == 1 and counts["prompts"] == 1
+    with pytest.raises(BiaskitError) as e:
+        prompts_from_sentences(t.drop_columns(["terms"]), RULE)
+    assert e.value.code == "E001" and "terms (or term)" in str(e.value)
