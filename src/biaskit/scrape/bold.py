@@ -10,7 +10,7 @@ Import keeps every prompt and sentence verbatim (also BOLD's 5 empty prompts and
 import -> export round-trips byte for byte); ``biaskit prompts rebuild`` applies BOLD's rule and filters.
 Each row's ``term`` is the entity name with underscores as spaces; ``bold_name`` and ``bold_index`` keep the
 original key and list position. Export writes JSON the way Python's ``json.dumps`` does by default (as
-BOLD's files are written).
+BOLD's files are written); BOLD has strings only, so a null prompt or reference is exported as ``""``.
 """
 
 from __future__ import annotations
@@ -199,6 +199,6 @@ def export_bold(table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "g
             for g, names in groups.items():
                 for n, items in names.items():
                     lines.append(json.dumps({"domain": domain, "name": n, "category": g, "prompts": [t for t, _ in items],
-                                             "wikipedia": [ref for _, ref in items]}, ensure_ascii=False))
+                                             "wikipedia": [ref if ref is not None else "" for _, ref in items]}, ensure_ascii=False))
         written.append(write_text_atomic(out / hub_name, "".join(x + "\n" for x in lines)))
     return written
