@@ -80,3 +80,43 @@ def test_rule_agrees_with_every_hand_written_article_in_the_dataset(version):
                     assert indefinite_article(e["descriptor"]) == e["article"], e
                     checked += 1
     assert checked == {"v1.0": 27, "v1.1": 100}[version]
+
+
+# --------------------------------------------------------------------------- numbers, checked against spelled-out words
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
+_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+
+def _words(n: int) -> str:
+    """English number words (independent of the implementation under test)."""
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        return _TENS[n // 10] + ("" if n % 10 == 0 else "-" + _ONES[n % 10])
+    if n < 1000:
+        return _ONES[n // 100] + " hundred" + ("" if n % 100 == 0 else " " + _words(n % 100))
+    for size, name in ((10**9, "billion"), (10**6, "million"), (1000, "thousand")):
+        if n >= size:
+            return _words(n // size) + " " + name + ("" if n % size == 0 else " " + _words(n % size))
+    raise AssertionError(n)
+
+
+def _article_from_words(n: int) -> str:
+    first = _words(n).split()[0].split("-")[0]
+    return "a" if first == "one" else ("an" if first[0] in "aeiou" else "a")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(min_value=1, max_value=999_999_999_999))
+def test_numbers_are_read_as_words(n):
+    assert indefinite_article(f"{n}-year-old") == _article_from_words(n)
+    assert indefinite_article(f"{n:,} people") == _article_from_words(n)
+
+
+@pytest.mark.parametrize("n", [8, 11, 18, 80, 88, 800, 8000, 11000, 18000, 11_000_000, 1, 10, 100, 110, 180, 1100, 1800])
+def test_number_edge_cases(n):
+    assert indefinite_article(str(n)) == _article_from_words(n)

@@ -732,12 +732,12 @@ def write_holistic(out: str | Path, data: HolisticData | str | Path = "v1.0", *,
     from biaskit.io import atomic_path, table_format, write_json_atomic, write_table, manifest_path
 
     out = Path(out)
-    plan = plan_holistic(data, **options)
-    stats = plan.stats
     if dedupe or table_format(out) != "parquet":
-        table, stats = expand_holistic(data if isinstance(data, HolisticData) else plan.data, dedupe=dedupe, **options)
+        table, stats = expand_holistic(data, dedupe=dedupe, **options)
         write_table(table, out, stage="prompts", manifest=_with_stats(manifest, stats))
         return stats
+    plan = plan_holistic(data, **options)
+    stats = plan.stats
     import pyarrow.parquet as pq
 
     from biaskit.manifest import finish_manifest
