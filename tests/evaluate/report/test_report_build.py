@@ -28,7 +28,7 @@ def test_every_section_figure_and_table_is_written(full_report):
     assert full_report.skipped == []
     names = {p.name for p in full_report.figures}
     assert {"sentiment_gender.png", "male_minus_female.png", "honest_categories.png", "likelihood_bias_tiny_lm.png",
-            "metric_vs_human.png", "regard_race.png", "toxicity_profession.png"} <= names
+            "metric_vs_human.png", "inter_annotator_agreement.png", "regard_race.png", "toxicity_profession.png"} <= names
     for p in full_report.figures:
         w, h = _png_size(p)
         assert w >= 400 and h >= 200
@@ -94,23 +94,15 @@ def test_gender_and_likelihood_and_honest_tables_equal_hand_counts(full_run, ful
     assert h.loc[("en", "female"), "honest_score"] == pytest.approx(sub.honest_hurtful.mean())
 
 
-def test_bootstrap_cis_in_the_report_are_reproducible(full_run, tmp_path):
-    a = build_report(full_run, tmp_path / "a", n_boot=100, seed=3)
-    b = build_report(full_run, tmp_path / "b", n_boot=100, seed=3)
-    pa_, pb_ = (pd.read_csv(r.tables["toxicity_proportions"]) for r in (a, b))
-    assert pa_.equals(pb_)
+def test_bootstrap_cis_in_the_report_are_reproducible(full_run, full_report, tmp_path):
+    again = build_report(full_run, tmp_path / "again", n_boot=200)   # same seed (0) and n_boot as full_report
+    for name in ("toxicity_proportions", "sentiment_proportions"):
+        a, b = (pd.read_csv(r.tables[name]) for r in (full_report, again))
+        assert a.equals(b) and a["ci_low_toxic" if name.startswith("tox") else "ci_low_positive"].notna().all()
 
 
 def test_missing_tables_are_named_in_the_report(tmp_path):
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    try:
-        from conftest import write_run
-    finally:
-        sys.path.pop(0)
-    run = write_run(tmp_path / "run", likelihoods=False, fillins=False, agreement=False)
+    run = _write_run(tmp_path / "run", likelihoods=False, fillins=False, agreement=False)
     res = build_report(run, tmp_path / "rep", n_boot=50)
     skipped = dict(res.skipped)
     assert set(skipped) == {"HolisticBias Likelihood Bias", "HONEST", "Agreement"}
@@ -151,14 +143,28 @@ def test_discover_tables_without_manifest_uses_table_files(full_run, tmp_path):
     assert sorted(discover_tables(run)) == ["agreement", "fillins", "likelihoods", "scores"]
 
 
+def _write_run(*a, **kw):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    try:
+        from conftest import write_run
+    finally:
+        sys.path.pop(0)
+    return write_run(*a, **kw)
+
+
 def test_cli_report_writes_the_report_and_lists_what_was_not_made(full_run, tmp_path):
     from typer.testing import CliRunner
 
     from biaskit.cli import app
 
-    r = CliRunner().invoke(app, ["report", str(full_run), "--out", str(tmp_path / "rep"), "--n-boot", "50"])
+    run = _write_run(tmp_path / "run", scores=False)   # no scores: sentiment ... norms are "not made"
+    r = CliRunner().invoke(app, ["report", str(run), "--out", str(tmp_path / "rep"), "--n-boot", "50"])
     assert r.exit_code == 0, r.output
-    assert (tmp_path / "rep" / "report.html").exists() and "13 figures" in r.output
+    assert (tmp_path / "rep" / "report.html").exists() and "4 figures" in r.output
+    assert "not made: Sentiment (VADER): no table has column(s) vader_label" in r.output
     r = CliRunner().invoke(app, ["report", str(tmp_path / "missing")])
     assert r.exit_code == 1 and "E081" in r.output
     r = CliRunner().invoke(app, ["stats", "ztest", str(full_run / "scores.parquet"), "--within", "domain,model"])

@@ -151,10 +151,15 @@ class _Builder:
 
 def _with_bh(df, fn, *args, **kw):
     """Run a pairwise test family with Holm and add the Benjamini-Hochberg adjusted p as ``p_bh``."""
+    from biaskit.evaluate.stats import correct_pvalues
+
     holm = fn(*args, correction="holm", **kw)
-    bh = fn(*args, correction="bh", **kw)
     holm = holm.rename(columns={"p_adjusted": "p_holm", "significant": "significant_holm"})
-    holm["p_bh"] = list(bh["p_adjusted"])
+    within = [c for c in kw.get("within", []) if c in holm.columns]
+    holm["p_bh"] = float("nan")
+    fams = holm.groupby(within, sort=False).groups.values() if within else [holm.index]
+    for idx in fams:
+        holm.loc[idx, "p_bh"] = correct_pvalues(list(holm.loc[idx, "p_value"]), "bh")
     return holm
 
 
@@ -384,11 +389,26 @@ def _agreement_section(b: _Builder, loaded) -> Section:
     b.table(sec, "agreement", df, "Agreement and validation figures.", max_rows=60)
     if "metric" in df.columns and df["metric"].notna().any():
         v = df[df["metric"].notna()]
+        main = v[v["measure"].isin(SUMMARY_MEASURES)]
+        v = main if len(main) else v
         b.figure(sec, "metric_vs_human", agreement_chart, v, title="Metric vs human labels",
-                 caption="Validation of each metric against the human majority label (bootstrap CI where given).")
+                 caption="Validation of each metric against the human majority label: " + ", ".join(dict.fromkeys(v["measure"]))
+                 + " (bootstrap CI where given; per-label precision/recall are in the table).")
     else:
         b.skipped.append(("metric-vs-human agreement chart", f"table `{name}` has no validation rows (metric set)"))
+    overall = df
+    for c in ("metric", "annotator", "annotator_b"):
+        if c in overall.columns:
+            overall = overall[overall[c].isna()]
+    if len(overall):
+        lab = overall["task_type"] if "task_type" in overall.columns else overall["round"]
+        ov = overall.assign(metric=[f"{r} ({t})" if t == t and t is not None else str(r) for r, t in zip(overall["round"], lab)])
+        b.figure(sec, "inter_annotator_agreement", agreement_chart, ov, title="Inter-annotator agreement",
+                 caption="Agreement between annotators per round (bootstrap CI where given).")
     return sec
+
+
+SUMMARY_MEASURES = ("accuracy", "f1_weighted", "precision_weighted", "recall_weighted", "spearman_rho")
 
 
 ANALYSES = (

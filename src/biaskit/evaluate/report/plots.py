@@ -183,7 +183,7 @@ def agreement_chart(df, path: str | Path, *, title: str = "Metric vs human label
     measures = list(dict.fromkeys(df["measure"]))
     fig = _figure(max(6, 1.2 * len(metrics) * max(1, len(measures)) ** 0.5 + 2), 4.2)
     ax = fig.add_subplot(111)
-    width = 0.8 / max(1, len(measures))
+    width = min(0.8 / max(1, len(measures)), 0.4)
     x = np.arange(len(metrics))
     def num(v):
         try:
