@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pytest
 
 from biaskit.datasets.card import parse_card
 from biaskit.datasets.features import decode
@@ -83,10 +85,10 @@ def test_demo_stage_without_tables_says_so(tmp_path):
     assert not (tmp_path / "hub").exists()
 
 
-def test_quick_demo_run_folder_loads_back_into_the_same_tables(tmp_path):
+def _check_demo_run(tmp_path, stages):
     from biaskit.demo import run_demo
 
-    ctx = run_demo(tmp_path / "run", quick=True)
+    ctx = run_demo(tmp_path / "run", quick=True, stages=stages)
     staged = [n for n in stage_hub.TABLES if n in ctx.tables and ctx.tables[n].exists() and read_table(ctx.tables[n]).num_rows]
     if not staged:  # earlier demo stages not built yet: the stage must say so and stage nothing
         assert ("hub", "no tables to stage (earlier stages produced none)") in ctx.summary
@@ -100,3 +102,16 @@ def test_quick_demo_run_folder_loads_back_into_the_same_tables(tmp_path):
         original = conform(t, stage) if stage else t
         split_by = stage_hub.TABLES[name] if stage_hub.TABLES[name] in t.column_names else None
         _split_equal(folder, name, original, split_by)
+
+
+def test_quick_demo_prompt_stages_stage_and_load_back(tmp_path):
+    # the demo's own scrape + templates stages (real bundled data), then the hub stage
+    _check_demo_run(tmp_path, ("scrape", "templates", "hub"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("BIASKIT_RUN_SLOW"), reason="whole demo (minutes on 2 cores); set BIASKIT_RUN_SLOW=1")
+def test_full_quick_demo_run_folder_loads_back_into_the_same_tables(tmp_path):
+    from biaskit.demo import STAGES
+
+    _check_demo_run(tmp_path, STAGES)
