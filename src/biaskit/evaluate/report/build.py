@@ -384,8 +384,15 @@ def _honest_section(b: _Builder, loaded) -> Section:
 def _agreement_section(b: _Builder, loaded) -> Section:
     from biaskit.evaluate.report.plots import agreement_chart
 
+    import pandas as pd
+
     name, df = _find(loaded, ["round", "measure", "value"], "agreement")
-    sec = Section("agreement", "Annotation agreement and metric validation", [f"From table `{name}` ({len(df)} rows)."])
+    # agreement and validation figures may sit in several agreement-stage tables (e.g. agreement + validation)
+    names = [n for n, d in loaded.items() if all(c in d.columns for c in ("round", "measure", "value"))]
+    if len(names) > 1:
+        df = pd.concat([loaded[n].assign(table=n) for n in names], ignore_index=True)
+        name = "`, `".join(names)
+    sec = Section("agreement", "Annotation agreement and metric validation", [f"From table(s) `{name}` ({len(df)} rows)."])
     b.table(sec, "agreement", df, "Agreement and validation figures.", max_rows=60)
     if "metric" in df.columns and df["metric"].notna().any():
         v = df[df["metric"].notna()]
