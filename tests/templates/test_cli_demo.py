@@ -114,3 +114,19 @@ def test_demo_stage(tmp_path):
     assert ctx.summary[0][0] == "templates" and "288 masked prompts" in ctx.summary[0][1]
     again = run_demo(tmp_path / "run2", quick=True, seed=0, stages=("templates",))
     assert read_table(again.tables["prompts_holistic"])["prompt_id"].equals(hb["prompt_id"])  # deterministic
+
+
+def test_templates_validate_holistic_files(tmp_path):
+    from biaskit.templates.files import data_dir
+
+    files = sorted(data_dir("holistic_bias", "v1.0").glob("*.json"))
+    r = invoke("templates", "validate", *files)
+    assert r.exit_code == 0 and r.output.count("ok: ") == 4 and "(HolisticBias descriptors file)" in r.output
+    d = tmp_path / "d.yaml"
+    d.write_text('ability:\n  auditory: ["Deaf", "Deaf"]\n')
+    r = invoke("templates", "validate", d)
+    assert r.exit_code == 1 and "d.yaml: ability/auditory[1] ('Deaf'): duplicate descriptor" in r.output
+    x = tmp_path / "x.json"
+    x.write_text('{"a": 1}')
+    r = invoke("templates", "validate", x)
+    assert r.exit_code == 1 and "--kind" in r.output

@@ -33,6 +33,7 @@ def test_export_import_round_trip(tmp_path, suffix):
     for lang, orig in zip(langs, targets):
         ts, counts = import_sheet(sheet, lang, orig)
         assert counts == {"imported": 12, "empty": 0, "translated": 12}
+        assert "validated_by_native_speakers" not in ts.meta and "sheet" in ts.meta["notes"]
         assert [(t.id, t.category, t.text, t.status, t.translator, t.validator) for t in ts.templates] == \
                [(t.id, t.category, t.text, t.status, t.translator, t.validator) for t in orig.templates]
         out = save_template_set(ts, tmp_path / f"{lang}.yaml")

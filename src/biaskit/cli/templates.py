@@ -148,17 +148,29 @@ def register(app: typer.Typer) -> None:
 
     @tpl.command("validate")
     def validate_cmd(
-        files: List[str] = typer.Argument(..., help="Template-set files (YAML/JSON) or bundled languages (en, cs, pl, sk)."),
+        files: List[str] = typer.Argument(..., help="Template-set files (YAML/JSON), bundled languages (en, cs, pl, sk), or HolisticBias-layout files."),
+        kind: str = typer.Option("auto", "--kind", help="auto (by content), set (gendered template set), or a HolisticBias file kind: descriptors, nouns, noun_phrases, templates."),
     ) -> None:
-        """Check template-set files: one mask, known slots, subject cases and agreement forms for every subject.
+        """Check template files: gendered sets (one mask, known slots, cases and agreement forms for every
+        subject) and HolisticBias extension files (placeholders, empty/duplicate entries, stray whitespace).
 
         Example: biaskit templates validate cs pl sk
 
-        Example: biaskit templates validate my_templates_cs.yaml
+        Example: biaskit templates validate my_templates_cs.yaml my_descriptors.yaml
         """
+        from biaskit.templates.files import load_file
+        from biaskit.templates.holistic import validate_file
+
         for f in files:
-            s = _resolve_set(f)
-            typer.echo(f"ok: {s.path} ({s.language}: {len(s.templates)} templates x {len(s.subjects)} subjects)")
+            is_set = kind == "set"
+            if kind == "auto":
+                is_set = not Path(f).exists() or (isinstance(obj := load_file(f), dict) and "subjects" in obj and "templates" in obj)
+            if is_set:
+                s = _resolve_set(f)
+                typer.echo(f"ok: {s.path} ({s.language}: {len(s.templates)} templates x {len(s.subjects)} subjects)")
+            else:
+                k = validate_file(f, None if kind == "auto" else kind)
+                typer.echo(f"ok: {f} (HolisticBias {k} file)")
 
     @tpl.command("show")
     def show_cmd(

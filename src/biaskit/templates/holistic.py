@@ -244,6 +244,34 @@ _VALIDATORS = {
 }
 
 
+def detect_kind(obj: Any) -> str | None:
+    """Guess which HolisticBias file ``obj`` is (descriptors, nouns, noun_phrases, templates) from its shape."""
+    if not isinstance(obj, dict) or not obj:
+        return None
+    if any("{" in str(k) for k in obj):
+        return "templates"
+    vals = list(obj.values())
+    if all(isinstance(v, dict) for v in vals):
+        return "descriptors"
+    if all(isinstance(v, list) for v in vals):
+        items = [x for v in vals for x in v]
+        if items and all(isinstance(x, list) for x in items):
+            return "nouns"
+        return "noun_phrases"
+    return None
+
+
+def validate_file(path: str | Path, kind: str | None = None) -> str:
+    """Validate one HolisticBias-layout file (kind guessed from its shape when None); returns the kind."""
+    obj = load_file(path)
+    kind = kind or detect_kind(obj)
+    if kind not in _VALIDATORS:
+        raise BiaskitError("E040", f"{path}: cannot tell which HolisticBias file this is", value=kind, options=list(_VALIDATORS),
+                           fix="pass --kind descriptors|nouns|noun_phrases|templates")
+    _VALIDATORS[kind](obj, str(path))
+    return kind
+
+
 def _merge(kind: str, base: dict, extra: dict, file: str) -> dict:
     out = {k: (dict(v) if isinstance(v, dict) else list(v)) for k, v in base.items()}
     if kind == "descriptors":

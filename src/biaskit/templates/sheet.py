@@ -278,10 +278,9 @@ def import_sheet(path: str | Path, language: str, base: TemplateSet | str | Path
     if not templates:
         raise BiaskitError("E041", f"{path}: no {language} translations in the sheet", value=counts,
                            fix=f"fill the {language!r} column (and {language}_status) first")
-    meta = dict(base.meta)
-    meta.pop("translator", None)
-    meta.pop("validator", None)
-    meta["status"] = "draft"
+    meta = {k: v for k, v in base.meta.items() if k in ("name", "version", "source_language")}
+    meta["status"] = "draft"  # rows without a status in the sheet
+    meta["notes"] = f"imported from translation sheet {Path(path).name}; translator/validator/status per template"
     return TemplateSet(language, base.subjects, templates, str(path), meta), counts
 
 
