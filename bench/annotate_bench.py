@@ -83,6 +83,9 @@ def samples_table(n: int, round_: str, seed: int = 0) -> pa.Table:
 
 
 def main() -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally block: stop the server
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--url")
     ap.add_argument("--n", type=int, default=10_000)

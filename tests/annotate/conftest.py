@@ -122,6 +122,36 @@ def annotator_ids(ls_client):
     return ls_client.ensure_annotators(list(ANNOTATORS))
 
 
+_TOKENS_PY = """
+import json
+from rest_framework.authtoken.models import Token
+from users.models import User
+emails = json.loads(%r)
+print("BIASKIT_TOKENS=" + json.dumps({u.email: Token.objects.get_or_create(user=u)[0].key for u in User.objects.filter(email__in=emails)}))
+"""
+
+
+@pytest.fixture(scope="session")
+def annotator_clients(ls_server, annotator_ids):
+    """email -> a client holding that annotator's OWN token, so annotations are made as that user.
+
+    The community edition has no API for an admin to read another user's token; it is read once from the
+    server's database with ``label-studio shell`` (the server's own venv and data dir).
+    """
+    import json
+
+    from biaskit.annotate.labelstudio import LabelStudio
+
+    code = _TOKENS_PY % json.dumps(list(annotator_ids))
+    out = subprocess.run([str(VENV / "bin" / "label-studio"), "shell"], input=code,
+                         env=_env(ls_server.data_dir), capture_output=True, text=True, timeout=300, cwd=str(ls_server.data_dir))
+    line = [ln for ln in out.stdout.splitlines() if "BIASKIT_TOKENS=" in ln]
+    assert line, out.stdout[-2000:] + out.stderr[-2000:]
+    tokens = json.loads(line[0].split("BIASKIT_TOKENS=", 1)[1])
+    assert sorted(tokens) == sorted(annotator_ids)
+    return {e: LabelStudio(ls_server.url, t) for e, t in tokens.items()}
+
+
 def make_scores(n_groups: int = 3, per_group: int = 40, seed: int = 0):
     """A small scores table: BOLD-like rows with names, vader columns spread over [-1, 1]."""
     import numpy as np

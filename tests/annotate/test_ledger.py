@@ -1,0 +1,52 @@
+"""The round ledger: folded history, no secrets, clear error on a damaged file."""
+
+import pytest
+
+from biaskit.annotate import ledger as led
+from biaskit.annotate.labelstudio import LabelStudio, public_url
+from biaskit.errors import BiaskitError
+
+
+def test_history_folds_events_per_round(tmp_path):
+    p = tmp_path / "l.jsonl"
+    led.record("sample", "r1", p, task_type="sentiment", samples=100, gold=5, samples_path="r1.parquet", seed=0)
+    led.record("push", "r1", p, url="http://ls:8080", title="biaskit r1 (sentiment)", total=105, annotators=3)
+    led.record("sample", "r2", p, task_type="regard", samples=50, gold=0)
+    led.record("pull", "r1", p, kept=310, dropped={"duplicate_annotation": 2}, annotators=["a", "b", "c"], items=105, platform="label-studio")
+    led.record("agreement", "r1", p, fleiss_kappa=0.61, krippendorff_alpha_nominal=0.6, careless=["c"])
+    led.record("validate", "r1", p, metrics={"vader": {"accuracy": 0.7, "spearman_rho": 0.55}})
+    h = led.history(p)
+    assert [r["round"] for r in h] == ["r1", "r2"]
+    r1 = h[0]
+    assert r1["samples"] == 100 and r1["gold"] == 5 and r1["pushed"] == 105 and r1["annotators_per_task"] == 3
+    assert r1["annotations"] == 310 and r1["dropped"] == {"duplicate_annotation": 2} and r1["careless"] == ["c"]
+    assert r1["fleiss_kappa"] == 0.61 and r1["vader.accuracy"] == 0.7 and r1["events"] == 5
+    assert h[1]["task_type"] == "regard"
+
+
+def test_ledger_never_stores_secrets(tmp_path, monkeypatch):
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "sekret-token-42424242")
+    p = tmp_path / "l.jsonl"
+    led.record("push", "r1", p, url="http://x", note="token sekret-token-42424242 here", api_key="sekret-token-42424242")
+    text = p.read_text()
+    assert "sekret-token-42424242" not in text and "api_key" not in text
+
+
+def test_damaged_ledger_is_a_coded_error(tmp_path):
+    p = tmp_path / "l.jsonl"
+    p.write_text('{"round": "r1", "at": "x", "event": "sample"}\nnot json\n')
+    with pytest.raises(BiaskitError) as e:
+        led.history(p)
+    assert e.value.code == "E092" and "line 2" in str(e.value)
+
+
+def test_urls_lose_credentials_and_missing_token_is_clear(monkeypatch):
+    assert public_url("http://user:pw@host:8080/ls/") == "http://host:8080/ls/"
+    monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)
+    with pytest.raises(BiaskitError) as e:
+        LabelStudio("http://localhost:8080", None)
+    assert e.value.code == "E090" and "LABEL_STUDIO_API_KEY" in str(e.value)
+    monkeypatch.delenv("LABEL_STUDIO_URL", raising=False)
+    with pytest.raises(BiaskitError) as e:
+        LabelStudio(None, "tok-123456")
+    assert "--url" in str(e.value)
