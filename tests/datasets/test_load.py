@@ -42,6 +42,23 @@ def test_bold_hub_layout_gives_the_same_table_as_the_github_layout():
     assert key(hub) == key(gh)
 
 
+def test_bold_keep_empty_keeps_every_row_verbatim():
+    r = load_source(FIX / "bold_github", keep_empty=True)
+    assert r.table.num_rows == 6 and r.filtered == {} and r.facts["empty_prompts"] == 1
+    assert r.table.column("bold_index").to_pylist().count(1) == 2  # film_director's 2nd prompt is kept
+
+
+def test_misaligned_bold_lists_are_refused(tmp_path):
+    import shutil
+
+    shutil.copytree(FIX / "bold_github", tmp_path / "b")
+    wiki = tmp_path / "b" / "wikipedia" / "gender_wiki.json"
+    wiki.write_text(json.dumps({"American_actresses": {"Jacob_Zachar": []}}))
+    with pytest.raises(BiaskitError) as ei:
+        load_source(tmp_path / "b")
+    assert "1 prompts but 0 wikipedia sentences" in str(ei.value)
+
+
 def test_bold_domain_filter():
     r = load_source(FIX / "bold_github", domains=["gender"])
     assert r.table.column("domain").to_pylist() == ["gender"]
@@ -64,7 +81,7 @@ def test_honest_keeps_all_810_english_templates_including_duplicate_texts():
     assert r.facts["distinct_texts"] == 724  # the honest package would keep only these
     first = r.table.slice(0, 1).to_pylist()[0]
     assert first["text"] == "the woman should work as a <mask>." and first["masked"] is True
-    assert (first["term"], first["group"], first["template_category"], first["language"]) == ("the woman", "female", "occupation", "en")
+    assert (first["term"], first["subject_category"], first["template_category"], first["language"]) == ("the woman", "female", "occupation", "en")
     assert len(set(r.table.column("prompt_id").to_pylist())) == 810
 
 

@@ -83,6 +83,7 @@ def register(app: typer.Typer) -> None:
         revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision."),
         language: Optional[str] = typer.Option(None, "--language", help="HONEST: language code when the file name does not say."),
         domain: Optional[list[str]] = typer.Option(None, "--domain", help="BOLD: only these domains (repeatable)."),
+        keep_empty: bool = typer.Option(False, "--keep-empty", help="BOLD: keep empty prompts (default: drop and count them)."),
     ) -> None:
         """Load a public bias dataset (or one staged/pushed with biaskit) into a biaskit table.
 
@@ -96,10 +97,11 @@ def register(app: typer.Typer) -> None:
         from biaskit.io import write_table
         from biaskit.manifest import new_manifest
 
-        res = load_source(source, kind=kind, config=config, split=split, revision=revision, language=language, domains=domain)
+        res = load_source(source, kind=kind, config=config, split=split, revision=revision, language=language, domains=domain,
+                          keep_empty=keep_empty)
         man = new_manifest("biaskit hub load", stage=res.stage,
                            config={"source": source, "kind": res.kind, "config": config, "split": split, "revision": revision,
-                                   "language": language, "domains": domain},
+                                   "language": language, "domains": domain, "keep_empty": keep_empty},
                            inputs=[source] if Path(source).is_file() else [],
                            extra={"filtered": dict(res.filtered), "facts": res.facts})
         write_table(res.table, out, stage=res.stage, manifest=man)

@@ -13,13 +13,14 @@ Sources (``kind`` is detected when not given):
 ``honest``         HONEST templates TSV (``template_masked`` with ``[M]``, ``raw``, ``identity``, ``number``,
                    ``category``, ``type``); every row is kept (the honest package drops duplicate texts)
 
-Empty or whitespace-only prompts are dropped and counted (BOLD issue #2); the counts are returned in
-``LoadResult.filtered`` and written to the output manifest.
+BOLD files are read by :func:`biaskit.scrape.bold.import_bold` (the ``biaskit bold import`` code) and HONEST
+files by :func:`biaskit.templates.honest.import_honest`, so ids and columns match those commands. Empty or
+whitespace-only BOLD prompts are then dropped and counted (BOLD issue #2) unless ``keep_empty``; the counts
+are returned in ``LoadResult.filtered`` and written to the output manifest.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections import Counter
@@ -38,7 +39,6 @@ _HOLISTIC_COLUMNS = (
     "axis", "bucket", "descriptor", "descriptor_gender", "descriptor_preference", "noun", "plural_noun", "noun_gender",
     "noun_phrase", "plural_noun_phrase", "noun_phrase_type", "template", "first_turn_only", "must_be_noun",
 )
-HONEST_MASK = "[M]"
 
 
 @dataclass
@@ -52,14 +52,9 @@ class LoadResult:
 
 
 def _pid(source: str, domain: str | None, *parts: Any) -> str:
-    try:  # the scrape package's id scheme, so imported BOLD ids match scraped ones
-        from biaskit.scrape.prompts import prompt_id
+    from biaskit.scrape.prompts import prompt_id  # the project's content-derived id scheme
 
-        return prompt_id(*parts, source=source, domain=domain)
-    except ImportError:  # pragma: no cover - scrape package always ships
-        h = hashlib.sha1("\x1f".join("" if p is None else str(p) for p in parts).encode("utf-8")).hexdigest()[:12]
-        dom = re.sub(r"[^a-z0-9]", "", (domain or "").lower())[:4] or "x"
-        return f"{source}-{dom}-{h}"
+    return prompt_id(*parts, source=source, domain=domain)
 
 
 def _prompts_table(rows: list[dict]) -> pa.Table:
@@ -103,87 +98,58 @@ def detect_kind(source: str) -> str:
                        fix="check the path, or give a Hub id such as AlexaAI/bold")
 
 
-# --------------------------------------------------------------------------- BOLD
+# --------------------------------------------------------------------------- BOLD (biaskit.scrape.bold)
 
 
-def _bold_rows(domain: str, prompts: dict, wiki: dict | None, filtered: Counter, facts: Counter) -> list[dict]:
-    rows = []
-    if not isinstance(prompts, dict):
-        raise BiaskitError("E054", f"BOLD {domain} prompts are not a {{group: {{name: [prompt, ...]}}}} object",
-                           value=type(prompts).__name__, fix="give the original BOLD prompts/<domain>_prompt.json")
-    for group, names in prompts.items():
-        for name, plist in names.items():
-            refs = (wiki or {}).get(group, {}).get(name) if wiki else None
-            if refs is not None and len(refs) != len(plist):
-                facts["entities_with_unaligned_wikipedia"] += 1
-                refs = None
-            for i, text in enumerate(plist):
-                if not isinstance(text, str) or not text.strip():
-                    filtered["empty_prompt"] += 1
-                    continue
-                ref = refs[i] if refs is not None else None
-                rows.append({
-                    "prompt_id": _pid("bold", domain, domain, group, name, i, text),
-                    "text": text, "source": "bold", "language": "en", "domain": domain, "group": group,
-                    "term": name.replace("_", " "), "reference": ref, "page_title": name.replace("_", " "),
-                    "wiki": "https://en.wikipedia.org", "license": "CC BY-SA 4.0",
-                })
-    return rows
+def _drop_empty(table: pa.Table, keep_empty: bool, filtered: Counter) -> pa.Table:
+    """Drop empty / whitespace-only prompts (BOLD issue #2) and count them, unless ``keep_empty``."""
+    import pyarrow.compute as pc
+
+    if keep_empty or table.num_rows == 0:
+        return table
+    empty = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(table.column("text")), ""), True)
+    n = pc.sum(empty).as_py() or 0
+    if n:
+        filtered["empty_prompt"] += n
+        table = table.filter(pc.invert(empty))
+    return table
 
 
-def load_bold_github(path: str | Path, domains: list[str] | None = None) -> LoadResult:
-    p = Path(path)
-    root = p.parent.parent if p.is_file() else p
-    files = [p] if p.is_file() else sorted((root / "prompts").glob("*_prompt.json"))
-    if not files:
-        raise BiaskitError("E054", "no BOLD prompt files found", value=str(root / "prompts"),
-                           fix="point at a BOLD checkout holding prompts/<domain>_prompt.json")
+def load_bold(path: str | Path, *, layout: str = "auto", domains: list[str] | None = None, keep_empty: bool = False,
+              kind: str = "bold_github") -> LoadResult:
+    """BOLD files through the scrape package's importer (``biaskit bold import``), which keeps every prompt
+    verbatim and checks the prompt/Wikipedia lists align; then empty prompts are dropped and counted."""
+    from biaskit.scrape.bold import import_bold
+
+    table, facts = import_bold(path, layout=layout, domains=domains)
     filtered: Counter = Counter()
-    facts: Counter = Counter()
-    rows: list[dict] = []
-    for f in files:
-        domain = f.name[: -len("_prompt.json")]
-        if domains and domain not in domains:
-            continue
-        try:
-            prompts = json.loads(f.read_text(encoding="utf-8"))
-            wf = root / "wikipedia" / f"{domain}_wiki.json"
-            wiki = json.loads(wf.read_text(encoding="utf-8")) if wf.is_file() else None
-        except json.JSONDecodeError as exc:
-            raise BiaskitError("E054", f"malformed BOLD JSON in {f}: {exc}", value=str(f), fix="re-download the file") from exc
-        if wiki is None:
-            facts["domains_without_wikipedia"] += 1
-        rows += _bold_rows(domain, prompts, wiki, filtered, facts)
-    return LoadResult(_prompts_table(rows), "bold_github", str(path), filtered, dict(facts))
+    table = _drop_empty(table, keep_empty, filtered)
+    return LoadResult(table, kind, str(path), filtered, facts)
 
 
-def bold_hub_to_prompts(table: pa.Table, source: str, kind: str = "bold_hub") -> LoadResult:
+def bold_hub_to_prompts(table: pa.Table, source: str, *, domains: list[str] | None = None, keep_empty: bool = False) -> LoadResult:
+    """A table in the BOLD Hub layout (one row per entity, e.g. from ``load_dataset("AlexaAI/bold")``)."""
+    import tempfile
+
     need = {"domain", "name", "category", "prompts"}
     if not need <= set(table.column_names):
         raise BiaskitError("E054", "not the BOLD Hub layout (columns domain, name, category, prompts, wikipedia)",
-                           value=sorted(table.column_names), fix="pass the right --kind for this file")
-    filtered: Counter = Counter()
-    facts: Counter = Counter()
-    rows: list[dict] = []
-    for r in table.to_pylist():
-        domain = r["domain"]
-        prompts = {r["category"]: {r["name"]: r["prompts"] or []}}
-        wiki = {r["category"]: {r["name"]: r.get("wikipedia") or []}} if r.get("wikipedia") is not None else None
-        rows += _bold_rows(domain, prompts, wiki, filtered, facts)
-    facts["entities"] = table.num_rows
-    return LoadResult(_prompts_table(rows), kind, source, filtered, dict(facts))
+                           value=sorted(table.column_names), fix="pass the right --kind for this source")
+    with tempfile.TemporaryDirectory(prefix="biaskit-bold-") as d:
+        f = Path(d) / "bold.jsonl"
+        f.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in table.to_pylist()), encoding="utf-8")
+        res = load_bold(f, layout="hub", domains=domains, keep_empty=keep_empty, kind="bold_hub")
+    res.source = source
+    return res
 
 
-def load_bold_hub_file(path: str | Path) -> LoadResult:
+def load_bold_hub_file(path: str | Path, *, domains: list[str] | None = None, keep_empty: bool = False) -> LoadResult:
     p = Path(path)
     if p.name.lower().endswith(".parquet"):
         import pyarrow.parquet as pq
 
-        t = pq.read_table(p)
-    else:
-        lines = [json.loads(x) for x in p.read_text(encoding="utf-8").splitlines() if x.strip()]
-        t = pa.Table.from_pylist(lines)
-    return bold_hub_to_prompts(t, str(p))
+        return bold_hub_to_prompts(pq.read_table(p), str(p), domains=domains, keep_empty=keep_empty)
+    return load_bold(p, layout="hub", domains=domains, keep_empty=keep_empty, kind="bold_hub")
 
 
 # --------------------------------------------------------------------------- HolisticBias, HONEST
@@ -232,42 +198,19 @@ def load_holistic_csv(path: str | Path) -> LoadResult:
 
 
 def load_honest(path: str | Path, language: str | None = None) -> LoadResult:
-    import csv
-
-    from biaskit.templates.mask import MASK
+    """HONEST templates through the templates package's importer (every row kept, ``[M]`` -> ``<mask>``)."""
+    from biaskit.templates.honest import KINDS as HONEST_KINDS
+    from biaskit.templates.honest import import_honest
 
     p = Path(path)
     lang = language or (p.name.split("_")[0] if re.match(r"^[a-z]{2,3}_template\.tsv$", p.name) else None)
     if not lang:
         raise BiaskitError("E054", "cannot tell the language of the HONEST file", value=p.name,
                            fix="name it <lang>_template.tsv as in the HONEST repo, or pass --language")
-    with open(p, encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh, delimiter="\t")
-        recs = list(reader)
-    if not recs or "template_masked" not in recs[0]:
-        raise BiaskitError("E054", "not a HONEST template TSV (needs column template_masked)", value=p.name,
-                           fix="give resources/<kind>/<lang>_template.tsv from MilaNLProc/honest")
-    filtered: Counter = Counter()
-    rows = []
-    variant = p.parent.name if p.parent.name in ("binary", "queer_nonqueer") else None
-    for i, r in enumerate(recs):
-        tm = (r.get("template_masked") or "").strip()
-        if not tm:
-            filtered["empty_prompt"] += 1
-            continue
-        if tm.count(HONEST_MASK) != 1:
-            filtered["not_one_mask"] += 1
-            continue
-        rows.append({
-            "prompt_id": _pid("honest", r.get("category"), lang, variant, i, tm, r.get("identity")),
-            "text": tm.replace(HONEST_MASK, MASK), "source": "honest", "language": lang,
-            "domain": r.get("type") or None, "group": r.get("category") or None, "term": r.get("identity") or None,
-            "template": r.get("raw") or None, "subject_category": r.get("category") or None,
-            "template_category": r.get("type") or None, "template_id": f"honest-{variant or 'x'}-{lang}-{i:04d}",
-            "masked": True, "license": "MIT",
-        })
-    facts = {"variant": variant, "rows_in_file": len(recs), "distinct_texts": len({r["text"] for r in rows})}
-    return LoadResult(_prompts_table(rows), "honest", str(p), filtered, facts)
+    variant = p.parent.name if p.parent.name in HONEST_KINDS else "binary"
+    table = import_honest(p, language=lang, kind=variant)
+    facts = {"variant": variant, "rows": table.num_rows, "distinct_texts": len(set(table.column("text").to_pylist()))}
+    return LoadResult(table, "honest", str(p), Counter(), facts)
 
 
 # --------------------------------------------------------------------------- biaskit / Hub
@@ -322,7 +265,8 @@ def _pick_config(configs: list[str], config: str | None, src: str) -> str:
 
 
 def load_source(source: str | Path, *, kind: str | None = None, config: str | None = None, split: str | None = None,
-                revision: str | None = None, language: str | None = None, domains: list[str] | None = None) -> LoadResult:
+                revision: str | None = None, language: str | None = None, domains: list[str] | None = None,
+                keep_empty: bool = False) -> LoadResult:
     """Load ``source`` (path or Hub id) into a biaskit table; see the module docstring for the kinds."""
     src = str(source)
     if kind is not None and kind not in KINDS:
@@ -331,19 +275,19 @@ def load_source(source: str | Path, *, kind: str | None = None, config: str | No
     if k == "hub":  # a Hub repo: biaskit-staged, or BOLD's layout
         res = load_staged(src, config, split, revision)
         if {"domain", "name", "category", "prompts"} <= set(res.table.column_names):
-            return bold_hub_to_prompts(res.table, src)
+            return bold_hub_to_prompts(res.table, src, domains=domains, keep_empty=keep_empty)
         return res
     if k == "biaskit":
         return load_staged(src, config, split, revision)
     if k == "bold_github":
-        return load_bold_github(src, domains)
+        return load_bold(src, layout="github", domains=domains, keep_empty=keep_empty)
     if k == "bold_hub":
         if Path(src).is_dir():
             raise BiaskitError("E054", "--kind bold_hub needs a JSON Lines/Parquet file or a Hub id", value=src, fix="give the file")
         if not Path(src).exists():
             res = load_staged(src, config, split, revision)
-            return bold_hub_to_prompts(res.table, src)
-        return load_bold_hub_file(src)
+            return bold_hub_to_prompts(res.table, src, domains=domains, keep_empty=keep_empty)
+        return load_bold_hub_file(src, domains=domains, keep_empty=keep_empty)
     if k == "holistic_csv":
         return load_holistic_csv(src)
     return load_honest(src, language)
