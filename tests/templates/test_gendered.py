@@ -169,3 +169,8 @@ def test_to_model_mask():
     assert to_model_mask("Ten muž je <mask>.", "<mask>") == "Ten muž je <mask>."
     with pytest.raises(ValueError):
         to_model_mask("x <mask>", "")
+
+
+def test_same_set_twice_is_an_error():
+    with pytest.raises(BiaskitError, match="given twice"):
+        expand_template_sets([starter_set("cs"), starter_set("cs")])

@@ -367,10 +367,17 @@ def expand_template_sets(
     nums = set(numbers) if numbers is not None else None
     stats = TemplateStats()
     rows: list[dict[str, Any]] = []
+    seen: dict[tuple[str, str], str] = {}
     for ts in sets:
         if not isinstance(ts, TemplateSet):
             ts = load_template_set(ts)
         stats.languages.append(ts.language)
+        for t in ts.templates:
+            key = (ts.language, t.id)
+            if key in seen:
+                raise BiaskitError("E040", f"template {t.id!r} ({ts.language}) is given twice: in {seen[key]} and {ts.path}",
+                                   value=t.id, fix="pass each language's template set once, or rename the template id")
+            seen[key] = ts.path
         for t in ts.templates:
             if t.status not in statuses:
                 stats.skipped_by_status[t.status] = stats.skipped_by_status.get(t.status, 0) + 1
