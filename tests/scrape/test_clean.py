@@ -52,7 +52,7 @@ TOKENS = list("ab <>[]{}|=*#:;'\n&!-/.,") + ["[[", "]]", "{{", "}}", "<ref>", "<
                                                  "&amp;", "''", "<math>", "de:", "word", " .", "( ; )"]
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.sampled_from(TOKENS), max_size=60).map("".join))
 def test_cleaner_never_crashes_and_output_is_single_spaced(text):
     try:

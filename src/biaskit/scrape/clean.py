@@ -46,7 +46,8 @@ _SPACE_AFTER_OPEN = re.compile(r"([(\[]) +")
 _EMPTY_PARENS = re.compile(r"\(\s*[,;:.\u2013\u2014-]*\s*\)")
 _LEADING_SEP_IN_PARENS = re.compile(r"\(\s*[,;:]+\s*")
 _TRAILING_SEP_IN_PARENS = re.compile(r"\s*[,;:]+\s*\)")
-_DOUBLE_COMMA = re.compile(r",\s*,")
+_DOUBLE_COMMA = re.compile(r"[,;]\s*(?=[,;])")          # ",;" left where templates were removed
+_SEP_BEFORE_DASH = re.compile(r"[,;]\s+(?=[\u2013\u2014] )")
 _MAGIC = re.compile(r"__[A-Z]+__")
 # refs and comments are removed from the raw text first: an unbalanced bracket inside a ref otherwise
 # makes the parser give up on the ref and leave its text in the prose
@@ -159,7 +160,8 @@ def normalize_space(text: str) -> str:
         s = _WS.sub(" ", s)
         s = _SPACE_BEFORE_PUNCT.sub(r"\1", s)
         s = _SPACE_AFTER_OPEN.sub(r"\1", s)
-        s = _DOUBLE_COMMA.sub(",", s)
+        s = _DOUBLE_COMMA.sub("", s)
+        s = _SEP_BEFORE_DASH.sub(" ", s)
     return s.strip()
 
 
