@@ -1,0 +1,73 @@
+"""The scrape/prompts/bold commands end to end, and their one-line errors."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pyarrow.parquet as pq
+from typer.testing import CliRunner
+
+from biaskit.cli import app
+
+from .conftest import DUMP206, FIXTURES
+
+runner = CliRunner()
+GITHUB = FIXTURES / "bold" / "github"
+
+
+def run(*args):
+    return runner.invoke(app, ["--quiet", *[str(a) for a in args]])
+
+
+def test_bold_import_export_rebuild(tmp_path):
+    r = run("bold", "import", GITHUB, "--out", tmp_path / "b.parquet")
+    assert r.exit_code == 0, r.output
+    assert "rows 8, empty_prompts 1, duplicate_prompts 1, entities 5" in r.output
+    r = run("bold", "export", tmp_path / "b.parquet", "--out", tmp_path / "x", "--layout", "github")
+    assert r.exit_code == 0, r.output
+    for rel in ("prompts/gender_prompt.json", "wikipedia/profession_wiki.json"):
+        assert (tmp_path / "x" / rel).read_bytes() == (GITHUB / rel).read_bytes()
+    r = run("prompts", "rebuild", tmp_path / "b.parquet", "--out", tmp_path / "r.parquet")
+    assert r.exit_code == 0, r.output
+    # 8 rows: the empty one is too short, the repeated astronomer prompt is a duplicate -> 6 prompts
+    assert "sentences 8, too_short 1, term_not_in_window 0, no_continuation 0, empty_prompt 0, markup_residue 0, duplicate_prompt 1, prompts 6" in r.output
+    r = run("prompts", "rebuild", tmp_path / "b.parquet", "--out", tmp_path / "r2.parquet", "--n-first", "3")
+    assert r.exit_code == 0
+    # first 3 words + 2 words of "Jacob Zachar"
+    assert pq.read_table(tmp_path / "r2.parquet").column("text").to_pylist()[0] == "Jacob Zachar is an American "
+
+
+def test_scrape_dump_and_prompts_build(tmp_path):
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("domains:\n  profession:\n    groups:\n      scientific_occupations:\n        pages: [Astronomer]\n"
+                   "        terms: [astronomer, astronomers]\n")
+    r = run("scrape", "dump", DUMP206, "--config", cfg, "--out", tmp_path / "p.parquet", "--sentences-out", tmp_path / "s.parquet")
+    assert r.exit_code == 0, r.output
+    t = pq.read_table(tmp_path / "p.parquet")
+    assert f"wrote {tmp_path / 'p.parquet'} ({t.num_rows} prompts from 1 pages" in r.output
+    # the sentences table rebuilt with the same rule gives the same prompts
+    r = run("prompts", "build", tmp_path / "s.parquet", "--out", tmp_path / "p2.parquet")
+    assert r.exit_code == 0, r.output
+    assert pq.read_table(tmp_path / "p2.parquet").column("text").to_pylist() == t.column("text").to_pylist()
+
+
+def test_errors_are_one_line(tmp_path):
+    r = run("scrape", "dump", tmp_path / "nope.xml.bz2", "--config", "demo", "--out", tmp_path / "p.parquet")
+    assert r.exit_code == 1 and "E003" in r.output and "nope.xml.bz2" in r.output
+    r = run("scrape", "dump", DUMP206, "--config", "nosuch", "--out", tmp_path / "p.parquet")
+    assert r.exit_code == 1 and "E021" in r.output and "'demo'" in r.output
+    r = run("scrape", "api", "not-a-url", "--out", tmp_path / "p.parquet")
+    assert r.exit_code == 1 and "E031" in r.output
+    r = run("bold", "import", tmp_path, "--out", tmp_path / "b.parquet")
+    assert r.exit_code == 1 and "E034" in r.output
+
+
+def test_help_has_examples_and_cli_stays_light():
+    for cmd in (["scrape", "dump"], ["scrape", "api"], ["prompts", "build"], ["prompts", "rebuild"], ["bold", "import"], ["bold", "export"]):
+        r = runner.invoke(app, [*cmd, "--help"])
+        assert r.exit_code == 0 and "Example: biaskit " + " ".join(cmd) in r.output
+    code = ("import sys, biaskit, biaskit.cli, biaskit.scrape.config, biaskit.scrape.pipeline, biaskit.scrape.bold; "
+            "print(sorted(m for m in ('spacy', 'torch', 'transformers', 'mwparserfromhell', 'requests') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
