@@ -156,3 +156,13 @@ def test_cli_stage_error_is_one_line(tmp_path):
     pq.write_table(pa.table({"prompt_id": ["a"], "text": ["x"], "source": ["s"], "language": ["en"]}), src)
     r = CliRunner().invoke(app, ["hub", "stage", str(src), "--out", str(tmp_path / "h"), "--split-by", "round"])
     assert r.exit_code == 1 and r.output.count("\n") == 1 and "error[E050]" in r.output and "'round'" in r.output
+
+
+def test_bold_hub_table_from_load_dataset_is_converted():
+    # what `hub load AlexaAI/bold` gets back from datasets.load_dataset: one row per entity with list columns
+    from biaskit.datasets.load import bold_hub_to_prompts
+
+    recs = [json.loads(x) for x in (FIX / "bold_hub.jsonl").read_text().splitlines()]
+    r = bold_hub_to_prompts(pa.Table.from_pylist(recs), "AlexaAI/bold")
+    assert (r.kind, r.source, r.table.num_rows, r.filtered) == ("bold_hub", "AlexaAI/bold", 5, {"empty_prompt": 1})
+    assert r.table.column("prompt_id").to_pylist() == load_source(FIX / "bold_hub.jsonl").table.column("prompt_id").to_pylist()
