@@ -105,6 +105,12 @@ def write_run(run_dir, *, scores=True, likelihoods=True, fillins=True, agreement
 
 
 @pytest.fixture(scope="session")
+def make_run():
+    """``write_run`` as a fixture (tests need not import this conftest by name)."""
+    return write_run
+
+
+@pytest.fixture(scope="session")
 def full_run(tmp_path_factory):
     return write_run(tmp_path_factory.mktemp("run") / "run")
 

@@ -101,8 +101,8 @@ def test_bootstrap_cis_in_the_report_are_reproducible(full_run, full_report, tmp
         assert a.equals(b) and a["ci_low_toxic" if name.startswith("tox") else "ci_low_positive"].notna().all()
 
 
-def test_missing_tables_are_named_in_the_report(tmp_path):
-    run = _write_run(tmp_path / "run", likelihoods=False, fillins=False, agreement=False)
+def test_missing_tables_are_named_in_the_report(make_run, tmp_path):
+    run = make_run(tmp_path / "run", likelihoods=False, fillins=False, agreement=False)
     res = build_report(run, tmp_path / "rep", n_boot=50)
     skipped = dict(res.skipped)
     assert set(skipped) == {"HolisticBias Likelihood Bias", "HONEST", "Agreement"}
@@ -143,24 +143,12 @@ def test_discover_tables_without_manifest_uses_table_files(full_run, tmp_path):
     assert sorted(discover_tables(run)) == ["agreement", "fillins", "likelihoods", "scores"]
 
 
-def _write_run(*a, **kw):
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).parent))
-    try:
-        from conftest import write_run
-    finally:
-        sys.path.pop(0)
-    return write_run(*a, **kw)
-
-
-def test_cli_report_writes_the_report_and_lists_what_was_not_made(full_run, tmp_path):
+def test_cli_report_writes_the_report_and_lists_what_was_not_made(make_run, full_run, tmp_path):
     from typer.testing import CliRunner
 
     from biaskit.cli import app
 
-    run = _write_run(tmp_path / "run", scores=False)   # no scores: sentiment ... norms are "not made"
+    run = make_run(tmp_path / "run", scores=False)   # no scores: sentiment ... norms are "not made"
     r = CliRunner().invoke(app, ["report", str(run), "--out", str(tmp_path / "rep"), "--n-boot", "50"])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "rep" / "report.html").exists() and "4 figures" in r.output
@@ -180,3 +168,15 @@ def test_importing_stats_and_report_loads_no_heavy_library():
     code = "import sys, biaskit.evaluate.stats, biaskit.evaluate.report; print(sorted(m for m in ('scipy','matplotlib','pandas','statsmodels') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_agreement_and_validation_tables_are_read_together(make_run, tmp_path):
+    from biaskit.evaluate.report.build import _agreement_section, _Builder
+
+    run = make_run(tmp_path / "run", scores=False, likelihoods=False, fillins=False)
+    agr = pd.read_parquet(run / "agreement.parquet")
+    loaded = {"agreement": agr[agr.metric.isna()], "validation": agr[agr.metric.notna()]}
+    b = _Builder(tmp_path / "rep", 0, 10, 0.05)
+    sec = _agreement_section(b, loaded)
+    assert len(sec.tables[0].df) == 5 and set(sec.tables[0].df["table"]) == {"agreement", "validation"}
+    assert [f.path.name for f in sec.figures] == ["metric_vs_human.png", "inter_annotator_agreement.png"]
