@@ -264,3 +264,19 @@ def test_broken_json_names_the_line(tmp_path):
     p.write_text('{"I\'m {noun_phrase}.": {},\n}')
     with pytest.raises(BiaskitError, match="line 2"):
         load_holistic("v1.0", templates=[p])
+
+
+def test_streaming_writer_stays_pandas_free(tmp_path):
+    # pa.array/pa.scalar make pyarrow import pandas (~0.5 s, ~70 MB); the streaming path builds arrays from
+    # buffers so that a full expansion stays under the time/memory targets (bench/templates_bench.py)
+    import subprocess
+    import sys
+
+    code = ("import sys; from biaskit.templates.holistic import write_holistic; "
+            f"write_holistic({str(tmp_path / 'x.parquet')!r}, 'v1.0', axes=['ability'], variants='all'); "
+            "print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"
+    t = read_table(tmp_path / "x.parquet", "prompts")
+    ref, _ = expand_holistic("v1.0", axes=["ability"], variants="all")
+    assert t.equals(ref)
