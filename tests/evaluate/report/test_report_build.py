@@ -180,3 +180,13 @@ def test_agreement_and_validation_tables_are_read_together(make_run, tmp_path):
     sec = _agreement_section(b, loaded)
     assert len(sec.tables[0].df) == 5 and set(sec.tables[0].df["table"]) == {"agreement", "validation"}
     assert [f.path.name for f in sec.figures] == ["metric_vs_human.png", "inter_annotator_agreement.png"]
+
+
+def test_markdown_table_escapes_pipes_formats_numbers_and_notes_cut_rows():
+    from biaskit.evaluate.report.tables import markdown_table
+
+    df = pd.DataFrame({"group": ["a|b", "c"], "p": [0.00001234, float("nan")], "ok": [True, False], "n": [3, 4]})
+    md = markdown_table(df, max_rows=1)
+    assert md.splitlines()[:3] == ["| group | p | ok | n |", "|---|---|---|---|", "| a\\|b | 1.23e-05 | yes | 3 |"]
+    assert "1 more rows in the CSV file" in md
+    assert "| c | n/a | no | 4 |" in markdown_table(df)

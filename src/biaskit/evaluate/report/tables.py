@@ -54,8 +54,12 @@ def html_table(df, *, max_rows: int | None = 60, floatfmt: str = ".3f") -> str:
     return f"<div class='tw'><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{note}"
 
 
+#: rows written to a table's .md file (the .csv always has every row)
+MD_MAX_ROWS = 2000
+
+
 def write_table_files(df, out_dir: str | Path, name: str) -> dict[str, Path]:
-    """Write ``<name>.csv`` (all rows, full precision) and ``<name>.md`` into ``out_dir``."""
+    """Write ``<name>.csv`` (all rows, full precision) and ``<name>.md`` (first :data:`MD_MAX_ROWS`) into ``out_dir``."""
     from biaskit.io import atomic_path, write_text_atomic
 
     out = Path(out_dir)
@@ -63,5 +67,5 @@ def write_table_files(df, out_dir: str | Path, name: str) -> dict[str, Path]:
     csv = out / f"{name}.csv"
     with atomic_path(csv) as tmp:
         df.to_csv(tmp, index=False)
-    md = write_text_atomic(out / f"{name}.md", markdown_table(df) + "\n")
+    md = write_text_atomic(out / f"{name}.md", markdown_table(df, max_rows=MD_MAX_ROWS) + "\n")
     return {"csv": csv, "md": md}
