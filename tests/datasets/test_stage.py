@@ -212,3 +212,10 @@ def test_card_and_manifest_show_no_local_folders(staged, tmp_path):
         assert str(tmp_path) not in text, name
     assert "Input `prompts_bold.parquet`" not in (folder / "README.md").read_text()  # stage inputs are not card inputs
     assert '"path": "scores.parquet"' in (folder / "biaskit_manifest.json").read_text()
+
+
+def test_empty_table_is_refused_and_nothing_is_left_behind(tmp_path):
+    with pytest.raises(BiaskitError) as ei:
+        stage_tables([TableSpec("p", PROMPTS.slice(0, 0), "prompts")], tmp_path / "hub")
+    assert ei.value.code == "E050" and "'p' has no rows" in str(ei.value)
+    assert list(tmp_path.iterdir()) == []

@@ -216,6 +216,9 @@ def stage_tables(
             where = str(spec.path or spec.name)
             base = _safe_name(spec.name, _CONFIG_OK, "config", where)
             table = spec.table
+            if table.num_rows == 0:
+                raise BiaskitError("E050", f"table {spec.name!r} has no rows (datasets.load_dataset cannot read an empty shard)",
+                                   value=where, fix="leave the empty table out of the stage command")
             if spec.stage:
                 table = conform(table, get_stage(spec.stage))
             for cval, mask in _split_masks(table, spec.config_by, where, what="config"):
@@ -271,11 +274,12 @@ def stage_tables(
         from biaskit.datasets.card import public
 
         write_json_atomic(tmp / STAGING_MANIFEST, public(m))  # uploaded with the data: no local folders
-    result = StageResult(out, staged, text, card_data)
-    if validate:
-        from biaskit.datasets.validate import validate_folder
+        result = StageResult(tmp, staged, text, card_data)
+        if validate:  # before the folder appears under its name: a failed check leaves no half-valid folder
+            from biaskit.datasets.validate import validate_folder
 
-        validate_folder(out, expected=result)
+            validate_folder(tmp, expected=result)
+    result.folder = out
     return result
 
 
