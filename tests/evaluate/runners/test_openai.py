@@ -44,6 +44,10 @@ class TinyServer:
                 server.bodies.append({**body, "_auth": self.headers.get("Authorization")})
                 if server.api_key and self.headers.get("Authorization") != f"Bearer {server.api_key}":
                     return self._send(401, {"error": {"message": "invalid api key"}})
+                if self.path == "/v1/chat/completions":  # no chat template here: the user turn is the prompt
+                    with server.lock:
+                        c = server.complete({**body, "prompt": body["messages"][-1]["content"]})
+                    return self._send(200, {"choices": [{"index": 0, "message": {"role": "assistant", "content": c["choices"][0]["text"]}}]})
                 if self.path != "/v1/completions":
                     return self._send(404, {"error": {"message": "not found"}})
                 prompt = body["prompt"]
@@ -233,3 +237,14 @@ def test_openai_backend_errors(server, make_prompts, monkeypatch):
     with pytest.raises(BiaskitError) as e:
         generate(make_prompts(["x"]), model="tiny", backend="vllm")
     assert e.value.code == "E020" and "openai" in str(e.value)
+
+
+def test_chat_endpoint(server, make_prompts):
+    t = generate(make_prompts(["Tell me about nurses"]), model="tiny", backend="openai", chat=True, max_new_tokens=5,
+                 backend_options=_opts(server), progress=False)
+    plain = generate(make_prompts(["Tell me about nurses"]), model="tiny", backend="openai", max_new_tokens=5,
+                     backend_options=_opts(server), progress=False)
+    body = [b for b in server.bodies if "messages" in b][-1]
+    assert body["messages"] == [{"role": "user", "content": "Tell me about nurses"}] and body["max_tokens"] == 5
+    assert t.column("continuation").to_pylist() == plain.column("continuation").to_pylist()
+    assert t.column("error").to_pylist() == [None]
