@@ -219,3 +219,11 @@ def test_empty_table_is_refused_and_nothing_is_left_behind(tmp_path):
         stage_tables([TableSpec("p", PROMPTS.slice(0, 0), "prompts")], tmp_path / "hub")
     assert ei.value.code == "E050" and "'p' has no rows" in str(ei.value)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_card_lists_metric_versions_from_the_scores_manifest(tmp_path):
+    p = tmp_path / "scores.parquet"
+    cfg = {"metrics": {"vader": {"version": "1", "text_column": "continuation"}, "toxicity": {"version": "2"}}}
+    write_table(SCORES, p, stage="scores", manifest=new_manifest("score", stage="scores", config=cfg))
+    res = stage_paths([str(p)], tmp_path / "hub")
+    assert "- Metric versions: `toxicity` v2, `vader` v1 on `continuation`" in res.card

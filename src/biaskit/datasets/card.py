@@ -294,6 +294,10 @@ def _provenance(c) -> list[str]:
         return ["- Provenance: no manifest was found next to the source table."]
     lines = [f"- Produced by `{m.get('command')}` (biaskit {m.get('biaskit_version')}) at {m.get('finished_at') or m.get('created_at')}"
              + (f", seed {m['seed']}" if m.get("seed") is not None else "") + "."]
+    mets = (m.get("config") or {}).get("metrics") if isinstance(m.get("config"), dict) else None
+    if isinstance(mets, dict) and any(isinstance(v, dict) and v.get("version") for v in mets.values()):
+        lines.append("- Metric versions: " + ", ".join(f"`{k}` v{v.get('version')}" + (f" on `{v['text_column']}`" if v.get("text_column") else "")
+                                                      for k, v in sorted(mets.items()) if isinstance(v, dict)))
     if m.get("config"):
         lines.append(f"- Settings: `{json.dumps(m['config'], ensure_ascii=False, sort_keys=True, default=str)}`")
     for i in m.get("inputs") or []:
