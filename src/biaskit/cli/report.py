@@ -13,7 +13,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("report")
     def report(
-        run_dir: Path = typer.Argument(..., help="Run folder (written by `biaskit demo` or by the stages) holding the tables."),
+        run_dir: Path = typer.Argument(..., help="Run folder (written by `biaskit demo` or by the stages) holding the tables, or one table file."),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report folder to write (default: RUN_DIR/report)."),
         seed: int = typer.Option(0, help="Seed of the bootstrap confidence intervals."),
         n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples per confidence interval."),
@@ -27,6 +27,8 @@ def register(app: typer.Typer) -> None:
         Example: biaskit report runs/demo --out runs/demo/report
 
         Example: biaskit report runs/demo --out /tmp/report --n-boot 2000 --seed 1
+
+        Example: biaskit report runs/demo/scores.parquet --out /tmp/scores-report
         """
         from biaskit.evaluate.report import build_report
 

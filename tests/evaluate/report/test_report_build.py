@@ -190,3 +190,8 @@ def test_markdown_table_escapes_pipes_formats_numbers_and_notes_cut_rows():
     assert md.splitlines()[:3] == ["| group | p | ok | n |", "|---|---|---|---|", "| a\\|b | 1.23e-05 | yes | 3 |"]
     assert "1 more rows in the CSV file" in md
     assert "| c | n/a | no | 4 |" in markdown_table(df)
+
+
+def test_a_single_table_file_is_a_run_of_one_table(full_run, tmp_path):
+    res = build_report(full_run / "fillins.parquet", tmp_path / "rep", n_boot=20)
+    assert res.sections == ["honest"] and len(res.skipped) == 7

@@ -72,8 +72,11 @@ def discover_tables(run_dir: str | Path) -> dict[str, Path]:
     from biaskit.io import SUFFIXES
 
     rd = Path(run_dir)
+    if rd.is_file() and rd.suffix in SUFFIXES:
+        return {rd.stem: rd}          # a single table file is a run of one table
     if not rd.is_dir():
-        raise BiaskitError("E081", "run folder not found", value=str(rd), fix="pass the folder `biaskit demo --out` (or a stage) wrote")
+        raise BiaskitError("E081", "run folder not found", value=str(rd),
+                           fix="pass the folder `biaskit demo --out` (or a stage) wrote, or one table file (.parquet/.jsonl/.csv)")
     found: dict[str, Path] = {}
     man = rd / "manifest.json"
     if man.is_file():
@@ -462,6 +465,8 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, *, tables: 
     if n_boot < 1:
         raise BiaskitError("E081", "n_boot must be at least 1", value=n_boot, fix="use e.g. --n-boot 1000")
     tables = dict(tables) if tables is not None else discover_tables(rd)
+    if rd.is_file():
+        rd = rd.parent
     if manifest is None and (rd / "manifest.json").is_file():
         manifest = json.loads((rd / "manifest.json").read_text(encoding="utf-8"))
     if summary is None and manifest:
