@@ -280,3 +280,20 @@ def test_streaming_writer_stays_pandas_free(tmp_path):
     t = read_table(tmp_path / "x.parquet", "prompts")
     ref, _ = expand_holistic("v1.0", axes=["ability"], variants="all")
     assert t.equals(ref)
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+_word = st.text(alphabet=st.characters(whitelist_categories=("Ll", "Lu"), max_codepoint=0x17F), min_size=1, max_size=8)
+
+
+@settings(max_examples=60, deadline=None)
+@given(word=_word, pad=st.sampled_from([" {}", "{} ", "{}  x", "\t{}", "{}\n"]))
+def test_any_stray_whitespace_is_rejected(word, pad):
+    from biaskit.templates.holistic import validate_descriptors
+
+    bad = pad.format(word)
+    with pytest.raises(BiaskitError, match="stray whitespace"):
+        validate_descriptors({"axis": {"bucket": [bad]}}, "f.yaml")
+    validate_descriptors({"axis": {"bucket": [word]}}, "f.yaml")  # the clean word passes
