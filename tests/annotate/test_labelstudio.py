@@ -191,3 +191,11 @@ def test_cli_push_pull_never_prints_the_token(ls_server, ls_client, annotator_id
         text = f.read_text()
         assert ls_server.token not in text and fake not in text
     assert json.loads(led.read_text().splitlines()[1])["url"] == ls_server.url
+
+
+def test_changing_the_overlap_updates_the_project_without_reimporting(ls_client, scores):
+    s, _ = sample_round(scores, round="overlap", task="sentiment", n=4, seed=2)
+    r = push(s, client=ls_client, annotators=2)
+    assert ls_client.get_project(r.title).maximum_annotations == 2
+    r2 = push(s, client=ls_client, annotators=5)
+    assert r2.imported == 0 and ls_client.get_project(r.title).maximum_annotations == 5

@@ -9,7 +9,8 @@ from scipy.stats import spearmanr
 from sklearn.metrics import classification_report, confusion_matrix
 
 from biaskit.annotate.agreement import value
-from biaskit.annotate.validation import calibrate_thresholds, classify, spearman, validate_metric
+from biaskit.annotate.agreement import bootstrap_ci
+from biaskit.annotate.validation import calibrate_thresholds, classify, confusion_stats, spearman, validate_metric
 from biaskit.errors import BiaskitError
 
 LABS = ["positive", "neutral", "negative"]
@@ -131,3 +132,15 @@ def test_validate_errors_name_value_and_fix():
     assert "zzz" in str(e.value)
     with pytest.raises(BiaskitError):
         calibrate_thresholds([0.1], ["positive"], ORD)
+
+
+def test_vectorised_bootstrap_equals_the_plain_one():
+    ann, samples = _round()
+    v = validate_metric(ann, samples, metric="vader", n_boot=200, seed=4)
+    c = classify(HUMAN, VADER, LABS)
+    assert confusion_stats(c.confusion) == pytest.approx((c.accuracy, c.weighted["precision"], c.weighted["recall"], c.weighted["f1"]))
+    yt, yp = np.array(HUMAN, dtype=object), np.array(VADER, dtype=object)
+    for measure, f in (("accuracy", lambda k: k.accuracy), ("f1_weighted", lambda k: k.weighted["f1"])):
+        ref = bootstrap_ci(lambda idx: f(classify(list(yt[idx]), list(yp[idx]), LABS)), len(yt), n_boot=200, seed=4)
+        row = [r for r in v.table.to_pylist() if r["measure"] == measure][0]
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(ref)

@@ -245,17 +245,11 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
             "the task has no ordinal scale" if not tt.ordinal else "fewer than 3 items on the ordinal scale with a score"), **base))
     cl = classify(y_true, y_pred, list(tt.labels))
     val.classification = cl
-    yt, yp = np.array(y_true, dtype=object), np.array(y_pred, dtype=object)
-    n = len(yt)
-
-    def boot(f):
-        return bootstrap_ci(lambda idx: f(classify(list(yt[idx]), list(yp[idx]), list(tt.labels))), n, n_boot=n_boot, seed=seed)
-
-    lo, hi = boot(lambda c: c.accuracy)
-    rows.append(_row(round, spec, "accuracy", cl.accuracy, n_items=n, ci_low=lo, ci_high=hi, **base))
-    for key in ("precision", "recall", "f1"):
-        lo, hi = boot(lambda c, key=key: c.weighted[key])
-        rows.append(_row(round, spec, f"{key}_weighted", cl.weighted[key], n_items=n, ci_low=lo, ci_high=hi, **base))
+    n = len(y_true)
+    cis = _bootstrap_classification(y_true, y_pred, cl.labels, n_boot=n_boot, seed=seed)
+    rows.append(_row(round, spec, "accuracy", cl.accuracy, n_items=n, ci_low=cis[0][0], ci_high=cis[0][1], **base))
+    for j, key in enumerate(("precision", "recall", "f1"), 1):
+        rows.append(_row(round, spec, f"{key}_weighted", cl.weighted[key], n_items=n, ci_low=cis[j][0], ci_high=cis[j][1], **base))
     for lab in cl.labels:
         for key, d in (("precision", cl.precision), ("recall", cl.recall), ("f1", cl.f1)):
             v = d[lab]
@@ -278,6 +272,41 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
             val.notes.append(f"threshold calibration skipped: {exc.what}")
     val.table = rows_to_table(rows)
     return val
+
+
+def confusion_stats(cm: np.ndarray) -> tuple[float, float, float, float]:
+    """(accuracy, weighted precision, weighted recall, weighted F1) from a confusion matrix (rows = true)."""
+    cm = np.asarray(cm, dtype=float)
+    n = cm.sum()
+    tp = np.diag(cm)
+    pred, true = cm.sum(axis=0), cm.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        prec = np.where(pred > 0, tp / pred, 0.0)
+        rec = np.where(true > 0, tp / true, 0.0)
+        f1 = np.where(prec + rec > 0, 2 * prec * rec / (prec + rec), 0.0)
+    w = true / n
+    return float(tp.sum() / n), float((w * prec).sum()), float((w * rec).sum()), float((w * f1).sum())
+
+
+def _bootstrap_classification(y_true, y_pred, labels, *, n_boot: int, seed: int, level: float = 0.95):
+    """Percentile CIs of the four :func:`confusion_stats` figures, one resample serving all four.
+
+    Uses the same resampling stream as :func:`~biaskit.annotate.agreement.bootstrap_ci` (items drawn with
+    replacement by ``default_rng(seed).integers``), vectorised through confusion-matrix counts.
+    """
+    n = len(y_true)
+    if n_boot <= 0 or n < 2:
+        return [(None, None)] * 4
+    idx = {lab: i for i, lab in enumerate(labels)}
+    k = len(labels)
+    code = np.array([idx[a] * k + idx[b] for a, b in zip(y_true, y_pred)])
+    rng = np.random.default_rng(seed)
+    vals = np.empty((n_boot, 4))
+    for b in range(n_boot):
+        cm = np.bincount(code[rng.integers(0, n, size=n)], minlength=k * k).reshape(k, k)
+        vals[b] = confusion_stats(cm)
+    q = np.quantile(vals, [(1 - level) / 2, 1 - (1 - level) / 2], axis=0)
+    return [(float(q[0, j]), float(q[1, j])) for j in range(4)]
 
 
 def _balanced(th: Thresholds, scores, labels) -> float:
