@@ -126,3 +126,24 @@ def test_fill_mask_resume_keeps_all_ranks(tiny_masked, make_prompts, tmp_path):
     ref = fill_mask(p, model=tiny_masked, top_k=4, batch_size=7, progress=False)
     assert t.num_rows == 6 * 4 + 1
     assert _key(t) == _key(ref) and t.column("token").to_pylist() == ref.column("token").to_pylist()
+
+
+def test_a_run_failing_before_any_output_leaves_no_partial_state(tiny_causal, make_prompts, tmp_path):
+    from transformers import AutoTokenizer
+
+    out = tmp_path / "g.parquet"
+    tok = AutoTokenizer.from_pretrained(tiny_causal)
+    assert tok.chat_template  # the tiny model has one; a model without one makes --chat fail
+    from biaskit.evaluate.runners import hf
+
+    lm = hf.load(tiny_causal, task="causal")
+    saved, lm.tokenizer.chat_template = lm.tokenizer.chat_template, None
+    try:
+        with pytest.raises(BiaskitError) as e:
+            generate(make_prompts(["x"]), model=tiny_causal, out=out, chat=True, progress=False)
+    finally:
+        lm.tokenizer.chat_template = saved
+    assert e.value.code == "E062" and "chat template" in str(e.value)
+    assert not (tmp_path / "g.parquet.parts").exists()
+    t = generate(make_prompts(["x"]), model=tiny_causal, out=out, max_new_tokens=2, progress=False)  # no E063
+    assert t.num_rows == 1

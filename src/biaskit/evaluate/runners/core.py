@@ -114,7 +114,10 @@ def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "h
                            options=[n for n in ("generate", "fill_mask", "likelihood") if hasattr(be, n)],
                            fix="use --backend hf for this kind of run")
     gen_config = {"kind": kind, **settings.as_config()}
-    if kind == "likelihood" and getattr(be, "bos_policy", None) is not None:
+    task = be.describe().get("task") if hasattr(be, "describe") else None
+    if kind == "likelihood" and task == "masked":
+        gen_config["scored"] = "pseudo-log-likelihood: every non-special token, masked one at a time"
+    elif kind == "likelihood" and getattr(be, "bos_policy", None) is not None:
         b = be.bos_policy(settings)
         gen_config["bos_token_id"] = b
         gen_config["scored"] = "all text tokens after a BOS" if b is not None else "all tokens but the first (context only)"
@@ -191,13 +194,18 @@ def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "h
     pending = [u for u in pending if u.row not in null_span]
     if early:
         emit([{"_unit": u, "error": f"{span_column} is null: no span to score", "truncated": False} for u in early])
-    if pending:
-        with ProgressBar(len(pending), desc=f"{_DESC[kind]} ({model})", disable=True if progress is False else None) as bar:
-            for results in getattr(be, method)(pending, settings, bs):
-                if not results:
-                    continue
-                emit(results)
-                bar.advance(len({(r["_unit"].row, r["_unit"].sample_index) for r in results}))
+    try:
+        if pending:
+            with ProgressBar(len(pending), desc=f"{_DESC[kind]} ({model})", disable=True if progress is False else None) as bar:
+                for results in getattr(be, method)(pending, settings, bs):
+                    if not results:
+                        continue
+                    emit(results)
+                    bar.advance(len({(r["_unit"].row, r["_unit"].sample_index) for r in results}))
+    except BaseException:
+        if writer is not None and not writer.shards():  # nothing to resume: leave no stale run state behind
+            shutil.rmtree(writer.parts, ignore_errors=True)
+        raise
     trunc = getattr(be, "truncated_count", 0)
     if trunc:
         log.warning("%d prompt(s) were longer than the model context and were cut from the left (truncated=True)", trunc)
