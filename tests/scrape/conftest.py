@@ -19,6 +19,7 @@ import socket
 import subprocess
 import time
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,10 +143,9 @@ $wgHooks['ApiMaxLagInfo'][] = function ( &$lagInfo ) {
 """
 
 
-@pytest.fixture(scope="session")
-def wiki(tmp_path_factory):
-    _ensure_installed()
-    d = tmp_path_factory.mktemp("mediawiki")
+@contextmanager
+def start_wiki(d: Path):
+    """Install, load and serve a MediaWiki in folder ``d``; stop it on exit (also used by bench/)."""
     port = _free_port()
     env = {**os.environ, "MW_CONFIG_FILE": str(d / "LocalSettings.php")}
     php = lambda *args, **kw: subprocess.run(["php", *args], env=env, cwd=d, check=True, capture_output=True, timeout=300, **kw)  # noqa: E731
@@ -174,8 +174,7 @@ def wiki(tmp_path_factory):
                 time.sleep(0.2)
         else:
             raise RuntimeError(f"MediaWiki did not start: {(d / 'server.log').read_text()[-2000:]}")
-        w = Wiki(endpoint, d, env)
-        yield w
+        yield Wiki(endpoint, d, env)
     finally:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -186,6 +185,13 @@ def wiki(tmp_path_factory):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
         log.close()
+
+
+@pytest.fixture(scope="session")
+def wiki(tmp_path_factory):
+    _ensure_installed()
+    with start_wiki(tmp_path_factory.mktemp("mediawiki")) as w:
+        yield w
 
 
 @pytest.fixture
