@@ -195,3 +195,18 @@ def test_markdown_table_escapes_pipes_formats_numbers_and_notes_cut_rows():
 def test_a_single_table_file_is_a_run_of_one_table(full_run, tmp_path):
     res = build_report(full_run / "fillins.parquet", tmp_path / "rep", n_boot=20)
     assert res.sections == ["honest"] and len(res.skipped) == 7
+
+
+def test_a_column_that_is_null_everywhere_is_reported_not_plotted(tmp_path):
+    import pyarrow as pa
+
+    from biaskit.io import write_table
+
+    run = tmp_path / "run"
+    t = pa.table({"prompt_id": ["a", "b"], "group": ["x", "y"], "model": ["m", "m"], "vader_label": ["positive", "neutral"],
+                  "regard_label": pa.array([None, None], pa.string()), "regard_error": ["no classifier", "no classifier"]})
+    write_table(t, run / "scores.parquet")
+    res = build_report(run, n_boot=10)
+    why = dict(res.skipped)["Regard"]
+    assert "`scores` has regard_label but every one of its 2 rows is null" in why
+    assert "sentiment" in res.sections

@@ -119,10 +119,16 @@ def _load(tables: dict[str, Path]) -> tuple[dict[str, Any], list[tuple[str, str,
 
 def _find(loaded: dict[str, Any], cols: list[str], kind: str, any_of: list[str] | None = None):
     order = [n for n in PREFERENCE.get(kind, ()) if n in loaded] + [n for n in loaded if n not in PREFERENCE.get(kind, ())]
+    empty = []
     for n in order:
         df = loaded[n]
         if all(c in df.columns for c in cols) and (not any_of or any(c in df.columns for c in any_of)):
-            return n, df
+            data_cols = [c for c in (any_of or []) if c in df.columns] or cols[:1]
+            if not data_cols or any(df[c].notna().any() for c in data_cols):
+                return n, df
+            empty.append(f"`{n}` has {'/'.join(data_cols)} but every one of its {len(df)} rows is null")
+    if empty:
+        raise _Skip("; ".join(empty) + " (see the metric's *_error column or the score stage's note)")
     need = ", ".join(cols + ([" or ".join(any_of)] if any_of else []))
     have = "; ".join(f"{n}: {len(df)} rows" for n, df in loaded.items()) or "no tables"
     raise _Skip(f"no table has column(s) {need} ({have})")
@@ -160,7 +166,7 @@ def _with_bh(df, fn, *args, **kw):
     holm = holm.rename(columns={"p_adjusted": "p_holm", "significant": "significant_holm"})
     within = [c for c in kw.get("within", []) if c in holm.columns]
     holm["p_bh"] = float("nan")
-    fams = holm.groupby(within, sort=False).groups.values() if within else [holm.index]
+    fams = [g.index for _, g in holm.groupby(within, sort=False, dropna=False)] if within else [holm.index]
     for idx in fams:
         holm.loc[idx, "p_bh"] = correct_pvalues(list(holm.loc[idx, "p_value"]), "bh")
     return holm
