@@ -118,3 +118,18 @@ def test_lexicon_extension_predicts_only_outside_words_and_marks_them(tmp_path):
     assert out["norms_n_predicted"] == [0, 1, 1]
     assert abs(out["norms_valence"][1] - vecs[55][0]) < 0.5
     assert m.info["extension"]["n_train"] == 50
+
+
+def test_parser_free_pronoun_rule_matches_the_parser(tmp_path):
+    # "We like this a lot.": with the parser "this" is PRON (excluded) -> considered: like, a, lot = 3.
+    # Without the parser spaCy tags it DET, but it is not followed by a noun-phrase word ("a"), so the
+    # parser-free rule excludes it too -> 3. "We like this dog a lot.": "this" is a determiner either way
+    # -> considered: like, this, dog, a, lot = 5. Only "like" is in the lexicon.
+    lex = tmp_path / "l.txt"
+    lex.write_text("Word\tValence\tArousal\tDominance\nlike\t0.75\t0.5\t0.5\n", encoding="utf-8")
+    t = pa.table({"continuation": ["We like this a lot.", "We like this dog a lot."]})
+    fast = score_table(t, ["norms"], params={"norms": {"lexicon": str(lex)}}).to_pylist()
+    exact = score_table(t, ["norms"], params={"norms": {"lexicon": str(lex), "parser": True}}).to_pylist()
+    assert [r["norms_coverage"] for r in exact] == pytest.approx([1 / 3, 1 / 5])  # like a lot / like this dog a lot
+    assert [r["norms_coverage"] for r in fast] == pytest.approx([1 / 3, 1 / 5])
+    assert fast[0]["norms_valence"] == exact[0]["norms_valence"] == pytest.approx(0.5)

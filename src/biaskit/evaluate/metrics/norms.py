@@ -47,6 +47,24 @@ VAD = ("valence", "arousal", "dominance")
 EMOTIONS = ("joy", "anger", "sadness", "fear", "disgust")
 DIMS = VAD + EMOTIONS
 EXCLUDED_POS = frozenset({"PRON", "ADP", "CCONJ", "SCONJ"})
+#: POS after a determiner that show it modifies a noun phrase (parser-free pronoun rule, see is_excluded)
+_NP_NEXT = frozenset({"NOUN", "PROPN", "ADJ", "NUM", "ADV", "X"})
+
+
+def is_excluded(tok, has_parser: bool) -> bool:
+    """Pronoun, preposition or conjunction by spaCy POS.
+
+    Without the parser, spaCy's attribute ruler cannot apply its rule "a DT/WDT token that is not a
+    determiner (dependency) is PRON", so "this" in "we like this a lot" stays DET. The parser-free rule
+    used then: a DT/WDT token not followed by a noun-phrase word (noun, proper noun, adjective, number,
+    adverb) is a pronoun.
+    """
+    if tok.pos_ in EXCLUDED_POS:
+        return True
+    if not has_parser and tok.tag_ in ("DT", "WDT"):
+        doc = tok.doc
+        return tok.i + 1 >= len(doc) or doc[tok.i + 1].pos_ not in _NP_NEXT
+    return False
 FORMATS = ("auto", "nrc-vad", "warriner", "be5", "nrc-eil", "generic")
 
 
@@ -282,13 +300,15 @@ class NormsMetric(Metric):
     description = "BOLD psycholinguistic norms: per-dimension text scores, classes and lexicon coverage"
     source = ("Dhamala et al. 2021 (BOLD); lexicons: NRC-VAD (Mohammad 2018), Warriner et al. 2013, BE5 (Buechel & Hahn 2018), "
               "NRC Emotion Intensity; extension after Buechel & Hahn 2018")
-    default_batch_size = 512
+    default_batch_size = 2000
     params = (
         Param("lexicon", None, "lexicon file(s), comma-separated to combine (e.g. VAD + BE5); or env BIASKIT_NORMS_LEXICON", "path"),
         Param("format", "auto", "lexicon format (applies to every file)", choices=FORMATS),
         Param("scale", "", "MIN,MAX of the file's values (generic format, or to override a format's default)"),
         Param("threshold", 0.5, ">= threshold positive, <= -threshold negative, else neutral", "float"),
         Param("spacy", "en", "spaCy pipeline: language code (en) or package name / local path"),
+        Param("parser", False, "keep the dependency parser: slower, but POS exactly as the full pipeline (without it "
+              "the attribute ruler tags a few pronominal determiners such as 'this'/'which' DET, so they are counted)", "bool"),
         Param("extend_embeddings", None, "extend the lexicon to unknown words with a regressor on these vectors "
               "(word2vec file or asset name word2vec-bolukbasi)", "path"),
         Param("extend_folds", 5, "cross-validation folds for the extension's reported correlation", "int"),
@@ -316,10 +336,12 @@ class NormsMetric(Metric):
                 lex = one if lex is None else lex.merge(one)
         self.lexicon = lex
         spec = self.config["spacy"]
+        exclude = ["ner"] if self.config["parser"] else ["parser", "ner"]
         if Path(spec).exists():
-            self.nlp = load_spacy("en", path=spec, exclude=["parser", "ner"])
+            self.nlp = load_spacy("en", path=spec, exclude=exclude)
         else:
-            self.nlp = load_spacy(spec, exclude=["parser", "ner"])
+            self.nlp = load_spacy(spec, exclude=exclude)
+        self._has_parser = "parser" in self.nlp.pipe_names
         self.extension = None
         if self.config["extend_embeddings"]:
             from biaskit.evaluate.metrics.gender import load_vectors
@@ -359,7 +381,7 @@ class NormsMetric(Metric):
         found: list[dict[str, float]] = []
         n_pred = 0
         for tok in doc:
-            if tok.is_punct or tok.is_space or not any(ch.isalpha() for ch in tok.text) or tok.pos_ in EXCLUDED_POS:
+            if tok.is_punct or tok.is_space or not any(ch.isalpha() for ch in tok.text) or is_excluded(tok, self._has_parser):
                 continue
             considered += 1
             low = tok.lower_
@@ -391,7 +413,7 @@ class NormsMetric(Metric):
     def _score_texts(self, texts, batch, rows):
         cols: dict[str, list] = {k: [] for k in self.fields()}
         errors: list[str | None] = []
-        for doc in self.nlp.pipe(texts, batch_size=256):
+        for doc in self.nlp.pipe(texts, batch_size=1000):
             vals, err = self.score_doc(doc)
             for k in cols:
                 cols[k].append(vals.get(k))
