@@ -88,6 +88,17 @@ def test_maxlag_error_is_retried(fresh_wiki):
     assert c.stats["maxlag_retries"] == 2 and c.stats["http_requests"] == 3
 
 
+def test_request_rate_limit(fresh_wiki):
+    sleeps = Sleeps()
+    c = client(fresh_wiki, sleep=sleeps, max_rps=2)  # at most one request per 0.5 s
+    for _ in range(3):
+        c.siteinfo()  # no cache: 3 HTTP requests
+    # the 2nd and 3rd requests come right after the one before (the recorder does not really sleep): each waits
+    # what is left of its 0.5 s interval
+    assert c.stats["http_requests"] == 3 and len(sleeps) == 2
+    assert all(0 < s <= 0.5 for s in sleeps)
+
+
 def test_gives_up_with_clear_errors(fresh_wiki, tmp_path):
     c = client(fresh_wiki, max_retries=1)
     fresh_wiki.faults("503", "503")
