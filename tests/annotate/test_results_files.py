@@ -125,3 +125,10 @@ def test_cli_errors_are_one_line_with_code(tmp_path, scores):
 def test_help_texts_have_examples(cmd):
     r = runner.invoke(app, ["annotate", cmd, "--help"])
     assert r.exit_code == 0 and "Example:" in r.output and "biaskit annotate" in r.output
+
+
+def test_help_never_shows_the_token_from_the_environment(monkeypatch):
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "fake-token-in-env-5551234")
+    for cmd in ("push", "pull"):
+        r = runner.invoke(app, ["annotate", cmd, "--help"])
+        assert r.exit_code == 0 and "fake-token-in-env-5551234" not in r.output
