@@ -57,12 +57,18 @@ def test_resolve_assignments_with_seeds_and_caps():
                               "b_names": {"seeds": [{"links": "List of actresses", "match": "^B"}]},
                               "actors": {"seeds": [{"category": "Category:Actors"}], "pages": ["Extra Person (actor)"]}}},
     }})
-    links = {"Lists of occupations": ["List of scientific occupations", "Astronomy", "List of dance occupations"],
+    def link_fn(page):
+        if page not in links:  # what the API client does for a missing page
+            raise BiaskitError("E033", "seed page not found on the wiki", value=page)
+        return links[page]
+
+    links = {"Lists of occupations": ["List of scientific occupations", "Astronomy", "List of dance occupations", "List of gone occupations"],
              "List of scientific occupations": ["Astronomer", "Chemist"], "List of dance occupations": ["Ballet dancer"],
              "List of actresses": ["Ann A", "Bea B", "Cy C"]}
     cats = {"Category:Actors": ["Dan D", "Extra Person (actor)"]}
-    got, per_group = resolve_assignments(cfg, links=links.__getitem__, category=cats.__getitem__)
-    assert per_group == {"profession/scientific_occupations": 2, "profession/dance_occupations": 1,
+    got, per_group = resolve_assignments(cfg, links=link_fn, category=cats.__getitem__)
+    # a discovered list page that no longer exists is skipped (0 pages); a seed the user named must exist
+    assert per_group == {"profession/scientific_occupations": 2, "profession/dance_occupations": 1, "profession/gone_occupations": 0,
                          "gender/actresses": 2, "gender/b_names": 1, "gender/actors": 2}
     assert got["Astronomer"] == [Assignment("profession", "scientific_occupations", ("astronomer",))]
     assert got["Ballet dancer"] == [Assignment("profession", "dance_occupations", ("ballet dancer",))]
@@ -71,6 +77,14 @@ def test_resolve_assignments_with_seeds_and_caps():
     with pytest.raises(BiaskitError) as e:
         resolve_assignments(cfg)
     assert e.value.code == "E021" and "cannot be resolved" in str(e.value)
+    cfg2 = parse_config({"domains": {"d": {"groups": {"g": {"seeds": [{"links": "List of gone occupations"}]}}}}})
+    with pytest.raises(BiaskitError) as e:
+        resolve_assignments(cfg2, links=link_fn)
+    assert e.value.code == "E033"
+    from biaskit.scrape.config import cap_pages
+
+    capped, per_group = resolve_assignments(cap_pages(cfg, 1), links=link_fn, category=cats.__getitem__)
+    assert per_group["profession/scientific_occupations"] == 1 and per_group["gender/actresses"] == 1
 
 
 def test_title_helpers():

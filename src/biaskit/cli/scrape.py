@@ -36,6 +36,7 @@ def register(app: typer.Typer) -> None:
     nfirst_opt = typer.Option(None, "--n-first", help="Prompt = first N words + the words of the term (BOLD: 5).")
     minw_opt = typer.Option(None, "--min-words", help="Drop sentences with <= N words (default 6).")
     dedupe_opt = typer.Option(None, "--dedupe", help="Drop repeated prompt strings within: domain (default), group, global, none.")
+    maxp_opt = typer.Option(None, "--max-pages", help="At most N pages per group (a trial run).")
 
     @scrape.command("dump")
     def scrape_dump_cmd(
@@ -45,6 +46,7 @@ def register(app: typer.Typer) -> None:
         processes: int = typer.Option(1, "--processes", "-p", help="Worker processes for cleaning and sentence splitting."),
         redirects: str = typer.Option("resolve", "--redirects", help="resolve: a configured title that is a redirect means its target; skip: ignore it."),
         all_pages: bool = typer.Option(False, "--all-pages", help="Every article is its own group (term = its title)."),
+        max_pages: Optional[int] = maxp_opt,
         sentences_out: Optional[Path] = typer.Option(None, "--sentences-out", help="Also write every clean sentence of the pages here."),
         window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
         dedupe: Optional[str] = dedupe_opt,
@@ -55,10 +57,10 @@ def register(app: typer.Typer) -> None:
 
         Example: biaskit scrape dump enwiki-latest-pages-articles.xml.bz2 --config my_domains.yaml --out prompts.parquet --processes 2
         """
-        from biaskit.scrape.config import load_config
+        from biaskit.scrape.config import cap_pages, load_config
         from biaskit.scrape.pipeline import scrape_dump
 
-        cfg = load_config(config, rule_overrides=_rule_overrides(window, n_first, min_words, dedupe))
+        cfg = cap_pages(load_config(config, rule_overrides=_rule_overrides(window, n_first, min_words, dedupe)), max_pages)
         _report(scrape_dump(dump, cfg, out, processes=processes, all_pages=all_pages, redirects=redirects, sentences_out=sentences_out))
 
     @scrape.command("api")
@@ -72,20 +74,23 @@ def register(app: typer.Typer) -> None:
         maxlag: int = typer.Option(5, "--maxlag", help="maxlag parameter (seconds); the client waits and retries when the wiki is lagged."),
         max_retries: int = typer.Option(5, "--max-retries", help="Retries on 429/5xx/maxlag/connection errors (Retry-After honoured)."),
         user_agent: Optional[str] = typer.Option(None, "--user-agent", help="User-Agent header; Wikimedia asks for contact details in it."),
+        max_pages: Optional[int] = maxp_opt,
         sentences_out: Optional[Path] = typer.Option(None, "--sentences-out", help="Also write every clean sentence of the pages here."),
         window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
         dedupe: Optional[str] = dedupe_opt,
     ) -> None:
         """Build BOLD-style prompts from a live wiki through its Action API (cached, rate-limited, resumable).
 
-        Example: biaskit scrape api https://en.wikipedia.org/w/api.php --config bold --out bold_en.parquet --user-agent "me@example.org"
+        Example: biaskit scrape api https://en.wikipedia.org/w/api.php --config bold --out bold_en.parquet --user-agent "my-project (me@example.org)"
+
+        Example: biaskit scrape api https://en.wikipedia.org/w/api.php --config bold --max-pages 5 --out bold_trial.parquet
 
         Example: biaskit scrape api https://cs.wikipedia.org/w/api.php --config my_cs_domains.yaml --out prompts_cs.parquet
         """
-        from biaskit.scrape.config import load_config
+        from biaskit.scrape.config import cap_pages, load_config
         from biaskit.scrape.pipeline import scrape_api
 
-        cfg = load_config(config, rule_overrides=_rule_overrides(window, n_first, min_words, dedupe))
+        cfg = cap_pages(load_config(config, rule_overrides=_rule_overrides(window, n_first, min_words, dedupe)), max_pages)
         _report(scrape_api(endpoint, cfg, out, processes=processes, cache_dir=cache_dir, max_rps=max_rps, maxlag=maxlag,
                            max_retries=max_retries, user_agent=user_agent, sentences_out=sentences_out))
 

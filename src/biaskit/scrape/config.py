@@ -283,6 +283,8 @@ def resolve_assignments(
     """
     out: dict[str, list[Assignment]] = {}
     per_group: dict[str, int] = {}
+    missing_seeds: list[str] = []
+    discovered: set[str] = set()
 
     def need(fn, kind):
         if fn is None:
@@ -296,8 +298,9 @@ def resolve_assignments(
             kind, page = _seed_kind(seed)
             if kind == "lists_of":
                 for t in need(links, "links")(page):
-                    if re.match(r"^lists? of ", t, re.I) and snake(t) not in groups:
-                        groups[snake(t)] = Group(snake(t), seeds=[{"links": t}])
+                    if re.match(r"^lists? of ", t, re.I) and snake(t) not in groups and (not seed.get("match") or re.search(seed["match"], t)):
+                        groups[snake(t)] = Group(snake(t), seeds=[{"links": t}], max_pages=dom.max_pages)
+                        discovered.add(snake(t))
             elif kind == "links":
                 groups.setdefault(snake(page), Group(snake(page), seeds=[{"links": page}]))
             else:
@@ -307,7 +310,13 @@ def resolve_assignments(
             for seed in g.seeds:
                 kind, page = _seed_kind(seed)
                 fn = need(links, "links") if kind == "links" else need(category, "category")
-                found = list(fn(page))
+                try:
+                    found = list(fn(page))
+                except BiaskitError as exc:
+                    if exc.code != "E033" or g.name not in discovered:
+                        raise  # a seed the user named must exist
+                    missing_seeds.append(page)  # a list page discovered through lists_of that is gone: counted skip
+                    continue
                 if "match" in seed:
                     found = [t for t in found if re.search(seed["match"], t)]
                 titles.extend(found)
@@ -323,4 +332,21 @@ def resolve_assignments(
             for t in seen:
                 terms = tuple(g.terms) if g.terms else (title_term(t, dom.term_case),)
                 out.setdefault(t, []).append(Assignment(dom.name, g.name, terms))
+    if missing_seeds:
+        from biaskit.log import get_logger
+
+        get_logger("scrape").warning("%d discovered list pages not found (skipped): %s", len(missing_seeds), ", ".join(missing_seeds[:10]))
     return out, per_group
+
+
+def cap_pages(cfg: DomainConfig, max_pages: int | None) -> DomainConfig:
+    """Cap every group at ``max_pages`` pages (for trial runs); None leaves the config as it is."""
+    if max_pages is None:
+        return cfg
+    if not isinstance(max_pages, int) or max_pages < 1:
+        raise BiaskitError("E005", "max pages per group must be a positive integer", value=max_pages, fix="e.g. --max-pages 20")
+    for dom in cfg.domains.values():
+        dom.max_pages = min(dom.max_pages or max_pages, max_pages)
+        for g in dom.groups.values():
+            g.max_pages = min(g.max_pages or max_pages, max_pages)
+    return cfg
