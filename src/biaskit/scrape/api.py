@@ -19,9 +19,12 @@ import os
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import BiaskitError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from biaskit.scrape.dump import Page
 from biaskit.log import get_logger
 
 log = get_logger("scrape.api")
