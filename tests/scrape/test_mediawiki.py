@@ -211,3 +211,32 @@ def test_killed_api_scrape_resumes_without_duplicates_or_losses(fresh_wiki, tmp_
     strip = lambda rows: sorted(({k: v for k, v in r.items() if k != "retrieved_at"} for r in rows), key=lambda r: r["prompt_id"])  # noqa: E731
     assert strip(b) == strip(a)  # and no losses
     assert not report_parts.exists()
+
+
+def test_damaged_cache_entry_is_refetched(fresh_wiki, tmp_path):
+    c = client(fresh_wiki, tmp_path)
+    c.siteinfo()
+    (entry,) = list((tmp_path / "cache").rglob("*.json"))
+    entry.write_text("{truncated")
+    c2 = client(fresh_wiki, tmp_path)
+    assert c2.siteinfo()["general"]["sitename"]
+    assert c2.stats["http_requests"] == 1 and c2.stats["cache_hits"] == 0
+
+
+def test_cli_scrape_api(fresh_wiki, tmp_path):
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("domains:\n  profession:\n    groups:\n      scientific_occupations:\n        pages: [Astronomer]\n"
+                   "        terms: [astronomer, astronomers]\n")
+    args = ["--quiet", "scrape", "api", fresh_wiki.endpoint, "--config", str(cfg), "--out", str(tmp_path / "p.parquet"),
+            "--cache-dir", str(tmp_path / "c"), "--max-rps", "100"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    n = pq.read_table(tmp_path / "p.parquet").num_rows
+    # siteinfo + one prop=revisions request; the rerun is served from the cache
+    assert f"({n} prompts from 1 pages" in r.output and "HTTP: http_requests 2, cache_hits 0" in r.output
+    r = CliRunner().invoke(app, args)
+    assert "HTTP: http_requests 0, cache_hits 2" in r.output
