@@ -157,3 +157,14 @@ def test_bad_tie_policy_and_conflicting_labels_are_coded_errors():
     with pytest.raises(BiaskitError) as e:
         agreement(dup)
     assert e.value.code == "E091" and "s00" in str(e.value)
+
+
+def test_several_rounds_need_a_round_choice():
+    both = pa.concat_tables([_ann_table(GOOD, round_="r1"), _ann_table(GOOD[:5], round_="r2")])
+    with pytest.raises(BiaskitError) as e:
+        agreement(both, n_boot=0)
+    assert "several rounds" in str(e.value) and "--round" in str(e.value)
+    assert value(agreement(both, round="r1", n_boot=0), "fleiss_kappa") == pytest.approx(41 / 296)
+    with pytest.raises(BiaskitError) as e:
+        agreement(both, round="r9", n_boot=0)
+    assert "r9" in str(e.value) and "'r1', 'r2'" in str(e.value)

@@ -259,7 +259,10 @@ def agreement(annotations: Any, *, round: str | None = None, task: str | TaskTyp
             raise BiaskitError("E091", "the annotations hold several rounds", value=rounds, fix="pass --round NAME")
         round = rounds[0]
     elif "round" in t.column_names:
+        have = sorted({x for x in t.column("round").to_pylist() if x})
         t = t.filter(pc.equal(t.column("round"), round))
+        if t.num_rows == 0:
+            raise BiaskitError("E091", "no annotations of this round", value=round, options=have, fix="pass one of the rounds in the table")
     if task is None and "task_type" in t.column_names:
         specs = sorted({x for x in t.column("task_type").to_pylist() if x})
         task = specs[0] if len(specs) == 1 else None

@@ -117,6 +117,10 @@ class LabelStudio:
             except httpx.TimeoutException as exc:
                 raise BiaskitError("E090", f"Label Studio at {self.url} timed out ({what})", value=redact(str(exc))[:120],
                                    fix="retry; the operation is idempotent and resumes where it stopped") from None
+            except httpx.TransportError as exc:
+                raise BiaskitError("E090", f"the connection to Label Studio at {self.url} failed ({what})",
+                                   value=redact(str(exc))[:120],
+                                   fix="check the server is up and retry; push/pull are idempotent and resume where they stopped") from None
             except ApiError as exc:
                 code = exc.status_code
                 body = redact(json.dumps(exc.body, default=str) if not isinstance(exc.body, str) else exc.body)[:300]

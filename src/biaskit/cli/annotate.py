@@ -218,6 +218,7 @@ def register(app: typer.Typer) -> None:
         annotations: Path = typer.Argument(..., help="Annotations table of the round."),
         out: Path = typer.Option(..., "--out", "-o", help="Agreement table to write."),
         samples: Optional[Path] = typer.Option(None, "--samples", help="Samples table (to leave gold items out and score annotators on them)."),
+        round_: Optional[str] = typer.Option(None, "--round", "-r", help="Round to use when the table holds several."),
         careless_kappa: float = typer.Option(0.2, "--careless-kappa", help="Flag annotators whose kappa with the others' majority is below this."),
         bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for CIs (0 = none)."),
         seed: int = typer.Option(0, "--seed"),
@@ -233,7 +234,7 @@ def register(app: typer.Typer) -> None:
 
         a = read_table(annotations, "annotations")
         s = read_table(samples, "samples") if samples else None
-        t = agreement(a, samples=s, careless_kappa=careless_kappa, n_boot=bootstrap, seed=seed)
+        t = agreement(a, round=round_, samples=s, careless_kappa=careless_kappa, n_boot=bootstrap, seed=seed)
         _write(t, out, "agreement", "biaskit annotate agreement", {"careless_kappa": careless_kappa, "bootstrap": bootstrap},
                inputs=[annotations] + ([samples] if samples else []), seed=seed)
         _print_table(t)
