@@ -167,6 +167,11 @@ class MediaWikiClient:
             if r.status_code != 200:
                 raise BiaskitError("E031", f"MediaWiki endpoint answered HTTP {r.status_code}", value=self.endpoint,
                                    fix="check that the URL points to api.php (e.g. https://en.wikipedia.org/w/api.php)")
+            if r.headers.get("MediaWiki-API-Error") == "maxlag" and attempt < self.max_retries:
+                self.stats["maxlag_retries"] += 1  # the header says it even when the body is not JSON
+                self._retry(attempt, r.headers.get("Retry-After"), "maxlag")
+                attempt += 1
+                continue
             try:
                 data = r.json()
             except ValueError as exc:

@@ -38,7 +38,10 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.log import get_logger
 from biaskit.scrape.prompts import PromptRule
+
+log = get_logger("scrape")
 
 SEED_KINDS = ("links", "category", "lists_of")
 _GROUP_KEYS = {"pages", "seeds", "terms", "max_pages"}
@@ -319,6 +322,7 @@ def resolve_assignments(
                     continue
                 if "match" in seed:
                     found = [t for t in found if re.search(seed["match"], t)]
+                log.info("seed %s %r -> %d pages for %s/%s", kind, page, len(found), dom.name, g.name)
                 titles.extend(found)
             cap = g.max_pages or dom.max_pages
             seen: list[str] = []
@@ -333,9 +337,7 @@ def resolve_assignments(
                 terms = tuple(g.terms) if g.terms else (title_term(t, dom.term_case),)
                 out.setdefault(t, []).append(Assignment(dom.name, g.name, terms))
     if missing_seeds:
-        from biaskit.log import get_logger
-
-        get_logger("scrape").warning("%d discovered list pages not found (skipped): %s", len(missing_seeds), ", ".join(missing_seeds[:10]))
+        log.warning("%d discovered list pages not found (skipped): %s", len(missing_seeds), ", ".join(missing_seeds[:10]))
     return out, per_group
 
 
