@@ -199,3 +199,25 @@ def test_changing_the_overlap_updates_the_project_without_reimporting(ls_client,
     assert ls_client.get_project(r.title).maximum_annotations == 2
     r2 = push(s, client=ls_client, annotators=5)
     assert r2.imported == 0 and ls_client.get_project(r.title).maximum_annotations == 5
+
+
+def test_push_interrupted_midway_resumes_without_duplicates(ls_client, scores, monkeypatch):
+    s, _ = sample_round(scores, round="resume", task="sentiment", n=10, seed=3)
+    real = ls_client.import_tasks
+    calls = {"n": 0}
+
+    def flaky(pid, tasks):
+        calls["n"] += 1
+        if calls["n"] == 2:  # the connection drops on the second batch
+            raise BiaskitError("E090", "the connection to Label Studio failed (import tasks)", fix="retry")
+        return real(pid, tasks)
+
+    monkeypatch.setattr(ls_client, "import_tasks", flaky)
+    with pytest.raises(BiaskitError):
+        push(s, client=ls_client, batch_size=4)
+    monkeypatch.setattr(ls_client, "import_tasks", real)
+    rep = push(s, client=ls_client, batch_size=4)
+    assert rep.already_there == 4 and rep.imported == 6
+    ids = ls_client.existing_sample_ids(rep.project_id)
+    n_tasks = sum(1 for _ in ls_client.sdk.tasks.list(project=rep.project_id, include="id,data"))
+    assert n_tasks == 10 and sorted(ids) == sorted(s.column("sample_id").to_pylist())
