@@ -105,6 +105,11 @@ def test_gives_up_with_clear_errors(fresh_wiki, tmp_path):
     with pytest.raises(BiaskitError) as e:
         c.siteinfo()
     assert e.value.code == "E031" and "HTTP 503 after 2 tries" in str(e.value)
+    fresh_wiki.lag(5)
+    with pytest.raises(BiaskitError) as e:
+        c.siteinfo()
+    assert e.value.code == "E030" and "stayed lagged (maxlag) after 2 tries" in str(e.value)
+    fresh_wiki.lag(0)
     fresh_wiki.faults("html")
     with pytest.raises(BiaskitError) as e:
         c.siteinfo()
