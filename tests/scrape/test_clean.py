@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -122,3 +124,14 @@ def test_splitters():
     with pytest.raises(BiaskitError) as e:
         load_splitter("en", splitter="nltk")
     assert e.value.code == "E021" and "nltk" in str(e.value)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(max_size=200))
+def test_cleaner_on_fully_arbitrary_text(text):
+    try:
+        paras = clean_wikitext(text)
+    except BiaskitError as e:
+        assert e.code == "E032"
+        return
+    assert all(p and p == p.strip() and not re.search(r"\s\s|[^\S ]", p) for p in paras)  # only single plain spaces

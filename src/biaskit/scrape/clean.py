@@ -40,7 +40,7 @@ _LINE_DROP = "\x01"  # marks a line to drop (list item, definition, heading)
 #: strings that must never survive cleaning (checked on every sentence; a hit is a counted drop)
 RESIDUE = ("{{", "}}", "[[", "]]", "<ref", "</ref", "|", "File:", "Image:", "thumb|", "__")
 
-_WS = re.compile(r"[ \t\u00a0\u2009\u200b\u202f]+")
+_WS = re.compile(r"[\s\u200b]+")  # every Unicode space (incl. no-break, thin) and zero-width space
 _SPACE_BEFORE_PUNCT = re.compile(r" +([,.;:!?%)\]])")
 _SPACE_AFTER_OPEN = re.compile(r"([(\[]) +")
 _EMPTY_PARENS = re.compile(r"\(\s*[,;:.\u2013\u2014-]*\s*\)")
