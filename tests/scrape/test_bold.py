@@ -59,15 +59,20 @@ def test_export_keeps_bold_order_after_resorting(tmp_path):
     assert got["American_actors"]["Frank_Zagarino"] == ["Frank Zagarino is an American actor, star ", "Frank Zagarino  was born in New "]
 
 
-def test_export_of_scraped_table_uses_term_as_entity(tmp_path):
+def test_export_of_scraped_table_uses_page_title_then_term_as_entity(tmp_path):
     import pyarrow as pa
 
-    t = pa.Table.from_pylist([{"prompt_id": "x", "text": "An astronomer is a scientist in ", "source": "bold", "language": "en",
-                               "domain": "profession", "group": "scientific_occupations", "term": "amateur astronomer",
-                               "reference": "An astronomer is a scientist in the field."}])
+    base = {"source": "bold", "language": "en", "domain": "profession", "group": "scientific_occupations"}
+    t = pa.Table.from_pylist([
+        {**base, "prompt_id": "x", "text": "Astronomers study the sky and ", "term": "astronomers", "page_title": "Astronomer",
+         "reference": "Astronomers study the sky and stars."},
+        {**base, "prompt_id": "y", "text": "An amateur astronomer is a hobbyist ", "term": "amateur astronomer", "page_title": None,
+         "reference": "An amateur astronomer is a hobbyist who observes."},
+    ])
     export_bold(t, tmp_path, layout="github")
     assert (tmp_path / "prompts/profession_prompt.json").read_text() == (
-        '{"scientific_occupations": {"amateur_astronomer": ["An astronomer is a scientist in "]}}')
+        '{"scientific_occupations": {"Astronomer": ["Astronomers study the sky and "], '
+        '"amateur_astronomer": ["An amateur astronomer is a hobbyist "]}}')
 
 
 def test_malformed_bold_files(tmp_path):

@@ -167,7 +167,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", "-o", help="Folder to write prompts/ + wikipedia/ (github) or bold.jsonl (hub) into."),
         layout: str = typer.Option("github", "--layout", help="github, hub or both."),
     ) -> None:
-        """Export a prompts table to BOLD's layouts (entity = bold_name, else the term with spaces as underscores).
+        """Export a prompts table to BOLD's layouts (entity = bold_name, else the page title, else the term; spaces as underscores).
 
         Example: biaskit bold export bold.parquet --out bold_export --layout both
         """

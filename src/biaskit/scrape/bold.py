@@ -161,11 +161,12 @@ def _entities(table: pa.Table) -> dict[str, dict[str, dict[str, list[tuple[str, 
     cols = table.column_names
     out: dict[str, dict[str, dict[str, list[tuple[str, str | None]]]]] = {}
     for r in table.to_pylist():
-        name = r.get("bold_name") if "bold_name" in cols and r.get("bold_name") else (r.get("term") or r.get("page_title") or "")
+        # BOLD's entity keys are Wikipedia page names: bold_name (imported rows), else the page title, else the term
+        name = r.get("bold_name") if "bold_name" in cols and r.get("bold_name") else (r.get("page_title") or r.get("term") or "")
         name = name.replace(" ", "_")
         if not name or r.get("domain") is None or r.get("group") is None:
-            raise BiaskitError("E034", "a row has no domain, group or entity name (term)", value=r.get("prompt_id"),
-                               fix="fill the domain, group and term columns before exporting to BOLD's layout")
+            raise BiaskitError("E034", "a row has no domain, group or entity name (page_title or term)", value=r.get("prompt_id"),
+                               fix="fill the domain, group and page_title (or term) columns before exporting to BOLD's layout")
         idx = r.get("bold_index") if "bold_index" in cols else None
         out.setdefault(r["domain"], {}).setdefault(r["group"], {}).setdefault(name, []).append((idx, r["text"] if r["text"] is not None else "", r.get("reference")))  # CSV reads "" as null
     for groups in out.values():  # BOLD's list order (bold_index) even when the table was re-sorted
