@@ -12,9 +12,9 @@ stamp="$VENV/.biaskit-label-studio-$VERSION"
 if [ -f "$stamp" ] && [ -x "$VENV/bin/label-studio" ]; then exit 0; fi
 PY=${PYTHON:-python3}
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
-"$VENV/bin/python" -m pip --disable-pip-version-check -q install --upgrade pip
 log=$(mktemp)
-if ! "$VENV/bin/python" -m pip --disable-pip-version-check -q install "label-studio==$VERSION" >"$log" 2>&1; then
+if ! { "$VENV/bin/python" -m pip --disable-pip-version-check -q install --upgrade pip &&
+       "$VENV/bin/python" -m pip --disable-pip-version-check -q install "label-studio==$VERSION"; } >"$log" 2>&1; then
   grep -v "is neither a file nor a directory" "$log" >&2 || true
   rm -f "$log"; echo "label-studio $VERSION install failed (see above)" >&2; exit 1
 fi
