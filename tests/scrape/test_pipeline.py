@@ -153,3 +153,21 @@ def test_dump_resolves_link_and_category_seeds(tmp_path, monkeypatch):
     # the anthropologists are linked but not articles of this 206-page dump: counted as missing, by name
     # (the list page links 226 articles; two match the regex)
     assert res.pages_per_group["gender/anthropologists"] == 2 and res.missing == ["Franz Boas", "Margaret Mead"]
+
+
+def test_resume_with_other_settings_is_refused(tmp_path, monkeypatch):
+    import biaskit.scrape.pipeline as pl
+
+    real = pl.process_page
+
+    def dying(task):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pl, "process_page", dying)
+    with pytest.raises(KeyboardInterrupt):
+        scrape_dump(DUMP206, load_config(SMALL), tmp_path / "p.parquet")
+    monkeypatch.setattr(pl, "process_page", real)
+    other = load_config(SMALL, rule_overrides={"window": 10})
+    with pytest.raises(BiaskitError) as e:
+        scrape_dump(DUMP206, other, tmp_path / "p.parquet")
+    assert e.value.code == "E006" and "unfinished earlier run with other settings" in str(e.value) and "p.parquet.parts" in str(e.value)

@@ -166,6 +166,22 @@ def build_from_pages(
     writer = ShardedWriter(out, ("prompt_id",), schema=CANDIDATE_SCHEMA)
     status_w = ShardedWriter(report, ("wiki", "page_title"), schema=STATUS_SCHEMA)
     sent_w = ShardedWriter(sentences_out, ("wiki", "page_title", "sentence_index"), schema=SENTENCE_SCHEMA) if sentences_out else None
+    # what a resumed run must share with the killed one (else its shards would mix with other settings)
+    state: dict[str, Any] = {"command": command, "config": {k: v for k, v in cfg.settings().items() if k != "source"}}
+    if type(assignments) is dict:
+        state["assignments"] = sorted(f"{t}|{a.domain}|{a.group}|{','.join(a.terms)}" for t, al in assignments.items() for a in al)
+    state_file = status_w.parts / "run_state.json"
+    if state_file.is_file():
+        import json
+
+        before = json.loads(state_file.read_text(encoding="utf-8"))
+        if before != json.loads(json.dumps(state)):
+            raise BiaskitError("E006", f"{out} has an unfinished earlier run with other settings (domains, pages or rule)", value=str(status_w.parts),
+                               fix=f"rerun with the same settings to resume it, or delete {writer.parts} and {status_w.parts} to start over")
+    else:
+        from biaskit.io import write_json_atomic
+
+        write_json_atomic(state_file, state)
     done = {t for _, t in status_w.done_keys()}
     if done:
         log.info("resuming: %d pages already done in %s", len(done), status_w.parts)
