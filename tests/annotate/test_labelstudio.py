@@ -63,11 +63,12 @@ def test_full_round_sample_push_three_annotators_pull_agreement_validation(ls_cl
     relabel = "negative" if truth[first][0] != "negative" else "positive"
     record_annotation(annotator_clients[a1], ids[first], None, relabel, SENT)
     truth[first] = (relabel, truth[first][1], truth[first][2])
+    record_annotation(annotator_clients[a2], ids[rows[1]["sample_id"]], None, [], SENT)  # an empty result
 
     res = pull(samples, client=ls_client)
-    assert res.report.received == 74 and res.report.kept == 72
-    assert dict(res.report.dropped) == {"label_outside_config": 1, "duplicate_annotation": 1}
-    assert res.rejected.num_rows == 2  # nothing lost
+    assert res.report.received == 75 and res.report.kept == 72
+    assert dict(res.report.dropped) == {"label_outside_config": 1, "duplicate_annotation": 1, "empty_result": 1}
+    assert res.rejected.num_rows == 3  # nothing lost
     ann = res.annotations
     assert set(ann.column("annotator").to_pylist()) == {a1, a2, a3}
     got = {(r["sample_id"], r["annotator"]): r["label"] for r in ann.to_pylist()}
