@@ -245,3 +245,13 @@ def test_cli_scrape_api(fresh_wiki, tmp_path):
     assert f"({n} prompts from 1 pages" in r.output and "HTTP: http_requests 2, cache_hits 0" in r.output
     r = CliRunner().invoke(app, args)
     assert "HTTP: http_requests 0, cache_hits 2" in r.output
+
+
+def test_api_scrape_on_two_processes_matches_one(fresh_wiki, tmp_path):
+    cfg = load_config({"domains": {"profession": {"groups": {"sci": {"pages": ["Astronomer"], "terms": ["astronomer", "astronomers"]}}},
+                                   "religious_ideology": {"groups": {"islam": {"pages": ["Allah"], "terms": ["Allah", "Muslims"]}}}}})
+    a = scrape_api(fresh_wiki.endpoint, cfg, tmp_path / "a.parquet", client=client(fresh_wiki, tmp_path / "c1"), processes=1)
+    b = scrape_api(fresh_wiki.endpoint, cfg, tmp_path / "b.parquet", client=client(fresh_wiki, tmp_path / "c2"), processes=2)
+    strip = lambda p: [{k: v for k, v in r.items() if k != "retrieved_at"} for r in pq.read_table(p).to_pylist()]  # noqa: E731
+    assert strip(tmp_path / "a.parquet") == strip(tmp_path / "b.parquet") and a.counts == b.counts
+    assert a.counts["pages_processed"] == 2 and a.counts["prompts"] > 10
