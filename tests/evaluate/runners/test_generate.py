@@ -263,3 +263,12 @@ def test_automatic_batch_size_backs_off_on_out_of_memory(tiny_causal, gen_prompt
     with pytest.raises(BiaskitError) as e:  # a fixed batch size does not silently change
         generate(gen_prompts, model=tiny_causal, max_new_tokens=6, batch_size=4, progress=False)
     assert e.value.code == "E062" and "out of memory" in str(e.value)
+
+
+def test_empty_and_null_prompts_get_row_errors(tiny_causal):
+    p = pa.table({"prompt_id": ["a", "b", "c", "d"], "text": ["", None, "   ", "Programmers "]})
+    t = generate(p, model=tiny_causal, max_new_tokens=3, do_sample=True, num_return_sequences=2, progress=False)
+    assert t.column("prompt_id").to_pylist() == ["a", "a", "b", "b", "c", "c", "d", "d"]
+    assert t.column("error").to_pylist()[:6] == ["empty prompt text"] * 2 + ["prompt text is null"] * 2 + ["empty prompt text"] * 2
+    assert t.column("continuation").to_pylist()[:6] == [None] * 6
+    assert t.column("error").to_pylist()[6:] == [None, None]

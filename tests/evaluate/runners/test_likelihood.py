@@ -87,7 +87,7 @@ def test_bad_rows_get_an_error_not_a_number(tiny_causal, make_prompts):
                    model=tiny_causal, span_column="descriptor", progress=False)
     nll, err = t.column("nll_mean").to_pylist(), t.column("error").to_pylist()
     assert nll[:3] == [None, None, None] and t.column("perplexity").to_pylist()[:3] == [None, None, None]
-    assert err[0] == "empty text"
+    assert err[0] == "empty prompt text"
     assert err[1] == "span 'purple' does not occur in the text"
     assert err[2] == "descriptor is null: no span to score"
     assert err[3] is None and nll[3] > 0

@@ -140,6 +140,8 @@ def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "h
     units = [Unit(r, ids[r], texts[r] if texts[r] is not None else "", k, spans[r] if span_column else None)
              for r in range(t.num_rows) for k in range(n_samples)]
     null_span = {r for r in range(t.num_rows) if span_column and spans[r] is None}
+    empty = {r: ("prompt text is null" if texts[r] is None else "empty prompt text")
+             for r in range(t.num_rows) if texts[r] is None or not str(texts[r]).strip()}
 
     writer = None
     out_p = Path(out) if out is not None else None
@@ -190,10 +192,11 @@ def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "h
             acc.append(tab)
 
     pending = [u for u in units if (u.prompt_id, u.sample_index) not in done]
-    early = [u for u in pending if u.row in null_span]
-    pending = [u for u in pending if u.row not in null_span]
+    early = [u for u in pending if u.row in null_span or u.row in empty]
+    pending = [u for u in pending if u.row not in null_span and u.row not in empty]
     if early:
-        emit([{"_unit": u, "error": f"{span_column} is null: no span to score", "truncated": False} for u in early])
+        emit([{"_unit": u, "truncated": False,
+               "error": empty.get(u.row) or f"{span_column} is null: no span to score"} for u in early])
     try:
         if pending:
             with ProgressBar(len(pending), desc=f"{_DESC[kind]} ({model})", disable=True if progress is False else None) as bar:
