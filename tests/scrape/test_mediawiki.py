@@ -51,11 +51,11 @@ def test_links_of_seed_page_in_order_of_the_api(fresh_wiki):
 def test_pages_batches_redirects_and_missing(fresh_wiki):
     c = client(fresh_wiki)
     missing: list[str] = []
-    pages = list(c.pages(["Astronomer", "AynRand", "Nobody Of This Name", "allah"], batch=2, missing=missing))
+    pages = list(c.pages(["Astronomer", "AynRand", "Nobody Of This Name", "allah", "A|B"], batch=2, missing=missing))
     # AynRand redirects to Ayn Rand; "allah" is normalised to Allah; 4 titles in batches of 2 -> 2 requests
     assert [p.title for p in pages] == ["Astronomer", "Ayn Rand", "Allah"]
     assert pages[1].requested == ["AynRand"]
-    assert missing == ["Nobody Of This Name"]
+    assert missing == ["A|B", "Nobody Of This Name"]  # "|" is not allowed in titles: never sent
     assert c.stats["http_requests"] == 2
     for p in pages:
         assert p.page_id > 0 and p.revision_id > 0 and p.text.startswith(("{{", "'''", "An ", "[[")) or len(p.text) > 1000

@@ -265,6 +265,13 @@ class MediaWikiClient:
         from biaskit.scrape.dump import Page
 
         titles = list(dict.fromkeys(titles))
+        bad = [t for t in titles if not t.strip() or any(ch in t for ch in "|#<>[]{}")]
+        if bad:  # characters MediaWiki forbids in titles ("|" would also split the titles parameter)
+            for t in bad:
+                log.warning("invalid page title skipped: %r", t)
+                if missing is not None:
+                    missing.append(t)
+            titles = [t for t in titles if t not in bad]
         if not 1 <= batch <= 50:
             raise BiaskitError("E005", "batch must be 1..50 titles per request (the API's limit for normal users)", value=batch,
                                fix="use --batch 50 or less")
