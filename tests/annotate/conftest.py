@@ -1,12 +1,13 @@
 """One real Label Studio 1.23.2 server per test session (own venv .venv-ls, 127.0.0.1, temp SQLite dir).
 
 The server venv is installed by scripts/services/label-studio.sh when missing. The first session also
-keeps a migrated, empty data dir in .venv-ls/biaskit-template so later sessions start in a few seconds
+keeps a migrated, empty data dir in .venv-ls/biaskit-template-<token hash> so later sessions start in a few seconds
 instead of ~25 s of migrations. Annotators are real users of that server.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import socket
@@ -22,8 +23,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-ls"
-TEMPLATE = VENV / "biaskit-template"
 TOKEN = "biaskit-test-token-0123456789abcdef"  # fixed admin token of the throw-away test server
+# the migrated template holds the admin user with TOKEN: a changed token gets a new template
+TEMPLATE = VENV / f"biaskit-template-{hashlib.sha1(TOKEN.encode()).hexdigest()[:8]}"
 ANNOTATORS = ("ann1@example.com", "ann2@example.com", "ann3@example.com")
 
 
