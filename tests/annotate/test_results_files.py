@@ -132,3 +132,16 @@ def test_help_never_shows_the_token_from_the_environment(monkeypatch):
     for cmd in ("push", "pull"):
         r = runner.invoke(app, ["annotate", cmd, "--help"])
         assert r.exit_code == 0 and "fake-token-in-env-5551234" not in r.output
+
+
+def test_cli_per_label_design_and_bad_spec(tmp_path, scores):
+    sc = tmp_path / "scores.parquet"
+    write_table(scores, sc)
+    out = tmp_path / "s.parquet"
+    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "sheng", "--task", "regard", "--metric", "vader",
+                            "--per-label", "positive=3,negative=3", "--by", "group", "--out", str(out), "--ledger", str(tmp_path / "l")])
+    assert r.exit_code == 0, r.output
+    assert "18 items" in r.output and read_table(out, "samples").num_rows == 18
+    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "x", "--per-label", "positive:3", "--by", "group",
+                            "--out", str(out), "--ledger", str(tmp_path / "l")])
+    assert r.exit_code == 1 and "positive:3" in r.output and "positive=3,negative=3" in r.output

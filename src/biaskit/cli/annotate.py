@@ -117,7 +117,7 @@ def register(app: typer.Typer) -> None:
         if tasks_out:
             f, g = export_tasks(table, tasks_out)
             typer.echo(f"task file {f} and guidelines {g}")
-        led.record("sample", round_, ledger, task_type=task, samples=rep.chosen, gold=rep.gold, samples_path=str(out), seed=seed,
+        led.record("sample", round_, ledger, task_type=task, samples=rep.chosen, gold=rep.gold, samples_path=str(out.resolve()), seed=seed,
                    strata=len(rep.strata))
 
     @ann.command("export")
