@@ -272,3 +272,25 @@ def test_empty_and_null_prompts_get_row_errors(tiny_causal):
     assert t.column("error").to_pylist()[:6] == ["empty prompt text"] * 2 + ["prompt text is null"] * 2 + ["empty prompt text"] * 2
     assert t.column("continuation").to_pylist()[:6] == [None] * 6
     assert t.column("error").to_pylist()[6:] == [None, None]
+
+
+def test_repetition_penalty_is_batch_invariant_and_matches_transformers(tiny_causal, gen_prompts, gen_texts):
+    """CTRL-style penalty (1.2): left padding must not leak pad tokens into the penalty."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    a = generate(gen_prompts, model=tiny_causal, max_new_tokens=10, repetition_penalty=1.2, batch_size=1, progress=False)
+    b = generate(gen_prompts, model=tiny_causal, max_new_tokens=10, repetition_penalty=1.2, batch_size=7, progress=False)
+    assert a.column("continuation").to_pylist() == b.column("continuation").to_pylist()
+    tok = AutoTokenizer.from_pretrained(tiny_causal)
+    model = AutoModelForCausalLM.from_pretrained(tiny_causal).eval()
+    for text, cont in zip(gen_texts, a.column("continuation").to_pylist()):
+        ids = tok(text.rstrip(" "), return_tensors="pt").input_ids
+        with torch.no_grad():
+            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=10, do_sample=False,
+                                 repetition_penalty=1.2, pad_token_id=tok.eos_token_id)
+        new = out[0, ids.shape[1]:].tolist()
+        new = new[:new.index(tok.eos_token_id)] if tok.eos_token_id in new else new
+        assert cont == _drop_space(text, tok.decode(new))
+    plain = generate(gen_prompts, model=tiny_causal, max_new_tokens=10, batch_size=7, progress=False)
+    assert plain.column("continuation").to_pylist() != a.column("continuation").to_pylist()  # the penalty did something
