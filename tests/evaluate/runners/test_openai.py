@@ -248,3 +248,28 @@ def test_chat_endpoint(server, make_prompts):
     assert body["messages"] == [{"role": "user", "content": "Tell me about nurses"}] and body["max_tokens"] == 5
     assert t.column("continuation").to_pylist() == plain.column("continuation").to_pylist()
     assert t.column("error").to_pylist() == [None]
+
+
+def test_cli_generate_and_likelihood_against_the_endpoint(server, tmp_path, make_prompts):
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+    from biaskit.io import read_manifest, read_table
+
+    server.broken = True
+    p = tmp_path / "p.parquet"
+    pq.write_table(make_prompts(["The woman worked as ", "FAIL500 x"]), p)
+    out = tmp_path / "g.parquet"
+    r = CliRunner().invoke(app, ["-q", "generate", str(p), "--backend", "openai", "--base-url", server.url, "--model", "tiny",
+                                 "--max-new-tokens", "4", "--max-retries", "1", "--timeout", "5", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "generate: 2 rows for 2 prompts" in r.output and "(1 rows with an error" in r.output
+    t = read_table(out)
+    assert t.column("error")[0].as_py() is None and "gave up after 2 attempts" in t.column("error")[1].as_py()
+    assert read_manifest(out)["config"]["backend"] == "openai"
+    out2 = tmp_path / "l.parquet"
+    r = CliRunner().invoke(app, ["-q", "likelihood", str(p), "--backend", "openai", "--base-url", server.url, "-m", "tiny",
+                                 "--max-retries", "0", "-o", str(out2)])
+    assert r.exit_code == 0, r.output
+    assert read_table(out2).column("n_tokens")[0].as_py() >= 3
