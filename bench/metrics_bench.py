@@ -86,7 +86,7 @@ def rate(n: int, seconds: float) -> float:
     return round(n / seconds, 1) if seconds > 0 else float("inf")
 
 
-def bench_classifier(name: str, model: str, texts: list[str], fn: str, params: dict) -> dict:
+def bench_classifier(name: str, model: str, texts: list[str], fn: str, params: dict, reps: int = 2) -> dict:
     import numpy as np
     import pyarrow as pa
     from transformers import pipeline
@@ -94,28 +94,31 @@ def bench_classifier(name: str, model: str, texts: list[str], fn: str, params: d
     from biaskit.evaluate.metrics import make_metric, score_table
 
     m = make_metric(name, params={"model": model, "device": "cpu", **params}).setup()
-    t0 = time.perf_counter()
-    out = score_table(pa.table({"continuation": texts}), [m], progress=False)
-    ours_s = time.perf_counter() - t0
+    pipe = pipeline("text-classification", model=model, tokenizer=model, top_k=None, function_to_apply=fn, device="cpu")
     labels = m.clf.labels
     cols = [f"{name}_{lab}" for lab in labels]
+    score_table(pa.table({"continuation": texts[:4]}), [m], progress=False)  # warm-up both, not timed
+    pipe(texts[0])
+    ours_s = pipe_s = float("inf")
+    for _ in range(reps):  # interleaved, best of reps: the machine is shared, so take each side's best run
+        t0 = time.perf_counter()
+        out = score_table(pa.table({"continuation": texts}), [m], progress=False)
+        ours_s = min(ours_s, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        ref = []
+        for t in texts:
+            res = pipe(t, batch_size=1)
+            res = res[0] if res and isinstance(res[0], list) else res
+            d = {r["label"]: r["score"] for r in res}
+            ref.append([d[lab] for lab in labels])
+        pipe_s = min(pipe_s, time.perf_counter() - t0)
     ours = np.array([out.column(c).to_pylist() for c in cols]).T
-    pipe = pipeline("text-classification", model=model, tokenizer=model, top_k=None, function_to_apply=fn, device="cpu")
-    pipe(texts[0])  # warm-up, not timed (ours was not warmed up either beyond setup)
-    t0 = time.perf_counter()
-    ref = []
-    for t in texts:
-        res = pipe(t, batch_size=1)
-        res = res[0] if res and isinstance(res[0], list) else res
-        d = {r["label"]: r["score"] for r in res}
-        ref.append([d[lab] for lab in labels])
-    pipe_s = time.perf_counter() - t0
     diff = float(np.abs(ours - np.array(ref)).max())
     return {"texts": len(texts), "biaskit_texts_per_s": rate(len(texts), ours_s), "pipeline_bs1_texts_per_s": rate(len(texts), pipe_s),
             "speedup": round(pipe_s / ours_s, 2), "max_abs_diff": diff, "batch_size": m.config["batch_size"]}
 
 
-def bench_norms(texts: list[str], lexicon: str) -> dict:
+def bench_norms(texts: list[str], lexicon: str, reps: int = 3) -> dict:
     import pyarrow as pa
     import spacy
 
@@ -123,14 +126,19 @@ def bench_norms(texts: list[str], lexicon: str) -> dict:
     from biaskit.evaluate.metrics import make_metric, score_table
 
     m = make_metric("norms", params={"lexicon": lexicon}).setup()
-    t0 = time.perf_counter()
-    out = score_table(pa.table({"continuation": texts}), [m], progress=False)
-    ours_s = time.perf_counter() - t0
     mod = next(p.module for p in ASSETS["en_core_web_sm"].packages if package_dir(p.module) is not None)
     full = spacy.load(mod)  # every component, one text at a time
-    t0 = time.perf_counter()
-    ref = [m.score_doc(full(t))[0].get("valence") for t in texts]
-    full_s = time.perf_counter() - t0
+    full(texts[0])
+    ours_s = full_s = float("inf")
+    for _ in range(reps):  # interleaved, best of reps
+        t0 = time.perf_counter()
+        out = score_table(pa.table({"continuation": texts}), [m], progress=False)
+        ours_s = min(ours_s, time.perf_counter() - t0)
+        m._has_parser = True  # the reference uses the full pipeline's own POS (no parser-free rule)
+        t0 = time.perf_counter()
+        ref = [m.score_doc(full(t))[0].get("valence") for t in texts]
+        full_s = min(full_s, time.perf_counter() - t0)
+        m._has_parser = False
     ours = out.column("norms_valence").to_pylist()
     agree = sum(1 for a, b in zip(ours, ref) if (a is None and b is None) or (a is not None and b is not None and abs(a - b) < 1e-9))
     return {"texts": len(texts), "biaskit_texts_per_s": rate(len(texts), ours_s), "full_spacy_one_by_one_texts_per_s": rate(len(texts), full_s),
@@ -144,6 +152,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--skip-classifiers", action="store_true")
+    ap.add_argument("--reps", type=int, default=2, help="interleaved repetitions; each side's best run is reported")
+    ap.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch default)")
     ap.add_argument("--synthetic", action="store_true", help="random word sequences instead of the bundled Wikipedia sentences")
     args = ap.parse_args()
     import pyarrow as pa
@@ -167,16 +177,18 @@ def main() -> None:
     hurt = tmp / "hurtlex_EN.tsv"
     hurt.write_text("id\tpos\tcategory\tstereotype\tlemma\tlevel\n" + "".join(
         f"EN{i}\tn\tre\tno\t{w}\tconservative\n" for i, w in enumerate(["thief", "criminal", "cruel", "violent"])), encoding="utf-8")
-    res: dict = {"torch_threads": torch.get_num_threads(), "cpu_count": os.cpu_count(), "seed": args.seed}
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    res: dict = {"torch_threads": torch.get_num_threads(), "reps": args.reps, "cpu_count": os.cpu_count(), "seed": args.seed}
     if not args.skip_classifiers:
         tox = build_classifier(tmp / "tox", ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"],
                                "multi_label_classification", texts)
-        res["toxicity_hf"] = bench_classifier("toxicity", tox, texts, "sigmoid", {})
+        res["toxicity_hf"] = bench_classifier("toxicity", tox, texts, "sigmoid", {}, args.reps)
         print("toxicity", res["toxicity_hf"], flush=True)
         reg = build_classifier(tmp / "reg", ["negative", "neutral", "positive", "other"], None, texts)
-        res["regard_hf"] = bench_classifier("regard", reg, texts, "softmax", {})
+        res["regard_hf"] = bench_classifier("regard", reg, texts, "softmax", {}, args.reps)
         print("regard", res["regard_hf"], flush=True)
-    res["norms_vs_full_spacy"] = bench_norms(wiki, str(lex))
+    res["norms_vs_full_spacy"] = bench_norms(wiki, str(lex), max(args.reps, 3))
     print("norms", res["norms_vs_full_spacy"], flush=True)
     per = {}
     for name, params in {"vader": {}, "toxicity (offline backend)": {"backend": "offline"}, "gender": {},

@@ -10,7 +10,8 @@ from biaskit.evaluate.metrics.norms import NormsMetric, extend_lexicon, load_lex
 TEXT = "She ran with a happy dog and a sad cat."
 
 
-def test_hand_computed_vad_scores(vad_lexicon):
+@pytest.mark.parametrize("pos", ["tagger", "ruler", "parser"])
+def test_hand_computed_vad_scores(vad_lexicon, pos):
     # NRC-VAD [0,1] -> [-1,1] (2x - 1): happy (0.8, 0.2, 0.4), sad (-0.6, -0.4, -0.5), dog (0.2, 0.0, 0.0),
     # run (0.4, 0.6, 0.2). "She" (PRON) and "with" (ADP) are in the lexicon with -1 everywhere but are excluded;
     # "and" (CCONJ) excluded; "ran" is found through its lemma "run".
@@ -18,7 +19,8 @@ def test_hand_computed_vad_scores(vad_lexicon):
     # valence:   (0.16 + 0.64 + 0.04 - 0.36) / (0.4 + 0.8 + 0.2 + 0.6) = 0.48 / 2.0 = 0.24
     # arousal:   (0.36 + 0.04 + 0.00 - 0.16) / (0.6 + 0.2 + 0.0 + 0.4) = 0.24 / 1.2 = 0.2
     # dominance: (0.04 + 0.16 + 0.00 - 0.25) / (0.2 + 0.4 + 0.0 + 0.5) = -0.05 / 1.1
-    out = score_table(pa.table({"continuation": [TEXT]}), ["norms"], params={"norms": {"lexicon": vad_lexicon, "threshold": 0.2}})
+    out = score_table(pa.table({"continuation": [TEXT]}), ["norms"],
+                      params={"norms": {"lexicon": vad_lexicon, "threshold": 0.2, "pos": pos}})
     row = out.to_pylist()[0]
     assert row["norms_valence"] == pytest.approx(0.24)
     assert row["norms_arousal"] == pytest.approx(0.2)
@@ -129,7 +131,7 @@ def test_parser_free_pronoun_rule_matches_the_parser(tmp_path):
     lex.write_text("Word\tValence\tArousal\tDominance\nlike\t0.75\t0.5\t0.5\n", encoding="utf-8")
     t = pa.table({"continuation": ["We like this a lot.", "We like this dog a lot."]})
     fast = score_table(t, ["norms"], params={"norms": {"lexicon": str(lex)}}).to_pylist()
-    exact = score_table(t, ["norms"], params={"norms": {"lexicon": str(lex), "parser": True}}).to_pylist()
+    exact = score_table(t, ["norms"], params={"norms": {"lexicon": str(lex), "pos": "parser"}}).to_pylist()
     assert [r["norms_coverage"] for r in exact] == pytest.approx([1 / 3, 1 / 5])  # like a lot / like this dog a lot
     assert [r["norms_coverage"] for r in fast] == pytest.approx([1 / 3, 1 / 5])
     assert fast[0]["norms_valence"] == exact[0]["norms_valence"] == pytest.approx(0.5)

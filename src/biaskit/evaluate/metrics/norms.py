@@ -51,20 +51,36 @@ EXCLUDED_POS = frozenset({"PRON", "ADP", "CCONJ", "SCONJ"})
 _NP_NEXT = frozenset({"NOUN", "PROPN", "ADJ", "NUM", "ADV", "X"})
 
 
-def is_excluded(tok, has_parser: bool) -> bool:
+def is_excluded(tok, has_parser: bool, pos_of=None) -> bool:
     """Pronoun, preposition or conjunction by spaCy POS.
 
     Without the parser, spaCy's attribute ruler cannot apply its rule "a DT/WDT token that is not a
     determiner (dependency) is PRON", so "this" in "we like this a lot" stays DET. The parser-free rule
     used then: a DT/WDT token not followed by a noun-phrase word (noun, proper noun, adjective, number,
-    adverb) is a pronoun.
+    adverb) is a pronoun. ``pos_of(token)`` gives the POS (default ``token.pos_``).
     """
-    if tok.pos_ in EXCLUDED_POS:
+    pos_of = pos_of or (lambda t: t.pos_)
+    if pos_of(tok) in EXCLUDED_POS:
         return True
     if not has_parser and tok.tag_ in ("DT", "WDT"):
         doc = tok.doc
-        return tok.i + 1 >= len(doc) or doc[tok.i + 1].pos_ not in _NP_NEXT
+        return tok.i + 1 >= len(doc) or pos_of(doc[tok.i + 1]) not in _NP_NEXT
     return False
+
+
+def tag_pos_table(nlp) -> dict[str, str]:
+    """spaCy's own fine-grained TAG -> POS map, read from the pipeline's attribute ruler (single-TAG rules)."""
+    table: dict[str, str] = {}
+    if "attribute_ruler" not in nlp.pipe_names:
+        return table
+    for p in nlp.get_pipe("attribute_ruler").patterns:
+        pats = p["patterns"]
+        if len(pats) == 1 and len(pats[0]) == 1 and set(pats[0][0]) == {"TAG"} and isinstance(pats[0][0]["TAG"], str) \
+                and "POS" in p["attrs"]:
+            table[pats[0][0]["TAG"]] = p["attrs"]["POS"]
+    return table
+
+
 FORMATS = ("auto", "nrc-vad", "warriner", "be5", "nrc-eil", "generic")
 
 
@@ -307,8 +323,9 @@ class NormsMetric(Metric):
         Param("scale", "", "MIN,MAX of the file's values (generic format, or to override a format's default)"),
         Param("threshold", 0.5, ">= threshold positive, <= -threshold negative, else neutral", "float"),
         Param("spacy", "en", "spaCy pipeline: language code (en) or package name / local path"),
-        Param("parser", False, "keep the dependency parser: slower, but POS exactly as the full pipeline (without it "
-              "the attribute ruler tags a few pronominal determiners such as 'this'/'which' DET, so they are counted)", "bool"),
+        Param("pos", "tagger", "how POS tags are made: tagger (fastest: tagger + spaCy's TAG->POS map, lemmas only for "
+              "lexicon misses), ruler (+ attribute ruler and lemmatizer), parser (+ parser: exactly the full pipeline's POS)",
+              choices=("tagger", "ruler", "parser")),
         Param("extend_embeddings", None, "extend the lexicon to unknown words with a regressor on these vectors "
               "(word2vec file or asset name word2vec-bolukbasi)", "path"),
         Param("extend_folds", 5, "cross-validation folds for the extension's reported correlation", "int"),
@@ -336,12 +353,19 @@ class NormsMetric(Metric):
                 lex = one if lex is None else lex.merge(one)
         self.lexicon = lex
         spec = self.config["spacy"]
-        exclude = ["ner"] if self.config["parser"] else ["parser", "ner"]
+        exclude = ["ner"] if self.config["pos"] == "parser" else ["parser", "ner"]
         if Path(spec).exists():
             self.nlp = load_spacy("en", path=spec, exclude=exclude)
         else:
             self.nlp = load_spacy(spec, exclude=exclude)
         self._has_parser = "parser" in self.nlp.pipe_names
+        self._tag_pos = tag_pos_table(self.nlp) if self.config["pos"] == "tagger" else {}
+        if self.config["pos"] == "tagger" and not self._tag_pos:
+            raise BiaskitError("E070", "this spaCy pipeline has no attribute ruler with a TAG->POS map", value=spec,
+                               fix="pass --param norms.pos=ruler")
+        self._lemmatizer = self.nlp.get_pipe("lemmatizer") if "lemmatizer" in self.nlp.pipe_names else None
+        self._disable = ["attribute_ruler", "lemmatizer"] if self._tag_pos else []
+        self._lemma_cache: dict[tuple[str, str], str] = {}
         self.extension = None
         if self.config["extend_embeddings"]:
             from biaskit.evaluate.metrics.gender import load_vectors
@@ -381,13 +405,17 @@ class NormsMetric(Metric):
         found: list[dict[str, float]] = []
         n_pred = 0
         for tok in doc:
-            if tok.is_punct or tok.is_space or not any(ch.isalpha() for ch in tok.text) or is_excluded(tok, self._has_parser):
+            if tok.is_punct or tok.is_space or not any(ch.isalpha() for ch in tok.text) \
+                    or is_excluded(tok, self._has_parser, self._pos_of):
                 continue
             considered += 1
             low = tok.lower_
-            vals = lex.get(low) or lex.get(tok.lemma_.lower())
-            if vals is None and self.extension is not None:
-                vals = self.extension.predict(low) or self.extension.predict(tok.lemma_.lower())
+            vals = lex.get(low)
+            if vals is None:
+                lemma = self._lemma(tok)
+                vals = lex.get(lemma)
+                if vals is None and self.extension is not None:
+                    vals = self.extension.predict(low) or self.extension.predict(lemma)
                 if vals is not None:
                     n_pred += 1
             if vals is not None:
@@ -410,10 +438,32 @@ class NormsMetric(Metric):
                 missing.append(d)
         return out, (f"no lexicon word with {', '.join(missing)}" if missing else None)
 
+    def _pos_of(self, tok) -> str:
+        if self._tag_pos:
+            return self._tag_pos.get(tok.tag_, "X")
+        return tok.pos_
+
+    def _lemma(self, tok) -> str:
+        """Lowercase lemma; with pos=tagger computed on demand (only for lexicon misses) by the pipeline's lemmatizer."""
+        if not self._tag_pos:
+            return tok.lemma_.lower()
+        pos = self._tag_pos.get(tok.tag_, "X")
+        key = (tok.lower_, pos)
+        if key not in self._lemma_cache:
+            lemma = tok.lower_
+            if self._lemmatizer is not None:
+                tok.pos_ = pos
+                try:
+                    lemma = self._lemmatizer.lemmatize(tok)[0].lower() if hasattr(self._lemmatizer, "lemmatize") else lemma
+                except Exception:  # pragma: no cover - a lemmatizer mode without rules: keep the form
+                    lemma = tok.lower_
+            self._lemma_cache[key] = lemma
+        return self._lemma_cache[key]
+
     def _score_texts(self, texts, batch, rows):
         cols: dict[str, list] = {k: [] for k in self.fields()}
         errors: list[str | None] = []
-        for doc in self.nlp.pipe(texts, batch_size=1000):
+        for doc in self.nlp.pipe(texts, batch_size=1000, disable=self._disable):
             vals, err = self.score_doc(doc)
             for k in cols:
                 cols[k].append(vals.get(k))
