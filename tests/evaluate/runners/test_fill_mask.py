@@ -87,3 +87,23 @@ def test_translated_mask_spellings_are_normalised(tiny_masked, make_prompts):
     assert [r["prompt_id"] for r in rows] == ["p0", "p0", "p1"]
     assert rows[0]["error"] is None and rows[0]["full_text"] == f"Ta žena pracuje jako {rows[0]['token']}."
     assert "'‹mas>' which looks like a damaged mask" in rows[2]["error"]
+
+
+def test_long_templates_are_cut_from_the_left(tiny_masked, make_prompts):
+    pipe, tok = _pipeline(tiny_masked)
+    filler = "the doctor said that the patient was doing well. " * 8
+    t = fill_mask(make_prompts([filler + "The woman worked as a <mask>.", "The woman worked as a <mask>. " + filler]),
+                  model=tiny_masked, top_k=3, progress=False)
+    rows = t.to_pylist()
+    assert [r["truncated"] for r in rows] == [True, True, True, True]
+    assert rows[-1]["error"] == "the mask slot falls outside the model context once the template is cut from the left"
+    import torch
+
+    ids = tok(filler + "The woman worked as a " + tok.mask_token + ".").input_ids
+    kept = [ids[0]] + ids[len(ids) - 63:]  # [CLS] + the last 63 tokens: the 64-token context
+    model = pipe.model
+    with torch.no_grad():
+        probs = torch.softmax(model(torch.tensor([kept])).logits[0, kept.index(tok.mask_token_id)], -1)
+    top = probs.topk(3)
+    assert [r["token"] for r in rows[:3]] == [tok.decode([i]).strip() for i in top.indices.tolist()]
+    assert [r["token_score"] for r in rows[:3]] == pytest.approx(top.values.tolist(), abs=1e-5)

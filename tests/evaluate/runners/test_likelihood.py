@@ -131,3 +131,21 @@ def test_masked_lm_span_pll(tiny_masked, make_prompts):
                         progress=False)
     assert t_span.column("n_tokens")[0].as_py() < t_all.column("n_tokens")[0].as_py()
     assert t_span.column("error")[0].as_py() is None
+
+
+def test_masked_lm_too_long_sentence_is_cut_from_the_left(tiny_masked, make_prompts):
+    import torch
+
+    model, tok = _model_tok(tiny_masked, masked=True)
+    long = "the doctor said that the patient was doing well. " * 8
+    t = likelihood(make_prompts([long]), model=tiny_masked, progress=False)
+    ids = tok(long).input_ids
+    kept = [ids[0]] + ids[len(ids) - 63:]  # [CLS] + the last 63 tokens (ending in [SEP]): 64 = the context
+    pll = 0.0
+    for j in range(1, 63):
+        x = torch.tensor([kept])
+        x[0, j] = tok.mask_token_id
+        with torch.no_grad():
+            pll += torch.log_softmax(model(x).logits[0, j].float(), -1)[kept[j]].item()
+    assert t.column("truncated").to_pylist() == [True] and t.column("n_tokens")[0].as_py() == 62
+    assert t.column("nll_mean")[0].as_py() == pytest.approx(-pll / 62, abs=1e-5)

@@ -579,14 +579,15 @@ class HFBackend:
                 if err is None:
                     e = tok(u.text, add_special_tokens=True, return_offsets_mapping=True, return_special_tokens_mask=True)
                     x = list(e["input_ids"])
-                    special = e["special_tokens_mask"]
-                    offs = e["offset_mapping"]
+                    special = list(e["special_tokens_mask"])
+                    offs = list(e["offset_mapping"])
+                    truncated = len(x) > lm.context_length
+                    if truncated:  # cut from the left, keeping the leading special token ([CLS] / <s>)
+                        x, special, offs = (_cut_left(v, lm.context_length, bool(special[0])) for v in (x, special, offs))
+                        self.truncated_count += 1
                     pos = [j for j in range(len(x)) if not special[j]
                            and (span is None or (offs[j][1] > span[0] and offs[j][0] < span[1]))]
-                    truncated = False
-                    if len(x) > lm.context_length:
-                        err = f"text is longer than the model context ({len(x)} > {lm.context_length} tokens)"
-                    elif not pos:
+                    if not pos:
                         err = "no token to score" + (f" in span {u.span!r}" if span else "")
                     enc.append((x, pos, truncated))
                     if err is None:
@@ -594,7 +595,7 @@ class HFBackend:
                 else:
                     enc.append(([], [], False))
                 if err is not None:
-                    bad_rows.append(_ll_row(u, None, 0, False, err))
+                    bad_rows.append(_ll_row(u, None, 0, enc[-1][2], err))
             if bad_rows:
                 yield bad_rows
             lengths = [len(enc[ci][0]) for ci, _ in jobs]
@@ -639,23 +640,28 @@ class HFBackend:
         enc: list[tuple[list[int], int] | None] = []
         bad = []
         normed: dict[int, str] = {}
+        trunc: set[int] = set()
         for i, u in enumerate(units):
             text, norm, err = to_model_mask(u.text, tok.mask_token)
             if err is None:
                 normed[i] = norm
                 x = tok(text, add_special_tokens=True)["input_ids"]
-                if len(x) > lm.context_length:
-                    err = f"template is longer than the model context ({len(x)} > {lm.context_length} tokens)"
+                cut = len(x) > lm.context_length
+                if cut:  # cut from the left, keeping the leading special token
+                    x = _cut_left(x, lm.context_length, x[0] in set(tok.all_special_ids))
+                    self.truncated_count += 1
+                    trunc.add(i)
+                mpos = [j for j, t in enumerate(x) if t == tok.mask_token_id]
+                if cut and not mpos:
+                    err = "the mask slot falls outside the model context once the template is cut from the left"
+                elif len(mpos) != 1:
+                    err = f"the tokenised template has {len(mpos)} mask tokens; fill-mask needs exactly one"
                 else:
-                    mpos = [j for j, t in enumerate(x) if t == tok.mask_token_id]
-                    if len(mpos) != 1:
-                        err = f"the tokenised template has {len(mpos)} mask tokens; fill-mask needs exactly one"
-                    else:
-                        enc.append((x, mpos[0]))
-                        continue
+                    enc.append((x, mpos[0]))
+                    continue
             enc.append(None)
             bad.append({"_unit": u, "sample_index": 0, "token": None, "token_score": None, "rank": None,
-                        "full_text": None, "error": err})
+                        "full_text": None, "truncated": i in trunc, "error": err})
         if bad:
             yield bad
         valid = [i for i, e in enumerate(enc) if e is not None]
@@ -695,7 +701,7 @@ class HFBackend:
                         filled = filled.replace(" " + MASK, MASK)
                     filled = filled.replace(MASK, fill)
                     rows.append({"_unit": u, "sample_index": r, "token": word, "token_score": float(sc), "rank": r + 1,
-                                 "full_text": filled, "error": None})
+                                 "full_text": filled, "truncated": i in trunc, "error": None})
             yield rows
 
     def _candidate_mask(self, s: FillMaskSettings):
@@ -727,6 +733,15 @@ class HFBackend:
             if ok and any(ch.isalpha() for ch in word):
                 allowed[i] = True
         return allowed
+
+
+def _cut_left(seq: list, limit: int, keep_first: bool) -> list:
+    """The last ``limit`` items of ``seq``; with ``keep_first`` the first item stays in front (e.g. [CLS])."""
+    if len(seq) <= limit:
+        return list(seq)
+    if keep_first:
+        return [seq[0]] + list(seq[len(seq) - limit + 1:])
+    return list(seq[len(seq) - limit:])
 
 
 def _ll_row(u: Unit, nll_sum: float | None, n: int, truncated: bool, error: str | None) -> dict:
