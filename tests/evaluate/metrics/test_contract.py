@@ -52,8 +52,13 @@ def test_every_registered_metric_honours_the_contract(offline_params):
         ds = hf_datasets.Dataset.from_dict({"continuation": [TEXTS[0], TEXTS[3]]})
         mapped = ds.map(m.score, batched=True, batch_size=1, features=m.features(ds.features))
         assert m.map(ds)[f"{name}_error"] == [out.column(f"{name}_error")[0].as_py(), out.column(f"{name}_error")[3].as_py()]
-        first_col = next(iter(declared))
-        assert mapped[first_col] == [out.column(first_col)[0].as_py(), out.column(first_col)[3].as_py()]
+        for col in declared:
+            want = [out.column(col)[0].as_py(), out.column(col)[3].as_py()]
+            got = list(mapped[col])
+            if isinstance(want[0], float):  # batch composition may move padded classifier scores by ~1e-7
+                assert got == pytest.approx(want, abs=1e-5), (name, col)
+            else:
+                assert got == want, (name, col)
 
 
 def test_bad_inputs_give_coded_errors():
