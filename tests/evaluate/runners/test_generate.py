@@ -294,3 +294,27 @@ def test_repetition_penalty_is_batch_invariant_and_matches_transformers(tiny_cau
         assert cont == _drop_space(text, tok.decode(new))
     plain = generate(gen_prompts, model=tiny_causal, max_new_tokens=10, batch_size=7, progress=False)
     assert plain.column("continuation").to_pylist() != a.column("continuation").to_pylist()  # the penalty did something
+
+
+def test_automatic_device_and_dtype(monkeypatch):
+    import torch
+
+    from biaskit.evaluate.runners.hf import pick_device, pick_dtype
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert pick_device("auto") == "cuda" and pick_dtype("auto", "cuda") is torch.bfloat16
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: False)
+    assert pick_dtype("auto", "cuda:1") is torch.float16
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    assert pick_device("auto") == "cpu" and pick_dtype("auto", "cpu") is torch.float32
+    assert pick_dtype("bf16", "cpu") is torch.bfloat16
+    with pytest.raises(BiaskitError) as e:
+        pick_device("cuda")
+    assert e.value.code == "E062" and "not available" in str(e.value)
+    with pytest.raises(BiaskitError) as e:
+        pick_device("tpu")
+    assert e.value.code == "E062" and "'mps'" in str(e.value)
+    with pytest.raises(BiaskitError):
+        pick_dtype("int8", "cpu")
