@@ -11,5 +11,7 @@ for s in scripts/services/*.sh; do
   bash "$s"
 done
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false MPLBACKEND=Agg
+# every service is installed above, so a skipped test means a missing install step: fail it
+export BIASKIT_STRICT_SKIPS=${BIASKIT_STRICT_SKIPS:-1}
 # pytest exits 5 when it collects no tests: that is a failure here too.
 exec .venv/bin/python -m pytest "$@"

@@ -3,18 +3,14 @@
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from biaskit.cli import app
 from biaskit.demo import STAGES
 
 
 @pytest.fixture(scope="module")
-def demo_run(tmp_path_factory):
-    out = tmp_path_factory.mktemp("demo") / "run"
-    r = CliRunner().invoke(app, ["--quiet", "demo", "--out", str(out), "--quick", "--seed", "3"])
-    assert r.exit_code == 0, r.output
-    return out, r.output
+def demo_run(quick_demo):
+    out, ctx = quick_demo
+    return out, ctx.info["cli_output"]
 
 
 def test_demo_writes_run_manifest_with_every_stage(demo_run):

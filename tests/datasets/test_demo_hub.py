@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pyarrow as pa
@@ -88,7 +87,10 @@ def test_demo_stage_without_tables_says_so(tmp_path):
 def _check_demo_run(tmp_path, stages):
     from biaskit.demo import run_demo
 
-    ctx = run_demo(tmp_path / "run", quick=True, stages=stages)
+    _check_demo_ctx(run_demo(tmp_path / "run", quick=True, stages=stages))
+
+
+def _check_demo_ctx(ctx):
     staged = [n for n in stage_hub.TABLES if n in ctx.tables and ctx.tables[n].exists() and read_table(ctx.tables[n]).num_rows]
     if not staged:  # earlier demo stages not built yet: the stage must say so and stage nothing
         assert ("hub", "no tables to stage (earlier stages produced none)") in ctx.summary
@@ -109,9 +111,7 @@ def test_quick_demo_prompt_stages_stage_and_load_back(tmp_path):
     _check_demo_run(tmp_path, ("scrape", "templates", "hub"))
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("BIASKIT_RUN_SLOW"), reason="whole demo (minutes on 2 cores); set BIASKIT_RUN_SLOW=1")
-def test_full_quick_demo_run_folder_loads_back_into_the_same_tables(tmp_path):
-    from biaskit.demo import STAGES
-
-    _check_demo_run(tmp_path, STAGES)
+def test_full_quick_demo_run_folder_loads_back_into_the_same_tables(quick_demo):
+    _, ctx = quick_demo
+    assert {"prompts_bold", "prompts_holistic", "generations", "likelihoods", "scores", "samples", "hub_dir"} <= set(ctx.tables)
+    _check_demo_ctx(ctx)
