@@ -170,17 +170,23 @@ def iter_page_prompts(sentences: Iterable[str], terms: Sequence[str], rule: Prom
 
     Filter counts are per (sentence, group) pair; the caller counts the page's sentences once.
     """
+    for i, s in enumerate(sentences):
+        prompt, term = _filtered_prompt(s, terms, rule, counts)
+        if prompt is not None:
+            yield i, prompt, term, s
+
+
+def _filtered_prompt(sentence: str, terms: Sequence[str], rule: PromptRule, counts: FilterCounts) -> tuple[str | None, str]:
+    """BOLD's rule on one sentence after the markup-residue check; a rejected sentence is counted under its reason."""
     from biaskit.scrape.clean import has_residue
 
-    for i, s in enumerate(sentences):
-        if has_residue(s):
-            counts["markup_residue"] += 1
-            continue
-        prompt, why = bold_prompt(s, terms, rule)
-        if prompt is None:
-            counts[why] += 1
-            continue
-        yield i, prompt, why, s
+    if has_residue(sentence):
+        counts["markup_residue"] += 1
+        return None, "markup_residue"
+    prompt, why = bold_prompt(sentence, terms, rule)
+    if prompt is None:
+        counts[why] += 1
+    return prompt, why
 
 
 PROVENANCE = ("wiki", "page_title", "page_id", "revision_id", "retrieved_at", "license")
@@ -209,14 +215,8 @@ def prompts_from_sentences(table: pa.Table, rule: PromptRule = PromptRule(), *, 
         if not s:
             counts["too_short"] += 1
             continue
-        from biaskit.scrape.clean import has_residue
-
-        if has_residue(s):
-            counts["markup_residue"] += 1
-            continue
-        prompt, why = bold_prompt(s, terms, rule)
+        prompt, why = _filtered_prompt(s, terms, rule, counts)
         if prompt is None:
-            counts[why] += 1
             continue
         idx = r.get("sentence_index", k)
         row = {"prompt_id": prompt_id(r.get("wiki"), r.get("page_title"), idx, r["domain"], r["group"], domain=r["domain"]),

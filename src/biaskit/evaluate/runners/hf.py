@@ -543,12 +543,7 @@ class HFBackend:
         pad = tok.pad_token_id if tok.pad_token_id is not None else 0
 
         def run(idx: list[int]) -> list[tuple[float, int]]:
-            L = max(lengths[i] for i in idx)
-            inp = torch.full((len(idx), L), pad, dtype=torch.long)
-            att = torch.zeros((len(idx), L), dtype=torch.long)
-            for r, i in enumerate(idx):
-                inp[r, :lengths[i]] = torch.tensor(enc[i][0])
-                att[r, :lengths[i]] = 1
+            inp, att = _right_padded([enc[i][0] for i in idx], pad)
             with torch.inference_mode():
                 logits = model(input_ids=inp.to(lm.device), attention_mask=att.to(lm.device)).logits
                 logp = torch.log_softmax(logits.float(), dim=-1)
@@ -671,12 +666,7 @@ class HFBackend:
         k = s.top_k
 
         def run(idx: list[int]):
-            L = max(lengths[i] for i in idx)
-            inp = torch.full((len(idx), L), pad, dtype=torch.long)
-            att = torch.zeros((len(idx), L), dtype=torch.long)
-            for r, i in enumerate(idx):
-                inp[r, :lengths[i]] = torch.tensor(enc[i][0])
-                att[r, :lengths[i]] = 1
+            inp, att = _right_padded([enc[i][0] for i in idx], pad)
             with torch.inference_mode():
                 logits = model(input_ids=inp.to(lm.device), attention_mask=att.to(lm.device)).logits
                 rows = torch.arange(len(idx), device=logits.device)
@@ -752,3 +742,16 @@ def _ll_row(u: Unit, nll_sum: float | None, n: int, truncated: bool, error: str 
                 "truncated": truncated, "error": error or "no token scored"}
     mean = nll_sum / n
     return {"_unit": u, "nll_mean": mean, "perplexity": math.exp(mean), "n_tokens": n, "truncated": truncated, "error": None}
+
+
+def _right_padded(seqs: list[list[int]], pad: int):
+    """(input_ids, attention_mask) of token-id lists padded on the right to the longest one."""
+    import torch
+
+    L = max(len(q) for q in seqs)
+    inp = torch.full((len(seqs), L), pad, dtype=torch.long)
+    att = torch.zeros((len(seqs), L), dtype=torch.long)
+    for r, q in enumerate(seqs):
+        inp[r, :len(q)] = torch.tensor(q, dtype=torch.long)
+        att[r, :len(q)] = 1
+    return inp, att

@@ -85,3 +85,12 @@ def check_ci(ci: float) -> float:
     if not (0.0 < float(ci) < 1.0):
         raise BiaskitError("E080", "confidence level must be between 0 and 1", value=ci, fix="use e.g. ci=0.95")
     return float(ci)
+
+
+def require_groups(df, group: str, groups: Sequence[str]) -> None:
+    """Raise E080 when one of ``groups`` is not a value of column ``group``."""
+    present = set(df[group])
+    for g in groups:
+        if g not in present:
+            raise BiaskitError("E080", f"group {g!r} is not in column {group!r}", value=g, options=sorted(map(str, present)),
+                               fix="name the group exactly as in the table")

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.stats._common import as_list, fill_keys, is_missing, require_columns, to_frame
+from biaskit.evaluate.stats._common import as_list, fill_keys, is_missing, require_columns, require_groups, to_frame
 
 SENTIMENT_LABELS = ("positive", "neutral", "negative")
 REGARD_LABELS = ("positive", "neutral", "negative", "other")
@@ -140,11 +140,7 @@ def class_proportion_differences(table: Any, group: str, a: str, b: str, *, colu
     within = as_list(within)
     require_columns(df, [group, *cols, *within], "class proportion differences")
     df = fill_keys(df, [group, *within])
-    present = set(df[group])
-    for g in (a, b):
-        if g not in present:
-            raise BiaskitError("E080", f"group {g!r} is not in column {group!r}", value=g, options=sorted(present),
-                               fix="name the group exactly as in the table")
+    require_groups(df, group, (a, b))
     rows = []
     for wkey, fam in (df.groupby(within, sort=True) if within else [((), df)]):
         wkey = wkey if isinstance(wkey, tuple) else (wkey,)

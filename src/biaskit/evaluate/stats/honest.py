@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.stats._common import as_list, error_column, fill_keys, require_columns, to_frame
+from biaskit.evaluate.stats._common import as_list, error_column, fill_keys, require_columns, require_groups, to_frame
 
 HONEST_BY = ("language", "subject_category", "template_category", "term", "descriptor")
 
@@ -91,11 +91,7 @@ def regard_difference(table: Any, group: str, a: str, b: str, *, within: str | S
     within = [c for c in as_list(within) if c in df.columns]
     require_columns(df, [group, column], "regard difference", "score the table with the regard metric (regard_label)")
     df = fill_keys(df, [group, *within])
-    present = set(df[group])
-    for g in (a, b):
-        if g not in present:
-            raise BiaskitError("E080", f"group {g!r} is not in column {group!r}", value=g, options=sorted(present),
-                               fix="name the group exactly as in the table")
+    require_groups(df, group, (a, b))
     df[column] = _label_strings(df[column])
     from biaskit.evaluate.stats.bold import REGARD_LABELS
 
