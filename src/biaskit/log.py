@@ -17,6 +17,11 @@ logger = logging.getLogger("biaskit")
 
 def configure(quiet: bool = False, verbose: bool = False) -> None:
     _state["quiet"], _state["verbose"] = quiet, verbose
+    if quiet:  # also silence the Hugging Face libraries' own tqdm bars (read when they are first imported)
+        import os
+
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
     level = logging.WARNING if quiet else (logging.DEBUG if verbose else logging.INFO)
     logger.setLevel(level)
     if not _state["configured"]:

@@ -28,3 +28,14 @@ def test_demo_report_is_written(demo_run):
     out, _ = demo_run
     html = (out / "report" / "report.html").read_text()
     assert html.startswith("<!doctype html") or html.lower().startswith("<!doctype html")
+
+
+def test_demo_likelihood_bias_has_testable_descriptor_pairs(demo_run):
+    """The demo's HolisticBias subset is built so that Mann-Whitney can separate descriptors (3 per axis -> 3 pairs)."""
+    import pandas as pd
+
+    out, _ = demo_run
+    by_axis = pd.read_csv(out / "report" / "tables" / "likelihood_bias_by_axis.csv")
+    testable = by_axis[by_axis["axis"].isin(["age", "religion"])]
+    assert sorted(testable["axis"]) == ["age", "religion"]
+    assert list(testable["n_pairs"]) == [3, 3] and list(testable["n_untestable"]) == [0, 0]

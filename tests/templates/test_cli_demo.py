@@ -108,8 +108,12 @@ def test_demo_stage(tmp_path):
     hb = read_table(ctx.tables["prompts_holistic"], "prompts")
     sl = read_table(ctx.tables["prompts_slavic"], "prompts")
     info = ctx.info["templates"]
-    assert hb.num_rows == info["holistic"]["rows"] == 10 * 3 * 2 + 3 * 2  # descriptors x nouns x templates + controls
-    assert len(info["holistic"]["descriptors"]) == 10
+    # 3 seeded descriptors from each of 2 axes x 10 nouns x 1 template + 10 descriptor-less controls
+    # (the seed-0 descriptors carry no gender restriction, so each takes all 10 nouns)
+    assert hb.num_rows == info["holistic"]["rows"] == 6 * 10 * 1 + 10
+    assert len(info["holistic"]["descriptors"]) == 6
+    axes = hb.filter(pc.is_valid(hb["axis"]))["axis"].to_pylist()
+    assert {a: axes.count(a) for a in set(axes)} == {"age": 30, "religion": 30}
     assert sl.num_rows == info["slavic"]["rows"] == 3 * 12 * 8
     assert ctx.summary[0][0] == "templates" and "288 masked prompts" in ctx.summary[0][1]
     again = run_demo(tmp_path / "run2", quick=True, seed=0, stages=("templates",))

@@ -1,6 +1,6 @@
 """Demo stage 'likelihood': per-sentence perplexity of HolisticBias sentences under SmolLM2-135M.
 
-Scores up to 48 sentences spread over the HolisticBias axes (``ctx.quick``: 8) and writes
+Scores the demo's HolisticBias sentences (at most 300, spread over the axes) and writes
 ``likelihoods.parquet`` (``nll_mean``, ``perplexity``, ``n_tokens``), the input of the Likelihood Bias
 statistics. Shares the SmolLM2 loaded by the generate stage. Skips with a note when the
 ``prompts_holistic`` table or the model is missing.
@@ -24,7 +24,7 @@ def run(ctx) -> None:
         ctx.note("likelihood", "skipped: no prompts_holistic table (the templates stage did not write one)")
         return
     prompts = read_table(path)
-    n = 8 if ctx.quick else 48
+    n = 300
     subset = pick_spread(prompts, n, group_col="axis")
     out = Path(ctx.run_dir) / "likelihoods.parquet"
     t0 = time.perf_counter()
