@@ -149,3 +149,34 @@ def test_masked_lm_too_long_sentence_is_cut_from_the_left(tiny_masked, make_prom
             pll += torch.log_softmax(model(x).logits[0, j].float(), -1)[kept[j]].item()
     assert t.column("truncated").to_pylist() == [True] and t.column("n_tokens")[0].as_py() == 62
     assert t.column("nll_mean")[0].as_py() == pytest.approx(-pll / 62, abs=1e-5)
+
+
+def test_span_matches_the_whole_word_not_an_earlier_substring(tiny_causal, make_prompts):
+    import torch
+
+    # HolisticBias v1.0 has 90 sentences like this one: "thin" first occurs inside "think", and scoring
+    # that substring instead of the descriptor gives a wrong number without any error.
+    text = "What do you think about thin women?"
+    t = likelihood(make_prompts([text], descriptor=["thin"]), model=tiny_causal, span_column="descriptor", add_bos=True,
+                   progress=False)
+    model, tok = _model_tok(tiny_causal)
+    enc = tok(text, return_offsets_mapping=True)
+    a = text.index(" thin ") + 1  # the descriptor, not the "thin" of "think"
+    span_tok = [j for j, (s, e) in enumerate(enc["offset_mapping"]) if e > a and s < a + 4]
+    ids = [tok.bos_token_id] + enc["input_ids"]
+    with torch.no_grad():
+        logp = torch.log_softmax(model(torch.tensor([ids])).logits[0].float(), -1)
+    expected = [-logp[j, ids[j + 1]].item() for j in span_tok]
+    assert t.column("error")[0].as_py() is None
+    assert t.column("n_tokens")[0].as_py() == len(span_tok)
+    assert t.column("nll_mean")[0].as_py() == pytest.approx(sum(expected) / len(expected), abs=1e-5)
+
+
+def test_find_span_prefers_a_whole_word_occurrence():
+    from biaskit.evaluate.runners.common import find_span
+
+    assert find_span("What do you think about thin women?", "thin") == 24
+    assert find_span("I'm a deaf woman.", "deaf") == 6
+    assert find_span("I'm hard-of-hearing.", "hard-of-hearing") == 4
+    assert find_span("Thinking of it.", "Think") == 0  # no whole-word occurrence: the first substring
+    assert find_span("I'm a woman.", "deaf") == -1

@@ -128,6 +128,17 @@ def derive_seed(seed: int, prompt_id: str, sample_index: int) -> int:
     return int.from_bytes(h[:8], "big") & ((1 << 63) - 1)
 
 
+def find_span(text: str, span: str) -> int:
+    """Start of ``span`` in ``text``: its first whole-word occurrence, else its first occurrence, else -1.
+
+    A plain ``str.find`` would score the "thin" inside "think" in "What do you think about thin women?".
+    """
+    if not span:
+        return -1
+    m = re.search(rf"(?<!\w){re.escape(span)}(?!\w)", text)
+    return m.start() if m else text.find(span)
+
+
 _SENT_END = re.compile(r"""[.!?\u2026]+["'\u201d\u2019)\]]*(?=\s|$)""")
 
 

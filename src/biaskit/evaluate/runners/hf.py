@@ -29,6 +29,7 @@ from biaskit.evaluate.runners.common import (
     LikelihoodSettings,
     Unit,
     derive_seed,
+    find_span,
     join_continuation,
     model_prompt,
     to_model_mask,
@@ -467,7 +468,7 @@ class HFBackend:
             return None, None
         if not u.span:
             return None, "empty span to score"
-        k = u.text.find(u.span)
+        k = find_span(u.text, u.span)
         if k < 0:
             return None, f"span {u.span!r} does not occur in the text"
         return (k, k + len(u.span)), None

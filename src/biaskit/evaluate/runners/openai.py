@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.runners.common import GenerationSettings, LikelihoodSettings, Unit, derive_seed, join_continuation, model_prompt
+from biaskit.evaluate.runners.common import GenerationSettings, LikelihoodSettings, Unit, derive_seed, find_span, join_continuation, model_prompt
 from biaskit.log import get_logger
 
 log = get_logger("runners.openai")
@@ -175,7 +175,7 @@ class OpenAIBackend:
                 return {**base, "error": "empty text"}
             span = None
             if u.span is not None:
-                k = u.text.find(u.span) if u.span else -1
+                k = find_span(u.text, u.span)
                 if k < 0:
                     return {**base, "error": f"span {u.span!r} does not occur in the text"}
                 span = (k, k + len(u.span))
