@@ -164,6 +164,16 @@ def test_unknown_mask_like_tokens_are_found(raw):
     assert find_mask_like(normalize_mask(f"Ta žena je {raw}.")) != []
 
 
+@pytest.mark.parametrize("raw", ["<mask>>", "<<mask>", "<maska>>", "[<mask>]", "‹‹maskę>", "<mask>›"])
+def test_a_mask_with_an_extra_bracket_is_reported_not_accepted(raw):
+    # "<mask>>" used to pass: the known part was normalised and the stray ">" stayed in every prompt
+    text = normalize_mask(f"Ta žena je {raw}.")
+    assert find_mask_like(text) != []
+    with pytest.raises(BiaskitError) as e:
+        _set(f"{{Subject}} pracuje jako {raw}.")
+    assert e.value.code == "E040" and "mask-like" in str(e.value)
+
+
 def test_to_model_mask():
     assert to_model_mask("Ten muž je <mask>.", "[MASK]") == "Ten muž je [MASK]."
     assert to_model_mask("Ten muž je <mask>.", "<mask>") == "Ten muž je <mask>."
@@ -174,3 +184,15 @@ def test_to_model_mask():
 def test_same_set_twice_is_an_error():
     with pytest.raises(BiaskitError, match="given twice"):
         expand_template_sets([starter_set("cs"), starter_set("cs")])
+
+
+@pytest.mark.parametrize("kwargs, value", [
+    ({"numbers": ["du"]}, "du"),
+    ({"subject_categories": ["robot"]}, "robot"),
+    ({"template_categories": ["hobbies"]}, "hobbies"),
+])
+def test_unknown_filter_values_are_named_not_reported_as_nothing_to_expand(kwargs, value):
+    # a typo in --number/--subject-category/--category used to end in "nothing to expand ... check --status"
+    with pytest.raises(BiaskitError) as e:
+        expand_template_sets([starter_set("cs")], **kwargs)
+    assert e.value.code == "E005" and value in str(e.value) and "nothing to expand" not in str(e.value)

@@ -365,6 +365,15 @@ def expand_template_sets(
     cats = set(subject_categories) if subject_categories is not None else None
     tcats = set(template_categories) if template_categories is not None else None
     nums = set(numbers) if numbers is not None else None
+    if nums is not None and nums - set(NUMBERS):
+        raise BiaskitError("E005", "unknown grammatical number(s)", value=sorted(nums - set(NUMBERS)), options=NUMBERS,
+                           fix="use --number sg or --number pl")
+    sets = [ts if isinstance(ts, TemplateSet) else load_template_set(ts) for ts in sets]
+    for wanted, have, flag in ((cats, {s.category for ts in sets for s in ts.subjects}, "--subject-category"),
+                               (tcats, {t.category for ts in sets for t in ts.templates}, "--category")):
+        if wanted is not None and wanted - have:
+            raise BiaskitError("E005", f"unknown {flag} value(s): no subject or template in the sets has them",
+                               value=sorted(wanted - have), options=sorted(have), fix=f"use {flag} with values from the template sets")
     stats = TemplateStats()
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[str, str], str] = {}
