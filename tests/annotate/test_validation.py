@@ -134,6 +134,14 @@ def test_validate_errors_name_value_and_fix():
         calibrate_thresholds([0.1], ["positive"], ORD)
 
 
+def test_unknown_calibration_objective_is_an_error_not_a_silently_skipped_calibration():
+    # it used to be caught as "calibration skipped" in the notes, so --objective balanced gave no thresholds and rc 0
+    ann, samples = _round()
+    with pytest.raises(BiaskitError) as e:
+        validate_metric(ann, samples, metric="vader", n_boot=0, objective="balanced")
+    assert e.value.code == "E091" and "'balanced'" in str(e.value) and "balanced_accuracy" in str(e.value)
+
+
 def test_vectorised_bootstrap_equals_the_plain_one():
     ann, samples = _round()
     v = validate_metric(ann, samples, metric="vader", n_boot=200, seed=4)

@@ -182,6 +182,9 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
                     label_column: str | None = None, score_column: str | None = None, n_boot: int = 1000,
                     seed: int = 0, calibrate: bool = True, objective: str = "accuracy") -> Validation:
     """Compare the human majority label with ``metric``'s label/score carried in the samples table."""
+    if calibrate and objective not in ("accuracy", "balanced_accuracy"):
+        raise BiaskitError("E091", "unknown calibration objective", value=objective,
+                           options=["accuracy", "balanced_accuracy"], fix="use --objective accuracy or balanced_accuracy")
     s = to_arrow(samples)
     a = to_arrow(annotations)
     if task is None:
