@@ -40,6 +40,16 @@ def test_damaged_ledger_is_a_coded_error(tmp_path):
     assert e.value.code == "E092" and "line 2" in str(e.value)
 
 
+@pytest.mark.parametrize("line", ['{"sample_id": "s1", "round": "r1"}', '[1, 2]', '"text"'])
+def test_a_table_passed_as_ledger_is_a_coded_error_not_a_traceback(tmp_path, line):
+    # `biaskit annotate rounds --ledger annotations.jsonl` raised KeyError 'at' / TypeError from history()
+    p = tmp_path / "annotations.jsonl"
+    p.write_text(line + "\n")
+    with pytest.raises(BiaskitError) as e:
+        led.history(p)
+    assert e.value.code == "E092" and "line 1" in str(e.value) and "fix:" in str(e.value)
+
+
 def test_urls_lose_credentials_and_missing_token_is_clear(monkeypatch):
     assert public_url("http://user:pw@host:8080/ls/") == "http://host:8080/ls/"
     monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)

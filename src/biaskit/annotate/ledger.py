@@ -49,10 +49,15 @@ def events(path: str | Path | None = None) -> list[dict[str, Any]]:
         if not line.strip():
             continue
         try:
-            out.append(json.loads(line))
+            entry = json.loads(line)
         except json.JSONDecodeError:
             raise BiaskitError("E092", f"line {i} of the round ledger {p} is not JSON", value=line[:80],
                                fix="repair or remove that line (the ledger is plain JSON lines)") from None
+        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("at", "round", "event")):
+            raise BiaskitError("E092", f"line {i} of {p} is not a round ledger entry (at, round, event)", value=line[:80],
+                               fix="pass the ledger biaskit annotate writes (--ledger, default annotation-rounds.jsonl), "
+                                   "not a table")
+        out.append(entry)
     return out
 
 
