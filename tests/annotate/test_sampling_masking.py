@@ -95,6 +95,19 @@ def test_excluding_earlier_rounds_and_gold_items(scores):
     assert "great" in str(e.value)
 
 
+def test_duplicate_gold_items_and_negative_n_gold_are_coded_errors(scores):
+    # a gold file listing one text twice gave a samples table with a duplicate sample_id that push then refused
+    # ("resample the round", which repeats it); --n-gold -1 crashed in numpy
+    dup = pa.table({"text": ["I love it.", "I love it."], "gold_label": ["positive", "negative"]})
+    with pytest.raises(BiaskitError) as e:
+        sample_round(scores, round="r2", task="sentiment", n=5, gold=dup)
+    assert e.value.code == "E007" and "rows 1 and 2" in str(e.value) and "fix:" in str(e.value)
+    gold = pa.table({"text": ["I love it."], "gold_label": ["positive"]})
+    with pytest.raises(BiaskitError) as e:
+        sample_round(scores, round="r2", task="sentiment", n=5, gold=gold, n_gold=-1)
+    assert e.value.code == "E091" and "-1" in str(e.value)
+
+
 def test_per_label_design_sheng_three_plus_three(scores):
     t, rep = sample_round(scores, round="r1", task="regard", metric="vader", per_label={"positive": 3, "negative": 3}, by="group", seed=1)
     got = Counter((r["group"], r["vader_label"]) for r in t.to_pylist())

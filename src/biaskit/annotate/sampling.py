@@ -171,6 +171,8 @@ def sample_round(
         raise BiaskitError("E091", "invalid round name", value=round, fix="use a short name such as r1 or 2026-11-sentiment")
     if n < 0 or bins < 1:
         raise BiaskitError("E091", "n must be >= 0 and bins >= 1", value={"n": n, "bins": bins}, fix="e.g. --n 100 --bins 4")
+    if n_gold is not None and n_gold < 0:
+        raise BiaskitError("E091", "n_gold must be >= 0", value=n_gold, fix="e.g. --n-gold 10, or leave it out to mix in every gold item")
     if allocation not in ("equal", "proportional"):
         raise BiaskitError("E091", "unknown allocation", value=allocation, options=["equal", "proportional"], fix="use --allocation equal")
     t = to_arrow(scores)
@@ -293,10 +295,15 @@ def _gold_rows(gold: Any, tt: TaskType, round: str, spec: str, n_gold: int | Non
             raise BiaskitError("E091", f"the gold table lacks column {c!r}", value=g.column_names,
                                fix="give gold items as CSV/JSONL with columns text, gold_label")
     items = []
-    for r in g.to_pylist():
+    seen: dict[str, int] = {}
+    for i, r in enumerate(g.to_pylist(), 1):
         lab = (r.get("gold_label") or "").strip().lower()
         tt.check_label(lab)
         sid = r.get("sample_id") or "g-" + make_sample_id(r["text"])[2:]
+        if sid in seen:
+            raise BiaskitError("E007", f"gold rows {seen[sid]} and {i} are the same item (same sample_id or text)", value=sid,
+                               fix="list each gold item once in the gold file")
+        seen[sid] = i
         if sid not in excl:
             items.append((sid, r["text"], lab))
     items.sort()
