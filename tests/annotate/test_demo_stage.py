@@ -35,6 +35,16 @@ def test_without_server_exports_the_round_and_invents_no_labels(tmp_path, scores
     assert "no human labels" in ctx.summary[-1][1] and "biaskit annotate push" in ctx.summary[-1][1]
 
 
+def test_without_token_the_note_shows_the_url_without_credentials(tmp_path, scores, monkeypatch):
+    # the note (which goes into the report) used to repeat the URL as given, password included
+    monkeypatch.delenv("LABEL_STUDIO_API_KEY", raising=False)
+    ctx = _ctx(tmp_path, scores, "http://admin:s3cret-pass@localhost:8080/")
+    stage_annotate.run(ctx)
+    note = ctx.summary[-1][1]
+    assert "not pushed" in note and "http://localhost:8080" in note
+    assert "s3cret-pass" not in note and "admin" not in note
+
+
 @pytest.mark.server
 def test_with_server_pushes_then_pulls_a_full_round(tmp_path, scores, ls_server, ls_client, annotator_clients, monkeypatch):
     monkeypatch.setenv("LABEL_STUDIO_API_KEY", ls_server.token)

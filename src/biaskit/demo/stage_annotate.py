@@ -76,7 +76,10 @@ def run(ctx) -> None:
         return
     token = os.environ.get("LABEL_STUDIO_API_KEY")
     if not token:
-        ctx.note("annotate", f"{rep.chosen} items exported; not pushed: set LABEL_STUDIO_API_KEY to use {ctx.label_studio_url}")
+        from biaskit.annotate.labelstudio import public_url
+
+        ctx.note("annotate", f"{rep.chosen} items exported; not pushed: set LABEL_STUDIO_API_KEY to use "
+                             f"{public_url(ctx.label_studio_url)}")
         return
     try:
         _with_server(ctx, samples, samples_path, task, metric, ledger, info)
