@@ -39,3 +39,20 @@ def test_demo_likelihood_bias_has_testable_descriptor_pairs(demo_run):
     testable = by_axis[by_axis["axis"].isin(["age", "religion"])]
     assert sorted(testable["axis"]) == ["age", "religion"]
     assert list(testable["n_pairs"]) == [3, 3] and list(testable["n_untestable"]) == [0, 0]
+
+
+def test_schema_help_example_checks_a_table_the_demo_writes(demo_run):
+    """`biaskit schema --help` named runs/demo/prompts.parquet, which the demo never writes."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+
+    out, _ = demo_run
+    doc = next(c for c in app.registered_commands if c.name == "schema").callback.__doc__
+    examples = re.findall(r"biaskit schema (\S+) --check runs/demo/(\S+)", doc)
+    assert examples
+    for stage, name in examples:
+        r = CliRunner().invoke(app, ["schema", stage, "--check", str(out / name)])
+        assert r.exit_code == 0, r.output

@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
 
         Example: biaskit schema prompts
 
-        Example: biaskit schema prompts --check runs/demo/prompts.parquet
+        Example: biaskit schema prompts --check runs/demo/prompts_bold.parquet
         """
         from biaskit import schema as sch
 
