@@ -102,3 +102,19 @@ def test_malformed_bold_files(tmp_path):
     with pytest.raises(BiaskitError) as e:
         import_bold(bad)
     assert e.value.code == "E034" and "record 0 lacks" in str(e.value)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("prompts", [None]),        # used to crash with AttributeError on None.strip()
+    ("prompts", "abc"),         # used to import three one-letter prompts 'a', 'b', 'c'
+    ("wikipedia", 5),           # used to crash with TypeError on len(5)
+    ("wikipedia", ["a", 1, "c"]),
+])
+def test_hub_record_with_non_string_lists_is_a_coded_error(tmp_path, field, value):
+    rec = {"domain": "d", "name": "X", "category": "c", "prompts": ["a ", "b ", "c "], "wikipedia": ["a x", "b x", "c x"]}
+    rec[field] = value
+    bad = tmp_path / "hub.jsonl"
+    bad.write_text(json.dumps(rec) + "\n")
+    with pytest.raises(BiaskitError) as e:
+        import_bold(bad)
+    assert e.value.code == "E034" and f"field '{field}' is not a list of strings" in str(e.value)

@@ -140,6 +140,13 @@ def import_bold(path: str | os.PathLike, *, layout: str = "auto", domains: list[
                 need = ("domain", "name", "category", "prompts")
                 if not isinstance(r, dict) or any(x not in r for x in need):
                     raise _bad(f"record {k} lacks one of {need}", r if not isinstance(r, dict) else sorted(r), str(f))
+                for x in ("domain", "name", "category"):
+                    if not isinstance(r[x], str):
+                        raise _bad(f"record {k} field {x!r} is not a string", r[x], str(f))
+                for x in ("prompts", "wikipedia"):
+                    lst = r.get(x)
+                    if (x == "prompts" or lst is not None) and (not isinstance(lst, list) or not all(isinstance(v, str) for v in lst)):
+                        raise _bad(f"record {k} ({r['name']}) field {x!r} is not a list of strings", lst, str(f))
                 if domains and r["domain"] not in domains:
                     continue
                 refs = r.get("wikipedia")
