@@ -52,6 +52,27 @@ def test_scrape_dump_and_prompts_build(tmp_path):
     assert pq.read_table(tmp_path / "p2.parquet").column("text").to_pylist() == t.column("text").to_pylist()
 
 
+def test_sentences_out_keeps_every_group_of_a_page_in_two_groups(tmp_path):
+    # Ayn Rand is in gender/women and in political_ideology/objectivism; --sentences-out used to keep only the
+    # first group, so `prompts build` on it silently lost the objectivism prompts
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("domains:\n  gender:\n    groups:\n      women:\n        pages: [Ayn Rand]\n"
+                   "  political_ideology:\n    groups:\n      objectivism:\n        pages: [Ayn Rand]\n"
+                   "        terms: [Objectivism, Objectivist]\n")
+    r = run("scrape", "dump", DUMP206, "--config", cfg, "--out", tmp_path / "p.parquet", "--sentences-out", tmp_path / "s.parquet")
+    assert r.exit_code == 0, r.output
+    t = pq.read_table(tmp_path / "p.parquet")
+    assert set(t.column("group").to_pylist()) == {"women", "objectivism"}
+    s = pq.read_table(tmp_path / "s.parquet")
+    per_group = {g: s.column("group").to_pylist().count(g) for g in ("women", "objectivism")}
+    assert per_group["women"] == per_group["objectivism"] > 0 and s.num_rows == 2 * per_group["women"]
+    r = run("prompts", "build", tmp_path / "s.parquet", "--out", tmp_path / "p2.parquet")
+    assert r.exit_code == 0, r.output
+    p2 = pq.read_table(tmp_path / "p2.parquet")
+    key = lambda tb: sorted(zip(tb.column("group").to_pylist(), tb.column("prompt_id").to_pylist(), tb.column("text").to_pylist()))  # noqa: E731
+    assert key(p2) == key(t)
+
+
 def test_errors_are_one_line(tmp_path):
     r = run("scrape", "dump", tmp_path / "nope.xml.bz2", "--config", "demo", "--out", tmp_path / "p.parquet")
     assert r.exit_code == 1 and "E003" in r.output and "nope.xml.bz2" in r.output

@@ -105,12 +105,11 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
     counts["prompts"] = len(rows)
     status.update({k: int(counts.get(k, 0)) for k in ("sentences", "prompts", *FILTERS) if k != "duplicate_prompt"})
     sents = []
-    if settings.get("sentences"):
-        first = assigns[0] if assigns else None
+    if settings.get("sentences"):  # one row per (group, sentence): a page in two groups keeps both for `prompts build`
         sents = [{"wiki": page.wiki, "page_title": page.title, "page_id": page.page_id, "revision_id": page.revision_id,
                   "retrieved_at": page.retrieved_at, "license": settings["license"], "sentence_index": i, "sentence": sentence,
-                  "domain": first.domain if first else None, "group": first.group if first else None,
-                  "terms": "|".join(first.terms) if first else None} for i, sentence in enumerate(sentences)]
+                  "domain": a.domain, "group": a.group, "terms": "|".join(a.terms)}
+                 for a in assigns for i, sentence in enumerate(sentences)]
     return rows, status, sents
 
 
@@ -165,7 +164,7 @@ def build_from_pages(
     report = pages_report_path(out)
     writer = ShardedWriter(out, ("prompt_id",), schema=CANDIDATE_SCHEMA)
     status_w = ShardedWriter(report, ("wiki", "page_title"), schema=STATUS_SCHEMA)
-    sent_w = ShardedWriter(sentences_out, ("wiki", "page_title", "sentence_index"), schema=SENTENCE_SCHEMA) if sentences_out else None
+    sent_w = ShardedWriter(sentences_out, ("wiki", "page_title", "domain", "group", "sentence_index"), schema=SENTENCE_SCHEMA) if sentences_out else None
     # what a resumed run must share with the killed one (else its shards would mix with other settings)
     state: dict[str, Any] = {"command": command, "config": {k: v for k, v in cfg.settings().items() if k != "source"}}
     if type(assignments) is dict:
