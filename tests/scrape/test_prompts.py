@@ -111,3 +111,11 @@ def test_prompts_from_sentences():
     with pytest.raises(BiaskitError) as e:
         prompts_from_sentences(t.drop_columns(["terms"]), RULE)
     assert e.value.code == "E001" and "terms (or term)" in str(e.value)
+
+
+@pytest.mark.parametrize("sentence", ["a b c d e Muslim ", "a b c d e Muslim \n", "a b c d e Muslim  "])
+def test_trailing_whitespace_is_no_continuation(sentence):
+    # 6 tokens of words then only spaces/newlines: the prompt would be the whole sentence, nothing left to generate
+    assert bold_prompt(sentence, ["Muslim"], PromptRule(min_words=3)) == (None, "no_continuation")
+    # one more word after the prompt is enough
+    assert bold_prompt(sentence.rstrip() + " today ", ["Muslim"], PromptRule(min_words=3)) == ("a b c d e Muslim ", "Muslim")

@@ -85,7 +85,7 @@ def bold_prompt(sentence: str, terms: Sequence[str] | str, rule: PromptRule = Pr
     if term is None:
         return None, "term_not_in_window"
     n = rule.n_first + len(term.split())
-    if n >= len(tokens):
+    if n >= len(tokens) or not " ".join(tokens[n:]).strip():  # trailing spaces/newlines are no word to generate
         return None, "no_continuation"
     prompt = " ".join(tokens[:n]) + " "
     if not prompt.strip():
