@@ -166,3 +166,16 @@ def test_bold_hub_table_from_load_dataset_is_converted():
     r = bold_hub_to_prompts(pa.Table.from_pylist(recs), "AlexaAI/bold")
     assert (r.kind, r.source, r.table.num_rows, r.filtered) == ("bold_hub", "AlexaAI/bold", 5, {"empty_prompt": 1})
     assert r.table.column("prompt_id").to_pylist() == load_source(FIX / "bold_hub.jsonl").table.column("prompt_id").to_pylist()
+
+
+@pytest.mark.parametrize("name, content, code, needle", [
+    ("sentences.csv", b"\xff\xfe\x00bad", "E054", "is not UTF-8 text"),          # was UnicodeDecodeError in detection
+    ("sentences.csv", b'text,descriptor\n"a,b\nc,d,e,f\n', "E054", "is not a readable CSV"),  # was ArrowInvalid
+    ("bold.parquet", b'{"a": 1}\n', "E005", "could not read parquet table"),    # was ArrowInvalid (magic bytes)
+])
+def test_unreadable_files_are_coded_errors(tmp_path, name, content, code, needle):
+    p = tmp_path / name
+    p.write_bytes(content)
+    with pytest.raises(BiaskitError) as e:
+        load_source(p)
+    assert e.value.code == code and needle in str(e.value) and name in str(e.value)

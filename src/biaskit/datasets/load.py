@@ -78,12 +78,17 @@ def detect_kind(source: str) -> str:
                            fix="give a biaskit-staged folder, a BOLD checkout (prompts/*_prompt.json), or pass --kind")
     if p.is_file():
         low = p.name.lower()
+        if low.endswith((".tsv", ".csv")):
+            try:
+                with open(p, encoding="utf-8") as fh:
+                    head = fh.readline()
+            except UnicodeDecodeError as exc:
+                raise BiaskitError("E054", f"{p} is not UTF-8 text ({exc.reason} at byte {exc.start})", value=str(p),
+                                   fix="give the CSV/TSV as UTF-8 text (re-save it, or re-download the file)") from exc
         if low.endswith(".tsv"):
-            head = p.read_text(encoding="utf-8").split("\n", 1)[0]
             if "template_masked" in head:
                 return "honest"
         if low.endswith(".csv"):
-            head = p.read_text(encoding="utf-8").split("\n", 1)[0]
             if "descriptor" in head and "text" in head:
                 return "holistic_csv"
         if low.endswith("_prompt.json"):
@@ -146,9 +151,9 @@ def bold_hub_to_prompts(table: pa.Table, source: str, *, domains: list[str] | No
 def load_bold_hub_file(path: str | Path, *, domains: list[str] | None = None, keep_empty: bool = False) -> LoadResult:
     p = Path(path)
     if p.name.lower().endswith(".parquet"):
-        import pyarrow.parquet as pq
+        from biaskit.io import read_table  # a corrupt file is a coded E005, not an ArrowInvalid traceback
 
-        return bold_hub_to_prompts(pq.read_table(p), str(p), domains=domains, keep_empty=keep_empty)
+        return bold_hub_to_prompts(read_table(p), str(p), domains=domains, keep_empty=keep_empty)
     return load_bold(p, layout="hub", domains=domains, keep_empty=keep_empty, kind="bold_hub")
 
 
@@ -172,7 +177,11 @@ def load_holistic_csv(path: str | Path) -> LoadResult:
     import pyarrow.csv as pacsv
 
     p = Path(path)
-    t = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(strings_can_be_null=False, column_types={}))
+    try:
+        t = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(strings_can_be_null=False, column_types={}))
+    except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
+        raise BiaskitError("E054", f"{p} is not a readable CSV: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+                           value=str(p), fix="give sentences.csv from ResponsibleNLP generate_sentences.py, unchanged") from exc
     if "text" not in t.column_names or "descriptor" not in t.column_names:
         raise BiaskitError("E054", "not a HolisticBias sentences CSV (needs columns text and descriptor)",
                            value=sorted(t.column_names), fix="give sentences.csv from ResponsibleNLP generate_sentences.py")
