@@ -227,3 +227,25 @@ def test_card_lists_metric_versions_from_the_scores_manifest(tmp_path):
     write_table(SCORES, p, stage="scores", manifest=new_manifest("score", stage="scores", config=cfg))
     res = stage_paths([str(p)], tmp_path / "hub")
     assert "- Metric versions: `toxicity` v2, `vader` v1 on `continuation`" in res.card
+
+
+def test_pretty_name_with_three_dashes_stages_and_parses(tmp_path):
+    # the card header used to be cut at the first "---" anywhere, so this name broke staging with E050
+    res = stage_tables([TableSpec("bold", PROMPTS, "prompts")], tmp_path / "hub", pretty_name="BOLD --- subset")
+    meta, body = parse_card((tmp_path / "hub" / "README.md").read_text(encoding="utf-8"))
+    assert meta["pretty_name"] == "BOLD --- subset" and [c["config_name"] for c in meta["configs"]] == ["bold"]
+    assert body.startswith("# BOLD --- subset\n") and res.configs[0].rows == 4
+
+
+@pytest.mark.parametrize("card, needle", [
+    ("---\nconfigs: 5\n---\n", "`configs` is not a list"),        # was TypeError: 'int' object is not iterable
+    ("---\nconfigs:\n- foo: 1\n---\n", "`configs` is not a list"),  # was KeyError: 'config_name'
+    ("---\n: [\n---\n", "YAML header does not parse"),           # was yaml ParserError
+    ("---\nconfigs: []\n", "no closing --- line"),                # was ValueError (unpacking)
+    ("---\n- a\n---\n", "is not a mapping"),
+])
+def test_hand_broken_card_header_is_a_coded_error(tmp_path, card, needle):
+    (tmp_path / "README.md").write_text(card, encoding="utf-8")
+    with pytest.raises(BiaskitError) as e:
+        validate_folder(tmp_path)
+    assert e.value.code == "E050" and needle in str(e.value)

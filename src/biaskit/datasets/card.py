@@ -234,8 +234,21 @@ def parse_card(text: str) -> tuple[dict, str]:
 
     if not text.startswith("---"):
         raise BiaskitError("E050", "dataset card has no YAML header", fix="restage the folder with biaskit hub stage")
-    _, head, body = text.split("---", 2)
-    return yaml.safe_load(head) or {}, body.lstrip("\n")
+    # the header ends at the next line that is exactly "---" (as the Hub reads it): a value such as a
+    # pretty name may itself contain "---"
+    lines = text.split("\n")
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r") == "---"), None)
+    if end is None:
+        raise BiaskitError("E050", "dataset card YAML header has no closing --- line", fix="restage the folder with biaskit hub stage")
+    try:
+        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError as exc:
+        raise BiaskitError("E050", f"dataset card YAML header does not parse: {' '.join(str(exc).split())[:200]}",
+                           fix="restage the folder with biaskit hub stage (do not edit the card header by hand)") from exc
+    if not isinstance(meta, dict):
+        raise BiaskitError("E050", "dataset card YAML header is not a mapping", value=type(meta).__name__,
+                           fix="restage the folder with biaskit hub stage")
+    return meta, "\n".join(lines[end + 1:]).lstrip("\n")
 
 
 # --------------------------------------------------------------------------- body

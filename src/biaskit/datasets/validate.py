@@ -73,6 +73,9 @@ def validate_folder(folder: str | Path, *, expected: Any = None) -> ValidationRe
     folder = Path(folder)
     card, _ = read_card(folder)
     configs = card.get("configs") or []
+    if not isinstance(configs, list) or not all(isinstance(c, dict) and isinstance(c.get("config_name"), str) for c in configs):
+        raise BiaskitError("E050", "dataset card `configs` is not a list of {config_name, data_files} entries", value=configs,
+                           fix="restage the folder with biaskit hub stage")
     if not configs:
         raise BiaskitError("E050", "dataset card declares no configs", value=str(folder / "README.md"),
                            fix="restage the folder with biaskit hub stage")
