@@ -122,3 +122,12 @@ def test_cli_score_and_list(tmp_path, tiny_vectors):
         assert f"{name} (v" in r.output
     assert "--param honest.mode=<str> [word|sentence] (required)" in r.output
     assert "vader_compound" in r.output and "regard_other" in r.output
+
+
+@pytest.mark.parametrize("name, params", [("gender", {"threshold": -0.25}), ("gender", {"threshold": 0}),
+                                          ("norms", {"lexicon": "x.tsv", "threshold": -0.5})])
+def test_a_threshold_that_is_not_positive_is_a_coded_error(name, params):
+    # review fix: a threshold <= 0 was accepted and silently labelled every text male / positive
+    with pytest.raises(BiaskitError) as e:
+        make_metric(name, params=params)
+    assert e.value.code == "E070" and "threshold" in str(e.value)

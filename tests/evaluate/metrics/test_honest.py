@@ -102,3 +102,12 @@ def test_hurtlex_assets_are_pinned_and_never_bundled():
         assert a.url.startswith("https://raw.githubusercontent.com/MilaNLProc/hurtlex/") and len(a.sha256) == 64
     pkg = Path(biaskit.__file__).parent
     assert not [p for p in pkg.rglob("*") if "hurtlex" in p.name.lower() and p.suffix in {".tsv", ".csv"}]
+
+
+def test_hurtlex_file_that_is_not_utf8_is_a_coded_error(tmp_path):
+    # review fix: a Latin-1 file raised a bare UnicodeDecodeError
+    f = tmp_path / "hurtlex_xx.tsv"
+    f.write_bytes(b"id\tpos\tcategory\tstereotype\tlemma\tlevel\n1\tn\tps\tno\tcaf\xe9\tconservative\n")
+    with pytest.raises(BiaskitError) as err:
+        load_hurtlex(f, "en")
+    assert err.value.code == "E071" and "UTF-8" in str(err.value)

@@ -135,3 +135,49 @@ def test_parser_free_pronoun_rule_matches_the_parser(tmp_path):
     assert [r["norms_coverage"] for r in exact] == pytest.approx([1 / 3, 1 / 5])  # like a lot / like this dog a lot
     assert [r["norms_coverage"] for r in fast] == pytest.approx([1 / 3, 1 / 5])
     assert fast[0]["norms_valence"] == exact[0]["norms_valence"] == pytest.approx(0.5)
+
+
+def test_lemma_hit_is_not_counted_as_predicted(tmp_path):
+    # "ran" is not in the lexicon but its lemma "run" is: a lexicon value, not an extension prediction,
+    # so norms_n_predicted is 0 for "He ran." (review fix: lemma hits were counted as predicted)
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(60)]
+    vecs = rng.uniform(-1, 1, size=(60, 2))
+    lex = tmp_path / "lex.txt"
+    lex.write_text("Word\tValence\tArousal\tDominance\n" + "".join(
+        f"{w}\t{(x + 1) / 2}\t0.5\t{(y + 1) / 2}\n" for w, (x, y) in zip(words[:50], vecs[:50])) + "run\t0.7\t0.5\t0.5\n",
+        encoding="utf-8")
+    emb = tmp_path / "emb.txt"
+    emb.write_text(f"{len(words)} 2\n" + "".join(f"{w} {x} {y}\n" for w, (x, y) in zip(words, vecs)), encoding="utf-8")
+    m = NormsMetric(lexicon=str(lex), extend_embeddings=str(emb), extend_folds=5)
+    m.setup()
+    out = m.score({"continuation": ["He ran.", "w55"]})
+    assert out["norms_valence"][0] == pytest.approx(0.4)  # run: 2 * 0.7 - 1
+    assert out["norms_n_predicted"] == [0, 1]
+
+
+@pytest.mark.parametrize("name, text, fmt", [
+    ("be5.csv", "Word,Joy,Anger,Sadness,Fear,Disgust\nhappy,5,1,1,1,1\nsad,1,1\n", "auto"),
+    ("eil.txt", "word\temotion\tscore\nrage\tanger\t0.9\nfoo\tanger\n", "auto"),
+    ("w.csv", "Word,V.Mean.Sum,A.Mean.Sum,D.Mean.Sum\nhappy,8,5,5\nsad,2\n", "auto"),
+    ("g.csv", "word,valence,arousal\nhappy,8,5\nsad,2\n", "generic"),
+    ("one.txt", "happy\n", "nrc-eil"),
+])
+def test_truncated_lexicon_row_is_a_coded_error(tmp_path, name, text, fmt):
+    # review fix: a short row raised a bare IndexError; it must be E071 naming the row
+    f = tmp_path / name
+    f.write_text(text, encoding="utf-8")
+    with pytest.raises(BiaskitError) as err:
+        load_lexicon(f, fmt, "1,9" if fmt == "generic" else None)
+    assert err.value.code == "E071" and "columns" in str(err.value)
+
+
+def test_lexicon_file_that_is_not_utf8_is_a_coded_error(tmp_path):
+    # review fix: a Latin-1 lexicon (e.g. saved from a spreadsheet) raised a bare UnicodeDecodeError
+    f = tmp_path / "lex.txt"
+    f.write_bytes(b"Word\tValence\tArousal\tDominance\ncaf\xe9\t0.9\t0.5\t0.5\n")
+    with pytest.raises(BiaskitError) as err:
+        load_lexicon(f)
+    assert err.value.code == "E071" and "UTF-8" in str(err.value)

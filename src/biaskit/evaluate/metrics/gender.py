@@ -209,6 +209,11 @@ class GenderMetric(Metric):
         Param("cache", True, "cache the debiased space under $BIASKIT_CACHE/gender", "bool"),
     )
 
+    def _check_config(self) -> None:
+        if not self.config["threshold"] > 0:  # <= 0 would label every text male (value <= -threshold comes first)
+            raise BiaskitError("E070", "gender.threshold must be above 0", value=self.config["threshold"],
+                               fix="e.g. gender.threshold=0.25 (BOLD): <= -0.25 male, >= 0.25 female")
+
     def _setup(self) -> None:
         if not self.config["embedding"]:
             self.info.update({"embedding": False})

@@ -77,6 +77,9 @@ def load_hurtlex(path: str | Path, language: str, level: str = "conservative", c
             rows = list(csv.reader(fh, delimiter="\t"))
     except OSError as exc:
         raise BiaskitError("E071", f"cannot read HurtLex file {p}: {exc}", value=str(p), fix="pass an existing hurtlex_XX.tsv") from exc
+    except UnicodeDecodeError as exc:
+        raise BiaskitError("E071", f"HurtLex file {p} is not UTF-8 text ({exc.reason} at byte {exc.start})", value=str(p),
+                           fix="save the file as UTF-8 (the MilaNLProc/hurtlex TSVs are)") from None
     if not rows:
         raise BiaskitError("E071", "empty HurtLex file", value=str(p), fix="pass a hurtlex_XX.tsv from MilaNLProc/hurtlex")
     header = [h.strip().lower() for h in rows[0]]

@@ -119,12 +119,22 @@ def _fail(path, what, fix="check the file and --param norms.format") -> BiaskitE
 
 
 def _read_rows(path: Path) -> list[list[str]]:
-    text = path.read_text(encoding="utf-8-sig")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _fail(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})", "save the lexicon as UTF-8") from None
     if not text.strip():
         raise _fail(path, "empty file")
     first = text.splitlines()[0]
     delim = "\t" if "\t" in first else ";" if first.count(";") > first.count(",") else ","
     return [r for r in csv.reader(io.StringIO(text), delimiter=delim) if r and any(c.strip() for c in r)]
+
+
+def _cell(path, row_no, row, j) -> str:
+    """Column ``j`` of a data row; a short (truncated) row is an E071 naming the row."""
+    if j >= len(row):
+        raise _fail(path, f"row {row_no}: expected at least {j + 1} columns, got {len(row)}: {row!r}", "check the file is complete")
+    return row[j]
 
 
 def _num(path, row_no, s) -> float:
@@ -185,7 +195,7 @@ def load_lexicon(path: str | Path, format: str = "auto", scale: tuple[float, flo
         old[dim] = nv
 
     if fmt == "nrc-vad":
-        body = rows[1:] if not _is_number(rows[0][1]) else rows
+        body = rows[1:] if not _is_number(_cell(p, 1, rows[0], 1)) else rows
         src = scale or (0.0, 1.0)
         for i, r in enumerate(body, 2):
             if len(r) < 4:
@@ -199,17 +209,18 @@ def load_lexicon(path: str | Path, format: str = "auto", scale: tuple[float, flo
         for i, r in enumerate(rows[1:], 2):
             for dim, c in cols.items():
                 if c in header:
-                    put(i, r[wi], dim, _num(p, i, r[header.index(c)]), src)
+                    put(i, _cell(p, i, r, wi), dim, _num(p, i, _cell(p, i, r, header.index(c))), src)
     elif fmt == "be5":
         wi = header.index("word") if "word" in header else 0
         src = scale or (1.0, 5.0)
         for i, r in enumerate(rows[1:], 2):
             for dim in EMOTIONS:
-                put(i, r[wi], dim, _num(p, i, r[header.index(dim)]), src)
+                put(i, _cell(p, i, r, wi), dim, _num(p, i, _cell(p, i, r, header.index(dim))), src)
     elif fmt == "nrc-eil":
-        body = rows[1:] if not _is_number(rows[0][2]) else rows
+        body = rows[1:] if not _is_number(_cell(p, 1, rows[0], 2)) else rows
         src = scale or (0.0, 1.0)
         for i, r in enumerate(body, 2):
+            _cell(p, i, r, 2)
             emo = r[1].strip().lower()
             if emo in EMOTIONS:
                 put(i, r[0], emo, _num(p, i, r[2]), src)
@@ -224,8 +235,8 @@ def load_lexicon(path: str | Path, format: str = "auto", scale: tuple[float, flo
             raise _fail(p, f"no known dimension columns ({', '.join(DIMS)})")
         for i, r in enumerate(rows[1:], 2):
             for dim in dims:
-                if r[header.index(dim)].strip():
-                    put(i, r[wi], dim, _num(p, i, r[header.index(dim)]), scale)
+                if _cell(p, i, r, header.index(dim)).strip():
+                    put(i, _cell(p, i, r, wi), dim, _num(p, i, r[header.index(dim)]), scale)
     if not values:
         raise _fail(p, "no entries")
     dims_present = [d for d in DIMS if any(d in v for v in values.values())]
@@ -342,6 +353,9 @@ class NormsMetric(Metric):
                 "pass --param norms.lexicon=PATH (NRC-VAD, Warriner CSV, BE5 CSV, NRC emotion intensity) or set BIASKIT_NORMS_LEXICON; "
                 "their licences forbid bundling, see docs/metrics.md"))
         self.keep_on_error = ("coverage", "n_predicted")
+        if not self.config["threshold"] > 0:  # <= 0 would make every score positive (>= threshold comes first)
+            raise BiaskitError("E070", "norms.threshold must be above 0", value=self.config["threshold"],
+                               fix="e.g. norms.threshold=0.5: >= 0.5 positive, <= -0.5 negative")
 
     def _setup(self) -> None:
         from biaskit.assets import load_spacy
@@ -416,8 +430,8 @@ class NormsMetric(Metric):
                 vals = lex.get(lemma)
                 if vals is None and self.extension is not None:
                     vals = self.extension.predict(low) or self.extension.predict(lemma)
-                if vals is not None:
-                    n_pred += 1
+                    if vals is not None:
+                        n_pred += 1
             if vals is not None:
                 found.append(vals)
         out: dict[str, Any] = {}
