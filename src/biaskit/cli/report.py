@@ -76,10 +76,19 @@ def register(app: typer.Typer) -> None:
 
         Example: biaskit stats ztest runs/demo/scores.parquet --column vader_label --label positive --within domain,model
         """
+        from biaskit.errors import BiaskitError
         from biaskit.evaluate.stats import pairwise_proportion_tests
+        from biaskit.evaluate.stats.aggregate import _label_strings
         from biaskit.io import read_table
 
-        _emit(pairwise_proportion_tests(read_table(table), group, column, label, within=within, correction=correction), out)
+        t = read_table(table)
+        if column in t.column_names:
+            # a label that occurs nowhere (a typo) would give a table of 0 shares with every test undefined
+            seen = sorted(set(_label_strings(t.column(column).to_pandas()).dropna()))
+            if label not in seen:
+                raise BiaskitError("E080", f"label {label!r} does not occur in column {column!r}", value=label, options=seen,
+                                   fix="pass --label with one of the column's labels")
+        _emit(pairwise_proportion_tests(t, group, column, label, within=within, correction=correction), out)
 
     @stats.command("likelihood-bias")
     def likelihood_bias_cmd(

@@ -210,3 +210,27 @@ def test_a_column_that_is_null_everywhere_is_reported_not_plotted(tmp_path):
     why = dict(res.skipped)["Regard"]
     assert "`scores` has regard_label but every one of its 2 rows is null" in why
     assert "sentiment" in res.sections
+
+
+def test_likelihood_table_whose_model_column_is_all_null_still_gets_its_section(tmp_path):
+    # review fix: a model column with only nulls (e.g. a CSV without model names) left no model to loop
+    # over and the report crashed with pandas' "No objects to concatenate"
+    run = tmp_path / "run"
+    run.mkdir()
+    rows = [{"axis": "age", "template": "I am {noun}.", "descriptor": d, "perplexity": float(i + (10 if d == "old" else 0)),
+             "kind": "likelihood", "model": None} for d in ("old", "young") for i in range(9)]
+    pd.DataFrame(rows).to_csv(run / "likelihoods.csv", index=False)
+    res = build_report(run, n_boot=10)
+    assert "likelihood_bias" in res.sections
+    by_axis = pd.read_csv(res.tables["likelihood_bias_by_axis"])
+    assert by_axis["n_pairs"].tolist() == [1] and by_axis["n_different"].tolist() == [1]
+
+
+def test_cli_ztest_with_a_label_that_occurs_nowhere_is_a_coded_error(full_run):
+    # review fix: a typo in --label gave a table of zero shares (every test undefined) and exit code 0
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+
+    r = CliRunner().invoke(app, ["stats", "ztest", str(full_run / "scores.parquet"), "--label", "positve"])
+    assert r.exit_code == 1 and "E080" in r.output and "'positve'" in r.output and "'positive'" in r.output

@@ -335,6 +335,7 @@ def _likelihood_section(b: _Builder, loaded) -> Section:
     models = sorted(df["model"].dropna().unique()) if "model" in df.columns else [None]
     if "kind" in df.columns:
         models = sorted(df.loc[df["kind"] == "likelihood", "model"].dropna().unique()) if "model" in df.columns else [None]
+    models = models or [None]  # a model column that is all null: one unnamed model, not an empty report crash
     axes, pairs, ranks = [], [], []
     for m in models:
         res = likelihood_bias(df, alpha=b.alpha, model=m)
