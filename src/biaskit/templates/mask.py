@@ -21,6 +21,8 @@ _CLOSE = r"[>›»\]⟩＞]"
 _KNOWN_WORDS = r"(?:mask|masks|maska|masky|maske|masce|masku|maskou|maskę|maską|maski|masek|masko|m|mask_token|mask-token)"
 _KNOWN = re.compile(rf"{_OPEN}\s*{_KNOWN_WORDS}\s*{_CLOSE}", re.IGNORECASE)
 # Anything still looking like a bracketed token after normalisation (reported, never guessed).
+# A bracket directly before or after the normalised slot: what is left of "<mask>>" or "‹‹maskę>".
+_STUCK_BRACKET = re.compile(rf"{_OPEN}+{re.escape(MASK)}{_CLOSE}*|{re.escape(MASK)}{_CLOSE}+")
 _MASK_LIKE = re.compile(rf"{_OPEN}[^<>‹›«»\[\]⟨⟩＜＞{{}}]{{0,20}}{_CLOSE}|{_OPEN}\s*ma?s?k\w*|\bmask\w*{_CLOSE}", re.IGNORECASE)
 
 
@@ -49,6 +51,11 @@ def normalize_mask(text: str) -> str:
 
 
 def find_mask_like(text: str) -> list[str]:
-    """Bracketed tokens other than :data:`MASK` that look like a damaged mask (to report, not fix)."""
+    """Bracketed tokens other than :data:`MASK` that look like a damaged mask (to report, not fix).
+
+    A mask with an extra bracket stuck to it (``<mask>>``, ``‹‹maskę>``) counts: normalising its known part
+    would otherwise leave the stray bracket in every prompt.
+    """
+    stuck = [m.group(0) for m in _STUCK_BRACKET.finditer(text)]
     rest = text.replace(MASK, " ")
-    return [m.group(0) for m in _MASK_LIKE.finditer(rest)]
+    return stuck + [m.group(0) for m in _MASK_LIKE.finditer(rest)]
