@@ -142,7 +142,13 @@ def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Se
         elif fmt == "jsonl":
             t = pajson.read_json(p)
         elif fmt == "csv":
-            t = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(strings_can_be_null=True))
+            # CSV has no types: read the stage's string columns as strings (ids such as round "1" or annotator "2")
+            types = {}
+            if stage:
+                from biaskit.schema import get_stage
+
+                types = {c.name: c.type for c in get_stage(stage).columns if pa.types.is_string(c.type)}
+            t = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(strings_can_be_null=True, column_types=types))
         else:
             import datasets as hf_datasets
 
@@ -191,6 +197,11 @@ def write_table(
         t = conform(t, stage)
     p = Path(path)
     fmt = table_format(p)
+    # the old manifest describes the old content: remove it first, so that a run killed between the table
+    # and the new manifest leaves a table without a manifest (unfinished), never one with a stale manifest
+    old_manifest = p.parent / (p.name + MANIFEST_SUFFIX)
+    if old_manifest.is_file():
+        old_manifest.unlink()
     if fmt == "arrow_dir":
         import datasets as hf_datasets
 

@@ -16,7 +16,12 @@ SECRET_ENV_VARS = (
     "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_TOKEN", "LABEL_STUDIO_API_KEY", "LABEL_STUDIO_TOKEN",
     "LABEL_STUDIO_USER_TOKEN", "OPENAI_API_KEY", "BIASKIT_ENDPOINT_API_KEY", "LABEL_STUDIO_PASSWORD",
 )
-_SECRET_KEY = re.compile(r"(token|secret|password|passwd|api[_-]?key|authorization|auth)", re.I)
+# credential-like key names: the whole name or its last part (hf_token, X-Api-Key, client_secret), not any
+# name containing one (max_new_tokens, tokenizer, author are settings and must stay in manifests)
+_SECRET_KEY = re.compile(r"(?:^|[_\-. ])(?:token|secret|password|passwd|pass|api[_\-]?key|apikey|access[_\-]?key|"
+                         r"secret[_\-]?key|private[_\-]?key|authorization|auth|credentials?|cookie)$", re.I)
+_SECRET_KEY_CAMEL = re.compile(r"(?<=[a-z0-9])(?:Token|Secret|Password|Passwd|Api[Kk]ey|APIKey|AccessKey|SecretKey|PrivateKey|"
+                               r"Auth|Authorization|Credentials?|Cookie)$")
 _extra_secrets: set[str] = set()
 
 
@@ -41,7 +46,7 @@ def redact(text: str) -> str:
 def scrub(obj: Any) -> Any:
     """A copy of ``obj`` without credential-like keys and with secret values redacted."""
     if isinstance(obj, dict):
-        return {k: scrub(v) for k, v in obj.items() if not (isinstance(k, str) and _SECRET_KEY.search(k))}
+        return {k: scrub(v) for k, v in obj.items() if not (isinstance(k, str) and (_SECRET_KEY.search(k) or _SECRET_KEY_CAMEL.search(k)))}
     if isinstance(obj, (list, tuple)):
         return [scrub(v) for v in obj]
     if isinstance(obj, str):

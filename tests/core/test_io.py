@@ -28,6 +28,25 @@ def test_round_trip_by_suffix_keeps_values_and_nulls(tmp_path, name):
     assert back.column("text").to_pylist() == ["A nurse is ", "Ein Arzt "]  # trailing spaces kept
 
 
+def test_csv_ids_that_look_like_numbers_are_read_as_the_stage_strings(tmp_path):
+    # a hand-made annotations CSV with round "1" and annotators "1", "2" was rejected with E004 (int64)
+    p = tmp_path / "ann.csv"
+    p.write_text("sample_id,round,annotator,label\n7,1,1,positive\n7,1,2,negative\n")
+    t = io.read_table(p, "annotations")
+    assert t.column("round").to_pylist() == ["1", "1"]
+    assert t.column("annotator").to_pylist() == ["1", "2"] and t.column("sample_id").to_pylist() == ["7", "7"]
+
+
+def test_manifest_keeps_settings_whose_names_merely_contain_token_or_auth(tmp_path):
+    # scrub dropped every key containing "token"/"auth": generate manifests lost max_new_tokens
+    m = new_manifest("biaskit generate", config={"generation_config": {"max_new_tokens": 20, "eos_token_id": 2},
+                                                 "tokenizer": "gpt2", "author": "me", "hf_token": "x" * 10,
+                                                 "headers": {"Authorization": "Bearer abc", "X-Api-Key": "k", "accessToken": "t"}})
+    assert m["config"]["generation_config"] == {"max_new_tokens": 20, "eos_token_id": 2}
+    assert m["config"]["tokenizer"] == "gpt2" and m["config"]["author"] == "me"
+    assert "hf_token" not in m["config"] and m["config"]["headers"] == {}
+
+
 def test_unsupported_suffix_is_a_clear_error(tmp_path):
     with pytest.raises(BiaskitError) as ei:
         io.write_table(ROWS, tmp_path / "t.xlsx")
@@ -79,6 +98,26 @@ def test_killed_writer_leaves_no_file_under_final_name(tmp_path):
     io.write_table(pa.table({"a": [1, 2, 3]}), out)
     subprocess.run([sys.executable, "-c", script], capture_output=True)
     assert io.read_table(out).column("a").to_pylist() == [1, 2, 3]
+
+
+def test_kill_between_table_and_manifest_leaves_no_stale_manifest(tmp_path):
+    """A run killed after the new table but before its manifest must not leave the previous run's manifest,
+    which the runners read as 'this output is complete for those settings'."""
+    out = tmp_path / "out.parquet"
+    io.write_table(pa.table({"a": [1]}), out, manifest=new_manifest("first", config={"fingerprint": "A"}))
+    assert io.read_manifest(out)["config"]["fingerprint"] == "A"
+    script = textwrap.dedent(f"""
+        import os, pyarrow as pa
+        from biaskit import io, manifest
+        def dying(*a, **kw):
+            os._exit(9)                      # the table is in place, the manifest is not
+        manifest.finish_manifest = dying
+        io.write_table(pa.table({{"a": [2, 3]}}), {str(out)!r}, manifest=manifest.new_manifest("second", config={{"fingerprint": "B"}}))
+    """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True)
+    assert r.returncode == 9, r.stderr
+    assert io.read_table(out).column("a").to_pylist() == [2, 3]
+    assert io.read_manifest(out) is None
 
 
 def test_sharded_writer_resumes_without_duplicates_or_losses(tmp_path):
