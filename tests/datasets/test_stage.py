@@ -249,3 +249,11 @@ def test_hand_broken_card_header_is_a_coded_error(tmp_path, card, needle):
     with pytest.raises(BiaskitError) as e:
         validate_folder(tmp_path)
     assert e.value.code == "E050" and needle in str(e.value)
+
+
+def test_out_that_is_a_file_is_a_coded_error_and_the_file_is_kept(tmp_path):
+    (tmp_path / "hub").write_text("mine")  # was NotADirectoryError from out.iterdir()
+    with pytest.raises(BiaskitError) as ei:
+        stage_tables([TableSpec("p", PROMPTS, "prompts")], tmp_path / "hub")
+    assert ei.value.code == "E006" and "existing file" in str(ei.value)
+    assert (tmp_path / "hub").read_text() == "mine"

@@ -202,6 +202,8 @@ def stage_tables(
     if not specs:
         raise BiaskitError("E050", "nothing to stage", value=[], fix="give at least one table: biaskit hub stage prompts.parquet --out DIR")
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise BiaskitError("E006", "--out is an existing file, not a folder", value=str(out), fix="choose a new --out folder")
     if out.exists() and any(out.iterdir()) and not (out / STAGING_MANIFEST).is_file():
         raise BiaskitError("E006", "output folder exists and is not a folder staged by biaskit", value=str(out),
                            fix="choose a new --out folder or remove this one")
