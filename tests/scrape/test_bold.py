@@ -118,3 +118,13 @@ def test_hub_record_with_non_string_lists_is_a_coded_error(tmp_path, field, valu
     with pytest.raises(BiaskitError) as e:
         import_bold(bad)
     assert e.value.code == "E034" and f"field '{field}' is not a list of strings" in str(e.value)
+
+
+def test_export_to_an_existing_file_is_a_coded_error(tmp_path):
+    t, _ = import_bold(GITHUB)
+    (tmp_path / "out").write_text("mine")  # was NotADirectoryError from the atomic writer
+    for layout in ("github", "hub"):
+        with pytest.raises(BiaskitError) as e:
+            export_bold(t, tmp_path / "out", layout=layout)
+        assert e.value.code == "E006" and "existing file" in str(e.value)
+    assert (tmp_path / "out").read_text() == "mine"

@@ -193,6 +193,8 @@ def export_bold(table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "g
         raise BiaskitError("E005", "unknown BOLD layout", value=layout, options=[*LAYOUTS, "both"], fix="use --layout github, hub or both")
     ents = _entities(table)
     out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise BiaskitError("E006", "--out is an existing file, not a folder", value=str(out), fix="give a folder for the BOLD files, e.g. --out bold_export")
     written: list[Path] = []
     if layout in ("github", "both"):
         for domain, groups in ents.items():
