@@ -196,3 +196,19 @@ def test_unknown_filter_values_are_named_not_reported_as_nothing_to_expand(kwarg
     with pytest.raises(BiaskitError) as e:
         expand_template_sets([starter_set("cs")], **kwargs)
     assert e.value.code == "E005" and value in str(e.value) and "nothing to expand" not in str(e.value)
+
+
+@pytest.mark.parametrize("patch, msg", [
+    ({"subjects": 5}, "subjects must be a list"),
+    ({"templates": 7}, "templates must be a list"),
+    ({"subjects": "male"}, "subjects must be a list"),
+    ({"templates": [{"id": "t1", "category": "work", "text": "{Subject} je <mask>.", "subjects": "m"}]},
+     "subjects must be a list of subject ids"),
+])
+def test_wrongly_shaped_lists_are_e040_not_a_traceback(patch, msg):
+    # "subjects: 5" used to end in TypeError: 'int' object is not iterable; "subjects: m" was read letter by letter
+    obj = {"language": "cs", "status": "translated", "subjects": SUBJ,
+           "templates": [{"id": "t1", "category": "work", "text": "{Subject} je <mask>."}], **patch}
+    with pytest.raises(BiaskitError) as e:
+        template_set_from_dict(obj, "my.yaml")
+    assert e.value.code == "E040" and "my.yaml" in str(e.value) and msg in str(e.value)

@@ -241,6 +241,10 @@ def template_set_from_dict(obj: Any, file: str = "<template set>") -> TemplateSe
     default_status = obj.get("status", "draft")
     if default_status not in STATUSES:
         raise BiaskitError("E040", f"{file}: unknown status", value=default_status, options=STATUSES, fix="use a valid status")
+    for key, layout in (("subjects", "{id, category, gender, number, forms}"), ("templates", "{id, category, text}")):
+        if obj.get(key) is not None and not isinstance(obj[key], list):
+            raise BiaskitError("E040", f"{file}: {key} must be a list", value=obj[key],
+                               fix=f"write {key}: as a YAML list of mappings ({layout})")
     subjects: list[Subject] = []
     seen: set[str] = set()
     for i, s in enumerate(obj.get("subjects") or []):
@@ -291,6 +295,9 @@ def template_set_from_dict(obj: Any, file: str = "<template set>") -> TemplateSe
         if status not in STATUSES:
             raise BiaskitError("E040", f"{file}: {entry}: unknown status", value=status, options=STATUSES, fix="use a valid status")
         only = t.get("subjects")
+        if only is not None and (not isinstance(only, list) or not all(isinstance(x, str) for x in only)):
+            raise BiaskitError("E040", f"{file}: {entry}: subjects must be a list of subject ids", value=only,
+                               options=sorted(seen), fix="write subjects: [male, female] (or leave it out for every subject)")
         if only is not None:
             bad = [x for x in only if x not in seen]
             if bad:
