@@ -113,6 +113,36 @@ def test_cli_file_round_sample_pull_agreement_validate_rounds(tmp_path, scores):
     assert r.exit_code == 0 and "excluded 12" in r.output
 
 
+def test_cli_pull_without_rejects_removes_the_rejected_file_of_an_earlier_pull(tmp_path, scores):
+    # the stale <out>.rejected.jsonl of the first pull stayed next to the new annotations, listing drops that no longer exist
+    samples = tmp_path / "samples.parquet"
+    t, _ = sample_round(scores, round="r1", task="sentiment", n=4, seed=0)
+    write_table(t, samples)
+    sid = t.column("sample_id")[0].as_py()
+    res, out = tmp_path / "results.csv", tmp_path / "annotations.parquet"
+    rej = tmp_path / "annotations.parquet.rejected.jsonl"
+    led = str(tmp_path / "ledger.jsonl")
+    res.write_text(f"sample_id,annotator,label\n{sid},w1,positive\n{sid},w2,meh\n")
+    r = runner.invoke(app, ["annotate", "pull", str(samples), "--results", str(res), "--out", str(out), "--ledger", led])
+    assert r.exit_code == 0, r.output
+    assert rej.exists()
+    res.write_text(f"sample_id,annotator,label\n{sid},w1,positive\n{sid},w2,negative\n")
+    r = runner.invoke(app, ["annotate", "pull", str(samples), "--results", str(res), "--out", str(out), "--ledger", led])
+    assert r.exit_code == 0, r.output
+    assert read_table(out).num_rows == 2 and not rej.exists()
+
+
+def test_result_line_that_is_not_an_object_is_a_coded_error(tmp_path, scores):
+    # a JSON array on line 2 crashed with AttributeError: 'list' object has no attribute 'get'
+    t, _ = sample_round(scores, round="r1", task="sentiment", n=2, seed=0)
+    sid = t.column("sample_id")[0].as_py()
+    p = tmp_path / "results.jsonl"
+    p.write_text(json.dumps({"sample_id": sid, "annotator": "w1", "label": "positive"}) + "\n" + json.dumps([sid, "w2", "negative"]) + "\n")
+    with pytest.raises(BiaskitError) as e:
+        read_results(p, t)
+    assert e.value.code == "E091" and "line 2" in str(e.value) and "fix:" in str(e.value)
+
+
 def test_cli_errors_are_one_line_with_code(tmp_path, scores):
     sc = tmp_path / "scores.parquet"
     write_table(scores, sc)

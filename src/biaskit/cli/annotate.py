@@ -204,6 +204,8 @@ def register(app: typer.Typer) -> None:
         rej_path = out.parent / (out.name + ".rejected.jsonl")
         if rej.num_rows:
             _write_plain(rej, rej_path)
+        elif rej_path.exists():
+            rej_path.unlink()  # left by an earlier pull to the same --out: it lists records this pull no longer has
         typer.echo(rep.summary())
         for line in rep.details():
             typer.echo(line)
