@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from biaskit.annotate.labelstudio import config_labels
-from biaskit.annotate.masking import mask_text, unmask
+from biaskit.annotate.masking import mask_text, row_mentions, unmask
 from biaskit.annotate.sampling import _allocate, sample_round
 from biaskit.annotate.tasks import TASK_TYPES, get_task_type, task_spec
 from biaskit.errors import BiaskitError
@@ -48,6 +48,15 @@ def test_masking_cases_and_exact_roundtrip(text, mentions, expected):
     assert masked == expected
     assert unmask(masked, mapping) == text
     assert unmask(masked, json.dumps(mapping)) == text
+
+
+def test_holistic_variant_rows_are_masked_too():
+    # a remove_descriptor_hyphens variant writes "hard of hearing": only variant_noun_phrase holds that form,
+    # and it was not a mention column, so annotators saw the descriptor
+    row = {"descriptor": "hard-of-hearing", "noun": "woman", "noun_phrase": "a hard-of-hearing woman",
+           "plural_noun_phrase": "hard-of-hearing women", "variant_noun_phrase": "a hard of hearing woman"}
+    masked, mapping = mask_text("I am a hard of hearing woman.", row_mentions(row))
+    assert masked == "I am XYZ." and unmask(masked, mapping) == "I am a hard of hearing woman."
 
 
 def test_allocation_equal_water_filling_and_proportional():

@@ -17,7 +17,7 @@ from biaskit.errors import BiaskitError
 
 MASK = "XYZ"
 #: columns of a prompts/scores row that hold the demographic mention, in the order they are tried
-MENTION_COLUMNS = ("noun_phrase", "plural_noun_phrase", "term", "descriptor", "name")
+MENTION_COLUMNS = ("noun_phrase", "plural_noun_phrase", "variant_noun_phrase", "term", "descriptor", "name")
 _ARTICLE = re.compile(r"^(a|an|the)\s+", re.I)
 
 
