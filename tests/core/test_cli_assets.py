@@ -29,6 +29,17 @@ def test_user_error_is_one_line_and_exit_1(tmp_path):
     assert "Traceback" not in r.output
 
 
+def test_demo_out_that_is_a_file_is_one_line_error(tmp_path):
+    # `biaskit demo --out notes.txt` (an existing file) ended in a FileExistsError traceback
+    f = tmp_path / "notes.txt"
+    f.write_text("keep me\n")
+    r = runner.invoke(app, ["demo", "--out", str(f), "--quick"])
+    assert r.exit_code == 1
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error[E006]") and "notes.txt" in lines[0] and "fix:" in lines[0]
+    assert f.read_text() == "keep me\n"
+
+
 def test_schema_check_ok(tmp_path):
     good = tmp_path / "p.jsonl"
     write_table([{"prompt_id": "a", "text": "t", "source": "s", "language": "en"}], good)

@@ -45,6 +45,11 @@ def run_demo(out: str | Path, *, seed: int = 0, label_studio_url: str | None = N
 
     log = get_logger("demo")
     run_dir = Path(out)
+    if run_dir.exists() and not run_dir.is_dir():
+        from biaskit.errors import BiaskitError
+
+        raise BiaskitError("E006", "the demo's --out must be a folder, and a file of that name exists", value=str(run_dir),
+                           fix="choose a folder, e.g. --out runs/demo")
     run_dir.mkdir(parents=True, exist_ok=True)
     ctx = DemoContext(run_dir=run_dir, seed=seed, quick=quick, label_studio_url=label_studio_url)
     for name in stages:
