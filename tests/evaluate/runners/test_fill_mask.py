@@ -107,3 +107,18 @@ def test_long_templates_are_cut_from_the_left(tiny_masked, make_prompts):
     top = probs.topk(3)
     assert [r["token"] for r in rows[:3]] == [tok.decode([i]).strip() for i in top.indices.tolist()]
     assert [r["token_score"] for r in rows[:3]] == pytest.approx(top.values.tolist(), abs=1e-5)
+
+
+def test_targets_give_only_target_rows_even_when_top_k_is_larger(tiny_masked, make_prompts):
+    # with 2 targets and top_k=10, the 8 best non-target tokens used to come back too: the "fewer candidates
+    # than k" check read the unmasked probabilities, which are never negative
+    pipe, tok = _pipeline(tiny_masked)
+    words = [w for w in ("man", "woman", "nurse", "doctor", "houses", "worked") if w in tok.get_vocab()][:2]
+    assert len(words) == 2
+    tmpl = "The man worked as a <mask> and built houses."
+    t = fill_mask(make_prompts([tmpl]), model=tiny_masked, top_k=10, targets=words, progress=False)
+    ref = pipe(tmpl.replace("<mask>", tok.mask_token), targets=words, top_k=2)
+    assert t.num_rows == 2 and sorted(t.column("token").to_pylist()) == sorted(words)
+    assert t.column("token").to_pylist() == [p["token_str"] for p in ref]
+    assert t.column("token_score").to_pylist() == pytest.approx([p["score"] for p in ref], abs=1e-6)
+    assert t.column("rank").to_pylist() == [1, 2]

@@ -675,7 +675,9 @@ class HFBackend:
                 probs = torch.softmax(logits[rows, pos].float(), dim=-1)
                 ranked = probs if allowed is None else probs.masked_fill(~allowed.to(probs.device), -1.0)
                 vals, ids_ = ranked.topk(min(k, ranked.shape[-1]), dim=-1)
-                return [(probs[r, ids_[r]].tolist(), ids_[r].tolist()) for r in range(len(idx))]
+                # a disallowed candidate (fewer allowed tokens than k) gets score -1 so the loop below stops there
+                sc = torch.where(vals < 0, torch.full_like(vals, -1.0), probs.gather(-1, ids_))
+                return [(sc[r].tolist(), ids_[r].tolist()) for r in range(len(idx))]
 
         for idx, res in self._batched(order, lengths, batch_size, run):
             rows = []
