@@ -66,9 +66,13 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if line.strip():
                 try:
-                    out.append(json.loads(line))
+                    obj = json.loads(line)
                 except json.JSONDecodeError as exc:
                     raise BiaskitError("E091", f"line {i} of {path} is not JSON", value=line[:80], fix="one JSON object per line") from exc
+                if not isinstance(obj, dict):
+                    raise BiaskitError("E091", f"line {i} of {path} is not a JSON object", value=line[:80],
+                                       fix='one object per line, e.g. {"sample_id": "s-1", "annotator": "w1", "label": "positive"}')
+                out.append(obj)
         return out
     raise BiaskitError("E002", "unsupported result file type", value=str(path), options=[".csv", ".jsonl"], fix="give a .csv or .jsonl file")
 
