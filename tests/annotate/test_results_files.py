@@ -143,6 +143,30 @@ def test_result_line_that_is_not_an_object_is_a_coded_error(tmp_path, scores):
     assert e.value.code == "E091" and "line 2" in str(e.value) and "fix:" in str(e.value)
 
 
+def test_cli_sample_refuses_when_an_earlier_rounds_samples_file_is_gone(tmp_path, scores):
+    # the ledger's round r1 used to be skipped silently when its file was missing, so r2 could redraw r1's items
+    sc = tmp_path / "scores.parquet"
+    write_table(scores, sc)
+    led = str(tmp_path / "ledger.jsonl")
+    r1 = tmp_path / "r1.parquet"
+    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "r1", "--n", "12", "--out", str(r1), "--ledger", led])
+    assert r.exit_code == 0, r.output
+    r1.unlink()
+    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "r2", "--n", "12", "--out", str(tmp_path / "r2.parquet"),
+                            "--ledger", led])
+    assert r.exit_code == 1 and r.output.startswith("error[E092]") and "r1.parquet" in r.output and "--include-previous" in r.output
+    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "r2", "--n", "12", "--out", str(tmp_path / "r2.parquet"),
+                            "--ledger", led, "--include-previous"])
+    assert r.exit_code == 0, r.output
+    # resampling r1 to a new file: the ledger's latest r1 entry counts, the deleted first file no longer matters
+    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "r1", "--n", "12", "--out", str(tmp_path / "r1b.parquet"),
+                            "--ledger", led, "--include-previous"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "r3", "--n", "12", "--out", str(tmp_path / "r3.parquet"),
+                            "--ledger", led])
+    assert r.exit_code == 0 and "excluded 12" in r.output, r.output  # r1b and r2 drew the same 12 (seed 0, nothing excluded)
+
+
 def test_cli_errors_are_one_line_with_code(tmp_path, scores):
     sc = tmp_path / "scores.parquet"
     write_table(scores, sc)

@@ -92,11 +92,16 @@ def register(app: typer.Typer) -> None:
             excl.update(read_table(e, "samples").column("sample_id").to_pylist())
             used.append(str(e))
         if exclude_previous:
-            for ev in led.events(ledger):
-                p = ev.get("samples_path")
-                if ev.get("event") == "sample" and ev.get("round") != round_ and p and Path(p).exists():
-                    excl.update(read_table(p, "samples").column("sample_id").to_pylist())
-                    used.append(p)
+            latest = {ev.get("round"): ev.get("samples_path") for ev in led.events(ledger)
+                      if ev.get("event") == "sample" and ev.get("round") != round_ and ev.get("samples_path")}
+            for r_, p in latest.items():
+                if not Path(p).exists():  # its items would silently be drawn again
+                    raise BiaskitError("E092", f"the samples table of earlier round {r_!r} (from the ledger) is gone, so its "
+                                               "items cannot be excluded", value=p,
+                                       fix="restore the file at that path, or pass --include-previous (and --exclude FILE "
+                                           "for each earlier round to keep out)")
+                excl.update(read_table(p, "samples").column("sample_id").to_pylist())
+                used.append(p)
         pl = None
         if per_label:
             pl = {}
