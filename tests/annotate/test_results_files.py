@@ -167,6 +167,16 @@ def test_cli_sample_refuses_when_an_earlier_rounds_samples_file_is_gone(tmp_path
     assert r.exit_code == 0 and "excluded 12" in r.output, r.output  # r1b and r2 drew the same 12 (seed 0, nothing excluded)
 
 
+def test_cli_sample_with_nothing_to_draw_is_an_error_not_an_empty_round(tmp_path):
+    # a table without texts wrote an empty samples file and a ledger entry, exit 0 ("0 items + 0 gold")
+    src = tmp_path / "t.csv"
+    src.write_text("a,b\n1,2\n")
+    out, led = tmp_path / "s.parquet", tmp_path / "ledger.jsonl"
+    r = runner.invoke(app, ["annotate", "sample", str(src), "--round", "r1", "--n", "5", "--out", str(out), "--ledger", str(led)])
+    assert r.exit_code == 1 and r.output.startswith("error[E091] no items to draw") and "'without_text': 1" in r.output
+    assert not out.exists() and not led.exists()
+
+
 def test_cli_errors_are_one_line_with_code(tmp_path, scores):
     sc = tmp_path / "scores.parquet"
     write_table(scores, sc)

@@ -114,6 +114,12 @@ def register(app: typer.Typer) -> None:
             t, round=round_, task=task, n=n, metric=metric, strata=(None if strata is None else _split([strata])), bins=bins,
             binning=binning, allocation=allocation, per_label=pl, by=by, text_column=text_column, mask=not no_mask,
             extra_mentions=_split(mention), exclude=excl, gold=read_table(gold) if gold else None, n_gold=n_gold, seed=seed)
+        if rep.chosen + rep.gold == 0:  # an empty round file (and ledger entry) that push then cannot use
+            raise BiaskitError("E091", f"no items to draw from {scores}", value={
+                "rows": rep.pool, "without_text": rep.dropped_no_text, "metric_error": rep.dropped_metric_error,
+                "duplicates": rep.duplicates, "excluded_earlier_rounds": rep.excluded},
+                fix="give a table with texts (full_text, text + continuation, or --text-column) and --n > 0; "
+                    "items of earlier rounds are excluded (--include-previous)")
         cfg = {"round": round_, "task": task, "n": n, "metric": metric, "strata": strata, "bins": bins, "binning": binning,
                "allocation": allocation, "per_label": pl, "by": by, "mask": not no_mask, "excluded_from": used}
         _write(table, out, "samples", "biaskit annotate sample", {**cfg, "report": rep.as_dict()}, inputs=[scores], seed=seed)
