@@ -205,6 +205,9 @@ def write_table(
     if fmt == "arrow_dir":
         import datasets as hf_datasets
 
+        if p.exists() and not (p.is_dir() and (p / "state.json").is_file() and (p / "dataset_info.json").is_file()):
+            raise BiaskitError("E006", "the output path exists and is not a `datasets` save_to_disk folder", value=str(p),
+                               fix="choose a new path, or a file name ending in .parquet/.jsonl/.csv; biaskit replaces only its own folders")
         with atomic_path(p, is_dir=True) as tmp:
             hf_datasets.Dataset(t).save_to_disk(str(tmp))
     else:

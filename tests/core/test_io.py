@@ -135,3 +135,22 @@ def test_sharded_writer_resumes_without_duplicates_or_losses(tmp_path):
     assert t.column("prompt_id").to_pylist() == ["a", "b", "c", "d"]
     assert t.column("v").to_pylist() == [1, 2, 3, 4]
     assert not (tmp_path / "gen.parquet.parts").exists()
+
+
+def test_folder_output_never_replaces_a_foreign_folder_or_file(tmp_path):
+    """A suffix-less path is a save_to_disk folder: biaskit replaces its own such folders, nothing else."""
+    staged = tmp_path / "hub_folder"
+    staged.mkdir()
+    (staged / "README.md").write_text("a dataset card")
+    with pytest.raises(BiaskitError) as ei:
+        io.write_table(ROWS, staged)
+    assert ei.value.code == "E006" and (staged / "README.md").read_text() == "a dataset card"
+    afile = tmp_path / "notes"
+    afile.write_text("x")
+    with pytest.raises(BiaskitError, match="E006"):
+        io.write_table(ROWS, afile)
+    # its own folder is replaced atomically
+    own = tmp_path / "tbl"
+    io.write_table(ROWS, own)
+    io.write_table(ROWS[:1], own)
+    assert io.read_table(own).num_rows == 1

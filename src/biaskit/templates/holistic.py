@@ -806,6 +806,9 @@ def write_holistic(out: str | Path, data: HolisticData | str | Path = "v1.0", *,
     from biaskit.schema import validate
 
     columns: list[str] = []
+    stale = manifest_path(out)  # describes the old file: gone before the new one lands (never a stale pair)
+    if stale.is_file():
+        stale.unlink()
     with atomic_path(out) as tmp:
         writer = None
         try:

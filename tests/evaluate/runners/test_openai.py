@@ -222,6 +222,10 @@ def test_api_key_comes_from_the_named_environment_variable(tiny_causal, make_pro
         assert t.column("error")[0].as_py() is None
         m = json.loads(t.schema.metadata[b"biaskit_manifest"])
         assert "sk-test-123" not in json.dumps(m)
+        # a key under a custom variable name is registered as a secret: redacted wherever it would be shown
+        from biaskit.secrets import redact
+
+        assert redact("header Bearer sk-test-123") == "header Bearer ***"
     finally:
         s.close()
 

@@ -57,6 +57,9 @@ class OpenAIBackend:
         self.base_url = url
         self.model = model
         self.api_key = os.environ.get(api_key_env) or None
+        from biaskit.secrets import register_secret
+
+        register_secret(self.api_key)  # a key under any variable name is redacted from logs and errors
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
