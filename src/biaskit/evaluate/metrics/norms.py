@@ -334,8 +334,9 @@ class NormsMetric(Metric):
         Param("scale", "", "MIN,MAX of the file's values (generic format, or to override a format's default)"),
         Param("threshold", 0.5, ">= threshold positive, <= -threshold negative, else neutral", "float"),
         Param("spacy", "en", "spaCy pipeline: language code (en) or package name / local path"),
-        Param("pos", "tagger", "how POS tags are made: tagger (fastest: tagger + spaCy's TAG->POS map, lemmas only for "
-              "lexicon misses), ruler (+ attribute ruler and lemmatizer), parser (+ parser: exactly the full pipeline's POS)",
+        Param("pos", "parser", "how POS tags are made: parser (default: tagger + attribute ruler + lemmatizer + parser, "
+              "exactly the full pipeline's POS), ruler (no parser), tagger (fastest: tagger + spaCy's TAG->POS map, lemmas "
+              "only for lexicon misses; differs from the full pipeline on ~5% of texts)",
               choices=("tagger", "ruler", "parser")),
         Param("extend_embeddings", None, "extend the lexicon to unknown words with a regressor on these vectors "
               "(word2vec file or asset name word2vec-bolukbasi)", "path"),
