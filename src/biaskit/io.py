@@ -197,11 +197,7 @@ def write_table(
         t = conform(t, stage)
     p = Path(path)
     fmt = table_format(p)
-    # the old manifest describes the old content: remove it first, so that a run killed between the table
-    # and the new manifest leaves a table without a manifest (unfinished), never one with a stale manifest
-    old_manifest = p.parent / (p.name + MANIFEST_SUFFIX)
-    if old_manifest.is_file():
-        old_manifest.unlink()
+    drop_stale_manifest(p)
     if fmt == "arrow_dir":
         import datasets as hf_datasets
 
@@ -223,6 +219,17 @@ def write_table(
 
         write_json_atomic(manifest_path(p), finish_manifest(manifest, p, t))
     return p
+
+
+def drop_stale_manifest(path: str | os.PathLike) -> None:
+    """Remove the manifest of an output that is about to be replaced.
+
+    The old manifest describes the old content: removing it first means a run killed between the new table
+    and its new manifest leaves a table without a manifest (unfinished), never one with a stale manifest.
+    """
+    old = Path(path).parent / (Path(path).name + MANIFEST_SUFFIX)
+    if old.is_file():
+        old.unlink()
 
 
 def manifest_path(path: str | os.PathLike) -> Path:

@@ -791,7 +791,7 @@ def write_holistic(out: str | Path, data: HolisticData | str | Path = "v1.0", *,
     """Expand and write to ``out`` atomically (with a manifest). Parquet output without ``dedupe`` is
     streamed in row groups, so memory stays small whatever the size; other formats go through
     :func:`biaskit.io.write_table`."""
-    from biaskit.io import atomic_path, table_format, write_json_atomic, write_table, manifest_path
+    from biaskit.io import atomic_path, drop_stale_manifest, manifest_path, table_format, write_json_atomic, write_table
 
     out = Path(out)
     if dedupe or table_format(out) != "parquet":
@@ -806,9 +806,7 @@ def write_holistic(out: str | Path, data: HolisticData | str | Path = "v1.0", *,
     from biaskit.schema import validate
 
     columns: list[str] = []
-    stale = manifest_path(out)  # describes the old file: gone before the new one lands (never a stale pair)
-    if stale.is_file():
-        stale.unlink()
+    drop_stale_manifest(out)
     with atomic_path(out) as tmp:
         writer = None
         try:
