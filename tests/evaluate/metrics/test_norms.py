@@ -181,3 +181,85 @@ def test_lexicon_file_that_is_not_utf8_is_a_coded_error(tmp_path):
     with pytest.raises(BiaskitError) as err:
         load_lexicon(f)
     assert err.value.code == "E071" and "UTF-8" in str(err.value)
+
+
+SENTENCES = [  # inflected words whose lexicon entry is only the lemma, pronoun/determiner cases, an exception lemma
+    "She ran with a happy dog and a sad cat.", "The children were running to the happiest parties.",
+    "We like this a lot.", "They didn't know what the wolves had eaten.", "He's been studying the better books.",
+    "Those were the worst years of our lives.", "Nobody cared; it wasn't theirs.", "Running dogs chased cats.",
+]
+
+
+def test_on_demand_lemmas_equal_the_full_pipeline(tmp_path):
+    # Lemmas are made only for lexicon misses, by the pipeline's own lemmatizer; the scores must equal those
+    # of Docs made by the whole pipeline (every component on, one text at a time).
+    from biaskit.assets import load_spacy
+
+    words = ["run", "happy", "child", "party", "know", "wolf", "eat", "study", "good", "book", "bad", "year", "life",
+             "chase", "cat", "dog", "be", "do", "care", "sad", "like", "lot"]
+    lex = tmp_path / "l.txt"
+    lex.write_text("Word\tValence\tArousal\tDominance\n" + "".join(
+        f"{w}\t{(i * 7 % 11) / 10}\t{(i * 3 % 7) / 6}\t{(i * 5 % 9) / 8}\n" for i, w in enumerate(words)), encoding="utf-8")
+    m = NormsMetric(lexicon=str(lex), processes=1).setup()
+    assert "lemmatizer" in m._disable  # the component does not run in the batch
+    full = load_spacy("en")
+    for text in SENTENCES:
+        doc = full(text)
+        assert [t.lemma_ for t in doc if t.lemma_]  # the full pipeline made lemmas
+        ref = m.score_doc(doc)
+        got = m.score({"continuation": [text]})
+        assert got["norms_valence"][0] == ref[0].get("valence") and got["norms_coverage"][0] == ref[0].get("coverage"), text
+
+
+def test_worker_processes_give_identical_rows(vad_lexicon):
+    import multiprocessing as mp
+
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("worker processes need fork (Linux); elsewhere the metric runs in one process")
+    texts = [SENTENCES[i % len(SENTENCES)] + f" Item {i}." for i in range(120)] + ["", "and with her"]
+    t = pa.table({"continuation": texts})
+    one = score_table(t, ["norms"], params={"norms": {"lexicon": vad_lexicon, "processes": 1}})
+    m = NormsMetric(lexicon=vad_lexicon, processes=2)
+    two = score_table(t, [m])
+    assert m._pool is not None and m._pool_size == 2  # the workers really ran
+    assert two.equals(one)
+    pids = set(m._pool.map(_worker_pid, range(4)))
+    m.close()
+    assert m._pool is None and all(not _alive(p) for p in pids)
+    with pytest.raises(BiaskitError) as e:
+        score_table(t, ["norms"], params={"norms": {"lexicon": vad_lexicon, "processes": -1}})
+    assert e.value.code == "E070" and "-1" in str(e.value)
+
+
+def test_auto_processes_only_for_large_batches(vad_lexicon):
+    m = NormsMetric(lexicon=vad_lexicon).setup()
+    from biaskit.evaluate.metrics.norms import AUTO_PROCESSES_MIN_TEXTS
+
+    assert m._processes(10) == 1
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    assert m._processes(AUTO_PROCESSES_MIN_TEXTS) == min(cores, AUTO_PROCESSES_MIN_TEXTS // 2)
+
+
+def _worker_pid(_):
+    import os
+    import time
+
+    time.sleep(0.05)
+    return os.getpid()
+
+
+def _alive(pid):
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie not yet reaped still answers kill(0)
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+    return True

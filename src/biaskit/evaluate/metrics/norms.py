@@ -338,6 +338,8 @@ class NormsMetric(Metric):
               "exactly the full pipeline's POS), ruler (no parser), tagger (fastest: tagger + spaCy's TAG->POS map, lemmas "
               "only for lexicon misses; differs from the full pipeline on ~5% of texts)",
               choices=("tagger", "ruler", "parser")),
+        Param("processes", 0, "worker processes (0 = auto: one per CPU core for batches of 1,000+ texts, else 1; "
+              "scores are identical for any value)", "int"),
         Param("extend_embeddings", None, "extend the lexicon to unknown words with a regressor on these vectors "
               "(word2vec file or asset name word2vec-bolukbasi)", "path"),
         Param("extend_folds", 5, "cross-validation folds for the extension's reported correlation", "int"),
@@ -379,8 +381,14 @@ class NormsMetric(Metric):
             raise BiaskitError("E070", "this spaCy pipeline has no attribute ruler with a TAG->POS map", value=spec,
                                fix="pass --param norms.pos=ruler")
         self._lemmatizer = self.nlp.get_pipe("lemmatizer") if "lemmatizer" in self.nlp.pipe_names else None
-        self._disable = ["attribute_ruler", "lemmatizer"] if self._tag_pos else []
-        self._lemma_cache: dict[tuple[str, str], str] = {}
+        # The lemmatizer runs on demand, only for words whose lowercase form is not in the lexicon (most hits need
+        # no lemma). It is the pipeline's own component called on the same token, so the lemma is the one the
+        # full pipeline gives: an earlier component's lemma (the attribute ruler's exceptions) is kept, as the
+        # component itself does with overwrite=False.
+        self._lazy_lemma = self._lemmatizer is not None and hasattr(self._lemmatizer, "lemmatize") \
+            and not getattr(self._lemmatizer, "overwrite", False)
+        self._disable = (["attribute_ruler"] if self._tag_pos else []) + (["lemmatizer"] if self._lazy_lemma else [])
+        self._lemma_cache: dict[tuple[str, str, str], str] = {}
         self.extension = None
         if self.config["extend_embeddings"]:
             from biaskit.evaluate.metrics.gender import load_vectors
@@ -459,28 +467,103 @@ class NormsMetric(Metric):
         return tok.pos_
 
     def _lemma(self, tok) -> str:
-        """Lowercase lemma; with pos=tagger computed on demand (only for lexicon misses) by the pipeline's lemmatizer."""
-        if not self._tag_pos:
+        """Lowercase lemma, made on demand (only for lexicon misses) by the pipeline's own lemmatizer."""
+        if not self._lazy_lemma:
             return tok.lemma_.lower()
-        pos = self._tag_pos.get(tok.tag_, "X")
-        key = (tok.lower_, pos)
+        if not self._tag_pos:
+            if tok.lemma != 0:  # set by an earlier component (attribute ruler exception): the lemmatizer keeps it
+                return tok.lemma_.lower()
+            key = (tok.text, tok.pos_, str(tok.morph))
+        else:
+            key = (tok.text, self._tag_pos.get(tok.tag_, "X"), "")
         if key not in self._lemma_cache:
             lemma = tok.lower_
-            if self._lemmatizer is not None:
-                tok.pos_ = pos
-                try:
-                    lemma = self._lemmatizer.lemmatize(tok)[0].lower() if hasattr(self._lemmatizer, "lemmatize") else lemma
-                except Exception:  # pragma: no cover - a lemmatizer mode without rules: keep the form
-                    lemma = tok.lower_
+            if self._tag_pos:
+                tok.pos_ = key[1]
+            try:
+                lemma = self._lemmatizer.lemmatize(tok)[0].lower()
+            except Exception:  # pragma: no cover - a lemmatizer mode without rules: keep the form
+                lemma = tok.lower_
             self._lemma_cache[key] = lemma
         return self._lemma_cache[key]
 
     def _score_texts(self, texts, batch, rows):
+        procs = self._processes(len(texts))
+        if procs <= 1:
+            return self._score_chunk(texts)
+        # Workers are forked from this process, so they share the loaded pipeline and lexicon; each scores a
+        # contiguous chunk and sends back only the values (no Doc objects). Chunks come back in order.
+        size = max(50, -(-len(texts) // (procs * 4)))
+        chunks = [texts[i:i + size] for i in range(0, len(texts), size)]
         cols: dict[str, list] = {k: [] for k in self.fields()}
         errors: list[str | None] = []
-        for doc in self.nlp.pipe(texts, batch_size=1000, disable=self._disable):
+        for c, e in self._get_pool(procs).imap(_score_chunk_in_worker, chunks):
+            for k in cols:
+                cols[k].extend(c[k])
+            errors.extend(e)
+        return cols, errors
+
+    def _score_chunk(self, texts):
+        cols: dict[str, list] = {k: [] for k in self.fields()}
+        errors: list[str | None] = []
+        for doc in self.nlp.pipe(texts, batch_size=256, disable=self._disable):
             vals, err = self.score_doc(doc)
             for k in cols:
                 cols[k].append(vals.get(k))
             errors.append(err)
         return cols, errors
+
+    def _processes(self, n_texts: int) -> int:
+        import multiprocessing as mp
+        import os
+
+        if "fork" not in mp.get_all_start_methods() or mp.current_process().daemon:
+            return 1  # no fork (Windows/macOS spawn would reload the pipeline per worker), or inside a pool worker
+        want = int(self.config["processes"] or 0)
+        if want < 0:
+            raise BiaskitError("E070", "norms.processes must be 0 (auto) or a positive number", value=want,
+                               fix="e.g. norms.processes=2, or 0 to use every core for large batches")
+        if want == 0:
+            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+            want = cores if n_texts >= AUTO_PROCESSES_MIN_TEXTS else 1
+        return max(1, min(want, n_texts // 2 or 1))
+
+    def _get_pool(self, procs: int):
+        pool = getattr(self, "_pool", None)
+        if pool is not None and self._pool_size == procs:
+            return pool
+        self.close()
+        import multiprocessing as mp
+        import weakref
+
+        # a weak reference, so the pool does not keep the metric alive; forked workers see the same object
+        self._pool = mp.get_context("fork").Pool(procs, initializer=_init_worker, initargs=(weakref.ref(self),))
+        self._pool_size = procs
+        self._pool_finalizer = weakref.finalize(self, _close_pool, self._pool)
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the worker processes, if any (also done when the metric is garbage-collected or at exit)."""
+        fin = getattr(self, "_pool_finalizer", None)
+        if fin is not None:
+            fin()
+        self._pool = self._pool_finalizer = None
+
+
+#: texts per scoring call from which ``processes=0`` (auto) uses one process per core
+AUTO_PROCESSES_MIN_TEXTS = 1000
+_WORKER_METRIC: Any = None
+
+
+def _init_worker(ref) -> None:
+    global _WORKER_METRIC
+    _WORKER_METRIC = ref
+
+
+def _score_chunk_in_worker(texts):
+    return _WORKER_METRIC()._score_chunk(texts)
+
+
+def _close_pool(pool) -> None:
+    pool.terminate()
+    pool.join()
