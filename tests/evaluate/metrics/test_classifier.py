@@ -108,3 +108,32 @@ def test_texts_longer_than_the_model_limit_are_truncated_not_failed(jigsaw_model
     out = score_table(pa.table({"continuation": ["word " * 500]}), ["toxicity"], params={"toxicity": {"model": jigsaw_model}})
     assert out.column("toxicity_error").to_pylist() == [None]
     assert 0.0 <= out.column("toxicity_score")[0].as_py() <= 1.0
+
+
+def test_token_budget_batches_cover_every_row_once_within_the_budget(jigsaw_model):
+    from biaskit.evaluate.metrics.classifier import HFClassifier
+
+    clf = HFClassifier(jigsaw_model, device="cpu", batch_size=3, batch_tokens=20).load()
+    lengths = [5, 12, 3, 7, 7, 30, 4, 4, 4, 4, 9]
+    batches = clf.batches(lengths)
+    assert sorted(i for b in batches for i in b) == list(range(len(lengths)))
+    for b in batches:
+        padded = max(lengths[i] for i in b) * len(b)
+        assert len(b) <= 3 and (padded <= 20 or len(b) == 1)  # the 30-token text goes alone
+    # longest first: 30 | 12 | 9, 7 (18) | 7, 5 (14) | 4, 4, 4 (12) | 4, 3 (8)
+    assert [[lengths[i] for i in b] for b in batches] == [[30], [12], [9, 7], [7, 5], [4, 4, 4], [4, 3]]
+
+
+def test_token_budget_does_not_change_scores(jigsaw_model):
+    # one text per forward pass vs budgets that force several mixes of padded batches
+    t = pa.table({"continuation": TEXTS})
+    ref = score_table(t, ["toxicity"], params={"toxicity": {"model": jigsaw_model, "batch_size": 1}}).column("toxicity_score").to_pylist()
+    for budget in (8, 40, 100000):
+        got = score_table(t, ["toxicity"], params={"toxicity": {"model": jigsaw_model, "batch_tokens": budget}}).column("toxicity_score").to_pylist()
+        assert max(abs(x - y) for x, y in zip(ref, got)) <= 1e-6
+
+
+def test_batch_tokens_must_be_positive(jigsaw_model):
+    with pytest.raises(BiaskitError) as e:
+        ToxicityMetric(model=jigsaw_model, batch_tokens=0).setup()
+    assert e.value.code == "E070" and "batch_tokens" in str(e.value) and "2048" in str(e.value)
