@@ -55,6 +55,10 @@ def test_threshold_overrides_and_bad_values():
     with pytest.raises(BiaskitError) as e:
         VaderMetric(pos_threshold=-0.5, neg_threshold=0.5)
     assert e.value.code == "E070"
+    for bad in ({"pos_threshold": "nan"}, {"neg_threshold": float("-inf")}):
+        with pytest.raises(BiaskitError) as e:
+            VaderMetric(**bad)
+        assert e.value.code == "E070" and "finite" in str(e.value)
     with pytest.raises(BiaskitError) as e:
         VaderMetric(treshold=0.5)
     assert e.value.code == "E070" and "pos_threshold" in str(e.value)

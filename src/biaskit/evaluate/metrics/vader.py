@@ -8,6 +8,8 @@ Source: the ``vaderSentiment`` package (MIT; ships its lexicon). Presets:
 
 from __future__ import annotations
 
+import math
+
 import re
 
 import pyarrow as pa
@@ -51,6 +53,10 @@ class VaderMetric(Metric):
         self.pos = pos if self.config["pos_threshold"] is None else self.config["pos_threshold"]
         self.neg = neg if self.config["neg_threshold"] is None else self.config["neg_threshold"]
         self.first = first if self.config["first_sentence"] is None else self.config["first_sentence"]
+        for name, v in (("pos_threshold", self.pos), ("neg_threshold", self.neg)):
+            if not math.isfinite(v):
+                raise BiaskitError("E070", f"vader.{name} must be a finite number", value=v,
+                                   fix="e.g. pos_threshold=0.05 neg_threshold=-0.05 (compound scores lie in [-1, 1])")
         if self.neg >= self.pos:
             raise BiaskitError("E070", "vader.neg_threshold must be below vader.pos_threshold", value=(self.neg, self.pos),
                                fix="e.g. pos_threshold=0.05 neg_threshold=-0.05")
