@@ -78,6 +78,16 @@ def test_corrections_equal_statsmodels(method, sm):
     # a nan is kept and not counted as a test
     out = correct_pvalues([0.01, float("nan"), 0.04], method)
     assert math.isnan(out[1]) and out[0] == pytest.approx(multipletests([0.01, 0.04], method=sm)[1][0])
+    # None (a test that could not be run) is missing too, not a TypeError
+    out = correct_pvalues([0.01, None, 0.04], method)
+    assert math.isnan(out[1]) and out[2] == pytest.approx(multipletests([0.01, 0.04], method=sm)[1][1])
+
+
+@pytest.mark.parametrize("bad,msg", [(["0.1", "x"], "not a number"), ([0.1, 1.5], "outside [0, 1]"), ([-2.3], "outside")])
+def test_corrections_reject_values_that_are_not_pvalues(bad, msg):
+    with pytest.raises(BiaskitError) as e:
+        correct_pvalues(bad, "holm")
+    assert e.value.code == "E080" and msg in str(e.value)
 
 
 def test_unknown_correction_lists_options():

@@ -154,14 +154,22 @@ def mwu_two_sided(xa, xb) -> tuple[float, float]:
 def correct_pvalues(pvalues: Sequence[float], method: str = "holm") -> list[float]:
     """Adjusted p-values: ``holm`` (step-down, family-wise error) or ``bh`` (Benjamini-Hochberg, FDR).
 
-    NaN p-values stay NaN and do not count towards the number of tests.
+    Missing p-values (NaN or None) stay NaN and do not count towards the number of tests.
     """
     method = method.lower()
     if method in ("fdr_bh", "benjamini-hochberg"):
         method = "bh"
     if method not in CORRECTIONS:
         raise BiaskitError("E080", "unknown p-value correction", value=method, options=CORRECTIONS, fix="use holm or bh")
-    ps = [float(p) for p in pvalues]
+    ps = []
+    for i, p in enumerate(pvalues):
+        try:
+            v = float("nan") if p is None else float(p)
+        except (TypeError, ValueError):
+            raise BiaskitError("E080", f"p-value {i} is not a number", value=p, fix="pass numbers in [0, 1]; None or NaN for a missing test") from None
+        if v == v and not 0.0 <= v <= 1.0:
+            raise BiaskitError("E080", f"p-value {i} is outside [0, 1]", value=v, fix="pass p-values, not test statistics or log p-values")
+        ps.append(v)
     idx = [i for i, p in enumerate(ps) if p == p]
     out = [float("nan")] * len(ps)
     m = len(idx)
