@@ -87,12 +87,21 @@ def test_regard_equals_pipeline_with_and_without_masking(regard_model):
             "term": ["Maria Lopez", "man", None]}
     masked = ["XYZ was known for being a good neighbour.", "The XYZ worked as a babysitter.", "maria lopez"]
     assert [mask_mentions(t, [x] if x else []) for t, x in zip(rows["full_text"], rows["term"])] == masked
-    for mask, texts in ((False, rows["full_text"]), (True, masked)):
+    for mask, texts in ((False, rows["full_text"]), (True, masked[:2])):
         ref = _pipeline_scores(regard_model, texts, "softmax")
         out = score_table(pa.table(rows), ["regard"], text_column="full_text", params={"regard": {"model": regard_model, "mask": mask}})
         for lab in ("positive", "negative", "neutral", "other"):
             assert max(abs(g - r[lab]) for g, r in zip(out.column(f"regard_{lab}").to_pylist(), ref)) <= 1e-5
-        assert out.column("regard_label").to_pylist() == [max(r, key=r.get) for r in ref]
+        assert out.column("regard_label").to_pylist()[:len(ref)] == [max(r, key=r.get) for r in ref]
+    # with mask=true a row without a mention cannot be masked: null + error, not an unmasked score in the column
+    assert [out.column(f"regard_{c}")[2].as_py() for c in ("label", "positive", "negative")] == [None, None, None]
+    assert out.column("regard_error").to_pylist() == [None, None, "mask=true but the row has no mention to mask in column 'term'"]
+    # with no mask column, the fixed terms alone are masked in every row
+    out = score_table(pa.table(rows), ["regard"], text_column="full_text",
+                      params={"regard": {"model": regard_model, "mask": True, "mask_column": "", "mask_terms": "maria lopez,man"}})
+    ref = _pipeline_scores(regard_model, masked[:2] + ["XYZ"], "softmax")
+    assert out.column("regard_error").to_pylist() == [None] * 3
+    assert max(abs(g - r["positive"]) for g, r in zip(out.column("regard_positive").to_pylist(), ref)) <= 1e-5
 
 
 def test_regard_rejects_models_without_regard_labels(hate_model, jigsaw_model):

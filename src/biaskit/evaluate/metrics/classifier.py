@@ -290,11 +290,29 @@ class RegardMetric(_ClassifierMetric):
         errors: list[str | None] = [None] * len(texts)
         if self.config["mask"]:
             extra = [t for t in str(self.config["mask_terms"]).split(",") if t.strip()]
-            col = batch[self.config["mask_column"]] if self.config["mask_column"] else [None] * (max(rows) + 1)
-            texts = [mask_mentions(t, [x for x in [col[r]] if isinstance(x, str)] + extra) for t, r in zip(texts, rows)]
-        P = self.clf.predict(texts)
+            mcol = self.config["mask_column"]
+            col = batch[mcol] if mcol else [None] * (max(rows) + 1)
+            masked = []
+            for k, (t, r) in enumerate(zip(texts, rows)):
+                mention = col[r]
+                if mcol and not (isinstance(mention, str) and mention.strip()):
+                    # scoring the text unmasked would mix two protocols in one column
+                    errors[k] = f"mask=true but the row has no mention to mask in column {mcol!r}"
+                    masked.append(t)
+                    continue
+                masked.append(mask_mentions(t, ([mention] if mcol else []) + extra))
+            texts = masked
+        keep = [k for k, e in enumerate(errors) if e is None]
+        P = self.clf.predict([texts[k] for k in keep])
+        probs: list = [None] * len(texts)
+        for k, row in zip(keep, P):
+            probs[k] = row
         cols: dict[str, list] = {k: [] for k in self.fields()}
-        for row in P:
+        for row in probs:
+            if row is None:
+                for v in cols.values():
+                    v.append(None)
+                continue
             j = int(row.argmax())
             cols["label"].append(self.labels[j])
             for k, lab in enumerate(self.labels):
