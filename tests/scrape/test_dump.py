@@ -53,6 +53,13 @@ def test_truncated_dump_yields_pages_before_the_error(tmp_path):
     assert got == ["Anarchism"]  # AccessibleComputing is a redirect; Anarchism was complete
     # the message names the file and the last complete page (a redirect, the one before Autism)
     assert e.value.code == "E032" and "after page 'AmoeboidTaxa'" in str(e.value) and "cut.xml" in str(e.value)
+    assert "writes nothing" in str(e.value)  # and that is true: a scrape of the cut dump leaves no output
+    from biaskit.demo.stage_scrape import demo_config
+    from biaskit.scrape.pipeline import scrape_dump
+
+    with pytest.raises(BiaskitError) as e2:
+        scrape_dump(bad, demo_config(False), tmp_path / "out" / "prompts.parquet")
+    assert e2.value.code == "E032" and not (tmp_path / "out").exists()
     bz = tmp_path / "cut.xml.bz2"
     bz.write_bytes(bz2.compress(raw)[:300000])
     with pytest.raises(BiaskitError) as e:

@@ -135,11 +135,15 @@ def iter_dump(path: str | os.PathLike, *, namespaces: tuple[int, ...] | None = (
     except ET.ParseError as exc:
         after = f"after page {last!r}" if last else "before the first page"
         raise BiaskitError("E032", f"malformed dump {p.name} at line {exc.position[0]}, column {exc.position[1]} ({after}): {exc}",
-                           value=str(p), fix="re-download the dump (check its checksum); pages read before this point are kept") from exc
+                           value=str(p), fix=_TRUNCATED_FIX) from exc
     except (EOFError, OSError) as exc:
         after = f"after page {last!r}" if last else "before the first page"
         raise BiaskitError("E032", f"truncated or unreadable dump {p.name} ({after}): {exc}", value=str(p),
-                           fix="re-download the dump (check its checksum); pages read before this point are kept") from exc
+                           fix=_TRUNCATED_FIX) from exc
+
+
+_TRUNCATED_FIX = ("re-download the dump and check it against the dump's md5sums/sha1sums file; `biaskit scrape dump` "
+                  "reads the whole file in its first pass, so it writes nothing from a dump that does not read to the end")
 
 
 def read_redirects(path: str | os.PathLike, *, namespaces: tuple[int, ...] | None = (0,)) -> dict[str, str]:
