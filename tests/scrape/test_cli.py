@@ -71,6 +71,11 @@ def test_sentences_out_keeps_every_group_of_a_page_in_two_groups(tmp_path):
     p2 = pq.read_table(tmp_path / "p2.parquet")
     key = lambda tb: sorted(zip(tb.column("group").to_pylist(), tb.column("prompt_id").to_pylist(), tb.column("text").to_pylist()))  # noqa: E731
     assert key(p2) == key(t)
+    # from the sentences in reverse file order: the same prompts in the same order as the scrape wrote them
+    pq.write_table(s.take(list(range(s.num_rows - 1, -1, -1))), tmp_path / "s_rev.parquet")
+    r = run("prompts", "build", tmp_path / "s_rev.parquet", "--out", tmp_path / "p3.parquet")
+    assert r.exit_code == 0, r.output
+    assert pq.read_table(tmp_path / "p3.parquet").column("prompt_id").to_pylist() == t.column("prompt_id").to_pylist()
 
 
 def test_errors_are_one_line(tmp_path):

@@ -113,6 +113,16 @@ def test_prompts_from_sentences():
     assert e.value.code == "E001" and "terms (or term)" in str(e.value)
 
 
+def test_prompts_from_sentences_keeps_the_same_copy_of_a_repeated_prompt_as_the_scrape():
+    # the same sentence on two pages of one domain: with dedupe=domain the scrape keeps the copy of the page that
+    # sorts first (domain, group, page, sentence); `prompts build` used to keep the first in file order
+    same = "An astronomer is a scientist in the field of astronomy."
+    rows = [{"sentence": same, "domain": "profession", "group": "sci", "terms": "astronomer", "page_title": title,
+             "sentence_index": i} for title, i in (("Zeta page", 4), ("Alpha page", 7))]
+    out, counts = prompts_from_sentences(pa.Table.from_pylist(rows), RULE)
+    assert out.column("page_title").to_pylist() == ["Alpha page"] and counts["duplicate_prompt"] == 1
+
+
 @pytest.mark.parametrize("sentence", ["a b c d e Muslim ", "a b c d e Muslim \n", "a b c d e Muslim  "])
 def test_trailing_whitespace_is_no_continuation(sentence):
     # 6 tokens of words then only spaces/newlines: the prompt would be the whole sentence, nothing left to generate

@@ -23,7 +23,7 @@ from biaskit.errors import BiaskitError
 from biaskit.log import get_logger
 from biaskit.scrape.config import Assignment, DomainConfig, _seed_kind, resolve_assignments
 from biaskit.scrape.dump import Page
-from biaskit.scrape.prompts import FILTERS, FilterCounts, PromptRule, dedupe_prompts, iter_page_prompts, prompt_id
+from biaskit.scrape.prompts import FILTERS, FilterCounts, PromptRule, dedupe_prompts, iter_page_prompts, prompt_id, prompt_order
 
 log = get_logger("scrape")
 
@@ -243,7 +243,7 @@ def build_from_pages(
         if r["prompt_id"] not in seen_ids:
             seen_ids.add(r["prompt_id"])
             uniq.append(r)
-    uniq.sort(key=lambda r: (r["domain"], r["group"], r["page_title"], r["sentence_index"]))
+    uniq.sort(key=prompt_order)
     counts = FilterCounts()
     status_rows = status_t.to_pylist() if status_t is not None else []
     seen_pages: set[tuple] = set()

@@ -110,6 +110,12 @@ class FilterCounts(Counter):
         return d
 
 
+def prompt_order(row: dict) -> tuple:
+    """The order prompts are written in and deduplicated in (the first of a repeated text is kept), shared by
+    ``scrape dump/api`` and ``prompts build`` so both keep the same copy: domain, group, page, sentence."""
+    return (row.get("domain") or "", row.get("group") or "", row.get("page_title") or "", row.get("sentence_index") or 0)
+
+
 def dedupe_prompts(rows: list[dict], scope: str, counts: FilterCounts | None = None) -> list[dict]:
     """Drop rows whose prompt text repeats within ``scope`` (keeping the first), counting the drops."""
     if scope == "none":
@@ -226,6 +232,7 @@ def prompts_from_sentences(table: pa.Table, rule: PromptRule = PromptRule(), *, 
             row[c] = r.get(c)
         row["sentence_index"] = idx
         rows.append(row)
+    rows.sort(key=prompt_order)  # the scrape's order, so a repeated prompt keeps the same copy as there
     rows = dedupe_prompts(rows, rule.dedupe, counts)
     counts["prompts"] = len(rows)
     from biaskit.scrape.pipeline import CANDIDATE_SCHEMA
