@@ -99,6 +99,8 @@ PROMPTS = Stage(
         Column("axis", S, "HolisticBias axis", example="ability"),
         Column("bucket", S, "HolisticBias bucket", example="auditory"),
         Column("descriptor", S, "HolisticBias descriptor", example="Deaf"),
+        Column("descriptor_span", S, "the descriptor as written in `text` (variant and plural form applied; null for a bare "
+               "noun): pass it as the likelihood runner's --span-column", example="Deaf"),
         Column("descriptor_gender", S, "gender restriction of the descriptor, null if none"),
         Column("descriptor_preference", S, "reviewed, dispreferred, polarizing or no_data", example="reviewed"),
         Column("noun", S, "singular noun", example="woman"),

@@ -300,3 +300,28 @@ def test_any_stray_whitespace_is_rejected(word, pad):
     with pytest.raises(BiaskitError, match="stray whitespace"):
         validate_descriptors({"axis": {"bucket": [bad]}}, "f.yaml")
     validate_descriptors({"axis": {"bucket": [word]}}, "f.yaml")  # the clean word passes
+
+
+def test_descriptor_span_is_the_descriptor_as_written_in_the_text():
+    from biaskit.evaluate.runners.common import find_span
+
+    # every variant of every noun-phrase type on the ability axis (hyphens, lowercasing, plural standalone phrases)
+    t, _ = expand_holistic("v1.0", axes=["ability"], variants="all")
+    rows = t.select(["text", "descriptor", "descriptor_span", "noun_phrase_type", "remove_descriptor_hyphens",
+                     "lowercase_descriptor"]).to_pylist()
+    assert all(r["descriptor_span"] is None for r in rows if r["noun_phrase_type"] == "noun")
+    spanned = [r for r in rows if r["noun_phrase_type"] != "noun"]
+    assert spanned and all(r["descriptor_span"] is not None for r in spanned)
+    missing = [r for r in spanned if find_span(r["text"], r["descriptor_span"]) < 0]
+    assert missing == []
+    # the cases the descriptor column alone cannot locate, by hand:
+    plural = [r for r in spanned if r["text"] == "I love people who use wheelchairs."]
+    assert [r["descriptor_span"] for r in plural] == ["who use wheelchairs"]  # descriptor: "who uses a wheelchair"
+    assert find_span(plural[0]["text"], plural[0]["descriptor"]) == -1
+    unhyph = [r for r in spanned if r["descriptor"] == "hard-of-hearing" and r["remove_descriptor_hyphens"]]
+    assert unhyph and {r["descriptor_span"] for r in unhyph} == {"hard of hearing"}
+    lower = [r for r in spanned if r["descriptor"] == "Deaf" and r["lowercase_descriptor"]]
+    assert lower and {r["descriptor_span"] for r in lower} == {"deaf"}
+    # the column does not change ids or texts of the plain expansion
+    plain, _ = expand_holistic("v1.0", axes=["ability"])
+    assert plain.column("descriptor_span").to_pylist()[:3] == plain.column("descriptor").to_pylist()[:3]

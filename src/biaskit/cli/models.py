@@ -144,7 +144,7 @@ def register(app: typer.Typer) -> None:
 
         Example: biaskit likelihood runs/demo/prompts_holistic.parquet --model smollm2-135m --out likelihoods.parquet
 
-        Example (descriptor span only): biaskit likelihood holistic.parquet --model gpt2 --span-column descriptor --bos yes --out ll.parquet
+        Example (descriptor span only): biaskit likelihood holistic.parquet --model gpt2 --span-column descriptor_span --bos yes --out ll.parquet
         """
         from biaskit.errors import BiaskitError
         from biaskit.evaluate.runners import likelihood

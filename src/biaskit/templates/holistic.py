@@ -382,14 +382,24 @@ NP_COLUMNS = ("axis", "bucket", "descriptor", "descriptor_gender", "descriptor_p
               "noun_gender", "noun_phrase", "plural_noun_phrase", "noun_phrase_type")
 
 
+def _span_of(phrase_template: str) -> str:
+    """The descriptor part of a standalone phrase such as ``{article} {noun} who uses a wheelchair``: the longest
+    stretch between placeholders (``who uses a wheelchair``)."""
+    parts = [x.strip() for x in re.split(r"\{article\}|\{noun\}", phrase_template)]
+    return max(parts, key=len)
+
+
 def noun_phrases(data: HolisticData) -> list[dict[str, Any]]:
-    """All noun phrases of the dataset in file order (nouns, then per axis descriptors, then standalone)."""
+    """All noun phrases of the dataset in file order (nouns, then per axis descriptors, then standalone).
+
+    Besides the output columns each row has ``_span`` / ``_plural_span``: the descriptor as it is written in
+    the singular / plural phrase (None for bare nouns), which becomes ``descriptor_span``."""
     nouns = [(g, sg, pl) for g, pairs in data.nouns.items() for sg, pl in pairs]
     rows: list[dict[str, Any]] = []
     base = dict.fromkeys(NP_COLUMNS)
     for g, sg, pl in nouns:
         rows.append({**base, "noun": sg, "plural_noun": pl, "noun_gender": g, "noun_phrase": f"{indefinite_article(sg)} {sg}",
-                     "plural_noun_phrase": pl, "noun_phrase_type": "noun"})
+                     "plural_noun_phrase": pl, "noun_phrase_type": "noun", "_span": None, "_plural_span": None})
     for axis, buckets in data.descriptors.items():
         for bucket, entries in buckets.items():
             for e in entries:
@@ -399,11 +409,13 @@ def noun_phrases(data: HolisticData) -> list[dict[str, Any]]:
                 pref = e.get("preference", NO_PREFERENCE)
                 art = e.get("article") or indefinite_article(d)
                 meta = {"axis": axis, "bucket": bucket, "descriptor": d, "descriptor_gender": dg, "descriptor_preference": pref}
-                rows.append({**base, **meta, "noun_phrase": d, "plural_noun_phrase": d, "noun_phrase_type": "descriptor"})
+                rows.append({**base, **meta, "noun_phrase": d, "plural_noun_phrase": d, "noun_phrase_type": "descriptor",
+                             "_span": d, "_plural_span": d})
                 for g, sg, pl in nouns:
                     if dg is None or dg == g:
                         rows.append({**meta, "noun": sg, "plural_noun": pl, "noun_gender": g, "noun_phrase": f"{art} {d} {sg}",
-                                     "plural_noun_phrase": f"{d} {pl}", "noun_phrase_type": "descriptor_noun"})
+                                     "plural_noun_phrase": f"{d} {pl}", "noun_phrase_type": "descriptor_noun",
+                                     "_span": d, "_plural_span": d})
     for axis, entries in data.noun_phrases.items():
         for e in entries:
             e = {"noun_phrase": e} if isinstance(e, str) else e
@@ -417,11 +429,11 @@ def noun_phrases(data: HolisticData) -> list[dict[str, Any]]:
                                  "noun_gender": g,
                                  "noun_phrase": sg_t.replace("{article}", indefinite_article(sg)).replace("{noun}", sg),
                                  "plural_noun_phrase": pl_t.replace("{article}", "").replace("{noun}", pl).strip(),
-                                 "noun_phrase_type": "noun_descriptor"})
+                                 "noun_phrase_type": "noun_descriptor", "_span": _span_of(sg_t), "_plural_span": _span_of(pl_t)})
             else:
                 # The reference generator labels these "neutral"; "a widow" is not, so we leave it null.
                 rows.append({**base, "axis": axis, "descriptor": sg_t, "descriptor_preference": pref, "noun_phrase": sg_t,
-                             "plural_noun_phrase": pl_t, "noun_phrase_type": "fixed_phrase"})
+                             "plural_noun_phrase": pl_t, "noun_phrase_type": "fixed_phrase", "_span": sg_t, "_plural_span": pl_t})
     return rows
 
 
@@ -690,16 +702,21 @@ class _Plan:
         self.ps_idx = (tpl_idx * 2 + im) * 2 + pe
         tpl_plural = np.array([t.plural for t in tpls], dtype=np.int32)
         plural_row = tpl_plural[tpl_idx]
+        # the descriptor as written in the text: the same variant applied as to the phrase it sits in
         if names:
             phr = [_phrase_variant(ph, bool(i_hy), bool(i_lo)) for r in nps for ph in (r["noun_phrase"], r["plural_noun_phrase"])
                    for i_hy in (0, 1) for i_lo in (0, 1)]
+            spans = [None if sp is None else _phrase_variant(sp, bool(i_hy), bool(i_lo)) for r in nps
+                     for sp in (r.get("_span"), r.get("_plural_span")) for i_hy in (0, 1) for i_lo in (0, 1)]
             self.phr_idx = ((np_idx * 2 + plural_row) * 2 + hy) * 2 + lo
             self.code = im * 8 + hy * 4 + lo * 2 + pe
         else:
             phr = [ph for r in nps for ph in (r["noun_phrase"], r["plural_noun_phrase"])]
+            spans = [sp for r in nps for sp in (r.get("_span"), r.get("_plural_span"))]
             self.phr_idx = np_idx * 2 + plural_row
             self.code = None
         self.phr = _strs(phr)
+        self.spans = _strs(spans)
         # ids: noun-phrase hash (+ occurrence for exact repeats) + template hash (+ variant code)
         occ: dict[tuple, int] = {}
         np_ids = []
@@ -741,6 +758,7 @@ class _Plan:
         npt = self.np_table.take(npi)
         for c in NP_COLUMNS:
             cols[c] = npt.column(c)
+        cols["descriptor_span"] = self.spans.take(_ints(self.phr_idx[sl]))
         tt = self.t_table.take(tpi)
         for c in tt.column_names:
             cols[c] = tt.column(c)

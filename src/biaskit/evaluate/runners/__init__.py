@@ -7,7 +7,7 @@ Three entry points read a prompts table and return a *generations*-stage table (
 
     gens = generate(prompts, model="smollm2-135m", max_new_tokens=20, seed=0)
     fills = fill_mask(templates, model="bert-base-cased", top_k=10)
-    ppl = likelihood(prompts, model="smollm2-135m", span_column="descriptor")
+    ppl = likelihood(prompts, model="smollm2-135m", span_column="descriptor_span")
 
 Backends are looked up in :data:`biaskit.registry.backends` (``hf`` = Hugging Face transformers, the
 default; ``openai`` = any OpenAI-compatible ``/v1/completions`` endpoint such as vLLM, TGI or llama.cpp
