@@ -1,7 +1,7 @@
 """Fixtures for the metric tests: tiny local classifiers, hand-made lexicons, tiny vectors.
 
 Nothing here is downloaded: classifiers are random-initialised BERTs (hidden size 32) with a WordPiece
-tokenizer trained on a few sentences, saved with save_pretrained and loaded through the project's code.
+tokenizer over a fixed vocabulary made from a few sentences, saved with save_pretrained and loaded through the project's code.
 Lexicons are hand-written in the published file formats (the real ones may not be bundled).
 """
 
@@ -27,14 +27,19 @@ JIGSAW = ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate
 
 
 def _tokenizer(path):
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    trainer = trainers.WordPieceTrainer(vocab_size=300, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
-    tok.train_from_iterator(SENTENCES * 3, trainer)
+    # A fixed vocabulary (special tokens, letters, "##" letters, the sentences' words), not a trained one: the
+    # tokenizers trainer orders and picks tokens differently in every process, which made the fixture models,
+    # and any score near a threshold, change from one test session to the next.
+    norm, pre = normalizers.BertNormalizer(lowercase=True), pre_tokenizers.BertPreTokenizer()
+    words = sorted({w for s in SENTENCES for w, _ in pre.pre_tokenize_str(norm.normalize_str(s))})
+    chars = sorted({c for w in words for c in w} | set("abcdefghijklmnopqrstuvwxyz"))
+    vocab = list(dict.fromkeys(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *chars, *(f"##{c}" for c in chars), *words]))
+    tok = Tokenizer(models.WordPiece(vocab={t: i for i, t in enumerate(vocab)}, unk_token="[UNK]"))
+    tok.normalizer = norm
+    tok.pre_tokenizer = pre
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
     tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
                                                        special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
