@@ -152,3 +152,57 @@ def test_vectorised_bootstrap_equals_the_plain_one():
         ref = bootstrap_ci(lambda idx: f(classify(list(yt[idx]), list(yp[idx]), LABS)), len(yt), n_boot=200, seed=4)
         row = [r for r in v.table.to_pylist() if r["measure"] == measure][0]
         assert (row["ci_low"], row["ci_high"]) == pytest.approx(ref)
+
+
+def test_leave_one_out_calibration_by_hand():
+    from biaskit.annotate.validation import cross_validated_calibration
+
+    # scores 1..7, labels p n n n p p p (negative below positive). Fitted on all 7: the cut 4.5 (between 4 and
+    # 5) is the unique optimum, wrong only on item 1 -> in-sample accuracy 6/7. Leave-one-out (folds >= n):
+    #   without 1: the rest is separable, cut 4.5 -> 1 predicted negative: wrong
+    #   without 2, 3 or 4: cut 4.5 (errors on item 1 only; all-positive would make 2 errors) -> negative: right
+    #   without 5: cut (4 + 6) / 2 = 5 -> 5 <= 5 predicted negative: wrong
+    #   without 6 or 7: cut 4.5 -> positive: right
+    # -> 5/7 out of sample
+    order = ["negative", "positive"]
+    scores = [1, 2, 3, 4, 5, 6, 7]
+    labels = ["positive", "negative", "negative", "negative", "positive", "positive", "positive"]
+    assert calibrate_thresholds(scores, labels, order).accuracy == pytest.approx(6 / 7)
+    assert cross_validated_calibration(scores, labels, order, folds=7) == pytest.approx(5 / 7)
+    assert cross_validated_calibration(scores, labels, order, folds=50) == pytest.approx(5 / 7)  # capped at n
+    # balanced: recall negative 3/3, positive 2/4 (items 1 and 5 missed) -> (1 + 0.5) / 2
+    assert cross_validated_calibration(scores, labels, order, folds=7, objective="balanced_accuracy") == pytest.approx(0.75)
+    # three ordered classes, separable: every held-out item falls on its own side of the refitted cuts
+    assert cross_validated_calibration([-0.9, -0.6, -0.1, 0.1, 0.5, 0.8], ["negative", "negative", "neutral", "neutral",
+                                        "positive", "positive"], ORD, folds=6) == 1.0
+    with pytest.raises(BiaskitError) as e:
+        cross_validated_calibration(scores, labels, order, folds=1)
+    assert e.value.code == "E091" and "2 folds" in str(e.value)
+
+
+def test_kfold_calibration_is_seeded_and_reported_next_to_the_in_sample_figure():
+    from biaskit.annotate.validation import cross_validated_calibration
+
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 3, 90)
+    s = y + rng.normal(0, 0.8, 90)
+    labels = [ORD[i] for i in y]
+    a = cross_validated_calibration(s, labels, ORD, folds=5, seed=1)
+    assert a == cross_validated_calibration(s, labels, ORD, folds=5, seed=1)
+    # the folds are those of the documented rule: permuted position i -> fold i mod 5
+    fold = np.empty(90, dtype=int)
+    fold[np.random.default_rng(1).permutation(90)] = np.arange(90) % 5
+    correct = 0
+    for f in range(5):
+        th = calibrate_thresholds(s[fold != f], [labels[i] for i in np.flatnonzero(fold != f)], ORD)
+        correct += sum(p == labels[i] for i, p in zip(np.flatnonzero(fold == f), th.predict(s[fold == f])))
+    assert a == pytest.approx(correct / 90)
+    assert a <= calibrate_thresholds(s, labels, ORD).accuracy  # out of sample is not better here
+    ann, samples = _round()
+    t = validate_metric(ann, samples, metric="vader", n_boot=0).table
+    measures = t.column("measure").to_pylist()
+    assert "cv_calibrated_accuracy" in measures and "calibrated_accuracy" in measures
+    with pytest.raises(BiaskitError) as e:
+        validate_metric(ann, samples, metric="vader", n_boot=0, cv_folds=1)
+    assert e.value.code == "E091" and "--cv-folds" in str(e.value)
+    assert "cv_calibrated_accuracy" not in validate_metric(ann, samples, metric="vader", n_boot=0, cv_folds=0).table.column("measure").to_pylist()

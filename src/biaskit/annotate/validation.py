@@ -177,11 +177,53 @@ class Validation:
         return "\n".join(lines)
 
 
+def cross_validated_calibration(scores: Sequence[float], labels: Sequence[str], order: Sequence[str], *,
+                                objective: str = "accuracy", folds: int = 5, seed: int = 0) -> float:
+    """Out-of-sample figure for :func:`calibrate_thresholds`: ``accuracy`` (or ``balanced_accuracy``) of labels
+    predicted for each item by thresholds fitted without it.
+
+    Items are dealt into ``folds`` folds by a seeded permutation (``numpy.random.default_rng(seed)``; item at
+    permuted position i goes to fold i mod folds); ``folds >= n`` is leave-one-out (no randomness). The
+    held-out predictions of all folds are pooled before the figure is computed.
+    """
+    order = list(order)
+    pairs = [(float(x), lab) for x, lab in zip(scores, labels) if lab in order and x is not None and np.isfinite(x)]
+    n = len(pairs)
+    if not isinstance(folds, int) or folds < 2:
+        raise BiaskitError("E091", "cross-validation needs at least 2 folds", value=folds, fix="use --cv-folds 5 (or 0 to skip)")
+    if n < 3:
+        raise BiaskitError("E091", "too few items to cross-validate the thresholds", value=n,
+                           fix="annotate more items (at least a few per label)")
+    k = min(folds, n)
+    fold = np.arange(n) % k if k == n else np.empty(n, dtype=int)
+    if k < n:
+        fold[np.random.default_rng(seed).permutation(n)] = np.arange(n) % k
+    s = np.array([p[0] for p in pairs])
+    y = [p[1] for p in pairs]
+    pred: list[str | None] = [None] * n
+    for f in range(k):
+        train = np.flatnonzero(fold != f)
+        test = np.flatnonzero(fold == f)
+        th = calibrate_thresholds(s[train], [y[i] for i in train], order, objective)
+        for i, lab in zip(test, th.predict(s[test])):
+            pred[i] = lab
+    if objective == "accuracy":
+        return float(np.mean([a == b for a, b in zip(pred, y)]))
+    return float(np.mean([np.mean([pred[i] == lab for i in range(n) if y[i] == lab]) for lab in set(y)]))
+
+
 def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | TaskType | None = None,
                     round: str | None = None, tie_policy: str = "drop", exclude_labels: Sequence[str] = ("other",),
                     label_column: str | None = None, score_column: str | None = None, n_boot: int = 1000,
-                    seed: int = 0, calibrate: bool = True, objective: str = "accuracy") -> Validation:
-    """Compare the human majority label with ``metric``'s label/score carried in the samples table."""
+                    seed: int = 0, calibrate: bool = True, objective: str = "accuracy", cv_folds: int = 5) -> Validation:
+    """Compare the human majority label with ``metric``'s label/score carried in the samples table.
+
+    With ``calibrate``, thresholds fitted on all items are reported with their (optimistic) in-sample figure
+    ``calibrated_<objective>`` and, unless ``cv_folds`` is 0, the ``cv_folds``-fold cross-validated
+    ``cv_calibrated_<objective>`` (see :func:`cross_validated_calibration`)."""
+    if calibrate and cv_folds and (not isinstance(cv_folds, int) or cv_folds < 2):
+        raise BiaskitError("E091", "cv_folds must be 0 (no cross-validation) or at least 2", value=cv_folds,
+                           fix="use --cv-folds 5, or --cv-folds 0 to skip")
     if calibrate and objective not in ("accuracy", "balanced_accuracy"):
         raise BiaskitError("E091", "unknown calibration objective", value=objective,
                            options=["accuracy", "balanced_accuracy"], fix="use --objective accuracy or balanced_accuracy")
@@ -273,6 +315,14 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
                              _balanced(th, [score[i] for i in ok], [y_true[i] for i in ok]), n_items=len(ok), **base))
         except BiaskitError as exc:
             val.notes.append(f"threshold calibration skipped: {exc.what}")
+        else:
+            if cv_folds:
+                try:
+                    cv = cross_validated_calibration([score[i] for i in ok], [y_true[i] for i in ok], tt.ordinal,
+                                                     objective=objective, folds=cv_folds, seed=seed)
+                    rows.append(_row(round, spec, f"cv_calibrated_{objective}", cv, n_items=len(ok), **base))
+                except BiaskitError as exc:
+                    rows.append(_row(round, spec, f"cv_calibrated_{objective}", None, n_items=len(ok), error=exc.what, **base))
     val.table = rows_to_table(rows)
     return val
 

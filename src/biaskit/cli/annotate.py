@@ -271,6 +271,7 @@ def register(app: typer.Typer) -> None:
         bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for CIs (0 = none)."),
         calibrate: bool = typer.Option(True, "--calibrate/--no-calibrate", help="Fit score thresholds that best match the humans."),
         objective: str = typer.Option("accuracy", "--objective", help="Calibration objective: accuracy or balanced_accuracy."),
+        cv_folds: int = typer.Option(5, "--cv-folds", help="Folds for the cross-validated calibration figure (0 = skip)."),
         seed: int = typer.Option(0, "--seed"),
         ledger: Optional[Path] = _LEDGER,
     ) -> None:
@@ -290,16 +291,17 @@ def register(app: typer.Typer) -> None:
         tables, figs = [], {}
         for m in _split(metric):
             v = validate_metric(a, s, metric=m, tie_policy=tie_policy, exclude_labels=excl, label_column=label_column,
-                                score_column=score_column, n_boot=bootstrap, seed=seed, calibrate=calibrate, objective=objective)
+                                score_column=score_column, n_boot=bootstrap, seed=seed, calibrate=calibrate, objective=objective,
+                                cv_folds=cv_folds)
             tables.append(v.table)
             typer.echo(f"== {m}: {v.notes[0]}")
             _print_table(v.table, skip_prefix="confusion:")
             if v.classification is not None:
                 typer.echo(v.confusion_markdown())
-            figs[m] = led.figures(v.table, ("spearman_rho", "accuracy", "f1_weighted", "calibrated_accuracy"))
+            figs[m] = led.figures(v.table, ("spearman_rho", "accuracy", "f1_weighted", "calibrated_accuracy", "cv_calibrated_accuracy"))
         t = pa.concat_tables(tables)
         _write(t, out, "agreement", "biaskit annotate validate", {"metrics": metric, "tie_policy": tie_policy, "exclude_labels": excl,
-               "bootstrap": bootstrap, "calibrate": calibrate, "objective": objective}, inputs=[annotations, samples], seed=seed)
+               "bootstrap": bootstrap, "calibrate": calibrate, "objective": objective, "cv_folds": cv_folds}, inputs=[annotations, samples], seed=seed)
         led.record("validate", t.column("round")[0].as_py() if t.num_rows else "?", ledger, metrics=figs)
 
     @ann.command("rounds")
