@@ -1,4 +1,4 @@
-"""Tiny causal (GPT-2) and masked (BERT) models built in the test session, saved to tmp folders.
+"""Tiny causal (GPT-2) and masked (BERT) models built in the test session from saved tokenizers, saved to tmp folders.
 
 The runners load them through their real loading code (``biaskit.evaluate.runners.hf.load``) from the
 saved folders, exactly as they load a downloaded model.
@@ -7,6 +7,7 @@ saved folders, exactly as they load a downloaded model.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -28,6 +29,10 @@ CORPUS = [
     "I'm a blind person and I use a screen reader.",
 ]
 CORPUS = CORPUS * 20
+#: tokenizers trained once on CORPUS with the `tokenizers` trainers (byte-level BPE, 300 tokens; WordPiece, 250)
+#: and saved: training again in every session gives a different vocabulary each time (the trainer's order is
+#: not fixed), and so different models; regenerate with tests/evaluate/runners/data/make_tokenizers.py
+DATA = Path(__file__).parent / "data"
 
 
 def _threads():
@@ -64,14 +69,10 @@ def tiny_causal(tmp_path_factory):
     """Folder with a 2-layer GPT-2 (n_embd 32, context 64) and a byte-level BPE tokenizer."""
     _threads()
     import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Tokenizer
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
-    tk = Tokenizer(models.BPE())
-    tk.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tk.decoder = decoders.ByteLevel()
-    tk.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=300, special_tokens=["<|endoftext|>"],
-                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tk = Tokenizer.from_file(str(DATA / "tiny_bpe.json"))
     tok = PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
                                   unk_token="<|endoftext|>", pad_token="<|endoftext|>")
     tok.chat_template = "{% for m in messages %}<|endoftext|>{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}assistant:"
@@ -91,18 +92,10 @@ def tiny_masked(tmp_path_factory):
     """Folder with a 2-layer BERT masked LM (hidden 32) and a WordPiece tokenizer (has ## pieces)."""
     _threads()
     import torch
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer
     from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
 
-    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tk = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tk.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tk.decoder = decoders.WordPiece()
-    tk.train_from_iterator(CORPUS, trainers.WordPieceTrainer(vocab_size=250, special_tokens=special))
-    cls_id, sep_id = tk.token_to_id("[CLS]"), tk.token_to_id("[SEP]")
-    tk.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-                                                      special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
+    tk = Tokenizer.from_file(str(DATA / "tiny_wordpiece.json"))
     tok = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
                                   sep_token="[SEP]", mask_token="[MASK]")
     torch.manual_seed(0)
