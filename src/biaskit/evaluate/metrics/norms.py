@@ -356,6 +356,9 @@ class NormsMetric(Metric):
                 "pass --param norms.lexicon=PATH (NRC-VAD, Warriner CSV, BE5 CSV, NRC emotion intensity) or set BIASKIT_NORMS_LEXICON; "
                 "their licences forbid bundling, see docs/metrics.md"))
         self.keep_on_error = ("coverage", "n_predicted")
+        if int(self.config["processes"] or 0) < 0:
+            raise BiaskitError("E070", "norms.processes must be 0 (auto) or a positive number", value=self.config["processes"],
+                               fix="e.g. norms.processes=2, or 0 to use every core for large batches")
         if not self.config["threshold"] > 0:  # <= 0 would make every score positive (>= threshold comes first)
             raise BiaskitError("E070", "norms.threshold must be above 0", value=self.config["threshold"],
                                fix="e.g. norms.threshold=0.5: >= 0.5 positive, <= -0.5 negative")
@@ -520,9 +523,6 @@ class NormsMetric(Metric):
         if "fork" not in mp.get_all_start_methods() or mp.current_process().daemon:
             return 1  # no fork (Windows/macOS spawn would reload the pipeline per worker), or inside a pool worker
         want = int(self.config["processes"] or 0)
-        if want < 0:
-            raise BiaskitError("E070", "norms.processes must be 0 (auto) or a positive number", value=want,
-                               fix="e.g. norms.processes=2, or 0 to use every core for large batches")
         if want == 0:
             cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
             want = cores if n_texts >= AUTO_PROCESSES_MIN_TEXTS else 1
