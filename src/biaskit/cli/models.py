@@ -127,7 +127,7 @@ def register(app: typer.Typer) -> None:
         model: str = typer.Option("smollm2-135m", "--model", "-m", help="Causal LM (NLL/perplexity) or masked LM (pseudo-log-likelihood)."),
         out: Path = typer.Option(..., "--out", "-o", help="Output table with nll_mean, perplexity and n_tokens per sentence."),
         backend: str = typer.Option("hf", "--backend", help=_BACKEND_HELP),
-        span_column: Optional[str] = typer.Option(None, "--span-column", help="Score only the tokens of this column's text inside the sentence (e.g. descriptor)."),
+        span_column: Optional[str] = typer.Option(None, "--span-column", help="Score only the tokens of this column's text inside the sentence (e.g. descriptor_span)."),
         bos: str = typer.Option("auto", "--bos", help="auto (as the tokenizer does), yes (put BOS/EOS first so every word is scored) or no (first token is context only)."),
         batch_size: str = typer.Option("auto", "--batch-size", "-b", help=_BATCH_HELP),
         device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
