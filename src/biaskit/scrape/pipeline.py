@@ -23,15 +23,11 @@ from biaskit.errors import BiaskitError
 from biaskit.log import get_logger
 from biaskit.scrape.config import Assignment, DomainConfig, _seed_kind, resolve_assignments
 from biaskit.scrape.dump import Page
-from biaskit.scrape.prompts import FILTERS, FilterCounts, PromptRule, dedupe_prompts, iter_page_prompts, prompt_id, prompt_order
+from biaskit.scrape.prompts import CANDIDATE_SCHEMA, FILTERS, FilterCounts, PromptRule, dedupe_prompts, iter_page_prompts, prompt_id, prompt_order
 
 log = get_logger("scrape")
 
 S, I = pa.string(), pa.int64()
-CANDIDATE_SCHEMA = pa.schema([
-    ("prompt_id", S), ("text", S), ("source", S), ("language", S), ("domain", S), ("group", S), ("term", S), ("reference", S),
-    ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("retrieved_at", S), ("license", S), ("sentence_index", I),
-])
 SENTENCE_SCHEMA = pa.schema([
     ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("retrieved_at", S), ("license", S), ("sentence_index", I),
     ("sentence", S), ("domain", S), ("group", S), ("terms", S),
