@@ -97,3 +97,21 @@ def test_help_has_examples_and_cli_stays_light():
             "print(sorted(m for m in ('spacy', 'torch', 'transformers', 'mwparserfromhell', 'requests') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_missing_spacy_pipeline_stops_the_scrape_before_the_first_page(tmp_path):
+    # every page needs the sentence splitter: a pipeline that is not installed used to mark all pages
+    # "unparseable" and exit 0 with an empty table; now it is E010, exit 1, and nothing is written
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("spacy_model: xx_no_such_pipeline_sm\ndomains:\n  profession:\n    groups:\n      scientific_occupations:\n"
+                   "        pages: [Astronomer]\n")
+    r = run("scrape", "dump", DUMP206, "--config", cfg, "--out", tmp_path / "p.parquet")
+    assert r.exit_code == 1, r.output
+    assert r.output.startswith("error[E010]") and "xx_no_such_pipeline_sm" in r.output and len(r.output.strip().splitlines()) == 1
+    assert "Traceback" not in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.yaml"]  # no table, no pages report, no shards
+    # the API source stops before its first request (the endpoint is never contacted: no E031 for the dead port)
+    r = run("scrape", "api", "http://127.0.0.1:9/w/api.php", "--config", cfg, "--out", tmp_path / "a.parquet",
+            "--cache-dir", tmp_path / "cache", "--max-retries", "0")
+    assert r.exit_code == 1 and r.output.startswith("error[E010]"), r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.yaml"]
