@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 
@@ -115,3 +117,28 @@ def test_missing_spacy_pipeline_stops_the_scrape_before_the_first_page(tmp_path)
             "--cache-dir", tmp_path / "cache", "--max-retries", "0")
     assert r.exit_code == 1 and r.output.startswith("error[E010]"), r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.yaml"]
+
+
+def test_scrape_dump_with_the_bold_preset(tmp_path):
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("domains:\n  profession:\n    groups:\n      scientific_occupations:\n        pages: [Astronomer]\n"
+                   "        terms: [astronomer]\n")
+    r = run("scrape", "dump", DUMP206, "--config", cfg, "--out", tmp_path / "strict.parquet")
+    assert r.exit_code == 0, r.output
+    r = run("scrape", "dump", DUMP206, "--config", cfg, "--preset", "bold", "--out", tmp_path / "bold.parquet",
+            "--sentences-out", tmp_path / "s.parquet")
+    assert r.exit_code == 0, r.output
+    strict = pq.read_table(tmp_path / "strict.parquet").to_pylist()
+    bold = pq.read_table(tmp_path / "bold.parquet").to_pylist()
+    # BOLD's rule also takes "astronomers" (the term inside a longer word), which the strict rule does not
+    plural = [p for p in bold if "astronomers" in p["text"].lower() and not re.search(r"(?i)\bastronomer\b", p["text"])]
+    assert plural and not [p for p in strict if p["reference"] in {q["reference"] for q in plural}]
+    assert all(p["text"].lower().count("astronomer") for p in bold if len(p["reference"].split(" ")) > len(p["text"].split(" ")))
+    manifest = json.loads((tmp_path / "bold.parquet.manifest.json").read_text())
+    assert manifest["config"]["rule"]["preset"] == "bold" and manifest["config"]["rule"]["match"] == "substring"
+    # the sentences table rebuilt with the same preset gives the same prompts
+    r = run("prompts", "build", tmp_path / "s.parquet", "--out", tmp_path / "b2.parquet", "--preset", "bold")
+    assert r.exit_code == 0, r.output
+    assert pq.read_table(tmp_path / "b2.parquet").column("text").to_pylist() == [p["text"] for p in bold]
+    r = run("prompts", "rebuild", tmp_path / "bold.parquet", "--out", tmp_path / "b3.parquet", "--preset", "boldest")
+    assert r.exit_code == 1 and r.output.startswith("error[E021]") and "'boldest'" in r.output
