@@ -26,7 +26,7 @@ REAL = FIXTURES / "bold" / "real" / "bold_github.tar.xz"
 def bold_table(tmp_path_factory):
     d = tmp_path_factory.mktemp("bold_real")
     with tarfile.open(REAL) as tar:
-        tar.extractall(d / "bold", filter="data")
+        tar.extractall(d / "bold", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     r = runner.invoke(app, ["--quiet", "bold", "import", str(d / "bold"), "--out", str(d / "b.parquet")])
     assert r.exit_code == 0, r.output
     assert "rows 23679, empty_prompts 5, duplicate_prompts 932, entities 7201" in r.output
