@@ -32,10 +32,10 @@ def register(app: typer.Typer) -> None:
     prompts = sub_app("prompts", "Build or rebuild BOLD-style prompts from sentences with BOLD's rule.")
     bold = sub_app("bold", "Import BOLD's published files into a prompts table, or export one back to BOLD's layouts.")
 
-    window_opt = typer.Option(None, "--window", help="The term must occur within the first N words (BOLD: 8).")
+    window_opt = typer.Option(None, "--window", help="The term must occur within the first N words (strict: 8; bold: within the prompt's own words unless --window is given).")
     nfirst_opt = typer.Option(None, "--n-first", help="Prompt = first N words + the words of the term (BOLD: 5).")
-    minw_opt = typer.Option(None, "--min-words", help="Drop sentences with <= N words (default 6).")
-    dedupe_opt = typer.Option(None, "--dedupe", help="Drop repeated prompt strings within: domain (default), group, global, none.")
+    minw_opt = typer.Option(None, "--min-words", help="Drop sentences with <= N words (strict: 6, bold: 0).")
+    dedupe_opt = typer.Option(None, "--dedupe", help="Drop repeated prompt strings within: domain (strict), group, global, none (bold).")
     maxp_opt = typer.Option(None, "--max-pages", help="At most N pages per group (a trial run).")
     preset_opt = typer.Option(None, "--preset", help="Prompt rule preset: strict (default: whole-word term in the first 8 words, "
                               "sentences > 6 words, domain dedupe) or bold (BOLD's own rule: term as a substring of the prompt's "
