@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 
@@ -97,3 +99,46 @@ def test_help_has_examples_and_cli_stays_light():
             "print(sorted(m for m in ('spacy', 'torch', 'transformers', 'mwparserfromhell', 'requests') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_missing_spacy_pipeline_stops_the_scrape_before_the_first_page(tmp_path):
+    # every page needs the sentence splitter: a pipeline that is not installed used to mark all pages
+    # "unparseable" and exit 0 with an empty table; now it is E010, exit 1, and nothing is written
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("spacy_model: xx_no_such_pipeline_sm\ndomains:\n  profession:\n    groups:\n      scientific_occupations:\n"
+                   "        pages: [Astronomer]\n")
+    r = run("scrape", "dump", DUMP206, "--config", cfg, "--out", tmp_path / "p.parquet")
+    assert r.exit_code == 1, r.output
+    assert r.output.startswith("error[E010]") and "xx_no_such_pipeline_sm" in r.output and len(r.output.strip().splitlines()) == 1
+    assert "Traceback" not in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.yaml"]  # no table, no pages report, no shards
+    # the API source stops before its first request (the endpoint is never contacted: no E031 for the dead port)
+    r = run("scrape", "api", "http://127.0.0.1:9/w/api.php", "--config", cfg, "--out", tmp_path / "a.parquet",
+            "--cache-dir", tmp_path / "cache", "--max-retries", "0")
+    assert r.exit_code == 1 and r.output.startswith("error[E010]"), r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.yaml"]
+
+
+def test_scrape_dump_with_the_bold_preset(tmp_path):
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text("domains:\n  profession:\n    groups:\n      scientific_occupations:\n        pages: [Astronomer]\n"
+                   "        terms: [astronomer]\n")
+    r = run("scrape", "dump", DUMP206, "--config", cfg, "--out", tmp_path / "strict.parquet")
+    assert r.exit_code == 0, r.output
+    r = run("scrape", "dump", DUMP206, "--config", cfg, "--preset", "bold", "--out", tmp_path / "bold.parquet",
+            "--sentences-out", tmp_path / "s.parquet")
+    assert r.exit_code == 0, r.output
+    strict = pq.read_table(tmp_path / "strict.parquet").to_pylist()
+    bold = pq.read_table(tmp_path / "bold.parquet").to_pylist()
+    # BOLD's rule also takes "astronomers" (the term inside a longer word), which the strict rule does not
+    plural = [p for p in bold if "astronomers" in p["text"].lower() and not re.search(r"(?i)\bastronomer\b", p["text"])]
+    assert plural and not [p for p in strict if p["reference"] in {q["reference"] for q in plural}]
+    assert all(p["text"].lower().count("astronomer") for p in bold if len(p["reference"].split(" ")) > len(p["text"].split(" ")))
+    manifest = json.loads((tmp_path / "bold.parquet.manifest.json").read_text())
+    assert manifest["config"]["rule"]["preset"] == "bold" and manifest["config"]["rule"]["match"] == "substring"
+    # the sentences table rebuilt with the same preset gives the same prompts
+    r = run("prompts", "build", tmp_path / "s.parquet", "--out", tmp_path / "b2.parquet", "--preset", "bold")
+    assert r.exit_code == 0, r.output
+    assert pq.read_table(tmp_path / "b2.parquet").column("text").to_pylist() == [p["text"] for p in bold]
+    r = run("prompts", "rebuild", tmp_path / "bold.parquet", "--out", tmp_path / "b3.parquet", "--preset", "boldest")
+    assert r.exit_code == 1 and r.output.startswith("error[E021]") and "'boldest'" in r.output

@@ -92,3 +92,19 @@ def test_title_helpers():
     assert title_term("Astronomer", "lower") == "astronomer"
     assert snake("List of scientific occupations") == "scientific_occupations"
     assert snake("Lists_of_occupations") == "occupations"
+
+
+def test_rule_preset_in_config_and_from_the_command_line():
+    data = {"rule": {"preset": "bold", "n_first": 4}, "domains": {"d": {"groups": {"g": {"pages": ["A"]}}}}}
+    cfg = parse_config(data)
+    assert (cfg.rule.preset, cfg.rule.match, cfg.rule.within, cfg.rule.n_first, cfg.rule.min_words) == ("bold", "substring", "prompt", 4, 0)
+    assert cfg.settings()["rule"]["preset"] == "bold"  # recorded in manifests and in the resume state
+    # --preset replaces the config's rule, the other options apply on top
+    cfg = load_config({"rule": {"window": 10}, "domains": data["domains"]}, rule_overrides={"preset": "bold", "dedupe": "domain"})
+    assert (cfg.rule.preset, cfg.rule.window, cfg.rule.within, cfg.rule.dedupe) == ("bold", 8, "prompt", "domain")
+    # --window on a config with the bold rule: the window counts
+    cfg = load_config(data, rule_overrides={"window": 9})
+    assert (cfg.rule.preset, cfg.rule.within, cfg.rule.window, cfg.rule.n_first) == ("bold", "window", 9, 4)
+    with pytest.raises(BiaskitError) as e:
+        parse_config({"rule": {"preset": "gpt"}, "domains": data["domains"]})
+    assert e.value.code == "E021" and "'gpt'" in str(e.value)

@@ -7,7 +7,7 @@ A domain config is a YAML (or JSON) file::
     splitter: senter            # senter | parser | sentencizer (no trained model needed)
     spacy_model: null           # e.g. cs_core_news_sm; default: the language's known pipeline
     license: CC BY-SA 4.0
-    rule: {window: 8, n_first: 5, min_words: 6, dedupe: domain}
+    rule: {window: 8, n_first: 5, min_words: 6, dedupe: domain}   # or {preset: bold} (see prompts.PRESETS)
     domains:
       profession:
         term_case: lower        # title-derived terms are lower-cased ("Astronomer" -> "astronomer")
@@ -39,7 +39,7 @@ from typing import Any
 
 from biaskit.errors import BiaskitError
 from biaskit.log import get_logger
-from biaskit.scrape.prompts import PromptRule
+from biaskit.scrape.prompts import RULE_KEYS, PromptRule, preset_rule
 
 log = get_logger("scrape")
 
@@ -80,8 +80,7 @@ class DomainConfig:
 
     def settings(self) -> dict[str, Any]:
         return {"name": self.name, "language": self.language, "splitter": self.splitter, "spacy_model": self.spacy_model,
-                "rule": {"window": self.rule.window, "n_first": self.rule.n_first, "min_words": self.rule.min_words,
-                         "dedupe": self.rule.dedupe}, "source": self.source}
+                "rule": self.rule.as_dict(), "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -160,10 +159,10 @@ def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
     if not isinstance(doms, dict) or not doms:
         raise _err("`domains` must be a non-empty mapping", doms, "add domains: {NAME: {groups: {...}}}", source)
     rule_d = data.get("rule") or {}
-    if not isinstance(rule_d, dict) or set(rule_d) - {"window", "n_first", "min_words", "dedupe"}:
+    if not isinstance(rule_d, dict) or set(rule_d) - set(RULE_KEYS):
         raise BiaskitError("E021", f"invalid `rule` in domain config {source}", value=rule_d,
-                           options=["window", "n_first", "min_words", "dedupe"], fix="e.g. rule: {window: 8, n_first: 5, min_words: 6}")
-    rule = PromptRule(**rule_d)
+                           options=list(RULE_KEYS), fix="e.g. rule: {window: 8, n_first: 5, min_words: 6} or rule: {preset: bold}")
+    rule = preset_rule(**rule_d)
     domains: dict[str, Domain] = {}
     for dname, d in doms.items():
         w = f"{source} (domain {dname!r})"
@@ -225,7 +224,11 @@ def shipped_config_path(name: str) -> Path:
 
 
 def load_config(path_or_name: str | os.PathLike | dict, *, rule_overrides: dict | None = None) -> DomainConfig:
-    """Load a config file (YAML/JSON), a shipped name (``bold``, ``demo``) or a mapping."""
+    """Load a config file (YAML/JSON), a shipped name (``bold``, ``demo``) or a mapping.
+
+    ``rule_overrides`` (None values ignored) change the config's rule; a ``preset`` among them replaces the
+    config's rule with that preset first (the other overrides then apply on top).
+    """
     if isinstance(path_or_name, dict):
         data, src = path_or_name, "<dict>"
     else:
@@ -247,9 +250,14 @@ def load_config(path_or_name: str | os.PathLike | dict, *, rule_overrides: dict 
             raise BiaskitError("E021", f"domain config {p} is not valid YAML/JSON: {exc}", value=str(p), fix="fix the syntax") from exc
         src = str(p)
     cfg = parse_config(data, source=src)
-    if rule_overrides:
-        d = cfg.settings()["rule"]
-        d.update({k: v for k, v in rule_overrides.items() if v is not None})
+    over = {k: v for k, v in (rule_overrides or {}).items() if v is not None}
+    if over.get("preset"):
+        cfg.rule = preset_rule(**over)
+    elif over:
+        d = cfg.rule.as_dict()
+        if "window" in over and "within" not in over:
+            d["within"] = "window"  # an explicit window is what counts
+        d.update(over)
         cfg.rule = PromptRule(**d)
     return cfg
 

@@ -23,15 +23,11 @@ from biaskit.errors import BiaskitError
 from biaskit.log import get_logger
 from biaskit.scrape.config import Assignment, DomainConfig, _seed_kind, resolve_assignments
 from biaskit.scrape.dump import Page
-from biaskit.scrape.prompts import FILTERS, FilterCounts, PromptRule, dedupe_prompts, iter_page_prompts, prompt_id, prompt_order
+from biaskit.scrape.prompts import CANDIDATE_SCHEMA, FILTERS, FilterCounts, PromptRule, dedupe_prompts, iter_page_prompts, prompt_id, prompt_order
 
 log = get_logger("scrape")
 
 S, I = pa.string(), pa.int64()
-CANDIDATE_SCHEMA = pa.schema([
-    ("prompt_id", S), ("text", S), ("source", S), ("language", S), ("domain", S), ("group", S), ("term", S), ("reference", S),
-    ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("retrieved_at", S), ("license", S), ("sentence_index", I),
-])
 SENTENCE_SCHEMA = pa.schema([
     ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("retrieved_at", S), ("license", S), ("sentence_index", I),
     ("sentence", S), ("domain", S), ("group", S), ("terms", S),
@@ -73,6 +69,16 @@ def _splitter(settings: dict):
     return _NLP[key]
 
 
+def check_assets(cfg: DomainConfig) -> None:
+    """Load what every page needs (mwparserfromhell, the sentence splitter) before the first page, so that a
+    missing one stops the run with its error (E010 for a spaCy pipeline that is not installed) instead of
+    marking every page unparseable. The loaded splitter is kept for the pages."""
+    from biaskit.errors import require
+
+    require("mwparserfromhell", "scrape", "cleaning wikitext")
+    _splitter({"language": cfg.language, "splitter": cfg.splitter, "spacy_model": cfg.spacy_model})
+
+
 def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict], dict, list[dict]]:
     """Clean, split and prompt one page for each of its groups.
 
@@ -89,6 +95,8 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
         paragraphs = clean_wikitext(page.text, title=page.title)
         sentences = split_sentences(paragraphs, _splitter(settings))
     except Exception as exc:  # a page that cannot be parsed is a counted, named skip
+        if isinstance(exc, BiaskitError) and exc.code == "E010":  # a missing asset is no fault of the page: stop
+            raise
         status["error"] = str(exc)
         status.update({k: 0 for k in ("sentences", "prompts", *FILTERS) if k != "duplicate_prompt"})
         return [], status, []
@@ -160,6 +168,7 @@ def build_from_pages(
 
     if not isinstance(processes, int) or processes < 1:
         raise BiaskitError("E005", "processes must be a positive integer", value=processes, fix="e.g. --processes 2")
+    check_assets(cfg)  # before any page and before any output is written
     out = Path(out)
     report = pages_report_path(out)
     writer = ShardedWriter(out, ("prompt_id",), schema=CANDIDATE_SCHEMA)
@@ -330,6 +339,7 @@ def scrape_dump(
 
     if redirects not in ("resolve", "skip"):
         raise BiaskitError("E005", "invalid redirects mode", value=redirects, options=["resolve", "skip"], fix="use resolve or skip")
+    check_assets(cfg)  # before the first pass over the dump
     dump = Path(dump)
     site = SiteInfo()
     seed_pages: set[str] = set()
@@ -424,6 +434,7 @@ def scrape_api(
     from biaskit.scrape.api import MediaWikiClient
     from biaskit.scrape.dump import normalize_title
 
+    check_assets(cfg)  # before the first request
     if client is None:
         if cache_dir is None:
             cache_dir = default_cache() / "mediawiki" / re.sub(r"[^\w.-]+", "_", (urlparse(endpoint).netloc + urlparse(endpoint).path))

@@ -1,11 +1,20 @@
 """BOLD's prompt rule, the filters around it, and prompt rows with provenance.
 
-BOLD (Dhamala et al., FAccT 2021) keeps a Wikipedia sentence when the group term (a profession, a
-person's name, a religion or ideology term) occurs within its first 8 words; the prompt is the first five
-words plus the words of the term (6-9 words), and the rest of the sentence is the human-written baseline.
-Words are counted on the sentence split at single space characters, as BOLD did (a double space yields
-an empty token), and the prompt keeps BOLD's trailing space. A sentence that would leave nothing to
-generate is dropped.
+BOLD (Dhamala et al., FAccT 2021) keeps a Wikipedia sentence when it mentions the group term (a profession,
+a person's name, a religion or ideology term) near its start; the prompt is the first five words plus as
+many words as the term has (6-9 words), and the rest of the sentence is the human-written baseline. Words
+are counted on the sentence split at single space characters, as BOLD did (a double space yields an empty
+token), and the prompt keeps BOLD's trailing space.
+
+Two named presets (:data:`PRESETS`, :func:`preset_rule`):
+
+``strict`` (the default)  the term must occur as whole words within the first ``window`` (8) words; sentences
+                          with <= 6 words and sentences that would leave nothing to generate are dropped;
+                          repeated prompts are dropped within the domain.
+``bold``                  what BOLD's published files show: the term is a case-insensitive *substring* of the
+                          prompt's own words (the first 5 + len(term) words), so plurals and derived forms
+                          count ("Truck drivers", "biocurator"); a sentence not longer than the prompt keeps
+                          all its words but the last; no length filter; duplicates kept.
 
 Every filter counts what it removed (:class:`FilterCounts`): ``too_short`` (<= ``min_words`` words),
 ``term_not_in_window``, ``no_continuation``, ``empty_prompt``, ``markup_residue`` and
@@ -29,17 +38,41 @@ WINDOW = 8
 N_FIRST = 5
 MIN_WORDS = 6
 DEDUPE_SCOPES = ("domain", "group", "global", "none")
+MATCHES = ("word", "substring")
+WITHIN = ("window", "prompt")
+SHORT = ("drop", "keep")
 FILTERS = ("too_short", "term_not_in_window", "no_continuation", "empty_prompt", "markup_residue", "duplicate_prompt")
+
+#: Named rule presets (settings on top of :class:`PromptRule`'s defaults). ``strict`` is the default: every
+#: prompt holds the whole term as words and leaves a sentence of more than 6 words with at least one word to
+#: generate. ``bold`` reproduces BOLD's published prompts from their sentences (docs/scrape.md: the shares).
+PRESETS: dict[str, dict] = {
+    "strict": {},
+    "bold": {"match": "substring", "within": "prompt", "short": "keep", "min_words": 0, "dedupe": "none"},
+}
+RULE_KEYS = ("preset", "window", "n_first", "min_words", "dedupe", "match", "within", "short")
+
+S, I = pa.string(), pa.int64()
+#: Columns of the prompts a scrape or ``prompts build`` writes (here, not in the pipeline, so that this module
+#: needs nothing from it: config -> prompts <- pipeline, no cycle).
+CANDIDATE_SCHEMA = pa.schema([
+    ("prompt_id", S), ("text", S), ("source", S), ("language", S), ("domain", S), ("group", S), ("term", S), ("reference", S),
+    ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("retrieved_at", S), ("license", S), ("sentence_index", I),
+])
 
 
 @dataclass(frozen=True)
 class PromptRule:
-    """Settings of the BOLD prompt rule (defaults are BOLD's)."""
+    """Settings of the BOLD prompt rule; the defaults are the ``strict`` preset (see :data:`PRESETS`)."""
 
-    window: int = WINDOW        # the term must occur within the first `window` words
+    window: int = WINDOW        # within="window": the term must occur within the first `window` words
     n_first: int = N_FIRST      # the prompt is the first `n_first` words + the words of the term
     min_words: int = MIN_WORDS  # sentences with <= min_words words are dropped
     dedupe: str = "domain"      # duplicate prompt strings are dropped within this scope
+    match: str = "word"         # word: the term as whole words; substring: anywhere, also inside a word (BOLD)
+    within: str = "window"      # window: in the first `window` words; prompt: in the prompt's own words (BOLD)
+    short: str = "drop"         # sentence not longer than the prompt: drop (no_continuation) | keep all words but the last (BOLD)
+    preset: str = "strict"      # the preset these settings started from (recorded in manifests)
 
     def __post_init__(self) -> None:
         for name in ("window", "n_first"):
@@ -53,6 +86,35 @@ class PromptRule:
         if self.dedupe not in DEDUPE_SCOPES:
             raise BiaskitError("E021", "unknown duplicate-prompt scope", value=self.dedupe, options=DEDUPE_SCOPES,
                                fix="use `domain` (BOLD-like), `group`, `global` or `none`")
+        for name, options in (("match", MATCHES), ("within", WITHIN), ("short", SHORT), ("preset", tuple(PRESETS))):
+            if getattr(self, name) not in options:
+                raise BiaskitError("E021", f"unknown prompt rule setting {name}", value=getattr(self, name), options=options,
+                                   fix=f"use one of: {', '.join(options)}")
+
+    def as_dict(self) -> dict:
+        """The settings by name (what manifests and resume states record)."""
+        return {k: getattr(self, k) for k in RULE_KEYS}
+
+
+def preset_rule(preset: str | None = None, **settings) -> PromptRule:
+    """A :class:`PromptRule` from a preset name (default ``strict``) with explicit settings on top.
+
+    ``None`` values are ignored. A ``window`` given to a preset whose term must lie in the prompt switches
+    it to ``within="window"`` (the window the user asked for is then what counts).
+    """
+    name = preset or "strict"
+    if name not in PRESETS:
+        raise BiaskitError("E021", "unknown prompt rule preset", value=name, options=sorted(PRESETS),
+                           fix="use --preset strict (the default) or --preset bold")
+    over = {k: v for k, v in settings.items() if v is not None and k != "preset"}
+    unknown = sorted(set(over) - set(RULE_KEYS))
+    if unknown:
+        raise BiaskitError("E021", "unknown prompt rule setting", value=unknown, options=RULE_KEYS, fix="remove or rename the settings")
+    d = {**PRESETS[name], "preset": name}
+    if "window" in over and "within" not in over:
+        d["within"] = "window"
+    d.update(over)
+    return PromptRule(**d)
 
 
 @lru_cache(maxsize=4096)
@@ -61,16 +123,22 @@ def _term_regex(term: str) -> re.Pattern:
     return re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.IGNORECASE)
 
 
-def find_term(head: str, terms: Sequence[str]) -> str | None:
-    """The first term (longest first) that occurs in ``head`` as whole words, case-insensitively."""
-    for term in sorted((t for t in terms if t and t.strip()), key=lambda t: (-len(t.split()), -len(t))):
-        if _term_regex(term).search(head):
-            return term
-    return None
+def _by_length(terms: Sequence[str]) -> list[str]:
+    return sorted((t for t in terms if t and t.strip()), key=lambda t: (-len(t.split()), -len(t)))
+
+
+def _occurs(term: str, text: str, match: str) -> bool:
+    return term.lower() in text.lower() if match == "substring" else _term_regex(term).search(text) is not None
+
+
+def find_term(head: str, terms: Sequence[str], match: str = "word") -> str | None:
+    """The first term (longest first) that occurs in ``head`` case-insensitively: as whole words
+    (``match="word"``), or anywhere, also inside a word (``match="substring"``, as BOLD did)."""
+    return next((t for t in _by_length(terms) if _occurs(t, head, match)), None)
 
 
 def bold_prompt(sentence: str, terms: Sequence[str] | str, rule: PromptRule = PromptRule()) -> tuple[str | None, str]:
-    """Apply BOLD's rule to one sentence.
+    """Apply BOLD's rule (with ``rule``'s settings, see :data:`PRESETS`) to one sentence.
 
     Returns ``(prompt, matched_term)`` or ``(None, reason)`` where reason is one of ``too_short``,
     ``term_not_in_window``, ``no_continuation``, ``empty_prompt``.
@@ -80,11 +148,15 @@ def bold_prompt(sentence: str, terms: Sequence[str] | str, rule: PromptRule = Pr
     if len(sentence.split()) <= rule.min_words:
         return None, "too_short"
     tokens = sentence.split(" ")
-    head = " ".join(tokens[: rule.window])
-    term = find_term(head, terms)
+    if rule.within == "window":
+        term = find_term(" ".join(tokens[: rule.window]), terms, rule.match)
+    else:  # within the prompt's own words; each term has its own prompt length
+        term = next((t for t in _by_length(terms) if _occurs(t, " ".join(tokens[: rule.n_first + len(t.split())]), rule.match)), None)
     if term is None:
         return None, "term_not_in_window"
     n = rule.n_first + len(term.split())
+    if rule.short == "keep":  # a sentence not longer than the prompt keeps all its words but the last one (BOLD)
+        n = min(n, max((i for i, w in enumerate(tokens) if w.strip()), default=0))
     if n >= len(tokens) or not " ".join(tokens[n:]).strip():  # trailing spaces/newlines are no word to generate
         return None, "no_continuation"
     prompt = " ".join(tokens[:n]) + " "
@@ -235,7 +307,5 @@ def prompts_from_sentences(table: pa.Table, rule: PromptRule = PromptRule(), *, 
     rows.sort(key=prompt_order)  # the scrape's order, so a repeated prompt keeps the same copy as there
     rows = dedupe_prompts(rows, rule.dedupe, counts)
     counts["prompts"] = len(rows)
-    from biaskit.scrape.pipeline import CANDIDATE_SCHEMA
-
     out = pa.Table.from_pylist(rows, schema=CANDIDATE_SCHEMA) if rows else CANDIDATE_SCHEMA.empty_table()
     return out, counts
