@@ -36,9 +36,12 @@ SENTENCE_SCHEMA = pa.schema([
     ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("retrieved_at", S), ("license", S), ("sentence_index", I),
     ("sentence", S), ("domain", S), ("group", S), ("terms", S),
 ])
+#: sentences dropped before the prompt rule because a template in them could not be rendered (counted per
+#: sentence and group, like the rule's filters)
+PAGE_FILTERS = ("template_dropped", *FILTERS)
 STATUS_SCHEMA = pa.schema([
     ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("groups", S), ("sentences", I),
-    *[(f, I) for f in FILTERS if f != "duplicate_prompt"], ("prompts", I), ("error", S),
+    *[(f, I) for f in PAGE_FILTERS if f != "duplicate_prompt"], ("prompts", I), ("error", S),
 ])
 
 
@@ -56,7 +59,7 @@ class ScrapeResult:
     def summary(self) -> str:
         c = self.counts
         return (f"{c.get('prompts', 0)} prompts from {c.get('pages_processed', 0)} pages ({c.get('sentences', 0)} sentences); dropped: "
-                + ", ".join(f"{k} {c.get(k, 0)}" for k in FILTERS))
+                + ", ".join(f"{k} {c.get(k, 0)}" for k in PAGE_FILTERS))
 
 
 # --------------------------------------------------------------------------- worker side
@@ -78,7 +81,7 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
 
     Returns (prompt rows, page status row, sentence rows); sentence rows only when settings ask for them.
     """
-    from biaskit.scrape.clean import clean_wikitext, split_sentences
+    from biaskit.scrape.clean import clean_sentences
 
     page, assigns, settings = task
     rule: PromptRule = settings["rule"]
@@ -86,13 +89,13 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
                               "groups": ",".join(f"{a.domain}/{a.group}" for a in assigns), "error": None}
     counts = FilterCounts()
     try:
-        paragraphs = clean_wikitext(page.text, title=page.title)
-        sentences = split_sentences(paragraphs, _splitter(settings))
+        sentences, broken = clean_sentences(page.text, _splitter(settings), title=page.title)
     except Exception as exc:  # a page that cannot be parsed is a counted, named skip
         status["error"] = str(exc)
-        status.update({k: 0 for k in ("sentences", "prompts", *FILTERS) if k != "duplicate_prompt"})
+        status.update({k: 0 for k in ("sentences", "prompts", *PAGE_FILTERS) if k != "duplicate_prompt"})
         return [], status, []
-    counts["sentences"] = len(sentences)
+    counts["sentences"] = len(sentences) + broken
+    counts["template_dropped"] = broken * len(assigns)
     rows = []
     for a in assigns:
         for i, prompt, term, sentence in iter_page_prompts(sentences, a.terms, rule, counts):
@@ -103,7 +106,7 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
                 "revision_id": page.revision_id, "retrieved_at": page.retrieved_at, "license": settings["license"], "sentence_index": i,
             })
     counts["prompts"] = len(rows)
-    status.update({k: int(counts.get(k, 0)) for k in ("sentences", "prompts", *FILTERS) if k != "duplicate_prompt"})
+    status.update({k: int(counts.get(k, 0)) for k in ("sentences", "prompts", *PAGE_FILTERS) if k != "duplicate_prompt"})
     sents = []
     if settings.get("sentences"):  # one row per (group, sentence): a page in two groups keeps both for `prompts build`
         sents = [{"wiki": page.wiki, "page_title": page.title, "page_id": page.page_id, "revision_id": page.revision_id,
@@ -255,7 +258,7 @@ def build_from_pages(
         seen_pages.add(k)
         if s["error"]:
             failed.append(s["page_title"])
-        for f in ("sentences", *FILTERS):
+        for f in ("sentences", *PAGE_FILTERS):
             if f != "duplicate_prompt":
                 counts[f] += s.get(f) or 0
     final = dedupe_prompts(uniq, cfg.rule.dedupe, counts)
