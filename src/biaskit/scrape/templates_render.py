@@ -121,50 +121,66 @@ def _to(value: float, src: str, dst: str) -> float:
     return value * _U[src][4] / _U[dst][4]
 
 
-def _out_prec(in_prec: int, src: str, dst: str, out_value: float, explicit: int | None) -> int:
+def _out_prec(in_prec: int, src: str, dst: str, out_value: float, explicit: int | None, scale: float = 1.0) -> int:
     if explicit is not None:
         return explicit
     prec = in_prec
-    if _U[src][3] != "T":
-        prec += math.floor(math.log10(_U[src][4] / _U[dst][4]) + 0.5)
+    if _U[src][3] == "T":
+        return max(prec, 0)  # temperatures: whole degrees at least: {{convert|40|°F}} -> 40 °F (4 °C)
+    prec -= math.floor(math.log10(scale * _U[src][4] / _U[dst][4]) + 0.5)  # a bigger output number needs fewer decimals
     if out_value:
         prec = max(prec, 1 - math.floor(math.log10(abs(out_value))))  # at least two significant figures
     return prec
 
 
+_SCALE = {"e3": (1e3, "thousand"), "e6": (1e6, "million"), "e9": (1e9, "billion"), "e12": (1e12, "trillion")}
+_INT = re.compile(r"-?\d+")
+
+
 def render_convert(pos: list[str], named: dict[str, str], *, abbr_default: bool = False) -> str:
     """``{{convert}}`` as displayed; :data:`DROPPED` when the arguments are beyond these rules."""
+    pos = [p.strip() for p in pos]
     try:
         values = [pos[0]]
         seps: list[str] = []
         i = 1
-        while i + 1 < len(pos) and pos[i].strip() in _RANGE:
-            seps.append(_RANGE[pos[i].strip()])
+        while i + 1 < len(pos) and pos[i] in _RANGE:
+            seps.append(_RANGE[pos[i]])
             values.append(pos[i + 1])
             i += 2
-        src = _unit(pos[i])
+        code = pos[i]
+        scale, scale_word = 1.0, ""
+        for pre, (f, w) in _SCALE.items():
+            if code.startswith(pre) and _unit(code[len(pre):]):
+                scale, scale_word, code = f, w, code[len(pre):]
+                break
+        src = _unit(code)
         if src is None:
             return DROPPED
-        rest = [p.strip() for p in pos[i + 1:]]
+        rest = pos[i + 1:]
+        sub = None  # {{convert|6|ft|4|in|cm}}: 6 feet 4 inches
+        if len(rest) >= 2 and _parse_num(rest[0]) and _unit(rest[1]) and _U[_unit(rest[1])][3] == _U[src][3] and not seps and scale == 1:
+            sub = (rest[0], _unit(rest[1]))
+            rest = rest[2:]
+        if rest and _INT.fullmatch(rest[0]):  # {{convert|2413|ft|0}}: default output unit, precision 0
+            rest = ["", *rest]
         dst = _unit(rest[0]) if rest and rest[0] else _U[src][5]
         if rest and rest[0] and dst is None:
-            return DROPPED  # several output units, composite units...
-        explicit = None
-        if len(rest) > 1 and re.fullmatch(r"-?\d+", rest[1]):
-            explicit = int(rest[1])
+            return DROPPED  # several output units and other forms these rules do not cover
+        explicit = int(rest[1]) if len(rest) > 1 and _INT.fullmatch(rest[1]) else None
         parsed = [_parse_num(v) for v in values]
-        if any(p is None for p in parsed):
+        if any(p is None for p in parsed) or sub is not None and _parse_num(sub[0]) is None:
             return DROPPED
     except IndexError:
         return DROPPED
     abbr = named.get("abbr", "on" if abbr_default else "").strip().lower()
-    adj = named.get("adj", "").strip().lower() in ("on", "yes", "y")
+    adj = _yes(named.get("adj")) or _yes(named.get("sing"))
     us = named.get("sp", "").strip().lower() == "us"
     disp = named.get("disp", "").strip().lower()
     temp = _U[src][3] == "T"
-    in_abbr = abbr in ("on", "in", "yes", "y") or temp
-    out_abbr = abbr not in ("off", "out", "none") or temp
-    one = len(values) == 1 and parsed[0][0] == 1  # type: ignore[index]
+    in_abbr = abbr in ("on", "in", "yes", "y", "values") or temp
+    out_abbr = abbr not in ("off", "in", "none", "no") or temp
+    one = len(values) == 1 and parsed[0][0] == 1 and sub is None and not scale_word  # type: ignore[index]
 
     def name(code: str, singular: bool, ab: bool) -> str:
         sing, plur, sym = _U[code][0], _U[code][1], _U[code][2]
@@ -174,28 +190,38 @@ def render_convert(pos: list[str], named: dict[str, str], *, abbr_default: bool 
         return n.replace("metre", "meter").replace("litre", "liter") if us else n
 
     ins = "".join(_fmt_input(v) + (seps[k] if k < len(seps) else "") for k, v in enumerate(values))
-    if adj and not in_abbr:
+    if scale_word:
+        ins += " " + scale_word
+    if temp:
+        left = f"{ins} {_U[src][2]}"
+    elif adj and not in_abbr:
         left = f"{ins}-{name(src, True, False)}"
     else:
-        left = f"{ins} {name(src, one, in_abbr)}" if not (temp or _U[src][2] == "°") else f"{ins} {_U[src][2]}"
-    if dst is None or disp in ("number",):
+        left = f"{ins} {name(src, one, in_abbr)}"
+    if sub is not None:
+        sv = _parse_num(sub[0])[0]  # type: ignore[index]
+        left += f" {_fmt_input(sub[0])}" + ("-" if adj and not in_abbr else " ") + name(sub[1], sv == 1 or adj and not in_abbr, in_abbr)
+    if dst is None or disp == "number":
         return left
     outs = []
     for v, p in parsed:  # type: ignore[misc]
-        ov = _to(v, src, dst)
-        outs.append(_fmt(ov, _out_prec(p, src, dst, ov, explicit)))
+        if sub is not None:
+            v = v + _to(_parse_num(sub[0])[0], sub[1], src)  # type: ignore[index]
+            p = _parse_num(sub[0])[1] + math.floor(math.log10(_U[src][4] / _U[sub[1]][4]) + 0.5)  # type: ignore[index]
+        ov = _to(v * scale, src, dst)
+        outs.append(_fmt(ov, _out_prec(p, src, dst, ov, explicit, scale)))
     outv = "".join(o + (seps[k] if k < len(seps) else "") for k, o in enumerate(outs))
     out_one = len(outs) == 1 and outs[0] == "1"
     right = f"{outv} {name(dst, out_one, out_abbr)}"
-    if disp in ("or",):
+    if disp == "or":
         return f"{left} or {right}"
     if disp in ("out", "output only"):
         return right
-    if disp in ("flip",):
+    if disp == "flip":
         return f"{right} ({left})"
-    if disp in ("comma",):
+    if disp == "comma":
         return f"{left}, {right}"
-    if disp in ("x", "sqbr", "br", "slash", "table", "tablecen", "u", "unit", "unit or text", "preunit", "output number only"):
+    if disp and disp not in ("b", "paren"):
         return DROPPED
     return f"{left} ({right})"
 
@@ -259,7 +285,7 @@ LANG_NAMES = {
     "ja": "Japanese", "ka": "Georgian", "ko": "Korean", "la": "Latin", "nl": "Dutch", "no": "Norwegian", "pl": "Polish",
     "pt": "Portuguese", "ro": "Romanian", "ru": "Russian", "sa": "Sanskrit", "sk": "Slovak", "sq": "Albanian", "sr": "Serbian",
     "sv": "Swedish", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu", "zh": "Chinese", "ber": "Berber", "sw": "Swahili",
-    "bn": "Bengali", "id": "Indonesian", "vi": "Vietnamese", "th": "Thai", "yi": "Yiddish", "hr": "Croatian", "bg": "Bulgarian",
+    "bn": "Bengali", "rus": "Russian", "pa": "Punjabi", "ps": "Pashto", "ku": "Kurdish", "mn": "Mongolian", "ne": "Nepali", "id": "Indonesian", "vi": "Vietnamese", "th": "Thai", "yi": "Yiddish", "hr": "Croatian", "bg": "Bulgarian",
 }
 
 #: templates that show nothing a sentence needs (exact lower-case names)
@@ -315,6 +341,9 @@ def _params(node: Any, render: Callable[[Any], str]) -> tuple[list[str], dict[st
     return pos, named
 
 
+_SPOKEN_ABOUT = re.compile(r"(?:\b(?:pronounced|pronunciation|as|is|are|was|were|like|spelled|written|sounds?|of|or|and)|[:=])\s*['\"]*\s*$", re.I)
+
+
 def _inside_parens(before: str) -> bool:
     line = before[before.rfind("\n") + 1:]
     return line.count("(") > line.count(")")
@@ -346,7 +375,9 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
     if name in SILENT or name.startswith(_SILENT_PREFIX):
         return ""
     if name.startswith(PRONUNCIATION) and not name.startswith(("ipa-x", "ipac-xx")) or name in ("ipa", "ipac-en"):
-        return "" if _inside_parens(before()) else DROPPED
+        # a pronunciation guide is an aside (in parentheses or after the bold title): dropped; one the sentence
+        # speaks about ("is pronounced {{IPA|...}}") takes its sentence with it
+        return DROPPED if _SPOKEN_ABOUT.search(before()[-40:]) and not _inside_parens(before()) else ""
     pos, named = _params(node, render)
     first = pos[0].strip() if pos else ""
     if name in ("convert", "cvt"):
@@ -391,9 +422,8 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
         code = name[5:]
         if not first:
             return DROPPED
-        if code in LANG_NAMES:
-            return f"{LANG_NAMES[code]}: {first}"
-        return DROPPED
+        # the language's name as Wikipedia shows it; for a code not listed here, the text alone (an aside)
+        return f"{LANG_NAMES[code]}: {first}" if code in LANG_NAMES else first
     if name in ("transl", "transliteration"):
         return pos[-1].strip() if len(pos) > 1 else DROPPED
     if name in ("nihongo", "nihongo2", "nihongo3"):
@@ -423,7 +453,7 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
     if name == "val":
         if not first or _parse_num(first) is None:
             return DROPPED
-        text = _fmt_input(first)
+        text = first  # as written: {{val}} groups long numbers with gaps, which copy out as the bare digits
         if len(pos) > 1 and pos[1].strip():
             text += f"±{pos[1].strip()}"
         if named.get("e"):
