@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 
 #: never a sentence end when followed by a capital (the abbreviation introduces what follows)
 ABBREVIATIONS = frozenset("""
-al ca c approx No Nos Mr Mrs Ms Messrs Dr Drs Prof St Ste Mt Ft Gen Col Lt Capt Cmdr Sgt Maj Adm Gov Sen Rep Rev Hon Pres Fr Br
+al ca c approx No Nos Brig Mr Mrs Ms Messrs Dr Drs Prof St Ste Mt Ft Gen Col Lt Capt Cmdr Sgt Maj Adm Gov Sen Rep Rev Hon Pres Fr Br
 Sra Mme Mlle Msgr vs v Vol vol Vols vols pp p Ed ed eds Eds trans ch Ch chap sec Sec fig Fig figs Figs op cit ibid Ibid cf Cf
 viz fl b d r Jan Feb Apr Jun Jul Aug Sep Sept Oct Nov Dec Ave Blvd Rd Hwy Dept Univ Assn Jos Chas Wm Geo Thos Jas Benj Robt
 Saml Pt Cpl Pvt Insp Supt Atty Calif Mich Conn Tenn Tex Okla Minn Fla Ariz Colo
@@ -82,6 +82,40 @@ def split_text(text: str) -> list[str]:
     if s:
         out.append(s)
     return out
+
+
+def sentence_offsets(paragraph: str, sentences: list[str]) -> list[int]:
+    """Where each sentence but the first starts in ``paragraph`` (the boundaries a splitter put)."""
+    out: list[int] = []
+    pos = 0
+    for k, s in enumerate(sentences):
+        s = s.strip()
+        if not s:
+            continue
+        i = paragraph.find(s, pos)
+        if i < 0:
+            i = paragraph.find(s[:20], pos)
+        if i < 0:
+            continue
+        if k:
+            out.append(i)
+        pos = i + max(1, len(s) - 5)
+    return out
+
+
+def boundary_scores(gold: list[dict], split) -> dict[str, float | int]:
+    """Boundary precision, recall and F1 of ``split(paragraph) -> sentences`` against gold rows
+    (``paragraph``, ``boundaries``: start offsets of every sentence but the first)."""
+    tp = fp = fn = 0
+    for row in gold:
+        pred = set(sentence_offsets(row["paragraph"], list(split(row["paragraph"]))))
+        ref = set(row["boundaries"])
+        tp += len(pred & ref)
+        fp += len(pred - ref)
+        fn += len(ref - pred)
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0, "tp": tp, "fp": fp, "fn": fn}
 
 
 class _Sent:
