@@ -6,7 +6,8 @@ capital letter, an opening quote or bracket before a capital, never before a low
 
 * abbreviations that are followed by a name or a number: ``et al.``, ``ca.``, ``c.``, ``approx.``, ``No.``,
   ``Mr.``, ``Dr.``, ``St.``, ``Gen.``, ``vol.``, ``pp.``, month abbreviations, ...;
-* initials: a single capital letter (``J. R. R. Tolkien``, ``George W. Bush``);
+* initials: a single capital letter (``J. R. R. Tolkien``, ``George W. Bush``), unless a usual sentence opening
+  follows (``set in A. After ...``);
 * dotted abbreviations that can also end a sentence (``U.S.``, ``B.C.``, ``a.m.``, ``etc.``, ``Inc.``, ``Jr.``)
   unless the next word is a usual sentence opening (``The``, ``In``, ``He``, ...).
 
@@ -57,7 +58,9 @@ def _is_boundary(text: str, m: re.Match) -> bool:
     if not word:
         return True
     if len(word) == 1 and word.isalpha() and word.isupper() and word != "I":
-        return False  # an initial: "J. R. R. Tolkien", "George W. Bush"
+        # an initial ("J. R. R. Tolkien", "George W. Bush"), unless a usual sentence opening follows a letter used
+        # as a name ("the themes set in A. After recapitulating", "Concerto in F. Some did not")
+        return len(next_word) > 1 and next_word in OPENERS
     if word in ABBREVIATIONS:
         return False
     if word in AMBIGUOUS or _DOTTED.match(word) or word.lower() in ("e.g", "i.e"):
