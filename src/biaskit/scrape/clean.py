@@ -145,6 +145,23 @@ def _nodes():
     return _NODES[0]
 
 
+_LIST_LINE = re.compile(r"^[*#:;][^\n]*", re.M)
+
+
+def _drop_list_line(m: re.Match) -> str:
+    line = m.group()
+    if line.count("{{") != line.count("}}") or line.count("[[") != line.count("]]") or "<" in line or "{|" in line:
+        return line  # a construct that continues on the next lines: left to the parser
+    return ""
+
+
+def strip_list_lines(raw: str) -> str:
+    """Empty the list, definition and indentation lines (``*``, ``#``, ``;``, ``:``) on the raw text: the
+    renderer drops them anyway, and the parser need not build them. Lines whose markup goes on to the next
+    line are kept for the parser."""
+    return _LIST_LINE.sub(_drop_list_line, raw)
+
+
 def _is_interlanguage(prefix: str) -> bool:
     return bool(_INTERLANG.match(prefix))
 
@@ -246,7 +263,7 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False) 
 
     try:
         raw = _RAW_COMMENT.sub("", wikitext or "")
-        raw = strip_silent_blocks(strip_file_links(_RAW_REF.sub("", _RAW_REF_SELF.sub("", raw))))
+        raw = strip_list_lines(strip_silent_blocks(strip_file_links(_RAW_REF.sub("", _RAW_REF_SELF.sub("", raw)))))
         if "'''s" in raw:
             raw = _ITALIC_APOSTROPHE.sub(r"''\1''{{'}}", raw)
         code = mwparserfromhell.parse(raw)

@@ -348,7 +348,8 @@ def scrape_dump(
     seed_links: dict[str, list[str]] = {}
     members: dict[str, list[str]] = {c: [] for c in cats}
     n_articles = 0
-    for page in iter_dump(dump, include_redirects=True, site=site):  # pass 1: redirects, seed links, categories
+    # pass 1: redirects, seed links, categories; --all-pages needs none of them and reads the dump once
+    for page in ([] if all_pages else iter_dump(dump, include_redirects=True, site=site)):
         if page.redirect:
             redirect_map[page.title] = normalize_title(page.redirect)
             continue
@@ -360,7 +361,7 @@ def scrape_dump(
                 c = normalize_title(c)
                 if c in members:
                     members[c].append(page.title)
-    wiki = dump_wiki_name(dump, site)
+    wiki = dump_wiki_name(dump, site)  # with --all-pages: set again once the single pass has read <siteinfo>
     retrieved = utcnow()
 
     def norm(t: str) -> str:
@@ -384,15 +385,20 @@ def scrape_dump(
         def get(self, key, default=None):
             return [Assignment("all", "all", (key,))]
 
+    extra = {"dump": str(dump), "wiki": wiki, "redirects": redirects, "pages_per_group": per_group}
+
     def pages(done: set[str]) -> Iterator[Page]:
+        nonlocal wiki
         for page in iter_dump(dump, site=site):
+            if all_pages:
+                wiki = extra["wiki"] = dump_wiki_name(dump, site)
+                per_group["all/all"] += 1
             page.wiki, page.retrieved_at = wiki, retrieved
             yield page
 
-    total = n_articles if all_pages else len(assignments)
+    total = None if all_pages else len(assignments)
     res = build_from_pages(pages, _All() if all_pages else assignments, cfg, out, processes=processes, command=f"biaskit scrape dump {dump.name}",
-                           inputs=[str(dump)], total=total, sentences_out=sentences_out, shard_pages=shard_pages, extra={"dump": str(dump), "wiki": wiki, "redirects": redirects,
-                                                                  "pages_per_group": per_group})
+                           inputs=[str(dump)], total=total, sentences_out=sentences_out, shard_pages=shard_pages, extra=extra)
     wanted = set(assignments) if not all_pages else set()
     got = set()
     import pyarrow.parquet as pq
