@@ -2,17 +2,20 @@
 
 The cleaner walks the mwparserfromhell node tree and keeps only running prose:
 
-* dropped: templates (infoboxes, citations, ``{{DEFAULTSORT:...}}``), ``<ref>`` tags *with their text*,
-  tables, comments, files/images/media, categories, interlanguage links, headings, list items,
+* dropped: templates without prose (infoboxes, citations, ``{{DEFAULTSORT:...}}``), ``<ref>`` tags *with their
+  text*, tables, comments, files/images/media, categories, interlanguage links, headings, list items,
   ``<math>``/``<gallery>``/``<timeline>``/... blocks, template arguments, bare external links;
+* rendered: inline templates that carry prose (``{{convert}}``, ``{{val}}``, dates, ``{{lang}}``, ``{{nowrap}}``,
+  ``{{sic}}``, dashes, ...: :mod:`biaskit.scrape.templates_render`); a template that cannot be rendered leaves a
+  mark, and :func:`clean_sentences` drops the sentences it would break (``template_dropped``);
 * kept: the visible text of wiki links (``[[A|b]]`` -> ``b``), of bracketed external links with a label,
   and of formatting tags (bold, italic, ``<small>``...); HTML entities are decoded;
 * whitespace is normalised: no newlines or double spaces inside a paragraph, no space before
   punctuation, no empty ``()`` left behind by removed templates.
 
-Sentence splitting uses spaCy (:func:`load_splitter`): an installed pipeline's ``senter`` (fast, the
-default for English), its dependency parser, or a rule-based ``sentencizer`` on a blank pipeline for
-languages without a trained model.
+Sentence splitting (:func:`load_splitter`): the rule-based Wikipedia splitter ``wiki``
+(:mod:`biaskit.scrape.sentences`, the default, no model), or spaCy: an installed pipeline's ``senter``, its
+dependency parser, or the rule-based ``sentencizer`` on a blank pipeline.
 """
 
 from __future__ import annotations
