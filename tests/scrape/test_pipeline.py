@@ -50,8 +50,9 @@ def test_small_config_exact(tmp_path):
     # counts add up: per (sentence, group) each sentence is kept or dropped by exactly one filter
     c = res.counts
     sents = pq.read_table(tmp_path / "s.parquet")
-    assert sents.num_rows == c["sentences"]
-    assert c["sentences"] == c["too_short"] + c["term_not_in_window"] + c["no_continuation"] + c["empty_prompt"] + c["markup_residue"] \
+    # a sentence a dropped template broke is counted (template_dropped) and kept out of the sentences table
+    assert sents.num_rows == c["sentences"] - c["template_dropped"]
+    assert c["sentences"] == c["template_dropped"] + c["too_short"] + c["term_not_in_window"] + c["no_continuation"] + c["empty_prompt"] + c["markup_residue"] \
         + c["duplicate_prompt"] + c["prompts"]
     m = read_manifest(out)
     assert m["filter_counts"] == {k: v for k, v in c.items() if k != "pages_missing"}
@@ -107,10 +108,10 @@ def test_unparseable_page_is_a_counted_named_skip(tmp_path, monkeypatch):
 
     real = cl.clean_wikitext
 
-    def broken(text, *, title=""):
+    def broken(text, *, title="", **kw):
         if title == "Allah":
             raise BiaskitError("E032", f"could not parse the wikitext of page {title!r}", value=title)
-        return real(text, title=title)
+        return real(text, title=title, **kw)
 
     monkeypatch.setattr(cl, "clean_wikitext", broken)
     res = scrape_dump(DUMP206, load_config(SMALL), tmp_path / "p.parquet")

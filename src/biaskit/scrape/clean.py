@@ -2,26 +2,31 @@
 
 The cleaner walks the mwparserfromhell node tree and keeps only running prose:
 
-* dropped: templates (infoboxes, citations, ``{{DEFAULTSORT:...}}``), ``<ref>`` tags *with their text*,
-  tables, comments, files/images/media, categories, interlanguage links, headings, list items,
+* dropped: templates without prose (infoboxes, citations, ``{{DEFAULTSORT:...}}``), ``<ref>`` tags *with their
+  text*, tables, comments, files/images/media, categories, interlanguage links, headings, list items,
   ``<math>``/``<gallery>``/``<timeline>``/... blocks, template arguments, bare external links;
+* rendered: inline templates that carry prose (``{{convert}}``, ``{{val}}``, dates, ``{{lang}}``, ``{{nowrap}}``,
+  ``{{sic}}``, dashes, ...: :mod:`biaskit.scrape.templates_render`); a template that cannot be rendered leaves a
+  mark, and :func:`clean_sentences` drops the sentences it would break (``template_dropped``);
 * kept: the visible text of wiki links (``[[A|b]]`` -> ``b``), of bracketed external links with a label,
   and of formatting tags (bold, italic, ``<small>``...); HTML entities are decoded;
 * whitespace is normalised: no newlines or double spaces inside a paragraph, no space before
   punctuation, no empty ``()`` left behind by removed templates.
 
-Sentence splitting uses spaCy (:func:`load_splitter`): an installed pipeline's ``senter`` (fast, the
-default for English), its dependency parser, or a rule-based ``sentencizer`` on a blank pipeline for
-languages without a trained model.
+Sentence splitting (:func:`load_splitter`): the rule-based Wikipedia splitter ``wiki``
+(:mod:`biaskit.scrape.sentences`, the default, no model), or spaCy: an installed pipeline's ``senter``, its
+dependency parser, or the rule-based ``sentencizer`` on a blank pipeline.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.scrape.templates_render import DROPPED, render_template, resolve_dropped
 
 #: tags whose whole content is dropped
 DROP_TAGS = frozenset({
@@ -38,7 +43,9 @@ _INTERLANG = re.compile(r"^[a-z]{2,3}(?:-[a-z0-9]+)*$|^simple$|^be-x-old$|^zh-mi
 _LINE_DROP = "\x01"  # marks a line to drop (list item, definition, heading)
 
 #: strings that must never survive cleaning (checked on every sentence; a hit is a counted drop)
-RESIDUE = ("{{", "}}", "[[", "]]", "<ref", "</ref", "|", "File:", "Image:", "thumb|", "__")
+RESIDUE = ("{{", "}}", "[[", "]]", "<ref", "</ref", "|", "File:", "Image:", "thumb|", "__", "==", "''", DROPPED)
+#: HTML entities and tags left in text (``&amp;``, ``&#160;``, ``<span class=x>``, ``</div>``, ``<br/>``)
+_RESIDUE_RE = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});|</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
 
 _WS = re.compile(r"[\s\u200b]+")  # every Unicode space (incl. no-break, thin) and zero-width space
 _SPACE_BEFORE_PUNCT = re.compile(r" +([,.;:!?%)\]])")
@@ -54,6 +61,8 @@ _MAGIC = re.compile(r"__[A-Z]+__")
 _RAW_REF_SELF = re.compile(r"<ref\b[^>]*/>", re.I)
 _RAW_REF = re.compile(r"<ref\b[^>]*>.*?</ref\s*>", re.I | re.S)
 _RAW_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
+# ''Iliad'''s: an italic title followed by an apostrophe (MediaWiki shows "Iliad's"; the parser keeps the quotes)
+_ITALIC_APOSTROPHE = re.compile(r"''([^'\n]{1,200})'''(?=s\b)")
 
 
 _FILE_START = re.compile(r"\[\[\s*:?\s*(?:file|image|media|datei|bild|soubor|plik|súbor|fichier)\s*:", re.I)
@@ -88,19 +97,89 @@ def strip_file_links(raw: str) -> str:
         pos = i
 
 
+_BRACES = re.compile(r"\{\{|\}\}|\{\||\|\}(?!\})")
+
+
+def strip_silent_blocks(raw: str) -> str:
+    """Cut out, on the raw text, top-level templates that show no prose (citations, infoboxes, navboxes...:
+    :func:`~biaskit.scrape.templates_render.is_silent`) and tables (``{| ... |}``).
+
+    The parser would drop them too; cutting them first saves most of its time. Unbalanced braces stop the
+    cutting there (the parser sees the rest as it is).
+    """
+    from biaskit.scrape.templates_render import is_silent
+
+    out: list[str] = []
+    pos = 0
+    depth = 0
+    start = 0
+    kind = ""
+    for m in _BRACES.finditer(raw):
+        tok = m.group()
+        if depth == 0:
+            if tok == "{{":
+                if raw.startswith("{{{", m.start()):  # a template argument: leave it to the parser
+                    continue
+                depth, start, kind = 1, m.start(), "t"
+            elif tok == "{|" and (m.start() == 0 or raw[m.start() - 1] == "\n"):
+                depth, start, kind = 1, m.start(), "table"
+            continue
+        if tok in ("{{", "{|"):
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                end = m.end()
+                if kind == "table" or is_silent(raw[start + 2:end]):
+                    out.append(raw[pos:start])
+                    pos = end
+    out.append(raw[pos:])
+    return "".join(out)
+
+
+_NODES: list = []
+
+
+def _nodes():
+    if not _NODES:
+        import mwparserfromhell.nodes
+
+        _NODES.append(mwparserfromhell.nodes)
+    return _NODES[0]
+
+
+_LIST_LINE = re.compile(r"^[*#:;][^\n]*", re.M)
+
+
+def _drop_list_line(m: re.Match) -> str:
+    line = m.group()
+    if line.count("{{") != line.count("}}") or line.count("[[") != line.count("]]") or "<" in line or "{|" in line:
+        return line  # a construct that continues on the next lines: left to the parser
+    return ""
+
+
+def strip_list_lines(raw: str) -> str:
+    """Empty the list, definition and indentation lines (``*``, ``#``, ``;``, ``:``) on the raw text: the
+    renderer drops them anyway, and the parser need not build them. Lines whose markup goes on to the next
+    line are kept for the parser."""
+    return _LIST_LINE.sub(_drop_list_line, raw)
+
+
 def _is_interlanguage(prefix: str) -> bool:
     return bool(_INTERLANG.match(prefix))
 
 
 def _render(code: Any) -> str:
     """Visible prose of a Wikicode object (recursive)."""
-    import mwparserfromhell.nodes as n
+    n = _nodes()
 
     out: list[str] = []
     for node in code.nodes:
         if isinstance(node, n.Text):
             out.append(str(node.value))
-        elif isinstance(node, (n.Template, n.Comment, n.Argument)):
+        elif isinstance(node, n.Template):
+            out.append(render_template(node, _render, lambda: "".join(out)))
+        elif isinstance(node, (n.Comment, n.Argument)):
             continue
         elif isinstance(node, n.Heading):
             out.append("\n" + _LINE_DROP + "\n")
@@ -146,27 +225,39 @@ def _render_link(node: Any) -> str:
             return ""
     if node.text is not None:
         return _render(node.text)
-    return title
+    return html.unescape(title)  # [[35&nbsp;mm film]] shows "35 mm film"
 
 
 def normalize_space(text: str) -> str:
     """One line, single spaces, no space before punctuation or after an opening bracket."""
     s = text.replace("\n", " ").replace("\r", " ")
     s = _WS.sub(" ", s)
-    for _ in range(2):
-        s = _EMPTY_PARENS.sub("", s)
-        s = _LEADING_SEP_IN_PARENS.sub("(", s)
-        s = _TRAILING_SEP_IN_PARENS.sub(")", s)
-        s = _WS.sub(" ", s)
-        s = _SPACE_BEFORE_PUNCT.sub(r"\1", s)
-        s = _SPACE_AFTER_OPEN.sub(r"\1", s)
-        s = _DOUBLE_COMMA.sub("", s)
-        s = _SEP_BEFORE_DASH.sub(" ", s)
+    for _ in range(2):  # each regex only runs when the characters it needs are there (same result, less time)
+        before = s
+        if "(" in s:
+            s = _EMPTY_PARENS.sub("", s)
+            s = _LEADING_SEP_IN_PARENS.sub("(", s)
+            s = _TRAILING_SEP_IN_PARENS.sub(")", s)
+            if "  " in s:
+                s = _WS.sub(" ", s)
+        if " " in s:
+            s = _SPACE_BEFORE_PUNCT.sub(r"\1", s)
+            if "(" in s or "[" in s:
+                s = _SPACE_AFTER_OPEN.sub(r"\1", s)
+        if "," in s or ";" in s:
+            s = _DOUBLE_COMMA.sub("", s)
+            s = _SEP_BEFORE_DASH.sub(" ", s)
+        if s == before:
+            break
     return s.strip()
 
 
-def clean_wikitext(wikitext: str, *, title: str = "") -> list[str]:
+def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False) -> list[str]:
     """Clean one page's wikitext into prose paragraphs (one string each, single-spaced).
+
+    Inline templates that carry prose are rendered (:mod:`biaskit.scrape.templates_render`). A template whose
+    text cannot be produced leaves the mark :data:`DROPPED` when ``keep_marks`` (so that
+    :func:`clean_sentences` can drop the sentences it breaks); without ``keep_marks`` the mark is removed.
 
     Raises :class:`BiaskitError` E032 when mwparserfromhell cannot parse the text (callers count the page
     as skipped and name it).
@@ -175,18 +266,22 @@ def clean_wikitext(wikitext: str, *, title: str = "") -> list[str]:
 
     try:
         raw = _RAW_COMMENT.sub("", wikitext or "")
-        raw = strip_file_links(_RAW_REF.sub("", _RAW_REF_SELF.sub("", raw)))
+        raw = strip_list_lines(strip_silent_blocks(strip_file_links(_RAW_REF.sub("", _RAW_REF_SELF.sub("", raw)))))
+        if "'''s" in raw:
+            raw = _ITALIC_APOSTROPHE.sub(r"''\1''{{'}}", raw)
         code = mwparserfromhell.parse(raw)
         text = _render(code)
     except Exception as exc:  # mwparserfromhell errors are rare but possible on pathological input
         raise BiaskitError("E032", f"could not parse the wikitext of page {title!r}: {exc}", value=title,
                            fix="the page is skipped and counted; report it if it looks like valid wikitext") from exc
     text = _MAGIC.sub("", text)
+    if not keep_marks:
+        text = text.replace(DROPPED, "")
     paragraphs: list[str] = []
     current: list[str] = []
     for line in text.split("\n"):
         stripped = line.strip()
-        if not stripped:
+        if not stripped.strip(DROPPED + " \t"):  # blank, or only templates on their own line (infobox, navbox)
             if current:
                 paragraphs.append(" ".join(current))
                 current = []
@@ -210,26 +305,31 @@ def clean_wikitext(wikitext: str, *, title: str = "") -> list[str]:
 
 def has_residue(sentence: str) -> bool:
     """True when the sentence still carries wiki markup (never expected after :func:`clean_wikitext`)."""
-    return any(r in sentence for r in RESIDUE)
+    return any(r in sentence for r in RESIDUE) or _RESIDUE_RE.search(sentence) is not None
 
 
 # --------------------------------------------------------------------------- sentence splitting
 
-SPLITTERS = ("senter", "parser", "sentencizer")
+SPLITTERS = ("wiki", "senter", "parser", "sentencizer")
 
 
-def load_splitter(language: str = "en", *, splitter: str = "senter", model: str | None = None):
-    """A spaCy pipeline that only splits sentences.
+def load_splitter(language: str = "en", *, splitter: str = "wiki", model: str | None = None):
+    """A sentence splitter: the rule-based :class:`~biaskit.scrape.sentences.WikiSplitter` or a spaCy pipeline.
 
-    ``senter``/``parser`` use a trained pipeline (``model``, default: the language's known asset, e.g.
-    en_core_web_sm); ``sentencizer`` needs no model (``spacy.blank(language)`` + rule-based sentencizer).
+    ``wiki`` (default) needs nothing; ``senter``/``parser`` use a trained pipeline (``model``, default: the
+    language's known asset, e.g. en_core_web_sm); ``sentencizer`` needs no model (``spacy.blank(language)`` +
+    spaCy's rule-based sentencizer).
     """
     from biaskit.errors import require
 
-    spacy = require("spacy", "scrape", "sentence splitting")
     if splitter not in SPLITTERS:
         raise BiaskitError("E021", "unknown sentence splitter", value=splitter, options=SPLITTERS,
                            fix="set `splitter:` in the domain config (or --splitter) to one of the options")
+    if splitter == "wiki":
+        from biaskit.scrape.sentences import WikiSplitter
+
+        return WikiSplitter()
+    spacy = require("spacy", "scrape", "sentence splitting")
     if splitter == "sentencizer":
         try:
             nlp = spacy.blank(language)
@@ -260,6 +360,10 @@ def load_splitter(language: str = "en", *, splitter: str = "senter", model: str 
 def split_sentences(paragraphs: Sequence[str], nlp, *, batch_size: int = 64) -> list[str]:
     """Sentences of the paragraphs, in order, each whitespace-normalised."""
     out: list[str] = []
+    if hasattr(nlp, "split"):  # the rule-based splitter cuts single-spaced paragraphs at spaces: nothing to normalise
+        for p in paragraphs:
+            out.extend(nlp.split(p))
+        return out
     for doc in nlp.pipe(paragraphs, batch_size=batch_size):
         for sent in doc.sents:
             s = normalize_space(sent.text)
@@ -268,7 +372,26 @@ def split_sentences(paragraphs: Sequence[str], nlp, *, batch_size: int = 64) -> 
     return out
 
 
+def clean_sentences(wikitext: str, nlp, *, title: str = "") -> tuple[list[str], int]:
+    """One page's wikitext -> (clean sentences, number of sentences dropped because a template in them could
+    not be rendered: ``template_dropped``)."""
+    out: list[str] = []
+    dropped = 0
+    for s in split_sentences(clean_wikitext(wikitext, title=title, keep_marks=True), nlp):
+        if DROPPED not in s:
+            out.append(s)
+            continue
+        kept, broken = resolve_dropped(s)
+        if broken:
+            dropped += 1
+        elif kept:
+            kept = normalize_space(kept)
+            if kept:
+                out.append(kept)
+    return out, dropped
+
+
 def iter_clean_sentences(pages: Iterable[tuple[str, str]], nlp) -> Iterable[tuple[str, list[str]]]:
-    """(title, wikitext) -> (title, sentences) for each page."""
+    """(title, wikitext) -> (title, sentences) for each page (sentences a dropped template broke are left out)."""
     for title, text in pages:
-        yield title, split_sentences(clean_wikitext(text, title=title), nlp)
+        yield title, clean_sentences(text, nlp, title=title)[0]

@@ -4,7 +4,7 @@ A domain config is a YAML (or JSON) file::
 
     name: my-domains            # free text, recorded in the manifest
     language: en                # BCP-47 code of the wiki's language
-    splitter: senter            # senter | parser | sentencizer (no trained model needed)
+    splitter: wiki              # wiki (rule-based, default) | senter | parser | sentencizer
     spacy_model: null           # e.g. cs_core_news_sm; default: the language's known pipeline
     license: CC BY-SA 4.0
     rule: {window: 8, n_first: 5, min_words: 6, dedupe: domain}   # or {preset: bold} (see prompts.PRESETS)
@@ -72,7 +72,7 @@ class DomainConfig:
     domains: dict[str, Domain]
     name: str = ""
     language: str = "en"
-    splitter: str = "senter"
+    splitter: str = "wiki"
     spacy_model: str | None = None
     license: str = "CC BY-SA 4.0"
     rule: PromptRule = field(default_factory=PromptRule)
@@ -201,10 +201,10 @@ def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
         domains[dom.name] = dom
     from biaskit.scrape.clean import SPLITTERS
 
-    splitter = data.get("splitter", "senter")
+    splitter = data.get("splitter", "wiki")
     if splitter not in SPLITTERS:
         raise BiaskitError("E021", f"unknown splitter in domain config {source}", value=splitter, options=SPLITTERS,
-                           fix="senter (fast, trained), parser or sentencizer (rule-based, any language)")
+                           fix="wiki (rule-based, fast, default), senter or parser (trained spaCy pipeline) or sentencizer (spaCy rules)")
     lang = data.get("language", "en")
     if not isinstance(lang, str) or not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]+)*", lang):
         raise _err("language must be a BCP-47 code", lang, "e.g. language: en", source)

@@ -32,9 +32,12 @@ SENTENCE_SCHEMA = pa.schema([
     ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("retrieved_at", S), ("license", S), ("sentence_index", I),
     ("sentence", S), ("domain", S), ("group", S), ("terms", S),
 ])
+#: sentences dropped before the prompt rule because a template in them could not be rendered (counted per
+#: sentence and group, like the rule's filters)
+PAGE_FILTERS = ("template_dropped", *FILTERS)
 STATUS_SCHEMA = pa.schema([
     ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("groups", S), ("sentences", I),
-    *[(f, I) for f in FILTERS if f != "duplicate_prompt"], ("prompts", I), ("error", S),
+    *[(f, I) for f in PAGE_FILTERS if f != "duplicate_prompt"], ("prompts", I), ("error", S),
 ])
 
 
@@ -52,7 +55,7 @@ class ScrapeResult:
     def summary(self) -> str:
         c = self.counts
         return (f"{c.get('prompts', 0)} prompts from {c.get('pages_processed', 0)} pages ({c.get('sentences', 0)} sentences); dropped: "
-                + ", ".join(f"{k} {c.get(k, 0)}" for k in FILTERS))
+                + ", ".join(f"{k} {c.get(k, 0)}" for k in PAGE_FILTERS))
 
 
 # --------------------------------------------------------------------------- worker side
@@ -84,7 +87,7 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
 
     Returns (prompt rows, page status row, sentence rows); sentence rows only when settings ask for them.
     """
-    from biaskit.scrape.clean import clean_wikitext, split_sentences
+    from biaskit.scrape.clean import clean_sentences
 
     page, assigns, settings = task
     rule: PromptRule = settings["rule"]
@@ -92,15 +95,15 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
                               "groups": ",".join(f"{a.domain}/{a.group}" for a in assigns), "error": None}
     counts = FilterCounts()
     try:
-        paragraphs = clean_wikitext(page.text, title=page.title)
-        sentences = split_sentences(paragraphs, _splitter(settings))
+        sentences, broken = clean_sentences(page.text, _splitter(settings), title=page.title)
     except Exception as exc:  # a page that cannot be parsed is a counted, named skip
         if isinstance(exc, BiaskitError) and exc.code == "E010":  # a missing asset is no fault of the page: stop
             raise
         status["error"] = str(exc)
-        status.update({k: 0 for k in ("sentences", "prompts", *FILTERS) if k != "duplicate_prompt"})
+        status.update({k: 0 for k in ("sentences", "prompts", *PAGE_FILTERS) if k != "duplicate_prompt"})
         return [], status, []
-    counts["sentences"] = len(sentences)
+    counts["sentences"] = len(sentences) + broken
+    counts["template_dropped"] = broken * len(assigns)
     rows = []
     for a in assigns:
         for i, prompt, term, sentence in iter_page_prompts(sentences, a.terms, rule, counts):
@@ -111,7 +114,7 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
                 "revision_id": page.revision_id, "retrieved_at": page.retrieved_at, "license": settings["license"], "sentence_index": i,
             })
     counts["prompts"] = len(rows)
-    status.update({k: int(counts.get(k, 0)) for k in ("sentences", "prompts", *FILTERS) if k != "duplicate_prompt"})
+    status.update({k: int(counts.get(k, 0)) for k in ("sentences", "prompts", *PAGE_FILTERS) if k != "duplicate_prompt"})
     sents = []
     if settings.get("sentences"):  # one row per (group, sentence): a page in two groups keeps both for `prompts build`
         sents = [{"wiki": page.wiki, "page_title": page.title, "page_id": page.page_id, "revision_id": page.revision_id,
@@ -264,7 +267,7 @@ def build_from_pages(
         seen_pages.add(k)
         if s["error"]:
             failed.append(s["page_title"])
-        for f in ("sentences", *FILTERS):
+        for f in ("sentences", *PAGE_FILTERS):
             if f != "duplicate_prompt":
                 counts[f] += s.get(f) or 0
     final = dedupe_prompts(uniq, cfg.rule.dedupe, counts)
@@ -355,7 +358,8 @@ def scrape_dump(
     seed_links: dict[str, list[str]] = {}
     members: dict[str, list[str]] = {c: [] for c in cats}
     n_articles = 0
-    for page in iter_dump(dump, include_redirects=True, site=site):  # pass 1: redirects, seed links, categories
+    # pass 1: redirects, seed links, categories; --all-pages needs none of them and reads the dump once
+    for page in ([] if all_pages else iter_dump(dump, include_redirects=True, site=site)):
         if page.redirect:
             redirect_map[page.title] = normalize_title(page.redirect)
             continue
@@ -367,7 +371,7 @@ def scrape_dump(
                 c = normalize_title(c)
                 if c in members:
                     members[c].append(page.title)
-    wiki = dump_wiki_name(dump, site)
+    wiki = dump_wiki_name(dump, site)  # with --all-pages: set again once the single pass has read <siteinfo>
     retrieved = utcnow()
 
     def norm(t: str) -> str:
@@ -391,15 +395,20 @@ def scrape_dump(
         def get(self, key, default=None):
             return [Assignment("all", "all", (key,))]
 
+    extra = {"dump": str(dump), "wiki": wiki, "redirects": redirects, "pages_per_group": per_group}
+
     def pages(done: set[str]) -> Iterator[Page]:
+        nonlocal wiki
         for page in iter_dump(dump, site=site):
+            if all_pages:
+                wiki = extra["wiki"] = dump_wiki_name(dump, site)
+                per_group["all/all"] += 1
             page.wiki, page.retrieved_at = wiki, retrieved
             yield page
 
-    total = n_articles if all_pages else len(assignments)
+    total = None if all_pages else len(assignments)
     res = build_from_pages(pages, _All() if all_pages else assignments, cfg, out, processes=processes, command=f"biaskit scrape dump {dump.name}",
-                           inputs=[str(dump)], total=total, sentences_out=sentences_out, shard_pages=shard_pages, extra={"dump": str(dump), "wiki": wiki, "redirects": redirects,
-                                                                  "pages_per_group": per_group})
+                           inputs=[str(dump)], total=total, sentences_out=sentences_out, shard_pages=shard_pages, extra=extra)
     wanted = set(assignments) if not all_pages else set()
     got = set()
     import pyarrow.parquet as pq

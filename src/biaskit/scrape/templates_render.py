@@ -1,0 +1,491 @@
+"""Inline templates that carry prose, rendered as a reader of the page sees them.
+
+:func:`render_template` returns the visible text of a template node (``{{convert|5|km}}`` ->
+``5 kilometres (3.1 mi)``), ``""`` for templates that show nothing a sentence needs (citations, maintenance
+tags, hatnotes, infoboxes, pronunciation guides inside parentheses), or :data:`DROPPED` for a template whose
+text we cannot produce (an unknown template, a computed value such as ``{{inflation}}``). The mark travels
+through sentence splitting; :func:`resolve_dropped` then removes a mark that cannot have broken its sentence
+(at its start, after its final punctuation, alone in parentheses) and reports every other sentence as
+``template_dropped``, so no sentence is kept with a hole where a value was.
+
+``{{convert}}`` follows the display rules documented for Wikipedia's Template:Convert: the input as given
+(with thousands separators) and the unit's full name (``abbr=on``: its symbol), then the converted value in
+parentheses with the unit symbol, rounded to a precision like the input's (the input's decimal places, shifted
+by the rounded log10 of the conversion factor, and at least two significant figures).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+#: stands for a dropped template whose text a sentence may need; never left in output
+DROPPED = "\x02"
+
+# --------------------------------------------------------------------------- units for {{convert}}
+# code: (singular, plural, symbol, dimension, factor to the SI unit, default output unit or None)
+_U: dict[str, tuple[str, str, str, str, float, str | None]] = {
+    "km": ("kilometre", "kilometres", "km", "L", 1000.0, "mi"),
+    "m": ("metre", "metres", "m", "L", 1.0, "ft"),
+    "cm": ("centimetre", "centimetres", "cm", "L", 0.01, "in"),
+    "mm": ("millimetre", "millimetres", "mm", "L", 0.001, "in"),
+    "mi": ("mile", "miles", "mi", "L", 1609.344, "km"),
+    "ft": ("foot", "feet", "ft", "L", 0.3048, "m"),
+    "in": ("inch", "inches", "in", "L", 0.0254, "mm"),
+    "yd": ("yard", "yards", "yd", "L", 0.9144, "m"),
+    "nmi": ("nautical mile", "nautical miles", "nmi", "L", 1852.0, "km"),
+    "km2": ("square kilometre", "square kilometres", "km²", "A", 1e6, "sqmi"),
+    "m2": ("square metre", "square metres", "m²", "A", 1.0, "sqft"),
+    "ha": ("hectare", "hectares", "ha", "A", 1e4, "acre"),
+    "acre": ("acre", "acres", "acres", "A", 4046.8564224, "ha"),
+    "sqmi": ("square mile", "square miles", "sq mi", "A", 2589988.110336, "km2"),
+    "sqft": ("square foot", "square feet", "sq ft", "A", 0.09290304, "m2"),
+    "kg": ("kilogram", "kilograms", "kg", "M", 1.0, "lb"),
+    "g": ("gram", "grams", "g", "M", 0.001, "oz"),
+    "lb": ("pound", "pounds", "lb", "M", 0.45359237, "kg"),
+    "oz": ("ounce", "ounces", "oz", "M", 0.028349523125, "g"),
+    "t": ("tonne", "tonnes", "t", "M", 1000.0, None),
+    "LT": ("long ton", "long tons", "long tons", "M", 1016.0469088, "t"),
+    "ST": ("short ton", "short tons", "short tons", "M", 907.18474, "t"),
+    "L": ("litre", "litres", "L", "V", 0.001, None),
+    "m3": ("cubic metre", "cubic metres", "m³", "V", 1.0, "cuft"),
+    "cuft": ("cubic foot", "cubic feet", "cu ft", "V", 0.028316846592, "m3"),
+    "USgal": ("US gallon", "US gallons", "US gal", "V", 0.003785411784, "L"),
+    "impgal": ("imperial gallon", "imperial gallons", "imp gal", "V", 0.00454609, "L"),
+    "km/h": ("kilometre per hour", "kilometres per hour", "km/h", "S", 1 / 3.6, "mph"),
+    "mph": ("mile per hour", "miles per hour", "mph", "S", 0.44704, "km/h"),
+    "m/s": ("metre per second", "metres per second", "m/s", "S", 1.0, "ft/s"),
+    "ft/s": ("foot per second", "feet per second", "ft/s", "S", 0.3048, "m/s"),
+    "kn": ("knot", "knots", "kn", "S", 1852 / 3600, "km/h"),
+    "kW": ("kilowatt", "kilowatts", "kW", "P", 1000.0, "hp"),
+    "MW": ("megawatt", "megawatts", "MW", "P", 1e6, None),
+    "hp": ("horsepower", "horsepower", "hp", "P", 745.69987158227022, "kW"),
+    "C": ("degree Celsius", "degrees Celsius", "°C", "T", 1.0, "F"),
+    "F": ("degree Fahrenheit", "degrees Fahrenheit", "°F", "T", 1.0, "C"),
+    "K": ("kelvin", "kelvins", "K", "T", 1.0, "C"),
+}
+_ALIAS = {"mi2": "sqmi", "sq mi": "sqmi", "ft2": "sqft", "sq ft": "sqft", "acres": "acre", "l": "L", "kph": "km/h", "kmh": "km/h",
+          "°C": "C", "°F": "F", "metre": "m", "meter": "m", "foot": "ft", "feet": "ft", "mile": "mi", "miles": "mi", "km²": "km2",
+          "m²": "m2", "knot": "kn", "knots": "kn", "tonne": "t", "tonnes": "t", "long ton": "LT", "short ton": "ST", "cuyd": "cuft"}
+_ALIAS.pop("cuyd")
+_RANGE = {"to": " to ", "-": "–", "–": "–", "and": " and ", "or": " or ", "to(-)": " to ", "x": " × ", "×": " × ", "by": " by ",
+          "+/-": " ± ", "±": " ± ", "and(-)": " and "}
+_NUM = re.compile(r"^[-−+]?(\d{1,3}(,\d{3})+|\d*)(\.\d+)?$")
+
+
+def _unit(code: str) -> str | None:
+    code = code.strip()
+    code = _ALIAS.get(code, code)
+    return code if code in _U else None
+
+
+def _parse_num(s: str) -> tuple[float, int] | None:
+    """(value, precision) of a plain decimal number; precision is negative for trailing zeros of an integer."""
+    s = s.strip().replace("−", "-")
+    if not s or not _NUM.match(s) or not any(ch.isdigit() for ch in s):
+        return None
+    clean = s.replace(",", "")
+    if "." in clean:
+        prec = len(clean.split(".", 1)[1])
+    else:
+        digits = clean.lstrip("+-")
+        prec = -(len(digits) - len(digits.rstrip("0"))) if digits.strip("0") else 0
+    return float(clean), prec
+
+
+def _fmt(x: float, prec: int) -> str:
+    """x rounded to ``prec`` decimal places (negative: tens, hundreds...), with thousands separators."""
+    if prec < 0:
+        q = 10 ** (-prec)
+        x = round(x / q) * q
+        prec = 0
+    s = f"{x:,.{prec}f}"
+    return "0" if s in ("-0", "-0.0") else s.replace("-", "−")
+
+
+def _fmt_input(s: str) -> str:
+    s = s.strip().replace(",", "")
+    neg = s.startswith(("-", "−"))
+    s = s.lstrip("-−+")
+    whole, dot, frac = s.partition(".")
+    whole = f"{int(whole):,}" if whole else "0"
+    return ("−" if neg else "") + whole + (dot + frac if dot else "")
+
+
+def _to(value: float, src: str, dst: str) -> float:
+    if _U[src][3] == "T":
+        c = {"C": value, "F": (value - 32) * 5 / 9, "K": value - 273.15}[src]
+        return {"C": c, "F": c * 9 / 5 + 32, "K": c + 273.15}[dst]
+    return value * _U[src][4] / _U[dst][4]
+
+
+def _out_prec(in_prec: int, src: str, dst: str, out_value: float, explicit: int | None, scale: float = 1.0) -> int:
+    if explicit is not None:
+        return explicit
+    prec = in_prec
+    if _U[src][3] == "T":
+        return max(prec, 0)  # temperatures: whole degrees at least: {{convert|40|°F}} -> 40 °F (4 °C)
+    prec -= math.floor(math.log10(scale * _U[src][4] / _U[dst][4]) + 0.5)  # a bigger output number needs fewer decimals
+    if out_value:
+        prec = max(prec, 1 - math.floor(math.log10(abs(out_value))))  # at least two significant figures
+    return prec
+
+
+_SCALE = {"e3": (1e3, "thousand"), "e6": (1e6, "million"), "e9": (1e9, "billion"), "e12": (1e12, "trillion")}
+_INT = re.compile(r"-?\d+")
+
+
+def render_convert(pos: list[str], named: dict[str, str], *, abbr_default: bool = False) -> str:
+    """``{{convert}}`` as displayed; :data:`DROPPED` when the arguments are beyond these rules."""
+    pos = [p.strip() for p in pos]
+    try:
+        values = [pos[0]]
+        seps: list[str] = []
+        i = 1
+        while i + 1 < len(pos) and pos[i] in _RANGE:
+            seps.append(_RANGE[pos[i]])
+            values.append(pos[i + 1])
+            i += 2
+        code = pos[i]
+        scale, scale_word = 1.0, ""
+        for pre, (f, w) in _SCALE.items():
+            if code.startswith(pre) and _unit(code[len(pre):]):
+                scale, scale_word, code = f, w, code[len(pre):]
+                break
+        src = _unit(code)
+        if src is None:
+            return DROPPED
+        rest = pos[i + 1:]
+        sub = None  # {{convert|6|ft|4|in|cm}}: 6 feet 4 inches
+        if len(rest) >= 2 and _parse_num(rest[0]) and _unit(rest[1]) and _U[_unit(rest[1])][3] == _U[src][3] and not seps and scale == 1:
+            sub = (rest[0], _unit(rest[1]))
+            rest = rest[2:]
+        if rest and _INT.fullmatch(rest[0]):  # {{convert|2413|ft|0}}: default output unit, precision 0
+            rest = ["", *rest]
+        dst = _unit(rest[0]) if rest and rest[0] else _U[src][5]
+        if rest and rest[0] and dst is None:
+            return DROPPED  # several output units and other forms these rules do not cover
+        explicit = int(rest[1]) if len(rest) > 1 and _INT.fullmatch(rest[1]) else None
+        parsed = [_parse_num(v) for v in values]
+        if any(p is None for p in parsed) or sub is not None and _parse_num(sub[0]) is None:
+            return DROPPED
+    except IndexError:
+        return DROPPED
+    abbr = named.get("abbr", "on" if abbr_default else "").strip().lower()
+    adj = _yes(named.get("adj")) or _yes(named.get("sing"))
+    us = named.get("sp", "").strip().lower() == "us"
+    disp = named.get("disp", "").strip().lower()
+    temp = _U[src][3] == "T"
+    in_abbr = abbr in ("on", "in", "yes", "y", "values") or temp
+    out_abbr = abbr not in ("off", "in", "none", "no") or temp
+    one = len(values) == 1 and parsed[0][0] == 1 and sub is None and not scale_word  # type: ignore[index]
+
+    def name(code: str, singular: bool, ab: bool) -> str:
+        sing, plur, sym = _U[code][0], _U[code][1], _U[code][2]
+        if ab:
+            return sym
+        n = sing if singular else plur
+        return n.replace("metre", "meter").replace("litre", "liter") if us else n
+
+    ins = "".join(_fmt_input(v) + (seps[k] if k < len(seps) else "") for k, v in enumerate(values))
+    if scale_word:
+        ins += " " + scale_word
+    if temp:
+        left = f"{ins} {_U[src][2]}"
+    elif adj and not in_abbr:
+        left = f"{ins}-{name(src, True, False)}"
+    else:
+        left = f"{ins} {name(src, one, in_abbr)}"
+    if sub is not None:
+        sv = _parse_num(sub[0])[0]  # type: ignore[index]
+        left += f" {_fmt_input(sub[0])}" + ("-" if adj and not in_abbr else " ") + name(sub[1], sv == 1 or adj and not in_abbr, in_abbr)
+    if dst is None or disp == "number":
+        return left
+    outs = []
+    for v, p in parsed:  # type: ignore[misc]
+        if sub is not None:
+            v = v + _to(_parse_num(sub[0])[0], sub[1], src)  # type: ignore[index]
+            p = _parse_num(sub[0])[1] + math.floor(math.log10(_U[src][4] / _U[sub[1]][4]) + 0.5)  # type: ignore[index]
+        ov = _to(v * scale, src, dst)
+        outs.append(_fmt(ov, _out_prec(p, src, dst, ov, explicit, scale)))
+    outv = "".join(o + (seps[k] if k < len(seps) else "") for k, o in enumerate(outs))
+    out_one = len(outs) == 1 and outs[0] == "1"
+    right = f"{outv} {name(dst, out_one, out_abbr)}"
+    if disp == "or":
+        return f"{left} or {right}"
+    if disp in ("out", "output only"):
+        return right
+    if disp == "flip":
+        return f"{right} ({left})"
+    if disp == "comma":
+        return f"{left}, {right}"
+    if disp and disp not in ("b", "paren"):
+        return DROPPED
+    return f"{left} ({right})"
+
+
+# --------------------------------------------------------------------------- dates
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December")
+
+
+def _yes(v: str | None) -> bool:
+    return (v or "").strip().lower() in ("y", "yes", "on", "1", "true")
+
+
+def render_date(pos: list[str], named: dict[str, str], *, dmy_default: bool = False) -> str:
+    """``{{birth date|1950|5|17}}`` -> ``May 17, 1950`` (``df=y``: ``17 May 1950``); year or year-month alone too."""
+    parts = [p.strip() for p in pos[:3] if p.strip()]
+    if not parts:
+        return DROPPED
+    if len(parts) == 1 and not parts[0].isdigit():
+        return parts[0]  # a date already written out (dts, start date with text)
+    try:
+        y = int(parts[0])
+        m = int(parts[1]) if len(parts) > 1 else None
+        d = int(parts[2]) if len(parts) > 2 else None
+    except ValueError:
+        return DROPPED
+    if m is not None and not 1 <= m <= 12 or d is not None and not 1 <= d <= 31:
+        return DROPPED
+    year = f"{-y + 1} BC" if y <= 0 else str(y)
+    if m is None:
+        return year
+    if d is None:
+        return f"{_MONTHS[m - 1]} {year}"
+    dmy = _yes(named.get("df")) or dmy_default and not _yes(named.get("mf"))
+    return f"{d} {_MONTHS[m - 1]} {year}" if dmy else f"{_MONTHS[m - 1]} {d}, {year}"
+
+
+def _age(y1: int, m1: int, d1: int, y2: int, m2: int, d2: int) -> int:
+    return y2 - y1 - ((m2, d2) < (m1, d1))
+
+
+def render_death_date_and_age(pos: list[str], named: dict[str, str]) -> str:
+    """``{{death date and age|2000|5|17|1950|8|1}}`` -> ``May 17, 2000 (aged 49)``."""
+    death = render_date(pos[:3], named)
+    try:
+        y2, m2, d2, y1, m1, d1 = (int(p.strip()) for p in pos[:6])
+    except ValueError:
+        return DROPPED
+    if death == DROPPED:
+        return DROPPED
+    return f"{death} (aged {_age(y1, m1, d1, y2, m2, d2)})"
+
+
+# --------------------------------------------------------------------------- other templates
+_SUP = str.maketrans("0123456789-−+", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁻⁺")
+
+#: {{lang-xx}} shows the language's name; codes with a known English name
+LANG_NAMES = {
+    "ar": "Arabic", "az": "Azerbaijani", "ca": "Catalan", "cs": "Czech", "da": "Danish", "de": "German", "el": "Greek",
+    "en": "English", "es": "Spanish", "fa": "Persian", "fi": "Finnish", "fr": "French", "ga": "Irish", "grc": "Ancient Greek",
+    "grc-gre": "Ancient Greek", "he": "Hebrew", "hi": "Hindi", "hu": "Hungarian", "hy": "Armenian", "it": "Italian",
+    "ja": "Japanese", "ka": "Georgian", "ko": "Korean", "la": "Latin", "nl": "Dutch", "no": "Norwegian", "pl": "Polish",
+    "pt": "Portuguese", "ro": "Romanian", "ru": "Russian", "sa": "Sanskrit", "sk": "Slovak", "sq": "Albanian", "sr": "Serbian",
+    "sv": "Swedish", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu", "zh": "Chinese", "ber": "Berber", "sw": "Swahili",
+    "bn": "Bengali", "rus": "Russian", "pa": "Punjabi", "ps": "Pashto", "ku": "Kurdish", "mn": "Mongolian", "ne": "Nepali", "id": "Indonesian", "vi": "Vietnamese", "th": "Thai", "yi": "Yiddish", "hr": "Croatian", "bg": "Bulgarian",
+}
+
+#: templates that show nothing a sentence needs (exact lower-case names)
+SILENT = frozenset(n.strip() for n in """
+citation needed|cn|fact|clarify|who|which|when|where|by whom|vague|dubious|better source|page needed|dead link|verify source
+failed verification|according to whom|specify|weasel inline|peacock inline|original research inline|or|update after|when?
+clarify timeframe|full citation needed|more citations needed|citation needed span|disputed inline|year needed|pages needed
+better source needed|self-published inline|primary source inline|efn|efn-ua|efn-lr|refn|r|rp|sfn|sfnp|sfnm|harv|harvnb|harvp
+harvtxt|harvcolnb|harvard citation no brackets|notetag|note|main|see also|further|about|redirect|other uses|distinguish|for
+hatnote|selfref|anchor|toc|toc right|toc left|clear|reflist|refbegin|refend|div col|div col end|colbegin|colend|col-begin
+col-end|col-break|multicol|multicol-end|defaultsort|short description|good article|featured article|featured list
+use dmy dates|use mdy dates|use british english|flagicon|increase|decrease|steady|dmoz|youtube|imdb name|imdb title
+official website|wikiatlas|gutenberg author|librivox author|internet archive author|ol author|cia world factbook link
+osmrelation-inline|in our time|nyttopic|philpapers|inpho|worldcat id|mathworld|eb1911|wayback|webarchive|commons
+commons category|wikiquote|wikisource|wiktionary|wikibooks|wikiversity|wikinews|wikispecies|sister project links|portal
+portal bar|authority control|navboxes|multiple image|double image|wide image|image|map caption|quote|blockquote|quotation
+cquote|rquote|pull quote|hlist|plainlist|flatlist|unbulleted list|bulleted list|columns-list|chart|legend|bartable
+bar percent|bar box|clade|inconsistent citations|unreferenced|unreferenced section|refimprove|refimprove section
+expand section|multiple issues|lookfrom|intitle|govpubs|statedept|books-inline|wikisource-inline|sep|·|!|=|pipe
+coord missing|spoken wikipedia|citation|keypress|en icon|fr icon|gr icon|de icon""".replace("\n", "|").split("|") if n.strip())
+_SILENT_PREFIX = ("cite ", "vcite", "infobox", "navbox", "sidebar", "pp-", "s-", "use ", "portal", "wikipedia", "commons", "sfn",
+                  "harv", "#tag:ref", "taxobox", "automatic taxobox", "speciesbox", "succession", "campaignbox", "geographic location",
+                  "library resources", "good article", "featured", "wikiproject", "citation needed", "refimprove", "unreferenced")
+#: pronunciation guides: dropped when inside parentheses (where Wikipedia puts them), else the sentence is dropped
+PRONUNCIATION = ("ipa", "ipac-", "ipa-", "ipa2", "ipa3", "respell", "pronunciation", "audio", "pron", "ipa audio link")
+#: templates whose first positional argument is their visible text
+FIRST_ARG = frozenset(n.strip() for n in """nowrap|small|smaller|midsize|big|larger|large|resize|nobold|noitalic|sc|smallcaps|sc1
+vr|var|mvar|math|sub|sup|linktext|flag|flagcountry|tooltip|abbr|abbrlink|vanchor|ill|interlanguage link|interlanguage link multi
+not a typo|proper name|as written|no wrap|small caps|nobr|em|strong|serif|code|kbd|tt|mono|italic title|lang-only""".replace("\n", "|").split("|"))
+
+
+_NAME_END = re.compile(r"[|}\n]")
+
+
+def is_silent(inner: str) -> bool:
+    """True for the inside of a ``{{...}}`` whose template shows no prose (by its name)."""
+    m = _NAME_END.search(inner)
+    name = " ".join((inner[: m.start()] if m else inner).replace("_", " ").split()).lower()
+    if name.startswith("template:"):
+        name = name[9:]
+    return name in SILENT or name.startswith(_SILENT_PREFIX)
+
+
+def _params(node: Any, render: Callable[[Any], str]) -> tuple[list[str], dict[str, str]]:
+    pos: list[str] = []
+    named: dict[str, str] = {}
+    for p in node.params:
+        v = render(p.value)
+        if p.showkey:
+            named[str(p.name).strip().lower()] = v.strip()
+        else:
+            pos.append(v)
+    return pos, named
+
+
+_SPOKEN_ABOUT = re.compile(r"(?:\b(?:pronounced|pronunciation|as|is|are|was|were|like|spelled|written|sounds?|of|or|and)|[:=])\s*['\"]*\s*$", re.I)
+
+
+def _inside_parens(before: str) -> bool:
+    line = before[before.rfind("\n") + 1:]
+    return line.count("(") > line.count(")")
+
+
+def render_template(node: Any, render: Callable[[Any], str], before: Callable[[], str] = str) -> str:
+    """Visible text of a template node (see the module doc); ``before()`` gives the text rendered so far."""
+    try:
+        return _render_template(node, render, before)
+    except Exception:  # odd arguments (a rendering bug must not cost the page): treated as unknown, the sentence is counted
+        return DROPPED
+
+
+def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[], str]) -> str:
+    raw_name = str(node.name).strip()
+    name = " ".join(raw_name.replace("_", " ").split()).lower()
+    if name.startswith("template:"):
+        name = name[9:]
+    if ":" in name and not name.startswith("#"):
+        head, _, arg = raw_name.partition(":")
+        if head.strip().lower() in ("defaultsort", "displaytitle", "lc", "uc", "ucfirst", "lcfirst") and head.strip().lower() != "defaultsort":
+            return {"lc": str.lower, "uc": str.upper, "ucfirst": lambda s: s[:1].upper() + s[1:], "lcfirst": lambda s: s[:1].lower() + s[1:]}.get(
+                head.strip().lower(), lambda s: "")(arg.strip())
+        if head.strip().lower() == "formatnum":
+            num = _parse_num(arg)
+            return _fmt_input(arg) if num is not None else DROPPED
+        if head.strip().lower() == "defaultsort":
+            return ""
+    if name in SILENT or name.startswith(_SILENT_PREFIX):
+        return ""
+    if name.startswith(PRONUNCIATION) and not name.startswith(("ipa-x", "ipac-xx")) or name in ("ipa", "ipac-en"):
+        # a pronunciation guide is an aside (in parentheses or after the bold title): dropped; one the sentence
+        # speaks about ("is pronounced {{IPA|...}}") takes its sentence with it
+        return DROPPED if _SPOKEN_ABOUT.search(before()[-40:]) and not _inside_parens(before()) else ""
+    pos, named = _params(node, render)
+    first = pos[0].strip() if pos else ""
+    if name in ("convert", "cvt"):
+        return render_convert(pos, named, abbr_default=name == "cvt")
+    if name in ("nbsp", "thinsp", "hairsp", "spaces", "space", "sp"):
+        return " "
+    if name in ("snd", "spaced ndash", "spnd", "sndash", "spaced en dash"):
+        return " – "
+    if name in ("ndash", "en dash", "–"):
+        return "–"
+    if name in ("mdash", "em dash", "—", "mdashb", "spaced mdash"):
+        return " — " if name == "spaced mdash" else "—"
+    if name in ("'s", "`s"):
+        return "’s" if name == "`s" else "'s"
+    if name in ("'", "' \"", "'\"", "\" '", "-\"", "-'"):
+        return {"'": "'", "' \"": "'\"", "'\"": "'\"", "\" '": "\"'", "-\"": "\"", "-'": "'"}[name]
+    if name == "okina":
+        return "ʻ"
+    if name in ("birth date", "start date", "end date", "death date", "birth date and age", "dob", "bda", "start date and age",
+                "end date and age", "death-date", "birth-date", "dts", "date", "film date", "release date", "start and end dates"):
+        if name in ("birth-date", "death-date") and pos:
+            return pos[-1].strip() or DROPPED
+        return render_date(pos, named)
+    if name in ("death date and age", "dda"):
+        return render_death_date_and_age(pos, named)
+    if name == "as of":
+        d = render_date(pos, named, dmy_default=named.get("df", "").lower() not in ("us", "")) if pos else DROPPED
+        if d == DROPPED:
+            return DROPPED
+        lead = "as of" if _yes(named.get("lc")) else "As of"
+        return f"{lead} {d}"
+    if name in ("circa", "c."):
+        return f"c. {first}" if first else "c."
+    if name in ("fl.", "floruit"):
+        return f"fl. {first}" if first else "fl."
+    if name in ("sic",):
+        text = "".join(p.strip() for p in pos)
+        return text if _yes(named.get("hide")) else (f"{text} [sic]" if text else "[sic]")
+    if name == "lang":
+        return pos[1].strip() if len(pos) > 1 else DROPPED
+    if name.startswith("lang-"):
+        code = name[5:]
+        if not first:
+            return DROPPED
+        # the language's name as Wikipedia shows it; for a code not listed here, the text alone (an aside)
+        return f"{LANG_NAMES[code]}: {first}" if code in LANG_NAMES else first
+    if name in ("transl", "transliteration"):
+        return pos[-1].strip() if len(pos) > 1 else DROPPED
+    if name in ("nihongo", "nihongo2", "nihongo3"):
+        bits = [p.strip() for p in pos[:3]]
+        if not bits or not bits[0]:
+            return DROPPED
+        extra = ", ".join(b for b in bits[1:] if b)
+        return f"{bits[0]} ({extra})" if extra else bits[0]
+    if name in ("script", "rtl-lang", "native name", "lang-rtl"):
+        return pos[1].strip() if len(pos) > 1 else DROPPED
+    if name in FIRST_ARG:
+        return first if first else ""
+    if name in ("angbr",):
+        return f"⟨{first}⟩"
+    if name in ("chem", "chem2"):
+        return "".join(p.strip() for p in pos)
+    if name in ("frac", "sfrac"):
+        if len(pos) == 1:
+            return f"1/{first}"
+        if len(pos) == 2:
+            return f"{first}/{pos[1].strip()}"
+        if len(pos) == 3:
+            return f"{first} {pos[1].strip()}/{pos[2].strip()}"
+        return DROPPED
+    if name in ("e",):
+        return f"×10{first.translate(_SUP)}" if first else DROPPED
+    if name == "val":
+        if not first or _parse_num(first) is None:
+            return DROPPED
+        text = first  # as written: {{val}} groups long numbers with gaps, which copy out as the bare digits
+        if len(pos) > 1 and pos[1].strip():
+            text += f"±{pos[1].strip()}"
+        if named.get("e"):
+            text += f"×10{named['e'].translate(_SUP)}"
+        unit = named.get("u") or named.get("ul") or ""
+        if unit:
+            text += f" {unit}"
+        return text
+    if name in ("us$", "usd"):
+        return f"US${first}" if first else DROPPED
+    return DROPPED
+
+
+_PARENS_DROPPED = re.compile(r"\(\s*(?:" + DROPPED + r"[\s,;:]*)+\)")
+_CLOSERS = "\"'”’»)]"
+
+
+def resolve_dropped(sentence: str) -> tuple[str | None, bool]:
+    """Remove dropped-template marks that cannot have broken the sentence.
+
+    Returns ``(sentence, broken)``: ``broken`` when a mark sits inside the sentence (its sentence must be
+    dropped and counted); ``(None, False)`` when nothing but marks and punctuation was left.
+    """
+    if DROPPED not in sentence:
+        return sentence, False
+    s = _PARENS_DROPPED.sub("", sentence)
+    s = s.lstrip(DROPPED + " ")
+    body = s.rstrip(DROPPED + " ")
+    if DROPPED in body:
+        return s, True
+    if body and len(body) < len(s) and body[-1] not in ".!?" + _CLOSERS:
+        return s, True  # a mark at the end of a sentence without final punctuation: maybe a missing value
+    if not any(ch.isalnum() for ch in body):
+        return None, False
+    return body, False
