@@ -142,7 +142,12 @@ def load_hurtlex_honest(path: str | Path, language: str, level: str = "conservat
     import pandas as pd
 
     load_hurtlex(path, language, level, categories)  # validation only (columns, levels, categories, encoding)
-    df = pd.read_csv(path, sep="\t")
+    try:
+        df = pd.read_csv(path, sep="\t")
+    except (ValueError, pd.errors.ParserError) as exc:
+        raise BiaskitError("E071", f"HurtLex file {path} cannot be read as the honest package reads it (pandas.read_csv): "
+                           f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", value=str(path),
+                           fix="check the TSV's quoting (a field starting with a double quote must close it), or use honest.matching=casefold") from exc
     df.columns = [str(c).strip().lower() for c in df.columns]
     if level == "conservative":
         df = df[df["level"] == "conservative"]
