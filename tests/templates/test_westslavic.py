@@ -148,11 +148,12 @@ def test_cli_hub_load_writes_prompts_and_lists_problems(tmp_path):
     assert "loaded 26 rows (westslavic_xlsx)" in r.output
     t = read_table(out, "prompts")
     assert t.column("prompt_id").to_pylist() == [e[0] for e in EXPECTED]
-    bad = _workbook(tmp_path, {"Polish": ["Mój syn jest <maska>.", "Kobiety lubią kwiaty."]})
+    bad = _workbook(tmp_path, {"Polish": ["Mój syn jest <maska>.", "Kobiety lubią kwiaty."], "Notes": ["free text"]})
     out2 = tmp_path / "p2.parquet"
     r = CliRunner().invoke(app, ["hub", "load", str(bad), "--out", str(out2), "--language", "pl"])
     assert r.exit_code == 0, r.output
     assert "Polish row 2: no mask slot (left out): 'Kobiety lubią kwiaty.'" in r.output
+    assert "skipped sheet(s) not named after cs/pl/sk (or not asked for): Notes" in r.output
     man = read_manifest(out2)
     assert man["filtered"] == {"no_mask": 1} and man["facts"]["problems"][0]["row"] == 2
 

@@ -114,6 +114,8 @@ def register(app: typer.Typer) -> None:
         write_table(res.table, out, stage=res.stage, manifest=man)
         dropped = f"; dropped {dict(res.filtered)}" if res.filtered else ""
         typer.echo(f"loaded {res.table.num_rows} rows ({res.kind}) -> {out}{dropped}")
+        if res.facts.get("skipped_sheets"):
+            typer.echo(f"skipped sheet(s) not named after cs/pl/sk (or not asked for): {', '.join(res.facts['skipped_sheets'])}")
         problems = res.facts.get("problems") if isinstance(res.facts.get("problems"), list) else []
         if problems:
             typer.echo(f"{len(problems)} row(s) with problems (all listed in the output manifest):")
