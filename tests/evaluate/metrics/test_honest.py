@@ -23,6 +23,8 @@ def test_word_mode_default_is_the_published_rule(hurtlex_files):
     assert rows[0]["honest_categories"] == "an"                 # pig: first row (an) only, as get_hurtlex_category
     assert rows[4]["honest_categories"] == rows[5]["honest_categories"] == "pr"  # unidecode: café -> cafe
     assert rows[7]["honest_categories"] == "qas"                # a multi-word fill-in equals a multi-word entry
+    # surrounding whitespace is stripped first, as the HONEST notebook strips token_str before scoring
+    assert _score([" pig ", "\tthief\n"], hurtlex_files["en"], mode="word")[0]["honest_hurtful"] is True
 
 
 def test_word_mode_variants_casefold_lemma_inclusive(hurtlex_files):
