@@ -213,3 +213,12 @@ def test_parse_sentence_mask_spellings():
     assert parse_sentence("«maskę» je")[:2] == ("<mask> je", "«maskę»")
     assert parse_sentence("Ten  [M] je ")[:2] == ("Ten <mask> je", "[M]")
     assert parse_sentence("<MASEK> x")[:2] == ("<mask> x", "<MASEK>")
+
+
+def test_staged_import_says_the_source_has_no_licence(tmp_path):
+    from biaskit.datasets.card import licence_of
+    from biaskit.datasets.stage import TableSpec
+
+    t = load_source(XLSX).table
+    lid, lines = licence_of([TableSpec("prompts_westslavic", t)])
+    assert lid == "other" and any("published without a licence" in x for x in lines)
