@@ -51,6 +51,8 @@ CATALOGUE: dict[str, str] = {
     "E090": "Label Studio error",
     "E091": "annotation input error",
     "E092": "annotation round error",
+    "E120": "invalid West Slavic subject list or import option",
+    "E121": "unreadable West Slavic template spreadsheet",
 }
 
 

@@ -22,6 +22,7 @@ LIBRARIES = (
     "pyarrow", "datasets", "numpy", "pandas", "scipy", "statsmodels", "torch", "transformers",
     "accelerate", "tokenizers", "spacy", "mwparserfromhell", "requests", "vaderSentiment", "gensim",
     "simplemma", "scikit-learn", "huggingface-hub", "label-studio-sdk", "krippendorff", "matplotlib",
+    "Unidecode", "openpyxl",
 )
 
 

@@ -130,6 +130,9 @@ PROMPTS = Stage(
         Column("translator", S, "who translated the template"),
         Column("validator", S, "who validated the translation"),
         Column("honest_set", S, "HONEST template set (binary, queer_nonqueer)"),
+        Column("raw_text", S, "imported sentence exactly as in the source file (West Slavic spreadsheet: mask and spacing as written)"),
+        Column("mask_spelling", S, "the mask token as written in the source (e.g. <maska>, ‹maskę>), before it became <mask>"),
+        Column("source_row", I, "1-based row number of the prompt in the source file or sheet"),
     ),
     key=("prompt_id",),
 )

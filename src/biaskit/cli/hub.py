@@ -75,15 +75,16 @@ def register(app: typer.Typer) -> None:
 
     @hub.command("load")
     def load(
-        source: str = typer.Argument(..., help="Path (BOLD checkout, sentences.csv, HONEST .tsv, staged folder) or Hub id (AlexaAI/bold)."),
+        source: str = typer.Argument(..., help="Path (BOLD checkout, sentences.csv, HONEST .tsv, West Slavic template_sentences.xlsx, staged folder) or Hub id (AlexaAI/bold)."),
         out: Path = typer.Option(..., "--out", "-o", help="Table to write (.parquet/.jsonl/.csv)."),
-        kind: Optional[str] = typer.Option(None, "--kind", help="biaskit, bold_github, bold_hub, holistic_csv or honest (default: detected)."),
+        kind: Optional[str] = typer.Option(None, "--kind", help="biaskit, bold_github, bold_hub, holistic_csv, honest or westslavic_xlsx (default: detected)."),
         config: Optional[str] = typer.Option(None, "--config", help="Config of a staged/Hub dataset."),
         split: Optional[str] = typer.Option(None, "--split", help="Split of a staged/Hub dataset (default: all, concatenated)."),
         revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision."),
-        language: Optional[str] = typer.Option(None, "--language", help="HONEST: language code when the file name does not say."),
+        language: Optional[str] = typer.Option(None, "--language", help="HONEST: language code when the file name does not say; West Slavic .xlsx: only this language's sheet (cs, pl, sk)."),
         domain: Optional[list[str]] = typer.Option(None, "--domain", help="BOLD: only these domains (repeatable)."),
         keep_empty: bool = typer.Option(False, "--keep-empty", help="BOLD: keep empty prompts (default: drop and count them)."),
+        subjects: Optional[Path] = typer.Option(None, "--subjects", help="West Slavic .xlsx: your subject list (YAML/JSON) replacing the bundled one for the languages it names."),
     ) -> None:
         """Load a public bias dataset (or one staged/pushed with biaskit) into a biaskit table.
 
@@ -92,18 +93,33 @@ def register(app: typer.Typer) -> None:
         Example: biaskit hub load en_template.tsv --out honest_en.parquet
 
         Example: biaskit hub load runs/demo/hub --config prompts_bold --out prompts_bold.parquet
+
+        Example: biaskit hub load template_sentences.xlsx --out prompts.parquet --subjects my_subjects.yaml
+
+        A West Slavic spreadsheet (sheets Czech/Polish/Slovak) is imported row by row: rows it cannot use are
+        listed (sheet, row, reason) and the import goes on.
         """
         from biaskit.datasets.load import load_source
         from biaskit.io import write_table
         from biaskit.manifest import new_manifest
 
         res = load_source(source, kind=kind, config=config, split=split, revision=revision, language=language, domains=domain,
-                          keep_empty=keep_empty)
+                          keep_empty=keep_empty, subjects=subjects)
         man = new_manifest("biaskit hub load", stage=res.stage,
                            config={"source": source, "kind": res.kind, "config": config, "split": split, "revision": revision,
-                                   "language": language, "domains": domain, "keep_empty": keep_empty},
-                           inputs=[source] if Path(source).is_file() else [],
+                                   "language": language, "domains": domain, "keep_empty": keep_empty,
+                                   "subjects": str(subjects) if subjects else None},
+                           inputs=[source] + ([str(subjects)] if subjects else []) if Path(source).is_file() else [],
                            extra={"filtered": dict(res.filtered), "facts": res.facts})
         write_table(res.table, out, stage=res.stage, manifest=man)
         dropped = f"; dropped {dict(res.filtered)}" if res.filtered else ""
         typer.echo(f"loaded {res.table.num_rows} rows ({res.kind}) -> {out}{dropped}")
+        if res.facts.get("skipped_sheets"):
+            typer.echo(f"skipped sheet(s) not named after cs/pl/sk (or not asked for): {', '.join(res.facts['skipped_sheets'])}")
+        problems = res.facts.get("problems") if isinstance(res.facts.get("problems"), list) else []
+        if problems:
+            typer.echo(f"{len(problems)} row(s) with problems (all listed in the output manifest):")
+            for pr in problems[:20]:
+                typer.echo(f"  {pr['sheet']} row {pr['row']}: {pr['reason']} ({'kept' if pr['kept'] else 'left out'}): {pr['text']!r}")
+            if len(problems) > 20:
+                typer.echo(f"  ... {len(problems) - 20} more")

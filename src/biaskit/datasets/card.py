@@ -24,6 +24,8 @@ SOURCE_LICENCES: dict[str, tuple[str, str, str]] = {
     "wikipedia": ("cc-by-sa-4.0", "CC BY-SA 4.0", "Wikipedia text is licensed CC BY-SA"),
     "holistic_bias": ("cc-by-sa-4.0", "CC BY-SA 4.0", "HolisticBias data (descriptors, nouns, templates) is CC BY-SA 4.0"),
     "honest": ("mit", "MIT", "HONEST templates are released under the MIT licence"),
+    "west_slavic": ("other", "no licence", "the West Slavic study's template_sentences.xlsx (copenlu/slavic-gender-bias) is "
+                    "published without a licence: ask its authors before publishing these sentences"),
 }
 #: licence names found in ``license`` columns -> Hub licence id
 LICENCE_IDS = {
@@ -74,6 +76,8 @@ SOURCE_LIMITATIONS = {
     "wikipedia": "Wikipedia baseline texts reflect Wikipedia's coverage and editorial biases.",
     "holistic_bias": "HolisticBias descriptors and templates are US-English-centric; sentences are templated, not natural text.",
     "honest": "HONEST templates are short, templated sentences with one identity term; completions are single words.",
+    "west_slavic": "West Slavic study sentences: the Polish ones were machine translated; subject categories come from "
+                   "biaskit's subject-phrase lists (or the publisher's own), not from the study.",
 }
 
 TASKS = {

@@ -12,6 +12,10 @@ Sources (``kind`` is detected when not given):
 ``holistic_csv``   HolisticBias ``sentences.csv`` as written by ResponsibleNLP's ``generate_sentences.py``
 ``honest``         HONEST templates TSV (``template_masked`` with ``[M]``, ``raw``, ``identity``, ``number``,
                    ``category``, ``type``); every row is kept (the honest package drops duplicate texts)
+``westslavic_xlsx`` the West Slavic study's ``template_sentences.xlsx`` layout (sheets Czech/Polish/Slovak, one
+                   column of finished sentences with an inflected ``<maska>``-style slot); read by
+                   :func:`biaskit.templates.westslavic.import_westslavic`; rows it cannot use are listed in
+                   ``LoadResult.facts["problems"]`` (sheet, row, reason) and counted in ``filtered``
 
 BOLD files are read by :func:`biaskit.scrape.bold.import_bold` (the ``biaskit bold import`` code) and HONEST
 files by :func:`biaskit.templates.honest.import_honest`, so ids and columns match those commands. Empty or
@@ -32,7 +36,7 @@ import pyarrow as pa
 
 from biaskit.errors import BiaskitError
 
-KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest")
+KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest", "westslavic_xlsx")
 BOLD_DOMAINS = ("gender", "political_ideology", "profession", "race", "religious_ideology")
 _HUB_ID = re.compile(r"^(hf://datasets/)?[A-Za-z0-9][\w.\-]*/[A-Za-z0-9][\w.\-]*$")
 _HOLISTIC_COLUMNS = (
@@ -93,6 +97,13 @@ def detect_kind(source: str) -> str:
                 return "holistic_csv"
         if low.endswith("_prompt.json"):
             return "bold_github"
+        if low.endswith(".xlsx"):
+            from biaskit.templates.westslavic import is_westslavic_workbook
+
+            if is_westslavic_workbook(p):
+                return "westslavic_xlsx"
+            raise BiaskitError("E054", "cannot tell what dataset this spreadsheet holds (no sheet named Czech, Polish or Slovak)",
+                               value=str(p), options=KINDS, fix="name the sheets after their language (Czech, Polish, Slovak), or pass --kind")
         if low.endswith((".jsonl", ".json", ".parquet")):
             return "bold_hub"
         raise BiaskitError("E054", "cannot tell what dataset this file holds", value=str(p), options=KINDS,
@@ -222,6 +233,17 @@ def load_honest(path: str | Path, language: str | None = None) -> LoadResult:
     return LoadResult(table, "honest", str(p), Counter(), facts)
 
 
+def load_westslavic(path: str | Path, *, subjects: str | Path | None = None, languages: list[str] | None = None) -> LoadResult:
+    """The West Slavic study's sentence spreadsheet (see :mod:`biaskit.templates.westslavic`)."""
+    from biaskit.templates.westslavic import import_westslavic
+
+    res = import_westslavic(path, subjects=subjects, languages=languages)
+    filtered = Counter(pr.kind for pr in res.problems if not pr.kept)
+    facts = {**res.facts, "problems": [pr.as_dict() for pr in res.problems],
+             "subjects": str(subjects) if subjects is not None else "bundled"}
+    return LoadResult(res.table, "westslavic_xlsx", str(path), filtered, facts)
+
+
 # --------------------------------------------------------------------------- biaskit / Hub
 
 
@@ -275,12 +297,18 @@ def _pick_config(configs: list[str], config: str | None, src: str) -> str:
 
 def load_source(source: str | Path, *, kind: str | None = None, config: str | None = None, split: str | None = None,
                 revision: str | None = None, language: str | None = None, domains: list[str] | None = None,
-                keep_empty: bool = False) -> LoadResult:
-    """Load ``source`` (path or Hub id) into a biaskit table; see the module docstring for the kinds."""
+                keep_empty: bool = False, subjects: str | Path | None = None) -> LoadResult:
+    """Load ``source`` (path or Hub id) into a biaskit table; see the module docstring for the kinds.
+
+    ``subjects``: West Slavic spreadsheet only, a subject-list file replacing the bundled list for the
+    languages it names; ``language`` then keeps only that language's sheet."""
     src = str(source)
     if kind is not None and kind not in KINDS:
         raise BiaskitError("E054", "unknown source kind", value=kind, options=KINDS, fix="use one of the kinds or omit --kind")
     k = kind or detect_kind(src)
+    if subjects is not None and k != "westslavic_xlsx":
+        raise BiaskitError("E120", "--subjects applies only to a West Slavic template spreadsheet", value=str(subjects),
+                           fix="drop --subjects, or load a template_sentences.xlsx-style workbook")
     if k == "hub":  # a Hub repo: biaskit-staged, or BOLD's layout
         res = load_staged(src, config, split, revision)
         if {"domain", "name", "category", "prompts"} <= set(res.table.column_names):
@@ -299,4 +327,6 @@ def load_source(source: str | Path, *, kind: str | None = None, config: str | No
         return load_bold_hub_file(src, domains=domains, keep_empty=keep_empty)
     if k == "holistic_csv":
         return load_holistic_csv(src)
+    if k == "westslavic_xlsx":
+        return load_westslavic(src, subjects=subjects, languages=[language] if language else None)
     return load_honest(src, language)

@@ -7,6 +7,7 @@
   West Slavic agreement, and the bundled cs/pl/sk/en starter sets (:func:`expand_template_sets`).
 * :mod:`biaskit.templates.sheet`: translation sheets (CSV/XLSX export/import, machine translation hook).
 * :mod:`biaskit.templates.honest`: HONEST template import.
+* :mod:`biaskit.templates.westslavic`: the West Slavic study's sentence spreadsheet (``template_sentences.xlsx``).
 
 The mask slot in files and prompts tables is :data:`MASK` (``<mask>``); runners call
 :func:`to_model_mask` to put the tokenizer's own mask token in its place.
@@ -23,6 +24,7 @@ _LAZY = {
     "load_template_set": "biaskit.templates.gendered",
     "starter_set": "biaskit.templates.gendered",
     "import_honest": "biaskit.templates.honest",
+    "import_westslavic": "biaskit.templates.westslavic",
     "import_sheet": "biaskit.templates.sheet",
     "write_sheet": "biaskit.templates.sheet",
 }

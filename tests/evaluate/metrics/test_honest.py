@@ -16,12 +16,25 @@ def test_mode_is_required_never_guessed(hurtlex_files):
     assert e.value.code == "E070" and "mode" in str(e.value) and "sentence" in str(e.value)
 
 
-def test_word_mode_levels_lemmas_accents(hurtlex_files):
-    rows = _score(["pig", "Pigs", "idiot", "cafe", "teacher", "gag reel", "thief!"], hurtlex_files["en"], mode="word")
+def test_word_mode_default_is_the_published_rule(hurtlex_files):
+    # HONEST as published (honest package 0.2.1): exact unidecode'd form, case kept, first category of the lemma
+    rows = _score(["pig", "Pigs", "Pig", "idiot", "cafe", "café", "teacher", "gag reel", "thief!"], hurtlex_files["en"], mode="word")
+    assert [r["honest_hurtful"] for r in rows] == [True, False, False, False, True, True, False, True, False]
+    assert rows[0]["honest_categories"] == "an"                 # pig: first row (an) only, as get_hurtlex_category
+    assert rows[4]["honest_categories"] == rows[5]["honest_categories"] == "pr"  # unidecode: café -> cafe
+    assert rows[7]["honest_categories"] == "qas"                # a multi-word fill-in equals a multi-word entry
+    # surrounding whitespace is stripped first, as the HONEST notebook strips token_str before scoring
+    assert _score([" pig ", "\tthief\n"], hurtlex_files["en"], mode="word")[0]["honest_hurtful"] is True
+
+
+def test_word_mode_variants_casefold_lemma_inclusive(hurtlex_files):
+    rows = _score(["pig", "Pigs", "idiot", "cafe", "teacher", "gag reel", "thief!"], hurtlex_files["en"], mode="word", matching="lemma")
     assert [r["honest_hurtful"] for r in rows] == [True, True, False, True, False, True, True]
-    assert rows[0]["honest_categories"] == "an,dmc"            # pig is listed under two categories
+    assert rows[0]["honest_categories"] == "an,dmc"            # pig is listed under two categories: both credited
     assert rows[3]["honest_categories"] == "pr"                 # accent-insensitive: cafe == café
     assert rows[5]["honest_categories"] == "qas"                # multi-word entry
+    folded = _score(["Pig", "Pigs"], hurtlex_files["en"], mode="word", matching="casefold")
+    assert [r["honest_hurtful"] for r in folded] == [True, False]  # casefold without lemmas
     incl = _score(["idiot"], hurtlex_files["en"], mode="word", level="inclusive")
     assert incl[0]["honest_hurtful"] is True and incl[0]["honest_categories"] == "cds"
 
@@ -41,9 +54,13 @@ def test_sentence_mode_scores_sentences_regression_evaluate_inversion(hurtlex_fi
     ("sk", ["sú to zlodeji", "zlodejom", "dobrý človek"]),
 ])
 def test_west_slavic_lemma_and_accent_matching(hurtlex_files, lang, texts):
-    rows = _score(texts, hurtlex_files[lang], mode="sentence", language=lang)
+    rows = _score(texts, hurtlex_files[lang], mode="sentence", language=lang, matching="lemma")
     assert [r["honest_hurtful"] for r in rows] == [True, True, False]
     assert rows[0]["honest_categories"] == "re"
+    # the published rule matches word forms only: the inflected forms are missed, the accent-free lemma is found
+    default = _score(texts + [{"cs": "byl to zloděj", "pl": "to złodziej", "sk": "je to zlodej"}[lang]], hurtlex_files[lang],
+                     mode="sentence", language=lang)
+    assert [r["honest_hurtful"] for r in default] == [False, lang == "cs", False, True]
 
 
 def test_honest_score_aggregation_keeps_duplicate_template_texts(hurtlex_files):

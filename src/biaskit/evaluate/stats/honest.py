@@ -1,9 +1,10 @@
 """HONEST summaries (Nozza et al., 2021) and the regard difference between two groups (Sheng et al., 2019).
 
 HONEST: the share of completions that are hurtful (``honest_hurtful``) per identity / category /
-subject category / language, and per HurtLex category the share of completions containing a word of
-that category (``honest_categories``, comma-separated). Null ``honest_hurtful`` rows are counted
-(``n_null``), not used.
+subject category / language, and per HurtLex category the share of completions credited to that category
+(``honest_categories``, comma-separated; with the metric's default, the published rule, one category per
+hurtful completion, so the shares equal the honest package's per-category counts / (templates x K) when
+every template has K rows). Null ``honest_hurtful`` rows are counted (``n_null``), not used.
 """
 
 from __future__ import annotations

@@ -1,0 +1,337 @@
+"""Import the West Slavic gender-bias study's spreadsheet of finished template sentences as prompts.
+
+The study (Martinková et al. 2023, copenlu/slavic-gender-bias) published ``template_sentences.xlsx``:
+sheets named ``Slovak``, ``Czech``, ``Polish``; each sheet is one column of finished sentences (no
+header, no ids, the subject already written in), followed by empty rows (a sheet may run to row 1000 and
+carry extra empty columns). The mask slot was written by hand or machine translated, so it comes in many
+spellings: ``<mask>``, ``<maska>``, ``‹maskę>``, ``‹maską>``, ``<maski>``, ``<masce>``, ``‹maskować>``,
+``<maskowymi>``, with mixed ``‹``/``<`` brackets. The file has no licence: biaskit never bundles it.
+
+What the import does, per non-empty row (:func:`import_westslavic`):
+
+* ``language`` from the sheet name (Slovak/Czech/Polish, their native names, or the codes sk/cs/pl);
+* ``text``: the sentence with its one mask slot, whatever its spelling, written as :data:`MASK`, and runs
+  of whitespace collapsed to one space; ``raw_text``: the cell exactly as written;
+  ``mask_spelling``: the slot as written (``‹maskę>``). The inflection of the mask word (accusative
+  ``maskę``, instrumental ``maską``, ...) is kept only there, verbatim: it hints at the case the filler
+  should take but biaskit does not interpret it;
+* ``term`` (the subject phrase as written), ``subject_id`` (the list's phrase), ``subject_category``
+  (male, female, neutral, non-binary) and ``grammatical_number`` from a per-language subject list
+  (bundled ``biaskit/data/westslavic/subjects_<lang>.yaml``, or the user's own file, see
+  :func:`load_subjects`). The earliest subject phrase in the sentence wins (the longest at that position);
+* ``prompt_id`` ``westslavic-<lang>-r<row>`` and ``source_row``: stable per (language, sheet row).
+
+Rows that cannot be used are listed as :class:`Problem` (sheet, row, reason, text) and the import goes on:
+no mask, more than one mask, a damaged mask (a bracket left over), text in more than one cell are left out;
+a row whose subject is not in the list is kept with a null category and listed too.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from biaskit.errors import BiaskitError
+from biaskit.templates.files import data_dir, load_file
+from biaskit.templates.mask import MASK, find_mask_like
+
+LANGUAGES = ("cs", "pl", "sk")
+CATEGORIES = ("male", "female", "neutral", "non-binary")
+NUMBERS = ("sg", "pl")
+SOURCE = "west_slavic"
+
+#: sheet name (casefolded) -> language code
+SHEET_LANGUAGES = {
+    "slovak": "sk", "slovensky": "sk", "slovenčina": "sk", "sk": "sk",
+    "czech": "cs", "česky": "cs", "čeština": "cs", "cs": "cs", "cz": "cs",
+    "polish": "pl", "polski": "pl", "polsku": "pl", "pl": "pl",
+}
+
+_OPEN = "<‹«\\[⟨＜"
+_CLOSE = ">›»\\]⟩＞"
+#: a bracketed form of "maska"/"mask" (every case form and derivative: maskę, masce, masek, maskować,
+#: maskowymi, ...), or HONEST's [M]
+SLOT = re.compile(rf"[{_OPEN}]\s*(?:mas(?:k|c|ek)\w*|m)\s*[{_CLOSE}]", re.IGNORECASE)
+
+
+def sheet_language(name: str) -> str | None:
+    return SHEET_LANGUAGES.get(unicodedata.normalize("NFC", name.strip()).casefold())
+
+
+# --------------------------------------------------------------------------- subject lists
+
+
+@dataclass(frozen=True)
+class Subject:
+    phrase: str
+    category: str
+    number: str | None
+    forms: tuple[str, ...]
+
+
+@dataclass
+class SubjectList:
+    language: str
+    subjects: list[Subject]
+    source: str
+    _pattern: re.Pattern | None = field(default=None, repr=False)
+    _by_form: dict[str, Subject] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for s in self.subjects:
+            for f in (s.phrase, *s.forms):
+                self._by_form[_fold(f)] = s
+        alts = sorted(self._by_form, key=len, reverse=True)  # the longest form first at each position
+        body = "|".join(r"\s+".join(re.escape(w) for w in f.split()) for f in alts)
+        self._pattern = re.compile(rf"(?<!\w)(?:{body})(?!\w)", re.IGNORECASE) if alts else None
+
+    def find(self, text: str) -> tuple[Subject, str] | None:
+        """The earliest subject phrase in ``text`` (longest at that position) and how it is written there."""
+        if self._pattern is None:
+            return None
+        m = self._pattern.search(unicodedata.normalize("NFC", text))
+        if not m:
+            return None
+        written = m.group(0)
+        return self._by_form[_fold(written)], written
+
+
+def _fold(s: str) -> str:
+    return " ".join(unicodedata.normalize("NFC", s).casefold().split())
+
+
+def _subject_entries(data: Any, file: str) -> dict[str, list]:
+    """``{language: [entries]}`` from one file: ``{language: xx, subjects: [...]}`` or ``{xx: [...], yy: [...]}``."""
+    if isinstance(data, dict) and "subjects" in data:
+        lang = data.get("language")
+        if lang not in LANGUAGES:
+            raise BiaskitError("E120", f"{file}: language must be one of {', '.join(LANGUAGES)}", value=lang, options=LANGUAGES,
+                               fix="write `language: cs` (or pl, sk) at the top of the subject file")
+        return {lang: data["subjects"]}
+    if isinstance(data, dict) and data and all(k in LANGUAGES for k in data):
+        return dict(data)
+    raise BiaskitError("E120", f"{file}: not a subject list", value=type(data).__name__ if not isinstance(data, dict) else sorted(data),
+                       fix="write `language: cs` and `subjects: [{phrase: Můj syn, category: male, number: sg}, ...]`, "
+                           "or a mapping cs/pl/sk -> list of such entries")
+
+
+def _parse_subjects(lang: str, entries: Any, file: str) -> SubjectList:
+    from biaskit.templates.files import check_text
+
+    if not isinstance(entries, list) or not entries:
+        raise BiaskitError("E120", f"{file}: {lang}: subjects must be a non-empty list", value=entries,
+                           fix="list entries like {phrase: Můj syn, category: male, number: sg}")
+    out: list[Subject] = []
+    seen: dict[str, str] = {}
+    for i, e in enumerate(entries, 1):
+        where = f"{lang} subject {i}"
+        if not isinstance(e, dict) or "phrase" not in e or "category" not in e:
+            raise BiaskitError("E120", f"{file}: {where}: needs phrase and category", value=e,
+                               fix="write {phrase: Můj syn, category: male, number: sg, forms: [mého syna]}")
+        phrase = check_text(e["phrase"], file=file, entry=where, what="phrase")
+        cat = e["category"]
+        if cat not in CATEGORIES:
+            raise BiaskitError("E120", f"{file}: {where} ({phrase}): unknown category", value=cat, options=CATEGORIES,
+                               fix="use one of the categories")
+        num = e.get("number")
+        if num is not None and num not in NUMBERS:
+            raise BiaskitError("E120", f"{file}: {where} ({phrase}): unknown number", value=num, options=NUMBERS, fix="use sg or pl")
+        forms = e.get("forms") or []
+        if not isinstance(forms, list):
+            raise BiaskitError("E120", f"{file}: {where} ({phrase}): forms must be a list", value=forms, fix="write forms: [mého syna, mému synovi]")
+        forms = [check_text(f, file=file, entry=where, what="form") for f in forms]
+        for f in (phrase, *forms):
+            k = _fold(f)
+            if k in seen:
+                raise BiaskitError("E120", f"{file}: {where}: {f!r} is listed twice (also under {seen[k]!r})", value=f,
+                                   fix="keep each phrase/form under one subject")
+            seen[k] = phrase
+        out.append(Subject(phrase, cat, num, tuple(forms)))
+    return SubjectList(lang, out, file)
+
+
+def bundled_subjects_path(language: str) -> Path:
+    return data_dir("westslavic", f"subjects_{language}.yaml")
+
+
+def load_subjects(path: str | Path | None = None) -> dict[str, SubjectList]:
+    """Subject lists per language: the bundled ones, with the languages named in ``path`` replaced.
+
+    ``path`` is a YAML/JSON file, either ``{language: cs, subjects: [...]}`` or ``{cs: [...], pl: [...]}``;
+    each entry is ``{phrase, category, number, forms}`` (see ``biaskit/data/westslavic/subjects_cs.yaml``).
+    """
+    lists = {}
+    for lang in LANGUAGES:
+        p = bundled_subjects_path(lang)
+        for lg, entries in _subject_entries(load_file(p), str(p)).items():
+            lists[lg] = _parse_subjects(lg, entries, str(p))
+    if path is not None:
+        for lg, entries in _subject_entries(load_file(path), str(path)).items():
+            lists[lg] = _parse_subjects(lg, entries, str(path))
+    return lists
+
+
+# --------------------------------------------------------------------------- the spreadsheet
+
+
+@dataclass(frozen=True)
+class Problem:
+    sheet: str
+    row: int
+    kind: str  # no_mask, several_masks, damaged_mask, several_cells, unknown_subject
+    reason: str
+    text: str
+    kept: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"sheet": self.sheet, "row": self.row, "kind": self.kind, "reason": self.reason, "text": self.text, "kept": self.kept}
+
+    def line(self) -> str:
+        return f"{self.sheet} row {self.row}: {self.reason}{' (row kept)' if self.kept else ' (row left out)'}: {self.text!r}"
+
+
+@dataclass
+class WestSlavicImport:
+    table: pa.Table
+    problems: list[Problem]
+    facts: dict[str, Any]
+
+
+def is_westslavic_workbook(path: str | Path) -> bool:
+    """True when an ``.xlsx`` file has at least one sheet named after cs/pl/sk (Czech, Polish, Slovak, ...)."""
+    return any(sheet_language(n) for n in _sheet_names(Path(path)))
+
+
+def _open(p: Path):
+    from biaskit.errors import require
+
+    openpyxl = require("openpyxl", "templates", "reading .xlsx spreadsheets")
+    if not p.is_file():
+        raise BiaskitError("E003", f"spreadsheet not found: {p}", value=str(p), fix="check the path")
+    try:
+        return openpyxl.load_workbook(p, read_only=True, data_only=True)
+    except Exception as exc:  # zipfile.BadZipFile, KeyError, InvalidFileException
+        raise BiaskitError("E121", f"{p} is not a readable .xlsx workbook ({type(exc).__name__}: {str(exc)[:120]})", value=str(p),
+                           fix="give the spreadsheet as saved by Excel/LibreOffice (.xlsx), not renamed from another format") from exc
+
+
+def _sheet_names(p: Path) -> list[str]:
+    wb = _open(p)
+    try:
+        return list(wb.sheetnames)
+    finally:
+        wb.close()
+
+
+def _cell_text(v: Any) -> str | None:
+    if v is None:
+        return None
+    s = str(v)
+    return s if s.strip() else None
+
+
+def parse_sentence(raw: str) -> tuple[str | None, str | None, tuple[str, str] | None]:
+    """``(text, mask_spelling, problem)``: the normalised sentence and the slot as written, or
+    ``(kind, reason)`` saying why the sentence cannot be used."""
+    slots = SLOT.findall(raw)
+    if not slots:
+        odd = find_mask_like(raw)
+        return None, None, ("no_mask", "no mask slot" + (f" (unrecognised bracketed token {', '.join(odd)})" if odd else ""))
+    if len(slots) > 1:
+        return None, None, ("several_masks", f"{len(slots)} mask slots ({', '.join(slots)})")
+    text = " ".join(SLOT.sub(MASK, raw).split())
+    damaged = find_mask_like(text)
+    if damaged:
+        return None, None, ("damaged_mask", f"damaged mask slot ({', '.join(damaged)})")
+    return text, slots[0], None
+
+
+def import_westslavic(path: str | Path, *, subjects: str | Path | dict[str, SubjectList] | None = None,
+                      languages: list[str] | None = None) -> WestSlavicImport:
+    """Read the study's ``template_sentences.xlsx`` (or any workbook of that layout) into a prompts table.
+
+    ``subjects``: a subject file overriding the bundled lists for the languages it names (or lists from
+    :func:`load_subjects`). ``languages``: only these sheets' languages. Problem rows are returned, not raised.
+    """
+    p = Path(path)
+    lists = subjects if isinstance(subjects, dict) else load_subjects(subjects)
+    if languages:
+        bad = [x for x in languages if x not in LANGUAGES]
+        if bad:
+            raise BiaskitError("E120", "unknown language for the West Slavic import", value=bad, options=LANGUAGES, fix="use cs, pl or sk")
+    wb = _open(p)
+    rows: list[dict[str, Any]] = []
+    problems: list[Problem] = []
+    facts: dict[str, Any] = {"sheets": {}, "skipped_sheets": []}
+    try:
+        known = [(n, sheet_language(n)) for n in wb.sheetnames]
+        if not any(lg for _, lg in known):
+            raise BiaskitError("E121", f"{p}: no sheet is named after a language (Czech, Polish, Slovak or cs/pl/sk)",
+                               value=list(wb.sheetnames), options=sorted({k.title() for k in SHEET_LANGUAGES if len(k) > 2}),
+                               fix="rename each sheet to its language, e.g. Czech")
+        seen_lang: dict[str, str] = {}
+        for name, lang in known:
+            if lang is None or (languages and lang not in languages):
+                facts["skipped_sheets"].append(name)
+                continue
+            if lang in seen_lang:
+                raise BiaskitError("E121", f"{p}: sheets {seen_lang[lang]!r} and {name!r} are both {lang}", value=name,
+                                   fix="keep one sheet per language")
+            seen_lang[lang] = name
+            counts = {"rows": 0, "empty_rows": 0, "imported": 0, "left_out": 0, "unknown_subject": 0}
+            for r, values in enumerate(wb[name].iter_rows(values_only=True), start=1):
+                counts["rows"] += 1
+                cells = [c for c in (_cell_text(v) for v in values) if c is not None]
+                if not cells:
+                    counts["empty_rows"] += 1
+                    continue
+                if len(cells) > 1:
+                    problems.append(Problem(name, r, "several_cells", f"text in {len(cells)} cells (one sentence per row expected)",
+                                            " | ".join(cells)))
+                    counts["left_out"] += 1
+                    continue
+                raw = cells[0]
+                text, spelling, bad = parse_sentence(raw)
+                if bad:
+                    problems.append(Problem(name, r, *bad, raw))
+                    counts["left_out"] += 1
+                    continue
+                hit = lists[lang].find(text) if lang in lists else None
+                if hit is None:
+                    problems.append(Problem(name, r, "unknown_subject", f"no known {lang} subject phrase (category left null)", raw, kept=True))
+                    counts["unknown_subject"] += 1
+                subj, written = hit if hit else (None, None)
+                rows.append({
+                    "prompt_id": f"westslavic-{lang}-r{r:04d}",
+                    "text": text,
+                    "source": SOURCE,
+                    "language": lang,
+                    "term": written,
+                    "subject_id": subj.phrase if subj else None,
+                    "subject_category": subj.category if subj else None,
+                    "grammatical_number": subj.number if subj else None,
+                    "masked": True,
+                    "raw_text": raw,
+                    "mask_spelling": spelling,
+                    "source_row": r,
+                })
+                counts["imported"] += 1
+            facts["sheets"][name] = {"language": lang, **counts}
+    finally:
+        wb.close()
+    facts["problems"] = len(problems)
+    return WestSlavicImport(_table(rows), problems, facts)
+
+
+def _table(rows: list[dict[str, Any]]) -> pa.Table:
+    from biaskit.schema import PROMPTS
+
+    names = ("prompt_id", "text", "source", "language", "term", "subject_id", "subject_category", "grammatical_number",
+             "masked", "raw_text", "mask_spelling", "source_row")
+    cols = {c.name: c for c in PROMPTS.columns}
+    return pa.table({n: pa.array([r[n] for r in rows], type=cols[n].type) for n in names})
