@@ -1,0 +1,168 @@
+"""Multi-token (whole-word) fill-ins: beam search over 1..N pieces, ranked by pseudo-log-likelihood.
+
+The tiny BERT (conftest.tiny_morph_masked) has a vocabulary in which "programmers" is prog ##ram ##mers and
+"nurses" nur ##ses, so the right words cannot come out of a single-token fill-in. Every PLL the runner reports
+is recomputed here with plain torch, one masked copy of the sentence at a time.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners import fill_mask
+
+TEMPLATES = ["<mask> write software .", "<mask> help patients .", "the <mask> build houses ."]
+
+
+def _load(path):
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    torch.set_num_threads(1)
+    return AutoModelForMaskedLM.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
+
+
+def _pll(model, tok, template: str, pieces: list[int], variant: str = "original") -> float:
+    """Sum over the fill-in's pieces of log p(piece | sentence with that piece (word_l2r: and the later ones) masked)."""
+    import torch
+
+    before = tok(template.split("<mask>")[0], add_special_tokens=False)["input_ids"]
+    after = tok(template.split("<mask>")[1], add_special_tokens=False)["input_ids"]
+    ids = [tok.cls_token_id, *before, *pieces, *after, tok.sep_token_id]
+    start = 1 + len(before)
+    total = 0.0
+    for q in range(len(pieces)):
+        x = list(ids)
+        for r in (range(q, len(pieces)) if variant == "word_l2r" else [q]):
+            x[start + r] = tok.mask_token_id
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([x])).logits[0, start + q]
+        total += float(torch.log_softmax(logits, dim=-1)[pieces[q]])
+    return total
+
+
+def _by_prompt(t):
+    out: dict[str, list[dict]] = {}
+    for r in t.to_pylist():
+        out.setdefault(r["prompt_id"], []).append(r)
+    return out
+
+
+def test_multi_token_fill_ins_have_exact_pll_and_find_the_multi_piece_words(tiny_morph_masked, make_prompts):
+    model, tok = _load(tiny_morph_masked)
+    t = fill_mask(make_prompts(TEMPLATES), model=tiny_morph_masked, top_k=6, max_subwords=3, batch_size=4, progress=False)
+    by = _by_prompt(t)
+    assert [len(by[f"p{i}"]) for i in range(3)] == [6, 6, 6]
+    for i, tmpl in enumerate(TEMPLATES):
+        rows = by[f"p{i}"]
+        assert [r["rank"] for r in rows] == list(range(1, 7))
+        assert [r["fill_pll"] for r in rows] == sorted((r["fill_pll"] for r in rows), reverse=True)
+        for r in rows:
+            pieces = tok(r["token"], add_special_tokens=False)["input_ids"]
+            names = tok.convert_ids_to_tokens(pieces)
+            # a whole word: one word-initial piece, then continuation pieces only
+            assert r["n_subwords"] == len(pieces) and not names[0].startswith("##")
+            assert all(p.startswith("##") for p in names[1:])
+            assert r["fill_pll"] == pytest.approx(_pll(model, tok, tmpl, pieces), abs=1e-5)
+            assert r["token_score"] == pytest.approx(math.exp(r["fill_pll"]), rel=1e-12)
+            assert r["full_text"] == tmpl.replace("<mask>", r["token"]) and r["error"] is None
+    words = {f"p{i}": {r["token"]: r for r in by[f"p{i}"]} for i in range(3)}
+    assert words["p0"]["programmers"]["n_subwords"] == 3 and words["p0"]["programmers"]["rank"] <= 3
+    assert words["p1"]["nurses"]["n_subwords"] == 2 and words["p1"]["nurses"]["rank"] <= 2
+    assert by["p2"][0]["token"] == "teachers" and by["p2"][0]["n_subwords"] == 2
+    # single-token fill-ins cannot produce the three-piece word at all
+    single = fill_mask(make_prompts(TEMPLATES[:1]), model=tiny_morph_masked, top_k=len(tok), progress=False)
+    assert "programmers" not in single.column("token").to_pylist()
+
+
+def test_a_beam_wide_enough_equals_brute_force_enumeration(tiny_morph_masked, make_prompts):
+    model, tok = _load(tiny_morph_masked)
+    tmpl = "<mask> write software ."
+    t = fill_mask(make_prompts([tmpl]), model=tiny_morph_masked, top_k=8, max_subwords=3, beam_size=1000, progress=False)
+    vocab = tok.convert_ids_to_tokens(list(range(len(tok))))
+    special = set(tok.all_special_ids)
+    initial = [i for i, p in enumerate(vocab) if i not in special and not p.startswith("##") and p.isalpha()]
+    cont = [i for i, p in enumerate(vocab) if p.startswith("##")]
+    scored = []
+    for n in (1, 2, 3):
+        for first, *rest in itertools.product(initial, *([cont] * (n - 1))):
+            pieces = [first, *rest]
+            word = tok.decode(pieces)
+            if tok(word, add_special_tokens=False)["input_ids"] != pieces:
+                continue  # the tokenizer writes this word differently
+            scored.append((_pll(model, tok, tmpl, pieces), word, n))
+    scored.sort(key=lambda s: -s[0])
+    assert len(scored) > 100  # 15 single pieces, 60 two-piece and 240 three-piece words in all
+    assert t.column("token").to_pylist() == [w for _, w, _ in scored[:8]]
+    assert t.column("n_subwords").to_pylist() == [n for _, _, n in scored[:8]]
+    assert t.column("fill_pll").to_pylist() == pytest.approx([p for p, _, _ in scored[:8]], abs=1e-5)
+
+
+def test_word_l2r_masks_the_piece_and_the_pieces_after_it(tiny_morph_masked, make_prompts):
+    model, tok = _load(tiny_morph_masked)
+    tmpl = TEMPLATES[0]
+    t = fill_mask(make_prompts([tmpl]), model=tiny_morph_masked, top_k=6, max_subwords=3, pll="word_l2r", progress=False)
+    multi = [r for r in t.to_pylist() if r["n_subwords"] > 1]
+    assert multi
+    for r in t.to_pylist():
+        pieces = tok(r["token"], add_special_tokens=False)["input_ids"]
+        assert r["fill_pll"] == pytest.approx(_pll(model, tok, tmpl, pieces, "word_l2r"), abs=1e-5)
+    # for a multi-piece word the two variants differ (more context is hidden in word_l2r)
+    r = multi[0]
+    pieces = tok(r["token"], add_special_tokens=False)["input_ids"]
+    assert abs(_pll(model, tok, tmpl, pieces) - r["fill_pll"]) > 1e-3
+
+
+def test_single_token_rows_carry_one_subword_and_the_log_probability(tiny_morph_masked, make_prompts):
+    tmpl = TEMPLATES[1]
+    single = fill_mask(make_prompts([tmpl]), model=tiny_morph_masked, top_k=4, whole_word=True, progress=False).to_pylist()
+    assert [r["n_subwords"] for r in single] == [1, 1, 1, 1]
+    for r in single:
+        assert r["fill_pll"] == pytest.approx(math.log(r["token_score"]), abs=1e-6)
+    multi = fill_mask(make_prompts([tmpl]), model=tiny_morph_masked, top_k=10, max_subwords=2, progress=False).to_pylist()
+    one = {r["token"]: r["fill_pll"] for r in multi if r["n_subwords"] == 1}
+    shared = [r for r in single if r["token"] in one]
+    assert shared  # a one-piece word's PLL is its fill-mask log-probability
+    for r in shared:
+        assert one[r["token"]] == pytest.approx(r["fill_pll"], abs=1e-6)
+
+
+def test_a_slot_glued_to_the_next_text_gets_no_mid_word_fill_in(tiny_morph_masked, make_prompts):
+    # "<mask>ers": any fill-in would run into "ers", so re-tokenising never gives back the same pieces
+    t = fill_mask(make_prompts(["the <mask>ers build houses .", "the <mask> build houses ."]), model=tiny_morph_masked,
+                  top_k=3, max_subwords=3, progress=False)
+    by = _by_prompt(t)
+    assert len(by["p0"]) == 1 and by["p0"][0]["token"] is None
+    assert by["p0"][0]["error"].startswith("no whole-word fill-in found")
+    assert len(by["p1"]) == 3 and all(r["error"] is None for r in by["p1"])
+
+
+@pytest.mark.parametrize("kw", [{"max_subwords": 0}, {"max_subwords": 2, "targets": ["x"]}, {"max_subwords": 2, "pll": "mean"},
+                                {"max_subwords": 2, "beam_size": 0}])
+def test_bad_multi_token_settings_are_refused(tiny_morph_masked, make_prompts, kw):
+    with pytest.raises(BiaskitError) as e:
+        fill_mask(make_prompts(["a <mask> ."]), model=tiny_morph_masked, **kw)
+    assert e.value.code == "E062"
+
+
+def test_cli_max_subwords(tiny_morph_masked, make_prompts, tmp_path):
+    from biaskit.cli import app
+    from biaskit.io import read_table, write_table
+
+    src = tmp_path / "templates.parquet"
+    write_table(make_prompts(TEMPLATES[:2]), src)
+    out = tmp_path / "fills.parquet"
+    r = CliRunner().invoke(app, ["-q", "fill-mask", str(src), "-m", tiny_morph_masked, "-o", str(out), "-k", "4",
+                                 "--max-subwords", "3", "--beam-size", "5"])
+    assert r.exit_code == 0, r.output
+    t = read_table(out)
+    assert t.num_rows == 8 and max(t.column("n_subwords").to_pylist()) >= 2
+    import json
+
+    cfg = json.loads(t.column("generation_config")[0].as_py())
+    assert cfg["max_subwords"] == 3 and cfg["beam_size"] == 5 and cfg["pll"] == "original"
