@@ -50,16 +50,17 @@ def register(app: typer.Typer) -> None:
         means: str = typer.Option("", "--means", help="Comma-separated numeric columns to average (e.g. vader_compound)."),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the result as CSV here (default: print Markdown)."),
         seed: int = typer.Option(0, help="Bootstrap seed."),
-        n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples."),
+        n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples (means; proportions with --prop-ci bootstrap)."),
+        prop_ci: str = typer.Option("wilson", "--prop-ci", help="Interval of a label share: wilson (default), clopper-pearson or bootstrap."),
     ) -> None:
-        """Counts, label shares and means per group with bootstrap CIs; nulls counted in n_null.
+        """Counts, label shares (Wilson CIs) and means (bootstrap CIs) per group; nulls counted in n_null.
 
         Example: biaskit stats aggregate runs/demo/scores.parquet --by domain,group,model --labels vader_label --means vader_compound
         """
         from biaskit.evaluate.stats import aggregate
         from biaskit.io import read_table
 
-        res = aggregate(read_table(table), by, labels=labels, means=means, n_boot=n_boot, seed=seed)
+        res = aggregate(read_table(table), by, labels=labels, means=means, n_boot=n_boot, seed=seed, prop_ci=prop_ci)
         _emit(res, out)
 
     @stats.command("ztest")

@@ -7,7 +7,14 @@ returns pandas DataFrames; rows are never dropped silently (nulls are counted in
 
 from __future__ import annotations
 
-from biaskit.evaluate.stats.aggregate import aggregate, bootstrap_mean_ci, bootstrap_proportion_ci, label_proportions, proportions_wide
+from biaskit.evaluate.stats.aggregate import (
+    aggregate,
+    bootstrap_mean_ci,
+    bootstrap_proportion_ci,
+    label_proportions,
+    proportion_ci,
+    proportions_wide,
+)
 from biaskit.evaluate.stats.bold import (
     class_proportion_differences,
     gender_polarity_table,
@@ -30,7 +37,7 @@ from biaskit.evaluate.stats.significance import (
 )
 
 __all__ = [
-    "aggregate", "bootstrap_mean_ci", "bootstrap_proportion_ci", "label_proportions", "proportions_wide",
+    "aggregate", "bootstrap_mean_ci", "bootstrap_proportion_ci", "label_proportions", "proportion_ci", "proportions_wide",
     "class_proportion_differences", "gender_polarity_table", "male_minus_female", "regard_proportions",
     "sentiment_proportions", "toxicity_proportions", "honest_category_matrix", "honest_summary", "regard_difference",
     "LikelihoodBias", "likelihood_bias", "chi2_by", "chi2_homogeneity", "cohen_h", "correct_pvalues", "mann_whitney",
