@@ -438,6 +438,7 @@ ANALYSES = (
     ("Emotion and VAD classes", _norms_section),
     ("HolisticBias Likelihood Bias", _likelihood_section),
     ("HONEST", _honest_section),
+    ("Completion validity", lambda b, L: __import__("biaskit.evaluate.report.validity", fromlist=["_"]).validity_section(b, L)),
     ("Agreement", _agreement_section),
 )
 
