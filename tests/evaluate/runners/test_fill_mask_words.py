@@ -166,3 +166,55 @@ def test_cli_max_subwords(tiny_morph_masked, make_prompts, tmp_path):
 
     cfg = json.loads(t.column("generation_config")[0].as_py())
     assert cfg["max_subwords"] == 3 and cfg["beam_size"] == 5 and cfg["pll"] == "original"
+
+
+@pytest.fixture(scope="module")
+def tiny_bpe_masked(tmp_path_factory):
+    """An untrained 2-layer RoBERTa masked LM on the saved byte-level BPE tokenizer (space marker Ġ) plus <mask>."""
+    import torch
+    from tokenizers import AddedToken, Tokenizer
+    from transformers import PreTrainedTokenizerFast, RobertaConfig, RobertaForMaskedLM
+
+    from tests.evaluate.runners.conftest import DATA
+
+    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_file(str(DATA / "tiny_bpe.json")), bos_token="<|endoftext|>",
+                                  eos_token="<|endoftext|>", unk_token="<|endoftext|>", pad_token="<|endoftext|>")
+    tok.add_special_tokens({"mask_token": AddedToken("<mask>", lstrip=True)})  # as RoBERTa's: " <mask>" is one token
+    torch.manual_seed(0)
+    cfg = RobertaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                        max_position_embeddings=80, pad_token_id=tok.pad_token_id)
+    d = tmp_path_factory.mktemp("tiny-bpe-roberta")
+    RobertaForMaskedLM(cfg).save_pretrained(d)
+    tok.save_pretrained(d)
+    return str(d)
+
+
+def test_bpe_slots_at_the_start_and_inside_the_sentence(tiny_bpe_masked, make_prompts):
+    import torch
+
+    model, tok = _load(tiny_bpe_masked)
+    templates = ["<mask> write software for computers.", "The woman worked as a <mask>."]
+    t = fill_mask(make_prompts(templates), model=tiny_bpe_masked, top_k=5, max_subwords=2, beam_size=6, progress=False)
+    by = _by_prompt(t)
+    for i, tmpl in enumerate(templates):
+        rows = by[f"p{i}"]
+        assert len(rows) == 5 and all(r["error"] is None for r in rows)
+        for r in rows:
+            filled = tok(r["full_text"], add_special_tokens=False)["input_ids"]
+            # the space before the slot belongs to the word's first piece (Ġword), not to the text before it
+            before = tok(tmpl.split("<mask>")[0].rstrip(" "), add_special_tokens=False)["input_ids"] if tmpl.index("<mask>") else []
+            pieces = filled[len(before):len(before) + r["n_subwords"]]
+            names = tok.convert_ids_to_tokens(pieces)
+            # the word's first piece carries the space marker only inside the sentence; later pieces never do
+            assert names[0].startswith("\u0120") == (i == 1) and not any(p.startswith("\u0120") for p in names[1:])
+            assert tok.decode(pieces).strip() == r["token"]
+            ids = filled
+            start = len(before)
+            total = 0.0
+            for q in range(len(pieces)):
+                x = list(ids)
+                x[start + q] = tok.mask_token_id
+                with torch.no_grad():
+                    lg = model(input_ids=torch.tensor([x])).logits[0, start + q]
+                total += float(torch.log_softmax(lg, dim=-1)[pieces[q]])
+            assert r["fill_pll"] == pytest.approx(total, abs=1e-5)

@@ -769,10 +769,9 @@ class HFBackend:
         """
         import math
 
-        torch = _torch()
         lm, tok = self.lm, self.lm.tokenizer
         mask_id = tok.mask_token_id
-        initial, cont, _ = self._piece_sets()
+        initial, cont, wordpiece = self._piece_sets()
         B, N = s.beams, s.max_subwords
         for i, e in enumerate(enc):
             if e is None:
@@ -786,11 +785,20 @@ class HFBackend:
                                                            f"({lm.context_length} tokens); use a smaller --max-subwords"}]
                 continue
             model_text = normed[i].replace(MASK, tok.mask_token)
+            first = initial
+            if not wordpiece:
+                # BPE / SentencePiece: a word at the very start (or after a bracket) may have no space marker
+                # (RoBERTa's "word" vs "Ġword"); probe how the tokenizer writes a word in this slot
+                probe = tok(model_text.replace(tok.mask_token, "a", 1), add_special_tokens=True)["input_ids"]
+                if probe[:m] == prefix and len(probe) > m:
+                    piece = tok.convert_ids_to_tokens(probe[m])
+                    if isinstance(piece, str) and not piece.startswith(("\u0120", "\u2581")):
+                        first = cont
             beams = {n: [((), 0.0)] for n in range(1, N + 1)}
             for j in range(N):
                 jobs = [(n, b) for n in range(1, N + 1) if j < n for b in beams[n]]
                 seqs = [prefix + list(b[0]) + [mask_id] * (n - j) + suffix for n, b in jobs]
-                allow = initial if j == 0 else cont
+                allow = first if j == 0 else cont
                 kk = min(B, int(allow.sum()))
                 if kk == 0:
                     beams = {n: [] for n in beams}
