@@ -218,3 +218,29 @@ def test_bpe_slots_at_the_start_and_inside_the_sentence(tiny_bpe_masked, make_pr
                     lg = model(input_ids=torch.tensor([x])).logits[0, start + q]
                 total += float(torch.log_softmax(lg, dim=-1)[pieces[q]])
             assert r["fill_pll"] == pytest.approx(total, abs=1e-5)
+
+
+def test_a_template_longer_than_the_context_is_cut_with_room_for_the_extra_masks(tiny_morph_masked, make_prompts):
+    # the tiny BERT has 32 positions; this template is 33 tokens with [CLS]/[SEP], so it is cut from the left
+    # to 32 - (3 - 1) = 30 tokens, and the slot still takes 3 mask tokens
+    model, tok = _load(tiny_morph_masked)
+    long = "the nurses help the children . " * 4 + "the <mask> build houses ."
+    assert len(tok(long.replace("<mask>", tok.mask_token))["input_ids"]) > 32
+    t = fill_mask(make_prompts([long]), model=tiny_morph_masked, top_k=3, max_subwords=3, progress=False).to_pylist()
+    assert len(t) == 3 and all(r["error"] is None and r["truncated"] for r in t)
+    import torch
+
+    for r in t:  # the PLL is computed in the cut sequence: [CLS] + the last 29 template tokens around the word
+        pieces = tok(r["token"], add_special_tokens=False)["input_ids"]
+        before = tok(long.split("<mask>")[0], add_special_tokens=False)["input_ids"]
+        after = tok(long.split("<mask>")[1], add_special_tokens=False)["input_ids"] + [tok.sep_token_id]
+        keep = 30 - 1 - 1 - len(after)  # [CLS] and the slot's one token in the 30-token template
+        ids = [tok.cls_token_id, *before[len(before) - keep:], *pieces, *after]
+        start = 1 + keep
+        total = 0.0
+        for q in range(len(pieces)):
+            x = list(ids)
+            x[start + q] = tok.mask_token_id
+            with torch.no_grad():
+                total += float(torch.log_softmax(model(input_ids=torch.tensor([x])).logits[0, start + q], dim=-1)[pieces[q]])
+        assert r["fill_pll"] == pytest.approx(total, abs=1e-5)

@@ -642,9 +642,10 @@ class HFBackend:
             if err is None:
                 normed[i] = norm
                 x = tok(text, add_special_tokens=True)["input_ids"]
-                cut = len(x) > lm.context_length
+                limit = max(1, lm.context_length - (s.max_subwords - 1))  # room for the slot's extra mask tokens
+                cut = len(x) > limit
                 if cut:  # cut from the left, keeping the leading special token
-                    x = _cut_left(x, lm.context_length, x[0] in set(tok.all_special_ids))
+                    x = _cut_left(x, limit, x[0] in set(tok.all_special_ids))
                     self.truncated_count += 1
                     trunc.add(i)
                 mpos = [j for j, t in enumerate(x) if t == tok.mask_token_id]
@@ -790,8 +791,9 @@ class HFBackend:
                 # BPE / SentencePiece: a word at the very start (or after a bracket) may have no space marker
                 # (RoBERTa's "word" vs "Ġword"); probe how the tokenizer writes a word in this slot
                 probe = tok(model_text.replace(tok.mask_token, "a", 1), add_special_tokens=True)["input_ids"]
-                if probe[:m] == prefix and len(probe) > m:
-                    piece = tok.convert_ids_to_tokens(probe[m])
+                at = len(probe) - len(suffix) - 1  # counted from the end: also right for a template cut from the left
+                if at >= 0 and probe[at + 1:] == suffix:
+                    piece = tok.convert_ids_to_tokens(probe[at])
                     if isinstance(piece, str) and not piece.startswith(("\u0120", "\u2581")):
                         first = cont
             beams = {n: [((), 0.0)] for n in range(1, N + 1)}
@@ -820,7 +822,13 @@ class HFBackend:
                     if len(toks) != n:
                         continue
                     word = tok.decode(list(toks)).strip()
-                    if not word or tok(model_text.replace(tok.mask_token, word, 1), add_special_tokens=True)["input_ids"] != prefix + list(toks) + suffix:
+                    if not word:
+                        continue
+                    want = prefix + list(toks) + suffix
+                    got = tok(model_text.replace(tok.mask_token, word, 1), add_special_tokens=True)["input_ids"]
+                    if i in trunc:  # the template was cut from the left (its first special token kept): compare the tail
+                        got, want = got[len(got) - len(want) + 1:], want[1:]
+                    if got != want:
                         continue  # not how the tokenizer writes this word here: not a whole word in this slot
                     cands.append((toks, word))
             # pseudo-log-likelihood of each candidate's pieces
