@@ -68,6 +68,10 @@ def test_multi_token_fill_ins_have_exact_pll_and_find_the_multi_piece_words(tiny
             # a whole word: one word-initial piece, then continuation pieces only
             assert r["n_subwords"] == len(pieces) and not names[0].startswith("##")
             assert all(p.startswith("##") for p in names[1:])
+            # and it does not end mid-word: in the filled sentence the token after it is not a continuation piece
+            filled = tok.convert_ids_to_tokens(tok(r["full_text"])["input_ids"])
+            at = 1 + len(tok(tmpl.split("<mask>")[0], add_special_tokens=False)["input_ids"])
+            assert filled[at:at + len(names)] == names and not filled[at + len(names)].startswith("##")
             assert r["fill_pll"] == pytest.approx(_pll(model, tok, tmpl, pieces), abs=1e-5)
             assert r["token_score"] == pytest.approx(math.exp(r["fill_pll"]), rel=1e-12)
             assert r["full_text"] == tmpl.replace("<mask>", r["token"]) and r["error"] is None
