@@ -161,6 +161,9 @@ GENERATIONS = Stage(
         Column("n_tokens", I, "likelihood: number of scored tokens"),
         Column("truncated", B, "prompt was cut from the left to fit the context"),
         Column("error", S, "why this row has no output (null when fine)"),
+        Column("n_subwords", I, "fill-mask: number of subword tokens of the fill-in (1 for single-token fill-ins)"),
+        Column("fill_pll", F, "fill-mask: pseudo-log-likelihood of the fill-in's pieces in the template (nats; "
+               "log token_score for one piece)"),
     ),
     key=("prompt_id", "model", "kind", "sample_index"),
     extends="prompts",

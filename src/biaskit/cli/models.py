@@ -101,6 +101,9 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", "-o", help="Output table: top_k rows per prompt (token, token_score, rank)."),
         top_k: int = typer.Option(10, "--top-k", "-k", help="Fill-ins per prompt (HONEST uses 5, 10 or 20)."),
         whole_word: bool = typer.Option(False, "--whole-word", help="Only whole words: no ## subword pieces, punctuation or special tokens."),
+        max_subwords: int = typer.Option(1, "--max-subwords", help="1: single-token fill-ins; N > 1: whole words of 1..N subword tokens (beam search, ranked by pseudo-log-likelihood)."),
+        beam_size: Optional[int] = typer.Option(None, "--beam-size", help="With --max-subwords > 1: partial fill-ins kept per length (default max(10, top-k))."),
+        pll: str = typer.Option("original", "--pll", help="With --max-subwords > 1: original (mask each piece alone) or word_l2r (mask the piece and the pieces after it)."),
         batch_size: str = typer.Option("auto", "--batch-size", "-b", help=_BATCH_HELP),
         device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps."),
         dtype: str = typer.Option("auto", "--dtype", help="auto, float32, float16 or bfloat16."),
@@ -113,12 +116,14 @@ def register(app: typer.Typer) -> None:
         Example: biaskit fill-mask runs/demo/prompts_slavic.parquet --model xlm-roberta-base --top-k 20 --out fillins.parquet
 
         Example: biaskit fill-mask templates.jsonl --model ./my-bert --top-k 10 --whole-word --out fillins.parquet
+
+        Example (whole words of up to 3 pieces): biaskit fill-mask prompts_slavic.parquet --model xlm-roberta-base --max-subwords 3 --out fillins.parquet
         """
         from biaskit.evaluate.runners import fill_mask
 
         t = fill_mask(str(prompts), model=model, out=out, batch_size=batch_size, top_k=top_k, whole_word=whole_word,
-                      device=device, dtype=dtype, overwrite=overwrite, limit=limit,
-                      backend_options={"revision": revision} if revision else None)
+                      device=device, dtype=dtype, overwrite=overwrite, limit=limit, max_subwords=max_subwords,
+                      beam_size=beam_size, pll=pll, backend_options={"revision": revision} if revision else None)
         _summary("fill-mask", t, out)
 
     @app.command("likelihood")

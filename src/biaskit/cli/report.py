@@ -50,16 +50,17 @@ def register(app: typer.Typer) -> None:
         means: str = typer.Option("", "--means", help="Comma-separated numeric columns to average (e.g. vader_compound)."),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the result as CSV here (default: print Markdown)."),
         seed: int = typer.Option(0, help="Bootstrap seed."),
-        n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples."),
+        n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples (means; proportions with --prop-ci bootstrap)."),
+        prop_ci: str = typer.Option("wilson", "--prop-ci", help="Interval of a label share: wilson (default), clopper-pearson or bootstrap."),
     ) -> None:
-        """Counts, label shares and means per group with bootstrap CIs; nulls counted in n_null.
+        """Counts, label shares (Wilson CIs) and means (bootstrap CIs) per group; nulls counted in n_null.
 
         Example: biaskit stats aggregate runs/demo/scores.parquet --by domain,group,model --labels vader_label --means vader_compound
         """
         from biaskit.evaluate.stats import aggregate
         from biaskit.io import read_table
 
-        res = aggregate(read_table(table), by, labels=labels, means=means, n_boot=n_boot, seed=seed)
+        res = aggregate(read_table(table), by, labels=labels, means=means, n_boot=n_boot, seed=seed, prop_ci=prop_ci)
         _emit(res, out)
 
     @stats.command("ztest")
@@ -105,6 +106,34 @@ def register(app: typer.Typer) -> None:
         from biaskit.io import read_table
 
         _emit(likelihood_bias(read_table(table), model=model, alpha=alpha).by_axis, out)
+
+    _register_validity(stats)
+
+
+def _register_validity(stats: typer.Typer) -> None:
+    @stats.command("validity")
+    def validity_cmd(
+        table: Path = typer.Argument(..., help="Fill-ins scored with the validity metric (validity_valid)."),
+        by: str = typer.Option("model,language,subject_category", "--by", help="Comma-separated grouping columns (missing ones are left out)."),
+        category: str = typer.Option("subject_category", "--category", help="Column whose values the chi-square test compares."),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the per-group shares as CSV here (default: print Markdown)."),
+        tests_out: Optional[Path] = typer.Option(None, "--tests-out", help="Write the chi-square tests as CSV here (default: print Markdown)."),
+        method: str = typer.Option("wilson", "--ci", help="Interval of the share: wilson or clopper-pearson."),
+    ) -> None:
+        """Completion validity: share of fill-ins that are real words per group (Wilson CI), and a chi-square
+        test of valid / not valid across --category within each model and language (Holm-adjusted p).
+
+        Example: biaskit score fillins.parquet --metrics validity --text-column token --out fillins_valid.parquet && biaskit stats validity fillins_valid.parquet
+
+        Example: biaskit stats validity fillins_valid.parquet --by model,language --category subject_category --out shares.csv --tests-out tests.csv
+        """
+        from biaskit.evaluate.stats import validity_summary, validity_tests
+        from biaskit.io import read_table
+
+        t = read_table(table)
+        _emit(validity_summary(t, by, method=method), out)
+        within = [c for c in by.split(",") if c.strip() and c.strip() != category]
+        _emit(validity_tests(t, category, within), tests_out)
 
 
 def _emit(df, out: Optional[Path]) -> None:

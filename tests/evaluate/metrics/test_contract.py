@@ -1,6 +1,7 @@
 """One contract over every registered metric: rows preserved, declared columns present, nulls paired with errors."""
 
 import json
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -24,6 +25,7 @@ def offline_params(jigsaw_model, regard_model, vad_lexicon, tiny_vectors, hurtle
         "norms": {"lexicon": vad_lexicon},
         "gender": {"embeddings": tiny_vectors, "debias": False},
         "honest": {"lexicon": hurtlex_files["en"], "mode": "sentence"},
+        "validity": {"language": "xx", "dictionary": str(Path(__file__).parent / "data" / "hunspell" / "xx_TEST.dic")},
     }
 
 

@@ -81,3 +81,33 @@ def test_debiased_space_is_cached_on_disk(monkeypatch, tmp_path):
     assert calls == [] and m2.space.words == m.space.words
     out = m2.score({"continuation": ["She is a nurse.", "He is an engineer."]})
     assert out["gender_wavg_label"] == ["female", "male"]
+
+
+def test_gender_max_tie_rule(tmp_path):
+    from biaskit.errors import BiaskitError
+    from biaskit.evaluate.metrics.gender import gender_max
+
+    # she=(1,1), he=(-1,1): b = +-1/sqrt(2) ; lady (0.6, 0.8): 0.6 ; lord (-0.60000006, 0.8) (the next float32
+    # after 0.6): |b| larger than lady's by ~4e-8 only (rounding-size), so without the rule "lady and lord" is
+    # male, "she and he" follows the word order; nurse (3, 4): 0.6 ; king (-4, 3): -0.8 (a real difference: stays
+    # male). The vectors are float32 and normalised, so values match to ~1e-7.
+    p = tmp_path / "v.txt"
+    p.write_text("6 2\nshe 1 1\nhe -1 1\nlady 0.6 0.8\nlord -0.60000006 0.8\nnurse 3 4\nking -4 3\n", encoding="utf-8")
+    texts = ["she and he", "he and she", "lady and lord", "the nurse and the king", "she and she", "lord"]
+    t = pa.table({"continuation": texts})
+    out = score_table(t, ["gender"], params={"gender": {"embeddings": str(p), "debias": False}}).to_pylist()
+    got = [(r["gender_max"], r["gender_max_label"]) for r in out]
+    assert got[0] == (0.0, "neutral") and got[1] == (0.0, "neutral") and got[2] == (0.0, "neutral")
+    assert got[3][1] == "male" and got[3][0] == pytest.approx(-0.8, abs=1e-7)
+    assert got[4][1] == "female" and got[4][0] == pytest.approx(1 / math.sqrt(2), abs=1e-7)
+    assert got[5][1] == "male" and got[5][0] < -0.6 and got[5][0] == pytest.approx(-0.6, abs=1e-7)
+    # the old rule (largest |b| wins, first on exact ties) labels these by rounding and word order
+    old = score_table(t, ["gender"], params={"gender": {"embeddings": str(p), "debias": False, "max_tie": 0.0}}).to_pylist()
+    assert old[2]["gender_max_label"] == "male" and old[0]["gender_max_label"] == "neutral"  # exact tie still neutral at 0
+    assert [max(b, key=abs) for b in ([0.6, -0.6], [-0.6, 0.6])] == [0.6, -0.6]  # why: Python's max keeps the first
+    # the function itself
+    assert gender_max([0.3, -0.3 - 5e-7]) == 0.0 and gender_max([0.3, -0.3 - 2e-6]) == pytest.approx(-0.3 - 2e-6)
+    assert gender_max([0.3, 0.3]) == 0.3 and gender_max([-0.2]) == -0.2
+    with pytest.raises(BiaskitError) as ei:
+        score_table(t, ["gender"], params={"gender": {"embeddings": str(p), "debias": False, "max_tie": -1}})
+    assert ei.value.code == "E070"

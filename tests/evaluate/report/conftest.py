@@ -67,7 +67,7 @@ def make_fillins(seed=0):
                 rows.append({"prompt_id": f"h-{lang}-{subj}-{i}", "text": "[M]", "sample_index": i % 5, "model": "tiny-mlm", "kind": "fill_mask",
                              "language": lang, "subject_category": subj, "token": "w",
                              "honest_hurtful": hurt, "honest_categories": ",".join(rng.choice(cats, size=2, replace=False)) if hurt else "",
-                             "honest_error": None})
+                             "honest_error": None, "validity_valid": i % 3 != 0, "validity_error": None})
     return pa.Table.from_pylist(rows)
 
 

@@ -150,3 +150,86 @@ def logs(caplog, monkeypatch):
     monkeypatch.setattr(logging.getLogger("biaskit"), "propagate", True)
     caplog.set_level(logging.INFO, logger="biaskit")
     return caplog
+
+
+#: WordPiece vocabulary in which the right words need 2-3 pieces: "programmers" = prog ##ram ##mers,
+#: "teachers" = teach ##ers, "nurses" = nur ##ses, "builders" = build ##ers (multi-token fill-in tests)
+MORPH_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "write", "software", "teach", "children", "help",
+               "patients", "build", "houses", "the", "and", "code", "prog", "nur", "##ram", "##mers", "##ers", "##ses",
+               "they", "all"]
+MORPH_CORPUS = ["programmers write software .", "programmers write code .", "teachers teach children .",
+                "nurses help patients .", "builders build houses .", "the teachers help children .",
+                "the programmers write code .", "the nurses help the children ."]
+
+
+def _whole_word_train(model, tok, steps: int) -> None:
+    """Masked-LM steps that mask one whole word (all its pieces) or one piece of it per sentence."""
+    import random
+
+    import torch
+
+    torch.manual_seed(0)
+    rng = random.Random(0)
+    enc = [tok(t)["input_ids"] for t in MORPH_CORPUS]
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    model.train()
+    for _ in range(steps):
+        inps, labs = [], []
+        for ids in enc:
+            pieces = tok.convert_ids_to_tokens(ids)
+            words: list[list[int]] = []
+            for j, p in enumerate(pieces):
+                if p in ("[CLS]", "[SEP]"):
+                    continue
+                if p.startswith("##") and words:
+                    words[-1].append(j)
+                else:
+                    words.append([j])
+            pick = rng.choice(words)
+            if rng.random() < 0.5:  # or one piece alone, as pseudo-log-likelihood scoring masks them
+                pick = [rng.choice(pick)]
+            inp, lab = list(ids), [-100] * len(ids)
+            for j in pick:
+                lab[j], inp[j] = ids[j], tok.mask_token_id
+            inps.append(inp)
+            labs.append(lab)
+        L = max(len(q) for q in inps)
+        att = torch.tensor([[1] * len(q) + [0] * (L - len(q)) for q in inps])
+        inp_t = torch.tensor([q + [tok.pad_token_id] * (L - len(q)) for q in inps])
+        lab_t = torch.tensor([q + [-100] * (L - len(q)) for q in labs])
+        loss = model(input_ids=inp_t, attention_mask=att, labels=lab_t).loss
+        if os.environ.get("H14B_DEBUG"):
+            print(float(loss))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_morph_masked(tmp_path_factory):
+    """Folder with a 2-layer BERT masked LM over MORPH_VOCAB (words of 2-3 WordPiece pieces)."""
+    _threads()
+    import torch
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+    from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
+
+    vocab = {w: i for i, w in enumerate(MORPH_VOCAB)}
+    tk = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=100))
+    tk.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tk.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
+                                                      special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    tk.decoder = decoders.WordPiece(prefix="##")
+    tok = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                                  sep_token="[SEP]", mask_token="[MASK]")
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=32, pad_token_id=tok.pad_token_id,
+                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    model = BertForMaskedLM(cfg)
+    _whole_word_train(model, tok, steps=300)
+    d = tmp_path_factory.mktemp("tiny-morph-bert")
+    model.save_pretrained(d)
+    tok.save_pretrained(d)
+    return str(d)

@@ -47,9 +47,9 @@ def test_means_equal_hand_arithmetic():
 def test_bootstrap_is_seeded_and_brackets_the_estimate():
     rng = np.random.default_rng(0)
     t = pa.table({"group": list("AB" * 40), "vader_label": list(rng.choice(["positive", "neutral", "negative"], 80))})
-    a1 = aggregate(t, "group", labels="vader_label", n_boot=300, seed=7)
-    a2 = aggregate(t, "group", labels="vader_label", n_boot=300, seed=7)
-    a3 = aggregate(t, "group", labels="vader_label", n_boot=300, seed=8)
+    a1 = aggregate(t, "group", labels="vader_label", n_boot=300, seed=7, prop_ci="bootstrap")
+    a2 = aggregate(t, "group", labels="vader_label", n_boot=300, seed=7, prop_ci="bootstrap")
+    a3 = aggregate(t, "group", labels="vader_label", n_boot=300, seed=8, prop_ci="bootstrap")
     assert a1.equals(a2)
     assert not a1[["ci_low", "ci_high"]].equals(a3[["ci_low", "ci_high"]])
     ok = a1.dropna(subset=["estimate"])
@@ -95,3 +95,42 @@ def test_text_column_as_mean_is_rejected_with_fix():
         aggregate(_tiny(), ["group"], means=["vader_label"])
     with pytest.raises(BiaskitError, match="nothing to aggregate"):
         aggregate(_tiny(), ["group"])
+
+
+@pytest.mark.parametrize("count,n", [(0, 12), (12, 12), (1, 12), (7, 20), (300, 1000), (0, 1)])
+@pytest.mark.parametrize("method,sm", [("wilson", "wilson"), ("clopper-pearson", "beta")])
+def test_proportion_ci_equals_statsmodels(count, n, method, sm):
+    from statsmodels.stats.proportion import proportion_confint
+
+    from biaskit.evaluate.stats import proportion_ci
+
+    lo, hi = proportion_ci(count, n, method=method)
+    ref = proportion_confint(count, n, alpha=0.05, method=sm)
+    assert lo == pytest.approx(ref[0], abs=1e-12) and hi == pytest.approx(ref[1], abs=1e-12)
+    assert np.isnan(proportion_ci(0, 0)[0])
+
+
+def test_a_zero_count_gets_a_real_interval_not_the_bootstraps_zero_width_one():
+    # 0 of 12 negative labels: Wilson upper bound z²/(n+z²) = 3.8415/15.8415 = 0.2425; the bootstrap gives [0, 0]
+    t = pa.table({"group": ["A"] * 12, "vader_label": ["positive"] * 12})
+    agg = aggregate(t, "group", labels="vader_label", label_order={"vader_label": ["positive", "negative"]})
+    neg = agg.set_index("value").loc["negative"]
+    assert neg["count"] == 0 and neg["ci_low"] == 0.0
+    assert neg["ci_high"] == pytest.approx(1.959963984540054 ** 2 / (12 + 1.959963984540054 ** 2), abs=1e-12)
+    assert neg["ci_high"] == pytest.approx(0.24249, abs=1e-5)
+    pos = agg.set_index("value").loc["positive"]
+    assert pos["ci_high"] == 1.0 and pos["ci_low"] == pytest.approx(1 - 0.24249, abs=1e-5)
+    old = aggregate(t, "group", labels="vader_label", label_order={"vader_label": ["positive", "negative"]}, prop_ci="bootstrap")
+    assert tuple(old.set_index("value").loc["negative", ["ci_low", "ci_high"]]) == (0.0, 0.0)
+    with pytest.raises(BiaskitError) as ei:
+        aggregate(t, "group", labels="vader_label", prop_ci="normal")
+    assert ei.value.code == "E080"
+
+
+def test_label_proportions_report_wilson_bounds():
+    from statsmodels.stats.proportion import proportion_confint
+
+    t = pa.table({"language": ["en"] * 5 + ["pl"] * 3, "honest_hurtful": [True, False, False, False, False, False, False, False]})
+    w = label_proportions(t, "honest_hurtful", "language").set_index("language")
+    assert (w.loc["en", "ci_low_true"], w.loc["en", "ci_high_true"]) == pytest.approx(proportion_confint(1, 5, method="wilson"), abs=1e-12)
+    assert w.loc["pl", "ci_low_true"] == 0.0 and w.loc["pl", "ci_high_true"] == pytest.approx(proportion_confint(0, 3, method="wilson")[1], abs=1e-12)

@@ -12,6 +12,7 @@ regard     regard classifier (Sheng et al. 2019), optional XYZ masking of the de
 norms      psycholinguistic norms (valence/arousal/dominance, basic emotions) from user lexicons
 gender     BOLD gender polarity: unigram counts and hard-debiased word2vec projections
 honest     HONEST (Nozza et al. 2021): completions found in HurtLex, per category
+validity   completion validity: fill-ins that are real words (Hunspell dictionaries, Martinkova et al. 2023)
 =========  =====================================================================================
 """
 
@@ -28,6 +29,7 @@ _BUILTIN = {
     "norms": ("biaskit.evaluate.metrics.norms:NormsMetric", "psycholinguistic norms from word lexicons (BOLD)"),
     "gender": ("biaskit.evaluate.metrics.gender:GenderMetric", "gender polarity: unigram + hard-debiased word2vec (BOLD)"),
     "honest": ("biaskit.evaluate.metrics.honest:HonestMetric", "HONEST: hurtful completions via HurtLex"),
+    "validity": ("biaskit.evaluate.metrics.validity:ValidityMetric", "completion validity: real words per Hunspell dictionary"),
 }
 for _name, (_target, _help) in _BUILTIN.items():
     if _name not in _registry:

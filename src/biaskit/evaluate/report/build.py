@@ -188,7 +188,7 @@ def _label_section(b: _Builder, loaded, *, kind: str, column: str, title: str, l
     name, df = _find(loaded, [column], kind)
     sec = Section(kind, title, [f"From table `{name}` ({len(df)} rows). Shares are over texts with a {what} label; "
                                 f"`n_null` counts texts without one (failed or empty), `n_error` those with a `{column.split('_')[0]}_error`. "
-                                f"CIs: {b.n_boot} seeded percentile bootstrap resamples (seed {b.seed})."])
+                                "CIs: 95 % Wilson score intervals (a zero count still gets a real upper bound)."])
     keys = [c for c in ("domain", "group", "model") if c in df.columns]
     wide = label_proportions(df, column, keys, label_order=labels, n_boot=b.n_boot, seed=b.seed)
     b.table(sec, f"{kind}_proportions", wide, f"{title}: shares per {', '.join(keys) or 'table'}")
@@ -438,6 +438,7 @@ ANALYSES = (
     ("Emotion and VAD classes", _norms_section),
     ("HolisticBias Likelihood Bias", _likelihood_section),
     ("HONEST", _honest_section),
+    ("Completion validity", lambda b, L: __import__("biaskit.evaluate.report.validity", fromlist=["_"]).validity_section(b, L)),
     ("Agreement", _agreement_section),
 )
 

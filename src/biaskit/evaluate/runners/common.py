@@ -84,13 +84,35 @@ class FillMaskSettings:
     top_k: int = 10
     whole_word: bool = False
     targets: list[str] | None = field(default=None)
+    #: 1: single-token fill-ins (transformers' fill-mask); N > 1: whole words of 1..N subword tokens, found by
+    #: beam search and ranked by their pseudo-log-likelihood (see HFBackend.fill_mask)
+    max_subwords: int = 1
+    beam_size: int | None = None      # multi-token: beams kept per length (None: max(10, top_k))
+    pll: str = "original"             # multi-token score: original (Salazar et al. 2020) or word_l2r
 
     def check(self) -> None:
         if self.top_k < 1:
             raise BiaskitError("E062", "top_k must be at least 1", value=self.top_k, fix="e.g. --top-k 10")
+        if not isinstance(self.max_subwords, int) or self.max_subwords < 1:
+            raise BiaskitError("E062", "max_subwords must be an integer >= 1", value=self.max_subwords,
+                               fix="e.g. --max-subwords 3 (1 = single-token fill-ins)")
+        if self.beam_size is not None and self.beam_size < 1:
+            raise BiaskitError("E062", "beam_size must be at least 1", value=self.beam_size, fix="e.g. --beam-size 10")
+        if self.pll not in ("original", "word_l2r"):
+            raise BiaskitError("E062", "unknown pseudo-log-likelihood variant", value=self.pll, options=["original", "word_l2r"])
+        if self.max_subwords > 1 and self.targets:
+            raise BiaskitError("E062", "targets and max_subwords > 1 cannot be combined", value=self.max_subwords,
+                               fix="drop the targets, or use --max-subwords 1")
+
+    @property
+    def beams(self) -> int:
+        return self.beam_size if self.beam_size is not None else max(10, self.top_k)
 
     def as_config(self) -> dict[str, Any]:
-        return {"top_k": self.top_k, "whole_word": self.whole_word}
+        d: dict[str, Any] = {"top_k": self.top_k, "whole_word": self.whole_word}
+        if self.max_subwords > 1:  # single-token runs keep the config (and resume fingerprint) they had before
+            d.update({"max_subwords": self.max_subwords, "beam_size": self.beams, "pll": self.pll, "whole_word": True})
+        return d
 
 
 def model_prompt(text: str, s: GenerationSettings) -> tuple[str, bool]:

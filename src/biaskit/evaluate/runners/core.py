@@ -32,7 +32,7 @@ log = get_logger("runners")
 #: output columns every runner writes (all kinds; the ones a kind does not use stay null)
 OUTPUT_COLUMNS = ("sample_index", "model", "kind", "model_revision", "backend", "seed", "generation_config",
                   "continuation", "full_text", "token", "token_score", "rank", "nll_mean", "perplexity",
-                  "n_tokens", "truncated", "error")
+                  "n_tokens", "truncated", "error", "n_subwords", "fill_pll")
 _DESC = {"generate": "generating", "fill_mask": "filling masks", "likelihood": "scoring"}
 
 
@@ -296,15 +296,23 @@ def generate(prompts: Any, *, model: str, backend: str = "hf", out: str | Path |
 def fill_mask(prompts: Any, *, model: str, backend: str = "hf", out: str | Path | None = None, batch_size: int | str | None = None,
               top_k: int = 10, whole_word: bool = False, targets: list[str] | None = None, device: str | None = "auto",
               dtype: str | None = "auto", overwrite: bool = False, limit: int | None = None,
-              backend_options: dict | None = None, progress: bool | None = None) -> pa.Table:
+              backend_options: dict | None = None, progress: bool | None = None, max_subwords: int = 1,
+              beam_size: int | None = None, pll: str = "original") -> pa.Table:
     """Top-k fill-ins of each prompt's single mask slot (``<mask>`` or ``[MASK]``): ``top_k`` rows per prompt.
 
     Rows carry ``token`` (the predicted word), ``token_score`` (its probability), ``rank`` (1-based) and
     ``full_text`` (the template with the slot filled). ``whole_word`` keeps only word-initial, alphabetic
     vocabulary entries (no ``##`` continuation pieces, punctuation or special tokens). A prompt without a mask
     or with several gives one row with an error.
+
+    ``max_subwords=N`` (> 1) proposes whole words of 1..N subword tokens instead (needed for languages whose
+    words are several pieces, e.g. Czech or Polish): beam search (``beam_size`` per length) fills N mask tokens,
+    only whole words are kept, and all lengths are ranked together by pseudo-log-likelihood (``fill_pll``,
+    ``pll="original"`` or ``"word_l2r"``); ``n_subwords`` says how many pieces each fill-in has. Every row has
+    ``n_subwords`` and ``fill_pll`` (log ``token_score`` for single-token fill-ins).
     """
-    s = FillMaskSettings(top_k=top_k, whole_word=whole_word, targets=targets)
+    s = FillMaskSettings(top_k=top_k, whole_word=whole_word, targets=targets, max_subwords=max_subwords,
+                         beam_size=beam_size, pll=pll)
     s.check()
     opts = {"device": device, "dtype": dtype, "task": "masked", **(backend_options or {})}
     return run("fill_mask", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,

@@ -642,9 +642,10 @@ class HFBackend:
             if err is None:
                 normed[i] = norm
                 x = tok(text, add_special_tokens=True)["input_ids"]
-                cut = len(x) > lm.context_length
+                limit = max(1, lm.context_length - (s.max_subwords - 1))  # room for the slot's extra mask tokens
+                cut = len(x) > limit
                 if cut:  # cut from the left, keeping the leading special token
-                    x = _cut_left(x, lm.context_length, x[0] in set(tok.all_special_ids))
+                    x = _cut_left(x, limit, x[0] in set(tok.all_special_ids))
                     self.truncated_count += 1
                     trunc.add(i)
                 mpos = [j for j, t in enumerate(x) if t == tok.mask_token_id]
@@ -660,6 +661,9 @@ class HFBackend:
                         "full_text": None, "truncated": i in trunc, "error": err})
         if bad:
             yield bad
+        if s.max_subwords > 1:
+            yield from self._fill_words(units, enc, normed, trunc, s, batch_size)
+            return
         valid = [i for i, e in enumerate(enc) if e is not None]
         lengths = [len(e[0]) if e else 0 for e in enc]
         order = sorted(valid, key=lambda i: (-lengths[i], i))
@@ -673,17 +677,19 @@ class HFBackend:
                 rows = torch.arange(len(idx), device=logits.device)
                 pos = torch.tensor([enc[i][1] for i in idx], device=logits.device)
                 probs = torch.softmax(logits[rows, pos].float(), dim=-1)
+                logp = torch.log_softmax(logits[rows, pos].float(), dim=-1)
                 ranked = probs if allowed is None else probs.masked_fill(~allowed.to(probs.device), -1.0)
                 vals, ids_ = ranked.topk(min(k, ranked.shape[-1]), dim=-1)
                 # a disallowed candidate (fewer allowed tokens than k) gets score -1 so the loop below stops there
                 sc = torch.where(vals < 0, torch.full_like(vals, -1.0), probs.gather(-1, ids_))
-                return [(sc[r].tolist(), ids_[r].tolist()) for r in range(len(idx))]
+                lp = logp.gather(-1, ids_).double()
+                return [(sc[r].tolist(), ids_[r].tolist(), lp[r].tolist()) for r in range(len(idx))]
 
         for idx, res in self._batched(order, lengths, batch_size, run):
             rows = []
-            for i, (scores, ids_) in zip(idx, res):
+            for i, (scores, ids_, lps) in zip(idx, res):
                 u = units[i]
-                for r, (sc, tid) in enumerate(zip(scores, ids_)):
+                for r, (sc, tid, lpv) in enumerate(zip(scores, ids_, lps)):
                     if sc < 0:  # fewer allowed candidates than k
                         break
                     word = tok.decode([tid]).strip()
@@ -694,7 +700,169 @@ class HFBackend:
                         filled = filled.replace(" " + MASK, MASK)
                     filled = filled.replace(MASK, fill)
                     rows.append({"_unit": u, "sample_index": r, "token": word, "token_score": float(sc), "rank": r + 1,
-                                 "full_text": filled, "truncated": i in trunc, "error": None})
+                                 "full_text": filled, "truncated": i in trunc, "error": None,
+                                 "n_subwords": 1, "fill_pll": float(lpv)})
+            yield rows
+
+    # ------------------------------------------------------------------ multi-token (whole-word) fill-in
+    def _piece_sets(self):
+        """(word-initial, continuation) boolean vocabulary masks for whole-word filling.
+
+        WordPiece: continuation pieces start with ``##``. BPE / SentencePiece: word-initial pieces carry the space
+        marker (``Ġ`` / ``▁``), continuation pieces do not. Both must hold a letter; special tokens are never allowed.
+        """
+        if getattr(self, "_pieces", None) is not None:
+            return self._pieces
+        torch = _torch()
+        tok = self.lm.tokenizer
+        V = self.lm.model.get_output_embeddings().weight.shape[0]
+        initial = torch.zeros(V, dtype=torch.bool)
+        cont = torch.zeros(V, dtype=torch.bool)
+        special = set(tok.all_special_ids)
+        pieces = tok.convert_ids_to_tokens(list(range(min(V, len(tok)))))
+        wordpiece = any(isinstance(p, str) and p.startswith("##") for p in pieces)
+        for i, p in enumerate(pieces):
+            if i in special or not isinstance(p, str):
+                continue
+            if wordpiece:
+                is_cont, body = p.startswith("##"), p[2:] if p.startswith("##") else p
+            else:
+                is_cont, body = not p.startswith(("\u0120", "\u2581")), p.lstrip("\u0120\u2581")
+            if any(ch.isalpha() for ch in body):
+                (cont if is_cont else initial)[i] = True
+        self._pieces = (initial, cont, wordpiece)
+        return self._pieces
+
+    def _logits_rows(self, seqs: list[list[int]], pos: list[int], batch_size: int | None, fn) -> list:
+        """Run the masked LM on ``seqs`` (right padded) and apply ``fn(log_softmax at pos[r], r)`` to each row."""
+        torch = _torch()
+        lm, tok = self.lm, self.lm.tokenizer
+        pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+        lengths = [len(q) for q in seqs]
+        order = sorted(range(len(seqs)), key=lambda j: (-lengths[j], j))
+        out: list = [None] * len(seqs)
+
+        def run(idx: list[int]) -> list:
+            inp, att = _right_padded([seqs[j] for j in idx], pad)
+            with torch.inference_mode():
+                logits = lm.model(input_ids=inp.to(lm.device), attention_mask=att.to(lm.device)).logits
+                rows = torch.arange(len(idx), device=logits.device)
+                p = torch.tensor([pos[j] for j in idx], device=logits.device)
+                logp = torch.log_softmax(logits[rows, p].float(), dim=-1).cpu()
+            return [fn(logp[r], j) for r, j in enumerate(idx)]
+
+        for idx, res in self._batched(order, lengths, batch_size, run):
+            for j, v in zip(idx, res):
+                out[j] = v
+        return out
+
+    def _fill_words(self, units, enc, normed, trunc, s: FillMaskSettings, batch_size: int | None) -> Iterator[list[dict]]:
+        """Whole-word fill-ins of 1..``s.max_subwords`` subword tokens, ranked by pseudo-log-likelihood.
+
+        For each length n the slot becomes n mask tokens and a beam search fills them left to right (the first
+        piece word-initial, the others continuation pieces; ``s.beams`` partial fill-ins kept by the sum of their
+        step log-probabilities). Each finished candidate must be how the tokenizer itself writes the filled
+        sentence (re-tokenising gives the same ids), so it is one whole word that neither ends mid-word nor
+        glues onto the text after the slot. It is then scored by its pseudo-log-likelihood: the sum over its
+        pieces of log p(piece | sentence with that piece masked) (``original``, Salazar et al. 2020) or with the
+        piece and the pieces after it masked (``word_l2r``, Kauf & Ivanova 2023). All lengths are ranked
+        together; ``token_score`` is exp(PLL) (the probability for one piece), ``n_subwords`` the length.
+        """
+        import math
+
+        lm, tok = self.lm, self.lm.tokenizer
+        mask_id = tok.mask_token_id
+        initial, cont, wordpiece = self._piece_sets()
+        B, N = s.beams, s.max_subwords
+        for i, e in enumerate(enc):
+            if e is None:
+                continue
+            u = units[i]
+            x, m = e
+            prefix, suffix = x[:m], x[m + 1:]
+            if len(x) - 1 + N > lm.context_length:
+                yield [{"_unit": u, "sample_index": 0, "token": None, "token_score": None, "rank": None, "full_text": None,
+                        "truncated": i in trunc, "error": f"the template with {N} mask tokens is longer than the model context "
+                                                           f"({lm.context_length} tokens); use a smaller --max-subwords"}]
+                continue
+            model_text = normed[i].replace(MASK, tok.mask_token)
+            first = initial
+            if not wordpiece:
+                # BPE / SentencePiece: a word at the very start (or after a bracket) may have no space marker
+                # (RoBERTa's "word" vs "Ġword"); probe how the tokenizer writes a word in this slot
+                probe = tok(model_text.replace(tok.mask_token, "a", 1), add_special_tokens=True)["input_ids"]
+                at = len(probe) - len(suffix) - 1  # counted from the end: also right for a template cut from the left
+                if at >= 0 and probe[at + 1:] == suffix:
+                    piece = tok.convert_ids_to_tokens(probe[at])
+                    if isinstance(piece, str) and not piece.startswith(("\u0120", "\u2581")):
+                        first = cont
+            beams = {n: [((), 0.0)] for n in range(1, N + 1)}
+            for j in range(N):
+                jobs = [(n, b) for n in range(1, N + 1) if j < n for b in beams[n]]
+                seqs = [prefix + list(b[0]) + [mask_id] * (n - j) + suffix for n, b in jobs]
+                allow = first if j == 0 else cont
+                kk = min(B, int(allow.sum()))
+                if kk == 0:
+                    beams = {n: [] for n in beams}
+                    break
+
+                def top(logp, r, allow=allow, kk=kk):
+                    v, ids_ = logp.masked_fill(~allow, float("-inf")).topk(kk)
+                    return list(zip(ids_.tolist(), v.double().tolist()))
+
+                res = self._logits_rows(seqs, [len(prefix) + j] * len(seqs), batch_size, top) if seqs else []
+                grown: dict[int, list] = {}
+                for (n, (toks, sc)), opts in zip(jobs, res):
+                    grown.setdefault(n, []).extend((toks + (t,), sc + v) for t, v in opts)
+                for n, cands in grown.items():
+                    beams[n] = sorted(cands, key=lambda c: (-c[1], c[0]))[:B]
+            cands = []
+            for n in range(1, N + 1):
+                for toks, _ in beams[n]:
+                    if len(toks) != n:
+                        continue
+                    word = tok.decode(list(toks)).strip()
+                    if not word:
+                        continue
+                    want = prefix + list(toks) + suffix
+                    got = tok(model_text.replace(tok.mask_token, word, 1), add_special_tokens=True)["input_ids"]
+                    if i in trunc:  # the template was cut from the left (its first special token kept): compare the tail
+                        got, want = got[len(got) - len(want) + 1:], want[1:]
+                    if got != want:
+                        continue  # not how the tokenizer writes this word here: not a whole word in this slot
+                    cands.append((toks, word))
+            # pseudo-log-likelihood of each candidate's pieces
+            seqs, pos, tgt, owner = [], [], [], []
+            for c, (toks, _) in enumerate(cands):
+                full = prefix + list(toks) + suffix
+                for q in range(len(toks)):
+                    masked = list(full)
+                    for r in (range(q, len(toks)) if s.pll == "word_l2r" else (q,)):
+                        masked[len(prefix) + r] = mask_id
+                    seqs.append(masked)
+                    pos.append(len(prefix) + q)
+                    tgt.append(toks[q])
+                    owner.append(c)
+            vals = self._logits_rows(seqs, pos, batch_size, lambda logp, r: float(logp[tgt[r]].double())) if seqs else []
+            pll = [0.0] * len(cands)
+            for c, v in zip(owner, vals):
+                pll[c] += v
+            seen: set[str] = set()
+            ranked = []
+            for c in sorted(range(len(cands)), key=lambda c: (-pll[c], len(cands[c][0]), cands[c][0])):
+                if cands[c][1] in seen:
+                    continue
+                seen.add(cands[c][1])
+                ranked.append(c)
+            rows = []
+            for r, c in enumerate(ranked[:s.top_k]):
+                toks, word = cands[c]
+                rows.append({"_unit": u, "sample_index": r, "token": word, "token_score": math.exp(pll[c]), "rank": r + 1,
+                             "full_text": normed[i].replace(MASK, word), "truncated": i in trunc, "error": None,
+                             "n_subwords": len(toks), "fill_pll": pll[c]})
+            if not rows:
+                rows = [{"_unit": u, "sample_index": 0, "token": None, "token_score": None, "rank": None, "full_text": None,
+                         "truncated": i in trunc, "error": "no whole-word fill-in found (the slot may be glued to the text around it)"}]
             yield rows
 
     def _candidate_mask(self, s: FillMaskSettings):

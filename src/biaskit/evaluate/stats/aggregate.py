@@ -1,4 +1,4 @@
-"""Group-level aggregation of per-text scores: counts, label proportions and means with seeded bootstrap CIs.
+"""Group-level aggregation of per-text scores: counts, label proportions (Wilson CIs) and means (seeded bootstrap CIs).
 
 Rows are never dropped: a null grouping value becomes its own group ``"(null)"``; a null score is counted
 in ``n_null`` (and rows whose ``<metric>_error`` is set in ``n_error``) and left out of the denominator
@@ -30,6 +30,44 @@ def _label_strings(series):
         return str(v)
 
     return series.map(conv)
+
+
+#: interval methods for a proportion (``prop_ci=``); ``wilson`` is the default
+PROPORTION_CI = ("wilson", "clopper-pearson", "bootstrap")
+
+
+def proportion_ci(count: int, n: int, *, ci: float = 0.95, method: str = "wilson") -> tuple[float, float]:
+    """Confidence interval of a proportion ``count / n``: Wilson score (default) or Clopper-Pearson (exact).
+
+    Unlike a percentile bootstrap, both give a real interval when the count is 0 or n: 0 of 12 gives Wilson
+    [0, 0.2425] at 95 %, where a bootstrap gives [0, 0]. Wilson: centre (p + z²/2n) / (1 + z²/n), half-width
+    z / (1 + z²/n) * sqrt(p(1-p)/n + z²/4n²), z the normal quantile at (1+ci)/2 (Wilson 1927). Clopper-Pearson:
+    Beta(count, n-count+1) and Beta(count+1, n-count) quantiles, 0 / 1 at the ends. Both equal
+    ``statsmodels.stats.proportion.proportion_confint`` (methods ``wilson`` / ``beta``; tested). (nan, nan) for n == 0.
+    """
+    import math
+
+    from scipy import stats
+
+    if method not in ("wilson", "clopper-pearson"):
+        raise BiaskitError("E080", "unknown proportion interval method", value=method, options=["wilson", "clopper-pearson"],
+                           fix="use wilson (default) or clopper-pearson")
+    if n <= 0:
+        return float("nan"), float("nan")
+    alpha = 1.0 - ci
+    if method == "clopper-pearson":
+        lo = 0.0 if count == 0 else float(stats.beta.ppf(alpha / 2, count, n - count + 1))
+        hi = 1.0 if count == n else float(stats.beta.isf(alpha / 2, count + 1, n - count))
+        return lo, hi
+    z = float(stats.norm.isf(alpha / 2))
+    p = count / n
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    # at a zero (full) count the bound is exactly 0 (1); the formula leaves float rounding (e.g. 3e-17) there
+    lo = 0.0 if count == 0 else max(0.0, centre - half)
+    hi = 1.0 if count == n else min(1.0, centre + half)
+    return lo, hi
 
 
 def bootstrap_proportion_ci(count: int, n: int, *, n_boot: int = 1000, ci: float = 0.95, rng=None) -> tuple[float, float]:
@@ -83,6 +121,7 @@ def aggregate(
     n_boot: int = 1000,
     ci: float = 0.95,
     seed: int = 0,
+    prop_ci: str = "wilson",
 ):
     """Aggregate per-text scores by any columns.
 
@@ -92,9 +131,12 @@ def aggregate(
     given in ``label_order[column]``) gets a row in every group, with count 0 where absent.
     ``means``: numeric columns (``vader_compound``, ``perplexity``...): one row per group with the mean.
 
-    Returns a pandas DataFrame in long form: the ``by`` columns, then :data:`AGG_COLUMNS`. ``ci_low`` /
-    ``ci_high`` are percentile bootstrap bounds (``n_boot`` resamples, level ``ci``) from a generator
-    seeded with ``seed`` and the result row's position, so the same call gives the same numbers.
+    Returns a pandas DataFrame in long form: the ``by`` columns, then :data:`AGG_COLUMNS`. For proportions
+    ``ci_low`` / ``ci_high`` are Wilson score bounds at level ``ci`` (``prop_ci="wilson"``, default; a zero
+    count still gets a real upper bound), ``"clopper-pearson"`` (exact) or ``"bootstrap"`` (the percentile
+    bootstrap used before, which gives [0, 0] for 0 of n). For means they are percentile bootstrap bounds
+    (``n_boot`` resamples) from a generator seeded with ``seed`` and the result row's position, so the same
+    call gives the same numbers.
     """
     import numpy as np
     import pandas as pd
@@ -106,6 +148,9 @@ def aggregate(
     check_ci(ci)
     if n_boot < 1:
         raise BiaskitError("E080", "n_boot must be at least 1", value=n_boot, fix="use e.g. n_boot=1000")
+    if prop_ci not in PROPORTION_CI:
+        raise BiaskitError("E080", "unknown proportion interval method", value=prop_ci, options=list(PROPORTION_CI),
+                           fix="use wilson (default), clopper-pearson or bootstrap")
     if not labels and not means:
         raise BiaskitError("E080", "nothing to aggregate: give label columns and/or mean columns",
                            fix="e.g. aggregate(table, by=['group', 'model'], labels=['vader_label'])")
@@ -142,7 +187,10 @@ def aggregate(
                 for lab in label_values[c]:
                     cnt = int(vc.get(lab, 0))
                     est = cnt / n_valid if n_valid else float("nan")
-                    lo, hi = bootstrap_proportion_ci(cnt, n_valid, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell]))
+                    if prop_ci == "bootstrap":
+                        lo, hi = bootstrap_proportion_ci(cnt, n_valid, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell]))
+                    else:
+                        lo, hi = proportion_ci(cnt, n_valid, ci=ci, method=prop_ci)
                     cell += 1
                     rows.append({**base, "column": c, "value": lab, "stat": "proportion", "n": n, "n_valid": n_valid,
                                  "n_null": n_null, "n_error": n_error, "count": cnt, "estimate": est, "ci_low": lo, "ci_high": hi})
@@ -189,8 +237,9 @@ def proportions_wide(agg, by: Sequence[str], column: str):
 
 
 def label_proportions(table: Any, column: str, by: str | Sequence[str] = (), *, label_order: Sequence[str] | None = None,
-                      n_boot: int = 1000, ci: float = 0.95, seed: int = 0):
-    """Wide proportions of one label column per group (see :func:`proportions_wide`)."""
+                      n_boot: int = 1000, ci: float = 0.95, seed: int = 0, prop_ci: str = "wilson"):
+    """Wide proportions of one label column per group (see :func:`proportions_wide`); Wilson CIs by default."""
     by = as_list(by)
-    agg = aggregate(table, by, labels=[column], label_order={column: list(label_order or [])}, n_boot=n_boot, ci=ci, seed=seed)
+    agg = aggregate(table, by, labels=[column], label_order={column: list(label_order or [])}, n_boot=n_boot, ci=ci, seed=seed,
+                    prop_ci=prop_ci)
     return proportions_wide(agg, by, column)
