@@ -51,6 +51,10 @@ CATALOGUE: dict[str, str] = {
     "E090": "Label Studio error",
     "E091": "annotation input error",
     "E092": "annotation round error",
+    "E140": "output is being written by another process",
+    "E141": "a name from the data would leave the output folder",
+    "E142": "endpoint redirected the request",
+    "E143": "a link in the folder points outside it",
 }
 
 

@@ -195,7 +195,7 @@ def stage_tables(
     ``datasets.load_dataset``. Returns what was staged (configs, splits, files, card)."""
     from biaskit.datasets.card import build_card, render_card
     from biaskit.datasets.features import encode
-    from biaskit.io import atomic_path, sha256_file, write_json_atomic
+    from biaskit.io import atomic_path, redact_error_columns, sha256_file, write_json_atomic
     from biaskit.manifest import new_manifest
     from biaskit.schema import conform, get_stage
 
@@ -217,7 +217,7 @@ def stage_tables(
         for spec in specs:
             where = str(spec.path or spec.name)
             base = _safe_name(spec.name, _CONFIG_OK, "config", where)
-            table = spec.table
+            table = redact_error_columns(spec.table)  # an error text that quotes a key is never uploaded
             if table.num_rows == 0:
                 raise BiaskitError("E050", f"table {spec.name!r} has no rows (datasets.load_dataset cannot read an empty shard)",
                                    value=where, fix="leave the empty table out of the stage command")
