@@ -32,7 +32,7 @@ COMMAND_MODULES = (
 OUTPUT_PARAMS = ("out",)
 
 
-def _lock_outputs(callback):
+def _lock_outputs(callback, command: str):
     """Wrap a command callback so it holds the exclusive lock on its output (``--out``) while it runs."""
     import functools
 
@@ -43,27 +43,23 @@ def _lock_outputs(callback):
             return callback(*args, **kwargs)
         from contextlib import ExitStack
 
-        import click
-
         from biaskit.io import output_lock
 
-        ctx = click.get_current_context(silent=True)
-        command = ctx.command_path if ctx is not None else None
         with ExitStack() as stack:
             for o in outs:
                 stack.enter_context(output_lock(o, command=command))
             return callback(*args, **kwargs)
 
+    locked._biaskit_locked = True
     return locked
 
 
-def _install_output_locks(cmd) -> None:
-    for sub in getattr(cmd, "commands", {}).values():
+def _install_output_locks(cmd, path: str = "biaskit") -> None:
+    for name, sub in getattr(cmd, "commands", {}).items():
         if getattr(sub, "commands", None) is not None:
-            _install_output_locks(sub)
+            _install_output_locks(sub, f"{path} {name}")
         elif sub.callback is not None and not getattr(sub.callback, "_biaskit_locked", False):
-            sub.callback = _lock_outputs(sub.callback)
-            sub.callback._biaskit_locked = True
+            sub.callback = _lock_outputs(sub.callback, f"{path} {name}")
 
 
 class BiaskitGroup(TyperGroup):
