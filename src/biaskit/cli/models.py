@@ -32,16 +32,17 @@ def _backend_options(base_url: Optional[str], api_key_env: str, timeout: float, 
 
 
 def _summary(kind: str, table, out: Path) -> None:
-    from biaskit.io import read_manifest
+    from biaskit.evaluate.runners.core import run_facts
 
     errs = sum(e is not None for e in table.column("error").to_pylist())
     prompts = len(set(table.column("prompt_id").to_pylist()))
-    msg = f"{kind}: {table.num_rows} rows for {prompts} prompts written to {out}"
-    retried = (read_manifest(out) or {}).get("retried_error_rows") or 0
+    facts = run_facts(table)
+    msg = f"{kind}: {table.num_rows} rows for {prompts} prompts " + ("already complete in" if facts.get("already_complete") else "written to") + f" {out}"
+    retried = facts.get("retried_error_rows") or 0
     if retried:
         msg += f"; {retried} rows that had an error were run again"
     if errs:
-        msg += f" ({errs} rows with an error; see the error column; rerun the same command to retry them)"
+        msg += f" ({errs} rows with an error; see the error column; rerunning the command retries rows whose model call failed)"
     typer.echo(msg)
 
 

@@ -183,7 +183,7 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
                 redo = _error_units(prev) - early_keys if retry_errors else set()
                 if not redo:
                     log.info("%s is already complete for these settings; nothing to do", out_p)
-                    return prev
+                    return _with_run_facts(prev, retried=0, complete=True)
                 log.info("retrying %d row(s) of %s that ended in an error", len(redo), out_p)
                 shutil.rmtree(parts, ignore_errors=True)
                 writer = ShardedWriter(out_p, key=("prompt_id", "model", "kind", "sample_index"))
@@ -282,12 +282,24 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
     if writer is not None:
         write_table(merged, out_p, stage="generations", manifest=manifest)
         shutil.rmtree(writer.parts, ignore_errors=True)
-        return read_table(out_p, "generations")
+        return _with_run_facts(read_table(out_p, "generations"), retried=retried)
     from biaskit.schema import conform
 
     merged = conform(merged, "generations")
     return merged.replace_schema_metadata({**(merged.schema.metadata or {}),
                                            b"biaskit_manifest": json.dumps(manifest, default=str).encode()})
+
+
+def _with_run_facts(t: pa.Table, *, retried: int, complete: bool = False) -> pa.Table:
+    """``t`` with what this call did in its schema metadata (``biaskit_run``: retried rows, already complete)."""
+    facts = json.dumps({"retried_error_rows": retried, "already_complete": complete}).encode()
+    return t.replace_schema_metadata({**(t.schema.metadata or {}), b"biaskit_run": facts})
+
+
+def run_facts(t: pa.Table) -> dict:
+    """What the run that returned ``t`` did (see :func:`_with_run_facts`); {} for other tables."""
+    raw = (t.schema.metadata or {}).get(b"biaskit_run")
+    return json.loads(raw) if raw else {}
 
 
 def _state_fp(state: Path) -> str | None:
