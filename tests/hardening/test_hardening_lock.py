@@ -8,6 +8,7 @@ import json
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import pyarrow.parquet as pq
@@ -18,9 +19,9 @@ from biaskit.errors import BiaskitError
 from biaskit.io import lock_path, output_lock, write_table
 
 
-def _slow(server, seconds):
+def _gated(server, gate):
     def respond(h, path, body):
-        time.sleep(seconds)
+        gate.wait(120)  # the first writer is held mid-run until the test opens the gate
         return None
 
     server.respond = respond
@@ -29,7 +30,8 @@ def _slow(server, seconds):
 def test_two_generate_processes_on_one_out(fake_server, write_prompts, tmp_path):
     n = 24
     prompts = write_prompts([f"prompt number {i}" for i in range(n)])
-    _slow(fake_server, 0.15)  # 24 requests one at a time: about 3.6 s of work for the first writer
+    gate = threading.Event()
+    _gated(fake_server, gate)
     out = tmp_path / "gens.parquet"
     args = ("generate", prompts, "--backend", "openai", "--base-url", fake_server.url, "--model", "m", "--out", out,
             "--batch-size", "1", "--max-retries", "0")
@@ -44,9 +46,11 @@ def test_two_generate_processes_on_one_out(fake_server, write_prompts, tmp_path)
         assert holder["pid"] == first.pid and holder["host"] == socket.gethostname()
         assert holder["command"] == "biaskit generate"
         second = run_biaskit(*args)
-        assert first.poll() is None, "the first run ended before the second tried: the test proves nothing"
+        assert first.poll() is None  # (held at the gate: it cannot have finished)
+        gate.set()
         out1, err1 = first.communicate(timeout=120)
     finally:
+        gate.set()
         if first.poll() is None:
             first.kill()
     # the second writer stopped with one coded line naming the first
