@@ -127,7 +127,7 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
 # Locks are re-entrant within a process: the CLI holds the lock on ``--out`` for the whole command and the
 # table writers below take it again around each write.
 
-_held: dict[str, list] = {}  # absolute lock path -> [fd, depth]
+_held: dict[str, list] = {}  # absolute lock path -> [fd, depth, folders created for the lock]
 _held_guard = threading.RLock()
 
 
@@ -201,6 +201,11 @@ def acquire_output_lock(path: str | os.PathLike, *, command: str | None = None) 
         if key in _held:
             _held[key][1] += 1
             return lp
+        created = []  # folders made for the lock file: removed again on release if nothing else was put there
+        d = lp.parent
+        while not d.exists():
+            created.append(d)
+            d = d.parent
         lp.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(20):
             fd = os.open(lp, os.O_RDWR | os.O_CREAT, 0o644)
@@ -231,7 +236,7 @@ def acquire_output_lock(path: str | os.PathLike, *, command: str | None = None) 
                 os.lseek(fd, 0, os.SEEK_SET)
                 os.write(fd, data)
                 os.fsync(fd)
-                _held[key] = [fd, 1]
+                _held[key] = [fd, 1, created]
                 keep = True
                 return lp
             finally:
@@ -261,6 +266,11 @@ def release_output_lock(path: str | os.PathLike) -> None:
                 pass
         finally:
             os.close(fd)
+        for d in ent[2]:  # deepest first; a folder the writer filled stays
+            try:
+                d.rmdir()
+            except OSError:
+                break
 
 
 def holds_output_lock(path: str | os.PathLike) -> bool:
@@ -276,6 +286,27 @@ def output_lock(path: str | os.PathLike, *, command: str | None = None) -> Itera
         yield lp
     finally:
         release_output_lock(path)
+
+
+def locks_output(param: str = "out"):
+    """Decorator: the function holds :func:`output_lock` on its ``param`` argument (a path) while it runs."""
+    import functools
+    import inspect
+
+    def deco(fn):
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            target = sig.bind_partial(*args, **kwargs).arguments.get(param)
+            if target is None:
+                return fn(*args, **kwargs)
+            with output_lock(target):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    return deco
 
 
 # --------------------------------------------------------------------------- tables

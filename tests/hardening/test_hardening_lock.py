@@ -149,3 +149,29 @@ def test_locks_are_reentrant_in_one_process(tmp_path):
             write_table({"a": [1]}, out)  # the writer takes the lock its caller holds
         assert lock_path(out).exists()
     assert not lock_path(out).exists()
+
+
+def test_library_stage_and_export_take_the_lock(tmp_path):
+    import pyarrow as pa
+
+    from biaskit.datasets.stage import TableSpec, stage_tables
+    from biaskit.scrape.bold import export_bold
+
+    t = pa.table({"prompt_id": ["a"], "text": ["x "], "source": ["bold"], "language": ["en"], "domain": ["d"], "group": ["g"],
+                  "page_title": ["P"]})
+    holder = _hold_lock_in_another_process(tmp_path / "hub", tmp_path / "ready1")
+    try:
+        with pytest.raises(BiaskitError, match=r"E140.*biaskit hub stage"):
+            stage_tables([TableSpec("p", t, "prompts")], tmp_path / "hub")
+        assert not (tmp_path / "hub").exists()
+    finally:
+        holder.kill()
+        holder.wait()
+    holder = _hold_lock_in_another_process(tmp_path / "bold", tmp_path / "ready2")
+    try:
+        with pytest.raises(BiaskitError, match="E140"):
+            export_bold(t, tmp_path / "bold")
+        assert not (tmp_path / "bold").exists()
+    finally:
+        holder.kill()
+        holder.wait()

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from biaskit.errors import BiaskitError
+from biaskit.io import locks_output
 
 DEFAULT_SPLIT = "train"
 DEFAULT_MAX_SHARD_BYTES = 500 << 20  # same default as datasets' push_to_hub
@@ -202,6 +203,7 @@ def _shard_count(nbytes: int, rows: int, max_shard_bytes: int, max_shard_rows: i
     return max(1, min(n, max(rows, 1)))
 
 
+@locks_output("out")
 def stage_tables(
     specs: Sequence[TableSpec],
     out: str | Path,

@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError
+from biaskit.io import locks_output
 from biaskit.scrape.prompts import prompt_id
 
 LAYOUTS = ("github", "hub")
@@ -210,6 +211,7 @@ def _check_domain_file_name(domain: Any, out: Path) -> None:
                            value=d[:200], fix="rename the domain in the table (letters, digits, _ and -), or export with --layout hub")
 
 
+@locks_output("out_dir")
 def export_bold(table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "github", hub_name: str = "bold.jsonl") -> list[Path]:
     """Write ``table`` in BOLD's ``github`` layout (two JSON files per domain) or the ``hub`` JSON Lines file."""
     from biaskit.io import write_text_atomic
