@@ -46,7 +46,8 @@ _PATTERNS: tuple[tuple[re.Pattern, str], ...] = (
      lambda m: m.group(1) + (m.group(2) + " " if m.group(2) else "") + "***"),
     # a bare bearer credential: "Bearer sk-..." (Basic credentials are caught in an Authorization context only:
     # "basic" is too common a word)
-    (re.compile(r"\b([Bb]earer|BEARER)\s+(?!\*\*\*)[A-Za-z0-9\-._~+/]{6,}=*"), r"\1 ***"),
+    # (the credential must contain a digit or one of - _ . so that prose such as "Bearer certificates" stays)
+    (re.compile(r"\b([Bb]earer|BEARER)\s+(?!\*\*\*)(?=[A-Za-z~+/]*[0-9\-_.])[A-Za-z0-9\-._~+/]{6,}=*"), r"\1 ***"),
     # key=value in URLs, forms and messages: api_key=..., token=..., access_token=..., password=...
     (re.compile(r"(?i)(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[_\-])*(?:api[_\-]?key|apikey|token|secret|password|passwd|sig|signature)=)(?!\*\*\*)[^\s\"'&,;<>)\]}]+"),
      r"\1***"),

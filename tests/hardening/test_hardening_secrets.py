@@ -101,7 +101,7 @@ def test_basic_credentials_from_the_url_are_sent_but_never_shown(fake_server, wr
     ("key sk-abcdefghijklmnopqrstuvwx leaked", "key sk-*** leaked"),
     # settings and words that look alike stay as they are
     ("max_new_tokens=20 n_tokens=3 no token to score", "max_new_tokens=20 n_tokens=3 no token to score"),
-    ("a basic idea; the bearer of bad news", "a basic idea; the bearer of bad news"),
+    ("a basic idea; the bearer of bad news; Bearer certificates", "a basic idea; the bearer of bad news; Bearer certificates"),
 ])
 def test_credential_shapes_are_redacted(text, expected):
     assert redact(text) == expected
