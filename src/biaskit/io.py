@@ -4,6 +4,8 @@ Formats are chosen by suffix: ``.parquet``, ``.jsonl`` (also ``.json`` lines), `
 written with ``datasets.Dataset.save_to_disk`` (any path without one of those suffixes, or ending in
 ``/``). Every write goes to a temporary sibling first and is renamed into place, so a killed run never
 leaves a half-written file under the final name. :class:`ShardedWriter` gives long jobs resumable output.
+Only one process writes an output at a time (:func:`output_lock`, ``<out>.lock``; E140 names the holder),
+and error texts are redacted (:func:`redact_error_columns`) by every writer here.
 """
 
 from __future__ import annotations
