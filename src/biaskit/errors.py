@@ -53,6 +53,10 @@ CATALOGUE: dict[str, str] = {
     "E092": "annotation round error",
     "E120": "invalid West Slavic subject list or import option",
     "E121": "unreadable West Slavic template spreadsheet",
+    "E140": "output is being written by another process",
+    "E141": "a name from the data would leave the output folder",
+    "E142": "endpoint redirected the request",
+    "E143": "a link in the folder points outside it",
 }
 
 

@@ -4,15 +4,21 @@ Formats are chosen by suffix: ``.parquet``, ``.jsonl`` (also ``.json`` lines), `
 written with ``datasets.Dataset.save_to_disk`` (any path without one of those suffixes, or ending in
 ``/``). Every write goes to a temporary sibling first and is renamed into place, so a killed run never
 leaves a half-written file under the final name. :class:`ShardedWriter` gives long jobs resumable output.
+Only one process writes an output at a time (:func:`output_lock`, ``<out>.lock``; E140 names the holder),
+and error texts are redacted (:func:`redact_error_columns`) by every writer here.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import json
 import os
 import shutil
+import socket
+import sys
 import tempfile
+import threading
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -26,8 +32,14 @@ import pyarrow.parquet as pq
 
 from biaskit.errors import BiaskitError
 
+try:  # POSIX advisory locks; the lock file's pid is checked instead where there are none
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
 SUFFIXES = (".parquet", ".jsonl", ".csv")
 MANIFEST_SUFFIX = ".manifest.json"
+LOCK_SUFFIX = ".lock"
 
 
 def table_format(path: str | os.PathLike) -> str:
@@ -107,6 +119,198 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+# --------------------------------------------------------------------------- output locks
+#
+# One writer per output. ``<out>.lock`` (next to the output, like ``<out>.parts/``) holds the writer's pid,
+# host, command and start time, and an exclusive ``flock`` on it while the writer runs. The kernel drops
+# the flock when the process dies (even after ``kill -9``), so a lock file left behind by a dead process is
+# taken over; on systems without ``flock`` a lock whose pid no longer exists on this host is taken over.
+# A lock written from another host is never taken over automatically (its process cannot be checked).
+# Locks are re-entrant within a process: the CLI holds the lock on ``--out`` for the whole command and the
+# table writers below take it again around each write.
+
+_held: dict[str, list] = {}  # absolute lock path -> [fd, depth, folders created for the lock]
+_held_guard = threading.RLock()
+
+
+def lock_path(path: str | os.PathLike) -> Path:
+    """The lock file of an output: ``<out>.lock`` next to it."""
+    p = Path(os.path.abspath(os.fspath(path)))
+    return p.parent / (p.name + LOCK_SUFFIX)
+
+
+def _pid_alive(pid: Any) -> bool:
+    try:
+        pid = int(pid)
+    except (TypeError, ValueError):
+        return False
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _read_lock(fd: int) -> dict:
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        raw = b""
+        while chunk := os.read(fd, 65536):
+            raw += chunk
+        obj = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+        return obj if isinstance(obj, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _holder_text(h: dict) -> str:
+    from biaskit.secrets import redact
+
+    cmd = h.get("command") or "unknown command"
+    return redact(f"pid {h.get('pid', '?')} on host {h.get('host', '?')} ({cmd}, since {h.get('since', '?')})")
+
+
+def _locked_error(out: str | os.PathLike, lp: Path, holder: dict, *, other_host: bool = False) -> BiaskitError:
+    fix = "wait until it has finished, or write to another --out"
+    if other_host:
+        fix += f"; if that process is no longer running, delete {lp}"
+    return BiaskitError("E140", f"{out} is being written by another process: {_holder_text(holder)}", value=str(lp), fix=fix)
+
+
+def _default_command() -> str:
+    argv = [a for a in sys.argv[:2] if a]
+    return " ".join([Path(argv[0]).name, *argv[1:]]) if argv else "python"
+
+
+def acquire_output_lock(path: str | os.PathLike, *, command: str | None = None) -> Path:
+    """Take the exclusive lock on output ``path`` (re-entrant in a process); raise E140 naming the holder.
+
+    Release it with :func:`release_output_lock` (or use :func:`output_lock`).
+    """
+    from biaskit.log import get_logger
+    from biaskit.secrets import redact
+
+    lp = lock_path(path)
+    key = str(lp)
+    host = socket.gethostname()
+    with _held_guard:
+        if key in _held:
+            _held[key][1] += 1
+            return lp
+        created = []  # folders made for the lock file: removed again on release if nothing else was put there
+        d = lp.parent
+        while not d.exists():
+            created.append(d)
+            d = d.parent
+        lp.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(20):
+            fd = os.open(lp, os.O_RDWR | os.O_CREAT, 0o644)
+            keep = False
+            try:
+                if fcntl is not None:
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except OSError:
+                        raise _locked_error(path, lp, _read_lock(fd)) from None
+                    try:  # the holder may have released (and removed) the file between our open and flock
+                        same = os.fstat(fd).st_ino == os.stat(lp).st_ino
+                    except FileNotFoundError:
+                        same = False
+                    if not same:
+                        continue
+                old = _read_lock(fd)
+                if old.get("pid") is not None:
+                    if old.get("host") != host:
+                        raise _locked_error(path, lp, old, other_host=True)
+                    if fcntl is None and int(old.get("pid", -1)) != os.getpid() and _pid_alive(old.get("pid")):
+                        raise _locked_error(path, lp, old)
+                    get_logger("io").warning("taking over the stale lock %s of %s, which is no longer running", lp, _holder_text(old))
+                info = {"pid": os.getpid(), "host": host, "command": redact(command or _default_command()),
+                        "since": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+                data = (json.dumps(info) + "\n").encode("utf-8")
+                os.ftruncate(fd, 0)
+                os.lseek(fd, 0, os.SEEK_SET)
+                os.write(fd, data)
+                os.fsync(fd)
+                _held[key] = [fd, 1, created]
+                keep = True
+                return lp
+            finally:
+                if not keep:
+                    os.close(fd)
+        raise BiaskitError("E140", f"could not take the lock on {path} (it kept changing)", value=str(lp),  # pragma: no cover
+                           fix="check that no other process is writing this output")
+
+
+def release_output_lock(path: str | os.PathLike) -> None:
+    """Release one level of the lock on ``path``; the last release removes the lock file."""
+    key = str(lock_path(path))
+    with _held_guard:
+        ent = _held.get(key)
+        if ent is None:
+            return
+        ent[1] -= 1
+        if ent[1] > 0:
+            return
+        del _held[key]
+        fd = ent[0]
+        try:
+            try:  # remove the file while still holding the flock, so a waiter sees it is gone
+                if os.fstat(fd).st_ino == os.stat(key).st_ino:
+                    os.unlink(key)
+            except OSError:
+                pass
+        finally:
+            os.close(fd)
+        for d in ent[2]:  # deepest first; a folder the writer filled stays
+            try:
+                d.rmdir()
+            except OSError:
+                break
+
+
+def holds_output_lock(path: str | os.PathLike) -> bool:
+    with _held_guard:
+        return str(lock_path(path)) in _held
+
+
+@contextmanager
+def output_lock(path: str | os.PathLike, *, command: str | None = None) -> Iterator[Path]:
+    """Hold the exclusive lock on output ``path`` for the ``with`` block (see :func:`acquire_output_lock`)."""
+    lp = acquire_output_lock(path, command=command)
+    try:
+        yield lp
+    finally:
+        release_output_lock(path)
+
+
+def locks_output(param: str = "out"):
+    """Decorator: the function holds :func:`output_lock` on its ``param`` argument (a path) while it runs."""
+    import functools
+    import inspect
+
+    def deco(fn):
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            target = sig.bind_partial(*args, **kwargs).arguments.get(param)
+            if target is None:
+                return fn(*args, **kwargs)
+            with output_lock(target):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+    return deco
+
+
 # --------------------------------------------------------------------------- tables
 
 
@@ -164,6 +368,27 @@ def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Se
     return t
 
 
+def redact_error_columns(t: pa.Table) -> pa.Table:
+    """``t`` with secrets redacted from its error texts (columns ``error`` and ``*_error``).
+
+    Error texts quote what a server or library said, which can echo a key ("Incorrect API key provided:
+    Bearer sk-..."); every table writer passes its rows through here (see :func:`biaskit.secrets.redact`).
+    """
+    from biaskit.secrets import redact
+
+    for i, name in enumerate(t.column_names):
+        if not (name == "error" or name.endswith("_error")):
+            continue
+        col = t.column(i)
+        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) or col.null_count == len(col):
+            continue
+        vals = col.to_pylist()
+        red = [redact(v) if isinstance(v, str) else v for v in vals]
+        if red != vals:
+            t = t.set_column(i, t.field(i), pa.array(red, type=col.type))
+    return t
+
+
 def read_dataset(path: str | os.PathLike, stage: str | None = None):
     """Like :func:`read_table` but returns a ``datasets.Dataset``."""
     import datasets as hf_datasets
@@ -195,8 +420,15 @@ def write_table(
 
         validate(t, stage, where=str(path))
         t = conform(t, stage)
+    t = redact_error_columns(t)
     p = Path(path)
     fmt = table_format(p)
+    with output_lock(p):
+        _write_table_locked(t, p, fmt, manifest)
+    return p
+
+
+def _write_table_locked(t: pa.Table, p: Path, fmt: str, manifest: dict | None) -> None:
     drop_stale_manifest(p)
     if fmt == "arrow_dir":
         import datasets as hf_datasets
@@ -218,7 +450,6 @@ def write_table(
         from biaskit.manifest import finish_manifest
 
         write_json_atomic(manifest_path(p), finish_manifest(manifest, p, t))
-    return p
 
 
 def drop_stale_manifest(path: str | os.PathLike) -> None:
@@ -262,9 +493,37 @@ class ShardedWriter:
         self.out = Path(out)
         self.key = tuple(key)
         self.parts = self.out.parent / (self.out.name + ".parts")
-        self.parts.mkdir(parents=True, exist_ok=True)
+        # one writer per output: the lock on ``out`` is held until finalize() or close() (unless the caller
+        # already holds it for a longer span, e.g. the runner for the whole run)
+        self._locked = False
+        if not holds_output_lock(self.out):
+            acquire_output_lock(self.out)
+            self._locked = True
+        try:
+            self.parts.mkdir(parents=True, exist_ok=True)
+        except BaseException:
+            self.close()
+            raise
         self.schema = schema
         self._n = len(list(self.parts.glob("part-*.parquet")))
+
+    def close(self) -> None:
+        """Release the output lock (finalize() does it too); the shards stay for a resume."""
+        if getattr(self, "_locked", False):
+            self._locked = False
+            release_output_lock(self.out)
+
+    def __enter__(self) -> ShardedWriter:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # pragma: no cover - interpreter shutdown
+            pass
 
     def shards(self) -> list[Path]:
         return sorted(self.parts.glob("part-*.parquet"))
@@ -283,6 +542,7 @@ class ShardedWriter:
             return
         if self.schema is not None:
             t = t.select(self.schema.names).cast(self.schema)
+        t = redact_error_columns(t)
         name = f"part-{self._n:06d}-{uuid.uuid4().hex[:6]}.parquet"
         self._n += 1
         with atomic_path(self.parts / name) as tmp:
@@ -302,8 +562,11 @@ class ShardedWriter:
                 raise BiaskitError("E005", "no rows were produced", value=str(self.out), fix="check the input table is not empty")
             t = empty
         t = drop_duplicate_keys(t, self.key)
-        write_table(t, self.out, stage=stage, manifest=manifest)
-        shutil.rmtree(self.parts, ignore_errors=True)
+        try:
+            write_table(t, self.out, stage=stage, manifest=manifest)
+            shutil.rmtree(self.parts, ignore_errors=True)
+        finally:
+            self.close()
         return self.out
 
 

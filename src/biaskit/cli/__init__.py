@@ -28,8 +28,50 @@ COMMAND_MODULES = (
 )
 
 
+#: command parameters that name what a command writes: each is locked for the whole command (E140)
+OUTPUT_PARAMS = ("out",)
+
+
+def _lock_outputs(callback, command: str):
+    """Wrap a command callback so it holds the exclusive lock on its output (``--out``) while it runs."""
+    import functools
+
+    @functools.wraps(callback)
+    def locked(*args, **kwargs):
+        outs = [kwargs[k] for k in OUTPUT_PARAMS if kwargs.get(k) is not None]
+        if not outs:
+            return callback(*args, **kwargs)
+        from contextlib import ExitStack
+
+        from biaskit.io import output_lock
+
+        with ExitStack() as stack:
+            for o in outs:
+                stack.enter_context(output_lock(o, command=command))
+            return callback(*args, **kwargs)
+
+    locked._biaskit_locked = True
+    return locked
+
+
+def _install_output_locks(cmd, path: str = "biaskit") -> None:
+    for name, sub in getattr(cmd, "commands", {}).items():
+        if getattr(sub, "commands", None) is not None:
+            _install_output_locks(sub, f"{path} {name}")
+        elif sub.callback is not None and not getattr(sub.callback, "_biaskit_locked", False):
+            sub.callback = _lock_outputs(sub.callback, f"{path} {name}")
+
+
 class BiaskitGroup(TyperGroup):
-    """Root group: turns BiaskitError into one line + exit code 1 (also under typer's CliRunner)."""
+    """Root group: turns BiaskitError into one line + exit code 1 (also under typer's CliRunner).
+
+    Every command that writes ``--out`` holds that output's lock while it runs (:func:`biaskit.io.output_lock`),
+    so two commands never write the same output at once: the second stops with E140 naming the first.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        _install_output_locks(self)
 
     def invoke(self, ctx):
         try:

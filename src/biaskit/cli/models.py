@@ -15,8 +15,10 @@ _BATCH_HELP = "auto (starts large, halves on out-of-memory) or a number. Results
 
 
 def _backend_options(base_url: Optional[str], api_key_env: str, timeout: float, max_retries: int, revision: Optional[str],
-                     trust_remote_code: bool) -> dict:
+                     trust_remote_code: bool, allow_redirects: bool = False) -> dict:
     opts: dict = {}
+    if allow_redirects:
+        opts["allow_redirects"] = True
     if base_url:
         opts["base_url"] = base_url
     opts["api_key_env"] = api_key_env
@@ -30,12 +32,21 @@ def _backend_options(base_url: Optional[str], api_key_env: str, timeout: float, 
 
 
 def _summary(kind: str, table, out: Path) -> None:
+    from biaskit.evaluate.runners.core import run_facts
+
     errs = sum(e is not None for e in table.column("error").to_pylist())
     prompts = len(set(table.column("prompt_id").to_pylist()))
-    msg = f"{kind}: {table.num_rows} rows for {prompts} prompts written to {out}"
+    facts = run_facts(table)
+    msg = f"{kind}: {table.num_rows} rows for {prompts} prompts " + ("already complete in" if facts.get("already_complete") else "written to") + f" {out}"
+    retried = facts.get("retried_error_rows") or 0
+    if retried:
+        msg += f"; {retried} rows that had an error were run again"
     if errs:
-        msg += f" ({errs} rows with an error; see the error column)"
+        msg += f" ({errs} rows with an error; see the error column; rerunning the command retries rows whose model call failed)"
     typer.echo(msg)
+
+
+_RETRY_HELP = "Rerunning a finished run runs again the rows that ended in an error (--no-retry-errors leaves them)."
 
 
 def register(app: typer.Typer) -> None:
@@ -46,6 +57,7 @@ def register(app: typer.Typer) -> None:
         api_key_env=typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai backend: name of the environment variable holding the API key."),
         timeout=typer.Option(60.0, "--timeout", help="openai backend: seconds per request before a retry."),
         max_retries=typer.Option(4, "--max-retries", help="openai backend: retries on timeouts and HTTP 429/5xx before the row gets an error."),
+        allow_redirects=typer.Option(False, "--allow-redirects", help="openai backend: follow HTTP redirects of the endpoint (the API key is never sent to another scheme/host/port)."),
     )
 
     @app.command("generate")
@@ -70,12 +82,14 @@ def register(app: typer.Typer) -> None:
         dtype: str = typer.Option("auto", "--dtype", help="auto (bf16/fp16 on CUDA, fp32 elsewhere), float32, float16 or bfloat16."),
         limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N prompts."),
         overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output (and discard a partial run)."),
+        retry_errors: bool = typer.Option(True, "--retry-errors/--no-retry-errors", help=_RETRY_HELP),
         revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit) of the model."),
         trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow custom model code from the Hub."),
         base_url: Optional[str] = common_endpoint["base_url"],
         api_key_env: str = common_endpoint["api_key_env"],
         timeout: float = common_endpoint["timeout"],
         max_retries: int = common_endpoint["max_retries"],
+        allow_redirects: bool = common_endpoint["allow_redirects"],
     ) -> None:
         """Continue each prompt with a causal LM: one row per (prompt, sample) in a generations table.
 
@@ -91,7 +105,8 @@ def register(app: typer.Typer) -> None:
                      max_new_tokens=max_new_tokens, do_sample=sample, temperature=temperature, top_k=top_k, top_p=top_p,
                      repetition_penalty=repetition_penalty, num_return_sequences=num_return_sequences,
                      first_sentence=first_sentence, chat=chat, strip_trailing_space=not keep_trailing_space, device=device, dtype=dtype, overwrite=overwrite, limit=limit,
-                     backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, trust_remote_code))
+                     backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, trust_remote_code, allow_redirects),
+                     retry_errors=retry_errors)
         _summary("generate", t, out)
 
     @app.command("fill-mask")
@@ -109,6 +124,7 @@ def register(app: typer.Typer) -> None:
         dtype: str = typer.Option("auto", "--dtype", help="auto, float32, float16 or bfloat16."),
         limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N prompts."),
         overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output (and discard a partial run)."),
+        retry_errors: bool = typer.Option(True, "--retry-errors/--no-retry-errors", help=_RETRY_HELP),
         revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision of the model."),
     ) -> None:
         """Top-k fill-ins of each template's mask slot with a masked LM (HONEST-style completion).
@@ -123,7 +139,8 @@ def register(app: typer.Typer) -> None:
 
         t = fill_mask(str(prompts), model=model, out=out, batch_size=batch_size, top_k=top_k, whole_word=whole_word,
                       device=device, dtype=dtype, overwrite=overwrite, limit=limit, max_subwords=max_subwords,
-                      beam_size=beam_size, pll=pll, backend_options={"revision": revision} if revision else None)
+                      beam_size=beam_size, pll=pll, backend_options={"revision": revision} if revision else None,
+                      retry_errors=retry_errors)
         _summary("fill-mask", t, out)
 
     @app.command("likelihood")
@@ -139,11 +156,13 @@ def register(app: typer.Typer) -> None:
         dtype: str = typer.Option("auto", "--dtype", help="auto, float32, float16 or bfloat16."),
         limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N prompts."),
         overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output (and discard a partial run)."),
+        retry_errors: bool = typer.Option(True, "--retry-errors/--no-retry-errors", help=_RETRY_HELP),
         revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision of the model."),
         base_url: Optional[str] = common_endpoint["base_url"],
         api_key_env: str = common_endpoint["api_key_env"],
         timeout: float = common_endpoint["timeout"],
         max_retries: int = common_endpoint["max_retries"],
+        allow_redirects: bool = common_endpoint["allow_redirects"],
     ) -> None:
         """Per-sentence mean negative log-likelihood and perplexity (HolisticBias Likelihood Bias).
 
@@ -159,5 +178,6 @@ def register(app: typer.Typer) -> None:
             raise BiaskitError("E062", "invalid --bos", value=bos, options=list(choice))
         t = likelihood(str(prompts), model=model, backend=backend, out=out, batch_size=batch_size, add_bos=choice[bos],
                        span_column=span_column, device=device, dtype=dtype, overwrite=overwrite, limit=limit,
-                       backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, False))
+                       backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, False, allow_redirects),
+                       retry_errors=retry_errors)
         _summary("likelihood", t, out)

@@ -77,9 +77,30 @@ def _hash(path: Path) -> tuple[str, str]:
     return sha.hexdigest(), git.hexdigest()
 
 
-def local_files(folder: str | Path) -> list[LocalFile]:
-    """The files of a staged folder, data first and the card last (the order they are committed in)."""
+def check_links(folder: str | Path) -> None:
+    """Refuse (E143) a folder with a symbolic link that leads outside it: pushing would upload whatever the
+    link points at (``data/x.parquet -> ~/.ssh/id_rsa``). Links that stay inside the folder are fine."""
+    import os
+
     folder = Path(folder)
+    root = folder.resolve()
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        for name in sorted(dirnames + filenames):
+            p = Path(dirpath) / name
+            if not p.is_symlink():
+                continue
+            target = p.resolve()
+            if target != root and root not in target.parents:
+                raise BiaskitError("E143", f"{p.relative_to(folder)} in the folder to push is a link to {target}, outside the folder",
+                                   value=str(p), fix="replace the link by a copy of the file (or remove it) and stage again")
+
+
+def local_files(folder: str | Path) -> list[LocalFile]:
+    """The files of a staged folder, data first and the card last (the order they are committed in).
+
+    Links leading outside the folder are refused (:func:`check_links`)."""
+    folder = Path(folder)
+    check_links(folder)
     paths = [p for p in folder.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)]
     rels = sorted((str(p.relative_to(folder)).replace("\\", "/") for p in paths), key=lambda r: (r in LAST, LAST.index(r) if r in LAST else 0, r))
     out = []
@@ -215,6 +236,7 @@ def push_folder(
     if revision is not None and (not revision.strip() or revision.startswith("-") or ".." in revision or " " in revision):
         raise BiaskitError("E053", "invalid revision (branch) name", value=revision, fix="use a branch name such as main or v1.0")
     folder = Path(folder)
+    check_links(folder)  # before anything reads through a link
     if validate:
         from biaskit.datasets.validate import validate_folder
 

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from biaskit.errors import BiaskitError
+from biaskit.io import locks_output
 
 DEFAULT_SPLIT = "train"
 DEFAULT_MAX_SHARD_BYTES = 500 << 20  # same default as datasets' push_to_hub
@@ -146,8 +147,32 @@ def _stem(p: Path) -> str:
     return name
 
 
+MAX_NAME_LEN = 64  # config and split names become folder and file names under data/
+
+
+def _name_hash(value: Any) -> str:
+    import hashlib
+
+    return hashlib.sha1(str(value).encode("utf-8")).hexdigest()[:8]
+
+
 def _safe_name(value: Any, pattern: re.Pattern, what: str, where: str) -> str:
-    s = re.sub(r"[^\w.\-]" if what == "config" else r"[^\w]", "_", str(value).strip()).strip("_") or "_"
+    """A config/split name from a value: ASCII letters, digits, ``_``, ``.``, ``-`` only (accents are
+    transliterated, other characters and path separators become ``_``), no leading dot, at most
+    :data:`MAX_NAME_LEN` characters (a longer or an all-symbol value gets a short hash of itself)."""
+    import unicodedata
+
+    raw = str(value).strip()
+    text = raw
+    if what == "config":
+        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    s = re.sub(r"[^\w.\-]" if what == "config" else r"[^\w]", "_", text, flags=re.ASCII if what == "config" else 0)
+    s = re.sub(r"_{2,}", "_", s).strip("_.-")
+    join = "-" if what == "config" else "_"
+    if not s and raw:
+        s = f"{what}{join}{_name_hash(raw)}"
+    if len(s) > MAX_NAME_LEN:
+        s = s[: MAX_NAME_LEN - 9].rstrip("_.-") + join + _name_hash(raw)
     if not pattern.match(s):
         raise BiaskitError("E050", f"cannot make a {what} name from {value!r} ({where})", value=value,
                            fix=f"rename the value, or stage without --{what}-by")
@@ -178,6 +203,7 @@ def _shard_count(nbytes: int, rows: int, max_shard_bytes: int, max_shard_rows: i
     return max(1, min(n, max(rows, 1)))
 
 
+@locks_output("out")
 def stage_tables(
     specs: Sequence[TableSpec],
     out: str | Path,
@@ -195,7 +221,7 @@ def stage_tables(
     ``datasets.load_dataset``. Returns what was staged (configs, splits, files, card)."""
     from biaskit.datasets.card import build_card, render_card
     from biaskit.datasets.features import encode
-    from biaskit.io import atomic_path, sha256_file, write_json_atomic
+    from biaskit.io import atomic_path, redact_error_columns, sha256_file, write_json_atomic
     from biaskit.manifest import new_manifest
     from biaskit.schema import conform, get_stage
 
@@ -217,7 +243,7 @@ def stage_tables(
         for spec in specs:
             where = str(spec.path or spec.name)
             base = _safe_name(spec.name, _CONFIG_OK, "config", where)
-            table = spec.table
+            table = redact_error_columns(spec.table)  # an error text that quotes a key is never uploaded
             if table.num_rows == 0:
                 raise BiaskitError("E050", f"table {spec.name!r} has no rows (datasets.load_dataset cannot read an empty shard)",
                                    value=where, fix="leave the empty table out of the stage command")
@@ -226,6 +252,9 @@ def stage_tables(
             for cval, mask in _split_masks(table, spec.config_by, where, what="config"):
                 ctable = table if mask is None else table.filter(mask)
                 cname = base if cval is None else f"{base}-{_safe_name(cval, _CONFIG_OK, 'config', where)}"
+                if cval is not None and cname in seen and seen[cname] == where:
+                    # two values of --config-by that sanitise alike ("Česky" and "Cesky"): the later one gets its hash
+                    cname = f"{cname}-{_name_hash(cval)}"
                 if cname in seen:
                     raise BiaskitError("E050", f"two inputs give the config name {cname!r}", value=[seen[cname], where],
                                        fix="name the tables differently: biaskit hub stage NAME=PATH ...")

@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError
+from biaskit.io import locks_output
 from biaskit.scrape.prompts import prompt_id
 
 LAYOUTS = ("github", "hub")
@@ -185,6 +186,32 @@ def _entities(table: pa.Table) -> dict[str, dict[str, dict[str, list[tuple[str, 
     return out
 
 
+def _check_domain_file_name(domain: Any, out: Path) -> None:
+    """BOLD's GitHub layout names files ``<domain>_prompt.json``: a domain that is not a plain file-name part
+    (separators, ``..``, an absolute path, control characters, too long) is refused, never written outside ``out``."""
+    d = str(domain)
+    bad = None
+    if not d.strip():
+        bad = "is empty"
+    elif any(c in d for c in "/\\") or os.path.isabs(d) or (len(d) > 1 and d[1] == ":"):
+        bad = "contains a path separator or drive"
+    elif d.startswith("."):
+        bad = "starts with a dot"
+    elif any(ord(c) < 32 or ord(c) == 127 for c in d):
+        bad = "contains a control character"
+    elif len((d + "_prompt.json").encode("utf-8")) > 255:
+        bad = "is too long for a file name"
+    if bad is None:
+        root = out.resolve()
+        target = (out / "prompts" / f"{d}_prompt.json").resolve()
+        if root not in target.parents:
+            bad = "would leave the output folder"
+    if bad is not None:
+        raise BiaskitError("E141", f"the domain value {d[:80]!r} {bad}: it cannot name BOLD's prompts/<domain>_prompt.json file",
+                           value=d[:200], fix="rename the domain in the table (letters, digits, _ and -), or export with --layout hub")
+
+
+@locks_output("out_dir")
 def export_bold(table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "github", hub_name: str = "bold.jsonl") -> list[Path]:
     """Write ``table`` in BOLD's ``github`` layout (two JSON files per domain) or the ``hub`` JSON Lines file."""
     from biaskit.io import write_text_atomic
@@ -197,6 +224,8 @@ def export_bold(table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "g
         raise BiaskitError("E006", "--out is an existing file, not a folder", value=str(out), fix="give a folder for the BOLD files, e.g. --out bold_export")
     written: list[Path] = []
     if layout in ("github", "both"):
+        for domain in ents:
+            _check_domain_file_name(domain, out)
         for domain, groups in ents.items():
             prompts = {g: {n: [t for t, _ in items] for n, items in names.items()} for g, names in groups.items()}
             written.append(write_text_atomic(out / "prompts" / f"{domain}_prompt.json", json.dumps(prompts)))

@@ -143,17 +143,29 @@ class _Builder:
         self.figures: list[Path] = []
         self.tables: dict[str, Path] = {}
         self.skipped: list[tuple[str, str]] = []
+        self._used: dict[str, set[str]] = {"figure": set(), "table": set()}
+
+    def _unique(self, what: str, name: str) -> str:
+        """``name``, or ``name_2``, ``name_3``... when an earlier figure/table of this report took it: names
+        come from data (domains "A b" and "a-b" both slug to ``a_b``) and must not overwrite each other."""
+        used = self._used[what]
+        cand, k = name, 2
+        while cand in used:
+            cand, k = f"{name}_{k}", k + 1
+        used.add(cand)
+        return cand
 
     def table(self, sec: Section, name: str, df, caption: str, max_rows: int = 40) -> None:
         from biaskit.evaluate.report.tables import write_table_files
 
+        name = self._unique("table", name)
         paths = write_table_files(df, self.tab_dir, name)
         self.tables[name] = paths["csv"]
         sec.tables.append(TableOut(name, df, caption, max_rows))
 
     def figure(self, sec: Section, name: str, fn, *args, caption: str, **kw) -> None:
         self.fig_dir.mkdir(parents=True, exist_ok=True)
-        p = fn(*args, self.fig_dir / f"{name}.png", **kw)
+        p = fn(*args, self.fig_dir / f"{self._unique('figure', name)}.png", **kw)
         self.figures.append(p)
         sec.figures.append(Figure(p, caption))
 

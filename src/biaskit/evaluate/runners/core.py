@@ -92,10 +92,29 @@ def _make_backend(backend: str, model: str, backend_options: dict | None):
 def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "hf", out: str | Path | None = None,
         batch_size: int | str | None = None, overwrite: bool = False, limit: int | None = None,
         backend_options: dict | None = None, span_column: str | None = None, seed: int | None = None,
-        progress: bool | None = None, backend_obj: Any = None) -> pa.Table:
-    """Run ``kind`` (generate, fill_mask, likelihood) over ``prompts``; see the public wrappers."""
+        progress: bool | None = None, backend_obj: Any = None, retry_errors: bool = True) -> pa.Table:
+    """Run ``kind`` (generate, fill_mask, likelihood) over ``prompts``; see the public wrappers.
+
+    With ``out`` the whole run holds the output's lock (:func:`biaskit.io.output_lock`): a second run on the
+    same ``out`` fails at once with E140 naming this one, instead of mixing its shards into this run's.
+    """
+    kw = dict(model=model, settings=settings, backend=backend, out=out, batch_size=batch_size, overwrite=overwrite,
+              limit=limit, backend_options=backend_options, span_column=span_column, seed=seed, progress=progress,
+              backend_obj=backend_obj, retry_errors=retry_errors)
+    if out is None:
+        return _run(kind, prompts, **kw)
+    from biaskit.io import output_lock
+
+    with output_lock(out):
+        return _run(kind, prompts, **kw)
+
+
+def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, out: str | Path | None, batch_size: int | str | None,
+         overwrite: bool, limit: int | None, backend_options: dict | None, span_column: str | None, seed: int | None,
+         progress: bool | None, backend_obj: Any, retry_errors: bool) -> pa.Table:
     from biaskit.io import ShardedWriter, drop_duplicate_keys, read_manifest, read_table, write_json_atomic, write_table
     from biaskit.manifest import new_manifest
+    from biaskit.secrets import redact
 
     if kind not in _DESC:
         raise BiaskitError("E062", "unknown runner kind", value=kind, options=list(_DESC))
@@ -146,27 +165,42 @@ def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "h
     writer = None
     out_p = Path(out) if out is not None else None
     done: set[tuple[str, int]] = set()
+    failed: set[tuple[str, int]] = set()
+    redo: set[tuple[str, int]] = set()   # units that ended in an error in the finished output, run again now
+    early_keys = {(u.prompt_id, u.sample_index) for u in units if u.row in null_span or u.row in empty}
     if out_p is not None:
         parts = out_p.parent / (out_p.name + ".parts")
+        state = parts / "run.json"
         if overwrite:
             shutil.rmtree(parts, ignore_errors=True)
         elif out_p.exists():
             m = read_manifest(out_p) or {}
-            if m.get("config", {}).get("fingerprint") == fp:
-                log.info("%s is already complete for these settings; nothing to do", out_p)
-                return read_table(out_p, "generations")
-            raise BiaskitError("E063", "the output file exists from another run (different model, settings or prompts)", value=str(out_p),
-                               fix="pass --overwrite to replace it, or choose another --out")
-        writer = ShardedWriter(out_p, key=("prompt_id", "model", "kind", "sample_index"))
-        state = writer.parts / "run.json"
+            if m.get("config", {}).get("fingerprint") != fp:
+                raise BiaskitError("E063", "the output file exists from another run (different model, settings or prompts)", value=str(out_p),
+                                   fix="pass --overwrite to replace it, or choose another --out")
+            if not _state_fp(state) == fp:   # (a retry of a finished run that was killed resumes below)
+                prev = read_table(out_p, "generations")
+                redo = _error_units(prev) - early_keys if retry_errors else set()
+                if not redo:
+                    log.info("%s is already complete for these settings; nothing to do", out_p)
+                    return _with_run_facts(prev, retried=0, complete=True)
+                log.info("retrying %d row(s) of %s that ended in an error", len(redo), out_p)
+                shutil.rmtree(parts, ignore_errors=True)
+                writer = ShardedWriter(out_p, key=("prompt_id", "model", "kind", "sample_index"))
+                write_json_atomic(state, {"fingerprint": fp, "run": fingerprint_src, "retry_of_finished": sorted(redo)})
+                keep = [i for i, k in enumerate(_unit_keys(prev)) if k not in redo]
+                writer.write(prev.take(pa.array(keep, type=pa.int64())))  # the rows that succeeded stay as they are
+        if writer is None:
+            writer = ShardedWriter(out_p, key=("prompt_id", "model", "kind", "sample_index"))
         if state.exists():
             old = json.loads(state.read_text(encoding="utf-8"))
             if old.get("fingerprint") != fp:
                 raise BiaskitError("E063", f"{writer.parts} holds a partial run with other settings", value=old.get("run"),
                                    fix="rerun with the same model, prompts and settings to resume, or pass --overwrite to start over")
+            redo |= {(str(a), int(b)) for a, b in old.get("retry_of_finished") or ()}
         else:
             write_json_atomic(state, {"fingerprint": fp, "run": fingerprint_src})
-        done = _done_units(writer)
+        done, failed = _done_units(writer, with_failed=True)
         if done:
             log.info("resuming: %d of %d units already done in %s", len(done), len(units), writer.parts)
 
@@ -181,6 +215,8 @@ def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "h
         for r in results:
             u: Unit = r["_unit"]
             full = {**base, "sample_index": u.sample_index, **{k: v for k, v in r.items() if k != "_unit"}}
+            if isinstance(full.get("error"), str):
+                full["error"] = redact(full["error"])  # a server may echo the key in its error body
             for c in OUTPUT_COLUMNS:
                 cols[c].append(full.get(c))
         tab = t.take(pa.array(rows_idx, type=pa.int64()))
@@ -194,6 +230,9 @@ def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "h
     pending = [u for u in units if (u.prompt_id, u.sample_index) not in done]
     early = [u for u in pending if u.row in null_span or u.row in empty]
     pending = [u for u in pending if u.row not in null_span and u.row not in empty]
+    retried = sum((u.prompt_id, u.sample_index) in redo or (u.prompt_id, u.sample_index) in failed for u in pending)
+    if retried:
+        log.info("running again %d unit(s) that ended in an error before", retried)
     if early:
         emit([{"_unit": u, "truncated": False,
                "error": empty.get(u.row) or f"{span_column} is null: no span to score"} for u in early])
@@ -237,13 +276,13 @@ def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "h
         config={"fingerprint": fp, "model": model, "backend": be.name, "generation_config": gen_config,
                 "span_column": span_column, "limit": limit, "batch_size": "auto" if bs is None else bs},
         extra={"model": {"id": model, "revision": revision, **(be.describe() if hasattr(be, "describe") else {})},
-               "truncated_prompts": trunc, "error_rows": n_err,
+               "truncated_prompts": trunc, "error_rows": n_err, "retried_error_rows": retried,
                "batch_sizes_used": sorted(set(getattr(be, "batch_sizes_used", [])))},
     )
     if writer is not None:
         write_table(merged, out_p, stage="generations", manifest=manifest)
         shutil.rmtree(writer.parts, ignore_errors=True)
-        return read_table(out_p, "generations")
+        return _with_run_facts(read_table(out_p, "generations"), retried=retried)
     from biaskit.schema import conform
 
     merged = conform(merged, "generations")
@@ -251,8 +290,40 @@ def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "h
                                            b"biaskit_manifest": json.dumps(manifest, default=str).encode()})
 
 
-def _done_units(writer) -> set[tuple[str, int]]:
-    """(prompt_id, sample_index) of units whose rows are in the shards without an error."""
+def _with_run_facts(t: pa.Table, *, retried: int, complete: bool = False) -> pa.Table:
+    """``t`` with what this call did in its schema metadata (``biaskit_run``: retried rows, already complete)."""
+    facts = json.dumps({"retried_error_rows": retried, "already_complete": complete}).encode()
+    return t.replace_schema_metadata({**(t.schema.metadata or {}), b"biaskit_run": facts})
+
+
+def run_facts(t: pa.Table) -> dict:
+    """What the run that returned ``t`` did (see :func:`_with_run_facts`); {} for other tables."""
+    raw = (t.schema.metadata or {}).get(b"biaskit_run")
+    return json.loads(raw) if raw else {}
+
+
+def _state_fp(state: Path) -> str | None:
+    try:
+        return json.loads(state.read_text(encoding="utf-8")).get("fingerprint")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _unit_keys(tab: pa.Table) -> list[tuple[str, int]]:
+    """The work-unit key (prompt_id, sample_index; fill-mask rows of one prompt share unit 0) of each row."""
+    return [(str(pid), 0 if kd == "fill_mask" else int(k)) for pid, k, kd in
+            zip(tab.column("prompt_id").to_pylist(), tab.column("sample_index").to_pylist(), tab.column("kind").to_pylist())]
+
+
+def _error_units(tab: pa.Table) -> set[tuple[str, int]]:
+    """Units with at least one row that has an error."""
+    errs = tab.column("error").to_pylist()
+    return {k for k, e in zip(_unit_keys(tab), errs) if e is not None}
+
+
+def _done_units(writer, with_failed: bool = False):
+    """(prompt_id, sample_index) of units whose rows are in the shards without an error (and, with
+    ``with_failed``, the units that have only error rows there)."""
     import pyarrow.parquet as pq
 
     done: set[tuple[str, int]] = set()
@@ -264,7 +335,8 @@ def _done_units(writer) -> set[tuple[str, int]]:
                                  tab.column("error").to_pylist(), kinds):
             key = (str(pid), 0 if kd == "fill_mask" else int(k))
             (failed if e is not None else done).add(key)
-    return done  # a unit that failed once and later succeeded is done; one that only failed is retried
+    # a unit that failed once and later succeeded is done; one that only failed is retried
+    return (done, failed - done) if with_failed else done
 
 
 def generate(prompts: Any, *, model: str, backend: str = "hf", out: str | Path | None = None, batch_size: int | str | None = None,
@@ -273,7 +345,7 @@ def generate(prompts: Any, *, model: str, backend: str = "hf", out: str | Path |
              first_sentence: bool = False, chat: bool = False, strip_trailing_space: bool = True,
              device: str | None = "auto", dtype: str | None = "auto",
              overwrite: bool = False, limit: int | None = None, backend_options: dict | None = None,
-             progress: bool | None = None) -> pa.Table:
+             progress: bool | None = None, retry_errors: bool = True) -> pa.Table:
     """Continue every prompt: one row per (prompt, sample) with ``continuation`` (prompt stripped) and ``full_text``.
 
     Greedy by default; ``do_sample=True`` samples with ``temperature``/``top_k``/``top_p`` from a per-row
@@ -281,7 +353,8 @@ def generate(prompts: Any, *, model: str, backend: str = "hf", out: str | Path |
     prompt order. ``first_sentence`` cuts each continuation after its first sentence. Trailing spaces of a
     prompt (BOLD prompts end in one) are cut before tokenising and the continuation's first space is dropped,
     so ``text + continuation`` reads right (``strip_trailing_space=False`` feeds the prompt as it is). ``out`` makes the run
-    resumable (shards in ``<out>.parts/``). Prompts longer than the model context are cut from the left
+    resumable (shards in ``<out>.parts/``); rerunning a finished run runs again exactly the rows that ended in
+    an error (``retry_errors=False`` leaves them). Prompts longer than the model context are cut from the left
     (``truncated=True``).
     """
     s = GenerationSettings(max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_k=top_k,
@@ -290,14 +363,14 @@ def generate(prompts: Any, *, model: str, backend: str = "hf", out: str | Path |
     s.check()
     opts = {"device": device, "dtype": dtype, "task": "causal", **(backend_options or {})}
     return run("generate", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,
-               overwrite=overwrite, limit=limit, backend_options=opts, seed=seed, progress=progress)
+               overwrite=overwrite, limit=limit, backend_options=opts, seed=seed, progress=progress, retry_errors=retry_errors)
 
 
 def fill_mask(prompts: Any, *, model: str, backend: str = "hf", out: str | Path | None = None, batch_size: int | str | None = None,
               top_k: int = 10, whole_word: bool = False, targets: list[str] | None = None, device: str | None = "auto",
               dtype: str | None = "auto", overwrite: bool = False, limit: int | None = None,
               backend_options: dict | None = None, progress: bool | None = None, max_subwords: int = 1,
-              beam_size: int | None = None, pll: str = "original") -> pa.Table:
+              beam_size: int | None = None, pll: str = "original", retry_errors: bool = True) -> pa.Table:
     """Top-k fill-ins of each prompt's single mask slot (``<mask>`` or ``[MASK]``): ``top_k`` rows per prompt.
 
     Rows carry ``token`` (the predicted word), ``token_score`` (its probability), ``rank`` (1-based) and
@@ -316,13 +389,13 @@ def fill_mask(prompts: Any, *, model: str, backend: str = "hf", out: str | Path 
     s.check()
     opts = {"device": device, "dtype": dtype, "task": "masked", **(backend_options or {})}
     return run("fill_mask", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,
-               overwrite=overwrite, limit=limit, backend_options=opts, seed=0, progress=progress)
+               overwrite=overwrite, limit=limit, backend_options=opts, seed=0, progress=progress, retry_errors=retry_errors)
 
 
 def likelihood(prompts: Any, *, model: str, backend: str = "hf", out: str | Path | None = None, batch_size: int | str | None = None,
                add_bos: bool | None = None, span_column: str | None = None, device: str | None = "auto",
                dtype: str | None = "auto", overwrite: bool = False, limit: int | None = None,
-               backend_options: dict | None = None, progress: bool | None = None) -> pa.Table:
+               backend_options: dict | None = None, progress: bool | None = None, retry_errors: bool = True) -> pa.Table:
     """Per-sentence mean negative log-likelihood (nats/token), perplexity and number of scored tokens.
 
     Causal LMs: every text token is scored given the ones before it; the BOS position is never scored
@@ -334,4 +407,4 @@ def likelihood(prompts: Any, *, model: str, backend: str = "hf", out: str | Path
     s = LikelihoodSettings(add_bos=add_bos, span_column=span_column)
     opts = {"device": device, "dtype": dtype, "task": "auto", **(backend_options or {})}
     return run("likelihood", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,
-               overwrite=overwrite, limit=limit, backend_options=opts, span_column=span_column, seed=0, progress=progress)
+               overwrite=overwrite, limit=limit, backend_options=opts, span_column=span_column, seed=0, progress=progress, retry_errors=retry_errors)

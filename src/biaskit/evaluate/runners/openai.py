@@ -8,17 +8,30 @@ token has none: it is context only, like ``add_bos=False`` with the hf backend).
 
 Requests that time out or get HTTP 429/5xx are retried with exponential backoff (``Retry-After`` is
 honoured); after ``max_retries`` the row gets ``error`` set and no text, never a made-up value. Other HTTP
-errors (400, 401, 404) are not retried. The API key is read from an environment variable (default
-``OPENAI_API_KEY``), never from the command line, and never written to a manifest.
+errors (400, 401, 404) are not retried. A response that cannot be used (not UTF-8, cut short, not JSON,
+a non-string text, no choices) is an error of that row only; the run goes on. The API key is read from an
+environment variable (default ``OPENAI_API_KEY``), never from the command line, and never written to a
+manifest; error texts are redacted (:func:`biaskit.secrets.redact`) before they are stored.
+
+The endpoint URL is parsed, not concatenated: ``/completions`` goes after the URL's path and before its
+query (``http://host/v1?api-version=2`` -> ``http://host/v1/completions?api-version=2``). User info in the
+URL (``http://user:pass@host``) is sent as HTTP Basic credentials (unless there is an API key) and, like
+credential-like query values, never appears in a manifest or message. Redirects are not followed: a redirected
+request is a run error (E142) naming the target, unless ``allow_redirects`` is set; then the request is sent
+again (same method and body) to the target, and the credentials only when the target has the same scheme,
+host and port.
 """
 
 from __future__ import annotations
 
+import base64
+import http.client
 import json
 import os
 import socket
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +44,28 @@ from biaskit.log import get_logger
 log = get_logger("runners.openai")
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+REDIRECT_STATUS = {301, 302, 303, 307, 308}
+MAX_REDIRECTS = 5
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Never follow a redirect inside urllib (it would resend Authorization to any host): report it."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D401 - urllib hook
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    p = urllib.parse.urlsplit(url)
+    scheme = (p.scheme or "").lower()
+    try:
+        port = p.port
+    except ValueError:
+        port = None
+    return scheme, (p.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
 
 
 class EndpointError(Exception):
@@ -46,20 +81,38 @@ class OpenAIBackend:
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY", timeout: float = 60.0,
                  max_retries: int = 4, backoff: float = 1.0, max_backoff: float = 30.0, concurrency: int | None = None,
-                 extra_body: dict | None = None, **_: Any) -> None:
+                 extra_body: dict | None = None, allow_redirects: bool = False, **_: Any) -> None:
+        from biaskit.secrets import public_url, register_secret
+
         url = base_url or os.environ.get("OPENAI_BASE_URL")
         if not url:
             raise BiaskitError("E062", "the openai backend needs the endpoint's base URL", value=None,
                                fix="pass --base-url http://127.0.0.1:8000/v1 (vLLM/TGI/llama.cpp server) or set OPENAI_BASE_URL")
-        url = url.rstrip("/")
-        if not url.endswith("/v1"):
-            url = url + "/v1"
-        self.base_url = url
-        self.model = model
         self.api_key = os.environ.get(api_key_env) or None
-        from biaskit.secrets import register_secret
-
         register_secret(self.api_key)  # a key under any variable name is redacted from logs and errors
+        public = public_url(url)  # registers user-info passwords and query credentials as secrets too
+        try:
+            parts = urllib.parse.urlsplit(url.strip())
+            parts.port  # noqa: B018 - raises ValueError on a bad port
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise BiaskitError("E062", "the endpoint base URL is not an http(s) URL", value=public,
+                               fix="pass --base-url http://HOST:PORT/v1")
+        path = parts.path.rstrip("/")
+        if not path.endswith("/v1"):
+            path = path + "/v1"
+        netloc = parts.netloc.rpartition("@")[2]  # user info is sent as a header, never in the request line
+        self._scheme, self._netloc, self._path, self._query = parts.scheme.lower(), netloc, path, parts.query
+        self._basic = None
+        if parts.username is not None:
+            cred = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+            self._basic = base64.b64encode(cred.encode("utf-8")).decode("ascii")
+            register_secret(self._basic)
+        #: the endpoint without credentials (what manifests and messages show)
+        self.base_url = public_url(urllib.parse.urlunsplit((self._scheme, netloc, path, parts.query, "")))
+        self.model = model
+        self.allow_redirects = bool(allow_redirects)
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
@@ -74,26 +127,79 @@ class OpenAIBackend:
     revision = None
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": "openai", "base_url": self.base_url, "timeout_s": self.timeout, "max_retries": self.max_retries}
+        d = {"backend": "openai", "base_url": self.base_url, "timeout_s": self.timeout, "max_retries": self.max_retries}
+        if self.allow_redirects:
+            d["allow_redirects"] = True
+        return d
+
+    def url(self, path: str) -> str:
+        """The request URL of ``path`` (e.g. ``/completions``): after the base path, before the query."""
+        return urllib.parse.urlunsplit((self._scheme, self._netloc, self._path + path, self._query, ""))
 
     # ------------------------------------------------------------------ HTTP
-    def _post(self, path: str, body: dict) -> dict:
-        """POST JSON with retries on timeouts, connection errors and 429/5xx; raise EndpointError at the end."""
-        data = json.dumps(body).encode()
+    def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "User-Agent": "biaskit"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
+        elif self._basic:
+            headers["Authorization"] = f"Basic {self._basic}"
+        return headers
+
+    def _open(self, url: str, data: bytes) -> bytes:
+        """One POST, following redirects only as allowed; the raw body of the final 2xx response."""
+        from biaskit.secrets import public_url
+
+        headers = self._headers()
+        origin = _origin(url)
+        for _ in range(MAX_REDIRECTS + 1):
+            req = urllib.request.Request(url, data=data, headers=headers, method="POST")
+            try:
+                with _OPENER.open(req, timeout=self.timeout) as r:
+                    return r.read()
+            except urllib.error.HTTPError as exc:
+                if exc.code not in REDIRECT_STATUS:
+                    raise
+                loc = exc.headers.get("Location") if exc.headers else None
+                exc.close()
+                if not loc:
+                    raise EndpointError(f"HTTP {exc.code} redirect without a Location header", retryable=False) from None
+                target = urllib.parse.urljoin(url, loc)
+                if not self.allow_redirects:
+                    raise BiaskitError("E142", f"the endpoint redirected the request (HTTP {exc.code}) to {public_url(target, register=False)}",
+                                       value=public_url(url, register=False),
+                                       fix="use the target as --base-url if you trust it, or pass --allow-redirects "
+                                           "(credentials are never sent to another scheme, host or port)") from None
+                if _origin(target) != origin:
+                    headers = {k: v for k, v in headers.items() if k.lower() not in ("authorization", "cookie", "proxy-authorization")}
+                log.debug("following HTTP %d redirect to %s", exc.code, public_url(target, register=False))
+                url = target
+        raise EndpointError(f"more than {MAX_REDIRECTS} redirects", retryable=False)
+
+    def _post(self, path: str, body: dict) -> dict:
+        """POST JSON with retries on timeouts, connection errors and 429/5xx; raise EndpointError at the end."""
+        from biaskit.secrets import redact
+
+        data = json.dumps(body).encode()
         last = ""
         for attempt in range(self.max_retries + 1):
             wait = min(self.max_backoff, self.backoff * (2 ** attempt))
-            req = urllib.request.Request(self.base_url + path, data=data, headers=headers, method="POST")
             self.requests_sent += 1
             try:
-                with urllib.request.urlopen(req, timeout=self.timeout) as r:
-                    return json.loads(r.read().decode("utf-8"))
+                raw = self._open(self.url(path), data)
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise EndpointError(f"bad response from {path}: the body is not UTF-8 ({exc.reason} at byte {exc.start})", retryable=False) from None
+                obj = json.loads(text)
+                if not isinstance(obj, dict):
+                    raise EndpointError(f"bad response from {path}: a JSON {type(obj).__name__}, not an object", retryable=False)
+                return obj
             except urllib.error.HTTPError as exc:
-                detail = exc.read()[:300].decode("utf-8", "replace") if exc.fp else ""
-                last = f"HTTP {exc.code} from {path}: {detail.strip()}"
+                try:
+                    detail = exc.read()[:300].decode("utf-8", "replace") if exc.fp else ""
+                except (OSError, http.client.HTTPException):
+                    detail = ""
+                last = redact(f"HTTP {exc.code} from {path}: {detail.strip()}")
                 if exc.code not in RETRY_STATUS:
                     raise EndpointError(last, retryable=False) from None
                 ra = exc.headers.get("Retry-After") if exc.headers else None
@@ -109,11 +215,15 @@ class OpenAIBackend:
                 last = f"timed out after {self.timeout:g} s" if isinstance(reason, (TimeoutError, socket.timeout)) else f"connection failed: {reason}"
             except (ConnectionError, json.JSONDecodeError) as exc:
                 last = f"bad response: {exc}"
+            except http.client.IncompleteRead as exc:
+                last = f"bad response: the body was cut short ({len(exc.partial)} bytes read, {exc.expected} more expected)"
+            except http.client.HTTPException as exc:
+                last = f"bad response: {type(exc).__name__}: {exc}"
             if attempt < self.max_retries:
                 self.retries += 1
                 log.debug("endpoint error (%s); retry %d/%d in %.2f s", last, attempt + 1, self.max_retries, wait)
                 time.sleep(wait)
-        raise EndpointError(f"{last} (gave up after {self.max_retries + 1} attempts)", retryable=True)
+        raise EndpointError(redact(f"{last} (gave up after {self.max_retries + 1} attempts)"), retryable=True)
 
     def _map(self, units: Sequence[Unit], batch_size: int | None, fn) -> Iterator[list[dict]]:
         """Run ``fn`` on units with ``batch_size`` requests in flight; yield results in chunks, in order."""
@@ -141,22 +251,26 @@ class OpenAIBackend:
                 body["repetition_penalty"] = s.repetition_penalty  # vLLM / llama.cpp / TGI extension
             body.update(self.extra_body)
             sent, stripped = model_prompt(u.text, s)
+            fail = {"_unit": u, "continuation": None, "full_text": None, "truncated": False}
             try:
                 if s.chat:
                     body["messages"] = [{"role": "user", "content": u.text}]
                     resp = self._post("/chat/completions", body)
-                    text = resp["choices"][0]["message"]["content"]
+                    text = _choice(resp, body["n"])["message"]["content"]
                 else:
                     body["prompt"] = sent
                     resp = self._post("/completions", body)
-                    text = resp["choices"][0]["text"]
+                    text = _choice(resp, body["n"])["text"]
             except EndpointError as exc:
-                return {"_unit": u, "continuation": None, "full_text": None, "truncated": False, "error": f"endpoint error: {exc}"}
-            except (KeyError, IndexError, TypeError) as exc:
-                return {"_unit": u, "continuation": None, "full_text": None, "truncated": False,
-                        "error": f"endpoint error: unexpected response shape ({exc!r})"}
+                return {**fail, "error": f"endpoint error: {exc}"}
+            except BiaskitError:
+                raise
+            except (KeyError, IndexError, TypeError, AttributeError) as exc:
+                return {**fail, "error": f"endpoint error: unexpected response shape ({exc!r})"}
             if text is None:
-                return {"_unit": u, "continuation": None, "full_text": None, "truncated": False, "error": "endpoint error: no text in response"}
+                return {**fail, "error": "endpoint error: no text in response"}
+            if not isinstance(text, str):
+                return {**fail, "error": f"endpoint error: the response text is a {type(text).__name__} ({str(text)[:40]}), not a string"}
             cont, full = join_continuation(u.text, sent, stripped, text, s.first_sentence)
             return {"_unit": u, "continuation": cont, "full_text": full, "truncated": False, "error": None}
 
@@ -186,11 +300,19 @@ class OpenAIBackend:
             body.update(self.extra_body)
             try:
                 resp = self._post("/completions", body)
-                lp = resp["choices"][0]["logprobs"]
+                lp = _choice(resp, 1)["logprobs"]
                 toks, tlp, offs = lp["tokens"], lp["token_logprobs"], lp.get("text_offset")
+                if not (isinstance(toks, list) and isinstance(tlp, list) and len(toks) == len(tlp)
+                        and all(isinstance(t, str) for t in toks)
+                        and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in tlp)
+                        and (offs is None or (isinstance(offs, list) and len(offs) == len(toks) and all(isinstance(o, int) for o in offs)))):
+                    return {**base, "error": "endpoint error: malformed logprobs (tokens, token_logprobs and text_offset must be "
+                                             "lists of strings, numbers and integers of one length)"}
             except EndpointError as exc:
                 return {**base, "error": f"endpoint error: {exc}"}
-            except (KeyError, IndexError, TypeError) as exc:
+            except BiaskitError:
+                raise
+            except (KeyError, IndexError, TypeError, AttributeError) as exc:
                 return {**base, "error": f"endpoint did not return prompt logprobs (needs echo+logprobs support): {exc!r}"}
             if offs is None:
                 offs = []
@@ -214,3 +336,16 @@ class OpenAIBackend:
             return {**base, "nll_mean": mean, "perplexity": math.exp(mean), "n_tokens": n, "error": None}
 
         yield from self._map(units, batch_size, one)
+
+
+def _choice(resp: dict, n: int) -> dict:
+    """The first choice of a completions response, checking it has the ``n`` choices asked for."""
+    choices = resp.get("choices")
+    if not isinstance(choices, list):
+        raise EndpointError(f"the response has no choices list (keys: {', '.join(map(str, list(resp)[:8]))})", retryable=False)
+    if len(choices) < n:
+        raise EndpointError(f"the response has {len(choices)} choice(s); {n} were asked for", retryable=False)
+    if not isinstance(choices[0], dict):
+        raise EndpointError(f"the response's choice is a {type(choices[0]).__name__}, not an object", retryable=False)
+    return choices[0]
+
