@@ -15,8 +15,6 @@ HELP = (
 )
 
 _URL = typer.Option(None, "--url", envvar="LABEL_STUDIO_URL", help="Label Studio URL (or LABEL_STUDIO_URL).")
-_TOKEN = typer.Option(None, "--token", envvar="LABEL_STUDIO_API_KEY", show_default=False,
-                      help="Label Studio access token; prefer the LABEL_STUDIO_API_KEY environment variable. Never printed.")
 _LEDGER = typer.Option(None, "--ledger", envvar="BIASKIT_ANNOTATION_LEDGER",
                        help="Round ledger file (default: annotation-rounds.jsonl in the working directory).")
 
@@ -150,7 +148,6 @@ def register(app: typer.Typer) -> None:
     def push_cmd(
         samples: Path = typer.Argument(..., help="Samples table of the round."),
         url: Optional[str] = _URL,
-        token: Optional[str] = _TOKEN,
         project: Optional[str] = typer.Option(None, "--project", help="Exact project title (default: 'biaskit <round> (<task>)')."),
         annotators: int = typer.Option(3, "--annotators", help="Annotators per task (the project's maximum_annotations)."),
         batch_size: int = typer.Option(1000, "--batch-size", help="Tasks per import request."),
@@ -159,7 +156,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Create (or find) the round's Label Studio project and import the missing tasks, in batches.
 
-        Safe to rerun: tasks already in the project (same sample_id) are not imported again.
+        Safe to rerun: tasks already in the project (same sample_id) are not imported again. The token is read
+        from LABEL_STUDIO_API_KEY only (never a command-line argument, where other users and shell history see it).
 
         Example: export LABEL_STUDIO_API_KEY=...; biaskit annotate push r1/samples.parquet --url http://localhost:8080 --annotators 3
         """
@@ -170,7 +168,7 @@ def register(app: typer.Typer) -> None:
 
         s = read_table(samples, "samples")
         with ProgressBar(s.num_rows, "importing tasks") as bar:
-            rep = push(s, url=url, token=token, project=project, annotators=annotators, batch_size=batch_size,
+            rep = push(s, url=url, project=project, annotators=annotators, batch_size=batch_size,
                        pre_annotate=pre_annotate, progress=bar.advance)
         typer.echo(rep.summary())
         round_ = s.column("round")[0].as_py() if s.num_rows else "?"
@@ -182,7 +180,6 @@ def register(app: typer.Typer) -> None:
         samples: Path = typer.Argument(..., help="Samples table of the round."),
         out: Path = typer.Option(..., "--out", "-o", help="Annotations table to write; rejected records go to <out>.rejected.jsonl."),
         url: Optional[str] = _URL,
-        token: Optional[str] = _TOKEN,
         project: Optional[str] = typer.Option(None, "--project", help="Exact project title (default: 'biaskit <round> (<task>)')."),
         results: Optional[Path] = typer.Option(None, "--results", help="Read a result file of another platform (CSV/JSONL: sample_id, annotator, label) instead of Label Studio."),
         ledger: Optional[Path] = _LEDGER,
@@ -206,7 +203,7 @@ def register(app: typer.Typer) -> None:
         else:
             from biaskit.annotate.labelstudio import pull
 
-            res = pull(s, url=url, token=token, project=project)
+            res = pull(s, url=url, project=project)
             ann, rej, rep = res.annotations, res.rejected, res.report
             platform = "label-studio"
             extra = {"project": res.title, "project_id": res.project_id}
