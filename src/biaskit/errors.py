@@ -51,6 +51,12 @@ CATALOGUE: dict[str, str] = {
     "E090": "Label Studio error",
     "E091": "annotation input error",
     "E092": "annotation round error",
+    "E150": "file is not valid UTF-8 text",
+    "E151": "labels outside the metric's vocabulary",
+    "E152": "refusing to replace a table with fewer rows",
+    "E153": "value of the wrong type in an input file",
+    "E154": "name too long",
+    "E155": "null key in table",
 }
 
 
