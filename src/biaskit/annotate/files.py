@@ -40,10 +40,12 @@ def export_tasks(samples: Any, path: str | Path) -> tuple[Path, Path]:
              "choices": "|".join(task.labels)} for r in s.select(["sample_id", "round", "task_type", "text"]).to_pylist()]
     with atomic_path(p) as tmp:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            if fmt == ".csv":
+            if fmt == ".csv":  # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
+                from biaskit.spreadsheet import neutralize
+
                 w = csv.DictWriter(fh, fieldnames=TASK_COLUMNS)
                 w.writeheader()
-                w.writerows(rows)
+                w.writerows({k: neutralize(v) for k, v in r.items()} for r in rows)
             else:
                 for r in rows:
                     fh.write(json.dumps(r, ensure_ascii=False) + "\n")
