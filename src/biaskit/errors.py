@@ -57,6 +57,7 @@ CATALOGUE: dict[str, str] = {
     "E153": "value of the wrong type in an input file",
     "E154": "name too long",
     "E155": "null key in table",
+    "E156": "file system error on a path",
 }
 
 

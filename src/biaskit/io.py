@@ -130,7 +130,7 @@ def to_arrow(table: Any) -> pa.Table:
     raise TypeError(f"cannot turn {type(table).__name__} into an Arrow table")
 
 
-def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Sequence[str] = ()) -> pa.Table:
+def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Sequence[str] = (), keys: bool = False) -> pa.Table:
     """Read a table written by biaskit (or by hand) and validate it against ``stage`` if given."""
     p = Path(path)
     fmt = table_format(p)
@@ -160,7 +160,7 @@ def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Se
     if stage:
         from biaskit.schema import validate
 
-        validate(t, stage, where=str(p), require=require)
+        validate(t, stage, where=str(p), require=require, keys=keys)
     return t
 
 
@@ -193,7 +193,7 @@ def write_table(
     if stage:
         from biaskit.schema import conform, validate
 
-        validate(t, stage, where=str(path))
+        validate(t, stage, where=str(path), keys=True)  # the checks `schema --check` makes: an output always passes them
         t = conform(t, stage)
     p = Path(path)
     fmt = table_format(p)

@@ -182,6 +182,7 @@ def register(app: typer.Typer) -> None:
         url: Optional[str] = _URL,
         project: Optional[str] = typer.Option(None, "--project", help="Exact project title (default: 'biaskit <round> (<task>)')."),
         results: Optional[Path] = typer.Option(None, "--results", help="Read a result file of another platform (CSV/JSONL: sample_id, annotator, label) instead of Label Studio."),
+        allow_fewer: bool = typer.Option(False, "--allow-fewer", help="Replace an existing --out table even when this pull has fewer annotations (default: refuse, error E152)."),
         ledger: Optional[Path] = _LEDGER,
     ) -> None:
         """Export a round's labels, validate them (labels outside the config, double annotations, empty results) and write the annotations table.
@@ -207,6 +208,7 @@ def register(app: typer.Typer) -> None:
             ann, rej, rep = res.annotations, res.rejected, res.report
             platform = "label-studio"
             extra = {"project": res.title, "project_id": res.project_id}
+        _refuse_fewer(out, ann.num_rows, allow_fewer, results)
         cfg = {"platform": platform, **extra, "report": rep.as_dict(), "results": str(results) if results else None}
         _write(ann, out, "annotations", "biaskit annotate pull", cfg, inputs=[samples] + ([results] if results else []))
         rej_path = out.parent / (out.name + ".rejected.jsonl")
@@ -333,6 +335,27 @@ def register(app: typer.Typer) -> None:
             return
         t = get_task_type(task)
         typer.echo(t.label_config() if config else t.guidelines_markdown())
+
+
+def _refuse_fewer(out: Path, n_new: int, allow: bool, results: Optional[Path]) -> None:
+    """An empty or truncated results file (or a server that lost tasks) must not silently shrink a round's labels."""
+    if allow or not out.exists():
+        return
+    from biaskit.errors import BiaskitError
+    from biaskit.io import read_table
+
+    src = f"the results file {results}" if results else "Label Studio"
+    try:
+        n_old = read_table(out).num_rows
+    except BiaskitError as exc:
+        raise BiaskitError("E152", f"{out} exists but cannot be read ({exc.what}), so this pull ({n_new} annotations from {src}) "
+                                   "would replace it blindly", value=str(out),
+                           fix="move the file away, or pass --allow-fewer to replace it") from None
+    if n_new < n_old:
+        raise BiaskitError("E152", f"this pull gives {n_new} annotation(s) from {src}, fewer than the {n_old} already in {out}; "
+                                   "the table was not replaced", value=n_new,
+                           fix="check the results file (complete, UTF-8, right round) or the server, or pass --allow-fewer "
+                               "to replace the table anyway")
 
 
 def _fmt(v) -> str:
