@@ -87,3 +87,36 @@ def test_report_accepts_known_labels_and_nulls(tmp_path):
     pq.write_table(t, f)
     r = _run("report", f, "--out", tmp_path / "rep", "--n-boot", "10")
     assert r.exit_code == 0, r.output
+
+
+def _samples(tmp_path, n=3):
+    s = tmp_path / "samples.parquet"
+    pq.write_table(pa.table({"sample_id": [f"s-{i}" for i in range(n)], "round": ["r1"] * n, "task_type": ["sentiment"] * n,
+                             "text": [f"t{i}" for i in range(n)]}), s)
+    return s
+
+
+def test_pull_with_an_empty_results_file_does_not_shrink_the_annotations(tmp_path):
+    from biaskit.io import read_table
+
+    s = _samples(tmp_path)
+    full = tmp_path / "full.csv"
+    full.write_text("sample_id,annotator,label\ns-0,w1,positive\ns-1,w1,negative\ns-2,w1,neutral\n")
+    out = tmp_path / "ann.parquet"
+    led = tmp_path / "l.jsonl"
+    r = _run("annotate", "pull", s, "--results", full, "--out", out, "--ledger", led)
+    assert r.exit_code == 0, r.output
+    before = out.read_bytes()
+    for bad in (b"", b"sample_id,annotator,label\n", b"sample_id,annotator,label\ns-0,w1,positive\n"):
+        res = tmp_path / "res.csv"
+        res.write_bytes(bad)
+        r = _run("annotate", "pull", s, "--results", res, "--out", out, "--ledger", led)
+        assert r.exit_code == 1 and "[E152]" in r.output and "--allow-fewer" in r.output and "3 already" in r.output, r.output
+        assert out.read_bytes() == before  # untouched
+    r = _run("annotate", "pull", s, "--results", res, "--out", out, "--ledger", led, "--allow-fewer")
+    assert r.exit_code == 0 and read_table(out).num_rows == 1
+    # an unreadable existing table is not replaced blindly either
+    out2 = tmp_path / "ann2.parquet"
+    out2.write_bytes(b"PAR1 broken")
+    r = _run("annotate", "pull", s, "--results", full, "--out", out2, "--ledger", led)
+    assert r.exit_code == 1 and "[E152]" in r.output and out2.read_bytes() == b"PAR1 broken"

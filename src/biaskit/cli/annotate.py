@@ -244,7 +244,7 @@ def register(app: typer.Typer) -> None:
         from biaskit.annotate.agreement import agreement, careless_annotators
         from biaskit.io import read_table
 
-        a = read_table(annotations, "annotations")
+        a = read_table(annotations, "annotations", keys=True)  # null or duplicate (sample, round, annotator): E155/E007
         s = read_table(samples, "samples") if samples else None
         t = agreement(a, round=round_, samples=s, careless_kappa=careless_kappa, n_boot=bootstrap, seed=seed)
         _write(t, out, "agreement", "biaskit annotate agreement", {"careless_kappa": careless_kappa, "bootstrap": bootstrap},
@@ -284,7 +284,7 @@ def register(app: typer.Typer) -> None:
         from biaskit.annotate.validation import validate_metric
         from biaskit.io import read_table
 
-        a = read_table(annotations, "annotations")
+        a = read_table(annotations, "annotations", keys=True)
         s = read_table(samples, "samples")
         excl = _split(exclude_label) if exclude_label else ["other"]
         tables, figs = [], {}

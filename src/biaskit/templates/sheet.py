@@ -211,7 +211,9 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
         raise BiaskitError("E041", "sheet not found", value=str(p), fix="check the path")
     suffix = p.suffix.lower()
     if suffix == ".csv":
-        text = p.read_text(encoding="utf-8-sig")
+        from biaskit.io import read_text_utf8
+
+        text = read_text_utf8(p, "translation sheet")
         rows = list(csv.DictReader(io.StringIO(text)))
         header = next(csv.reader(io.StringIO(text)), [])
     elif suffix == ".xlsx":
