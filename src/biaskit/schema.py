@@ -301,6 +301,15 @@ def validate(table: Any, stage: str | Stage, *, where: str = "", require: Iterab
             value=sorted(cols),
             fix=f"give a {st.name} table (see `biaskit schema {st.name}`) or add/rename the columns",
         )
+    check_types(table, st, where=where)
+    if keys:
+        check_keys(table, st, where=where)
+
+
+def check_types(table: Any, stage: str | Stage, *, where: str = "") -> None:
+    """E004 for a known column (of the stage or a stage it extends) stored with an incompatible type."""
+    st = get_stage(stage) if isinstance(stage, str) else stage
+    place = f" in {where}" if where else ""
     schema = _arrow_schema_of(table)
     if schema is None:
         return
@@ -317,8 +326,6 @@ def validate(table: Any, stage: str | Stage, *, where: str = "", require: Iterab
                         value=str(actual),
                         fix=f"store {col.name!r} as {col.type} (biaskit does not cast it: 0, 1, ... are not texts)",
                     )
-    if keys:
-        check_keys(table, st, where=where)
 
 
 def check_keys(table: Any, stage: str | Stage, *, where: str = "") -> None:

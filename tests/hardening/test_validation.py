@@ -120,3 +120,16 @@ def test_pull_with_an_empty_results_file_does_not_shrink_the_annotations(tmp_pat
     out2.write_bytes(b"PAR1 broken")
     r = _run("annotate", "pull", s, "--results", full, "--out", out2, "--ledger", led)
     assert r.exit_code == 1 and "[E152]" in r.output and out2.read_bytes() == b"PAR1 broken"
+
+
+def test_runners_check_prompt_column_types_before_loading_a_model(tmp_path):
+    """A mistyped prompts column used to surface only when the output was written, after the whole model run."""
+    from biaskit.evaluate.runners.core import prompt_table
+
+    f = tmp_path / "prompts.parquet"
+    pq.write_table(pa.table({"prompt_id": ["a"], "text": ["x"], "domain": [3]}), f)
+    with pytest.raises(BiaskitError) as e:
+        prompt_table(str(f))
+    assert e.value.code == "E004" and "domain" in str(e.value) and str(f) in str(e.value)
+    r = _run("generate", f, "--model", tmp_path / "no-such-model", "--out", tmp_path / "g.parquet")
+    assert r.exit_code == 1 and "[E004]" in r.output  # not a model-loading error: the input is checked first
