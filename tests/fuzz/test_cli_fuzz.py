@@ -74,8 +74,8 @@ HOSTILE_TEXTS = ["", "x" * 100_000, "a\x00b", "\u202egnp.exe\u202c \u05e9\u05dc\
 HOSTILE_NAMES = ["sp ace", "\u00fcn\u00efc\u00f8d\u00e9", "\u202erev", "semi;colon", "quote'\"", "dollar$HOME"]
 TABLE_SUFFIXES = [".parquet", ".jsonl", ".csv"]
 ALL_SUFFIXES = [".parquet", ".jsonl", ".csv", ".json", ".yaml", ".xlsx"]
-TABLE_KINDS = ["empty_file", "garbage", "zero_rows", "wrong_columns", "wrong_types", "bom_crlf_csv", "bad_jsonl_line",
-               "texts", "dup_ids", "null_ids", "non_utf8_csv", "hostile_name", "long_name"]
+TABLE_KINDS = [*[f"empty_file{s}" for s in ALL_SUFFIXES], *[f"garbage{s}" for s in ALL_SUFFIXES], "zero_rows",
+               "wrong_columns", "wrong_types", "bom_crlf_csv", "bad_jsonl_line", "texts", "dup_ids", "null_ids", "non_utf8_csv", "hostile_name", "long_name"]
 TEXT_FILE_KINDS = ["empty_file", "garbage", "non_utf8", "not_a_mapping", "hostile_values", "long_name"]
 
 
@@ -134,10 +134,10 @@ def table_input(draw, stage: str, kind: str) -> tuple[str, bytes]:
     """(file name, bytes) of one bad ``stage`` table of the given kind."""
     fmt = draw(st.sampled_from(TABLE_SUFFIXES))
     name = f"in_{stage}"
-    if kind == "empty_file":
-        return name + draw(st.sampled_from(ALL_SUFFIXES)), b""
-    if kind == "garbage":
-        return name + draw(st.sampled_from(ALL_SUFFIXES)), draw(st.binary(min_size=1, max_size=200))
+    if kind.startswith("empty_file"):  # empty_file.xlsx: an empty file under that suffix
+        return name + (kind.removeprefix("empty_file") or draw(st.sampled_from(ALL_SUFFIXES))), b""
+    if kind.startswith("garbage"):
+        return name + (kind.removeprefix("garbage") or draw(st.sampled_from(ALL_SUFFIXES))), draw(st.binary(min_size=1, max_size=200))
     if kind == "zero_rows":
         schema = pa.Table.from_pylist(_rows(stage)).schema
         return name + fmt, _encode([], fmt, schema)
