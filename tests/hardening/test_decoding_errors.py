@@ -55,7 +55,7 @@ def test_non_utf8_yaml_template_and_config_and_ledger(tmp_path):
     c = tmp_path / "domains.yaml"
     c.write_bytes(b"domains:\n  x: caf\xe9\n")
     line = _line(_run("scrape", "dump", tmp_path / "none.xml", "--config-file", c, "--out", tmp_path / "p.parquet"))
-    assert "[E150]" in line
+    assert "[E150]" in line and "domain config" in line and "line 2" in line
     led = tmp_path / "ledger.jsonl"
     led.write_bytes(b'{"at": "x", "round": "r\xe9", "event": "sample"}\n')
     line = _line(_run("annotate", "rounds", "--ledger", led))

@@ -240,11 +240,9 @@ def load_config(path_or_name: str | os.PathLike | dict, *, rule_overrides: dict 
                                value=str(path_or_name), options=sorted(SHIPPED),
                                fix="pass the path of a YAML/JSON domain config (--config-file FILE, or a path with a / or "
                                    "a suffix) or a shipped name")
-        try:
-            text = p.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise BiaskitError("E150", f"domain config {p} is not UTF-8 text (byte {exc.start})", value=str(p),
-                               fix="save the file as UTF-8") from None
+        from biaskit.io import read_text_utf8
+
+        text = read_text_utf8(p, "domain config")  # E150 with the line of the first bad byte
         try:
             if p.suffix == ".json":
                 data = json.loads(text)
