@@ -57,6 +57,13 @@ CATALOGUE: dict[str, str] = {
     "E141": "a name from the data would leave the output folder",
     "E142": "endpoint redirected the request",
     "E143": "a link in the folder points outside it",
+    "E150": "file is not valid UTF-8 text",
+    "E151": "labels outside the metric's vocabulary",
+    "E152": "refusing to replace a table with fewer rows",
+    "E153": "value of the wrong type in an input file",
+    "E154": "name too long",
+    "E155": "null key in table",
+    "E156": "file system error on a path",
 }
 
 

@@ -334,12 +334,49 @@ def to_arrow(table: Any) -> pa.Table:
     raise TypeError(f"cannot turn {type(table).__name__} into an Arrow table")
 
 
-def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Sequence[str] = ()) -> pa.Table:
+def _utf8_error(path: Path, data_before: bytes, bad: bytes, what: str) -> BiaskitError:
+    line = data_before.count(b"\n") + 1
+    return BiaskitError("E150", f"{what} {path} is not UTF-8 text: byte 0x{bad[:1].hex().upper()} on line {line}", value=str(path),
+                        fix="save the file as UTF-8 (spreadsheets: 'CSV UTF-8'; or iconv -f latin1 -t utf-8 FILE)")
+
+
+def check_utf8(path: str | os.PathLike, what: str = "file", chunk: int = 1 << 20) -> None:
+    """Raise E150 naming the file and the line of the first byte that is not UTF-8 (streamed, any size)."""
+    import codecs
+
+    p = Path(path)
+    dec = codecs.getincrementaldecoder("utf-8")()
+    newlines = 0
+    with open(p, "rb") as fh:
+        while True:
+            b = fh.read(chunk)
+            try:
+                dec.decode(b, final=not b)
+            except UnicodeDecodeError as exc:
+                raise _utf8_error(p, b"\n" * newlines + b[: max(exc.start, 0)], b[max(exc.start, 0):] or b"?", what) from None
+            if not b:
+                return
+            newlines += b.count(b"\n")
+
+
+def read_text_utf8(path: str | os.PathLike, what: str = "file", *, bom: bool = True) -> str:
+    """The text of a UTF-8 file (a BOM is dropped), or E150 naming the file and the line of the first bad byte."""
+    p = Path(path)
+    data = p.read_bytes()
+    try:
+        return data.decode("utf-8-sig" if bom else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise _utf8_error(p, data[: exc.start], data[exc.start:], what) from None
+
+
+def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Sequence[str] = (), keys: bool = False) -> pa.Table:
     """Read a table written by biaskit (or by hand) and validate it against ``stage`` if given."""
     p = Path(path)
     fmt = table_format(p)
     if not p.exists():
         raise BiaskitError("E003", "table file not found", value=str(p), fix="check the path, or run the stage that writes it first")
+    if fmt in ("csv", "jsonl") and p.is_file():
+        check_utf8(p, f"{fmt.upper()} table")  # pyarrow would read bad CSV bytes as a binary column, silently
     try:
         if fmt == "parquet":
             t = pq.read_table(p)
@@ -364,7 +401,7 @@ def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Se
     if stage:
         from biaskit.schema import validate
 
-        validate(t, stage, where=str(p), require=require)
+        validate(t, stage, where=str(p), require=require, keys=keys)
     return t
 
 
@@ -418,7 +455,7 @@ def write_table(
     if stage:
         from biaskit.schema import conform, validate
 
-        validate(t, stage, where=str(path))
+        validate(t, stage, where=str(path), keys=True)  # the checks `schema --check` makes: an output always passes them
         t = conform(t, stage)
     t = redact_error_columns(t)
     p = Path(path)

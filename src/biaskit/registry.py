@@ -80,3 +80,17 @@ class Registry:
 metrics = Registry("metric")
 #: registry of model backends (see biaskit.evaluate.runners)
 backends = Registry("model backend")
+
+
+def is_path_spec(spec: str) -> bool:
+    """Whether a command-line value names a file or folder rather than a shipped name (``bold``, ``demo``, ``cs``).
+
+    A value is a path when it contains a path separator or has a suffix (``my.yaml``, ``./demo``, ``runs/x``).
+    Shipped names never contain either, so a local folder called ``demo`` never shadows the shipped ``demo``
+    config, and a shipped name never hides a file given as ``./demo`` or by an explicit ``--config-file``.
+    """
+    import os
+    from pathlib import PurePath
+
+    s = str(spec)
+    return "/" in s or os.sep in s or (os.altsep is not None and os.altsep in s) or PurePath(s).suffix != ""

@@ -279,11 +279,21 @@ def _compatible(actual: pa.DataType, expected: pa.DataType) -> bool:
     return False
 
 
-def validate(table: Any, stage: str | Stage, *, where: str = "", require: Iterable[str] = ()) -> None:
+def _lineage(st: Stage) -> list[Stage]:
+    """The stage and the stages it extends (scores -> generations -> prompts), nearest first."""
+    out = [st]
+    while out[-1].extends and out[-1].extends in STAGES and len(out) < 10:
+        out.append(STAGES[out[-1].extends])
+    return out
+
+
+def validate(table: Any, stage: str | Stage, *, where: str = "", require: Iterable[str] = (), keys: bool = False) -> None:
     """Check that ``table`` has the stage's required columns (plus ``require``) with compatible types.
 
     Raises :class:`BiaskitError` E001 naming the missing columns and the file, or E004 for a known column
-    of the wrong type.
+    of the wrong type (also the columns of the stage it extends: a ``scores`` table's ``page_id`` is an
+    integer). With ``keys`` also the row key (:func:`check_keys`): this is what ``schema --check``,
+    ``hub stage`` and every staged write use, so all three accept and refuse the same tables.
     """
     st = get_stage(stage) if isinstance(stage, str) else stage
     cols = _column_names(table)
@@ -297,19 +307,70 @@ def validate(table: Any, stage: str | Stage, *, where: str = "", require: Iterab
             value=sorted(cols),
             fix=f"give a {st.name} table (see `biaskit schema {st.name}`) or add/rename the columns",
         )
+    check_types(table, st, where=where)
+    if keys:
+        check_keys(table, st, where=where)
+
+
+def check_types(table: Any, stage: str | Stage, *, where: str = "") -> None:
+    """E004 for a known column (of the stage or a stage it extends) stored with an incompatible type."""
+    st = get_stage(stage) if isinstance(stage, str) else stage
+    place = f" in {where}" if where else ""
     schema = _arrow_schema_of(table)
     if schema is None:
         return
-    for col in st.columns:
-        if col.name in schema.names:
-            actual = schema.field(col.name).type
-            if not _compatible(actual, col.type):
-                raise BiaskitError(
-                    "E004",
-                    f"column {col.name!r}{place} of the {st.name} table has type {actual}",
-                    value=str(actual),
-                    fix=f"store {col.name!r} as {col.type}",
-                )
+    checked: set[str] = set()
+    for s_ in _lineage(st):
+        for col in s_.columns:
+            if col.name in schema.names and col.name not in checked:
+                checked.add(col.name)
+                actual = schema.field(col.name).type
+                if not _compatible(actual, col.type):
+                    raise BiaskitError(
+                        "E004",
+                        f"column {col.name!r}{place} of the {st.name} table has type {actual}",
+                        value=str(actual),
+                        fix=f"store {col.name!r} as {col.type} (biaskit does not cast it: 0, 1, ... are not texts)",
+                    )
+
+
+def check_keys(table: Any, stage: str | Stage, *, where: str = "") -> None:
+    """The stage's row key (``prompt_id``; ``sample_id``; ``sample_id, round, annotator``; ...) is unique and its
+    required parts are never null. E155 names the first row with a null key, E007 the first duplicated key and
+    the rows holding it (0-based data rows, as in the file)."""
+    st = get_stage(stage) if isinstance(stage, str) else stage
+    if not st.key:
+        return
+    from biaskit.io import to_arrow
+
+    t = to_arrow(table)
+    cols = [k for k in st.key if k in t.column_names]
+    if not cols or t.num_rows == 0:
+        return
+    place = f" in {where}" if where else ""
+    import pyarrow.compute as pc
+
+    for k in cols:
+        c = st.column(k)
+        if c is not None and c.required and t.column(k).null_count:
+            row = pc.index(pc.is_null(t.column(k)), True).as_py()
+            raise BiaskitError("E155", f"the {st.name} table{place} has a null {k!r} (part of its row key) at row {row}",
+                               value=t.column(k).null_count, fix=f"give every row a {k!r}: it identifies the row across stages")
+    kt = t.select(cols)
+    counts = kt.group_by(cols).aggregate([([], "count_all")])
+    dup = counts.filter(pc.greater(counts.column("count_all"), 1))
+    if dup.num_rows:
+        first = {k: dup.column(k)[0].as_py() for k in cols}
+        mask = None
+        for k in cols:
+            col = kt.column(k)
+            m = pc.is_null(col) if first[k] is None else pc.fill_null(pc.equal(col, pa.scalar(first[k], type=col.type)), False)
+            mask = m if mask is None else pc.and_(mask, m)
+        rows = [i for i, v in enumerate(mask.to_pylist()) if v][:5]
+        what = first[cols[0]] if len(cols) == 1 else first
+        raise BiaskitError("E007", f"the {st.name} table{place} has {dup.num_rows} duplicated row key(s) ({', '.join(cols)}); "
+                                   f"the first is at rows {rows}", value=what,
+                           fix="make the key unique (drop the duplicate rows or give them distinct ids)")
 
 
 def conform(table: pa.Table, stage: str | Stage) -> pa.Table:

@@ -186,7 +186,8 @@ def test_cli_push_pull_never_prints_the_token(ls_server, ls_client, annotator_id
     assert read_table(out, "annotations").num_rows == 10
     # a wrong token from the environment: one coded line, the token is not echoed anywhere
     fake = "fake-token-do-not-print-123456"
-    r = runner.invoke(app, ["annotate", "pull", str(samples), "--out", str(tmp_path / "x.parquet"), "--token", fake])
+    r = runner.invoke(app, ["annotate", "pull", str(samples), "--out", str(tmp_path / "x.parquet")],
+                      env={"LABEL_STUDIO_API_KEY": fake})
     assert r.exit_code == 1 and "E090" in r.output and fake not in r.output
     for f in (led, out.parent / (out.name + ".manifest.json")):
         text = f.read_text()

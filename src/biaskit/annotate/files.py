@@ -12,6 +12,7 @@ exports (:func:`biaskit.annotate.results.validate_records`).
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -40,10 +41,12 @@ def export_tasks(samples: Any, path: str | Path) -> tuple[Path, Path]:
              "choices": "|".join(task.labels)} for r in s.select(["sample_id", "round", "task_type", "text"]).to_pylist()]
     with atomic_path(p) as tmp:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            if fmt == ".csv":
+            if fmt == ".csv":  # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
+                from biaskit.spreadsheet import neutralize
+
                 w = csv.DictWriter(fh, fieldnames=TASK_COLUMNS)
                 w.writeheader()
-                w.writerows(rows)
+                w.writerows({k: neutralize(v) for k, v in r.items()} for r in rows)
             else:
                 for r in rows:
                     fh.write(json.dumps(r, ensure_ascii=False) + "\n")
@@ -58,12 +61,18 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         raise BiaskitError("E003", "result file not found", value=str(path), fix="check the path")
     fmt = path.suffix.lower()
+    from biaskit.io import read_text_utf8
+
     if fmt == ".csv":
-        with open(path, encoding="utf-8-sig", newline="") as fh:
-            return [dict(r) for r in csv.DictReader(fh)]
+        text = read_text_utf8(path, "result file")
+        try:
+            return [dict(r) for r in csv.DictReader(io.StringIO(text, newline=""))]
+        except csv.Error as exc:
+            raise BiaskitError("E091", f"{path} is not a readable CSV file: {exc}", value=str(path),
+                               fix="give a CSV with a header row sample_id,annotator,label") from None
     if fmt in (".jsonl", ".json"):
         out = []
-        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        for i, line in enumerate(read_text_utf8(path, "result file").splitlines(), 1):
             if line.strip():
                 try:
                     obj = json.loads(line)
@@ -84,16 +93,22 @@ def read_results(path: str | Path, samples: Any, *, platform: str = "file") -> t
     if rows:
         missing = [c for c in ("sample_id", "annotator", "label") if c not in rows[0]]
         if missing:
-            raise BiaskitError("E001", f"the result file {p} lacks column(s) {', '.join(missing)}", value=sorted(rows[0]),
+            raise BiaskitError("E001", f"the result file {p} lacks column(s) {', '.join(missing)}", value=sorted(str(k) for k in rows[0]),
                                fix="give columns sample_id, annotator, label (optional lead_time, created_at)")
     round_, spec, ids = samples_info(samples)
     recs = []
-    for r in rows:
+    for i, r in enumerate(rows, 1):
+        for col in ("sample_id", "annotator", "label", "created_at"):
+            v = r.get(col)
+            if v is not None and not isinstance(v, str):
+                raise BiaskitError("E153", f"{p}: record {i} has a {type(v).__name__} {col!r}; ids and labels are text", value=v,
+                                   fix=f'write it as a string, e.g. "{col}": "{v}" (CSV cells are always text)')
         lt = r.get("lead_time")
         try:
             lt = float(lt) if lt not in (None, "") else None
-        except ValueError:
-            raise BiaskitError("E091", "lead_time is not a number", value=lt, fix="give seconds as a number, or leave it empty") from None
+        except (TypeError, ValueError):
+            raise BiaskitError("E091", f"{p}: record {i}: lead_time is not a number", value=lt,
+                               fix="give seconds as a number, or leave it empty") from None
         recs.append({"sample_id": r.get("sample_id"), "annotator": (r.get("annotator") or "").strip() or None, "label": r.get("label"),
                      "lead_time": lt, "created_at": r.get("created_at") or None, "updated_at": r.get("updated_at") or None})
     return validate_records(recs, task=spec, round=round_, platform=platform, sample_ids=ids)

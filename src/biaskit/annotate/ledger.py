@@ -45,7 +45,9 @@ def events(path: str | Path | None = None) -> list[dict[str, Any]]:
     if not p.exists():
         return []
     out = []
-    for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    from biaskit.io import read_text_utf8
+
+    for i, line in enumerate(read_text_utf8(p, "round ledger").splitlines(), 1):
         if not line.strip():
             continue
         try:

@@ -81,6 +81,28 @@ class BiaskitGroup(TyperGroup):
 
             typer.echo(f"error{redact(str(exc)).replace(chr(10), ' ')}" if str(exc).startswith("[") else f"error: {redact(str(exc))}", err=True)
             raise typer.Exit(1) from None
+        except OSError as exc:  # the file system refused a named path (too long, not a folder, no permission, disk full)
+            if exc.filename is None:
+                raise
+            err = _os_error(exc)
+            from biaskit.secrets import redact
+
+            typer.echo(f"error{redact(str(err)).replace(chr(10), ' ')}", err=True)
+            raise typer.Exit(1) from None
+
+
+def _os_error(exc: OSError) -> BiaskitError:
+    """A coded one-line error for an OSError about a path (E154 name too long, E156 other file system errors)."""
+    import errno
+
+    name = str(exc.filename)
+    if exc.errno == errno.ENAMETOOLONG:
+        return BiaskitError("E154", "file name too long (most file systems allow 255 bytes per file or folder name, "
+                                    "and biaskit adds a few for its temporary and manifest files)",
+                            value=name, fix="use a shorter file or folder name (at most about 200 characters)")
+    what = exc.strerror or type(exc).__name__
+    return BiaskitError("E156", f"cannot use the path: {what}", value=name,
+                        fix="check that the path exists, that its parent is a folder you can write to, and that the disk has space")
 
 
 app = typer.Typer(

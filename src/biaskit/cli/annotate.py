@@ -15,8 +15,6 @@ HELP = (
 )
 
 _URL = typer.Option(None, "--url", envvar="LABEL_STUDIO_URL", help="Label Studio URL (or LABEL_STUDIO_URL).")
-_TOKEN = typer.Option(None, "--token", envvar="LABEL_STUDIO_API_KEY", show_default=False,
-                      help="Label Studio access token; prefer the LABEL_STUDIO_API_KEY environment variable. Never printed.")
 _LEDGER = typer.Option(None, "--ledger", envvar="BIASKIT_ANNOTATION_LEDGER",
                        help="Round ledger file (default: annotation-rounds.jsonl in the working directory).")
 
@@ -150,7 +148,6 @@ def register(app: typer.Typer) -> None:
     def push_cmd(
         samples: Path = typer.Argument(..., help="Samples table of the round."),
         url: Optional[str] = _URL,
-        token: Optional[str] = _TOKEN,
         project: Optional[str] = typer.Option(None, "--project", help="Exact project title (default: 'biaskit <round> (<task>)')."),
         annotators: int = typer.Option(3, "--annotators", help="Annotators per task (the project's maximum_annotations)."),
         batch_size: int = typer.Option(1000, "--batch-size", help="Tasks per import request."),
@@ -159,7 +156,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Create (or find) the round's Label Studio project and import the missing tasks, in batches.
 
-        Safe to rerun: tasks already in the project (same sample_id) are not imported again.
+        Safe to rerun: tasks already in the project (same sample_id) are not imported again. The token is read
+        from LABEL_STUDIO_API_KEY only (never a command-line argument, where other users and shell history see it).
 
         Example: export LABEL_STUDIO_API_KEY=...; biaskit annotate push r1/samples.parquet --url http://localhost:8080 --annotators 3
         """
@@ -170,7 +168,7 @@ def register(app: typer.Typer) -> None:
 
         s = read_table(samples, "samples")
         with ProgressBar(s.num_rows, "importing tasks") as bar:
-            rep = push(s, url=url, token=token, project=project, annotators=annotators, batch_size=batch_size,
+            rep = push(s, url=url, project=project, annotators=annotators, batch_size=batch_size,
                        pre_annotate=pre_annotate, progress=bar.advance)
         typer.echo(rep.summary())
         round_ = s.column("round")[0].as_py() if s.num_rows else "?"
@@ -182,9 +180,9 @@ def register(app: typer.Typer) -> None:
         samples: Path = typer.Argument(..., help="Samples table of the round."),
         out: Path = typer.Option(..., "--out", "-o", help="Annotations table to write; rejected records go to <out>.rejected.jsonl."),
         url: Optional[str] = _URL,
-        token: Optional[str] = _TOKEN,
         project: Optional[str] = typer.Option(None, "--project", help="Exact project title (default: 'biaskit <round> (<task>)')."),
         results: Optional[Path] = typer.Option(None, "--results", help="Read a result file of another platform (CSV/JSONL: sample_id, annotator, label) instead of Label Studio."),
+        allow_fewer: bool = typer.Option(False, "--allow-fewer", help="Replace an existing --out table even when this pull has fewer annotations (default: refuse, error E152)."),
         ledger: Optional[Path] = _LEDGER,
     ) -> None:
         """Export a round's labels, validate them (labels outside the config, double annotations, empty results) and write the annotations table.
@@ -206,10 +204,11 @@ def register(app: typer.Typer) -> None:
         else:
             from biaskit.annotate.labelstudio import pull
 
-            res = pull(s, url=url, token=token, project=project)
+            res = pull(s, url=url, project=project)
             ann, rej, rep = res.annotations, res.rejected, res.report
             platform = "label-studio"
             extra = {"project": res.title, "project_id": res.project_id}
+        _refuse_fewer(out, ann.num_rows, allow_fewer, results)
         cfg = {"platform": platform, **extra, "report": rep.as_dict(), "results": str(results) if results else None}
         _write(ann, out, "annotations", "biaskit annotate pull", cfg, inputs=[samples] + ([results] if results else []))
         rej_path = out.parent / (out.name + ".rejected.jsonl")
@@ -245,7 +244,7 @@ def register(app: typer.Typer) -> None:
         from biaskit.annotate.agreement import agreement, careless_annotators
         from biaskit.io import read_table
 
-        a = read_table(annotations, "annotations")
+        a = read_table(annotations, "annotations", keys=True)  # null or duplicate (sample, round, annotator): E155/E007
         s = read_table(samples, "samples") if samples else None
         t = agreement(a, round=round_, samples=s, careless_kappa=careless_kappa, n_boot=bootstrap, seed=seed)
         _write(t, out, "agreement", "biaskit annotate agreement", {"careless_kappa": careless_kappa, "bootstrap": bootstrap},
@@ -285,7 +284,7 @@ def register(app: typer.Typer) -> None:
         from biaskit.annotate.validation import validate_metric
         from biaskit.io import read_table
 
-        a = read_table(annotations, "annotations")
+        a = read_table(annotations, "annotations", keys=True)
         s = read_table(samples, "samples")
         excl = _split(exclude_label) if exclude_label else ["other"]
         tables, figs = [], {}
@@ -336,6 +335,27 @@ def register(app: typer.Typer) -> None:
             return
         t = get_task_type(task)
         typer.echo(t.label_config() if config else t.guidelines_markdown())
+
+
+def _refuse_fewer(out: Path, n_new: int, allow: bool, results: Optional[Path]) -> None:
+    """An empty or truncated results file (or a server that lost tasks) must not silently shrink a round's labels."""
+    if allow or not out.exists():
+        return
+    from biaskit.errors import BiaskitError
+    from biaskit.io import read_table
+
+    src = f"the results file {results}" if results else "Label Studio"
+    try:
+        n_old = read_table(out).num_rows
+    except BiaskitError as exc:
+        raise BiaskitError("E152", f"{out} exists but cannot be read ({exc.what}), so this pull ({n_new} annotations from {src}) "
+                                   "would replace it blindly", value=str(out),
+                           fix="move the file away, or pass --allow-fewer to replace it") from None
+    if n_new < n_old:
+        raise BiaskitError("E152", f"this pull gives {n_new} annotation(s) from {src}, fewer than the {n_old} already in {out}; "
+                                   "the table was not replaced", value=n_new,
+                           fix="check the results file (complete, UTF-8, right round) or the server, or pass --allow-fewer "
+                               "to replace the table anyway")
 
 
 def _fmt(v) -> str:

@@ -50,7 +50,7 @@ def register(app: typer.Typer) -> None:
 
             if not stage:
                 raise BiaskitError("E008", "--check needs a STAGE", options=list(sch.STAGES), fix="biaskit schema prompts --check FILE")
-            t = read_table(check, stage)
+            t = read_table(check, stage, keys=True)  # the same validator as every staged write and `hub stage`
             typer.echo(f"ok: {check} is a valid {stage} table ({t.num_rows} rows, {t.num_columns} columns)")
             return
         typer.echo(sch.markdown(stage))

@@ -139,9 +139,10 @@ def _register_validity(stats: typer.Typer) -> None:
 def _emit(df, out: Optional[Path]) -> None:
     if out is not None:
         from biaskit.io import atomic_path
+        from biaskit.spreadsheet import neutralize_frame
 
-        with atomic_path(out) as tmp:
-            df.to_csv(tmp, index=False)
+        with atomic_path(out) as tmp:  # a CSV for spreadsheets: formula-like text cells get a leading ' (OWASP)
+            neutralize_frame(df).to_csv(tmp, index=False)
         typer.echo(f"wrote {len(df)} rows to {out}")
     else:
         from biaskit.evaluate.report.tables import markdown_table

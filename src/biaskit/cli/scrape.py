@@ -7,7 +7,13 @@ from typing import Optional
 
 import typer
 
-CONFIG_HELP = "Domain config: a YAML/JSON file, or a shipped name: `bold` (BOLD's five domains, API seeds) or `demo` (pages of the bundled dump)."
+CONFIG_HELP = ("Domain config: a shipped name, `bold` (BOLD's five domains, API seeds) or `demo` (pages of the bundled dump), "
+               "or a YAML/JSON file (a value with a / or a suffix is a path; a local folder named `demo` never shadows the shipped one).")
+CONFIG_FILE_HELP = "Domain config file, always read as a path (even one named like a shipped config); overrides --config."
+
+
+def _config_spec(config: str, config_file: Optional[Path]) -> str:
+    return str(config_file.resolve()) if config_file is not None else config  # absolute: never taken for a shipped name
 
 
 def _rule_overrides(window, n_first, min_words, dedupe, preset=None) -> dict:
@@ -47,6 +53,7 @@ def register(app: typer.Typer) -> None:
         dump: Path = typer.Argument(..., help="pages-articles dump (.xml or .xml.bz2)."),
         out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write (.parquet, .jsonl, .csv)."),
         config: str = typer.Option("demo", "--config", "-c", help=CONFIG_HELP),
+        config_file: Optional[Path] = typer.Option(None, "--config-file", help=CONFIG_FILE_HELP),
         processes: int = typer.Option(1, "--processes", "-p", help="Worker processes for cleaning and sentence splitting."),
         redirects: str = typer.Option("resolve", "--redirects", help="resolve: a configured title that is a redirect means its target; skip: ignore it."),
         all_pages: bool = typer.Option(False, "--all-pages", help="Every article is its own group (term = its title)."),
@@ -66,7 +73,7 @@ def register(app: typer.Typer) -> None:
         from biaskit.scrape.config import cap_pages, load_config
         from biaskit.scrape.pipeline import scrape_dump
 
-        cfg = cap_pages(load_config(config, rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages)
+        cfg = cap_pages(load_config(_config_spec(config, config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages)
         _report(scrape_dump(dump, cfg, out, processes=processes, all_pages=all_pages, redirects=redirects, sentences_out=sentences_out))
 
     @scrape.command("api")
@@ -74,6 +81,7 @@ def register(app: typer.Typer) -> None:
         endpoint: str = typer.Argument(..., help="api.php URL of any MediaWiki, e.g. https://en.wikipedia.org/w/api.php"),
         out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write (.parquet, .jsonl, .csv)."),
         config: str = typer.Option("bold", "--config", "-c", help=CONFIG_HELP),
+        config_file: Optional[Path] = typer.Option(None, "--config-file", help=CONFIG_FILE_HELP),
         cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Reply cache (default $BIASKIT_CACHE/mediawiki/<host>); reruns send no repeated requests."),
         processes: int = typer.Option(1, "--processes", "-p", help="Worker processes for cleaning and sentence splitting."),
         max_rps: float = typer.Option(5.0, "--max-rps", help="At most this many requests per second."),
@@ -98,7 +106,7 @@ def register(app: typer.Typer) -> None:
         from biaskit.scrape.config import cap_pages, load_config
         from biaskit.scrape.pipeline import scrape_api
 
-        cfg = cap_pages(load_config(config, rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages)
+        cfg = cap_pages(load_config(_config_spec(config, config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages)
         _report(scrape_api(endpoint, cfg, out, processes=processes, cache_dir=cache_dir, max_rps=max_rps, maxlag=maxlag,
                            max_retries=max_retries, user_agent=user_agent, sentences_out=sentences_out))
 

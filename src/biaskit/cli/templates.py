@@ -23,8 +23,11 @@ def _resolve_set(spec: str):
     """A template-set file, or the name of a bundled starter set (en, cs, pl, sk)."""
     from biaskit.templates.gendered import load_template_set, starter_set
 
-    if Path(spec).exists() or "/" in spec or "." in spec:
-        return load_template_set(spec)
+    from biaskit.registry import is_path_spec
+    from biaskit.templates.gendered import STARTER_LANGUAGES
+
+    if is_path_spec(spec) or (spec not in STARTER_LANGUAGES and Path(spec).is_file()):
+        return load_template_set(spec)  # a shipped language name is never shadowed by a local file/folder of that name
     return starter_set(spec)  # a bare language code: the bundled starter set (clear error if there is none)
 
 
@@ -164,7 +167,7 @@ def register(app: typer.Typer) -> None:
         for f in files:
             is_set = kind == "set"
             if kind == "auto":
-                is_set = not Path(f).exists() or (isinstance(obj := load_file(f), dict) and "subjects" in obj and "templates" in obj)
+                is_set = not Path(f).is_file() or (isinstance(obj := load_file(f), dict) and "subjects" in obj and "templates" in obj)
             if is_set:
                 s = _resolve_set(f)
                 typer.echo(f"ok: {s.path} ({s.language}: {len(s.templates)} templates x {len(s.subjects)} subjects)")
@@ -210,7 +213,7 @@ def register(app: typer.Typer) -> None:
         src = _resolve_set(source)
         from biaskit.templates.gendered import STARTER_LANGUAGES
 
-        targets = [_resolve_set(t) if (Path(t).exists() or t in STARTER_LANGUAGES) else t for t in target]
+        targets = [_resolve_set(t) if (t in STARTER_LANGUAGES or Path(t).is_file()) else t for t in target]
         rows, langs = sheet_rows(src, targets)
         if mt_command:
             tr = CommandTranslator(mt_command)

@@ -124,11 +124,19 @@ def spec_from_path(path: str | Path, name: str | None = None, *, config_by: str 
     """Read a table written by biaskit (any supported format) and its manifest into a :class:`TableSpec`."""
     from biaskit.io import read_manifest, read_table
 
+    from biaskit.io import table_format
+    from biaskit.schema import validate
+
     p = Path(path)
     t = read_table(p)
     man = read_manifest(p)
     nm = name or _stem(p)
-    return TableSpec(nm, t, detect_stage(t, man, nm), man, p, config_by, split_by)
+    st = detect_stage(t, man, nm)
+    if st is not None:
+        if table_format(p) == "csv":  # CSV has no types: read the stage's text columns as text ("10" stays "10")
+            t = read_table(p, st)
+        validate(t, st, where=str(p), keys=True)  # the checks of `schema --check`: never cast an int text column to "0"
+    return TableSpec(nm, t, st, man, p, config_by, split_by)
 
 
 def parse_table_arg(arg: str) -> tuple[str | None, str]:
@@ -248,6 +256,9 @@ def stage_tables(
                 raise BiaskitError("E050", f"table {spec.name!r} has no rows (datasets.load_dataset cannot read an empty shard)",
                                    value=where, fix="leave the empty table out of the stage command")
             if spec.stage:
+                from biaskit.schema import validate as validate_stage
+
+                validate_stage(table, spec.stage, where=where, keys=True)  # same checks as `schema --check`
                 table = conform(table, get_stage(spec.stage))
             for cval, mask in _split_masks(table, spec.config_by, where, what="config"):
                 ctable = table if mask is None else table.filter(mask)

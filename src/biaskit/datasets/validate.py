@@ -34,7 +34,9 @@ def read_card(folder: str | Path) -> tuple[dict, str]:
     if not p.is_file():
         raise BiaskitError("E050", "staged folder has no README.md dataset card", value=str(folder),
                            fix="stage it first: biaskit hub stage TABLE... --out DIR")
-    return parse_card(p.read_text(encoding="utf-8"))
+    from biaskit.io import read_text_utf8
+
+    return parse_card(read_text_utf8(p, "dataset card", bom=False))
 
 
 def load_config(folder: str | Path, config: str, *, cache_dir: str | Path | None = None):

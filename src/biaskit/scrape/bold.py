@@ -131,7 +131,9 @@ def import_bold(path: str | os.PathLike, *, layout: str = "auto", domains: list[
     else:
         files = [p] if p.is_file() else sorted([*p.glob("*.jsonl"), *p.glob("*.json")])
         for f in files:
-            text = f.read_text(encoding="utf-8")
+            from biaskit.io import read_text_utf8
+
+            text = read_text_utf8(f, "BOLD file", bom=False)
             stripped = text.lstrip()
             try:
                 recs = json.loads(text) if stripped.startswith("[") else [json.loads(x) for x in text.splitlines() if x.strip()]

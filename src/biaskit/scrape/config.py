@@ -232,13 +232,20 @@ def load_config(path_or_name: str | os.PathLike | dict, *, rule_overrides: dict 
     if isinstance(path_or_name, dict):
         data, src = path_or_name, "<dict>"
     else:
+        from biaskit.registry import is_path_spec
+
         p = Path(path_or_name)
-        if not p.exists() and str(path_or_name) in SHIPPED:
+        if str(path_or_name) in SHIPPED and not is_path_spec(str(path_or_name)):
+            # a shipped name is never shadowed by a local file or folder of that name (e.g. `demo --out demo`)
             p = shipped_config_path(str(path_or_name))
         if not p.is_file():
-            raise BiaskitError("E021", "domain config not found", value=str(path_or_name), options=sorted(SHIPPED),
-                               fix="pass the path of a YAML/JSON domain config or a shipped name")
-        text = p.read_text(encoding="utf-8")
+            raise BiaskitError("E021", "domain config not found" + (" (it is a folder)" if p.is_dir() else ""),
+                               value=str(path_or_name), options=sorted(SHIPPED),
+                               fix="pass the path of a YAML/JSON domain config (--config-file FILE, or a path with a / or "
+                                   "a suffix) or a shipped name")
+        from biaskit.io import read_text_utf8
+
+        text = read_text_utf8(p, "domain config")  # E150 with the line of the first bad byte
         try:
             if p.suffix == ".json":
                 data = json.loads(text)

@@ -284,6 +284,15 @@ def prompts_from_sentences(table: pa.Table, rule: PromptRule = PromptRule(), *, 
     if missing:
         raise BiaskitError("E001", "the sentences table lacks required column(s) " + ", ".join(missing), value=sorted(cols),
                            fix="give a table with sentence, domain, group and terms columns (see `biaskit scrape dump --sentences-out`)")
+    for c in ("sentence", "domain", "group", "terms", "term", "wiki", "page_title", "retrieved_at", "license"):
+        if c in cols and not (pa.types.is_string(table.schema.field(c).type) or pa.types.is_large_string(table.schema.field(c).type)
+                              or pa.types.is_null(table.schema.field(c).type)):
+            raise BiaskitError("E004", f"column {c!r} of the sentences table has type {table.schema.field(c).type}",
+                               value=str(table.schema.field(c).type), fix=f"store {c!r} as text (string)")
+    for c in ("page_id", "revision_id"):
+        if c in cols and not (pa.types.is_integer(table.schema.field(c).type) or pa.types.is_null(table.schema.field(c).type)):
+            raise BiaskitError("E004", f"column {c!r} of the sentences table has type {table.schema.field(c).type} (ids are whole numbers)",
+                               value=str(table.schema.field(c).type), fix=f"store {c!r} as int64 (a fractional page id is not an id)")
     counts = FilterCounts()
     rows = []
     for k, r in enumerate(table.to_pylist()):

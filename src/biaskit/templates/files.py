@@ -21,7 +21,9 @@ def load_file(path: str | Path) -> Any:
     p = Path(path)
     if not p.is_file():
         raise BiaskitError("E040", f"template/data file not found: {p}", value=str(p), fix="check the path")
-    text = p.read_text(encoding="utf-8")
+    from biaskit.io import read_text_utf8
+
+    text = read_text_utf8(p, "template/data file")
     suffix = p.suffix.lower()
     try:
         if suffix == ".json":

@@ -45,6 +45,9 @@ def import_honest(path: str | Path | None = None, *, language: str = "en", kind:
     p = Path(path) if path is not None else honest_path(language, kind)
     if not p.is_file():
         raise BiaskitError("E040", "HONEST template file not found", value=str(p), fix="check the path")
+    from biaskit.io import check_utf8
+
+    check_utf8(p, "HONEST template file")
     with open(p, encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = reader.fieldnames or []

@@ -160,6 +160,8 @@ def sheet_rows(source: TemplateSet, targets: Sequence[TemplateSet | str] = ()) -
 
 def write_sheet(rows: list[dict[str, Any]], languages: Sequence[str], path: str | Path) -> Path:
     """Write a sheet atomically as ``.csv`` (UTF-8 with BOM, opens in Excel) or ``.xlsx``."""
+    from biaskit.spreadsheet import neutralize
+
     p = Path(path)
     cols = sheet_columns(languages)
     suffix = p.suffix.lower()
@@ -168,7 +170,7 @@ def write_sheet(rows: list[dict[str, Any]], languages: Sequence[str], path: str 
         w = csv.DictWriter(buf, fieldnames=cols, extrasaction="ignore", lineterminator="\n")
         w.writeheader()
         for r in rows:
-            w.writerow({c: r.get(c, "") for c in cols})
+            w.writerow({c: neutralize(r.get(c, "")) for c in cols})
         with atomic_path(p) as tmp:
             tmp.write_text(buf.getvalue(), encoding="utf-8-sig")
         return p
@@ -181,7 +183,7 @@ def write_sheet(rows: list[dict[str, Any]], languages: Sequence[str], path: str 
         ws.title = "templates"
         ws.append(cols)
         for r in rows:
-            ws.append([r.get(c, "") or "" for c in cols])
+            ws.append([neutralize(r.get(c, "") or "") for c in cols])  # openpyxl stores "=..." as a formula otherwise
         ws.freeze_panes = "D2"
         help_ws = wb.create_sheet("README")
         for line in _HELP.strip().splitlines():
@@ -209,7 +211,9 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
         raise BiaskitError("E041", "sheet not found", value=str(p), fix="check the path")
     suffix = p.suffix.lower()
     if suffix == ".csv":
-        text = p.read_text(encoding="utf-8-sig")
+        from biaskit.io import read_text_utf8
+
+        text = read_text_utf8(p, "translation sheet")
         rows = list(csv.DictReader(io.StringIO(text)))
         header = next(csv.reader(io.StringIO(text)), [])
     elif suffix == ".xlsx":
@@ -228,7 +232,9 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
     if missing:
         raise BiaskitError("E041", f"{p}: sheet lacks column(s) {missing}", value=header,
                            fix="export a fresh sheet with `biaskit templates export-sheet` and keep its header row")
-    return [{k: (v or "").strip() if isinstance(v, str) else v for k, v in r.items() if k is not None} for r in rows]
+    from biaskit.spreadsheet import unneutralize  # export-sheet wrote formula-like cells as '=...
+
+    return [{k: unneutralize((v or "").strip()) if isinstance(v, str) else v for k, v in r.items() if k is not None} for r in rows]
 
 
 def import_sheet(path: str | Path, language: str, base: TemplateSet | str | Path) -> tuple[TemplateSet, dict[str, int]]:

@@ -198,6 +198,7 @@ def _label_section(b: _Builder, loaded, *, kind: str, column: str, title: str, l
     from biaskit.evaluate.stats import chi2_by, label_proportions, pairwise_mann_whitney, pairwise_proportion_tests
 
     name, df = _find(loaded, [column], kind)
+    check_vocabulary(df, column, labels, name)
     sec = Section(kind, title, [f"From table `{name}` ({len(df)} rows). Shares are over texts with a {what} label; "
                                 f"`n_null` counts texts without one (failed or empty), `n_error` those with a `{column.split('_')[0]}_error`. "
                                 "CIs: 95 % Wilson score intervals (a zero count still gets a real upper bound)."])
@@ -244,6 +245,22 @@ def _label_section(b: _Builder, loaded, *, kind: str, column: str, title: str, l
     return sec
 
 
+def check_vocabulary(df, column: str, labels, table: str) -> None:
+    """Refuse a label column holding values outside the metric's labels (``POSITIVE``, ``1``, ...).
+
+    Such values would count as "no known label" and show as 0% for every group: error E151 instead, naming
+    the table, the column, the unknown values and the valid ones. Nulls are fine (failed rows, counted as n_null).
+    """
+    vals = df[column].dropna()
+    bad = sorted({repr(v) for v in vals if not isinstance(v, str) or v not in labels})
+    if bad:
+        n = int(sum(1 for v in vals if not isinstance(v, str) or v not in labels))
+        raise BiaskitError("E151", f"table `{table}`: {n} of {len(vals)} value(s) of {column!r} are not labels of the metric",
+                           value=", ".join(bad[:8]) + (f", ... ({len(bad) - 8} more)" if len(bad) > 8 else ""), options=list(labels),
+                           fix=f"map them to the metric's labels (lower case strings) or rescore with biaskit score; "
+                               f"the report does not guess what {bad[0]} means")
+
+
 def _plot_stacked(sub, keys, labs, path, title):
     from biaskit.evaluate.report.plots import stacked_proportions
 
@@ -276,6 +293,9 @@ def _gender_section(b: _Builder, loaded) -> Section:
     from biaskit.evaluate.stats.bold import GENDER_METHODS
 
     name, df = _find(loaded, [], "gender", any_of=list(GENDER_METHODS.values()))
+    for col in GENDER_METHODS.values():
+        if col in df.columns:
+            check_vocabulary(df, col, ("male", "female", "neutral"), name)
     sec = Section("gender", "Gender polarity", [f"From table `{name}` ({len(df)} rows). Male / female counts and the male/female ratio "
                                                 "for unigram matching, Gender-Wavg and Gender-Max (BOLD Table 3 layout); `*_null` counts texts with no label."])
     b.table(sec, "gender_polarity_by_source", gender_polarity_table(df, by=("model",)), "Gender polarity per text source (BOLD Table 3 layout).")

@@ -65,7 +65,9 @@ def write_table_files(df, out_dir: str | Path, name: str) -> dict[str, Path]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv = out / f"{name}.csv"
-    with atomic_path(csv) as tmp:
-        df.to_csv(tmp, index=False)
+    from biaskit.spreadsheet import neutralize_frame
+
+    with atomic_path(csv) as tmp:  # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
+        neutralize_frame(df).to_csv(tmp, index=False)
     md = write_text_atomic(out / f"{name}.md", markdown_table(df, max_rows=MD_MAX_ROWS) + "\n")
     return {"csv": csv, "md": md}

@@ -73,6 +73,9 @@ def prompt_table(prompts: Any, *, require: Sequence[str] = ()) -> tuple[pa.Table
     drop = [c for c in OUTPUT_COLUMNS if c in t.column_names]
     if drop:
         t = t.drop_columns(drop)
+    from biaskit.schema import check_types
+
+    check_types(t, "prompts", where=str(prompts) if isinstance(prompts, (str, Path)) else "")  # before any model work
     return t, inputs
 
 
