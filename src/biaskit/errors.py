@@ -51,6 +51,10 @@ CATALOGUE: dict[str, str] = {
     "E090": "Label Studio error",
     "E091": "annotation input error",
     "E092": "annotation round error",
+    "E170": "generation-bias input error",
+    "E171": "training data error",
+    "E172": "invalid training settings",
+    "E173": "trained classifier folder error",
 }
 
 
