@@ -281,3 +281,37 @@ def test_train_from_an_annotation_round(tiny_encoder, tmp_path):
     assert t.num_rows == len(rows) - 2  # gold s0 and tied s1 left out
     d = labelled_data(t, labels="negative,neutral,positive")
     assert sum(d.counts().values()) == len(rows) - 2
+
+
+def test_trained_folder_is_a_style_model_for_genbias(trained, tmp_path):
+    """`stats genbias --style-model FOLDER`: the style vectors are the folder's class probabilities."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from biaskit.evaluate.metrics import score_table
+    from biaskit.evaluate.stats.genbias import gen_bias
+
+    rows = []
+    for d, words in (("d_pos", POS), ("d_neg", NEG), ("d_neu", None)):
+        for t in ("T1", "T2"):
+            for k in range(2):
+                text = f"XYZ was {words[k]} and {words[k + 2]}." if words else f"XYZ went to {NEU[k]} on {DAYS[k]}."
+                rows.append({"axis": "ability", "descriptor": d, "template": t, "kind": "generate", "continuation": text})
+    src = tmp_path / "gens.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), src)
+    out = tmp_path / "gb"
+    r = CliRunner().invoke(app, ["stats", "genbias", str(src), "--style-model", str(trained.out), "--device", "cpu", "--n-boot", "10",
+                                 "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    styles = pq.read_table(out / "styles.parquet")
+    assert [c for c in styles.column_names if c.startswith("style_")] == ["style_negative", "style_neutral", "style_positive"]
+    # the same figure from the classifier metric's probabilities, averaged by hand (2 templates x 2 rows per descriptor)
+    scored = score_table(pa.Table.from_pylist(rows), ["classifier"], params={"classifier": {"model": str(trained.out)}}, progress=False)
+    P = np.array([[x[f"classifier_{s}"] for s in ("negative", "neutral", "positive")] for x in scored.to_pylist()])
+    M = P.reshape(3, 2, 2, 3).mean(axis=2).mean(axis=1)   # descriptor x template x row x style -> descriptor x style
+    import pandas as pd
+
+    got = pd.read_csv(out / "by_axis.csv")["full_gen_bias"].iloc[0]
+    assert got == pytest.approx(M.var(axis=0).sum(), abs=1e-6)
+    assert gen_bias(scored, "classifier_negative,classifier_neutral,classifier_positive", n_boot=0).by_axis["full_gen_bias"].iloc[0] \
+        == pytest.approx(got, abs=1e-6)

@@ -124,3 +124,43 @@ def test_per_model_and_errors():
     one = gen_bias([r for r in _table() if r["descriptor"] == "d1"], "p_x,p_y,p_z", n_boot=0).by_axis.iloc[0]
     assert one["full_gen_bias"] is None or one["full_gen_bias"] != one["full_gen_bias"]
     assert "fewer than 2 descriptors" in one["error"]
+
+
+def test_cli_genbias_writes_the_folder_and_refuses_bad_input(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+
+    src = tmp_path / "gens.parquet"
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.Table.from_pylist(_table()), src)
+    out = tmp_path / "gb"
+    r = CliRunner().invoke(app, ["stats", "genbias", str(src), "--prob-columns", "p_*", "--clusters", "xy=p_x,p_y", "--n-boot", "0",
+                                 "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    meta = json.loads((out / "genbias.json").read_text())
+    assert meta["by_axis"][0]["full_gen_bias"] == pytest.approx(FULL)
+    assert {p.name for p in out.iterdir()} >= {"by_axis.csv", "partial.csv", "descriptors.csv", "clusters.csv", "genbias.json"}
+    r = CliRunner().invoke(app, ["stats", "genbias", str(src), "--out", str(out)])
+    assert r.exit_code == 1 and "E170" in r.output and "Traceback" not in r.output
+
+
+def test_report_section_equals_gen_bias(tmp_path):
+    import pyarrow.parquet as pq
+
+    from biaskit.evaluate.report import build_report
+
+    rows = [{**{k: v for k, v in r.items() if not k.startswith("p_")}, "classifier_a": r["p_x"], "classifier_b": r["p_y"],
+             "classifier_c": r["p_z"], "classifier_label": "a", "classifier_error": None} for r in _table()]
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "scores.parquet")
+    res = build_report(tmp_path, tmp_path / "report", n_boot=20)
+    assert "genbias" in res.sections
+    import pandas as pd
+
+    by_axis = pd.read_csv(res.tables["genbias_by_axis"])
+    assert by_axis["full_gen_bias"].iloc[0] == pytest.approx(FULL)
+    assert (tmp_path / "report" / "figures" / "genbias_by_axis.png").is_file()
+    assert "HolisticBias generation bias" in (tmp_path / "report" / "report.md").read_text()
