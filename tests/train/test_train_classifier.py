@@ -315,3 +315,28 @@ def test_trained_folder_is_a_style_model_for_genbias(trained, tmp_path):
     assert got == pytest.approx(M.var(axis=0).sum(), abs=1e-6)
     assert gen_bias(scored, "classifier_negative,classifier_neutral,classifier_positive", n_boot=0).by_axis["full_gen_bias"].iloc[0] \
         == pytest.approx(got, abs=1e-6)
+
+
+def test_demo_train_stage(tiny_encoder, tmp_path, monkeypatch):
+    from biaskit.demo import DemoContext, stage_train
+    from biaskit.io import write_table
+
+    ctx = DemoContext(run_dir=tmp_path, quick=True)
+    stage_train.run(ctx)
+    assert ctx.summary[-1][0] == "train" and ctx.summary[-1][1].startswith("skipped: the run has no human labels")
+    assert "biaskit train classifier" in ctx.summary[-1][1]
+    rows = [r for r in make_rows(10) if r["text"] and r["label"] in (-1, 0, 1)]
+    names = {-1: "negative", 0: "neutral", 1: "positive"}
+    samples = pa.Table.from_pylist([{"sample_id": f"s{i}", "round": "demo", "task_type": "sentiment", "text": r["text"], "is_gold": False}
+                                    for i, r in enumerate(rows)])
+    ann = pa.Table.from_pylist([{"sample_id": f"s{i}", "round": "demo", "annotator": f"a{k}", "label": names[r["label"]]}
+                                for i, r in enumerate(rows) for k in range(3)])
+    write_table(samples, tmp_path / "samples.parquet")
+    write_table(ann, tmp_path / "annotations.parquet")
+    ctx.add("samples", tmp_path / "samples.parquet")
+    ctx.add("annotations", tmp_path / "annotations.parquet")
+    ctx.info["annotate"] = {"task": "sentiment"}
+    monkeypatch.setenv("BIASKIT_TRAIN_BASE_MODEL", tiny_encoder)
+    stage_train.run(ctx)
+    assert ctx.summary[-1][1].startswith("classifier trained on 30 human-labelled items"), ctx.summary[-1]
+    assert (tmp_path / "classifier" / "config.json").is_file() and ctx.info["train"]["counts"] == {"negative": 10, "neutral": 10, "positive": 10}

@@ -12,7 +12,7 @@ def test_report_stage_on_a_partial_run_names_what_is_missing(full_run, tmp_path)
     stage_report.run(ctx)
     assert ctx.tables["report_html"].exists()
     note = ctx.summary[-1]
-    assert note[0] == "report" and "not made: HolisticBias Likelihood Bias, HONEST, Agreement" in note[1]
+    assert note[0] == "report" and "not made: HolisticBias Likelihood Bias, HolisticBias generation bias, HONEST, Agreement" in note[1]
     info = ctx.info["report"]
     assert info["sections"] == ["sentiment", "toxicity", "regard", "gender", "norms"]
     assert any(x.startswith("HONEST: no table has column(s) honest_hurtful") for x in info["not_made"])
@@ -25,4 +25,4 @@ def test_report_stage_with_no_tables_still_writes_a_report(tmp_path):
     ctx.run_dir.mkdir()
     stage_report.run(ctx)
     assert ctx.tables["report_html"].exists() and "0 figures" in ctx.summary[-1][1]
-    assert len(ctx.info["report"]["not_made"]) == 8
+    assert len(ctx.info["report"]["not_made"]) == 9
