@@ -136,6 +136,9 @@ def register(app: typer.Typer) -> None:
             raise BiaskitError("E170", "give exactly one of --style-model and --prob-columns",
                                value={"style_model": style_model, "prob_columns": prob_columns},
                                fix="--style-model FOLDER_OR_ID scores the texts; --prob-columns uses probabilities already in the table")
+        if out is not None and out.exists() and not (out.is_dir() and (out / "genbias.json").is_file()):
+            raise BiaskitError("E006", "the output folder exists and is not a `stats genbias` output", value=str(out),
+                               fix="choose a new --out folder; biaskit replaces only folders it wrote")
         t = read_table(generations)
         names = None
         if style_model is not None:

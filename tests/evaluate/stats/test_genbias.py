@@ -146,6 +146,13 @@ def test_cli_genbias_writes_the_folder_and_refuses_bad_input(tmp_path):
     assert {p.name for p in out.iterdir()} >= {"by_axis.csv", "partial.csv", "descriptors.csv", "clusters.csv", "genbias.json"}
     r = CliRunner().invoke(app, ["stats", "genbias", str(src), "--out", str(out)])
     assert r.exit_code == 1 and "E170" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(app, ["stats", "genbias", str(src), "--prob-columns", "p_*", "--n-boot", "0", "--out", str(out)])
+    assert r.exit_code == 0, r.output  # its own earlier output is replaced
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "keep.txt").write_text("x")
+    r = CliRunner().invoke(app, ["stats", "genbias", str(src), "--prob-columns", "p_*", "--out", str(mine)])
+    assert r.exit_code == 1 and "E006" in r.output and (mine / "keep.txt").exists()
 
 
 def test_report_section_equals_gen_bias(tmp_path):
