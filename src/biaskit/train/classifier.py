@@ -124,7 +124,6 @@ def labelled_data(table: Any, *, text_column: str = "text", label_column: str = 
     else:
         names, label_map = parsed
         ordinal = True if ordinal is None else ordinal
-        drop |= {r for r in drop}  # dropped raw values may also be written as class names
     unknown = sorted({r for r in raw if r is not None and r not in drop and r not in label_map})
     if unknown:
         raise BiaskitError("E171", f"label value(s) not in --labels: {', '.join(map(repr, unknown[:10]))}", value=unknown[:10],

@@ -251,18 +251,23 @@ def gen_bias(table: Any, prob_columns: str | Sequence[str], *, axis: str = "axis
         # bootstrap: resample generations within each (descriptor, template) cell
         boot_full = boot_sum = boot_part = None
         if n_boot:
-            Mb = np.zeros((n_boot, len(descs), len(styles)))
-            for i, tpl in enumerate(cells):
-                for ix in tpl:
-                    W = rng.multinomial(len(ix), np.full(len(ix), 1.0 / len(ix)), size=n_boot)  # n_boot x n_cell counts
-                    Mb[:, i, :] += (W @ P_all[ix]) / len(ix)
-                Mb[:, i, :] /= len(tpl)
-            devb = (Mb - Mb.mean(axis=1, keepdims=True)) ** 2
-            varb = devb.mean(axis=1)                         # n_boot x styles
-            boot_full = varb.sum(axis=1)
-            boot_part = np.stack([varb[:, mem].sum(axis=1) for mem in members], axis=1)
-            Cb = Mb @ S
-            boot_sum = ((Cb - Cb.mean(axis=1, keepdims=True)) ** 2).mean(axis=1).sum(axis=1)
+            # resamples in chunks so that the (resamples x descriptors x styles) array stays under ~160 MB
+            chunk = max(1, min(n_boot, int(2e7 // (len(descs) * len(styles)))))
+            fulls, parts, sums = [], [], []
+            for start in range(0, n_boot, chunk):
+                nb = min(chunk, n_boot - start)
+                Mb = np.zeros((nb, len(descs), len(styles)))
+                for i, tpl in enumerate(cells):
+                    for ix in tpl:
+                        W = rng.multinomial(len(ix), np.full(len(ix), 1.0 / len(ix)), size=nb)  # resamples x cell counts
+                        Mb[:, i, :] += (W @ P_all[ix]) / len(ix)
+                    Mb[:, i, :] /= len(tpl)
+                varb = ((Mb - Mb.mean(axis=1, keepdims=True)) ** 2).mean(axis=1)   # resamples x styles
+                fulls.append(varb.sum(axis=1))
+                parts.append(np.stack([varb[:, mem].sum(axis=1) for mem in members], axis=1))
+                Cb = Mb @ S
+                sums.append(((Cb - Cb.mean(axis=1, keepdims=True)) ** 2).mean(axis=1).sum(axis=1))
+            boot_full, boot_part, boot_sum = np.concatenate(fulls), np.concatenate(parts), np.concatenate(sums)
 
         def q(x):
             if x is None:
