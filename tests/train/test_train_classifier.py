@@ -247,6 +247,18 @@ def test_folder_validates_against_humans(trained):
     pred = samples.column("classifier_label").to_pylist()
     assert rows["accuracy"]["value"] == pytest.approx(sum(a == b for a, b in zip(human, pred)) / 6)
     assert rows["spearman_rho"]["value"] is not None  # the ordinal score is used against the ordinal human labels
+    # and through the CLI, as any other metric
+    import pyarrow.parquet as pq
+
+    pq.write_table(samples, trained.out.parent / "samples_scored.parquet")
+    pq.write_table(ann, trained.out.parent / "ann.parquet")
+    out = trained.out.parent / "validation.parquet"
+    r = CliRunner().invoke(app, ["annotate", "validate", str(trained.out.parent / "ann.parquet"), "--samples",
+                                 str(trained.out.parent / "samples_scored.parquet"), "--metric", "classifier", "--bootstrap", "20",
+                                 "--cv-folds", "0", "--ledger", str(trained.out.parent / "rounds.jsonl"), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    cli_rows = {x["measure"]: x["value"] for x in pq.read_table(out).to_pylist()}
+    assert cli_rows["accuracy"] == pytest.approx(rows["accuracy"]["value"])
 
 
 def test_cli_train_from_a_labelled_file_and_errors(tiny_encoder, tmp_path):
