@@ -64,6 +64,10 @@ CATALOGUE: dict[str, str] = {
     "E154": "name too long",
     "E155": "null key in table",
     "E156": "file system error on a path",
+    "E170": "generation-bias input error",
+    "E171": "training data error",
+    "E172": "invalid training settings",
+    "E173": "trained classifier folder error",
 }
 
 

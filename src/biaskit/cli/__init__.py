@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "biaskit.cli.metrics",
     "biaskit.cli.report",
     "biaskit.cli.annotate",
+    "biaskit.cli.train",
 )
 
 

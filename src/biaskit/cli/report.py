@@ -107,6 +107,67 @@ def register(app: typer.Typer) -> None:
 
         _emit(likelihood_bias(read_table(table), model=model, alpha=alpha).by_axis, out)
 
+    @stats.command("genbias")
+    def genbias_cmd(
+        generations: Path = typer.Argument(..., help="Generations of HolisticBias prompts (columns axis, descriptor, template, continuation)."),
+        style_model: Optional[str] = typer.Option(None, "--style-model", help="Any HF sequence classifier (folder or Hub id) whose class probabilities are the style vector (e.g. a `biaskit train classifier` folder)."),
+        prob_columns: Optional[str] = typer.Option(None, "--prob-columns", help="Or: the table's style probability columns, names or patterns (e.g. 'regard_*' or a,b,c)."),
+        clusters: Optional[str] = typer.Option(None, "--clusters", help="Style clusters NAME=style,style;NAME=style (styles not named: one cluster each)."),
+        n_clusters: Optional[int] = typer.Option(None, "--n-clusters", help="Or: cluster the styles hierarchically into this many clusters."),
+        text_column: str = typer.Option("continuation", "--text-column", help="Text the style model reads (with --style-model)."),
+        device: str = typer.Option("auto", "--device", help="auto (GPU when present), cpu, cuda or mps (with --style-model)."),
+        n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples over generations (0 = no CIs)."),
+        seed: int = typer.Option(0, help="Bootstrap seed."),
+        top: int = typer.Option(10, "--top", help="Descriptors flagged as top contributors per axis."),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Folder for by_axis.csv, partial.csv, descriptors.csv, clusters.csv, genbias.json (and styles.parquet with --style-model)."),
+    ) -> None:
+        """HolisticBias generation bias per axis (Smith et al. 2022): Full Gen Bias (total variance across descriptors
+        of the template-averaged mean style vectors), Partial Gen Bias per style cluster, Summed-Cluster Gen Bias,
+        bootstrap CIs, the descriptors that contribute most.
+
+        Example: biaskit stats genbias runs/demo/generations.parquet --style-model runs/regard-clf --n-clusters 2 --out runs/genbias
+
+        Example: biaskit stats genbias scores.parquet --prob-columns 'regard_*' --clusters 'polar=regard_positive,regard_negative' --out /tmp/gb
+        """
+        from biaskit.errors import BiaskitError
+        from biaskit.evaluate.stats.genbias import gen_bias, style_probabilities
+        from biaskit.io import read_table
+
+        if (style_model is None) == (prob_columns is None):
+            raise BiaskitError("E170", "give exactly one of --style-model and --prob-columns",
+                               value={"style_model": style_model, "prob_columns": prob_columns},
+                               fix="--style-model FOLDER_OR_ID scores the texts; --prob-columns uses probabilities already in the table")
+        if out is not None and out.exists() and not (out.is_dir() and (out / "genbias.json").is_file()):
+            raise BiaskitError("E006", "the output folder exists and is not a `stats genbias` output", value=str(out),
+                               fix="choose a new --out folder; biaskit replaces only folders it wrote")
+        t = read_table(generations)
+        names = None
+        if style_model is not None:
+            t, cols, names = style_probabilities(t, style_model, text_column=text_column, device=device)
+        else:
+            cols = prob_columns
+        res = gen_bias(t, cols, clusters=clusters, n_clusters=n_clusters, n_boot=n_boot, seed=seed, top=top, style_names=names)
+        from biaskit.evaluate.report.tables import markdown_table
+
+        typer.echo(markdown_table(res.by_axis))
+        for n in res.notes:
+            typer.echo(f"note: {n}")
+        if out is not None:
+            import json
+
+            from biaskit.io import atomic_path, write_table
+
+            with atomic_path(out, is_dir=True) as tmp:
+                tmp.mkdir(parents=True)
+                for name, df in (("by_axis", res.by_axis), ("partial", res.partial), ("descriptors", res.descriptors), ("clusters", res.clusters)):
+                    df.to_csv(tmp / f"{name}.csv", index=False)
+                meta = {"generations": str(generations), "style_model": style_model, "prob_columns": cols, "styles": res.styles,
+                        "clusters": clusters, "n_clusters": n_clusters, "n_boot": n_boot, "seed": seed, "notes": res.notes,
+                        "by_axis": json.loads(res.by_axis.to_json(orient="records"))}
+                (tmp / "genbias.json").write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
+                if style_model is not None:
+                    write_table(t, tmp / "styles.parquet")
+            typer.echo(f"wrote {out}/ (by_axis, partial, descriptors, clusters)")
     _register_validity(stats)
 
 

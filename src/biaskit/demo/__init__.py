@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 #: pipeline order of the demo stages
-STAGES = ("scrape", "templates", "generate", "likelihood", "fillmask", "score", "annotate", "report", "hub")
+STAGES = ("scrape", "templates", "generate", "likelihood", "fillmask", "score", "annotate", "train", "report", "hub")
 
 
 @dataclass

@@ -22,6 +22,7 @@ def offline_params(jigsaw_model, regard_model, vad_lexicon, tiny_vectors, hurtle
         "vader": {},
         "toxicity": {"model": jigsaw_model},
         "regard": {"model": regard_model},
+        "classifier": {"model": regard_model, "ordinal": "true"},
         "norms": {"lexicon": vad_lexicon},
         "gender": {"embeddings": tiny_vectors, "debias": False},
         "honest": {"lexicon": hurtlex_files["en"], "mode": "sentence"},

@@ -12,7 +12,7 @@ def test_report_stage_on_a_partial_run_names_what_is_missing(full_run, tmp_path)
     stage_report.run(ctx)
     assert ctx.tables["report_html"].exists()
     note = ctx.summary[-1]
-    assert note[0] == "report" and "not made: HolisticBias Likelihood Bias, HONEST, Completion validity, Agreement" in note[1]
+    assert note[0] == "report" and "not made: HolisticBias Likelihood Bias, HolisticBias generation bias, HONEST, Completion validity, Agreement" in note[1]
     info = ctx.info["report"]
     assert info["sections"] == ["sentiment", "toxicity", "regard", "gender", "norms"]
     assert any(x.startswith("HONEST: no table has column(s) honest_hurtful") for x in info["not_made"])

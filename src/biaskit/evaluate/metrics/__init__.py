@@ -9,6 +9,7 @@ name       what
 vader      VADER compound sentiment + label (BOLD or Sheng et al. thresholds)
 toxicity   Hugging Face sequence classifier (multi- or single-label) or an offline sklearn backend
 regard     regard classifier (Sheng et al. 2019), optional XYZ masking of the demographic mention
+classifier any sequence classifier, label set read from the model (a ``biaskit train classifier`` folder)
 norms      psycholinguistic norms (valence/arousal/dominance, basic emotions) from user lexicons
 gender     BOLD gender polarity: unigram counts and hard-debiased word2vec projections
 honest     HONEST (Nozza et al. 2021): completions found in HurtLex, per category
@@ -26,6 +27,7 @@ _BUILTIN = {
     "vader": ("biaskit.evaluate.metrics.vader:VaderMetric", "VADER sentiment (compound + label)"),
     "toxicity": ("biaskit.evaluate.metrics.classifier:ToxicityMetric", "toxicity classifier (HF model or offline backend)"),
     "regard": ("biaskit.evaluate.metrics.classifier:RegardMetric", "regard classifier (Sheng et al. 2019)"),
+    "classifier": ("biaskit.evaluate.metrics.classifier:TrainedClassifierMetric", "any sequence classifier, labels from the model (e.g. biaskit train)"),
     "norms": ("biaskit.evaluate.metrics.norms:NormsMetric", "psycholinguistic norms from word lexicons (BOLD)"),
     "gender": ("biaskit.evaluate.metrics.gender:GenderMetric", "gender polarity: unigram + hard-debiased word2vec (BOLD)"),
     "honest": ("biaskit.evaluate.metrics.honest:HonestMetric", "HONEST: hurtful completions via HurtLex"),

@@ -276,6 +276,10 @@ class RegardMetric(_ClassifierMetric):
         labels = [mapping.get(lab, lab) for lab in self.clf.labels]
         missing = [lab for lab in REGARD_LABELS if lab not in labels]
         extra = [lab for lab in labels if lab not in REGARD_LABELS]
+        # a model trained without "other" (Sheng et al. dropped it; `biaskit train classifier --drop-label other`)
+        # is accepted: it gives "other" probability 0 (it has no such class; info["labels"] lists its 3 labels)
+        if missing == ["other"] and not extra and len(labels) == 3:
+            missing = []
         if missing or extra:
             raise BiaskitError("E070", "the regard model's labels are not positive/negative/neutral/other", value=labels,
                                options=REGARD_LABELS, fix="pass regard.label_map=MODEL_LABEL=regard_label,...")
@@ -317,4 +321,71 @@ class RegardMetric(_ClassifierMetric):
             cols["label"].append(self.labels[j])
             for k, lab in enumerate(self.labels):
                 cols[lab].append(float(row[k]))
+            for lab in REGARD_LABELS:
+                if lab not in self.labels:
+                    cols[lab].append(0.0)
         return cols, errors
+
+
+class TrainedClassifierMetric(_ClassifierMetric):
+    """Any sequence classifier with the label set read from the model (e.g. a ``biaskit train classifier`` folder)."""
+
+    name = "classifier"
+    version = "1"
+    description = "any HF sequence classifier: predicted label, one probability per label, and an ordinal score for ordinal label sets"
+    source = "a `biaskit train classifier` folder (labels and order from biaskit_classifier.json) or any Hugging Face sequence classifier"
+    params = (
+        Param("model", None, "local folder (e.g. written by `biaskit train classifier`) or Hub id of the classifier", required=True),
+        Param("ordinal", "auto", "auto (the folder's biaskit_classifier.json says; otherwise false), true or false: the model's labels "
+              "in id order are an ordinal scale; then score = expected position on [-1, 1] (labels evenly spaced)",
+              choices=("auto", "true", "false")),
+        Param("activation", "auto", "auto (sigmoid for multi-label models, softmax otherwise), sigmoid or softmax",
+              choices=("auto", "sigmoid", "softmax")),
+        *_COMMON,
+    )
+
+    def _setup(self) -> None:
+        import json
+
+        self.clf = self._classifier()
+        labels = self.clf.labels
+        clash = [lab for lab in labels if lab in ("label", "score", "error")]
+        if clash:
+            raise BiaskitError("E173", "the classifier has a label named like an output column", value=clash,
+                               fix="rename the label in the model's config.json id2label")
+        meta, mpath = {}, Path(os.path.expanduser(str(self.config["model"]))) / "biaskit_classifier.json"
+        if mpath.is_file():
+            try:
+                meta = json.loads(mpath.read_text(encoding="utf-8"))
+            except ValueError as exc:
+                raise BiaskitError("E173", f"biaskit_classifier.json is not valid JSON: {exc}", value=str(mpath),
+                                   fix="retrain the folder or delete the file") from None
+        ordinal = self.config["ordinal"]
+        self.ordinal = bool(meta.get("ordinal")) if ordinal == "auto" else ordinal == "true"
+        if self.ordinal and len(labels) < 2:
+            raise BiaskitError("E173", "an ordinal score needs at least 2 labels", value=labels, fix="pass classifier.ordinal=false")
+        self.info.update({"model": self.config["model"], "labels": labels, "ordinal": self.ordinal, "activation": self.clf.activation,
+                          "device": str(self.clf.device), "trained_by_biaskit": bool(meta)})
+
+    def fields(self) -> dict[str, pa.DataType]:
+        f: dict[str, pa.DataType] = {"label": pa.string()}
+        if self._ready:
+            if self.ordinal:
+                f["score"] = pa.float64()
+            for lab in self.clf.labels:
+                f[lab] = pa.float64()
+        return f
+
+    def _score_texts(self, texts, batch, rows):
+        P = self.clf.predict(texts)
+        labels = self.clf.labels
+        k = len(labels)
+        pos = [(-1.0 + 2.0 * i / (k - 1)) if k > 1 else 0.0 for i in range(k)]
+        cols: dict[str, list] = {c: [] for c in self.fields()}
+        for row in P:
+            cols["label"].append(labels[int(row.argmax())])
+            if self.ordinal:
+                cols["score"].append(float(sum(p * x for p, x in zip(row, pos))))
+            for j, lab in enumerate(labels):
+                cols[lab].append(float(row[j]))
+        return cols, [None] * len(texts)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.report.genbias_section import genbias_section
 
 #: table names the analyses look at first (then every other table of the run)
 PREFERENCE = {
@@ -469,6 +470,7 @@ ANALYSES = (
     ("Gender polarity", _gender_section),
     ("Emotion and VAD classes", _norms_section),
     ("HolisticBias Likelihood Bias", _likelihood_section),
+    ("HolisticBias generation bias", genbias_section),
     ("HONEST", _honest_section),
     ("Completion validity", lambda b, L: __import__("biaskit.evaluate.report.validity", fromlist=["_"]).validity_section(b, L)),
     ("Agreement", _agreement_section),
