@@ -24,6 +24,8 @@ SOURCE_LICENCES: dict[str, tuple[str, str, str]] = {
     "wikipedia": ("cc-by-sa-4.0", "CC BY-SA 4.0", "Wikipedia text is licensed CC BY-SA"),
     "holistic_bias": ("cc-by-sa-4.0", "CC BY-SA 4.0", "HolisticBias data (descriptors, nouns, templates) is CC BY-SA 4.0"),
     "honest": ("mit", "MIT", "HONEST templates are released under the MIT licence"),
+    "templates": ("apache-2.0", "Apache-2.0", "the gendered fill-mask templates (cs/pl/sk/en starter sets in "
+                  "`biaskit/data/templates`) were written by the biaskit team and ship with biaskit under its Apache-2.0 licence"),
 }
 #: licence names found in ``license`` columns -> Hub licence id
 LICENCE_IDS = {
@@ -74,6 +76,8 @@ SOURCE_LIMITATIONS = {
     "wikipedia": "Wikipedia baseline texts reflect Wikipedia's coverage and editorial biases.",
     "holistic_bias": "HolisticBias descriptors and templates are US-English-centric; sentences are templated, not natural text.",
     "honest": "HONEST templates are short, templated sentences with one identity term; completions are single words.",
+    "templates": "The gendered cs/pl/sk templates are a starter set written by the biaskit team and not yet validated by "
+                 "native speakers (`validator` is null).",
 }
 
 TASKS = {
@@ -109,31 +113,63 @@ def _fmt_counts(c: Mapping, limit: int = 20) -> str:
     return s or "(none)"
 
 
-def _sources(configs) -> Counter:
-    c: Counter = Counter()
+def _row_keys(cfg, mask) -> set:
+    """Identities of the rows where ``mask`` holds: their ``prompt_id`` (the same prompt staged in several configs,
+    e.g. prompts, generations and scores, is one row of its source), else the row's position in this config."""
+    ids = _values(cfg.table, "prompt_id")
+    return {(("prompt", i) if i is not None else (cfg.name, k)) if ids else (cfg.name, k)
+            for k, (i, keep) in enumerate(zip(ids or [None] * len(mask), mask)) if keep}
+
+
+def source_rows(configs) -> dict[str, tuple[int, list[str]]]:
+    """source -> (distinct source rows, configs holding them). A row's source is its ``source`` column; Wikipedia
+    baseline rows (``model == "wikipedia"``) count as ``wikipedia``. Rows are told apart by ``prompt_id``, so the
+    same prompt staged in several configs counts once."""
+    keys: dict[str, set] = {}
+    where: dict[str, list[str]] = {}
     for cfg in configs:
         t = cfg.table
-        c.update(_counts(t, "source"))
-        n_wiki = sum(1 for m in _values(t, "model") if m == "wikipedia")
-        if n_wiki:
-            c["wikipedia"] += n_wiki
-    return c
+        models = _values(t, "model")
+        wiki = [m == "wikipedia" for m in models] if models else [False] * t.num_rows
+        srcs = _values(t, "source") or [None] * t.num_rows
+        per: dict[str, list[bool]] = {}
+        for k, (src, w) in enumerate(zip(srcs, wiki)):
+            name = "wikipedia" if w else src
+            if name is not None:
+                per.setdefault(name, [False] * t.num_rows)[k] = True
+        for name, mask in per.items():
+            keys.setdefault(name, set()).update(_row_keys(cfg, mask))
+            where.setdefault(name, []).append(cfg.name)
+    return {k: (len(v), where[k]) for k, v in keys.items()}
+
+
+def _sources(configs) -> Counter:
+    return Counter({k: n for k, (n, _) in source_rows(configs).items()})
 
 
 def licence_of(configs, override: str | None = None) -> tuple[str, list[str]]:
     """The dataset licence id and the lines explaining its inheritance."""
     lines: list[str] = []
     parts: dict[str, str] = {}
-    for src, n in sorted(_sources(configs).items()):
+    for src, (n, where) in sorted(source_rows(configs).items()):
+        cfgs = ", ".join(f"`{c}`" for c in where)
         if src in SOURCE_LICENCES:
             lid, lname, why = SOURCE_LICENCES[src]
             parts[src] = lid
-            lines.append(f"- `{src}` ({n} rows): {lname}. {why}.")
+            lines.append(f"- `{src}`: {n} distinct rows (in {cfgs}): {lname}. {why}.")
+        else:
+            lines.append(f"- `{src}`: {n} distinct rows (in {cfgs}): no licence is known for this source; check it before publishing.")
+    lic_keys: dict[str, set] = {}
+    lic_where: dict[str, list[str]] = {}
     for cfg in configs:
-        for name, n in sorted(_counts(cfg.table, "license").items()):
-            lid = LICENCE_IDS.get(str(name).strip().lower(), "other")
-            parts[f"license:{name}"] = lid
-            lines.append(f"- config `{cfg.name}`: {n} rows carry licence `{name}` in their `license` column.")
+        vals = _values(cfg.table, "license")
+        for name in sorted({v for v in vals if v is not None}):
+            lic_keys.setdefault(name, set()).update(_row_keys(cfg, [v == name for v in vals]))
+            lic_where.setdefault(name, []).append(cfg.name)
+    for name, ks in sorted(lic_keys.items()):
+        lid = LICENCE_IDS.get(str(name).strip().lower(), "other")
+        parts[f"license:{name}"] = lid
+        lines.append(f"- `license` column: {len(ks)} distinct rows carry `{name}` (in {', '.join(f'`{c}`' for c in lic_where[name])}).")
     ids = set(parts.values())
     sa = sorted(i for i in ids if i in _SHARE_ALIKE)
     if sa:
@@ -173,9 +209,18 @@ def _tags(configs) -> list[str]:
     for cfg in configs:
         for m in _metrics(cfg.table):
             tags.add(m)
-        if cfg.stage in ("samples", "annotations", "agreement"):
+        if _has_human_labels(cfg):
             tags.add("human-annotation")
     return sorted(tags)
+
+
+def _has_human_labels(cfg) -> bool:
+    """True when the config holds human annotations: annotation rows with a label, or agreement figures."""
+    if cfg.stage == "annotations":
+        return any(v is not None for v in _values(cfg.table, "label"))
+    if cfg.stage == "agreement":
+        return cfg.table.num_rows > 0
+    return False
 
 
 def _metrics(t: pa.Table) -> list[str]:
@@ -320,7 +365,9 @@ def _provenance(c) -> list[str]:
         lines.append("- Library versions: " + ", ".join(f"{k} {v}" for k, v in sorted(libs.items())))
     extra = {k: v for k, v in m.items() if k not in _STD_MANIFEST_KEYS}
     if extra:
-        lines.append(f"- Recorded facts: `{json.dumps(extra, ensure_ascii=False, sort_keys=True, default=str)}`")
+        whole = (f" (of the whole source table `{c.table_name}`, before the split by `{c.selection[0]}`; the lines below are this config's)"
+                 if c.selection else "")
+        lines.append(f"- Recorded facts{whole}: `{json.dumps(extra, ensure_ascii=False, sort_keys=True, default=str)}`")
     return lines
 
 
