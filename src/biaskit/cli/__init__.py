@@ -41,6 +41,26 @@ class BiaskitGroup(TyperGroup):
             raise typer.Exit(1) from None
 
 
+def _no_bool_metavar() -> None:
+    """Typer's rich help prints the value type after every option, ``<bool>`` even after a flag that takes no
+    value (``--overwrite <bool>``). Show no type for flags."""
+    from typer.core import TyperOption
+
+    if getattr(TyperOption.display_type_rich, "_biaskit", False):
+        return
+    orig = TyperOption.display_type_rich
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) and not getattr(self, "count", False):
+            return None
+        return orig(self, ctx)
+
+    display_type_rich._biaskit = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_no_bool_metavar()
+
 app = typer.Typer(
     name="biaskit",
     cls=BiaskitGroup,

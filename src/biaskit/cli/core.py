@@ -74,7 +74,10 @@ def register(app: typer.Typer) -> None:
 
     @app.command("version")
     def version() -> None:
-        """Print the biaskit version."""
+        """Print the biaskit version.
+
+        Example: biaskit version
+        """
         from biaskit import __version__
 
         typer.echo(__version__)
