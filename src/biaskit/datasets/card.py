@@ -24,7 +24,7 @@ SOURCE_LICENCES: dict[str, tuple[str, str, str]] = {
     "wikipedia": ("cc-by-sa-4.0", "CC BY-SA 4.0", "Wikipedia text is licensed CC BY-SA"),
     "holistic_bias": ("cc-by-sa-4.0", "CC BY-SA 4.0", "HolisticBias data (descriptors, nouns, templates) is CC BY-SA 4.0"),
     "honest": ("mit", "MIT", "HONEST templates are released under the MIT licence"),
-    "templates": ("apache-2.0", "Apache-2.0", "the gendered fill-mask templates (cs/pl/sk/en starter sets in "
+    "templates": ("apache-2.0", "Apache-2.0", "The gendered fill-mask templates (cs/pl/sk/en starter sets in "
                   "`biaskit/data/templates`) were written by the biaskit team and ship with biaskit under its Apache-2.0 licence"),
 }
 #: licence names found in ``license`` columns -> Hub licence id
@@ -208,10 +208,27 @@ def _tags(configs) -> list[str]:
     tags |= {str(s).replace("_", "-") for s in _sources(configs)}
     for cfg in configs:
         for m in _metrics(cfg.table):
-            tags.add(m)
+            tags.add(_metric_tag(cfg, m))
         if _has_human_labels(cfg):
             tags.add("human-annotation")
     return sorted(tags)
+
+
+def _metric_backend(cfg, metric: str) -> str | None:
+    """The backend a config's manifest records for ``metric`` (e.g. ``offline`` for toxicity), if any."""
+    from biaskit.manifest import metric_description
+
+    m = metric_description(cfg.manifest, metric)
+    if isinstance(m, dict):
+        return (m.get("info") or {}).get("backend") or (m.get("config") or {}).get("backend")
+    return None
+
+
+def _metric_tag(cfg, metric: str) -> str:
+    """The tag a metric column earns: the offline toxicity backend (alt-profanity-check) detects profanity."""
+    if metric == "toxicity" and _metric_backend(cfg, metric) == "offline":
+        return "profanity"
+    return metric
 
 
 def _has_human_labels(cfg) -> bool:
@@ -417,7 +434,9 @@ def _facts(c) -> list[str]:
         scored = t.num_rows - err
         label_col = next((x for x in (f"{m}_label", f"{m}_hurtful") if x in cols), None)
         dist = f"; labels: {_fmt_counts(_counts(t, label_col))}" if label_col else ""
-        lines.append(f"- Metric `{m}`: {scored} rows scored, {err} with `{m}_error`{dist}")
+        what = (" (offline backend alt-profanity-check: a profanity detector, not a toxicity classifier; "
+                "`toxic` means profane)") if _metric_tag(c, m) == "profanity" else ""
+        lines.append(f"- Metric `{m}`: {scored} rows scored, {err} with `{m}_error`{dist}{what}")
     if "round" in cols:
         lines.append(f"- Rounds: {_fmt_counts(_counts(t, 'round'))}")
     if "task_type" in cols and _counts(t, "task_type"):

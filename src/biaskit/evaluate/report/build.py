@@ -287,9 +287,9 @@ def _gap_findings(b: _Builder, z, *, kind: str, metric: str, anchor: str, where_
 
 def _toxicity_backend(b: _Builder, name: str) -> str | None:
     """``offline`` when the table's manifest says its toxicity scores came from the offline backend."""
-    man = b.manifests.get(name) or {}
-    mets = (man.get("config") or {}).get("metrics") if isinstance(man.get("config"), dict) else None
-    tox = (mets or {}).get("toxicity") if isinstance(mets, dict) else None
+    from biaskit.manifest import metric_description
+
+    tox = metric_description(b.manifests.get(name), "toxicity")
     if isinstance(tox, dict):
         info, cfg = tox.get("info") or {}, tox.get("config") or {}
         return info.get("backend") or cfg.get("backend")

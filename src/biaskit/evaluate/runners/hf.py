@@ -102,8 +102,8 @@ def _model_assets(task: str = "auto") -> list[str]:
     """biaskit model assets usable for ``task`` (causal / masked; auto: all): a causal LM is never offered for fill-mask."""
     from biaskit import assets
 
-    return sorted(n for n, a in assets.ASSETS.items()
-                  if a.kind == "model" and (task in ("auto", None) or a.extra.get("task", task) == task))
+    ok = ("causal", "masked") if task in ("auto", None) else (task,)
+    return sorted(n for n, a in assets.ASSETS.items() if a.kind == "model" and a.extra.get("task") in ok)
 
 
 def _valid_models(task: str = "auto") -> str:

@@ -1,0 +1,116 @@
+"""Issue 18: every hint biaskit prints works as printed (assets, offline without the setup scripts, model paths,
+fill-mask options)."""
+
+from __future__ import annotations
+
+import logging
+import socket
+
+import pyarrow as pa
+import pytest
+from typer.testing import CliRunner
+
+from biaskit import assets
+from biaskit.cli import app
+from biaskit.errors import BiaskitError
+from biaskit.io import write_table
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def no_offline_vars(monkeypatch):
+    """As on a user's machine that never ran the setup scripts: no offline variable, Hub unreachable
+    (a closed local port stands in for it)."""
+    import huggingface_hub.constants as hc
+
+    for v in assets.OFFLINE_VARS:
+        monkeypatch.delenv(v, raising=False)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()                                            # nothing listens there: connection refused at once
+    monkeypatch.setattr(assets, "_probe_address", lambda: ("127.0.0.1", port))
+    monkeypatch.setattr(assets, "_NET", {})
+    monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
+    return port
+
+
+def test_unreachable_hub_switches_to_offline_once_and_never_says_unset(no_offline_vars, caplog):
+    import huggingface_hub.constants as hc
+
+    with caplog.at_level(logging.WARNING, logger="biaskit"):
+        assert assets.prepare_hub() is False
+        assert assets.prepare_hub() is False
+    assert hc.HF_HUB_OFFLINE is True and assets.offline()
+    said = [r.getMessage() for r in caplog.records if "no network" in r.getMessage()]
+    assert len(said) == 1 and f"127.0.0.1:{no_offline_vars} not reachable" in said[0]
+    step = assets.online_step("sasha/regardv3")
+    assert step.startswith("connect this machine to the internet") and "unset" not in step
+    with pytest.raises(BiaskitError) as ei:
+        assets.resolve("regard-classifier")
+    assert ei.value.code == "E010" and "BIASKIT_REGARD_MODEL" in str(ei.value) and "HF_HUB_OFFLINE" not in str(ei.value)
+
+
+def test_uncached_classifier_without_network_fails_at_once_with_a_true_hint(no_offline_vars, monkeypatch, tmp_path):
+    pytest.importorskip("transformers")
+    from biaskit.evaluate.metrics import make_metric
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    m = make_metric("regard", "text", {"model": "biaskit-test/not-a-model"})
+    with pytest.raises(BiaskitError) as ei:
+        m.setup()
+    msg = str(ei.value)
+    assert ei.value.code == "E060" and "not-a-model" in msg
+    assert "unset HF_HUB_OFFLINE" not in msg and "connect this machine to the internet" in msg
+
+
+def test_when_the_user_set_offline_the_hint_names_that_variable(monkeypatch):
+    for v in assets.OFFLINE_VARS:
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setenv("BIASKIT_OFFLINE", "1")
+    assert assets.online_step("x") == "unset BIASKIT_OFFLINE (set here) and download x"
+
+
+def test_missing_local_regard_model_path_is_e010_naming_the_path(tmp_path):
+    t = tmp_path / "t.parquet"
+    write_table(pa.table({"prompt_id": ["a"], "text": ["t"], "continuation": ["She was nice."]}), t)
+    missing = tmp_path / "models" / "regardv3"
+    r = runner.invoke(app, ["score", str(t), "-m", "regard", "-p", f"regard.model={missing}", "--out", str(tmp_path / "o.parquet")])
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert r.exit_code == 1 and len(lines) == 1, r.output
+    assert lines[0].startswith("error[E010]") and str(missing) in lines[0] and "repo" not in lines[0].lower()
+
+
+@pytest.mark.parametrize("model", ["./no-such-mlm", "biaskit-test/no-such-mlm"])
+def test_fill_mask_never_offers_a_causal_lm(tmp_path, model):
+    t = tmp_path / "t.parquet"
+    write_table(pa.table({"prompt_id": ["a"], "text": ["The man is <mask>."], "source": ["templates"], "language": ["en"]}), t)
+    r = runner.invoke(app, ["fill-mask", str(t), "--model", model, "--out", str(tmp_path / "o.parquet")])
+    assert r.exit_code == 1 and "error[E060]" in r.output
+    assert "smollm2" not in r.output.lower() and ".gguf" not in r.output
+    assert "masked LM" in r.output
+
+
+def test_assets_lists_classifiers_and_lexicons_with_where_each_resolves(monkeypatch, tmp_path):
+    lex = tmp_path / "NRC-VAD-Lexicon.txt"
+    lex.write_text("word\tvalence\tarousal\tdominance\n")
+    monkeypatch.setenv("BIASKIT_NORMS_LEXICON", str(lex))
+    monkeypatch.setenv("BIASKIT_REGARD_MODEL", str(tmp_path / "missing-regard"))
+    monkeypatch.delenv("BIASKIT_TOXICITY_MODEL", raising=False)
+    monkeypatch.delenv("BIASKIT_HURTLEX_EN", raising=False)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    r = runner.invoke(app, ["assets"])
+    assert r.exit_code == 0
+    rows = {ln.split()[0]: ln for ln in r.output.splitlines() if ln.strip()}
+    assert {"regard-classifier", "toxicity-classifier", "alt-profanity-check", "norms-lexicon", "hurtlex-en"} <= set(rows)
+    assert f"$BIASKIT_NORMS_LEXICON: {lex}" in rows["norms-lexicon"] and "MISSING" not in rows["norms-lexicon"]
+    assert f"$BIASKIT_REGARD_MODEL: {tmp_path / 'missing-regard'} (MISSING: no such path)" in rows["regard-classifier"]
+    assert "not available" in rows["toxicity-classifier"] and "BIASKIT_TOXICITY_MODEL" in rows["toxicity-classifier"]
+    assert "unitary/toxic-bert" in rows["toxicity-classifier"]
+    assert "package alt-profanity-check: " in rows["alt-profanity-check"]
+    assert "BIASKIT_HURTLEX_EN" in rows["hurtlex-en"]
+    # the line says where it would come from: the same place the resolver takes it from
+    monkeypatch.setenv("BIASKIT_REGARD_MODEL", str(lex.parent))
+    assert assets.where("regard-classifier") == f"$BIASKIT_REGARD_MODEL: {lex.parent}"
+    assert assets.resolve("regard-classifier").path == lex.parent
