@@ -73,8 +73,14 @@ def offline_vars_set() -> list[str]:
 
 
 def offline() -> bool:
-    """True when an offline variable is set, or the network probe found the Hub unreachable in this process."""
-    return bool(offline_vars_set()) or _NET.get("reachable") is False
+    """True when the user set an offline variable (no download of any kind)."""
+    return bool(offline_vars_set())
+
+
+def hub_offline() -> bool:
+    """True when Hub downloads cannot work: an offline variable is set, or the network probe of this process
+    found the Hub unreachable (:func:`prepare_hub`)."""
+    return offline() or _NET.get("reachable") is False
 
 
 def _probe_address() -> tuple[str, int]:
@@ -259,8 +265,10 @@ def where(name: str) -> str:
         target = cache_dir() / "downloads" / asset.name / Path(asset.url.split("?")[0]).name
         if target.exists():
             return f"biaskit cache: {target}"
-    if (asset.hub_id or asset.url) and not offline():
-        return f"download on first use: {asset.hub_id or asset.url}"
+    if asset.url and not offline():
+        return f"download on first use: {asset.url}"
+    if asset.hub_id and not offline() and prepare_hub():
+        return f"download on first use: {asset.hub_id}"
     return f"not available: {_hint(asset)}"
 
 
@@ -286,12 +294,10 @@ def resolve(name: str, path: str | os.PathLike | None = None, *, allow_download:
             p = d / pkg.relpath if pkg.relpath else d
             if p.exists():
                 return Resolved(name, p, "package", filename=p.name if p.is_file() else None)
-    if allow_download and (asset.url or asset.hub_id) and not offline():
-        prepare_hub()
     if allow_download and not offline():
         if asset.url:
             return Resolved(name, (downloader or download)(asset), "download")
-        if asset.hub_id:
+        if asset.hub_id and prepare_hub():
             return Resolved(name, None, "hub", hub_id=asset.hub_id, filename=asset.filename)
     raise BiaskitError("E010", f"{asset.kind} {name!r} is not available here", value=name, fix=_hint(asset))
 

@@ -42,7 +42,7 @@ def test_unreachable_hub_switches_to_offline_once_and_never_says_unset(no_offlin
     with caplog.at_level(logging.WARNING, logger="biaskit"):
         assert assets.prepare_hub() is False
         assert assets.prepare_hub() is False
-    assert hc.HF_HUB_OFFLINE is True and assets.offline()
+    assert hc.HF_HUB_OFFLINE is True and assets.hub_offline() and not assets.offline()
     said = [r.getMessage() for r in caplog.records if "no network" in r.getMessage()]
     assert len(said) == 1 and f"127.0.0.1:{no_offline_vars} not reachable" in said[0]
     step = assets.online_step("sasha/regardv3")
@@ -114,3 +114,17 @@ def test_assets_lists_classifiers_and_lexicons_with_where_each_resolves(monkeypa
     monkeypatch.setenv("BIASKIT_REGARD_MODEL", str(lex.parent))
     assert assets.where("regard-classifier") == f"$BIASKIT_REGARD_MODEL: {lex.parent}"
     assert assets.resolve("regard-classifier").path == lex.parent
+
+
+def test_hub_dataset_and_push_hints_name_only_variables_that_are_set(monkeypatch):
+    from biaskit.datasets.load import _load_fix
+    from biaskit.datasets.push import _online_fix
+
+    for v in (*assets.OFFLINE_VARS, "HF_DATASETS_OFFLINE"):
+        monkeypatch.delenv(v, raising=False)
+    monkeypatch.setattr(assets, "_NET", {"reachable": False, "why": "huggingface.co:443 not reachable (gaierror)"})
+    assert "unset" not in _online_fix("push") and "unset" not in _load_fix()
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    assert _load_fix().endswith("unset HF_DATASETS_OFFLINE (set here) to download")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert _online_fix("push") == "unset HF_HUB_OFFLINE (set here) to push"

@@ -184,7 +184,7 @@ def load(model: str, *, task: str = "auto", device: str | None = "auto", dtype: 
             raise BiaskitError("E060", f"{model!r} is a {lm.task} LM, but a {task} LM is needed here", value=model,
                                fix="generate/likelihood take causal LMs (likelihood also masked LMs); fill-mask takes masked LMs")
         return lm
-    from biaskit.assets import offline, online_step, prepare_hub
+    from biaskit.assets import hub_offline, online_step, prepare_hub
 
     if origin == "hub":
         prepare_hub()  # no network: fail at once (cached models still load) instead of retrying for ~50 s
@@ -211,7 +211,7 @@ def load(model: str, *, task: str = "auto", device: str | None = "auto", dtype: 
         raise
     except (OSError, ValueError, KeyError) as exc:
         if origin == "hub":
-            why = "is not in the local cache and the machine is offline" if offline() else "could not be loaded from the Hub"
+            why = "is not in the local cache and the machine is offline" if hub_offline() else "could not be loaded from the Hub"
             raise BiaskitError(
                 "E060", f"model {model!r} {why}", value=model,
                 options=[*_model_assets(task), "<local folder>"] + (["<file.gguf>"] if task != "masked" else []),
