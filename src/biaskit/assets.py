@@ -267,7 +267,7 @@ def where(name: str) -> str:
             return f"biaskit cache: {target}"
     if asset.url and not offline():
         return f"download on first use: {asset.url}"
-    if asset.hub_id and not offline() and prepare_hub():
+    if asset.hub_id and asset.kind == "model" and not offline() and prepare_hub():
         return f"download on first use: {asset.hub_id}"
     return f"not available: {_hint(asset)}"
 
