@@ -208,7 +208,7 @@ def _tags(configs) -> list[str]:
     tags |= {str(s).replace("_", "-") for s in _sources(configs)}
     for cfg in configs:
         for m in _metrics(cfg.table):
-            tags.add(_metric_tag(cfg, m))
+            tags.add(_metric_tag(configs, m))
         if _has_human_labels(cfg):
             tags.add("human-annotation")
     return sorted(tags)
@@ -224,10 +224,13 @@ def _metric_backend(cfg, metric: str) -> str | None:
     return None
 
 
-def _metric_tag(cfg, metric: str) -> str:
-    """The tag a metric column earns: the offline toxicity backend (alt-profanity-check) detects profanity."""
-    if metric == "toxicity" and _metric_backend(cfg, metric) == "offline":
-        return "profanity"
+def _metric_tag(configs, metric: str) -> str:
+    """The tag a metric column earns. Toxicity scored by the offline backend (alt-profanity-check, recorded in a
+    config's manifest; derived configs such as samples carry the same columns) detects profanity."""
+    if metric == "toxicity":
+        backends = {_metric_backend(c, metric) for c in configs if f"{metric}_error" in c.table.column_names} - {None}
+        if backends == {"offline"}:
+            return "profanity"
     return metric
 
 
@@ -332,7 +335,7 @@ def _body(configs, pretty: str, lic: str, lic_lines: list[str], total: int, info
         out.append(f"### `{c.name}`")
         out.append("")
         out += _provenance(c)
-        out += _facts(c)
+        out += _facts(c, configs)
         labels = label_summary(c.features)
         if labels:
             out.append("- Class labels: " + "; ".join(f"`{k}` = {v}" for k, v in labels.items()))
@@ -388,7 +391,7 @@ def _provenance(c) -> list[str]:
     return lines
 
 
-def _facts(c) -> list[str]:
+def _facts(c, configs=()) -> list[str]:
     t: pa.Table = c.table
     cols = set(t.column_names)
     lines: list[str] = []
@@ -435,7 +438,7 @@ def _facts(c) -> list[str]:
         label_col = next((x for x in (f"{m}_label", f"{m}_hurtful") if x in cols), None)
         dist = f"; labels: {_fmt_counts(_counts(t, label_col))}" if label_col else ""
         what = (" (offline backend alt-profanity-check: a profanity detector, not a toxicity classifier; "
-                "`toxic` means profane)") if _metric_tag(c, m) == "profanity" else ""
+                "`toxic` means profane)") if _metric_tag(configs or [c], m) == "profanity" else ""
         lines.append(f"- Metric `{m}`: {scored} rows scored, {err} with `{m}_error`{dist}{what}")
     if "round" in cols:
         lines.append(f"- Rounds: {_fmt_counts(_counts(t, 'round'))}")
