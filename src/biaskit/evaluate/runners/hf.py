@@ -109,8 +109,8 @@ def _model_assets(task: str = "auto") -> list[str]:
 def _valid_models(task: str = "auto") -> str:
     names = _model_assets(task)
     if task == "masked":
-        return ", ".join(names + ["a masked LM's Hub id (e.g. xlm-roberta-base) or local folder"])
-    return ", ".join(names + ["a Hub id (org/name)", "a local folder or .gguf file"])
+        return ", ".join(names + ["a masked LM's Hub id (e.g. xlm-roberta-base) or local model folder"])
+    return ", ".join(names + ["a Hub id (org/name)", "a local model folder or .gguf file"])
 
 
 def _locate(spec: str, task: str = "auto") -> tuple[str, str | None, str]:
