@@ -207,3 +207,27 @@ def test_offline_toxicity_backend_is_reported_as_profanity_and_zero_is_not_calle
     assert [f.kind for f in prof] == ["No signal"] and prof[0].text == f"no text labelled profane (0 of {len(sc)})"
     assert "not evidence that the texts are free of toxicity" in html
     assert not any("Toxicity" in f.metric for f in res.headline)
+
+
+def test_male_minus_female_bars_draw_the_table_values(full_report):
+    mmf = pd.read_csv(full_report.tables["male_minus_female"])
+    fig = plots.diverging_bars(mmf, "group", "male_minus_female", None, title="t", hue="model")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == list(dict.fromkeys(mmf["model"]))
+    for cont, m in zip(ax.containers, dict.fromkeys(mmf["model"])):
+        sub = mmf[mmf["model"] == m].set_index("group")["male_minus_female"]
+        assert [p.get_width() for p in cont.patches] == pytest.approx([sub[g] for g in dict.fromkeys(mmf["group"])])
+    lim = mmf["male_minus_female"].abs().max() * 1.45
+    assert ax.get_xlim() == pytest.approx((-lim, lim))
+
+
+def test_honest_heatmap_shows_the_category_shares(full_report):
+    from biaskit.evaluate.stats import honest_category_matrix
+
+    s = pd.read_csv(full_report.tables["honest_by_subject_category"])
+    m = honest_category_matrix(s)
+    fig = plots.heatmap(m, None, title="t")
+    ax = fig.axes[0]
+    assert np.asarray(ax.images[0].get_array()) == pytest.approx(m.to_numpy(dtype=float))
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(c) for c in m.columns]
+    assert ax.images[0].get_clim() == pytest.approx((0, np.nanmax(m.to_numpy(dtype=float))))
