@@ -231,3 +231,17 @@ def test_honest_heatmap_shows_the_category_shares(full_report):
     assert np.asarray(ax.images[0].get_array()) == pytest.approx(m.to_numpy(dtype=float))
     assert [t.get_text() for t in ax.get_xticklabels()] == [str(c) for c in m.columns]
     assert ax.images[0].get_clim() == pytest.approx((0, np.nanmax(m.to_numpy(dtype=float))))
+
+
+def test_agreement_headline_survives_missing_counts_and_intervals(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    t = pd.DataFrame([{"round": "r1", "task_type": "sentiment", "measure": "fleiss_kappa", "value": None, "ci_low": None,
+                       "ci_high": None, "metric": None, "n_items": None},
+                      {"round": "r1", "task_type": "sentiment", "measure": "krippendorff_alpha_nominal", "value": 0.4, "ci_low": None,
+                       "ci_high": None, "metric": None, "n_items": 12}]).astype({"n_items": "Int64", "value": "float64"})
+    write_table(pa.Table.from_pandas(t, preserve_index=False), run / "agreement.parquet", stage="agreement")
+    res = build_report(run, tmp_path / "rep", n_boot=20)
+    rows = {f.metric: f for f in res.headline if f.kind == "Annotator agreement"}
+    assert rows["fleiss_kappa"].estimate is None and rows["fleiss_kappa"].n == ""
+    assert rows["krippendorff_alpha_nominal"].n == "12 items" and rows["krippendorff_alpha_nominal"].flags == ["n < 30 items"]

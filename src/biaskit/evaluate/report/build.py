@@ -590,12 +590,13 @@ def _agreement_section(b: _Builder, loaded) -> Section:
             b.figure(sec, "inter_annotator_agreement", agreement_chart, drawn, title="Inter-annotator agreement",
                      caption="Agreement coefficients between annotators per round (bootstrap CI where given)." + left)
         for _, r in drawn[drawn["measure"].isin(("fleiss_kappa", "krippendorff_alpha_nominal"))].iterrows():
-            n_items = r.get("n_items")
-            n_txt = f"{int(n_items)} items" if n_items is not None and n_items == n_items else ""
-            ci = (float(r["ci_low"]), float(r["ci_high"])) if "ci_low" in r.index and r["ci_low"] == r["ci_low"] and r["ci_low"] is not None else None
-            flags = [f"n < {MIN_GROUP_N} items"] if n_items is not None and n_items == n_items and int(n_items) < MIN_GROUP_N else []
-            sec.headline.append(Finding("Annotator agreement", str(r["measure"]), str(r["metric"]), "", float(r["value"]) if r["value"] == r["value"] else None,
-                                        ci, None, "", n_txt, flags, "agreement"))
+            n_items = None if pd.isna(r.get("n_items")) else int(r.get("n_items"))
+            lo, hi = (r.get("ci_low"), r.get("ci_high"))
+            ci = None if lo is None or hi is None or pd.isna(lo) or pd.isna(hi) else (float(lo), float(hi))
+            value = None if pd.isna(r["value"]) else float(r["value"])
+            flags = [f"n < {MIN_GROUP_N} items"] if n_items is not None and n_items < MIN_GROUP_N else []
+            sec.headline.append(Finding("Annotator agreement", str(r["measure"]), str(r["metric"]), "", value, ci, None, "",
+                                        f"{n_items} items" if n_items is not None else "", flags, "agreement"))
     return sec
 
 
