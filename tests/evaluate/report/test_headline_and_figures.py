@@ -106,6 +106,11 @@ def test_wide_tables_collapse_and_link_the_full_csv(full_report):
     shown, hidden = compact(z)
     assert len(z.columns) == 19
     assert len(shown.columns) <= 10 and {"z", "count_a", "count_b", "significant_holm"}.isdisjoint(shown.columns)
+    # the reader's columns stay: who is compared, group sizes, the difference, corrected p-values, effect size
+    assert list(shown.columns) == ["domain", "model", "group_a", "group_b", "n_a", "n_b", "diff", "p_holm", "cohen_h", "p_bh"]
+    assert shown["p_holm"].tolist() == z["p_holm"].tolist()
+    mw, _ = compact(pd.read_csv(full_report.tables["sentiment_vader_compound_mannwhitney"]))
+    assert {"p_holm", "p_bh", "rank_biserial", "n_a", "n_b"} <= set(mw.columns) and len(mw.columns) <= 10
     assert hidden == len(z.columns) - len(shown.columns)
     props = pd.read_csv(full_report.tables["sentiment_proportions"])
     shown, _ = compact(props)

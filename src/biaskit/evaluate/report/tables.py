@@ -60,13 +60,17 @@ MAX_SHOWN_COLUMNS = 10
 HIDDEN_COLUMNS = ("z", "u", "count_a", "count_b", "significant_holm", "mean", "dof")
 #: columns left off the page when every value is 0 (nothing to see)
 HIDDEN_IF_ZERO = ("n_null", "n_error", "n_null_a", "n_null_b", "n_untestable")
+#: when a table is still wider than MAX_SHOWN_COLUMNS, these go first (in this order, pairs together); the
+#: multiple-comparison-corrected p-values, differences and effect sizes stay
+DROP_ORDER = (("n_null_a", "n_null_b"), ("n_null", "n_error"), ("p_value",), ("p_a", "p_b"), ("median_a", "median_b"),
+              ("n",), ("n_rows", "n_templates"))
 
 
 def compact(df, show=None, max_cols: int = MAX_SHOWN_COLUMNS):
     """The columns of a result table a reader needs on the page: ``show`` when given, else the table with
     ``prop_<x>`` / ``ci_low_<x>`` / ``ci_high_<x>`` merged into one ``<x> [95% CI]`` column, ``count_<x>`` and the
-    :data:`HIDDEN_COLUMNS` dropped, :data:`HIDDEN_IF_ZERO` columns dropped when all zero, and at most
-    ``max_cols`` columns. Returns ``(shown DataFrame, number of columns of ``df`` not shown as such)``."""
+    :data:`HIDDEN_COLUMNS` dropped, :data:`HIDDEN_IF_ZERO` columns dropped when all zero, then the
+    :data:`DROP_ORDER` columns while wider than ``max_cols``, and at most ``max_cols`` columns. Returns ``(shown DataFrame, number of columns of ``df`` not shown as such)``."""
     if show is not None:
         cols = [c for c in show if c in df.columns]
         return df[cols], len(df.columns) - len(cols)
@@ -82,6 +86,10 @@ def compact(df, show=None, max_cols: int = MAX_SHOWN_COLUMNS):
     for c in HIDDEN_IF_ZERO:
         if c in out.columns and (out[c].fillna(0) == 0).all():
             out = out.drop(columns=[c])
+    for group in DROP_ORDER:                       # too wide: leave out the least needed columns first
+        if len(out.columns) <= max_cols:
+            break
+        out = out.drop(columns=[c for c in group if c in out.columns])
     out = out.iloc[:, :max_cols]
     merged = sum(2 for c in df.columns if str(c).startswith("ci_low_") and f"prop_{str(c)[7:]}" in df.columns)
     return out, len(df.columns) - len(out.columns) - merged
