@@ -250,3 +250,29 @@ def test_agreement_headline_survives_missing_counts_and_intervals(tmp_path):
     rows = {f.metric: f for f in res.headline if f.kind == "Annotator agreement"}
     assert rows["fleiss_kappa"].estimate is None and rows["fleiss_kappa"].n == ""
     assert rows["krippendorff_alpha_nominal"].n == "12 items" and rows["krippendorff_alpha_nominal"].flags == ["n < 30 items"]
+
+
+def test_an_extra_section_slots_in_with_one_line(full_run, tmp_path, monkeypatch):
+    from biaskit.evaluate.report import build
+
+    def validity(b, loaded):
+        sec = build.Section("validity", "Validity", ["A section added by one line."])
+        df = pd.DataFrame({"check": ["a", "b"], "value": [0.5, 0.25]})
+        b.table(sec, "validity_checks", df, "Validity checks.")
+        b.figure(sec, "validity_bars", plots.fraction_bars, df, "check", "value", title="Validity", caption="Validity per check.")
+        sec.headline.append(build.Finding("Validity", "agreement with a reference", "all", "", 0.5, (0.4, 0.6), n="2 checks",
+                                          anchor="validity"))
+        return sec
+
+    def never(b, loaded):
+        raise build.SkipAnalysis("no table with validity columns")
+
+    monkeypatch.setattr(build, "ANALYSES", [*build.ANALYSES])
+    build.ANALYSES.append(("Validity", validity))
+    build.ANALYSES.append(("Generation bias", never))
+    res = build_report(full_run, tmp_path / "rep", n_boot=20, keep_figures=True)
+    assert res.sections[-1] == "validity" and res.headline[-1].kind == "Validity"
+    html = res.html.read_text()
+    assert "<h2 id='validity'>Validity</h2>" in html and "href='#validity'" in html and "tables/validity_checks.csv" in html
+    assert [p.get_height() for p in res.figure_objects["validity_bars"].axes[0].patches] == [0.5, 0.25]
+    assert ("Generation bias", "no table with validity columns") in res.skipped

@@ -618,7 +618,6 @@ ANALYSES = [
     ("HolisticBias Likelihood Bias", _likelihood_section),
     ("HONEST", _honest_section),
     ("Agreement", _agreement_section),
-
 ]
 
 
