@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 from biaskit.datasets.card import parse_card, size_category
 from biaskit.datasets.features import decode
@@ -39,7 +38,7 @@ def check_card(folder: Path) -> dict:
     check does not know. Returns the staged tables (config -> decoded pa.Table)."""
     meta, body = parse_card((folder / "README.md").read_text(encoding="utf-8"))
     configs = [c["config_name"] for c in meta["configs"]]
-    tables, raw_bytes = {}, {}
+    tables = {}
     for info in meta["dataset_info"]:
         name = info["config_name"]
         dd = load_config(folder, name)
@@ -53,7 +52,6 @@ def check_card(folder: Path) -> dict:
         files = list((folder / "data" / name).glob("*.parquet"))
         assert info["download_size"] == sum(f.stat().st_size for f in files)       # exact bytes on disk
         assert info["dataset_size"] == total_nbytes
-        raw_bytes[name] = total_nbytes
     tables = {c: tables[c] for c in configs}  # card order
     total = sum(t.num_rows for t in tables.values())
     assert meta["size_categories"] == [size_category(total)]

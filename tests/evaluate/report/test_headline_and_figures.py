@@ -1,7 +1,6 @@
 """Issue 18: the report's headline block (numbers recomputed independently), small-sample flags, collapsed
 tables, and figures checked by content through their matplotlib objects (values, axis limits, legend)."""
 
-import json
 import math
 
 import numpy as np
