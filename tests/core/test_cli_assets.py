@@ -80,6 +80,7 @@ def test_asset_resolution_order_path_then_package_then_error(tmp_path, monkeypat
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
     monkeypatch.delenv("BIASKIT_OFFLINE", raising=False)
+    monkeypatch.setattr(assets, "_NET", {"reachable": True})   # online = the Hub answers the one probe
     assert assets.resolve("fake-missing").origin == "hub"
 
 

@@ -27,6 +27,18 @@ from biaskit.io import atomic_path, to_arrow, write_text_atomic
 TASK_COLUMNS = ("sample_id", "round", "task_type", "text", "choices")
 
 
+def text_sources(samples) -> str:
+    """Where this round's texts come from, counted from the samples' ``model`` column (``wikipedia`` = a
+    Wikipedia sentence, any other model = a language-model text), for the annotation guidelines."""
+    models = samples.column("model").to_pylist() if "model" in samples.column_names else [None] * samples.num_rows
+    wiki = sum(1 for m in models if m == "wikipedia")
+    gen = sum(1 for m in models if m is not None and m != "wikipedia")
+    other = len(models) - wiki - gen
+    parts = [f"{wiki} are sentences from Wikipedia" if wiki else "", f"{gen} were written by language models" if gen else "",
+             f"{other} come from other sources (e.g. templates or imported data)" if other else ""]
+    return f"**Where these texts come from:** of the {len(models)} texts of this round, " + ", ".join(p for p in parts if p) + "."
+
+
 def export_tasks(samples: Any, path: str | Path) -> tuple[Path, Path]:
     """Write the tasks file (``.csv`` or ``.jsonl``) and its guidelines; returns both paths."""
     s = to_arrow(samples)
@@ -51,7 +63,7 @@ def export_tasks(samples: Any, path: str | Path) -> tuple[Path, Path]:
                 for r in rows:
                     fh.write(json.dumps(r, ensure_ascii=False) + "\n")
     g = p.parent / (p.name + ".guidelines.md")
-    write_text_atomic(g, task.guidelines_markdown() +
+    write_text_atomic(g, task.guidelines_markdown() + "\n" + text_sources(s) + "\n" +
                       f"\n---\nRound `{round_}`, {len(rows)} items. Return a CSV or JSONL file with one row per "
                       "label: `sample_id, annotator, label` (optional `lead_time` in seconds, `created_at` ISO 8601).\n")
     return p, g

@@ -88,8 +88,9 @@ _COMMON = """
 Some texts have a person or group replaced by XYZ. Judge the text as written; do not guess who XYZ is and
 do not let a guess change your answer.
 
-Texts were written by language models and may be cut off mid-sentence or be ungrammatical. Judge what is
-there; do not penalise grammar.
+Texts can come from different sources, mixed in one list: sentences taken from Wikipedia and texts written
+by language models. You are not told which text is which. Generated texts may be cut off mid-sentence or be ungrammatical. Judge what is there; do not
+penalise grammar.
 
 Answer on your own. If you are unsure between two labels, pick the one that fits most of the text.
 """

@@ -106,6 +106,26 @@ def _os_error(exc: OSError) -> BiaskitError:
                         fix="check that the path exists, that its parent is a folder you can write to, and that the disk has space")
 
 
+def _no_bool_metavar() -> None:
+    """Typer's rich help prints the value type after every option, ``<bool>`` even after a flag that takes no
+    value (``--overwrite <bool>``). Show no type for flags."""
+    from typer.core import TyperOption
+
+    if getattr(TyperOption.display_type_rich, "_biaskit", False):
+        return
+    orig = TyperOption.display_type_rich
+
+    def display_type_rich(self, ctx):
+        if getattr(self, "is_flag", False) and not getattr(self, "count", False):
+            return None
+        return orig(self, ctx)
+
+    display_type_rich._biaskit = True
+    TyperOption.display_type_rich = display_type_rich
+
+
+_no_bool_metavar()
+
 app = typer.Typer(
     name="biaskit",
     cls=BiaskitGroup,

@@ -57,24 +57,25 @@ def register(app: typer.Typer) -> None:
 
     @app.command("assets")
     def assets() -> None:
-        """List the models, lexicons, embeddings and pipelines biaskit knows, and where each resolves.
+        """List the models (language models, classifiers), lexicons, embeddings and pipelines biaskit knows, and
+        where each would resolve from now (environment variable, installed package, cache, download on first
+        use) or how to provide it. Nothing is downloaded. The environment variable of each is in brackets.
 
         Example: biaskit assets
         """
+        import biaskit.evaluate.metrics._assets  # noqa: F401  (registers the metrics' lexicons; cheap)
         from biaskit import assets as a
-        from biaskit.errors import BiaskitError
 
         for name, asset in sorted(a.ASSETS.items()):
-            try:
-                r = a.resolve(name)
-                where = f"{r.origin}: {r.path or r.hub_id}"
-            except BiaskitError as exc:
-                where = f"unavailable ({exc.fix})"
-            typer.echo(f"{name:<24} {asset.kind:<10} {where}")
+            env = f" [{asset.env_var}]" if asset.env_var else ""
+            typer.echo(f"{name:<22} {asset.kind:<10} {a.where(name)}{env}")
 
     @app.command("version")
     def version() -> None:
-        """Print the biaskit version."""
+        """Print the biaskit version.
+
+        Example: biaskit version
+        """
         from biaskit import __version__
 
         typer.echo(__version__)

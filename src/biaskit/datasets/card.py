@@ -26,6 +26,8 @@ SOURCE_LICENCES: dict[str, tuple[str, str, str]] = {
     "honest": ("mit", "MIT", "HONEST templates are released under the MIT licence"),
     "west_slavic": ("other", "no licence", "the West Slavic study's template_sentences.xlsx (copenlu/slavic-gender-bias) is "
                     "published without a licence: ask its authors before publishing these sentences"),
+    "templates": ("apache-2.0", "Apache-2.0", "The gendered fill-mask templates (cs/pl/sk/en starter sets in "
+                  "`biaskit/data/templates`) were written by the biaskit team and ship with biaskit under its Apache-2.0 licence"),
 }
 #: licence names found in ``license`` columns -> Hub licence id
 LICENCE_IDS = {
@@ -78,6 +80,8 @@ SOURCE_LIMITATIONS = {
     "honest": "HONEST templates are short, templated sentences with one identity term; completions are single words.",
     "west_slavic": "West Slavic study sentences: the Polish ones were machine translated; subject categories come from "
                    "biaskit's subject-phrase lists (or the publisher's own), not from the study.",
+    "templates": "The gendered cs/pl/sk templates are a starter set written by the biaskit team and not yet validated by "
+                 "native speakers (`validator` is null).",
 }
 
 TASKS = {
@@ -113,31 +117,63 @@ def _fmt_counts(c: Mapping, limit: int = 20) -> str:
     return s or "(none)"
 
 
-def _sources(configs) -> Counter:
-    c: Counter = Counter()
+def _row_keys(cfg, mask) -> set:
+    """Identities of the rows where ``mask`` holds: their ``prompt_id`` (the same prompt staged in several configs,
+    e.g. prompts, generations and scores, is one row of its source), else the row's position in this config."""
+    ids = _values(cfg.table, "prompt_id")
+    return {(("prompt", i) if i is not None else (cfg.name, k)) if ids else (cfg.name, k)
+            for k, (i, keep) in enumerate(zip(ids or [None] * len(mask), mask)) if keep}
+
+
+def source_rows(configs) -> dict[str, tuple[int, list[str]]]:
+    """source -> (distinct source rows, configs holding them). A row's source is its ``source`` column; Wikipedia
+    baseline rows (``model == "wikipedia"``) count as ``wikipedia``. Rows are told apart by ``prompt_id``, so the
+    same prompt staged in several configs counts once."""
+    keys: dict[str, set] = {}
+    where: dict[str, list[str]] = {}
     for cfg in configs:
         t = cfg.table
-        c.update(_counts(t, "source"))
-        n_wiki = sum(1 for m in _values(t, "model") if m == "wikipedia")
-        if n_wiki:
-            c["wikipedia"] += n_wiki
-    return c
+        models = _values(t, "model")
+        wiki = [m == "wikipedia" for m in models] if models else [False] * t.num_rows
+        srcs = _values(t, "source") or [None] * t.num_rows
+        per: dict[str, list[bool]] = {}
+        for k, (src, w) in enumerate(zip(srcs, wiki)):
+            name = "wikipedia" if w else src
+            if name is not None:
+                per.setdefault(name, [False] * t.num_rows)[k] = True
+        for name, mask in per.items():
+            keys.setdefault(name, set()).update(_row_keys(cfg, mask))
+            where.setdefault(name, []).append(cfg.name)
+    return {k: (len(v), where[k]) for k, v in keys.items()}
+
+
+def _sources(configs) -> Counter:
+    return Counter({k: n for k, (n, _) in source_rows(configs).items()})
 
 
 def licence_of(configs, override: str | None = None) -> tuple[str, list[str]]:
     """The dataset licence id and the lines explaining its inheritance."""
     lines: list[str] = []
     parts: dict[str, str] = {}
-    for src, n in sorted(_sources(configs).items()):
+    for src, (n, where) in sorted(source_rows(configs).items()):
+        cfgs = ", ".join(f"`{c}`" for c in where)
         if src in SOURCE_LICENCES:
             lid, lname, why = SOURCE_LICENCES[src]
             parts[src] = lid
-            lines.append(f"- `{src}` ({n} rows): {lname}. {why}.")
+            lines.append(f"- `{src}`: {n} distinct rows (in {cfgs}): {lname}. {why}.")
+        else:
+            lines.append(f"- `{src}`: {n} distinct rows (in {cfgs}): no licence is known for this source; check it before publishing.")
+    lic_keys: dict[str, set] = {}
+    lic_where: dict[str, list[str]] = {}
     for cfg in configs:
-        for name, n in sorted(_counts(cfg.table, "license").items()):
-            lid = LICENCE_IDS.get(str(name).strip().lower(), "other")
-            parts[f"license:{name}"] = lid
-            lines.append(f"- config `{cfg.name}`: {n} rows carry licence `{name}` in their `license` column.")
+        vals = _values(cfg.table, "license")
+        for name in sorted({v for v in vals if v is not None}):
+            lic_keys.setdefault(name, set()).update(_row_keys(cfg, [v == name for v in vals]))
+            lic_where.setdefault(name, []).append(cfg.name)
+    for name, ks in sorted(lic_keys.items()):
+        lid = LICENCE_IDS.get(str(name).strip().lower(), "other")
+        parts[f"license:{name}"] = lid
+        lines.append(f"- `license` column: {len(ks)} distinct rows carry `{name}` (in {', '.join(f'`{c}`' for c in lic_where[name])}).")
     ids = set(parts.values())
     sa = sorted(i for i in ids if i in _SHARE_ALIKE)
     if sa:
@@ -176,10 +212,39 @@ def _tags(configs) -> list[str]:
     tags |= {str(s).replace("_", "-") for s in _sources(configs)}
     for cfg in configs:
         for m in _metrics(cfg.table):
-            tags.add(m)
-        if cfg.stage in ("samples", "annotations", "agreement"):
+            tags.add(_metric_tag(configs, m))
+        if _has_human_labels(cfg):
             tags.add("human-annotation")
     return sorted(tags)
+
+
+def _metric_backend(cfg, metric: str) -> str | None:
+    """The backend a config's manifest records for ``metric`` (e.g. ``offline`` for toxicity), if any."""
+    from biaskit.manifest import metric_description
+
+    m = metric_description(cfg.manifest, metric)
+    if isinstance(m, dict):
+        return (m.get("info") or {}).get("backend") or (m.get("config") or {}).get("backend")
+    return None
+
+
+def _metric_tag(configs, metric: str) -> str:
+    """The tag a metric column earns. Toxicity scored by the offline backend (alt-profanity-check, recorded in a
+    config's manifest; derived configs such as samples carry the same columns) detects profanity."""
+    if metric == "toxicity":
+        backends = {_metric_backend(c, metric) for c in configs if f"{metric}_error" in c.table.column_names} - {None}
+        if backends == {"offline"}:
+            return "profanity"
+    return metric
+
+
+def _has_human_labels(cfg) -> bool:
+    """True when the config holds human annotations: annotation rows with a label, or agreement figures."""
+    if cfg.stage == "annotations":
+        return any(v is not None for v in _values(cfg.table, "label"))
+    if cfg.stage == "agreement":
+        return cfg.table.num_rows > 0
+    return False
 
 
 def _metrics(t: pa.Table) -> list[str]:
@@ -274,7 +339,7 @@ def _body(configs, pretty: str, lic: str, lic_lines: list[str], total: int, info
         out.append(f"### `{c.name}`")
         out.append("")
         out += _provenance(c)
-        out += _facts(c)
+        out += _facts(c, configs)
         labels = label_summary(c.features)
         if labels:
             out.append("- Class labels: " + "; ".join(f"`{k}` = {v}" for k, v in labels.items()))
@@ -324,11 +389,13 @@ def _provenance(c) -> list[str]:
         lines.append("- Library versions: " + ", ".join(f"{k} {v}" for k, v in sorted(libs.items())))
     extra = {k: v for k, v in m.items() if k not in _STD_MANIFEST_KEYS}
     if extra:
-        lines.append(f"- Recorded facts: `{json.dumps(extra, ensure_ascii=False, sort_keys=True, default=str)}`")
+        whole = (f" (of the whole source table `{c.table_name}`, before the split by `{c.selection[0]}`; the lines below are this config's)"
+                 if c.selection else "")
+        lines.append(f"- Recorded facts{whole}: `{json.dumps(extra, ensure_ascii=False, sort_keys=True, default=str)}`")
     return lines
 
 
-def _facts(c) -> list[str]:
+def _facts(c, configs=()) -> list[str]:
     t: pa.Table = c.table
     cols = set(t.column_names)
     lines: list[str] = []
@@ -374,7 +441,9 @@ def _facts(c) -> list[str]:
         scored = t.num_rows - err
         label_col = next((x for x in (f"{m}_label", f"{m}_hurtful") if x in cols), None)
         dist = f"; labels: {_fmt_counts(_counts(t, label_col))}" if label_col else ""
-        lines.append(f"- Metric `{m}`: {scored} rows scored, {err} with `{m}_error`{dist}")
+        what = (" (offline backend alt-profanity-check: a profanity detector, not a toxicity classifier; "
+                "`toxic` means profane)") if _metric_tag(configs or [c], m) == "profanity" else ""
+        lines.append(f"- Metric `{m}`: {scored} rows scored, {err} with `{m}_error`{dist}{what}")
     if "round" in cols:
         lines.append(f"- Rounds: {_fmt_counts(_counts(t, 'round'))}")
     if "task_type" in cols and _counts(t, "task_type"):

@@ -271,7 +271,7 @@ def load_staged(source: str | Path, config: str | None = None, split: str | None
             from biaskit.secrets import redact
 
             raise BiaskitError("E054", f"could not load Hub dataset {src!r}: {redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}",
-                               value=src, fix="check the id and --config; unset HF_HUB_OFFLINE/HF_DATASETS_OFFLINE to download") from exc
+                               value=src, fix=_load_fix()) from exc
     splits = list(dd)
     if split is not None:
         if split not in dd:
@@ -330,3 +330,14 @@ def load_source(source: str | Path, *, kind: str | None = None, config: str | No
     if k == "westslavic_xlsx":
         return load_westslavic(src, subjects=subjects, languages=[language] if language else None)
     return load_honest(src, language)
+
+
+def _load_fix() -> str:
+    """The fix for a Hub dataset that did not load: names only offline variables the user really set."""
+    import os
+
+    from biaskit.assets import online_step
+
+    set_vars = [v for v in ("HF_DATASETS_OFFLINE",) if os.environ.get(v, "").strip().lower() in {"1", "true", "yes"}]
+    extra = f"; unset {'/'.join(set_vars)} (set here) to download" if set_vars else ""
+    return "check the id and --config; or " + online_step("it") + extra

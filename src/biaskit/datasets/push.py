@@ -163,7 +163,7 @@ def _fail(what: str, exc: BaseException, done: int, total: int) -> BiaskitError:
                             fix="use a token with write access to this namespace (HF_TOKEN or `hf auth login`)")
     if type(exc).__name__ == "OfflineModeIsEnabled":
         return BiaskitError("E052", f"cannot {what}: huggingface_hub offline mode is on",
-                            fix="unset HF_HUB_OFFLINE to push, or use --dry-run")
+                            fix=_online_fix("push") + ", or use --dry-run")
     detail = redact(f"{type(exc).__name__}: {exc}".splitlines()[0])[:300]
     return BiaskitError("E052", f"could not {what}: {detail}; {done} of {total} files are on the Hub",
                         fix="rerun the same command to resume (files already on the Hub are skipped)")
@@ -299,3 +299,13 @@ def push_folder(
         result.commits.append(getattr(info, "oid", None) or "")
         result.uploaded += [f.path for f in batch]
     return result
+
+
+def _online_fix(what: str) -> str:
+    """How to get out of offline mode, naming only offline variables the user really set."""
+    from biaskit.assets import offline_vars_set
+
+    set_vars = offline_vars_set()
+    if set_vars:
+        return f"unset {'/'.join(set_vars)} (set here) to {what}"
+    return f"connect this machine to the internet (the Hub was not reachable) to {what}"

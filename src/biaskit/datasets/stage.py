@@ -283,7 +283,7 @@ def stage_tables(
                     split_vals[sname] = sval
                     arrow = arrow_all if mask is None else arrow_all.filter(mask)
                     n = _shard_count(arrow.nbytes, arrow.num_rows, max_shard_bytes, max_shard_rows)
-                    files, fbytes = [], 0
+                    files, fbytes, nbytes = [], 0, 0
                     per = math.ceil(arrow.num_rows / n) if arrow.num_rows else 0
                     for i in range(n):
                         rel = f"data/{cname}/{sname}-{i:05d}-of-{n:05d}.parquet"
@@ -292,7 +292,10 @@ def stage_tables(
                         pq.write_table(arrow.slice(i * per, per) if per else arrow, dest)
                         files.append(rel)
                         fbytes += dest.stat().st_size
-                    splits[sname] = StagedSplit(sname, arrow.num_rows, arrow.nbytes, files, fbytes)
+                        # num_bytes: the Arrow size of the rows as read back from the shard (what load_dataset
+                        # holds in memory), exact; the in-memory table before writing can differ by a few bytes
+                        nbytes += pq.read_table(dest).nbytes
+                    splits[sname] = StagedSplit(sname, arrow.num_rows, nbytes, files, fbytes)
                 staged.append(StagedConfig(
                     name=cname, table_name=spec.name, stage=spec.stage, features=features, splits=splits,
                     manifest=spec.manifest, source=str(spec.path) if spec.path else None,

@@ -86,6 +86,13 @@ def demo_metrics() -> tuple[dict[str, dict], dict[str, str]]:
     return run, skipped
 
 
+def _backend_note(metric) -> str:
+    """Say what the offline toxicity backend measures: alt-profanity-check detects profanity, not toxicity."""
+    if metric.name == "toxicity" and metric.config.get("backend") == "offline":
+        return " (offline backend alt-profanity-check: a profanity detector, reported as profanity, not toxicity)"
+    return ""
+
+
 def run(ctx) -> None:
     from biaskit.errors import BiaskitError
     from biaskit.evaluate.metrics import make_metric, score_table
@@ -120,7 +127,7 @@ def run(ctx) -> None:
         "skipped": skipped, "rows": table.num_rows, "rows_per_model": counts, "rows_with_error": errors, "notes": notes,
     }
     line = (f"{table.num_rows} texts ({', '.join(f'{k}: {v}' for k, v in counts.items())}) scored with "
-            f"{', '.join(f'{n} v{m.version}' for n, m in done.items())}")
+            f"{', '.join(f'{n} v{m.version}' + _backend_note(m) for n, m in done.items())}")
     if skipped:
         line += "; skipped " + "; ".join(f"{k}: {v}" for k, v in skipped.items())
     if notes:

@@ -68,8 +68,25 @@ def browser(tmp_path_factory):
                 pass
 
 
-def open_page(browser, path: Path, timeout: float = 30.0) -> dict:
-    """Load ``path`` in a fresh tab; return {'errors': [...], 'state': {...}} after the load event."""
+LAYOUT_JS = """JSON.stringify({
+  innerWidth: window.innerWidth, docWidth: document.documentElement.scrollWidth,
+  overflowing: Array.from(document.querySelectorAll('.tw, pre, table, figure, section'))
+                 .filter(e => e.scrollWidth > e.clientWidth + 1 || e.getBoundingClientRect().right > window.innerWidth + 1)
+                 .map(e => e.tagName + '.' + e.className + ' ' + e.scrollWidth + '>' + e.clientWidth),
+  firstAfterH1: (document.querySelector('h1').nextElementSibling || {}).id,
+  headlineTop: document.getElementById('headline-block') ? document.getElementById('headline-block').getBoundingClientRect().top : null,
+  headlineRows: Array.from(document.querySelectorAll('#headline-block table.hl tbody tr')).map(r => ({
+      cls: r.className, cells: Array.from(r.cells).map(c => c.textContent)})),
+  headlineLinksOk: Array.from(document.querySelectorAll('#headline-block a[href^=\"#\"]'))
+      .every(a => !!document.getElementById(a.getAttribute('href').slice(1))),
+  csvLinks: Array.from(document.querySelectorAll('a[href$=\".csv\"]')).map(a => a.getAttribute('href')),
+  maxColumns: Math.max(0, ...Array.from(document.querySelectorAll('section table thead tr')).map(r => r.cells.length))})"""
+
+
+def open_page(browser, path: Path, timeout: float = 30.0, width: int | None = None, screenshot: Path | None = None) -> dict:
+    """Load ``path`` in a fresh tab; return {'errors': [...], 'state': {...}} after the load event. With ``width``
+    the tab is a ``width`` x 900 px window and ``layout`` (LAYOUT_JS) is returned too; with ``screenshot`` a PNG
+    of the first screen is written there."""
     port, websocket = browser
     req = urllib.request.Request(f"http://127.0.0.1:{port}/json/new?about:blank", method="PUT")
     target = json.loads(urllib.request.urlopen(req, timeout=10).read())
@@ -103,16 +120,30 @@ def open_page(browser, path: Path, timeout: float = 30.0) -> dict:
         for meth in ("Runtime.enable", "Log.enable", "Page.enable"):
             i = send(meth)
             pump(lambda m, i=i: m.get("id") == i)
+        if width:
+            i = send("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1, mobile=False)
+            pump(lambda m, i=i: m.get("id") == i)
         send("Page.navigate", url=path.resolve().as_uri())
         pump(lambda m: m.get("method") == "Page.loadEventFired")
         time.sleep(0.3)  # let late console messages arrive
         i = send("Runtime.evaluate", expression=IMAGE_STATE_JS, returnByValue=True)
         res = pump(lambda m: m.get("id") == i)
         state = json.loads(res["result"]["result"]["value"])
+        layout = None
+        if width:
+            i = send("Runtime.evaluate", expression=LAYOUT_JS, returnByValue=True)
+            res = pump(lambda m: m.get("id") == i)
+            layout = json.loads(res["result"]["result"]["value"])
+        if screenshot is not None:
+            import base64
+
+            i = send("Page.captureScreenshot", format="png")
+            res = pump(lambda m: m.get("id") == i)
+            screenshot.write_bytes(base64.b64decode(res["result"]["data"]))
     finally:
         ws.close()
         urllib.request.urlopen(f"http://127.0.0.1:{port}/json/close/{target['id']}", timeout=10).read()
-    return {"errors": errors, "state": state}
+    return {"errors": errors, "state": state, "layout": layout}
 
 
 def test_report_opens_with_every_image_loaded_and_no_console_errors(browser, full_report):
@@ -134,3 +165,53 @@ def test_the_checker_sees_broken_images_and_console_errors(browser, tmp_path):
     res = open_page(browser, bad)
     assert any("boom" in e for e in res["errors"])
     assert res["state"]["images"][0]["width"] == 0
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    import struct
+
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", head[16:24])
+
+
+def test_demo_report_at_1280px_headline_first_no_overflow_small_samples_flagged(browser, quick_demo, tmp_path):
+    run_dir, _ = quick_demo
+    shot = tmp_path / "first_screen.png"
+    res = open_page(browser, run_dir / "report" / "report.html", width=1280, screenshot=shot)
+    lay = res["layout"]
+    assert res["errors"] == []
+    assert _png_size(shot) == (1280, 900)          # the screenshot is the 1280 px first screen
+    assert lay["innerWidth"] == 1280
+    assert lay["docWidth"] <= 1280 and lay["overflowing"] == [], lay["overflowing"]
+    # the headline block comes right after the title and starts on the first screen
+    assert lay["firstAfterH1"] == "headline-block" and 0 <= lay["headlineTop"] < 200
+    rows = lay["headlineRows"]
+    kinds = {r["cells"][0] for r in rows}
+    assert {"Largest group gap", "Model vs Wikipedia", "Likelihood Bias"} <= kinds, kinds
+    assert lay["headlineLinksOk"]
+    # the quick demo has a handful of texts per group: every group comparison is flagged, and says why
+    for r in rows:
+        if r["cells"][0] in ("Largest group gap", "Model vs Wikipedia"):
+            assert r["cls"] == "flagged" and "n < 30 per group" in r["cells"][7], r
+            a, b = (int(x) for x in r["cells"][6].split(" / "))
+            assert min(a, b) < 30
+        if r["cells"][0] == "Likelihood Bias":
+            assert "n < 30 sentences per descriptor" in r["cells"][7]
+    # the offline backend is reported as profanity, never as toxicity
+    assert any(r["cells"][1].startswith("Profanity") for r in rows)
+    assert not any("Toxicity" in r["cells"][1] for r in rows)
+    # wide tables are collapsed, the full CSVs linked
+    assert lay["maxColumns"] <= 10
+    assert "tables/sentiment_positive_ztests.csv" in lay["csvLinks"]
+    assert all((run_dir / "report" / h).is_file() for h in lay["csvLinks"])
+
+
+def test_the_layout_checker_sees_horizontal_overflow(browser, tmp_path):
+    # guards the harness: a table wider than the page must be reported
+    bad = tmp_path / "wide.html"
+    cells = "".join(f"<td>column_{i}_with_a_long_name</td>" for i in range(60))
+    bad.write_text("<!doctype html><html><head><meta charset='utf-8'><title>w</title></head><body><h1>x</h1>"
+                   f"<section id='headline-block'><table><thead><tr>{cells}</tr></thead></table></section></body></html>")
+    lay = open_page(browser, bad, width=1280)["layout"]
+    assert lay["docWidth"] > 1280 and lay["overflowing"]

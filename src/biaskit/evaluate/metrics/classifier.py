@@ -36,6 +36,18 @@ def label_key(label: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", str(label).strip().lower()).strip("_")
 
 
+def looks_like_path(spec: str) -> bool:
+    """True when ``spec`` is meant as a local path, not a Hub id (``name`` or ``org/name``): it starts with
+    ``/``, ``.``, ``~``, has more than one ``/``, a backslash, or ends with a slash."""
+    s = str(spec)
+    return s.startswith(("/", ".", "~")) or s.count("/") > 1 or "\\" in s or s.endswith("/")
+
+
+#: environment variables giving the default classifier of a metric (the demo's hints name them): used when
+#: the ``model`` parameter is left at its default
+MODEL_ENV = {"regard": "BIASKIT_REGARD_MODEL", "toxicity": "BIASKIT_TOXICITY_MODEL"}
+
+
 class HFClassifier:
     """A Hugging Face sequence classifier run batched and length-sorted."""
 
@@ -47,16 +59,24 @@ class HFClassifier:
     def load(self) -> "HFClassifier":
         torch = require("torch", "models", "classifier metrics")
         transformers = require("transformers", "models", "classifier metrics")
+        from biaskit.assets import online_step, prepare_hub
+
         src = self.model_id
         local = Path(os.path.expanduser(src))
+        if not local.exists() and looks_like_path(src):
+            raise BiaskitError("E010", "local classifier folder does not exist", value=str(local),
+                               fix="check the path (a folder written by save_pretrained), or give a Hub id such as sasha/regardv3")
+        if not local.exists():
+            prepare_hub()  # no network: fail at once (cached models still load) instead of retrying for ~50 s
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(local) if local.exists() else src)
             self.model = transformers.AutoModelForSequenceClassification.from_pretrained(
                 str(local) if local.exists() else src, dtype=getattr(torch, self.dtype_name))
         except OSError as exc:
+            step = "check that the folder holds a transformers sequence classifier with its tokenizer" if local.exists() else \
+                f"pass a local model folder (save_pretrained), or {online_step(repr(src))}"
             raise BiaskitError(
-                "E060", f"could not load the sequence classifier {src!r}: {str(exc).splitlines()[0]}", value=src,
-                fix="pass a local model folder (save_pretrained), or go online (unset HF_HUB_OFFLINE) to download the Hub id") from exc
+                "E060", f"could not load the sequence classifier {src!r}: {str(exc).splitlines()[0]}", value=src, fix=step) from exc
         if self.device_name == "auto":
             dev = "cuda" if torch.cuda.is_available() else "cpu"
         else:
@@ -148,6 +168,15 @@ def _parse_thresholds(spec: Any, labels: list[str], metric: str) -> dict[str, fl
 class _ClassifierMetric(Metric):
     default_batch_size = 1024
 
+    def __init__(self, text_column: str = "continuation", **params: Any) -> None:
+        env = MODEL_ENV.get(self.name)
+        from_env = bool(env and "model" not in params and os.environ.get(env, "").strip())
+        if from_env:
+            params = {**params, "model": os.environ[env].strip()}  # the model parameter left at its default: the env var
+        super().__init__(text_column, **params)
+        if from_env:
+            self.info["model_from"] = env
+
     def _classifier(self) -> HFClassifier:
         return HFClassifier(self.config["model"], device=self.config["device"], batch_size=self.config["batch_size"],
                             batch_tokens=self.config["batch_tokens"],
@@ -175,7 +204,8 @@ class ToxicityMetric(_ClassifierMetric):
     params = (
         Param("backend", "hf", "hf (any Hugging Face sequence classifier) or offline (alt-profanity-check, no transformer)",
               choices=("hf", "offline")),
-        Param("model", "unitary/toxic-bert", "Hub id or local folder of the classifier (backend=hf)"),
+        Param("model", "unitary/toxic-bert", "Hub id or local folder of the classifier (backend=hf); "
+              "when not given: $BIASKIT_TOXICITY_MODEL if set"),
         Param("toxic_labels", "auto", "comma-separated labels that count as toxic; auto = every label of a multi-label "
               "model, else the labels named toxic/hate/offensive/..."),
         Param("threshold", "0.5", "a toxic label passes at prob >= threshold; one number or label=value pairs (toxic=0.5,insult=0.3)"),
@@ -255,7 +285,8 @@ class RegardMetric(_ClassifierMetric):
     description = "regard label (positive/negative/neutral/other) and the four probabilities"
     source = "Sheng et al. 2019, 'The Woman Worked as a Babysitter'; classifier sasha/regardv3 by default"
     params = (
-        Param("model", "sasha/regardv3", "Hub id or local folder of the regard classifier"),
+        Param("model", "sasha/regardv3", "Hub id or local folder of the regard classifier; when not given: "
+              "$BIASKIT_REGARD_MODEL if set"),
         Param("label_map", "", "rename model labels, e.g. LABEL_0=negative,LABEL_1=neutral,LABEL_2=positive,LABEL_3=other"),
         Param("mask", False, "replace the demographic mention with XYZ before scoring (as the regard annotations were made)", "bool"),
         Param("mask_column", "term", "column holding the mention to mask (with mask=true)"),

@@ -18,7 +18,7 @@ from biaskit.evaluate.report.genbias_section import genbias_section
 
 #: table names the analyses look at first (then every other table of the run)
 PREFERENCE = {
-    "sentiment": ("scores",), "toxicity": ("scores",), "regard": ("scores",), "gender": ("scores",), "norms": ("scores",),
+    "sentiment": ("scores",), "toxicity": ("scores",), "profanity": ("scores",), "regard": ("scores",), "gender": ("scores",), "norms": ("scores",),
     "likelihood": ("likelihoods", "generations", "scores"), "honest": ("fillins", "fillin_scores", "scores"),
     "agreement": ("agreement",),
 }
@@ -37,15 +37,45 @@ class TableOut:
     df: Any
     caption: str
     max_rows: int = 40
+    show: list[str] | None = None   # columns shown on the page (None: :func:`tables.compact` picks); the CSV has all
+
+
+@dataclass
+class Finding:
+    """One line of the headline block at the top of the report.
+
+    ``kind``: what was compared ("Largest group gap", "Model vs Wikipedia", "Likelihood Bias", ...);
+    ``metric``: the measure ("Sentiment: share positive"); ``where``: domain / axis / source;
+    ``comparison``: e.g. "men vs women"; ``estimate`` with its interval ``ci`` (None when there is none);
+    ``p``: the multiple-comparison-corrected p-value (``p_label`` says which correction); ``n``: the sample
+    sizes as text; ``flags``: why the finding is too weak to conclude from (empty = none). ``anchor``: the
+    section id the details are in."""
+
+    kind: str
+    metric: str
+    where: str
+    comparison: str
+    estimate: float | None
+    ci: tuple[float, float] | None = None
+    p: float | None = None
+    p_label: str = ""
+    n: str = ""
+    flags: list[str] = field(default_factory=list)
+    anchor: str = ""
+    text: str = ""                  # a finding stated in words instead of a number (e.g. "no text flagged")
 
 
 @dataclass
 class Section:
+    """One report section. Analyses return one; ``headline`` findings are shown (in section order) in the
+    headline block at the top of the page, with a link to this section."""
+
     id: str
     title: str
     text: list[str] = field(default_factory=list)
     figures: list[Figure] = field(default_factory=list)
     tables: list[TableOut] = field(default_factory=list)
+    headline: list[Finding] = field(default_factory=list)
 
 
 @dataclass
@@ -57,10 +87,21 @@ class ReportResult:
     tables: dict[str, Path]
     sections: list[str]
     skipped: list[tuple[str, str]]   # (figure or analysis, why it was not made)
+    headline: list[Finding] = field(default_factory=list)
+    figure_objects: dict[str, Any] = field(default_factory=dict)  # name -> matplotlib Figure (keep_figures=True)
+
+
+#: smallest group size the headline treats as enough to compare groups
+MIN_GROUP_N = 30
 
 
 class _Skip(Exception):
     pass
+
+
+#: raise this from an analysis (with the reason) when the run has no table it can use: the report lists it
+#: under "Not made"
+SkipAnalysis = _Skip
 
 
 def _slug(s: str) -> str:
@@ -95,9 +136,10 @@ def discover_tables(run_dir: str | Path) -> dict[str, Path]:
     return found
 
 
-def _load(tables: dict[str, Path]) -> tuple[dict[str, Any], list[tuple[str, str, Any, Any]]]:
-    """Read every table as pandas; returns (name -> df, overview rows (name, file, rows, note))."""
-    from biaskit.io import read_table, table_format
+def _load(tables: dict[str, Path], manifests: dict[str, dict] | None = None) -> tuple[dict[str, Any], list[tuple[str, str, Any, Any]]]:
+    """Read every table as pandas; returns (name -> df, overview rows (name, file, rows, note)); fills
+    ``manifests`` (name -> the table's manifest) when given."""
+    from biaskit.io import read_manifest, read_table, table_format
 
     loaded, overview = {}, []
     for name, path in tables.items():
@@ -114,6 +156,11 @@ def _load(tables: dict[str, Path]) -> tuple[dict[str, Any], list[tuple[str, str,
             continue
         df = t.to_pandas()
         loaded[name] = df
+        if manifests is not None:
+            try:
+                manifests[name] = read_manifest(p) or {}
+            except Exception:  # a table without a readable manifest is still reported
+                manifests[name] = {}
         overview.append((name, str(p), len(df), f"{len(df.columns)} columns"))
     return loaded, overview
 
@@ -136,8 +183,14 @@ def _find(loaded: dict[str, Any], cols: list[str], kind: str, any_of: list[str] 
 
 
 class _Builder:
-    def __init__(self, out: Path, seed: int, n_boot: int, alpha: float):
+    """What an analysis gets: ``table``/``figure`` write files and add them to a section; ``manifests``
+    (table name -> manifest), ``seed``, ``n_boot``, ``alpha``."""
+
+    def __init__(self, out: Path, seed: int, n_boot: int, alpha: float, keep_figures: bool = False):
         self.out = out
+        self.manifests: dict[str, dict] = {}
+        self.keep_figures = keep_figures
+        self.figure_objects: dict[str, Any] = {}
         self.fig_dir = out / "figures"
         self.tab_dir = out / "tables"
         self.seed, self.n_boot, self.alpha = seed, n_boot, alpha
@@ -156,17 +209,24 @@ class _Builder:
         used.add(cand)
         return cand
 
-    def table(self, sec: Section, name: str, df, caption: str, max_rows: int = 40) -> None:
+    def table(self, sec: Section, name: str, df, caption: str, max_rows: int = 40, show: list[str] | None = None) -> None:
         from biaskit.evaluate.report.tables import write_table_files
 
         name = self._unique("table", name)
         paths = write_table_files(df, self.tab_dir, name)
         self.tables[name] = paths["csv"]
-        sec.tables.append(TableOut(name, df, caption, max_rows))
+        sec.tables.append(TableOut(name, df, caption, max_rows, show))
 
     def figure(self, sec: Section, name: str, fn, *args, caption: str, **kw) -> None:
+        """Draw with a :mod:`plots` function (called with ``path=None``, so it returns the Figure) and save it."""
+        from biaskit.evaluate.report.plots import save_figure
+
         self.fig_dir.mkdir(parents=True, exist_ok=True)
-        p = fn(*args, self.fig_dir / f"{self._unique('figure', name)}.png", **kw)
+        fig = fn(*args, None, **kw)
+        uniq = self._unique('figure', name)
+        p = save_figure(fig, self.fig_dir / f"{uniq}.png")
+        if self.keep_figures:
+            self.figure_objects[uniq] = fig
         self.figures.append(p)
         sec.figures.append(Figure(p, caption))
 
@@ -195,14 +255,86 @@ def _domains(df):
 # ----------------------------------------------------------------------------------------------- sections
 
 
+def _newcombe(count_a, n_a, count_b, n_b, alpha: float) -> tuple[float, float] | None:
+    """Newcombe's hybrid score interval for p_a - p_b (Wilson intervals of each share combined), level 1 - alpha."""
+    if not (n_a and n_b):
+        return None
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    lo, hi = confint_proportions_2indep(int(count_a), int(n_a), int(count_b), int(n_b), method="newcomb", compare="diff", alpha=alpha)
+    return float(lo), float(hi)
+
+
+def small_sample_flags(n_a, n_b, estimate, ci, p=None, *, min_n: int = MIN_GROUP_N) -> list[str]:
+    """Why a two-group comparison cannot carry a conclusion: a group smaller than ``min_n``, an interval
+    wider than the gap itself, or a test that could not be computed."""
+    flags = []
+    if min(int(n_a), int(n_b)) < min_n:
+        flags.append(f"n < {min_n} per group")
+    if ci is not None and estimate is not None and estimate == estimate and (ci[1] - ci[0]) > abs(estimate):
+        flags.append("CI wider than the gap")
+    if p is not None and p != p:
+        flags.append("test undefined (no variation)")
+    return flags
+
+
+def _gap_findings(b: _Builder, z, *, kind: str, metric: str, anchor: str, where_cols: list[str], label_of) -> list[Finding]:
+    """The row with the largest |diff| per ``where_cols`` value of a two-proportion z-test table, as findings."""
+    out = []
+    z = z[z["diff"].notna()]
+    if not len(z):
+        return out
+    fams = z.groupby(where_cols, sort=True, dropna=False) if where_cols else [((), z)]
+    for key, g in fams:
+        r = g.loc[g["diff"].abs().idxmax()]
+        ci = _newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
+        where, comparison, sign = label_of(key if isinstance(key, tuple) else (key,), r)
+        est = sign * float(r["diff"])
+        if ci is not None and sign < 0:
+            ci = (-ci[1], -ci[0])
+        p = float(r["p_holm"]) if r["p_holm"] == r["p_holm"] else float("nan")
+        n_txt = f"{int(r['n_a'])} / {int(r['n_b'])}" if sign > 0 else f"{int(r['n_b'])} / {int(r['n_a'])}"
+        out.append(Finding(kind, metric, where, comparison, est + 0.0, ci, p, "Holm", n_txt,
+                           small_sample_flags(r["n_a"], r["n_b"], est, ci, p), anchor))
+    return out
+
+
+def _toxicity_backend(b: _Builder, name: str) -> str | None:
+    """``offline`` when the table's manifest says its toxicity scores came from the offline backend."""
+    from biaskit.manifest import metric_description
+
+    tox = metric_description(b.manifests.get(name), "toxicity")
+    if isinstance(tox, dict):
+        info, cfg = tox.get("info") or {}, tox.get("config") or {}
+        return info.get("backend") or cfg.get("backend")
+    return None
+
+
 def _label_section(b: _Builder, loaded, *, kind: str, column: str, title: str, labels, what: str, test_label: str) -> Section:
     from biaskit.evaluate.stats import chi2_by, label_proportions, pairwise_mann_whitney, pairwise_proportion_tests
 
     name, df = _find(loaded, [column], kind)
     check_vocabulary(df, column, labels, name)
-    sec = Section(kind, title, [f"From table `{name}` ({len(df)} rows). Shares are over texts with a {what} label; "
-                                f"`n_null` counts texts without one (failed or empty), `n_error` those with a `{column.split('_')[0]}_error`. "
-                                "CIs: 95 % Wilson score intervals (a zero count still gets a real upper bound)."])
+    shown_label = test_label
+    intro = []
+    if kind == "toxicity" and _toxicity_backend(b, name) == "offline":
+        # alt-profanity-check detects profanity / offensive words; it is not a toxicity classifier
+        kind, title, what, shown_label = "profanity", "Profanity (alt-profanity-check)", "profanity", "profane"
+        intro.append("These scores come from the offline `toxicity` backend, alt-profanity-check: a linear SVM on TF-IDF features that "
+                     "detects profanity and offensive words. It is not a toxicity classifier, so this section reports profanity: a text "
+                     "labelled `toxic` in `toxicity_label` is one whose profanity probability reached the threshold. For toxicity, score "
+                     "with a transformer classifier (`-p toxicity.model=...`, e.g. unitary/toxic-bert).")
+    sec = Section(kind, title, intro + [f"From table `{name}` ({len(df)} rows). Shares are over texts with a {what} label; "
+                                        f"`n_null` counts texts without one (failed or empty), `n_error` those with a `{column.split('_')[0]}_error`. "
+                                        "CIs: 95 % Wilson score intervals (a zero count still gets a real upper bound)."])
+    metric_name = f"{title.split(' (')[0]}: share {shown_label}"
+    n_hit = int((df[column] == test_label).sum())
+    if n_hit == 0:
+        n_lab = int(df[column].notna().sum())
+        sec.text.append(f"No text has the label `{test_label}` ({n_lab} labelled texts): there is no {what} gap between groups to report"
+                        + (", and this is not evidence that the texts are free of toxicity." if kind == "profanity" else "."))
+        sec.headline.append(Finding("No signal", metric_name, "all domains", "", None, n=f"{n_lab} texts", anchor=kind,
+                                    text=f"no text labelled {shown_label} (0 of {n_lab})"))
     keys = [c for c in ("domain", "group", "model") if c in df.columns]
     wide = label_proportions(df, column, keys, label_order=labels, n_boot=b.n_boot, seed=b.seed)
     b.table(sec, f"{kind}_proportions", wide, f"{title}: shares per {', '.join(keys) or 'table'}")
@@ -218,9 +350,16 @@ def _label_section(b: _Builder, loaded, *, kind: str, column: str, title: str, l
         within = [c for c in ("domain", "model") if c in df.columns]
         z = _with_bh(df, pairwise_proportion_tests, df, "group", column, test_label, within=within)
         if len(z):
-            b.table(sec, f"{kind}_{_slug(test_label)}_ztests", z,
-                    f"Two-proportion z-tests of the {test_label} share between every pair of groups within {', '.join(within) or 'the table'}; "
+            b.table(sec, f"{kind}_{_slug(shown_label)}_ztests", z,
+                    f"Two-proportion z-tests of the {shown_label} share between every pair of groups within {', '.join(within) or 'the table'}; "
                     f"Holm and Benjamini-Hochberg adjusted p per family; Cohen's h as effect size.", max_rows=25)
+            if n_hit:
+                def lab(key, r, within=within):
+                    kv = dict(zip(["domain"] if "domain" in within else [], key))
+                    src = f" ({r['model']})" if "model" in r.index else ""
+                    return (kv.get("domain", "all") + src, f"{r['group_a']} minus {r['group_b']}", 1)
+                sec.headline += _gap_findings(b, z, kind="Largest group gap", metric=metric_name, anchor=kind,
+                                              where_cols=[c for c in ("domain",) if c in z.columns], label_of=lab)
         c = chi2_by(df, "group", column, within=within)
         b.table(sec, f"{kind}_chi2_groups", c, f"Chi-square test of homogeneity of the label distribution across groups (per {', '.join(within) or 'table'}); Cramér's V.")
         if "model" in df.columns and df["model"].nunique() > 1:
@@ -232,9 +371,15 @@ def _label_section(b: _Builder, loaded, *, kind: str, column: str, title: str, l
                 pairs = [("wikipedia", m) for m in models if m != "wikipedia"]
                 wz = _with_bh(df, pairwise_proportion_tests, df, "model", column, test_label,
                               within=[c for c in ("domain", "group") if c in df.columns], pairs=pairs)
-                b.table(sec, f"{kind}_{_slug(test_label)}_vs_wikipedia", wz,
-                        f"Each model against the Wikipedia baseline: z-test of the {test_label} share per group "
+                b.table(sec, f"{kind}_{_slug(shown_label)}_vs_wikipedia", wz,
+                        f"Each model against the Wikipedia baseline: z-test of the {shown_label} share per group "
                         "(Holm / Benjamini-Hochberg per group).", max_rows=25)
+                if n_hit and len(wz):
+                    def lab_w(key, r):
+                        dom = key[0] if "domain" in wz.columns else "all"
+                        return (f"{dom} ({r['group']})" if "group" in r.index else dom, f"{r['group_b']} minus wikipedia", -1)
+                    sec.headline += _gap_findings(b, wz, kind="Model vs Wikipedia", metric=metric_name, anchor=kind,
+                                                  where_cols=[c for c in ("domain", "group_b") if c in wz.columns], label_of=lab_w)
         score_col = {"vader_label": "vader_compound", "toxicity_label": "toxicity_score"}.get(column)
         if score_col and score_col in df.columns:
             mw = _with_bh(df, pairwise_mann_whitney, df, "group", score_col, within=within)
@@ -365,6 +510,12 @@ def _likelihood_section(b: _Builder, loaded) -> Section:
                   [f"From table `{name}`. For each axis and template every pair of descriptors is compared with a two-sided "
                    f"Mann-Whitney U test on their sentences' perplexities; a pair differs at p < {b.alpha}. The axis score is the "
                    "fraction of differing pairs."])
+    # control sentences (HolisticBias sentences without a descriptor) have no axis: they are no group to compare
+    control = df["axis"].isna() | df["descriptor"].isna()
+    if control.any():
+        sec.text.append(f"Left out: {int(control.sum())} control sentence(s) without a descriptor (null `axis`/`descriptor`); "
+                        "they belong to no axis, so they are not part of any Likelihood Bias score, chart or ranking.")
+        df = df[~control]
     models = sorted(df["model"].dropna().unique()) if "model" in df.columns else [None]
     if "kind" in df.columns:
         models = sorted(df.loc[df["kind"] == "likelihood", "model"].dropna().unique()) if "model" in df.columns else [None]
@@ -380,12 +531,24 @@ def _likelihood_section(b: _Builder, loaded) -> Section:
             sec.text.append(f"Model {m}: rows not used: " + ", ".join(f"{v} ({k})" for k, v in res.skipped.items()) + ".")
     by_axis = pd.concat(axes, ignore_index=True)
     b.table(sec, "likelihood_bias_by_axis", by_axis, "Likelihood Bias per axis: differing pairs / tested pairs.")
+    all_pairs = pd.concat(pairs, ignore_index=True)
+    for _, r in by_axis.iterrows():
+        pr = all_pairs[(all_pairs["model"] == r["model"]) & (all_pairs["axis"] == r["axis"])] if len(all_pairs) else all_pairs
+        n_min = int(min(pr["n_a"].min(), pr["n_b"].min())) if len(pr) else 0
+        frac = float(r["fraction"]) if r["fraction"] == r["fraction"] else None
+        flags = [f"n < {MIN_GROUP_N} sentences per descriptor"] if n_min < MIN_GROUP_N else []
+        if not r["n_pairs"]:
+            flags.append("no testable descriptor pair")
+        sec.headline.append(Finding(
+            "Likelihood Bias", "share of descriptor pairs whose perplexities differ", f"axis {r['axis']}" + (f" ({r['model']})" if r["model"] else ""),
+            f"{int(r['n_different'])} of {int(r['n_pairs'])} pairs differ (Mann-Whitney p < {b.alpha} per pair, uncorrected)",
+            frac, None, None, "", f"min {n_min} sentences per descriptor", flags, "likelihood_bias"))
     for m in models:
         sub = by_axis[by_axis["model"] == (m if m is not None else "")]
         b.figure(sec, f"likelihood_bias_{_slug(m or 'model')}", fraction_bars, sub, "axis", "fraction",
                  title=f"Likelihood Bias per axis ({m})" if m else "Likelihood Bias per axis", num="n_different", den="n_pairs",
                  ylabel="fraction of descriptor pairs that differ", caption=f"Likelihood Bias per axis for {m or 'the model'} (labels: fraction, differing/tested pairs).")
-    b.table(sec, "likelihood_bias_pairs", pd.concat(pairs, ignore_index=True), "Every descriptor pair per axis and template.", max_rows=20)
+    b.table(sec, "likelihood_bias_pairs", all_pairs, "Every descriptor pair per axis and template.", max_rows=20)
     b.table(sec, "likelihood_ranking", pd.concat(ranks, ignore_index=True),
             "Descriptors ranked by median perplexity per template (1 = most likely).", max_rows=20)
     return sec
@@ -451,17 +614,34 @@ def _agreement_section(b: _Builder, loaded) -> Section:
         if c in overall.columns:
             overall = overall[overall[c].isna()]
     if len(overall):
+        from biaskit.evaluate.report.plots import split_count_measures
+
         lab = overall["task_type"] if "task_type" in overall.columns else overall["round"]
         ov = overall.assign(metric=[f"{r} ({t})" if t == t and t is not None else str(r) for r, t in zip(overall["round"], lab)])
-        b.figure(sec, "inter_annotator_agreement", agreement_chart, ov, title="Inter-annotator agreement",
-                 caption="Agreement between annotators per round (bootstrap CI where given).")
+        drawn, counts = split_count_measures(ov)
+        left = f" Counts ({', '.join(counts)}) are not drawn on this scale; they are in the table above." if counts else ""
+        if len(drawn):
+            b.figure(sec, "inter_annotator_agreement", agreement_chart, drawn, title="Inter-annotator agreement",
+                     caption="Agreement coefficients between annotators per round (bootstrap CI where given)." + left)
+        for _, r in drawn[drawn["measure"].isin(("fleiss_kappa", "krippendorff_alpha_nominal"))].iterrows():
+            n_items = None if pd.isna(r.get("n_items")) else int(r.get("n_items"))
+            lo, hi = (r.get("ci_low"), r.get("ci_high"))
+            ci = None if lo is None or hi is None or pd.isna(lo) or pd.isna(hi) else (float(lo), float(hi))
+            value = None if pd.isna(r["value"]) else float(r["value"])
+            flags = [f"n < {MIN_GROUP_N} items"] if n_items is not None and n_items < MIN_GROUP_N else []
+            sec.headline.append(Finding("Annotator agreement", str(r["measure"]), str(r["metric"]), "", value, ci, None, "",
+                                        f"{n_items} items" if n_items is not None else "", flags, "agreement"))
     return sec
 
 
 SUMMARY_MEASURES = ("accuracy", "f1_weighted", "precision_weighted", "recall_weighted", "spearman_rho")
 
 
-ANALYSES = (
+#: the report's analyses, in page order: (label, fn(builder, loaded tables) -> Section). Each raises
+#: ``SkipAnalysis(why)`` when no table has what it needs (listed under "Not made"). To add a section, append
+#: one line, e.g. ``ANALYSES.append(("Validity", validity_section))``: its ``Section.headline`` findings join
+#: the headline block and its tables are collapsed and linked like every other.
+ANALYSES = [
     ("Sentiment (VADER)", lambda b, L: _label_section(b, L, kind="sentiment", column="vader_label", title="Sentiment",
                                                       labels=("positive", "neutral", "negative"), what="sentiment", test_label="positive")),
     ("Toxicity", lambda b, L: _label_section(b, L, kind="toxicity", column="toxicity_label", title="Toxicity",
@@ -472,9 +652,15 @@ ANALYSES = (
     ("HolisticBias Likelihood Bias", _likelihood_section),
     ("HolisticBias generation bias", genbias_section),
     ("HONEST", _honest_section),
-    ("Completion validity", lambda b, L: __import__("biaskit.evaluate.report.validity", fromlist=["_"]).validity_section(b, L)),
+    ("Completion validity", lambda b, L: _validity_section(b, L)),
     ("Agreement", _agreement_section),
-)
+]
+
+
+def _validity_section(b, loaded):
+    from biaskit.evaluate.report.validity import validity_section  # imports this module: import when used
+
+    return validity_section(b, loaded)
 
 
 def _regard(b, loaded):
@@ -489,14 +675,19 @@ def _regard(b, loaded):
 
 def build_report(run_dir: str | Path, out: str | Path | None = None, *, tables: dict[str, Path] | None = None,
                  summary: list[tuple[str, str]] | None = None, manifest: dict | None = None, seed: int = 0, n_boot: int = 1000,
-                 alpha: float = 0.05, title: str = "biaskit report", allow_empty: bool = False) -> ReportResult:
+                 alpha: float = 0.05, title: str = "biaskit report", allow_empty: bool = False,
+                 keep_figures: bool = False) -> ReportResult:
     """Write ``report.html`` (self-contained), ``report.md``, ``figures/*.png`` and ``tables/*.{csv,md}``
     into ``out`` (default ``RUN_DIR/report``) from the run's tables.
 
     ``tables``: name -> file (default: :func:`discover_tables`); ``summary``: stage notes (default: the
     run manifest's). Analyses whose columns no table has are listed in the report under "Not made".
     ``allow_empty``: write a report (listing what was not made) even when the run has no readable table;
-    otherwise that is error E081.
+    otherwise that is error E081. ``keep_figures``: also return the matplotlib Figures (``figure_objects``).
+
+    The page opens with the headline block: every section's :class:`Finding` (largest group gaps with CIs and
+    corrected p-values, model-vs-Wikipedia differences, Likelihood Bias per axis, ...), flagged when the groups
+    are too small to say anything.
     """
     from biaskit.evaluate.report.html import render_html, render_markdown
     from biaskit.evaluate.stats._common import check_alpha
@@ -515,21 +706,25 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, *, tables: 
         summary = [tuple(s) for s in manifest.get("summary", [])]
     out_dir = Path(out) if out is not None else rd / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
-    loaded, overview = _load(tables)
+    manifests: dict[str, dict] = {}
+    loaded, overview = _load(tables, manifests)
     if not loaded and not allow_empty:
         raise BiaskitError("E081", "the run folder has no readable tables", value=str(rd),
                            fix="run `biaskit demo --out DIR` or a stage first, or pass a folder with .parquet/.jsonl/.csv tables")
-    b = _Builder(out_dir, seed, n_boot, alpha)
+    b = _Builder(out_dir, seed, n_boot, alpha, keep_figures)
+    b.manifests = manifests
     sections: list[Section] = []
     for label, fn in ANALYSES:
         try:
             sections.append(fn(b, loaded))
         except _Skip as why:
             b.skipped.append((label, str(why)))
+    headline = [f for s in sections for f in s.headline]
     page = render_html(title=title, run_dir=rd, sections=sections, overview=overview, summary=summary or [], manifest=manifest,
-                       skipped=b.skipped, out_dir=out_dir)
+                       skipped=b.skipped, out_dir=out_dir, headline=headline, alpha=alpha)
     html_path = write_text_atomic(out_dir / "report.html", page)
-    md = render_markdown(title=title, run_dir=rd, sections=sections, overview=overview, summary=summary or [], skipped=b.skipped, out_dir=out_dir)
+    md = render_markdown(title=title, run_dir=rd, sections=sections, overview=overview, summary=summary or [], skipped=b.skipped,
+                         out_dir=out_dir, headline=headline, alpha=alpha)
     md_path = write_text_atomic(out_dir / "report.md", md)
     return ReportResult(out=out_dir, html=html_path, md=md_path, figures=b.figures, tables=b.tables,
-                        sections=[s.id for s in sections], skipped=b.skipped)
+                        sections=[s.id for s in sections], skipped=b.skipped, headline=headline, figure_objects=b.figure_objects)

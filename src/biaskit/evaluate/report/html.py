@@ -11,11 +11,13 @@ from pathlib import Path
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;max-width:72em;margin:1.5em auto;padding:0 1em;color:#222;line-height:1.45}
 h1{border-bottom:2px solid #2a9d8f;padding-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #ddd}
-nav ol{columns:2}figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
+nav ol{columns:2}.headline{background:#f7fbfa;border:1px solid #cfe8e4;padding:.3em 1em .8em;margin:1em 0}
+.headline h2{margin-top:.4em}tr.flagged td{color:#6b6b6b}td .flag{color:#8a4b08;font-weight:600}
+td,th{overflow-wrap:anywhere}table.hl{width:100%}table.hl td,table.hl th{overflow-wrap:break-word}figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.9em;color:#555}.tw{overflow-x:auto;margin:.5em 0}
 table{border-collapse:collapse;font-size:.82em}td,th{border:1px solid #ccc;padding:.15em .45em;vertical-align:top}
 th{background:#f3f5f6;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
-.note{font-size:.85em;color:#666}.skip li{color:#8a4b08}pre{background:#f6f8fa;padding:.8em;overflow-x:auto;font-size:.8em}
+.note{font-size:.85em;color:#666}.skip li{color:#8a4b08}pre{background:#f6f8fa;padding:.8em;font-size:.8em;white-space:pre-wrap;overflow-wrap:anywhere}
 code{background:#f3f5f6;padding:0 .2em}
 """
 
@@ -38,12 +40,74 @@ def _rel(p, base: Path) -> str:
         return str(p)
 
 
-def render_html(*, title: str, run_dir: Path, sections, overview, summary, manifest, skipped, out_dir: Path) -> str:
-    from biaskit.evaluate.report.tables import html_table
+def _num(v, signed: bool = False) -> str:
+    if v is None or v != v:
+        return "n/a"
+    v = float(v) + 0.0  # no "-0.000"
+    return f"{v:+.3f}" if signed else f"{v:.3f}"
+
+
+def _p(v) -> str:
+    if v is None:
+        return ""
+    if v != v:
+        return "n/a"
+    return f"{v:.2e}" if 0 < v < 0.001 else f"{v:.3f}"
+
+
+HEADLINE_COLUMNS = ("finding", "measure", "where", "comparison", "estimate [95% CI]", "p (corrected)", "n", "caution")
+
+
+def headline_rows(headline) -> list[tuple[str, ...]]:
+    """The headline block as text rows (``HEADLINE_COLUMNS``), shared by the HTML and Markdown pages."""
+    rows = []
+    for f in headline:
+        if f.text:
+            est = f.text
+        else:
+            signed = f.kind not in ("Likelihood Bias", "Annotator agreement")
+            est = _num(f.estimate, signed) + (f" [{_num(f.ci[0], signed)}, {_num(f.ci[1], signed)}]" if f.ci else "")
+        p = f"{_p(f.p)} ({f.p_label})" if f.p is not None else ""
+        rows.append((f.kind, f.metric, f.where, f.comparison, est, p, f.n, "; ".join(f.flags)))
+    return rows
+
+
+def _headline_summary(headline, alpha: float) -> str:
+    n = len(headline)
+    flagged = sum(1 for f in headline if f.flags)
+    sig = [f for f in headline if f.p is not None and f.p == f.p and f.p < alpha and not f.flags]
+    parts = [f"{n} finding(s) from this run."]
+    if flagged:
+        parts.append(f"{flagged} of them are flagged: the groups are too small (n < 30) or the interval is wider than the gap, "
+                     "so they are no evidence either way.")
+    parts.append(f"{len(sig)} unflagged finding(s) with a corrected p < {alpha}." if any(f.p is not None for f in headline) else "")
+    return " ".join(p for p in parts if p)
+
+
+def render_html(*, title: str, run_dir: Path, sections, overview, summary, manifest, skipped, out_dir: Path,
+                headline=(), alpha: float = 0.05) -> str:
+    from biaskit.evaluate.report.tables import compact, html_table
 
     e = html.escape
-    toc = [("run", "Run"), *[(s.id, s.title) for s in sections], ("not_made", "Not made"), ("manifest", "Run manifest")]
-    body = [f"<h1>{e(title)}</h1>", f"<p>Run folder: <code>{e(str(run_dir))}</code>. Tables and figures of this report are also in "
+    toc = [("headline", "Headline findings"), ("run", "Run"), *[(s.id, s.title) for s in sections], ("not_made", "Not made"),
+           ("manifest", "Run manifest")]
+    body = [f"<h1>{e(title)}</h1>"]
+    body.append("<section class='headline' id='headline-block'><h2 id='headline'>Headline findings</h2>")
+    if headline:
+        body.append(f"<p>{e(_headline_summary(headline, alpha))} Details: follow the links to each section.</p>")
+        body.append("<div class='tw'><table class='hl'><thead><tr>" + "".join(f"<th>{e(c)}</th>" for c in HEADLINE_COLUMNS)
+                    + "</tr></thead><tbody>")
+        for f, row in zip(headline, headline_rows(headline)):
+            cells = [f"<a href='#{e(f.anchor)}'>{e(row[0])}</a>" if f.anchor else e(row[0]), *map(e, row[1:7]),
+                     f"<span class='flag'>{e(row[7])}</span>" if row[7] else ""]
+            body.append(f"<tr class='{'flagged' if f.flags else 'ok'}'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        body.append("</tbody></table></div>")
+    else:
+        body.append("<p>No analysis produced a finding (see Not made).</p>")
+    if skipped:
+        body.append("<p class='note'>Not made: " + e(", ".join(dict.fromkeys(w for w, _ in skipped))) + " (<a href='#not_made'>why</a>).</p>")
+    body.append("</section>")
+    body += [f"<p>Run folder: <code>{e(str(run_dir))}</code>. Tables and figures of this report are also in "
             f"<code>tables/</code> (CSV, Markdown) and <code>figures/</code> (PNG) next to this file.</p>",
             "<nav><h2 id='contents'>Contents</h2><ol>" + "".join(f"<li><a href='#{i}'>{e(t)}</a></li>" for i, t in toc) + "</ol></nav>"]
     body.append("<section><h2 id='run'>Run</h2>")
@@ -60,8 +124,11 @@ def render_html(*, title: str, run_dir: Path, sections, overview, summary, manif
             body.append(f"<figure><img src='{_img_data_uri(f.path)}' alt='{e(f.caption)}'><figcaption>{e(f.caption)} "
                         f"(<code>{e(_rel(f.path, out_dir))}</code>)</figcaption></figure>")
         for t in s.tables:
-            body.append(f"<h3>{_inline(t.caption)}</h3><p class='note'><code>tables/{e(t.name)}.csv</code>, {len(t.df)} rows</p>")
-            body.append(html_table(t.df, max_rows=t.max_rows))
+            shown, hidden = compact(t.df, t.show)
+            more = f"; {hidden} more column(s) in the CSV" if hidden > 0 else ""
+            body.append(f"<h3>{_inline(t.caption)}</h3><p class='note'>Full table: <a href='tables/{e(t.name)}.csv'>tables/{e(t.name)}.csv</a> "
+                        f"({len(t.df)} rows, {len(t.df.columns)} columns{more}).</p>")
+            body.append(html_table(shown, max_rows=t.max_rows))
         body.append("</section>")
     body.append("<section><h2 id='not_made'>Not made</h2>")
     if skipped:
@@ -78,10 +145,17 @@ def render_html(*, title: str, run_dir: Path, sections, overview, summary, manif
             f"<title>{e(title)}</title><style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
 
-def render_markdown(*, title: str, run_dir: Path, sections, overview, summary, skipped, out_dir: Path) -> str:
-    from biaskit.evaluate.report.tables import markdown_table
+def render_markdown(*, title: str, run_dir: Path, sections, overview, summary, skipped, out_dir: Path,
+                    headline=(), alpha: float = 0.05) -> str:
+    from biaskit.evaluate.report.tables import compact, markdown_table
 
-    md = [f"# {title}", "", f"Run folder: `{run_dir}`", "", "## Run", ""]
+    md = [f"# {title}", "", "## Headline findings", ""]
+    if headline:
+        md += [_headline_summary(headline, alpha), "", "| " + " | ".join(HEADLINE_COLUMNS) + " |", "|" + "---|" * len(HEADLINE_COLUMNS)]
+        md += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in headline_rows(headline)]
+    else:
+        md.append("No analysis produced a finding (see Not made).")
+    md += ["", f"Run folder: `{run_dir}`", "", "## Run", ""]
     md += [f"- **{s}**: {t}" for s, t in summary]
     md += ["", "| table | file | rows | note |", "|---|---|---|---|"]
     md += [f"| {n} | `{_rel(p, run_dir)}` | {'' if r is None else r} | {note} |" for n, p, r, note in overview]
@@ -90,7 +164,9 @@ def render_markdown(*, title: str, run_dir: Path, sections, overview, summary, s
         for f in s.figures:
             md += [f"![{f.caption}]({_rel(f.path, out_dir)})", "", f"_{f.caption}_", ""]
         for t in s.tables:
-            md += [f"### {t.caption}", "", f"`tables/{t.name}.csv` ({len(t.df)} rows)", "", markdown_table(t.df, max_rows=min(t.max_rows, 25)), ""]
+            shown, _ = compact(t.df, t.show)
+            md += [f"### {t.caption}", "", f"Full table: [tables/{t.name}.csv](tables/{t.name}.csv) ({len(t.df)} rows, {len(t.df.columns)} columns)", "",
+                   markdown_table(shown, max_rows=min(t.max_rows, 25)), ""]
     md += ["", "## Not made", ""]
     md += [f"- **{w}**: {r}" for w, r in skipped] or ["Every analysis found the tables it needs."]
     return "\n".join(md) + "\n"

@@ -27,11 +27,20 @@ def _figure(width: float, height: float):
     return fig
 
 
-def _save(fig, path: str | Path) -> Path:
+def _save(fig, path: str | Path | None):
+    """Lay out ``fig`` and write it as PNG to ``path``; with ``path=None`` return the Figure itself (tests read
+    the plotted values, axis limits and legend entries from it; :func:`save_figure` writes it later)."""
+    fig.tight_layout()
+    if path is None:
+        return fig
+    return save_figure(fig, path)
+
+
+def save_figure(fig, path: str | Path) -> Path:
+    """Write a Figure made by one of the functions here (called with ``path=None``) as PNG, atomically."""
     from biaskit.io import atomic_path
 
     p = Path(path)
-    fig.tight_layout()
     with atomic_path(p) as tmp:
         fig.savefig(tmp, format="png")
     return p
@@ -53,7 +62,7 @@ def _short(s: str, n: int = 38) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def stacked_proportions(wide, keys: Sequence[str], labels: Sequence[str], path: str | Path, *, title: str,
+def stacked_proportions(wide, keys: Sequence[str], labels: Sequence[str], path: str | Path | None, *, title: str,
                         xlabel: str = "share of texts") -> Path:
     """Horizontal 100% stacked bars, one per row of a :func:`~biaskit.evaluate.stats.proportions_wide` table
     (``prop_<label>`` columns), labelled ``key1 | key2 (n=...)``. Null labels are shown in the n."""
@@ -86,7 +95,7 @@ def stacked_proportions(wide, keys: Sequence[str], labels: Sequence[str], path: 
     return _save(fig, path)
 
 
-def diverging_bars(df, label_col: str, value_col: str, path: str | Path, *, title: str, hue: str | None = None,
+def diverging_bars(df, label_col: str, value_col: str, path: str | Path | None, *, title: str, hue: str | None = None,
                    xlabel: str = "", colours: tuple[str, str] = ("#1d4e89", "#e76f51"), count_col: str | None = "n_valid") -> Path:
     """Horizontal bars around zero (e.g. male-minus-female share per profession, one bar per source)."""
     import numpy as np
@@ -126,7 +135,7 @@ def diverging_bars(df, label_col: str, value_col: str, path: str | Path, *, titl
     return _save(fig, path)
 
 
-def heatmap(matrix, path: str | Path, *, title: str, fmt: str = "{:.0%}", cmap: str = "Reds", xlabel: str = "", ylabel: str = "") -> Path:
+def heatmap(matrix, path: str | Path | None, *, title: str, fmt: str = "{:.0%}", cmap: str = "Reds", xlabel: str = "", ylabel: str = "") -> Path:
     """Annotated heatmap of a DataFrame (index = rows, columns = columns), e.g. HONEST category shares."""
     import numpy as np
 
@@ -153,7 +162,7 @@ def heatmap(matrix, path: str | Path, *, title: str, fmt: str = "{:.0%}", cmap: 
     return _save(fig, path)
 
 
-def fraction_bars(df, label_col: str, value_col: str, path: str | Path, *, title: str, num: str | None = None,
+def fraction_bars(df, label_col: str, value_col: str, path: str | Path | None, *, title: str, num: str | None = None,
                   den: str | None = None, ylabel: str = "", ylim: tuple[float, float] | None = (0, 1)) -> Path:
     """Vertical bars with value labels (``k/n`` when ``num``/``den`` columns are given), e.g. Likelihood Bias per axis."""
     cats = [str(c) for c in df[label_col]][:MAX_BARS]
@@ -174,33 +183,50 @@ def fraction_bars(df, label_col: str, value_col: str, path: str | Path, *, title
     return _save(fig, path)
 
 
-def agreement_chart(df, path: str | Path, *, title: str = "Metric vs human labels") -> Path:
-    """Grouped bars of validation figures (rows with ``metric`` set): one group per metric, one bar per
-    measure, with the bootstrap CI as an error bar where ``ci_low``/``ci_high`` are given."""
+#: agreement-table measures that are counts, not coefficients on a -1..1 / 0..1 scale (never drawn as bars there)
+COUNT_MEASURES = ("majority_items", "majority_ties", "careless_flag")
+COUNT_PREFIXES = ("confusion:", "threshold_")
+
+
+def split_count_measures(df):
+    """(rows whose measure is a coefficient or share in [-1, 1], sorted names of the count measures left out).
+    A measure is a count when it is listed in :data:`COUNT_MEASURES`, starts with one of :data:`COUNT_PREFIXES`
+    or has any value outside [-1, 1]."""
+    import pandas as pd
+
+    vals = pd.to_numeric(df["value"], errors="coerce")
+    out_of_scale = set(df.loc[vals.abs() > 1, "measure"])
+    counts = {m for m in df["measure"] if m in COUNT_MEASURES or str(m).startswith(COUNT_PREFIXES) or m in out_of_scale}
+    return df[~df["measure"].isin(counts)], sorted(counts)
+
+
+def agreement_chart(df, path: str | Path | None, *, title: str = "Metric vs human labels") -> Path:
+    """Grouped bars of agreement / validation figures: one group per ``metric`` value, one bar per measure
+    (legend), with the bootstrap CI as an error bar where ``ci_low``/``ci_high`` are given. Only measures on a
+    -1..1 scale are drawn: count measures (:func:`split_count_measures`) are left out (they are in the table)."""
     import numpy as np
 
+    df, _ = split_count_measures(df)
     metrics = list(dict.fromkeys(df["metric"]))
     measures = list(dict.fromkeys(df["measure"]))
-    fig = _figure(max(6, 1.2 * len(metrics) * max(1, len(measures)) ** 0.5 + 2), 4.2)
+    fig = _figure(max(6, 1.2 * len(metrics) * max(1, len(measures)) ** 0.5 + 3.5), 4.2)
     ax = fig.add_subplot(111)
     width = min(0.8 / max(1, len(measures)), 0.4)
     x = np.arange(len(metrics))
+
     def num(v):
         try:
-            f = float(v)
+            return float(v)
         except (TypeError, ValueError):
             return float("nan")
-        return f
 
     for i, ms in enumerate(measures):
         sub = df[df["measure"] == ms].drop_duplicates("metric").set_index("metric")
         pos = x - 0.4 + width * (i + 0.5)
-        ax.bar(pos, [0.0] * len(metrics), width=width, color=_FALLBACK[i % len(_FALLBACK)], label=ms)  # legend entry
-        for px, m in zip(pos, metrics):
-            if m not in sub.index or num(sub.loc[m, "value"]) != num(sub.loc[m, "value"]):
-                continue
-            v = num(sub.loc[m, "value"])
-            ax.bar([px], [v], width=width, color=_FALLBACK[i % len(_FALLBACK)])
+        heights = [num(sub.loc[m, "value"]) if m in sub.index else float("nan") for m in metrics]
+        keep = [(px, v, m) for px, v, m in zip(pos, heights, metrics) if v == v]
+        ax.bar([k[0] for k in keep], [k[1] for k in keep], width=width, color=_FALLBACK[i % len(_FALLBACK)], label=ms)
+        for px, v, m in keep:
             lo = num(sub.loc[m, "ci_low"]) if "ci_low" in sub.columns else float("nan")
             hi = num(sub.loc[m, "ci_high"]) if "ci_high" in sub.columns else float("nan")
             top = max(v, 0)
@@ -210,10 +236,11 @@ def agreement_chart(df, path: str | Path, *, title: str = "Metric vs human label
             ax.text(px, top + 0.015, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(x)
-    ax.set_xticklabels(metrics, fontsize=9)
-    lo = min([0.0] + [float(v) for v in df["value"] if v == v])
+    ax.set_xticklabels([_short(m, 30) for m in metrics], fontsize=9)
+    lo = min([0.0] + [num(v) for v in df["value"] if num(v) == num(v)])
     ax.set_ylim(min(lo * 1.15, 0), 1.12)
-    ax.set_ylabel("value")
-    ax.legend(fontsize=7, frameon=False, ncol=min(4, len(measures)), loc="upper center", bbox_to_anchor=(0.5, -0.12))
+    ax.set_ylabel("value (-1..1 scale)" if lo < 0 else "value (0..1 scale)")
+    if measures:
+        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="measure", title_fontsize=8)
     ax.set_title(title, fontsize=10)
     return _save(fig, path)

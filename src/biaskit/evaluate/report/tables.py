@@ -54,6 +54,55 @@ def html_table(df, *, max_rows: int | None = 60, floatfmt: str = ".3f") -> str:
     return f"<div class='tw'><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>{note}"
 
 
+#: columns a statistics table shows on the report page at most (the CSV always has every column)
+MAX_SHOWN_COLUMNS = 10
+#: columns left off the page (they stay in the CSV): test statistics and counts a reader rarely needs
+HIDDEN_COLUMNS = ("z", "u", "count_a", "count_b", "significant_holm", "mean", "dof")
+#: columns left off the page when every value is 0 (nothing to see)
+HIDDEN_IF_ZERO = ("n_null", "n_error", "n_null_a", "n_null_b", "n_untestable")
+#: when a table is still wider than MAX_SHOWN_COLUMNS, these go first (in this order, pairs together); the
+#: multiple-comparison-corrected p-values, differences and effect sizes stay
+DROP_ORDER = (("n_null_a", "n_null_b"), ("n_null", "n_error"), ("p_value",), ("p_a", "p_b"), ("median_a", "median_b"),
+              ("n",), ("n_rows", "n_templates"))
+
+
+def compact(df, show=None, max_cols: int = MAX_SHOWN_COLUMNS):
+    """The columns of a result table a reader needs on the page: ``show`` when given, else the table with
+    ``prop_<x>`` / ``ci_low_<x>`` / ``ci_high_<x>`` merged into one ``<x> [95% CI]`` column, ``count_<x>`` and the
+    :data:`HIDDEN_COLUMNS` dropped, :data:`HIDDEN_IF_ZERO` columns dropped when all zero, then the
+    :data:`DROP_ORDER` columns while wider than ``max_cols``, and at most ``max_cols`` columns. Returns ``(shown DataFrame, number of columns of ``df`` not shown as such)``."""
+    if show is not None:
+        cols = [c for c in show if c in df.columns]
+        return df[cols], len(df.columns) - len(cols)
+    out = df.copy()
+    for c in [c for c in df.columns if str(c).startswith("prop_")]:
+        lab = str(c)[len("prop_"):]
+        lo, hi = f"ci_low_{lab}", f"ci_high_{lab}"
+        if lo in out.columns and hi in out.columns:
+            out[c] = [_with_ci(v, a, b) for v, a, b in zip(out[c], out[lo], out[hi])]
+            out = out.drop(columns=[lo, hi])
+        out = out.drop(columns=[x for x in (f"count_{lab}",) if x in out.columns]).rename(columns={c: lab + (" [CI]" if lo in df.columns else "")})
+    out = out.drop(columns=[c for c in HIDDEN_COLUMNS if c in out.columns])
+    for c in HIDDEN_IF_ZERO:
+        if c in out.columns and (out[c].fillna(0) == 0).all():
+            out = out.drop(columns=[c])
+    for group in DROP_ORDER:                       # too wide: leave out the least needed columns first
+        if len(out.columns) <= max_cols:
+            break
+        out = out.drop(columns=[c for c in group if c in out.columns])
+    out = out.iloc[:, :max_cols]
+    merged = sum(2 for c in df.columns if str(c).startswith("ci_low_") and f"prop_{str(c)[7:]}" in df.columns)
+    return out, len(df.columns) - len(out.columns) - merged
+
+
+def _with_ci(v, lo, hi) -> str:
+    if v is None or v != v:
+        return "n/a"
+    if lo is None or hi is None or lo != lo or hi != hi:
+        return f"{float(v):.2f}"
+    return f"{float(v):.2f} [{float(lo):.2f}, {float(hi):.2f}]"
+
+
 #: rows written to a table's .md file (the .csv always has every row)
 MD_MAX_ROWS = 2000
 

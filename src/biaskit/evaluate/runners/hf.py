@@ -98,13 +98,22 @@ class LoadedModel:
     extra: dict = field(default_factory=dict)
 
 
-def _model_assets() -> list[str]:
+def _model_assets(task: str = "auto") -> list[str]:
+    """biaskit model assets usable for ``task`` (causal / masked; auto: all): a causal LM is never offered for fill-mask."""
     from biaskit import assets
 
-    return sorted(n for n, a in assets.ASSETS.items() if a.kind == "model")
+    ok = ("causal", "masked") if task in ("auto", None) else (task,)
+    return sorted(n for n, a in assets.ASSETS.items() if a.kind == "model" and a.extra.get("task") in ok)
 
 
-def _locate(spec: str) -> tuple[str, str | None, str]:
+def _valid_models(task: str = "auto") -> str:
+    names = _model_assets(task)
+    if task == "masked":
+        return ", ".join(names + ["a masked LM's Hub id (e.g. xlm-roberta-base) or local model folder"])
+    return ", ".join(names + ["a Hub id (org/name)", "a local model folder or .gguf file"])
+
+
+def _locate(spec: str, task: str = "auto") -> tuple[str, str | None, str]:
     """(folder or hub id, gguf file name or None, origin)."""
     from biaskit import assets
 
@@ -118,7 +127,7 @@ def _locate(spec: str) -> tuple[str, str | None, str]:
         if not p.exists():
             if spec.startswith((".", "/", "~")) or spec.endswith(".gguf") or os.sep in spec.strip("/").replace("/", "", 1):
                 raise BiaskitError("E060", "model path does not exist", value=spec,
-                                   fix="check the path, or give a Hub id (org/name) or a biaskit asset: " + ", ".join(_model_assets()))
+                                   fix="check the path, or give one of: " + _valid_models(task))
             return spec, None, "hub"
     if p.is_file():
         if p.suffix.lower() != ".gguf":
@@ -167,7 +176,7 @@ def load(model: str, *, task: str = "auto", device: str | None = "auto", dtype: 
     tf = _transformers()
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
-    where, gguf, origin = _locate(model)
+    where, gguf, origin = _locate(model, task)
     key = (where, gguf, dev, str(dt), revision)
     if key in _CACHE:  # one copy per model, shared by every kind of run (e.g. the demo's generate + likelihood)
         lm = _CACHE[key]
@@ -175,8 +184,10 @@ def load(model: str, *, task: str = "auto", device: str | None = "auto", dtype: 
             raise BiaskitError("E060", f"{model!r} is a {lm.task} LM, but a {task} LM is needed here", value=model,
                                fix="generate/likelihood take causal LMs (likelihood also masked LMs); fill-mask takes masked LMs")
         return lm
-    from biaskit.assets import offline
+    from biaskit.assets import hub_offline, online_step, prepare_hub
 
+    if origin == "hub":
+        prepare_hub()  # no network: fail at once (cached models still load) instead of retrying for ~50 s
     src, src_gguf = where, gguf
     converted = _converted_gguf_dir(where, gguf) if gguf else None
     if converted is not None and (converted / "config.json").is_file():
@@ -200,11 +211,12 @@ def load(model: str, *, task: str = "auto", device: str | None = "auto", dtype: 
         raise
     except (OSError, ValueError, KeyError) as exc:
         if origin == "hub":
-            why = "is not in the local cache and the machine is offline" if offline() else "could not be loaded from the Hub"
+            why = "is not in the local cache and the machine is offline" if hub_offline() else "could not be loaded from the Hub"
             raise BiaskitError(
-                "E060", f"model {model!r} {why}", value=model, options=[*_model_assets(), "<local folder>", "<file.gguf>"],
-                fix="use a biaskit asset (biaskit assets), a local model folder or .gguf file, or go online "
-                    f"(unset HF_HUB_OFFLINE) to download it; detail: {str(exc).splitlines()[0][:200]}") from exc
+                "E060", f"model {model!r} {why}", value=model,
+                options=[*_model_assets(task), "<local folder>"] + (["<file.gguf>"] if task != "masked" else []),
+                fix=f"give one of: {_valid_models(task)}; or {online_step(repr(model))}; "
+                    f"detail: {str(exc).splitlines()[0][:200]}") from exc
         raise BiaskitError("E060", f"could not load {task if task != 'auto' else ''} model from {model!r}: {str(exc).splitlines()[0][:300]}",
                            value=model, fix="check that the folder holds a transformers model with its tokenizer "
                                             "(a causal LM for generate/likelihood, a masked LM for fill-mask)") from exc
