@@ -11,6 +11,7 @@ from statsmodels.stats.proportion import proportions_ztest
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.report import build_report, discover_tables
+from biaskit.evaluate.report.build import ANALYSES
 
 
 def _scores(run):
@@ -132,7 +133,7 @@ def test_run_folder_errors_are_coded(tmp_path):
     with pytest.raises(BiaskitError, match="no readable tables"):
         build_report(tmp_path / "empty")
     res = build_report(tmp_path / "empty", allow_empty=True)
-    assert res.sections == [] and len(res.skipped) == 9 and res.html.exists()
+    assert res.sections == [] and len(res.skipped) == len(ANALYSES) == 10 and res.html.exists()
 
 
 def test_discover_tables_without_manifest_uses_table_files(full_run, tmp_path):
