@@ -396,6 +396,13 @@ CASES: dict[str, Case] = {
                                                            "vader_compound", "--n-boot", "5", "--out", d / "agg.csv"]),
     "stats ztest": _table_case("scores", lambda f, d: ["stats", "ztest", f, "--out", d / "z.csv"]),
     "stats likelihood-bias": _table_case("generations", lambda f, d: ["stats", "likelihood-bias", f]),
+    "stats genbias": _table_case("generations", lambda f, d: ["stats", "genbias", f, "--prob-columns", "regard_*",
+                                                              "--n-boot", "5", "--out", d / "gb"]),
+    "stats validity": _table_case("scores", lambda f, d: ["stats", "validity", f, "--out", d / "v.csv", "--tests-out", d / "vt.csv"]),
+    # baselines only: bad input must be refused before any model is loaded (training itself is tested in tests/train)
+    "train classifier": _table_case("scores", lambda f, d: ["train", "classifier", f, "--text-column", "continuation",
+                                                            "--label-column", "vader_label", "--runs", "1", "--baselines-only",
+                                                            "--out", d / "clf"]),
     "annotate sample": _table_case("scores", lambda f, d: ["annotate", "sample", f, "--round", "r1", "--n", "2",
                                                            "--out", d / "smp.parquet", "--tasks-out", d / "tasks.csv",
                                                            "--ledger", d / "ledger.jsonl"]),

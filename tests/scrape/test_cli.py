@@ -105,7 +105,8 @@ def test_missing_spacy_pipeline_stops_the_scrape_before_the_first_page(tmp_path)
     # every page needs the sentence splitter: a pipeline that is not installed used to mark all pages
     # "unparseable" and exit 0 with an empty table; now it is E010, exit 1, and nothing is written
     cfg = tmp_path / "cfg.yaml"
-    cfg.write_text("spacy_model: xx_no_such_pipeline_sm\ndomains:\n  profession:\n    groups:\n      scientific_occupations:\n"
+    # the default splitter (wiki) needs no pipeline: this run asks for the spaCy one
+    cfg.write_text("splitter: senter\nspacy_model: xx_no_such_pipeline_sm\ndomains:\n  profession:\n    groups:\n      scientific_occupations:\n"
                    "        pages: [Astronomer]\n")
     r = run("scrape", "dump", DUMP206, "--config", cfg, "--out", tmp_path / "p.parquet")
     assert r.exit_code == 1, r.output
