@@ -103,14 +103,14 @@ def ray_cluster(tmp_path_factory):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-        # SIGTERM the group (`ray start --block` stops its services), then SIGKILL whatever of it is left
-        # (gcs_server can take several seconds to leave on SIGTERM)
+        # SIGTERM the group (`ray start --block` stops its services), then SIGKILL whatever of it is left after
+        # a few seconds (gcs_server can take half a minute to leave on SIGTERM; the cluster's files go with tmp)
         try:
             os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=30)
+            proc.wait(timeout=5)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             pass
-        for _ in range(20):
+        for _ in range(12):
             try:
                 os.killpg(proc.pid, 0)
             except ProcessLookupError:

@@ -51,6 +51,9 @@ CATALOGUE: dict[str, str] = {
     "E090": "Label Studio error",
     "E091": "annotation input error",
     "E092": "annotation round error",
+    "E160": "invalid engine settings (--engine, --ray-*)",
+    "E161": "could not connect to or start Ray",
+    "E162": "a Ray run returned different rows than it was given",
 }
 
 

@@ -134,13 +134,15 @@ class RayCluster:
         """Stream ``actor_cls(**ctor_kwargs)(batch)`` over ``table`` (pyarrow) on the actor pool."""
         import ray
 
-        ds = ray.data.from_arrow(table)
-        # one block per actor call, so batches spread over the pool from the start
-        n_blocks = max(1, -(-table.num_rows // self.spec.batch_size))
-        ds = ds.repartition(n_blocks)
-        out = ds.map_batches(actor_cls, fn_constructor_kwargs=ctor_kwargs, batch_size=self.spec.batch_size,
-                             batch_format="pyarrow", concurrency=self.spec.actors, num_cpus=self.spec.num_cpus,
-                             num_gpus=self.facts["num_gpus_per_actor"] or None, zero_copy_batch=True)
+        # the blocks are cut here, one per actor call: a Ray repartition would need tasks of its own, and
+        # with every CPU of a small cluster held by the actor pool those tasks would wait for ever
+        bs = self.spec.batch_size
+        blocks = [table.slice(i, bs) for i in range(0, table.num_rows, bs)] or [table]
+        ds = ray.data.from_arrow(blocks)
+        out = ds.map_batches(actor_cls, fn_constructor_kwargs=ctor_kwargs, batch_size=bs,
+                             batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=self.spec.actors),
+                             num_cpus=self.spec.num_cpus, num_gpus=self.facts["num_gpus_per_actor"] or None,
+                             zero_copy_batch=True)
         yield from out.iter_batches(batch_size=None, batch_format="pyarrow")
 
     def call_once(self, fn: Any, *args: Any) -> Any:
@@ -172,6 +174,9 @@ def _safe_address(address: str) -> str:
 
 def _quiet_ray_data() -> None:
     """biaskit draws its own progress bar; Ray Data's bars and per-operator logs would interleave with it."""
+    import logging
+
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
     try:
         import ray.data
 

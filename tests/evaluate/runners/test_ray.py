@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import pyarrow as pa
@@ -36,8 +35,10 @@ def assert_same_table(a: pa.Table, b: pa.Table, tol: float = 1e-6) -> None:
             assert x == y, c
 
 
-def _manifest(t: pa.Table) -> dict:
-    return json.loads(t.schema.metadata[b"biaskit_manifest"])
+def _manifest(path) -> dict:
+    from biaskit.io import read_manifest
+
+    return read_manifest(path)
 
 
 def test_generate_greedy_on_ray_equals_local(tiny_causal, gen_prompts, ray_cluster, tmp_path):
@@ -62,15 +63,15 @@ def test_likelihood_on_ray_equals_local(tiny_causal, make_prompts, ray_cluster, 
              "An astronomer is a scientist.", "She loves music."]
     p = make_prompts(texts, prefix="l")
     local = likelihood(p, model=tiny_causal, add_bos=True, out=tmp_path / "l.parquet")
-    ray_t = likelihood(p, model=tiny_causal, add_bos=True, out=tmp_path / "r.parquet", engine=_ray(ray_cluster))
+    ray_t = likelihood(p, model=tiny_causal, add_bos=True, out=tmp_path / "r.parquet", engine=_ray(ray_cluster, actors=1))
     assert_same_table(local, ray_t)
     assert ray_t.column("error").to_pylist()[2] == "empty prompt text"
     # the manifest has the local fields plus the engine facts
-    ml, mr = _manifest(local), _manifest(ray_t)
+    ml, mr = _manifest(tmp_path / "l.parquet"), _manifest(tmp_path / "r.parquet")
     assert set(ml) == set(mr)
     assert ml["engine"] == {"engine": "local"}
     eng = mr["engine"]
-    assert eng["engine"] == "ray" and eng["actors"] == 2 and eng["cluster_cpus"] == 2.0 and eng["num_gpus_per_actor"] == 0.0
+    assert eng["engine"] == "ray" and eng["actors"] == 1 and eng["cluster_cpus"] == 2.0 and eng["num_gpus_per_actor"] == 0.0
     assert eng["address"] == ray_cluster
     assert mr["config"] == ml["config"]
     assert mr["model"] == ml["model"]
