@@ -143,7 +143,14 @@ class RayCluster:
                              batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=self.spec.actors),
                              num_cpus=self.spec.num_cpus, num_gpus=self.facts["num_gpus_per_actor"] or None,
                              zero_copy_batch=True)
-        yield from out.iter_batches(batch_size=None, batch_format="pyarrow")
+        try:
+            yield from out.iter_batches(batch_size=None, batch_format="pyarrow")
+        except Exception as exc:
+            # a biaskit error raised on an actor (bad parameter, missing asset) reaches the user as itself
+            err = _biaskit_cause(exc)
+            if err is not None:
+                raise err from None
+            raise
 
     def call_once(self, fn: Any, *args: Any) -> Any:
         """Run ``fn(*args)`` once on the cluster with one actor's resources (used to describe a backend)."""
@@ -151,6 +158,19 @@ class RayCluster:
 
         task = ray.remote(num_cpus=self.spec.num_cpus, num_gpus=self.facts["num_gpus_per_actor"] or 0)(fn)
         return ray.get(task.remote(*args))
+
+
+def _biaskit_cause(exc: BaseException) -> "BiaskitError | None":
+    """The :class:`BiaskitError` inside a Ray error chain (Ray wraps actor exceptions), or None."""
+    seen = 0
+    cur: BaseException | None = exc
+    while cur is not None and seen < 20:
+        if isinstance(cur, BiaskitError):
+            return BiaskitError(cur.code, cur.what, value=getattr(cur, "value", None), options=getattr(cur, "options", None),
+                                fix=getattr(cur, "fix", None))
+        cur = getattr(cur, "cause", None) or cur.__cause__
+        seen += 1
+    return None
 
 
 def _is_loopback(address: str) -> bool:
