@@ -52,3 +52,25 @@ def test_ray_score_rejects_metric_objects_and_bad_params(ray_cluster):
     with pytest.raises(BiaskitError) as ray_err:
         score_table(t, "vader", params={"vader": {"preset": "nope"}}, engine=EngineSpec(name="ray", address=ray_cluster))
     assert ray_err.value.code == local_err.value.code
+
+
+def test_score_cli_engine_ray_writes_local_columns_and_engine_facts(ray_cluster, tmp_path):
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+    from biaskit.io import read_manifest, read_table, write_table
+
+    src = tmp_path / "in.parquet"
+    write_table(pa.table({"prompt_id": [f"p{i}" for i in range(len(TEXTS))], "continuation": TEXTS}), src)
+    r1 = CliRunner().invoke(app, ["score", str(src), "-m", "vader", "--out", str(tmp_path / "l.parquet")])
+    r2 = CliRunner().invoke(app, ["score", str(src), "-m", "vader", "--out", str(tmp_path / "r.parquet"), "--engine", "ray",
+                                  "--ray-address", ray_cluster, "--ray-actors", "1", "--ray-batch-size", "4"])
+    assert r1.exit_code == 0 and r2.exit_code == 0, r2.output
+    assert read_table(tmp_path / "r.parquet").equals(read_table(tmp_path / "l.parquet"))
+    eng = read_manifest(tmp_path / "r.parquet")["engine"]
+    assert eng["engine"] == "ray" and eng["address"] == ray_cluster and eng["batch_size"] == 4 and eng["actors"] == 1
+    assert read_manifest(tmp_path / "l.parquet")["engine"] == {"engine": "local"}
+    # a bad engine option is one line and exit 1, before anything starts
+    r3 = CliRunner().invoke(app, ["score", str(src), "-m", "vader", "--out", str(tmp_path / "x.parquet"), "--ray-actors", "0",
+                                  "--engine", "ray"])
+    assert r3.exit_code == 1 and "E160" in r3.output and "Traceback" not in r3.output

@@ -245,6 +245,7 @@ def score_table(
     progress: bool | None = None,
     on_metric: Callable[[Metric], None] | None = None,
     engine: Any = None,
+    engine_facts: dict | None = None,
 ) -> pa.Table:
     """Score ``table`` with ``metrics`` and return it with the metrics' columns added (rows unchanged).
 
@@ -253,6 +254,7 @@ def score_table(
     ``datasets.Dataset``, a DataFrame or a list of dicts. ``engine="ray"`` (or an
     :class:`~biaskit.evaluate.engine.EngineSpec`) scores on a pool of Ray actors, each setting the metric
     up once; the columns are the local engine's (rows in the same order, batches of the spec's batch size).
+    ``engine_facts`` (a dict) receives the cluster facts for a manifest.
     """
     from biaskit.evaluate.engine import engine_spec
 
@@ -264,6 +266,8 @@ def score_table(
             raise BiaskitError("E160", "a ready metric object cannot be sent to Ray actors",
                                fix="pass metric names (each actor builds its own metric), or use engine='local'")
         with RayCluster(spec) as cluster:
+            if engine_facts is not None:
+                engine_facts.update(cluster.facts)
             return _score_table(table, metrics, text_column, params, batch_size=batch_size, progress=progress,
                                 on_metric=on_metric, cluster=cluster)
     return _score_table(table, metrics, text_column, params, batch_size=batch_size, progress=progress,
