@@ -107,10 +107,10 @@ def ray_cluster(tmp_path_factory):
         # a few seconds (gcs_server can take half a minute to leave on SIGTERM; the cluster's files go with tmp)
         try:
             os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=5)
+            proc.wait(timeout=2)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             pass
-        for _ in range(12):
+        for _ in range(4):
             try:
                 os.killpg(proc.pid, 0)
             except ProcessLookupError:
