@@ -140,7 +140,7 @@ class RayCluster:
         blocks = [table.slice(i, bs) for i in range(0, table.num_rows, bs)] or [table]
         ds = ray.data.from_arrow(blocks)
         out = ds.map_batches(actor_cls, fn_constructor_kwargs=ctor_kwargs, batch_size=bs,
-                             batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=self.spec.actors),
+                             batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=min(self.spec.actors, len(blocks))),
                              num_cpus=self.spec.num_cpus, num_gpus=self.facts["num_gpus_per_actor"] or None,
                              zero_copy_batch=True)
         try:
@@ -156,8 +156,14 @@ class RayCluster:
         """Run ``fn(*args)`` once on the cluster with one actor's resources (used to describe a backend)."""
         import ray
 
-        task = ray.remote(num_cpus=self.spec.num_cpus, num_gpus=self.facts["num_gpus_per_actor"] or 0)(fn)
-        return ray.get(task.remote(*args))
+        task = ray.remote(num_cpus=self.spec.num_cpus, num_gpus=self.facts["num_gpus_per_actor"] or 0, max_retries=0)(fn)
+        try:
+            return ray.get(task.remote(*args))
+        except Exception as exc:
+            err = _biaskit_cause(exc)
+            if err is not None:
+                raise err from None
+            raise
 
 
 def _biaskit_cause(exc: BaseException) -> "BiaskitError | None":

@@ -137,3 +137,15 @@ def test_killed_ray_run_resumes_exactly(tiny_causal, make_prompts, ray_cluster, 
     assert_same_table(local, final)
     keys = list(zip(final.column("prompt_id").to_pylist(), final.column("sample_index").to_pylist()))
     assert len(keys) == len(set(keys)) == 120
+
+
+def test_error_on_an_actor_is_the_local_biaskit_error(make_prompts, ray_cluster, tmp_path):
+    from biaskit.errors import BiaskitError
+
+    p = make_prompts(["Hello there."], prefix="e")
+    with pytest.raises(BiaskitError) as local_err:
+        likelihood(p, model=str(tmp_path / "no-such-model"))
+    with pytest.raises(BiaskitError) as ray_err:
+        likelihood(p, model=str(tmp_path / "no-such-model"), engine=_ray(ray_cluster, actors=1))
+    assert ray_err.value.code == local_err.value.code
+    assert "Traceback" not in str(ray_err.value)
