@@ -9,7 +9,7 @@
 # generation tokens/s vs a transformers pipeline one prompt at a time (target >= 10x at 64 prompts);
 # classifier texts/s (the toxicity metric) vs a pipeline at batch 1 (target >= 10x); the Ray engine with
 # num_gpus=1 (actor on the GPU, same table as local). MODEL (default smollm2-135m) is the causal LM; the
-# classifier is MODEL with a fresh 2-label head (same size and compute as a real classifier of that size).
+# classifier is MODEL's body with a fresh 2-label head (same size and compute as a real classifier of that size).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
@@ -55,7 +55,7 @@ prompts = pa.table({"prompt_id": [f"g{i}" for i in range(N_GEN)], "text": [texts
 
 # 1-2. device and dtype
 d = pick_device("auto")
-add("device=auto", d, "cuda", ok=dry or d.startswith("cuda"))
+add("device=auto", d, "cuda" if not dry else "(dry run: cpu)", ok=dry or d.startswith("cuda"))
 want = (torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16) if not dry else torch.float32
 dt = pick_dtype("auto", d)
 add("dtype=auto", str(dt).replace("torch.", ""), str(want).replace("torch.", ""), ok=dt == want)
@@ -107,8 +107,10 @@ add("generate tokens/s", f"pipeline x1 {n_tok / t_pipe:.0f}, biaskit {n_tok / t_
 # 5. classifier texts/s: the toxicity metric vs a pipeline at batch 1, same classifier
 from transformers import AutoModelForSequenceClassification
 cdir = tempfile.mkdtemp(prefix="bkcls")
-from biaskit.evaluate.runners.hf import _locate
-clf = AutoModelForSequenceClassification.from_pretrained(_locate(a.model)[0], num_labels=2)
+cfg = type(lm.model.config).from_dict(lm.model.config.to_dict())
+cfg.num_labels = 2
+clf = AutoModelForSequenceClassification.from_config(cfg).float()   # the LM's body with a fresh 2-label head
+clf.base_model.load_state_dict(lm.model.base_model.state_dict())
 clf.config.pad_token_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
 clf.config.id2label, clf.config.label2id = {0: "non-toxic", 1: "toxic"}, {"non-toxic": 0, "toxic": 1}
 clf.save_pretrained(cdir); tok.save_pretrained(cdir)
