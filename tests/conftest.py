@@ -78,24 +78,27 @@ def ray_cluster(tmp_path_factory):
         port = s.getsockname()[1]
     # Ray's socket paths must stay short: a temp dir under /tmp, not pytest's long tmp path
     tmp = Path(tempfile.mkdtemp(prefix="bkray", dir="/tmp"))
-    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"}
+    # RAY_AUTH_MODE=disabled: a token left in ~/.ray/auth_token by another local Ray would otherwise switch this
+    # throw-away cluster to token auth, which the test clients do not send
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
     log = open(tmp_path_factory.mktemp("ray") / "ray.log", "w")
     proc = subprocess.Popen([str(ray_bin), "start", "--head", "--block", "--port", str(port), "--node-ip-address", "127.0.0.1",
                              "--num-cpus", "2", "--num-gpus", "0", "--include-dashboard=false", "--disable-usage-stats",
                              "--temp-dir", str(tmp)], stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     address = f"127.0.0.1:{port}"
     deadline = time.time() + 120
-    while True:
-        r = subprocess.run([str(ray_bin), "status", "--address", address], capture_output=True, env=env)
-        if r.returncode == 0 and b"Active" in r.stdout:
-            break
-        if proc.poll() is not None or time.time() > deadline:
-            log.flush()
-            raise RuntimeError(f"the test Ray cluster did not start: {Path(log.name).read_text()[-2000:]}")
-        time.sleep(1)
-    old = {k: os.environ.get(k) for k in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED")}
-    os.environ.update({"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0"})
+    old = {k: os.environ.get(k) for k in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")}
     try:
+        while True:
+            r = subprocess.run([str(ray_bin), "status", "--address", address], capture_output=True, env=env)
+            if r.returncode == 0 and b"Active" in r.stdout:
+                break
+            if proc.poll() is not None or time.time() > deadline:
+                log.flush()
+                raise RuntimeError(f"the test Ray cluster did not start: {Path(log.name).read_text()[-1500:]}\n"
+                                   f"{r.stderr.decode(errors='replace')[-800:]}")
+            time.sleep(1)
+        os.environ.update({"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"})
         yield address
     finally:
         for k, v in old.items():

@@ -90,6 +90,12 @@ class BiaskitError(Exception):
         self.fix = fix
         super().__init__(self.message)
 
+    def __reduce__(self):
+        # picklable (Ray sends an actor's error back to the driver pickled); subclasses keep their own way
+        if type(self) is not BiaskitError:
+            return super().__reduce__()
+        return (_rebuild_error, (self.code, self.what, self.value, self.options, self.fix))
+
     @property
     def message(self) -> str:
         parts = [f"[{self.code}] {self.what}"]
@@ -106,6 +112,10 @@ class BiaskitError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+def _rebuild_error(code: str, what: str, value: Any, options: Any, fix: Any) -> "BiaskitError":
+    return BiaskitError(code, what, value=value, options=options, fix=fix)
 
 
 class MissingDependencyError(BiaskitError, ImportError):

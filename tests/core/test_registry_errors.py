@@ -78,3 +78,15 @@ def test_import_biaskit_and_cli_do_not_import_heavy_libraries():
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "", f"heavy modules imported: {r.stdout}"
+
+
+def test_biaskit_error_survives_pickling():
+    """Ray returns an actor's exception to the driver pickled; it must come back as the same error."""
+    import pickle
+
+    from biaskit.errors import BiaskitError
+
+    e = BiaskitError("E060", "model path does not exist", value="/x", options=["a", "b"], fix="check the path")
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is BiaskitError and str(back) == str(e)
+    assert (back.code, back.what, back.value, back.options, back.fix) == ("E060", "model path does not exist", "/x", ["a", "b"], "check the path")
