@@ -202,7 +202,7 @@ def _quiet_ray_data() -> None:
     """biaskit draws its own progress bar; Ray Data's bars and per-operator logs would interleave with it."""
     import logging
 
-    logging.getLogger("ray.data").setLevel(logging.WARNING)
+    logging.getLogger("ray.data").setLevel(logging.ERROR)   # ("progress bars disabled" and per-run notes)
     try:
         import ray.data
 
