@@ -50,3 +50,79 @@ def quick_demo(tmp_path_factory):
     ctx.info = man["info"]
     ctx.info["cli_output"] = r.output
     return out, ctx
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory):
+    """A real local Ray cluster (head node, 2 CPUs, 127.0.0.1 only) for the test session; yields its address.
+
+    Started with ``ray start --head --block`` in its own process group and stopped by ending that group, so a
+    Ray the user runs elsewhere on the machine is never touched. ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``
+    makes Ray bind every service to the loopback address instead of the machine's network address.
+    """
+    import shutil
+    import signal
+    import socket
+    import subprocess
+    import sys
+    import tempfile
+    import time
+    from pathlib import Path
+
+    # before ray is imported: Ray reads this once, at import, to choose the loopback address for this node
+    os.environ["RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"] = "0"
+    pytest.importorskip("ray")
+    ray_bin = Path(sys.executable).with_name("ray")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    # Ray's socket paths must stay short: a temp dir under /tmp, not pytest's long tmp path
+    tmp = Path(tempfile.mkdtemp(prefix="bkray", dir="/tmp"))
+    # RAY_AUTH_MODE=disabled: a token left in ~/.ray/auth_token by another local Ray would otherwise switch this
+    # throw-away cluster to token auth, which the test clients do not send
+    env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
+    log = open(tmp_path_factory.mktemp("ray") / "ray.log", "w")
+    proc = subprocess.Popen([str(ray_bin), "start", "--head", "--block", "--port", str(port), "--node-ip-address", "127.0.0.1",
+                             "--num-cpus", "2", "--num-gpus", "0", "--include-dashboard=false", "--disable-usage-stats",
+                             "--temp-dir", str(tmp)], stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    address = f"127.0.0.1:{port}"
+    deadline = time.time() + 120
+    old = {k: os.environ.get(k) for k in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")}
+    try:
+        while True:
+            r = subprocess.run([str(ray_bin), "status", "--address", address], capture_output=True, env=env)
+            if r.returncode == 0 and b"Active" in r.stdout:
+                break
+            if proc.poll() is not None or time.time() > deadline:
+                log.flush()
+                raise RuntimeError(f"the test Ray cluster did not start: {Path(log.name).read_text()[-1500:]}\n"
+                                   f"{r.stderr.decode(errors='replace')[-800:]}")
+            time.sleep(1)
+        os.environ.update({"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"})
+        yield address
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        # SIGTERM the group (`ray start --block` stops its services), then SIGKILL whatever of it is left after
+        # a few seconds (gcs_server can take half a minute to leave on SIGTERM; the cluster's files go with tmp)
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=2)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+        for _ in range(4):
+            try:
+                os.killpg(proc.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.25)
+        else:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        log.close()
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -64,6 +64,9 @@ CATALOGUE: dict[str, str] = {
     "E154": "name too long",
     "E155": "null key in table",
     "E156": "file system error on a path",
+    "E160": "invalid engine settings (--engine, --ray-*)",
+    "E161": "could not connect to or start Ray",
+    "E162": "a Ray run returned different rows than it was given",
     "E170": "generation-bias input error",
     "E171": "training data error",
     "E172": "invalid training settings",
@@ -104,6 +107,12 @@ class BiaskitError(Exception):
         self.fix = fix
         super().__init__(self.message)
 
+    def __reduce__(self):
+        # picklable (Ray sends an actor's error back to the driver pickled); subclasses keep their own way
+        if type(self) is not BiaskitError:
+            return super().__reduce__()
+        return (_rebuild_error, (self.code, self.what, self.value, self.options, self.fix))
+
     @property
     def message(self) -> str:
         parts = [f"[{self.code}] {self.what}"]
@@ -120,6 +129,10 @@ class BiaskitError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+def _rebuild_error(code: str, what: str, value: Any, options: Any, fix: Any) -> "BiaskitError":
+    return BiaskitError(code, what, value=value, options=options, fix=fix)
 
 
 class MissingDependencyError(BiaskitError, ImportError):

@@ -69,12 +69,24 @@ def test_missing_dependency_error_names_the_extra():
 
 def test_import_biaskit_and_cli_do_not_import_heavy_libraries():
     code = (
-        "import sys, biaskit, biaskit.schema, biaskit.io, biaskit.assets, biaskit.cli\n"
+        "import sys, biaskit, biaskit.schema, biaskit.io, biaskit.assets, biaskit.cli, biaskit.evaluate.engine\n"
         "from typer.testing import CliRunner\n"
         "r = CliRunner().invoke(biaskit.cli.app, ['--help'])\n"
         "assert r.exit_code == 0, r.output\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers', 'spacy', 'tensorflow', 'gensim'))\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'transformers', 'spacy', 'tensorflow', 'gensim', 'ray'))\n"
         "print(','.join(heavy))\n"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "", f"heavy modules imported: {r.stdout}"
+
+
+def test_biaskit_error_survives_pickling():
+    """Ray returns an actor's exception to the driver pickled; it must come back as the same error."""
+    import pickle
+
+    from biaskit.errors import BiaskitError
+
+    e = BiaskitError("E060", "model path does not exist", value="/x", options=["a", "b"], fix="check the path")
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is BiaskitError and str(back) == str(e)
+    assert (back.code, back.what, back.value, back.options, back.fix) == ("E060", "model path does not exist", "/x", ["a", "b"], "check the path")

@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 
+from biaskit.cli.engine_options import ENGINE_OPTIONS, engine_from_options
+
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
@@ -23,7 +25,13 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", "-o", help="Output table (format by suffix); a manifest is written next to it."),
         text_column: str = typer.Option("continuation", "--text-column", help="Column to score (continuation, full_text, text, token, ...)."),
         param: Optional[list[str]] = typer.Option(None, "--param", "-p", help="METRIC.KEY=VALUE, repeatable (e.g. vader.preset=sheng)."),
-        batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Rows per score() call (default: per metric)."),
+        batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Rows per score() call (default: per metric; --engine ray uses --ray-batch-size)."),
+        engine: str = ENGINE_OPTIONS["engine"],
+        ray_address: Optional[str] = ENGINE_OPTIONS["ray_address"],
+        ray_actors: int = ENGINE_OPTIONS["ray_actors"],
+        ray_batch_size: int = ENGINE_OPTIONS["ray_batch_size"],
+        ray_gpus: Optional[float] = ENGINE_OPTIONS["ray_gpus"],
+        ray_cpus: float = ENGINE_OPTIONS["ray_cpus"],
     ) -> None:
         """Add metric columns (<metric>_<field>, <metric>_error) to a table; rows are never dropped.
 
@@ -32,17 +40,23 @@ def register(app: typer.Typer) -> None:
         Example: biaskit score gens.parquet -m toxicity -p toxicity.backend=offline --out tox.parquet
 
         Example: biaskit score fills.parquet -m honest --text-column token -p honest.mode=word -p honest.lexicon=hurtlex_EN.tsv --out honest.parquet
+
+        Example (Ray, 2 classifier actors): biaskit score gens.parquet -m regard,toxicity --engine ray --ray-actors 2 --out scores.parquet
         """
         from biaskit.evaluate.metrics import parse_param_args, score_table
         from biaskit.io import read_table, write_table
         from biaskit.manifest import new_manifest
 
         params = parse_param_args(param or [])
+        spec = engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus)
         t = read_table(table)
         used = []
-        scored = score_table(t, metrics, text_column=text_column, params=params, batch_size=batch_size, on_metric=used.append)
+        facts: dict = {}
+        scored = score_table(t, metrics, text_column=text_column, params=params, batch_size=batch_size, on_metric=used.append,
+                             engine=spec, engine_facts=facts)
         manifest = new_manifest("biaskit score", config={"metrics": metrics, "text_column": text_column, "params": params},
-                                inputs=[table], stage="scores", extra={"metrics": [m.describe() for m in used]})
+                                inputs=[table], stage="scores", extra={"metrics": [m.describe() for m in used],
+                                                                       "engine": facts or {"engine": "local"}})
         write_table(scored, out, stage="scores" if "prompt_id" in scored.column_names else None, manifest=manifest)
         typer.echo(f"scored {scored.num_rows} rows -> {out}")
         for m in used:

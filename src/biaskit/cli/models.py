@@ -10,6 +10,8 @@ from typing import Optional
 
 import typer
 
+from biaskit.cli.engine_options import ENGINE_OPTIONS, engine_from_options
+
 _BACKEND_HELP = "hf (transformers: Hub id, local folder, .gguf file or biaskit asset) or openai (an OpenAI-compatible endpoint)."
 _BATCH_HELP = "auto (starts large, halves on out-of-memory) or a number. Results do not depend on it."
 
@@ -90,6 +92,12 @@ def register(app: typer.Typer) -> None:
         timeout: float = common_endpoint["timeout"],
         max_retries: int = common_endpoint["max_retries"],
         allow_redirects: bool = common_endpoint["allow_redirects"],
+        engine: str = ENGINE_OPTIONS["engine"],
+        ray_address: Optional[str] = ENGINE_OPTIONS["ray_address"],
+        ray_actors: int = ENGINE_OPTIONS["ray_actors"],
+        ray_batch_size: int = ENGINE_OPTIONS["ray_batch_size"],
+        ray_gpus: Optional[float] = ENGINE_OPTIONS["ray_gpus"],
+        ray_cpus: float = ENGINE_OPTIONS["ray_cpus"],
     ) -> None:
         """Continue each prompt with a causal LM: one row per (prompt, sample) in a generations table.
 
@@ -98,6 +106,8 @@ def register(app: typer.Typer) -> None:
         Example (BOLD sampling, 5 samples each): biaskit generate prompts.parquet --model gpt2 --sample --top-k 40 --top-p 0.95 -n 5 --seed 1 --out gens.parquet
 
         Example (vLLM server): biaskit generate prompts.parquet --backend openai --base-url http://127.0.0.1:8000/v1 --model meta-llama/Llama-3.1-8B --out gens.parquet
+
+        Example (Ray cluster, 4 GPU actors): biaskit generate prompts.parquet --model gpt2 --engine ray --ray-address ray://head:10001 --ray-actors 4 --ray-gpus 1 --out gens.parquet
         """
         from biaskit.evaluate.runners import generate
 
@@ -106,7 +116,8 @@ def register(app: typer.Typer) -> None:
                      repetition_penalty=repetition_penalty, num_return_sequences=num_return_sequences,
                      first_sentence=first_sentence, chat=chat, strip_trailing_space=not keep_trailing_space, device=device, dtype=dtype, overwrite=overwrite, limit=limit,
                      backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, trust_remote_code, allow_redirects),
-                     retry_errors=retry_errors)
+                     retry_errors=retry_errors,
+                     engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus))
         _summary("generate", t, out)
 
     @app.command("fill-mask")
@@ -126,6 +137,12 @@ def register(app: typer.Typer) -> None:
         overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output (and discard a partial run)."),
         retry_errors: bool = typer.Option(True, "--retry-errors/--no-retry-errors", help=_RETRY_HELP),
         revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision of the model."),
+        engine: str = ENGINE_OPTIONS["engine"],
+        ray_address: Optional[str] = ENGINE_OPTIONS["ray_address"],
+        ray_actors: int = ENGINE_OPTIONS["ray_actors"],
+        ray_batch_size: int = ENGINE_OPTIONS["ray_batch_size"],
+        ray_gpus: Optional[float] = ENGINE_OPTIONS["ray_gpus"],
+        ray_cpus: float = ENGINE_OPTIONS["ray_cpus"],
     ) -> None:
         """Top-k fill-ins of each template's mask slot with a masked LM (HONEST-style completion).
 
@@ -134,13 +151,15 @@ def register(app: typer.Typer) -> None:
         Example: biaskit fill-mask templates.jsonl --model ./my-bert --top-k 10 --whole-word --out fillins.parquet
 
         Example (whole words of up to 3 pieces): biaskit fill-mask prompts_slavic.parquet --model xlm-roberta-base --max-subwords 3 --out fillins.parquet
+        Example (local Ray, 2 actors): biaskit fill-mask templates.jsonl --model bert-base-cased --engine ray --ray-actors 2 --out fillins.parquet
         """
         from biaskit.evaluate.runners import fill_mask
 
         t = fill_mask(str(prompts), model=model, out=out, batch_size=batch_size, top_k=top_k, whole_word=whole_word,
                       device=device, dtype=dtype, overwrite=overwrite, limit=limit, max_subwords=max_subwords,
                       beam_size=beam_size, pll=pll, backend_options={"revision": revision} if revision else None,
-                      retry_errors=retry_errors)
+                      retry_errors=retry_errors,
+                      engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus))
         _summary("fill-mask", t, out)
 
     @app.command("likelihood")
@@ -163,12 +182,20 @@ def register(app: typer.Typer) -> None:
         timeout: float = common_endpoint["timeout"],
         max_retries: int = common_endpoint["max_retries"],
         allow_redirects: bool = common_endpoint["allow_redirects"],
+        engine: str = ENGINE_OPTIONS["engine"],
+        ray_address: Optional[str] = ENGINE_OPTIONS["ray_address"],
+        ray_actors: int = ENGINE_OPTIONS["ray_actors"],
+        ray_batch_size: int = ENGINE_OPTIONS["ray_batch_size"],
+        ray_gpus: Optional[float] = ENGINE_OPTIONS["ray_gpus"],
+        ray_cpus: float = ENGINE_OPTIONS["ray_cpus"],
     ) -> None:
         """Per-sentence mean negative log-likelihood and perplexity (HolisticBias Likelihood Bias).
 
         Example: biaskit likelihood runs/demo/prompts_holistic.parquet --model smollm2-135m --out likelihoods.parquet
 
         Example (descriptor span only): biaskit likelihood holistic.parquet --model gpt2 --span-column descriptor_span --bos yes --out ll.parquet
+
+        Example (Ray cluster from $RAY_ADDRESS): biaskit likelihood holistic.parquet --model gpt2 --engine ray --ray-actors 8 --ray-batch-size 128 --out ll.parquet
         """
         from biaskit.errors import BiaskitError
         from biaskit.evaluate.runners import likelihood
@@ -179,5 +206,6 @@ def register(app: typer.Typer) -> None:
         t = likelihood(str(prompts), model=model, backend=backend, out=out, batch_size=batch_size, add_bos=choice[bos],
                        span_column=span_column, device=device, dtype=dtype, overwrite=overwrite, limit=limit,
                        backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, False, allow_redirects),
-                       retry_errors=retry_errors)
+                       retry_errors=retry_errors,
+                       engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus))
         _summary("likelihood", t, out)

@@ -244,13 +244,38 @@ def score_table(
     batch_size: int | None = None,
     progress: bool | None = None,
     on_metric: Callable[[Metric], None] | None = None,
+    engine: Any = None,
+    engine_facts: dict | None = None,
 ) -> pa.Table:
     """Score ``table`` with ``metrics`` and return it with the metrics' columns added (rows unchanged).
 
     ``params`` maps a metric name to its parameters, e.g. ``{"vader": {"preset": "sheng"}}``. Existing
     columns of the same name are replaced (re-scoring). ``table`` may be a pyarrow Table, a
-    ``datasets.Dataset``, a DataFrame or a list of dicts.
+    ``datasets.Dataset``, a DataFrame or a list of dicts. ``engine="ray"`` (or an
+    :class:`~biaskit.evaluate.engine.EngineSpec`) scores on a pool of Ray actors, each setting the metric
+    up once; the columns are the local engine's (rows in the same order, batches of the spec's batch size).
+    ``engine_facts`` (a dict) receives the cluster facts for a manifest.
     """
+    from biaskit.evaluate.engine import engine_spec
+
+    spec = engine_spec(engine)
+    if spec.is_ray:
+        from biaskit.evaluate.engine import RayCluster
+
+        if any(not isinstance(m, str) for m in ([metrics] if isinstance(metrics, str) else metrics)):
+            raise BiaskitError("E160", "a ready metric object cannot be sent to Ray actors",
+                               fix="pass metric names (each actor builds its own metric), or use engine='local'")
+        with RayCluster(spec) as cluster:
+            if engine_facts is not None:
+                engine_facts.update(cluster.facts)
+            return _score_table(table, metrics, text_column, params, batch_size=batch_size, progress=progress,
+                                on_metric=on_metric, cluster=cluster)
+    return _score_table(table, metrics, text_column, params, batch_size=batch_size, progress=progress,
+                        on_metric=on_metric, cluster=None)
+
+
+def _score_table(table: Any, metrics: Any, text_column: str, params: Any, *, batch_size: int | None,
+                 progress: bool | None, on_metric: Callable[[Metric], None] | None, cluster: Any) -> pa.Table:
     from biaskit.io import to_arrow
     from biaskit.log import ProgressBar
 
@@ -274,6 +299,24 @@ def score_table(
         raise BiaskitError("E001", f"the table has no text column {text_column!r}", value=sorted(t.column_names),
                            fix="pass --text-column with one of the table's columns (e.g. continuation, full_text, text, token)")
     for m in objs:
+        if cluster is not None and t.num_rows:
+            from biaskit.evaluate.engine import score_metric_on_ray
+
+            missing = [c for c in m.input_columns if c not in t.column_names]
+            if missing:
+                raise BiaskitError("E001", f"metric {m.name!r} needs column(s) {', '.join(missing)}", value=sorted(t.column_names),
+                                   fix="pass --text-column / the metric's column parameters, or add the columns")
+            # the actors build the metric from its name and the parameters as given (no model in this process)
+            with ProgressBar(t.num_rows, desc=f"score {m.name} (ray)", disable=True if progress is False else None) as bar:
+                arrays = score_metric_on_ray(cluster, m, t, params.get(m.name), progress=bar)
+            if on_metric:
+                on_metric(m)   # after the run: m.info holds what the actors found at set-up
+            for c, arr in arrays.items():
+                if c in t.column_names:
+                    t = t.set_column(t.column_names.index(c), c, arr)
+                else:
+                    t = t.append_column(c, arr)
+            continue
         m.setup()
         if on_metric:
             on_metric(m)

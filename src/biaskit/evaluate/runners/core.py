@@ -95,26 +95,43 @@ def _make_backend(backend: str, model: str, backend_options: dict | None):
 def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "hf", out: str | Path | None = None,
         batch_size: int | str | None = None, overwrite: bool = False, limit: int | None = None,
         backend_options: dict | None = None, span_column: str | None = None, seed: int | None = None,
-        progress: bool | None = None, backend_obj: Any = None, retry_errors: bool = True) -> pa.Table:
+        progress: bool | None = None, backend_obj: Any = None, retry_errors: bool = True, engine: Any = None) -> pa.Table:
     """Run ``kind`` (generate, fill_mask, likelihood) over ``prompts``; see the public wrappers.
 
     With ``out`` the whole run holds the output's lock (:func:`biaskit.io.output_lock`): a second run on the
     same ``out`` fails at once with E140 naming this one, instead of mixing its shards into this run's.
+    ``engine`` (a name or :class:`biaskit.evaluate.engine.EngineSpec`) picks where the model work runs:
+    ``local`` (this process) or ``ray`` (an actor pool on a Ray cluster); the output is the same table.
     """
+    from biaskit.evaluate.engine import engine_spec
+
+    spec = engine_spec(engine)
+    if spec.is_ray and backend_obj is not None:
+        raise BiaskitError("E160", "a ready backend object cannot be sent to Ray actors", value=type(backend_obj).__name__,
+                           fix="pass backend= and model= (each actor builds its own backend), or use engine='local'")
     kw = dict(model=model, settings=settings, backend=backend, out=out, batch_size=batch_size, overwrite=overwrite,
               limit=limit, backend_options=backend_options, span_column=span_column, seed=seed, progress=progress,
               backend_obj=backend_obj, retry_errors=retry_errors)
     if out is None:
-        return _run(kind, prompts, **kw)
+        return _run_on(kind, prompts, spec, kw)
     from biaskit.io import output_lock
 
     with output_lock(out):
-        return _run(kind, prompts, **kw)
+        return _run_on(kind, prompts, spec, kw)
+
+
+def _run_on(kind: str, prompts: Any, spec: Any, kw: dict) -> pa.Table:
+    if not spec.is_ray:
+        return _run(kind, prompts, cluster=None, **kw)
+    from biaskit.evaluate.engine import RayCluster
+
+    with RayCluster(spec) as cluster:
+        return _run(kind, prompts, cluster=cluster, **kw)
 
 
 def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, out: str | Path | None, batch_size: int | str | None,
          overwrite: bool, limit: int | None, backend_options: dict | None, span_column: str | None, seed: int | None,
-         progress: bool | None, backend_obj: Any, retry_errors: bool) -> pa.Table:
+         progress: bool | None, backend_obj: Any, retry_errors: bool, cluster: Any) -> pa.Table:
     from biaskit.io import ShardedWriter, drop_duplicate_keys, read_manifest, read_table, write_json_atomic, write_table
     from biaskit.manifest import new_manifest
     from biaskit.secrets import redact
@@ -129,7 +146,13 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
         if limit < 0:
             raise BiaskitError("E062", "limit must be >= 0", value=limit)
         t = t.slice(0, limit)
-    be = backend_obj if backend_obj is not None else _make_backend(backend, model, backend_options)
+    if cluster is not None:
+        # the model lives on the actors only: one remote call tells the driver what it needs to know
+        from biaskit.evaluate.engine import RemoteBackend, describe_backend
+
+        be = RemoteBackend(cluster.call_once(describe_backend, kind, backend, model, backend_options or {}, settings))
+    else:
+        be = backend_obj if backend_obj is not None else _make_backend(backend, model, backend_options)
     method = kind
     if not hasattr(be, method):
         raise BiaskitError("E062", f"the {be.name} backend cannot run {kind}", value=be.name,
@@ -242,7 +265,13 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
     try:
         if pending:
             with ProgressBar(len(pending), desc=f"{_DESC[kind]} ({model})", disable=True if progress is False else None) as bar:
-                for results in getattr(be, method)(pending, settings, bs):
+                if cluster is not None:
+                    from biaskit.evaluate.engine import run_units_on_ray
+
+                    source = run_units_on_ray(cluster, kind, backend, model, backend_options or {}, settings, bs, pending, be)
+                else:
+                    source = getattr(be, method)(pending, settings, bs)
+                for results in source:
                     if not results:
                         continue
                     emit(results)
@@ -280,7 +309,8 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
                 "span_column": span_column, "limit": limit, "batch_size": "auto" if bs is None else bs},
         extra={"model": {"id": model, "revision": revision, **(be.describe() if hasattr(be, "describe") else {})},
                "truncated_prompts": trunc, "error_rows": n_err, "retried_error_rows": retried,
-               "batch_sizes_used": sorted(set(getattr(be, "batch_sizes_used", [])))},
+               "batch_sizes_used": sorted(set(getattr(be, "batch_sizes_used", []))),
+               "engine": cluster.facts if cluster is not None else {"engine": "local"}},
     )
     if writer is not None:
         write_table(merged, out_p, stage="generations", manifest=manifest)
@@ -348,12 +378,13 @@ def generate(prompts: Any, *, model: str, backend: str = "hf", out: str | Path |
              first_sentence: bool = False, chat: bool = False, strip_trailing_space: bool = True,
              device: str | None = "auto", dtype: str | None = "auto",
              overwrite: bool = False, limit: int | None = None, backend_options: dict | None = None,
-             progress: bool | None = None, retry_errors: bool = True) -> pa.Table:
+             progress: bool | None = None, retry_errors: bool = True, engine: Any = None) -> pa.Table:
     """Continue every prompt: one row per (prompt, sample) with ``continuation`` (prompt stripped) and ``full_text``.
 
     Greedy by default; ``do_sample=True`` samples with ``temperature``/``top_k``/``top_p`` from a per-row
     generator seeded by (seed, prompt_id, sample_index), so outputs do not depend on ``batch_size`` or the
-    prompt order. ``first_sentence`` cuts each continuation after its first sentence. Trailing spaces of a
+    prompt order. ``engine="ray"`` (or an :class:`~biaskit.evaluate.engine.EngineSpec`) runs the model on a Ray
+    actor pool with the same result. ``first_sentence`` cuts each continuation after its first sentence. Trailing spaces of a
     prompt (BOLD prompts end in one) are cut before tokenising and the continuation's first space is dropped,
     so ``text + continuation`` reads right (``strip_trailing_space=False`` feeds the prompt as it is). ``out`` makes the run
     resumable (shards in ``<out>.parts/``); rerunning a finished run runs again exactly the rows that ended in
@@ -366,14 +397,14 @@ def generate(prompts: Any, *, model: str, backend: str = "hf", out: str | Path |
     s.check()
     opts = {"device": device, "dtype": dtype, "task": "causal", **(backend_options or {})}
     return run("generate", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,
-               overwrite=overwrite, limit=limit, backend_options=opts, seed=seed, progress=progress, retry_errors=retry_errors)
+               overwrite=overwrite, limit=limit, backend_options=opts, seed=seed, progress=progress, retry_errors=retry_errors, engine=engine)
 
 
 def fill_mask(prompts: Any, *, model: str, backend: str = "hf", out: str | Path | None = None, batch_size: int | str | None = None,
               top_k: int = 10, whole_word: bool = False, targets: list[str] | None = None, device: str | None = "auto",
               dtype: str | None = "auto", overwrite: bool = False, limit: int | None = None,
               backend_options: dict | None = None, progress: bool | None = None, max_subwords: int = 1,
-              beam_size: int | None = None, pll: str = "original", retry_errors: bool = True) -> pa.Table:
+              beam_size: int | None = None, pll: str = "original", retry_errors: bool = True, engine: Any = None) -> pa.Table:
     """Top-k fill-ins of each prompt's single mask slot (``<mask>`` or ``[MASK]``): ``top_k`` rows per prompt.
 
     Rows carry ``token`` (the predicted word), ``token_score`` (its probability), ``rank`` (1-based) and
@@ -392,13 +423,13 @@ def fill_mask(prompts: Any, *, model: str, backend: str = "hf", out: str | Path 
     s.check()
     opts = {"device": device, "dtype": dtype, "task": "masked", **(backend_options or {})}
     return run("fill_mask", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,
-               overwrite=overwrite, limit=limit, backend_options=opts, seed=0, progress=progress, retry_errors=retry_errors)
+               overwrite=overwrite, limit=limit, backend_options=opts, seed=0, progress=progress, retry_errors=retry_errors, engine=engine)
 
 
 def likelihood(prompts: Any, *, model: str, backend: str = "hf", out: str | Path | None = None, batch_size: int | str | None = None,
                add_bos: bool | None = None, span_column: str | None = None, device: str | None = "auto",
                dtype: str | None = "auto", overwrite: bool = False, limit: int | None = None,
-               backend_options: dict | None = None, progress: bool | None = None, retry_errors: bool = True) -> pa.Table:
+               backend_options: dict | None = None, progress: bool | None = None, retry_errors: bool = True, engine: Any = None) -> pa.Table:
     """Per-sentence mean negative log-likelihood (nats/token), perplexity and number of scored tokens.
 
     Causal LMs: every text token is scored given the ones before it; the BOS position is never scored
@@ -410,4 +441,4 @@ def likelihood(prompts: Any, *, model: str, backend: str = "hf", out: str | Path
     s = LikelihoodSettings(add_bos=add_bos, span_column=span_column)
     opts = {"device": device, "dtype": dtype, "task": "auto", **(backend_options or {})}
     return run("likelihood", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,
-               overwrite=overwrite, limit=limit, backend_options=opts, span_column=span_column, seed=0, progress=progress, retry_errors=retry_errors)
+               overwrite=overwrite, limit=limit, backend_options=opts, span_column=span_column, seed=0, progress=progress, retry_errors=retry_errors, engine=engine)

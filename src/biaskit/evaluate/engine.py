@@ -1,0 +1,384 @@
+"""Where a run's work happens: in this process (``local``, the default) or on a Ray cluster (``ray``).
+
+The ``ray`` engine keeps everything that decides the output in this process (the driver): reading and
+checking the input, the resume state, the shard writer, the merge, the sort and the manifest. Only the
+model or metric work moves: the pending rows become a Ray Dataset, and ``map_batches`` sends them to a
+pool of actors, each of which builds the backend (or metric) once with the same code the local engine
+uses. Results stream back to the driver batch by batch and are written as the same Parquet shards, so a
+killed Ray run resumes like a local one and the final table is the local engine's table.
+
+Nothing here imports ray until a Ray run starts (``import biaskit`` stays light).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from biaskit.errors import BiaskitError, require
+from biaskit.log import get_logger
+
+log = get_logger("engine")
+
+ENGINES = ("local", "ray")
+
+
+@dataclass
+class EngineSpec:
+    """How to run: ``name`` (local or ray) and, for Ray, where and with how many actors.
+
+    ``address``: a Ray cluster address (``ray://host:10001`` or ``host:6379``); None takes ``RAY_ADDRESS``
+    and, when that is unset too, starts a local Ray in this process. ``actors``: actors in the pool, each
+    with one model or metric loaded once. ``batch_size``: rows sent to an actor per call. ``num_gpus``: GPUs
+    per actor (None: 1 when the cluster has GPUs, else 0). ``num_cpus``: CPUs per actor.
+    """
+
+    name: str = "local"
+    address: str | None = None
+    actors: int = 1
+    batch_size: int = 64
+    num_gpus: float | None = None
+    num_cpus: float = 1.0
+
+    def check(self) -> "EngineSpec":
+        if self.name not in ENGINES:
+            raise BiaskitError("E160", "unknown engine", value=self.name, options=list(ENGINES),
+                               fix="use --engine local (this process) or --engine ray (a Ray cluster)")
+        if self.actors < 1:
+            raise BiaskitError("E160", "the Ray actor pool needs at least one actor", value=self.actors, fix="e.g. --ray-actors 2")
+        if self.batch_size < 1:
+            raise BiaskitError("E160", "the Ray batch size must be at least 1", value=self.batch_size, fix="e.g. --ray-batch-size 64")
+        if self.num_gpus is not None and self.num_gpus < 0:
+            raise BiaskitError("E160", "GPUs per actor cannot be negative", value=self.num_gpus, fix="e.g. --ray-gpus 1 (or 0.5 to share a GPU)")
+        if self.num_cpus <= 0:
+            raise BiaskitError("E160", "CPUs per actor must be > 0", value=self.num_cpus, fix="e.g. --ray-cpus 1")
+        if self.name == "local" and self.address:
+            raise BiaskitError("E160", "--ray-address needs --engine ray", value=self.address, fix="add --engine ray, or drop --ray-address")
+        return self
+
+    @property
+    def is_ray(self) -> bool:
+        return self.name == "ray"
+
+
+def engine_spec(engine: "str | EngineSpec | None" = None, **kwargs: Any) -> EngineSpec:
+    """An :class:`EngineSpec` from a name (or an existing spec) and Ray settings; checked."""
+    if isinstance(engine, EngineSpec):
+        return engine.check()
+    return EngineSpec(name=engine or "local", **{k: v for k, v in kwargs.items() if v is not None}).check()
+
+
+class RayCluster:
+    """Connects to (or starts) Ray for one run; shuts down only a Ray it started itself."""
+
+    def __init__(self, spec: EngineSpec) -> None:
+        self.spec = spec
+        self.started = False
+        self.facts: dict[str, Any] = {}
+
+    def __enter__(self) -> "RayCluster":
+        import logging
+
+        address = self.spec.address or os.environ.get("RAY_ADDRESS") or None
+        if address is None or _is_loopback(address):
+            # a Ray on this machine only: Ray must use the loopback address, not the machine's network address
+            # (read once, when ray is imported)
+            os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        ray = require("ray", "ray", "--engine ray")
+        require("ray.data", "ray", "--engine ray")
+        if not ray.is_initialized():
+            opts = dict(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False,
+                        configure_logging=True)
+            try:
+                if address:
+                    ray.init(address=address, **opts)
+                else:
+                    ray.init(_node_ip_address="127.0.0.1", **opts)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                where = address or "a new local Ray"
+                raise BiaskitError("E161", f"could not connect to Ray at {where}: {str(exc).splitlines()[0][:200]}",
+                                   value=address, fix="check the address (ray status), or leave --ray-address and RAY_ADDRESS "
+                                                      "unset to start a local Ray") from exc
+            self.started = True
+        res = ray.cluster_resources()
+        nodes = [n for n in ray.nodes() if n.get("Alive")]
+        gpus = float(res.get("GPU", 0) or 0)
+        self.facts = {"engine": "ray", "ray_version": ray.__version__,
+                      "address": _safe_address(address) if address else "local (started by this run)",
+                      "nodes": len(nodes), "cluster_cpus": float(res.get("CPU", 0) or 0), "cluster_gpus": gpus,
+                      "actors": self.spec.actors, "batch_size": self.spec.batch_size, "num_cpus_per_actor": self.spec.num_cpus,
+                      "num_gpus_per_actor": self.gpus_per_actor(gpus)}
+        if self.spec.actors * self.spec.num_cpus > self.facts["cluster_cpus"] and not self.facts["num_gpus_per_actor"]:
+            raise BiaskitError("E160", f"{self.spec.actors} actor(s) x {self.spec.num_cpus:g} CPU need more than the cluster's "
+                               f"{self.facts['cluster_cpus']:g} CPUs", value=self.spec.actors,
+                               fix="use fewer --ray-actors or a smaller --ray-cpus")
+        _quiet_ray_data()
+        return self
+
+    def gpus_per_actor(self, cluster_gpus: float) -> float:
+        if self.spec.num_gpus is not None:
+            return float(self.spec.num_gpus)
+        return 1.0 if cluster_gpus >= 1 else 0.0
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.started:
+            import ray
+
+            ray.shutdown()
+
+    # ------------------------------------------------------------------ work
+    def map_pool(self, table, actor_cls: type, ctor_kwargs: dict[str, Any]) -> Iterator[Any]:
+        """Stream ``actor_cls(**ctor_kwargs)(batch)`` over ``table`` (pyarrow) on the actor pool."""
+        import ray
+
+        # the blocks are cut here, one per actor call: a Ray repartition would need tasks of its own, and
+        # with every CPU of a small cluster held by the actor pool those tasks would wait for ever
+        bs = self.spec.batch_size
+        blocks = [table.slice(i, bs) for i in range(0, table.num_rows, bs)] or [table]
+        ds = ray.data.from_arrow(blocks)
+        out = ds.map_batches(actor_cls, fn_constructor_kwargs=ctor_kwargs, batch_size=bs,
+                             batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=min(self.spec.actors, len(blocks))),
+                             num_cpus=self.spec.num_cpus, num_gpus=self.facts["num_gpus_per_actor"] or None,
+                             zero_copy_batch=True)
+        try:
+            yield from out.iter_batches(batch_size=None, batch_format="pyarrow")
+        except Exception as exc:
+            # a biaskit error raised on an actor (bad parameter, missing asset) reaches the user as itself
+            err = _biaskit_cause(exc)
+            if err is not None:
+                raise err from None
+            raise
+
+    def call_once(self, fn: Any, *args: Any) -> Any:
+        """Run ``fn(*args)`` once on the cluster with one actor's resources (used to describe a backend)."""
+        import ray
+
+        task = ray.remote(num_cpus=self.spec.num_cpus, num_gpus=self.facts["num_gpus_per_actor"] or 0, max_retries=0)(fn)
+        try:
+            return ray.get(task.remote(*args))
+        except Exception as exc:
+            err = _biaskit_cause(exc)
+            if err is not None:
+                raise err from None
+            raise
+
+
+def _biaskit_cause(exc: BaseException) -> "BiaskitError | None":
+    """The :class:`BiaskitError` inside a Ray error chain (Ray wraps actor exceptions), or None."""
+    seen = 0
+    cur: BaseException | None = exc
+    while cur is not None and seen < 20:
+        if isinstance(cur, BiaskitError):
+            return BiaskitError(cur.code, cur.what, value=getattr(cur, "value", None), options=getattr(cur, "options", None),
+                                fix=getattr(cur, "fix", None))
+        cur = getattr(cur, "cause", None) or cur.__cause__
+        seen += 1
+    return None
+
+
+def _is_loopback(address: str) -> bool:
+    host = address.split("://")[-1].split("@")[-1].rsplit(":", 1)[0].strip("[]")
+    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+
+
+def _safe_address(address: str) -> str:
+    """The address without credentials or a query (``ray://user:pw@host:10001?token=x`` -> ``ray://host:10001``)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from biaskit.secrets import redact
+
+    if "://" not in address:
+        return redact(address.split("?")[0])
+    parts = urlsplit(address)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return redact(urlunsplit((parts.scheme, netloc, parts.path, "", "")))
+
+
+def _quiet_ray_data() -> None:
+    """biaskit draws its own progress bar; Ray Data's bars and per-operator logs would interleave with it."""
+    import logging
+
+    logging.getLogger("ray.data").setLevel(logging.ERROR)   # ("progress bars disabled" and per-run notes)
+    try:
+        import ray.data
+
+        ctx = ray.data.DataContext.get_current()
+        ctx.enable_progress_bars = False
+        ctx.print_on_execution_start = False
+        ctx.verbose_stats_logs = False
+    except Exception:  # pragma: no cover - older Ray without these knobs
+        pass
+
+
+# ---------------------------------------------------------------------------------------------- runners
+
+
+def describe_backend(kind: str, backend: str, model: str, options: dict[str, Any], settings: Any) -> dict[str, Any]:
+    """What the driver needs to know of a backend before a run (name, revision, describe(), BOS policy)."""
+    from biaskit.evaluate.runners.core import _make_backend
+
+    be = _make_backend(backend, model, options)
+    info = {"name": be.name, "revision": getattr(be, "revision", None),
+            "describe": be.describe() if hasattr(be, "describe") else None,
+            "methods": [m for m in ("generate", "fill_mask", "likelihood") if hasattr(be, m)], "bos": None}
+    if kind == "likelihood" and getattr(be, "bos_policy", None) is not None:
+        info["bos"] = be.bos_policy(settings)
+        info["has_bos_policy"] = True
+    return info
+
+
+class RemoteBackend:
+    """Driver-side stand-in for a backend that lives on the Ray actors (no model in the driver)."""
+
+    def __init__(self, info: dict[str, Any]) -> None:
+        self.name = info["name"]
+        self.revision = info["revision"]
+        self._describe = info["describe"]
+        self._bos = info.get("bos")
+        self.truncated_count = 0
+        self.batch_sizes_used: list[int] = []
+        if info.get("has_bos_policy"):
+            self.bos_policy = lambda _s: self._bos
+        for m in info["methods"]:
+            setattr(self, m, True)  # only hasattr() is asked of these
+
+    def describe(self) -> dict[str, Any]:
+        return dict(self._describe or {})
+
+
+class RunnerActor:
+    """A Ray actor holding one backend (model loaded once); turns a batch of units into result rows."""
+
+    def __init__(self, kind: str, backend: str, model: str, options: dict[str, Any], settings: Any,
+                 batch_size: int | None) -> None:
+        from biaskit.evaluate.runners.core import _make_backend
+
+        self.kind = kind
+        self.settings = settings
+        self.batch_size = batch_size
+        self.be = _make_backend(backend, model, options)
+
+    def __call__(self, batch):
+        import pyarrow as pa
+
+        from biaskit.evaluate.runners.common import Unit
+
+        cols = {c: batch.column(c).to_pylist() for c in batch.column_names}
+        units = [Unit(r, p, t, k, s) for r, p, t, k, s in
+                 zip(cols["row"], cols["prompt_id"], cols["text"], cols["sample_index"], cols["span"])]
+        trunc0 = getattr(self.be, "truncated_count", 0)
+        n_bs = len(getattr(self.be, "batch_sizes_used", []))
+        rows, samples, results = [], [], []
+        for res in getattr(self.be, self.kind)(units, self.settings, self.batch_size):
+            for r in res:
+                u = r["_unit"]
+                rows.append(u.row)
+                samples.append(u.sample_index)
+                results.append(pickle.dumps({k: v for k, v in r.items() if k != "_unit"}))
+        meta = {"truncated": getattr(self.be, "truncated_count", 0) - trunc0,
+                "batch_sizes": list(getattr(self.be, "batch_sizes_used", [])[n_bs:])}
+        metas = [pickle.dumps(meta)] + [None] * (len(rows) - 1) if rows else []
+        return pa.table({"row": pa.array(rows, pa.int64()), "sample_index": pa.array(samples, pa.int64()),
+                         "result": pa.array(results, pa.binary()), "meta": pa.array(metas, pa.binary())})
+
+
+def run_units_on_ray(cluster: RayCluster, kind: str, backend: str, model: str, options: dict[str, Any], settings: Any,
+                     batch_size: int | None, units: Sequence[Any], remote: RemoteBackend) -> Iterator[list[dict]]:
+    """Yield result batches (lists of dicts with ``_unit``) like a backend method, computed on Ray actors."""
+    import pyarrow as pa
+
+    by_key = {(u.row, u.sample_index): u for u in units}
+    table = pa.table({"row": pa.array([u.row for u in units], pa.int64()),
+                      "prompt_id": pa.array([u.prompt_id for u in units], pa.string()),
+                      "text": pa.array([u.text for u in units], pa.string()),
+                      "sample_index": pa.array([u.sample_index for u in units], pa.int64()),
+                      "span": pa.array([u.span for u in units], pa.string())})
+    ctor = {"kind": kind, "backend": backend, "model": model, "options": options, "settings": settings,
+            "batch_size": batch_size}
+    for out in cluster.map_pool(table, RunnerActor, ctor):
+        rows = out.column("row").to_pylist()
+        samples = out.column("sample_index").to_pylist()
+        res = out.column("result").to_pylist()
+        for m in out.column("meta").to_pylist():
+            if m is not None:
+                meta = pickle.loads(m)
+                remote.truncated_count += meta["truncated"]
+                remote.batch_sizes_used.extend(meta["batch_sizes"])
+        batch = []
+        for r, k, blob in zip(rows, samples, res):
+            d = pickle.loads(blob)
+            d["_unit"] = by_key[(r, k)]
+            batch.append(d)
+        if batch:
+            yield batch
+
+
+# ---------------------------------------------------------------------------------------------- metrics
+
+
+class MetricActor:
+    """A Ray actor holding one metric (set up once); scores batches and returns its typed columns."""
+
+    def __init__(self, spec: str, text_column: str, params: dict[str, Any] | None) -> None:
+        from biaskit.evaluate.metrics.base import make_metric
+
+        self.metric = make_metric(spec, text_column, params)
+        self.metric.setup()
+        self.sent_describe = False
+
+    def __call__(self, batch):
+        import json
+
+        import pyarrow as pa
+
+        m = self.metric
+        data = {c: batch.column(c).to_pylist() for c in m.input_columns if c in batch.column_names}
+        res = m.score(data)
+        cols = m.output_columns()
+        arrays = {"__row": batch.column("__row")}
+        for c, typ in cols.items():
+            arrays[c] = pa.array(res[c], type=typ)
+        desc = [None] * batch.num_rows
+        if batch.num_rows and not self.sent_describe:
+            desc[0] = json.dumps(m.describe(), default=str)
+            self.sent_describe = True
+        arrays["__describe"] = pa.array(desc, pa.string())
+        return pa.table(arrays)
+
+
+def score_metric_on_ray(cluster: RayCluster, metric: Any, table, params: dict[str, Any] | None = None, progress: Any = None):
+    """Score ``table`` (pyarrow) with ``metric`` (not set up here) on the actor pool.
+
+    Returns ``{output column: Arrow array}`` in the table's row order; ``metric.info`` gets the facts the
+    actors found at set-up (resolved model, lexicon size, ...).
+    """
+    import json
+
+    import pyarrow as pa
+
+    needed = [c for c in metric.input_columns if c in table.column_names]
+    src = table.select(needed).append_column("__row", pa.array(range(table.num_rows), pa.int64()))
+    spec = type(metric).name
+    parts = []
+    for out in cluster.map_pool(src, MetricActor, {"spec": spec, "text_column": metric.text_column,
+                                                   "params": dict(params or {})}):
+        for d in out.column("__describe").to_pylist():
+            if d is not None:
+                info = json.loads(d).get("info") or {}
+                metric.info.update(info)
+        parts.append(out.drop_columns(["__describe"]))
+        if progress is not None:
+            progress.advance(out.num_rows)
+    if not parts:
+        return {}
+    merged = pa.concat_tables(parts)
+    merged = merged.take(pa.compute.sort_indices(merged, [("__row", "ascending")]))
+    rows = merged.column("__row").to_pylist()
+    if rows != list(range(table.num_rows)):
+        raise BiaskitError("E162", "the Ray run returned a different set of rows than it was given",
+                           value=f"{len(rows)} of {table.num_rows}", fix="rerun; if it persists, report it with the Ray version")
+    return {c: merged.column(c).combine_chunks() for c in merged.column_names if c != "__row"}
