@@ -885,7 +885,6 @@ class HFBackend:
         tok = self.lm.tokenizer
         V = self.lm.model.get_output_embeddings().weight.shape[0]
         allowed = torch.zeros(V, dtype=torch.bool)
-        special = set(tok.all_special_ids)
         if s.targets:
             for w in s.targets:
                 for variant in (w, " " + w):
@@ -893,19 +892,8 @@ class HFBackend:
                     if len(x) == 1:
                         allowed[x[0]] = True
             return allowed
-        pieces = tok.convert_ids_to_tokens(list(range(min(V, len(tok)))))
-        wordpiece = any(isinstance(p, str) and p.startswith("##") for p in pieces)
-        for i, p in enumerate(pieces):
-            if i in special or not isinstance(p, str):
-                continue
-            if wordpiece:
-                ok = not p.startswith("##")
-            else:  # BPE / SentencePiece: word-initial pieces carry a space marker
-                ok = p.startswith(("\u0120", "\u2581"))
-            word = p.lstrip("\u0120\u2581")
-            if ok and any(ch.isalpha() for ch in word):
-                allowed[i] = True
-        return allowed
+        # whole words: the word-initial pieces holding a letter (the same classification multi-token fill-ins use)
+        return self._piece_sets()[0].clone()
 
 
 def _cut_left(seq: list, limit: int, keep_first: bool) -> list:
