@@ -71,6 +71,12 @@ CATALOGUE: dict[str, str] = {
     "E171": "training data error",
     "E172": "invalid training settings",
     "E173": "trained classifier folder error",
+    "E260": "invalid lm-eval export settings",
+    "E261": "not the lm-eval output of a biaskit task",
+    "E262": "malformed lm-eval samples or results file",
+    "E263": "lm-eval sample without biaskit ids",
+    "E264": "duplicate lm-eval sample",
+    "E265": "cannot count tokens for lm-eval log-likelihoods",
 }
 
 
