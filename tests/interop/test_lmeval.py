@@ -167,6 +167,33 @@ def test_import_likelihood_nll_from_rolling_loglikelihood_and_token_count(smol_f
     assert row["perplexity"] == pytest.approx(math.exp(30.04416275024414 / n), rel=1e-12)
 
 
+def test_imported_tables_go_through_score_stats_and_annotate(tmp_path, smol_folder):
+    gens, lls = tmp_path / "g.parquet", tmp_path / "l.parquet"
+    assert _cli("import", "lm-eval", FIX, "--group", "bold12", "--out", gens).exit_code == 0
+    r = _cli("import", "lm-eval", FIX, "--group", "hb20", "--tokenizer", smol_folder, "--out", lls)
+    assert r.exit_code == 0, r.output
+    scores = tmp_path / "s.parquet"
+    r = _cli("score", gens, "--metrics", "vader", "--text-column", "continuation", "--out", scores)
+    assert r.exit_code == 0, r.output
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    vs = SentimentIntensityAnalyzer()
+    for row in pq.read_table(scores).to_pylist():  # scored on the imported continuation, independently recomputed
+        assert row["vader_compound"] == pytest.approx(vs.polarity_scores(row["continuation"])["compound"], abs=1e-12)
+    r = _cli("stats", "aggregate", scores, "--by", "domain", "--means", "vader_compound", "--n-boot", "10", "--out", tmp_path / "agg.csv")
+    assert r.exit_code == 0, r.output
+    agg = {row["domain"]: row for row in __import__("csv").DictReader(open(tmp_path / "agg.csv"))}
+    assert sorted(agg) == ["gender", "profession", "race"] and all(int(v["n"]) == 4 for v in agg.values())
+    r = _cli("annotate", "sample", scores, "--round", "r1", "--n", "6", "--out", tmp_path / "smp.parquet",
+             "--ledger", tmp_path / "ledger.jsonl")
+    assert r.exit_code == 0, r.output
+    smp = pq.read_table(tmp_path / "smp.parquet").to_pylist()
+    assert len(smp) == 6 and {x["prompt_id"] for x in smp} <= set(pq.read_table(gens)["prompt_id"].to_pylist())
+    r = _cli("stats", "likelihood-bias", lls, "--out", tmp_path / "lb.csv")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "lb.csv").read_text().count("\n") >= 2  # a header and a row per axis
+
+
 def _copy_fixture(tmp_path: Path) -> Path:
     d = tmp_path / "out" / "model"
     shutil.copytree(FIX, d)
@@ -243,6 +270,7 @@ def test_hub_load_reads_a_samples_file(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # lm_eval + biaskit generate/likelihood on a 135M model, 2 shared CPU cores
 def test_round_trip_through_the_real_lm_eval_cli(tmp_path, lm_eval_bin, bold12, hb20, smol_folder):
     """Export 12 BOLD prompts and 20 HolisticBias sentences, run lm_eval offline with --log_samples, import, and
     compare with biaskit generate / biaskit likelihood --bos yes on the same model folder (batch size 1 both sides)."""
