@@ -51,6 +51,7 @@ INPUT_COLUMN = "lm_input"
 EXPORT_FILE = "biaskit_export.json"
 #: the config column used when none is given, by the table's ``source``
 DEFAULT_CONFIG_BY = {"bold": "domain", "holistic_bias": "axis"}
+_CHUNK = 20_000                  # rows per Arrow chunk while importing
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,99}$")
 _SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
 
@@ -370,12 +371,12 @@ def _model_args(results: dict) -> dict[str, str]:
     return out
 
 
-def _read_samples(path: Path) -> list[tuple[int, dict]]:
-    """(line number, record) for every line; E262 naming file and line for a line that is not a JSON object."""
+def _read_samples(path: Path):
+    """(line number, record) for every line, streamed; E262 naming file and line for a line that is not a JSON object."""
     from biaskit.io import check_utf8
 
     check_utf8(path, "lm-eval samples file")
-    out = []
+    seen = False
     with open(path, encoding="utf-8") as fh:
         for no, line in enumerate(fh, 1):
             if not line.strip():
@@ -389,10 +390,10 @@ def _read_samples(path: Path) -> list[tuple[int, dict]]:
             if not isinstance(rec, dict) or not isinstance(rec.get("doc"), dict) or "resps" not in rec:
                 raise BiaskitError("E262", f"{path}:{no}: not an lm-eval sample (a JSON object with doc and resps)",
                                    value=line[:80], fix="give the samples_*.jsonl files lm_eval --log_samples wrote")
-            out.append((no, rec))
-    if not out:
+            seen = True
+            yield no, rec
+    if not seen:
         raise BiaskitError("E262", f"{path}:1: the samples file is empty", value=str(path), fix="run lm_eval again with --log_samples")
-    return out
 
 
 def _kind_of(rec: dict, cfg: dict | None) -> str:
@@ -509,15 +510,24 @@ def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: st
     for s in skipped:
         log.warning("skipping lm-eval task %s (%s): not exported by biaskit", s["task"], s["samples"])
 
-    rows: list[dict] = []
-    where_of: dict[tuple, str] = {}
+    rows: list[dict] = []            # the current chunk of rows (turned into Arrow every CHUNK rows: bounded memory)
+    chunks: list[pa.Table] = []
+    n_done = 0
+    where_of: dict[tuple, tuple[int, int]] = {}   # key -> (run index, line) where it was read
     tasks_facts: dict[str, dict] = {}
     runs_facts: dict[str, dict] = {}
     inputs: list[str] = []
-    ll_rows: list[int] = []          # rows needing a token count, per tokenizer spec
-    ll_spec: dict[int, tuple[str | None, tuple]] = {}
+    ll_rows: list[int] = []          # likelihood rows (global index), their log-likelihood, text and tokenizer spec
+    ll_vals: list[float] = []
+    ll_texts: list[str] = []
+    ll_spec: list[tuple] = []
     kinds: set[str] = set()
-    for r, res, cfg in ours:
+
+    def where(key: tuple) -> str:
+        ri, line = where_of[key]
+        return f"{ours[ri][0].samples}:{line}"
+
+    for run_i, (r, res, cfg) in enumerate(ours):
         inputs.append(str(r.samples))
         margs = _model_args(res) if res else {}
         model_name = model or (res or {}).get("model_name") or margs.get("pretrained") or "lm-eval"
@@ -537,9 +547,15 @@ def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: st
                 "transformers_version": (res or {}).get("transformers_version"),
                 "max_length": (res or {}).get("max_length"), "eot_token_id": (res or {}).get("eot_token_id"),
             }
-        recs = _read_samples(r.samples)
         gen_kwargs_seen = None
-        for no, rec in recs:
+        n_docs, first_rec = 0, None
+        for no, rec in _read_samples(r.samples):
+            n_docs += 1
+            first_rec = first_rec or rec
+            if len(rows) >= _CHUNK:
+                chunks.append(_rows_table(rows))
+                n_done += len(rows)
+                rows = []
             doc = rec["doc"]
             pid = doc.get("prompt_id")
             if not isinstance(pid, str) or not pid:
@@ -571,9 +587,9 @@ def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: st
                                  "truncated": None, "error": None, "model_revision": None})
                     key = (pid, model_name, "generate", j)
                     if key in where_of:
-                        raise BiaskitError("E264", f"{r.samples}:{no}: prompt {pid!r} (sample {j}, model {model_name}) was already read at {where_of[key]}",
+                        raise BiaskitError("E264", f"{r.samples}:{no}: prompt {pid!r} (sample {j}, model {model_name}) was already read at {where(key)}",
                                            value=pid, fix="import one lm_eval run per model, or give one samples file")
-                    where_of[key] = f"{r.samples}:{no}"
+                    where_of[key] = (run_i, no)
             else:
                 ll = _ll_value(outs[0] if outs else None)
                 if ll is None or not math.isfinite(ll):
@@ -583,45 +599,60 @@ def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: st
                                     "prefix_token": "bos (else eos), every sentence token scored (= biaskit likelihood --bos yes)"},
                                    sort_keys=True)
                 rows.append({**base, "sample_index": 0, "model": model_name, "kind": "likelihood", "backend": backend,
-                             "seed": None, "generation_config": gconf, "truncated": None, "error": None, "model_revision": None,
-                             "_ll": ll, "_input": doc[INPUT_COLUMN]})
-                ll_rows.append(len(rows) - 1)
-                ll_spec[len(rows) - 1] = (tokenizer, tuple(sorted(margs.items())))
+                             "seed": None, "generation_config": gconf, "truncated": None, "error": None, "model_revision": None})
+                ll_rows.append(n_done + len(rows) - 1)
+                ll_vals.append(ll)
+                ll_texts.append(doc[INPUT_COLUMN])
+                ll_spec.append((tokenizer, tuple(sorted(margs.items()))))
                 key = (pid, model_name, "likelihood", 0)
                 if key in where_of:
-                    raise BiaskitError("E264", f"{r.samples}:{no}: prompt {pid!r} (model {model_name}) was already read at {where_of[key]}",
+                    raise BiaskitError("E264", f"{r.samples}:{no}: prompt {pid!r} (model {model_name}) was already read at {where(key)}",
                                        value=pid, fix="import one lm_eval run per model, or give one samples file")
-                where_of[key] = f"{r.samples}:{no}"
+                where_of[key] = (run_i, no)
         exported = meta.get("rows")
         tasks_facts[r.task] = {
             "samples_file": str(r.samples), "results_file": str(r.results) if r.results else None,
             "task_hash": ((res or {}).get("task_hashes") or {}).get(r.task),
-            "output_type": (cfg or {}).get("output_type") or OUTPUT_TYPES[_kind_of(recs[0][1], cfg)],
+            "output_type": (cfg or {}).get("output_type") or OUTPUT_TYPES[_kind_of(first_rec, cfg)],
             "generation_kwargs": gen_kwargs_seen if gen_kwargs_seen is not None else (cfg or {}).get("generation_kwargs"),
-            "repeats": (cfg or {}).get("repeats"), "docs": len(recs), "exported_docs": exported,
+            "repeats": (cfg or {}).get("repeats"), "docs": n_docs, "exported_docs": exported,
             "n_samples": ((res or {}).get("n-samples") or {}).get(r.task), "biaskit_export": meta or None,
         }
-        if isinstance(exported, int) and exported != len(recs):
-            log.warning("%s: %d of %d exported prompts have samples (lm_eval --limit?)", r.samples.name, len(recs), exported)
+        if isinstance(exported, int) and exported != n_docs:
+            log.warning("%s: %d of %d exported prompts have samples (lm_eval --limit?)", r.samples.name, n_docs, exported)
+    if rows:
+        chunks.append(_rows_table(rows))
+        n_done += len(rows)
+    rows = []
+    table = chunks[0] if len(chunks) == 1 else pa.concat_tables(chunks, promote_options="permissive")
+    del chunks
 
     # likelihood: per-token NLL from the summed log-likelihood and the tokenizer's token count
     tok_facts = {}
-    by_spec: dict[tuple, list[int]] = {}
-    for i in ll_rows:
-        by_spec.setdefault(ll_spec[i], []).append(i)
-    for (tk, margs_t), idx in by_spec.items():
-        margs = dict(margs_t)
-        counts, spec = _token_counts([rows[i].pop("_input") for i in idx], tk, margs, str(src))
-        tok_facts[spec] = len(idx)
-        for i, n in zip(idx, counts):
-            ll = rows[i].pop("_ll")
-            if n < 1:
-                rows[i].update({"nll_mean": None, "perplexity": None, "n_tokens": 0, "error": "no token to score"})
-                continue
-            nm = -ll / n
-            rows[i].update({"nll_mean": nm, "perplexity": math.exp(nm) if nm < 700 else math.inf, "n_tokens": n})
-
-    table = _rows_table(rows)
+    if ll_rows:
+        nll: list[float | None] = [None] * table.num_rows
+        ppl: list[float | None] = [None] * table.num_rows
+        ntok: list[int | None] = [None] * table.num_rows
+        errs = table.column("error").to_pylist()
+        by_spec: dict[tuple, list[int]] = {}
+        for k, spec_key in enumerate(ll_spec):
+            by_spec.setdefault(spec_key, []).append(k)
+        for (tk, margs_t), ks in by_spec.items():
+            counts, spec = _token_counts([ll_texts[k] for k in ks], tk, dict(margs_t), str(src))
+            tok_facts[spec] = len(ks)
+            for k, n in zip(ks, counts):
+                i = ll_rows[k]
+                ntok[i] = n
+                if n < 1:
+                    errs[i] = "no token to score"
+                    continue
+                nm = -ll_vals[k] / n
+                nll[i], ppl[i] = nm, (math.exp(nm) if nm < 700 else math.inf)
+        for name, vals, typ in (("nll_mean", nll, pa.float64()), ("perplexity", ppl, pa.float64()),
+                                ("n_tokens", ntok, pa.int64()), ("error", errs, pa.string())):
+            arr = pa.array(vals, type=typ)
+            table = (table.set_column(table.column_names.index(name), name, arr) if name in table.column_names
+                     else table.append_column(name, arr))
     table = conform(table, "generations")
     facts = {"lm_eval": {"runs": runs_facts, "tasks": tasks_facts}, "skipped_tasks": skipped,
              "tokenizers": tok_facts, "rows": table.num_rows}
