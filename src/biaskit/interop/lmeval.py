@@ -461,7 +461,9 @@ def _token_counts(texts: list[str], tokenizer: str | None, model_args: dict[str,
     bos = model_args.get("add_bos_token", "").lower()
     if bos in ("true", "false"):
         kw["add_special_tokens"] = bos == "true"
-    counts = [len(x) for x in tok(texts, **kw)["input_ids"]] if texts else []
+    counts: list[int] = []
+    for i in range(0, len(texts), 10_000):  # in slices: only the lengths are kept
+        counts.extend(len(x) for x in tok(texts[i:i + 10_000], **kw)["input_ids"])
     return counts, spec
 
 
