@@ -71,6 +71,7 @@ CATALOGUE: dict[str, str] = {
     "E171": "training data error",
     "E172": "invalid training settings",
     "E173": "trained classifier folder error",
+    "E240": "a report section or metric is registered twice",
 }
 
 
