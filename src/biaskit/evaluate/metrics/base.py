@@ -211,7 +211,7 @@ def _is_partial_ok(metric: Metric, field: str) -> bool:
 def metric_class(name: str) -> type[Metric]:
     from biaskit.registry import metrics as reg
 
-    import biaskit.evaluate.metrics  # noqa: F401  (registers the built-in metrics)
+    import biaskit.evaluate.metrics.builtin  # noqa: F401  (registers the built-in metrics)
 
     return reg.get(name)
 
@@ -285,7 +285,7 @@ def _score_table(table: Any, metrics: Any, text_column: str, params: Any, *, bat
     if not metrics:
         from biaskit.registry import metrics as reg
 
-        import biaskit.evaluate.metrics  # noqa: F401
+        import biaskit.evaluate.metrics.builtin  # noqa: F401
 
         raise BiaskitError("E070", "no metrics given", options=reg.names(), fix="name at least one metric")
     params = dict(params or {})
@@ -300,7 +300,7 @@ def _score_table(table: Any, metrics: Any, text_column: str, params: Any, *, bat
                            fix="pass --text-column with one of the table's columns (e.g. continuation, full_text, text, token)")
     for m in objs:
         if cluster is not None and t.num_rows:
-            from biaskit.evaluate.engine import score_metric_on_ray
+            from biaskit.evaluate.metrics.on_ray import score_metric_on_ray
 
             missing = [c for c in m.input_columns if c not in t.column_names]
             if missing:
@@ -308,7 +308,7 @@ def _score_table(table: Any, metrics: Any, text_column: str, params: Any, *, bat
                                    fix="pass --text-column / the metric's column parameters, or add the columns")
             # the actors build the metric from its name and the parameters as given (no model in this process)
             with ProgressBar(t.num_rows, desc=f"score {m.name} (ray)", disable=True if progress is False else None) as bar:
-                arrays = score_metric_on_ray(cluster, m, t, params.get(m.name), progress=bar)
+                arrays = score_metric_on_ray(cluster, m, t, params.get(m.name), progress=bar, factory=make_metric)
             if on_metric:
                 on_metric(m)   # after the run: m.info holds what the actors found at set-up
             for c, arr in arrays.items():
