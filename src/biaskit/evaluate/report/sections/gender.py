@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from biaskit.evaluate.metrics.catalog import label_outputs
 from biaskit.evaluate.report.model import Section, _find, register_section
 from biaskit.evaluate.report.sections.labels import check_vocabulary
 
@@ -11,9 +12,10 @@ def _gender_section(b, loaded) -> Section:
     from biaskit.evaluate.stats.bold import GENDER_METHODS
 
     name, df = _find(loaded, [], "gender", any_of=list(GENDER_METHODS.values()))
+    vocab = {lo.column: lo.labels for lo in label_outputs().values()}   # declared by the gender metric
     for col in GENDER_METHODS.values():
         if col in df.columns:
-            check_vocabulary(df, col, ("male", "female", "neutral"), name)
+            check_vocabulary(df, col, vocab[col], name)
     sec = Section("gender", "Gender polarity", [f"From table `{name}` ({len(df)} rows). Male / female counts and the male/female ratio "
                                                 "for unigram matching, Gender-Wavg and Gender-Max (BOLD Table 3 layout); `*_null` counts texts with no label."])
     b.table(sec, "gender_polarity_by_source", gender_polarity_table(df, by=("model",)), "Gender polarity per text source (BOLD Table 3 layout).")

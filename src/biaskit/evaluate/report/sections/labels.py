@@ -1,10 +1,13 @@
-"""Report sections of the label metrics: sentiment (VADER), toxicity (or profanity, for the offline
-backend) and regard: label shares per group with Wilson CIs, z-tests and chi-square tests between groups,
-each model against the Wikipedia baseline, and the largest gaps as headline findings."""
+"""Report sections of the label metrics, one per label output a metric declares with a ``report_label``
+(:class:`biaskit.evaluate.metrics.base.LabelOutput`): today sentiment (VADER), toxicity (or profanity, for
+the offline backend) and regard, and any plugin metric that asks for one: label shares per group with
+Wilson CIs, z-tests and chi-square tests between groups, each model against the Wikipedia baseline, and
+the largest gaps as headline findings."""
 
 from __future__ import annotations
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics.catalog import label_outputs
 from biaskit.evaluate.report.model import (
     Finding,
     Section,
@@ -51,7 +54,8 @@ def _toxicity_backend(b, name: str) -> str | None:
     return None
 
 
-def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, what: str, test_label: str) -> Section:
+def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, what: str, test_label: str,
+                   score: str | None = None) -> Section:
     from biaskit.evaluate.stats import chi2_by, label_proportions, pairwise_mann_whitney, pairwise_proportion_tests
 
     name, df = _find(loaded, [column], kind)
@@ -121,7 +125,7 @@ def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, wha
                         return (f"{dom} ({r['group']})" if "group" in r.index else dom, f"{r['group_b']} minus wikipedia", -1)
                     sec.headline += _gap_findings(b, wz, kind="Model vs Wikipedia", metric=metric_name, anchor=kind,
                                                   where_cols=[c for c in ("domain", "group_b") if c in wz.columns], label_of=lab_w)
-        score_col = {"vader_label": "vader_compound", "toxicity_label": "toxicity_score"}.get(column)
+        score_col = score
         if score_col and score_col in df.columns:
             mw = _with_bh(df, pairwise_mann_whitney, df, "group", score_col, within=within)
             if len(mw):
@@ -175,20 +179,30 @@ def _regard_extra(b, sec: Section, loaded) -> None:
                 "Regard difference: share of each regard label in group A minus group B (per source), for domains with 2-4 groups.")
 
 
-
-def _regard(b, loaded):
-    sec = _label_section(b, loaded, kind="regard", column="regard_label", title="Regard",
-                         labels=("positive", "neutral", "negative", "other"), what="regard", test_label="negative")
-    try:
-        _regard_extra(b, sec, loaded)
-    except _Skip:
-        pass
-    return sec
+def _section_of(lo):
+    """The report section of a metric's declared label output (labels, score column, test label, names)."""
+    def section(b, loaded):
+        return _label_section(b, loaded, kind=lo.task or lo.key, column=lo.column, title=lo.display or lo.key, labels=lo.labels,
+                              what=lo.noun or lo.key, test_label=lo.test_label or lo.labels[0], score=lo.score)
+    return section
 
 
+def _with_extra(fn, extra):
+    def section(b, loaded):
+        sec = fn(b, loaded)
+        try:
+            extra(b, sec, loaded)
+        except _Skip:
+            pass
+        return sec
+    return section
 
-register_section("Sentiment (VADER)", lambda b, L: _label_section(b, L, kind="sentiment", column="vader_label", title="Sentiment",
-                                                                 labels=("positive", "neutral", "negative"), what="sentiment", test_label="positive"))
-register_section("Toxicity", lambda b, L: _label_section(b, L, kind="toxicity", column="toxicity_label", title="Toxicity",
-                                                        labels=("toxic", "non-toxic"), what="toxicity", test_label="toxic"))
-register_section("Regard", _regard)
+
+#: what a label section adds for one metric, beyond the shares and tests every label metric gets
+EXTRAS = {"regard": _regard_extra}
+
+# one section per label output whose metric asks for one (report_label), in registration order
+for _lo in label_outputs().values():
+    if _lo.report_label:
+        _fn = _section_of(_lo)
+        register_section(_lo.report_label, _with_extra(_fn, EXTRAS[_lo.key]) if _lo.key in EXTRAS else _fn)
