@@ -16,7 +16,6 @@ import os
 import shutil
 import socket
 import sys
-import tempfile
 import threading
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -390,13 +389,6 @@ def redact_error_columns(t: pa.Table) -> pa.Table:
     return t
 
 
-def read_dataset(path: str | os.PathLike, stage: str | None = None):
-    """Like :func:`read_table` but returns a ``datasets.Dataset``."""
-    import datasets as hf_datasets
-
-    return hf_datasets.Dataset(read_table(path, stage))
-
-
 def _write_jsonl(t: pa.Table, path: Path) -> None:
     with open(path, "w", encoding="utf-8") as fh:
         for batch in t.to_batches(max_chunksize=10_000):
@@ -589,7 +581,3 @@ def drop_duplicate_keys(t: pa.Table, key: Sequence[str]) -> pa.Table:
 def iter_batches(t: pa.Table, batch_size: int) -> Iterable[pa.Table]:
     for start in range(0, t.num_rows, batch_size):
         yield t.slice(start, batch_size)
-
-
-def tempdir(prefix: str = "biaskit-") -> Path:
-    return Path(tempfile.mkdtemp(prefix=prefix))
