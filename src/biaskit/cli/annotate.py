@@ -78,30 +78,8 @@ def sample(
     from biaskit.io import read_table
 
     t = read_table(scores)
-    excl: set[str] = set()
-    used = []
-    for e in exclude or []:
-        excl.update(read_table(e, "samples").column("sample_id").to_pylist())
-        used.append(str(e))
-    if exclude_previous:
-        latest = {ev.get("round"): ev.get("samples_path") for ev in led.events(ledger)
-                  if ev.get("event") == "sample" and ev.get("round") != round_ and ev.get("samples_path")}
-        for r_, p in latest.items():
-            if not Path(p).exists():  # its items would silently be drawn again
-                raise BiaskitError("E092", f"the samples table of earlier round {r_!r} (from the ledger) is gone, so its "
-                                           "items cannot be excluded", value=p,
-                                   fix="restore the file at that path, or pass --include-previous (and --exclude FILE "
-                                       "for each earlier round to keep out)")
-            excl.update(read_table(p, "samples").column("sample_id").to_pylist())
-            used.append(p)
-    pl = None
-    if per_label:
-        pl = {}
-        for part in _split([per_label]):
-            if "=" not in part or not part.split("=", 1)[1].isdigit():
-                raise BiaskitError("E091", "bad --per-label entry", value=part, fix="use label=count pairs, e.g. positive=3,negative=3")
-            k, v = part.split("=", 1)
-            pl[k.strip()] = int(v)
+    excl, used = _excluded_items(exclude, exclude_previous, ledger, round_)
+    pl = _parse_per_label(per_label)
     table, rep = sample_round(
         t, round=round_, task=task, n=n, metric=metric, strata=(None if strata is None else _split([strata])), bins=bins,
         binning=binning, allocation=allocation, per_label=pl, by=by, text_column=text_column, mask=not no_mask,
@@ -122,6 +100,46 @@ def sample(
         typer.echo(f"task file {f} and guidelines {g}")
     led.record("sample", round_, ledger, task_type=task, samples=rep.chosen, gold=rep.gold, samples_path=str(out.resolve()), seed=seed,
                strata=len(rep.strata))
+
+
+def _excluded_items(exclude: Optional[list[Path]], exclude_previous: bool, ledger: Optional[Path], round_: str) -> tuple[set[str], list[str]]:
+    """The sample ids earlier rounds drew (from --exclude files and, unless --include-previous, the ledger) and their files."""
+    from biaskit.annotate import ledger as led
+    from biaskit.errors import BiaskitError
+    from biaskit.io import read_table
+
+    excl: set[str] = set()
+    used = []
+    for e in exclude or []:
+        excl.update(read_table(e, "samples").column("sample_id").to_pylist())
+        used.append(str(e))
+    if exclude_previous:
+        latest = {ev.get("round"): ev.get("samples_path") for ev in led.events(ledger)
+                  if ev.get("event") == "sample" and ev.get("round") != round_ and ev.get("samples_path")}
+        for r_, p in latest.items():
+            if not Path(p).exists():  # its items would silently be drawn again
+                raise BiaskitError("E092", f"the samples table of earlier round {r_!r} (from the ledger) is gone, so its "
+                                           "items cannot be excluded", value=p,
+                                   fix="restore the file at that path, or pass --include-previous (and --exclude FILE "
+                                       "for each earlier round to keep out)")
+            excl.update(read_table(p, "samples").column("sample_id").to_pylist())
+            used.append(p)
+    return excl, used
+
+
+def _parse_per_label(per_label: Optional[str]) -> Optional[dict[str, int]]:
+    """``positive=3,negative=3`` -> {"positive": 3, "negative": 3} (None when not given)."""
+    from biaskit.errors import BiaskitError
+
+    if not per_label:
+        return None
+    pl = {}
+    for part in _split([per_label]):
+        if "=" not in part or not part.split("=", 1)[1].isdigit():
+            raise BiaskitError("E091", "bad --per-label entry", value=part, fix="use label=count pairs, e.g. positive=3,negative=3")
+        k, v = part.split("=", 1)
+        pl[k.strip()] = int(v)
+    return pl
 
 
 def export(

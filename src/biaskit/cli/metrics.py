@@ -7,7 +7,9 @@ from typing import Optional
 
 import typer
 
-from biaskit.cli.engine_options import ENGINE_OPTIONS, engine_from_options
+from biaskit.cli.options import (
+    EngineOpt, RayActorsOpt, RayAddressOpt, RayBatchSizeOpt, RayCpusOpt, RayGpusOpt, engine_from_options,
+)
 
 
 def score(
@@ -17,12 +19,12 @@ def score(
     text_column: str = typer.Option("continuation", "--text-column", help="Column to score (continuation, full_text, text, token, ...)."),
     param: Optional[list[str]] = typer.Option(None, "--param", "-p", help="METRIC.KEY=VALUE, repeatable (e.g. vader.preset=sheng)."),
     batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Rows per score() call (default: per metric; --engine ray uses --ray-batch-size)."),
-    engine: str = ENGINE_OPTIONS["engine"],
-    ray_address: Optional[str] = ENGINE_OPTIONS["ray_address"],
-    ray_actors: int = ENGINE_OPTIONS["ray_actors"],
-    ray_batch_size: int = ENGINE_OPTIONS["ray_batch_size"],
-    ray_gpus: Optional[float] = ENGINE_OPTIONS["ray_gpus"],
-    ray_cpus: float = ENGINE_OPTIONS["ray_cpus"],
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    ray_actors: RayActorsOpt = 1,
+    ray_batch_size: RayBatchSizeOpt = 64,
+    ray_gpus: RayGpusOpt = None,
+    ray_cpus: RayCpusOpt = 1.0,
 ) -> None:
     """Add metric columns (<metric>_<field>, <metric>_error) to a table; rows are never dropped.
 

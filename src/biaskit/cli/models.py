@@ -10,10 +10,12 @@ from typing import Optional
 
 import typer
 
-from biaskit.cli.engine_options import ENGINE_OPTIONS, engine_from_options
+from biaskit.cli.options import (
+    ApiKeyEnvOpt, AllowRedirectsOpt, BackendOpt, BaseUrlOpt, BatchSizeOpt, DtypeOpt, EngineOpt, LimitOpt, MaxRetriesOpt,
+    OverwriteRunOpt, RayActorsOpt, RayAddressOpt, RayBatchSizeOpt, RayCpusOpt, RayGpusOpt, RetryErrorsOpt, RevisionOpt, TimeoutOpt,
+    engine_from_options,
+)
 
-_BACKEND_HELP = "hf (transformers: Hub id, local folder, .gguf file or biaskit asset) or openai (an OpenAI-compatible endpoint)."
-_BATCH_HELP = "auto (starts large, halves on out-of-memory) or a number. Results do not depend on it."
 
 
 def _backend_options(base_url: Optional[str], api_key_env: str, timeout: float, max_retries: int, revision: Optional[str],
@@ -48,24 +50,15 @@ def _summary(kind: str, table, out: Path) -> None:
     typer.echo(msg)
 
 
-_RETRY_HELP = "Rerunning a finished run runs again the rows that ended in an error (--no-retry-errors leaves them)."
 
-
-common_endpoint = dict(
-    base_url=typer.Option(None, "--base-url", envvar="OPENAI_BASE_URL", help="openai backend: endpoint base URL, e.g. http://127.0.0.1:8000/v1."),
-    api_key_env=typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai backend: name of the environment variable holding the API key."),
-    timeout=typer.Option(60.0, "--timeout", help="openai backend: seconds per request before a retry."),
-    max_retries=typer.Option(4, "--max-retries", help="openai backend: retries on timeouts and HTTP 429/5xx before the row gets an error."),
-    allow_redirects=typer.Option(False, "--allow-redirects", help="openai backend: follow HTTP redirects of the endpoint (the API key is never sent to another scheme/host/port)."),
-)
 
 
 def generate_cmd(
     prompts: Path = typer.Argument(..., help="Prompts table (.parquet, .jsonl, .csv or a datasets folder) with prompt_id and text."),
     model: str = typer.Option("smollm2-135m", "--model", "-m", help="Model: biaskit asset, Hub id, local folder or .gguf file (hf), or the served model name (openai)."),
     out: Path = typer.Option(..., "--out", "-o", help="Output generations table. Rerunning the same command resumes a killed run."),
-    backend: str = typer.Option("hf", "--backend", help=_BACKEND_HELP),
-    batch_size: str = typer.Option("auto", "--batch-size", "-b", help=_BATCH_HELP),
+    backend: BackendOpt = "hf",
+    batch_size: BatchSizeOpt = "auto",
     seed: int = typer.Option(0, "--seed", help="Base seed; each (prompt, sample) gets its own generator from it."),
     max_new_tokens: int = typer.Option(20, "--max-new-tokens", help="Tokens to generate per continuation."),
     sample: bool = typer.Option(False, "--sample/--greedy", help="Sample (seeded) instead of greedy decoding."),
@@ -79,22 +72,22 @@ def generate_cmd(
     keep_trailing_space: bool = typer.Option(False, "--keep-trailing-space", help="Feed prompts with their trailing spaces (default: cut before tokenising; see docs/runners.md)."),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
     dtype: str = typer.Option("auto", "--dtype", help="auto (bf16/fp16 on CUDA, fp32 elsewhere), float32, float16 or bfloat16."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N prompts."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output (and discard a partial run)."),
-    retry_errors: bool = typer.Option(True, "--retry-errors/--no-retry-errors", help=_RETRY_HELP),
+    limit: LimitOpt = None,
+    overwrite: OverwriteRunOpt = False,
+    retry_errors: RetryErrorsOpt = True,
     revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit) of the model."),
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow custom model code from the Hub."),
-    base_url: Optional[str] = common_endpoint["base_url"],
-    api_key_env: str = common_endpoint["api_key_env"],
-    timeout: float = common_endpoint["timeout"],
-    max_retries: int = common_endpoint["max_retries"],
-    allow_redirects: bool = common_endpoint["allow_redirects"],
-    engine: str = ENGINE_OPTIONS["engine"],
-    ray_address: Optional[str] = ENGINE_OPTIONS["ray_address"],
-    ray_actors: int = ENGINE_OPTIONS["ray_actors"],
-    ray_batch_size: int = ENGINE_OPTIONS["ray_batch_size"],
-    ray_gpus: Optional[float] = ENGINE_OPTIONS["ray_gpus"],
-    ray_cpus: float = ENGINE_OPTIONS["ray_cpus"],
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = "OPENAI_API_KEY",
+    timeout: TimeoutOpt = 60.0,
+    max_retries: MaxRetriesOpt = 4,
+    allow_redirects: AllowRedirectsOpt = False,
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    ray_actors: RayActorsOpt = 1,
+    ray_batch_size: RayBatchSizeOpt = 64,
+    ray_gpus: RayGpusOpt = None,
+    ray_cpus: RayCpusOpt = 1.0,
 ) -> None:
     """Continue each prompt with a causal LM: one row per (prompt, sample) in a generations table.
 
@@ -127,19 +120,19 @@ def fill_mask_cmd(
     max_subwords: int = typer.Option(1, "--max-subwords", help="1: single-token fill-ins; N > 1: whole words of 1..N subword tokens (beam search, ranked by pseudo-log-likelihood)."),
     beam_size: Optional[int] = typer.Option(None, "--beam-size", help="With --max-subwords > 1: partial fill-ins kept per length (default max(10, top-k))."),
     pll: str = typer.Option("original", "--pll", help="With --max-subwords > 1: original (mask each piece alone) or word_l2r (mask the piece and the pieces after it)."),
-    batch_size: str = typer.Option("auto", "--batch-size", "-b", help=_BATCH_HELP),
+    batch_size: BatchSizeOpt = "auto",
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps."),
-    dtype: str = typer.Option("auto", "--dtype", help="auto, float32, float16 or bfloat16."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N prompts."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output (and discard a partial run)."),
-    retry_errors: bool = typer.Option(True, "--retry-errors/--no-retry-errors", help=_RETRY_HELP),
-    revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision of the model."),
-    engine: str = ENGINE_OPTIONS["engine"],
-    ray_address: Optional[str] = ENGINE_OPTIONS["ray_address"],
-    ray_actors: int = ENGINE_OPTIONS["ray_actors"],
-    ray_batch_size: int = ENGINE_OPTIONS["ray_batch_size"],
-    ray_gpus: Optional[float] = ENGINE_OPTIONS["ray_gpus"],
-    ray_cpus: float = ENGINE_OPTIONS["ray_cpus"],
+    dtype: DtypeOpt = "auto",
+    limit: LimitOpt = None,
+    overwrite: OverwriteRunOpt = False,
+    retry_errors: RetryErrorsOpt = True,
+    revision: RevisionOpt = None,
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    ray_actors: RayActorsOpt = 1,
+    ray_batch_size: RayBatchSizeOpt = 64,
+    ray_gpus: RayGpusOpt = None,
+    ray_cpus: RayCpusOpt = 1.0,
 ) -> None:
     """Top-k fill-ins of each template's mask slot with a masked LM (HONEST-style completion).
 
@@ -164,27 +157,27 @@ def likelihood_cmd(
     prompts: Path = typer.Argument(..., help="Sentences table with prompt_id and text (e.g. HolisticBias sentences)."),
     model: str = typer.Option("smollm2-135m", "--model", "-m", help="Causal LM (NLL/perplexity) or masked LM (pseudo-log-likelihood)."),
     out: Path = typer.Option(..., "--out", "-o", help="Output table with nll_mean, perplexity and n_tokens per sentence."),
-    backend: str = typer.Option("hf", "--backend", help=_BACKEND_HELP),
+    backend: BackendOpt = "hf",
     span_column: Optional[str] = typer.Option(None, "--span-column", help="Score only the tokens of this column's text inside the sentence (e.g. descriptor_span)."),
     bos: str = typer.Option("auto", "--bos", help="auto (as the tokenizer does), yes (put BOS/EOS first so every word is scored) or no (first token is context only)."),
-    batch_size: str = typer.Option("auto", "--batch-size", "-b", help=_BATCH_HELP),
+    batch_size: BatchSizeOpt = "auto",
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
-    dtype: str = typer.Option("auto", "--dtype", help="auto, float32, float16 or bfloat16."),
-    limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N prompts."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output (and discard a partial run)."),
-    retry_errors: bool = typer.Option(True, "--retry-errors/--no-retry-errors", help=_RETRY_HELP),
-    revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision of the model."),
-    base_url: Optional[str] = common_endpoint["base_url"],
-    api_key_env: str = common_endpoint["api_key_env"],
-    timeout: float = common_endpoint["timeout"],
-    max_retries: int = common_endpoint["max_retries"],
-    allow_redirects: bool = common_endpoint["allow_redirects"],
-    engine: str = ENGINE_OPTIONS["engine"],
-    ray_address: Optional[str] = ENGINE_OPTIONS["ray_address"],
-    ray_actors: int = ENGINE_OPTIONS["ray_actors"],
-    ray_batch_size: int = ENGINE_OPTIONS["ray_batch_size"],
-    ray_gpus: Optional[float] = ENGINE_OPTIONS["ray_gpus"],
-    ray_cpus: float = ENGINE_OPTIONS["ray_cpus"],
+    dtype: DtypeOpt = "auto",
+    limit: LimitOpt = None,
+    overwrite: OverwriteRunOpt = False,
+    retry_errors: RetryErrorsOpt = True,
+    revision: RevisionOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = "OPENAI_API_KEY",
+    timeout: TimeoutOpt = 60.0,
+    max_retries: MaxRetriesOpt = 4,
+    allow_redirects: AllowRedirectsOpt = False,
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    ray_actors: RayActorsOpt = 1,
+    ray_batch_size: RayBatchSizeOpt = 64,
+    ray_gpus: RayGpusOpt = None,
+    ray_cpus: RayCpusOpt = 1.0,
 ) -> None:
     """Per-sentence mean negative log-likelihood and perplexity (HolisticBias Likelihood Bias).
 

@@ -60,6 +60,19 @@ def classifier_cmd(
                       baselines=tuple(b.strip() for b in baselines.split(",") if b.strip()), vader_map=vader_map)
     res = train_classifier(data, out, cfg, source=str(table) + (f" + {samples}" if samples else ""), data_license=data_license,
                            text_column=text_col, label_column=label_col, finetune=not baselines_only)
+    _print_result(res)
+    typer.echo(f"wrote {out}/ (model card README.md, metrics.json)")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the ``train`` group to the root app."""
+    from biaskit.cli import sub_app
+    train = sub_app("train", "Train a metric (text classifier) from labelled data, with baselines on the same split.")
+    train.command('classifier')(classifier_cmd)
+
+
+def _print_result(res) -> None:
+    """Counts, split and the mean (± sd) test figures of the fine-tuned model and each baseline."""
     m = res.metrics
     typer.echo(f"{m['n_used']} labelled texts ({', '.join(f'{k} {v}' for k, v in m['class_counts'].items())}); "
                f"split {m['split']['train']}/{m['split']['dev']}/{m['split']['test']}; {len(m['runs'])} runs")
@@ -71,11 +84,3 @@ def classifier_cmd(
         sdf = "" if v["macro_f1_sd"] is None else f" ± {f(v['macro_f1_sd'])}"
         typer.echo(f"  {s:13s} accuracy {f(v['accuracy_mean'])}{sd}  macro F1 {f(v['macro_f1_mean'])}{sdf}"
                    + (f"  ({v['error']})" if v.get("error") else ""))
-    typer.echo(f"wrote {out}/ (model card README.md, metrics.json)")
-
-
-def register(app: typer.Typer) -> None:
-    """Attach the ``train`` group to the root app."""
-    from biaskit.cli import sub_app
-    train = sub_app("train", "Train a metric (text classifier) from labelled data, with baselines on the same split.")
-    train.command('classifier')(classifier_cmd)
