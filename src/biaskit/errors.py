@@ -72,6 +72,8 @@ CATALOGUE: dict[str, str] = {
     "E172": "invalid training settings",
     "E173": "trained classifier folder error",
     "E220": "generation-bias value or method out of range",
+    "E240": "a report section or metric is registered twice",
+    "E241": "a registered metric cannot be imported, or declares no such label output",
 }
 
 
