@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 #: person lemmas (casefolded simplemma output) -> social category; "?" = cannot be told (osoba)
 PERSON: dict[str, dict[str, str]] = {
@@ -141,7 +141,7 @@ _FEM_FORM = {"cs": ("ky", "ce", "ku", "kou", "kám", "kách", "kami", "yni", "yn
 _ENDINGS = {
     "cs": {"fa": {"y": "amb", "e": "sg", "ě": "sg", "u": "sg", "ou": "sg", "ám": "pl", "ách": "pl", "ami": "pl"},
            "m": {"a": "sg", "ovi": "sg", "u": "sg", "em": "sg", "i": "amb", "e": "amb", "ě": "amb", "ové": "pl", "é": "pl", "ů": "pl",
-                 "ům": "pl", "ech": "pl", "ích": "pl", "y": "pl", "ích": "pl"}},
+                 "ům": "pl", "ech": "pl", "ích": "pl", "y": "pl"}},
     "pl": {"fa": {"y": "amb", "i": "amb", "ę": "sg", "ą": "sg", "e": "sg", "om": "pl", "ami": "pl", "ach": "pl"},
            "m": {"a": "sg", "owi": "sg", "em": "sg", "iem": "sg", "u": "sg", "e": "soft", "ie": "sg", "i": "pl", "y": "pl",
                  "owie": "pl", "ów": "pl", "om": "pl", "ami": "pl", "ach": "pl"}},
@@ -168,7 +168,7 @@ class Reading:
     reason: str | None = None   # why category (or number) is null
 
 
-@lru_cache(maxsize=None)
+@cache
 def _simplemma():
     from biaskit.errors import require
 

@@ -6,10 +6,9 @@ from biaskit.evaluate.report.model import Section, _find, register_section
 
 
 def _honest_section(b, loaded) -> Section:
+    from biaskit.evaluate.metrics.honest import NOT_PUBLISHED, fill_procedures
     from biaskit.evaluate.report.plots import fraction_bars, heatmap
     from biaskit.evaluate.stats import honest_category_matrix, honest_summary
-
-    from biaskit.evaluate.metrics.honest import NOT_PUBLISHED, fill_procedures
 
     name, df = _find(loaded, ["honest_hurtful"], "honest")
     # HONEST scores a masked LM's unfiltered top-k tokens: fill-ins from --whole-word/--max-subwords/targets are not that
