@@ -23,6 +23,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 from biaskit.errors import BiaskitError
@@ -55,7 +56,7 @@ _LEADING_SEP_IN_PARENS = re.compile(r"\(\s*[,;:]+\s*")
 _TRAILING_SEP_IN_PARENS = re.compile(r"\s*[,;:]+\s*\)")
 _DOUBLE_COMMA = re.compile(r"[,;]\s*(?=[,;])")          # ",;" left where templates were removed
 _SEP_BEFORE_DASH = re.compile(r"[,;]\s+(?=[\u2013\u2014] )")
-_MAGIC = re.compile(r"__[A-Z]+__")
+_MAGIC = re.compile(r"__[^\W\d_a-z]+__")  # behaviour switches, also localised ones (__NOTOC__, __ΕΥΡΕΤΗΡΙΟ__)
 # refs and comments are removed from the raw text first: an unbalanced bracket inside a ref otherwise
 # makes the parser give up on the ref and leave its text in the prose
 _RAW_REF_SELF = re.compile(r"<ref\b[^>]*/>", re.I)
@@ -65,19 +66,27 @@ _RAW_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _ITALIC_APOSTROPHE = re.compile(r"''([^'\n]{1,200})'''(?=s\b)")
 
 
+#: the wiki names of the page being cleaned (:class:`~biaskit.scrape.siteinfo.SiteNames`; None: the names above)
+_site_names: ContextVar[Any] = ContextVar("biaskit_clean_site", default=None)
+
 _FILE_START = re.compile(r"\[\[\s*:?\s*(?:file|image|media|datei|bild|soubor|plik|súbor|fichier)\s*:", re.I)
 
 
-def strip_file_links(raw: str) -> str:
+def strip_file_links(raw: str, start: re.Pattern | None = None) -> str:
     """Remove ``[[File:...]]`` links by bracket matching on the raw text.
 
     Captions may hold broken markup (e.g. an unbalanced bold quote) that makes the parser give up on the
-    link and leave it as text. An unclosed link is removed to the end of the text.
+    link and leave it as text. An unclosed link is removed to the end of the text. ``start`` (a
+    :class:`~biaskit.scrape.siteinfo.SiteNames` ``file_link_start``) also finds the wiki's localised names.
     """
     out: list[str] = []
     pos = 0
     while True:
         m = _FILE_START.search(raw, pos)
+        if start is not None:
+            m2 = start.search(raw, pos)
+            if m2 and (not m or m2.start() < m.start()):
+                m = m2
         if not m:
             out.append(raw[pos:])
             return "".join(out)
@@ -217,7 +226,8 @@ def _render_link(node: Any) -> str:
     prefix, sep, rest = title.partition(":")
     pl = prefix.strip().lower()
     if sep:
-        if pl in DROP_LINK_NAMESPACES:
+        site = _site_names.get()
+        if pl in DROP_LINK_NAMESPACES or (site is not None and site.is_drop_link(pl)):
             if not inline:
                 return ""
             return _render(node.text) if node.text is not None else rest.strip()
@@ -252,7 +262,16 @@ def normalize_space(text: str) -> str:
     return s.strip()
 
 
-def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False) -> list[str]:
+def _is_nav_line(line: str) -> bool:
+    """A navigation bar written as text: ``[[May]] | [[June]] | [[July]]`` (3+ short items between pipes).
+    Not prose in any language; prose that holds a pipe (``f|S``) has no spaced item list."""
+    if line.count("|") < 2:
+        return False
+    parts = line.split("|")
+    return all(len(p.split()) <= 6 and not p.strip().endswith((".", "!", "?", ";")) for p in parts) and sum(1 for p in parts if p.strip()) >= 3
+
+
+def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False, site: Any = None) -> list[str]:
     """Clean one page's wikitext into prose paragraphs (one string each, single-spaced).
 
     Inline templates that carry prose are rendered (:mod:`biaskit.scrape.templates_render`). A template whose
@@ -261,12 +280,18 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False) 
 
     Raises :class:`BiaskitError` E032 when mwparserfromhell cannot parse the text (callers count the page
     as skipped and name it).
+
+    ``site`` (:class:`~biaskit.scrape.siteinfo.SiteNames`, e.g. from the dump's ``<siteinfo>``) names the wiki's
+    own file and category namespaces, so ``[[Αρχείο:...|μικρογραφία|...]]`` and ``[[Thể loại:...]]`` are dropped
+    like ``[[File:...]]`` and ``[[Category:...]]``.
     """
     import mwparserfromhell
 
+    token = _site_names.set(site)
     try:
         raw = _RAW_COMMENT.sub("", wikitext or "")
-        raw = strip_list_lines(strip_silent_blocks(strip_file_links(_RAW_REF.sub("", _RAW_REF_SELF.sub("", raw)))))
+        raw = strip_file_links(_RAW_REF.sub("", _RAW_REF_SELF.sub("", raw)), site.file_link_start if site is not None else None)
+        raw = strip_list_lines(strip_silent_blocks(raw))
         if "'''s" in raw:
             raw = _ITALIC_APOSTROPHE.sub(r"''\1''{{'}}", raw)
         code = mwparserfromhell.parse(raw)
@@ -274,6 +299,8 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False) 
     except Exception as exc:  # mwparserfromhell errors are rare but possible on pathological input
         raise BiaskitError("E032", f"could not parse the wikitext of page {title!r}: {exc}", value=title,
                            fix="the page is skipped and counted; report it if it looks like valid wikitext") from exc
+    finally:
+        _site_names.reset(token)
     text = _MAGIC.sub("", text)
     if not keep_marks:
         text = text.replace(DROPPED, "")
@@ -286,7 +313,7 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False) 
                 paragraphs.append(" ".join(current))
                 current = []
             continue
-        if stripped.startswith(_LINE_DROP) or stripped[0] in "|!{}=":
+        if stripped.startswith(_LINE_DROP) or stripped[0] in "|!{}=" or _is_nav_line(stripped):
             # list items, headings, leftover table rows: not running prose; also ends a paragraph
             if current:
                 paragraphs.append(" ".join(current))
@@ -298,14 +325,19 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False) 
     out = []
     for p in paragraphs:
         p = normalize_space(p.replace(_LINE_DROP, " "))
-        if p:
+        if p and not _is_nav_line(p):
             out.append(p)
     return out
 
 
-def has_residue(sentence: str) -> bool:
-    """True when the sentence still carries wiki markup (never expected after :func:`clean_wikitext`)."""
-    return any(r in sentence for r in RESIDUE) or _RESIDUE_RE.search(sentence) is not None
+def has_residue(sentence: str, site: Any = None) -> bool:
+    """True when the sentence still carries wiki markup (never expected after :func:`clean_wikitext`).
+
+    With ``site`` (:class:`~biaskit.scrape.siteinfo.SiteNames` of a non-English wiki) also the wiki's own
+    namespace prefixes (``Κατηγορία:``, ``Tập tin:``) and image options (``μικρογραφία|``, ``|200px``)."""
+    if any(r in sentence for r in RESIDUE) or _RESIDUE_RE.search(sentence) is not None:
+        return True
+    return site is not None and (site.prefix_residue.search(sentence) is not None or site.image_option_residue.search(sentence) is not None)
 
 
 # --------------------------------------------------------------------------- sentence splitting
@@ -328,7 +360,7 @@ def load_splitter(language: str = "en", *, splitter: str = "wiki", model: str | 
     if splitter == "wiki":
         from biaskit.scrape.sentences import WikiSplitter
 
-        return WikiSplitter()
+        return WikiSplitter(language)
     spacy = require("spacy", "scrape", "sentence splitting")
     if splitter == "sentencizer":
         try:
@@ -372,12 +404,12 @@ def split_sentences(paragraphs: Sequence[str], nlp, *, batch_size: int = 64) -> 
     return out
 
 
-def clean_sentences(wikitext: str, nlp, *, title: str = "") -> tuple[list[str], int]:
+def clean_sentences(wikitext: str, nlp, *, title: str = "", site: Any = None) -> tuple[list[str], int]:
     """One page's wikitext -> (clean sentences, number of sentences dropped because a template in them could
-    not be rendered: ``template_dropped``)."""
+    not be rendered: ``template_dropped``). ``site``: the wiki's names (see :func:`clean_wikitext`)."""
     out: list[str] = []
     dropped = 0
-    for s in split_sentences(clean_wikitext(wikitext, title=title, keep_marks=True), nlp):
+    for s in split_sentences(clean_wikitext(wikitext, title=title, keep_marks=True, site=site), nlp):
         if DROPPED not in s:
             out.append(s)
             continue

@@ -95,7 +95,7 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
                               "groups": ",".join(f"{a.domain}/{a.group}" for a in assigns), "error": None}
     counts = FilterCounts()
     try:
-        sentences, broken = clean_sentences(page.text, _splitter(settings), title=page.title)
+        sentences, broken = clean_sentences(page.text, _splitter(settings), title=page.title, site=settings.get("site"))
     except Exception as exc:  # a page that cannot be parsed is a counted, named skip
         if isinstance(exc, BiaskitError) and exc.code == "E010":  # a missing asset is no fault of the page: stop
             raise
@@ -106,7 +106,7 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
     counts["template_dropped"] = broken * len(assigns)
     rows = []
     for a in assigns:
-        for i, prompt, term, sentence in iter_page_prompts(sentences, a.terms, rule, counts):
+        for i, prompt, term, sentence in iter_page_prompts(sentences, a.terms, rule, counts, site=settings.get("site")):
             rows.append({
                 "prompt_id": prompt_id(page.wiki, page.title, i, a.domain, a.group, domain=a.domain),
                 "text": prompt, "source": "bold", "language": settings["language"], "domain": a.domain, "group": a.group,
@@ -159,11 +159,13 @@ def build_from_pages(
     shard_pages: int = 16,
     license: str | None = None,
     sentences_out: str | os.PathLike | None = None,
+    site: Any = None,
 ) -> ScrapeResult:
     """Run pages through the cleaner and the prompt rule and write the prompts table at ``out``.
 
     ``pages(done)`` yields pages; ``done`` holds titles finished by an earlier (killed) run, which the
     source may skip. A page is matched to its groups by title (or by the titles that redirected to it).
+    ``site``: the wiki's namespace names and image options (:class:`~biaskit.scrape.siteinfo.SiteNames`).
     """
     from biaskit.io import ShardedWriter, write_table
     from biaskit.log import ProgressBar
@@ -197,7 +199,7 @@ def build_from_pages(
     if done:
         log.info("resuming: %d pages already done in %s", len(done), status_w.parts)
     settings = {"language": cfg.language, "splitter": cfg.splitter, "spacy_model": cfg.spacy_model, "rule": cfg.rule,
-                "license": license or cfg.license, "sentences": sent_w is not None}
+                "license": license or cfg.license, "sentences": sent_w is not None, "site": site}
     skipped = {"pages_not_in_config": 0, "pages_resumed": 0}
 
     def tasks() -> Iterator[tuple]:
@@ -278,6 +280,8 @@ def build_from_pages(
     for r in final:
         per_group[f"{r['domain']}/{r['group']}"] = per_group.get(f"{r['domain']}/{r['group']}", 0) + 1
     table = pa.Table.from_pylist(final, schema=CANDIDATE_SCHEMA) if final else CANDIDATE_SCHEMA.empty_table()
+    if site is not None:
+        extra = {**(extra or {}), "site_names": site.as_dict()}
     manifest = new_manifest(command, config=cfg.settings(), inputs=list(inputs), stage="prompts",
                             extra={"filter_counts": totals, "prompts_per_group": per_group, "failed_pages": failed, **(extra or {})})
     write_table(table, out, stage="prompts", manifest=manifest)
@@ -297,8 +301,9 @@ _NON_ARTICLE_NS = {"file", "image", "media", "category", "template", "wikipedia"
                    "mediawiki", "module", "draft", "book", "timedtext", "wiktionary", "wikt", "commons", "s", "q", "n", "b", "v", "w"}
 
 
-def wikitext_links(text: str) -> list[str]:
-    """Article titles linked from wikitext, in order, without duplicates."""
+def wikitext_links(text: str, site: Any = None) -> list[str]:
+    """Article titles linked from wikitext, in order, without duplicates (``site``: the wiki's own namespace
+    names, so ``[[Κατηγορία:...]]`` is no article)."""
     import mwparserfromhell
 
     from biaskit.scrape.clean import _is_interlanguage
@@ -310,7 +315,8 @@ def wikitext_links(text: str) -> list[str]:
         if not t:
             continue
         prefix, sep, _ = t.partition(":")
-        if sep and (prefix.strip().lower() in _NON_ARTICLE_NS or _is_interlanguage(prefix.strip().lower())):
+        if sep and (prefix.strip().lower() in _NON_ARTICLE_NS or _is_interlanguage(prefix.strip().lower())
+                    or (site is not None and site.is_namespace(prefix))):
             continue
         t = normalize_title(t)
         if t not in out:
@@ -342,9 +348,13 @@ def scrape_dump(
 
     if redirects not in ("resolve", "skip"):
         raise BiaskitError("E005", "invalid redirects mode", value=redirects, options=["resolve", "skip"], fix="use resolve or skip")
+    from biaskit.scrape.siteinfo import site_names_from_dump
+
     check_assets(cfg)  # before the first pass over the dump
     dump = Path(dump)
     site = SiteInfo()
+    names = site_names_from_dump(dump, cfg.language if cfg.language != "en" else None) if dump.is_file() else None
+    cat_re = names.category_link if names is not None else _CAT_RE
     seed_pages: set[str] = set()
     cats: set[str] = set()
     for dom in cfg.domains.values():
@@ -365,9 +375,9 @@ def scrape_dump(
             continue
         n_articles += 1
         if page.title in seed_pages:
-            seed_links[page.title] = wikitext_links(page.text)
+            seed_links[page.title] = wikitext_links(page.text, names)
         if cats:
-            for c in _CAT_RE.findall(page.text):
+            for c in cat_re.findall(page.text):
                 c = normalize_title(c)
                 if c in members:
                     members[c].append(page.title)
@@ -408,7 +418,7 @@ def scrape_dump(
 
     total = None if all_pages else len(assignments)
     res = build_from_pages(pages, _All() if all_pages else assignments, cfg, out, processes=processes, command=f"biaskit scrape dump {dump.name}",
-                           inputs=[str(dump)], total=total, sentences_out=sentences_out, shard_pages=shard_pages, extra=extra)
+                           inputs=[str(dump)], total=total, sentences_out=sentences_out, shard_pages=shard_pages, extra=extra, site=names)
     wanted = set(assignments) if not all_pages else set()
     got = set()
     import pyarrow.parquet as pq
@@ -448,7 +458,10 @@ def scrape_api(
         if cache_dir is None:
             cache_dir = default_cache() / "mediawiki" / re.sub(r"[^\w.-]+", "_", (urlparse(endpoint).netloc + urlparse(endpoint).path))
         client = MediaWikiClient(endpoint, cache_dir=cache_dir, **client_kwargs)
+    from biaskit.scrape.siteinfo import site_names_from_api
+
     info = client.siteinfo()
+    names = site_names_from_api(info, cfg.language if cfg.language != "en" else None)
     rights = (info.get("rightsinfo") or {}).get("text") or None
     assignments, per_group = resolve_assignments(cfg, links=client.links, category=client.category_members, normalize=normalize_title)
     missing: list[str] = []
@@ -459,7 +472,7 @@ def scrape_api(
 
     res = build_from_pages(pages, assignments, cfg, out, processes=processes, command=f"biaskit scrape api {endpoint}", total=len(assignments),
                            license=rights, sentences_out=sentences_out, shard_pages=shard_pages, extra={"endpoint": endpoint, "pages_per_group": per_group, "missing_pages": missing,
-                                                  "http": client.stats})
+                                                  "http": client.stats}, site=names)
     res.missing = missing
     res.counts["pages_missing"] = len(missing)
     res.requests = dict(client.stats)
