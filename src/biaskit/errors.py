@@ -36,6 +36,8 @@ CATALOGUE: dict[str, str] = {
     "E230": "unknown term_match in a domain config",
     "E231": "unknown words unit in a domain config",
     "E232": "no lemma dictionary for the language (term_match: lemma)",
+    "E233": "invalid multistream index",
+    "E234": "--engine ray needs a multistream dump",
     "E040": "invalid template file",
     "E041": "invalid translation sheet",
     "E050": "Hub staging/validation error",

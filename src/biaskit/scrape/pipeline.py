@@ -124,6 +124,73 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
     return rows, status, sents
 
 
+class AllPages(dict):
+    """``--all-pages``: every article is group ``all/all`` with its title as term."""
+
+    def get(self, key, default=None):
+        return [Assignment("all", "all", (key,))]
+
+
+def process_stream(task: tuple) -> tuple[list[tuple[list[dict], dict, list[dict]]], dict[str, int]]:
+    """One stream of a multistream dump: decompress, parse and run each page through :func:`process_page`.
+
+    ``task`` = (compressed bytes, stream name, wiki, retrieved_at, assignments, done titles, settings). Returns the
+    page results in dump order and the counts of pages skipped (resumed, not in the config)."""
+    from biaskit.scrape.multistream import iter_stream_pages
+
+    data, name, wiki, retrieved, assignments, done, settings = task
+    out = []
+    skipped = {"pages_not_in_config": 0, "pages_resumed": 0, "articles": 0}
+    for page in iter_stream_pages(data, name):
+        skipped["articles"] += 1
+        page.wiki, page.retrieved_at = wiki, retrieved
+        if page.title in done:
+            skipped["pages_resumed"] += 1
+            continue
+        assigns = _assigns_of(page, assignments)
+        if not assigns:
+            skipped["pages_not_in_config"] += 1
+            continue
+        out.append(process_page((page, assigns, settings)))
+    return out, skipped
+
+
+def _assigns_of(page: Page, assignments) -> list[Assignment]:
+    assigns: list[Assignment] = []
+    for n in [page.title, *page.requested]:
+        for a in assignments.get(n, []):
+            if a not in assigns:
+                assigns.append(a)
+    return assigns
+
+
+def _ray_map(fn, tasks: Iterable, engine: Any, window: int = 8) -> Iterator:
+    """``fn`` over ``tasks`` as Ray tasks on the cluster of ``engine`` (an :class:`~biaskit.evaluate.engine.EngineSpec`),
+    results in task order, at most ``window`` x actors tasks in flight."""
+    from collections import deque
+
+    from biaskit.evaluate.engine import RayCluster, _biaskit_cause
+
+    with RayCluster(engine) as cluster:
+        import ray
+
+        remote = ray.remote(num_cpus=engine.num_cpus, max_retries=0)(fn)
+        pending: deque = deque()
+        limit = max(1, engine.actors) * window
+        try:
+            for t in tasks:
+                pending.append(remote.remote(t))
+                if len(pending) >= limit:
+                    yield ray.get(pending.popleft())
+            while pending:
+                yield ray.get(pending.popleft())
+        except Exception as exc:
+            err = _biaskit_cause(exc)
+            if err is not None:
+                raise err from None
+            raise
+
+
 # --------------------------------------------------------------------------- driver
 
 
@@ -160,12 +227,16 @@ def build_from_pages(
     license: str | None = None,
     sentences_out: str | os.PathLike | None = None,
     site: Any = None,
+    streams: Callable[[set[str], dict], Iterable[tuple]] | None = None,
+    engine: Any = None,
 ) -> ScrapeResult:
     """Run pages through the cleaner and the prompt rule and write the prompts table at ``out``.
 
     ``pages(done)`` yields pages; ``done`` holds titles finished by an earlier (killed) run, which the
     source may skip. A page is matched to its groups by title (or by the titles that redirected to it).
     ``site``: the wiki's namespace names and image options (:class:`~biaskit.scrape.siteinfo.SiteNames`).
+    ``streams(done, settings)`` (instead of ``pages``): tasks for :func:`process_stream`, one per stream of a
+    multistream dump, run on ``processes`` workers or on Ray (``engine``: an ``EngineSpec`` named ``ray``).
     """
     from biaskit.io import ShardedWriter, write_table
     from biaskit.log import ProgressBar
@@ -207,12 +278,7 @@ def build_from_pages(
             if page.title in done:
                 skipped["pages_resumed"] += 1
                 continue
-            names = [page.title, *page.requested]
-            assigns: list[Assignment] = []
-            for n in names:
-                for a in assignments.get(n, []):
-                    if a not in assigns:
-                        assigns.append(a)
+            assigns = _assigns_of(page, assignments)
             if not assigns:
                 skipped["pages_not_in_config"] += 1
                 continue
@@ -233,10 +299,24 @@ def build_from_pages(
             status_buf.clear()
             sent_buf.clear()
 
+    def results() -> Iterator[tuple[list[dict], dict, list[dict]]]:
+        if streams is None:
+            yield from _pool_map(process_page, tasks(), processes)
+            return
+        stream_tasks = streams(done, settings)
+        mapped = _ray_map(process_stream, stream_tasks, engine) if engine is not None and engine.is_ray else \
+            _pool_map(process_stream, stream_tasks, processes)
+        for out, skip in mapped:
+            skipped["pages_not_in_config"] += skip["pages_not_in_config"]
+            skipped["pages_resumed"] += skip["pages_resumed"]
+            if isinstance(assignments, AllPages) and extra and "all/all" in extra.get("pages_per_group", {}):
+                extra["pages_per_group"]["all/all"] += skip["articles"]  # as the one-pass reader counts them
+            yield from out
+
     todo = total - len(done) if total is not None else None
     try:
         with ProgressBar(todo if todo and todo > 0 else None, desc="pages -> prompts") as bar:
-            for rows, status, sents in _pool_map(process_page, tasks(), processes):
+            for rows, status, sents in results():
                 rows_buf.extend(rows)
                 sent_buf.extend(sents)
                 status_buf.append(status)
@@ -337,11 +417,17 @@ def scrape_dump(
     redirects: str = "resolve",
     sentences_out: str | os.PathLike | None = None,
     shard_pages: int = 16,
+    index: str | os.PathLike | None = None,
+    engine: Any = None,
 ) -> ScrapeResult:
     """Prompts from a ``pages-articles`` dump for the pages the config names (or every article).
 
     ``redirects``: ``resolve`` (a config title that is a redirect in the dump means its target) or
     ``skip``. ``all_pages`` assigns every article to domain/group ``all`` with its title as term.
+
+    A multistream dump (its ``index`` given, or found next to it: :func:`~biaskit.scrape.multistream.find_index`)
+    is read stream by stream: each worker (``processes``) or Ray task (``engine="ray"`` or an ``EngineSpec``)
+    decompresses and parses its own streams, so reading scales with the workers. The output is the same.
     """
     from biaskit.manifest import utcnow
     from biaskit.scrape.dump import SiteInfo, dump_wiki_name, iter_dump, normalize_title, resolve_title
@@ -352,6 +438,20 @@ def scrape_dump(
 
     check_assets(cfg)  # before the first pass over the dump
     dump = Path(dump)
+    spans = None
+    if engine is not None and not hasattr(engine, "is_ray"):
+        from biaskit.evaluate.engine import engine_spec
+
+        engine = engine_spec(engine, actors=processes)
+    if index is not None or (dump.is_file() and (processes > 1 or (engine is not None and engine.is_ray))):
+        from biaskit.scrape.multistream import find_index, read_index, stream_spans
+
+        index = Path(index) if index is not None else find_index(dump)
+        if index is not None:
+            spans = stream_spans(dump, read_index(index))
+    if engine is not None and engine.is_ray and spans is None:
+        raise BiaskitError("E234", "--engine ray needs a multistream dump and its index", value=str(dump),
+                           fix="give --index FILE (…-multistream-index.txt.bz2), or put it next to the dump, or use --processes N")
     site = SiteInfo()
     names = site_names_from_dump(dump, cfg.language if cfg.language != "en" else None) if dump.is_file() else None
     cat_re = names.category_link if names is not None else _CAT_RE
@@ -401,10 +501,6 @@ def scrape_dump(
         assignments, per_group = resolve_assignments(cfg, links=links, category=lambda c: members.get(normalize_title(c.split(":", 1)[-1]), []),
                                                      normalize=norm)
 
-    class _All(dict):
-        def get(self, key, default=None):
-            return [Assignment("all", "all", (key,))]
-
     extra = {"dump": str(dump), "wiki": wiki, "redirects": redirects, "pages_per_group": per_group}
 
     def pages(done: set[str]) -> Iterator[Page]:
@@ -416,9 +512,27 @@ def scrape_dump(
             page.wiki, page.retrieved_at = wiki, retrieved
             yield page
 
+    def streams(done: set[str], settings: dict) -> Iterator[tuple]:
+        nonlocal wiki
+        from biaskit.scrape.multistream import read_stream
+        from biaskit.scrape.siteinfo import read_dump_siteinfo
+
+        if all_pages:  # there was no first pass to read <siteinfo>: read it from the head stream
+            for k, v in read_dump_siteinfo(dump)[2].items():
+                setattr(site, k, v)
+            wiki = extra["wiki"] = dump_wiki_name(dump, site)
+        assigns = AllPages() if all_pages else assignments
+        finished = frozenset(done)
+        for span in spans or []:
+            yield read_stream(dump, span), f"{dump.name}@{span[0]}", wiki, retrieved, assigns, finished, settings
+
+    if spans is not None:
+        extra["multistream"] = {"index": str(index), "streams": len(spans), "engine": "ray" if engine is not None and engine.is_ray else "local"}
     total = None if all_pages else len(assignments)
-    res = build_from_pages(pages, _All() if all_pages else assignments, cfg, out, processes=processes, command=f"biaskit scrape dump {dump.name}",
-                           inputs=[str(dump)], total=total, sentences_out=sentences_out, shard_pages=shard_pages, extra=extra, site=names)
+    res = build_from_pages(pages, AllPages() if all_pages else assignments, cfg, out, processes=processes, command=f"biaskit scrape dump {dump.name}",
+                           inputs=[str(dump)], total=total, sentences_out=sentences_out, shard_pages=shard_pages, extra=extra, site=names,
+                           streams=streams if spans is not None else None, engine=engine)
+
     wanted = set(assignments) if not all_pages else set()
     got = set()
     import pyarrow.parquet as pq
