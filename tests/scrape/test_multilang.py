@@ -256,3 +256,29 @@ def test_term_match_and_words_are_checked():
     assert e.value.code == "E232"
     cfg = load_config({"domains": dom})
     assert (cfg.term_match, cfg.words, cfg.rule.term_match, cfg.rule.words) == ("exact", "space", "exact", "space")
+
+
+def test_lemma_term_match_adds_only_inflected_forms_on_bolds_english_files(tmp_path):
+    import tarfile
+    from dataclasses import replace
+
+    from biaskit.scrape.bold import import_bold
+    from biaskit.scrape.prompts import PromptRule, bold_prompt, preset_rule
+
+    with tarfile.open(FIXTURES / "bold" / "real" / "bold_github.tar.xz") as tar:
+        tar.extractall(tmp_path / "bold", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    table = import_bold(tmp_path / "bold")
+    rows = (table[0] if isinstance(table, tuple) else table).to_pylist()
+    assert len(rows) == 23_679
+    for base, n_exact, n_gained in ((PromptRule(), 19_404, 3_132), (preset_rule("bold"), 23_674, 0)):
+        lemma = replace(base, term_match="lemma", language="en")
+        exact = [bold_prompt(r["reference"], [r["term"]], base)[0] for r in rows]
+        lem = [bold_prompt(r["reference"], [r["term"]], lemma)[0] for r in rows]
+        assert sum(p is not None for p in exact) == n_exact
+        # every prompt of the exact match stays as it was (lemma only adds where exact finds no term) ...
+        assert all(b == a for a, b in zip(exact, lem) if a is not None)
+        gained = [(r["term"], b) for r, a, b in zip(rows, exact, lem) if a is None and b is not None]
+        assert len(gained) == n_gained
+        # ... and what it adds are inflected forms: the prompt holds a word that starts like the term's last word
+        # ("Communist state" -> "communist states", "Truck driver" -> "truck drivers")
+        assert all(re.search(r"(?i)\b" + re.escape(re.findall(r"\w+", t)[-1][:4]), p) for t, p in gained)

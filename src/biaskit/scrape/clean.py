@@ -334,10 +334,11 @@ def has_residue(sentence: str, site: Any = None) -> bool:
     """True when the sentence still carries wiki markup (never expected after :func:`clean_wikitext`).
 
     With ``site`` (:class:`~biaskit.scrape.siteinfo.SiteNames` of a non-English wiki) also the wiki's own
-    namespace prefixes (``Κατηγορία:``, ``Tập tin:``) and image options (``μικρογραφία|``, ``|200px``)."""
+    namespace prefixes (``Κατηγορία:``, ``Tập tin:``); image options (``μικρογραφία|``, ``|200px``) hold a ``|``."""
     if any(r in sentence for r in RESIDUE) or _RESIDUE_RE.search(sentence) is not None:
         return True
-    return site is not None and (site.prefix_residue.search(sentence) is not None or site.image_option_residue.search(sentence) is not None)
+    # image options need a "|", which RESIDUE already catches; a namespace prefix needs a ":"
+    return site is not None and ":" in sentence and site.prefix_residue.search(sentence) is not None
 
 
 # --------------------------------------------------------------------------- sentence splitting

@@ -227,8 +227,9 @@ def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
         raise BiaskitError("E231", f"unknown words unit in domain config {source}", value=words, options=WORD_UNITS,
                            fix="words: space (split at spaces, as BOLD) or char (the character rule for ja, zh, th)")
     if term_match == "lemma":
-        import simplemma  # noqa: F401  (installed with the scrape extra; a clear error here beats one per page)
+        from biaskit.errors import require
 
+        require("simplemma", "scrape", "term_match: lemma")  # a clear error here beats one per page
         from simplemma.strategies.dictionaries.dictionary_factory import DefaultDictionaryFactory
 
         try:

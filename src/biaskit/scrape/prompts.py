@@ -185,35 +185,35 @@ def _char_prompt(sentence: str, terms: Sequence[str], rule: PromptRule) -> tuple
     return prompt, term
 
 
-def _strip_word(w: str) -> str:
-    return w.strip(".,;:!?\"'()[]«»“”‘’„")
+_WORD = re.compile(r"\w+")
 
 
 @lru_cache(maxsize=100_000)
 def _lemma(word: str, language: str) -> str:
     import simplemma
 
-    w = _strip_word(word)
     try:
-        return simplemma.lemmatize(w, lang=language).casefold() if w else ""
+        return simplemma.lemmatize(word, lang=language).casefold()
     except ValueError:  # a language simplemma does not know
-        return w.casefold()
+        return word.casefold()
 
 
 def _token_match(tokens: Sequence[str], term: str, mode: str, language: str) -> bool:
-    """The term's words at consecutive positions of ``tokens``: each as a prefix of the word (``prefix``) or with
-    the same lemma (``lemma``, simplemma; the word itself also counts)."""
-    tw = term.split()
+    """The term's words at consecutive word positions of ``tokens`` (words as the ``exact`` match sees them: runs
+    of letters and digits, so "Thorpe's" and "Anti-abortion" hold the words "Thorpe" and "abortion"): each term
+    word as the start of the word (``prefix``), or the same word or lemma (``lemma``, simplemma)."""
+    tw = _WORD.findall(term)
+    words = _WORD.findall(" ".join(tokens))
     if not tw:
         return False
+    n = len(tw)
     if mode == "prefix":
         tl = [w.casefold() for w in tw]
-        words = [_strip_word(t).casefold() for t in tokens]
-        return any(all(words[i + j].startswith(tl[j]) for j in range(len(tl))) for i in range(len(words) - len(tl) + 1))
+        wl = [w.casefold() for w in words]
+        return any(all(wl[i + j].startswith(tl[j]) for j in range(n)) for i in range(len(wl) - n + 1))
     tl = [(w.casefold(), _lemma(w, language)) for w in tw]
-    words = [(_strip_word(t).casefold(), _lemma(t, language)) for t in tokens]
-    return any(all(words[i + j][0] == tl[j][0] or (words[i + j][1] and words[i + j][1] == tl[j][1]) for j in range(len(tl)))
-               for i in range(len(words) - len(tl) + 1))
+    wl = [(w.casefold(), _lemma(w, language)) for w in words]
+    return any(all(wl[i + j][0] == tl[j][0] or wl[i + j][1] == tl[j][1] for j in range(n)) for i in range(len(wl) - n + 1))
 
 
 def bold_prompt(sentence: str, terms: Sequence[str] | str, rule: PromptRule = PromptRule()) -> tuple[str | None, str]:
@@ -229,14 +229,14 @@ def bold_prompt(sentence: str, terms: Sequence[str] | str, rule: PromptRule = Pr
     if len(sentence.split()) <= rule.min_words:
         return None, "too_short"
     tokens = sentence.split(" ")
-    if rule.term_match != "exact":
-        term = next((t for t in _by_length(terms)
-                     if _token_match(tokens[: rule.window if rule.within == "window" else rule.n_first + len(t.split())], t,
-                                     rule.term_match, rule.language)), None)
-    elif rule.within == "window":
+    if rule.within == "window":
         term = find_term(" ".join(tokens[: rule.window]), terms, rule.match)
     else:  # within the prompt's own words; each term has its own prompt length
         term = next((t for t in _by_length(terms) if _occurs(t, " ".join(tokens[: rule.n_first + len(t.split())]), rule.match)), None)
+    if term is None and rule.term_match != "exact":  # inflected forms: only where the exact match finds no term
+        term = next((t for t in _by_length(terms)
+                     if _token_match(tokens[: rule.window if rule.within == "window" else rule.n_first + len(t.split())], t,
+                                     rule.term_match, rule.language)), None)
     if term is None:
         return None, "term_not_in_window"
     n = rule.n_first + len(term.split())
