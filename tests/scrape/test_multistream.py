@@ -97,3 +97,22 @@ def test_bad_index_and_ray_without_index(multistream, tmp_path):
         scrape_dump(DUMP206, _all_pages_cfg(), tmp_path / "o.parquet", all_pages=True, engine=engine_spec("ray"))
     assert e.value.code == "E234"
     assert not (tmp_path / "o.parquet").exists()
+
+
+def test_cli_reads_the_index_next_to_the_dump(multistream, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+
+    dump, index = multistream
+    cfg = tmp_path / "all.yaml"
+    cfg.write_text("domains: {x: {groups: {y: {pages: [X]}}}}\n")
+    r = CliRunner().invoke(app, ["--quiet", "scrape", "dump", str(dump), "--config", str(cfg), "--all-pages", "--processes", "2",
+                                 "--out", str(tmp_path / "p.parquet")])
+    assert r.exit_code == 0, r.output
+    assert json.loads((tmp_path / "p.parquet.manifest.json").read_text())["multistream"]["index"] == str(index)
+    r = CliRunner().invoke(app, ["--quiet", "scrape", "dump", str(dump), "--config", str(cfg), "--all-pages",
+                                 "--index", str(tmp_path / "nope.txt.bz2"), "--out", str(tmp_path / "q.parquet")])
+    assert r.exit_code == 1 and "E003" in r.output and "multistream index not found" in r.output
