@@ -104,6 +104,17 @@ def test_localised_file_category_and_interlanguage_links_are_dropped():
     assert "мініатюра" in old and "Категорія:" in old
 
 
+def test_templates_in_the_wikis_own_template_namespace_use_the_same_rules():
+    from biaskit.scrape.clean import clean_wikitext
+    from biaskit.scrape.siteinfo import site_names_from_dump
+
+    site = site_names_from_dump(ELWIKI)  # Πρότυπο is namespace 10 of elwiki
+    text = "Η λίμνη έχει έκταση {{Πρότυπο:convert|12|km2|sqmi}} περίπου.\n\n{{Πρότυπο:Cite web|url=x|title=y}}Άλλο κείμενο."
+    assert clean_wikitext(text, site=site) == ["Η λίμνη έχει έκταση 12 square kilometres (4.6 sq mi) περίπου.", "Άλλο κείμενο."]
+    # without the wiki's names the prefixed template is unknown: its sentence would be dropped (template_dropped)
+    assert clean_wikitext(text)[0] == "Η λίμνη έχει έκταση περίπου."
+
+
 def test_navigation_bars_are_not_prose():
     from biaskit.scrape.clean import clean_wikitext
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterable, Sequence
-from contextvars import ContextVar
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.scrape import siteinfo as _siteinfo
 from biaskit.scrape.templates_render import DROPPED, render_template, resolve_dropped
 
 #: tags whose whole content is dropped
@@ -67,7 +67,7 @@ _ITALIC_APOSTROPHE = re.compile(r"''([^'\n]{1,200})'''(?=s\b)")
 
 
 #: the wiki names of the page being cleaned (:class:`~biaskit.scrape.siteinfo.SiteNames`; None: the names above)
-_site_names: ContextVar[Any] = ContextVar("biaskit_clean_site", default=None)
+_site_names = _siteinfo.CURRENT
 
 _FILE_START = re.compile(r"\[\[\s*:?\s*(?:file|image|media|datei|bild|soubor|plik|súbor|fichier)\s*:", re.I)
 
