@@ -79,6 +79,12 @@ CATALOGUE: dict[str, str] = {
     "E220": "generation-bias value or method out of range",
     "E240": "a report section or metric is registered twice",
     "E241": "a registered metric cannot be imported, or declares no such label output",
+    "E260": "invalid lm-eval export settings",
+    "E261": "not the lm-eval output of a biaskit task",
+    "E262": "malformed lm-eval samples or results file",
+    "E263": "lm-eval sample without biaskit ids",
+    "E264": "duplicate lm-eval sample",
+    "E265": "cannot count tokens for lm-eval log-likelihoods",
 }
 
 
