@@ -47,9 +47,12 @@ class Finding:
     ``kind``: what was compared ("Largest group gap", "Model vs Wikipedia", "Likelihood Bias", ...);
     ``metric``: the measure ("Sentiment: share positive"); ``where``: domain / axis / source;
     ``comparison``: e.g. "men vs women"; ``estimate`` with its interval ``ci`` (None when there is none);
-    ``p``: the multiple-comparison-corrected p-value (``p_label`` says which correction); ``n``: the sample
-    sizes as text; ``flags``: why the finding is too weak to conclude from (empty = none). ``anchor``: the
-    section id the details are in."""
+    ``p``: the multiple-comparison-corrected p-value (``p_label`` says which correction and over how many
+    tests); ``n``: the sample sizes as text; ``flags``: why the finding is uncertain (its interval includes 0,
+    its corrected p is not below alpha, its test is undefined; empty = none; flagged rows are greyed);
+    ``cautions``: what to keep in mind that does not by itself make it uncertain (a group under
+    :data:`MIN_GROUP_N`). ``baseline``: a finding about the Wikipedia baseline alone, not about a model (shown
+    after the model findings, labelled so). ``anchor``: the section id the details are in."""
 
     kind: str
     metric: str
@@ -63,6 +66,8 @@ class Finding:
     flags: list[str] = field(default_factory=list)
     anchor: str = ""
     text: str = ""                  # a finding stated in words instead of a number (e.g. "no text flagged")
+    cautions: list[str] = field(default_factory=list)
+    baseline: bool = False
 
 
 @dataclass
@@ -197,6 +202,7 @@ class _Builder:
         self.figures: list[Path] = []
         self.tables: dict[str, Path] = {}
         self.skipped: list[tuple[str, str]] = []
+        self.loaded: dict[str, Any] = {}   # table name -> DataFrame (the run's tables)
         self._used: dict[str, set[str]] = {"figure": set(), "table": set()}
 
     def _unique(self, what: str, name: str) -> str:
@@ -231,17 +237,31 @@ class _Builder:
         sec.figures.append(Figure(p, caption))
 
 
-def _with_bh(df, fn, *args, **kw):
-    """Run a pairwise test family with Holm and add the Benjamini-Hochberg adjusted p as ``p_bh``."""
+def _with_bh(df, fn, *args, family: list[str] | None = None, **kw):
+    """Run a pairwise test family with Holm and add the Benjamini-Hochberg adjusted p as ``p_bh``.
+
+    ``family``: the columns whose values make one correction family (default: the ``within`` columns the
+    tests ran in); e.g. model-vs-Wikipedia tests run per domain and group but are corrected over every group of
+    the domain. Adds ``holm_over`` (the number of tests in the row's family) and ``caution`` (a group under
+    :data:`MIN_GROUP_N` texts), next to the groups compared."""
     from biaskit.evaluate.stats import correct_pvalues
 
     holm = fn(*args, correction="holm", **kw)
     holm = holm.rename(columns={"p_adjusted": "p_holm", "significant": "significant_holm"})
-    within = [c for c in kw.get("within", []) if c in holm.columns]
+    fam_cols = [c for c in (kw.get("within", []) if family is None else family) if c in holm.columns]
     holm["p_bh"] = float("nan")
-    fams = [g.index for _, g in holm.groupby(within, sort=False, dropna=False)] if within else [holm.index]
+    holm["holm_over"] = 0
+    fams = [g.index for _, g in holm.groupby(fam_cols, sort=False, dropna=False)] if fam_cols else [holm.index]
     for idx in fams:
-        holm.loc[idx, "p_bh"] = correct_pvalues(list(holm.loc[idx, "p_value"]), "bh")
+        ps = list(holm.loc[idx, "p_value"])
+        holm.loc[idx, "p_holm"] = correct_pvalues(ps, "holm")
+        holm.loc[idx, "p_bh"] = correct_pvalues(ps, "bh")
+        holm.loc[idx, "holm_over"] = sum(1 for v in ps if v == v)
+    if "significant_holm" in holm.columns:
+        holm["significant_holm"] = holm["p_holm"] < 0.05
+    if len(holm) and {"n_a", "n_b"} <= set(holm.columns):
+        small = holm[["n_a", "n_b"]].min(axis=1) < MIN_GROUP_N
+        holm.insert(list(holm.columns).index("group_b") + 1, "caution", ["n < %d" % MIN_GROUP_N if x else "" for x in small])
     return holm
 
 
@@ -265,38 +285,76 @@ def _newcombe(count_a, n_a, count_b, n_b, alpha: float) -> tuple[float, float] |
     return float(lo), float(hi)
 
 
-def small_sample_flags(n_a, n_b, estimate, ci, p=None, *, min_n: int = MIN_GROUP_N) -> list[str]:
-    """Why a two-group comparison cannot carry a conclusion: a group smaller than ``min_n``, an interval
-    wider than the gap itself, or a test that could not be computed."""
+def uncertainty_flags(estimate, ci, p=None, *, alpha: float = 0.05) -> list[str]:
+    """Why a comparison is actually uncertain: its interval includes 0, its corrected p is not below
+    ``alpha``, or its test could not be computed. A small group is a caution (:func:`small_n_cautions`), not
+    one of these: a small group can still give an interval that excludes 0."""
     flags = []
-    if min(int(n_a), int(n_b)) < min_n:
-        flags.append(f"n < {min_n} per group")
-    if ci is not None and estimate is not None and estimate == estimate and (ci[1] - ci[0]) > abs(estimate):
-        flags.append("CI wider than the gap")
+    if ci is not None and ci[0] <= 0 <= ci[1]:
+        flags.append(f"{1 - alpha:.0%} CI includes 0")
+    if p is not None and p == p and p >= alpha:
+        flags.append(f"corrected p >= {alpha:g}")
     if p is not None and p != p:
         flags.append("test undefined (no variation)")
     return flags
 
 
-def _gap_findings(b: _Builder, z, *, kind: str, metric: str, anchor: str, where_cols: list[str], label_of) -> list[Finding]:
-    """The row with the largest |diff| per ``where_cols`` value of a two-proportion z-test table, as findings."""
+def small_n_cautions(n_a, n_b, *, min_n: int = MIN_GROUP_N) -> list[str]:
+    """A caution (not an uncertainty flag) when a group has fewer than ``min_n`` texts: the interval and p
+    rest on few texts and the normal approximation behind them is rough."""
+    return [f"small group (n < {min_n})"] if min(int(n_a), int(n_b)) < min_n else []
+
+
+def _gap_findings(b: _Builder, z, *, kind: str, metric: str, anchor: str, where_cols: list[str], label_of, unit: str,
+                  baseline_of=None) -> list[Finding]:
+    """The row with the largest |diff| per ``where_cols`` value of a two-proportion z-test table, as findings.
+
+    ``diff`` is ``group_a`` minus ``group_b`` (the tables are built so that this is the direction shown);
+    ``label_of(key, row) -> (where, comparison)``; ``unit`` names what the Holm family counts (e.g. "group
+    pairs"); ``baseline_of(row)``: True for a finding about the Wikipedia baseline alone."""
     out = []
     z = z[z["diff"].notna()]
     if not len(z):
         return out
     fams = z.groupby(where_cols, sort=True, dropna=False) if where_cols else [((), z)]
     for key, g in fams:
+        if not (g["count_a"] + g["count_b"]).any():
+            continue   # no text of this family has the label: nothing to compare (said once as "No signal")
         r = g.loc[g["diff"].abs().idxmax()]
         ci = _newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
-        where, comparison, sign = label_of(key if isinstance(key, tuple) else (key,), r)
-        est = sign * float(r["diff"])
-        if ci is not None and sign < 0:
-            ci = (-ci[1], -ci[0])
+        where, comparison = label_of(key if isinstance(key, tuple) else (key,), r)
+        est = float(r["diff"])
         p = float(r["p_holm"]) if r["p_holm"] == r["p_holm"] else float("nan")
-        n_txt = f"{int(r['n_a'])} / {int(r['n_b'])}" if sign > 0 else f"{int(r['n_b'])} / {int(r['n_a'])}"
-        out.append(Finding(kind, metric, where, comparison, est + 0.0, ci, p, "Holm", n_txt,
-                           small_sample_flags(r["n_a"], r["n_b"], est, ci, p), anchor))
+        k = int(r["holm_over"]) if "holm_over" in r.index else 1
+        out.append(Finding(kind, metric, where, comparison, est + 0.0, ci, p, f"Holm, {k} {'test' if k == 1 else 'tests'}: {unit}",
+                           f"{int(r['n_a'])} / {int(r['n_b'])}",
+                           uncertainty_flags(est, ci, p, alpha=b.alpha), anchor, cautions=small_n_cautions(r["n_a"], r["n_b"]),
+                           baseline=bool(baseline_of(r)) if baseline_of else False))
     return out
+
+
+def baseline_span(b: _Builder, name: str) -> str | None:
+    """The span the Wikipedia baseline rows of table ``name`` were scored on (:data:`biaskit.evaluate.baseline.SPANS`):
+    the table's ``baseline_span`` column, else its manifest's ``config.baseline_span``; None when neither says."""
+    df = b.loaded.get(name)
+    if df is not None and "baseline_span" in df.columns:
+        vals = set(df["baseline_span"].dropna())
+        if len(vals) == 1:
+            return str(vals.pop())
+    cfg = (b.manifests.get(name) or {}).get("config")
+    span = cfg.get("baseline_span") if isinstance(cfg, dict) else None
+    return str(span) if span else None
+
+
+def span_sentence(span: str | None) -> str:
+    from biaskit.evaluate.baseline import SPAN_WORDS
+
+    if span is None:
+        return ("Caution: the table does not record which span of the Wikipedia sentence the baseline rows were scored on. If it is the "
+                "whole sentence while the model was scored on its continuation only, the prompt's words are in one text and not the "
+                "other, and model-vs-Wikipedia differences are not like for like (`biaskit demo --baseline-span` records it).")
+    return (f"Model and Wikipedia baseline are scored on the same span (`{span}`): {SPAN_WORDS.get(span, span)}. "
+            "Every model-vs-Wikipedia difference is the model's share minus the baseline's.")
 
 
 def _toxicity_backend(b: _Builder, name: str) -> str | None:
@@ -335,6 +393,14 @@ def _label_section(b: _Builder, loaded, *, kind: str, column: str, title: str, l
                         + (", and this is not evidence that the texts are free of toxicity." if kind == "profanity" else "."))
         sec.headline.append(Finding("No signal", metric_name, "all domains", "", None, n=f"{n_lab} texts", anchor=kind,
                                     text=f"no text labelled {shown_label} (0 of {n_lab})"))
+        return sec   # one sentence says it: no all-grey 100 % figures, no tables of n/a tests
+    if "model" in df.columns:
+        for m, sub in sorted(df.groupby("model"), key=lambda kv: str(kv[0])):
+            n_lab = int(sub[column].notna().sum())
+            if n_lab and not (sub[column] == test_label).any():
+                sec.headline.append(Finding("No signal", metric_name, f"all domains ({'Wikipedia baseline' if m == 'wikipedia' else m})", "",
+                                            None, n=f"{n_lab} texts", anchor=kind, text=f"no text labelled {shown_label} (0 of {n_lab})",
+                                            baseline=m == "wikipedia"))
     keys = [c for c in ("domain", "group", "model") if c in df.columns]
     wide = label_proportions(df, column, keys, label_order=labels, n_boot=b.n_boot, seed=b.seed)
     b.table(sec, f"{kind}_proportions", wide, f"{title}: shares per {', '.join(keys) or 'table'}")
@@ -350,16 +416,24 @@ def _label_section(b: _Builder, loaded, *, kind: str, column: str, title: str, l
         within = [c for c in ("domain", "model") if c in df.columns]
         z = _with_bh(df, pairwise_proportion_tests, df, "group", column, test_label, within=within)
         if len(z):
-            b.table(sec, f"{kind}_{_slug(shown_label)}_ztests", z,
-                    f"Two-proportion z-tests of the {shown_label} share between every pair of groups within {', '.join(within) or 'the table'}; "
-                    f"Holm and Benjamini-Hochberg adjusted p per family; Cohen's h as effect size.", max_rows=25)
+            b.table(sec, f"{kind}_{_slug(shown_label)}_ztests", z.rename(columns={"diff": "diff_a_minus_b"}),
+                    f"Two-proportion z-tests of the {shown_label} share between every pair of groups within {', '.join(within) or 'the table'}: "
+                    f"`diff_a_minus_b` = share of group_a minus share of group_b; Holm and Benjamini-Hochberg adjusted p per family "
+                    f"(`holm_over` tests); Cohen's h as effect size; `caution`: a group under {MIN_GROUP_N} texts.", max_rows=25)
             if n_hit:
                 def lab(key, r, within=within):
                     kv = dict(zip(["domain"] if "domain" in within else [], key))
+                    if "model" in r.index and r["model"] == "wikipedia":
+                        return (kv.get("domain", "all") + " (Wikipedia baseline)", f"{r['group_a']} minus {r['group_b']}")
                     src = f" ({r['model']})" if "model" in r.index else ""
-                    return (kv.get("domain", "all") + src, f"{r['group_a']} minus {r['group_b']}", 1)
-                sec.headline += _gap_findings(b, z, kind="Largest group gap", metric=metric_name, anchor=kind,
-                                              where_cols=[c for c in ("domain",) if c in z.columns], label_of=lab)
+                    return (kv.get("domain", "all") + src, f"{r['group_a']} minus {r['group_b']}")
+                fam = [c for c in ("domain", "model") if c in z.columns]
+                sec.headline += _gap_findings(b, z, kind="Largest group gap", metric=metric_name, anchor=kind, where_cols=fam,
+                                              label_of=lab, unit="this domain's group pairs",
+                                              baseline_of=lambda r: "model" in r.index and r["model"] == "wikipedia")
+                for f in sec.headline:
+                    if f.baseline and f.kind == "Largest group gap":
+                        f.kind = "Wikipedia baseline: largest group gap"
         c = chi2_by(df, "group", column, within=within)
         b.table(sec, f"{kind}_chi2_groups", c, f"Chi-square test of homogeneity of the label distribution across groups (per {', '.join(within) or 'table'}); Cramér's V.")
         if "model" in df.columns and df["model"].nunique() > 1:
@@ -368,18 +442,30 @@ def _label_section(b: _Builder, loaded, *, kind: str, column: str, title: str, l
             b.table(sec, f"{kind}_chi2_sources", c2, "Chi-square test of homogeneity across text sources (Wikipedia baseline and models).")
             models = sorted(set(df["model"].dropna()))
             if "wikipedia" in models:
-                pairs = [("wikipedia", m) for m in models if m != "wikipedia"]
+                span = baseline_span(b, name)
+                sec.text.append(span_sentence(span))
+                pairs = [(m, "wikipedia") for m in models if m != "wikipedia"]
                 wz = _with_bh(df, pairwise_proportion_tests, df, "model", column, test_label,
-                              within=[c for c in ("domain", "group") if c in df.columns], pairs=pairs)
-                b.table(sec, f"{kind}_{_slug(shown_label)}_vs_wikipedia", wz,
-                        f"Each model against the Wikipedia baseline: z-test of the {shown_label} share per group "
-                        "(Holm / Benjamini-Hochberg per group).", max_rows=25)
+                              within=[c for c in ("domain", "group") if c in df.columns], pairs=pairs,
+                              family=[c for c in ("domain",) if c in df.columns])
+                b.table(sec, f"{kind}_{_slug(shown_label)}_vs_wikipedia",
+                        wz.rename(columns={"group_a": "model", "group_b": "baseline", "diff": "model_minus_wikipedia"}),
+                        f"Each model against the Wikipedia baseline: z-test of the {shown_label} share per group; "
+                        f"`model_minus_wikipedia` = the model's share minus the baseline's (the headline's direction); Holm / "
+                        f"Benjamini-Hochberg over every group and model of the domain (`holm_over` tests).", max_rows=25)
                 if n_hit and len(wz):
                     def lab_w(key, r):
                         dom = key[0] if "domain" in wz.columns else "all"
-                        return (f"{dom} ({r['group']})" if "group" in r.index else dom, f"{r['group_b']} minus wikipedia", -1)
-                    sec.headline += _gap_findings(b, wz, kind="Model vs Wikipedia", metric=metric_name, anchor=kind,
-                                                  where_cols=[c for c in ("domain", "group_b") if c in wz.columns], label_of=lab_w)
+                        return (f"{dom} ({r['group']})" if "group" in r.index else dom, f"{r['group_a']} minus wikipedia")
+                    found = _gap_findings(b, wz, kind="Model vs Wikipedia", metric=metric_name, anchor=kind,
+                                          where_cols=[c for c in ("domain", "group_a") if c in wz.columns], label_of=lab_w,
+                                          unit="this domain's groups x models")
+                    for f in found:
+                        if span is None:
+                            f.cautions.append("span of the Wikipedia baseline not recorded: may not be like for like")
+                        else:
+                            f.comparison += f" (same span: {span})"
+                    sec.headline += found
         score_col = {"vader_label": "vader_compound", "toxicity_label": "toxicity_score"}.get(column)
         if score_col and score_col in df.columns:
             mw = _with_bh(df, pairwise_mann_whitney, df, "group", score_col, within=within)
@@ -502,6 +588,7 @@ def _likelihood_section(b: _Builder, loaded) -> Section:
 
     from biaskit.evaluate.report.plots import fraction_bars
     from biaskit.evaluate.stats import likelihood_bias
+    from biaskit.evaluate.stats.likelihood_bias import likelihood_bias_interval
 
     name, df = _find(loaded, ["axis", "template", "descriptor"], "likelihood", any_of=["perplexity", "nll_mean"])
     if "kind" in df.columns and not (df["kind"] == "likelihood").any():
@@ -527,22 +614,32 @@ def _likelihood_section(b: _Builder, loaded) -> Section:
             part = part.copy()
             part.insert(0, "model", m if m is not None else "")
             acc.append(part)
-        if res.skipped:
-            sec.text.append(f"Model {m}: rows not used: " + ", ".join(f"{v} ({k})" for k, v in res.skipped.items()) + ".")
+        left = {k: v for k, v in res.skipped.items() if v and k != "other models"}   # other models' rows are theirs, not lost
+        if left:
+            sec.text.append(f"Model {m}: " + "; ".join(f"{v} row(s) left out ({k})" for k, v in left.items()) + ".")
     by_axis = pd.concat(axes, ignore_index=True)
     b.table(sec, "likelihood_bias_by_axis", by_axis, "Likelihood Bias per axis: differing pairs / tested pairs.")
     all_pairs = pd.concat(pairs, ignore_index=True)
+    sec.text.append(f"Each pair is tested on its own, without correction: with no real difference about {b.alpha:.0%} of pairs still "
+                    f"differ by chance, so compare a score with {b.alpha:g}, not with 0. The interval of each axis' score is a "
+                    f"percentile bootstrap over its descriptors ({b.n_boot} resamples; pairs sharing a descriptor are not independent).")
     for _, r in by_axis.iterrows():
         pr = all_pairs[(all_pairs["model"] == r["model"]) & (all_pairs["axis"] == r["axis"])] if len(all_pairs) else all_pairs
         n_min = int(min(pr["n_a"].min(), pr["n_b"].min())) if len(pr) else 0
         frac = float(r["fraction"]) if r["fraction"] == r["fraction"] else None
-        flags = [f"n < {MIN_GROUP_N} sentences per descriptor"] if n_min < MIN_GROUP_N else []
+        ci = likelihood_bias_interval(pr, n_boot=b.n_boot, seed=b.seed, level=1 - b.alpha) if len(pr) else None
+        flags = []
         if not r["n_pairs"]:
             flags.append("no testable descriptor pair")
+        elif ci is not None and ci[0] <= b.alpha:
+            flags.append(f"CI reaches the chance rate {b.alpha:g}")
+        cautions = [f"few sentences (n < {MIN_GROUP_N} per descriptor)"] if n_min < MIN_GROUP_N else []
+        cautions.append("pairs tested without correction")
         sec.headline.append(Finding(
             "Likelihood Bias", "share of descriptor pairs whose perplexities differ", f"axis {r['axis']}" + (f" ({r['model']})" if r["model"] else ""),
-            f"{int(r['n_different'])} of {int(r['n_pairs'])} pairs differ (Mann-Whitney p < {b.alpha} per pair, uncorrected)",
-            frac, None, None, "", f"min {n_min} sentences per descriptor", flags, "likelihood_bias"))
+            f"{int(r['n_different'])} of {int(r['n_pairs'])} pairs differ (Mann-Whitney p < {b.alpha} per pair, uncorrected; "
+            f"chance alone: about {b.alpha:g})",
+            frac, ci, None, "", f"min {n_min} sentences per descriptor", flags, "likelihood_bias", cautions=cautions))
     for m in models:
         sub = by_axis[by_axis["model"] == (m if m is not None else "")]
         b.figure(sec, f"likelihood_bias_{_slug(m or 'model')}", fraction_bars, sub, "axis", "fraction",
@@ -628,9 +725,9 @@ def _agreement_section(b: _Builder, loaded) -> Section:
             lo, hi = (r.get("ci_low"), r.get("ci_high"))
             ci = None if lo is None or hi is None or pd.isna(lo) or pd.isna(hi) else (float(lo), float(hi))
             value = None if pd.isna(r["value"]) else float(r["value"])
-            flags = [f"n < {MIN_GROUP_N} items"] if n_items is not None and n_items < MIN_GROUP_N else []
+            cautions = [f"few items (n < {MIN_GROUP_N})"] if n_items is not None and n_items < MIN_GROUP_N else []
             sec.headline.append(Finding("Annotator agreement", str(r["measure"]), str(r["metric"]), "", value, ci, None, "",
-                                        f"{n_items} items" if n_items is not None else "", flags, "agreement"))
+                                        f"{n_items} items" if n_items is not None else "", [], "agreement", cautions=cautions))
     return sec
 
 
@@ -713,13 +810,15 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, *, tables: 
                            fix="run `biaskit demo --out DIR` or a stage first, or pass a folder with .parquet/.jsonl/.csv tables")
     b = _Builder(out_dir, seed, n_boot, alpha, keep_figures)
     b.manifests = manifests
+    b.loaded = loaded
     sections: list[Section] = []
     for label, fn in ANALYSES:
         try:
             sections.append(fn(b, loaded))
         except _Skip as why:
             b.skipped.append((label, str(why)))
-    headline = [f for s in sections for f in s.headline]
+    found = [f for s in sections for f in s.headline]
+    headline = [f for f in found if not f.baseline] + [f for f in found if f.baseline]   # model rows first
     page = render_html(title=title, run_dir=rd, sections=sections, overview=overview, summary=summary or [], manifest=manifest,
                        skipped=b.skipped, out_dir=out_dir, headline=headline, alpha=alpha)
     html_path = write_text_atomic(out_dir / "report.html", page)
