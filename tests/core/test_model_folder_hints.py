@@ -84,3 +84,34 @@ def test_assets_lists_masked_lm_and_train_base_and_no_download_promise_when_unre
     assert not w.startswith("download on first use") and "127.0.0.1:9 not reachable" in w, w
     assert a.ASSETS["xlm-roberta-base"].extra["task"] == "masked"
     assert a.ASSETS["all-minilm-l6-v2"].extra["task"] == "train-base" and "train classifier" in a.ASSETS["all-minilm-l6-v2"].description
+
+
+def test_annotation_ledger_defaults_to_the_user_cache_not_the_working_folder(tmp_path, monkeypatch):
+    # issue 27 item 5: `annotate` no longer drops annotation-rounds.jsonl into the working folder
+    from biaskit.annotate import ledger
+
+    monkeypatch.delenv("BIASKIT_ANNOTATION_LEDGER", raising=False)
+    monkeypatch.setenv("BIASKIT_CACHE", str(tmp_path / "cache"))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    ledger.record("sample", "r1", task_type="sentiment", samples=3)
+    assert list(work.iterdir()) == []
+    assert (tmp_path / "cache" / "annotation-rounds.jsonl").is_file() and ledger.events()[0]["round"] == "r1"
+    # a ledger an earlier version left in the working folder is still the one used (no round lost)
+    (work / "annotation-rounds.jsonl").write_text('{"at": "2026-01-01T00:00:00Z", "round": "old", "event": "sample"}\n')
+    assert [e["round"] for e in ledger.events()] == ["old"]
+
+
+def test_stats_ztest_typo_in_grouping_column_says_did_you_mean(tmp_path):
+    # issue 27 item 5: a mistyped --group gets "did you mean 'group'", not only "score the table with a metric"
+    import pyarrow as pa
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+    from biaskit.io import write_table
+
+    write_table(pa.table({"prompt_id": ["a", "b"], "text": ["x", "y"], "group": ["m", "w"], "vader_label": ["positive", "negative"]}),
+                tmp_path / "s.parquet")
+    r = CliRunner().invoke(app, ["stats", "ztest", str(tmp_path / "s.parquet"), "--group", "grup"])
+    assert r.exit_code == 1 and "E080" in r.output and "did you mean 'group' for 'grup'?" in r.output, r.output
