@@ -92,8 +92,8 @@ def _headline_summary(headline, alpha: float) -> str:
         parts.append(f"{flagged} are uncertain (grey): their interval includes 0 (or the chance rate), or their corrected p is not below "
                      f"{alpha:g}, so the data are consistent with no difference.")
     if small:
-        parts.append(f"{small} rest on a group of fewer than 30 texts: a caution (their interval and p are approximate), not a verdict; "
-                     "a small group can still give an interval that excludes 0.")
+        parts.append(f"{small} rest on fewer than 30 texts (sentences, items) in a group: a caution (their interval and p are approximate), "
+                     "not a verdict; a small group can still give an interval that excludes 0.")
     if any(f.p is not None for f in headline):
         parts.append(f"{len(sig)} finding(s) have a corrected p < {alpha:g} and an interval that excludes 0.")
     return " ".join(parts)
