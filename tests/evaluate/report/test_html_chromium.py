@@ -194,7 +194,8 @@ def test_demo_report_at_1280px_headline_first_no_overflow_small_samples_flagged(
     assert lay["firstAfterH1"] == "headline-block" and 0 <= lay["headlineTop"] < 200
     rows = lay["headlineRows"]
     kinds = [r["cells"][0] for r in rows]
-    assert {"Largest group gap", "Model vs Wikipedia", "Likelihood Bias"} <= set(kinds), kinds
+    # (the quick demo's model may write no positive text at all: its group gaps are then one "No signal" row)
+    assert {"Model vs Wikipedia", "Likelihood Bias"} <= set(kinds) and ({"Largest group gap", "No signal"} & set(kinds)), kinds
     assert lay["headlineLinksOk"]
     # issue 27: the model's rows first, the Wikipedia baseline's after them and labelled as such
     base = [i for i, r in enumerate(rows) if "Wikipedia baseline" in r["cells"][0] or "(Wikipedia baseline)" in r["cells"][2]]
