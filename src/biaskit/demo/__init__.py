@@ -40,11 +40,10 @@ class DemoContext:
 
 def run_demo(out: str | Path, *, seed: int = 0, label_studio_url: str | None = None, quick: bool = False,
              stages: tuple[str, ...] = STAGES, baseline_span: str = "continuation") -> DemoContext:
+    from biaskit.evaluate.baseline import check_span
     from biaskit.io import write_json_atomic
     from biaskit.log import get_logger
     from biaskit.manifest import new_manifest
-
-    from biaskit.evaluate.baseline import check_span
 
     log = get_logger("demo")
     check_span(baseline_span)
