@@ -71,6 +71,13 @@ CATALOGUE: dict[str, str] = {
     "E171": "training data error",
     "E172": "invalid training settings",
     "E173": "trained classifier folder error",
+    "E250": "no annotations to aggregate",
+    "E251": "labels outside the task's label set",
+    "E252": "annotations cannot support a label model (one annotator or no overlap)",
+    "E253": "unknown label model",
+    "E254": "not a labels table",
+    "E255": "per-group validation input error",
+    "E256": "round plan error",
 }
 
 
