@@ -654,7 +654,14 @@ ANALYSES = [
     ("HONEST", _honest_section),
     ("Completion validity", lambda b, L: _validity_section(b, L)),
     ("Agreement", _agreement_section),
+    ("Metric fairness", lambda b, L: _fairness_section(b, L)),
 ]
+
+
+def _fairness_section(b, loaded):
+    from biaskit.evaluate.report.fairness_section import fairness_section  # imports this module: import when used
+
+    return fairness_section(b, loaded)
 
 
 def _validity_section(b, loaded):
