@@ -226,7 +226,10 @@ def register(app: typer.Typer) -> None:
             res = pull(s, url=url, project=project)
             ann, rej, rep = res.annotations, res.rejected, res.report
             platform = "label-studio"
-            extra = {"project": res.title, "project_id": res.project_id}
+            extra = {"project": res.title, "project_id": res.project_id,
+                     "ground_truth": res.ground_truth.num_rows if res.ground_truth is not None else 0}
+            if extra["ground_truth"]:
+                typer.echo(f"{extra['ground_truth']} ground-truth annotation(s) (gold answers) kept apart from the crowd's labels")
         _refuse_fewer(out, ann.num_rows, allow_fewer, results)
         cfg = {"platform": platform, **extra, "report": rep.as_dict(), "results": str(results) if results else None}
         _write(ann, out, "annotations", "biaskit annotate pull", cfg, inputs=[samples] + ([results] if results else []))
