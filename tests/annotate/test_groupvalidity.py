@@ -128,3 +128,14 @@ def test_unknown_by_column_is_a_coded_error():
     ann, samples = synthetic_round({"A": 0.9}, n=10)
     with pytest.raises(BiaskitError, match=r"\[E255\].*'domain'"):
         validate_metric(ann, samples, metric="vader", by="domain", n_boot=0)
+
+
+def test_vectorised_spearman_bootstrap_equals_the_loop_over_resamples():
+    from biaskit.annotate.agreement import bootstrap_ci
+    from biaskit.annotate.validation import _spearman_ci, spearman
+
+    rng = np.random.default_rng(7)
+    h = rng.integers(0, 3, size=257).astype(float)
+    s = np.round(rng.normal(size=257), 1)          # many ties in the score too
+    want = bootstrap_ci(lambda idx: spearman(h[idx], s[idx])[0], len(h), n_boot=300, seed=11)
+    assert _spearman_ci(h, s, n_boot=300, seed=11) == pytest.approx(want, abs=1e-12)

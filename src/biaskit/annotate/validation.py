@@ -303,7 +303,7 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
         hx = np.array([h_rank[i] for i in ok], dtype=float)
         sx = np.array([score[i] for i in ok], dtype=float)
         rho, p = spearman(hx, sx)
-        lo, hi = bootstrap_ci(lambda idx: spearman(hx[idx], sx[idx])[0], len(ok), n_boot=n_boot, seed=seed)
+        lo, hi = _spearman_ci(hx, sx, n_boot=n_boot, seed=seed)
         rows.append(_row(round, spec, "spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok),
                          ci_low=lo, ci_high=hi, **base))
     else:
@@ -356,6 +356,22 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
                            n_boot=n_boot, seed=seed)
     val.table = rows_to_table(rows)
     return val
+
+
+def _spearman_ci(hx: np.ndarray, sx: np.ndarray, *, n_boot: int, seed: int, level: float = 0.95):
+    """:func:`~biaskit.annotate.agreement.bootstrap_ci` of :func:`spearman` (same resamples, same rules), vectorised
+    through :func:`~biaskit.annotate.groupvalidity.spearman_resamples` (a test checks it against the loop)."""
+    from biaskit.annotate.groupvalidity import _spearman_boot
+
+    n = len(hx)
+    if n_boot <= 0 or n < 2:
+        return None, None
+    vals = _spearman_boot(hx, sx, n_boot, np.random.default_rng(seed))
+    vals = vals[np.isfinite(vals)]
+    if len(vals) < max(10, n_boot // 10):
+        return None, None
+    lo, hi = np.quantile(vals, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return float(lo), float(hi)
 
 
 def confusion_stats(cm: np.ndarray) -> tuple[float, float, float, float]:
