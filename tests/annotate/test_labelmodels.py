@@ -141,3 +141,41 @@ def test_unknown_method_and_empty_table():
     with pytest.raises(BiaskitError, match=r"\[E250\]"):
         aggregate(pa.table({"sample_id": pa.array([], pa.string()), "annotator": pa.array([], pa.string()),
                             "label": pa.array([], pa.string())}), method="majority")
+
+
+@pytest.mark.parametrize("case,rows,expect", [
+    ("one annotator", [("s1", "a", "positive"), ("s2", "a", "negative")], "only one annotator"),
+    ("no overlap", [("s1", "a", "positive"), ("s2", "b", "negative")], "no overlap"),
+    ("one label", [("s1", "a", "positive"), ("s1", "b", "positive"), ("s2", "a", "positive"), ("s2", "b", "positive")], "same label"),
+    ("outside the set", [("s1", "a", "positive"), ("s1", "b", "great")], "E251"),
+])
+def test_cli_agreement_validate_aggregate_on_bad_annotations(tmp_path, case, rows, expect):
+    """Each command ends in a coded one-line error or prints a named warning, never a traceback."""
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+    from biaskit.io import write_table
+
+    ann = pa.Table.from_pylist([{"sample_id": s, "round": "r1", "annotator": a, "label": lab, "task_type": "sentiment"}
+                                for s, a, lab in rows])
+    write_table(ann, tmp_path / "a.parquet")
+    samples = pa.Table.from_pylist([{"sample_id": s, "round": "r1", "task_type": "sentiment", "text": "x", "group": "g",
+                                     "vader_label": "positive", "vader_compound": 0.5, "is_gold": False}
+                                    for s in sorted({r[0] for r in rows})])
+    write_table(samples, tmp_path / "s.parquet")
+    led = ["--ledger", str(tmp_path / "l.jsonl")]
+    cmds = {"agreement": ["agreement", tmp_path / "a.parquet", "--bootstrap", "0", "--out", tmp_path / "ag.parquet", *led],
+            "validate": ["validate", tmp_path / "a.parquet", "--samples", tmp_path / "s.parquet", "--metric", "vader",
+                         "--bootstrap", "0", "--out", tmp_path / "v.parquet", *led],
+            "aggregate": ["aggregate", tmp_path / "a.parquet", "--method", "dawid-skene", "--out", tmp_path / "l.parquet"]}
+    for name, args in cmds.items():
+        r = CliRunner().invoke(app, ["annotate", *map(str, args)])
+        assert "Traceback" not in r.output
+        if expect == "E251":
+            assert r.exit_code == 1 and "error[E251]" in r.output and "'great'" in r.output
+        elif name == "aggregate" and expect != "same label":
+            assert r.exit_code == 1 and "error[E252]" in r.output
+        elif name == "aggregate":
+            assert r.exit_code == 0 and "warning[LabelModelWarning]: every annotation has the same label" in r.output
+        else:
+            assert r.exit_code == 0 and "warning[CrowdWarning]: " in r.output and expect in r.output, r.output

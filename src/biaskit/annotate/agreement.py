@@ -281,6 +281,10 @@ def agreement(annotations: Any, *, round: str | None = None, task: str | TaskTyp
                                    s.column("gold_label").to_pylist() if "gold_label" in s.column_names else [None] * s.num_rows):
                 if g:
                     gold[sid] = lab
+    from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings
+
+    check_task_labels(t.column("label").to_pylist(), tt)
+    crowd_warnings(*(t.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
     lt = LabelTable.from_annotations(t, exclude_items=gold)
     rows: list[dict[str, Any]] = []
     cats = lt.categories(tt)

@@ -54,8 +54,38 @@ SKILL_MEASURES = {
 }
 
 
-class LabelModelWarning(UserWarning):
+class CrowdWarning(UserWarning):
+    """An annotations table whose figures cannot be trusted (one annotator, no overlap, one label)."""
+
+
+class LabelModelWarning(CrowdWarning):
     """An annotations table a label model can fit but should not be trusted on (one label, one annotator, no overlap)."""
+
+
+def check_task_labels(labels, task: TaskType | None) -> None:
+    """E251 when a label is outside the task's label set (pull drops those; a hand-made table may have them)."""
+    if task is None:
+        return
+    bad = Counter(lab for lab in labels if lab is not None and lab not in task.labels)
+    if bad:
+        raise BiaskitError("E251", f"{sum(bad.values())} label(s) outside the {task.name} task's set", value=dict(bad),
+                           options=task.labels, fix="pull the labels with `biaskit annotate pull` (it drops such labels) "
+                                                    "or pass the right --task")
+
+
+def crowd_warnings(items: list[str], annotators: list[str], labels: list[str], *, cls=CrowdWarning, stacklevel: int = 3) -> list[str]:
+    """Named warnings for one annotator, no item labelled twice, or every label the same; returns the messages."""
+    notes = []
+    per_item = Counter(items)
+    if len(set(annotators)) < 2:
+        notes.append("only one annotator: agreement and annotator quality cannot be estimated")
+    elif per_item and max(per_item.values()) < 2:
+        notes.append("no overlap: every item has a single label, so agreement cannot be estimated")
+    if len(set(labels)) == 1:
+        notes.append(f"every annotation has the same label ({labels[0]!r}): chance-corrected agreement is undefined")
+    for n in notes:
+        warnings.warn(n, cls, stacklevel=stacklevel)
+    return notes
 
 
 @dataclass
@@ -96,12 +126,7 @@ def crowd_frame(annotations: Any, *, task: str | TaskType | None = None, samples
     if not rows:
         raise BiaskitError("E250", "no annotations to aggregate", value=t.num_rows,
                            fix="pull the round's labels first (biaskit annotate pull)")
-    if tt is not None:
-        bad = Counter(lab for _, _, lab in rows if lab not in tt.labels)
-        if bad:
-            raise BiaskitError("E251", f"{sum(bad.values())} label(s) outside the {tt.name} task's set", value=dict(bad),
-                               options=tt.labels, fix="pull the labels with `biaskit annotate pull` (it drops such labels) "
-                                                      "or pass the right --task")
+    check_task_labels([lab for _, _, lab in rows], tt)
     pairs = Counter((s, a) for s, a, _ in rows)
     dup = [k for k, v in pairs.items() if v > 1]
     if dup:

@@ -250,6 +250,11 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
     if unknown:
         raise BiaskitError("E091", f"{len(unknown)} annotated items are not in the samples table", value=unknown[:5],
                            fix="pass the samples table of the same round (--samples)")
+    from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings
+
+    check_task_labels(a.column("label").to_pylist() if "label" in a.column_names else [], tt)
+    if all(c in a.column_names for c in ("sample_id", "annotator", "label")):
+        crowd_warnings(*(a.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
     if by is not None and by not in s.column_names:
         raise BiaskitError("E255", f"--by column {by!r} is not in the samples table", value=by,
                            options=[c for c in s.column_names if c not in ("text", "original_text", "mask_mapping")],

@@ -269,8 +269,9 @@ def register(app: typer.Typer) -> None:
 
         a = read_table(annotations, "annotations", keys=True)  # null or duplicate (sample, round, annotator): E155/E007
         s = read_table(samples, "samples") if samples else None
-        t = agreement(a, round=round_, samples=s, careless_kappa=careless_kappa, n_boot=bootstrap, seed=seed,
-                      labels=read_table(labels) if labels else None)
+        with _crowd_warnings():
+            t = agreement(a, round=round_, samples=s, careless_kappa=careless_kappa, n_boot=bootstrap, seed=seed,
+                          labels=read_table(labels) if labels else None)
         _write(t, out, "agreement", "biaskit annotate agreement", {"careless_kappa": careless_kappa, "bootstrap": bootstrap,
                "labels": str(labels) if labels else None},
                inputs=[annotations] + ([samples] if samples else []) + ([labels] if labels else []), seed=seed)
@@ -321,9 +322,10 @@ def register(app: typer.Typer) -> None:
         lab_t = read_table(labels) if labels else None
         tables, figs, group_ci = [], {}, {}
         for m in _split(metric):
-            v = validate_metric(a, s, metric=m, tie_policy=tie_policy, exclude_labels=excl, label_column=label_column,
-                                score_column=score_column, n_boot=bootstrap, seed=seed, calibrate=calibrate, objective=objective,
-                                cv_folds=cv_folds, by=by_, labels=lab_t)
+            with _crowd_warnings():
+                v = validate_metric(a, s, metric=m, tie_policy=tie_policy, exclude_labels=excl, label_column=label_column,
+                                    score_column=score_column, n_boot=bootstrap, seed=seed, calibrate=calibrate,
+                                    objective=objective, cv_folds=cv_folds, by=by_, labels=lab_t)
             tables.append(v.table)
             typer.echo(f"== {m}: {v.notes[0]}")
             _print_table(v.table, skip_prefix=("confusion:", "diff_", "ratio_", "group_"))
@@ -473,6 +475,33 @@ def _fmt(v) -> str:
 
         return json.dumps(v, ensure_ascii=False)
     return str(v)
+
+
+class _crowd_warnings:
+    """Print the named CrowdWarnings of a computation as one line each (``warning[CrowdWarning]: ...``)."""
+
+    def __enter__(self):
+        import warnings
+
+        from biaskit.annotate.labelmodels import CrowdWarning
+
+        self._cm = warnings.catch_warnings(record=True)
+        self._rec = self._cm.__enter__()
+        warnings.simplefilter("always", CrowdWarning)
+        self._cls = CrowdWarning
+        return self
+
+    def __exit__(self, *exc):
+        import warnings
+
+        rec = list(self._rec)
+        self._cm.__exit__(*exc)
+        for w in rec:
+            if issubclass(w.category, self._cls):
+                typer.echo(f"warning[{w.category.__name__}]: {w.message}")
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return False
 
 
 def _print_groups(t) -> None:
