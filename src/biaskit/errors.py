@@ -71,6 +71,8 @@ CATALOGUE: dict[str, str] = {
     "E171": "training data error",
     "E172": "invalid training settings",
     "E173": "trained classifier folder error",
+    "E240": "a report section or metric is registered twice",
+    "E241": "a registered metric cannot be imported, or declares no such label output",
     "E250": "no annotations to aggregate",
     "E251": "labels outside the task's label set",
     "E252": "annotations cannot support a label model (one annotator or no overlap)",

@@ -346,7 +346,7 @@ def check_keys(table: Any, stage: str | Stage, *, where: str = "") -> None:
     st = get_stage(stage) if isinstance(stage, str) else stage
     if not st.key:
         return
-    from biaskit.io import to_arrow
+    from biaskit.arrow import to_arrow
 
     t = to_arrow(table)
     cols = [k for k in st.key if k in t.column_names]

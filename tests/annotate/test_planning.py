@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from biaskit.annotate.agreement import _row, rows_to_table
-from biaskit.annotate.planning import half_width, plan_round, uncertainty
+from biaskit.annotate.planning import plan_round, uncertainty
 from biaskit.annotate.sampling import sample_round
 from biaskit.cli import app
 from biaskit.errors import BiaskitError

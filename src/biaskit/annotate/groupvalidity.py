@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from biaskit.annotate.agreement import _row
+from biaskit.annotate.rankstats import _spearman_boot, spearman
 
 MIN_N = 30
 LEVEL = 0.95
@@ -67,55 +68,6 @@ def _ci(vals: np.ndarray) -> tuple[float | None, float | None]:
         return None, None
     lo, hi = np.quantile(v, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2])
     return float(lo), float(hi)
-
-
-def _resample_ranks(x: np.ndarray, mult: np.ndarray) -> np.ndarray:
-    """Average ranks (ties averaged) of every item within each resample, given the items' multiplicities
-    ``mult`` (n_boot x n: how often each item was drawn): an item's rank is the number of draws with a smaller
-    value plus (draws with an equal value + 1) / 2. Same figures as ranking the resampled values, without a sort
-    per resample."""
-    order = np.argsort(x, kind="stable")
-    xs = x[order]
-    m = mult[:, order].astype(float)
-    cum = np.cumsum(m, axis=1)
-    # tie groups of equal values: first and last position of each item's group in the sorted order
-    new = np.concatenate([[True], xs[1:] != xs[:-1]])
-    gid = np.cumsum(new) - 1
-    starts = np.flatnonzero(new)
-    ends = np.concatenate([starts[1:], [len(xs)]]) - 1
-    before = np.where(starts > 0, cum[:, np.maximum(starts - 1, 0)], 0.0)[:, gid]
-    ties = (cum[:, ends] - np.where(starts > 0, cum[:, np.maximum(starts - 1, 0)], 0.0))[:, gid]
-    ranks = np.empty_like(m)
-    ranks[:, order] = before + (ties + 1) / 2
-    return ranks
-
-
-def spearman_resamples(h: np.ndarray, s: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """Spearman's rho of each bootstrap resample ``idx`` (n_boot x n item indices drawn with replacement),
-    equal to :func:`biaskit.annotate.validation.spearman` on ``h[idx[b]], s[idx[b]]``: Pearson's r of the
-    resample's average ranks, computed with the items' multiplicities as weights (NaN when a resample has no
-    spread)."""
-    n_boot, n = idx.shape
-    k = len(h)
-    mult = np.bincount((np.arange(n_boot)[:, None] * k + idx).ravel(), minlength=n_boot * k).reshape(n_boot, k)
-    rh = _resample_ranks(h, mult)
-    rs = _resample_ranks(s, mult)
-    mh = (mult * rh).sum(axis=1, keepdims=True) / n
-    ms = (mult * rs).sum(axis=1, keepdims=True) / n
-    dh, ds = rh - mh, rs - ms
-    num = (mult * dh * ds).sum(axis=1)
-    den = np.sqrt((mult * dh * dh).sum(axis=1) * (mult * ds * ds).sum(axis=1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.clip(np.where(den > 0, num / den, np.nan), -1.0, 1.0)
-
-
-def _spearman_boot(h: np.ndarray, s: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
-    """rho of ``n_boot`` resamples drawn as ``rng.integers(0, n, size=n)`` one after the other (the stream of
-    :func:`~biaskit.annotate.agreement.bootstrap_ci`), in chunks of about 2 million draws to bound memory."""
-    n = len(h)
-    step = max(1, 2_000_000 // max(n, 1))
-    out = [spearman_resamples(h, s, rng.integers(0, n, size=(min(step, n_boot - b), n))) for b in range(0, n_boot, step)]
-    return np.concatenate(out) if out else np.array([])
 
 
 def rate_measures(labels: Sequence[str]) -> list[str]:
@@ -179,8 +131,6 @@ def group_rows(y_true: Sequence[str], y_pred: Sequence[str], groups: Sequence[An
         if h_rank is not None and score is not None:
             ok = [i for i in m if h_rank[i] is not None and score[i] is not None]
             if len(ok) >= 3:
-                from biaskit.annotate.validation import spearman
-
                 hx = np.array([h_rank[i] for i in ok], dtype=float)
                 sx = np.array([score[i] for i in ok], dtype=float)
                 rho, p = spearman(hx, sx)

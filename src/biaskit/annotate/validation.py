@@ -20,32 +20,13 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from scipy import stats
 
-from biaskit.annotate.agreement import _row, bootstrap_ci, majority_vote, rows_to_table
+from biaskit.annotate.agreement import _row, majority_vote, rows_to_table
 from biaskit.annotate.metriccols import resolve
+from biaskit.annotate.rankstats import _spearman_boot, spearman  # noqa: F401  (spearman: public here too)
 from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.errors import BiaskitError
 from biaskit.io import to_arrow
-
-
-def spearman(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
-    """Spearman's rho (average ranks for ties) and its two-sided p-value (t approximation, n - 2 df)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    n = len(x)
-    if n < 3:
-        return float("nan"), float("nan")
-    rx, ry = stats.rankdata(x), stats.rankdata(y)
-    rx, ry = rx - rx.mean(), ry - ry.mean()
-    den = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())
-    if den == 0:
-        return float("nan"), float("nan")
-    rho = float((rx * ry).sum() / den)
-    rho = max(-1.0, min(1.0, rho))
-    if abs(rho) == 1.0:
-        return rho, 0.0
-    t = rho * np.sqrt((n - 2) / ((1 - rho) * (1 + rho)))
-    return rho, float(2 * stats.t.sf(abs(t), n - 2))
 
 
 @dataclass
@@ -365,9 +346,7 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
 
 def _spearman_ci(hx: np.ndarray, sx: np.ndarray, *, n_boot: int, seed: int, level: float = 0.95):
     """:func:`~biaskit.annotate.agreement.bootstrap_ci` of :func:`spearman` (same resamples, same rules), vectorised
-    through :func:`~biaskit.annotate.groupvalidity.spearman_resamples` (a test checks it against the loop)."""
-    from biaskit.annotate.groupvalidity import _spearman_boot
-
+    through :func:`~biaskit.annotate.rankstats.spearman_resamples` (a test checks it against the loop)."""
     n = len(hx)
     if n_boot <= 0 or n < 2:
         return None, None

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from biaskit.errors import BiaskitError
@@ -389,9 +389,3 @@ def clean_sentences(wikitext: str, nlp, *, title: str = "") -> tuple[list[str], 
             if kept:
                 out.append(kept)
     return out, dropped
-
-
-def iter_clean_sentences(pages: Iterable[tuple[str, str]], nlp) -> Iterable[tuple[str, list[str]]]:
-    """(title, wikitext) -> (title, sentences) for each page (sentences a dropped template broke are left out)."""
-    for title, text in pages:
-        yield title, clean_sentences(text, nlp, title=title)[0]

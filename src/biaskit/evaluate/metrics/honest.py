@@ -73,11 +73,6 @@ def _unidecode():
     return require("unidecode", "metrics", "HONEST's accent stripping (unidecode)").unidecode
 
 
-def strip_accent(s: object) -> str:
-    """The honest package's ``strip_accent``: ``unidecode(str(s))`` (transliterate to ASCII; case kept)."""
-    return _unidecode()(str(s))
-
-
 class HurtLex:
     """lexicon key -> set of categories credited, for one level."""
 
@@ -135,7 +130,7 @@ def load_hurtlex_honest(path: str | Path, language: str, level: str = "conservat
                         categories: Sequence[str] | None = None) -> HurtLex:
     """HurtLex read as the honest package 0.2.1 reads it: ``pandas.read_csv(sep="\\t")``, rows whose level is
     exactly ``conservative`` (all rows with ``level="inclusive"``, a variant), lemmas through
-    :func:`strip_accent`; each key maps to the category of its first row in file order (``get_hurtlex_category``).
+    ``unidecode`` (the package's ``strip_accent``); each key maps to the category of its first row in file order (``get_hurtlex_category``).
 
     The file is first checked by :func:`load_hurtlex`, so a broken file is the same E071 error.
     """

@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners.builtin import make_backend as _make_backend
 from biaskit.evaluate.runners.common import (
     FillMaskSettings,
     GenerationSettings,
@@ -85,13 +86,6 @@ def _fingerprint(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _make_backend(backend: str, model: str, backend_options: dict | None):
-    from biaskit.evaluate.runners import backends  # registers the built-in backends
-
-    cls = backends.get(backend)
-    return cls(model, **(backend_options or {}))
-
-
 def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "hf", out: str | Path | None = None,
         batch_size: int | str | None = None, overwrite: bool = False, limit: int | None = None,
         backend_options: dict | None = None, span_column: str | None = None, seed: int | None = None,
@@ -148,7 +142,7 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
         t = t.slice(0, limit)
     if cluster is not None:
         # the model lives on the actors only: one remote call tells the driver what it needs to know
-        from biaskit.evaluate.engine import RemoteBackend, describe_backend
+        from biaskit.evaluate.runners.on_ray import RemoteBackend, describe_backend
 
         be = RemoteBackend(cluster.call_once(describe_backend, kind, backend, model, backend_options or {}, settings))
     else:
@@ -266,7 +260,7 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
         if pending:
             with ProgressBar(len(pending), desc=f"{_DESC[kind]} ({model})", disable=True if progress is False else None) as bar:
                 if cluster is not None:
-                    from biaskit.evaluate.engine import run_units_on_ray
+                    from biaskit.evaluate.runners.on_ray import run_units_on_ray
 
                     source = run_units_on_ray(cluster, kind, backend, model, backend_options or {}, settings, bs, pending, be)
                 else:

@@ -1,6 +1,6 @@
 """Report section "Is the metric fair?": per-group validity of each metric (``annotate validate --by``).
 
-Self-contained (its own figure code) so the report builder needs one hook line. Reads the agreement-stage
+Self-contained (its own figure code); it registers itself on the section model. Reads the agreement-stage
 rows written by :mod:`biaskit.annotate.groupvalidity` (``group_*`` per group, ``diff_*``/``ratio_*`` per pair
 of groups with Holm-corrected permutation p-values). A headline line is added for every metric whose
 difference between two groups is significant after the Holm correction over every pair of groups and every
@@ -12,6 +12,8 @@ n = 120/131)".
 from __future__ import annotations
 
 from pathlib import Path
+
+from biaskit.evaluate.report.model import Finding, Section, _Skip, register_section
 
 MAX_HEADLINES_PER_METRIC = 3
 
@@ -100,7 +102,7 @@ def fairness_findings(df, alpha: float = 0.05) -> list[dict]:
     from statsmodels.stats.multitest import multipletests
 
     pair["p_family"] = float("nan")
-    for metric, idx in pair.groupby("metric").groups.items():
+    for _metric, idx in pair.groupby("metric").groups.items():
         raw = pair.loc[idx, "p_value_raw"].astype(float).to_numpy()
         pair.loc[idx, "p_family"] = multipletests(raw, method="holm")[1] if len(raw) > 1 else raw
     pair["p_value"] = pair["p_family"]
@@ -154,8 +156,6 @@ def fairness_section(b, loaded):
     """The report section (raises the builder's skip exception when no table has per-group validation rows)."""
     import pandas as pd
 
-    from biaskit.evaluate.report.build import Finding, Section, _Skip
-
     frames = [d for d in loaded.values() if all(c in d.columns for c in ("measure", "value", "group", "group_b", "metric"))]
     frames = [d[d["measure"].astype(str).str.startswith(("group_", "diff_", "ratio_"))] for d in frames]
     frames = [d for d in frames if len(d)]
@@ -198,3 +198,6 @@ def fairness_section(b, loaded):
                                     f"{f['group']} vs {f['group_b']}", f["estimate"], f["ci"], f["p"], "Holm", f["n"],
                                     [f"small group ({', '.join(small)})"] if small else [], "fairness", text=f["text"]))
     return sec
+
+
+register_section("Metric fairness", fairness_section)

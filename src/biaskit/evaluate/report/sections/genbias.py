@@ -1,6 +1,6 @@
 """Report section: HolisticBias generation bias (see :mod:`biaskit.evaluate.stats.genbias`).
 
-Self-contained (its own figure code) so that the report builder needs one hook line. The section uses the
+Self-contained (its own figure code); it registers itself on the section model. The section uses the
 first table that has HolisticBias prompt columns (axis, descriptor, template), generation rows and a
 family of class-probability columns: ``classifier_*`` (the generic classifier metric, e.g. a model from
 ``biaskit train classifier``), ``regard_*`` or ``style_*`` (``biaskit stats genbias --style-model``).
@@ -9,6 +9,8 @@ family of class-probability columns: ``classifier_*`` (the generic classifier me
 from __future__ import annotations
 
 from pathlib import Path
+
+from biaskit.evaluate.report.model import Figure, Section, _Skip, register_section
 
 #: probability families tried in order: (prefix, columns never taken as probabilities)
 FAMILIES = (("classifier_", ("classifier_label", "classifier_score", "classifier_error")),
@@ -56,7 +58,6 @@ def _bars(by_axis, path: Path, title: str) -> Path:
 
 def genbias_section(b, loaded):
     """The report section (raises the builder's skip exception with the reason when no table fits)."""
-    from biaskit.evaluate.report.build import Section, _Skip
     from biaskit.evaluate.stats.genbias import gen_bias
 
     found = None
@@ -86,10 +87,11 @@ def genbias_section(b, loaded):
         b.fig_dir.mkdir(parents=True, exist_ok=True)
         p = _bars(res.by_axis, b.fig_dir / "genbias_by_axis.png", "HolisticBias Full Gen Bias per axis")
         b.figures.append(p)
-        from biaskit.evaluate.report.build import Figure
-
         sec.figures.append(Figure(p, "Full Gen Bias per axis (95% bootstrap CI over generations)."))
     b.table(sec, "genbias_partial", res.partial, "Partial Gen Bias per style (adds up to the Full Gen Bias of the axis).")
     top = res.descriptors[res.descriptors["top"]]
     b.table(sec, "genbias_descriptors", top, "Descriptors that contribute most to the Full Gen Bias of their axis.", max_rows=30)
     return sec
+
+
+register_section("HolisticBias generation bias", genbias_section)
