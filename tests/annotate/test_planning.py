@@ -127,7 +127,7 @@ def test_cli_chain_aggregate_validate_by_group_plan_sample_rounds(tmp_path, scor
     cli = CliRunner()
 
     def run(*args):
-        r = cli.invoke(app, ["annotate", *map(str, args), *(["--ledger", led] if args[0] in ("sample", "validate", "rounds") else [])])
+        r = cli.invoke(app, ["annotate", *map(str, args), *(["--ledger", led] if args[0] in ("sample", "validate", "rounds", "agreement") else [])])
         assert r.exit_code == 0, r.output
         return r.output
 
