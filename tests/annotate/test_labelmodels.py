@@ -177,3 +177,18 @@ def test_cli_agreement_validate_aggregate_on_bad_annotations(tmp_path, case, row
             assert r.exit_code == 0 and "warning[LabelModelWarning]: every annotation has the same label" in r.output
         else:
             assert r.exit_code == 0 and "warning[CrowdWarning]: " in r.output and expect in r.output, r.output
+
+
+def test_train_classifier_takes_the_label_models_labels():
+    """train classifier --aggregated-labels: the labelled table holds the label model's labels, gold items left out."""
+    from biaskit.train.classifier import majority_labels
+
+    ann, truth = simulated_crowd(seed=3, n_items=40)
+    gold_ids = ["s0000", "s0001"]
+    samples = pa.table({"sample_id": list(truth), "text": [f"text {s}" for s in truth], "task_type": ["sentiment"] * 40,
+                        "is_gold": [s in gold_ids for s in truth], "gold_label": [truth[s] if s in gold_ids else None for s in truth]})
+    res = aggregate(ann, method="dawid-skene", samples=samples)
+    t = majority_labels(ann, samples, label_table=res.labels)
+    want = {r["sample_id"]: r["label"] for r in res.labels.to_pylist() if not r["is_gold"]}
+    assert {r["sample_id"]: r["label"] for r in t.to_pylist()} == want
+    assert all(r["text"] == f"text {r['sample_id']}" for r in t.to_pylist())
