@@ -57,8 +57,28 @@ def spearman_resamples(h: np.ndarray, s: np.ndarray, idx: np.ndarray) -> np.ndar
     n_boot, n = idx.shape
     k = len(h)
     mult = np.bincount((np.arange(n_boot)[:, None] * k + idx).ravel(), minlength=n_boot * k).reshape(n_boot, k)
-    rh = _resample_ranks(h, mult)
     rs = _resample_ranks(s, mult)
+    cats, hcode = np.unique(h, return_inverse=True)
+    if len(cats) <= 32:
+        # few distinct human labels (an ordinal scale): work per category with matrix products instead of
+        # per-item rank arrays: C[b, c] = draws of category c, its average rank r = draws below + (C + 1) / 2
+        onehot = np.zeros((len(h), len(cats)))
+        onehot[np.arange(len(h)), hcode] = 1.0
+        m = mult.astype(float)
+        cnt = m @ onehot
+        r = np.cumsum(cnt, axis=1) - cnt + (cnt + 1) / 2
+        mrs = m * rs
+        s_rs = mrs.sum(axis=1)
+        s_rs2 = (mrs * rs).sum(axis=1)
+        s_rh = (cnt * r).sum(axis=1)
+        s_rh2 = (cnt * r * r).sum(axis=1)
+        s_cross = ((mrs @ onehot) * r).sum(axis=1)
+        num = s_cross - s_rh * s_rs / n
+        den = np.sqrt((s_rh2 - s_rh ** 2 / n) * (s_rs2 - s_rs ** 2 / n))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rho = np.where(den > 0, num / den, np.nan)  # half-integer ranks: exact sums, so no spread gives exactly 0
+        return np.clip(rho, -1.0, 1.0)
+    rh = _resample_ranks(h, mult)
     mh = (mult * rh).sum(axis=1, keepdims=True) / n
     ms = (mult * rs).sum(axis=1, keepdims=True) / n
     dh, ds = rh - mh, rs - ms
