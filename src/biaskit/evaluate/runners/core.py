@@ -300,7 +300,8 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
     manifest = new_manifest(
         f"biaskit {kind.replace('_', '-')}", stage="generations", seed=run_seed, inputs=inputs,
         config={"fingerprint": fp, "model": model, "backend": be.name, "generation_config": gen_config,
-                "span_column": span_column, "limit": limit, "batch_size": "auto" if bs is None else bs},
+                "span_column": span_column, "limit": limit, "batch_size": "auto" if bs is None else bs,
+                **_fill_facts(kind, gen_config)},
         extra={"model": {"id": model, "revision": revision, **(be.describe() if hasattr(be, "describe") else {})},
                "truncated_prompts": trunc, "error_rows": n_err, "retried_error_rows": retried,
                "batch_sizes_used": sorted(set(getattr(be, "batch_sizes_used", []))),
@@ -436,3 +437,13 @@ def likelihood(prompts: Any, *, model: str, backend: str = "hf", out: str | Path
     opts = {"device": device, "dtype": dtype, "task": "auto", **(backend_options or {})}
     return run("likelihood", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,
                overwrite=overwrite, limit=limit, backend_options=opts, span_column=span_column, seed=0, progress=progress, retry_errors=retry_errors, engine=engine)
+
+
+def _fill_facts(kind: str, gen_config: dict) -> dict:
+    """fill-mask manifests: the fill-in procedure and whether HONEST computed on it is HONEST as published."""
+    if kind != "fill_mask":
+        return {}
+    from biaskit.evaluate.runners.common import HONEST_FILL, fill_procedure
+
+    proc = fill_procedure(gen_config) or HONEST_FILL
+    return {"fill_procedure": proc, "honest_as_published": proc == HONEST_FILL}

@@ -47,7 +47,7 @@ def _bars(by_axis, path: Path, title: str) -> Path:
     if ok.any():
         ax.errorbar(x[ok], y[ok], yerr=np.vstack([y[ok] - lo[ok], hi[ok] - y[ok]]), fmt="none", ecolor="black", capsize=3, lw=1)
     ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("Full Gen Bias (total variance)")
+    ax.set_ylabel("Full Gen Bias (mean within-template variance)")
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     path = Path(path)
@@ -58,7 +58,7 @@ def _bars(by_axis, path: Path, title: str) -> Path:
 
 def genbias_section(b, loaded):
     """The report section (raises the builder's skip exception with the reason when no table fits)."""
-    from biaskit.evaluate.stats.genbias import gen_bias
+    from biaskit.evaluate.stats.genbias import DDOF, SCALE, gen_bias
 
     found = None
     for name, df in loaded.items():
@@ -77,9 +77,11 @@ def genbias_section(b, loaded):
     name, df, cols = found
     res = gen_bias(df, cols, n_boot=b.n_boot, seed=b.seed)
     sec = Section("genbias", "HolisticBias generation bias",
-                  [f"From table `{name}`, style vector = {', '.join(cols)}. Per axis: the mean style vector of each descriptor "
-                   "(averaged over templates first), Full Gen Bias = the total variance of those vectors across descriptors "
-                   "(Smith et al. 2022); Partial Gen Bias per style (each style its own cluster here; `biaskit stats genbias "
+                  [f"From table `{name}`, style vector = {', '.join(cols)}. Per axis, as Smith et al. (2022) define it: "
+                   "Full Gen Bias = (1/T) sum over templates t of sum over styles s of Var_d(mean style probability of descriptor d "
+                   f"in template t), the variance across descriptors within each template (population variance, ddof={DDOF}) "
+                   f"averaged over templates; the `*_x1000` columns show it x{SCALE}, the scale of the paper's tables. "
+                   "Partial Gen Bias per style (each style its own cluster here; `biaskit stats genbias "
                    f"--clusters/--n-clusters` groups them); percentile bootstrap CIs over generations ({b.n_boot} resamples, seed {b.seed})."]
                   + [f"Note: {n}." for n in res.notes])
     b.table(sec, "genbias_by_axis", res.by_axis, "Full and Summed-Cluster Gen Bias per axis with bootstrap CIs.")
