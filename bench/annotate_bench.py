@@ -11,6 +11,13 @@ Measures (seconds, wall clock):
     one API call at a time would take hours; the pull path is the same either way);
   * agreement (with 1,000 bootstrap resamples) and validation on the pulled table.
 Prints a Markdown table (copied into docs/annotate.md).
+
+    .venv/bin/python bench/annotate_bench.py --label-models  # no server: label models and validation by group
+
+``--label-models``: a simulated crowd of 20,000 items x 5 annotations (100,000 labels, 12 annotators with
+known accuracies) aggregated with each label model (``biaskit.annotate.labelmodels.aggregate``; MACE and
+GLAD optional with ``--all-methods``, they are much slower), then ``validate_metric(..., by="group")`` on
+10 groups with 1,000 bootstrap resamples (and 1,000 permutations per pair and rate).
 """
 
 from __future__ import annotations
@@ -82,8 +89,66 @@ def samples_table(n: int, round_: str, seed: int = 0) -> pa.Table:
     return pa.Table.from_pylist(rows)
 
 
+def label_model_bench(n_items: int = 20_000, per_item: int = 5, all_methods: bool = False) -> None:
+    """Aggregate n_items x per_item simulated labels and validate a metric by group; prints a Markdown table."""
+    import warnings
+
+    from biaskit.annotate.labelmodels import aggregate
+
+    rng = np.random.default_rng(0)
+    acc = np.array([0.9, 0.85, 0.85, 0.8, 0.8, 0.75, 0.75, 0.7, 0.7, 0.65, 0.4, 0.34])  # last two: poor, near random
+    truth = rng.integers(0, 3, size=n_items)
+    sids = [f"s{i:06d}" for i in range(n_items)]
+    rows_s, rows_a, rows_l = [], [], []
+    for i in range(n_items):
+        for w in rng.choice(len(acc), size=per_item, replace=False):
+            lab = truth[i] if rng.random() < acc[w] else (truth[i] + 1 + rng.integers(2)) % 3
+            rows_s.append(sids[i])
+            rows_a.append(f"w{w:02d}")
+            rows_l.append(LABS[lab])
+    ann = pa.table({"sample_id": rows_s, "annotator": rows_a, "label": rows_l, "round": ["bench"] * len(rows_s),
+                    "task_type": ["sentiment"] * len(rows_s)})
+    groups = [f"g{i % 10}" for i in range(n_items)]
+    m_acc = np.array([0.9 - 0.03 * (i % 10) for i in range(n_items)])   # the metric gets worse group by group
+    pred = [LABS[t] if rng.random() < a else LABS[(t + 1) % 3] for t, a in zip(truth, m_acc)]
+    samples = pa.table({"sample_id": sids, "round": ["bench"] * n_items, "task_type": ["sentiment"] * n_items,
+                        "text": ["x"] * n_items, "group": groups, "vader_label": pred,
+                        "vader_compound": [{"negative": -0.5, "neutral": 0.0, "positive": 0.5}[p] + float(rng.normal(0, 0.2))
+                                           for p in pred], "is_gold": [False] * n_items})
+    out = [("step", "seconds", "note")]
+    methods = ["majority", "dawid-skene", "wawa"] + (["glad", "mace"] if all_methods else [])
+    ds_labels = None
+    for m in methods:
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            res = aggregate(ann, method=m, samples=samples)
+        dt = time.perf_counter() - t0
+        lab = dict(zip(res.labels.column("sample_id").to_pylist(), res.labels.column("label").to_pylist()))
+        right = np.mean([lab[s] == LABS[t] for s, t in zip(sids, truth)])
+        out.append((f"aggregate {len(rows_s):,} labels ({n_items:,} items x {per_item}), {m}", f"{dt:.1f}",
+                    f"accuracy vs the simulated truth {right:.3f}"))
+        if m == "dawid-skene":
+            ds_labels = res.labels
+    for lbl, labels in (("majority vote", None), ("Dawid-Skene labels", ds_labels)):
+        t0 = time.perf_counter()
+        v = validate_metric(ann, samples, metric="vader", by="group", labels=labels, n_boot=1000, seed=0, calibrate=False)
+        dt = time.perf_counter() - t0
+        sig = sum(1 for r in v.table.to_pylist() if r["measure"].startswith("diff_") and r["p_value"] is not None
+                  and r["p_value"] < 0.05)
+        out.append((f"validate by group (10 groups, 45 pairs, 1,000 resamples), {lbl}", f"{dt:.1f}",
+                    f"{v.n_items:,} items, {sig} significant pairwise differences"))
+    print("| " + " | ".join(out[0]) + " |\n|---|---|---|")
+    for r in out[1:]:
+        print("| " + " | ".join(r) + " |")
+
+
 def main() -> None:
     import signal
+
+    if "--label-models" in sys.argv:
+        label_model_bench(all_methods="--all-methods" in sys.argv)
+        return
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally block: stop the server
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])

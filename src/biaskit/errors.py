@@ -87,6 +87,13 @@ CATALOGUE: dict[str, str] = {
     "E265": "cannot count tokens for lm-eval log-likelihoods",
     "E270": "unknown baseline span",
     "E271": "local model folder not found",
+    "E250": "no annotations to aggregate",
+    "E251": "labels outside the task's label set",
+    "E252": "annotations cannot support a label model (one annotator or no overlap)",
+    "E253": "unknown label model",
+    "E254": "not a labels table",
+    "E255": "per-group validation input error",
+    "E256": "round plan error",
 }
 
 

@@ -232,12 +232,17 @@ AGREEMENT = Stage(
         Column("annotator_b", S, "second annotator (pairwise rows)"),
         Column("n_items", I, "items used", example=360),
         Column("n_annotators", I, "annotators involved", example=3),
-        Column("p_value", F, "p-value where the figure has one"),
+        Column("p_value", F, "p-value where the figure has one (pairwise group rows: Holm-corrected over the pairs)"),
         Column("ci_low", F, "lower bound of the bootstrap CI"),
         Column("ci_high", F, "upper bound of the bootstrap CI"),
         Column("error", S, "why the value is null"),
+        Column("group_by", S, "column the per-group rows split the items by (validate --by)"),
+        Column("group", S, "group of a per-group row; first group of a pairwise row"),
+        Column("group_b", S, "second group of a pairwise row (diff_/ratio_ measures)"),
+        Column("p_value_raw", F, "permutation p-value before the Holm correction (pairwise group rows)"),
+        Column("note", S, "flag that keeps a row but qualifies it, e.g. 'small group: n < 30'"),
     ),
-    key=("round", "measure", "task_type", "metric", "annotator", "annotator_b"),
+    key=("round", "measure", "task_type", "metric", "annotator", "annotator_b", "group_by", "group", "group_b"),
 )
 
 STAGES: dict[str, Stage] = {s.name: s for s in (PROMPTS, GENERATIONS, SCORES, SAMPLES, ANNOTATIONS, AGREEMENT)}

@@ -71,4 +71,26 @@ def test_with_server_pushes_then_pulls_a_full_round(tmp_path, scores, ls_server,
     assert value(agr, "accuracy", metric="vader") == 1.0  # two of three annotators always follow VADER
     assert value(agr, "fleiss_kappa") is not None
     assert "36 labels by 3 annotators on 12 items" in ctx2.summary[-1][1]
+    # the new steps: Dawid-Skene labels, validation by group, a plan and the next round drawn from it
+    assert ctx2.info["annotate"]["label_model"] == "dawid-skene"
+    assert read_table(tmp_path / "annotate" / "labels.parquet").num_rows == 12
+    assert value(agr, "labels_items") == 12.0
+    groups = {r["group"] for r in agr.to_pylist() if r["measure"] == "group_accuracy"}
+    assert groups == set(read_table(ctx2.tables["samples"]).column("group").to_pylist())
+    import json
+
+    plan = json.loads((tmp_path / "annotate" / "plan.json").read_text())
+    nxt = read_table(tmp_path / "annotate" / "next_round.parquet", "samples")
+    got = nxt.column("group").to_pylist()
+    sc = scores.to_pylist()
+    for g, e in plan["groups"].items():   # planned counts, capped by the unlabelled items of the group
+        left = sum(r["group"] == g for r in sc) - sum(x == g for x in read_table(ctx2.tables["samples"]).column("group").to_pylist())
+        assert got.count(g) == min(e["n_more"], left)
+    assert not set(nxt.column("sample_id").to_pylist()) & set(s)
+    assert "next round planned" in ctx2.summary[-1][1]
+    # the report shows the fairness section
+    from biaskit.evaluate.report.build import build_report
+
+    res = build_report(tmp_path, tmp_path / "report", n_boot=20)
+    assert "fairness" in res.sections
     assert ls_server.token not in (tmp_path / "annotate" / "rounds.jsonl").read_text()

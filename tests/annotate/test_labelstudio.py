@@ -223,3 +223,38 @@ def test_push_interrupted_midway_resumes_without_duplicates(ls_client, scores, m
     ids = ls_client.existing_sample_ids(rep.project_id)
     n_tasks = sum(1 for _ in ls_client.sdk.tasks.list(project=rep.project_id, include="id,data"))
     assert n_tasks == 10 and sorted(ids) == sorted(s.column("sample_id").to_pylist())
+
+
+def test_gold_items_are_ground_truth_annotations_kept_apart_from_the_crowd(ls_client, annotator_ids, annotator_clients, scores):
+    a1, a2, _ = annotator_ids
+    gold = pa.table({"text": ["What a wonderful, happy day.", "This is awful and I hate it."], "gold_label": ["positive", "negative"]})
+    samples, _ = sample_round(scores, round="gt", task="sentiment", n=6, bins=1, gold=gold, seed=0)
+    assert sum(samples.column("is_gold").to_pylist()) == 2
+    rep = push(samples, client=ls_client, annotators=2)
+    ids = ls_client.existing_sample_ids(rep.project_id)
+    srows = {r["sample_id"]: r for r in samples.to_pylist()}
+    # on the server: each gold task carries one annotation flagged ground_truth with the known answer
+    for sid, r in srows.items():
+        anns = ls_client.sdk.annotations.list(id=ids[sid])
+        if r["is_gold"]:
+            assert len(anns) == 1 and anns[0].ground_truth is True
+            assert anns[0].result[0]["value"]["choices"] == [r["gold_label"]]
+        else:
+            assert len(anns) == 0
+    # crowd annotators label everything, gold included (one of them misses a gold item)
+    for sid, r in srows.items():
+        lab = r["gold_label"] if r["is_gold"] else r["vader_label"]
+        record_annotation(annotator_clients[a1], ids[sid], None, lab, SENT)
+        record_annotation(annotator_clients[a2], ids[sid], None, "neutral" if r["is_gold"] else lab, SENT)
+    res = pull(samples, client=ls_client)
+    assert res.report.kept == 16 and set(res.annotations.column("annotator").to_pylist()) == {a1, a2}
+    gt = {r["sample_id"]: r["label"] for r in res.ground_truth.to_pylist()}
+    assert gt == {sid: r["gold_label"] for sid, r in srows.items() if r["is_gold"]}
+    # re-pushing imports nothing (the ground-truth annotations are not duplicated either)
+    again = push(samples, client=ls_client, annotators=2)
+    assert again.imported == 0
+    assert len(pull(samples, client=ls_client).ground_truth) == 2
+    # annotator gold accuracy: a1 right on both gold items, a2 wrong on both
+    agr = agreement(res.annotations, samples=samples, n_boot=0)
+    assert value(agr, "annotator_gold_accuracy", annotator=a1) == 1.0
+    assert value(agr, "annotator_gold_accuracy", annotator=a2) == 0.0

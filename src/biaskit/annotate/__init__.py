@@ -6,7 +6,9 @@ Modules: :mod:`~biaskit.annotate.tasks` (task types, label configs, guidelines),
 :mod:`~biaskit.annotate.files` (task and result files for other platforms),
 :mod:`~biaskit.annotate.results` (the shared validation path), :mod:`~biaskit.annotate.agreement`
 (Fleiss, Krippendorff, Cohen, majority vote), :mod:`~biaskit.annotate.validation` (metric vs humans) and
-:mod:`~biaskit.annotate.ledger` (round history). See docs/annotate.md.
+:mod:`~biaskit.annotate.ledger` (round history), :mod:`~biaskit.annotate.labelmodels` (crowd-kit label models),
+:mod:`~biaskit.annotate.groupvalidity` (is a metric equally valid per group) and
+:mod:`~biaskit.annotate.planning` (planning the next round). See docs/annotate.md.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ _EXPORTS = {
     "krippendorff_alpha": "agreement", "cohen_kappa": "agreement", "careless_annotators": "agreement",
     "validate_metric": "validation", "validate_metrics": "validation", "calibrate_thresholds": "validation",
     "spearman": "validation", "classify": "validation",
+    "aggregate": "labelmodels", "group_rows": "groupvalidity", "plan_round": "planning",
 }
 
 __all__ = sorted(_EXPORTS)

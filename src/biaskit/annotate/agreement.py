@@ -242,8 +242,13 @@ def _row(round_: str, task: str, measure: str, value: float | None, **kw) -> dic
 
 
 def agreement(annotations: Any, *, round: str | None = None, task: str | TaskType | None = None,
-              samples: Any = None, careless_kappa: float = 0.2, n_boot: int = 1000, seed: int = 0) -> pa.Table:
+              samples: Any = None, careless_kappa: float = 0.2, n_boot: int = 1000, seed: int = 0,
+              labels: Any = None) -> pa.Table:
     """All agreement figures of a round as agreement-stage rows.
+
+    ``labels``: a labels table of ``annotate aggregate`` (a label model): adds, per annotator, agreement and
+    Cohen's kappa with those labels (``annotator_labels_agreement``/``_kappa``) and ``labels_items``; the
+    leave-one-out majority rows stay as they are.
 
     Gold items (``samples.is_gold``) are left out of inter-annotator agreement and used for per-annotator
     gold accuracy. ``careless_kappa``: an annotator whose Cohen's kappa with the leave-one-out majority is
@@ -276,6 +281,10 @@ def agreement(annotations: Any, *, round: str | None = None, task: str | TaskTyp
                                    s.column("gold_label").to_pylist() if "gold_label" in s.column_names else [None] * s.num_rows):
                 if g:
                     gold[sid] = lab
+    from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings
+
+    check_task_labels(t.column("label").to_pylist(), tt)
+    crowd_warnings(*(t.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
     lt = LabelTable.from_annotations(t, exclude_items=gold)
     rows: list[dict[str, Any]] = []
     cats = lt.categories(tt)
@@ -358,6 +367,26 @@ def agreement(annotations: Any, *, round: str | None = None, task: str | TaskTyp
             hits = [row[j] == gold[it] for it, row in zip(gt.items, gt.labels) if row[j] is not None]
             rows.append(_row(round, spec, "annotator_gold_accuracy", float(np.mean(hits)) if hits else None, annotator=ann,
                              n_items=len(hits), error=None if hits else "no gold items labelled"))
+
+    if labels is not None:
+        from biaskit.annotate.labelmodels import read_labels
+
+        lt_ = read_labels(labels)
+        method = sorted({x for x in lt_.column("method").to_pylist() if x}) if "method" in lt_.column_names else []
+        final = {sid: lab for sid, lab in zip(lt_.column("sample_id").to_pylist(), lt_.column("label").to_pylist())
+                 if lab is not None and sid not in gold}
+        note = f"labels of {', '.join(method) or 'a label model'}"
+        for j, ann in enumerate(lt.annotators):
+            mine = [(row[j], final[it]) for it, row in zip(lt.items, lt.labels) if row[j] is not None and it in final]
+            if mine:
+                rows.append(_row(round, spec, "annotator_labels_agreement", float(np.mean([x == y for x, y in mine])),
+                                 annotator=ann, n_items=len(mine), note=note))
+                rows.append(_row(round, spec, "annotator_labels_kappa", cohen_kappa([x for x, _ in mine], [y for _, y in mine])
+                                 if len(mine) >= 2 else float("nan"), annotator=ann, n_items=len(mine), note=note))
+            else:
+                rows.append(_row(round, spec, "annotator_labels_agreement", None, annotator=ann, n_items=0, note=note,
+                                 error="no item of this annotator in the labels table"))
+        rows.append(_row(round, spec, "labels_items", float(len(final)), n_items=len(lt.items), n_annotators=k_ann, note=note))
 
     # majority-vote summary
     mv = majority_vote(t.filter(pc.invert(pc.is_in(t.column("sample_id"), pa.array(list(gold), pa.string())))),

@@ -238,6 +238,11 @@ def _task_payload(row: dict[str, Any], task: TaskType, pre: Any | None) -> dict[
             if score is not None:
                 pred["score"] = float(score)
             item["predictions"] = [pred]
+    if row.get("is_gold") and row.get("gold_label") in task.labels:
+        # the known answer of a gold item, stored as a ground-truth annotation (by the pushing account) so the
+        # project owner sees it in Label Studio; pull keeps it apart from the crowd's labels
+        item["annotations"] = [{"ground_truth": True, "result": [{"from_name": task.from_name, "to_name": "text",
+                                                                  "type": "choices", "value": {"choices": [row["gold_label"]]}}]}]
     return item
 
 
@@ -296,7 +301,8 @@ def export_records(raw: list[dict[str, Any]], task: TaskType, users: dict[int, s
                     choices.extend((item.get("value") or {}).get("choices") or [])
             yield {"sample_id": data.get("sample_id"), "annotator": who, "label": choices, "lead_time": a.get("lead_time"),
                    "created_at": a.get("created_at"), "updated_at": a.get("updated_at"),
-                   "cancelled": bool(a.get("was_cancelled")), "annotation_id": a.get("id")}
+                   "cancelled": bool(a.get("was_cancelled")), "annotation_id": a.get("id"),
+                   "ground_truth": bool(a.get("ground_truth"))}
 
 
 @dataclass
@@ -308,6 +314,9 @@ class PullResult:
     title: str
     tasks_on_server: int
     extra: dict[str, Any] = field(default_factory=dict)
+    #: ground-truth annotations (Label Studio's ``ground_truth`` flag, e.g. gold answers pushed by biaskit):
+    #: sample_id, label, annotator; never among the crowd's ``annotations``
+    ground_truth: pa.Table | None = None
 
 
 def pull(samples: Any, *, url: str | None = None, token: str | None = None, project: str | None = None,
@@ -321,9 +330,17 @@ def pull(samples: Any, *, url: str | None = None, token: str | None = None, proj
     proj = ls.get_project(title)
     raw = ls.export(proj.id)
     recs = list(export_records(raw, task, ls.users(), round_))
+    flags = [r.pop("ground_truth", False) for r in recs]
+    gt = [r for r, f in zip(recs, flags) if f]
+    recs = [r for r, f in zip(recs, flags) if not f]
     ann, rej, rep = validate_records(recs, task=spec, round=round_, platform="label-studio", sample_ids=ids)
     log.info(rep.summary())
-    return PullResult(ann, rej, rep, proj.id, title, len(raw))
+    gt_t = pa.table({"sample_id": pa.array([r["sample_id"] for r in gt], pa.string()),
+                     "label": pa.array([",".join(r["label"]) if r["label"] else None for r in gt], pa.string()),
+                     "annotator": pa.array([r["annotator"] for r in gt], pa.string())})
+    if gt:
+        log.info("%d ground-truth annotation(s) kept apart from the crowd's labels", len(gt))
+    return PullResult(ann, rej, rep, proj.id, title, len(raw), ground_truth=gt_t)
 
 
 def record_annotation(client: LabelStudio, task_id: int, user_id: int | None, label: str | list[str], task: TaskType,

@@ -96,6 +96,8 @@ def history(path: str | Path | None = None) -> list[dict[str, Any]]:
             for m, figs in (e.get("metrics") or {}).items():
                 for k, v in figs.items():
                     r[f"{m}.{k}"] = v
+            for m, widths in (e.get("group_ci") or {}).items():
+                r[f"{m}.accuracy_ci_width_by_{e.get('group_by') or 'group'}"] = widths
     return list(rounds.values())
 
 
@@ -107,4 +109,16 @@ def figures(table: Any, measures: tuple[str, ...]) -> dict[str, float | None]:
     for r in to_arrow(table).to_pylist():
         if r["measure"] in measures and not r.get("annotator"):
             out[r["measure"]] = None if r["value"] is None else round(float(r["value"]), 4)
+    return out
+
+
+def group_ci_widths(table: Any) -> dict[str, float | None]:
+    """{group: width of the 95% CI of the per-group accuracy} of a validation table (annotate validate --by)."""
+    from biaskit.io import to_arrow
+
+    out: dict[str, float | None] = {}
+    for r in to_arrow(table).to_pylist():
+        if r["measure"] == "group_accuracy" and r.get("group") is not None:
+            lo, hi = r.get("ci_low"), r.get("ci_high")
+            out[r["group"]] = None if lo is None or hi is None else round(float(hi - lo), 4)
     return out

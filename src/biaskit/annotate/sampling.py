@@ -160,12 +160,23 @@ def sample_round(
     gold: Any = None,
     n_gold: int | None = None,
     seed: int = 0,
+    quota: Mapping[str, int] | None = None,
+    quota_by: str | None = None,
+    prefer: str = "random",
 ) -> tuple[pa.Table, SampleReport]:
     """Draw the items of one annotation round from a scores (or prompts/generations) table.
 
     Returns the samples-stage table (masked text, original text, mapping, stratum, gold flags, and every
     column of the source row carried along; the source ``text`` is kept as ``source_text``) and a report.
+
+    ``quota`` (from a round plan, :mod:`biaskit.annotate.planning`): items to draw per value of the ``quota_by``
+    column instead of the stratified design; ``prefer="uncertain"`` takes, within each group, the items the
+    metric is least sure about first (:func:`~biaskit.annotate.planning.uncertainty`), ``random`` a seeded draw.
     """
+    if prefer not in ("random", "uncertain"):
+        raise BiaskitError("E256", "unknown --prefer", value=prefer, options=["random", "uncertain"], fix="use --prefer uncertain")
+    if quota is not None and not quota_by:
+        raise BiaskitError("E256", "a quota needs the column it counts by", value=None, fix="pass a plan written by `biaskit annotate plan`")
     tt = get_task_type(task)
     if not round or not isinstance(round, str) or any(ch in round for ch in "/\\\n"):
         raise BiaskitError("E091", "invalid round name", value=round, fix="use a short name such as r1 or 2026-11-sentiment")
@@ -192,7 +203,8 @@ def sample_round(
                            fix="add --by template (or another column)")
     if strata is None:
         strata = [c for c in ("source", "group") if c in cols] if not per_label else []
-    missing = [c for c in [*strata, *([by] if by else []), *([text_column] if text_column else [])] if c not in cols]
+    missing = [c for c in [*strata, *([by] if by else []), *([text_column] if text_column else []),
+                           *([quota_by] if quota is not None else [])] if c not in cols]
     if missing:
         raise BiaskitError("E091", f"column(s) {', '.join(missing)} not in the table", value=missing, options=cols,
                            fix="name existing columns in --strata / --by / --text-column")
@@ -227,7 +239,32 @@ def sample_round(
     # ---- strata
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     chosen: list[dict[str, Any]] = []
-    if per_label:
+    if quota is not None:
+        from biaskit.annotate.planning import uncertainty
+
+        for p in pool:
+            groups[str(p["_row"].get(quota_by))].append(p)
+        if prefer == "uncertain":
+            from biaskit.annotate.planning import boundaries
+
+            same_scale = [c for c in cols if c.endswith("_label") and (mc is None or c != mc.label)
+                          and {r.get(c) for r in rows if r.get(c) is not None} <= set(tt.labels)]
+            cuts = (boundaries(rows, mc.label, mc.score_of, list(tt.ordinal))  # from the whole table, not one group
+                    if mc is not None and mc.label and mc.score else None)
+        for g in sorted(quota):
+            items = groups.get(g, [])
+            k = min(int(quota[g]), len(items))
+            order = rng.permutation(len(items)) if items else np.array([], dtype=int)
+            if prefer == "uncertain" and items:
+                u = uncertainty([p["_row"] for p in items], mc.label if mc else None, mc.score_of if mc and mc.score else None,
+                                list(tt.ordinal), same_scale, cuts=cuts)
+                rank = np.empty(len(items), dtype=int)
+                rank[order] = np.arange(len(items))  # seeded tie-break among equally uncertain items
+                order = sorted(range(len(items)), key=lambda i: (-u[i], rank[i]))
+            for i in sorted(int(x) for x in list(order)[:k]):
+                chosen.append({**items[i], "_stratum": f"{quota_by}={g}"})
+            rep.strata[f"{quota_by}={g}"] = {"available": len(items), "chosen": k, "planned": int(quota[g])}
+    elif per_label:
         for lab in per_label:
             if lab not in tt.labels and mc and lab not in {p["_row"].get(mc.label) for p in pool}:
                 raise BiaskitError("E091", f"label {lab!r} of --per-label is neither a {tt.name} label nor a value of {mc.label}",

@@ -20,32 +20,13 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from scipy import stats
 
-from biaskit.annotate.agreement import _row, bootstrap_ci, majority_vote, rows_to_table
+from biaskit.annotate.agreement import _row, majority_vote, rows_to_table
 from biaskit.annotate.metriccols import resolve
+from biaskit.annotate.rankstats import _spearman_boot, spearman  # noqa: F401  (spearman: public here too)
 from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.errors import BiaskitError
 from biaskit.io import to_arrow
-
-
-def spearman(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
-    """Spearman's rho (average ranks for ties) and its two-sided p-value (t approximation, n - 2 df)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    n = len(x)
-    if n < 3:
-        return float("nan"), float("nan")
-    rx, ry = stats.rankdata(x), stats.rankdata(y)
-    rx, ry = rx - rx.mean(), ry - ry.mean()
-    den = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())
-    if den == 0:
-        return float("nan"), float("nan")
-    rho = float((rx * ry).sum() / den)
-    rho = max(-1.0, min(1.0, rho))
-    if abs(rho) == 1.0:
-        return rho, 0.0
-    t = rho * np.sqrt((n - 2) / ((1 - rho) * (1 + rho)))
-    return rho, float(2 * stats.t.sf(abs(t), n - 2))
 
 
 @dataclass
@@ -215,8 +196,13 @@ def cross_validated_calibration(scores: Sequence[float], labels: Sequence[str], 
 def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | TaskType | None = None,
                     round: str | None = None, tie_policy: str = "drop", exclude_labels: Sequence[str] = ("other",),
                     label_column: str | None = None, score_column: str | None = None, n_boot: int = 1000,
-                    seed: int = 0, calibrate: bool = True, objective: str = "accuracy", cv_folds: int = 5) -> Validation:
+                    seed: int = 0, calibrate: bool = True, objective: str = "accuracy", cv_folds: int = 5,
+                    by: str | None = None, labels: Any = None) -> Validation:
     """Compare the human majority label with ``metric``'s label/score carried in the samples table.
+
+    ``by``: a samples column (group, domain, source, ...): adds per-group rows and pairwise differences between
+    groups (:mod:`biaskit.annotate.groupvalidity`). ``labels``: a labels table of ``annotate aggregate`` used as
+    the human label instead of the majority vote (gold items and ``exclude_labels`` still left out).
 
     With ``calibrate``, thresholds fitted on all items are reported with their (optimistic) in-sample figure
     ``calibrated_<objective>`` and, unless ``cv_folds`` is 0, the ``cv_folds``-fold cross-validated
@@ -245,8 +231,26 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
     if unknown:
         raise BiaskitError("E091", f"{len(unknown)} annotated items are not in the samples table", value=unknown[:5],
                            fix="pass the samples table of the same round (--samples)")
-    mv = majority_vote(a, task=tt, tie_policy=tie_policy, exclude_labels=exclude_labels, seed=seed)
-    y_true, y_pred, h_rank, score = [], [], [], []
+    from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings
+
+    check_task_labels(a.column("label").to_pylist() if "label" in a.column_names else [], tt)
+    if all(c in a.column_names for c in ("sample_id", "annotator", "label")):
+        crowd_warnings(*(a.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
+    if by is not None and by not in s.column_names:
+        raise BiaskitError("E255", f"--by column {by!r} is not in the samples table", value=by,
+                           options=[c for c in s.column_names if c not in ("text", "original_text", "mask_mapping")],
+                           fix="name a column the samples carry (group, domain, source, language, template)")
+    if labels is not None:
+        from biaskit.annotate.labelmodels import labels_as_majority
+
+        mv = labels_as_majority(labels, exclude_labels=exclude_labels)
+        missing = sorted(set(a.column("sample_id").to_pylist()) - set(mv.column("sample_id").to_pylist()))
+        if missing and mv.num_rows == 0:
+            raise BiaskitError("E254", "the labels table has no item of these annotations", value=missing[:3],
+                               fix="aggregate the same round's annotations (biaskit annotate aggregate)")
+    else:
+        mv = majority_vote(a, task=tt, tie_policy=tie_policy, exclude_labels=exclude_labels, seed=seed)
+    y_true, y_pred, h_rank, score, grp = [], [], [], [], []
     dropped = {"no majority": 0, "metric missing": 0, "gold": 0}
     for r in mv.to_pylist():
         sid = r["sample_id"]
@@ -256,7 +260,10 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
         if not r["kept"]:
             dropped["no majority"] += 1
             continue
-        sr = srows[sid]
+        sr = srows.get(sid)
+        if sr is None:
+            raise BiaskitError("E254", "the labels table holds an item that is not in the samples table", value=sid,
+                               fix="pass the labels and samples of the same round")
         pred = sr.get(mc.label)
         if pred is None:
             dropped["metric missing"] += 1
@@ -265,6 +272,7 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
         y_pred.append(str(pred))
         h_rank.append(tt.rank(r["label"]))
         score.append(mc.score_of(sr) if mc.score else None)
+        grp.append(sr.get(by) if by else None)
     spec = task if isinstance(task, str) else tt.name
     base = dict(metric=metric)
     rows: list[dict[str, Any]] = []
@@ -281,7 +289,7 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
         hx = np.array([h_rank[i] for i in ok], dtype=float)
         sx = np.array([score[i] for i in ok], dtype=float)
         rho, p = spearman(hx, sx)
-        lo, hi = bootstrap_ci(lambda idx: spearman(hx[idx], sx[idx])[0], len(ok), n_boot=n_boot, seed=seed)
+        lo, hi = _spearman_ci(hx, sx, n_boot=n_boot, seed=seed)
         rows.append(_row(round, spec, "spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok),
                          ci_low=lo, ci_high=hi, **base))
     else:
@@ -323,8 +331,31 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
                     rows.append(_row(round, spec, f"cv_calibrated_{objective}", cv, n_items=len(ok), **base))
                 except BiaskitError as exc:
                     rows.append(_row(round, spec, f"cv_calibrated_{objective}", None, n_items=len(ok), error=exc.what, **base))
+    if by is not None:
+        from biaskit.annotate.groupvalidity import group_rows
+
+        bad = sorted({x for x in y_pred if x not in cl.labels} | {x for x in y_true if x not in cl.labels})
+        if bad:  # cannot happen: classify() collects every label; kept as a guard for the code map
+            raise BiaskitError("E255", "labels missing from the class list", value=bad, fix="report this as a bug")
+        rows += group_rows(y_true, y_pred, grp, cl.labels, h_rank=h_rank if mc.score else None,
+                           score=score if mc.score else None, round=round, task=spec, metric=metric, by=by,
+                           n_boot=n_boot, seed=seed)
     val.table = rows_to_table(rows)
     return val
+
+
+def _spearman_ci(hx: np.ndarray, sx: np.ndarray, *, n_boot: int, seed: int, level: float = 0.95):
+    """:func:`~biaskit.annotate.agreement.bootstrap_ci` of :func:`spearman` (same resamples, same rules), vectorised
+    through :func:`~biaskit.annotate.rankstats.spearman_resamples` (a test checks it against the loop)."""
+    n = len(hx)
+    if n_boot <= 0 or n < 2:
+        return None, None
+    vals = _spearman_boot(hx, sx, n_boot, np.random.default_rng(seed))
+    vals = vals[np.isfinite(vals)]
+    if len(vals) < max(10, n_boot // 10):
+        return None, None
+    lo, hi = np.quantile(vals, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return float(lo), float(hi)
 
 
 def confusion_stats(cm: np.ndarray) -> tuple[float, float, float, float]:

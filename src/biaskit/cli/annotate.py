@@ -64,9 +64,13 @@ def sample(
     n_gold: Optional[int] = typer.Option(None, "--n-gold", help="How many gold items to mix in (default: all)."),
     tasks_out: Optional[Path] = typer.Option(None, "--tasks-out", help="Also write task files for other platforms (.csv or .jsonl)."),
     seed: int = typer.Option(0, "--seed", help="Seed of every random choice."),
+    plan: Optional[Path] = typer.Option(None, "--plan", help="Round plan (biaskit annotate plan): draw its per-group counts instead of --n/--strata."),
+    prefer: str = typer.Option("random", "--prefer", help="With --plan: random, or uncertain (items the metric is least sure about, or where metrics disagree, first)."),
     ledger: Optional[Path] = _LEDGER,
 ) -> None:
     """Draw a seeded, stratified sample for an annotation round and mask demographic mentions.
+
+    Example: biaskit annotate sample runs/demo/scores.parquet --round r2 --task sentiment --plan r1/plan.json --prefer uncertain --out r2/samples.parquet
 
     Example: biaskit annotate sample runs/demo/scores.parquet --round r1 --task sentiment --n 200 --bins 5 --out r1/samples.parquet
 
@@ -81,10 +85,24 @@ def sample(
     t = read_table(scores)
     excl, used = _excluded_items(exclude, exclude_previous, ledger, round_)
     pl = _parse_per_label(per_label)
+    quota = quota_by = None
+    if plan is not None:
+        from biaskit.annotate.planning import quotas, read_plan
+
+        pl_ = read_plan(plan)
+        quota, quota_by = quotas(pl_), pl_["group_by"]
+        metric = metric or pl_.get("metric")
+    elif prefer != "random":
+        raise BiaskitError("E256", "--prefer needs --plan", value=prefer, fix="add --plan plan.json (biaskit annotate plan)")
     table, rep = sample_round(
         t, round=round_, task=task, n=n, metric=metric, strata=(None if strata is None else _split([strata])), bins=bins,
         binning=binning, allocation=allocation, per_label=pl, by=by, text_column=text_column, mask=not no_mask,
-        extra_mentions=_split(mention), exclude=excl, gold=read_table(gold) if gold else None, n_gold=n_gold, seed=seed)
+        extra_mentions=_split(mention), exclude=excl, gold=read_table(gold) if gold else None, n_gold=n_gold, seed=seed,
+        quota=quota, quota_by=quota_by, prefer=prefer)
+    if quota is not None:
+        short = {k: v for k, v in rep.strata.items() if v.get("chosen", 0) < v.get("planned", 0)}
+        for k, v in short.items():
+            typer.echo(f"warning: {k}: planned {v['planned']}, only {v['chosen']} unlabelled items available")
     if rep.chosen + rep.gold == 0:  # an empty round file (and ledger entry) that push then cannot use
         raise BiaskitError("E091", f"no items to draw from {scores}", value={
             "rows": rep.pool, "without_text": rep.dropped_no_text, "metric_error": rep.dropped_metric_error,
@@ -92,7 +110,8 @@ def sample(
             fix="give a table with texts (full_text, text + continuation, or --text-column) and --n > 0; "
                 "items of earlier rounds are excluded (--include-previous)")
     cfg = {"round": round_, "task": task, "n": n, "metric": metric, "strata": strata, "bins": bins, "binning": binning,
-           "allocation": allocation, "per_label": pl, "by": by, "mask": not no_mask, "excluded_from": used}
+           "allocation": allocation, "per_label": pl, "by": by, "mask": not no_mask, "excluded_from": used,
+           "plan": str(plan) if plan else None, "prefer": prefer}
     _write(table, out, "samples", "biaskit annotate sample", {**cfg, "report": rep.as_dict()}, inputs=[scores], seed=seed)
     typer.echo(f"{rep.chosen} items + {rep.gold} gold -> {out} (pool {rep.pool}, excluded {rep.excluded}, "
                f"masked {rep.masked}, strata {len(rep.strata)})")
@@ -220,7 +239,10 @@ def pull_cmd(
         res = pull(s, url=url, project=project)
         ann, rej, rep = res.annotations, res.rejected, res.report
         platform = "label-studio"
-        extra = {"project": res.title, "project_id": res.project_id}
+        extra = {"project": res.title, "project_id": res.project_id,
+                 "ground_truth": res.ground_truth.num_rows if res.ground_truth is not None else 0}
+        if extra["ground_truth"]:
+            typer.echo(f"{extra['ground_truth']} ground-truth annotation(s) (gold answers) kept apart from the crowd's labels")
     _refuse_fewer(out, ann.num_rows, allow_fewer, results)
     cfg = {"platform": platform, **extra, "report": rep.as_dict(), "results": str(results) if results else None}
     _write(ann, out, "annotations", "biaskit annotate pull", cfg, inputs=[samples] + ([results] if results else []))
@@ -246,6 +268,7 @@ def agreement_cmd(
     round_: Optional[str] = typer.Option(None, "--round", "-r", help="Round to use when the table holds several."),
     careless_kappa: float = typer.Option(0.2, "--careless-kappa", help="Flag annotators whose kappa with the others' majority is below this."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for CIs (0 = none)."),
+    labels: Optional[Path] = typer.Option(None, "--labels", help="Labels table of a label model (biaskit annotate aggregate): adds each annotator's agreement with it."),
     seed: int = typer.Option(0, "--seed"),
     ledger: Optional[Path] = _LEDGER,
 ) -> None:
@@ -259,9 +282,12 @@ def agreement_cmd(
 
     a = read_table(annotations, "annotations", keys=True)  # null or duplicate (sample, round, annotator): E155/E007
     s = read_table(samples, "samples") if samples else None
-    t = agreement(a, round=round_, samples=s, careless_kappa=careless_kappa, n_boot=bootstrap, seed=seed)
-    _write(t, out, "agreement", "biaskit annotate agreement", {"careless_kappa": careless_kappa, "bootstrap": bootstrap},
-           inputs=[annotations] + ([samples] if samples else []), seed=seed)
+    with _crowd_warnings():
+        t = agreement(a, round=round_, samples=s, careless_kappa=careless_kappa, n_boot=bootstrap, seed=seed,
+                      labels=read_table(labels) if labels else None)
+    _write(t, out, "agreement", "biaskit annotate agreement", {"careless_kappa": careless_kappa, "bootstrap": bootstrap,
+           "labels": str(labels) if labels else None},
+           inputs=[annotations] + ([samples] if samples else []) + ([labels] if labels else []), seed=seed)
     _print_table(t)
     bad = careless_annotators(t)
     if bad:
@@ -284,12 +310,17 @@ def validate_cmd(
     calibrate: bool = typer.Option(True, "--calibrate/--no-calibrate", help="Fit score thresholds that best match the humans."),
     objective: str = typer.Option("accuracy", "--objective", help="Calibration objective: accuracy or balanced_accuracy."),
     cv_folds: int = typer.Option(5, "--cv-folds", help="Folds for the cross-validated calibration figure (0 = skip)."),
+    by: Optional[str] = typer.Option(None, "--by", help="Samples column to split the items by (group, domain, source, language, template): per-group rates and pairwise tests. Default: group when the samples have it; '' for none."),
+    labels: Optional[Path] = typer.Option(None, "--labels", help="Labels table of a label model (biaskit annotate aggregate) to use instead of the majority vote."),
     seed: int = typer.Option(0, "--seed"),
     ledger: Optional[Path] = _LEDGER,
 ) -> None:
-    """Compare the human majority label with each metric: Spearman, accuracy, weighted P/R/F1, per class, confusion matrix, thresholds.
+    """Compare the human majority label with each metric: Spearman, accuracy, weighted P/R/F1, per class, confusion matrix, thresholds;
+    with --by, the same per group, and every pair of groups compared (difference, ratio, permutation p, Holm-corrected).
 
     Example: biaskit annotate validate r1/annotations.parquet --samples r1/samples.parquet --metric vader --out r1/validation.parquet
+
+    Example: biaskit annotate validate r1/annotations.parquet --samples r1/samples.parquet --metric vader --by group --labels r1/labels.parquet --out r1/validation.parquet
     """
     import pyarrow as pa
 
@@ -300,21 +331,98 @@ def validate_cmd(
     a = read_table(annotations, "annotations", keys=True)
     s = read_table(samples, "samples")
     excl = _split(exclude_label) if exclude_label else ["other"]
-    tables, figs = [], {}
+    by_ = ("group" if "group" in s.column_names else None) if by is None else (by or None)
+    lab_t = read_table(labels) if labels else None
+    tables, figs, group_ci = [], {}, {}
     for m in _split(metric):
-        v = validate_metric(a, s, metric=m, tie_policy=tie_policy, exclude_labels=excl, label_column=label_column,
-                            score_column=score_column, n_boot=bootstrap, seed=seed, calibrate=calibrate, objective=objective,
-                            cv_folds=cv_folds)
+        with _crowd_warnings():
+            v = validate_metric(a, s, metric=m, tie_policy=tie_policy, exclude_labels=excl, label_column=label_column,
+                                score_column=score_column, n_boot=bootstrap, seed=seed, calibrate=calibrate,
+                                objective=objective, cv_folds=cv_folds, by=by_, labels=lab_t)
         tables.append(v.table)
         typer.echo(f"== {m}: {v.notes[0]}")
-        _print_table(v.table, skip_prefix="confusion:")
+        _print_table(v.table, skip_prefix=("confusion:", "diff_", "ratio_", "group_"))
         if v.classification is not None:
             typer.echo(v.confusion_markdown())
+        if by_:
+            _print_groups(v.table)
+            group_ci[m] = led.group_ci_widths(v.table)
         figs[m] = led.figures(v.table, ("spearman_rho", "accuracy", "f1_weighted", "calibrated_accuracy", "cv_calibrated_accuracy"))
     t = pa.concat_tables(tables)
     _write(t, out, "agreement", "biaskit annotate validate", {"metrics": metric, "tie_policy": tie_policy, "exclude_labels": excl,
-           "bootstrap": bootstrap, "calibrate": calibrate, "objective": objective, "cv_folds": cv_folds}, inputs=[annotations, samples], seed=seed)
-    led.record("validate", t.column("round")[0].as_py() if t.num_rows else "?", ledger, metrics=figs)
+           "bootstrap": bootstrap, "calibrate": calibrate, "objective": objective, "cv_folds": cv_folds, "by": by_,
+           "labels": str(labels) if labels else None},
+           inputs=[annotations, samples] + ([labels] if labels else []), seed=seed)
+    led.record("validate", t.column("round")[0].as_py() if t.num_rows else "?", ledger, metrics=figs,
+               **({"group_by": by_, "group_ci": group_ci} if by_ else {}))
+
+
+def aggregate_cmd(
+    annotations: Path = typer.Argument(..., help="Annotations table of the round."),
+    out: Path = typer.Option(..., "--out", "-o", help="Labels table to write (one row per item); the per-annotator table goes to <out stem>.annotators.parquet."),
+    method: str = typer.Option("dawid-skene", "--method", help="majority, dawid-skene, glad, mace or wawa."),
+    samples: Optional[Path] = typer.Option(None, "--samples", help="Samples table (gold items become known answers)."),
+    task: Optional[str] = typer.Option(None, "--task", "-t", help="Task type whose label set the labels must come from (default: the table's task_type)."),
+    seed: int = typer.Option(0, "--seed", help="Seed (MACE's restarts)."),
+) -> None:
+    """One label per item from the crowd's labels with a label model (crowd-kit), plus each annotator's estimated skill.
+
+    Example: biaskit annotate aggregate r1/annotations.parquet --samples r1/samples.parquet --method dawid-skene --out r1/labels.parquet
+    """
+    import warnings
+
+    from biaskit.annotate.labelmodels import LabelModelWarning, aggregate
+    from biaskit.io import read_table
+
+    a = read_table(annotations, "annotations", keys=True)
+    s = read_table(samples, "samples") if samples else None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LabelModelWarning)  # printed below from res.warnings
+        res = aggregate(a, method=method, samples=s, task=task, seed=seed)
+    for w in res.warnings:
+        typer.echo(f"warning[LabelModelWarning]: {w}")
+    cfg = {"method": method, "task": task, "seed": seed}
+    from biaskit.io import write_table
+    from biaskit.manifest import new_manifest
+
+    ins = [annotations] + ([samples] if samples else [])
+    write_table(res.labels, out, manifest=new_manifest("biaskit annotate aggregate", config=cfg, seed=seed, inputs=ins))
+    ann_out = out.with_name(out.stem + ".annotators" + (out.suffix or ".parquet"))
+    write_table(res.annotators, ann_out, manifest=new_manifest("biaskit annotate aggregate", config=cfg, seed=seed, inputs=ins))
+    lab = res.labels.column("label").to_pylist()
+    conf = [c for c in res.labels.column("confidence").to_pylist() if c is not None]
+    typer.echo(f"{method}: {len(lab)} items labelled ({sum(res.labels.column('is_gold').to_pylist())} gold), mean confidence "
+               f"{(sum(conf) / len(conf)) if conf else float('nan'):.3f} -> {out}; annotators -> {ann_out}")
+    for r in sorted(res.annotators.to_pylist(), key=lambda r: (r["skill"] is None, r["skill"] or 0)):
+        sk = "null" if r["skill"] is None else f"{r['skill']:.3f}"
+        typer.echo(f"  {r['annotator']:<36} skill {sk}  n={r['n_annotations']}")
+
+def plan_cmd(
+    validation: Path = typer.Option(..., "--validation", help="Validation table with per-group rows (annotate validate --by)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Plan file to write (JSON)."),
+    target_ci: float = typer.Option(0.05, "--target-ci", help="Target 95% CI half-width of the per-group rate."),
+    rate: str = typer.Option("accuracy", "--rate", help="accuracy or miss_rate_<label> (e.g. miss_rate_negative)."),
+    metric: Optional[str] = typer.Option(None, "--metric", help="Metric to plan for when the table holds several."),
+) -> None:
+    """How many more items each group needs for its per-group rate's CI half-width to reach the target (normal approximation).
+
+    Example: biaskit annotate plan --validation r1/validation.parquet --target-ci 0.05 --out r1/plan.json
+    """
+    import json
+
+    from biaskit.annotate.planning import plan_round
+    from biaskit.io import read_table, write_text_atomic
+
+    p = plan_round(read_table(validation, "agreement"), target=target_ci, rate=rate, metric=metric)
+    p["validation"] = str(validation)
+    write_text_atomic(out, json.dumps(p, indent=2, ensure_ascii=False) + "\n")
+    for g, e in p["groups"].items():
+        if e.get("n_more") is None:
+            typer.echo(f"  {g}: {e.get('error')}")
+            continue
+        typer.echo(f"  {g}: {p['rate']} {e['rate']:.3f} on {e['n_now']} items, CI +-{e['half_width_now']:.3f}; "
+                   f"{e['n_more']} more -> +-{e['half_width_planned']:.3f}" + (f" ({e['note']})" if e.get("note") else ""))
+    typer.echo(f"{p['total_more']} more items in all -> {out}")
 
 
 def rounds_cmd(ledger: Optional[Path] = _LEDGER) -> None:
@@ -359,6 +467,8 @@ def register(app: typer.Typer) -> None:
     ann.command('pull')(pull_cmd)
     ann.command('agreement')(agreement_cmd)
     ann.command('validate')(validate_cmd)
+    ann.command('aggregate')(aggregate_cmd)
+    ann.command('plan')(plan_cmd)
     ann.command('rounds')(rounds_cmd)
     ann.command('tasks')(tasks_cmd)
 
@@ -394,7 +504,50 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def _print_table(t, skip_prefix: str | None = None) -> None:
+class _crowd_warnings:
+    """Print the named CrowdWarnings of a computation as one line each (``warning[CrowdWarning]: ...``)."""
+
+    def __enter__(self):
+        import warnings
+
+        from biaskit.annotate.labelmodels import CrowdWarning
+
+        self._cm = warnings.catch_warnings(record=True)
+        self._rec = self._cm.__enter__()
+        warnings.simplefilter("always", CrowdWarning)
+        self._cls = CrowdWarning
+        return self
+
+    def __exit__(self, *exc):
+        import warnings
+
+        rec = list(self._rec)
+        self._cm.__exit__(*exc)
+        for w in rec:
+            if issubclass(w.category, self._cls):
+                typer.echo(f"warning[{w.category.__name__}]: {w.message}")
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return False
+
+
+def _print_groups(t) -> None:
+    """Per-group accuracy and the pairwise differences that are significant after Holm."""
+    rows = t.to_pylist()
+    for r in rows:
+        if r["measure"] == "group_accuracy":
+            v = "null" if r["value"] is None else f"{r['value']:.3f}"
+            ci = f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if r.get("ci_low") is not None else ""
+            typer.echo(f"  {r['group_by']}={r['group']:<28} accuracy {v}{ci} n={r['n_items']}" + (f" ({r['note']})" if r.get("note") else ""))
+    sig = [r for r in rows if r["measure"].startswith("diff_") and r.get("p_value") is not None and r["p_value"] < 0.05]
+    for r in sig:
+        typer.echo(f"  significant: {r['measure'][5:]} {r['group']} - {r['group_b']} = {r['value']:+.3f} "
+                   f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] Holm p={r['p_value']:.3g}")
+    if not sig:
+        typer.echo("  no difference between groups is significant after Holm correction")
+
+
+def _print_table(t, skip_prefix: str | tuple[str, ...] | None = None) -> None:
     for r in t.to_pylist():
         if skip_prefix and r["measure"].startswith(skip_prefix):
             continue

@@ -12,6 +12,7 @@ def classifier_cmd(
     table: Path = typer.Argument(..., help="Labelled table (text + label columns), or an annotations table with --samples."),
     out: Path = typer.Option(..., "--out", "-o", help="Output folder: model, tokenizer, README.md (model card), metrics.json."),
     samples: Optional[Path] = typer.Option(None, "--samples", help="TABLE is a round's annotations: take the human majority label per item and the text from this samples table."),
+    aggregated: Optional[Path] = typer.Option(None, "--aggregated-labels", help="With --samples: take each item's label from this labels table (biaskit annotate aggregate) instead of the majority vote."),
     text_column: str = typer.Option("text", "--text-column", help="Column holding the text."),
     label_column: str = typer.Option("label", "--label-column", help="Column holding the label."),
     labels: Optional[str] = typer.Option(None, "--labels", help="Classes in order (ordinal order for ordinal tasks): a,b,c or RAW=NAME pairs, e.g. -1=negative,0=neutral,1=positive."),
@@ -47,8 +48,14 @@ def classifier_cmd(
     from biaskit.train.classifier import TrainConfig, labelled_data, majority_labels, train_classifier
 
     t = read_table(table)
+    if aggregated is not None and samples is None:
+        from biaskit.errors import BiaskitError
+
+        raise BiaskitError("E254", "--aggregated-labels needs --samples (the round's samples table, for the texts)",
+                           value=str(aggregated), fix="add --samples r1/samples.parquet")
     if samples is not None:
-        t = majority_labels(t, read_table(samples, "samples"), text_column=text_column)
+        t = majority_labels(t, read_table(samples, "samples"), text_column=text_column,
+                            label_table=read_table(aggregated) if aggregated else None)
         text_col, label_col = "text", "label"
     else:
         text_col, label_col = text_column, label_column

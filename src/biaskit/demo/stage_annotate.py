@@ -117,8 +117,11 @@ def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None
     if res.rejected.num_rows:
         write_table(res.rejected, ctx.run_dir / "annotate" / "annotations.rejected.jsonl")
     ctx.add("annotations", ann_path)
-    agr = agreement(res.annotations, samples=samples, n_boot=200, seed=ctx.seed)
-    val = validate_metric(res.annotations, samples, metric=metric, n_boot=200, seed=ctx.seed)
+    labels, method = _aggregate(ctx, res.annotations, samples, info)
+    agr = agreement(res.annotations, samples=samples, n_boot=200, seed=ctx.seed, labels=labels)
+    by = next((c for c in ("group", "domain", "source") if c in samples.column_names
+               and len(set(samples.column(c).to_pylist()) - {None}) > 1), None)
+    val = validate_metric(res.annotations, samples, metric=metric, n_boot=200, seed=ctx.seed, by=by, labels=labels)
     table = pa.concat_tables([agr, val.table])
     agr_path = ctx.run_dir / "agreement.parquet"
     write_table(table, agr_path, stage="agreement", manifest=new_manifest(
@@ -134,6 +137,57 @@ def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None
     def f(v):
         return "n/a" if v is None else f"{v:.2f}"
 
+    plan_note = _plan_next(ctx, val.table, samples_path, metric, by, info) if by else "no group column to plan the next round by"
     ctx.note("annotate", f"{rep.kept} labels by {len(rep.annotators)} annotators on {rep.items} items; Fleiss kappa "
-                         f"{f(figs.get('fleiss_kappa'))}; {metric} vs humans: accuracy {f(vfigs.get('accuracy'))}, "
-                         f"Spearman {f(vfigs.get('spearman_rho'))} ({val.n_items} items)")
+                         f"{f(figs.get('fleiss_kappa'))}; {metric} vs humans ({method} labels): accuracy {f(vfigs.get('accuracy'))}, "
+                         f"Spearman {f(vfigs.get('spearman_rho'))} ({val.n_items} items); {plan_note}")
+
+
+def _aggregate(ctx, annotations, samples, info):
+    """Dawid-Skene labels (majority when the round cannot support a label model: one annotator, no overlap)."""
+    import warnings
+
+    from biaskit.annotate.labelmodels import LabelModelWarning, aggregate
+    from biaskit.errors import BiaskitError
+    from biaskit.io import write_table
+
+    method = "dawid-skene"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LabelModelWarning)
+        try:
+            res = aggregate(annotations, method=method, samples=samples, seed=ctx.seed)
+        except BiaskitError as exc:
+            if exc.code != "E252":
+                raise
+            method = "majority"
+            res = aggregate(annotations, method=method, samples=samples, seed=ctx.seed)
+    path = ctx.run_dir / "annotate" / "labels.parquet"
+    write_table(res.labels, path)
+    write_table(res.annotators, ctx.run_dir / "annotate" / "labels.annotators.parquet")
+    info.update({"label_model": method, "labels": str(path)})
+    return res.labels, method
+
+
+def _plan_next(ctx, validation, samples_path, metric, by, info) -> str:
+    """Plan the next round (accuracy CI half-width 0.1 per group) and draw it from the unlabelled items."""
+    import json
+
+    from biaskit.annotate.planning import plan_round, quotas
+    from biaskit.annotate.sampling import sample_round
+    from biaskit.errors import BiaskitError
+    from biaskit.io import read_table, write_table, write_text_atomic
+
+    try:
+        plan = plan_round(validation, target=0.1, metric=metric)
+    except BiaskitError as exc:
+        return f"no plan for the next round ({exc.what})"
+    out = ctx.run_dir / "annotate"
+    write_text_atomic(out / "plan.json", json.dumps(plan, indent=2) + "\n")
+    scores = read_table(ctx.tables["scores"])
+    done = read_table(samples_path, "samples").column("sample_id").to_pylist()
+    nxt, rep = sample_round(scores, round=ROUND + "-next", task=read_table(samples_path).column("task_type")[0].as_py(),
+                            metric=metric, quota=quotas(plan), quota_by=by, prefer="uncertain", exclude=done, seed=ctx.seed)
+    write_table(nxt, out / "next_round.parquet", stage="samples")
+    info.update({"plan": str(out / "plan.json"), "next_round": rep.chosen, "planned": plan["total_more"]})
+    return (f"next round planned ({plan['total_more']} more items for a +-0.1 accuracy CI per {by}; {rep.chosen} unlabelled "
+            "items drawn, least certain first, into annotate/next_round.parquet)")

@@ -150,9 +150,11 @@ def labelled_data(table: Any, *, text_column: str = "text", label_column: str = 
     return LabelledData(X, y, names, ordinal, label_map, dict(dropped), t.num_rows)
 
 
-def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text", tie_policy: str = "drop", seed: int = 0):
+def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text", tie_policy: str = "drop", seed: int = 0,
+                    label_table: Any = None):
     """An annotation round as a labelled table: the human majority label per item (``annotate``'s
-    majority vote; ties dropped by default) joined to the samples' text. Gold items are left out."""
+    majority vote; ties dropped by default) joined to the samples' text. Gold items are left out.
+    ``label_table``: the labels of ``biaskit annotate aggregate`` (a label model) instead of the majority vote."""
     import pyarrow as pa
 
     from biaskit.annotate.agreement import majority_vote
@@ -162,7 +164,12 @@ def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text"
     if text_column not in s.column_names or "sample_id" not in s.column_names:
         raise BiaskitError("E171", f"the samples table needs columns sample_id and {text_column!r}", value=sorted(s.column_names)[:30],
                            fix="pass the samples table of the round (--samples) and its text column")
-    mv = majority_vote(annotations, tie_policy=tie_policy, seed=seed)
+    if label_table is not None:
+        from biaskit.annotate.labelmodels import labels_as_majority
+
+        mv = labels_as_majority(label_table)
+    else:
+        mv = majority_vote(annotations, tie_policy=tie_policy, seed=seed)
     gold = {r["sample_id"] for r in s.select([c for c in ("sample_id", "is_gold") if c in s.column_names]).to_pylist() if r.get("is_gold")}
     text = dict(zip(s.column("sample_id").to_pylist(), s.column(text_column).to_pylist()))
     rows = [{"sample_id": r["sample_id"], "text": text.get(r["sample_id"]), "label": r["label"]}

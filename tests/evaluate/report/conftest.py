@@ -81,6 +81,13 @@ def make_agreement():
         {"round": "r1", "measure": "f1_weighted", "value": 0.74, "task_type": "sentiment", "metric": "vader", "n_items": 60, "ci_low": 0.62, "ci_high": 0.84},
         {"round": "r1", "measure": "accuracy", "value": 0.70, "task_type": "regard", "metric": "regard", "n_items": 60, "ci_low": 0.58, "ci_high": 0.81},
         {"round": "r1", "measure": "spearman_rho", "value": 0.55, "task_type": "sentiment", "metric": "vader", "n_items": 60, "p_value": 1e-5},
+        # per-group validity rows (annotate validate --by group): the "Is the metric fair?" section
+        {"round": "r1", "measure": "group_accuracy", "value": 0.9, "task_type": "sentiment", "metric": "vader", "n_items": 30,
+         "ci_low": 0.8, "ci_high": 0.97, "group_by": "group", "group": "A"},
+        {"round": "r1", "measure": "group_accuracy", "value": 0.6, "task_type": "sentiment", "metric": "vader", "n_items": 30,
+         "ci_low": 0.43, "ci_high": 0.77, "group_by": "group", "group": "B"},
+        {"round": "r1", "measure": "diff_accuracy", "value": 0.3, "task_type": "sentiment", "metric": "vader", "n_items": 60,
+         "ci_low": 0.1, "ci_high": 0.5, "group_by": "group", "group": "A", "group_b": "B", "p_value": 0.01, "p_value_raw": 0.01},
     ]).astype({"n_annotators": "Int64", "n_items": "Int64"}), preserve_index=False)
 
 

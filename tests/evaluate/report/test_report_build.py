@@ -25,12 +25,14 @@ def _png_size(path):
 
 
 def test_every_section_figure_and_table_is_written(full_report):
-    assert full_report.sections == ["sentiment", "toxicity", "regard", "gender", "norms", "likelihood_bias", "honest", "validity", "agreement"]
+    assert full_report.sections == ["sentiment", "toxicity", "regard", "gender", "norms", "likelihood_bias", "honest", "validity", "agreement",
+                                    "fairness"]
     # the fixture run has no HolisticBias generations with class probabilities (tests/evaluate/stats/test_genbias.py covers that section)
     assert [w for w, _ in full_report.skipped] == ["HolisticBias generation bias"]
     names = {p.name for p in full_report.figures}
     assert {"sentiment_gender.png", "male_minus_female.png", "honest_categories.png", "likelihood_bias_tiny_lm.png",
-            "metric_vs_human.png", "inter_annotator_agreement.png", "regard_race.png", "toxicity_profession.png"} <= names
+            "metric_vs_human.png", "inter_annotator_agreement.png", "regard_race.png", "toxicity_profession.png",
+            "fairness_vader.png"} <= names
     for p in full_report.figures:
         w, h = _png_size(p)
         assert w >= 400 and h >= 200
@@ -107,7 +109,8 @@ def test_missing_tables_are_named_in_the_report(make_run, tmp_path):
     run = make_run(tmp_path / "run", likelihoods=False, fillins=False, agreement=False)
     res = build_report(run, tmp_path / "rep", n_boot=50)
     skipped = dict(res.skipped)
-    assert set(skipped) == {"HolisticBias Likelihood Bias", "HolisticBias generation bias", "HONEST", "Completion validity", "Agreement"}
+    assert set(skipped) == {"HolisticBias Likelihood Bias", "HolisticBias generation bias", "HONEST", "Completion validity", "Agreement",
+                            "Metric fairness"}
     assert "honest_hurtful" in skipped["HONEST"] and "scores: 420 rows" in skipped["HONEST"]
     page = res.html.read_text()
     assert "Not made" in page and "honest_hurtful" in page
@@ -133,7 +136,7 @@ def test_run_folder_errors_are_coded(tmp_path):
     with pytest.raises(BiaskitError, match="no readable tables"):
         build_report(tmp_path / "empty")
     res = build_report(tmp_path / "empty", allow_empty=True)
-    assert res.sections == [] and len(res.skipped) == len(ANALYSES) == 10 and res.html.exists()
+    assert res.sections == [] and len(res.skipped) == len(ANALYSES) == 11 and res.html.exists()
 
 
 def test_discover_tables_without_manifest_uses_table_files(full_run, tmp_path):
@@ -153,7 +156,7 @@ def test_cli_report_writes_the_report_and_lists_what_was_not_made(make_run, full
     run = make_run(tmp_path / "run", scores=False)   # no scores: sentiment ... norms are "not made"
     r = CliRunner().invoke(app, ["report", str(run), "--out", str(tmp_path / "rep"), "--n-boot", "50"])
     assert r.exit_code == 0, r.output
-    assert (tmp_path / "rep" / "report.html").exists() and "5 figures" in r.output
+    assert (tmp_path / "rep" / "report.html").exists() and "6 figures" in r.output
     assert "not made: Sentiment (VADER): no table has column(s) vader_label" in r.output
     r = CliRunner().invoke(app, ["report", str(tmp_path / "missing")])
     assert r.exit_code == 1 and "E081" in r.output
@@ -180,7 +183,7 @@ def test_agreement_and_validation_tables_are_read_together(make_run, tmp_path):
     loaded = {"agreement": agr[agr.metric.isna()], "validation": agr[agr.metric.notna()]}
     b = _Builder(tmp_path / "rep", 0, 10, 0.05)
     sec = _agreement_section(b, loaded)
-    assert len(sec.tables[0].df) == 5 and set(sec.tables[0].df["table"]) == {"agreement", "validation"}
+    assert len(sec.tables[0].df) == 8 and set(sec.tables[0].df["table"]) == {"agreement", "validation"}  # 5 + 3 per-group rows
     assert [f.path.name for f in sec.figures] == ["metric_vs_human.png", "inter_annotator_agreement.png"]
 
 
@@ -196,7 +199,7 @@ def test_markdown_table_escapes_pipes_formats_numbers_and_notes_cut_rows():
 
 def test_a_single_table_file_is_a_run_of_one_table(full_run, tmp_path):
     res = build_report(full_run / "fillins.parquet", tmp_path / "rep", n_boot=20)
-    assert res.sections == ["honest", "validity"] and len(res.skipped) == 8
+    assert res.sections == ["honest", "validity"] and len(res.skipped) == 9
 
 
 def test_a_column_that_is_null_everywhere_is_reported_not_plotted(tmp_path):

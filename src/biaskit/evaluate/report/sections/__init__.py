@@ -15,3 +15,4 @@ from biaskit.evaluate.report.sections import genbias  # noqa: F401
 from biaskit.evaluate.report.sections import honest  # noqa: F401
 from biaskit.evaluate.report.sections import validity  # noqa: F401
 from biaskit.evaluate.report.sections import agreement  # noqa: F401
+from biaskit.evaluate.report.sections import fairness  # noqa: F401
