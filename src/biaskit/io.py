@@ -382,7 +382,7 @@ def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Se
         if fmt == "parquet":
             t = pq.read_table(p)
         elif fmt == "jsonl":
-            t = pajson.read_json(p)
+            t = _read_jsonl(p)
         elif fmt == "csv":
             t = _read_csv(p)
         else:
@@ -419,6 +419,17 @@ def _read_csv(p: Path) -> pa.Table:
     if temporal:  # (a second pass only for a CSV with date-like cells in columns no stage knows)
         t = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(strings_can_be_null=True, quoted_strings_can_be_null=False,
                                                                          column_types={**types, **temporal}))
+    return t
+
+
+def _read_jsonl(p: Path) -> pa.Table:
+    """JSON Lines as written: JSON has no date/time type, so a string pyarrow would turn into a timestamp
+    (an ISO ``retrieved_at``, an error text such as ``2026-11-30``) is read again as the string it is."""
+    t = pajson.read_json(p)
+    temporal = [f.name for f in t.schema if pa.types.is_temporal(f.type)]
+    if temporal:
+        opts = pajson.ParseOptions(explicit_schema=pa.schema([(n, pa.string()) for n in temporal]), unexpected_field_behavior="infer")
+        t = pajson.read_json(p, parse_options=opts).select(t.column_names)  # (explicit fields come first)
     return t
 
 
