@@ -211,7 +211,7 @@ def _resolve_address(address: str) -> str:
         return address
     f = get_ray_address_file(None)
     if not os.path.isfile(f):
-        raise BiaskitError("E161", "--ray-address auto found no Ray cluster started with `ray start` on this machine",
+        raise BiaskitError("E161", "--ray-address auto found no Ray cluster started with 'ray start' on this machine",
                            value="auto", fix="start one (ray start --head) or pass the cluster's address, e.g. --ray-address 127.0.0.1:6379")
     if hasattr(os, "getuid") and os.stat(f).st_uid != os.getuid():
         raise BiaskitError("E161", f"--ray-address auto would join a Ray cluster started by another user (uid {os.stat(f).st_uid}, {f})",

@@ -142,6 +142,10 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
     if hasattr(settings, "check"):
         settings.check()
     t, inputs = prompt_table(prompts, require=[span_column] if span_column else [])
+    from biaskit.schema import check_types
+
+    # the type checks the output will get, made before any model call (never refuse after the work)
+    check_types(t, "generations", where=inputs[0] if inputs else "")
     if limit is not None:
         if limit < 0:
             raise BiaskitError("E062", "limit must be >= 0", value=limit)
@@ -230,7 +234,7 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
                 differ = sorted(k for k in set(prev_run) | set(fingerprint_src) if prev_run.get(k) != fingerprint_src.get(k)) or ["fingerprint"]
                 shown = {k: prev_run.get(k) for k in differ if k != "prompt_ids"}
                 writer.close()
-                raise BiaskitError("E063", f"{writer.parts} holds a partial run with other {', '.join(differ)}", value=shown or old.get("run"),
+                raise BiaskitError("E063", f"{writer.parts} holds a partial run with other settings (different {', '.join(differ)})", value=shown or old.get("run"),
                                    fix="rerun with the same endpoint, model, prompts and settings to resume, or pass --overwrite to start over")
             redo |= {(str(a), int(b)) for a, b in old.get("retry_of_finished") or ()}
         else:
