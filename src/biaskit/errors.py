@@ -71,6 +71,9 @@ CATALOGUE: dict[str, str] = {
     "E171": "training data error",
     "E172": "invalid training settings",
     "E173": "trained classifier folder error",
+    "E220": "generation-bias value or method out of range",
+    "E240": "a report section or metric is registered twice",
+    "E241": "a registered metric cannot be imported, or declares no such label output",
 }
 
 

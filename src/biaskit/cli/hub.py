@@ -116,6 +116,11 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"loaded {res.table.num_rows} rows ({res.kind}) -> {out}{dropped}")
         if res.facts.get("skipped_sheets"):
             typer.echo(f"skipped sheet(s) not named after cs/pl/sk (or not asked for): {', '.join(res.facts['skipped_sheets'])}")
+        if res.kind == "westslavic_xlsx":
+            null = res.facts.get("category_null") or {}
+            typer.echo(f"subject category null in {sum(null.values())} row(s)"
+                       + (f" ({', '.join(f'{k}: {v}' for k, v in null.items())})" if null else "")
+                       + "; reasons in the category_reason column")
         problems = res.facts.get("problems") if isinstance(res.facts.get("problems"), list) else []
         if problems:
             typer.echo(f"{len(problems)} row(s) with problems (all listed in the output manifest):")

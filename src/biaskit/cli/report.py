@@ -119,20 +119,22 @@ def register(app: typer.Typer) -> None:
         n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples over generations (0 = no CIs)."),
         seed: int = typer.Option(0, help="Bootstrap seed."),
         top: int = typer.Option(10, "--top", help="Descriptors flagged as top contributors per axis."),
+        method: str = typer.Option("per_template", "--method", help="per_template (the paper's: variance across descriptors within each template, averaged over templates) or template_first (descriptor means averaged over templates first; flipped effects cancel)."),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="Folder for by_axis.csv, partial.csv, descriptors.csv, clusters.csv, genbias.json (and styles.parquet with --style-model)."),
     ) -> None:
-        """HolisticBias generation bias per axis (Smith et al. 2022): Full Gen Bias (total variance across descriptors
-        of the template-averaged mean style vectors), Partial Gen Bias per style cluster, Summed-Cluster Gen Bias,
-        bootstrap CIs, the descriptors that contribute most.
+        """HolisticBias generation bias per axis (Smith et al. 2022): Full Gen Bias = (1/T) sum_t sum_s Var_d (variance
+        across descriptors within each template, ddof=0, averaged over templates; also x1000 as the paper reports it),
+        Partial Gen Bias and Summed-Cluster Gen Bias per style cluster, bootstrap CIs, the descriptors that contribute most.
 
         Example: biaskit stats genbias runs/demo/generations.parquet --style-model runs/regard-clf --n-clusters 2 --out runs/genbias
 
         Example: biaskit stats genbias scores.parquet --prob-columns 'regard_*' --clusters 'polar=regard_positive,regard_negative' --out /tmp/gb
         """
         from biaskit.errors import BiaskitError
-        from biaskit.evaluate.stats.genbias import gen_bias, style_probabilities
+        from biaskit.evaluate.stats.genbias import DDOF, SCALE, check_method, gen_bias, style_probabilities
         from biaskit.io import read_table
 
+        check_method(method)
         if (style_model is None) == (prob_columns is None):
             raise BiaskitError("E170", "give exactly one of --style-model and --prob-columns",
                                value={"style_model": style_model, "prob_columns": prob_columns},
@@ -146,22 +148,29 @@ def register(app: typer.Typer) -> None:
             t, cols, names = style_probabilities(t, style_model, text_column=text_column, device=device)
         else:
             cols = prob_columns
-        res = gen_bias(t, cols, clusters=clusters, n_clusters=n_clusters, n_boot=n_boot, seed=seed, top=top, style_names=names)
+        res = gen_bias(t, cols, clusters=clusters, n_clusters=n_clusters, n_boot=n_boot, seed=seed, top=top, style_names=names,
+                       method=method)
         from biaskit.evaluate.report.tables import markdown_table
 
+        scale = (f"method {method}; variances are population variances (ddof={DDOF}); *_x1000 columns = the figure x{SCALE}, "
+                 "the scale of the paper's tables")
         typer.echo(markdown_table(res.by_axis))
+        typer.echo(f"note: {scale}")
         for n in res.notes:
             typer.echo(f"note: {n}")
         if out is not None:
             import json
 
             from biaskit.io import atomic_path, write_table
+            from biaskit.spreadsheet import neutralize_frame
 
             with atomic_path(out, is_dir=True) as tmp:
                 tmp.mkdir(parents=True)
                 for name, df in (("by_axis", res.by_axis), ("partial", res.partial), ("descriptors", res.descriptors), ("clusters", res.clusters)):
-                    df.to_csv(tmp / f"{name}.csv", index=False)
+                    # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
+                    neutralize_frame(df).to_csv(tmp / f"{name}.csv", index=False)
                 meta = {"generations": str(generations), "style_model": style_model, "prob_columns": cols, "styles": res.styles,
+                        "method": method, "ddof": DDOF, "scale": scale,
                         "clusters": clusters, "n_clusters": n_clusters, "n_boot": n_boot, "seed": seed, "notes": res.notes,
                         "by_axis": json.loads(res.by_axis.to_json(orient="records"))}
                 (tmp / "genbias.json").write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")

@@ -14,7 +14,6 @@ per ``domain``); rows go to split ``train``, or one split per value of ``split_b
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -397,8 +396,3 @@ def check_restage(out: Path) -> None:
                (f"{len(changed)} file(s) changed since staging ({', '.join(changed[:5])})" if changed else "")
         raise BiaskitError("E006", f"restaging {out} would delete {what}", value=str(out),
                            fix="move those files out of the folder (or stage into a new --out folder); biaskit replaces only what it wrote")
-
-
-def read_staging_manifest(folder: str | Path) -> dict | None:
-    p = Path(folder) / STAGING_MANIFEST
-    return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
