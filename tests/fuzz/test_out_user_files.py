@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hardening"))
 
-from test_cli_fuzz import DUMP, ROOT, _rows, _template_set_valid, all_commands  # noqa: E402
+from test_cli_fuzz import DUMP, ROOT, _rows, all_commands  # noqa: E402
 
 from biaskit.cli import app  # noqa: E402
 

@@ -14,6 +14,7 @@ per ``domain``); rows go to split ``train``, or one split per value of ``split_b
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
