@@ -1,6 +1,6 @@
 """Issue 21: every output format biaskit writes (Parquet, JSON Lines, CSV, a save_to_disk folder) read back
 by every reader biaskit has for its own tables gives the rows that were written, value for value and type for
-type: ``read_table`` with and without a stage, ``read_dataset``, the runners' ``prompt_table``, the table
+type: ``read_table`` with and without a stage, the runners' ``prompt_table``, the table
 reader of ``hub stage`` (``spec_from_path``), and ``biaskit schema STAGE --check``.
 
 The values are the ones a CSV reader likes to reinterpret: ISO times (``retrieved_at``), texts that look like
@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from biaskit.cli import app
-from biaskit.io import read_dataset, read_table, write_table
+from biaskit.io import read_table, write_table
 from biaskit.schema import conform, get_stage
 
 TRICKY = ["2026-11-30T05:00:00Z", "10", "", "true", "a, \"quoted\"\nline", "\ufeffbom", "\u05e9\u05dc\u05d5\u05dd", "1e5", "NaN", "null"]
@@ -52,7 +52,6 @@ def test_every_format_round_trips_through_every_reader(stage, name, tmp_path):
     write_table(t, p, stage=stage, manifest={"command": "test", "stage": stage})
     _same(t, read_table(p, stage))
     _same(t, read_table(p))
-    _same(t, read_dataset(p, stage).data.table)
     pt = prompt_table(p)[0]  # (the runners' input: the prompt columns, earlier outputs dropped)
     assert {"prompt_id", "text", "retrieved_at", "page_id", "group"} <= set(pt.column_names)
     _same(t.select(pt.column_names), pt)
