@@ -90,6 +90,7 @@ BUILDERS: dict[str, Callable[[Path, Path], list]] = {
     "annotate agreement": lambda d, out: ["annotate", "agreement", _table(d, "annotations"), "--out", out, "--bootstrap", "5",
                                           "--ledger", d / "ledger.jsonl"],
     "demo": lambda d, out: ["demo", "--out", out, "--quick"],
+    "export lm-eval": lambda d, out: ["export", "lm-eval", _table(d, "prompts"), "--out", out],
 }
 
 
@@ -113,7 +114,8 @@ def test_the_out_commands_are_covered():
                  "hub load": "needs a dataset file; the same write_table as the others",
                  "scrape api": "needs a MediaWiki server (tests/scrape)",
                  "annotate pull": "needs a results file; the same write_table (tests/annotate)",
-                 "annotate validate": "needs labels; the same write_table (tests/annotate)"}
+                 "annotate validate": "needs labels; the same write_table (tests/annotate)",
+                 "import lm-eval": "needs lm-eval samples; the same write_table (tests/interop)"}
     missing = sorted(set(with_out) - set(BUILDERS) - set(elsewhere))
     assert not missing, missing
 
