@@ -85,6 +85,8 @@ CATALOGUE: dict[str, str] = {
     "E263": "lm-eval sample without biaskit ids",
     "E264": "duplicate lm-eval sample",
     "E265": "cannot count tokens for lm-eval log-likelihoods",
+    "E270": "unknown baseline span",
+    "E271": "local model folder not found",
 }
 
 

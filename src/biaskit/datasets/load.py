@@ -271,6 +271,9 @@ def load_staged(source: str | Path, config: str | None = None, split: str | None
         dd = load_config(src, name)
     else:
         name = config
+        from biaskit.assets import prepare_hub
+
+        prepare_hub()  # no network: one probe, then offline at once (no retries for ~50 s)
         try:
             dd = hf_datasets.load_dataset(src.removeprefix("hf://datasets/"), name, revision=revision)
         except Exception as exc:
