@@ -140,7 +140,9 @@ class BiaskitError(Exception):
     def message(self) -> str:
         parts = [f"[{self.code}] {self.what}"]
         if self.value is not None:
-            v = repr(self.value)
+            from biaskit.secrets import redact
+
+            v = redact(repr(self.value))  # redact first, cut after (a secret across the cut would survive in part)
             if len(v) > 200:
                 v = v[:197] + "..."
             parts.append(f"got {v}")

@@ -5,7 +5,8 @@ written with ``datasets.Dataset.save_to_disk`` (any path without one of those su
 ``/``). Every write goes to a temporary sibling first and is renamed into place, so a killed run never
 leaves a half-written file under the final name. :class:`ShardedWriter` gives long jobs resumable output.
 Only one process writes an output at a time (:func:`output_lock`, ``<out>.lock``; E140 names the holder),
-and error texts are redacted (:func:`redact_error_columns`) by every writer here.
+and error texts (and known secret values in any text column) are redacted (:func:`redact_error_columns`) by
+every writer here.
 """
 
 from __future__ import annotations
@@ -344,15 +345,9 @@ def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Se
         if fmt == "parquet":
             t = pq.read_table(p)
         elif fmt == "jsonl":
-            t = pajson.read_json(p)
+            t = _read_jsonl(p)
         elif fmt == "csv":
-            # CSV has no types: read the stage's string columns as strings (ids such as round "1" or annotator "2")
-            types = {}
-            if stage:
-                from biaskit.schema import get_stage
-
-                types = {c.name: c.type for c in get_stage(stage).columns if pa.types.is_string(c.type)}
-            t = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(strings_can_be_null=True, column_types=types))
+            t = _read_csv(p)
         else:
             import datasets as hf_datasets
 
@@ -368,22 +363,65 @@ def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Se
     return t
 
 
+def csv_text_columns() -> dict[str, pa.DataType]:
+    """The text columns of every stage (with the stages they extend): read from a CSV as text, whatever they
+    look like (ids such as round "1" or annotator "2", an ISO ``retrieved_at``, a ``text`` of "10")."""
+    from biaskit.schema import STAGES
+
+    return {c.name: pa.string() for st in STAGES.values() for c in st.columns if pa.types.is_string(c.type)}
+
+
+def _read_csv(p: Path) -> pa.Table:
+    """A CSV with the schema's text columns as text and no date/time inference (biaskit writes no date/time
+    columns: a cell such as ``2026-11-30T05:00:00Z`` stays the text it was, so biaskit reads its own CSV output
+    back exactly). A UTF-8 BOM and CRLF line ends are fine."""
+    types = csv_text_columns()
+    t = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(strings_can_be_null=True, quoted_strings_can_be_null=False, column_types=types))
+    temporal = {f.name: pa.string() for f in t.schema
+                if pa.types.is_temporal(f.type) and f.name not in types}
+    if temporal:  # (a second pass only for a CSV with date-like cells in columns no stage knows)
+        t = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(strings_can_be_null=True, quoted_strings_can_be_null=False,
+                                                                         column_types={**types, **temporal}))
+    return t
+
+
+def _read_jsonl(p: Path) -> pa.Table:
+    """JSON Lines as written: JSON has no date/time type, so a string pyarrow would turn into a timestamp
+    (an ISO ``retrieved_at``, an error text such as ``2026-11-30``) is read again as the string it is."""
+    t = pajson.read_json(p)
+    temporal = [f.name for f in t.schema if pa.types.is_temporal(f.type)]
+    if temporal:
+        opts = pajson.ParseOptions(explicit_schema=pa.schema([(n, pa.string()) for n in temporal]), unexpected_field_behavior="infer")
+        t = pajson.read_json(p, parse_options=opts).select(t.column_names)  # (explicit fields come first)
+    return t
+
+
 def redact_error_columns(t: pa.Table) -> pa.Table:
-    """``t`` with secrets redacted from its error texts (columns ``error`` and ``*_error``).
+    """``t`` with secrets redacted: error texts (columns ``error`` and ``*_error``) get the full redaction
+    (known secret values and credential shapes), every other text column the known secret values and their
+    8+ character prefixes (:func:`biaskit.secrets.redact_known`).
 
     Error texts quote what a server or library said, which can echo a key ("Incorrect API key provided:
-    Bearer sk-..."); every table writer passes its rows through here (see :func:`biaskit.secrets.redact`).
+    Bearer sk-..."); a server can also answer with the key inside a normal completion (``continuation``,
+    ``full_text``). Every table writer passes its rows through here (see :func:`biaskit.secrets.redact`).
+    Data columns keep credential-shaped text that is not a known secret ("token=3" in a generated text).
     """
-    from biaskit.secrets import redact
+    import pyarrow.compute as pc
 
+    from biaskit.secrets import MIN_SECRET_PREFIX, known_secrets, redact, redact_known
+
+    secrets = known_secrets()
+    heads = sorted({s[:MIN_SECRET_PREFIX] for s in secrets})
     for i, name in enumerate(t.column_names):
-        if not (name == "error" or name.endswith("_error")):
-            continue
         col = t.column(i)
         if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) or col.null_count == len(col):
             continue
+        is_error = name == "error" or name.endswith("_error")
+        if not is_error:
+            if not heads or not any(pc.any(pc.match_substring(col, h)).as_py() for h in heads):
+                continue  # (the common case: no known secret in this column, nothing to copy)
         vals = col.to_pylist()
-        red = [redact(v) if isinstance(v, str) else v for v in vals]
+        red = [(redact(v) if is_error else redact_known(v, secrets)) if isinstance(v, str) else v for v in vals]
         if red != vals:
             t = t.set_column(i, t.field(i), pa.array(red, type=col.type))
     return t

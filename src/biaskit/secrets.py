@@ -36,6 +36,22 @@ def known_secrets() -> list[str]:
     return sorted((v for v in vals if v and len(v) >= 6), key=len, reverse=True)
 
 
+#: THE list of secret-bearing setting / header / query-parameter names, used by the URL cleaner
+#: (:func:`public_url`), by :func:`is_secret_name` and by the text redaction (:func:`redact`), so that what is
+#: cleaned in a URL is cleaned in any text that quotes it. Two kinds:
+#: - SECRET_NAME_SUFFIXES: a credential as the whole name or its last ``_``/``-`` part (``api_key``,
+#:   ``hf_token``, ``x-api-key``, ``client_secret``); redacted wherever ``NAME=value`` / ``"NAME": "value"`` occurs.
+#: - SECRET_QUERY_NAMES: short generic names that are credentials only as a whole query-parameter name
+#:   (``?key=``, ``&code=``); in free text they are redacted after ``?``, ``&`` or ``;`` (a URL query), so that
+#:   prose such as ``exit code=1`` stays readable.
+SECRET_NAME_SUFFIXES = ("api_key", "api-key", "apikey", "token", "secret", "password", "passwd", "sig", "signature",
+                        "access_key", "access-key", "secret_key", "secret-key", "private_key", "private-key", "credential",
+                        "credentials", "authorization")
+SECRET_QUERY_NAMES = ("key", "code", "pass", "auth", "pwd", "session", "sessionid", "jwt")
+
+_SUFFIX_ALT = "|".join(n.replace("_", r"[_\-]?") for n in sorted({n.replace("-", "_") for n in SECRET_NAME_SUFFIXES}, key=len, reverse=True))
+_QUERY_ALT = "|".join(re.escape(n) for n in sorted(SECRET_QUERY_NAMES, key=len, reverse=True))
+
 # credential shapes redacted whatever their value (a server may echo a key biaskit never saw, e.g. another
 # user's, or one read from a file): (pattern, replacement)
 _PATTERNS: tuple[tuple[re.Pattern, str], ...] = (
@@ -48,41 +64,74 @@ _PATTERNS: tuple[tuple[re.Pattern, str], ...] = (
     # "basic" is too common a word)
     # (the credential must contain a digit or one of - _ . so that prose such as "Bearer certificates" stays)
     (re.compile(r"\b([Bb]earer|BEARER)\s+(?!\*\*\*)(?=[A-Za-z~+/]*[0-9\-_.])[A-Za-z0-9\-._~+/]{6,}=*"), r"\1 ***"),
-    # key=value in URLs, forms and messages: api_key=..., token=..., access_token=..., password=...
-    (re.compile(r"(?i)(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[_\-])*(?:api[_\-]?key|apikey|token|secret|password|passwd|sig|signature)=)(?!\*\*\*)[^\s\"'&,;<>)\]}]+"),
-     r"\1***"),
-    # the same keys as JSON members: "api_key": "..."
-    (re.compile(r"(?i)(\"(?:[A-Za-z0-9]+[_\-])*(?:api[_\-]?key|apikey|token|secret|password|passwd)\"\s*:\s*\")(?!\*\*\*)[^\"]+"), r"\1***"),
+    # NAME=value in URLs, forms and messages for every name of SECRET_NAME_SUFFIXES: api_key=..., token=...,
+    # access_token=..., password=...
+    (re.compile(r"(?i)(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[_\-])*(?:" + _SUFFIX_ALT + r")=)(?!\*\*\*)[^\s\"'&,;<>)\]}]+"), r"\1***"),
+    # the generic query names of SECRET_QUERY_NAMES in a query: ?key=..., &code=...
+    (re.compile(r"(?i)([?&;](?:" + _QUERY_ALT + r")=)(?!\*\*\*)[^\s\"'&,;<>)\]}#]+"), r"\1***"),
+    # the same names as JSON members: "api_key": "..."
+    (re.compile(r"(?i)(\"(?:[A-Za-z0-9]+[_\-])*(?:" + _SUFFIX_ALT + r")\"\s*:\s*\")(?!\*\*\*)[^\"]+"), r"\1***"),
     # well-known key formats: OpenAI-style sk-..., Hugging Face hf_...
     (re.compile(r"\bsk-(?!\*)[A-Za-z0-9_\-]{16,}"), "sk-***"),
     (re.compile(r"\bhf_(?!\*)[A-Za-z0-9]{20,}"), "hf_***"),
 )
+
+#: a text that holds this many leading characters of a known secret (a key cut by a length limit, or by a
+#: server that echoes only part of it) has that part masked too
+MIN_SECRET_PREFIX = 8
+
+
+def redact_known(text: str, secrets: list[str] | None = None) -> str:
+    """``text`` with every known secret value, and every run of :data:`MIN_SECRET_PREFIX` or more leading
+    characters of one, replaced by ``***`` (no credential shapes: safe for data columns such as continuations)."""
+    if not isinstance(text, str) or not text:
+        return text
+    for s in known_secrets() if secrets is None else secrets:
+        if s in text:
+            text = text.replace(s, "***")
+        if len(s) < MIN_SECRET_PREFIX:
+            continue
+        head = s[:MIN_SECRET_PREFIX]
+        start = text.find(head)
+        while start != -1:
+            n = MIN_SECRET_PREFIX
+            while n < len(s) and start + n < len(text) and text[start + n] == s[n]:
+                n += 1
+            text = text[:start] + "***" + text[start + n:]
+            start = text.find(head, start + 3)
+    return text
 
 
 def redact(text: str) -> str:
     """``text`` with every known secret value and every credential-shaped substring replaced by ``***``.
 
     Known values: the environment variables in :data:`SECRET_ENV_VARS` and :func:`register_secret` (e.g.
-    the key named by ``--api-key-env``). Shapes: ``Authorization: ...``, ``Bearer ...``, ``api_key=...``,
-    ``token=...``, ``"api_key": "..."``, ``user:password@`` in URLs, ``sk-...``/``hf_...`` keys.
+    the key named by ``--api-key-env``), and any run of 8+ leading characters of one (a key cut short).
+    Shapes: ``Authorization: ...``, ``Bearer ...``, ``NAME=...`` and ``"NAME": "..."`` for the names of
+    :data:`SECRET_NAME_SUFFIXES`, ``?key=...`` style query values for :data:`SECRET_QUERY_NAMES`,
+    ``user:password@`` in URLs, ``sk-...``/``hf_...`` keys.
     """
     if not isinstance(text, str) or not text:
         return text
-    for s in known_secrets():
-        if s in text:
-            text = text.replace(s, "***")
+    text = redact_known(text)
     for pat, rep in _PATTERNS:
         text = pat.sub(rep, text)
     return text
 
 
-#: query parameters whose value is a credential (besides names like api_key / token, see is_secret_name)
-_SECRET_QUERY = {"key", "sig", "signature", "code", "auth", "apikey", "api-key", "access_token", "password", "pass"}
+def cut(text: str, limit: int) -> str:
+    """Redact ``text`` first, then cut it to ``limit`` characters (never the other way round: a secret
+    straddling the cut would survive as a prefix the redaction no longer recognises)."""
+    return redact(text)[:limit]
+
+
+_SUFFIX_NAME = re.compile(r"(?i)^(?:[A-Za-z0-9]+[_\-. ])*(?:" + _SUFFIX_ALT + r")$")
 
 
 def is_secret_name(name: str) -> bool:
-    """Whether a setting / header / query-parameter name holds a credential (api_key, X-Api-Key, hfToken)."""
-    return bool(_SECRET_KEY.search(name) or _SECRET_KEY_CAMEL.search(name) or name.lower() in _SECRET_QUERY)
+    """Whether a setting / header / query-parameter name holds a credential (api_key, X-Api-Key, hfToken, key)."""
+    return bool(_SECRET_KEY.search(name) or _SECRET_KEY_CAMEL.search(name) or _SUFFIX_NAME.match(name)
+                or name.lower() in SECRET_QUERY_NAMES)
 
 
 def public_url(url: str, *, register: bool = True) -> str:

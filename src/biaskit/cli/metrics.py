@@ -43,6 +43,11 @@ def score(
     params = parse_param_args(param or [])
     spec = engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus)
     t = read_table(table)
+    if "prompt_id" in t.column_names:
+        from biaskit.schema import validate
+
+        # the checks the output will get (types, row key), made before the work: never refuse after scoring
+        validate(t, "scores", where=str(table), keys=True)
     used = []
     facts: dict = {}
     scored = score_table(t, metrics, text_column=text_column, params=params, batch_size=batch_size, on_metric=used.append,

@@ -205,6 +205,7 @@ def bold_export(
     table: Path = typer.Argument(..., help="Prompts table (from `bold import`, `scrape ...` or `prompts rebuild`)."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder to write prompts/ + wikipedia/ (github) or bold.jsonl (hub) into."),
     layout: str = typer.Option("github", "--layout", help="github, hub or both."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Write into a folder biaskit did not write (files of the same names are replaced)."),
 ) -> None:
     """Export a prompts table to BOLD's layouts (entity = bold_name, else the page title, else the term; spaces as underscores).
 
@@ -213,7 +214,7 @@ def bold_export(
     from biaskit.io import read_table
     from biaskit.scrape.bold import export_bold
 
-    for p in export_bold(read_table(table, "prompts"), out, layout=layout):
+    for p in export_bold(read_table(table, "prompts"), out, layout=layout, overwrite=overwrite):
         typer.echo(f"wrote {p}")
 
 

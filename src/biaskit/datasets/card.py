@@ -116,9 +116,25 @@ def _counts(t: pa.Table, col: str) -> Counter:
     return Counter(v for v in _values(t, col) if v is not None)
 
 
+def _one_line(v: Any) -> str:
+    """``v`` as one line of text: line breaks, tabs and other control characters become spaces (a value from the
+    data can then never start a Markdown heading, list item or YAML key of its own in the card)."""
+    return re.sub(r"\s+", " ", "".join(ch if ch.isprintable() else " " for ch in str(v))).strip()
+
+
+def _code(v: Any) -> str:
+    """``v`` as a Markdown inline code span that its own backticks and pipes cannot end (CommonMark: a fence
+    longer than any backtick run inside; ``|`` escaped so a table row stays one row); one line."""
+    text = _one_line(v).replace("|", "\\|")
+    runs = [len(r) for r in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _fmt_counts(c: Mapping, limit: int = 20) -> str:
     items = sorted(c.items(), key=lambda kv: (-kv[1], str(kv[0])))
-    s = ", ".join(f"`{k}` {v}" for k, v in items[:limit])
+    s = ", ".join(f"{_code(k)} {v}" for k, v in items[:limit])
     if len(items) > limit:
         s += f", ... ({len(items) - limit} more)"
     return s or "(none)"
@@ -203,7 +219,7 @@ def licence_of(configs, override: str | None = None) -> tuple[str, list[str]]:
             parts[src] = lid
             lines.append(f"- `{src}`: {n} distinct rows (in {cfgs}): {lname}. {why}.")
         else:
-            lines.append(f"- `{src}`: {n} distinct rows (in {cfgs}): no licence is known for this source; check it before publishing.")
+            lines.append(f"- {_code(src)}: {n} distinct rows (in {cfgs}): no licence is known for this source; check it before publishing.")
     lic_keys: dict[str, set] = {}
     lic_where: dict[str, list[str]] = {}
     for cfg in configs:
@@ -214,7 +230,7 @@ def licence_of(configs, override: str | None = None) -> tuple[str, list[str]]:
     for name, ks in sorted(lic_keys.items()):
         lid = LICENCE_IDS.get(str(name).strip().lower(), "other")
         parts[f"license:{name}"] = lid
-        lines.append(f"- `license` column: {len(ks)} distinct rows carry `{name}` (in {', '.join(f'`{c}`' for c in lic_where[name])}).")
+        lines.append(f"- `license` column: {len(ks)} distinct rows carry {_code(name)} (in {', '.join(f'`{c}`' for c in lic_where[name])}).")
     ids = set(parts.values())
     sa = sorted(i for i in ids if i in _SHARE_ALIKE)
     if sa:
@@ -369,14 +385,14 @@ def parse_card(text: str) -> tuple[dict, str]:
 def _body(configs, pretty: str, lic: str, lic_lines: list[str], total: int, info: Mapping[str, Any]) -> str:
     from biaskit.datasets.features import label_summary
 
-    out = [f"# {pretty}", ""]
+    out = [f"# {_one_line(pretty)}", ""]
     out.append(f"{total} rows in {len(configs)} config(s), staged with biaskit. Load a config with "
                f"`datasets.load_dataset(REPO, \"{configs[0].name}\")`.")
     out += ["", "| config | stage | splits (rows) | columns | source table |", "|---|---|---|---|---|"]
     for c in configs:
         splits = ", ".join(f"`{s}` ({v.rows})" for s, v in c.splits.items())
-        sel = f" where `{c.selection[0]}` = {c.selection[1]!r}" if c.selection else ""
-        out.append(f"| `{c.name}` | {c.stage or '?'} | {splits} | {len(c.columns)} | `{c.table_name}`{sel} |")
+        sel = f" where {_code(c.selection[0])} = {_code(repr(c.selection[1]))}" if c.selection else ""
+        out.append(f"| `{c.name}` | {c.stage or '?'} | {splits} | {len(c.columns)} | {_code(c.table_name)}{sel} |")
     out += ["", "## How the data was built", ""]
     for c in configs:
         out.append(f"### `{c.name}`")
@@ -461,12 +477,12 @@ def _facts(c, configs=()) -> list[str]:
         shown = sorted(pages.items(), key=lambda kv: str(kv[1][0]))
         lines.append(f"- Wikipedia pages: {len(pages)} from {', '.join(sorted({str(w) for w, _ in pages}))}; "
                      "page (page id, revision id): "
-                     + ", ".join(f"{ti} ({pid}, {rev})" for (w, pid), (ti, rev) in shown[:30])
+                     + ", ".join(f"{_one_line(ti)} ({pid}, {rev})" for (w, pid), (ti, rev) in shown[:30])
                      + (f", ... ({len(shown) - 30} more; every row has `page_id` and `revision_id`)" if len(shown) > 30 else ""))
         lines += _retrieved_lines(t)
     if "model" in cols:
         per_model = Counter(zip(_values(t, "model"), _values(t, "kind") or [None] * t.num_rows))
-        lines.append("- Models (kind: rows): " + ", ".join(f"`{m}` ({k}: {n})" for (m, k), n in sorted(per_model.items(), key=lambda x: str(x))))
+        lines.append("- Models (kind: rows): " + ", ".join(f"{_code(m)} ({_one_line(k)}: {n})" for (m, k), n in sorted(per_model.items(), key=lambda x: str(x))))
         if "model_revision" in cols and _counts(t, "model_revision"):
             lines.append(f"- Model revisions: {_fmt_counts(_counts(t, 'model_revision'))}")
         if "generation_config" in cols and _counts(t, "generation_config"):
@@ -499,8 +515,9 @@ def _facts(c, configs=()) -> list[str]:
         lines += ["", "| round | measure | metric | value | n_items | error |", "|---|---|---|---|---|---|"]
         for r in t.select([x for x in ("round", "measure", "metric", "value", "n_items", "error") if x in cols]).to_pylist()[:60]:
             v = r.get("value")
-            lines.append(f"| {r.get('round')} | {r.get('measure')} | {r.get('metric') or ''} | "
-                         f"{'' if v is None else round(v, 4)} | {r.get('n_items') or ''} | {r.get('error') or ''} |")
+            cell = lambda x: _one_line(x).replace("|", "\\|")  # noqa: E731 - one table row per result row
+            lines.append(f"| {cell(r.get('round'))} | {cell(r.get('measure'))} | {cell(r.get('metric') or '')} | "
+                         f"{'' if v is None else round(v, 4)} | {r.get('n_items') or ''} | {cell(r.get('error') or '')} |")
         lines.append("")
     return lines
 
@@ -524,13 +541,13 @@ def _retrieved_lines(t: pa.Table) -> list[str]:
             live.append(ret)
     if live:
         live.sort()
-        lines.append(f"- Retrieved from the live wiki: {live[0]} to {live[-1]}")
+        lines.append(f"- Retrieved from the live wiki: {_one_line(live[0])} to {_one_line(live[-1])}")
     for dump, rets in sorted(dumps.items()):
         m = _DUMP_DATE.search(dump)
         date = f"dump of {m.group(1)}-{m.group(2)}-{m.group(3)}" if m else "dump date not in the file name"
         read = sorted(r for r in rets if r)
-        lines.append(f"- From the dump file `{dump}` ({date}; the text is each page's revision in the dump, see `revision_id`)"
-                     + (f"; biaskit read the file at {read[0]}" if read else "") + " (`retrieved_at` records that reading time)")
+        lines.append(f"- From the dump file {_code(dump)} ({date}; the text is each page's revision in the dump, see `revision_id`)"
+                     + (f"; biaskit read the file at {_one_line(read[0])}" if read else "") + " (`retrieved_at` records that reading time)")
     return lines
 
 
@@ -563,11 +580,11 @@ def _limitations(configs, info: Mapping[str, Any]) -> list[str]:
         if "model" in t.column_names:
             models = {m for m in _values(t, "model") if m and m != "wikipedia"}
             if models:
-                lines.append(f"- `{c.name}`: outputs of {len(models)} model(s) only ({', '.join(sorted(models))}); "
+                lines.append(f"- `{c.name}`: outputs of {len(models)} model(s) only ({', '.join(_code(m) for m in sorted(models))}); "
                              "results do not transfer to other models.")
     notes = info.get("notes") if isinstance(info, Mapping) else None
     if isinstance(notes, Mapping):
         for stage, line in notes.items():
             if "skip" in str(line).lower() or "not available" in str(line).lower():
-                lines.append(f"- run stage `{stage}`: {line}")
+                lines.append(f"- run stage {_code(stage)}: {_one_line(line)}")
     return lines or ["- none recorded"]

@@ -14,6 +14,7 @@ per ``domain``); rows go to split ``train``, or one split per value of ``split_b
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -140,7 +141,11 @@ def spec_from_path(path: str | Path, name: str | None = None, *, config_by: str 
 
 def parse_table_arg(arg: str) -> tuple[str | None, str]:
     """``NAME=PATH`` or ``PATH`` (name from the file name)."""
-    if "=" in arg and not Path(arg).exists():
+    try:
+        is_file = Path(arg).exists()
+    except (OSError, ValueError):  # NAME=PATH with a NAME longer than a file name can be (cut and hashed below)
+        is_file = False
+    if "=" in arg and not is_file:
         name, _, path = arg.partition("=")
         return name.strip() or None, path
     return None, arg
@@ -243,14 +248,16 @@ def stage_tables(
     from biaskit.manifest import new_manifest
     from biaskit.schema import conform, get_stage
 
+    if pretty_name is not None and (not pretty_name.strip() or any(ch in pretty_name for ch in "\r\n\x00") or not pretty_name.isprintable()):
+        raise BiaskitError("E050", "--pretty-name must be one line of printable text (it is the card's title and a YAML value)",
+                           value=pretty_name, fix="pass a one-line title, e.g. --pretty-name 'BOLD generations (gpt2)'")
     if not specs:
         raise BiaskitError("E050", "nothing to stage", value=[], fix="give at least one table: biaskit hub stage prompts.parquet --out DIR")
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise BiaskitError("E006", "--out is an existing file, not a folder", value=str(out), fix="choose a new --out folder")
-    if out.exists() and any(out.iterdir()) and not (out / STAGING_MANIFEST).is_file():
-        raise BiaskitError("E006", "output folder exists and is not a folder staged by biaskit", value=str(out),
-                           fix="choose a new --out folder or remove this one")
+    if out.exists() and any(out.iterdir()):
+        check_restage(out)  # restaging replaces the folder: only if it holds nothing but what biaskit wrote
     if out.exists() and not overwrite:
         raise BiaskitError("E006", "output folder exists", value=str(out), fix="choose a new --out folder")
 
@@ -274,13 +281,16 @@ def stage_tables(
             for cval, mask in _split_masks(table, spec.config_by, where, what="config"):
                 ctable = table if mask is None else table.filter(mask)
                 cname = base if cval is None else f"{base}-{_safe_name(cval, _CONFIG_OK, 'config', where)}"
-                if cval is not None and cname in seen and seen[cname] == where:
-                    # two values of --config-by that sanitise alike ("Česky" and "Cesky"): the later one gets its hash
+                # names are compared without case: data/Female and data/female are one folder on case-insensitive
+                # file systems (macOS, Windows) and in a clone of the Hub repository there
+                if cval is not None and cname.lower() in seen and seen[cname.lower()] == where:
+                    # two values of --config-by that sanitise alike ("Česky" and "Cesky", "Female" and "female"):
+                    # the later one gets its hash
                     cname = f"{cname}-{_name_hash(cval)}"
-                if cname in seen:
-                    raise BiaskitError("E050", f"two inputs give the config name {cname!r}", value=[seen[cname], where],
-                                       fix="name the tables differently: biaskit hub stage NAME=PATH ...")
-                seen[cname] = where
+                if cname.lower() in seen:
+                    raise BiaskitError("E050", f"two inputs give the config name {cname!r} (names are compared without case)",
+                                       value=[seen[cname.lower()], where], fix="name the tables differently: biaskit hub stage NAME=PATH ...")
+                seen[cname.lower()] = where
                 ds_all = encode(ctable, class_labels=class_labels)
                 features = ds_all.features
                 arrow_all = ds_all.data.table
@@ -288,10 +298,11 @@ def stage_tables(
                 split_vals: dict[str, Any] = {}
                 for sval, mask in _split_masks(ctable, spec.split_by, where):
                     sname = DEFAULT_SPLIT if sval is None else _safe_name(sval, _SPLIT_OK, "split", where)
-                    if sname in split_vals:
-                        raise BiaskitError("E050", f"values {split_vals[sname]!r} and {sval!r} of {spec.split_by!r} give the same split name {sname!r}",
+                    if sname.lower() in split_vals:  # (without case: one file name on case-insensitive file systems)
+                        raise BiaskitError("E050", f"values {split_vals[sname.lower()]!r} and {sval!r} of {spec.split_by!r} give the same split name {sname!r}"
+                                           " (names are compared without case)",
                                            value=sval, fix="make the values differ in letters/digits, or stage without --split-by")
-                    split_vals[sname] = sval
+                    split_vals[sname.lower()] = sval
                     arrow = arrow_all if mask is None else arrow_all.filter(mask)
                     n = _shard_count(arrow.nbytes, arrow.num_rows, max_shard_bytes, max_shard_rows)
                     files, fbytes, nbytes = [], 0, 0
@@ -360,3 +371,41 @@ def stage_paths(paths: Iterable[str], out: str | Path, *, config_by: str | None 
         for s in having:
             setattr(s, opt, col)
     return stage_tables(specs, out, **kw)
+
+
+def check_restage(out: Path) -> None:
+    """E006 unless every file in the existing folder ``out`` is one ``hub stage`` wrote there, unchanged.
+
+    Restaging replaces the whole folder, so a file biaskit did not write (a user's notes) or one edited after
+    staging would be lost: the marker ``biaskit_manifest.json`` must be a ``hub stage`` manifest (its content is
+    checked, a ``{}`` does not pass) and its file list (with sha256) must cover every file in the folder."""
+    from biaskit.io import sha256_file
+
+    marker = out / STAGING_MANIFEST
+    man = None
+    if marker.is_file():
+        try:
+            man = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            man = None
+    files = man.get("files") if isinstance(man, dict) else None
+    if not (isinstance(man, dict) and man.get("command") == "biaskit hub stage" and isinstance(files, dict)
+            and all(isinstance(v, dict) and isinstance(v.get("sha256"), str) for v in files.values())):
+        raise BiaskitError("E006", "output folder exists and is not a folder staged by biaskit"
+                           + (f" ({STAGING_MANIFEST} is not a `hub stage` manifest)" if marker.exists() else ""),
+                           value=str(out), fix="choose a new --out folder or remove this one")
+    foreign, changed = [], []
+    for f in sorted(x for x in out.rglob("*") if x.is_file() or x.is_symlink()):
+        rel = f.relative_to(out).as_posix()
+        if rel == STAGING_MANIFEST:
+            continue
+        if rel not in files or f.is_symlink():
+            foreign.append(rel)
+        elif sha256_file(f) != files[rel]["sha256"]:
+            changed.append(rel)
+    if foreign or changed:
+        what = (f"{len(foreign)} file(s) biaskit did not write ({', '.join(foreign[:5])})" if foreign else "") + \
+               (" and " if foreign and changed else "") + \
+               (f"{len(changed)} file(s) changed since staging ({', '.join(changed[:5])})" if changed else "")
+        raise BiaskitError("E006", f"restaging {out} would delete {what}", value=str(out),
+                           fix="move those files out of the folder (or stage into a new --out folder); biaskit replaces only what it wrote")

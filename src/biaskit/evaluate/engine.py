@@ -89,12 +89,20 @@ class RayCluster:
         import logging
 
         address = self.spec.address or os.environ.get("RAY_ADDRESS") or None
+        if address is not None:
+            from biaskit.secrets import public_url
+
+            public_url(address if "://" in address else f"ray://{address}")  # registers ?key=... values as secrets
+            address = _resolve_address(address)
+            _probe(address)  # fail fast (E161) instead of Ray's endless reconnect to a dead address
         if address is None or _is_loopback(address):
             # a Ray on this machine only: Ray must use the loopback address, not the machine's network address
             # (read once, when ray is imported)
             os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         ray = require("ray", "ray", "--engine ray")
         require("ray.data", "ray", "--engine ray")
+        if address and address.startswith("ray://"):
+            require("grpc", "ray", "--ray-address ray://... (Ray Client, ray[client])")
         self._stderr_filter = _BenignRayLines().start()
         if not ray.is_initialized():
             opts = dict(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False,
@@ -105,9 +113,12 @@ class RayCluster:
                 else:
                     ray.init(_node_ip_address="127.0.0.1", **opts)
             except (ConnectionError, RuntimeError, ValueError) as exc:
-                where = address or "a new local Ray"
-                raise BiaskitError("E161", f"could not connect to Ray at {where}: {str(exc).splitlines()[0][:200]}",
-                                   value=address, fix="check the address (ray status), or leave --ray-address and RAY_ADDRESS "
+                from biaskit.secrets import cut
+
+                where = _safe_address(address) if address else "a new local Ray"
+                first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise BiaskitError("E161", f"could not connect to Ray at {where}: {cut(first, 200)}",
+                                   value=_safe_address(address) if address else None, fix="check the address (ray status), or leave --ray-address and RAY_ADDRESS "
                                                       "unset to start a local Ray") from exc
             self.started = True
         res = ray.cluster_resources()
@@ -194,6 +205,63 @@ def _biaskit_cause(exc: BaseException) -> "BiaskitError | None":
 def _is_loopback(address: str) -> bool:
     host = address.split("://")[-1].split("@")[-1].rsplit(":", 1)[0].strip("[]")
     return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+
+
+#: seconds to wait for a Ray address to accept a connection before E161 (env BIASKIT_RAY_CONNECT_TIMEOUT)
+CONNECT_TIMEOUT = 10.0
+
+
+def _resolve_address(address: str) -> str:
+    """The concrete address for ``auto``: the cluster ``ray start`` on this machine recorded, and only when the
+    current user started it (Ray's own ``auto`` falls back to any Ray process on the machine, another user's
+    included). Other addresses are returned as they are."""
+    if address.strip().lower() != "auto":
+        return address
+    try:
+        from ray._private.utils import get_ray_address_file
+    except Exception:  # pragma: no cover - a Ray without this helper: let Ray resolve it
+        return address
+    f = get_ray_address_file(None)
+    if not os.path.isfile(f):
+        raise BiaskitError("E161", "--ray-address auto found no Ray cluster started with 'ray start' on this machine",
+                           value="auto", fix="start one (ray start --head) or pass the cluster's address, e.g. --ray-address 127.0.0.1:6379")
+    if hasattr(os, "getuid") and os.stat(f).st_uid != os.getuid():
+        raise BiaskitError("E161", f"--ray-address auto would join a Ray cluster started by another user (uid {os.stat(f).st_uid}, {f})",
+                           value="auto", fix="start your own (ray start --head --temp-dir DIR) and pass its address explicitly")
+    with open(f, encoding="utf-8") as fh:
+        found = fh.read().strip()
+    if not found:
+        raise BiaskitError("E161", f"--ray-address auto: {f} names no address", value="auto",
+                           fix="pass the cluster's address explicitly, e.g. --ray-address 127.0.0.1:6379")
+    log.warning("--ray-address auto joins the Ray cluster at %s (recorded by `ray start` in %s)", _safe_address(found), f)
+    return found
+
+
+def _probe(address: str) -> None:
+    """E161 unless ``address`` (``host:port`` or ``ray://host:port``) accepts a TCP connection within the timeout."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(address if "://" in address else f"ray://{address}")
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host, port = None, None
+    if not host:
+        raise BiaskitError("E161", "the Ray address has no host", value=_safe_address(address),
+                           fix="pass host:port (e.g. 127.0.0.1:6379) or ray://host:10001")
+    if port is None:
+        port = 10001 if address.startswith("ray://") else 6379
+    timeout = float(os.environ.get("BIASKIT_RAY_CONNECT_TIMEOUT") or CONNECT_TIMEOUT)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as exc:
+        what = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
+        raise BiaskitError("E161", f"could not connect to Ray at {_safe_address(address)}: {what} (waited up to {timeout:g} s)",
+                           value=_safe_address(address),
+                           fix="check the address and that the cluster runs (ray status), or leave --ray-address and "
+                               "RAY_ADDRESS unset to start a local Ray") from None
 
 
 def _safe_address(address: str) -> str:

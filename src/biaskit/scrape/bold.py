@@ -213,10 +213,34 @@ def _check_domain_file_name(domain: Any, out: Path) -> None:
                            value=d[:200], fix="rename the domain in the table (letters, digits, _ and -), or export with --layout hub")
 
 
+#: the record of what `bold export` wrote into its folder (JSON; no .json suffix, so BOLD's readers skip it)
+EXPORT_MARKER = "biaskit_bold_export.manifest"
+
+
+def _read_export_marker(out: Path) -> dict[str, str] | None:
+    """``{relative path: sha256}`` of the files an earlier `bold export` wrote into ``out``, or None."""
+    f = out / EXPORT_MARKER
+    try:
+        m = json.loads(f.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    files = m.get("files") if isinstance(m, dict) and m.get("command") == "biaskit bold export" else None
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        return None
+    return files
+
+
 @locks_output("out_dir")
-def export_bold(table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "github", hub_name: str = "bold.jsonl") -> list[Path]:
-    """Write ``table`` in BOLD's ``github`` layout (two JSON files per domain) or the ``hub`` JSON Lines file."""
-    from biaskit.io import write_text_atomic
+def export_bold(table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "github", hub_name: str = "bold.jsonl",
+                overwrite: bool = False) -> list[Path]:
+    """Write ``table`` in BOLD's ``github`` layout (two JSON files per domain) or the ``hub`` JSON Lines file.
+
+    An existing, non-empty ``out_dir`` must be an earlier export (its record ``biaskit_bold_export.manifest``
+    lists every file it wrote, with sha256): files of that export are replaced (and those this export does
+    not write again are removed), a file biaskit did not write, or one changed since, is never touched (E006).
+    ``overwrite`` writes into any folder, replacing files of the same names (nothing else is removed).
+    """
+    from biaskit.io import sha256_file, write_text_atomic
 
     if layout not in (*LAYOUTS, "both"):
         raise BiaskitError("E005", "unknown BOLD layout", value=layout, options=[*LAYOUTS, "both"], fix="use --layout github, hub or both")
@@ -224,16 +248,16 @@ def export_bold(table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "g
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise BiaskitError("E006", "--out is an existing file, not a folder", value=str(out), fix="give a folder for the BOLD files, e.g. --out bold_export")
-    written: list[Path] = []
+    plan: dict[str, str] = {}  # relative path -> text
     if layout in ("github", "both"):
         for domain in ents:
             _check_domain_file_name(domain, out)
         for domain, groups in ents.items():
             prompts = {g: {n: [t for t, _ in items] for n, items in names.items()} for g, names in groups.items()}
-            written.append(write_text_atomic(out / "prompts" / f"{domain}_prompt.json", json.dumps(prompts)))
+            plan[f"prompts/{domain}_prompt.json"] = json.dumps(prompts)
             if any(ref is not None for names in groups.values() for items in names.values() for _, ref in items):
                 wiki = {g: {n: [ref if ref is not None else "" for _, ref in items] for n, items in names.items()} for g, names in groups.items()}
-                written.append(write_text_atomic(out / "wikipedia" / f"{domain}_wiki.json", json.dumps(wiki)))
+                plan[f"wikipedia/{domain}_wiki.json"] = json.dumps(wiki)
     if layout in ("hub", "both"):
         lines = []
         for domain, groups in ents.items():
@@ -241,5 +265,29 @@ def export_bold(table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "g
                 for n, items in names.items():
                     lines.append(json.dumps({"domain": domain, "name": n, "category": g, "prompts": [t for t, _ in items],
                                              "wikipedia": [ref if ref is not None else "" for _, ref in items]}, ensure_ascii=False))
-        written.append(write_text_atomic(out / hub_name, "".join(x + "\n" for x in lines)))
+        plan[hub_name] = "".join(x + "\n" for x in lines)
+    ours: dict[str, str] = {}
+    if out.is_dir() and any(out.iterdir()):
+        old = _read_export_marker(out)
+        if old is None and not overwrite:
+            raise BiaskitError("E006", "the output folder exists and was not written by `biaskit bold export`", value=str(out),
+                               fix="choose a new --out folder, or pass --overwrite to write into it (files of the same names are replaced)")
+        for rel, sha in (old or {}).items():
+            f = out / rel
+            if f.is_file() and not f.is_symlink() and sha256_file(f) == sha:
+                ours[rel] = sha
+        clash = sorted(rel for rel in plan if (out / rel).exists() and rel not in ours)
+        if clash and not overwrite:
+            raise BiaskitError("E006", f"the export would replace {len(clash)} file(s) in {out} that biaskit did not write "
+                               f"(or that changed since): {', '.join(clash[:5])}", value=str(out),
+                               fix="move them away or choose a new --out folder; --overwrite replaces them")
+    written: list[Path] = []
+    for rel, text in plan.items():
+        written.append(write_text_atomic(out / rel, text))
+    for rel in ours:  # files of the earlier export that this one does not write again (a domain no longer there)
+        if rel not in plan:
+            (out / rel).unlink()
+    record = {rel: sha256_file(out / rel) for rel in plan}
+    write_text_atomic(out / EXPORT_MARKER, json.dumps({"command": "biaskit bold export", "layout": layout, "files": record},
+                                                       indent=2, sort_keys=True) + "\n")
     return written

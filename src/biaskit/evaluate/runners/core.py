@@ -136,6 +136,10 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
     if hasattr(settings, "check"):
         settings.check()
     t, inputs = prompt_table(prompts, require=[span_column] if span_column else [])
+    from biaskit.schema import check_types
+
+    # the type checks the output will get, made before any model call (never refuse after the work)
+    check_types(t, "generations", where=inputs[0] if inputs else "")
     if limit is not None:
         if limit < 0:
             raise BiaskitError("E062", "limit must be >= 0", value=limit)
@@ -170,6 +174,11 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
     fingerprint_src = {"kind": kind, "model": model, "backend": be.name, "revision": revision, "config": gen_config,
                        "seed": run_seed, "prompt_ids": _fingerprint({"ids": t.column("prompt_id").to_pylist(),
                                                                       "text": t.column("text").to_pylist()})}
+    endpoint = be.describe().get("base_url") if hasattr(be, "describe") else None
+    if endpoint:
+        # a resume against another server would merge the rows of two servers: the endpoint is part of the run
+        # (the public URL: no user info, credential query values as ***)
+        fingerprint_src["endpoint"] = endpoint
     fp = _fingerprint(fingerprint_src)
 
     texts = t.column("text").to_pylist()
@@ -215,8 +224,12 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
         if state.exists():
             old = json.loads(state.read_text(encoding="utf-8"))
             if old.get("fingerprint") != fp:
-                raise BiaskitError("E063", f"{writer.parts} holds a partial run with other settings", value=old.get("run"),
-                                   fix="rerun with the same model, prompts and settings to resume, or pass --overwrite to start over")
+                prev_run = old.get("run") if isinstance(old.get("run"), dict) else {}
+                differ = sorted(k for k in set(prev_run) | set(fingerprint_src) if prev_run.get(k) != fingerprint_src.get(k)) or ["fingerprint"]
+                shown = {k: prev_run.get(k) for k in differ if k != "prompt_ids"}
+                writer.close()
+                raise BiaskitError("E063", f"{writer.parts} holds a partial run with other settings (different {', '.join(differ)})", value=shown or old.get("run"),
+                                   fix="rerun with the same endpoint, model, prompts and settings to resume, or pass --overwrite to start over")
             redo |= {(str(a), int(b)) for a, b in old.get("retry_of_finished") or ()}
         else:
             write_json_atomic(state, {"fingerprint": fp, "run": fingerprint_src})

@@ -46,6 +46,8 @@ log = get_logger("runners.openai")
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 REDIRECT_STATUS = {301, 302, 303, 307, 308}
 MAX_REDIRECTS = 5
+ERROR_BODY_READ = 1 << 16  # bytes of an error body read (redacted whole, then cut)
+ERROR_TEXT_MAX = 340  # characters of an error text kept in the row's error column
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -175,7 +177,7 @@ class OpenAIBackend:
 
     def _post(self, path: str, body: dict) -> dict:
         """POST JSON with retries on timeouts, connection errors and 429/5xx; raise EndpointError at the end."""
-        from biaskit.secrets import redact
+        from biaskit.secrets import cut, redact
 
         data = json.dumps(body).encode()
         last = ""
@@ -193,10 +195,12 @@ class OpenAIBackend:
                 return obj
             except urllib.error.HTTPError as exc:
                 try:
-                    detail = exc.read()[:300].decode("utf-8", "replace") if exc.fp else ""
+                    # (read more than is kept: the body is redacted first and cut after, so a key that
+                    # straddles the cut cannot survive as a prefix)
+                    detail = exc.read(ERROR_BODY_READ).decode("utf-8", "replace") if exc.fp else ""
                 except (OSError, http.client.HTTPException):
                     detail = ""
-                last = redact(f"HTTP {exc.code} from {path}: {detail.strip()}")
+                last = cut(f"HTTP {exc.code} from {path}: {detail.strip()}", ERROR_TEXT_MAX)
                 if exc.code not in RETRY_STATUS:
                     raise EndpointError(last, retryable=False) from None
                 ra = exc.headers.get("Retry-After") if exc.headers else None
