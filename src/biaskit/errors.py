@@ -71,6 +71,7 @@ CATALOGUE: dict[str, str] = {
     "E171": "training data error",
     "E172": "invalid training settings",
     "E173": "trained classifier folder error",
+    "E210": "a value for a card or record field is not one line of text",
 }
 
 
