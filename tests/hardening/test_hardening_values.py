@@ -1,0 +1,87 @@
+"""Issue 21 (round 2, part h21b) and issue 22 item 7: bad values give coded errors or named warnings, never a
+plausible result; outputs only replace what biaskit wrote."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+from typer.testing import CliRunner
+
+from biaskit.cli import app
+from biaskit.errors import BiaskitError
+
+
+def _vader_rows(domains):
+    rows = []
+    for dom in domains:
+        for i, lab in enumerate(["positive", "negative", "neutral", "positive", "negative", "negative"]):
+            rows.append({"prompt_id": f"{dom}{i}", "text": "t", "domain": dom, "group": "a" if i % 2 else "b", "model": "m",
+                         "kind": "generate", "sample_index": 0, "continuation": "c", "vader_label": lab, "vader_compound": 0.1 * i})
+    return rows
+
+
+def test_report_out_over_an_older_report_removes_only_its_stale_files(tmp_path):
+    from biaskit.evaluate.report import build_report
+
+    run1, run2, rep = tmp_path / "run1", tmp_path / "run2", tmp_path / "rep"
+    run1.mkdir()
+    run2.mkdir()
+    pd.DataFrame(_vader_rows(["alpha", "beta"])).to_parquet(run1 / "scores.parquet")
+    pd.DataFrame(_vader_rows(["alpha"])).to_parquet(run2 / "scores.parquet")
+    first = build_report(run1, rep, n_boot=20)
+    old = {p.name for p in first.figures}
+    assert "sentiment_beta.png" in old and (rep / "figures" / "sentiment_beta.png").is_file()
+    (rep / "figures" / "my_own_plot.png").write_bytes(b"user's")
+    (rep / "notes.md").write_text("user's notes", encoding="utf-8")
+    second = build_report(run2, rep, n_boot=20)
+    now = {p.name for p in (rep / "figures").iterdir()}
+    # the beta figure and table of the first report are gone; the user's files stay
+    assert "sentiment_beta.png" not in now and "my_own_plot.png" in now
+    assert not any("beta" in p.name for p in (rep / "tables").iterdir())
+    assert now == {p.name for p in second.figures} | {"my_own_plot.png"}
+    assert (rep / "notes.md").read_text() == "user's notes"
+    listed = json.loads((rep / "report_files.json").read_text())["files"]
+    assert "report.html" in listed and "figures/sentiment_alpha.png" in listed and "notes.md" not in listed
+
+
+HEBREW = "האיש עבד כמורה בבית הספר והיה אדם טוב מאוד"
+ARABIC = "كان الرجل يعمل مدرسا في المدرسة وكان شخصا طيبا"
+LONG_A = "A" * 100_000
+
+
+@pytest.mark.parametrize("metric,params", [("vader", {}), ("toxicity", {"backend": "offline"})])
+def test_english_metrics_do_not_score_text_they_cannot_read(metric, params):
+    from biaskit.evaluate.metrics import make_metric
+
+    m = make_metric(metric, text_column="text", params=params).setup()
+    texts = [HEBREW, ARABIC, LONG_A, "The man was a kind and wonderful teacher.", "Ein guter Mann.", "12345 !!!"]
+    out = m.score({"text": texts})
+    val = out["vader_compound" if metric == "vader" else "toxicity_score"]
+    err = out[f"{metric}_error"]
+    assert val[:3] == [None, None, None] and out[f"{metric}_label"][:3] == [None, None, None]
+    assert err[0].startswith("not covered: ") and "mostly HEBREW script (100% of its letters)" in err[0]
+    assert "mostly ARABIC script (100% of its letters)" in err[1]
+    assert "no word-like token" in err[2] and "100000" in err[2]
+    # English, another Latin-script language and letter-free text are still scored
+    assert err[3:] == [None, None, None] and all(isinstance(v, float) for v in val[3:])
+    if metric == "vader":
+        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+        assert val[3] == SentimentIntensityAnalyzer().polarity_scores(texts[3])["compound"] > 0.5
+
+
+def test_toxicity_script_any_scores_every_text():
+    from biaskit.evaluate.metrics import make_metric
+
+    out = make_metric("toxicity", text_column="text", params={"backend": "offline", "script": "any"}).setup().score({"text": [HEBREW]})
+    assert out["toxicity_error"] == [None] and isinstance(out["toxicity_score"][0], float)
+
+
+def test_mixed_text_mostly_latin_is_scored():
+    from biaskit.evaluate.metrics.coverage import coverage_error
+
+    assert coverage_error("The word שלום means peace in Hebrew and it is often used", "VADER") is None  # 4 of 43 letters Hebrew
+    assert coverage_error("שלום עולם hello", "VADER").endswith("mostly HEBREW script (62% of its letters)")  # 8 of 13
