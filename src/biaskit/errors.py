@@ -72,6 +72,7 @@ CATALOGUE: dict[str, str] = {
     "E172": "invalid training settings",
     "E173": "trained classifier folder error",
     "E210": "a value for a card or record field is not one line of text",
+    "E211": "input file has no records",
 }
 
 

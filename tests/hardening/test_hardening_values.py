@@ -85,3 +85,67 @@ def test_mixed_text_mostly_latin_is_scored():
 
     assert coverage_error("The word שלום means peace in Hebrew and it is often used", "VADER") is None  # 4 of 43 letters Hebrew
     assert coverage_error("שלום עולם hello", "VADER").endswith("mostly HEBREW script (62% of its letters)")  # 8 of 13
+
+
+def _scores(n=12, nan_at=()):
+    rows = []
+    for i in range(n):
+        comp = float("nan") if i in nan_at else round(-1 + 2 * i / (n - 1), 3)
+        rows.append({"prompt_id": f"p{i}", "text": "Ada was ", "continuation": f"a person number {i} in the town.", "model": "m",
+                     "kind": "generate", "sample_index": 0, "source": "bold", "group": f"g{i % 2}", "vader_compound": comp,
+                     "vader_label": "positive" if comp >= 0.05 else "negative", "vader_error": None})
+    return pa.Table.from_pylist(rows)
+
+
+def test_annotate_sample_never_draws_nan_scores():
+    from biaskit.annotate.sampling import sample_round
+
+    t, rep = sample_round(_scores(12, nan_at=(0, 5, 7)), round="r1", task="sentiment", n=12, metric="vader", seed=0)
+    assert rep.dropped_metric_error == 3 and t.num_rows == 9
+    assert not {"p0", "p5", "p7"} & set(t.column("prompt_id").to_pylist())
+
+
+@pytest.mark.parametrize("content", ["", "sample_id,annotator,label\n"])
+def test_empty_results_file_is_an_error_with_no_annotations_and_no_ledger_entry(tmp_path, content):
+    from biaskit.annotate.sampling import sample_round
+    from biaskit.io import write_table
+
+    t, _ = sample_round(_scores(), round="r1", task="sentiment", n=4, seed=0)
+    write_table(t, tmp_path / "samples.parquet")
+    res = tmp_path / "results.csv"
+    res.write_text(content)
+    led = tmp_path / "ledger.jsonl"
+    r = CliRunner().invoke(app, ["annotate", "pull", str(tmp_path / "samples.parquet"), "--results", str(res),
+                                 "--out", str(tmp_path / "ann.parquet"), "--ledger", str(led)])
+    assert r.exit_code == 1 and "error[E211]" in r.output and "has no records" in r.output
+    assert not (tmp_path / "ann.parquet").exists() and not led.exists()
+
+
+@pytest.mark.parametrize("lead", ["inf", "-5", "nan", "-inf"])
+def test_lead_time_must_be_finite_and_not_negative(tmp_path, lead):
+    from biaskit.annotate.files import read_results
+    from biaskit.annotate.sampling import sample_round
+
+    t, _ = sample_round(_scores(), round="r1", task="sentiment", n=2, seed=0)
+    sid = t.column("sample_id")[0].as_py()
+    p = tmp_path / "results.csv"
+    p.write_text(f"sample_id,annotator,label,lead_time\n{sid},w1,positive,3.5\n{sid},w2,negative,{lead}\n")
+    with pytest.raises(BiaskitError) as e:
+        read_results(p, t)
+    assert e.value.code == "E091" and "record 2: lead_time must be a finite number of seconds >= 0" in str(e.value)
+    p.write_text(f"sample_id,annotator,label,lead_time\n{sid},w1,positive,3.5\n{sid},w2,negative,0\n")
+    ann, _, _ = read_results(p, t)
+    assert sorted(ann.column("lead_time").to_pylist()) == [0.0, 3.5]
+
+
+def test_a_nul_byte_in_descriptors_is_refused(tmp_path):
+    from biaskit.templates.holistic import validate_descriptors
+
+    with pytest.raises(BiaskitError) as e:
+        validate_descriptors({"ability": {"reviewed": ["Deaf", "bl\x00ind"]}}, file="mine.json")
+    assert e.value.code == "E040" and "mine.json: ability/reviewed[1]: control character '\\x00' in descriptor" in str(e.value)
+    assert "'blind'" in e.value.fix
+    bad = tmp_path / "desc.json"
+    bad.write_text(json.dumps({"ability": {"reviewed": ["Deaf\u2028x"]}}))
+    r = CliRunner().invoke(app, ["expand", "holistic", "--descriptors-file", str(bad), "--out", str(tmp_path / "p.parquet")])
+    assert r.exit_code == 1 and "error[E040]" in r.output and not (tmp_path / "p.parquet").exists()
