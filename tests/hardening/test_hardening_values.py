@@ -149,3 +149,129 @@ def test_a_nul_byte_in_descriptors_is_refused(tmp_path):
     bad.write_text(json.dumps({"ability": {"reviewed": ["Deaf\u2028x"]}}))
     r = CliRunner().invoke(app, ["expand", "holistic", "--descriptors-file", str(bad), "--out", str(tmp_path / "p.parquet")])
     assert r.exit_code == 1 and "error[E040]" in r.output and not (tmp_path / "p.parquet").exists()
+
+
+def _labels_table(values):
+    return pa.Table.from_pylist([{"group": "a" if i % 2 else "b", "vader_label": v} for i, v in enumerate(values)])
+
+
+def test_stats_aggregate_refuses_labels_outside_the_metric_vocabulary(tmp_path):
+    from biaskit.evaluate.stats import aggregate
+
+    t = _labels_table(["positive", "POSITIVE", "x", "negative", None, "neutral"])
+    with pytest.raises(BiaskitError) as e:
+        aggregate(t, "group", labels="vader_label")
+    assert e.value.code == "E151" and "2 of 5 value(s) of 'vader_label' are not labels of the metric" in str(e.value)
+    assert "'POSITIVE', 'x'" in str(e.value) and e.value.options == ["positive", "neutral", "negative"]
+    from biaskit.io import write_table
+
+    write_table(t, tmp_path / "s.parquet")
+    r = CliRunner().invoke(app, ["stats", "aggregate", str(tmp_path / "s.parquet"), "--by", "group", "--labels", "vader_label"])
+    assert r.exit_code == 1 and "error[E151]" in r.output
+    # valid labels and nulls (failed rows) still aggregate; a column no metric writes is not checked
+    ok = aggregate(_labels_table(["positive", None, "negative", "neutral"]), "group", labels="vader_label")
+    assert ok["count"].sum() == 3
+    own = pa.Table.from_pylist([{"group": "a", "my_label": "x"}, {"group": "b", "my_label": "POSITIVE"}])
+    assert sorted(aggregate(own, "group", labels="my_label")["value"].unique()) == ["POSITIVE", "x"]
+
+
+def test_stats_ztest_checks_the_column_and_the_label(tmp_path):
+    from biaskit.evaluate.stats import pairwise_proportion_tests
+
+    with pytest.raises(BiaskitError) as e:
+        pairwise_proportion_tests(_labels_table(["positive", "x", "negative", "neutral"]), "group", "vader_label", "positive")
+    assert e.value.code == "E151"
+    with pytest.raises(BiaskitError) as e:
+        pairwise_proportion_tests(_labels_table(["positive", "negative", "negative", "neutral"]), "group", "vader_label", "POSITIVE")
+    assert e.value.code == "E080" and "label 'POSITIVE' is not a label of column 'vader_label'" in str(e.value)
+    # 'neutral' never occurs in this table but is a VADER label: a real 0-of-n test
+    res = pairwise_proportion_tests(_labels_table(["positive", "negative", "negative", "positive"]), "group", "vader_label", "neutral")
+    assert res[["count_a", "count_b"]].values.tolist() == [[0, 0]]
+
+
+@pytest.mark.parametrize("bad", [-3.0, float("inf"), 0.5, float("-inf")])
+def test_likelihood_bias_refuses_impossible_perplexities(bad):
+    from biaskit.evaluate.stats import likelihood_bias
+
+    rows = [{"axis": "age", "template": "I am {x}.", "descriptor": d, "perplexity": p}
+            for d, ps in (("young", [10.0, 12.0, 11.0]), ("old", [20.0, 25.0, bad])) for p in ps]
+    with pytest.raises(BiaskitError) as e:
+        likelihood_bias(pa.Table.from_pylist(rows))
+    assert e.value.code == "E080" and "1 value(s) of 'perplexity' are infinite or below 1" in str(e.value)
+    rows[-1]["perplexity"] = None  # a failed row (null) is fine: left out and counted
+    assert likelihood_bias(pa.Table.from_pylist(rows)).by_axis["n_null"].tolist() == [1]
+
+
+@pytest.mark.parametrize("kind", ["missing", "file", "empty_dir"])
+def test_biaskit_spacy_en_pointing_at_no_pipeline_is_e010_naming_the_variable(tmp_path, monkeypatch, kind):
+    from biaskit.assets import load_spacy
+
+    target = tmp_path / "nothere"
+    if kind == "file":
+        target = tmp_path / "model.txt"
+        target.write_text("not a model")
+    elif kind == "empty_dir":
+        target.mkdir()
+    monkeypatch.setenv("BIASKIT_SPACY_EN", str(target))
+    with pytest.raises(BiaskitError) as e:
+        load_spacy("en")
+    assert e.value.code == "E010" and str(e.value).startswith(f"[E010] $BIASKIT_SPACY_EN = {str(target)!r} ")
+    assert ("does not exist" if kind == "missing" else "is not a spaCy pipeline folder") in str(e.value)
+
+
+def test_cli_ztest_on_a_metric_column_checks_its_vocabulary(tmp_path):
+    from biaskit.io import write_table
+
+    write_table(_labels_table(["positive", "negative", "POSITIVE", "negative"]), tmp_path / "s.parquet")
+    r = CliRunner().invoke(app, ["stats", "ztest", str(tmp_path / "s.parquet"), "--label", "positive"])
+    assert r.exit_code == 1 and "error[E151]" in r.output and "'POSITIVE'" in r.output
+    write_table(_labels_table(["positive", "negative", "positive", "negative"]), tmp_path / "ok.parquet")
+    r = CliRunner().invoke(app, ["stats", "ztest", str(tmp_path / "ok.parquet"), "--label", "neutral"])  # a VADER label with 0 counts
+    assert r.exit_code == 0, r.output
+
+
+def _truncated_xlsx(path):
+    import zipfile
+
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Czech"
+    for i in range(50):
+        ws.append([f"Muž číslo {i} je <MASK>."])
+    good = path.with_name("good.xlsx")
+    wb.save(good)
+    with zipfile.ZipFile(good) as zin, zipfile.ZipFile(path, "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "xl/worksheets/sheet1.xml":
+                data = data[: len(data) // 2]  # the sheet XML stops mid-element
+            zout.writestr(item, data)
+
+
+def test_hub_load_of_an_xlsx_with_a_truncated_sheet_is_e121(tmp_path):
+    bad = tmp_path / "template_sentences.xlsx"
+    _truncated_xlsx(bad)
+    r = CliRunner().invoke(app, ["hub", "load", str(bad), "--out", str(tmp_path / "p.parquet")])
+    assert r.exit_code == 1 and "error[E121]" in r.output and "a sheet is damaged" in r.output, r.output
+    assert "Traceback" not in r.output and not (tmp_path / "p.parquet").exists()
+
+
+@pytest.mark.parametrize("cmd", [["hub", "load"], ["bold", "import"]])
+def test_deeply_nested_jsonl_line_is_a_coded_error(tmp_path, cmd):
+    f = tmp_path / "bold.jsonl"
+    f.write_text("[" * 100_000 + "\n")
+    r = CliRunner().invoke(app, [*cmd, str(f), "--out", str(tmp_path / "p.parquet")])
+    assert r.exit_code == 1 and "error[E034]" in r.output and "nested too deeply" in r.output, r.output
+    assert not (tmp_path / "p.parquet").exists()
+
+
+@pytest.mark.parametrize("cmd", [["hub", "load"], ["bold", "import"]])
+@pytest.mark.parametrize("content", ["", "\n\n"])
+def test_empty_jsonl_is_a_coded_error_and_nothing_is_written(tmp_path, cmd, content):
+    f = tmp_path / "bold.jsonl"
+    f.write_text(content)
+    r = CliRunner().invoke(app, [*cmd, str(f), "--out", str(tmp_path / "p.parquet")])
+    assert r.exit_code == 1 and "error[E211]" in r.output and "holds no records" in r.output, r.output
+    assert not (tmp_path / "p.parquet").exists()

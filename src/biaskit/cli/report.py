@@ -82,8 +82,10 @@ def register(app: typer.Typer) -> None:
         from biaskit.evaluate.stats.aggregate import _label_strings
         from biaskit.io import read_table
 
+        from biaskit.evaluate.stats.aggregate import metric_labels
+
         t = read_table(table)
-        if column in t.column_names:
+        if column in t.column_names and metric_labels(column) is None:  # a metric's column: checked against its labels (E151)
             # a label that occurs nowhere (a typo) would give a table of 0 shares with every test undefined
             seen = sorted(set(_label_strings(t.column(column).to_pandas()).dropna()))
             if label not in seen:
