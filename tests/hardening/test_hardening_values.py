@@ -275,3 +275,51 @@ def test_empty_jsonl_is_a_coded_error_and_nothing_is_written(tmp_path, cmd, cont
     r = CliRunner().invoke(app, [*cmd, str(f), "--out", str(tmp_path / "p.parquet")])
     assert r.exit_code == 1 and "error[E211]" in r.output and "holds no records" in r.output, r.output
     assert not (tmp_path / "p.parquet").exists()
+
+
+class _Holder:
+    """Another process holding the output lock on ``path`` until closed."""
+
+    def __init__(self, path):
+        import subprocess
+        import sys
+
+        from hardening_util import cli_env
+
+        self.p = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom biaskit.io import acquire_output_lock\n"
+                                   f"acquire_output_lock({str(path)!r}, command='holder')\nprint('held', flush=True)\ntime.sleep(120)"],
+                                  env=cli_env(), stdout=subprocess.PIPE, text=True)
+        assert self.p.stdout.readline().strip() == "held"
+
+    def close(self):
+        self.p.kill()
+        self.p.wait()
+
+
+def test_report_without_out_locks_its_default_folder(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    pd.DataFrame(_vader_rows(["alpha"])).to_parquet(run / "scores.parquet")
+    h = _Holder(run / "report")
+    try:
+        r = CliRunner().invoke(app, ["report", str(run), "--n-boot", "10"])
+    finally:
+        h.close()
+    assert r.exit_code == 1 and "error[E140]" in r.output and "holder" in r.output, r.output
+    assert not (run / "report" / "report.html").exists()
+
+
+def test_annotate_ledger_writes_take_the_ledger_lock(tmp_path, monkeypatch):
+    from biaskit.annotate import ledger
+
+    led = tmp_path / "rounds.jsonl"
+    monkeypatch.setattr(ledger, "LOCK_WAIT", 0.3)
+    h = _Holder(led)
+    try:
+        with pytest.raises(BiaskitError) as e:
+            ledger.record("sample", "r1", led, samples=3)
+    finally:
+        h.close()
+    assert e.value.code == "E140" and "holder" in str(e.value) and not led.exists()
+    ledger.record("sample", "r1", led, samples=3)  # the holder is gone: the write goes through, and no lock file is left
+    assert [x["samples"] for x in ledger.events(led)] == [3] and not (tmp_path / "rounds.jsonl.lock").exists()

@@ -31,8 +31,12 @@ def register(app: typer.Typer) -> None:
         Example: biaskit report runs/demo/scores.parquet --out /tmp/scores-report
         """
         from biaskit.evaluate.report import build_report
+        from biaskit.io import output_lock
 
-        res = build_report(run_dir, out, seed=seed, n_boot=n_boot, alpha=alpha, title=title)
+        # --out is locked by the CLI; the default folder (RUN_DIR/report) too, so two reports never write it at once
+        target = out if out is not None else (run_dir.parent if run_dir.is_file() else run_dir) / "report"
+        with output_lock(target, command="biaskit report"):
+            res = build_report(run_dir, out, seed=seed, n_boot=n_boot, alpha=alpha, title=title)
         typer.echo(f"report written to {res.html}")
         typer.echo(f"  {len(res.figures)} figures, {len(res.tables)} tables; sections: {', '.join(res.sections) or 'none'}")
         for what, why in res.skipped:
