@@ -323,3 +323,17 @@ def test_annotate_ledger_writes_take_the_ledger_lock(tmp_path, monkeypatch):
     assert e.value.code == "E140" and "holder" in str(e.value) and not led.exists()
     ledger.record("sample", "r1", led, samples=3)  # the holder is gone: the write goes through, and no lock file is left
     assert [x["samples"] for x in ledger.events(led)] == [3] and not (tmp_path / "rounds.jsonl.lock").exists()
+
+
+def test_score_names_the_input_file_and_the_expected_type(tmp_path):
+    from biaskit.io import write_table
+
+    src = tmp_path / "gens.parquet"
+    write_table(pa.table({"prompt_id": ["a", "b"], "text": ["x ", "y "], "continuation": ["good day", "bad day"],
+                          "n_tokens": pa.array([2.0, 2.0], pa.float64())}), src)
+    out = tmp_path / "out.parquet"
+    r = CliRunner().invoke(app, ["score", str(src), "--metrics", "vader", "--out", str(out)])
+    line = r.output.strip().splitlines()[-1]
+    assert r.exit_code == 1 and line.startswith("error[E004]"), r.output
+    assert f"column 'n_tokens' in {src} has type double; the scores table needs int64" in line
+    assert "got 'double'" not in line and str(out) not in line and not out.exists()

@@ -50,6 +50,10 @@ def register(app: typer.Typer) -> None:
         params = parse_param_args(param or [])
         spec = engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus)
         t = read_table(table)
+        if "prompt_id" in t.column_names:  # the output is a scores table: its known columns must have their types
+            from biaskit.schema import check_types  # checked on the INPUT before any scoring (E004 names this file)
+
+            check_types(t, "scores", where=str(table))
         used = []
         facts: dict = {}
         scored = score_table(t, metrics, text_column=text_column, params=params, batch_size=batch_size, on_metric=used.append,
