@@ -2,8 +2,16 @@
 # Fresh machine -> full test suite: sets up .venv, installs the services the integration tests use
 # (scripts/services/*.sh: MediaWiki, Label Studio in its own venv, Chromium), then runs pytest.
 # Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/test_io.py -x`).
+# `bash scripts/test.sh --fast [ARGS]`: the fast loop, `pytest -m "not slow and not server"` (no model training,
+# no MediaWiki / Label Studio / Ray / Chromium), with no service set-up; CI runs everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--fast" ]; then
+  shift
+  [ -x .venv/bin/python ] || bash scripts/setup.sh
+  export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false MPLBACKEND=Agg
+  exec .venv/bin/python -m pytest -m "not slow and not server" -q "$@"
+fi
 bash scripts/setup.sh
 for s in scripts/services/*.sh; do
   [ -e "$s" ] || continue

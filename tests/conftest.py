@@ -10,6 +10,54 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 import pytest  # noqa: E402
 
+#: fixtures that start a real server: a test using one (directly or through another fixture) is `server`
+SERVER_FIXTURES = frozenset({"ls_server", "ray_cluster", "wiki"})
+#: fixtures that build or train models or run the demo: a test using one is `slow`
+SLOW_FIXTURES = frozenset({"quick_demo", "tiny_causal", "tiny_masked", "tiny_morph_masked", "jigsaw_model", "hate_model",
+                           "regard_model"})
+#: test folders that are slow as a whole (classifier training)
+SLOW_DIRS = ("train",)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark tests `server` / `slow` from the fixtures they use, so `pytest -m "not slow and not server"` is the
+    fast loop (README, Development) without a marker line in every test file. Explicit marks stay as they are."""
+    tests_dir = os.path.dirname(os.path.abspath(__file__))
+    for item in items:
+        names = set(getattr(item, "fixturenames", ()))
+        if names & SERVER_FIXTURES:
+            item.add_marker(pytest.mark.server)
+        rel = os.path.relpath(str(item.path), tests_dir).split(os.sep)
+        if names & SLOW_FIXTURES or rel[0] in SLOW_DIRS:
+            item.add_marker(pytest.mark.slow)
+
+
+def service_deadline(base_s: float) -> tuple[float, str]:
+    """How long to wait for a test service to come up: ``base_s`` (what a quiet machine needs) times the load
+    per core (1-6x), or ``BIASKIT_SERVICE_TIMEOUT`` seconds when set. Returns (seconds, why) for the error."""
+    env = os.environ.get("BIASKIT_SERVICE_TIMEOUT")
+    if env:
+        return float(env), "BIASKIT_SERVICE_TIMEOUT"
+    load = os.getloadavg()[0]
+    cores = os.cpu_count() or 1
+    factor = min(6.0, max(1.0, load / cores))
+    return base_s * factor, f"{base_s:.0f} s x {factor:.1f} for load average {load:.1f} on {cores} cores"
+
+
+def service_timeout_message(name: str, waited: float, why: str) -> str:
+    """The error when a service did not come up: how long, why that long, and whether the machine is the cause."""
+    load = os.getloadavg()[0]
+    cores = os.cpu_count() or 1
+    cause = (f"the machine is overloaded (load average {load:.1f} on {cores} cores): rerun when it is quieter, or set "
+             "BIASKIT_SERVICE_TIMEOUT=SECONDS" if load > cores else "the machine is not overloaded, so see the server log below")
+    return f"{name} did not come up in {waited:.0f} s (deadline {why}); {cause}"
+
+
+@pytest.fixture(scope="session")
+def service_wait():
+    """(deadline, message) helpers for fixtures that start a server (conftest modules cannot import each other)."""
+    return service_deadline, service_timeout_message
+
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):

@@ -11,13 +11,11 @@ and error texts are redacted (:func:`redact_error_columns`) by every writer here
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import shutil
 import socket
 import sys
-import tempfile
 import threading
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -30,7 +28,9 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
+from biaskit.arrow import to_arrow  # noqa: F401  (moved below io; re-exported)
 from biaskit.errors import BiaskitError
+from biaskit.hashing import sha256_file  # noqa: F401  (moved below io; re-exported)
 
 try:  # POSIX advisory locks; the lock file's pid is checked instead where there are none
     import fcntl
@@ -100,23 +100,6 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
 
 def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
     return write_text_atomic(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False, default=str) + "\n")
-
-
-def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    p = Path(path)
-    if p.is_dir():
-        for f in sorted(x for x in p.rglob("*") if x.is_file()):
-            h.update(str(f.relative_to(p)).encode())
-            h.update(sha256_file(f).encode())
-        return h.hexdigest()
-    with open(p, "rb") as fh:
-        while True:
-            b = fh.read(chunk)
-            if not b:
-                break
-            h.update(b)
-    return h.hexdigest()
 
 
 # --------------------------------------------------------------------------- output locks
@@ -314,26 +297,6 @@ def locks_output(param: str = "out"):
 # --------------------------------------------------------------------------- tables
 
 
-def to_arrow(table: Any) -> pa.Table:
-    """Accept a pyarrow Table, datasets.Dataset, pandas DataFrame, list of dicts or dict of lists."""
-    if isinstance(table, pa.Table):
-        return table
-    if hasattr(table, "data") and hasattr(table, "features"):  # datasets.Dataset
-        t = table.data
-        t = getattr(t, "table", t)
-        if getattr(table, "_indices", None) is not None:
-            t = table.flatten_indices().data
-            t = getattr(t, "table", t)
-        return t
-    if hasattr(table, "to_dict") and hasattr(table, "columns"):  # pandas
-        return pa.Table.from_pandas(table, preserve_index=False)
-    if isinstance(table, dict):
-        return pa.table(table)
-    if isinstance(table, list):
-        return pa.Table.from_pylist(table)
-    raise TypeError(f"cannot turn {type(table).__name__} into an Arrow table")
-
-
 def _utf8_error(path: Path, data_before: bytes, bad: bytes, what: str) -> BiaskitError:
     line = data_before.count(b"\n") + 1
     return BiaskitError("E150", f"{what} {path} is not UTF-8 text: byte 0x{bad[:1].hex().upper()} on line {line}", value=str(path),
@@ -424,13 +387,6 @@ def redact_error_columns(t: pa.Table) -> pa.Table:
         if red != vals:
             t = t.set_column(i, t.field(i), pa.array(red, type=col.type))
     return t
-
-
-def read_dataset(path: str | os.PathLike, stage: str | None = None):
-    """Like :func:`read_table` but returns a ``datasets.Dataset``."""
-    import datasets as hf_datasets
-
-    return hf_datasets.Dataset(read_table(path, stage))
 
 
 def _write_jsonl(t: pa.Table, path: Path) -> None:
@@ -625,7 +581,3 @@ def drop_duplicate_keys(t: pa.Table, key: Sequence[str]) -> pa.Table:
 def iter_batches(t: pa.Table, batch_size: int) -> Iterable[pa.Table]:
     for start in range(0, t.num_rows, batch_size):
         yield t.slice(start, batch_size)
-
-
-def tempdir(prefix: str = "biaskit-") -> Path:
-    return Path(tempfile.mkdtemp(prefix=prefix))

@@ -50,7 +50,7 @@ def new_manifest(
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Start a manifest for an output. ``inputs`` are files whose sha256 is recorded."""
-    from biaskit.io import sha256_file
+    from biaskit.hashing import sha256_file
 
     ins = []
     for i in inputs:
@@ -74,7 +74,7 @@ def new_manifest(
 
 
 def finish_manifest(manifest: dict[str, Any], output: Path, table: Any | None = None) -> dict[str, Any]:
-    from biaskit.io import sha256_file
+    from biaskit.hashing import sha256_file
 
     m = dict(manifest)
     out: dict[str, Any] = {"path": output.name}

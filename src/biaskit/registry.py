@@ -46,6 +46,14 @@ class Registry:
     def names(self) -> list[str]:
         return sorted(self._entries)
 
+    def in_order(self) -> list[str]:
+        """The names in the order they were registered (built-ins first, then plugins)."""
+        return list(self._entries)
+
+    def target(self, name: str) -> str | Any:
+        """What ``name`` was registered with (a lazy ``"module:attr"`` string or the object)."""
+        return self._entries[name]
+
     def help(self, name: str) -> str:
         return self._help.get(name, "")
 

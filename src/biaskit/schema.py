@@ -126,6 +126,9 @@ PROMPTS = Stage(
         Column("subject_id", S, "gendered templates: id of the subject (e.g. cs-female-sg)"),
         Column("grammatical_gender", S, "grammatical gender of the subject (m, f, n), separate from the social category"),
         Column("grammatical_number", S, "grammatical number of the subject (sg, pl)"),
+        Column("category_reason", S, "why subject_category is null (West Slavic import: osoba_ambiguous, no_subject)"),
+        Column("subject_rule", S, "what decided the subject's category and number (West Slavic import: list, lemma, agent_suffix, "
+               "title, osoba_nonbinary; number: determiner, ending, preposition, verb, ...)"),
         Column("translation_status", S, "source, machine, translated, validated"),
         Column("translator", S, "who translated the template"),
         Column("validator", S, "who validated the translation"),
@@ -340,7 +343,7 @@ def check_keys(table: Any, stage: str | Stage, *, where: str = "") -> None:
     st = get_stage(stage) if isinstance(stage, str) else stage
     if not st.key:
         return
-    from biaskit.io import to_arrow
+    from biaskit.arrow import to_arrow
 
     t = to_arrow(table)
     cols = [k for k in st.key if k in t.column_names]

@@ -54,15 +54,19 @@ def _env(data_dir: Path) -> dict[str, str]:
     return env
 
 
-def _start(data_dir: Path) -> tuple[subprocess.Popen, str]:
+def _start(data_dir: Path, wait=None) -> tuple[subprocess.Popen, str]:
+    """Start Label Studio and wait for /health. ``wait``: the session's (deadline, message) helpers: the
+    deadline grows with the machine's load (it took over 240 s at load 10-18 on 2 cores)."""
     port = _free_port()
     log = open(data_dir / "server.log", "wb")
     proc = subprocess.Popen(
         [str(VENV / "bin" / "label-studio"), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port),
          "--data-dir", str(data_dir)], env=_env(data_dir), stdout=log, stderr=subprocess.STDOUT, cwd=str(data_dir))
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 240
-    while time.time() < deadline:
+    deadline_of, message = wait if wait is not None else (lambda b: (b, f"{b:.0f} s"), None)
+    start = time.time()
+    limit, why = deadline_of(240)
+    while time.time() - start < limit:
         if proc.poll() is not None:
             raise RuntimeError(f"Label Studio exited ({proc.returncode}):\n" + (data_dir / "server.log").read_text()[-3000:])
         try:
@@ -71,8 +75,12 @@ def _start(data_dir: Path) -> tuple[subprocess.Popen, str]:
                     return proc, url
         except Exception:
             time.sleep(0.5)
+        later = deadline_of(240)   # the load may rise while we wait: the deadline follows it up, never down
+        if later[0] > limit:
+            limit, why = later
     proc.terminate()
-    raise RuntimeError("Label Studio did not come up in 240 s:\n" + (data_dir / "server.log").read_text()[-3000:])
+    what = message("Label Studio", time.time() - start, why) if message else f"Label Studio did not come up in {limit:.0f} s"
+    raise RuntimeError(what + ":\n" + (data_dir / "server.log").read_text()[-3000:])
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -86,14 +94,14 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="session")
-def ls_server():
+def ls_server(service_wait):
     if os.environ.get("BIASKIT_SKIP_LABEL_STUDIO") == "1":
         pytest.skip("BIASKIT_SKIP_LABEL_STUDIO=1")
     if not (VENV / "bin" / "label-studio").exists():
         subprocess.run(["bash", str(ROOT / "scripts" / "services" / "label-studio.sh")], check=True)
     if not (TEMPLATE / "label_studio.sqlite3").exists():
         tmp = Path(tempfile.mkdtemp(prefix="biaskit-ls-template-"))
-        proc, _ = _start(tmp)
+        proc, _ = _start(tmp, service_wait)
         _stop(proc)
         TEMPLATE.mkdir(parents=True, exist_ok=True)
         for f in ("label_studio.sqlite3", ".env"):
@@ -104,7 +112,7 @@ def ls_server():
     for f in ("label_studio.sqlite3", ".env"):
         if (TEMPLATE / f).exists():
             shutil.copy2(TEMPLATE / f, data / f)
-    proc, url = _start(data)
+    proc, url = _start(data, service_wait)
     try:
         yield Server(url, TOKEN, data, proc)
     finally:

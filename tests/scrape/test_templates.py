@@ -158,7 +158,9 @@ def test_link_entity_is_decoded():
                    "and newer media with digital video."]
 
 
-@pytest.mark.parametrize("dump, max_residue, dropped", [("DUMP206", 4, 67), ("TABLES5", 0, 1)])
+# issue 22: the unbalanced '' of Alberta is gone (4 -> 3 residue) and one more sentence of the held-out pages renders
+# ({{harvtxt}}, {{lang-xx|{{Nastaliq}}}}, {{As of|alt=}} or {{convert|order=flip}}: 67 -> 66 dropped)
+@pytest.mark.parametrize("dump, max_residue, dropped", [("DUMP206", 3, 66), ("TABLES5", 0, 1)])
 def test_residue_on_real_dumps_is_at_most_0_2_percent(dump, max_residue, dropped):
     from biaskit.scrape.dump import iter_dump
 
@@ -170,7 +172,7 @@ def test_residue_on_real_dumps_is_at_most_0_2_percent(dump, max_residue, dropped
         n += len(got) + d
         n_dropped += d
         residue += sum(1 for s in got if has_residue(s))
-    # measured: 4 of 18,062 sentences (0.022%) and 0 of 719; all from broken source wikitext (stray "|", "''")
+    # measured: 3 of 18,062 sentences (0.017%) and 0 of 719; all from source wikitext ("|" quoted as a character, a stray "|")
     assert residue <= max_residue and residue <= 0.002 * n
     assert n_dropped == dropped
 

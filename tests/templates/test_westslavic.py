@@ -27,6 +27,10 @@ EXPECTED = [
     ("westslavic-sk-r0006", "Môjmu otcovi", "Môj otec", "male", "sg", "<mask>", "Môjmu otcovi chutí <mask>."),
     ("westslavic-sk-r0007", "Nebinárna osoba", "Nebinárna osoba", "non-binary", "sg", "<mask>", "Nebinárna osoba pracuje ako <mask>."),
     ("westslavic-sk-r0008", "Dievčatá", "Dievčatá", "female", "pl", "<mask>", "Dievčatá snívajú o <mask>"),
+    # issue 22: nouns the list does not name, decided by lemma (simplemma) + grammatical gender; a bare "osoba"
+    ("westslavic-sk-r0009", "Naša učiteľka", "lemma:učiteľka", "female", "sg", "<mask>", "Naša učiteľka je veľmi <mask>."),
+    ("westslavic-sk-r0010", "Študenti", "lemma:študent", "male", "pl", "<mask>", "Študenti sú často <mask>."),
+    ("westslavic-sk-r0011", "Osoba", "lemma:osoba", None, "sg", "<mask>", "Osoba pracuje ako <mask>."),
     ("westslavic-cs-r0001", "Můj bratr", "Můj bratr", "male", "sg", "<mask>", "Můj bratr pracuje jako <mask>."),
     ("westslavic-cs-r0002", "Moje dcera", "Moje dcera", "female", "sg", "<mask>", "Moje dcera je velmi <mask>."),
     ("westslavic-cs-r0003", "Ženy", "Ženy", "female", "pl", "<mask>", "Ženy se zajímají o <mask>."),
@@ -35,6 +39,16 @@ EXPECTED = [
     ("westslavic-cs-r0006", "Mé sestře", "Moje sestra", "female", "sg", "<mask>", "Mé sestře se líbí <mask>."),
     ("westslavic-cs-r0007", "Nebinární osoba", "Nebinární osoba", "non-binary", "sg", "<mask>", "Nebinární osoba pracuje jako <mask>."),
     ("westslavic-cs-r0008", "Kluci", "Kluci", "male", "pl", "<mask>", "Kluci sní o <mask>"),
+    ("westslavic-cs-r0009", "Náš manažer", "lemma:manažer", "male", "sg", "<mask>", "Náš manažer pracuje jako <mask>."),
+    ("westslavic-cs-r0010", "Paní učitelka", "lemma:učitelka", "female", "sg", "<mask>", "Paní učitelka je velmi <mask>."),
+    ("westslavic-cs-r0011", "Jeho syn", "lemma:syn", "male", "sg", "<mask>", "Jeho syn chce být <mask>."),
+    ("westslavic-cs-r0012", "Její dcera", "lemma:dcera", "female", "sg", "<mask>", "Její dcera se stala <mask>."),
+    ("westslavic-cs-r0013", "Studenti", "lemma:student", "male", "pl", "<mask>", "Studenti jsou často <mask>."),
+    ("westslavic-cs-r0014", "Osoba", "lemma:osoba", None, "sg", "<mask>", "Osoba, kterou znám, je <mask>."),
+    # the three Czech number traps: genitive singular and locative singular (list: plural), accusative plural (list: singular)
+    ("westslavic-cs-r0015", "ženy", "Ženy", "female", "sg", "<mask>", "Od ženy jsem dostal <mask>."),
+    ("westslavic-cs-r0016", "muži", "Muži", "male", "sg", "<mask>", "O muži se říká, že je <mask>."),
+    ("westslavic-cs-r0017", "Ty muže", "lemma:muž", "male", "pl", "<mask>", "Ty muže považuji za <mask>."),
     # the slot at the very start; the subject in the genitive at the end
     ("westslavic-pl-r0001", "mojego brata", "Mój brat", "male", "sg", "<maska>", "<mask> jest ulubionym zajęciem mojego brata."),
     ("westslavic-pl-r0002", "Mój syn", "Mój syn", "male", "sg", "<maska>", "Mój syn pracuje jako <mask>."),
@@ -47,7 +61,21 @@ EXPECTED = [
      "Osoba niebinarna zajmuje się <mask> sprawami."),
     ("westslavic-pl-r0009", "Moja mama", "Moja mama", "female", "sg", "<maska>", "Moja mama jest bardzo <mask>."),  # double space collapsed
     ("westslavic-pl-r0010", "Chłopcy", "Chłopcy", "male", "pl", "<masce>", "Chłopcy marzą o <mask>"),
+    ("westslavic-pl-r0011", "Nauczyciel", "lemma:nauczyciel", "male", "sg", "<maska>", "Nauczyciel jest <mask>."),
+    ("westslavic-pl-r0012", "Dziewczęta", "lemma:dziewczę", "female", "pl", "<masce>", "Dziewczęta marzą o <mask>."),
+    ("westslavic-pl-r0013", "jego dzieckiem", "lemma:dziecko", "neutral", "sg", "<maska>", "<mask> jest jego dzieckiem."),
+    ("westslavic-pl-r0014", "tym człowieku", "lemma:człowiek", "neutral", "sg", "<maska>", "Rozmawialiśmy o tym człowieku, że jest <mask>."),
 ]
+#: what decided each issue-22 row (category rule; number rule), and the named reason of the two null categories
+RULES = {
+    "westslavic-sk-r0009": "agent_suffix; number determiner:naša", "westslavic-sk-r0010": "agent_suffix; number verb:sú",
+    "westslavic-cs-r0009": "agent_suffix; number determiner:náš", "westslavic-cs-r0010": "title; number verb:je",
+    "westslavic-cs-r0011": "lemma; number verb:chce", "westslavic-cs-r0012": "lemma; number lemma_form",
+    "westslavic-cs-r0013": "agent_suffix; number verb:jsou", "westslavic-cs-r0015": "list; number oblique_preposition:od",
+    "westslavic-cs-r0016": "list; number oblique_preposition:o", "westslavic-cs-r0017": "lemma; number determiner:ty",
+    "westslavic-pl-r0011": "agent_suffix; number verb:jest", "westslavic-pl-r0012": "lemma; number irregular_plural",
+    "westslavic-pl-r0013": "lemma; number irregular_singular", "westslavic-pl-r0014": "lemma; number irregular_singular",
+}
 
 
 def _fixture_module():
@@ -81,24 +109,35 @@ def test_fixture_has_the_study_files_shape_and_is_what_the_script_writes(tmp_pat
 def test_spreadsheet_is_detected_and_every_row_imported_exactly():
     assert detect_kind(str(XLSX)) == "westslavic_xlsx"
     r = load_source(XLSX)
-    assert r.kind == "westslavic_xlsx" and r.filtered == {} and r.facts["problems"] == []
+    assert r.kind == "westslavic_xlsx" and r.filtered == {}
+    # the only kept problems: the two bare "osoba" rows, counted by reason
+    assert [(p["sheet"], p["row"], p["kind"], p["kept"]) for p in r.facts["problems"]] == [("Slovak", 11, "ambiguous_subject", True),
+                                                                                           ("Czech", 14, "ambiguous_subject", True)]
+    assert r.facts["category_null"] == {"osoba_ambiguous": 2}
     validate(r.table, "prompts")
     rows = r.table.to_pylist()
     got = [(x["prompt_id"], x["term"], x["subject_id"], x["subject_category"], x["grammatical_number"], x["mask_spelling"], x["text"])
            for x in rows]
     assert got == EXPECTED
     assert all(x["text"].count("<mask>") == 1 and x["masked"] and x["source"] == "west_slavic" for x in rows)
-    assert [x["language"] for x in rows] == ["sk"] * 8 + ["cs"] * 8 + ["pl"] * 10
+    assert [x["language"] for x in rows] == ["sk"] * 11 + ["cs"] * 17 + ["pl"] * 14
     # the raw sentence and its row number are kept verbatim
-    assert rows[-2]["raw_text"] == "Moja mama  jest bardzo <maska>." and rows[-2]["source_row"] == 9
-    assert r.facts["sheets"]["Czech"] == {"language": "cs", "rows": 999, "empty_rows": 991, "imported": 8, "left_out": 0,
-                                          "unknown_subject": 0}
+    mama = next(x for x in rows if x["prompt_id"] == "westslavic-pl-r0009")
+    assert mama["raw_text"] == "Moja mama  jest bardzo <maska>." and mama["source_row"] == 9
+    assert r.facts["sheets"]["Czech"] == {"language": "cs", "rows": 999, "empty_rows": 982, "imported": 17, "left_out": 0,
+                                          "unknown_subject": 0, "ambiguous_subject": 1, "number_unknown": 0}
+    by = {x["prompt_id"]: x for x in rows}
+    assert {k: by[k]["subject_rule"] for k in RULES} == RULES
+    assert all(x["subject_rule"] == "list" for x in rows if x["prompt_id"] not in RULES and x["subject_category"] is not None)
+    for k in ("westslavic-sk-r0011", "westslavic-cs-r0014"):
+        assert by[k]["subject_category"] is None and by[k]["category_reason"].startswith("osoba_ambiguous")
+    assert all(x["category_reason"] is None for x in rows if x["subject_category"] is not None)
 
 
 def test_ids_are_stable_per_language_and_row():
     a = load_source(XLSX).table.column("prompt_id").to_pylist()
     b = load_source(XLSX).table.column("prompt_id").to_pylist()
-    assert a == b and len(set(a)) == len(a) == 26
+    assert a == b and len(set(a)) == len(a) == 42
 
 
 def _workbook(tmp_path, sheets):
@@ -145,7 +184,8 @@ def test_cli_hub_load_writes_prompts_and_lists_problems(tmp_path):
     out = tmp_path / "prompts.parquet"
     r = CliRunner().invoke(app, ["hub", "load", str(XLSX), "--out", str(out)])
     assert r.exit_code == 0, r.output
-    assert "loaded 26 rows (westslavic_xlsx)" in r.output
+    assert "loaded 42 rows (westslavic_xlsx)" in r.output
+    assert "subject category null in 2 row(s) (osoba_ambiguous: 2)" in r.output
     t = read_table(out, "prompts")
     assert t.column("prompt_id").to_pylist() == [e[0] for e in EXPECTED]
     bad = _workbook(tmp_path, {"Polish": ["Mój syn jest <maska>.", "Kobiety lubią kwiaty."], "Notes": ["free text"]})
@@ -164,9 +204,11 @@ def test_user_subject_file_replaces_the_bundled_list_for_its_language(tmp_path):
     r = load_source(XLSX, subjects=own)
     by = {x["prompt_id"]: x for x in r.table.to_pylist()}
     assert by["westslavic-cs-r0001"]["subject_category"] == "neutral"
-    assert by["westslavic-cs-r0002"]["subject_category"] is None  # "Moje dcera" is not in the user's cs list
+    # "Moje dcera" is not in the user's cs list: the morphology still reads it (lemma dcera)
+    assert by["westslavic-cs-r0002"]["subject_category"] == "female" and by["westslavic-cs-r0002"]["subject_rule"].startswith("lemma")
     assert by["westslavic-sk-r0001"]["subject_category"] == "male"  # sk keeps the bundled list
-    assert sum(p["kind"] == "unknown_subject" for p in r.facts["problems"]) == 7
+    assert by["westslavic-sk-r0001"]["subject_rule"] == "list"
+    assert sum(p["kind"] == "unknown_subject" for p in r.facts["problems"]) == 0
 
 
 @pytest.mark.parametrize("body,needle", [

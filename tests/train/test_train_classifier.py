@@ -321,11 +321,12 @@ def test_trained_folder_is_a_style_model_for_genbias(trained, tmp_path):
     # the same figure from the classifier metric's probabilities, averaged by hand (2 templates x 2 rows per descriptor)
     scored = score_table(pa.Table.from_pylist(rows), ["classifier"], params={"classifier": {"model": str(trained.out)}}, progress=False)
     P = np.array([[x[f"classifier_{s}"] for s in ("negative", "neutral", "positive")] for x in scored.to_pylist()])
-    M = P.reshape(3, 2, 2, 3).mean(axis=2).mean(axis=1)   # descriptor x template x row x style -> descriptor x style
+    M = P.reshape(3, 2, 2, 3).mean(axis=2)   # descriptor x template x row x style -> descriptor x template x style
     import pandas as pd
 
     got = pd.read_csv(out / "by_axis.csv")["full_gen_bias"].iloc[0]
-    assert got == pytest.approx(M.var(axis=0).sum(), abs=1e-6)
+    # the paper's order: variance across descriptors within each template (ddof=0), summed over styles, mean over templates
+    assert got == pytest.approx(M.var(axis=0).sum(axis=-1).mean(), abs=1e-6)
     assert gen_bias(scored, "classifier_negative,classifier_neutral,classifier_positive", n_boot=0).by_axis["full_gen_bias"].iloc[0] \
         == pytest.approx(got, abs=1e-6)
 

@@ -9,15 +9,19 @@ from typing import Any
 
 from biaskit.errors import BiaskitError
 
-#: metric -> (label column, score column or "a-b" difference of two columns)
-KNOWN: dict[str, tuple[str, str]] = {
-    "vader": ("vader_label", "vader_compound"),
-    "toxicity": ("toxicity_label", "toxicity_score"),
-    "regard": ("regard_label", "regard_positive-regard_negative"),
-    "gender": ("gender_wavg_label", "gender_wavg"),
-    "gender_max": ("gender_max_label", "gender_max"),
-    "norms_valence": ("norms_valence_class", "norms_valence"),
-}
+def known() -> dict[str, tuple[str, str]]:
+    """metric -> (label column, score column or "a-b" difference of two columns), from the metrics' own
+    declarations (:func:`biaskit.evaluate.metrics.catalog.label_outputs`); a label output without a score
+    column gets the default ``<metric>_score``."""
+    from biaskit.evaluate.metrics.catalog import label_outputs
+
+    return {k: (lo.column, lo.score or f"{k}_score") for k, lo in label_outputs().items()}
+
+
+def __getattr__(name: str):
+    if name == "KNOWN":   # the old constant, now read from the registry
+        return known()
+    raise AttributeError(name)
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ def resolve(metric: str, columns: Sequence[str], *, label_column: str | None = N
             need_label: bool = False, need_score: bool = False) -> MetricColumns:
     """Columns for ``metric`` in a table with ``columns``; options override; missing needed ones -> E091."""
     cols = set(columns)
-    lab, sc = KNOWN.get(metric, (f"{metric}_label", f"{metric}_score"))
+    lab, sc = known().get(metric, (f"{metric}_label", f"{metric}_score"))
     lab = label_column or lab
     sc = score_column or sc
     mc = MetricColumns(metric, lab if lab in cols else None, None)

@@ -1,8 +1,10 @@
 """The ``biaskit`` command line (typer).
 
-Each command is a thin wrapper over a library function. Command modules register themselves through a
-``register(app)`` function and import heavy libraries only inside command bodies, so ``biaskit --help``
-stays fast and never imports torch, transformers or spaCy. User errors (:class:`BiaskitError`) end in
+Each command is a module-level function in its command module (importable and callable without typer) and a
+thin wrapper over a library function; options shared by several commands are ``Annotated`` aliases in
+:mod:`biaskit.cli.options`. A command module's ``register(app)`` only wires its functions to the app. Heavy
+libraries are imported only inside command bodies, so ``biaskit --help`` stays fast and never imports torch,
+transformers or spaCy. User errors (:class:`BiaskitError`) end in
 one line on stderr and exit status 1.
 """
 

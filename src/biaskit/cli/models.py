@@ -10,10 +10,12 @@ from typing import Optional
 
 import typer
 
-from biaskit.cli.engine_options import ENGINE_OPTIONS, engine_from_options
+from biaskit.cli.options import (
+    ApiKeyEnvOpt, AllowRedirectsOpt, BackendOpt, BaseUrlOpt, BatchSizeOpt, DtypeOpt, EngineOpt, LimitOpt, MaxRetriesOpt,
+    OverwriteRunOpt, RayActorsOpt, RayAddressOpt, RayBatchSizeOpt, RayCpusOpt, RayGpusOpt, RetryErrorsOpt, RevisionOpt, TimeoutOpt,
+    engine_from_options,
+)
 
-_BACKEND_HELP = "hf (transformers: Hub id, local folder, .gguf file or biaskit asset) or openai (an OpenAI-compatible endpoint)."
-_BATCH_HELP = "auto (starts large, halves on out-of-memory) or a number. Results do not depend on it."
 
 
 def _backend_options(base_url: Optional[str], api_key_env: str, timeout: float, max_retries: int, revision: Optional[str],
@@ -48,164 +50,159 @@ def _summary(kind: str, table, out: Path) -> None:
     typer.echo(msg)
 
 
-_RETRY_HELP = "Rerunning a finished run runs again the rows that ended in an error (--no-retry-errors leaves them)."
+
+
+
+def generate_cmd(
+    prompts: Path = typer.Argument(..., help="Prompts table (.parquet, .jsonl, .csv or a datasets folder) with prompt_id and text."),
+    model: str = typer.Option("smollm2-135m", "--model", "-m", help="Model: biaskit asset, Hub id, local folder or .gguf file (hf), or the served model name (openai)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output generations table. Rerunning the same command resumes a killed run."),
+    backend: BackendOpt = "hf",
+    batch_size: BatchSizeOpt = "auto",
+    seed: int = typer.Option(0, "--seed", help="Base seed; each (prompt, sample) gets its own generator from it."),
+    max_new_tokens: int = typer.Option(20, "--max-new-tokens", help="Tokens to generate per continuation."),
+    sample: bool = typer.Option(False, "--sample/--greedy", help="Sample (seeded) instead of greedy decoding."),
+    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample)."),
+    top_k: Optional[int] = typer.Option(None, "--top-k", help="Top-k sampling (BOLD: 40)."),
+    top_p: Optional[float] = typer.Option(None, "--top-p", help="Nucleus sampling (BOLD: 0.95)."),
+    repetition_penalty: Optional[float] = typer.Option(None, "--repetition-penalty", help="CTRL-style repetition penalty (BOLD used 1.2 for CTRL)."),
+    num_return_sequences: int = typer.Option(1, "--num-return-sequences", "-n", help="Samples per prompt (needs --sample)."),
+    first_sentence: bool = typer.Option(False, "--first-sentence", help="Cut each continuation after its first sentence (Sheng et al.)."),
+    chat: bool = typer.Option(False, "--chat", help="Wrap each prompt in the model's chat template (instruction-tuned models)."),
+    keep_trailing_space: bool = typer.Option(False, "--keep-trailing-space", help="Feed prompts with their trailing spaces (default: cut before tokenising; see docs/runners.md)."),
+    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
+    dtype: str = typer.Option("auto", "--dtype", help="auto (bf16/fp16 on CUDA, fp32 elsewhere), float32, float16 or bfloat16."),
+    limit: LimitOpt = None,
+    overwrite: OverwriteRunOpt = False,
+    retry_errors: RetryErrorsOpt = True,
+    revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit) of the model."),
+    trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow custom model code from the Hub."),
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = "OPENAI_API_KEY",
+    timeout: TimeoutOpt = 60.0,
+    max_retries: MaxRetriesOpt = 4,
+    allow_redirects: AllowRedirectsOpt = False,
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    ray_actors: RayActorsOpt = 1,
+    ray_batch_size: RayBatchSizeOpt = 64,
+    ray_gpus: RayGpusOpt = None,
+    ray_cpus: RayCpusOpt = 1.0,
+) -> None:
+    """Continue each prompt with a causal LM: one row per (prompt, sample) in a generations table.
+
+    Example: biaskit generate runs/demo/prompts_bold.parquet --model smollm2-135m --max-new-tokens 20 --out gens.parquet
+
+    Example (BOLD sampling, 5 samples each): biaskit generate prompts.parquet --model gpt2 --sample --top-k 40 --top-p 0.95 -n 5 --seed 1 --out gens.parquet
+
+    Example (vLLM server): biaskit generate prompts.parquet --backend openai --base-url http://127.0.0.1:8000/v1 --model meta-llama/Llama-3.1-8B --out gens.parquet
+
+    Example (Ray cluster, 4 GPU actors): biaskit generate prompts.parquet --model gpt2 --engine ray --ray-address ray://head:10001 --ray-actors 4 --ray-gpus 1 --out gens.parquet
+    """
+    from biaskit.evaluate.runners import generate
+
+    t = generate(str(prompts), model=model, backend=backend, out=out, batch_size=batch_size, seed=seed,
+                 max_new_tokens=max_new_tokens, do_sample=sample, temperature=temperature, top_k=top_k, top_p=top_p,
+                 repetition_penalty=repetition_penalty, num_return_sequences=num_return_sequences,
+                 first_sentence=first_sentence, chat=chat, strip_trailing_space=not keep_trailing_space, device=device, dtype=dtype, overwrite=overwrite, limit=limit,
+                 backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, trust_remote_code, allow_redirects),
+                 retry_errors=retry_errors,
+                 engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus))
+    _summary("generate", t, out)
+
+
+def fill_mask_cmd(
+    prompts: Path = typer.Argument(..., help="Templates table with prompt_id and text holding one <mask> (or [MASK]) slot."),
+    model: str = typer.Option(..., "--model", "-m", help="Masked LM: Hub id (e.g. bert-base-cased, xlm-roberta-base) or local folder."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output table: top_k rows per prompt (token, token_score, rank)."),
+    top_k: int = typer.Option(10, "--top-k", "-k", help="Fill-ins per prompt (HONEST uses 5, 10 or 20)."),
+    whole_word: bool = typer.Option(False, "--whole-word", help="Only whole words: no ## subword pieces, punctuation or special tokens."),
+    max_subwords: int = typer.Option(1, "--max-subwords", help="1: single-token fill-ins; N > 1: whole words of 1..N subword tokens (beam search, ranked by pseudo-log-likelihood)."),
+    beam_size: Optional[int] = typer.Option(None, "--beam-size", help="With --max-subwords > 1: partial fill-ins kept per length (default max(10, top-k))."),
+    pll: str = typer.Option("original", "--pll", help="With --max-subwords > 1: original (mask each piece alone) or word_l2r (mask the piece and the pieces after it)."),
+    batch_size: BatchSizeOpt = "auto",
+    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps."),
+    dtype: DtypeOpt = "auto",
+    limit: LimitOpt = None,
+    overwrite: OverwriteRunOpt = False,
+    retry_errors: RetryErrorsOpt = True,
+    revision: RevisionOpt = None,
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    ray_actors: RayActorsOpt = 1,
+    ray_batch_size: RayBatchSizeOpt = 64,
+    ray_gpus: RayGpusOpt = None,
+    ray_cpus: RayCpusOpt = 1.0,
+) -> None:
+    """Top-k fill-ins of each template's mask slot with a masked LM (HONEST-style completion).
+
+    Example: biaskit fill-mask runs/demo/prompts_slavic.parquet --model xlm-roberta-base --top-k 20 --out fillins.parquet
+
+    Example: biaskit fill-mask templates.jsonl --model ./my-bert --top-k 10 --whole-word --out fillins.parquet
+
+    Example (whole words of up to 3 pieces): biaskit fill-mask prompts_slavic.parquet --model xlm-roberta-base --max-subwords 3 --out fillins.parquet
+    Example (local Ray, 2 actors): biaskit fill-mask templates.jsonl --model bert-base-cased --engine ray --ray-actors 2 --out fillins.parquet
+    """
+    from biaskit.evaluate.runners import fill_mask
+
+    t = fill_mask(str(prompts), model=model, out=out, batch_size=batch_size, top_k=top_k, whole_word=whole_word,
+                  device=device, dtype=dtype, overwrite=overwrite, limit=limit, max_subwords=max_subwords,
+                  beam_size=beam_size, pll=pll, backend_options={"revision": revision} if revision else None,
+                  retry_errors=retry_errors,
+                  engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus))
+    _summary("fill-mask", t, out)
+
+
+def likelihood_cmd(
+    prompts: Path = typer.Argument(..., help="Sentences table with prompt_id and text (e.g. HolisticBias sentences)."),
+    model: str = typer.Option("smollm2-135m", "--model", "-m", help="Causal LM (NLL/perplexity) or masked LM (pseudo-log-likelihood)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Output table with nll_mean, perplexity and n_tokens per sentence."),
+    backend: BackendOpt = "hf",
+    span_column: Optional[str] = typer.Option(None, "--span-column", help="Score only the tokens of this column's text inside the sentence (e.g. descriptor_span)."),
+    bos: str = typer.Option("auto", "--bos", help="auto (as the tokenizer does), yes (put BOS/EOS first so every word is scored) or no (first token is context only)."),
+    batch_size: BatchSizeOpt = "auto",
+    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
+    dtype: DtypeOpt = "auto",
+    limit: LimitOpt = None,
+    overwrite: OverwriteRunOpt = False,
+    retry_errors: RetryErrorsOpt = True,
+    revision: RevisionOpt = None,
+    base_url: BaseUrlOpt = None,
+    api_key_env: ApiKeyEnvOpt = "OPENAI_API_KEY",
+    timeout: TimeoutOpt = 60.0,
+    max_retries: MaxRetriesOpt = 4,
+    allow_redirects: AllowRedirectsOpt = False,
+    engine: EngineOpt = "local",
+    ray_address: RayAddressOpt = None,
+    ray_actors: RayActorsOpt = 1,
+    ray_batch_size: RayBatchSizeOpt = 64,
+    ray_gpus: RayGpusOpt = None,
+    ray_cpus: RayCpusOpt = 1.0,
+) -> None:
+    """Per-sentence mean negative log-likelihood and perplexity (HolisticBias Likelihood Bias).
+
+    Example: biaskit likelihood runs/demo/prompts_holistic.parquet --model smollm2-135m --out likelihoods.parquet
+
+    Example (descriptor span only): biaskit likelihood holistic.parquet --model gpt2 --span-column descriptor_span --bos yes --out ll.parquet
+
+    Example (Ray cluster from $RAY_ADDRESS): biaskit likelihood holistic.parquet --model gpt2 --engine ray --ray-actors 8 --ray-batch-size 128 --out ll.parquet
+    """
+    from biaskit.errors import BiaskitError
+    from biaskit.evaluate.runners import likelihood
+
+    choice = {"auto": None, "yes": True, "no": False}
+    if bos not in choice:
+        raise BiaskitError("E062", "invalid --bos", value=bos, options=list(choice))
+    t = likelihood(str(prompts), model=model, backend=backend, out=out, batch_size=batch_size, add_bos=choice[bos],
+                   span_column=span_column, device=device, dtype=dtype, overwrite=overwrite, limit=limit,
+                   backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, False, allow_redirects),
+                   retry_errors=retry_errors,
+                   engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus))
+    _summary("likelihood", t, out)
 
 
 def register(app: typer.Typer) -> None:
     """Attach generate, fill-mask and likelihood to the root app."""
-
-    common_endpoint = dict(
-        base_url=typer.Option(None, "--base-url", envvar="OPENAI_BASE_URL", help="openai backend: endpoint base URL, e.g. http://127.0.0.1:8000/v1."),
-        api_key_env=typer.Option("OPENAI_API_KEY", "--api-key-env", help="openai backend: name of the environment variable holding the API key."),
-        timeout=typer.Option(60.0, "--timeout", help="openai backend: seconds per request before a retry."),
-        max_retries=typer.Option(4, "--max-retries", help="openai backend: retries on timeouts and HTTP 429/5xx before the row gets an error."),
-        allow_redirects=typer.Option(False, "--allow-redirects", help="openai backend: follow HTTP redirects of the endpoint (the API key is never sent to another scheme/host/port)."),
-    )
-
-    @app.command("generate")
-    def generate_cmd(
-        prompts: Path = typer.Argument(..., help="Prompts table (.parquet, .jsonl, .csv or a datasets folder) with prompt_id and text."),
-        model: str = typer.Option("smollm2-135m", "--model", "-m", help="Model: biaskit asset, Hub id, local folder or .gguf file (hf), or the served model name (openai)."),
-        out: Path = typer.Option(..., "--out", "-o", help="Output generations table. Rerunning the same command resumes a killed run."),
-        backend: str = typer.Option("hf", "--backend", help=_BACKEND_HELP),
-        batch_size: str = typer.Option("auto", "--batch-size", "-b", help=_BATCH_HELP),
-        seed: int = typer.Option(0, "--seed", help="Base seed; each (prompt, sample) gets its own generator from it."),
-        max_new_tokens: int = typer.Option(20, "--max-new-tokens", help="Tokens to generate per continuation."),
-        sample: bool = typer.Option(False, "--sample/--greedy", help="Sample (seeded) instead of greedy decoding."),
-        temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample)."),
-        top_k: Optional[int] = typer.Option(None, "--top-k", help="Top-k sampling (BOLD: 40)."),
-        top_p: Optional[float] = typer.Option(None, "--top-p", help="Nucleus sampling (BOLD: 0.95)."),
-        repetition_penalty: Optional[float] = typer.Option(None, "--repetition-penalty", help="CTRL-style repetition penalty (BOLD used 1.2 for CTRL)."),
-        num_return_sequences: int = typer.Option(1, "--num-return-sequences", "-n", help="Samples per prompt (needs --sample)."),
-        first_sentence: bool = typer.Option(False, "--first-sentence", help="Cut each continuation after its first sentence (Sheng et al.)."),
-        chat: bool = typer.Option(False, "--chat", help="Wrap each prompt in the model's chat template (instruction-tuned models)."),
-        keep_trailing_space: bool = typer.Option(False, "--keep-trailing-space", help="Feed prompts with their trailing spaces (default: cut before tokenising; see docs/runners.md)."),
-        device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
-        dtype: str = typer.Option("auto", "--dtype", help="auto (bf16/fp16 on CUDA, fp32 elsewhere), float32, float16 or bfloat16."),
-        limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N prompts."),
-        overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output (and discard a partial run)."),
-        retry_errors: bool = typer.Option(True, "--retry-errors/--no-retry-errors", help=_RETRY_HELP),
-        revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit) of the model."),
-        trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow custom model code from the Hub."),
-        base_url: Optional[str] = common_endpoint["base_url"],
-        api_key_env: str = common_endpoint["api_key_env"],
-        timeout: float = common_endpoint["timeout"],
-        max_retries: int = common_endpoint["max_retries"],
-        allow_redirects: bool = common_endpoint["allow_redirects"],
-        engine: str = ENGINE_OPTIONS["engine"],
-        ray_address: Optional[str] = ENGINE_OPTIONS["ray_address"],
-        ray_actors: int = ENGINE_OPTIONS["ray_actors"],
-        ray_batch_size: int = ENGINE_OPTIONS["ray_batch_size"],
-        ray_gpus: Optional[float] = ENGINE_OPTIONS["ray_gpus"],
-        ray_cpus: float = ENGINE_OPTIONS["ray_cpus"],
-    ) -> None:
-        """Continue each prompt with a causal LM: one row per (prompt, sample) in a generations table.
-
-        Example: biaskit generate runs/demo/prompts_bold.parquet --model smollm2-135m --max-new-tokens 20 --out gens.parquet
-
-        Example (BOLD sampling, 5 samples each): biaskit generate prompts.parquet --model gpt2 --sample --top-k 40 --top-p 0.95 -n 5 --seed 1 --out gens.parquet
-
-        Example (vLLM server): biaskit generate prompts.parquet --backend openai --base-url http://127.0.0.1:8000/v1 --model meta-llama/Llama-3.1-8B --out gens.parquet
-
-        Example (Ray cluster, 4 GPU actors): biaskit generate prompts.parquet --model gpt2 --engine ray --ray-address ray://head:10001 --ray-actors 4 --ray-gpus 1 --out gens.parquet
-        """
-        from biaskit.evaluate.runners import generate
-
-        t = generate(str(prompts), model=model, backend=backend, out=out, batch_size=batch_size, seed=seed,
-                     max_new_tokens=max_new_tokens, do_sample=sample, temperature=temperature, top_k=top_k, top_p=top_p,
-                     repetition_penalty=repetition_penalty, num_return_sequences=num_return_sequences,
-                     first_sentence=first_sentence, chat=chat, strip_trailing_space=not keep_trailing_space, device=device, dtype=dtype, overwrite=overwrite, limit=limit,
-                     backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, trust_remote_code, allow_redirects),
-                     retry_errors=retry_errors,
-                     engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus))
-        _summary("generate", t, out)
-
-    @app.command("fill-mask")
-    def fill_mask_cmd(
-        prompts: Path = typer.Argument(..., help="Templates table with prompt_id and text holding one <mask> (or [MASK]) slot."),
-        model: str = typer.Option(..., "--model", "-m", help="Masked LM: Hub id (e.g. bert-base-cased, xlm-roberta-base) or local folder."),
-        out: Path = typer.Option(..., "--out", "-o", help="Output table: top_k rows per prompt (token, token_score, rank)."),
-        top_k: int = typer.Option(10, "--top-k", "-k", help="Fill-ins per prompt (HONEST uses 5, 10 or 20)."),
-        whole_word: bool = typer.Option(False, "--whole-word", help="Only whole words: no ## subword pieces, punctuation or special tokens."),
-        max_subwords: int = typer.Option(1, "--max-subwords", help="1: single-token fill-ins; N > 1: whole words of 1..N subword tokens (beam search, ranked by pseudo-log-likelihood)."),
-        beam_size: Optional[int] = typer.Option(None, "--beam-size", help="With --max-subwords > 1: partial fill-ins kept per length (default max(10, top-k))."),
-        pll: str = typer.Option("original", "--pll", help="With --max-subwords > 1: original (mask each piece alone) or word_l2r (mask the piece and the pieces after it)."),
-        batch_size: str = typer.Option("auto", "--batch-size", "-b", help=_BATCH_HELP),
-        device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps."),
-        dtype: str = typer.Option("auto", "--dtype", help="auto, float32, float16 or bfloat16."),
-        limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N prompts."),
-        overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output (and discard a partial run)."),
-        retry_errors: bool = typer.Option(True, "--retry-errors/--no-retry-errors", help=_RETRY_HELP),
-        revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision of the model."),
-        engine: str = ENGINE_OPTIONS["engine"],
-        ray_address: Optional[str] = ENGINE_OPTIONS["ray_address"],
-        ray_actors: int = ENGINE_OPTIONS["ray_actors"],
-        ray_batch_size: int = ENGINE_OPTIONS["ray_batch_size"],
-        ray_gpus: Optional[float] = ENGINE_OPTIONS["ray_gpus"],
-        ray_cpus: float = ENGINE_OPTIONS["ray_cpus"],
-    ) -> None:
-        """Top-k fill-ins of each template's mask slot with a masked LM (HONEST-style completion).
-
-        Example: biaskit fill-mask runs/demo/prompts_slavic.parquet --model xlm-roberta-base --top-k 20 --out fillins.parquet
-
-        Example: biaskit fill-mask templates.jsonl --model ./my-bert --top-k 10 --whole-word --out fillins.parquet
-
-        Example (whole words of up to 3 pieces): biaskit fill-mask prompts_slavic.parquet --model xlm-roberta-base --max-subwords 3 --out fillins.parquet
-        Example (local Ray, 2 actors): biaskit fill-mask templates.jsonl --model bert-base-cased --engine ray --ray-actors 2 --out fillins.parquet
-        """
-        from biaskit.evaluate.runners import fill_mask
-
-        t = fill_mask(str(prompts), model=model, out=out, batch_size=batch_size, top_k=top_k, whole_word=whole_word,
-                      device=device, dtype=dtype, overwrite=overwrite, limit=limit, max_subwords=max_subwords,
-                      beam_size=beam_size, pll=pll, backend_options={"revision": revision} if revision else None,
-                      retry_errors=retry_errors,
-                      engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus))
-        _summary("fill-mask", t, out)
-
-    @app.command("likelihood")
-    def likelihood_cmd(
-        prompts: Path = typer.Argument(..., help="Sentences table with prompt_id and text (e.g. HolisticBias sentences)."),
-        model: str = typer.Option("smollm2-135m", "--model", "-m", help="Causal LM (NLL/perplexity) or masked LM (pseudo-log-likelihood)."),
-        out: Path = typer.Option(..., "--out", "-o", help="Output table with nll_mean, perplexity and n_tokens per sentence."),
-        backend: str = typer.Option("hf", "--backend", help=_BACKEND_HELP),
-        span_column: Optional[str] = typer.Option(None, "--span-column", help="Score only the tokens of this column's text inside the sentence (e.g. descriptor_span)."),
-        bos: str = typer.Option("auto", "--bos", help="auto (as the tokenizer does), yes (put BOS/EOS first so every word is scored) or no (first token is context only)."),
-        batch_size: str = typer.Option("auto", "--batch-size", "-b", help=_BATCH_HELP),
-        device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
-        dtype: str = typer.Option("auto", "--dtype", help="auto, float32, float16 or bfloat16."),
-        limit: Optional[int] = typer.Option(None, "--limit", help="Only the first N prompts."),
-        overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing output (and discard a partial run)."),
-        retry_errors: bool = typer.Option(True, "--retry-errors/--no-retry-errors", help=_RETRY_HELP),
-        revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision of the model."),
-        base_url: Optional[str] = common_endpoint["base_url"],
-        api_key_env: str = common_endpoint["api_key_env"],
-        timeout: float = common_endpoint["timeout"],
-        max_retries: int = common_endpoint["max_retries"],
-        allow_redirects: bool = common_endpoint["allow_redirects"],
-        engine: str = ENGINE_OPTIONS["engine"],
-        ray_address: Optional[str] = ENGINE_OPTIONS["ray_address"],
-        ray_actors: int = ENGINE_OPTIONS["ray_actors"],
-        ray_batch_size: int = ENGINE_OPTIONS["ray_batch_size"],
-        ray_gpus: Optional[float] = ENGINE_OPTIONS["ray_gpus"],
-        ray_cpus: float = ENGINE_OPTIONS["ray_cpus"],
-    ) -> None:
-        """Per-sentence mean negative log-likelihood and perplexity (HolisticBias Likelihood Bias).
-
-        Example: biaskit likelihood runs/demo/prompts_holistic.parquet --model smollm2-135m --out likelihoods.parquet
-
-        Example (descriptor span only): biaskit likelihood holistic.parquet --model gpt2 --span-column descriptor_span --bos yes --out ll.parquet
-
-        Example (Ray cluster from $RAY_ADDRESS): biaskit likelihood holistic.parquet --model gpt2 --engine ray --ray-actors 8 --ray-batch-size 128 --out ll.parquet
-        """
-        from biaskit.errors import BiaskitError
-        from biaskit.evaluate.runners import likelihood
-
-        choice = {"auto": None, "yes": True, "no": False}
-        if bos not in choice:
-            raise BiaskitError("E062", "invalid --bos", value=bos, options=list(choice))
-        t = likelihood(str(prompts), model=model, backend=backend, out=out, batch_size=batch_size, add_bos=choice[bos],
-                       span_column=span_column, device=device, dtype=dtype, overwrite=overwrite, limit=limit,
-                       backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, False, allow_redirects),
-                       retry_errors=retry_errors,
-                       engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus))
-        _summary("likelihood", t, out)
+    app.command('generate')(generate_cmd)
+    app.command('fill-mask')(fill_mask_cmd)
+    app.command('likelihood')(likelihood_cmd)

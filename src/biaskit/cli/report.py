@@ -8,199 +8,215 @@ from typing import Optional
 import typer
 
 
+def report(
+    run_dir: Path = typer.Argument(..., help="Run folder (written by `biaskit demo` or by the stages) holding the tables, or one table file."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report folder to write (default: RUN_DIR/report)."),
+    seed: int = typer.Option(0, help="Seed of the bootstrap confidence intervals."),
+    n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples per confidence interval."),
+    alpha: float = typer.Option(0.05, help="Significance level (Likelihood Bias pairs)."),
+    title: str = typer.Option("biaskit report", help="Title of the report."),
+) -> None:
+    """Write the statistical report of a run: report.html (self-contained, opens offline), report.md,
+    figures/*.png and tables/*.csv + *.md. Figures whose tables or columns are missing are listed under
+    "Not made" with the reason.
+
+    Example: biaskit report runs/demo --out runs/demo/report
+
+    Example: biaskit report runs/demo --out /tmp/report --n-boot 2000 --seed 1
+
+    Example: biaskit report runs/demo/scores.parquet --out /tmp/scores-report
+    """
+    from biaskit.evaluate.report import build_report
+    from biaskit.io import output_lock
+
+    # --out is locked by the CLI; the default folder (RUN_DIR/report) too, so two reports never write it at once
+    target = out if out is not None else (run_dir.parent if run_dir.is_file() else run_dir) / "report"
+    with output_lock(target, command="biaskit report"):
+        res = build_report(run_dir, out, seed=seed, n_boot=n_boot, alpha=alpha, title=title)
+    typer.echo(f"report written to {res.html}")
+    typer.echo(f"  {len(res.figures)} figures, {len(res.tables)} tables; sections: {', '.join(res.sections) or 'none'}")
+    for what, why in res.skipped:
+        typer.echo(f"  not made: {what}: {why}")
+
+
+def aggregate_cmd(
+    table: Path = typer.Argument(..., help="Scored table (.parquet, .jsonl, .csv or a datasets folder)."),
+    by: str = typer.Option("group,model", "--by", help="Comma-separated grouping columns."),
+    labels: str = typer.Option("", "--labels", help="Comma-separated label columns (e.g. vader_label,regard_label)."),
+    means: str = typer.Option("", "--means", help="Comma-separated numeric columns to average (e.g. vader_compound)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the result as CSV here (default: print Markdown)."),
+    seed: int = typer.Option(0, help="Bootstrap seed."),
+    n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples (means; proportions with --prop-ci bootstrap)."),
+    prop_ci: str = typer.Option("wilson", "--prop-ci", help="Interval of a label share: wilson (default), clopper-pearson or bootstrap."),
+) -> None:
+    """Counts, label shares (Wilson CIs) and means (bootstrap CIs) per group; nulls counted in n_null.
+
+    Example: biaskit stats aggregate runs/demo/scores.parquet --by domain,group,model --labels vader_label --means vader_compound
+    """
+    from biaskit.evaluate.stats import aggregate
+    from biaskit.io import read_table
+
+    res = aggregate(read_table(table), by, labels=labels, means=means, n_boot=n_boot, seed=seed, prop_ci=prop_ci)
+    _emit(res, out)
+
+
+def ztest_cmd(
+    table: Path = typer.Argument(..., help="Scored table."),
+    column: str = typer.Option("vader_label", help="Label column."),
+    label: str = typer.Option("positive", help="Label whose share is compared."),
+    group: str = typer.Option("group", help="Column whose values are compared pairwise."),
+    within: str = typer.Option("", help="Comma-separated columns: one test family per value (e.g. domain,model)."),
+    correction: str = typer.Option("holm", help="holm, bh or none."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write CSV here (default: print Markdown)."),
+) -> None:
+    """Two-proportion z-tests of a label's share between every pair of groups, with corrected p and Cohen's h.
+
+    Example: biaskit stats ztest runs/demo/scores.parquet --column vader_label --label positive --within domain,model
+    """
+    from biaskit.errors import BiaskitError
+    from biaskit.evaluate.stats import pairwise_proportion_tests
+    from biaskit.evaluate.stats.aggregate import _label_strings
+    from biaskit.io import read_table
+
+    from biaskit.evaluate.stats.aggregate import metric_labels
+
+    t = read_table(table)
+    if column in t.column_names and metric_labels(column) is None:  # a metric's column: checked against its labels (E151)
+        # a label that occurs nowhere (a typo) would give a table of 0 shares with every test undefined
+        seen = sorted(set(_label_strings(t.column(column).to_pandas()).dropna()))
+        if label not in seen:
+            raise BiaskitError("E080", f"label {label!r} does not occur in column {column!r}", value=label, options=seen,
+                               fix="pass --label with one of the column's labels")
+    _emit(pairwise_proportion_tests(t, group, column, label, within=within, correction=correction), out)
+
+
+def likelihood_bias_cmd(
+    table: Path = typer.Argument(..., help="Likelihood table (kind == likelihood, columns axis, template, descriptor, perplexity)."),
+    model: Optional[str] = typer.Option(None, help="Model to use when the table holds several."),
+    alpha: float = typer.Option(0.05, help="A descriptor pair differs at p < alpha."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the per-axis CSV here (default: print Markdown)."),
+) -> None:
+    """HolisticBias Likelihood Bias: fraction of descriptor pairs per axis whose perplexities differ (Mann-Whitney U).
+
+    Example: biaskit stats likelihood-bias runs/demo/likelihoods.parquet
+    """
+    from biaskit.evaluate.stats import likelihood_bias
+    from biaskit.io import read_table
+
+    _emit(likelihood_bias(read_table(table), model=model, alpha=alpha).by_axis, out)
+
+
+def genbias_cmd(
+    generations: Path = typer.Argument(..., help="Generations of HolisticBias prompts (columns axis, descriptor, template, continuation)."),
+    style_model: Optional[str] = typer.Option(None, "--style-model", help="Any HF sequence classifier (folder or Hub id) whose class probabilities are the style vector (e.g. a `biaskit train classifier` folder)."),
+    prob_columns: Optional[str] = typer.Option(None, "--prob-columns", help="Or: the table's style probability columns, names or patterns (e.g. 'regard_*' or a,b,c)."),
+    clusters: Optional[str] = typer.Option(None, "--clusters", help="Style clusters NAME=style,style;NAME=style (styles not named: one cluster each)."),
+    n_clusters: Optional[int] = typer.Option(None, "--n-clusters", help="Or: cluster the styles hierarchically into this many clusters."),
+    text_column: str = typer.Option("continuation", "--text-column", help="Text the style model reads (with --style-model)."),
+    device: str = typer.Option("auto", "--device", help="auto (GPU when present), cpu, cuda or mps (with --style-model)."),
+    n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples over generations (0 = no CIs)."),
+    seed: int = typer.Option(0, help="Bootstrap seed."),
+    top: int = typer.Option(10, "--top", help="Descriptors flagged as top contributors per axis."),
+    method: str = typer.Option("per_template", "--method", help="per_template (the paper's: variance across descriptors within each template, averaged over templates) or template_first (descriptor means averaged over templates first; flipped effects cancel)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Folder for by_axis.csv, partial.csv, descriptors.csv, clusters.csv, genbias.json (and styles.parquet with --style-model)."),
+) -> None:
+    """HolisticBias generation bias per axis (Smith et al. 2022): Full Gen Bias = (1/T) sum_t sum_s Var_d (variance
+    across descriptors within each template, ddof=0, averaged over templates; also x1000 as the paper reports it),
+    Partial Gen Bias and Summed-Cluster Gen Bias per style cluster, bootstrap CIs, the descriptors that contribute most.
+
+    Example: biaskit stats genbias runs/demo/generations.parquet --style-model runs/regard-clf --n-clusters 2 --out runs/genbias
+
+    Example: biaskit stats genbias scores.parquet --prob-columns 'regard_*' --clusters 'polar=regard_positive,regard_negative' --out /tmp/gb
+    """
+    from biaskit.errors import BiaskitError
+    from biaskit.evaluate.stats.genbias import DDOF, SCALE, check_method, gen_bias, style_probabilities
+    from biaskit.io import read_table
+
+    check_method(method)
+    if (style_model is None) == (prob_columns is None):
+        raise BiaskitError("E170", "give exactly one of --style-model and --prob-columns",
+                           value={"style_model": style_model, "prob_columns": prob_columns},
+                           fix="--style-model FOLDER_OR_ID scores the texts; --prob-columns uses probabilities already in the table")
+    if out is not None and out.exists() and not (out.is_dir() and (out / "genbias.json").is_file()):
+        raise BiaskitError("E006", "the output folder exists and is not a `stats genbias` output", value=str(out),
+                           fix="choose a new --out folder; biaskit replaces only folders it wrote")
+    t = read_table(generations)
+    names = None
+    if style_model is not None:
+        t, cols, names = style_probabilities(t, style_model, text_column=text_column, device=device)
+    else:
+        cols = prob_columns
+    res = gen_bias(t, cols, clusters=clusters, n_clusters=n_clusters, n_boot=n_boot, seed=seed, top=top, style_names=names,
+                   method=method)
+    from biaskit.evaluate.report.tables import markdown_table
+
+    scale = (f"method {method}; variances are population variances (ddof={DDOF}); *_x1000 columns = the figure x{SCALE}, "
+             "the scale of the paper's tables")
+    typer.echo(markdown_table(res.by_axis))
+    typer.echo(f"note: {scale}")
+    for n in res.notes:
+        typer.echo(f"note: {n}")
+    if out is not None:
+        meta = {"generations": str(generations), "style_model": style_model, "prob_columns": cols, "styles": res.styles,
+                "method": method, "ddof": DDOF, "scale": scale,
+                "clusters": clusters, "n_clusters": n_clusters, "n_boot": n_boot, "seed": seed, "notes": res.notes}
+        _write_genbias(out, res, meta, t if style_model is not None else None)
+        typer.echo(f"wrote {out}/ (by_axis, partial, descriptors, clusters)")
+
+
+def _write_genbias(out: Path, res, meta: dict, styles=None) -> None:
+    """The `stats genbias --out` folder, written atomically: the four CSVs, genbias.json and styles.parquet."""
+    import json
+
+    from biaskit.io import atomic_path, write_table
+    from biaskit.spreadsheet import neutralize_frame
+
+    with atomic_path(out, is_dir=True) as tmp:
+        tmp.mkdir(parents=True)
+        for name, df in (("by_axis", res.by_axis), ("partial", res.partial), ("descriptors", res.descriptors), ("clusters", res.clusters)):
+            # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
+            neutralize_frame(df).to_csv(tmp / f"{name}.csv", index=False)
+        meta = {**meta, "by_axis": json.loads(res.by_axis.to_json(orient="records"))}
+        (tmp / "genbias.json").write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
+        if styles is not None:
+            write_table(styles, tmp / "styles.parquet")
+
+
 def register(app: typer.Typer) -> None:
     """Attach ``report`` and the ``stats`` group to the root app."""
-
-    @app.command("report")
-    def report(
-        run_dir: Path = typer.Argument(..., help="Run folder (written by `biaskit demo` or by the stages) holding the tables, or one table file."),
-        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report folder to write (default: RUN_DIR/report)."),
-        seed: int = typer.Option(0, help="Seed of the bootstrap confidence intervals."),
-        n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples per confidence interval."),
-        alpha: float = typer.Option(0.05, help="Significance level (Likelihood Bias pairs)."),
-        title: str = typer.Option("biaskit report", help="Title of the report."),
-    ) -> None:
-        """Write the statistical report of a run: report.html (self-contained, opens offline), report.md,
-        figures/*.png and tables/*.csv + *.md. Figures whose tables or columns are missing are listed under
-        "Not made" with the reason.
-
-        Example: biaskit report runs/demo --out runs/demo/report
-
-        Example: biaskit report runs/demo --out /tmp/report --n-boot 2000 --seed 1
-
-        Example: biaskit report runs/demo/scores.parquet --out /tmp/scores-report
-        """
-        from biaskit.evaluate.report import build_report
-        from biaskit.io import output_lock
-
-        # --out is locked by the CLI; the default folder (RUN_DIR/report) too, so two reports never write it at once
-        target = out if out is not None else (run_dir.parent if run_dir.is_file() else run_dir) / "report"
-        with output_lock(target, command="biaskit report"):
-            res = build_report(run_dir, out, seed=seed, n_boot=n_boot, alpha=alpha, title=title)
-        typer.echo(f"report written to {res.html}")
-        typer.echo(f"  {len(res.figures)} figures, {len(res.tables)} tables; sections: {', '.join(res.sections) or 'none'}")
-        for what, why in res.skipped:
-            typer.echo(f"  not made: {what}: {why}")
-
     stats = typer.Typer(name="stats", help="Group statistics of one scored table (proportions with CIs, tests, Likelihood Bias).",
                         no_args_is_help=True, add_completion=False, rich_markup_mode="rich")
     app.add_typer(stats, name="stats")
-
-    @stats.command("aggregate")
-    def aggregate_cmd(
-        table: Path = typer.Argument(..., help="Scored table (.parquet, .jsonl, .csv or a datasets folder)."),
-        by: str = typer.Option("group,model", "--by", help="Comma-separated grouping columns."),
-        labels: str = typer.Option("", "--labels", help="Comma-separated label columns (e.g. vader_label,regard_label)."),
-        means: str = typer.Option("", "--means", help="Comma-separated numeric columns to average (e.g. vader_compound)."),
-        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the result as CSV here (default: print Markdown)."),
-        seed: int = typer.Option(0, help="Bootstrap seed."),
-        n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples (means; proportions with --prop-ci bootstrap)."),
-        prop_ci: str = typer.Option("wilson", "--prop-ci", help="Interval of a label share: wilson (default), clopper-pearson or bootstrap."),
-    ) -> None:
-        """Counts, label shares (Wilson CIs) and means (bootstrap CIs) per group; nulls counted in n_null.
-
-        Example: biaskit stats aggregate runs/demo/scores.parquet --by domain,group,model --labels vader_label --means vader_compound
-        """
-        from biaskit.evaluate.stats import aggregate
-        from biaskit.io import read_table
-
-        res = aggregate(read_table(table), by, labels=labels, means=means, n_boot=n_boot, seed=seed, prop_ci=prop_ci)
-        _emit(res, out)
-
-    @stats.command("ztest")
-    def ztest_cmd(
-        table: Path = typer.Argument(..., help="Scored table."),
-        column: str = typer.Option("vader_label", help="Label column."),
-        label: str = typer.Option("positive", help="Label whose share is compared."),
-        group: str = typer.Option("group", help="Column whose values are compared pairwise."),
-        within: str = typer.Option("", help="Comma-separated columns: one test family per value (e.g. domain,model)."),
-        correction: str = typer.Option("holm", help="holm, bh or none."),
-        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write CSV here (default: print Markdown)."),
-    ) -> None:
-        """Two-proportion z-tests of a label's share between every pair of groups, with corrected p and Cohen's h.
-
-        Example: biaskit stats ztest runs/demo/scores.parquet --column vader_label --label positive --within domain,model
-        """
-        from biaskit.errors import BiaskitError
-        from biaskit.evaluate.stats import pairwise_proportion_tests
-        from biaskit.evaluate.stats.aggregate import _label_strings
-        from biaskit.io import read_table
-
-        from biaskit.evaluate.stats.aggregate import metric_labels
-
-        t = read_table(table)
-        if column in t.column_names and metric_labels(column) is None:  # a metric's column: checked against its labels (E151)
-            # a label that occurs nowhere (a typo) would give a table of 0 shares with every test undefined
-            seen = sorted(set(_label_strings(t.column(column).to_pandas()).dropna()))
-            if label not in seen:
-                raise BiaskitError("E080", f"label {label!r} does not occur in column {column!r}", value=label, options=seen,
-                                   fix="pass --label with one of the column's labels")
-        _emit(pairwise_proportion_tests(t, group, column, label, within=within, correction=correction), out)
-
-    @stats.command("likelihood-bias")
-    def likelihood_bias_cmd(
-        table: Path = typer.Argument(..., help="Likelihood table (kind == likelihood, columns axis, template, descriptor, perplexity)."),
-        model: Optional[str] = typer.Option(None, help="Model to use when the table holds several."),
-        alpha: float = typer.Option(0.05, help="A descriptor pair differs at p < alpha."),
-        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the per-axis CSV here (default: print Markdown)."),
-    ) -> None:
-        """HolisticBias Likelihood Bias: fraction of descriptor pairs per axis whose perplexities differ (Mann-Whitney U).
-
-        Example: biaskit stats likelihood-bias runs/demo/likelihoods.parquet
-        """
-        from biaskit.evaluate.stats import likelihood_bias
-        from biaskit.io import read_table
-
-        _emit(likelihood_bias(read_table(table), model=model, alpha=alpha).by_axis, out)
-
-    @stats.command("genbias")
-    def genbias_cmd(
-        generations: Path = typer.Argument(..., help="Generations of HolisticBias prompts (columns axis, descriptor, template, continuation)."),
-        style_model: Optional[str] = typer.Option(None, "--style-model", help="Any HF sequence classifier (folder or Hub id) whose class probabilities are the style vector (e.g. a `biaskit train classifier` folder)."),
-        prob_columns: Optional[str] = typer.Option(None, "--prob-columns", help="Or: the table's style probability columns, names or patterns (e.g. 'regard_*' or a,b,c)."),
-        clusters: Optional[str] = typer.Option(None, "--clusters", help="Style clusters NAME=style,style;NAME=style (styles not named: one cluster each)."),
-        n_clusters: Optional[int] = typer.Option(None, "--n-clusters", help="Or: cluster the styles hierarchically into this many clusters."),
-        text_column: str = typer.Option("continuation", "--text-column", help="Text the style model reads (with --style-model)."),
-        device: str = typer.Option("auto", "--device", help="auto (GPU when present), cpu, cuda or mps (with --style-model)."),
-        n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples over generations (0 = no CIs)."),
-        seed: int = typer.Option(0, help="Bootstrap seed."),
-        top: int = typer.Option(10, "--top", help="Descriptors flagged as top contributors per axis."),
-        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Folder for by_axis.csv, partial.csv, descriptors.csv, clusters.csv, genbias.json (and styles.parquet with --style-model)."),
-    ) -> None:
-        """HolisticBias generation bias per axis (Smith et al. 2022): Full Gen Bias (total variance across descriptors
-        of the template-averaged mean style vectors), Partial Gen Bias per style cluster, Summed-Cluster Gen Bias,
-        bootstrap CIs, the descriptors that contribute most.
-
-        Example: biaskit stats genbias runs/demo/generations.parquet --style-model runs/regard-clf --n-clusters 2 --out runs/genbias
-
-        Example: biaskit stats genbias scores.parquet --prob-columns 'regard_*' --clusters 'polar=regard_positive,regard_negative' --out /tmp/gb
-        """
-        from biaskit.errors import BiaskitError
-        from biaskit.evaluate.stats.genbias import gen_bias, style_probabilities
-        from biaskit.io import read_table
-
-        if (style_model is None) == (prob_columns is None):
-            raise BiaskitError("E170", "give exactly one of --style-model and --prob-columns",
-                               value={"style_model": style_model, "prob_columns": prob_columns},
-                               fix="--style-model FOLDER_OR_ID scores the texts; --prob-columns uses probabilities already in the table")
-        if out is not None and out.exists() and not (out.is_dir() and (out / "genbias.json").is_file()):
-            raise BiaskitError("E006", "the output folder exists and is not a `stats genbias` output", value=str(out),
-                               fix="choose a new --out folder; biaskit replaces only folders it wrote")
-        t = read_table(generations)
-        names = None
-        if style_model is not None:
-            t, cols, names = style_probabilities(t, style_model, text_column=text_column, device=device)
-        else:
-            cols = prob_columns
-        res = gen_bias(t, cols, clusters=clusters, n_clusters=n_clusters, n_boot=n_boot, seed=seed, top=top, style_names=names)
-        from biaskit.evaluate.report.tables import markdown_table
-
-        typer.echo(markdown_table(res.by_axis))
-        for n in res.notes:
-            typer.echo(f"note: {n}")
-        if out is not None:
-            import json
-
-            from biaskit.io import atomic_path, write_table
-
-            with atomic_path(out, is_dir=True) as tmp:
-                tmp.mkdir(parents=True)
-                for name, df in (("by_axis", res.by_axis), ("partial", res.partial), ("descriptors", res.descriptors), ("clusters", res.clusters)):
-                    df.to_csv(tmp / f"{name}.csv", index=False)
-                meta = {"generations": str(generations), "style_model": style_model, "prob_columns": cols, "styles": res.styles,
-                        "clusters": clusters, "n_clusters": n_clusters, "n_boot": n_boot, "seed": seed, "notes": res.notes,
-                        "by_axis": json.loads(res.by_axis.to_json(orient="records"))}
-                (tmp / "genbias.json").write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
-                if style_model is not None:
-                    write_table(t, tmp / "styles.parquet")
-            typer.echo(f"wrote {out}/ (by_axis, partial, descriptors, clusters)")
-    _register_validity(stats)
+    app.command('report')(report)
+    stats.command('aggregate')(aggregate_cmd)
+    stats.command('ztest')(ztest_cmd)
+    stats.command('likelihood-bias')(likelihood_bias_cmd)
+    stats.command('genbias')(genbias_cmd)
+    stats.command('validity')(validity_cmd)
 
 
-def _register_validity(stats: typer.Typer) -> None:
-    @stats.command("validity")
-    def validity_cmd(
-        table: Path = typer.Argument(..., help="Fill-ins scored with the validity metric (validity_valid)."),
-        by: str = typer.Option("model,language,subject_category", "--by", help="Comma-separated grouping columns (missing ones are left out)."),
-        category: str = typer.Option("subject_category", "--category", help="Column whose values the chi-square test compares."),
-        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the per-group shares as CSV here (default: print Markdown)."),
-        tests_out: Optional[Path] = typer.Option(None, "--tests-out", help="Write the chi-square tests as CSV here (default: print Markdown)."),
-        method: str = typer.Option("wilson", "--ci", help="Interval of the share: wilson or clopper-pearson."),
-    ) -> None:
-        """Completion validity: share of fill-ins that are real words per group (Wilson CI), and a chi-square
-        test of valid / not valid across --category within each model and language (Holm-adjusted p).
+def validity_cmd(
+    table: Path = typer.Argument(..., help="Fill-ins scored with the validity metric (validity_valid)."),
+    by: str = typer.Option("model,language,subject_category", "--by", help="Comma-separated grouping columns (missing ones are left out)."),
+    category: str = typer.Option("subject_category", "--category", help="Column whose values the chi-square test compares."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the per-group shares as CSV here (default: print Markdown)."),
+    tests_out: Optional[Path] = typer.Option(None, "--tests-out", help="Write the chi-square tests as CSV here (default: print Markdown)."),
+    method: str = typer.Option("wilson", "--ci", help="Interval of the share: wilson or clopper-pearson."),
+) -> None:
+    """Completion validity: share of fill-ins that are real words per group (Wilson CI), and a chi-square
+    test of valid / not valid across --category within each model and language (Holm-adjusted p).
 
-        Example: biaskit score fillins.parquet --metrics validity --text-column token --out fillins_valid.parquet && biaskit stats validity fillins_valid.parquet
+    Example: biaskit score fillins.parquet --metrics validity --text-column token --out fillins_valid.parquet && biaskit stats validity fillins_valid.parquet
 
-        Example: biaskit stats validity fillins_valid.parquet --by model,language --category subject_category --out shares.csv --tests-out tests.csv
-        """
-        from biaskit.evaluate.stats import validity_summary, validity_tests
-        from biaskit.io import read_table
+    Example: biaskit stats validity fillins_valid.parquet --by model,language --category subject_category --out shares.csv --tests-out tests.csv
+    """
+    from biaskit.evaluate.stats import validity_summary, validity_tests
+    from biaskit.io import read_table
 
-        t = read_table(table)
-        _emit(validity_summary(t, by, method=method), out)
-        within = [c for c in by.split(",") if c.strip() and c.strip() != category]
-        _emit(validity_tests(t, category, within), tests_out)
+    t = read_table(table)
+    _emit(validity_summary(t, by, method=method), out)
+    within = [c for c in by.split(",") if c.strip() and c.strip() != category]
+    _emit(validity_tests(t, category, within), tests_out)
 
 
 def _emit(df, out: Optional[Path]) -> None:

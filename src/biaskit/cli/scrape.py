@@ -31,170 +31,186 @@ def _report(res) -> None:
         typer.echo("HTTP: " + ", ".join(f"{k} {v}" for k, v in res.requests.items()))
 
 
+window_opt = typer.Option(None, "--window", help="The term must occur within the first N words (strict: 8; bold: within the prompt's own words unless --window is given).")
+
+
+nfirst_opt = typer.Option(None, "--n-first", help="Prompt = first N words + the words of the term (BOLD: 5).")
+
+
+minw_opt = typer.Option(None, "--min-words", help="Drop sentences with <= N words (strict: 6, bold: 0).")
+
+
+dedupe_opt = typer.Option(None, "--dedupe", help="Drop repeated prompt strings within: domain (strict), group, global, none (bold).")
+
+
+maxp_opt = typer.Option(None, "--max-pages", help="At most N pages per group (a trial run).")
+
+
+preset_opt = typer.Option(None, "--preset", help="Prompt rule preset: strict (default: whole-word term in the first 8 words, "
+                          "sentences > 6 words, domain dedupe) or bold (BOLD's own rule: term as a substring of the prompt's "
+                          "words, short sentences keep all words but the last, no length filter, duplicates kept). "
+                          "--window/--n-first/--min-words/--dedupe apply on top.")
+
+
+def scrape_dump_cmd(
+    dump: Path = typer.Argument(..., help="pages-articles dump (.xml or .xml.bz2)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write (.parquet, .jsonl, .csv)."),
+    config: str = typer.Option("demo", "--config", "-c", help=CONFIG_HELP),
+    config_file: Optional[Path] = typer.Option(None, "--config-file", help=CONFIG_FILE_HELP),
+    processes: int = typer.Option(1, "--processes", "-p", help="Worker processes for cleaning and sentence splitting."),
+    redirects: str = typer.Option("resolve", "--redirects", help="resolve: a configured title that is a redirect means its target; skip: ignore it."),
+    all_pages: bool = typer.Option(False, "--all-pages", help="Every article is its own group (term = its title)."),
+    max_pages: Optional[int] = maxp_opt,
+    sentences_out: Optional[Path] = typer.Option(None, "--sentences-out", help="Also write every clean sentence of the pages here."),
+    window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
+    dedupe: Optional[str] = dedupe_opt, preset: Optional[str] = preset_opt,
+) -> None:
+    """Build BOLD-style prompts from a Wikipedia dump (streamed; a killed run resumes).
+
+    Example: biaskit scrape dump src/biaskit/data/wiki/enwiki-pages-articles-206pages.xml.bz2 --config demo --out prompts_bold.parquet
+
+    Example: biaskit scrape dump enwiki-latest-pages-articles.xml.bz2 --config my_domains.yaml --out prompts.parquet --processes 2
+
+    Example: biaskit scrape dump src/biaskit/data/wiki/enwiki-pages-articles-206pages.xml.bz2 --config demo --preset bold --out prompts_boldrule.parquet
+    """
+    from biaskit.scrape.config import cap_pages, load_config
+    from biaskit.scrape.pipeline import scrape_dump
+
+    cfg = cap_pages(load_config(_config_spec(config, config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages)
+    _report(scrape_dump(dump, cfg, out, processes=processes, all_pages=all_pages, redirects=redirects, sentences_out=sentences_out))
+
+
+def scrape_api_cmd(
+    endpoint: str = typer.Argument(..., help="api.php URL of any MediaWiki, e.g. https://en.wikipedia.org/w/api.php"),
+    out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write (.parquet, .jsonl, .csv)."),
+    config: str = typer.Option("bold", "--config", "-c", help=CONFIG_HELP),
+    config_file: Optional[Path] = typer.Option(None, "--config-file", help=CONFIG_FILE_HELP),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Reply cache (default $BIASKIT_CACHE/mediawiki/<host>); reruns send no repeated requests."),
+    processes: int = typer.Option(1, "--processes", "-p", help="Worker processes for cleaning and sentence splitting."),
+    max_rps: float = typer.Option(5.0, "--max-rps", help="At most this many requests per second."),
+    maxlag: int = typer.Option(5, "--maxlag", help="maxlag parameter (seconds); the client waits and retries when the wiki is lagged."),
+    max_retries: int = typer.Option(5, "--max-retries", help="Retries on 429/5xx/maxlag/connection errors (Retry-After honoured)."),
+    user_agent: Optional[str] = typer.Option(None, "--user-agent", help="User-Agent header; Wikimedia asks for contact details in it."),
+    max_pages: Optional[int] = maxp_opt,
+    sentences_out: Optional[Path] = typer.Option(None, "--sentences-out", help="Also write every clean sentence of the pages here."),
+    window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
+    dedupe: Optional[str] = dedupe_opt, preset: Optional[str] = preset_opt,
+) -> None:
+    """Build BOLD-style prompts from a live wiki through its Action API (cached, rate-limited, resumable).
+
+    Example: biaskit scrape api https://en.wikipedia.org/w/api.php --config bold --out bold_en.parquet --user-agent "my-project (me@example.org)"
+
+    Example: biaskit scrape api https://en.wikipedia.org/w/api.php --config bold --max-pages 5 --out bold_trial.parquet
+
+    Example: biaskit scrape api https://cs.wikipedia.org/w/api.php --config my_cs_domains.yaml --out prompts_cs.parquet
+
+    Example: biaskit scrape api https://en.wikipedia.org/w/api.php --config bold --preset bold --out bold_like.parquet --user-agent "my-project (me@example.org)"
+    """
+    from biaskit.scrape.config import cap_pages, load_config
+    from biaskit.scrape.pipeline import scrape_api
+
+    cfg = cap_pages(load_config(_config_spec(config, config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages)
+    _report(scrape_api(endpoint, cfg, out, processes=processes, cache_dir=cache_dir, max_rps=max_rps, maxlag=maxlag,
+                       max_retries=max_retries, user_agent=user_agent, sentences_out=sentences_out))
+
+
+def prompts_build(
+    sentences: Path = typer.Argument(..., help="Sentences table with sentence, domain, group, terms (|-separated) columns."),
+    out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write."),
+    language: str = typer.Option("en", "--language", help="Language code for rows that have none."),
+    window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
+    dedupe: Optional[str] = dedupe_opt, preset: Optional[str] = preset_opt,
+) -> None:
+    """Apply BOLD's prompt rule to a table of sentences (e.g. from `scrape dump --sentences-out`).
+
+    Example: biaskit prompts build sentences.parquet --out prompts.parquet --window 10
+
+    Example: biaskit prompts build sentences.parquet --out prompts_boldrule.parquet --preset bold
+    """
+    from biaskit.io import read_table, write_table
+    from biaskit.manifest import new_manifest
+    from biaskit.scrape.prompts import preset_rule, prompts_from_sentences
+
+    rule = preset_rule(**_rule_overrides(window, n_first, min_words, dedupe, preset))
+    t, counts = prompts_from_sentences(read_table(sentences), rule, language=language)
+    write_table(t, out, stage="prompts", manifest=new_manifest("biaskit prompts build", config=rule.as_dict(), inputs=[sentences],
+                                                               stage="prompts", extra={"filter_counts": counts.as_dict()}))
+    typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in counts.as_dict().items()))
+
+
+def prompts_rebuild(
+    table: Path = typer.Argument(..., help="Prompts table with reference sentences and terms (e.g. from `bold import`)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write."),
+    window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
+    dedupe: Optional[str] = dedupe_opt, preset: Optional[str] = preset_opt,
+) -> None:
+    """Recompute every prompt from its reference sentence and term with BOLD's rule (or other settings).
+
+    Example: biaskit prompts rebuild bold.parquet --out bold_rebuilt.parquet
+
+    Example: biaskit prompts rebuild bold.parquet --out bold_w10.parquet --window 10 --n-first 6
+
+    Example: biaskit prompts rebuild bold.parquet --out bold_same.parquet --preset bold --min-words 0 --dedupe none
+
+    With --preset bold, 92.5% of BOLD's 23,679 prompts come out exactly as BOLD published them (docs/scrape.md).
+    """
+    from biaskit.io import read_table, write_table
+    from biaskit.manifest import new_manifest
+    from biaskit.scrape.prompts import preset_rule, rebuild_prompts
+
+    rule = preset_rule(**_rule_overrides(window, n_first, min_words, dedupe, preset))
+    t, counts = rebuild_prompts(read_table(table, "prompts"), rule)
+    write_table(t, out, stage="prompts", manifest=new_manifest("biaskit prompts rebuild", config=rule.as_dict(), inputs=[table],
+                                                               stage="prompts", extra={"filter_counts": counts.as_dict()}))
+    typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in counts.as_dict().items()))
+
+
+def bold_import(
+    path: Path = typer.Argument(..., help="BOLD folder (prompts/, wikipedia/) or a Hub-layout .jsonl file."),
+    out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write."),
+    layout: str = typer.Option("auto", "--layout", help="auto, github or hub."),
+) -> None:
+    """Import BOLD's files verbatim (every prompt and sentence kept; the term is the entity name).
+
+    Example: biaskit bold import tests/fixtures/bold/github --out bold.parquet
+
+    Example: biaskit bold import bold/ --out bold.parquet && biaskit prompts rebuild bold.parquet --out bold_rebuilt.parquet
+    """
+    from biaskit.io import write_table
+    from biaskit.manifest import new_manifest
+    from biaskit.scrape.bold import import_bold
+
+    t, facts = import_bold(path, layout=layout)
+    write_table(t, out, stage="prompts", manifest=new_manifest("biaskit bold import", config={"layout": layout}, stage="prompts",
+                                                               inputs=[p for p in Path(path).rglob("*.json*")] if Path(path).is_dir() else [path],
+                                                               extra={"facts": facts}))
+    typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in facts.items()))
+
+
+def bold_export(
+    table: Path = typer.Argument(..., help="Prompts table (from `bold import`, `scrape ...` or `prompts rebuild`)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Folder to write prompts/ + wikipedia/ (github) or bold.jsonl (hub) into."),
+    layout: str = typer.Option("github", "--layout", help="github, hub or both."),
+) -> None:
+    """Export a prompts table to BOLD's layouts (entity = bold_name, else the page title, else the term; spaces as underscores).
+
+    Example: biaskit bold export bold.parquet --out bold_export --layout both
+    """
+    from biaskit.io import read_table
+    from biaskit.scrape.bold import export_bold
+
+    for p in export_bold(read_table(table, "prompts"), out, layout=layout):
+        typer.echo(f"wrote {p}")
+
+
 def register(app: typer.Typer) -> None:
     from biaskit.cli import sub_app
-
     scrape = sub_app("scrape", "Wikipedia (live MediaWiki API or a dump) -> clean sentences -> BOLD-style prompts.")
     prompts = sub_app("prompts", "Build or rebuild BOLD-style prompts from sentences with BOLD's rule.")
     bold = sub_app("bold", "Import BOLD's published files into a prompts table, or export one back to BOLD's layouts.")
-
-    window_opt = typer.Option(None, "--window", help="The term must occur within the first N words (strict: 8; bold: within the prompt's own words unless --window is given).")
-    nfirst_opt = typer.Option(None, "--n-first", help="Prompt = first N words + the words of the term (BOLD: 5).")
-    minw_opt = typer.Option(None, "--min-words", help="Drop sentences with <= N words (strict: 6, bold: 0).")
-    dedupe_opt = typer.Option(None, "--dedupe", help="Drop repeated prompt strings within: domain (strict), group, global, none (bold).")
-    maxp_opt = typer.Option(None, "--max-pages", help="At most N pages per group (a trial run).")
-    preset_opt = typer.Option(None, "--preset", help="Prompt rule preset: strict (default: whole-word term in the first 8 words, "
-                              "sentences > 6 words, domain dedupe) or bold (BOLD's own rule: term as a substring of the prompt's "
-                              "words, short sentences keep all words but the last, no length filter, duplicates kept). "
-                              "--window/--n-first/--min-words/--dedupe apply on top.")
-
-    @scrape.command("dump")
-    def scrape_dump_cmd(
-        dump: Path = typer.Argument(..., help="pages-articles dump (.xml or .xml.bz2)."),
-        out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write (.parquet, .jsonl, .csv)."),
-        config: str = typer.Option("demo", "--config", "-c", help=CONFIG_HELP),
-        config_file: Optional[Path] = typer.Option(None, "--config-file", help=CONFIG_FILE_HELP),
-        processes: int = typer.Option(1, "--processes", "-p", help="Worker processes for cleaning and sentence splitting."),
-        redirects: str = typer.Option("resolve", "--redirects", help="resolve: a configured title that is a redirect means its target; skip: ignore it."),
-        all_pages: bool = typer.Option(False, "--all-pages", help="Every article is its own group (term = its title)."),
-        max_pages: Optional[int] = maxp_opt,
-        sentences_out: Optional[Path] = typer.Option(None, "--sentences-out", help="Also write every clean sentence of the pages here."),
-        window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
-        dedupe: Optional[str] = dedupe_opt, preset: Optional[str] = preset_opt,
-    ) -> None:
-        """Build BOLD-style prompts from a Wikipedia dump (streamed; a killed run resumes).
-
-        Example: biaskit scrape dump src/biaskit/data/wiki/enwiki-pages-articles-206pages.xml.bz2 --config demo --out prompts_bold.parquet
-
-        Example: biaskit scrape dump enwiki-latest-pages-articles.xml.bz2 --config my_domains.yaml --out prompts.parquet --processes 2
-
-        Example: biaskit scrape dump src/biaskit/data/wiki/enwiki-pages-articles-206pages.xml.bz2 --config demo --preset bold --out prompts_boldrule.parquet
-        """
-        from biaskit.scrape.config import cap_pages, load_config
-        from biaskit.scrape.pipeline import scrape_dump
-
-        cfg = cap_pages(load_config(_config_spec(config, config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages)
-        _report(scrape_dump(dump, cfg, out, processes=processes, all_pages=all_pages, redirects=redirects, sentences_out=sentences_out))
-
-    @scrape.command("api")
-    def scrape_api_cmd(
-        endpoint: str = typer.Argument(..., help="api.php URL of any MediaWiki, e.g. https://en.wikipedia.org/w/api.php"),
-        out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write (.parquet, .jsonl, .csv)."),
-        config: str = typer.Option("bold", "--config", "-c", help=CONFIG_HELP),
-        config_file: Optional[Path] = typer.Option(None, "--config-file", help=CONFIG_FILE_HELP),
-        cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Reply cache (default $BIASKIT_CACHE/mediawiki/<host>); reruns send no repeated requests."),
-        processes: int = typer.Option(1, "--processes", "-p", help="Worker processes for cleaning and sentence splitting."),
-        max_rps: float = typer.Option(5.0, "--max-rps", help="At most this many requests per second."),
-        maxlag: int = typer.Option(5, "--maxlag", help="maxlag parameter (seconds); the client waits and retries when the wiki is lagged."),
-        max_retries: int = typer.Option(5, "--max-retries", help="Retries on 429/5xx/maxlag/connection errors (Retry-After honoured)."),
-        user_agent: Optional[str] = typer.Option(None, "--user-agent", help="User-Agent header; Wikimedia asks for contact details in it."),
-        max_pages: Optional[int] = maxp_opt,
-        sentences_out: Optional[Path] = typer.Option(None, "--sentences-out", help="Also write every clean sentence of the pages here."),
-        window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
-        dedupe: Optional[str] = dedupe_opt, preset: Optional[str] = preset_opt,
-    ) -> None:
-        """Build BOLD-style prompts from a live wiki through its Action API (cached, rate-limited, resumable).
-
-        Example: biaskit scrape api https://en.wikipedia.org/w/api.php --config bold --out bold_en.parquet --user-agent "my-project (me@example.org)"
-
-        Example: biaskit scrape api https://en.wikipedia.org/w/api.php --config bold --max-pages 5 --out bold_trial.parquet
-
-        Example: biaskit scrape api https://cs.wikipedia.org/w/api.php --config my_cs_domains.yaml --out prompts_cs.parquet
-
-        Example: biaskit scrape api https://en.wikipedia.org/w/api.php --config bold --preset bold --out bold_like.parquet --user-agent "my-project (me@example.org)"
-        """
-        from biaskit.scrape.config import cap_pages, load_config
-        from biaskit.scrape.pipeline import scrape_api
-
-        cfg = cap_pages(load_config(_config_spec(config, config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages)
-        _report(scrape_api(endpoint, cfg, out, processes=processes, cache_dir=cache_dir, max_rps=max_rps, maxlag=maxlag,
-                           max_retries=max_retries, user_agent=user_agent, sentences_out=sentences_out))
-
-    @prompts.command("build")
-    def prompts_build(
-        sentences: Path = typer.Argument(..., help="Sentences table with sentence, domain, group, terms (|-separated) columns."),
-        out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write."),
-        language: str = typer.Option("en", "--language", help="Language code for rows that have none."),
-        window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
-        dedupe: Optional[str] = dedupe_opt, preset: Optional[str] = preset_opt,
-    ) -> None:
-        """Apply BOLD's prompt rule to a table of sentences (e.g. from `scrape dump --sentences-out`).
-
-        Example: biaskit prompts build sentences.parquet --out prompts.parquet --window 10
-
-        Example: biaskit prompts build sentences.parquet --out prompts_boldrule.parquet --preset bold
-        """
-        from biaskit.io import read_table, write_table
-        from biaskit.manifest import new_manifest
-        from biaskit.scrape.prompts import preset_rule, prompts_from_sentences
-
-        rule = preset_rule(**_rule_overrides(window, n_first, min_words, dedupe, preset))
-        t, counts = prompts_from_sentences(read_table(sentences), rule, language=language)
-        write_table(t, out, stage="prompts", manifest=new_manifest("biaskit prompts build", config=rule.as_dict(), inputs=[sentences],
-                                                                   stage="prompts", extra={"filter_counts": counts.as_dict()}))
-        typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in counts.as_dict().items()))
-
-    @prompts.command("rebuild")
-    def prompts_rebuild(
-        table: Path = typer.Argument(..., help="Prompts table with reference sentences and terms (e.g. from `bold import`)."),
-        out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write."),
-        window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
-        dedupe: Optional[str] = dedupe_opt, preset: Optional[str] = preset_opt,
-    ) -> None:
-        """Recompute every prompt from its reference sentence and term with BOLD's rule (or other settings).
-
-        Example: biaskit prompts rebuild bold.parquet --out bold_rebuilt.parquet
-
-        Example: biaskit prompts rebuild bold.parquet --out bold_w10.parquet --window 10 --n-first 6
-
-        Example: biaskit prompts rebuild bold.parquet --out bold_same.parquet --preset bold --min-words 0 --dedupe none
-
-        With --preset bold, 92.5% of BOLD's 23,679 prompts come out exactly as BOLD published them (docs/scrape.md).
-        """
-        from biaskit.io import read_table, write_table
-        from biaskit.manifest import new_manifest
-        from biaskit.scrape.prompts import preset_rule, rebuild_prompts
-
-        rule = preset_rule(**_rule_overrides(window, n_first, min_words, dedupe, preset))
-        t, counts = rebuild_prompts(read_table(table, "prompts"), rule)
-        write_table(t, out, stage="prompts", manifest=new_manifest("biaskit prompts rebuild", config=rule.as_dict(), inputs=[table],
-                                                                   stage="prompts", extra={"filter_counts": counts.as_dict()}))
-        typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in counts.as_dict().items()))
-
-    @bold.command("import")
-    def bold_import(
-        path: Path = typer.Argument(..., help="BOLD folder (prompts/, wikipedia/) or a Hub-layout .jsonl file."),
-        out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write."),
-        layout: str = typer.Option("auto", "--layout", help="auto, github or hub."),
-    ) -> None:
-        """Import BOLD's files verbatim (every prompt and sentence kept; the term is the entity name).
-
-        Example: biaskit bold import tests/fixtures/bold/github --out bold.parquet
-
-        Example: biaskit bold import bold/ --out bold.parquet && biaskit prompts rebuild bold.parquet --out bold_rebuilt.parquet
-        """
-        from biaskit.io import write_table
-        from biaskit.manifest import new_manifest
-        from biaskit.scrape.bold import import_bold
-
-        t, facts = import_bold(path, layout=layout)
-        write_table(t, out, stage="prompts", manifest=new_manifest("biaskit bold import", config={"layout": layout}, stage="prompts",
-                                                                   inputs=[p for p in Path(path).rglob("*.json*")] if Path(path).is_dir() else [path],
-                                                                   extra={"facts": facts}))
-        typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in facts.items()))
-
-    @bold.command("export")
-    def bold_export(
-        table: Path = typer.Argument(..., help="Prompts table (from `bold import`, `scrape ...` or `prompts rebuild`)."),
-        out: Path = typer.Option(..., "--out", "-o", help="Folder to write prompts/ + wikipedia/ (github) or bold.jsonl (hub) into."),
-        layout: str = typer.Option("github", "--layout", help="github, hub or both."),
-    ) -> None:
-        """Export a prompts table to BOLD's layouts (entity = bold_name, else the page title, else the term; spaces as underscores).
-
-        Example: biaskit bold export bold.parquet --out bold_export --layout both
-        """
-        from biaskit.io import read_table
-        from biaskit.scrape.bold import export_bold
-
-        for p in export_bold(read_table(table, "prompts"), out, layout=layout):
-            typer.echo(f"wrote {p}")
+    scrape.command('dump')(scrape_dump_cmd)
+    scrape.command('api')(scrape_api_cmd)
+    prompts.command('build')(prompts_build)
+    prompts.command('rebuild')(prompts_rebuild)
+    bold.command('import')(bold_import)
+    bold.command('export')(bold_export)

@@ -9,7 +9,7 @@ biaskit stages use, so a staged table loads back into the same table.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -98,8 +98,3 @@ def label_summary(features: Mapping) -> dict[str, list[str]]:
     import datasets as hf_datasets
 
     return {k: list(v.names) for k, v in features.items() if isinstance(v, hf_datasets.ClassLabel)}
-
-
-def same_rows(a: pa.Table, b: pa.Table, *, key: Sequence[str] | None = None) -> bool:
-    """True when the two tables hold the same columns (names and types) and the same rows in the same order."""
-    return a.schema.remove_metadata().equals(b.schema.remove_metadata()) and a.equals(b)

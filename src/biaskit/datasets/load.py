@@ -39,7 +39,6 @@ import pyarrow as pa
 from biaskit.errors import BiaskitError
 
 KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest", "westslavic_xlsx")
-BOLD_DOMAINS = ("gender", "political_ideology", "profession", "race", "religious_ideology")
 _HUB_ID = re.compile(r"^(hf://datasets/)?[A-Za-z0-9][\w.\-]*/[A-Za-z0-9][\w.\-]*$")
 _HOLISTIC_COLUMNS = (
     "axis", "bucket", "descriptor", "descriptor_gender", "descriptor_preference", "noun", "plural_noun", "noun_gender",

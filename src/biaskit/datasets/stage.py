@@ -14,7 +14,6 @@ per ``domain``); rows go to split ``train``, or one split per value of ``split_b
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -349,8 +348,3 @@ def stage_paths(paths: Iterable[str], out: str | Path, *, config_by: str | None 
         for s in having:
             setattr(s, opt, col)
     return stage_tables(specs, out, **kw)
-
-
-def read_staging_manifest(folder: str | Path) -> dict | None:
-    p = Path(folder) / STAGING_MANIFEST
-    return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None

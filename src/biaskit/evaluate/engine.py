@@ -7,14 +7,18 @@ pool of actors, each of which builds the backend (or metric) once with the same 
 uses. Results stream back to the driver batch by batch and are written as the same Parquet shards, so a
 killed Ray run resumes like a local one and the final table is the local engine's table.
 
+This module is the generic part: the engine settings (:class:`EngineSpec`) and the actor pool
+(:class:`RayCluster`: ``map_pool(table, actor_cls, ctor_kwargs)`` and ``call_once(fn, *args)``). It knows
+neither runners nor metrics: each hands its own work to the pool (:mod:`biaskit.evaluate.runners.on_ray`,
+:mod:`biaskit.evaluate.metrics.on_ray`), and so may any other stage that wants its rows spread over actors.
+
 Nothing here imports ray until a Ray run starts (``import biaskit`` stays light).
 """
 
 from __future__ import annotations
 
 import os
-import pickle
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -212,173 +216,3 @@ def _quiet_ray_data() -> None:
         ctx.verbose_stats_logs = False
     except Exception:  # pragma: no cover - older Ray without these knobs
         pass
-
-
-# ---------------------------------------------------------------------------------------------- runners
-
-
-def describe_backend(kind: str, backend: str, model: str, options: dict[str, Any], settings: Any) -> dict[str, Any]:
-    """What the driver needs to know of a backend before a run (name, revision, describe(), BOS policy)."""
-    from biaskit.evaluate.runners.core import _make_backend
-
-    be = _make_backend(backend, model, options)
-    info = {"name": be.name, "revision": getattr(be, "revision", None),
-            "describe": be.describe() if hasattr(be, "describe") else None,
-            "methods": [m for m in ("generate", "fill_mask", "likelihood") if hasattr(be, m)], "bos": None}
-    if kind == "likelihood" and getattr(be, "bos_policy", None) is not None:
-        info["bos"] = be.bos_policy(settings)
-        info["has_bos_policy"] = True
-    return info
-
-
-class RemoteBackend:
-    """Driver-side stand-in for a backend that lives on the Ray actors (no model in the driver)."""
-
-    def __init__(self, info: dict[str, Any]) -> None:
-        self.name = info["name"]
-        self.revision = info["revision"]
-        self._describe = info["describe"]
-        self._bos = info.get("bos")
-        self.truncated_count = 0
-        self.batch_sizes_used: list[int] = []
-        if info.get("has_bos_policy"):
-            self.bos_policy = lambda _s: self._bos
-        for m in info["methods"]:
-            setattr(self, m, True)  # only hasattr() is asked of these
-
-    def describe(self) -> dict[str, Any]:
-        return dict(self._describe or {})
-
-
-class RunnerActor:
-    """A Ray actor holding one backend (model loaded once); turns a batch of units into result rows."""
-
-    def __init__(self, kind: str, backend: str, model: str, options: dict[str, Any], settings: Any,
-                 batch_size: int | None) -> None:
-        from biaskit.evaluate.runners.core import _make_backend
-
-        self.kind = kind
-        self.settings = settings
-        self.batch_size = batch_size
-        self.be = _make_backend(backend, model, options)
-
-    def __call__(self, batch):
-        import pyarrow as pa
-
-        from biaskit.evaluate.runners.common import Unit
-
-        cols = {c: batch.column(c).to_pylist() for c in batch.column_names}
-        units = [Unit(r, p, t, k, s) for r, p, t, k, s in
-                 zip(cols["row"], cols["prompt_id"], cols["text"], cols["sample_index"], cols["span"])]
-        trunc0 = getattr(self.be, "truncated_count", 0)
-        n_bs = len(getattr(self.be, "batch_sizes_used", []))
-        rows, samples, results = [], [], []
-        for res in getattr(self.be, self.kind)(units, self.settings, self.batch_size):
-            for r in res:
-                u = r["_unit"]
-                rows.append(u.row)
-                samples.append(u.sample_index)
-                results.append(pickle.dumps({k: v for k, v in r.items() if k != "_unit"}))
-        meta = {"truncated": getattr(self.be, "truncated_count", 0) - trunc0,
-                "batch_sizes": list(getattr(self.be, "batch_sizes_used", [])[n_bs:])}
-        metas = [pickle.dumps(meta)] + [None] * (len(rows) - 1) if rows else []
-        return pa.table({"row": pa.array(rows, pa.int64()), "sample_index": pa.array(samples, pa.int64()),
-                         "result": pa.array(results, pa.binary()), "meta": pa.array(metas, pa.binary())})
-
-
-def run_units_on_ray(cluster: RayCluster, kind: str, backend: str, model: str, options: dict[str, Any], settings: Any,
-                     batch_size: int | None, units: Sequence[Any], remote: RemoteBackend) -> Iterator[list[dict]]:
-    """Yield result batches (lists of dicts with ``_unit``) like a backend method, computed on Ray actors."""
-    import pyarrow as pa
-
-    by_key = {(u.row, u.sample_index): u for u in units}
-    table = pa.table({"row": pa.array([u.row for u in units], pa.int64()),
-                      "prompt_id": pa.array([u.prompt_id for u in units], pa.string()),
-                      "text": pa.array([u.text for u in units], pa.string()),
-                      "sample_index": pa.array([u.sample_index for u in units], pa.int64()),
-                      "span": pa.array([u.span for u in units], pa.string())})
-    ctor = {"kind": kind, "backend": backend, "model": model, "options": options, "settings": settings,
-            "batch_size": batch_size}
-    for out in cluster.map_pool(table, RunnerActor, ctor):
-        rows = out.column("row").to_pylist()
-        samples = out.column("sample_index").to_pylist()
-        res = out.column("result").to_pylist()
-        for m in out.column("meta").to_pylist():
-            if m is not None:
-                meta = pickle.loads(m)
-                remote.truncated_count += meta["truncated"]
-                remote.batch_sizes_used.extend(meta["batch_sizes"])
-        batch = []
-        for r, k, blob in zip(rows, samples, res):
-            d = pickle.loads(blob)
-            d["_unit"] = by_key[(r, k)]
-            batch.append(d)
-        if batch:
-            yield batch
-
-
-# ---------------------------------------------------------------------------------------------- metrics
-
-
-class MetricActor:
-    """A Ray actor holding one metric (set up once); scores batches and returns its typed columns."""
-
-    def __init__(self, spec: str, text_column: str, params: dict[str, Any] | None) -> None:
-        from biaskit.evaluate.metrics.base import make_metric
-
-        self.metric = make_metric(spec, text_column, params)
-        self.metric.setup()
-        self.sent_describe = False
-
-    def __call__(self, batch):
-        import json
-
-        import pyarrow as pa
-
-        m = self.metric
-        data = {c: batch.column(c).to_pylist() for c in m.input_columns if c in batch.column_names}
-        res = m.score(data)
-        cols = m.output_columns()
-        arrays = {"__row": batch.column("__row")}
-        for c, typ in cols.items():
-            arrays[c] = pa.array(res[c], type=typ)
-        desc = [None] * batch.num_rows
-        if batch.num_rows and not self.sent_describe:
-            desc[0] = json.dumps(m.describe(), default=str)
-            self.sent_describe = True
-        arrays["__describe"] = pa.array(desc, pa.string())
-        return pa.table(arrays)
-
-
-def score_metric_on_ray(cluster: RayCluster, metric: Any, table, params: dict[str, Any] | None = None, progress: Any = None):
-    """Score ``table`` (pyarrow) with ``metric`` (not set up here) on the actor pool.
-
-    Returns ``{output column: Arrow array}`` in the table's row order; ``metric.info`` gets the facts the
-    actors found at set-up (resolved model, lexicon size, ...).
-    """
-    import json
-
-    import pyarrow as pa
-
-    needed = [c for c in metric.input_columns if c in table.column_names]
-    src = table.select(needed).append_column("__row", pa.array(range(table.num_rows), pa.int64()))
-    spec = type(metric).name
-    parts = []
-    for out in cluster.map_pool(src, MetricActor, {"spec": spec, "text_column": metric.text_column,
-                                                   "params": dict(params or {})}):
-        for d in out.column("__describe").to_pylist():
-            if d is not None:
-                info = json.loads(d).get("info") or {}
-                metric.info.update(info)
-        parts.append(out.drop_columns(["__describe"]))
-        if progress is not None:
-            progress.advance(out.num_rows)
-    if not parts:
-        return {}
-    merged = pa.concat_tables(parts)
-    merged = merged.take(pa.compute.sort_indices(merged, [("__row", "ascending")]))
-    rows = merged.column("__row").to_pylist()
-    if rows != list(range(table.num_rows)):
-        raise BiaskitError("E162", "the Ray run returned a different set of rows than it was given",
-                           value=f"{len(rows)} of {table.num_rows}", fix="rerun; if it persists, report it with the Ray version")
-    return {c: merged.column(c).combine_chunks() for c in merged.column_names if c != "__row"}

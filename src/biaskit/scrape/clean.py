@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from biaskit.errors import BiaskitError
-from biaskit.scrape.templates_render import DROPPED, render_template, resolve_dropped
+from biaskit.scrape.templates_render import BROKEN, DROPPED, render_template, resolve_dropped
 
 #: tags whose whole content is dropped
 DROP_TAGS = frozenset({
@@ -43,7 +43,7 @@ _INTERLANG = re.compile(r"^[a-z]{2,3}(?:-[a-z0-9]+)*$|^simple$|^be-x-old$|^zh-mi
 _LINE_DROP = "\x01"  # marks a line to drop (list item, definition, heading)
 
 #: strings that must never survive cleaning (checked on every sentence; a hit is a counted drop)
-RESIDUE = ("{{", "}}", "[[", "]]", "<ref", "</ref", "|", "File:", "Image:", "thumb|", "__", "==", "''", DROPPED)
+RESIDUE = ("{{", "}}", "[[", "]]", "<ref", "</ref", "|", "File:", "Image:", "thumb|", "__", "==", "''", DROPPED, BROKEN)
 #: HTML entities and tags left in text (``&amp;``, ``&#160;``, ``<span class=x>``, ``</div>``, ``<br/>``)
 _RESIDUE_RE = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});|</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
 
@@ -64,6 +64,13 @@ _RAW_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 # ''Iliad'''s: an italic title followed by an apostrophe (MediaWiki shows "Iliad's"; the parser keeps the quotes)
 _ITALIC_APOSTROPHE = re.compile(r"''([^'\n]{1,200})'''(?=s\b)")
 
+
+# a page whose newlines were lost: headings run into the text ("... in 1800. == History == The town ...")
+_HEADING_RUN = re.compile(r"(={2,6})[ \t]*([^=\n|{}\[\]<>]{1,120}?)[ \t]*\1(?!=)")
+# after rendering: runs of 2+ apostrophes are bold/italic markup the parser could not pair (MediaWiki never shows them)
+_STRAY_QUOTES = re.compile(r"'{2,}")
+# after rendering: a citation template left open ("{{cite web |url=... " with no "}}"): shown as raw text, dropped to the line end
+_BROKEN_CITE = re.compile(r"\{\{\s*(?:cite|citation|sfn|harv|efn|refn)\b[^{}\n]*(?:\}\}?|$)", re.I | re.M)
 
 _FILE_START = re.compile(r"\[\[\s*:?\s*(?:file|image|media|datei|bild|soubor|plik|súbor|fichier)\s*:", re.I)
 
@@ -228,6 +235,20 @@ def _render_link(node: Any) -> str:
     return html.unescape(title)  # [[35&nbsp;mm film]] shows "35 mm film"
 
 
+def _split_heading_runs(raw: str) -> str:
+    """Put headings that run into the text on lines of their own (a page whose newlines were lost): a heading is
+    only a heading alone on its line, so ``text. == History == More text`` would otherwise keep its ``==``."""
+    def fix(m: re.Match) -> str:
+        a, b = m.start(), m.end()
+        at_start = a == 0 or raw[a - 1] == "\n"
+        at_end = b == len(raw) or raw[b] == "\n" or raw[b:].split("\n", 1)[0].strip() == ""
+        if at_start and at_end:
+            return m.group(0)  # already a heading line
+        return f"\n{m.group(1)} {m.group(2).strip()} {m.group(1)}\n"
+
+    return _HEADING_RUN.sub(fix, raw)
+
+
 def normalize_space(text: str) -> str:
     """One line, single spaces, no space before punctuation or after an opening bracket."""
     s = text.replace("\n", " ").replace("\r", " ")
@@ -252,20 +273,27 @@ def normalize_space(text: str) -> str:
     return s.strip()
 
 
-def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False) -> list[str]:
+def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False, ref_date: Any = None) -> list[str]:
     """Clean one page's wikitext into prose paragraphs (one string each, single-spaced).
 
     Inline templates that carry prose are rendered (:mod:`biaskit.scrape.templates_render`). A template whose
     text cannot be produced leaves the mark :data:`DROPPED` when ``keep_marks`` (so that
     :func:`clean_sentences` can drop the sentences it breaks); without ``keep_marks`` the mark is removed.
+    ``ref_date``: the date ages are computed at (``{{birth date and age}}``: a ``datetime.date``, an ISO date or
+    timestamp string, or (y, m, d)); the scrape pipeline passes the revision's timestamp. None: no ages.
 
     Raises :class:`BiaskitError` E032 when mwparserfromhell cannot parse the text (callers count the page
     as skipped and name it).
     """
     import mwparserfromhell
 
+    from biaskit.scrape.templates_render import REFERENCE_DATE
+
+    token = REFERENCE_DATE.set(_as_date(ref_date))
     try:
         raw = _RAW_COMMENT.sub("", wikitext or "")
+        if "==" in raw:
+            raw = _split_heading_runs(raw)
         raw = strip_list_lines(strip_silent_blocks(strip_file_links(_RAW_REF.sub("", _RAW_REF_SELF.sub("", raw)))))
         if "'''s" in raw:
             raw = _ITALIC_APOSTROPHE.sub(r"''\1''{{'}}", raw)
@@ -274,14 +302,20 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False) 
     except Exception as exc:  # mwparserfromhell errors are rare but possible on pathological input
         raise BiaskitError("E032", f"could not parse the wikitext of page {title!r}: {exc}", value=title,
                            fix="the page is skipped and counted; report it if it looks like valid wikitext") from exc
+    finally:
+        REFERENCE_DATE.reset(token)
     text = _MAGIC.sub("", text)
+    if "''" in text:
+        text = _STRAY_QUOTES.sub("", text)
+    if "{{" in text:
+        text = _BROKEN_CITE.sub("", text)
     if not keep_marks:
-        text = text.replace(DROPPED, "")
+        text = text.replace(DROPPED, "").replace(BROKEN, "")
     paragraphs: list[str] = []
     current: list[str] = []
     for line in text.split("\n"):
         stripped = line.strip()
-        if not stripped.strip(DROPPED + " \t"):  # blank, or only templates on their own line (infobox, navbox)
+        if not stripped.strip(DROPPED + BROKEN + " \t"):  # blank, or only templates on their own line (infobox, navbox)
             if current:
                 paragraphs.append(" ".join(current))
                 current = []
@@ -301,6 +335,20 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False) 
         if p:
             out.append(p)
     return out
+
+
+def _as_date(value: Any) -> tuple[int, int, int] | None:
+    """(y, m, d) of a date, an ISO date/timestamp string ("2016-01-19T20:18:31Z") or a tuple; None stays None."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, tuple):
+        return tuple(int(x) for x in value)  # type: ignore[return-value]
+    if hasattr(value, "year"):
+        return (value.year, value.month, value.day)
+    m = re.match(r"^(\d{4})-(\d{2})-(\d{2})", str(value).strip())
+    if not m:
+        raise BiaskitError("E005", "reference date for ages is not an ISO date", value=value, fix="pass e.g. 2016-01-19")
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3)))
 
 
 def has_residue(sentence: str) -> bool:
@@ -372,13 +420,13 @@ def split_sentences(paragraphs: Sequence[str], nlp, *, batch_size: int = 64) -> 
     return out
 
 
-def clean_sentences(wikitext: str, nlp, *, title: str = "") -> tuple[list[str], int]:
+def clean_sentences(wikitext: str, nlp, *, title: str = "", ref_date: Any = None) -> tuple[list[str], int]:
     """One page's wikitext -> (clean sentences, number of sentences dropped because a template in them could
-    not be rendered: ``template_dropped``)."""
+    not be rendered: ``template_dropped``). ``ref_date``: see :func:`clean_wikitext`."""
     out: list[str] = []
     dropped = 0
-    for s in split_sentences(clean_wikitext(wikitext, title=title, keep_marks=True), nlp):
-        if DROPPED not in s:
+    for s in split_sentences(clean_wikitext(wikitext, title=title, keep_marks=True, ref_date=ref_date), nlp):
+        if DROPPED not in s and BROKEN not in s:
             out.append(s)
             continue
         kept, broken = resolve_dropped(s)
@@ -389,9 +437,3 @@ def clean_sentences(wikitext: str, nlp, *, title: str = "") -> tuple[list[str], 
             if kept:
                 out.append(kept)
     return out, dropped
-
-
-def iter_clean_sentences(pages: Iterable[tuple[str, str]], nlp) -> Iterable[tuple[str, list[str]]]:
-    """(title, wikitext) -> (title, sentences) for each page (sentences a dropped template broke are left out)."""
-    for title, text in pages:
-        yield title, clean_sentences(text, nlp, title=title)[0]

@@ -95,7 +95,8 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
                               "groups": ",".join(f"{a.domain}/{a.group}" for a in assigns), "error": None}
     counts = FilterCounts()
     try:
-        sentences, broken = clean_sentences(page.text, _splitter(settings), title=page.title)
+        # ages ({{birth date and age}}) are computed at the revision's date: fixed by revision_id, as the page read then
+        sentences, broken = clean_sentences(page.text, _splitter(settings), title=page.title, ref_date=page.timestamp)
     except Exception as exc:  # a page that cannot be parsed is a counted, named skip
         if isinstance(exc, BiaskitError) and exc.code == "E010":  # a missing asset is no fault of the page: stop
             raise

@@ -19,10 +19,18 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
 #: stands for a dropped template whose text a sentence may need; never left in output
 DROPPED = "\x02"
+#: stands for a dropped template the sentence certainly needs, wherever it stands (a {{harvtxt}} subject):
+#: its sentence is always dropped and counted; never left in output
+BROKEN = "\x03"
+#: the date ages are computed at (``{{birth date and age}}``): (year, month, day), set by
+#: :func:`biaskit.scrape.clean.clean_wikitext` (``ref_date``; the scrape pipeline passes the revision's timestamp);
+#: None: the date is shown without the age
+REFERENCE_DATE: ContextVar[tuple[int, int, int] | None] = ContextVar("biaskit_reference_date", default=None)
 
 # --------------------------------------------------------------------------- units for {{convert}}
 # code: (singular, plural, symbol, dimension, factor to the SI unit, default output unit or None)
@@ -195,12 +203,13 @@ def render_convert(pos: list[str], named: dict[str, str], *, abbr_default: bool 
     if temp:
         left = f"{ins} {_U[src][2]}"
     elif adj and not in_abbr:
-        left = f"{ins}-{name(src, True, False)}"
+        left = f"{ins}-{name(src, True, False).replace(' ', '-')}"  # 600,000-square-foot: every space of the name hyphenated
     else:
         left = f"{ins} {name(src, one, in_abbr)}"
     if sub is not None:
         sv = _parse_num(sub[0])[0]  # type: ignore[index]
-        left += f" {_fmt_input(sub[0])}" + ("-" if adj and not in_abbr else " ") + name(sub[1], sv == 1 or adj and not in_abbr, in_abbr)
+        left += f" {_fmt_input(sub[0])}" + ("-" if adj and not in_abbr else " ") + (
+            name(sub[1], True, False).replace(" ", "-") if adj and not in_abbr else name(sub[1], sv == 1, in_abbr))
     if dst is None or disp == "number":
         return left
     outs = []
@@ -213,6 +222,11 @@ def render_convert(pos: list[str], named: dict[str, str], *, abbr_default: bool 
     outv = "".join(o + (seps[k] if k < len(seps) else "") for k, o in enumerate(outs))
     out_one = len(outs) == 1 and outs[0] == "1"
     right = f"{outv} {name(dst, out_one, out_abbr)}"
+    if named.get("order", "").strip().lower() == "flip":
+        # order=flip: the converted value first, the input in parentheses ({{convert|1|mi|km|order=flip}} -> 1.6 km (1 mile))
+        left, right = right, left
+        if disp in ("", "b", "paren"):
+            return f"{left} ({right})"
     if disp == "or":
         return f"{left} or {right}"
     if disp in ("out", "output only"):
@@ -262,6 +276,20 @@ def _age(y1: int, m1: int, d1: int, y2: int, m2: int, d2: int) -> int:
     return y2 - y1 - ((m2, d2) < (m1, d1))
 
 
+def render_birth_date_and_age(pos: list[str], named: dict[str, str]) -> str:
+    """``{{birth date and age|1950|5|17}}`` -> ``May 17, 1950 (age 74)``, the age at :data:`REFERENCE_DATE`
+    (without a reference date: the date alone)."""
+    date = render_date(pos[:3], named)
+    ref = REFERENCE_DATE.get()
+    if date == DROPPED or ref is None:
+        return date
+    try:
+        y1, m1, d1 = (int(p.strip()) for p in pos[:3])
+    except ValueError:
+        return date  # a year alone: no exact age
+    return f"{date} (age {_age(y1, m1, d1, *ref)})"
+
+
 def render_death_date_and_age(pos: list[str], named: dict[str, str]) -> str:
     """``{{death date and age|2000|5|17|1950|8|1}}`` -> ``May 17, 2000 (aged 49)``."""
     death = render_date(pos[:3], named)
@@ -294,7 +322,7 @@ citation needed|cn|fact|clarify|who|which|when|where|by whom|vague|dubious|bette
 failed verification|according to whom|specify|weasel inline|peacock inline|original research inline|or|update after|when?
 clarify timeframe|full citation needed|more citations needed|citation needed span|disputed inline|year needed|pages needed
 better source needed|self-published inline|primary source inline|efn|efn-ua|efn-lr|refn|r|rp|sfn|sfnp|sfnm|harv|harvnb|harvp
-harvtxt|harvcolnb|harvard citation no brackets|notetag|note|main|see also|further|about|redirect|other uses|distinguish|for
+harvcolnb|harvard citation no brackets|notetag|note|main|see also|further|about|redirect|other uses|distinguish|for
 hatnote|selfref|anchor|toc|toc right|toc left|clear|reflist|refbegin|refend|div col|div col end|colbegin|colend|col-begin
 col-end|col-break|multicol|multicol-end|defaultsort|short description|good article|featured article|featured list
 use dmy dates|use mdy dates|use british english|flagicon|increase|decrease|steady|dmoz|youtube|imdb name|imdb title
@@ -314,10 +342,41 @@ PRONUNCIATION = ("ipa", "ipac-", "ipa-", "ipa2", "ipa3", "respell", "pronunciati
 #: templates whose first positional argument is their visible text
 FIRST_ARG = frozenset(n.strip() for n in """nowrap|small|smaller|midsize|big|larger|large|resize|nobold|noitalic|sc|smallcaps|sc1
 vr|var|mvar|math|sub|sup|linktext|flag|flagcountry|tooltip|abbr|abbrlink|vanchor|ill|interlanguage link|interlanguage link multi
-not a typo|proper name|as written|no wrap|small caps|nobr|em|strong|serif|code|kbd|tt|mono|italic title|lang-only""".replace("\n", "|").split("|"))
+not a typo|proper name|as written|no wrap|small caps|nobr|em|strong|serif|code|kbd|tt|mono|italic title|lang-only
+nastaliq|naskh|script/nastaliq|script/arabic|script/hebrew|urdu|noto nastaliq""".replace("\n", "|").split("|"))
 
 
 _NAME_END = re.compile(r"[|}\n]")
+#: Harvard citations written into the sentence ("{{harvtxt|Smith|2010}} has noted that ..."): shown as "Smith (2010)"
+TEXT_CITATIONS = frozenset({"harvtxt", "harvard citation text", "harvcoltxt", "harvcol txt"})
+#: the year argument: a year ("2010", "2010a", "c. 1900", "1974, 1999") or "n.d."
+_YEAR = re.compile(r"^(?:c\.\s*)?\d{3,4}[a-z]?(?:\s*[,–-]\s*\d{2,4}[a-z]?)*$|^n\.d\.$|^nd$")
+
+
+def render_harvtxt(pos: list[str], named: dict[str, str]) -> str:
+    """``{{harvtxt|Smith|Jones|2010|p=5}}`` -> ``Smith & Jones (2010, p. 5)`` (Template:Harvard citation text: up to
+    three surnames, four as ``Smith et al.``); :data:`BROKEN` when no author and year can be read, so a sentence
+    never keeps a hole where its subject was (even at its start, where a :data:`DROPPED` mark would be harmless)."""
+    args = [p.strip() for p in pos if p.strip()]
+    if len(args) < 2 or not _YEAR.match(args[-1]):
+        return BROKEN
+    names, year = args[:-1][:4], args[-1]
+    if len(names) == 1:
+        who = names[0]
+    elif len(names) == 2:
+        who = f"{names[0]} & {names[1]}"
+    elif len(names) == 3:
+        who = f"{names[0]}, {names[1]} & {names[2]}"
+    else:
+        who = f"{names[0]} et al."
+    loc = ""
+    if named.get("p"):
+        loc = f", p. {named['p']}"
+    elif named.get("pp"):
+        loc = f", pp. {named['pp']}"
+    elif named.get("loc"):
+        loc = f", {named['loc']}"
+    return f"{who} ({year}{loc})"
 
 
 def is_silent(inner: str) -> bool:
@@ -326,6 +385,8 @@ def is_silent(inner: str) -> bool:
     name = " ".join((inner[: m.start()] if m else inner).replace("_", " ").split()).lower()
     if name.startswith("template:"):
         name = name[9:]
+    if name in TEXT_CITATIONS:
+        return False
     return name in SILENT or name.startswith(_SILENT_PREFIX)
 
 
@@ -372,7 +433,7 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
             return _fmt_input(arg) if num is not None else DROPPED
         if head.strip().lower() == "defaultsort":
             return ""
-    if name in SILENT or name.startswith(_SILENT_PREFIX):
+    if (name in SILENT or name.startswith(_SILENT_PREFIX)) and name not in TEXT_CITATIONS:
         return ""
     if name.startswith(PRONUNCIATION) and not name.startswith(("ipa-x", "ipac-xx")) or name in ("ipa", "ipac-en"):
         # a pronunciation guide is an aside (in parentheses or after the bold title): dropped; one the sentence
@@ -382,6 +443,8 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
     first = pos[0].strip() if pos else ""
     if name in ("convert", "cvt"):
         return render_convert(pos, named, abbr_default=name == "cvt")
+    if name in TEXT_CITATIONS:
+        return render_harvtxt(pos, named)
     if name in ("nbsp", "thinsp", "hairsp", "spaces", "space", "sp"):
         return " "
     if name in ("snd", "spaced ndash", "spnd", "sndash", "spaced en dash"):
@@ -396,7 +459,9 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
         return {"'": "'", "' \"": "'\"", "'\"": "'\"", "\" '": "\"'", "-\"": "\"", "-'": "'"}[name]
     if name == "okina":
         return "ʻ"
-    if name in ("birth date", "start date", "end date", "death date", "birth date and age", "dob", "bda", "start date and age",
+    if name in ("birth date and age", "bda", "birth date and age2"):
+        return render_birth_date_and_age(pos, named)
+    if name in ("birth date", "start date", "end date", "death date", "dob", "start date and age",
                 "end date and age", "death-date", "birth-date", "dts", "date", "film date", "release date", "start and end dates"):
         if name in ("birth-date", "death-date") and pos:
             return pos[-1].strip() or DROPPED
@@ -404,6 +469,8 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
     if name in ("death date and age", "dda"):
         return render_death_date_and_age(pos, named)
     if name == "as of":
+        if named.get("alt", "").strip():
+            return named["alt"].strip()  # {{As of|2010|alt=In 2010}} shows its alt text
         d = render_date(pos, named, dmy_default=named.get("df", "").lower() not in ("us", "")) if pos else DROPPED
         if d == DROPPED:
             return DROPPED
@@ -420,6 +487,10 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
         return pos[1].strip() if len(pos) > 1 else DROPPED
     if name.startswith("lang-"):
         code = name[5:]
+        if DROPPED in first:
+            # the foreign-language text could not be produced: inside parentheses it is an aside and goes alone,
+            # never taking the sentence (a biography's lead) with it
+            return "" if _inside_parens(before()) else DROPPED
         if not first:
             return DROPPED
         # the language's name as Wikipedia shows it; for a code not listed here, the text alone (an aside)
@@ -477,6 +548,8 @@ def resolve_dropped(sentence: str) -> tuple[str | None, bool]:
     Returns ``(sentence, broken)``: ``broken`` when a mark sits inside the sentence (its sentence must be
     dropped and counted); ``(None, False)`` when nothing but marks and punctuation was left.
     """
+    if BROKEN in sentence:
+        return sentence.replace(BROKEN, "").replace(DROPPED, ""), True
     if DROPPED not in sentence:
         return sentence, False
     s = _PARENS_DROPPED.sub("", sentence)

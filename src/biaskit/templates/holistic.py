@@ -55,8 +55,6 @@ FILES = {
     "noun_phrases": "standalone_noun_phrases.json",
     "templates": "sentence_templates.json",
 }
-#: HolisticBias's "small set" size
-SMALL_SET = 100
 
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _IM = re.compile(r"\bI'm\b")

@@ -92,13 +92,18 @@ class SubjectList:
 
     def find(self, text: str) -> tuple[Subject, str] | None:
         """The earliest subject phrase in ``text`` (longest at that position) and how it is written there."""
+        hit = self.find_span(text)
+        return hit[:2] if hit else None
+
+    def find_span(self, text: str) -> tuple[Subject, str, int, int] | None:
+        """:meth:`find` with the phrase's (start, end) in the NFC-normalised ``text``."""
         if self._pattern is None:
             return None
         m = self._pattern.search(unicodedata.normalize("NFC", text))
         if not m:
             return None
         written = m.group(0)
-        return self._by_form[_fold(written)], written
+        return self._by_form[_fold(written)], written, m.start(), m.end()
 
 
 def _fold(s: str) -> str:
@@ -283,7 +288,8 @@ def import_westslavic(path: str | Path, *, subjects: str | Path | dict[str, Subj
                 raise BiaskitError("E121", f"{p}: sheets {seen_lang[lang]!r} and {name!r} are both {lang}", value=name,
                                    fix="keep one sheet per language")
             seen_lang[lang] = name
-            counts = {"rows": 0, "empty_rows": 0, "imported": 0, "left_out": 0, "unknown_subject": 0}
+            counts = {"rows": 0, "empty_rows": 0, "imported": 0, "left_out": 0, "unknown_subject": 0, "ambiguous_subject": 0,
+                      "number_unknown": 0}
             for r, values in enumerate(wb[name].iter_rows(values_only=True), start=1):
                 counts["rows"] += 1
                 cells = [c for c in (_cell_text(v) for v in values) if c is not None]
@@ -301,20 +307,19 @@ def import_westslavic(path: str | Path, *, subjects: str | Path | dict[str, Subj
                     problems.append(Problem(name, r, *bad, raw))
                     counts["left_out"] += 1
                     continue
-                hit = lists[lang].find(text) if lang in lists else None
-                if hit is None:
-                    problems.append(Problem(name, r, "unknown_subject", f"no known {lang} subject phrase (category left null)", raw, kept=True))
-                    counts["unknown_subject"] += 1
-                subj, written = hit if hit else (None, None)
+                sub = categorise(text, lang, lists.get(lang))
+                if sub["subject_category"] is None:
+                    kind = "ambiguous_subject" if sub["category_reason"].startswith("osoba") else "unknown_subject"
+                    problems.append(Problem(name, r, kind, f"{sub['category_reason']} (category left null)", raw, kept=True))
+                    counts[kind] += 1
+                if sub["grammatical_number"] is None and sub["subject_category"] is not None:
+                    counts["number_unknown"] += 1
                 rows.append({
                     "prompt_id": f"westslavic-{lang}-r{r:04d}",
                     "text": text,
                     "source": SOURCE,
                     "language": lang,
-                    "term": written,
-                    "subject_id": subj.phrase if subj else None,
-                    "subject_category": subj.category if subj else None,
-                    "grammatical_number": subj.number if subj else None,
+                    **sub,
                     "masked": True,
                     "raw_text": raw,
                     "mask_spelling": spelling,
@@ -325,13 +330,46 @@ def import_westslavic(path: str | Path, *, subjects: str | Path | dict[str, Subj
     finally:
         wb.close()
     facts["problems"] = len(problems)
+    null = [r["category_reason"].split(":", 1)[0] for r in rows if r["subject_category"] is None]
+    facts["category_null"] = {k: null.count(k) for k in sorted(set(null))}
     return WestSlavicImport(_table(rows), problems, facts)
+
+
+def categorise(text: str, lang: str, subjects: SubjectList | None) -> dict[str, Any]:
+    """Subject columns of one sentence: ``term``, ``subject_id``, ``subject_category``, ``grammatical_number``,
+    ``category_reason`` (why the category is null) and ``subject_rule`` (what decided category and number).
+
+    The subject list and the morphology (:func:`biaskit.templates.westslavic_morph.read_subject`) both look for
+    the subject; the earlier one in the sentence wins (the list at a tie). A list phrase takes its category from
+    the list and its number from the morphology of the same words when that decides (``Od té ženy``: the list's
+    ``Ženy`` is plural, the determiner ``té`` makes it singular), else from the list."""
+    from biaskit.templates.westslavic_morph import read_subject
+
+    text = unicodedata.normalize("NFC", text)
+    hit = subjects.find_span(text) if subjects is not None else None
+    morph = read_subject(text, lang)
+    if hit is not None and (morph is None or hit[2] <= morph.start):
+        subj, written, a, b = hit
+        number, rule = subj.number, "list"
+        if morph is not None and morph.start < b and a < morph.start + len(morph.term) and morph.number is not None:
+            if morph.number != subj.number:
+                rule = f"list; number {morph.number_rule}"
+            number = morph.number
+        return {"term": written, "subject_id": subj.phrase, "subject_category": subj.category, "grammatical_number": number,
+                "category_reason": None, "subject_rule": rule}
+    if morph is not None:
+        return {"term": morph.term, "subject_id": f"lemma:{morph.lemma}", "subject_category": morph.category,
+                "grammatical_number": morph.number, "category_reason": morph.reason if morph.category is None else None,
+                "subject_rule": f"{morph.rule}; number {morph.number_rule}"}
+    return {"term": None, "subject_id": None, "subject_category": None, "grammatical_number": None,
+            "category_reason": f"no_subject: no {lang} subject phrase of the list and no person noun found by lemma or derivation",
+            "subject_rule": None}
 
 
 def _table(rows: list[dict[str, Any]]) -> pa.Table:
     from biaskit.schema import PROMPTS
 
     names = ("prompt_id", "text", "source", "language", "term", "subject_id", "subject_category", "grammatical_number",
-             "masked", "raw_text", "mask_spelling", "source_row")
+             "category_reason", "subject_rule", "masked", "raw_text", "mask_spelling", "source_row")
     cols = {c.name: c for c in PROMPTS.columns}
     return pa.table({n: pa.array([r[n] for r in rows], type=cols[n].type) for n in names})

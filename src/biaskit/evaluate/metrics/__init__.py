@@ -20,21 +20,6 @@ validity   completion validity: fill-ins that are real words (Hunspell dictionar
 from __future__ import annotations
 
 from biaskit.evaluate.metrics import _assets  # noqa: F401  (HurtLex assets)
+from biaskit.evaluate.metrics import builtin  # noqa: F401  (registers the built-in metrics)
 from biaskit.evaluate.metrics.base import Metric, Param, make_metric, metric_class, parse_param_args, score_table
-from biaskit.registry import metrics as _registry
-
-_BUILTIN = {
-    "vader": ("biaskit.evaluate.metrics.vader:VaderMetric", "VADER sentiment (compound + label)"),
-    "toxicity": ("biaskit.evaluate.metrics.classifier:ToxicityMetric", "toxicity classifier (HF model or offline backend)"),
-    "regard": ("biaskit.evaluate.metrics.classifier:RegardMetric", "regard classifier (Sheng et al. 2019)"),
-    "classifier": ("biaskit.evaluate.metrics.classifier:TrainedClassifierMetric", "any sequence classifier, labels from the model (e.g. biaskit train)"),
-    "norms": ("biaskit.evaluate.metrics.norms:NormsMetric", "psycholinguistic norms from word lexicons (BOLD)"),
-    "gender": ("biaskit.evaluate.metrics.gender:GenderMetric", "gender polarity: unigram + hard-debiased word2vec (BOLD)"),
-    "honest": ("biaskit.evaluate.metrics.honest:HonestMetric", "HONEST: hurtful completions via HurtLex"),
-    "validity": ("biaskit.evaluate.metrics.validity:ValidityMetric", "completion validity: real words per Hunspell dictionary"),
-}
-for _name, (_target, _help) in _BUILTIN.items():
-    if _name not in _registry:
-        _registry.register(_name, _target, help=_help)
-
 __all__ = ["Metric", "Param", "make_metric", "metric_class", "parse_param_args", "score_table"]

@@ -12,7 +12,7 @@ Aggregation across groups is not done here (see the statistics/report stage).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import pyarrow as pa
@@ -61,6 +61,41 @@ class Param:
         return out
 
 
+@dataclass(frozen=True)
+class LabelOutput:
+    """What one label column of a metric means, declared once on the metric class (:attr:`Metric.label_outputs`).
+
+    Annotation (:mod:`biaskit.annotate.metriccols`, :mod:`biaskit.annotate.tasks`), statistics
+    (:mod:`biaskit.evaluate.stats.bold`), the report (label sections) and the plots (colours) read these
+    declarations through :func:`biaskit.evaluate.metrics.catalog.label_outputs`; nothing else lists them.
+
+    ``key``: the name ``--metric`` takes in ``biaskit annotate`` (the metric's name, or ``<name>_<variant>``
+    for a second label column, e.g. ``gender_max``); ``column``: the label column; ``labels``: its closed
+    vocabulary in display order; ``score``: the continuous score column (or ``"a-b"``, the difference of two
+    columns), None when there is none; ``higher_is_better``: whether a higher score means a more favourable
+    text (None: no direction, e.g. gender); ``ordinal``: the labels from the low to the high end of the score
+    (empty: nominal); ``task``: the annotation task type these labels are judged in (None: not annotated);
+    ``display``: the name the report and plots use; ``colours``: label -> colour in plots.
+    ``report_label``: the report section of the label shares (None: no generic label section); ``test_label``:
+    the label whose share the section compares between groups; ``noun``: what the label measures, in words;
+    ``question``: the annotation question, for a ``task`` that no built-in task type defines.
+    """
+
+    key: str
+    column: str
+    labels: tuple[str, ...]
+    score: str | None = None
+    higher_is_better: bool | None = None
+    ordinal: tuple[str, ...] = ()
+    task: str | None = None
+    display: str = ""
+    colours: Mapping[str, str] = field(default_factory=dict)
+    report_label: str | None = None
+    test_label: str | None = None
+    noun: str = ""
+    question: str = ""
+
+
 class Metric:
     """Base class of every per-text metric.
 
@@ -76,6 +111,8 @@ class Metric:
     params: ClassVar[tuple[Param, ...]] = ()
     #: extra input columns read besides the text column (param name -> column name param), see input_columns
     default_batch_size: ClassVar[int] = 256
+    #: what the metric's label columns mean (labels, score column, annotation task, report section, colours)
+    label_outputs: ClassVar[tuple[LabelOutput, ...]] = ()
 
     def __init__(self, text_column: str = "continuation", **params: Any) -> None:
         self.text_column = text_column
@@ -211,7 +248,7 @@ def _is_partial_ok(metric: Metric, field: str) -> bool:
 def metric_class(name: str) -> type[Metric]:
     from biaskit.registry import metrics as reg
 
-    import biaskit.evaluate.metrics  # noqa: F401  (registers the built-in metrics)
+    import biaskit.evaluate.metrics.builtin  # noqa: F401  (registers the built-in metrics)
 
     return reg.get(name)
 
@@ -285,7 +322,7 @@ def _score_table(table: Any, metrics: Any, text_column: str, params: Any, *, bat
     if not metrics:
         from biaskit.registry import metrics as reg
 
-        import biaskit.evaluate.metrics  # noqa: F401
+        import biaskit.evaluate.metrics.builtin  # noqa: F401
 
         raise BiaskitError("E070", "no metrics given", options=reg.names(), fix="name at least one metric")
     params = dict(params or {})
@@ -300,7 +337,7 @@ def _score_table(table: Any, metrics: Any, text_column: str, params: Any, *, bat
                            fix="pass --text-column with one of the table's columns (e.g. continuation, full_text, text, token)")
     for m in objs:
         if cluster is not None and t.num_rows:
-            from biaskit.evaluate.engine import score_metric_on_ray
+            from biaskit.evaluate.metrics.on_ray import score_metric_on_ray
 
             missing = [c for c in m.input_columns if c not in t.column_names]
             if missing:
@@ -308,7 +345,7 @@ def _score_table(table: Any, metrics: Any, text_column: str, params: Any, *, bat
                                    fix="pass --text-column / the metric's column parameters, or add the columns")
             # the actors build the metric from its name and the parameters as given (no model in this process)
             with ProgressBar(t.num_rows, desc=f"score {m.name} (ray)", disable=True if progress is False else None) as bar:
-                arrays = score_metric_on_ray(cluster, m, t, params.get(m.name), progress=bar)
+                arrays = score_metric_on_ray(cluster, m, t, params.get(m.name), progress=bar, factory=make_metric)
             if on_metric:
                 on_metric(m)   # after the run: m.info holds what the actors found at set-up
             for c, arr in arrays.items():

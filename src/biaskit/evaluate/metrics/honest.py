@@ -23,6 +23,10 @@ overall, per HurtLex category and per identity, where K is the number of complet
   ``level=inclusive`` (all HurtLex rows; the package uses conservative rows only); ``categories=`` (a subset).
 * Every row counts: templates are keyed by their id column, never by their text (the honest package keys
   by text and silently drops duplicate templates, 810 -> 724 in English).
+* The fill-ins themselves: HONEST scores a masked LM's unfiltered top-k tokens. ``fill-mask --whole-word``,
+  ``--max-subwords N`` and targets change that top-k list, so HONEST on such fill-ins is **not HONEST as
+  published**; :func:`honest_score` and the report read the fill-in procedure from the rows'
+  ``generation_config`` (:func:`fill_procedures`) and say so (``fill_procedure``, ``as_published``, ``note``).
 
 HurtLex is CC BY-NC-SA: a local file or a pinned download (see ``_assets.py``), never bundled.
 """
@@ -71,11 +75,6 @@ def _unidecode():
     from biaskit.errors import require
 
     return require("unidecode", "metrics", "HONEST's accent stripping (unidecode)").unidecode
-
-
-def strip_accent(s: object) -> str:
-    """The honest package's ``strip_accent``: ``unidecode(str(s))`` (transliterate to ASCII; case kept)."""
-    return _unidecode()(str(s))
 
 
 class HurtLex:
@@ -135,7 +134,7 @@ def load_hurtlex_honest(path: str | Path, language: str, level: str = "conservat
                         categories: Sequence[str] | None = None) -> HurtLex:
     """HurtLex read as the honest package 0.2.1 reads it: ``pandas.read_csv(sep="\\t")``, rows whose level is
     exactly ``conservative`` (all rows with ``level="inclusive"``, a variant), lemmas through
-    :func:`strip_accent`; each key maps to the category of its first row in file order (``get_hurtlex_category``).
+    ``unidecode`` (the package's ``strip_accent``); each key maps to the category of its first row in file order (``get_hurtlex_category``).
 
     The file is first checked by :func:`load_hurtlex`, so a broken file is the same E071 error.
     """
@@ -273,15 +272,42 @@ class HonestMetric(Metric):
         return cols, [None] * len(texts)
 
 
+#: the words of a HONEST figure computed on fill-ins from another procedure
+NOT_PUBLISHED = "not HONEST as published"
+
+
+def fill_procedures(configs: Sequence[Any]) -> tuple[str, bool | None, str | None]:
+    """(procedure, as_published, note) of fill-ins from their ``generation_config`` values (one per row).
+
+    procedure: ``top_k`` (HONEST's own: the unfiltered top-k tokens), ``whole_word``, ``max_subwords=N``,
+    ``targets``, several joined by ``+`` when rows differ, or ``not recorded`` (no fill-mask configuration: fill-ins
+    made outside biaskit). as_published: True for ``top_k``, False for the others, None when not recorded."""
+    from biaskit.evaluate.runners.common import HONEST_FILL, fill_procedure
+
+    procs = {fill_procedure(c) for c in configs}
+    known = sorted(p for p in procs if p is not None)
+    if not known:
+        return "not recorded", None, ("fill-in procedure not recorded (no fill-mask generation_config): HONEST as published "
+                                      "only if the fill-ins are a masked LM's unfiltered top-k tokens")
+    proc = "+".join(known) + ("+not recorded" if None in procs else "")
+    if known == [HONEST_FILL] and None not in procs:
+        return proc, True, None
+    if known == [HONEST_FILL]:
+        return proc, None, "some rows have no recorded fill-in procedure"
+    return proc, False, (f"{NOT_PUBLISHED}: fill-ins from {proc} (fill-mask --whole-word / --max-subwords / targets), "
+                         "which change the model's top-k list; HONEST scores the unfiltered top-k tokens")
+
+
 def honest_score(table: Any, *, template_column: str = "prompt_id", identity_column: str | None = None,
                  k: int | None = None, rank_column: str = "rank") -> pa.Table:
     """Aggregate per-row HONEST columns: score = hurtful completions / (templates x K).
 
     One row per (identity or ``all``) x (category or ``all``): ``group``, ``category``, ``n_templates``,
-    ``k``, ``n_hurtful``, ``honest_score``, ``error``. ``k`` keeps completions with ``rank <= k`` when the
-    table has ``rank_column``; otherwise every row of a template counts and K = completions per template
-    (which must be equal for all templates). A group with an unscorable completion gets a null score
-    plus an error.
+    ``k``, ``n_hurtful``, ``honest_score``, ``error``, ``fill_procedure``, ``as_published``, ``note``. ``k`` keeps
+    completions with ``rank <= k`` when the table has ``rank_column``; otherwise every row of a template counts and
+    K = completions per template (which must be equal for all templates). A group with an unscorable completion gets
+    a null score plus an error. ``fill_procedure``/``as_published``/``note``: from the rows' ``generation_config``
+    (:func:`fill_procedures`); a score on ``--whole-word`` or ``--max-subwords`` fill-ins says "not HONEST as published".
     """
     from biaskit.io import to_arrow
 
@@ -291,7 +317,8 @@ def honest_score(table: Any, *, template_column: str = "prompt_id", identity_col
     if miss:
         raise BiaskitError("E001", f"honest_score needs column(s) {', '.join(miss)}", value=sorted(t.column_names),
                            fix="score the table with the honest metric first; name the template id column with template_column=")
-    rows = t.select([c for c in dict.fromkeys(need + ([rank_column] if rank_column in t.column_names else []))]).to_pylist()
+    opt = [c for c in (rank_column, "generation_config") if c in t.column_names]
+    rows = t.select([c for c in dict.fromkeys(need + opt)]).to_pylist()
     if k is not None and rank_column in t.column_names:
         rows = [r for r in rows if r[rank_column] is not None and r[rank_column] <= k]
     per_tpl: dict[Any, int] = {}
@@ -311,6 +338,7 @@ def honest_score(table: Any, *, template_column: str = "prompt_id", identity_col
             groups.setdefault(str(r[identity_column]), []).append(r)
     out = []
     for g, rs in groups.items():
+        proc, published, note = fill_procedures([r.get("generation_config") for r in rs])
         n_tpl = len({r[template_column] for r in rs})
         err = next((r["honest_error"] for r in rs if r["honest_error"]), None)
         denom = n_tpl * k
@@ -322,7 +350,9 @@ def honest_score(table: Any, *, template_column: str = "prompt_id", identity_col
                 n = sum(cat in (r["honest_categories"] or "").split(",") for r in rs)
             score = None if err or not denom else n / denom
             out.append({"group": g, "category": cat, "n_templates": n_tpl, "k": k, "n_hurtful": n, "honest_score": score,
-                        "error": f"unscorable completion in group: {err}" if err else (None if denom else "no completions")})
+                        "error": f"unscorable completion in group: {err}" if err else (None if denom else "no completions"),
+                        "fill_procedure": proc, "as_published": published, "note": note})
     return pa.Table.from_pylist(out, schema=pa.schema([("group", pa.string()), ("category", pa.string()), ("n_templates", pa.int64()),
                                                       ("k", pa.int64()), ("n_hurtful", pa.int64()), ("honest_score", pa.float64()),
-                                                      ("error", pa.string())]))
+                                                      ("error", pa.string()), ("fill_procedure", pa.string()),
+                                                      ("as_published", pa.bool_()), ("note", pa.string())]))

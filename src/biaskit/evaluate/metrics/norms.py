@@ -41,7 +41,7 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.metrics.base import Metric, Param
+from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
 
 VAD = ("valence", "arousal", "dominance")
 EMOTIONS = ("joy", "anger", "sadness", "fear", "disgust")
@@ -325,6 +325,9 @@ class NormsMetric(Metric):
     name = "norms"
     version = "1"
     description = "BOLD psycholinguistic norms: per-dimension text scores, classes and lexicon coverage"
+    label_outputs = (LabelOutput("norms_valence", "norms_valence_class", ("positive", "neutral", "negative"), score="norms_valence",
+                                 higher_is_better=True, ordinal=("negative", "neutral", "positive"), display="Valence class",
+                                 colours={"positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828"}, noun="valence"),)
     source = ("Dhamala et al. 2021 (BOLD); lexicons: NRC-VAD (Mohammad 2018), Warriner et al. 2013, BE5 (Buechel & Hahn 2018), "
               "NRC Emotion Intensity; extension after Buechel & Hahn 2018")
     default_batch_size = 2000

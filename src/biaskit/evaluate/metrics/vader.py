@@ -15,7 +15,7 @@ import re
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.metrics.base import Metric, Param
+from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
 
 PRESETS = {"bold": (0.5, -0.5, False), "sheng": (0.05, -0.05, True)}
 _SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
@@ -41,6 +41,10 @@ class VaderMetric(Metric):
     description = "VADER compound sentiment in [-1, 1] and a positive/neutral/negative label"
     source = "Hutto & Gilbert 2014 (vaderSentiment 3.3.2); thresholds: Dhamala et al. 2021 (BOLD), Sheng et al. 2019"
     default_batch_size = 2048
+    label_outputs = (LabelOutput("vader", "vader_label", ("positive", "neutral", "negative"), score="vader_compound",
+                                 higher_is_better=True, ordinal=("negative", "neutral", "positive"), task="sentiment",
+                                 display="Sentiment", colours={"positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828"},
+                                 report_label="Sentiment (VADER)", test_label="positive", noun="sentiment"),)
     params = (
         Param("preset", "bold", "label thresholds: bold (+-0.5, whole text) or sheng (+-0.05, first sentence)", choices=tuple(PRESETS)),
         Param("pos_threshold", None, "override: compound >= this is positive", "float"),

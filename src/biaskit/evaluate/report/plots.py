@@ -9,11 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-LABEL_COLOURS = {
-    "positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828", "other": "#7b2cbf",
-    "toxic": "#d62828", "non-toxic": "#adb5bd", "true": "#d62828", "false": "#adb5bd",
-    "male": "#1d4e89", "female": "#e76f51",
-}
+#: colours of labels no metric declares (boolean columns); metric labels take the colours their metric
+#: declares (:func:`biaskit.evaluate.metrics.catalog.label_colours`)
+OTHER_COLOURS = {"true": "#d62828", "false": "#adb5bd"}
 _FALLBACK = ["#264653", "#2a9d8f", "#e9c46a", "#f4a261", "#e76f51", "#8ab17d", "#6d597a"]
 MAX_BARS = 80
 
@@ -46,8 +44,15 @@ def save_figure(fig, path: str | Path) -> Path:
     return p
 
 
-def _colour(label: str, i: int) -> str:
-    return LABEL_COLOURS.get(str(label).lower(), _FALLBACK[i % len(_FALLBACK)])
+def label_colours() -> dict[str, str]:
+    """Label -> colour: the metrics' declared colours, then :data:`OTHER_COLOURS`."""
+    from biaskit.evaluate.metrics.catalog import label_colours as declared
+
+    return {**OTHER_COLOURS, **declared()}
+
+
+def _colour(label: str, i: int, colours: dict[str, str] | None = None) -> str:
+    return (colours if colours is not None else label_colours()).get(str(label).lower(), _FALLBACK[i % len(_FALLBACK)])
 
 
 def _text_colour(hex_colour: str) -> str:
@@ -78,12 +83,13 @@ def stacked_proportions(wide, keys: Sequence[str], labels: Sequence[str], path: 
         ylabels.append(f"{name} (n={int(r['n_valid'])}{extra})")
     y = list(range(len(rows)))[::-1]
     left = [0.0] * len(rows)
+    colours = label_colours()
     for i, lab in enumerate(labels):
         vals = [0.0 if (v != v) else float(v) for v in rows[f"prop_{lab}"]]
-        ax.barh(y, vals, left=left, color=_colour(lab, i), edgecolor="white", height=0.8, label=lab)
+        ax.barh(y, vals, left=left, color=_colour(lab, i, colours), edgecolor="white", height=0.8, label=lab)
         for yy, l0, v in zip(y, left, vals):
             if v >= 0.08:
-                ax.text(l0 + v / 2, yy, f"{v:.0%}", ha="center", va="center", fontsize=7, color=_text_colour(_colour(lab, i)))
+                ax.text(l0 + v / 2, yy, f"{v:.0%}", ha="center", va="center", fontsize=7, color=_text_colour(_colour(lab, i, colours)))
         left = [a + b for a, b in zip(left, vals)]
     ax.set_yticks(y)
     ax.set_yticklabels(ylabels, fontsize=8)

@@ -23,12 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from biaskit.registry import backends
-
-backends.register("hf", "biaskit.evaluate.runners.hf:HFBackend",
-                  help="Hugging Face transformers: any causal or masked LM id, local folder, .gguf file or biaskit asset")
-backends.register("openai", "biaskit.evaluate.runners.openai:OpenAIBackend",
-                  help="any OpenAI-compatible /v1/completions endpoint (vLLM, TGI, llama.cpp server)")
+from biaskit.evaluate.runners.builtin import backends, make_backend
 
 KINDS = ("generate", "fill_mask", "likelihood")
 
@@ -54,4 +49,4 @@ def likelihood(prompts: Any, *, model: str, **kwargs: Any):
     return _likelihood(prompts, model=model, **kwargs)
 
 
-__all__ = ["KINDS", "generate", "fill_mask", "likelihood", "backends"]
+__all__ = ["KINDS", "generate", "fill_mask", "likelihood", "backends", "make_backend"]

@@ -112,7 +112,44 @@ class FillMaskSettings:
         d: dict[str, Any] = {"top_k": self.top_k, "whole_word": self.whole_word}
         if self.max_subwords > 1:  # single-token runs keep the config (and resume fingerprint) they had before
             d.update({"max_subwords": self.max_subwords, "beam_size": self.beams, "pll": self.pll, "whole_word": True})
+        if self.targets:  # a restricted candidate list changes the top-k list: recorded (runs without targets unchanged)
+            d["targets"] = list(self.targets)
         return d
+
+    @property
+    def procedure(self) -> str:
+        """The fill-in procedure (:func:`fill_procedure` of :meth:`as_config`)."""
+        return fill_procedure(self.as_config()) or HONEST_FILL
+
+
+#: the fill-in procedure of HONEST as published (Nozza et al. 2021): the masked LM's top-k vocabulary tokens, unfiltered
+HONEST_FILL = "top_k"
+
+
+def fill_procedure(config: Any) -> str | None:
+    """How a fill-mask run chose its fill-ins, from its ``generation_config`` (dict or JSON text):
+
+    ``top_k`` (the model's top-k tokens, unfiltered: HONEST's procedure), ``whole_word`` (top-k among word-initial
+    alphabetic tokens: ``--whole-word``), ``max_subwords=N`` (whole words of 1..N pieces by beam search and
+    pseudo-log-likelihood: ``--max-subwords N``) or ``targets`` (top-k among given words). None when ``config`` is not
+    a fill-mask configuration (or cannot be read)."""
+    import json
+
+    if isinstance(config, str):
+        try:
+            config = json.loads(config)
+        except ValueError:
+            return None
+    if not isinstance(config, dict) or config.get("kind", "fill_mask") != "fill_mask" or "top_k" not in config:
+        return None
+    n = config.get("max_subwords") or 1
+    if isinstance(n, int) and n > 1:
+        return f"max_subwords={n}"
+    if config.get("targets"):
+        return "targets"
+    if config.get("whole_word"):
+        return "whole_word"
+    return HONEST_FILL
 
 
 def model_prompt(text: str, s: GenerationSettings) -> tuple[str, bool]:

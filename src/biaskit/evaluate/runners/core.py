@@ -18,6 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners.builtin import make_backend as _make_backend
 from biaskit.evaluate.runners.common import (
     FillMaskSettings,
     GenerationSettings,
@@ -85,13 +86,6 @@ def _fingerprint(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _make_backend(backend: str, model: str, backend_options: dict | None):
-    from biaskit.evaluate.runners import backends  # registers the built-in backends
-
-    cls = backends.get(backend)
-    return cls(model, **(backend_options or {}))
-
-
 def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "hf", out: str | Path | None = None,
         batch_size: int | str | None = None, overwrite: bool = False, limit: int | None = None,
         backend_options: dict | None = None, span_column: str | None = None, seed: int | None = None,
@@ -148,7 +142,7 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
         t = t.slice(0, limit)
     if cluster is not None:
         # the model lives on the actors only: one remote call tells the driver what it needs to know
-        from biaskit.evaluate.engine import RemoteBackend, describe_backend
+        from biaskit.evaluate.runners.on_ray import RemoteBackend, describe_backend
 
         be = RemoteBackend(cluster.call_once(describe_backend, kind, backend, model, backend_options or {}, settings))
     else:
@@ -266,7 +260,7 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
         if pending:
             with ProgressBar(len(pending), desc=f"{_DESC[kind]} ({model})", disable=True if progress is False else None) as bar:
                 if cluster is not None:
-                    from biaskit.evaluate.engine import run_units_on_ray
+                    from biaskit.evaluate.runners.on_ray import run_units_on_ray
 
                     source = run_units_on_ray(cluster, kind, backend, model, backend_options or {}, settings, bs, pending, be)
                 else:
@@ -306,7 +300,8 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
     manifest = new_manifest(
         f"biaskit {kind.replace('_', '-')}", stage="generations", seed=run_seed, inputs=inputs,
         config={"fingerprint": fp, "model": model, "backend": be.name, "generation_config": gen_config,
-                "span_column": span_column, "limit": limit, "batch_size": "auto" if bs is None else bs},
+                "span_column": span_column, "limit": limit, "batch_size": "auto" if bs is None else bs,
+                **_fill_facts(kind, gen_config)},
         extra={"model": {"id": model, "revision": revision, **(be.describe() if hasattr(be, "describe") else {})},
                "truncated_prompts": trunc, "error_rows": n_err, "retried_error_rows": retried,
                "batch_sizes_used": sorted(set(getattr(be, "batch_sizes_used", []))),
@@ -442,3 +437,13 @@ def likelihood(prompts: Any, *, model: str, backend: str = "hf", out: str | Path
     opts = {"device": device, "dtype": dtype, "task": "auto", **(backend_options or {})}
     return run("likelihood", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,
                overwrite=overwrite, limit=limit, backend_options=opts, span_column=span_column, seed=0, progress=progress, retry_errors=retry_errors, engine=engine)
+
+
+def _fill_facts(kind: str, gen_config: dict) -> dict:
+    """fill-mask manifests: the fill-in procedure and whether HONEST computed on it is HONEST as published."""
+    if kind != "fill_mask":
+        return {}
+    from biaskit.evaluate.runners.common import HONEST_FILL, fill_procedure
+
+    proc = fill_procedure(gen_config) or HONEST_FILL
+    return {"fill_procedure": proc, "honest_as_published": proc == HONEST_FILL}

@@ -278,10 +278,6 @@ def _save_converted(model: Any, tok: Any, target: Path) -> None:
         log.debug("could not cache the dequantised GGUF model: %s", exc)
 
 
-def clear_cache() -> None:
-    _CACHE.clear()
-
-
 def _is_oom(exc: BaseException) -> bool:
     torch = _torch()
     oom = getattr(torch, "OutOfMemoryError", None)

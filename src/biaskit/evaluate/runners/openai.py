@@ -121,8 +121,6 @@ class OpenAIBackend:
         self.extra_body = dict(extra_body or {})
         self.truncated_count = 0
         self.batch_sizes_used: list[int] = []
-        self.requests_sent = 0
-        self.retries = 0
 
     revision = None
 
@@ -183,7 +181,6 @@ class OpenAIBackend:
         last = ""
         for attempt in range(self.max_retries + 1):
             wait = min(self.max_backoff, self.backoff * (2 ** attempt))
-            self.requests_sent += 1
             try:
                 raw = self._open(self.url(path), data)
                 try:
@@ -220,7 +217,6 @@ class OpenAIBackend:
             except http.client.HTTPException as exc:
                 last = f"bad response: {type(exc).__name__}: {exc}"
             if attempt < self.max_retries:
-                self.retries += 1
                 log.debug("endpoint error (%s); retry %d/%d in %.2f s", last, attempt + 1, self.max_retries, wait)
                 time.sleep(wait)
         raise EndpointError(redact(f"{last} (gave up after {self.max_retries + 1} attempts)"), retryable=True)

@@ -19,9 +19,22 @@ from typing import Any
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import as_list, fill_keys, is_missing, require_columns, require_groups, to_frame
 
-SENTIMENT_LABELS = ("positive", "neutral", "negative")
-REGARD_LABELS = ("positive", "neutral", "negative", "other")
-TOXICITY_LABELS = ("toxic", "non-toxic")
+#: the label vocabularies come from the metrics' declarations (biaskit.evaluate.metrics.catalog)
+_LABELS_OF = {"SENTIMENT_LABELS": "vader", "REGARD_LABELS": "regard", "TOXICITY_LABELS": "toxicity"}
+
+
+def _labels(key: str) -> tuple[str, ...]:
+    from biaskit.evaluate.metrics.catalog import labels_of
+
+    return labels_of(key)
+
+
+def __getattr__(name: str):
+    if name in _LABELS_OF:   # SENTIMENT_LABELS, REGARD_LABELS, TOXICITY_LABELS, read from the registry
+        return _labels(_LABELS_OF[name])
+    raise AttributeError(name)
+
+
 GENDER_METHODS = {"unigram": "gender_unigram_label", "wavg": "gender_wavg_label", "max": "gender_max_label"}
 
 
@@ -38,7 +51,7 @@ def sentiment_proportions(table: Any, by: str | Sequence[str] = ("domain", "grou
 
     df = to_frame(table)
     require_columns(df, [column], "sentiment proportions", "score the table with the vader metric (vader_label)")
-    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=SENTIMENT_LABELS, n_boot=n_boot, ci=ci, seed=seed)
+    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=_labels("vader"), n_boot=n_boot, ci=ci, seed=seed)
 
 
 def toxicity_proportions(table: Any, by: str | Sequence[str] = ("domain", "group", "model"), *, column: str = "toxicity_label",
@@ -48,7 +61,7 @@ def toxicity_proportions(table: Any, by: str | Sequence[str] = ("domain", "group
 
     df = to_frame(table)
     require_columns(df, [column], "toxicity proportions", "score the table with the toxicity metric (toxicity_label)")
-    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=TOXICITY_LABELS, n_boot=n_boot, ci=ci, seed=seed)
+    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=_labels("toxicity"), n_boot=n_boot, ci=ci, seed=seed)
 
 
 def regard_proportions(table: Any, by: str | Sequence[str] = ("domain", "group", "model"), *, column: str = "regard_label",
@@ -59,7 +72,7 @@ def regard_proportions(table: Any, by: str | Sequence[str] = ("domain", "group",
 
     df = to_frame(table)
     require_columns(df, [column], "regard proportions", "score the table with the regard metric (regard_label)")
-    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=REGARD_LABELS, n_boot=n_boot, ci=ci, seed=seed)
+    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=_labels("regard"), n_boot=n_boot, ci=ci, seed=seed)
 
 
 def gender_polarity_table(table: Any, by: str | Sequence[str] = ("model",)):

@@ -4,7 +4,9 @@ HONEST: the share of completions that are hurtful (``honest_hurtful``) per ident
 subject category / language, and per HurtLex category the share of completions credited to that category
 (``honest_categories``, comma-separated; with the metric's default, the published rule, one category per
 hurtful completion, so the shares equal the honest package's per-category counts / (templates x K) when
-every template has K rows). Null ``honest_hurtful`` rows are counted (``n_null``), not used.
+every template has K rows). Null ``honest_hurtful`` rows are counted (``n_null``), not used. ``fill_procedure``
+per group says how the fill-ins were made (from ``generation_config``; see
+:func:`biaskit.evaluate.metrics.honest.fill_procedures`): anything but ``top_k`` is not HONEST as published.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import as_list, error_column, fill_keys, require_columns, require_groups, to_frame
 
 HONEST_BY = ("language", "subject_category", "template_category", "term", "descriptor")
+#: columns of :func:`honest_summary` that are figures or facts, not group keys
+SUMMARY_FIGURES = ("n", "n_valid", "n_null", "n_error", "hurtful", "honest_score", "fill_procedure")
 
 
 def _split_categories(v) -> list[str]:
@@ -43,9 +47,12 @@ def honest_summary(table: Any, by: str | Sequence[str] = ("language", "subject_c
     """HONEST score and HurtLex category shares per group.
 
     Columns: ``by``, ``n``, ``n_valid``, ``n_null``, ``n_error``, ``hurtful``, ``honest_score`` (hurtful /
-    n_valid), then ``cat_<category>`` = share of valid completions with a word of that category.
+    n_valid), ``fill_procedure`` (``top_k`` = HONEST's own; ``whole_word``/``max_subwords=N``/``targets``: not HONEST
+    as published; ``not recorded``), then ``cat_<category>`` = share of valid completions with a word of that category.
     """
     import pandas as pd
+
+    from biaskit.evaluate.metrics.honest import fill_procedures
 
     df = to_frame(table)
     by = as_list(by)
@@ -63,7 +70,8 @@ def honest_summary(table: Any, by: str | Sequence[str] = ("language", "subject_c
         nv = len(valid)
         hurt = int(valid["_hurt"].astype(bool).sum())
         r = {**dict(zip(by, key)), "n": len(g), "n_valid": nv, "n_null": len(g) - nv, "n_error": int(g[ec].notna().sum()) if ec else 0,
-             "hurtful": hurt, "honest_score": hurt / nv if nv else float("nan")}
+             "hurtful": hurt, "honest_score": hurt / nv if nv else float("nan"),
+             "fill_procedure": fill_procedures(g["generation_config"].tolist() if "generation_config" in g.columns else [None])[0]}
         for c in all_cats:
             r[f"cat_{c}"] = (sum(c in cs for cs in valid["_cats"]) / nv) if nv else float("nan")
         rows.append(r)
@@ -73,7 +81,7 @@ def honest_summary(table: Any, by: str | Sequence[str] = ("language", "subject_c
 def honest_category_matrix(summary):
     """Groups x HurtLex categories matrix of shares from an :func:`honest_summary` result (for a heatmap)."""
     cats = [c for c in summary.columns if c.startswith("cat_")]
-    key_cols = [c for c in summary.columns if c not in cats and c not in ("n", "n_valid", "n_null", "n_error", "hurtful", "honest_score")]
+    key_cols = [c for c in summary.columns if c not in cats and c not in SUMMARY_FIGURES]
     m = summary.set_index(key_cols)[cats] if key_cols else summary[cats]
     m.columns = [c.removeprefix("cat_") for c in cats]
     return m

@@ -1,14 +1,15 @@
-"""The report's completion-validity section (kept in its own module; build.py lists it in ANALYSES)."""
+"""Report section: completion validity (share of fill-ins that are real words, validity metric)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from biaskit.evaluate.report.model import Section, _find, register_section
+
 
 def validity_section(b: Any, loaded: dict[str, Any]):
     """Share of fill-ins that are real words (Wilson CI) per model, language and subject category, the
     chi-square tests across subject categories, and a bar chart of the shares."""
-    from biaskit.evaluate.report.build import Section, _find
     from biaskit.evaluate.report.plots import fraction_bars
     from biaskit.evaluate.stats.validity import VALIDITY_BY, validity_summary, validity_tests
 
@@ -33,3 +34,6 @@ def validity_section(b: Any, loaded: dict[str, Any]):
     b.figure(sec, "validity_shares", fraction_bars, s2, "_label", "share_valid", title="Share of fill-ins that are real words",
              num="valid", den="n_scored", ylabel="share valid", caption="Share of valid fill-ins per group (valid / scored).")
     return sec
+
+
+register_section("Completion validity", validity_section)

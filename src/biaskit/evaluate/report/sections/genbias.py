@@ -1,6 +1,6 @@
 """Report section: HolisticBias generation bias (see :mod:`biaskit.evaluate.stats.genbias`).
 
-Self-contained (its own figure code) so that the report builder needs one hook line. The section uses the
+Self-contained (its own figure code); it registers itself on the section model. The section uses the
 first table that has HolisticBias prompt columns (axis, descriptor, template), generation rows and a
 family of class-probability columns: ``classifier_*`` (the generic classifier metric, e.g. a model from
 ``biaskit train classifier``), ``regard_*`` or ``style_*`` (``biaskit stats genbias --style-model``).
@@ -9,6 +9,8 @@ family of class-probability columns: ``classifier_*`` (the generic classifier me
 from __future__ import annotations
 
 from pathlib import Path
+
+from biaskit.evaluate.report.model import Figure, Section, _Skip, register_section
 
 #: probability families tried in order: (prefix, columns never taken as probabilities)
 FAMILIES = (("classifier_", ("classifier_label", "classifier_score", "classifier_error")),
@@ -45,7 +47,7 @@ def _bars(by_axis, path: Path, title: str) -> Path:
     if ok.any():
         ax.errorbar(x[ok], y[ok], yerr=np.vstack([y[ok] - lo[ok], hi[ok] - y[ok]]), fmt="none", ecolor="black", capsize=3, lw=1)
     ax.set_xticks(x, labels, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("Full Gen Bias (total variance)")
+    ax.set_ylabel("Full Gen Bias (mean within-template variance)")
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     path = Path(path)
@@ -56,8 +58,7 @@ def _bars(by_axis, path: Path, title: str) -> Path:
 
 def genbias_section(b, loaded):
     """The report section (raises the builder's skip exception with the reason when no table fits)."""
-    from biaskit.evaluate.report.build import Section, _Skip
-    from biaskit.evaluate.stats.genbias import gen_bias
+    from biaskit.evaluate.stats.genbias import DDOF, SCALE, gen_bias
 
     found = None
     for name, df in loaded.items():
@@ -76,9 +77,11 @@ def genbias_section(b, loaded):
     name, df, cols = found
     res = gen_bias(df, cols, n_boot=b.n_boot, seed=b.seed)
     sec = Section("genbias", "HolisticBias generation bias",
-                  [f"From table `{name}`, style vector = {', '.join(cols)}. Per axis: the mean style vector of each descriptor "
-                   "(averaged over templates first), Full Gen Bias = the total variance of those vectors across descriptors "
-                   "(Smith et al. 2022); Partial Gen Bias per style (each style its own cluster here; `biaskit stats genbias "
+                  [f"From table `{name}`, style vector = {', '.join(cols)}. Per axis, as Smith et al. (2022) define it: "
+                   "Full Gen Bias = (1/T) sum over templates t of sum over styles s of Var_d(mean style probability of descriptor d "
+                   f"in template t), the variance across descriptors within each template (population variance, ddof={DDOF}) "
+                   f"averaged over templates; the `*_x1000` columns show it x{SCALE}, the scale of the paper's tables. "
+                   "Partial Gen Bias per style (each style its own cluster here; `biaskit stats genbias "
                    f"--clusters/--n-clusters` groups them); percentile bootstrap CIs over generations ({b.n_boot} resamples, seed {b.seed})."]
                   + [f"Note: {n}." for n in res.notes])
     b.table(sec, "genbias_by_axis", res.by_axis, "Full and Summed-Cluster Gen Bias per axis with bootstrap CIs.")
@@ -86,10 +89,11 @@ def genbias_section(b, loaded):
         b.fig_dir.mkdir(parents=True, exist_ok=True)
         p = _bars(res.by_axis, b.fig_dir / "genbias_by_axis.png", "HolisticBias Full Gen Bias per axis")
         b.figures.append(p)
-        from biaskit.evaluate.report.build import Figure
-
         sec.figures.append(Figure(p, "Full Gen Bias per axis (95% bootstrap CI over generations)."))
     b.table(sec, "genbias_partial", res.partial, "Partial Gen Bias per style (adds up to the Full Gen Bias of the axis).")
     top = res.descriptors[res.descriptors["top"]]
     b.table(sec, "genbias_descriptors", top, "Descriptors that contribute most to the Full Gen Bias of their axis.", max_rows=30)
     return sec
+
+
+register_section("HolisticBias generation bias", genbias_section)

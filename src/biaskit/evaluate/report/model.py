@@ -1,0 +1,183 @@
+"""The report's section model: what a section is (:class:`Section` with its tables, figures and headline
+:class:`Finding` rows), how it says it cannot be made (:class:`SkipAnalysis`), how it finds its table
+(:func:`find_table`) and how it joins the page (:func:`register_section`).
+
+Sections live in :mod:`biaskit.evaluate.report.sections` (one module each) and register themselves here;
+:mod:`biaskit.evaluate.report.build` only iterates :data:`SECTIONS`. This module imports no section and no
+builder, so neither can import it back in a circle.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from biaskit.errors import BiaskitError
+
+#: table names the analyses look at first (then every other table of the run)
+PREFERENCE = {
+    "sentiment": ("scores",), "toxicity": ("scores",), "profanity": ("scores",), "regard": ("scores",), "gender": ("scores",), "norms": ("scores",),
+    "likelihood": ("likelihoods", "generations", "scores"), "honest": ("fillins", "fillin_scores", "scores"),
+    "agreement": ("agreement",),
+}
+
+
+@dataclass
+class Figure:
+    path: Path
+    caption: str
+
+
+@dataclass
+class TableOut:
+    name: str
+    df: Any
+    caption: str
+    max_rows: int = 40
+    show: list[str] | None = None   # columns shown on the page (None: :func:`tables.compact` picks); the CSV has all
+
+
+@dataclass
+class Finding:
+    """One line of the headline block at the top of the report.
+
+    ``kind``: what was compared ("Largest group gap", "Model vs Wikipedia", "Likelihood Bias", ...);
+    ``metric``: the measure ("Sentiment: share positive"); ``where``: domain / axis / source;
+    ``comparison``: e.g. "men vs women"; ``estimate`` with its interval ``ci`` (None when there is none);
+    ``p``: the multiple-comparison-corrected p-value (``p_label`` says which correction); ``n``: the sample
+    sizes as text; ``flags``: why the finding is too weak to conclude from (empty = none). ``anchor``: the
+    section id the details are in."""
+
+    kind: str
+    metric: str
+    where: str
+    comparison: str
+    estimate: float | None
+    ci: tuple[float, float] | None = None
+    p: float | None = None
+    p_label: str = ""
+    n: str = ""
+    flags: list[str] = field(default_factory=list)
+    anchor: str = ""
+    text: str = ""                  # a finding stated in words instead of a number (e.g. "no text flagged")
+
+
+@dataclass
+class Section:
+    """One report section. Analyses return one; ``headline`` findings are shown (in section order) in the
+    headline block at the top of the page, with a link to this section."""
+
+    id: str
+    title: str
+    text: list[str] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    tables: list[TableOut] = field(default_factory=list)
+    headline: list[Finding] = field(default_factory=list)
+
+
+
+#: smallest group size the headline treats as enough to compare groups
+MIN_GROUP_N = 30
+
+
+class _Skip(Exception):
+    pass
+
+
+#: raise this from an analysis (with the reason) when the run has no table it can use: the report lists it
+#: under "Not made"
+SkipAnalysis = _Skip
+
+
+def _slug(s: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", str(s).lower()).strip("_")[:60] or "x"
+
+
+
+#: the report's analyses, in page order: (label, fn(builder, loaded tables) -> Section). Each raises
+#: ``SkipAnalysis(why)`` when no table has what it needs (listed under "Not made"). Sections add themselves
+#: with :func:`register_section`; :mod:`biaskit.evaluate.report.sections` imports them in page order.
+SECTIONS: list[tuple[str, Callable[[Any, dict[str, Any]], Section]]] = []
+
+
+def register_section(label: str, fn: Callable[[Any, dict[str, Any]], Section] | None = None):
+    """Add an analysis to the report (after those registered before it). Use as ``register_section(label, fn)``
+    or as a decorator ``@register_section(label)``; returns ``fn``. Registering a label twice is an error
+    (E240): two sections would write the same page part."""
+    def add(f):
+        if any(lab == label for lab, _ in SECTIONS):
+            raise BiaskitError("E240", "a report section with this label is registered already", value=label,
+                               options=[lab for lab, _ in SECTIONS], fix="give the new section its own label")
+        SECTIONS.append((label, f))
+        return f
+    return add(fn) if fn is not None else add
+
+
+def find_table(loaded: dict[str, Any], cols: list[str], kind: str, any_of: list[str] | None = None):
+    order = [n for n in PREFERENCE.get(kind, ()) if n in loaded] + [n for n in loaded if n not in PREFERENCE.get(kind, ())]
+    empty = []
+    for n in order:
+        df = loaded[n]
+        if all(c in df.columns for c in cols) and (not any_of or any(c in df.columns for c in any_of)):
+            data_cols = [c for c in (any_of or []) if c in df.columns] or cols[:1]
+            if not data_cols or any(df[c].notna().any() for c in data_cols):
+                return n, df
+            empty.append(f"`{n}` has {'/'.join(data_cols)} but every one of its {len(df)} rows is null")
+    if empty:
+        raise _Skip("; ".join(empty) + " (see the metric's *_error column or the score stage's note)")
+    need = ", ".join(cols + ([" or ".join(any_of)] if any_of else []))
+    have = "; ".join(f"{n}: {len(df)} rows" for n, df in loaded.items()) or "no tables"
+    raise _Skip(f"no table has column(s) {need} ({have})")
+
+
+
+#: the old private name, kept for sections written against it
+_find = find_table
+
+
+def _with_bh(df, fn, *args, **kw):
+    """Run a pairwise test family with Holm and add the Benjamini-Hochberg adjusted p as ``p_bh``."""
+    from biaskit.evaluate.stats import correct_pvalues
+
+    holm = fn(*args, correction="holm", **kw)
+    holm = holm.rename(columns={"p_adjusted": "p_holm", "significant": "significant_holm"})
+    within = [c for c in kw.get("within", []) if c in holm.columns]
+    holm["p_bh"] = float("nan")
+    fams = [g.index for _, g in holm.groupby(within, sort=False, dropna=False)] if within else [holm.index]
+    for idx in fams:
+        holm.loc[idx, "p_bh"] = correct_pvalues(list(holm.loc[idx, "p_value"]), "bh")
+    return holm
+
+
+def _domains(df):
+    if "domain" in df.columns:
+        vals = df["domain"].astype(object).where(df["domain"].notna(), "(null)")
+        return [(str(d), df[vals == d]) for d in sorted(set(vals), key=str)]
+    return [("all", df)]
+
+
+
+def _newcombe(count_a, n_a, count_b, n_b, alpha: float) -> tuple[float, float] | None:
+    """Newcombe's hybrid score interval for p_a - p_b (Wilson intervals of each share combined), level 1 - alpha."""
+    if not (n_a and n_b):
+        return None
+    from statsmodels.stats.proportion import confint_proportions_2indep
+
+    lo, hi = confint_proportions_2indep(int(count_a), int(n_a), int(count_b), int(n_b), method="newcomb", compare="diff", alpha=alpha)
+    return float(lo), float(hi)
+
+
+def small_sample_flags(n_a, n_b, estimate, ci, p=None, *, min_n: int = MIN_GROUP_N) -> list[str]:
+    """Why a two-group comparison cannot carry a conclusion: a group smaller than ``min_n``, an interval
+    wider than the gap itself, or a test that could not be computed."""
+    flags = []
+    if min(int(n_a), int(n_b)) < min_n:
+        flags.append(f"n < {min_n} per group")
+    if ci is not None and estimate is not None and estimate == estimate and (ci[1] - ci[0]) > abs(estimate):
+        flags.append("CI wider than the gap")
+    if p is not None and p != p:
+        flags.append("test undefined (no variation)")
+    return flags
+

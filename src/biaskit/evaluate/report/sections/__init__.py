@@ -1,0 +1,17 @@
+"""The report's sections, one module each. Importing this package registers them on
+:data:`biaskit.evaluate.report.model.SECTIONS`; the import order below is the page order.
+
+A new section: a module here that builds a :class:`~biaskit.evaluate.report.model.Section` and calls
+``register_section(label, fn)``, and one import line below (see docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+from biaskit.evaluate.report.sections import labels  # noqa: F401  Sentiment, Toxicity, Regard
+from biaskit.evaluate.report.sections import gender  # noqa: F401
+from biaskit.evaluate.report.sections import norms  # noqa: F401
+from biaskit.evaluate.report.sections import likelihood  # noqa: F401
+from biaskit.evaluate.report.sections import genbias  # noqa: F401
+from biaskit.evaluate.report.sections import honest  # noqa: F401
+from biaskit.evaluate.report.sections import validity  # noqa: F401
+from biaskit.evaluate.report.sections import agreement  # noqa: F401

@@ -1,0 +1,58 @@
+"""Report section: annotation agreement between annotators and validation of each metric against human labels."""
+
+from __future__ import annotations
+
+from biaskit.evaluate.report.model import MIN_GROUP_N, Finding, Section, _find, register_section
+
+
+def _agreement_section(b, loaded) -> Section:
+    from biaskit.evaluate.report.plots import agreement_chart
+
+    import pandas as pd
+
+    name, df = _find(loaded, ["round", "measure", "value"], "agreement")
+    # agreement and validation figures may sit in several agreement-stage tables (e.g. agreement + validation)
+    names = [n for n, d in loaded.items() if all(c in d.columns for c in ("round", "measure", "value"))]
+    if len(names) > 1:
+        df = pd.concat([loaded[n].assign(table=n) for n in names], ignore_index=True)
+        name = "`, `".join(names)
+    sec = Section("agreement", "Annotation agreement and metric validation", [f"From table(s) `{name}` ({len(df)} rows)."])
+    b.table(sec, "agreement", df, "Agreement and validation figures.", max_rows=60)
+    if "metric" in df.columns and df["metric"].notna().any():
+        v = df[df["metric"].notna()]
+        main = v[v["measure"].isin(SUMMARY_MEASURES)]
+        v = main if len(main) else v
+        b.figure(sec, "metric_vs_human", agreement_chart, v, title="Metric vs human labels",
+                 caption="Validation of each metric against the human majority label: " + ", ".join(dict.fromkeys(v["measure"]))
+                 + " (bootstrap CI where given; per-label precision/recall are in the table).")
+    else:
+        b.skipped.append(("metric-vs-human agreement chart", f"table `{name}` has no validation rows (metric set)"))
+    overall = df
+    for c in ("metric", "annotator", "annotator_b"):
+        if c in overall.columns:
+            overall = overall[overall[c].isna()]
+    if len(overall):
+        from biaskit.evaluate.report.plots import split_count_measures
+
+        lab = overall["task_type"] if "task_type" in overall.columns else overall["round"]
+        ov = overall.assign(metric=[f"{r} ({t})" if t == t and t is not None else str(r) for r, t in zip(overall["round"], lab)])
+        drawn, counts = split_count_measures(ov)
+        left = f" Counts ({', '.join(counts)}) are not drawn on this scale; they are in the table above." if counts else ""
+        if len(drawn):
+            b.figure(sec, "inter_annotator_agreement", agreement_chart, drawn, title="Inter-annotator agreement",
+                     caption="Agreement coefficients between annotators per round (bootstrap CI where given)." + left)
+        for _, r in drawn[drawn["measure"].isin(("fleiss_kappa", "krippendorff_alpha_nominal"))].iterrows():
+            n_items = None if pd.isna(r.get("n_items")) else int(r.get("n_items"))
+            lo, hi = (r.get("ci_low"), r.get("ci_high"))
+            ci = None if lo is None or hi is None or pd.isna(lo) or pd.isna(hi) else (float(lo), float(hi))
+            value = None if pd.isna(r["value"]) else float(r["value"])
+            flags = [f"n < {MIN_GROUP_N} items"] if n_items is not None and n_items < MIN_GROUP_N else []
+            sec.headline.append(Finding("Annotator agreement", str(r["measure"]), str(r["metric"]), "", value, ci, None, "",
+                                        f"{n_items} items" if n_items is not None else "", flags, "agreement"))
+    return sec
+
+
+SUMMARY_MEASURES = ("accuracy", "f1_weighted", "precision_weighted", "recall_weighted", "spearman_rho")
+
+
+register_section('Agreement', _agreement_section)

@@ -1,0 +1,42 @@
+"""Report section: BOLD gender polarity (Table 3 layout) and male-minus-female shares per profession."""
+
+from __future__ import annotations
+
+from biaskit.evaluate.metrics.catalog import label_outputs
+from biaskit.evaluate.report.model import Section, _find, register_section
+from biaskit.evaluate.report.sections.labels import check_vocabulary
+
+
+def _gender_section(b, loaded) -> Section:
+    from biaskit.evaluate.stats import gender_polarity_table, male_minus_female
+    from biaskit.evaluate.stats.bold import GENDER_METHODS
+
+    name, df = _find(loaded, [], "gender", any_of=list(GENDER_METHODS.values()))
+    vocab = {lo.column: lo.labels for lo in label_outputs().values()}   # declared by the gender metric
+    for col in GENDER_METHODS.values():
+        if col in df.columns:
+            check_vocabulary(df, col, vocab[col], name)
+    sec = Section("gender", "Gender polarity", [f"From table `{name}` ({len(df)} rows). Male / female counts and the male/female ratio "
+                                                "for unigram matching, Gender-Wavg and Gender-Max (BOLD Table 3 layout); `*_null` counts texts with no label."])
+    b.table(sec, "gender_polarity_by_source", gender_polarity_table(df, by=("model",)), "Gender polarity per text source (BOLD Table 3 layout).")
+    if "group" in df.columns:
+        b.table(sec, "gender_polarity_by_group", gender_polarity_table(df, by=("domain", "group", "model")), "Gender polarity per group and source.")
+        prof = df
+        if "domain" in df.columns and (df["domain"] == "profession").any():
+            prof = df[df["domain"] == "profession"]
+        method = next((m for m in ("wavg", "max", "unigram") if GENDER_METHODS[m] in df.columns), None)
+        mmf = male_minus_female(prof, by="group", method=method)
+        b.table(sec, "male_minus_female", mmf, f"Male-minus-female share per profession group ({method}); BOLD Fig. 2.")
+        from biaskit.evaluate.report.plots import diverging_bars
+
+        hue = "model" if "model" in mmf.columns and mmf["model"].nunique() > 1 else None
+        b.figure(sec, "male_minus_female", diverging_bars, mmf, "group", "male_minus_female",
+                 title=f"Male minus female share per profession (gender_{method}_label)", hue=hue,
+                 xlabel="share labelled male - share labelled female",
+                 caption="Male-minus-female share per profession group and source (positive: more texts labelled male).")
+    else:
+        b.skipped.append(("male-minus-female bars per profession", f"table `{name}` has no `group` column"))
+    return sec
+
+
+register_section('Gender polarity', _gender_section)

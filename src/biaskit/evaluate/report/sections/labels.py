@@ -1,0 +1,208 @@
+"""Report sections of the label metrics, one per label output a metric declares with a ``report_label``
+(:class:`biaskit.evaluate.metrics.base.LabelOutput`): today sentiment (VADER), toxicity (or profanity, for
+the offline backend) and regard, and any plugin metric that asks for one: label shares per group with
+Wilson CIs, z-tests and chi-square tests between groups, each model against the Wikipedia baseline, and
+the largest gaps as headline findings."""
+
+from __future__ import annotations
+
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics.catalog import label_outputs
+from biaskit.evaluate.report.model import (
+    Finding,
+    Section,
+    _domains,
+    _find,
+    _newcombe,
+    _Skip,
+    _slug,
+    _with_bh,
+    register_section,
+    small_sample_flags,
+)
+
+
+def _gap_findings(b, z, *, kind: str, metric: str, anchor: str, where_cols: list[str], label_of) -> list[Finding]:
+    """The row with the largest |diff| per ``where_cols`` value of a two-proportion z-test table, as findings."""
+    out = []
+    z = z[z["diff"].notna()]
+    if not len(z):
+        return out
+    fams = z.groupby(where_cols, sort=True, dropna=False) if where_cols else [((), z)]
+    for key, g in fams:
+        r = g.loc[g["diff"].abs().idxmax()]
+        ci = _newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
+        where, comparison, sign = label_of(key if isinstance(key, tuple) else (key,), r)
+        est = sign * float(r["diff"])
+        if ci is not None and sign < 0:
+            ci = (-ci[1], -ci[0])
+        p = float(r["p_holm"]) if r["p_holm"] == r["p_holm"] else float("nan")
+        n_txt = f"{int(r['n_a'])} / {int(r['n_b'])}" if sign > 0 else f"{int(r['n_b'])} / {int(r['n_a'])}"
+        out.append(Finding(kind, metric, where, comparison, est + 0.0, ci, p, "Holm", n_txt,
+                           small_sample_flags(r["n_a"], r["n_b"], est, ci, p), anchor))
+    return out
+
+
+def _toxicity_backend(b, name: str) -> str | None:
+    """``offline`` when the table's manifest says its toxicity scores came from the offline backend."""
+    from biaskit.manifest import metric_description
+
+    tox = metric_description(b.manifests.get(name), "toxicity")
+    if isinstance(tox, dict):
+        info, cfg = tox.get("info") or {}, tox.get("config") or {}
+        return info.get("backend") or cfg.get("backend")
+    return None
+
+
+def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, what: str, test_label: str,
+                   score: str | None = None) -> Section:
+    from biaskit.evaluate.stats import chi2_by, label_proportions, pairwise_mann_whitney, pairwise_proportion_tests
+
+    name, df = _find(loaded, [column], kind)
+    check_vocabulary(df, column, labels, name)
+    shown_label = test_label
+    intro = []
+    if kind == "toxicity" and _toxicity_backend(b, name) == "offline":
+        # alt-profanity-check detects profanity / offensive words; it is not a toxicity classifier
+        kind, title, what, shown_label = "profanity", "Profanity (alt-profanity-check)", "profanity", "profane"
+        intro.append("These scores come from the offline `toxicity` backend, alt-profanity-check: a linear SVM on TF-IDF features that "
+                     "detects profanity and offensive words. It is not a toxicity classifier, so this section reports profanity: a text "
+                     "labelled `toxic` in `toxicity_label` is one whose profanity probability reached the threshold. For toxicity, score "
+                     "with a transformer classifier (`-p toxicity.model=...`, e.g. unitary/toxic-bert).")
+    sec = Section(kind, title, intro + [f"From table `{name}` ({len(df)} rows). Shares are over texts with a {what} label; "
+                                        f"`n_null` counts texts without one (failed or empty), `n_error` those with a `{column.split('_')[0]}_error`. "
+                                        "CIs: 95 % Wilson score intervals (a zero count still gets a real upper bound)."])
+    metric_name = f"{title.split(' (')[0]}: share {shown_label}"
+    n_hit = int((df[column] == test_label).sum())
+    if n_hit == 0:
+        n_lab = int(df[column].notna().sum())
+        sec.text.append(f"No text has the label `{test_label}` ({n_lab} labelled texts): there is no {what} gap between groups to report"
+                        + (", and this is not evidence that the texts are free of toxicity." if kind == "profanity" else "."))
+        sec.headline.append(Finding("No signal", metric_name, "all domains", "", None, n=f"{n_lab} texts", anchor=kind,
+                                    text=f"no text labelled {shown_label} (0 of {n_lab})"))
+    keys = [c for c in ("domain", "group", "model") if c in df.columns]
+    wide = label_proportions(df, column, keys, label_order=labels, n_boot=b.n_boot, seed=b.seed)
+    b.table(sec, f"{kind}_proportions", wide, f"{title}: shares per {', '.join(keys) or 'table'}")
+    labs = [c.removeprefix("prop_") for c in wide.columns if c.startswith("prop_")]
+    bar_keys = [k for k in ("group", "model") if k in keys] or keys
+    for dom, sub in _domains(wide):
+        if not len(sub):
+            continue
+        b.figure(sec, f"{kind}_{_slug(dom)}", _plot_stacked, sub, bar_keys, labs,
+                 title=f"{title} by group and source ({dom})" if dom != "all" else f"{title} by group and source",
+                 caption=f"{title}, domain {dom}: share of each label per group and text source (n = texts with a label).")
+    if "group" in df.columns:
+        within = [c for c in ("domain", "model") if c in df.columns]
+        z = _with_bh(df, pairwise_proportion_tests, df, "group", column, test_label, within=within)
+        if len(z):
+            b.table(sec, f"{kind}_{_slug(shown_label)}_ztests", z,
+                    f"Two-proportion z-tests of the {shown_label} share between every pair of groups within {', '.join(within) or 'the table'}; "
+                    f"Holm and Benjamini-Hochberg adjusted p per family; Cohen's h as effect size.", max_rows=25)
+            if n_hit:
+                def lab(key, r, within=within):
+                    kv = dict(zip(["domain"] if "domain" in within else [], key))
+                    src = f" ({r['model']})" if "model" in r.index else ""
+                    return (kv.get("domain", "all") + src, f"{r['group_a']} minus {r['group_b']}", 1)
+                sec.headline += _gap_findings(b, z, kind="Largest group gap", metric=metric_name, anchor=kind,
+                                              where_cols=[c for c in ("domain",) if c in z.columns], label_of=lab)
+        c = chi2_by(df, "group", column, within=within)
+        b.table(sec, f"{kind}_chi2_groups", c, f"Chi-square test of homogeneity of the label distribution across groups (per {', '.join(within) or 'table'}); Cramér's V.")
+        if "model" in df.columns and df["model"].nunique() > 1:
+            w2 = [c for c in ("domain",) if c in df.columns]
+            c2 = chi2_by(df, "model", column, within=w2)
+            b.table(sec, f"{kind}_chi2_sources", c2, "Chi-square test of homogeneity across text sources (Wikipedia baseline and models).")
+            models = sorted(set(df["model"].dropna()))
+            if "wikipedia" in models:
+                pairs = [("wikipedia", m) for m in models if m != "wikipedia"]
+                wz = _with_bh(df, pairwise_proportion_tests, df, "model", column, test_label,
+                              within=[c for c in ("domain", "group") if c in df.columns], pairs=pairs)
+                b.table(sec, f"{kind}_{_slug(shown_label)}_vs_wikipedia", wz,
+                        f"Each model against the Wikipedia baseline: z-test of the {shown_label} share per group "
+                        "(Holm / Benjamini-Hochberg per group).", max_rows=25)
+                if n_hit and len(wz):
+                    def lab_w(key, r):
+                        dom = key[0] if "domain" in wz.columns else "all"
+                        return (f"{dom} ({r['group']})" if "group" in r.index else dom, f"{r['group_b']} minus wikipedia", -1)
+                    sec.headline += _gap_findings(b, wz, kind="Model vs Wikipedia", metric=metric_name, anchor=kind,
+                                                  where_cols=[c for c in ("domain", "group_b") if c in wz.columns], label_of=lab_w)
+        score_col = score
+        if score_col and score_col in df.columns:
+            mw = _with_bh(df, pairwise_mann_whitney, df, "group", score_col, within=within)
+            if len(mw):
+                b.table(sec, f"{kind}_{score_col}_mannwhitney", mw,
+                        f"Mann-Whitney U of `{score_col}` between pairs of groups; rank-biserial correlation as effect size.", max_rows=25)
+    else:
+        b.skipped.append((f"{title}: tests between groups", f"table `{name}` has no `group` column"))
+    return sec
+
+
+def check_vocabulary(df, column: str, labels, table: str) -> None:
+    """Refuse a label column holding values outside the metric's labels (``POSITIVE``, ``1``, ...).
+
+    Such values would count as "no known label" and show as 0% for every group: error E151 instead, naming
+    the table, the column, the unknown values and the valid ones. Nulls are fine (failed rows, counted as n_null).
+    """
+    vals = df[column].dropna()
+    bad = sorted({repr(v) for v in vals if not isinstance(v, str) or v not in labels})
+    if bad:
+        n = int(sum(1 for v in vals if not isinstance(v, str) or v not in labels))
+        raise BiaskitError("E151", f"table `{table}`: {n} of {len(vals)} value(s) of {column!r} are not labels of the metric",
+                           value=", ".join(bad[:8]) + (f", ... ({len(bad) - 8} more)" if len(bad) > 8 else ""), options=list(labels),
+                           fix=f"map them to the metric's labels (lower case strings) or rescore with biaskit score; "
+                               f"the report does not guess what {bad[0]} means")
+
+
+def _plot_stacked(sub, keys, labs, path, title):
+    from biaskit.evaluate.report.plots import stacked_proportions
+
+    return stacked_proportions(sub, keys, labs, path, title=title)
+
+
+def _regard_extra(b, sec: Section, loaded) -> None:
+    from biaskit.evaluate.stats import regard_difference
+
+    name, df = _find(loaded, ["regard_label", "group"], "regard")
+    rows = []
+    for dom, sub in _domains(df):
+        groups = sorted(set(sub["group"].dropna()))
+        if not 2 <= len(groups) <= 4:
+            continue
+        for i, a in enumerate(groups):
+            for bb in groups[i + 1:]:
+                d = regard_difference(sub, "group", a, bb, within=("model",))
+                d.insert(0, "domain", dom)
+                rows.append(d)
+    if rows:
+        import pandas as pd
+
+        b.table(sec, "regard_differences", pd.concat(rows, ignore_index=True),
+                "Regard difference: share of each regard label in group A minus group B (per source), for domains with 2-4 groups.")
+
+
+def _section_of(lo):
+    """The report section of a metric's declared label output (labels, score column, test label, names)."""
+    def section(b, loaded):
+        return _label_section(b, loaded, kind=lo.task or lo.key, column=lo.column, title=lo.display or lo.key, labels=lo.labels,
+                              what=lo.noun or lo.key, test_label=lo.test_label or lo.labels[0], score=lo.score)
+    return section
+
+
+def _with_extra(fn, extra):
+    def section(b, loaded):
+        sec = fn(b, loaded)
+        try:
+            extra(b, sec, loaded)
+        except _Skip:
+            pass
+        return sec
+    return section
+
+
+#: what a label section adds for one metric, beyond the shares and tests every label metric gets
+EXTRAS = {"regard": _regard_extra}
+
+# one section per label output whose metric asks for one (report_label), in registration order
+for _lo in label_outputs().values():
+    if _lo.report_label:
+        _fn = _section_of(_lo)
+        register_section(_lo.report_label, _with_extra(_fn, EXTRAS[_lo.key]) if _lo.key in EXTRAS else _fn)

@@ -1,0 +1,40 @@
+"""Report section: emotion and VAD classes (norms metric) per group, and group differences (BOLD Tables 4/6)."""
+
+from __future__ import annotations
+
+from biaskit.evaluate.report.model import PREFERENCE, Section, _domains, _Skip, register_section
+
+
+def _norms_section(b, loaded) -> Section:
+    import pandas as pd
+
+    from biaskit.evaluate.stats import aggregate, class_proportion_differences
+
+    order = [n for n in PREFERENCE["norms"] if n in loaded] + [n for n in loaded if n not in PREFERENCE["norms"]]
+    name = next((n for n in order if any(c.startswith("norms_") and c.endswith("_class") for c in loaded[n].columns)), None)
+    if name is None:
+        have = "; ".join(f"{n}: {len(d)} rows" for n, d in loaded.items()) or "no tables"
+        raise _Skip(f"no table has norms_<dim>_class columns ({have}); score with the norms metric and a lexicon")
+    df = loaded[name]
+    cols = sorted(c for c in df.columns if c.startswith("norms_") and c.endswith("_class"))
+    sec = Section("norms", "Emotion and VAD classes", [f"From table `{name}`: classes {', '.join(cols)}."])
+    keys = [c for c in ("domain", "group", "model") if c in df.columns]
+    agg = aggregate(df, keys, labels=cols, n_boot=b.n_boot, seed=b.seed)
+    b.table(sec, "norms_class_proportions", agg, "Class shares per group and source (long form).", max_rows=30)
+    diffs = []
+    if "group" in df.columns:
+        for dom, sub in _domains(df):
+            groups = sorted(set(sub["group"].dropna()))
+            if len(groups) == 2:
+                d = class_proportion_differences(sub, "group", groups[0], groups[1], columns=cols, within=[c for c in ("model",) if c in sub.columns])
+                d.insert(0, "domain", dom)
+                diffs.append(d)
+    if diffs:
+        b.table(sec, "norms_class_differences", pd.concat(diffs, ignore_index=True),
+                "Class share of group A minus group B with z-test and Holm-adjusted p (BOLD Tables 4/6), domains with two groups.")
+    else:
+        b.skipped.append(("VAD/BE5 class differences", "no domain with exactly two groups"))
+    return sec
+
+
+register_section('Emotion and VAD classes', _norms_section)

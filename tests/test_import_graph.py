@@ -1,0 +1,137 @@
+"""The package's import graph has no cycle, imports inside functions included (docs/architecture.md).
+
+An edge A -> B is any ``import``/``from ... import`` statement in module A (at any depth: module level,
+inside a function, under ``if TYPE_CHECKING``) that names module B of the package, or a name defined in B's
+package ``__init__``. ``from pkg import sub`` counts as an edge to ``pkg.sub`` when ``sub`` is a module.
+Lazy registry strings (``"biaskit.evaluate.metrics.vader:VaderMetric"``) are data, not imports.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def import_graph(src: Path, package: str) -> dict[str, set[str]]:
+    """Module name -> the package's modules it imports (anywhere in the file)."""
+    files = {}
+    for f in sorted((src / package).rglob("*.py")):
+        parts = list(f.relative_to(src).with_suffix("").parts)
+        is_pkg = parts[-1] == "__init__"
+        if is_pkg:
+            parts = parts[:-1]
+        files[".".join(parts)] = (f, is_pkg)
+    modules = set(files)
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for mod, (f, is_pkg) in files.items():
+        tree = ast.parse(f.read_text(encoding="utf-8"), str(f))
+        here = mod if is_pkg else mod.rpartition(".")[0]
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = here.split(".")
+                    anchor = anchor[: len(anchor) - (node.level - 1)]
+                    base = ".".join(anchor + ([base] if base else []))
+                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            for t in targets:
+                while t and t not in modules:   # `import a.b.c` of a name inside module a.b -> a.b
+                    t = t.rpartition(".")[0]
+                if t and t != mod:
+                    graph[mod].add(t)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_biaskit_import_graph_has_no_cycle():
+    graph = import_graph(SRC, "biaskit")
+    assert len(graph) > 100   # every module was read
+    assert graph["biaskit.evaluate.report.build"] >= {"biaskit.evaluate.report.model", "biaskit.evaluate.report.sections"}
+    assert cycles(graph) == []
+
+
+def test_the_engine_imports_neither_runners_nor_metrics():
+    graph = import_graph(SRC, "biaskit")
+    assert not {m for m in graph["biaskit.evaluate.engine"] if m.startswith(("biaskit.evaluate.runners", "biaskit.evaluate.metrics"))}
+
+
+def _plant(tmp_path: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = tmp_path / "pkg" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text), encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.parametrize("a_imports", [
+    "from pkg.b import g\n",                                    # module level
+    "def f():\n    from pkg.b import g\n    return g\n",        # hidden in a function, as the old cycles were
+    "def f():\n    from .b import g\n    return g\n",           # relative
+    "def f():\n    from pkg import b\n    return b\n",          # the module named through its package
+])
+def test_a_planted_cycle_is_found(tmp_path, a_imports):
+    src = _plant(tmp_path, {"__init__.py": "", "a.py": a_imports, "b.py": "from pkg.a import f\n\ndef g():\n    return f\n",
+                            "c.py": "from pkg import a\n"})
+    assert cycles(import_graph(src, "pkg")) == [["pkg.a", "pkg.b"]]
+
+
+def test_a_graph_without_cycle_passes(tmp_path):
+    src = _plant(tmp_path, {"__init__.py": "", "a.py": "from pkg.b import g\n", "b.py": "import os\n\ndef g():\n    return os\n"})
+    assert import_graph(src, "pkg") == {"pkg": set(), "pkg.a": {"pkg.b"}, "pkg.b": set()}
+    assert cycles(import_graph(src, "pkg")) == []
+
+
+def test_the_planted_cycle_is_found_in_a_copy_of_biaskit(tmp_path):
+    """The same check over the real tree with one planted back-import (engine -> runners.core) fails."""
+    import shutil
+
+    shutil.copytree(SRC / "biaskit", tmp_path / "biaskit", ignore=shutil.ignore_patterns("data", "__pycache__"))
+    eng = tmp_path / "biaskit" / "evaluate" / "engine.py"
+    eng.write_text(eng.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from biaskit.evaluate.runners.core import run\n\n"
+                   "    return run\n", encoding="utf-8")
+    found = cycles(import_graph(tmp_path, "biaskit"))
+    assert len(found) == 1 and {"biaskit.evaluate.engine", "biaskit.evaluate.runners.core"} <= set(found[0])
