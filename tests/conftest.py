@@ -17,6 +17,8 @@ SLOW_FIXTURES = frozenset({"quick_demo", "tiny_causal", "tiny_masked", "tiny_mor
                            "regard_model"})
 #: test folders that are slow as a whole (classifier training)
 SLOW_DIRS = ("train",)
+#: single tests that are slow without a slow fixture (every study language's real Hunspell dictionary)
+SLOW_TESTS = frozenset({"test_real_debian_dictionaries_for_the_study_languages"})
 
 
 def pytest_collection_modifyitems(config, items):
@@ -28,7 +30,7 @@ def pytest_collection_modifyitems(config, items):
         if names & SERVER_FIXTURES:
             item.add_marker(pytest.mark.server)
         rel = os.path.relpath(str(item.path), tests_dir).split(os.sep)
-        if names & SLOW_FIXTURES or rel[0] in SLOW_DIRS:
+        if names & SLOW_FIXTURES or rel[0] in SLOW_DIRS or getattr(item, "originalname", item.name) in SLOW_TESTS:
             item.add_marker(pytest.mark.slow)
 
 

@@ -38,20 +38,20 @@ def two_proportion_ztest(count_a: int, n_a: int, count_b: int, n_b: int) -> dict
     """Two-sided z-test that proportions ``count_a/n_a`` and ``count_b/n_b`` are equal (pooled variance).
 
     Returns ``p_a, p_b, diff (= p_a - p_b), z, p_value, cohen_h``. When both proportions are 0 or both 1
-    the test is undefined: z and p_value are nan.
+    the test is undefined: z and p_value are nan. z and p come from ``statsmodels.stats.proportion.proportions_ztest``
+    (the same numbers, to the last bit, as the formula z = (p_a - p_b) / sqrt(p(1-p)(1/n_a + 1/n_b)) with the pooled p).
     """
-    from scipy.stats import norm
+    from statsmodels.stats.proportion import proportions_ztest
 
     _check_count(count_a, n_a, "group A")
     _check_count(count_b, n_b, "group B")
     pa_, pb_ = count_a / n_a, count_b / n_b
     pooled = (count_a + count_b) / (n_a + n_b)
-    se = math.sqrt(pooled * (1 - pooled) * (1 / n_a + 1 / n_b))
-    if se == 0:
+    if pooled in (0.0, 1.0):
         z = p = float("nan")
     else:
-        z = (pa_ - pb_) / se
-        p = float(2 * norm.sf(abs(z)))
+        zs, ps = proportions_ztest([count_a, count_b], [n_a, n_b])
+        z, p = float(zs), float(ps)
     return {"p_a": pa_, "p_b": pb_, "diff": pa_ - pb_, "z": z, "p_value": p, "cohen_h": cohen_h(pa_, pb_)}
 
 
@@ -177,13 +177,15 @@ def correct_pvalues(pvalues: Sequence[float], method: str = "holm") -> list[floa
         for i in idx:
             out[i] = ps[i]
         return out
-    order = sorted(idx, key=lambda i: ps[i])
     if method == "holm":
-        running = 0.0
-        for k, i in enumerate(order):
-            running = max(running, min(1.0, (m - k) * ps[i]))
-            out[i] = running
+        from statsmodels.stats.multitest import multipletests
+
+        for i, v in zip(idx, multipletests([ps[i] for i in idx], method="holm")[1]):
+            out[i] = float(v)
     else:
+        # Benjamini-Hochberg by hand: statsmodels' fdr_bh gives the same values but can differ in the last bit
+        # (another order of operations), which would change written tables (test_significance compares the two)
+        order = sorted(idx, key=lambda i: ps[i])
         running = 1.0
         for k in range(m - 1, -1, -1):
             i = order[k]
