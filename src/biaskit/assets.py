@@ -410,6 +410,23 @@ def _sha(p: Path) -> str:
     return h.hexdigest()
 
 
+def _spacy_load_path(spacy, where: str, named: str, kwargs):
+    """spacy.load on a user-given path (or package name); a missing path or a folder/file that is not a spaCy pipeline is
+    E010 naming where it came from (``$BIASKIT_SPACY_EN``), not spaCy's OSError."""
+    try:
+        return spacy.load(where, **kwargs)
+    except BiaskitError:
+        raise
+    except Exception as exc:  # OSError (E050/E053: no such package or path, no config.cfg), ValueError, config errors
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        what = "does not exist" if not Path(os.path.expanduser(where)).exists() else "is not a spaCy pipeline folder"
+        if not any(ch in where for ch in "/\\") and not Path(where).exists():
+            what = "is not an installed spaCy pipeline package or a path"
+        raise BiaskitError("E010", f"{named} = {where!r} {what} ({first})", value=where,
+                           fix=f"point {named} at a pipeline folder (the one holding config.cfg, e.g. from nlp.to_disk) "
+                               "or an installed pipeline package, or unset it to use the installed default") from None
+
+
 def load_spacy(lang_or_name: str = "en", path: str | os.PathLike | None = None, **kwargs):
     """Load a spaCy pipeline: a local path, an installed package, else E010 (spaCy models are pip packages)."""
     from biaskit.errors import require
@@ -417,13 +434,13 @@ def load_spacy(lang_or_name: str = "en", path: str | os.PathLike | None = None, 
     spacy = require("spacy", "scrape", "sentence splitting and POS tags")
     name = {"en": "en_core_web_sm", "cs": "cs_core_news_sm"}.get(lang_or_name, lang_or_name)
     if path is not None:
-        return spacy.load(str(path), **kwargs)
+        return _spacy_load_path(spacy, str(path), "the path", kwargs)
     if name in ASSETS:
         asset = ASSETS[name]
         env = os.environ.get(asset.env_var or "", "")
         mod = next((p.module for p in asset.packages if package_dir(p.module) is not None), None)
         if env:
-            nlp = spacy.load(env, **kwargs)
+            nlp = _spacy_load_path(spacy, env, f"${asset.env_var}", kwargs)
         elif mod is not None:
             nlp = spacy.load(mod, **kwargs)
         else:

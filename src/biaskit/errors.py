@@ -76,6 +76,8 @@ CATALOGUE: dict[str, str] = {
     "E171": "training data error",
     "E172": "invalid training settings",
     "E173": "trained classifier folder error",
+    "E210": "a value for a card or record field is not one line of text",
+    "E211": "input file has no records",
     "E220": "generation-bias value or method out of range",
     "E240": "a report section or metric is registered twice",
     "E241": "a registered metric cannot be imported, or declares no such label output",

@@ -336,8 +336,7 @@ def check_types(table: Any, stage: str | Stage, *, where: str = "") -> None:
                 if not _compatible(actual, col.type):
                     raise BiaskitError(
                         "E004",
-                        f"column {col.name!r}{place} of the {st.name} table has type {actual}",
-                        value=str(actual),
+                        f"column {col.name!r}{place} has type {actual}; the {st.name} table needs {col.type}",
                         fix=f"store {col.name!r} as {col.type} (biaskit does not cast it: 0, 1, ... are not texts)",
                     )
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,9 @@ def read_results(path: str | Path, samples: Any, *, platform: str = "file") -> t
     """Annotations, rejected records and the report from a result file of another platform."""
     p = Path(path)
     rows = _read_rows(p)
+    if not rows:  # a 0-byte or header-only file: no annotations (and no ledger entry), not an empty round
+        raise BiaskitError("E211", f"the result file {p} has no records", value=str(p),
+                           fix="export the platform's results again (columns sample_id, annotator, label); nothing was written")
     if rows:
         missing = [c for c in ("sample_id", "annotator", "label") if c not in rows[0]]
         if missing:
@@ -121,6 +125,9 @@ def read_results(path: str | Path, samples: Any, *, platform: str = "file") -> t
         except (TypeError, ValueError):
             raise BiaskitError("E091", f"{p}: record {i}: lead_time is not a number", value=lt,
                                fix="give seconds as a number, or leave it empty") from None
+        if lt is not None and not (math.isfinite(lt) and lt >= 0):
+            raise BiaskitError("E091", f"{p}: record {i}: lead_time must be a finite number of seconds >= 0", value=r.get("lead_time"),
+                               fix="give the seconds the annotator spent (e.g. 12.5), or leave it empty")
         recs.append({"sample_id": r.get("sample_id"), "annotator": (r.get("annotator") or "").strip() or None, "label": r.get("label"),
                      "lead_time": lt, "created_at": r.get("created_at") or None, "updated_at": r.get("updated_at") or None})
     return validate_records(recs, task=spec, round=round_, platform=platform, sample_ids=ids)

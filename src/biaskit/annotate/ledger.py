@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +42,39 @@ def record(event: str, round_: str, path: str | Path | None = None, **data: Any)
     p = ledger_path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
-    fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        os.write(fd, line.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    with _ledger_lock(p):  # the output lock (<ledger>.lock): one writer at a time, as for every other output
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     return entry
+
+
+#: seconds a ledger write waits for another process's (short) ledger write before E140
+LOCK_WAIT = 10.0
+
+
+@contextmanager
+def _ledger_lock(p: Path):
+    import time
+
+    from biaskit.io import acquire_output_lock, release_output_lock
+
+    deadline = time.monotonic() + LOCK_WAIT
+    while True:
+        try:
+            acquire_output_lock(p, command="biaskit annotate (round ledger)")
+            break
+        except BiaskitError as exc:
+            if exc.code != "E140" or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+    try:
+        yield
+    finally:
+        release_output_lock(p)
 
 
 def events(path: str | Path | None = None) -> list[dict[str, Any]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,12 +35,12 @@ class MetricColumns:
             return None
         if self.score in row:
             v = row.get(self.score)
-            return float(v) if v is not None else None
-        a, b = self.score.split("-")
-        va, vb = row.get(a), row.get(b)
-        if va is None or vb is None:
-            return None
-        return float(va) - float(vb)
+            v = float(v) if v is not None else None
+        else:
+            a, b = self.score.split("-")
+            va, vb = row.get(a), row.get(b)
+            v = None if va is None or vb is None else float(va) - float(vb)
+        return v if v is not None and math.isfinite(v) else None  # NaN/inf is no score: such rows are not drawn
 
     def error_column(self) -> str:
         return f"{self.metric.split('_')[0]}_error"

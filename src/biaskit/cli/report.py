@@ -27,8 +27,12 @@ def report(
     Example: biaskit report runs/demo/scores.parquet --out /tmp/scores-report
     """
     from biaskit.evaluate.report import build_report
+    from biaskit.io import output_lock
 
-    res = build_report(run_dir, out, seed=seed, n_boot=n_boot, alpha=alpha, title=title)
+    # --out is locked by the CLI; the default folder (RUN_DIR/report) too, so two reports never write it at once
+    target = out if out is not None else (run_dir.parent if run_dir.is_file() else run_dir) / "report"
+    with output_lock(target, command="biaskit report"):
+        res = build_report(run_dir, out, seed=seed, n_boot=n_boot, alpha=alpha, title=title)
     typer.echo(f"report written to {res.html}")
     typer.echo(f"  {len(res.figures)} figures, {len(res.tables)} tables; sections: {', '.join(res.sections) or 'none'}")
     for what, why in res.skipped:
@@ -74,8 +78,10 @@ def ztest_cmd(
     from biaskit.evaluate.stats.aggregate import _label_strings
     from biaskit.io import read_table
 
+    from biaskit.evaluate.stats.aggregate import metric_labels
+
     t = read_table(table)
-    if column in t.column_names:
+    if column in t.column_names and metric_labels(column) is None:  # a metric's column: checked against its labels (E151)
         # a label that occurs nowhere (a typo) would give a table of 0 shares with every test undefined
         seen = sorted(set(_label_strings(t.column(column).to_pandas()).dropna()))
         if label not in seen:

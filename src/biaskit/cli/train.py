@@ -34,6 +34,8 @@ def classifier_cmd(
     vader_map: Optional[str] = typer.Option(None, "--vader-map", help="VADER label -> class, e.g. positive=pos,neutral=neu,negative=neg (default: by name or ordinal order)."),
     data_license: str = typer.Option("unknown", "--data-license", help="Licence of the labelled data (goes into the model card)."),
     baselines_only: bool = typer.Option(False, "--baselines-only", help="Only the baselines (no fine-tuning, no model written)."),
+    task: Optional[str] = typer.Option(None, "--task", help="What the labels annotate, named in the model card (e.g. 'regard'); default: the label column and classes."),
+    threads: Optional[int] = typer.Option(None, "--threads", help="Torch CPU threads while fine-tuning (default 1: fastest measured for small encoders, docs/train.md)."),
 ) -> None:
     """Fine-tune a text classifier with the protocol of Sheng et al. 2019 (stratified train/dev/test split, several runs,
     early stopping on dev) and compare it with a majority, a VADER and a TF-IDF + logistic regression baseline on the same split.
@@ -64,10 +66,12 @@ def classifier_cmd(
                          ordinal=False if nominal else None)
     cfg = TrainConfig(base_model=base_model, split=split, runs=runs, seed=seed, resplit=resplit, epochs=epochs, patience=patience,
                       lr=lr, batch_size=batch_size, max_length=max_length, select=select, device=device,
-                      baselines=tuple(b.strip() for b in baselines.split(",") if b.strip()), vader_map=vader_map)
+                      baselines=tuple(b.strip() for b in baselines.split(",") if b.strip()), vader_map=vader_map, threads=threads)
     res = train_classifier(data, out, cfg, source=str(table) + (f" + {samples}" if samples else ""), data_license=data_license,
-                           text_column=text_col, label_column=label_col, finetune=not baselines_only)
+                           text_column=text_col, label_column=label_col, finetune=not baselines_only, task=task)
     _print_result(res)
+    for w in res.warnings:
+        typer.echo(f"warning: {w}")
     typer.echo(f"wrote {out}/ (model card README.md, metrics.json)")
 
 

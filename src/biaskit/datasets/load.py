@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -243,7 +245,16 @@ def load_westslavic(path: str | Path, *, subjects: str | Path | None = None, lan
     """The West Slavic study's sentence spreadsheet (see :mod:`biaskit.templates.westslavic`)."""
     from biaskit.templates.westslavic import import_westslavic
 
-    res = import_westslavic(path, subjects=subjects, languages=languages)
+    try:
+        res = import_westslavic(path, subjects=subjects, languages=languages)
+    except BiaskitError:
+        raise
+    except (SyntaxError, EOFError, KeyError, ValueError, OSError, zlib.error, zipfile.BadZipFile) as exc:
+        # openpyxl reads sheets lazily: a truncated sheet XML fails while the rows are read (xml ParseError, a
+        # SyntaxError), after the workbook opened fine
+        raise BiaskitError("E121", f"{path} is not a readable .xlsx workbook: a sheet is damaged ({type(exc).__name__}: "
+                                   f"{str(exc)[:120]})", value=str(path),
+                           fix="open and re-save it in Excel/LibreOffice, or download the spreadsheet again") from None
     filtered = Counter(pr.kind for pr in res.problems if not pr.kept)
     facts = {**res.facts, "problems": [pr.as_dict() for pr in res.problems],
              "subjects": str(subjects) if subjects is not None else "bundled"}

@@ -49,6 +49,8 @@ def _load_json(path: Path) -> Any:
         return json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise BiaskitError("E034", f"{path} is not valid JSON: {exc}", value=str(path), fix="re-download the BOLD file") from exc
+    except RecursionError:  # e.g. 100,000 nested '[': Python's parser gives up; not a BOLD file either way
+        raise BiaskitError("E034", f"{path} is nested too deeply to be a BOLD file", value=str(path), fix="re-download the BOLD file") from None
 
 
 def _check_nested(obj: Any, where: str) -> dict[str, dict[str, list[str]]]:
@@ -139,6 +141,12 @@ def import_bold(path: str | os.PathLike, *, layout: str = "auto", domains: list[
                 recs = json.loads(text) if stripped.startswith("[") else [json.loads(x) for x in text.splitlines() if x.strip()]
             except ValueError as exc:
                 raise BiaskitError("E034", f"{f} is not JSON Lines / a JSON list: {exc}", value=str(f), fix="give the Hub layout file") from exc
+            except RecursionError:  # a line of 100,000 nested '[': Python's parser gives up
+                raise BiaskitError("E034", f"{f} holds JSON nested too deeply to be a BOLD record", value=str(f),
+                                   fix="give the Hub layout file (one flat record per line)") from None
+            if not recs:
+                raise BiaskitError("E211", f"{f} holds no records", value=str(f),
+                                   fix="give the Hub layout file with one record per line (domain, name, category, prompts); nothing was written")
             for k, r in enumerate(recs):
                 need = ("domain", "name", "category", "prompts")
                 if not isinstance(r, dict) or any(x not in r for x in need):

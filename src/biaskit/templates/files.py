@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -57,6 +58,10 @@ def check_text(value: Any, *, file: str, entry: str, what: str) -> str:
                            value=value, fix=f"write the {what} as a quoted string")
     if not value.strip():
         raise BiaskitError("E040", f"{file}: {entry}: empty {what}", value=value, fix=f"remove the entry or give a {what}")
+    bad = [c for c in value if unicodedata.category(c) in ("Cc", "Zl", "Zp") and c not in "\t\n"]
+    if bad:  # a NUL byte (or another control character) would be copied into every prompt built from this entry
+        raise BiaskitError("E040", f"{file}: {entry}: control character {bad[0]!r} in {what}", value=value,
+                           fix=f"remove it: {''.join(c for c in value if c not in bad)!r}")
     if value != value.strip() or "  " in value or "\t" in value or "\n" in value:
         raise BiaskitError("E040", f"{file}: {entry}: stray whitespace in {what}", value=value,
                            fix=f"use {' '.join(value.split())!r} (no leading/trailing/double spaces)")

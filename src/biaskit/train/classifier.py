@@ -181,25 +181,30 @@ def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text"
 
 
 def parse_split(spec: str, n: int) -> tuple[int, int, int]:
-    """``212/60/30`` (counts, at most n in all) or ``0.7/0.2/0.1`` (fractions summing to at most 1) ->
-    (train, dev, test) counts. Fractions are rounded for dev and test; train takes the rest when they sum to 1."""
+    """``212/60/30`` (counts adding up to exactly n) or ``0.7/0.2/0.1`` (fractions summing to 1) -> (train, dev,
+    test) counts. Fractions are rounded for dev and test; train takes the rest. Counts or fractions that leave
+    labelled rows in no split are E172 (the card would otherwise count rows as used that no system saw)."""
     parts = [p.strip() for p in str(spec).split("/")]
     if len(parts) != 3:
         raise BiaskitError("E172", "the split needs three parts train/dev/test", value=spec, fix="write e.g. --split 212/60/30 or 0.7/0.2/0.1")
     try:
         if all(p.isdigit() for p in parts):
             tr, dv, te = (int(p) for p in parts)
-            if tr + dv + te > n:
-                raise BiaskitError("E172", f"the split asks for {tr + dv + te} items but {n} are labelled", value=spec,
-                                   fix="lower the counts or use fractions (e.g. 0.7/0.2/0.1)")
+            if tr + dv + te != n:
+                what = "asks for" if tr + dv + te > n else "adds up to"
+                raise BiaskitError("E172", f"the split {what} {tr + dv + te} items but {n} are labelled"
+                                   + ("" if tr + dv + te > n else f" ({n - tr - dv - te} would be in no split)"), value=spec,
+                                   fix=f"give counts that add up to {n} (e.g. {max(n - dv - te, 0)}/{dv}/{te}), use fractions "
+                                       "(e.g. 0.7/0.2/0.1), or drop rows from the table first")
         else:
             f = [float(p) for p in parts]
-            if any(x < 0 for x in f) or sum(f) > 1 + 1e-9:
+            if any(not math.isfinite(x) or x < 0 for x in f) or abs(sum(f) - 1) > 1e-6:
                 raise ValueError
             dv, te = round(f[1] * n), round(f[2] * n)
-            tr = n - dv - te if abs(sum(f) - 1) < 1e-9 else round(f[0] * n)
+            tr = n - dv - te
     except ValueError:
-        raise BiaskitError("E172", "malformed split", value=spec, fix="write counts (212/60/30) or fractions summing to <= 1 (0.7/0.2/0.1)") from None
+        raise BiaskitError("E172", "malformed split", value=spec, fix="write counts adding up to the labelled total (212/60/30) "
+                           "or fractions summing to 1 (0.7/0.2/0.1)") from None
     if tr < 1 or dv < 1 or te < 1:
         raise BiaskitError("E172", "every part of the split needs at least one item", value=(tr, dv, te), fix="label more items or change --split")
     return tr, dv, te
@@ -317,6 +322,7 @@ class TrainConfig:
     device: str = "auto"
     baselines: tuple[str, ...] = ("majority", "vader", "tfidf_logreg")
     vader_map: str | None = None
+    threads: int | None = None             # torch CPU threads while fine-tuning; None: 1 (fastest measured, docs/train.md)
 
     def check(self) -> None:
         for name, v, lo in (("runs", self.runs, 1), ("epochs", self.epochs, 1), ("patience", self.patience, 1),
@@ -329,6 +335,8 @@ class TrainConfig:
             raise BiaskitError("E172", "unknown dev selection figure", value=self.select, options=["macro_f1", "accuracy"], fix="use --select macro_f1")
         if self.device not in ("auto", "cpu", "cuda", "mps"):
             raise BiaskitError("E172", "unknown device", value=self.device, options=["auto", "cpu", "cuda", "mps"], fix="use --device auto")
+        if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
+            raise BiaskitError("E172", "threads must be a whole number >= 1", value=self.threads, fix="pass --threads 1 or more")
         bad = [b for b in self.baselines if b not in SYSTEMS[:3]]
         if bad:
             raise BiaskitError("E172", "unknown baseline", value=bad, options=SYSTEMS[:3], fix="use majority, vader, tfidf_logreg")
@@ -358,37 +366,59 @@ def _device(name: str):
     return torch.device(name)
 
 
-def _predict(model, enc, idx: Sequence[int], tokenizer, device, batch_size: int) -> list[int]:
+def encode_once(tok, texts: Sequence[str], max_length: int) -> tuple[dict[str, Any], list[int]]:
+    """Tokenise every text once: right-padded tensors at the longest text's length (at most ``max_length``) and
+    each text's length. A batch is a row slice cut to its own longest text (:func:`_batch`), so no epoch
+    re-tokenises or re-pads."""
+    import torch
+
+    enc = tok(list(texts), truncation=True, max_length=max_length, padding=False)
+    lens = [len(x) for x in enc["input_ids"]]
+    width = max(lens) if lens else 1
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    out: dict[str, Any] = {}
+    for k in enc.keys():
+        fill = pad_id if k == "input_ids" else 0
+        t = torch.full((len(lens), width), fill, dtype=torch.long)
+        for i, row in enumerate(enc[k]):
+            t[i, :len(row)] = torch.tensor(row, dtype=torch.long)
+        out[k] = t
+    if "attention_mask" not in out:
+        m = torch.zeros((len(lens), width), dtype=torch.long)
+        for i, n in enumerate(lens):
+            m[i, :n] = 1
+        out["attention_mask"] = m
+    return out, lens
+
+
+def _batch(enc: dict[str, Any], lens: Sequence[int], part: Sequence[int], device) -> dict[str, Any]:
+    import torch
+
+    ix = torch.tensor(list(part), dtype=torch.long)
+    width = max(lens[i] for i in part)
+    return {k: v.index_select(0, ix)[:, :width].to(device) for k, v in enc.items()}
+
+
+def _predict(model, enc, lens, idx: Sequence[int], device, batch_size: int) -> list[int]:
     import torch
 
     out: list[int] = []
     model.eval()
     with torch.inference_mode():
         for s in range(0, len(idx), batch_size):
-            part = idx[s:s + batch_size]
-            batch = tokenizer.pad([{k: enc[k][i] for k in enc.keys()} for i in part], return_tensors="pt")
-            logits = model(**{k: v.to(device) for k, v in batch.items()}).logits
+            logits = model(**_batch(enc, lens, idx[s:s + batch_size], device)).logits
             out.extend(int(x) for x in logits.argmax(-1).cpu().tolist())
     return out
 
 
-def finetune_run(base: str, data: LabelledData, split: tuple[list[int], list[int], list[int]], cfg: TrainConfig, seed: int,
-                 progress: bool | None = None) -> dict[str, Any]:
-    """One fine-tuning run; returns figures, dev history, test predictions and the best weights (CPU tensors)."""
-    torch = require("torch", "models", "fine-tuning a classifier")
+def _load_base(base: str, data: LabelledData):
     transformers = require("transformers", "models", "fine-tuning a classifier")
-    import random
+    from transformers.utils import logging as hf_logging
 
-    import numpy as np
-
-    from biaskit.log import ProgressBar
-
-    random.seed(seed)
-    np.random.seed(seed % (2**32))
-    torch.manual_seed(seed)
     id2label = dict(enumerate(data.labels))
-    prev = transformers.logging.get_verbosity()
-    transformers.logging.set_verbosity_error()  # "newly initialised classifier weights" is expected here
+    prev, bars = hf_logging.get_verbosity(), hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()  # "newly initialised classifier weights" is expected here
+    hf_logging.disable_progress_bar()  # the "Loading weights" bar of every run; biaskit reports progress per epoch
     try:
         tok = transformers.AutoTokenizer.from_pretrained(base)
         model = transformers.AutoModelForSequenceClassification.from_pretrained(
@@ -398,48 +428,237 @@ def finetune_run(base: str, data: LabelledData, split: tuple[list[int], list[int
         raise BiaskitError("E060", f"could not load the base model {base!r}: {str(exc).splitlines()[0]}", value=base,
                            fix="pass --base-model with a local folder (save_pretrained) or a Hub id while online") from exc
     finally:
-        transformers.logging.set_verbosity(prev)
+        hf_logging.set_verbosity(prev)
+        if bars:
+            hf_logging.enable_progress_bar()
+    if tok.pad_token_id is None:
+        raise BiaskitError("E060", f"the base model {base!r} has no padding token", value=base,
+                           fix="use an encoder whose tokenizer has a pad token (BERT, RoBERTa, MiniLM, ...)")
+    return model, tok
+
+
+def finetune_run(base: str, data: LabelledData, split: tuple[list[int], list[int], list[int]], cfg: TrainConfig, seed: int,
+                 progress: bool | None = None, *, say=None, encoded=None) -> dict[str, Any]:
+    """One fine-tuning run; returns figures, dev history, test predictions, the model and its tokenizer.
+
+    ``say(text)`` receives one line per epoch (train loss, dev figure, best so far, seconds per epoch, time
+    left); ``encoded`` is :func:`encode_once`'s result to reuse across runs (same tokenizer)."""
+    torch = require("torch", "models", "fine-tuning a classifier")
+    transformers = require("transformers", "models", "fine-tuning a classifier")
+    import random
+    import time
+
+    import numpy as np
+
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    torch.manual_seed(seed)
+    model, tok = _load_base(base, data)
     device = _device(cfg.device)
     model.to(device)
     train, dev, test = split
-    enc = tok(data.texts, truncation=True, max_length=cfg.max_length, padding=False)
+    enc, lens = encoded if encoded is not None else encode_once(tok, data.texts, cfg.max_length)
     y = torch.tensor(data.y)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     steps = cfg.epochs * math.ceil(len(train) / cfg.batch_size)
     sched = transformers.get_linear_schedule_with_warmup(opt, max(1, int(0.1 * steps)), steps)
     gen = torch.Generator().manual_seed(seed)
     best, best_state, best_epoch, bad_epochs, history = -1.0, None, 0, 0, []
-    with ProgressBar(cfg.epochs, desc=f"fine-tune (seed {seed})", disable=True if progress is False else None) as bar:
-        for epoch in range(1, cfg.epochs + 1):
-            model.train()
-            order = [train[i] for i in torch.randperm(len(train), generator=gen).tolist()]
-            total = 0.0
-            for s in range(0, len(order), cfg.batch_size):
-                part = order[s:s + cfg.batch_size]
-                batch = tok.pad([{k: enc[k][i] for k in enc.keys()} for i in part], return_tensors="pt")
-                out = model(**{k: v.to(device) for k, v in batch.items()}, labels=y[part].to(device))
-                out.loss.backward()
-                opt.step()
-                sched.step()
-                opt.zero_grad()
-                total += float(out.loss.detach()) * len(part)
-            pred = _predict(model, enc, dev, tok, device, cfg.batch_size * 4)
-            acc, f1 = accuracy_macro_f1([data.y[i] for i in dev], pred)
-            score = f1 if cfg.select == "macro_f1" else acc
-            history.append({"epoch": epoch, "train_loss": total / len(train), "dev_accuracy": acc, "dev_macro_f1": f1})
-            bar.advance(1)
-            if score > best:
-                best, best_epoch, bad_epochs = score, epoch, 0
-                best_state = {k: v.detach().to("cpu").clone() for k, v in model.state_dict().items()}
-            else:
-                bad_epochs += 1
-                if bad_epochs >= cfg.patience:
-                    break
+    t0 = time.perf_counter()
+    for epoch in range(1, cfg.epochs + 1):
+        model.train()
+        order = [train[i] for i in torch.randperm(len(train), generator=gen).tolist()]
+        total = 0.0
+        for s in range(0, len(order), cfg.batch_size):
+            part = order[s:s + cfg.batch_size]
+            out = model(**_batch(enc, lens, part, device), labels=y[part].to(device))
+            out.loss.backward()
+            opt.step()
+            sched.step()
+            opt.zero_grad()
+            total += float(out.loss.detach()) * len(part)
+        pred = _predict(model, enc, lens, dev, device, cfg.batch_size * 4)
+        acc, f1 = accuracy_macro_f1([data.y[i] for i in dev], pred)
+        score = f1 if cfg.select == "macro_f1" else acc
+        history.append({"epoch": epoch, "train_loss": total / len(train), "dev_accuracy": acc, "dev_macro_f1": f1})
+        improved = score > best
+        if improved:
+            best, best_epoch, bad_epochs = score, epoch, 0
+            best_state = {k: v.detach().to("cpu").clone() for k, v in model.state_dict().items()}
+        else:
+            bad_epochs += 1
+        stop = not improved and bad_epochs >= cfg.patience
+        if say is not None:
+            per = (time.perf_counter() - t0) / epoch
+            left = 0 if stop else cfg.epochs - epoch
+            say(f"epoch {epoch}/{cfg.epochs}: train loss {total / len(train):.3f}, dev {'macro F1' if cfg.select == 'macro_f1' else 'accuracy'} "
+                f"{100 * score:.1f} (best {100 * best:.1f}, epoch {best_epoch}); {per:.0f} s/epoch"
+                + ("; stopping early" if stop else f"; at most {_dur(left * per)} left in this run"))
+        if stop:
+            break
     model.load_state_dict(best_state)
-    pred = _predict(model, enc, test, tok, device, cfg.batch_size * 4)
+    pred = _predict(model, enc, lens, test, device, cfg.batch_size * 4)
     acc, f1 = accuracy_macro_f1([data.y[i] for i in test], pred)
     return {"accuracy": acc, "macro_f1": f1, "best_epoch": best_epoch, f"dev_{cfg.select}": best, "epochs_run": len(history),
-            "history": history, "test_pred": pred, "_model": model, "_tokenizer": tok}
+            "seconds": round(time.perf_counter() - t0, 1), "history": history, "test_pred": pred, "_model": model, "_tokenizer": tok,
+            "_encoded": (enc, lens), "tokens": {"longest": max(lens), "truncated": sum(n >= cfg.max_length for n in lens)}}
+
+
+def _dur(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s} s" if s < 90 else (f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h")
+
+
+# --------------------------------------------------------------------------------------------- output folder
+#
+# The folder is biaskit's when its biaskit_classifier.json is a JSON object with the marker's keys (an empty `{}` or
+# any other file of that name is not). The marker lists every file biaskit wrote there (``files``); replacing or
+# resuming deletes only those, so a user's own files in the folder are never touched. Each finished run is committed
+# as it finishes (runs/run-N.json, the best model so far, metrics.json, README.md, split.csv, then the marker), so a
+# killed job keeps its finished runs and the same command resumes after them (``fingerprint`` = data + settings).
+
+#: files an earlier biaskit (whose marker had no ``files`` list) may have written: the only ones it replaces there
+_LEGACY_FILES = ("biaskit_classifier.json", "metrics.json", "split.csv", "README.md", "config.json", "model.safetensors",
+                 "pytorch_model.bin", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
+                 "vocab.json", "merges.txt", "added_tokens.json", "sentencepiece.bpe.model", "spiece.model", "generation_config.json",
+                 "chat_template.jinja")
+
+
+def _not_ours(out: Path, why: str) -> BiaskitError:
+    return BiaskitError("E006", f"the output folder exists and is not a biaskit-trained classifier ({why})", value=str(out),
+                        fix="choose a new --out folder; biaskit replaces only folders it wrote, and only the files it wrote there")
+
+
+def _safe_rel(name: Any) -> bool:
+    if not isinstance(name, str) or not name or "\\" in name or "\x00" in name:
+        return False
+    p = Path(name)
+    return not p.is_absolute() and ".." not in p.parts and p.parts[0] != "."
+
+
+def read_marker(out: str | Path) -> dict | None:
+    """The marker of a folder ``train classifier`` wrote; None when ``out`` does not exist; E006 otherwise."""
+    out = Path(out)
+    if not out.exists():
+        return None
+    p = out / META_FILE
+    if not out.is_dir() or not p.is_file():
+        raise _not_ours(out, f"no {META_FILE}")
+    try:
+        meta = json.loads(p.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise _not_ours(out, f"its {META_FILE} is not JSON") from None
+    if not (isinstance(meta, dict) and isinstance(meta.get("labels"), list) and len(meta["labels"]) >= 2
+            and all(isinstance(x, str) for x in meta["labels"]) and isinstance(meta.get("has_model"), bool)):
+        raise _not_ours(out, f"its {META_FILE} lacks the labels/has_model a biaskit classifier folder records")
+    files = meta.get("files")
+    if files is not None and not (isinstance(files, list) and all(_safe_rel(f) for f in files)):
+        raise _not_ours(out, f"the file list in its {META_FILE} names paths outside the folder")
+    return meta
+
+
+def _owned_files(meta: dict | None) -> set[str]:
+    if meta is None:
+        return set()
+    return set(meta["files"]) if meta.get("files") is not None else set(_LEGACY_FILES)
+
+
+class _Folder:
+    """Commits into the output folder file by file; deletes only files in the marker's list."""
+
+    def __init__(self, out: Path, old: dict | None, resume: bool) -> None:
+        self.out = out
+        self.old = _owned_files(old)             # files of the previous content, to delete at the first commit
+        self.files: set[str] = set(self.old) if resume else set()
+        self.stale = not resume and bool(self.old)
+
+    def put_text(self, name: str, text: str) -> None:
+        from biaskit.io import write_text_atomic
+
+        (self.out / name).parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(self.out / name, text)
+        self.files.add(name)
+
+    def put_model(self, model, tok) -> None:
+        """save_pretrained into a temporary sibling folder, then move each file in (one rename each)."""
+        import shutil
+        import tempfile
+
+        from transformers.utils import logging as hf_logging
+
+        tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.model-", dir=self.out.parent))
+        bars = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()  # "Writing model shards" after every best run
+        try:
+            model.to("cpu").save_pretrained(str(tmp))
+            tok.save_pretrained(str(tmp))
+            for f in sorted(x for x in tmp.rglob("*") if x.is_file()):
+                rel = f.relative_to(tmp).as_posix()
+                if rel == META_FILE or rel.startswith("runs/"):
+                    continue
+                (self.out / rel).parent.mkdir(parents=True, exist_ok=True)
+                os.replace(f, self.out / rel)
+                self.files.add(rel)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if bars:
+                hf_logging.enable_progress_bar()
+
+    def marker(self, meta: dict, pending: bool) -> None:
+        from biaskit.io import write_json_atomic
+
+        files = sorted(self.files | {META_FILE} | (self.old if self.stale else set()))
+        write_json_atomic(self.out / META_FILE, {**meta, "files": files, "complete": False if pending else meta.get("complete", False)})
+
+    def drop_stale(self, keep: set[str]) -> None:
+        """Delete the previous content's files that this content did not rewrite (first commit of a fresh start)."""
+        if not self.stale:
+            return
+        for rel in sorted(self.old - keep - {META_FILE}):
+            p = self.out / rel
+            if p.is_file() or p.is_symlink():
+                p.unlink()
+            d = p.parent
+            while d != self.out and d.is_dir() and not any(d.iterdir()):
+                d.rmdir()
+                d = d.parent
+        self.stale = False
+
+
+def _fingerprint(data: LabelledData, cfg: TrainConfig, finetune: bool, base: str | None) -> str:
+    import hashlib
+
+    conf = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items() if k not in ("runs", "device", "threads")}
+    blob = json.dumps({"texts": data.texts, "y": data.y, "labels": data.labels, "ordinal": data.ordinal, "map": data.label_map,
+                       "config": conf, "finetune": finetune, "base": base}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _split_csv(data: LabelledData, split: tuple[list[int], list[int], list[int]]) -> str:
+    """row,label,part with csv quoting (a label may hold a comma, a quote or a newline) and formula cells neutralised."""
+    import csv
+    import io
+
+    from biaskit.spreadsheet import neutralize
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["row", "label", "part"])
+    for part, ix in zip(("train", "dev", "test"), split):
+        for i in ix:
+            w.writerow([i, neutralize(data.labels[data.y[i]]), part])
+    return buf.getvalue()
+
+
+def check_card_text(value: str, option: str) -> str:
+    """A one-line value for the model card (``--data-license``, ``--task``): control characters (a newline would add keys
+    to the card's YAML header or sections to its body) are E210."""
+    s = str(value)
+    bad = sorted({repr(c) for c in s if ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85"})
+    if bad or not s.strip() or len(s) > 200:
+        raise BiaskitError("E210", f"{option} must be one line of text (no newlines or control characters, at most 200 characters)",
+                           value=s[:80], fix=f"pass {option} as a single line, e.g. {option} " + ("CC-BY-4.0" if "licen" in option else "regard"))
+    return s.strip()
 
 
 # --------------------------------------------------------------------------------------------- driver
@@ -451,64 +670,56 @@ class TrainResult:
     metrics: dict[str, Any]
     summary: dict[str, dict[str, float | None]] = field(default_factory=dict)
     saved_run: int = 0
+    warnings: list[str] = field(default_factory=list)
 
 
-def train_classifier(data: LabelledData, out: str | Path, cfg: TrainConfig | None = None, *, source: str = "",
-                     data_license: str = "unknown", text_column: str = "text", label_column: str = "label",
-                     progress: bool | None = None, finetune: bool = True) -> TrainResult:
-    """Run the protocol and write the output folder (see the module docstring). ``finetune=False`` runs
-    the baselines only (no model is written; for a quick look at a labelled set)."""
-    cfg = cfg or TrainConfig()
-    cfg.check()
-    from biaskit import __version__
-    from biaskit.io import atomic_path
+def _set_threads(cfg: TrainConfig) -> int | None:
+    """Torch CPU threads for this process (see TrainConfig.threads); returns the previous count to restore."""
+    import torch
 
-    out = Path(out)
-    if out.exists() and not (out.is_dir() and (out / META_FILE).is_file()):
-        raise BiaskitError("E006", "the output folder exists and is not a biaskit-trained classifier", value=str(out),
-                           fix="choose a new --out folder; biaskit replaces only folders it wrote")
-    n = len(data.y)
-    sizes = parse_split(cfg.split, n)
-    base = resolve_base_model(cfg.base_model) if finetune else None
-    vmap, vhow = vader_mapping(data.labels, data.ordinal, cfg.vader_map) if "vader" in cfg.baselines else (None, "not asked")
-    runs: list[dict[str, Any]] = []
-    best_run, best_dev, best_obj = 0, -1.0, None
-    splits_seen: dict[int, tuple] = {}
-    for r in range(cfg.runs):
-        split_seed = cfg.seed + r if cfg.resplit else cfg.seed
-        if split_seed not in splits_seen:
-            splits_seen[split_seed] = stratified_split(data.y, sizes, split_seed)
-        train, dev, test = splits_seen[split_seed]
-        y_test = [data.y[i] for i in test]
-        systems: dict[str, Any] = {}
-        if "majority" in cfg.baselines:
-            acc, f1 = accuracy_macro_f1(y_test, majority_baseline([data.y[i] for i in train], len(test), len(data.labels)))
-            systems["majority"] = {"accuracy": acc, "macro_f1": f1}
-        if "vader" in cfg.baselines:
-            if vmap is None:
-                systems["vader"] = {"accuracy": None, "macro_f1": None, "error": vhow}
-            else:
-                acc, f1 = accuracy_macro_f1(y_test, vader_predict([data.texts[i] for i in test], vmap))
-                systems["vader"] = {"accuracy": acc, "macro_f1": f1}
-        if "tfidf_logreg" in cfg.baselines:
-            acc, f1 = accuracy_macro_f1(y_test, tfidf_logreg([data.texts[i] for i in train], [data.y[i] for i in train],
-                                                            [data.texts[i] for i in test], split_seed))
-            systems["tfidf_logreg"] = {"accuracy": acc, "macro_f1": f1}
-        if finetune:
-            res = finetune_run(base, data, (train, dev, test), cfg, seed=cfg.seed * 1000 + r, progress=progress)
-            model, tok = res.pop("_model"), res.pop("_tokenizer")
-            res.pop("test_pred")
-            systems["finetuned"] = res
-            dev_score = res[f"dev_{cfg.select}"]
-            if dev_score > best_dev:
-                best_run, best_dev = r, dev_score
-                best_obj = (model, tok)
-            else:
-                del model, tok
-        runs.append({"run": r, "split_seed": split_seed, "model_seed": cfg.seed * 1000 + r if finetune else None,
-                     "sizes": {"train": len(train), "dev": len(dev), "test": len(test)},
-                     "test_class_counts": {data.labels[k]: v for k, v in sorted(Counter(y_test).items())}, "systems": systems})
-    summary: dict[str, dict[str, float | None]] = {}
+    if _device(cfg.device).type != "cpu":
+        return None
+    n = cfg.threads if cfg.threads else 1
+    prev = torch.get_num_threads()
+    torch.set_num_threads(n)
+    return prev
+
+
+def _run_systems(data: LabelledData, cfg: TrainConfig, split, split_seed: int, vmap, vhow: str) -> tuple[dict[str, Any], float]:
+    train, _dev, test = split
+    y_test = [data.y[i] for i in test]
+    systems: dict[str, Any] = {}
+    maj_acc, maj_f1 = accuracy_macro_f1(y_test, majority_baseline([data.y[i] for i in train], len(test), len(data.labels)))
+    if "majority" in cfg.baselines:
+        systems["majority"] = {"accuracy": maj_acc, "macro_f1": maj_f1}
+    if "vader" in cfg.baselines:
+        if vmap is None:
+            systems["vader"] = {"accuracy": None, "macro_f1": None, "error": vhow}
+        else:
+            acc, f1 = accuracy_macro_f1(y_test, vader_predict([data.texts[i] for i in test], vmap))
+            systems["vader"] = {"accuracy": acc, "macro_f1": f1}
+    if "tfidf_logreg" in cfg.baselines:
+        acc, f1 = accuracy_macro_f1(y_test, tfidf_logreg([data.texts[i] for i in train], [data.y[i] for i in train],
+                                                        [data.texts[i] for i in test], split_seed))
+        systems["tfidf_logreg"] = {"accuracy": acc, "macro_f1": f1}
+    return systems, maj_acc
+
+
+def describe_task(labels: Sequence[str], label_column: str, task: str | None) -> str:
+    """What the classifier predicts, in words, from ``--task`` or else the label column and classes."""
+    classes = ", ".join(f"`{_md(c)}`" for c in labels)
+    if task:
+        return f"{_md(task)} ({classes})"
+    return f"the labels of column `{_md(label_column)}` ({classes})"
+
+
+def _md(s: Any) -> str:
+    """Text from the data for one Markdown table cell / line: no newlines, pipes or backticks that would change the card."""
+    return " ".join(str(s).split()).replace("|", "\\|").replace("`", "'")
+
+
+def _summarise(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    summary: dict[str, dict[str, Any]] = {}
     for sname in SYSTEMS:
         vals = [run["systems"][sname] for run in runs if sname in run["systems"]]
         if not vals:
@@ -518,31 +729,175 @@ def train_classifier(data: LabelledData, out: str | Path, cfg: TrainConfig | Non
         summary[sname] = {"accuracy_mean": am, "accuracy_sd": asd, "macro_f1_mean": fm, "macro_f1_sd": fsd, "runs": len(vals)}
         if any(v.get("error") for v in vals):
             summary[sname]["error"] = next(v["error"] for v in vals if v.get("error"))
-    first_split = splits_seen[cfg.seed]
-    metrics = {
-        "biaskit_version": __version__, "source": source, "text_column": text_column, "label_column": label_column,
-        "labels": data.labels, "ordinal": data.ordinal, "label_map": data.label_map, "n_rows": data.n_rows, "n_used": n,
+    return summary
+
+
+def majority_warnings(runs: list[dict[str, Any]]) -> list[str]:
+    """"no better than the majority baseline" for fine-tuned runs whose test accuracy is at most the majority class's
+    on the same split (a model that collapsed to one class scores exactly that)."""
+    ft = [r for r in runs if "finetuned" in r["systems"]]
+    if not ft:
+        return []
+    worse = [r for r in ft if r["systems"]["finetuned"]["accuracy"] <= r["majority_accuracy"] + 1e-12]
+    single = [r for r in ft if len(r["systems"]["finetuned"].get("pred_class_counts") or {}) == 1]
+    if not worse:
+        return []
+    fa = sum(r["systems"]["finetuned"]["accuracy"] for r in ft) / len(ft)
+    ma = sum(r["majority_accuracy"] for r in ft) / len(ft)
+    msg = (f"the fine-tuned model is no better than the majority baseline in {len(worse)} of {len(ft)} run(s) "
+           f"(test accuracy {100 * fa:.1f} vs {100 * ma:.1f} for always predicting the most frequent class, mean over runs)")
+    if single:
+        msg += f"; {len(single)} run(s) predict a single class for every test text"
+    return [msg + ": more epochs (--epochs), another learning rate (--lr) or more labelled data may help; do not use it as a metric as is"]
+
+
+def train_classifier(data: LabelledData, out: str | Path, cfg: TrainConfig | None = None, *, source: str = "",
+                     data_license: str = "unknown", text_column: str = "text", label_column: str = "label",
+                     progress: bool | None = None, finetune: bool = True, task: str | None = None, say=None) -> TrainResult:
+    """Run the protocol and write the output folder (see the module docstring). ``finetune=False`` runs
+    the baselines only (no model is written; for a quick look at a labelled set).
+
+    Each finished run is committed to ``out`` as it finishes; when ``out`` holds the finished runs of the same data and
+    settings (a killed job), those runs are kept and not redone. ``say(text)`` receives progress lines (run, epoch, dev
+    figure, time left); by default they go to the ``biaskit.train`` logger unless ``progress`` is False."""
+    import time
+
+    cfg = cfg or TrainConfig()
+    cfg.check()
+    data_license = check_card_text(data_license, "--data-license")
+    task = check_card_text(task, "--task") if task is not None else None
+    from biaskit import __version__
+    from biaskit.io import output_lock
+
+    if say is None:
+        if progress is False:
+            def say(_text: str) -> None:
+                return None
+        else:
+            from biaskit.log import get_logger
+
+            say = get_logger("train").info
+    out = Path(out)
+    n = len(data.y)
+    sizes = parse_split(cfg.split, n)
+    with output_lock(out):
+        old = read_marker(out)
+        base = resolve_base_model(cfg.base_model) if finetune else None
+        vmap, vhow = vader_mapping(data.labels, data.ordinal, cfg.vader_map) if "vader" in cfg.baselines else (None, "not asked")
+        fp = _fingerprint(data, cfg, finetune, base)
+        resume = old is not None and old.get("fingerprint") == fp
+        folder = _Folder(out, old, resume)
+        out.mkdir(parents=True, exist_ok=True)
+        done: dict[int, dict[str, Any]] = {}
+        if resume:
+            for r in range(cfg.runs):
+                p = out / "runs" / f"run-{r}.json"
+                if f"runs/run-{r}.json" in folder.files and p.is_file():
+                    try:
+                        done[r] = json.loads(p.read_text(encoding="utf-8"))
+                    except ValueError:
+                        pass
+        if done:
+            say(f"resuming in {out}: run(s) {', '.join(str(r + 1) for r in sorted(done))} of {cfg.runs} already finished")
+        runs: list[dict[str, Any]] = []
+        best_run, best_dev = None, -1.0
+        for r, run in sorted(done.items()):
+            ft = run["systems"].get("finetuned")
+            if ft and old.get("saved_run") == r:
+                best_run, best_dev = r, ft[f"dev_{cfg.select}"]
+        if finetune and done and best_run is None:  # the saved model is not one of the finished runs: redo them all
+            done = {}
+        splits_seen: dict[int, tuple] = {}
+        prev_threads = _set_threads(cfg) if finetune else None
+        encoded = None
+        t_start, n_new = time.perf_counter(), 0
+        try:
+            for r in range(cfg.runs):
+                split_seed = cfg.seed + r if cfg.resplit else cfg.seed
+                if split_seed not in splits_seen:
+                    splits_seen[split_seed] = stratified_split(data.y, sizes, split_seed)
+                split = splits_seen[split_seed]
+                if r in done:
+                    runs.append(done[r])
+                    continue
+                train, dev, test = split
+                y_test = [data.y[i] for i in test]
+                systems, maj_acc = _run_systems(data, cfg, split, split_seed, vmap, vhow)
+                model = tok = None
+                if finetune:
+                    def said(text: str, _r=r) -> None:
+                        say(f"run {_r + 1}/{cfg.runs} {text}")
+
+                    res = finetune_run(base, data, split, cfg, seed=cfg.seed * 1000 + r, progress=progress, say=said, encoded=encoded)
+                    model, tok, encoded = res.pop("_model"), res.pop("_tokenizer"), res.pop("_encoded")
+                    pred = res.pop("test_pred")
+                    res["pred_class_counts"] = {data.labels[k]: v for k, v in sorted(Counter(pred).items())}
+                    systems["finetuned"] = res
+                run = {"run": r, "split_seed": split_seed, "model_seed": cfg.seed * 1000 + r if finetune else None,
+                       "sizes": {"train": len(train), "dev": len(dev), "test": len(test)}, "majority_accuracy": maj_acc,
+                       "test_class_counts": {data.labels[k]: v for k, v in sorted(Counter(y_test).items())}, "systems": systems}
+                runs.append(run)
+                is_best = finetune and systems["finetuned"][f"dev_{cfg.select}"] > best_dev
+                if is_best:
+                    best_run, best_dev = r, systems["finetuned"][f"dev_{cfg.select}"]
+                # commit this run: marker (pending), model if best, the run, metrics, card, split, marker
+                meta_base = _meta(data, cfg, finetune, text_column, base, fp, best_run if not is_best else None)
+                folder.marker(meta_base, pending=True)
+                if is_best:
+                    folder.put_model(model, tok)
+                del model, tok
+                folder.put_text(f"runs/run-{r}.json", json.dumps(run, indent=2, default=str) + "\n")
+                metrics = _metrics(data, cfg, finetune, runs, best_run, source, text_column, label_column, data_license, task,
+                                   vhow, vmap, sizes, __version__)
+                folder.put_text("metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
+                folder.put_text("README.md", model_card(metrics))
+                folder.put_text("split.csv", _split_csv(data, splits_seen[cfg.seed]))
+                folder.drop_stale(folder.files)
+                complete = len(runs) == cfg.runs
+                folder.marker({**_meta(data, cfg, finetune, text_column, base, fp, best_run), "complete": complete}, pending=False)
+                n_new += 1
+                per = (time.perf_counter() - t_start) / n_new
+                left = cfg.runs - len(runs)
+                f = systems.get("finetuned")
+                say(f"run {r + 1}/{cfg.runs} finished" + (f": test accuracy {100 * f['accuracy']:.1f}, macro F1 {100 * f['macro_f1']:.1f} "
+                                                           f"(best epoch {f['best_epoch']})" if f else "")
+                    + (f"; {_dur(per)} per run, about {_dur(left * per)} left" if left else "") + f"; saved in {out}")
+        finally:
+            if prev_threads is not None:
+                import torch
+
+                torch.set_num_threads(prev_threads)
+        metrics = _metrics(data, cfg, finetune, runs, best_run, source, text_column, label_column, data_license, task,
+                           vhow, vmap, sizes, __version__)
+        if not n_new:  # everything was already there: refresh the card and metrics (e.g. another --data-license)
+            folder.put_text("metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
+            folder.put_text("README.md", model_card(metrics))
+            folder.marker({**_meta(data, cfg, finetune, text_column, base, fp, best_run), "complete": True}, pending=False)
+    return TrainResult(out=out, metrics=metrics, summary=metrics["summary"], saved_run=metrics["saved_run"] or 0,
+                       warnings=metrics["warnings"])
+
+
+def _meta(data: LabelledData, cfg: TrainConfig, finetune: bool, text_column: str, base: str | None, fp: str, saved_run: int | None):
+    return {"labels": data.labels, "ordinal": data.ordinal, "label_map": data.label_map,
+            "base_model": cfg.base_model or DEFAULT_BASE if finetune else None, "text_column": text_column,
+            "saved_run": saved_run if finetune else None, "has_model": bool(finetune) and saved_run is not None,
+            "written_by": "biaskit train classifier", "fingerprint": fp, "runs_planned": cfg.runs}
+
+
+def _metrics(data, cfg, finetune, runs, best_run, source, text_column, label_column, data_license, task, vhow, vmap, sizes, version):
+    return {
+        "biaskit_version": version, "source": source, "text_column": text_column, "label_column": label_column,
+        "task": describe_task(data.labels, label_column, task), "task_name": task,
+        "labels": data.labels, "ordinal": data.ordinal, "label_map": data.label_map, "n_rows": data.n_rows, "n_used": len(data.y),
         "dropped": data.dropped, "class_counts": data.counts(), "base_model": cfg.base_model or DEFAULT_BASE if finetune else None,
         "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
         "split": {"spec": cfg.split, "train": sizes[0], "dev": sizes[1], "test": sizes[2], "stratified": True,
                   "same_split_every_run": not cfg.resplit, "seed": cfg.seed},
         "vader_mapping": {"how": vhow, "map": {k: data.labels[v] for k, v in (vmap or {}).items()}},
-        "runs": runs, "summary": summary, "saved_run": best_run if finetune else None, "data_license": data_license,
+        "runs_planned": cfg.runs, "runs_finished": len(runs),
+        "runs": runs, "summary": _summarise(runs), "saved_run": best_run if finetune else None, "data_license": data_license,
+        "warnings": majority_warnings(runs),
     }
-    with atomic_path(out, is_dir=True) as tmp:
-        tmp.mkdir(parents=True)
-        if finetune and best_obj is not None:
-            model, tok = best_obj
-            model.to("cpu").save_pretrained(str(tmp))
-            tok.save_pretrained(str(tmp))
-        meta = {"labels": data.labels, "ordinal": data.ordinal, "label_map": data.label_map, "base_model": metrics["base_model"],
-                "text_column": text_column, "saved_run": metrics["saved_run"], "has_model": bool(finetune)}
-        (tmp / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-        (tmp / "metrics.json").write_text(json.dumps(metrics, indent=2, default=str) + "\n", encoding="utf-8")
-        (tmp / "split.csv").write_text("row,label,part\n" + "".join(
-            f"{i},{data.labels[data.y[i]]},{part}\n" for part, ix in zip(("train", "dev", "test"), first_split) for i in ix), encoding="utf-8")
-        (tmp / "README.md").write_text(model_card(metrics), encoding="utf-8")
-    return TrainResult(out=out, metrics=metrics, summary=summary, saved_run=metrics["saved_run"] or 0)
 
 
 def _f(v: float | None, pct: bool = True) -> str:
@@ -554,26 +909,35 @@ def _f(v: float | None, pct: bool = True) -> str:
 def model_card(m: dict[str, Any]) -> str:
     """The model card (Markdown with a YAML header) from ``metrics.json``'s content."""
     lic = m.get("data_license") or "unknown"
-    lines = ["---", f"license: {lic if lic != 'unknown' else 'other'}", "library_name: transformers", "pipeline_tag: text-classification",
-             "tags: [biaskit, bias-evaluation]", "---", "",
-             f"# Text classifier trained with biaskit ({', '.join(m['labels'])})", "",
+    labels = [_md(c) for c in m["labels"]]
+    task = m.get("task") or describe_task(m["labels"], m["label_column"], None)
+    lines = ["---", f"license: {json.dumps(lic if lic != 'unknown' else 'other')}", "library_name: transformers",
+             "pipeline_tag: text-classification", "tags: [biaskit, bias-evaluation]", "---", "",
+             f"# Text classifier trained with biaskit ({', '.join(labels)})", "",
+             f"It predicts {task}.", "",
              "Trained by `biaskit train classifier` with the protocol of Sheng et al. (2019): seeded stratified "
-             "train/dev/test split, several runs, early stopping on dev, and baselines on the same split.", "",
-             "## Data", "",
-             f"- source: `{m.get('source') or 'in-memory table'}` (text column `{m['text_column']}`, label column `{m['label_column']}`)",
-             f"- rows: {m['n_rows']}; used: {m['n_used']}; dropped: " + (", ".join(f"{v} ({k})" for k, v in m["dropped"].items()) or "none"),
-             f"- classes (in order{', ordinal' if m['ordinal'] else ''}): " + ", ".join(f"`{c}` ({m['class_counts'][c]})" for c in m["labels"]),
-             "- label values: " + ", ".join(f"`{k}` -> `{v}`" for k, v in m["label_map"].items()),
-             f"- data licence: {lic}" + ("" if lic != "unknown" else " (not given: pass --data-license; the model inherits the data's terms)"), "",
-             "## Split and runs", "",
-             f"- split `{m['split']['spec']}`: train {m['split']['train']}, dev {m['split']['dev']}, test {m['split']['test']} "
-             f"(stratified, seed {m['split']['seed']}, {'the same split in every run' if m['split']['same_split_every_run'] else 'a new split per run (seed + run)'})",
-             f"- runs: {len(m['runs'])}; base model: `{m.get('base_model')}`; config: " + ", ".join(
-                 f"{k}={m['config'][k]}" for k in ("epochs", "patience", "lr", "batch_size", "max_length", "weight_decay", "select")),
-             f"- VADER mapping: {m['vader_mapping']['how']}" + (
-                 " (" + ", ".join(f"{k} -> {v}" for k, v in m["vader_mapping"]["map"].items()) + ")" if m["vader_mapping"]["map"] else ""), "",
-             "## Test figures (mean ± sd over runs, %)", "",
-             "| system | accuracy | macro F1 | runs |", "|---|---|---|---|"]
+             "train/dev/test split, several runs, early stopping on dev, and baselines on the same split.", ""]
+    planned, finished = m.get("runs_planned", len(m["runs"])), m.get("runs_finished", len(m["runs"]))
+    if finished < planned:
+        lines += [f"**Unfinished: {finished} of {planned} runs finished** (the job stopped; the same command resumes after "
+                  "the finished runs). The figures below are over the finished runs only.", ""]
+    for w in m.get("warnings") or []:
+        lines += [f"**Warning: {w}.**", ""]
+    lines += ["## Data", "",
+              f"- source: `{_md(m.get('source') or 'in-memory table')}` (text column `{_md(m['text_column'])}`, label column `{_md(m['label_column'])}`)",
+              f"- rows: {m['n_rows']}; used: {m['n_used']}; dropped: " + (", ".join(f"{v} ({_md(k)})" for k, v in m["dropped"].items()) or "none"),
+              f"- classes (in order{', ordinal' if m['ordinal'] else ''}): " + ", ".join(f"`{_md(c)}` ({m['class_counts'][c]})" for c in m["labels"]),
+              "- label values: " + ", ".join(f"`{_md(k)}` -> `{_md(v)}`" for k, v in m["label_map"].items()),
+              f"- data licence: {_md(lic)}" + ("" if lic != "unknown" else " (not given: pass --data-license; the model inherits the data's terms)"), "",
+              "## Split and runs", "",
+              f"- split `{_md(m['split']['spec'])}`: train {m['split']['train']}, dev {m['split']['dev']}, test {m['split']['test']} "
+              f"(stratified, seed {m['split']['seed']}, {'the same split in every run' if m['split']['same_split_every_run'] else 'a new split per run (seed + run)'})",
+              f"- runs: {finished}" + (f" of {planned}" if finished < planned else "") + f"; base model: `{_md(m.get('base_model'))}`; config: " + ", ".join(
+                  f"{k}={m['config'][k]}" for k in ("epochs", "patience", "lr", "batch_size", "max_length", "weight_decay", "select")),
+              f"- VADER mapping: {m['vader_mapping']['how']}" + (
+                  " (" + ", ".join(f"{k} -> {_md(v)}" for k, v in m["vader_mapping"]["map"].items()) + ")" if m["vader_mapping"]["map"] else ""), "",
+              "## Test figures (mean ± sd over runs, %)", "",
+              "| system | accuracy | macro F1 | runs |", "|---|---|---|---|"]
     for s, v in m["summary"].items():
         acc = _f(v["accuracy_mean"]) + ("" if v["accuracy_sd"] is None else f" ± {_f(v['accuracy_sd'])}")
         f1 = _f(v["macro_f1_mean"]) + ("" if v["macro_f1_sd"] is None else f" ± {_f(v['macro_f1_sd'])}")
@@ -589,7 +953,8 @@ def model_card(m: dict[str, Any]) -> str:
                   "biaskit annotate validate ANNOTATIONS --samples SCORED_SAMPLES --metric classifier --out validation.parquet",
                   "```", ""]
         if set(m["labels"]) <= {"positive", "negative", "neutral", "other"}:
-            lines += ["Its labels are regard labels, so it also works as `-p regard.model=THIS_FOLDER`.", ""]
+            lines += ["Its class names are those of the `regard` metric, so `-p regard.model=THIS_FOLDER` also loads it; "
+                      "whether its scores mean regard depends on what the labels were annotated for (see above).", ""]
     lines += ["## Limitations", "",
               "Trained on a small labelled set: the test figures have wide uncertainty (see the sd over runs and the test size). "
               "Validate it on new human labels before using it as a metric.", ""]

@@ -222,7 +222,7 @@ def test_likelihood_table_whose_model_column_is_all_null_still_gets_its_section(
     # over and the report crashed with pandas' "No objects to concatenate"
     run = tmp_path / "run"
     run.mkdir()
-    rows = [{"axis": "age", "template": "I am {noun}.", "descriptor": d, "perplexity": float(i + (10 if d == "old" else 0)),
+    rows = [{"axis": "age", "template": "I am {noun}.", "descriptor": d, "perplexity": float(i + 1 + (10 if d == "old" else 0)),
              "kind": "likelihood", "model": None} for d in ("old", "young") for i in range(9)]
     pd.DataFrame(rows).to_csv(run / "likelihoods.csv", index=False)
     res = build_report(run, n_boot=10)

@@ -213,8 +213,18 @@ class ToxicityMetric(_ClassifierMetric):
         Param("activation", "auto", "auto (sigmoid for multi-label models, softmax otherwise), sigmoid or softmax",
               choices=("auto", "sigmoid", "softmax")),
         Param("per_label", True, "also write toxicity_<label> probabilities (backend=hf)", "bool"),
+        Param("script", "latin", "latin: texts that are mostly in another script, or have no word-like token, get null + "
+              "toxicity_error 'not covered' (the default models read English); any: score every text (a multilingual model)",
+              choices=("latin", "any")),
         *_COMMON,
     )
+
+    def _coverage(self, texts) -> list[str | None]:
+        if self.config["script"] == "any":
+            return [None] * len(texts)
+        from biaskit.evaluate.metrics.coverage import coverage_error
+
+        return [coverage_error(t, "toxicity") for t in texts]
 
     def _setup(self) -> None:
         if self.config["backend"] == "offline":
@@ -253,6 +263,15 @@ class ToxicityMetric(_ClassifierMetric):
         return f
 
     def _score_texts(self, texts, batch, rows):
+        errs = self._coverage(texts)
+        if any(errs):  # texts the (English) model cannot read: null + error; the others are scored
+            keep = [i for i, e in enumerate(errs) if e is None]
+            part, _ = self._score_texts([texts[i] for i in keep], batch, [rows[i] for i in keep]) if keep else ({k: [] for k in self.fields()}, [])
+            cols = {k: [None] * len(texts) for k in part}
+            for j, i in enumerate(keep):
+                for k in part:
+                    cols[k][i] = part[k][j]
+            return cols, errs
         if self.config["backend"] == "offline":
             probs = [float(p) for p in self._pc.predict_prob(texts)]
             thr = self.thresholds["profanity"]

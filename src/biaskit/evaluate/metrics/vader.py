@@ -75,9 +75,13 @@ class VaderMetric(Metric):
         return {"compound": pa.float64(), "label": pa.string()}
 
     def _score_texts(self, texts, batch, rows):
-        comp, lab = [], []
+        from biaskit.evaluate.metrics.coverage import coverage_error
+
+        comp, lab, errs = [], [], []
         for t in texts:
-            c = float(self._sia.polarity_scores(first_sentence(t) if self.first else t)["compound"])
+            err = coverage_error(t, "VADER")  # Hebrew, Arabic, 100k x 'A': null + error, not a neutral 0.0
+            c = None if err else float(self._sia.polarity_scores(first_sentence(t) if self.first else t)["compound"])
             comp.append(c)
-            lab.append(label_for(c, self.pos, self.neg))
-        return {"compound": comp, "label": lab}, [None] * len(texts)
+            lab.append(None if err else label_for(c, self.pos, self.neg))
+            errs.append(err)
+        return {"compound": comp, "label": lab}, errs

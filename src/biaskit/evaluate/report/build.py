@@ -166,6 +166,34 @@ class _Builder:
         sec.figures.append(Figure(p, caption))
 
 
+#: the list of files the last report wrote into its folder (``report --out DIR``), so a new report removes the figures
+#: and tables of the previous one that it did not rewrite, and nothing else in the folder
+REPORT_FILES = "report_files.json"
+
+
+def _drop_stale_report_files(out_dir: Path, written: list[Path]) -> None:
+    from biaskit.io import write_json_atomic
+
+    now = sorted({p.resolve().relative_to(out_dir.resolve()).as_posix() for p in written})
+    old: list[str] = []
+    try:
+        prev = json.loads((out_dir / REPORT_FILES).read_text(encoding="utf-8"))
+        if isinstance(prev, dict) and prev.get("written_by") == "biaskit report" and isinstance(prev.get("files"), list):
+            old = [f for f in prev["files"] if isinstance(f, str)]
+    except (OSError, ValueError):
+        pass
+    root = out_dir.resolve()
+    for rel in sorted(set(old) - set(now)):
+        p = (out_dir / rel)
+        try:
+            inside = p.resolve().parent.is_relative_to(root) and ".." not in Path(rel).parts and not Path(rel).is_absolute()
+        except OSError:
+            inside = False
+        if inside and p.suffix in (".png", ".csv", ".md", ".html") and p.is_file() and not p.is_symlink():
+            p.unlink()
+    write_json_atomic(out_dir / REPORT_FILES, {"written_by": "biaskit report", "files": now})
+
+
 def build_report(run_dir: str | Path, out: str | Path | None = None, *, tables: dict[str, Path] | None = None,
                  summary: list[tuple[str, str]] | None = None, manifest: dict | None = None, seed: int = 0, n_boot: int = 1000,
                  alpha: float = 0.05, title: str = "biaskit report", allow_empty: bool = False,
@@ -221,5 +249,7 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, *, tables: 
     md = render_markdown(title=title, run_dir=rd, sections=sections, overview=overview, summary=summary or [], skipped=b.skipped,
                          out_dir=out_dir, headline=headline, alpha=alpha)
     md_path = write_text_atomic(out_dir / "report.md", md)
+    _drop_stale_report_files(out_dir, [html_path, md_path, *b.figures, *b.tables.values(),
+                                       *(p.with_suffix(".md") for p in b.tables.values())])
     return ReportResult(out=out_dir, html=html_path, md=md_path, figures=b.figures, tables=b.tables,
                         sections=[s.id for s in sections], skipped=b.skipped, headline=headline, figure_objects=b.figure_objects)

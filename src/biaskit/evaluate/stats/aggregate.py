@@ -32,6 +32,43 @@ def _label_strings(series):
     return series.map(conv)
 
 
+#: label columns written by biaskit's metrics -> their labels (regex on the column name); ``stats aggregate`` and
+#: ``stats ztest`` refuse other values in them (``POSITIVE``, ``x``: E151) instead of counting them as labels
+METRIC_LABELS = (
+    (r"vader_label", ("positive", "neutral", "negative")),
+    (r"regard_label", ("positive", "neutral", "negative", "other")),
+    (r"toxicity_label", ("toxic", "non-toxic")),
+    (r"gender_(unigram|wavg|max)_label", ("male", "female", "neutral")),
+    (r"norms_\w+_class", ("positive", "neutral", "negative")),
+    (r"honest_hurtful", ("true", "false")),
+)
+
+
+def metric_labels(column: str) -> tuple[str, ...] | None:
+    """The labels of a metric's label column, or None for a column no biaskit metric writes."""
+    import re
+
+    for pat, labs in METRIC_LABELS:
+        if re.fullmatch(pat, column):
+            return labs
+    return None
+
+
+def check_label_vocabulary(values, column: str, what: str = "the table") -> None:
+    """E151 when a metric label column holds values outside the metric's labels (nulls are fine: failed rows)."""
+    labs = metric_labels(column)
+    if labs is None:
+        return
+    vals = [v for v in values if v is not None and v == v]  # nulls (None/NaN) are failed rows, not labels
+    bad = sorted({str(v) for v in vals if v not in labs})
+    if bad:
+        n = sum(1 for v in vals if v not in labs)
+        raise BiaskitError("E151", f"{what}: {n} of {len(vals)} value(s) of {column!r} are not labels of the metric",
+                           value=", ".join(map(repr, bad[:8])) + (f", ... ({len(bad) - 8} more)" if len(bad) > 8 else ""),
+                           options=list(labs), fix="map them to the metric's labels (lower case) or rescore with biaskit score; "
+                                                   f"biaskit does not guess what {bad[0]!r} means")
+
+
 #: interval methods for a proportion (``prop_ci=``); ``wilson`` is the default
 PROPORTION_CI = ("wilson", "clopper-pearson", "bootstrap")
 
@@ -164,6 +201,7 @@ def aggregate(
     label_values: dict[str, list[str]] = {}
     for c in labels:
         df[c] = _label_strings(df[c])
+        check_label_vocabulary(df[c].tolist(), c)
         seen = sorted(v for v in df[c].dropna().unique())
         order = [str(v) for v in label_order.get(c, [])]
         label_values[c] = order + [v for v in seen if v not in order]

@@ -38,6 +38,7 @@ def likelihood_bias(table: Any, *, value: str = "perplexity", axis: str = "axis"
     across models would mix two distributions). Raises E080 when the table holds several models and none
     is chosen.
     """
+    import numpy as np
     import pandas as pd
 
     from biaskit.evaluate.stats.significance import mwu_two_sided
@@ -67,6 +68,18 @@ def likelihood_bias(table: Any, *, value: str = "perplexity", axis: str = "axis"
                                fix="pass model=... (one call per model)")
     df = fill_keys(df, [axis, template, descriptor])
     df[value] = pd.to_numeric(df[value], errors="coerce")
+    # a perplexity is exp(mean NLL) >= 1 and an NLL is >= 0: a negative or infinite value is a broken row, not a rank
+    low = 1.0 if value == "perplexity" else 0.0 if value in ("nll_mean", "nll_sum") else None
+    arr = df[value].dropna().to_numpy(dtype=float)
+    mask = ~np.isfinite(arr)
+    if low is not None:
+        mask |= arr < low
+    bad = arr[mask]
+    if len(bad):
+        raise BiaskitError("E080", f"{len(bad)} value(s) of {value!r} are " + ("infinite or below " + f"{low:g}" if low is not None else "infinite")
+                           + f" (a {value} is finite" + (f" and >= {low:g})" if low is not None else ")"),
+                           value=sorted({float(x) for x in bad})[:5],
+                           fix="rescore those rows with biaskit likelihood (failed rows must be null with an error), or drop them")
 
     pair_rows, rank_rows, axis_rows = [], [], []
     for ax, ga in df.groupby(axis, sort=True):

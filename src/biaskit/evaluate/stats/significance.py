@@ -228,9 +228,14 @@ def pairwise_proportion_tests(table: Any, group: str, column: str, label: str, *
     require_columns(df, [group, column, *within], "pairwise proportion tests")
     df = fill_keys(df, [group, *within])
     _check_pairs(df, group, pairs)
-    from biaskit.evaluate.stats.aggregate import _label_strings
+    from biaskit.evaluate.stats.aggregate import _label_strings, check_label_vocabulary, metric_labels
 
     df[column] = _label_strings(df[column])
+    check_label_vocabulary(df[column].tolist(), column)
+    known = metric_labels(column) or sorted(set(df[column].dropna()))
+    if str(label) not in known:  # 'POSITIVE' would be 0 of n in every group: a test of nothing
+        raise BiaskitError("E080", f"label {label!r} is not a label of column {column!r}", value=label, options=known,
+                           fix="pass --label with one of the column's labels (exact spelling)")
     rows = []
     for wkey, fam in (df.groupby(within, sort=True, dropna=False) if within else [((), df)]):
         wkey = wkey if isinstance(wkey, tuple) else (wkey,)
