@@ -8,8 +8,8 @@ token has none: it is context only, like ``add_bos=False`` with the hf backend).
 
 HTTP goes through :mod:`biaskit.net` (requests' ``Session``, one per worker thread). Requests that time out,
 lose the connection, get HTTP 408/409/425/429/5xx or a body that is not JSON are retried with exponential
-backoff (``Retry-After`` is honoured, in seconds or as an HTTP-date); after ``max_retries`` the row gets ``error`` set and no text, never a made-up value. Other HTTP
-errors (400, 401, 404) are not retried. A response that cannot be used (not UTF-8, cut short, not JSON,
+backoff (``Retry-After`` is honoured, in seconds or as an HTTP-date); after ``max_retries`` the row gets
+``error`` set and no text, never a made-up value. Other HTTP errors (400, 401, 404) are not retried. A response that cannot be used (not UTF-8, cut short, not JSON,
 a non-string text, no choices) is an error of that row only; the run goes on. The API key is read from an
 environment variable (default ``OPENAI_API_KEY``), never from the command line, and never written to a
 manifest; error texts are redacted (:func:`biaskit.secrets.redact`) before they are stored.
