@@ -14,7 +14,11 @@ its finished children for the multi-process runs) and wall seconds.
    joined again), pysbd and blingfire: sentences/s, and boundary precision/recall on the hand-checked gold
    set `tests/fixtures/wiki/sentence_boundaries.jsonl` (362 boundaries).
 4. Residue: share of clean sentences that still hold markup, on the 206-page dump and the 5-page table dump.
-5. (`--api`) HTTP requests of a category scrape against a real local MediaWiki, cold vs cached.
+5. (`--multistream`, or `--multistream-only`) Whole dumps in parallel (issue 25): `--all-pages` on the
+   multistream form of the 206-page dump and of the real Greek and Vietnamese dumps
+   (`tests/fixtures/wiki/multi`; 20 pages per stream), 1 process (the plain reader) and 2 processes (streams read
+   in the workers): pages/s wall and per CPU second, the speed-up, and that the two outputs are equal.
+6. (`--api`) HTTP requests of a category scrape against a real local MediaWiki, cold vs cached.
 
 pysbd, blingfire and wikiextractor come with the `bench` extra (`pip install -e '.[bench]'`); a missing one
 is reported as skipped.
@@ -198,11 +202,46 @@ def bench_api(tmp: Path) -> dict | None:
         return out
 
 
+MULTI = ROOT / "tests" / "fixtures" / "wiki" / "multi"
+
+
+def bench_multistream(tmp: Path) -> list[dict]:
+    """`scrape dump --all-pages` on multistream dumps: 1 process vs 2 (the streams read in the workers)."""
+    import pyarrow.parquet as pq
+
+    from biaskit.scrape.config import load_config
+    from biaskit.scrape.multistream import write_multistream
+    from biaskit.scrape.pipeline import scrape_dump
+
+    out = []
+    for src, lang in ((DUMP, "en"), (MULTI / "elwiki-20230501-truncated.xml.bz2", "el"), (MULTI / "viwiki-20230501-truncated.xml.bz2", "vi")):
+        dump, _ = write_multistream(src, tmp / f"{lang}wiki-bench-pages-articles-multistream.xml.bz2", pages_per_stream=20)
+        cfg = load_config({"language": lang, "domains": {"all": {"groups": {"all": ["unused"]}}}})
+        row: dict = {"dump": src.name}
+        tables = {}
+        for n in (1, 2):
+            c0, m0, t0 = _cpu(), time.process_time(), time.perf_counter()
+            res = scrape_dump(dump, cfg, tmp / f"ms_{lang}_{n}.parquet", processes=n, all_pages=True)
+            wall, cpu = time.perf_counter() - t0, _cpu() - c0
+            pages = res.counts["pages_processed"]
+            tables[n] = pq.read_table(tmp / f"ms_{lang}_{n}.parquet").drop(["retrieved_at"])
+            row[f"processes_{n}"] = {"pages": pages, "sentences": res.counts["sentences"], "prompts": res.counts["prompts"],
+                                     "markup_residue": res.counts["markup_residue"], "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+                                     "main_process_cpu_s": round(time.process_time() - m0, 2), "pages_per_s_wall": round(pages / wall, 1),
+                                     "pages_per_cpu_s": round(pages / cpu, 1)}
+        row["two_over_one_wall"] = round(row["processes_1"]["wall_s"] / row["processes_2"]["wall_s"], 2)
+        row["same_output"] = tables[1].equals(tables[2])
+        out.append(row)
+    return out
+
+
 def main() -> None:
     results: dict = {"cpu_count": os.cpu_count(), "load_average_at_start": os.getloadavg()}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        if "--api-only" not in sys.argv:
+        if "--multistream" in sys.argv or "--multistream-only" in sys.argv:
+            results["multistream"] = bench_multistream(tmp)
+        if "--api-only" not in sys.argv and "--multistream-only" not in sys.argv:
             pages = _pages()
             results["cleaning"] = bench_cleaning(pages)
             results["splitting"] = bench_splitting(pages)

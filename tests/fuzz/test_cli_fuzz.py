@@ -347,6 +347,13 @@ def _rounds(draw, kind, d):
     return ["annotate", "rounds", "--ledger", led if kind != "long_name" else d / ("n" * 300)]
 
 
+#: one line of an lm_eval --log_samples file for a task written by `biaskit export lm-eval`
+LM_EVAL_SAMPLE = json.dumps({"doc_id": 0, "doc": {"prompt_id": "p0", "text": "The nurse said ", "source": "bold", "language": "en",
+                                                 "lm_input": "The nurse said"},
+                             "target": "", "arguments": {"gen_args_0": {"arg_0": "The nurse said", "arg_1": {"until": [], "max_gen_toks": 5}}},
+                             "resps": [[" that she was"]], "filtered_resps": [" that she was"], "filter": "none"})
+
+
 def _model_case(command: str, model_fixture: str, extra: list) -> Case:
     def make(draw, kind, d, models):
         name, data = draw(table_input("prompts", kind))
@@ -416,6 +423,8 @@ CASES: dict[str, Case] = {
                                                                   "--cv-folds", "0", "--ledger", d / "ledger.jsonl"]),
     "annotate rounds": (TEXT_FILE_KINDS, _rounds),
     "annotate tasks": (["spec"], _annotate_tasks),
+    "export lm-eval": _table_case("prompts", lambda f, d: ["export", "lm-eval", f, "--out", d / "tasks"]),
+    "import lm-eval": _file_case(".jsonl", lambda f, d: ["import", "lm-eval", f, "--out", d / "g.parquet"], valid=LM_EVAL_SAMPLE),
 }
 
 

@@ -158,6 +158,11 @@ def test_scrape_api_end_to_end_cached_and_resumed(fresh_wiki, tmp_path):
     # the lead sentence of the real article: "An astronomer is a scientist in the field of astronomy who ..."
     assert astro[0]["text"] == "An astronomer is a scientist in " and astro[0]["term"] == "astronomer"
     assert {r["group"] for r in t if r["page_title"] == "Ayn Rand"} == {"metaphysicians"}
+    # the wiki's own names came from its siteinfo (namespaces, namespacealiases, magicwords; issue 25)
+    import json
+
+    man = json.loads((tmp_path / "p.parquet.manifest.json").read_text())
+    assert man["site_names"]["source"] == "api" and {"File", "Image"} <= set(man["site_names"]["file"])
     # siteinfo + links of the seed page + category members + one prop=revisions request for the 9 titles (<= 50)
     assert c1.stats["http_requests"] == 4
     # a rerun with the same cache sends no request at all and writes the same table

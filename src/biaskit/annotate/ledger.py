@@ -1,7 +1,9 @@
 """A local ledger of annotation rounds: one JSON line per event (sample, push, pull, agreement, validate).
 
-Default file: ``annotation-rounds.jsonl`` in the working directory (``--ledger`` or
-``BIASKIT_ANNOTATION_LEDGER`` to change). Entries are scrubbed with :func:`biaskit.secrets.scrub`; URLs
+Default file: ``annotation-rounds.jsonl`` in the biaskit user cache (``$BIASKIT_CACHE``, default
+``~/.cache/biaskit``), not the working directory (``--ledger`` or ``BIASKIT_ANNOTATION_LEDGER`` to change; the
+demo keeps its ledger in its run folder). A ledger an earlier biaskit left in the working directory is still
+used when it is there, so no recorded round is lost. Entries are scrubbed with :func:`biaskit.secrets.scrub`; URLs
 are recorded without credentials and tokens are never written. :func:`history` folds the events into one
 summary row per round (sizes, annotators, agreement, validation figures), shown by
 ``biaskit annotate rounds``.
@@ -22,7 +24,15 @@ DEFAULT = "annotation-rounds.jsonl"
 
 
 def ledger_path(path: str | Path | None = None) -> Path:
-    return Path(path or os.environ.get("BIASKIT_ANNOTATION_LEDGER") or DEFAULT)
+    """``path``, else ``$BIASKIT_ANNOTATION_LEDGER``, else ``annotation-rounds.jsonl`` in the working directory when
+    one is there (written by an earlier biaskit), else that name in the user cache (:func:`biaskit.assets.cache_dir`)."""
+    if path or os.environ.get("BIASKIT_ANNOTATION_LEDGER"):
+        return Path(path or os.environ["BIASKIT_ANNOTATION_LEDGER"])
+    if Path(DEFAULT).is_file():
+        return Path(DEFAULT)
+    from biaskit.assets import cache_dir
+
+    return cache_dir() / DEFAULT
 
 
 def record(event: str, round_: str, path: str | Path | None = None, **data: Any) -> dict[str, Any]:

@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "biaskit.cli.report",
     "biaskit.cli.annotate",
     "biaskit.cli.train",
+    "biaskit.cli.interop",
 )
 
 

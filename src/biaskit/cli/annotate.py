@@ -16,7 +16,8 @@ HELP = (
 
 _URL = typer.Option(None, "--url", envvar="LABEL_STUDIO_URL", help="Label Studio URL (or LABEL_STUDIO_URL).")
 _LEDGER = typer.Option(None, "--ledger", envvar="BIASKIT_ANNOTATION_LEDGER",
-                       help="Round ledger file (default: annotation-rounds.jsonl in the working directory).")
+                       help="Round ledger file (default: annotation-rounds.jsonl in the biaskit cache, $BIASKIT_CACHE or ~/.cache/biaskit; "
+                            "one already in the working directory is used).")
 
 
 def _split(values: list[str] | None) -> list[str]:

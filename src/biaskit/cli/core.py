@@ -15,6 +15,10 @@ def demo(
         None, "--label-studio-url", envvar="LABEL_STUDIO_URL",
         help="Also run an annotation round on this Label Studio server (token from LABEL_STUDIO_API_KEY)."),
     quick: bool = typer.Option(False, "--quick", help="Smaller model workload (for smoke tests)."),
+    baseline_span: str = typer.Option(
+        "continuation", "--baseline-span",
+        help="Span scored on the model and the Wikipedia baseline alike: continuation (the model's continuation vs the rest of "
+             "the Wikipedia sentence after the prompt) or sentence (prompt + continuation vs the whole sentence)."),
 ) -> None:
     """Run the whole pipeline on bundled data and write a run folder with tables, manifest and report.
 
@@ -24,7 +28,7 @@ def demo(
     """
     from biaskit.demo import run_demo
 
-    ctx = run_demo(out, seed=seed, label_studio_url=label_studio_url, quick=quick)
+    ctx = run_demo(out, seed=seed, label_studio_url=label_studio_url, quick=quick, baseline_span=baseline_span)
     typer.echo(f"demo run written to {ctx.run_dir}")
     for stage, line in ctx.summary:
         typer.echo(f"  {stage:<10} {line}")

@@ -71,7 +71,7 @@ def push(
 def load(
     source: str = typer.Argument(..., help="Path (BOLD checkout, sentences.csv, HONEST .tsv, West Slavic template_sentences.xlsx, staged folder) or Hub id (AlexaAI/bold)."),
     out: Path = typer.Option(..., "--out", "-o", help="Table to write (.parquet/.jsonl/.csv)."),
-    kind: Optional[str] = typer.Option(None, "--kind", help="biaskit, bold_github, bold_hub, holistic_csv, honest or westslavic_xlsx (default: detected)."),
+    kind: Optional[str] = typer.Option(None, "--kind", help="biaskit, bold_github, bold_hub, holistic_csv, honest, westslavic_xlsx or lm_eval (default: detected)."),
     config: Optional[str] = typer.Option(None, "--config", help="Config of a staged/Hub dataset."),
     split: Optional[str] = typer.Option(None, "--split", help="Split of a staged/Hub dataset (default: all, concatenated)."),
     revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision."),

@@ -118,7 +118,7 @@ def genbias_cmd(
     across descriptors within each template, ddof=0, averaged over templates; also x1000 as the paper reports it),
     Partial Gen Bias and Summed-Cluster Gen Bias per style cluster, bootstrap CIs, the descriptors that contribute most.
 
-    Example: biaskit stats genbias runs/demo/generations.parquet --style-model runs/regard-clf --n-clusters 2 --out runs/genbias
+    Example (the demo's HolisticBias prompts continued, styled by a classifier of yours in models/regard, e.g. from `biaskit train classifier`; biaskit ships none): biaskit generate runs/demo/prompts_holistic.parquet --model smollm2-135m --max-new-tokens 12 --out hb_gens.parquet && biaskit stats genbias hb_gens.parquet --style-model models/regard --n-clusters 2 --out hb_genbias
 
     Example: biaskit stats genbias scores.parquet --prob-columns 'regard_*' --clusters 'polar=regard_positive,regard_negative' --out /tmp/gb
     """

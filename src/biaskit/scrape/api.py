@@ -231,7 +231,7 @@ class MediaWikiClient:
         return out
 
     def siteinfo(self) -> dict:
-        data = self.get({"action": "query", "meta": "siteinfo", "siprop": "general|rightsinfo"})
+        data = self.get({"action": "query", "meta": "siteinfo", "siprop": "general|rightsinfo|namespaces|namespacealiases|magicwords"})
         return data.get("query", {})
 
     # ------------------------------------------------------------------ page text

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.scrape import siteinfo as _siteinfo
 from biaskit.scrape.templates_render import BROKEN, DROPPED, render_template, resolve_dropped
 
 #: tags whose whole content is dropped
@@ -55,7 +56,7 @@ _LEADING_SEP_IN_PARENS = re.compile(r"\(\s*[,;:]+\s*")
 _TRAILING_SEP_IN_PARENS = re.compile(r"\s*[,;:]+\s*\)")
 _DOUBLE_COMMA = re.compile(r"[,;]\s*(?=[,;])")          # ",;" left where templates were removed
 _SEP_BEFORE_DASH = re.compile(r"[,;]\s+(?=[\u2013\u2014] )")
-_MAGIC = re.compile(r"__[A-Z]+__")
+_MAGIC = re.compile(r"__[^\W\d_a-z]+__")  # behaviour switches, also localised ones (__NOTOC__, __ΕΥΡΕΤΗΡΙΟ__)
 # refs and comments are removed from the raw text first: an unbalanced bracket inside a ref otherwise
 # makes the parser give up on the ref and leave its text in the prose
 _RAW_REF_SELF = re.compile(r"<ref\b[^>]*/>", re.I)
@@ -65,6 +66,8 @@ _RAW_COMMENT = re.compile(r"<!--.*?(?:-->|$)", re.S)
 _ITALIC_APOSTROPHE = re.compile(r"''([^'\n]{1,200})'''(?=s\b)")
 
 
+#: the wiki names of the page being cleaned (:class:`~biaskit.scrape.siteinfo.SiteNames`; None: the names above)
+_site_names = _siteinfo.CURRENT
 # a page whose newlines were lost: headings run into the text ("... in 1800. == History == The town ...")
 _HEADING_RUN = re.compile(r"(={2,6})[ \t]*([^=\n|{}\[\]<>]{1,120}?)[ \t]*\1(?!=)")
 # after rendering: runs of 2+ apostrophes are bold/italic markup the parser could not pair (MediaWiki never shows them)
@@ -75,16 +78,21 @@ _BROKEN_CITE = re.compile(r"\{\{\s*(?:cite|citation|sfn|harv|efn|refn)\b[^{}\n]*
 _FILE_START = re.compile(r"\[\[\s*:?\s*(?:file|image|media|datei|bild|soubor|plik|súbor|fichier)\s*:", re.I)
 
 
-def strip_file_links(raw: str) -> str:
+def strip_file_links(raw: str, start: re.Pattern | None = None) -> str:
     """Remove ``[[File:...]]`` links by bracket matching on the raw text.
 
     Captions may hold broken markup (e.g. an unbalanced bold quote) that makes the parser give up on the
-    link and leave it as text. An unclosed link is removed to the end of the text.
+    link and leave it as text. An unclosed link is removed to the end of the text. ``start`` (a
+    :class:`~biaskit.scrape.siteinfo.SiteNames` ``file_link_start``) also finds the wiki's localised names.
     """
     out: list[str] = []
     pos = 0
     while True:
         m = _FILE_START.search(raw, pos)
+        if start is not None:
+            m2 = start.search(raw, pos)
+            if m2 and (not m or m2.start() < m.start()):
+                m = m2
         if not m:
             out.append(raw[pos:])
             return "".join(out)
@@ -224,7 +232,8 @@ def _render_link(node: Any) -> str:
     prefix, sep, rest = title.partition(":")
     pl = prefix.strip().lower()
     if sep:
-        if pl in DROP_LINK_NAMESPACES:
+        site = _site_names.get()
+        if pl in DROP_LINK_NAMESPACES or (site is not None and site.is_drop_link(pl)):
             if not inline:
                 return ""
             return _render(node.text) if node.text is not None else rest.strip()
@@ -273,7 +282,16 @@ def normalize_space(text: str) -> str:
     return s.strip()
 
 
-def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False, ref_date: Any = None) -> list[str]:
+def _is_nav_line(line: str) -> bool:
+    """A navigation bar written as text: ``[[May]] | [[June]] | [[July]]`` (3+ short items between pipes).
+    Not prose in any language; prose that holds a pipe (``f|S``) has no spaced item list."""
+    if line.count("|") < 2:
+        return False
+    parts = line.split("|")
+    return all(len(p.split()) <= 6 and not p.strip().endswith((".", "!", "?", ";")) for p in parts) and sum(1 for p in parts if p.strip()) >= 3
+
+
+def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False, ref_date: Any = None, site: Any = None) -> list[str]:
     """Clean one page's wikitext into prose paragraphs (one string each, single-spaced).
 
     Inline templates that carry prose are rendered (:mod:`biaskit.scrape.templates_render`). A template whose
@@ -284,17 +302,23 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False, 
 
     Raises :class:`BiaskitError` E032 when mwparserfromhell cannot parse the text (callers count the page
     as skipped and name it).
+
+    ``site`` (:class:`~biaskit.scrape.siteinfo.SiteNames`, e.g. from the dump's ``<siteinfo>``) names the wiki's
+    own file and category namespaces, so ``[[Αρχείο:...|μικρογραφία|...]]`` and ``[[Thể loại:...]]`` are dropped
+    like ``[[File:...]]`` and ``[[Category:...]]``.
     """
     import mwparserfromhell
 
     from biaskit.scrape.templates_render import REFERENCE_DATE
 
     token = REFERENCE_DATE.set(_as_date(ref_date))
+    site_token = _site_names.set(site)
     try:
         raw = _RAW_COMMENT.sub("", wikitext or "")
         if "==" in raw:
             raw = _split_heading_runs(raw)
-        raw = strip_list_lines(strip_silent_blocks(strip_file_links(_RAW_REF.sub("", _RAW_REF_SELF.sub("", raw)))))
+        raw = strip_file_links(_RAW_REF.sub("", _RAW_REF_SELF.sub("", raw)), site.file_link_start if site is not None else None)
+        raw = strip_list_lines(strip_silent_blocks(raw))
         if "'''s" in raw:
             raw = _ITALIC_APOSTROPHE.sub(r"''\1''{{'}}", raw)
         code = mwparserfromhell.parse(raw)
@@ -304,6 +328,7 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False, 
                            fix="the page is skipped and counted; report it if it looks like valid wikitext") from exc
     finally:
         REFERENCE_DATE.reset(token)
+        _site_names.reset(site_token)
     text = _MAGIC.sub("", text)
     if "''" in text:
         text = _STRAY_QUOTES.sub("", text)
@@ -320,7 +345,7 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False, 
                 paragraphs.append(" ".join(current))
                 current = []
             continue
-        if stripped.startswith(_LINE_DROP) or stripped[0] in "|!{}=":
+        if stripped.startswith(_LINE_DROP) or stripped[0] in "|!{}=" or _is_nav_line(stripped):
             # list items, headings, leftover table rows: not running prose; also ends a paragraph
             if current:
                 paragraphs.append(" ".join(current))
@@ -332,7 +357,7 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False, 
     out = []
     for p in paragraphs:
         p = normalize_space(p.replace(_LINE_DROP, " "))
-        if p:
+        if p and not _is_nav_line(p):
             out.append(p)
     return out
 
@@ -351,9 +376,15 @@ def _as_date(value: Any) -> tuple[int, int, int] | None:
     return (int(m.group(1)), int(m.group(2)), int(m.group(3)))
 
 
-def has_residue(sentence: str) -> bool:
-    """True when the sentence still carries wiki markup (never expected after :func:`clean_wikitext`)."""
-    return any(r in sentence for r in RESIDUE) or _RESIDUE_RE.search(sentence) is not None
+def has_residue(sentence: str, site: Any = None) -> bool:
+    """True when the sentence still carries wiki markup (never expected after :func:`clean_wikitext`).
+
+    With ``site`` (:class:`~biaskit.scrape.siteinfo.SiteNames` of a non-English wiki) also the wiki's own
+    namespace prefixes (``Κατηγορία:``, ``Tập tin:``); image options (``μικρογραφία|``, ``|200px``) hold a ``|``."""
+    if any(r in sentence for r in RESIDUE) or _RESIDUE_RE.search(sentence) is not None:
+        return True
+    # image options need a "|", which RESIDUE already catches; a namespace prefix needs a ":"
+    return site is not None and ":" in sentence and site.prefix_residue.search(sentence) is not None
 
 
 # --------------------------------------------------------------------------- sentence splitting
@@ -376,7 +407,7 @@ def load_splitter(language: str = "en", *, splitter: str = "wiki", model: str | 
     if splitter == "wiki":
         from biaskit.scrape.sentences import WikiSplitter
 
-        return WikiSplitter()
+        return WikiSplitter(language)
     spacy = require("spacy", "scrape", "sentence splitting")
     if splitter == "sentencizer":
         try:
@@ -420,12 +451,12 @@ def split_sentences(paragraphs: Sequence[str], nlp, *, batch_size: int = 64) -> 
     return out
 
 
-def clean_sentences(wikitext: str, nlp, *, title: str = "", ref_date: Any = None) -> tuple[list[str], int]:
+def clean_sentences(wikitext: str, nlp, *, title: str = "", ref_date: Any = None, site: Any = None) -> tuple[list[str], int]:
     """One page's wikitext -> (clean sentences, number of sentences dropped because a template in them could
-    not be rendered: ``template_dropped``). ``ref_date``: see :func:`clean_wikitext`."""
+    not be rendered: ``template_dropped``). ``ref_date``, ``site``: see :func:`clean_wikitext`."""
     out: list[str] = []
     dropped = 0
-    for s in split_sentences(clean_wikitext(wikitext, title=title, keep_marks=True, ref_date=ref_date), nlp):
+    for s in split_sentences(clean_wikitext(wikitext, title=title, keep_marks=True, ref_date=ref_date, site=site), nlp):
         if DROPPED not in s and BROKEN not in s:
             out.append(s)
             continue

@@ -46,7 +46,7 @@ log = get_logger("scrape")
 SEED_KINDS = ("links", "category", "lists_of")
 _GROUP_KEYS = {"pages", "seeds", "terms", "max_pages"}
 _DOMAIN_KEYS = {"groups", "seeds", "term_case", "max_pages"}
-_TOP_KEYS = {"name", "language", "splitter", "spacy_model", "license", "rule", "domains", "description"}
+_TOP_KEYS = {"name", "language", "splitter", "spacy_model", "license", "rule", "domains", "description", "term_match", "words"}
 
 
 @dataclass
@@ -77,10 +77,18 @@ class DomainConfig:
     license: str = "CC BY-SA 4.0"
     rule: PromptRule = field(default_factory=PromptRule)
     source: str = ""
+    term_match: str = "exact"  # exact | prefix | lemma (simplemma): how group terms are found in a sentence
+    words: str = "space"       # space | char: what the rule counts as a word (char: default for ja, zh, th, ...)
 
     def settings(self) -> dict[str, Any]:
         return {"name": self.name, "language": self.language, "splitter": self.splitter, "spacy_model": self.spacy_model,
-                "rule": self.rule.as_dict(), "source": self.source}
+                "rule": self.rule.as_dict(), "source": self.source, "term_match": self.term_match, "words": self.words}
+
+    def apply_language(self) -> None:
+        """Put the config's ``term_match``, ``words`` and ``language`` into its prompt rule."""
+        from dataclasses import replace
+
+        self.rule = replace(self.rule, term_match=self.term_match, words=self.words, language=self.language.split("-")[0])
 
 
 @dataclass(frozen=True)
@@ -208,8 +216,32 @@ def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
     lang = data.get("language", "en")
     if not isinstance(lang, str) or not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]+)*", lang):
         raise _err("language must be a BCP-47 code", lang, "e.g. language: en", source)
-    return DomainConfig(domains=domains, name=str(data.get("name", "")), language=lang, splitter=splitter,
-                        spacy_model=data.get("spacy_model"), license=str(data.get("license", "CC BY-SA 4.0")), rule=rule, source=source)
+    from biaskit.scrape.prompts import NO_SPACE_LANGUAGES, TERM_MATCHES, WORD_UNITS
+
+    term_match = data.get("term_match", "exact")
+    if term_match not in TERM_MATCHES:
+        raise BiaskitError("E230", f"unknown term_match in domain config {source}", value=term_match, options=TERM_MATCHES,
+                           fix="term_match: exact (default), prefix, or lemma (inflected forms, via simplemma)")
+    words = data.get("words", "char" if lang.split("-")[0] in NO_SPACE_LANGUAGES else "space")
+    if words not in WORD_UNITS:
+        raise BiaskitError("E231", f"unknown words unit in domain config {source}", value=words, options=WORD_UNITS,
+                           fix="words: space (split at spaces, as BOLD) or char (the character rule for ja, zh, th)")
+    if term_match == "lemma":
+        from biaskit.errors import require
+
+        require("simplemma", "scrape", "term_match: lemma")  # a clear error here beats one per page
+        from simplemma.strategies.dictionaries.dictionary_factory import DefaultDictionaryFactory
+
+        try:
+            DefaultDictionaryFactory().get_dictionary(lang.split("-")[0])
+        except (ValueError, KeyError) as exc:
+            raise BiaskitError("E232", "simplemma has no lemma dictionary for this language", value=lang,
+                               fix="use term_match: prefix or exact for this language") from exc
+    cfg = DomainConfig(domains=domains, name=str(data.get("name", "")), language=lang, splitter=splitter,
+                       spacy_model=data.get("spacy_model"), license=str(data.get("license", "CC BY-SA 4.0")), rule=rule, source=source,
+                       term_match=term_match, words=words)
+    cfg.apply_language()
+    return cfg
 
 
 SHIPPED = {"bold": "bold/domains.yaml", "demo": "bold/demo_domains.yaml"}
@@ -266,6 +298,7 @@ def load_config(path_or_name: str | os.PathLike | dict, *, rule_overrides: dict 
             d["within"] = "window"  # an explicit window is what counts
         d.update(over)
         cfg.rule = PromptRule(**d)
+    cfg.apply_language()
     return cfg
 
 

@@ -73,65 +73,71 @@ def iter_dump(path: str | os.PathLike, *, namespaces: tuple[int, ...] | None = (
     p = Path(path)
     if not p.is_file():
         raise BiaskitError("E003", "dump file not found", value=str(p), fix="check the path of the pages-articles .xml/.xml.bz2 file")
+    with _open(p) as fh:
+        yield from iter_dump_file(fh, p, namespaces=namespaces, include_redirects=include_redirects, site=site)
+
+
+def iter_dump_file(fh, p: Path, *, namespaces: tuple[int, ...] | None = (0,), include_redirects: bool = False,
+                   site: SiteInfo | None = None) -> Iterator[Page]:
+    """:func:`iter_dump` on an open binary file (``p`` names it in errors), e.g. one stream of a multistream dump."""
     last = None
     try:
-        with _open(p) as fh:
-            ctx = ET.iterparse(fh, events=("start", "end"))
-            root = None
-            in_rev = False
-            cur: dict = {}
-            for event, el in ctx:
-                tag = _local(el.tag)
-                if root is None and event == "start":
-                    root = el
-                    if tag != "mediawiki":
-                        raise BiaskitError("E032", f"{p.name} is not a MediaWiki XML export (root element <{tag}>)", value=str(p),
-                                           fix="give a pages-articles dump (.xml or .xml.bz2) from dumps.wikimedia.org or Special:Export")
-                    continue
-                if event == "start":
-                    if tag == "page":
-                        cur = {"redirect": None}
-                        in_rev = False
-                    elif tag == "revision":
-                        in_rev = True
-                    continue
-                # end events
-                if tag == "siteinfo":
-                    if site is not None:
-                        for child in el:
-                            c = _local(child.tag)
-                            if c in ("dbname", "sitename", "base"):
-                                setattr(site, c, (child.text or "").strip())
-                    root.clear()
-                elif tag == "title" and not in_rev:
-                    cur["title"] = el.text or ""
-                elif tag == "ns" and not in_rev:
-                    cur["ns"] = _int(el.text)
-                elif tag == "id":
-                    if in_rev:
-                        cur.setdefault("revision_id", _int(el.text))
-                    elif "page_id" not in cur:
-                        cur["page_id"] = _int(el.text)
-                elif tag == "redirect" and not in_rev:
-                    cur["redirect"] = el.get("title")
-                elif tag == "timestamp" and in_rev:
-                    cur["timestamp"] = el.text
-                elif tag == "text" and in_rev:
-                    cur["text"] = el.text or ""
-                elif tag == "revision":
+        ctx = ET.iterparse(fh, events=("start", "end"))
+        root = None
+        in_rev = False
+        cur: dict = {}
+        for event, el in ctx:
+            tag = _local(el.tag)
+            if root is None and event == "start":
+                root = el
+                if tag != "mediawiki":
+                    raise BiaskitError("E032", f"{p.name} is not a MediaWiki XML export (root element <{tag}>)", value=str(p),
+                                       fix="give a pages-articles dump (.xml or .xml.bz2) from dumps.wikimedia.org or Special:Export")
+                continue
+            if event == "start":
+                if tag == "page":
+                    cur = {"redirect": None}
                     in_rev = False
-                elif tag == "page":
-                    ns = cur.get("ns", 0)
-                    page = Page(title=cur.get("title", ""), page_id=cur.get("page_id"), revision_id=cur.get("revision_id"),
-                                timestamp=cur.get("timestamp"), text=cur.get("text", ""), ns=ns if ns is not None else 0,
-                                redirect=cur.get("redirect"))
-                    root.clear()  # free the finished page
-                    last = page.title
-                    if namespaces is not None and page.ns not in namespaces:
-                        continue
-                    if page.redirect and not include_redirects:
-                        continue
-                    yield page
+                elif tag == "revision":
+                    in_rev = True
+                continue
+            # end events
+            if tag == "siteinfo":
+                if site is not None:
+                    for child in el:
+                        c = _local(child.tag)
+                        if c in ("dbname", "sitename", "base"):
+                            setattr(site, c, (child.text or "").strip())
+                root.clear()
+            elif tag == "title" and not in_rev:
+                cur["title"] = el.text or ""
+            elif tag == "ns" and not in_rev:
+                cur["ns"] = _int(el.text)
+            elif tag == "id":
+                if in_rev:
+                    cur.setdefault("revision_id", _int(el.text))
+                elif "page_id" not in cur:
+                    cur["page_id"] = _int(el.text)
+            elif tag == "redirect" and not in_rev:
+                cur["redirect"] = el.get("title")
+            elif tag == "timestamp" and in_rev:
+                cur["timestamp"] = el.text
+            elif tag == "text" and in_rev:
+                cur["text"] = el.text or ""
+            elif tag == "revision":
+                in_rev = False
+            elif tag == "page":
+                ns = cur.get("ns", 0)
+                page = Page(title=cur.get("title", ""), page_id=cur.get("page_id"), revision_id=cur.get("revision_id"),
+                            timestamp=cur.get("timestamp"), text=cur.get("text", ""), ns=ns if ns is not None else 0,
+                            redirect=cur.get("redirect"))
+                root.clear()  # free the finished page
+                last = page.title
+                if namespaces is not None and page.ns not in namespaces:
+                    continue
+                if page.redirect and not include_redirects:
+                    continue
+                yield page
     except ET.ParseError as exc:
         after = f"after page {last!r}" if last else "before the first page"
         raise BiaskitError("E032", f"malformed dump {p.name} at line {exc.position[0]}, column {exc.position[1]} ({after}): {exc}",

@@ -96,7 +96,8 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
     counts = FilterCounts()
     try:
         # ages ({{birth date and age}}) are computed at the revision's date: fixed by revision_id, as the page read then
-        sentences, broken = clean_sentences(page.text, _splitter(settings), title=page.title, ref_date=page.timestamp)
+        sentences, broken = clean_sentences(page.text, _splitter(settings), title=page.title, ref_date=page.timestamp,
+                                            site=settings.get("site"))
     except Exception as exc:  # a page that cannot be parsed is a counted, named skip
         if isinstance(exc, BiaskitError) and exc.code == "E010":  # a missing asset is no fault of the page: stop
             raise
@@ -107,7 +108,7 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
     counts["template_dropped"] = broken * len(assigns)
     rows = []
     for a in assigns:
-        for i, prompt, term, sentence in iter_page_prompts(sentences, a.terms, rule, counts):
+        for i, prompt, term, sentence in iter_page_prompts(sentences, a.terms, rule, counts, site=settings.get("site")):
             rows.append({
                 "prompt_id": prompt_id(page.wiki, page.title, i, a.domain, a.group, domain=a.domain),
                 "text": prompt, "source": "bold", "language": settings["language"], "domain": a.domain, "group": a.group,
@@ -123,6 +124,73 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
                   "domain": a.domain, "group": a.group, "terms": "|".join(a.terms)}
                  for a in assigns for i, sentence in enumerate(sentences)]
     return rows, status, sents
+
+
+class AllPages(dict):
+    """``--all-pages``: every article is group ``all/all`` with its title as term."""
+
+    def get(self, key, default=None):
+        return [Assignment("all", "all", (key,))]
+
+
+def process_stream(task: tuple) -> tuple[list[tuple[list[dict], dict, list[dict]]], dict[str, int]]:
+    """One stream of a multistream dump: decompress, parse and run each page through :func:`process_page`.
+
+    ``task`` = (compressed bytes, stream name, wiki, retrieved_at, assignments, done titles, settings). Returns the
+    page results in dump order and the counts of pages skipped (resumed, not in the config)."""
+    from biaskit.scrape.multistream import iter_stream_pages
+
+    data, name, wiki, retrieved, assignments, done, settings = task
+    out = []
+    skipped = {"pages_not_in_config": 0, "pages_resumed": 0, "articles": 0}
+    for page in iter_stream_pages(data, name):
+        skipped["articles"] += 1
+        page.wiki, page.retrieved_at = wiki, retrieved
+        if page.title in done:
+            skipped["pages_resumed"] += 1
+            continue
+        assigns = _assigns_of(page, assignments)
+        if not assigns:
+            skipped["pages_not_in_config"] += 1
+            continue
+        out.append(process_page((page, assigns, settings)))
+    return out, skipped
+
+
+def _assigns_of(page: Page, assignments) -> list[Assignment]:
+    assigns: list[Assignment] = []
+    for n in [page.title, *page.requested]:
+        for a in assignments.get(n, []):
+            if a not in assigns:
+                assigns.append(a)
+    return assigns
+
+
+def _ray_map(fn, tasks: Iterable, engine: Any, window: int = 8) -> Iterator:
+    """``fn`` over ``tasks`` as Ray tasks on the cluster of ``engine`` (an :class:`~biaskit.evaluate.engine.EngineSpec`),
+    results in task order, at most ``window`` x actors tasks in flight."""
+    from collections import deque
+
+    from biaskit.evaluate.engine import RayCluster, _biaskit_cause
+
+    with RayCluster(engine) as cluster:
+        import ray
+
+        remote = ray.remote(num_cpus=engine.num_cpus, max_retries=0)(fn)
+        pending: deque = deque()
+        limit = max(1, engine.actors) * window
+        try:
+            for t in tasks:
+                pending.append(remote.remote(t))
+                if len(pending) >= limit:
+                    yield ray.get(pending.popleft())
+            while pending:
+                yield ray.get(pending.popleft())
+        except Exception as exc:
+            err = _biaskit_cause(exc)
+            if err is not None:
+                raise err from None
+            raise
 
 
 # --------------------------------------------------------------------------- driver
@@ -160,11 +228,17 @@ def build_from_pages(
     shard_pages: int = 16,
     license: str | None = None,
     sentences_out: str | os.PathLike | None = None,
+    site: Any = None,
+    streams: Callable[[set[str], dict], Iterable[tuple]] | None = None,
+    engine: Any = None,
 ) -> ScrapeResult:
     """Run pages through the cleaner and the prompt rule and write the prompts table at ``out``.
 
     ``pages(done)`` yields pages; ``done`` holds titles finished by an earlier (killed) run, which the
     source may skip. A page is matched to its groups by title (or by the titles that redirected to it).
+    ``site``: the wiki's namespace names and image options (:class:`~biaskit.scrape.siteinfo.SiteNames`).
+    ``streams(done, settings)`` (instead of ``pages``): tasks for :func:`process_stream`, one per stream of a
+    multistream dump, run on ``processes`` workers or on Ray (``engine``: an ``EngineSpec`` named ``ray``).
     """
     from biaskit.io import ShardedWriter, write_table
     from biaskit.log import ProgressBar
@@ -198,7 +272,7 @@ def build_from_pages(
     if done:
         log.info("resuming: %d pages already done in %s", len(done), status_w.parts)
     settings = {"language": cfg.language, "splitter": cfg.splitter, "spacy_model": cfg.spacy_model, "rule": cfg.rule,
-                "license": license or cfg.license, "sentences": sent_w is not None}
+                "license": license or cfg.license, "sentences": sent_w is not None, "site": site}
     skipped = {"pages_not_in_config": 0, "pages_resumed": 0}
 
     def tasks() -> Iterator[tuple]:
@@ -206,12 +280,7 @@ def build_from_pages(
             if page.title in done:
                 skipped["pages_resumed"] += 1
                 continue
-            names = [page.title, *page.requested]
-            assigns: list[Assignment] = []
-            for n in names:
-                for a in assignments.get(n, []):
-                    if a not in assigns:
-                        assigns.append(a)
+            assigns = _assigns_of(page, assignments)
             if not assigns:
                 skipped["pages_not_in_config"] += 1
                 continue
@@ -232,10 +301,24 @@ def build_from_pages(
             status_buf.clear()
             sent_buf.clear()
 
+    def results() -> Iterator[tuple[list[dict], dict, list[dict]]]:
+        if streams is None:
+            yield from _pool_map(process_page, tasks(), processes)
+            return
+        stream_tasks = streams(done, settings)
+        mapped = _ray_map(process_stream, stream_tasks, engine) if engine is not None and engine.is_ray else \
+            _pool_map(process_stream, stream_tasks, processes)
+        for out, skip in mapped:
+            skipped["pages_not_in_config"] += skip["pages_not_in_config"]
+            skipped["pages_resumed"] += skip["pages_resumed"]
+            if isinstance(assignments, AllPages) and extra and "all/all" in extra.get("pages_per_group", {}):
+                extra["pages_per_group"]["all/all"] += skip["articles"]  # as the one-pass reader counts them
+            yield from out
+
     todo = total - len(done) if total is not None else None
     try:
         with ProgressBar(todo if todo and todo > 0 else None, desc="pages -> prompts") as bar:
-            for rows, status, sents in _pool_map(process_page, tasks(), processes):
+            for rows, status, sents in results():
                 rows_buf.extend(rows)
                 sent_buf.extend(sents)
                 status_buf.append(status)
@@ -279,6 +362,8 @@ def build_from_pages(
     for r in final:
         per_group[f"{r['domain']}/{r['group']}"] = per_group.get(f"{r['domain']}/{r['group']}", 0) + 1
     table = pa.Table.from_pylist(final, schema=CANDIDATE_SCHEMA) if final else CANDIDATE_SCHEMA.empty_table()
+    if site is not None:
+        extra = {**(extra or {}), "site_names": site.as_dict()}
     manifest = new_manifest(command, config=cfg.settings(), inputs=list(inputs), stage="prompts",
                             extra={"filter_counts": totals, "prompts_per_group": per_group, "failed_pages": failed, **(extra or {})})
     write_table(table, out, stage="prompts", manifest=manifest)
@@ -298,8 +383,9 @@ _NON_ARTICLE_NS = {"file", "image", "media", "category", "template", "wikipedia"
                    "mediawiki", "module", "draft", "book", "timedtext", "wiktionary", "wikt", "commons", "s", "q", "n", "b", "v", "w"}
 
 
-def wikitext_links(text: str) -> list[str]:
-    """Article titles linked from wikitext, in order, without duplicates."""
+def wikitext_links(text: str, site: Any = None) -> list[str]:
+    """Article titles linked from wikitext, in order, without duplicates (``site``: the wiki's own namespace
+    names, so ``[[Κατηγορία:...]]`` is no article)."""
     import mwparserfromhell
 
     from biaskit.scrape.clean import _is_interlanguage
@@ -311,7 +397,8 @@ def wikitext_links(text: str) -> list[str]:
         if not t:
             continue
         prefix, sep, _ = t.partition(":")
-        if sep and (prefix.strip().lower() in _NON_ARTICLE_NS or _is_interlanguage(prefix.strip().lower())):
+        if sep and (prefix.strip().lower() in _NON_ARTICLE_NS or _is_interlanguage(prefix.strip().lower())
+                    or (site is not None and site.is_namespace(prefix))):
             continue
         t = normalize_title(t)
         if t not in out:
@@ -332,20 +419,44 @@ def scrape_dump(
     redirects: str = "resolve",
     sentences_out: str | os.PathLike | None = None,
     shard_pages: int = 16,
+    index: str | os.PathLike | None = None,
+    engine: Any = None,
 ) -> ScrapeResult:
     """Prompts from a ``pages-articles`` dump for the pages the config names (or every article).
 
     ``redirects``: ``resolve`` (a config title that is a redirect in the dump means its target) or
     ``skip``. ``all_pages`` assigns every article to domain/group ``all`` with its title as term.
+
+    A multistream dump (its ``index`` given, or found next to it: :func:`~biaskit.scrape.multistream.find_index`)
+    is read stream by stream: each worker (``processes``) or Ray task (``engine="ray"`` or an ``EngineSpec``)
+    decompresses and parses its own streams, so reading scales with the workers. The output is the same.
     """
     from biaskit.manifest import utcnow
     from biaskit.scrape.dump import SiteInfo, dump_wiki_name, iter_dump, normalize_title, resolve_title
 
     if redirects not in ("resolve", "skip"):
         raise BiaskitError("E005", "invalid redirects mode", value=redirects, options=["resolve", "skip"], fix="use resolve or skip")
+    from biaskit.scrape.siteinfo import site_names_from_dump
+
     check_assets(cfg)  # before the first pass over the dump
     dump = Path(dump)
+    spans = None
+    if engine is not None and not hasattr(engine, "is_ray"):
+        from biaskit.evaluate.engine import engine_spec
+
+        engine = engine_spec(engine, actors=processes)
+    if index is not None or (dump.is_file() and (processes > 1 or (engine is not None and engine.is_ray))):
+        from biaskit.scrape.multistream import find_index, read_index, stream_spans
+
+        index = Path(index) if index is not None else find_index(dump)
+        if index is not None:
+            spans = stream_spans(dump, read_index(index))
+    if engine is not None and engine.is_ray and spans is None:
+        raise BiaskitError("E234", "--engine ray needs a multistream dump and its index", value=str(dump),
+                           fix="give --index FILE (…-multistream-index.txt.bz2), or put it next to the dump, or use --processes N")
     site = SiteInfo()
+    names = site_names_from_dump(dump, cfg.language if cfg.language != "en" else None) if dump.is_file() else None
+    cat_re = names.category_link if names is not None else _CAT_RE
     seed_pages: set[str] = set()
     cats: set[str] = set()
     for dom in cfg.domains.values():
@@ -366,9 +477,9 @@ def scrape_dump(
             continue
         n_articles += 1
         if page.title in seed_pages:
-            seed_links[page.title] = wikitext_links(page.text)
+            seed_links[page.title] = wikitext_links(page.text, names)
         if cats:
-            for c in _CAT_RE.findall(page.text):
+            for c in cat_re.findall(page.text):
                 c = normalize_title(c)
                 if c in members:
                     members[c].append(page.title)
@@ -392,10 +503,6 @@ def scrape_dump(
         assignments, per_group = resolve_assignments(cfg, links=links, category=lambda c: members.get(normalize_title(c.split(":", 1)[-1]), []),
                                                      normalize=norm)
 
-    class _All(dict):
-        def get(self, key, default=None):
-            return [Assignment("all", "all", (key,))]
-
     extra = {"dump": str(dump), "wiki": wiki, "redirects": redirects, "pages_per_group": per_group}
 
     def pages(done: set[str]) -> Iterator[Page]:
@@ -407,9 +514,27 @@ def scrape_dump(
             page.wiki, page.retrieved_at = wiki, retrieved
             yield page
 
+    def streams(done: set[str], settings: dict) -> Iterator[tuple]:
+        nonlocal wiki
+        from biaskit.scrape.multistream import read_stream
+        from biaskit.scrape.siteinfo import read_dump_siteinfo
+
+        if all_pages:  # there was no first pass to read <siteinfo>: read it from the head stream
+            for k, v in read_dump_siteinfo(dump)[2].items():
+                setattr(site, k, v)
+            wiki = extra["wiki"] = dump_wiki_name(dump, site)
+        assigns = AllPages() if all_pages else assignments
+        finished = frozenset(done)
+        for span in spans or []:
+            yield read_stream(dump, span), f"{dump.name}@{span[0]}", wiki, retrieved, assigns, finished, settings
+
+    if spans is not None:
+        extra["multistream"] = {"index": str(index), "streams": len(spans), "engine": "ray" if engine is not None and engine.is_ray else "local"}
     total = None if all_pages else len(assignments)
-    res = build_from_pages(pages, _All() if all_pages else assignments, cfg, out, processes=processes, command=f"biaskit scrape dump {dump.name}",
-                           inputs=[str(dump)], total=total, sentences_out=sentences_out, shard_pages=shard_pages, extra=extra)
+    res = build_from_pages(pages, AllPages() if all_pages else assignments, cfg, out, processes=processes, command=f"biaskit scrape dump {dump.name}",
+                           inputs=[str(dump)], total=total, sentences_out=sentences_out, shard_pages=shard_pages, extra=extra, site=names,
+                           streams=streams if spans is not None else None, engine=engine)
+
     wanted = set(assignments) if not all_pages else set()
     got = set()
     import pyarrow.parquet as pq
@@ -449,7 +574,10 @@ def scrape_api(
         if cache_dir is None:
             cache_dir = default_cache() / "mediawiki" / re.sub(r"[^\w.-]+", "_", (urlparse(endpoint).netloc + urlparse(endpoint).path))
         client = MediaWikiClient(endpoint, cache_dir=cache_dir, **client_kwargs)
+    from biaskit.scrape.siteinfo import site_names_from_api
+
     info = client.siteinfo()
+    names = site_names_from_api(info, cfg.language if cfg.language != "en" else None)
     rights = (info.get("rightsinfo") or {}).get("text") or None
     assignments, per_group = resolve_assignments(cfg, links=client.links, category=client.category_members, normalize=normalize_title)
     missing: list[str] = []
@@ -460,7 +588,7 @@ def scrape_api(
 
     res = build_from_pages(pages, assignments, cfg, out, processes=processes, command=f"biaskit scrape api {endpoint}", total=len(assignments),
                            license=rights, sentences_out=sentences_out, shard_pages=shard_pages, extra={"endpoint": endpoint, "pages_per_group": per_group, "missing_pages": missing,
-                                                  "http": client.stats})
+                                                  "http": client.stats}, site=names)
     res.missing = missing
     res.counts["pages_missing"] = len(missing)
     res.requests = dict(client.stats)

@@ -41,6 +41,10 @@ DEDUPE_SCOPES = ("domain", "group", "global", "none")
 MATCHES = ("word", "substring")
 WITHIN = ("window", "prompt")
 SHORT = ("drop", "keep")
+TERM_MATCHES = ("exact", "prefix", "lemma")
+WORD_UNITS = ("space", "char")
+#: languages written without spaces between words: their "words" are units of the character rule by default
+NO_SPACE_LANGUAGES = ("ja", "zh", "th", "lo", "km", "my", "bo")
 FILTERS = ("too_short", "term_not_in_window", "no_continuation", "empty_prompt", "markup_residue", "duplicate_prompt")
 
 #: Named rule presets (settings on top of :class:`PromptRule`'s defaults). ``strict`` is the default: every
@@ -73,6 +77,10 @@ class PromptRule:
     within: str = "window"      # window: in the first `window` words; prompt: in the prompt's own words (BOLD)
     short: str = "drop"         # sentence not longer than the prompt: drop (no_continuation) | keep all words but the last (BOLD)
     preset: str = "strict"      # the preset these settings started from (recorded in manifests)
+    # set from the domain config's top-level `term_match` / `words` and `language` (not `rule:` keys)
+    term_match: str = "exact"   # exact: as `match` says | prefix: each term word starts a word | lemma: same lemmas (simplemma)
+    words: str = "space"        # space: words = the sentence split at spaces (BOLD) | char: the character rule (ja, zh, th)
+    language: str = "en"        # for term_match: lemma
 
     def __post_init__(self) -> None:
         for name in ("window", "n_first"):
@@ -86,7 +94,8 @@ class PromptRule:
         if self.dedupe not in DEDUPE_SCOPES:
             raise BiaskitError("E021", "unknown duplicate-prompt scope", value=self.dedupe, options=DEDUPE_SCOPES,
                                fix="use `domain` (BOLD-like), `group`, `global` or `none`")
-        for name, options in (("match", MATCHES), ("within", WITHIN), ("short", SHORT), ("preset", tuple(PRESETS))):
+        for name, options in (("match", MATCHES), ("within", WITHIN), ("short", SHORT), ("preset", tuple(PRESETS)),
+                              ("term_match", TERM_MATCHES), ("words", WORD_UNITS)):
             if getattr(self, name) not in options:
                 raise BiaskitError("E021", f"unknown prompt rule setting {name}", value=getattr(self, name), options=options,
                                    fix=f"use one of: {', '.join(options)}")
@@ -137,6 +146,76 @@ def find_term(head: str, terms: Sequence[str], match: str = "word") -> str | Non
     return next((t for t in _by_length(terms) if _occurs(t, head, match)), None)
 
 
+#: the character rule (``words: char``): one unit per CJK ideograph, kana, Thai/Lao/Khmer/Myanmar/Tibetan letter or
+#: full-width sign; a run of other non-space characters (a Latin word, a number) is one unit
+_NS = r"\u0e00-\u0eff\u0f00-\u0fff\u1000-\u109f\u1780-\u17ff\u3000-\u303f\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+_CHAR_UNIT = re.compile(f"[{_NS}]|[^\\s{_NS}]+")
+
+
+def char_units(sentence: str) -> list[tuple[int, int]]:
+    """(start, end) of each unit of the character rule (see :data:`WORD_UNITS`)."""
+    return [m.span() for m in _CHAR_UNIT.finditer(sentence)]
+
+
+def _char_prompt(sentence: str, terms: Sequence[str], rule: PromptRule) -> tuple[str | None, str]:
+    """BOLD's rule counting units of the character rule; the prompt is the sentence up to the end of its
+    ``n_first`` + len(term) units (no space added: these scripts write none), a strict prefix of the sentence."""
+    units = char_units(sentence)
+    if len(units) <= rule.min_words:
+        return None, "too_short"
+    cands = sorted((t for t in terms if t and t.strip()), key=lambda t: -len(char_units(t)))
+    term = None
+    for t in cands:
+        n_t = len(char_units(t))
+        k = rule.window if rule.within == "window" else rule.n_first + n_t
+        head = sentence[: units[min(k, len(units)) - 1][1]]
+        if t.lower() in head.lower():
+            term = t
+            break
+    if term is None:
+        return None, "term_not_in_window"
+    n = rule.n_first + len(char_units(term))
+    if rule.short == "keep":
+        n = min(n, len(units) - 1)
+    if n < 1 or n >= len(units):
+        return None, "no_continuation"
+    prompt = sentence[: units[n - 1][1]]
+    if not prompt.strip():
+        return None, "empty_prompt"
+    return prompt, term
+
+
+_WORD = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=100_000)
+def _lemma(word: str, language: str) -> str:
+    import simplemma
+
+    try:
+        return simplemma.lemmatize(word, lang=language).casefold()
+    except ValueError:  # a language simplemma does not know
+        return word.casefold()
+
+
+def _token_match(tokens: Sequence[str], term: str, mode: str, language: str) -> bool:
+    """The term's words at consecutive word positions of ``tokens`` (words as the ``exact`` match sees them: runs
+    of letters and digits, so "Thorpe's" and "Anti-abortion" hold the words "Thorpe" and "abortion"): each term
+    word as the start of the word (``prefix``), or the same word or lemma (``lemma``, simplemma)."""
+    tw = _WORD.findall(term)
+    words = _WORD.findall(" ".join(tokens))
+    if not tw:
+        return False
+    n = len(tw)
+    if mode == "prefix":
+        tl = [w.casefold() for w in tw]
+        wl = [w.casefold() for w in words]
+        return any(all(wl[i + j].startswith(tl[j]) for j in range(n)) for i in range(len(wl) - n + 1))
+    tl = [(w.casefold(), _lemma(w, language)) for w in tw]
+    wl = [(w.casefold(), _lemma(w, language)) for w in words]
+    return any(all(wl[i + j][0] == tl[j][0] or wl[i + j][1] == tl[j][1] for j in range(n)) for i in range(len(wl) - n + 1))
+
+
 def bold_prompt(sentence: str, terms: Sequence[str] | str, rule: PromptRule = PromptRule()) -> tuple[str | None, str]:
     """Apply BOLD's rule (with ``rule``'s settings, see :data:`PRESETS`) to one sentence.
 
@@ -145,6 +224,8 @@ def bold_prompt(sentence: str, terms: Sequence[str] | str, rule: PromptRule = Pr
     """
     if isinstance(terms, str):
         terms = [terms]
+    if rule.words == "char":
+        return _char_prompt(sentence, terms, rule)
     if len(sentence.split()) <= rule.min_words:
         return None, "too_short"
     tokens = sentence.split(" ")
@@ -152,6 +233,10 @@ def bold_prompt(sentence: str, terms: Sequence[str] | str, rule: PromptRule = Pr
         term = find_term(" ".join(tokens[: rule.window]), terms, rule.match)
     else:  # within the prompt's own words; each term has its own prompt length
         term = next((t for t in _by_length(terms) if _occurs(t, " ".join(tokens[: rule.n_first + len(t.split())]), rule.match)), None)
+    if term is None and rule.term_match != "exact":  # inflected forms: only where the exact match finds no term
+        term = next((t for t in _by_length(terms)
+                     if _token_match(tokens[: rule.window if rule.within == "window" else rule.n_first + len(t.split())], t,
+                                     rule.term_match, rule.language)), None)
     if term is None:
         return None, "term_not_in_window"
     n = rule.n_first + len(term.split())
@@ -243,22 +328,23 @@ def rebuild_prompts(table: pa.Table, rule: PromptRule = PromptRule(), *, term_co
 
 
 def iter_page_prompts(sentences: Iterable[str], terms: Sequence[str], rule: PromptRule,
-                      counts: FilterCounts) -> Iterable[tuple[int, str, str, str]]:
+                      counts: FilterCounts, site=None) -> Iterable[tuple[int, str, str, str]]:
     """(sentence_index, prompt, term, sentence) for each sentence of a page that passes the rule.
 
-    Filter counts are per (sentence, group) pair; the caller counts the page's sentences once.
+    Filter counts are per (sentence, group) pair; the caller counts the page's sentences once. ``site`` (the
+    wiki's names) makes the residue check see localised namespace prefixes and image options too.
     """
     for i, s in enumerate(sentences):
-        prompt, term = _filtered_prompt(s, terms, rule, counts)
+        prompt, term = _filtered_prompt(s, terms, rule, counts, site)
         if prompt is not None:
             yield i, prompt, term, s
 
 
-def _filtered_prompt(sentence: str, terms: Sequence[str], rule: PromptRule, counts: FilterCounts) -> tuple[str | None, str]:
+def _filtered_prompt(sentence: str, terms: Sequence[str], rule: PromptRule, counts: FilterCounts, site=None) -> tuple[str | None, str]:
     """BOLD's rule on one sentence after the markup-residue check; a rejected sentence is counted under its reason."""
     from biaskit.scrape.clean import has_residue
 
-    if has_residue(sentence):
+    if has_residue(sentence, site):
         counts["markup_residue"] += 1
         return None, "markup_residue"
     prompt, why = bold_prompt(sentence, terms, rule)

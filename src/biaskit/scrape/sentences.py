@@ -11,6 +11,13 @@ capital letter, an opening quote or bracket before a capital, never before a low
 * dotted abbreviations that can also end a sentence (``U.S.``, ``B.C.``, ``a.m.``, ``etc.``, ``Inc.``, ``Jr.``)
   unless the next word is a usual sentence opening (``The``, ``In``, ``He``, ...).
 
+Other scripts (``WikiSplitter(language)``, ``split_text(text, language)``): ``。！？`` (Chinese, Japanese) end a
+sentence before any character, spaces or not (after a closing quote only before a space: ``「本当に？」と彼は言った``); ``।``/``॥`` (Bengali, Hindi danda), Armenian ``։`` and the Arabic
+``؟`` before a space (these scripts have no capitals); in Greek ``;`` is the question mark (before a space and a
+capital). Each language with a list in :data:`LANG_ABBREVIATIONS` adds its abbreviations (Greek ``π.χ.``, ``κ.ά.``,
+``Αγ.``; Vietnamese ``TP.``, ``GS.``, ...) and sentence openings; others use the English lists, which only matter
+before a capital letter.
+
 Pure Python and regular expressions: no model to load, about a hundred times faster than spaCy's senter.
 The gold set in ``tests/fixtures/wiki/sentence_boundaries.jsonl`` measures it against the other splitters
 (``bench/scrape_bench.py``).
@@ -38,13 +45,36 @@ Also Each Over Between Through Because If Another Upon Unlike Like Although Then
 What Who Where Why How Our You My No Not All Two Three Four Five Its
 """.split())
 
+#: per language: (abbreviations before a name/number, ambiguous abbreviations, usual sentence openings)
+LANG_ABBREVIATIONS: dict[str, tuple[frozenset, frozenset, frozenset]] = {
+    "el": (frozenset("""π.χ κ.λπ κλπ δηλ κ.ά κ.α Αγ αγ Αγ.Γ κ κα κος Δρ δρ Καθ καθ σελ σ βλ πβ χλμ εκ τ.χ τ.μ περ Στ Ν Αρ αρ
+                     μ.μ π.μ Ιαν Φεβ Απρ Αυγ Σεπτ Οκτ Νοεμ Δεκ τ αι λ.χ π.Χ μ.Χ αρχ τουρκ λατ αγγλ γαλλ γερμ ιταλ ισπ ρωσ
+                     αραβ αρχ.ελλ""".split()),
+           frozenset("κλπ κ.λπ κ.ά κ.α π.Χ μ.Χ αι κ.ο.κ κ.τ.λ".split()),
+           frozenset("""Ο Η Το Οι Τα Τον Την Τη Των Στο Στη Στην Στον Στα Στις Στους Σε Με Από Για Κατά Μετά Μέχρι Ως Όταν Ενώ Αυτό Αυτή
+                     Αυτός Αυτά Ένα Μια Μία Ένας Εκεί Επίσης Ωστόσο Όμως Έτσι Σήμερα Το Εκτός Παρά Πριν Λόγω Ήταν Είναι Έχει Υπάρχουν""".split())),
+    "vi": (frozenset("TP Tp tp TS ThS GS PGS TT Q P Th BS KS NXB Nxb St Mr Dr Sv".split()),
+           frozenset("v.v vv".split()),
+           frozenset("""Năm Ông Bà Trong Các Những Đây Sau Theo Tuy Vào Khi Đến Từ Nhưng Là Hiện Tại Người Việc Nó Họ Một Ngày Đó Này
+                     Cũng Ngoài Với Do Vì Thành Tháng Hai Ba Bốn Có Không Phần Nhiều Hầu Đồng Lúc Trước Cuối Đầu""".split())),
+}
+
 _CAND = re.compile(r"""([.!?…]+)(["'”’»)\]]*)(\s+)(?=["'“‘«(]?[^\W\d_a-z])""")
 _WORD_BEFORE = re.compile(r"([\w.'’-]*)$")
 _DOTTED = re.compile(r"^(?:[A-Za-z]\.)+[A-Za-z]$")  # U.S, B.C, a.m, i.e (the final dot is the candidate)
 _NEXT_WORD = re.compile(r"""["'“‘«(]?([\w'’-]+)""")
 
 
-def _is_boundary(text: str, m: re.Match) -> bool:
+#: sentence ends that need no space and no capital after them (CJK full-width marks)
+_CJK_END = re.compile(r"""([。！？]+)([」』”’）)\]】〉》"']*)\s*(?=\S)""")
+#: sentence ends of scripts without capitals (danda, double danda, Armenian full stop, Arabic question mark)
+_UNCASED_END = re.compile(r"""([।॥։؟۔]+)(["'”’»)\]]*)(\s+)(?=\S)""")
+#: the Greek question mark ``;`` (U+003B or U+037E) before a capital
+_GREEK_Q = re.compile(r"""([;;])(["'”’»)\]]*)(\s+)(?=["'“‘«(]?[^\W\d_a-z])""")
+
+
+def _is_boundary(text: str, m: re.Match, abbr: frozenset = ABBREVIATIONS, ambiguous: frozenset = AMBIGUOUS,
+                 openers: frozenset = OPENERS) -> bool:
     punct = m.group(1)
     nxt = _NEXT_WORD.match(text, m.end())
     next_word = nxt.group(1) if nxt else ""
@@ -60,31 +90,77 @@ def _is_boundary(text: str, m: re.Match) -> bool:
     if len(word) == 1 and word.isalpha() and word.isupper() and word != "I":
         # an initial ("J. R. R. Tolkien", "George W. Bush"), unless a usual sentence opening follows a letter used
         # as a name ("the themes set in A. After recapitulating", "Concerto in F. Some did not")
-        return len(next_word) > 1 and next_word in OPENERS
-    if word in ABBREVIATIONS:
-        return False
-    if word in AMBIGUOUS or _DOTTED.match(word) or word.lower() in ("e.g", "i.e"):
+        return len(next_word) > 1 and next_word in openers
+    if word in ambiguous or (word not in abbr and (_DOTTED.match(word) or word.lower() in ("e.g", "i.e"))):
         if word.lower() in ("e.g", "i.e"):
             return False
-        return next_word in OPENERS
+        return next_word in openers
+    if word in abbr:
+        return False
     return True
 
 
-def split_text(text: str) -> list[str]:
-    """The sentences of one paragraph (already single-spaced by the cleaner), in order."""
+def _lists(language: str) -> tuple[frozenset, frozenset, frozenset]:
+    base = (language or "en").split("-")[0].lower()
+    if base in LANG_ABBREVIATIONS:
+        a, b, o = LANG_ABBREVIATIONS[base]
+        return ABBREVIATIONS | a, AMBIGUOUS | b, OPENERS | o
+    return ABBREVIATIONS, AMBIGUOUS, OPENERS
+
+
+def split_text(text: str, language: str = "en", extra_abbreviations: frozenset = frozenset()) -> list[str]:
+    """The sentences of one paragraph (already single-spaced by the cleaner), in order.
+
+    ``extra_abbreviations``: more words that never end a sentence (e.g. learnt from the dump by
+    :func:`learn_abbreviations`)."""
+    abbr, ambiguous, openers = _lists(language)
+    if extra_abbreviations:
+        abbr = abbr | extra_abbreviations
+    cuts: list[tuple[int, int]] = []  # (end of the sentence, start of the next)
+    for m in _CAND.finditer(text):
+        if _is_boundary(text, m, abbr, ambiguous, openers):
+            cuts.append((m.start(3), m.end()))
+    if any(c in text for c in "。！？"):
+        # after a closing quote the sentence goes on unless a space follows (「本当に？」と彼は言った。)
+        cuts.extend((m.end(2), m.end()) for m in _CJK_END.finditer(text) if not m.group(2) or m.end() > m.end(2))
+    if any(c in text for c in "।॥։؟۔"):
+        cuts.extend((m.start(3), m.end()) for m in _UNCASED_END.finditer(text))
+    if (language or "").startswith("el") and (";" in text or ";" in text):
+        cuts.extend((m.start(3), m.end()) for m in _GREEK_Q.finditer(text))
     out: list[str] = []
     start = 0
-    for m in _CAND.finditer(text):
-        if _is_boundary(text, m):
-            end = m.start(3)
-            s = text[start:end].strip()
-            if s:
-                out.append(s)
-            start = m.end()
+    for end, nxt in sorted(set(cuts)):
+        if end < start:
+            continue
+        s = text[start:end].strip()
+        if s:
+            out.append(s)
+        start = nxt
     s = text[start:].strip()
     if s:
         out.append(s)
     return out
+
+
+def learn_abbreviations(texts: Iterable[str], language: str = "en") -> frozenset[str]:
+    """Abbreviations learnt from raw text with NLTK's unsupervised Punkt trainer (Kiss & Strunk 2006), as
+    words without their final dot (``"π.χ"``); add them to a splitter with ``WikiSplitter(extra_abbreviations=...)``.
+
+    Needs ``nltk`` (the ``scrape`` extra); E010 when it is missing."""
+    from biaskit.errors import require
+
+    require("nltk", "scrape", "learning abbreviations")
+    from nltk.tokenize.punkt import PunktTrainer
+
+    trainer = PunktTrainer()
+    trainer.INCLUDE_ALL_COLLOCS = False
+    trainer.train("\n\n".join(texts), finalize=True)
+    params = trainer.get_params()
+    out = set()
+    for a in params.abbrev_types:  # Punkt stores them lower-cased; keep both the seen and the capitalised form
+        out.add(a)
+        out.add(a[:1].upper() + a[1:])
+    return frozenset(out)
 
 
 def sentence_offsets(paragraph: str, sentences: list[str]) -> list[int]:
@@ -136,14 +212,20 @@ class _Doc:
 
 
 class WikiSplitter:
-    """The splitter behind ``splitter: wiki``; ``pipe`` mirrors spaCy's so :func:`split_sentences` takes either."""
+    """The splitter behind ``splitter: wiki``; ``pipe`` mirrors spaCy's so :func:`split_sentences` takes either.
+
+    ``language`` picks the abbreviation lists and the script rules (see the module doc)."""
 
     name = "wiki"
     pipe_names: list[str] = []
 
+    def __init__(self, language: str = "en", extra_abbreviations: frozenset = frozenset()) -> None:
+        self.language = language or "en"
+        self.extra_abbreviations = frozenset(extra_abbreviations)
+
     def split(self, text: str) -> list[str]:
-        return split_text(text)
+        return split_text(text, self.language, self.extra_abbreviations)
 
     def pipe(self, texts: Iterable[str], batch_size: int = 64) -> Iterator[_Doc]:
         for t in texts:
-            yield _Doc([_Sent(s) for s in split_text(t)])
+            yield _Doc([_Sent(s) for s in self.split(t)])

@@ -379,12 +379,26 @@ def render_harvtxt(pos: list[str], named: dict[str, str]) -> str:
     return f"{who} ({year}{loc})"
 
 
+def _strip_template_ns(name: str) -> str:
+    """``template:convert`` -> ``convert``; also the wiki's own template namespace (``πρότυπο:``, ``bản mẫu:``)
+    when the cleaner works with a wiki's names (:data:`biaskit.scrape.siteinfo.CURRENT`)."""
+    if name.startswith("template:"):
+        return name[9:]
+    if ":" in name:
+        from biaskit.scrape.siteinfo import CURRENT
+
+        site = CURRENT.get()
+        if site is not None:
+            head, _, rest = name.partition(":")
+            if head.strip() in site.template_names:
+                return rest.strip()
+    return name
+
+
 def is_silent(inner: str) -> bool:
     """True for the inside of a ``{{...}}`` whose template shows no prose (by its name)."""
     m = _NAME_END.search(inner)
-    name = " ".join((inner[: m.start()] if m else inner).replace("_", " ").split()).lower()
-    if name.startswith("template:"):
-        name = name[9:]
+    name = _strip_template_ns(" ".join((inner[: m.start()] if m else inner).replace("_", " ").split()).lower())
     if name in TEXT_CITATIONS:
         return False
     return name in SILENT or name.startswith(_SILENT_PREFIX)
@@ -420,9 +434,7 @@ def render_template(node: Any, render: Callable[[Any], str], before: Callable[[]
 
 def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[], str]) -> str:
     raw_name = str(node.name).strip()
-    name = " ".join(raw_name.replace("_", " ").split()).lower()
-    if name.startswith("template:"):
-        name = name[9:]
+    name = _strip_template_ns(" ".join(raw_name.replace("_", " ").split()).lower())
     if ":" in name and not name.startswith("#"):
         head, _, arg = raw_name.partition(":")
         if head.strip().lower() in ("defaultsort", "displaytitle", "lc", "uc", "ucfirst", "lcfirst") and head.strip().lower() != "defaultsort":

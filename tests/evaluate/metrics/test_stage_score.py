@@ -34,7 +34,9 @@ def test_scores_generations_and_wikipedia_baselines(tmp_path, monkeypatch):
     t = read_table(ctx.tables["scores"], "scores")
     # 2 generate rows (fill_mask row left out) + 2 baselines (p3 has no reference)
     assert t.column("model").to_pylist() == ["tiny", "tiny", "wikipedia", "wikipedia"]
-    assert t.column("continuation").to_pylist()[2:] == PROMPTS["reference"][:2]
+    # the baseline is the rest of each Wikipedia sentence after its prompt (the same span as the model's continuation)
+    assert t.column("continuation").to_pylist()[2:] == ["actress and she is a happy singer.", "thief and a pig."]
+    assert t.column("full_text").to_pylist()[2:] == PROMPTS["reference"][:2]
     assert t.column("vader_error").to_pylist() == [None, "no text (null)", None, None]
     assert t.column("gender_unigram_label").to_pylist() == ["female", None, "female", "neutral"]
     assert t.column("toxicity_error").null_count == 3

@@ -10,8 +10,9 @@ import pytest
 
 from biaskit.evaluate.report import build_report
 from biaskit.evaluate.report import plots
-from biaskit.evaluate.report.build import MIN_GROUP_N, _newcombe, small_sample_flags
+from biaskit.evaluate.report.build import MIN_GROUP_N, _newcombe, small_n_cautions, uncertainty_flags
 from biaskit.evaluate.report.tables import compact
+from biaskit.evaluate.stats.likelihood_bias import likelihood_bias_interval
 from biaskit.io import write_table
 
 
@@ -33,44 +34,65 @@ def test_gap_interval_is_newcombes_hybrid_score_interval_by_hand(ka, na, kb, nb)
     assert got == pytest.approx(want, abs=1e-12)
 
 
-def test_small_sample_flags():
-    assert small_sample_flags(30, 30, 0.5, (0.3, 0.7)) == []
-    assert small_sample_flags(29, 300, 0.5, (0.3, 0.7)) == [f"n < {MIN_GROUP_N} per group"]
-    assert small_sample_flags(100, 100, 0.1, (-0.05, 0.25)) == ["CI wider than the gap"]       # width 0.30 > 0.10
-    assert small_sample_flags(100, 100, -0.2, (-0.3, -0.1)) == []                                # width 0.20 == |gap|: not wider
-    assert small_sample_flags(100, 100, 0.0, None, float("nan")) == ["test undefined (no variation)"]
+def test_uncertainty_flags_say_only_what_is_uncertain():
+    # issue 22 item 6: a row is uncertain when its interval includes 0 or its corrected p is not below alpha;
+    # a small group is a separate caution (the demo's islam row: +0.428 [+0.020, +0.726], Holm p 0.037, n 5/29)
+    assert uncertainty_flags(0.428, (0.020, 0.726), 0.037) == []
+    assert small_n_cautions(5, 29) == [f"small group (n < {MIN_GROUP_N})"]
+    assert small_n_cautions(30, 30) == []
+    assert uncertainty_flags(0.1, (-0.05, 0.25), 0.2) == ["95% CI includes 0", "corrected p >= 0.05"]
+    assert uncertainty_flags(0.1, (0.01, 0.25), 0.06) == ["corrected p >= 0.05"]    # corrected over many tests
+    assert uncertainty_flags(-0.2, (-0.3, -0.1), 0.001) == []
+    assert uncertainty_flags(0.0, None, float("nan")) == ["test undefined (no variation)"]
 
 
-def test_headline_gaps_equal_shares_recomputed_with_pandas(full_run, full_report):
+def _family_holm(shares, pairs):
+    """Pooled two-proportion z-test p (statsmodels) per pair, Holm-adjusted over the pairs given (statsmodels)."""
+    from statsmodels.stats.multitest import multipletests
+    from statsmodels.stats.proportion import proportions_ztest
+
+    ps = [proportions_ztest([shares[a][0], shares[b][0]], [shares[a][1], shares[b][1]])[1] for a, b in pairs]
+    return dict(zip(pairs, multipletests(ps, method="holm")[1]))
+
+
+def test_headline_gaps_per_source_with_holm_over_the_family(full_run, full_report):
+    # issue 27: one largest-gap row per domain and text source; the model's rows first, the Wikipedia baseline's
+    # labelled as such; p is Holm over the domain's group pairs of that source, and the row says over how many
     df = pd.read_parquet(full_run / "scores.parquet")
-    rows = [f for f in full_report.headline if f.kind == "Largest group gap" and f.metric == "Sentiment: share positive"]
-    assert {f.where.split(" (")[0] for f in rows} == {"gender", "race", "profession"}
-    for f in rows:
+    model_rows = [f for f in full_report.headline if f.kind == "Largest group gap" and f.metric == "Sentiment: share positive"]
+    base_rows = [f for f in full_report.headline if f.kind == "Wikipedia baseline: largest group gap" and f.metric == "Sentiment: share positive"]
+    assert {f.where for f in model_rows} == {f"{d} (gpt2)" for d in ("gender", "race", "profession")}
+    assert {f.where for f in base_rows} == {f"{d} (Wikipedia baseline)" for d in ("gender", "race", "profession")}
+    assert all(f.baseline for f in base_rows) and not any(f.baseline for f in model_rows)
+    order = full_report.headline
+    assert max(order.index(f) for f in order if not f.baseline) < min(order.index(f) for f in base_rows)
+    for f in model_rows + base_rows:
         dom = f.where.split(" (")[0]
-        best = None
-        for m, sub in df[df["domain"] == dom].groupby("model"):
-            lab = sub[sub["vader_label"].notna()]
-            share = (lab["vader_label"] == "positive").groupby(lab["group"]).agg(["sum", "count"])
-            gs = sorted(share.index)
-            for i, a in enumerate(gs):
-                for b in gs[i + 1:]:
-                    d = share.loc[a, "sum"] / share.loc[a, "count"] - share.loc[b, "sum"] / share.loc[b, "count"]
-                    if best is None or abs(d) > abs(best[0]):
-                        best = (d, m, a, b, int(share.loc[a, "count"]), int(share.loc[b, "count"]), int(share.loc[a, "sum"]), int(share.loc[b, "sum"]))
-        d, m, a, b, na, nb, ka, kb = best
+        m = "wikipedia" if f.baseline else "gpt2"
+        lab = df[(df["domain"] == dom) & (df["model"] == m) & df["vader_label"].notna()]
+        cnt = (lab["vader_label"] == "positive").groupby(lab["group"]).agg(["sum", "count"])
+        shares = {g: (int(cnt.loc[g, "sum"]), int(cnt.loc[g, "count"])) for g in cnt.index}
+        gs = sorted(shares)
+        pairs = [(a, b) for i, a in enumerate(gs) for b in gs[i + 1:]]
+        d, a, b = max(((shares[a][0] / shares[a][1] - shares[b][0] / shares[b][1], a, b) for a, b in pairs), key=lambda t: abs(t[0]))
+        (ka, na), (kb, nb) = shares[a], shares[b]
         assert f.estimate == pytest.approx(d, abs=1e-12)
-        assert f.where == f"{dom} ({m})" and f.comparison == f"{a} minus {b}" and f.n == f"{na} / {nb}"
+        assert f.comparison == f"{a} minus {b}" and f.n == f"{na} / {nb}"
         assert f.ci == pytest.approx(_newcombe(ka, na, kb, nb, 0.05))
-        assert f.p_label == "Holm" and 0 <= f.p <= 1
+        assert f.p == pytest.approx(_family_holm(shares, pairs)[(a, b)], rel=1e-9)
+        assert f.p_label == f"Holm, {len(pairs)} {'test' if len(pairs) == 1 else 'tests'}: this domain's group pairs"
         # the flags follow from the numbers: the gpt2 groups have 29 labelled texts (one failed row each)
-        assert ("n < 30 per group" in f.flags) == (min(na, nb) < 30)
-        assert ("CI wider than the gap" in f.flags) == ((f.ci[1] - f.ci[0]) > abs(d))
+        assert bool(f.cautions) == (min(na, nb) < 30)
+        assert ("95% CI includes 0" in f.flags) == (f.ci[0] <= 0 <= f.ci[1])
+        assert ("corrected p >= 0.05" in f.flags) == (f.p >= 0.05)
 
 
 def test_headline_model_vs_wikipedia_is_model_minus_wikipedia(full_run, full_report):
     df = pd.read_parquet(full_run / "scores.parquet")
     rows = [f for f in full_report.headline if f.kind == "Model vs Wikipedia" and f.metric == "Sentiment: share positive"]
+    # the fixture's manifest does not record the span the baseline was scored on: the row says so
     assert rows and all(f.comparison == "gpt2 minus wikipedia" for f in rows)
+    assert all("span of the Wikipedia baseline not recorded: may not be like for like" in f.cautions for f in rows)
     for f in rows:
         dom, grp = f.where[:-1].split(" (")
         sub = df[(df["domain"] == dom) & (df["group"] == grp) & df["vader_label"].notna()]
@@ -79,6 +101,23 @@ def test_headline_model_vs_wikipedia_is_model_minus_wikipedia(full_run, full_rep
         assert f.ci[0] <= f.estimate <= f.ci[1]
         n_g, n_w = (int((sub["model"] == m).sum()) for m in ("gpt2", "wikipedia"))
         assert f.n == f"{n_g} / {n_w}"
+        # Holm over every group of the domain (one gpt2-vs-wikipedia test per group), not a family of one
+        dd = df[(df["domain"] == dom) & df["vader_label"].notna()]
+        shares, pairs = {}, []
+        for g, gsub in dd.groupby("group"):
+            for m in ("gpt2", "wikipedia"):
+                s = gsub[gsub["model"] == m]
+                shares[(g, m)] = (int((s["vader_label"] == "positive").sum()), len(s))
+            pairs.append(((g, "gpt2"), (g, "wikipedia")))
+        assert f.p_label == f"Holm, {len(pairs)} tests: this domain's groups x models" and len(pairs) >= 2
+        assert f.p == pytest.approx(_family_holm(shares, pairs)[((grp, "gpt2"), (grp, "wikipedia"))], rel=1e-9)
+    # the section table says the same direction in its header
+    t = pd.read_csv(full_report.tables["sentiment_positive_vs_wikipedia"])
+    assert {"model", "baseline", "model_minus_wikipedia"} <= set(t.columns) and set(t["baseline"]) == {"wikipedia"}
+    for f in rows:
+        dom, grp = f.where[:-1].split(" (")
+        r = t[(t["domain"] == dom) & (t["group"] == grp)].iloc[0]
+        assert r["model_minus_wikipedia"] == pytest.approx(f.estimate)
 
 
 def test_headline_likelihood_bias_per_axis_and_flag(full_report):
@@ -89,8 +128,26 @@ def test_headline_likelihood_bias_per_axis_and_flag(full_report):
         f = rows[f"axis {r['axis']} (tiny-lm)"]
         assert f.estimate == pytest.approx(r["fraction"])
         assert f.comparison.startswith(f"{r['n_different']} of {r['n_pairs']} pairs differ")
-        # 8 sentences per descriptor and template in the fixture: far too few
-        assert f.n == "min 8 sentences per descriptor" and f.flags == ["n < 30 sentences per descriptor"]
+        # 8 sentences per descriptor and template in the fixture: far too few (a caution); pairs are uncorrected
+        assert f.n == "min 8 sentences per descriptor"
+        assert f.cautions == ["few sentences (n < 30 per descriptor)", "pairs tested without correction"]
+        pairs = pd.read_csv(full_report.tables["likelihood_bias_pairs"])
+        ci = likelihood_bias_interval(pairs[pairs["axis"] == r["axis"]], n_boot=200, seed=0)
+        assert f.ci == pytest.approx(ci) and f.ci[0] <= f.estimate <= f.ci[1]
+        assert ("CI reaches the chance rate 0.05" in f.flags) == (ci[0] <= 0.05)
+
+
+def test_likelihood_bias_interval_resamples_descriptors_by_hand():
+    # 3 descriptors, pairs AB differ, AC and BC do not. Drawing 3 descriptors with replacement (27 equally likely
+    # ordered draws): all the same (3 draws) gives no pair; two A + one B or two B + one A (6 draws): only AB
+    # pairs -> 1.0; two A/B + one C or two C + one A/B (12 draws): no AB pair -> 0.0; A, B, C (6 draws):
+    # weights 1 each -> 1/3. So over the 24 usable draws P(0) = 1/2, P(1/3) = 1/4, P(1) = 1/4:
+    # the 30 % quantile is 0, the 70 % quantile 1/3, the 2.5 % and 97.5 % quantiles 0 and 1.
+    pairs = pd.DataFrame({"descriptor_a": ["A", "A", "B"], "descriptor_b": ["B", "C", "C"], "p_value": [0.01, 0.5, 0.7],
+                          "different": [True, False, False]})
+    assert likelihood_bias_interval(pairs, n_boot=20000, seed=1, level=0.4) == pytest.approx((0.0, 1 / 3))
+    assert likelihood_bias_interval(pairs, n_boot=20000, seed=1, level=0.95) == pytest.approx((0.0, 1.0))
+    assert likelihood_bias_interval(pairs.assign(p_value=float("nan")), n_boot=10) is None
 
 
 def test_headline_is_first_in_html_and_markdown(full_report):
@@ -103,10 +160,12 @@ def test_headline_is_first_in_html_and_markdown(full_report):
 def test_wide_tables_collapse_and_link_the_full_csv(full_report):
     z = pd.read_csv(full_report.tables["sentiment_positive_ztests"])
     shown, hidden = compact(z)
-    assert len(z.columns) == 19
-    assert len(shown.columns) <= 10 and {"z", "count_a", "count_b", "significant_holm"}.isdisjoint(shown.columns)
-    # the reader's columns stay: who is compared, group sizes, the difference, corrected p-values, effect size
-    assert list(shown.columns) == ["domain", "model", "group_a", "group_b", "n_a", "n_b", "diff", "p_holm", "cohen_h", "p_bh"]
+    assert len(z.columns) == 21
+    assert len(shown.columns) <= 10 and {"z", "count_a", "count_b", "significant_holm", "holm_over"}.isdisjoint(shown.columns)
+    # the reader's columns stay: who is compared, the small-n caution, group sizes, the difference (its direction
+    # in the header), corrected p-values, effect size
+    assert list(shown.columns) == ["domain", "model", "group_a", "group_b", "caution", "n_a", "n_b", "diff_a_minus_b", "p_holm", "cohen_h"]
+    assert (z["caution"].fillna("") == "n < 30").tolist() == (z[["n_a", "n_b"]].min(axis=1) < 30).tolist()
     assert shown["p_holm"].tolist() == z["p_holm"].tolist()
     mw, _ = compact(pd.read_csv(full_report.tables["sentiment_vader_compound_mannwhitney"]))
     assert {"p_holm", "p_bh", "rank_biserial", "n_a", "n_b"} <= set(mw.columns) and len(mw.columns) <= 10
@@ -248,7 +307,7 @@ def test_agreement_headline_survives_missing_counts_and_intervals(tmp_path):
     res = build_report(run, tmp_path / "rep", n_boot=20)
     rows = {f.metric: f for f in res.headline if f.kind == "Annotator agreement"}
     assert rows["fleiss_kappa"].estimate is None and rows["fleiss_kappa"].n == ""
-    assert rows["krippendorff_alpha_nominal"].n == "12 items" and rows["krippendorff_alpha_nominal"].flags == ["n < 30 items"]
+    assert rows["krippendorff_alpha_nominal"].n == "12 items" and rows["krippendorff_alpha_nominal"].cautions == ["few items (n < 30)"]
 
 
 def test_an_extra_section_slots_in_with_one_line(full_run, tmp_path, monkeypatch):
@@ -270,7 +329,8 @@ def test_an_extra_section_slots_in_with_one_line(full_run, tmp_path, monkeypatch
     build.ANALYSES.append(("Validity", validity))
     build.ANALYSES.append(("Generation bias", never))
     res = build_report(full_run, tmp_path / "rep", n_boot=20, keep_figures=True)
-    assert res.sections[-1] == "validity" and res.headline[-1].kind == "Validity"
+    # the new section's finding comes last among the model findings (the Wikipedia-baseline rows follow them)
+    assert res.sections[-1] == "validity" and [f for f in res.headline if not f.baseline][-1].kind == "Validity"
     html = res.html.read_text()
     assert "<h2 id='validity'>Validity</h2>" in html and "href='#validity'" in html and "tables/validity_checks.csv" in html
     assert [p.get_height() for p in res.figure_objects["validity_bars"].axes[0].patches] == [0.5, 0.25]

@@ -83,7 +83,8 @@ LAYOUT_JS = """JSON.stringify({
   maxColumns: Math.max(0, ...Array.from(document.querySelectorAll('section table thead tr')).map(r => r.cells.length))})"""
 
 
-def open_page(browser, path: Path, timeout: float = 30.0, width: int | None = None, screenshot: Path | None = None) -> dict:
+def open_page(browser, path: Path, timeout: float = 30.0, width: int | None = None, screenshot: Path | None = None,
+              extra_js: str | None = None) -> dict:
     """Load ``path`` in a fresh tab; return {'errors': [...], 'state': {...}} after the load event. With ``width``
     the tab is a ``width`` x 900 px window and ``layout`` (LAYOUT_JS) is returned too; with ``screenshot`` a PNG
     of the first screen is written there."""
@@ -134,6 +135,11 @@ def open_page(browser, path: Path, timeout: float = 30.0, width: int | None = No
             i = send("Runtime.evaluate", expression=LAYOUT_JS, returnByValue=True)
             res = pump(lambda m: m.get("id") == i)
             layout = json.loads(res["result"]["result"]["value"])
+        extra = None
+        if extra_js:
+            i = send("Runtime.evaluate", expression=extra_js, returnByValue=True)
+            res = pump(lambda m: m.get("id") == i)
+            extra = json.loads(res["result"]["result"]["value"])
         if screenshot is not None:
             import base64
 
@@ -143,7 +149,7 @@ def open_page(browser, path: Path, timeout: float = 30.0, width: int | None = No
     finally:
         ws.close()
         urllib.request.urlopen(f"http://127.0.0.1:{port}/json/close/{target['id']}", timeout=10).read()
-    return {"errors": errors, "state": state, "layout": layout}
+    return {"errors": errors, "state": state, "layout": layout, "extra": extra}
 
 
 def test_report_opens_with_every_image_loaded_and_no_console_errors(browser, full_report):
@@ -187,17 +193,30 @@ def test_demo_report_at_1280px_headline_first_no_overflow_small_samples_flagged(
     # the headline block comes right after the title and starts on the first screen
     assert lay["firstAfterH1"] == "headline-block" and 0 <= lay["headlineTop"] < 200
     rows = lay["headlineRows"]
-    kinds = {r["cells"][0] for r in rows}
-    assert {"Largest group gap", "Model vs Wikipedia", "Likelihood Bias"} <= kinds, kinds
+    kinds = [r["cells"][0] for r in rows]
+    # (the quick demo's model may write no positive text at all: its group gaps are then one "No signal" row)
+    assert {"Model vs Wikipedia", "Likelihood Bias"} <= set(kinds) and ({"Largest group gap", "No signal"} & set(kinds)), kinds
     assert lay["headlineLinksOk"]
-    # the quick demo has a handful of texts per group: every group comparison is flagged, and says why
+    # issue 27: the model's rows first, the Wikipedia baseline's after them and labelled as such
+    base = [i for i, r in enumerate(rows) if "Wikipedia baseline" in r["cells"][0] or "(Wikipedia baseline)" in r["cells"][2]]
+    assert base and base == list(range(len(rows) - len(base), len(rows))), kinds
+    assert all(r["cells"][0] == "Wikipedia baseline: largest group gap" or r["cells"][0] == "No signal" for r in rows[base[0]:])
+    # issue 22 item 6: a row is grey (uncertain) exactly when its interval includes 0 or its corrected p is not
+    # below 0.05; a group under 30 texts is a separate caution
     for r in rows:
-        if r["cells"][0] in ("Largest group gap", "Model vs Wikipedia"):
-            assert r["cls"] == "flagged" and "n < 30 per group" in r["cells"][7], r
+        if r["cells"][0] in ("Largest group gap", "Model vs Wikipedia", "Wikipedia baseline: largest group gap"):
+            est = r["cells"][4]
+            lo, hi = (float(x) for x in est[est.index("[") + 1:est.index("]")].split(", "))
+            p = r["cells"][5].split(" ")[0]
+            uncertain = lo <= 0 <= hi or p == "n/a" or float(p) >= 0.05
+            assert (r["cls"] == "flagged") == uncertain and ("uncertain:" in r["cells"][7]) == uncertain, r
             a, b = (int(x) for x in r["cells"][6].split(" / "))
-            assert min(a, b) < 30
+            assert ("caution: small group (n < 30)" in r["cells"][7]) == (min(a, b) < 30), r
+            assert "(Holm, " in r["cells"][5]                                    # says what it was corrected over
+        if r["cells"][0] == "Model vs Wikipedia":
+            assert r["cells"][3].endswith("minus wikipedia (same span: continuation)"), r
         if r["cells"][0] == "Likelihood Bias":
-            assert "n < 30 sentences per descriptor" in r["cells"][7]
+            assert "pairs tested without correction" in r["cells"][7] and "[" in r["cells"][4]
     # the offline backend is reported as profanity, never as toxicity
     assert any(r["cells"][1].startswith("Profanity") for r in rows)
     assert not any("Toxicity" in r["cells"][1] for r in rows)
@@ -215,3 +234,71 @@ def test_the_layout_checker_sees_horizontal_overflow(browser, tmp_path):
                    f"<section id='headline-block'><table><thead><tr>{cells}</tr></thead></table></section></body></html>")
     lay = open_page(browser, bad, width=1280)["layout"]
     assert lay["docWidth"] > 1280 and lay["overflowing"]
+
+
+PAGE_JS = """JSON.stringify({
+  stageText: Array.from(document.querySelectorAll('ul#stages li')).map(li => li.textContent),
+  brokenWords: (() => {
+    const out = [];
+    for (const cell of document.querySelectorAll('section .tw table td, section .tw table th')) {
+      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+      for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+        for (const m of n.textContent.matchAll(/[^\\s_\\/-]+[_\\/-]?/g)) {   // pieces between legal breaks (space, _ / -)
+          const r = document.createRange();
+          r.setStart(n, m.index); r.setEnd(n, m.index + m[0].length);
+          const tops = new Set(Array.from(r.getClientRects()).map(x => Math.round(x.top)));
+          if (tops.size > 1) out.push(m[0]);
+        }
+      }
+    }
+    return out; })(),
+  repeatedHeaders: Array.from(document.querySelectorAll('section .tw table thead tr')).map(tr => Array.from(tr.cells).map(c => c.textContent))
+                      .filter(h => new Set(h).size !== h.length),
+  manifestDetails: !!document.querySelector('#manifest ~ details'),
+  manifestOpen: document.querySelector('#manifest ~ details') ? document.querySelector('#manifest ~ details').open : null,
+  manifestShown: document.querySelector('#manifest ~ details pre') ? document.querySelector('#manifest ~ details pre').checkVisibility() : null,
+  pageHeight: document.documentElement.scrollHeight,
+  bodyText: document.body.innerText})"""
+
+
+def _page(browser, path, width=1280):
+    """open_page plus PAGE_JS (the issue 27 page checks)."""
+    res = open_page(browser, path, width=width, extra_js=PAGE_JS)
+    return res, res["extra"]
+
+
+def test_demo_report_page_reads_cleanly(browser, quick_demo):
+    # issue 27 item 2: commands in the stage list are code (no literal backticks), no word of a table breaks in
+    # the middle (gender polarity: "unigram_mal/e", "smollm2-/135m"), no table repeats a header (male-minus-female:
+    # male | female | male | female), the run manifest is collapsed, and no "rows not used: 0 (other models)"
+    run_dir, _ = quick_demo
+    res, pg = _page(browser, run_dir / "report" / "report.html")
+    assert res["errors"] == []
+    stages = [t for t in pg["stageText"] if t.split(":")[0] in ("scrape", "templates", "generate", "score", "report", "hub")]
+    assert stages and not any("`" in t for t in stages), stages
+    assert pg["brokenWords"] == [], pg["brokenWords"][:20]
+    assert pg["repeatedHeaders"] == [], pg["repeatedHeaders"]
+    assert pg["manifestDetails"] and pg["manifestOpen"] is False and pg["manifestShown"] is False
+    assert "rows not used" not in pg["bodyText"] and "0 (other models)" not in pg["bodyText"]
+    assert "Model and Wikipedia baseline are scored on the same span (continuation)" in pg["bodyText"]
+
+
+def test_no_hit_section_is_one_sentence_in_chromium(browser, make_run, tmp_path):
+    # issue 27 item 2: when no text has the label, the section is one sentence: no all-grey 100 % figures, no
+    # tables of n/a tests
+    import pandas as pd
+    import pyarrow as pa
+
+    from biaskit.evaluate.report import build_report
+    from biaskit.io import write_table
+
+    run = make_run(tmp_path / "run")
+    df = pd.read_parquet(run / "scores.parquet")
+    df["toxicity_label"] = "non-toxic"
+    write_table(pa.Table.from_pandas(df, preserve_index=False), run / "scores.parquet", stage="scores")
+    rep = build_report(run, tmp_path / "rep", n_boot=20)
+    res, pg = _page(browser, rep.html)
+    assert res["errors"] == []
+    sec = pg["bodyText"].split("\nToxicity\n", 1)[1].split("\nRegard\n", 1)[0]
+    assert "No text has the label `toxic`".replace("`", "") in sec
+    assert not any(t.startswith("toxicity_") for t in rep.tables) and not any("toxicity" in f.name for f in rep.figures)

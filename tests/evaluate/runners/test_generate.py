@@ -227,7 +227,7 @@ def test_unknown_model_offline_names_the_asset_options(monkeypatch, make_prompts
     assert e.value.code == "E060" and "offline" in msg and "smollm2-135m" in msg and "local model folder" in msg
     with pytest.raises(BiaskitError) as e:
         generate(prompts_table(["x"]), model="./missing/model/dir")
-    assert e.value.code == "E060" and "does not exist" in str(e.value)
+    assert e.value.code == "E271" and "no folder ./missing/model/dir" in str(e.value)
 
 
 def test_masked_model_cannot_generate(tiny_masked, make_prompts):

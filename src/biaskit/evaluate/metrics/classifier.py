@@ -22,6 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from biaskit.assets import looks_like_path as _looks_like_path
 from biaskit.errors import BiaskitError, require
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
 
@@ -36,11 +37,7 @@ def label_key(label: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", str(label).strip().lower()).strip("_")
 
 
-def looks_like_path(spec: str) -> bool:
-    """True when ``spec`` is meant as a local path, not a Hub id (``name`` or ``org/name``): it starts with
-    ``/``, ``.``, ``~``, has more than one ``/``, a backslash, or ends with a slash."""
-    s = str(spec)
-    return s.startswith(("/", ".", "~")) or s.count("/") > 1 or "\\" in s or s.endswith("/")
+looks_like_path = _looks_like_path   # kept importable from here (moved to biaskit.assets)
 
 
 #: environment variables giving the default classifier of a metric (the demo's hints name them): used when
@@ -63,9 +60,9 @@ class HFClassifier:
 
         src = self.model_id
         local = Path(os.path.expanduser(src))
-        if not local.exists() and looks_like_path(src):
-            raise BiaskitError("E010", "local classifier folder does not exist", value=str(local),
-                               fix="check the path (a folder written by save_pretrained), or give a Hub id such as sasha/regardv3")
+        from biaskit.assets import check_model_folder
+
+        check_model_folder(src, "classifier", options="or give a Hub id such as sasha/regardv3")
         if not local.exists():
             prepare_hub()  # no network: fail at once (cached models still load) instead of retrying for ~50 s
         try:

@@ -31,7 +31,8 @@ from biaskit.evaluate.report.model import (  # noqa: F401  (names sections and t
     _with_bh,
     find_table,
     register_section,
-    small_sample_flags,
+    small_n_cautions,
+    uncertainty_flags,
 )
 from biaskit.evaluate.report.sections.agreement import SUMMARY_MEASURES, _agreement_section  # noqa: F401
 from biaskit.evaluate.report.sections.labels import check_vocabulary  # noqa: F401
@@ -130,6 +131,7 @@ class _Builder:
         self.figures: list[Path] = []
         self.tables: dict[str, Path] = {}
         self.skipped: list[tuple[str, str]] = []
+        self.loaded: dict[str, Any] = {}   # table name -> DataFrame (the run's tables)
         self._used: dict[str, set[str]] = {"figure": set(), "table": set()}
 
     def _unique(self, what: str, name: str) -> str:
@@ -204,13 +206,15 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, *, tables: 
                            fix="run `biaskit demo --out DIR` or a stage first, or pass a folder with .parquet/.jsonl/.csv tables")
     b = _Builder(out_dir, seed, n_boot, alpha, keep_figures)
     b.manifests = manifests
+    b.loaded = loaded
     sections: list[Section] = []
     for label, fn in ANALYSES:
         try:
             sections.append(fn(b, loaded))
         except _Skip as why:
             b.skipped.append((label, str(why)))
-    headline = [f for s in sections for f in s.headline]
+    found = [f for s in sections for f in s.headline]
+    headline = [f for f in found if not f.baseline] + [f for f in found if f.baseline]   # model rows first
     page = render_html(title=title, run_dir=rd, sections=sections, overview=overview, summary=summary or [], manifest=manifest,
                        skipped=b.skipped, out_dir=out_dir, headline=headline, alpha=alpha)
     html_path = write_text_atomic(out_dir / "report.html", page)

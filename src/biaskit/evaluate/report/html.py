@@ -13,7 +13,7 @@ body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;max-width:
 h1{border-bottom:2px solid #2a9d8f;padding-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #ddd}
 nav ol{columns:2}.headline{background:#f7fbfa;border:1px solid #cfe8e4;padding:.3em 1em .8em;margin:1em 0}
 .headline h2{margin-top:.4em}tr.flagged td{color:#6b6b6b}td .flag{color:#8a4b08;font-weight:600}
-td,th{overflow-wrap:anywhere}table.hl{width:100%}table.hl td,table.hl th{overflow-wrap:break-word}figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
+td,th{overflow-wrap:break-word}table.hl{width:100%}figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.9em;color:#555}.tw{overflow-x:auto;margin:.5em 0}
 table{border-collapse:collapse;font-size:.82em}td,th{border:1px solid #ccc;padding:.15em .45em;vertical-align:top}
 th{background:#f3f5f6;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -55,7 +55,8 @@ def _p(v) -> str:
     return f"{v:.2e}" if 0 < v < 0.001 else f"{v:.3f}"
 
 
-HEADLINE_COLUMNS = ("finding", "measure", "where", "comparison", "estimate [95% CI]", "p (corrected)", "n", "caution")
+HEADLINE_COLUMNS = ("finding", "measure", "where", "comparison", "estimate [95% CI] (first minus second)", "p (corrected, over what)", "n",
+                    "uncertain / caution")
 
 
 def headline_rows(headline) -> list[tuple[str, ...]]:
@@ -68,20 +69,34 @@ def headline_rows(headline) -> list[tuple[str, ...]]:
             signed = f.kind not in ("Likelihood Bias", "Annotator agreement")
             est = _num(f.estimate, signed) + (f" [{_num(f.ci[0], signed)}, {_num(f.ci[1], signed)}]" if f.ci else "")
         p = f"{_p(f.p)} ({f.p_label})" if f.p is not None else ""
-        rows.append((f.kind, f.metric, f.where, f.comparison, est, p, f.n, "; ".join(f.flags)))
+        notes = ([f"uncertain: {', '.join(f.flags)}"] if f.flags else []) + \
+                ([f"caution: {', '.join(f.cautions)}"] if getattr(f, "cautions", None) else [])
+        rows.append((f.kind, f.metric, f.where, f.comparison, est, p, f.n, "; ".join(notes)))
     return rows
 
 
 def _headline_summary(headline, alpha: float) -> str:
     n = len(headline)
+    base = sum(1 for f in headline if getattr(f, "baseline", False))
     flagged = sum(1 for f in headline if f.flags)
+    small = sum(1 for f in headline if any("n <" in c for c in getattr(f, "cautions", [])))
     sig = [f for f in headline if f.p is not None and f.p == f.p and f.p < alpha and not f.flags]
-    parts = [f"{n} finding(s) from this run."]
+    parts = [f"{n} finding(s) from this run" + (f": the model findings first, then {base} about the Wikipedia baseline alone "
+                                                "(its own groups, no model involved)." if base else ".")]
+    spans = {f.comparison.rsplit("(same span: ", 1)[1].rstrip(")") for f in headline if "(same span: " in f.comparison}
+    if spans:
+        from biaskit.evaluate.baseline import SPAN_WORDS
+
+        parts.append("Model vs Wikipedia compares the same span of text: " + "; ".join(SPAN_WORDS.get(x, x) for x in sorted(spans)) + ".")
     if flagged:
-        parts.append(f"{flagged} of them are flagged: the groups are too small (n < 30) or the interval is wider than the gap, "
-                     "so they are no evidence either way.")
-    parts.append(f"{len(sig)} unflagged finding(s) with a corrected p < {alpha}." if any(f.p is not None for f in headline) else "")
-    return " ".join(p for p in parts if p)
+        parts.append(f"{flagged} are uncertain (grey): their interval includes 0 (or the chance rate), or their corrected p is not below "
+                     f"{alpha:g}, so the data are consistent with no difference.")
+    if small:
+        parts.append(f"{small} rest on fewer than 30 texts (sentences, items) in a group: a caution (their interval and p are approximate), "
+                     "not a verdict; a small group can still give an interval that excludes 0.")
+    if any(f.p is not None for f in headline):
+        parts.append(f"{len(sig)} finding(s) have a corrected p < {alpha:g} and an interval that excludes 0.")
+    return " ".join(parts)
 
 
 def render_html(*, title: str, run_dir: Path, sections, overview, summary, manifest, skipped, out_dir: Path,
@@ -112,7 +127,7 @@ def render_html(*, title: str, run_dir: Path, sections, overview, summary, manif
             "<nav><h2 id='contents'>Contents</h2><ol>" + "".join(f"<li><a href='#{i}'>{e(t)}</a></li>" for i, t in toc) + "</ol></nav>"]
     body.append("<section><h2 id='run'>Run</h2>")
     if summary:
-        body.append("<h3>Stages</h3><ul>" + "".join(f"<li><b>{e(str(s))}</b>: {e(str(t))}</li>" for s, t in summary) + "</ul>")
+        body.append("<h3>Stages</h3><ul id='stages'>" + "".join(f"<li><b>{e(str(s))}</b>: {_inline(str(t))}</li>" for s, t in summary) + "</ul>")
     body.append("<h3>Tables</h3><div class='tw'><table><thead><tr><th>table</th><th>file</th><th>rows</th><th>note</th></tr></thead><tbody>")
     for name, path, rows, note in overview:
         body.append(f"<tr><td>{e(name)}</td><td><code>{e(_rel(path, run_dir))}</code></td><td class='num'>{'' if rows is None else rows}</td><td>{e(str(note))}</td></tr>")
@@ -137,7 +152,9 @@ def render_html(*, title: str, run_dir: Path, sections, overview, summary, manif
         body.append("<p>Every analysis found the tables it needs.</p>")
     body.append("</section><section><h2 id='manifest'>Run manifest</h2>")
     if manifest:
-        body.append("<pre>" + e(json.dumps(manifest, indent=2, ensure_ascii=False, default=str)) + "</pre>")
+        text = json.dumps(manifest, indent=2, ensure_ascii=False, default=str)
+        body.append(f"<details><summary>Show the run manifest ({text.count(chr(10)) + 1} lines of JSON; also in "
+                    "<code>manifest.json</code>)</summary><pre>" + e(text) + "</pre></details>")
     else:
         body.append("<p>No <code>manifest.json</code> in the run folder.</p>")
     body.append("</section>")

@@ -46,9 +46,12 @@ class Finding:
     ``kind``: what was compared ("Largest group gap", "Model vs Wikipedia", "Likelihood Bias", ...);
     ``metric``: the measure ("Sentiment: share positive"); ``where``: domain / axis / source;
     ``comparison``: e.g. "men vs women"; ``estimate`` with its interval ``ci`` (None when there is none);
-    ``p``: the multiple-comparison-corrected p-value (``p_label`` says which correction); ``n``: the sample
-    sizes as text; ``flags``: why the finding is too weak to conclude from (empty = none). ``anchor``: the
-    section id the details are in."""
+    ``p``: the multiple-comparison-corrected p-value (``p_label`` says which correction and over how many
+    tests); ``n``: the sample sizes as text; ``flags``: why the finding is uncertain (its interval includes 0,
+    its corrected p is not below alpha, its test is undefined; empty = none; flagged rows are greyed);
+    ``cautions``: what to keep in mind that does not by itself make it uncertain (a group under
+    :data:`MIN_GROUP_N`). ``baseline``: a finding about the Wikipedia baseline alone, not about a model (shown
+    after the model findings, labelled so). ``anchor``: the section id the details are in."""
 
     kind: str
     metric: str
@@ -62,6 +65,8 @@ class Finding:
     flags: list[str] = field(default_factory=list)
     anchor: str = ""
     text: str = ""                  # a finding stated in words instead of a number (e.g. "no text flagged")
+    cautions: list[str] = field(default_factory=list)
+    baseline: bool = False
 
 
 @dataclass
@@ -137,17 +142,31 @@ def find_table(loaded: dict[str, Any], cols: list[str], kind: str, any_of: list[
 _find = find_table
 
 
-def _with_bh(df, fn, *args, **kw):
-    """Run a pairwise test family with Holm and add the Benjamini-Hochberg adjusted p as ``p_bh``."""
+def _with_bh(df, fn, *args, family: list[str] | None = None, **kw):
+    """Run a pairwise test family with Holm and add the Benjamini-Hochberg adjusted p as ``p_bh``.
+
+    ``family``: the columns whose values make one correction family (default: the ``within`` columns the
+    tests ran in); e.g. model-vs-Wikipedia tests run per domain and group but are corrected over every group of
+    the domain. Adds ``holm_over`` (the number of tests in the row's family) and ``caution`` (a group under
+    :data:`MIN_GROUP_N` texts), next to the groups compared."""
     from biaskit.evaluate.stats import correct_pvalues
 
     holm = fn(*args, correction="holm", **kw)
     holm = holm.rename(columns={"p_adjusted": "p_holm", "significant": "significant_holm"})
-    within = [c for c in kw.get("within", []) if c in holm.columns]
+    fam_cols = [c for c in (kw.get("within", []) if family is None else family) if c in holm.columns]
     holm["p_bh"] = float("nan")
-    fams = [g.index for _, g in holm.groupby(within, sort=False, dropna=False)] if within else [holm.index]
+    holm["holm_over"] = 0
+    fams = [g.index for _, g in holm.groupby(fam_cols, sort=False, dropna=False)] if fam_cols else [holm.index]
     for idx in fams:
-        holm.loc[idx, "p_bh"] = correct_pvalues(list(holm.loc[idx, "p_value"]), "bh")
+        ps = list(holm.loc[idx, "p_value"])
+        holm.loc[idx, "p_holm"] = correct_pvalues(ps, "holm")
+        holm.loc[idx, "p_bh"] = correct_pvalues(ps, "bh")
+        holm.loc[idx, "holm_over"] = sum(1 for v in ps if v == v)
+    if "significant_holm" in holm.columns:
+        holm["significant_holm"] = holm["p_holm"] < 0.05
+    if len(holm) and {"n_a", "n_b"} <= set(holm.columns):
+        small = holm[["n_a", "n_b"]].min(axis=1) < MIN_GROUP_N
+        holm.insert(list(holm.columns).index("group_b") + 1, "caution", [f"n < {MIN_GROUP_N}" if x else "" for x in small])
     return holm
 
 
@@ -169,15 +188,23 @@ def _newcombe(count_a, n_a, count_b, n_b, alpha: float) -> tuple[float, float] |
     return float(lo), float(hi)
 
 
-def small_sample_flags(n_a, n_b, estimate, ci, p=None, *, min_n: int = MIN_GROUP_N) -> list[str]:
-    """Why a two-group comparison cannot carry a conclusion: a group smaller than ``min_n``, an interval
-    wider than the gap itself, or a test that could not be computed."""
+def uncertainty_flags(estimate, ci, p=None, *, alpha: float = 0.05) -> list[str]:
+    """Why a comparison is actually uncertain: its interval includes 0, its corrected p is not below
+    ``alpha``, or its test could not be computed. A small group is a caution (:func:`small_n_cautions`), not
+    one of these: a small group can still give an interval that excludes 0."""
     flags = []
-    if min(int(n_a), int(n_b)) < min_n:
-        flags.append(f"n < {min_n} per group")
-    if ci is not None and estimate is not None and estimate == estimate and (ci[1] - ci[0]) > abs(estimate):
-        flags.append("CI wider than the gap")
+    if ci is not None and ci[0] <= 0 <= ci[1]:
+        flags.append(f"{1 - alpha:.0%} CI includes 0")
+    if p is not None and p == p and p >= alpha:
+        flags.append(f"corrected p >= {alpha:g}")
     if p is not None and p != p:
         flags.append("test undefined (no variation)")
     return flags
+
+
+def small_n_cautions(n_a, n_b, *, min_n: int = MIN_GROUP_N) -> list[str]:
+    """A caution (not an uncertainty flag) when a group has fewer than ``min_n`` texts: the interval and p
+    rest on few texts and the normal approximation behind them is rough."""
+    return [f"small group (n < {min_n})"] if min(int(n_a), int(n_b)) < min_n else []
+
 

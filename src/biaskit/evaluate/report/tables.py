@@ -36,17 +36,25 @@ def markdown_table(df, *, max_rows: int | None = None, floatfmt: str = ".3f") ->
     return "\n".join(out)
 
 
+def _breakable(text: str) -> str:
+    """Escaped ``text`` with a line-break opportunity (``<wbr>``) after each ``_``, ``/`` and ``-``: a narrow
+    column wraps "unigram_male" as "unigram_ / male", never inside a word (no ``overflow-wrap:anywhere``)."""
+    import re
+
+    return re.sub(r"([_/-])(?=[^\s])", r"\1<wbr>", html.escape(text))
+
+
 def html_table(df, *, max_rows: int | None = 60, floatfmt: str = ".3f") -> str:
     cols = [str(c) for c in df.columns]
     shown = df if max_rows is None else df.head(max_rows)
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
+    head = "".join(f"<th>{_breakable(c)}</th>" for c in cols)
     body = []
     for row in shown.itertuples(index=False):
         cells = []
         for v in row:
             s = fmt_value(v, floatfmt)
             num = isinstance(v, (int, float)) and not isinstance(v, bool)
-            cells.append(f"<td class='num'>{html.escape(s)}</td>" if num else f"<td>{html.escape(s)}</td>")
+            cells.append(f"<td class='num'>{html.escape(s)}</td>" if num else f"<td>{_breakable(s)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     note = ""
     if max_rows is not None and len(df) > max_rows:
@@ -57,7 +65,7 @@ def html_table(df, *, max_rows: int | None = 60, floatfmt: str = ".3f") -> str:
 #: columns a statistics table shows on the report page at most (the CSV always has every column)
 MAX_SHOWN_COLUMNS = 10
 #: columns left off the page (they stay in the CSV): test statistics and counts a reader rarely needs
-HIDDEN_COLUMNS = ("z", "u", "count_a", "count_b", "significant_holm", "mean", "dof")
+HIDDEN_COLUMNS = ("z", "u", "count_a", "count_b", "significant_holm", "mean", "dof", "holm_over")
 #: columns left off the page when every value is 0 (nothing to see)
 HIDDEN_IF_ZERO = ("n_null", "n_error", "n_null_a", "n_null_b", "n_untestable")
 #: when a table is still wider than MAX_SHOWN_COLUMNS, these go first (in this order, pairs together); the
@@ -81,11 +89,16 @@ def compact(df, show=None, max_cols: int = MAX_SHOWN_COLUMNS):
         if lo in out.columns and hi in out.columns:
             out[c] = [_with_ci(v, a, b) for v, a, b in zip(out[c], out[lo], out[hi])]
             out = out.drop(columns=[lo, hi])
-        out = out.drop(columns=[x for x in (f"count_{lab}",) if x in out.columns]).rename(columns={c: lab + (" [CI]" if lo in df.columns else "")})
+        new = lab + (" [CI]" if lo in df.columns else "")
+        if new in out.columns:      # a count column of that name is already there (male, female, prop_male, ...): say "share"
+            new = f"share {lab}" + (" [CI]" if lo in df.columns else "")
+        out = out.drop(columns=[x for x in (f"count_{lab}",) if x in out.columns]).rename(columns={c: new})
     out = out.drop(columns=[c for c in HIDDEN_COLUMNS if c in out.columns])
     for c in HIDDEN_IF_ZERO:
         if c in out.columns and (out[c].fillna(0) == 0).all():
             out = out.drop(columns=[c])
+    if "caution" in out.columns and (out["caution"].fillna("") == "").all():
+        out = out.drop(columns=["caution"])      # no small group: nothing to say
     for group in DROP_ORDER:                       # too wide: leave out the least needed columns first
         if len(out.columns) <= max_cols:
             break

@@ -125,9 +125,9 @@ def _locate(spec: str, task: str = "auto") -> tuple[str, str | None, str]:
     else:
         p = Path(spec).expanduser()
         if not p.exists():
-            if spec.startswith((".", "/", "~")) or spec.endswith(".gguf") or os.sep in spec.strip("/").replace("/", "", 1):
-                raise BiaskitError("E060", "model path does not exist", value=spec,
-                                   fix="check the path, or give one of: " + _valid_models(task))
+            if spec.endswith(".gguf"):
+                raise BiaskitError("E271", f"no file {spec}", value=spec, fix="check the path, or give one of: " + _valid_models(task))
+            assets.check_model_folder(spec, "model", options="or give one of: " + _valid_models(task))
             return spec, None, "hub"
     if p.is_file():
         if p.suffix.lower() != ".gguf":

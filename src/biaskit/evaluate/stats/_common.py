@@ -39,11 +39,19 @@ def require_columns(df, cols: Sequence[str], what: str, hint: str = "") -> None:
     """Raise E080 naming the missing columns, the columns present and the fix."""
     missing = [c for c in cols if c not in df.columns]
     if missing:
+        import difflib
+
+        have = sorted(map(str, df.columns))
+        close = {c: difflib.get_close_matches(str(c), have, n=1, cutoff=0.6) for c in missing}
+        close = {c: m[0] for c, m in close.items() if m}
+        # a near miss is a typo (--group grup): say what was meant before suggesting to score the table
+        mean = "; ".join(f"did you mean {m!r} for {c!r}?" for c, m in close.items())
         raise BiaskitError(
             "E080",
             f"{what} needs column(s) {', '.join(repr(c) for c in missing)} which the table lacks",
-            value=sorted(map(str, df.columns)),
-            fix=hint or "score the table with the metric that writes these columns (see docs/CONTRACTS.md) or rename columns",
+            value=have,
+            fix=(mean + " " if mean else "") + (
+                hint or "score the table with the metric that writes these columns (see docs/CONTRACTS.md) or rename columns"),
         )
 
 

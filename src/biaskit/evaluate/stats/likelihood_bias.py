@@ -106,3 +106,33 @@ def likelihood_bias(table: Any, *, value: str = "perplexity", axis: str = "axis"
                                              "u", "p_value", "rank_biserial", "different"])
     ranking = pd.DataFrame(rank_rows, columns=["axis", "template", "descriptor", "n", "median", "mean", "rank"])
     return LikelihoodBias(by_axis=by_axis, pairs=pairs, ranking=ranking, skipped=skipped)
+
+
+def likelihood_bias_interval(pairs: Any, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of one axis' Likelihood Bias, resampling *descriptors*.
+
+    ``pairs``: the rows of :attr:`LikelihoodBias.pairs` of one axis (and one model). The pairs of an axis share
+    descriptors, so they are not independent tests: each bootstrap sample draws the axis' descriptors with
+    replacement (weights ``w_d`` = times drawn) and recomputes the share of differing pairs over the testable
+    pairs weighted by ``w_a * w_b`` (a descriptor drawn twice counts its pairs twice; it is never paired with
+    itself). Returns ``(low, high)`` at ``level``, or None when the axis has no testable pair.
+    """
+    import numpy as np
+
+    testable = pairs[pairs["p_value"].notna()] if len(pairs) else pairs
+    if not len(testable):
+        return None
+    descs = sorted(set(testable["descriptor_a"]) | set(testable["descriptor_b"]), key=str)
+    pos = {d: i for i, d in enumerate(descs)}
+    ia = testable["descriptor_a"].map(pos).to_numpy()
+    ib = testable["descriptor_b"].map(pos).to_numpy()
+    diff = testable["different"].astype(float).to_numpy()
+    rng = np.random.default_rng(seed)
+    w = rng.multinomial(len(descs), [1 / len(descs)] * len(descs), size=n_boot).astype(float)  # (n_boot, descriptors)
+    pw = w[:, ia] * w[:, ib]                                                                     # (n_boot, pairs)
+    tot = pw.sum(axis=1)
+    fr = (pw * diff).sum(axis=1)[tot > 0] / tot[tot > 0]
+    if not len(fr):
+        return None
+    a = (1 - level) / 2
+    return float(np.quantile(fr, a)), float(np.quantile(fr, 1 - a))

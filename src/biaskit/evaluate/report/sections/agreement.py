@@ -46,9 +46,9 @@ def _agreement_section(b, loaded) -> Section:
             lo, hi = (r.get("ci_low"), r.get("ci_high"))
             ci = None if lo is None or hi is None or pd.isna(lo) or pd.isna(hi) else (float(lo), float(hi))
             value = None if pd.isna(r["value"]) else float(r["value"])
-            flags = [f"n < {MIN_GROUP_N} items"] if n_items is not None and n_items < MIN_GROUP_N else []
+            cautions = [f"few items (n < {MIN_GROUP_N})"] if n_items is not None and n_items < MIN_GROUP_N else []
             sec.headline.append(Finding("Annotator agreement", str(r["measure"]), str(r["metric"]), "", value, ci, None, "",
-                                        f"{n_items} items" if n_items is not None else "", flags, "agreement"))
+                                        f"{n_items} items" if n_items is not None else "", [], "agreement", cautions=cautions))
     return sec
 
 

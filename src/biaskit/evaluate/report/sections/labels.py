@@ -9,6 +9,7 @@ from __future__ import annotations
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics.catalog import label_outputs
 from biaskit.evaluate.report.model import (
+    MIN_GROUP_N,
     Finding,
     Section,
     _domains,
@@ -18,29 +19,61 @@ from biaskit.evaluate.report.model import (
     _slug,
     _with_bh,
     register_section,
-    small_sample_flags,
+    small_n_cautions,
+    uncertainty_flags,
 )
 
 
-def _gap_findings(b, z, *, kind: str, metric: str, anchor: str, where_cols: list[str], label_of) -> list[Finding]:
-    """The row with the largest |diff| per ``where_cols`` value of a two-proportion z-test table, as findings."""
+def _gap_findings(b, z, *, kind: str, metric: str, anchor: str, where_cols: list[str], label_of, unit: str,
+                  baseline_of=None) -> list[Finding]:
+    """The row with the largest |diff| per ``where_cols`` value of a two-proportion z-test table, as findings.
+
+    ``diff`` is ``group_a`` minus ``group_b`` (the tables are built so that this is the direction shown);
+    ``label_of(key, row) -> (where, comparison)``; ``unit`` names what the Holm family counts (e.g. "group
+    pairs"); ``baseline_of(row)``: True for a finding about the Wikipedia baseline alone."""
     out = []
     z = z[z["diff"].notna()]
     if not len(z):
         return out
     fams = z.groupby(where_cols, sort=True, dropna=False) if where_cols else [((), z)]
     for key, g in fams:
+        if not (g["count_a"] + g["count_b"]).any():
+            continue   # no text of this family has the label: nothing to compare (said once as "No signal")
         r = g.loc[g["diff"].abs().idxmax()]
         ci = _newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
-        where, comparison, sign = label_of(key if isinstance(key, tuple) else (key,), r)
-        est = sign * float(r["diff"])
-        if ci is not None and sign < 0:
-            ci = (-ci[1], -ci[0])
+        where, comparison = label_of(key if isinstance(key, tuple) else (key,), r)
+        est = float(r["diff"])
         p = float(r["p_holm"]) if r["p_holm"] == r["p_holm"] else float("nan")
-        n_txt = f"{int(r['n_a'])} / {int(r['n_b'])}" if sign > 0 else f"{int(r['n_b'])} / {int(r['n_a'])}"
-        out.append(Finding(kind, metric, where, comparison, est + 0.0, ci, p, "Holm", n_txt,
-                           small_sample_flags(r["n_a"], r["n_b"], est, ci, p), anchor))
+        k = int(r["holm_over"]) if "holm_over" in r.index else 1
+        out.append(Finding(kind, metric, where, comparison, est + 0.0, ci, p, f"Holm, {k} {'test' if k == 1 else 'tests'}: {unit}",
+                           f"{int(r['n_a'])} / {int(r['n_b'])}",
+                           uncertainty_flags(est, ci, p, alpha=b.alpha), anchor, cautions=small_n_cautions(r["n_a"], r["n_b"]),
+                           baseline=bool(baseline_of(r)) if baseline_of else False))
     return out
+
+
+def baseline_span(b, name: str) -> str | None:
+    """The span the Wikipedia baseline rows of table ``name`` were scored on (:data:`biaskit.evaluate.baseline.SPANS`):
+    the table's ``baseline_span`` column, else its manifest's ``config.baseline_span``; None when neither says."""
+    df = b.loaded.get(name)
+    if df is not None and "baseline_span" in df.columns:
+        vals = set(df["baseline_span"].dropna())
+        if len(vals) == 1:
+            return str(vals.pop())
+    cfg = (b.manifests.get(name) or {}).get("config")
+    span = cfg.get("baseline_span") if isinstance(cfg, dict) else None
+    return str(span) if span else None
+
+
+def span_sentence(span: str | None) -> str:
+    from biaskit.evaluate.baseline import SPAN_WORDS
+
+    if span is None:
+        return ("Caution: the table does not record which span of the Wikipedia sentence the baseline rows were scored on. If it is the "
+                "whole sentence while the model was scored on its continuation only, the prompt's words are in one text and not the "
+                "other, and model-vs-Wikipedia differences are not like for like (`biaskit demo --baseline-span` records it).")
+    return (f"Model and Wikipedia baseline are scored on the same span (`{span}`): {SPAN_WORDS.get(span, span)}. "
+            "Every model-vs-Wikipedia difference is the model's share minus the baseline's.")
 
 
 def _toxicity_backend(b, name: str) -> str | None:
@@ -80,6 +113,14 @@ def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, wha
                         + (", and this is not evidence that the texts are free of toxicity." if kind == "profanity" else "."))
         sec.headline.append(Finding("No signal", metric_name, "all domains", "", None, n=f"{n_lab} texts", anchor=kind,
                                     text=f"no text labelled {shown_label} (0 of {n_lab})"))
+        return sec   # one sentence says it: no all-grey 100 % figures, no tables of n/a tests
+    if "model" in df.columns:
+        for m, sub in sorted(df.groupby("model"), key=lambda kv: str(kv[0])):
+            n_lab = int(sub[column].notna().sum())
+            if n_lab and not (sub[column] == test_label).any():
+                sec.headline.append(Finding("No signal", metric_name, f"all domains ({'Wikipedia baseline' if m == 'wikipedia' else m})", "",
+                                            None, n=f"{n_lab} texts", anchor=kind, text=f"no text labelled {shown_label} (0 of {n_lab})",
+                                            baseline=m == "wikipedia"))
     keys = [c for c in ("domain", "group", "model") if c in df.columns]
     wide = label_proportions(df, column, keys, label_order=labels, n_boot=b.n_boot, seed=b.seed)
     b.table(sec, f"{kind}_proportions", wide, f"{title}: shares per {', '.join(keys) or 'table'}")
@@ -95,16 +136,24 @@ def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, wha
         within = [c for c in ("domain", "model") if c in df.columns]
         z = _with_bh(df, pairwise_proportion_tests, df, "group", column, test_label, within=within)
         if len(z):
-            b.table(sec, f"{kind}_{_slug(shown_label)}_ztests", z,
-                    f"Two-proportion z-tests of the {shown_label} share between every pair of groups within {', '.join(within) or 'the table'}; "
-                    f"Holm and Benjamini-Hochberg adjusted p per family; Cohen's h as effect size.", max_rows=25)
+            b.table(sec, f"{kind}_{_slug(shown_label)}_ztests", z.rename(columns={"diff": "diff_a_minus_b"}),
+                    f"Two-proportion z-tests of the {shown_label} share between every pair of groups within {', '.join(within) or 'the table'}: "
+                    f"`diff_a_minus_b` = share of group_a minus share of group_b; Holm and Benjamini-Hochberg adjusted p per family "
+                    f"(`holm_over` tests); Cohen's h as effect size; `caution`: a group under {MIN_GROUP_N} texts.", max_rows=25)
             if n_hit:
                 def lab(key, r, within=within):
                     kv = dict(zip(["domain"] if "domain" in within else [], key))
+                    if "model" in r.index and r["model"] == "wikipedia":
+                        return (kv.get("domain", "all") + " (Wikipedia baseline)", f"{r['group_a']} minus {r['group_b']}")
                     src = f" ({r['model']})" if "model" in r.index else ""
-                    return (kv.get("domain", "all") + src, f"{r['group_a']} minus {r['group_b']}", 1)
-                sec.headline += _gap_findings(b, z, kind="Largest group gap", metric=metric_name, anchor=kind,
-                                              where_cols=[c for c in ("domain",) if c in z.columns], label_of=lab)
+                    return (kv.get("domain", "all") + src, f"{r['group_a']} minus {r['group_b']}")
+                fam = [c for c in ("domain", "model") if c in z.columns]
+                sec.headline += _gap_findings(b, z, kind="Largest group gap", metric=metric_name, anchor=kind, where_cols=fam,
+                                              label_of=lab, unit="this domain's group pairs",
+                                              baseline_of=lambda r: "model" in r.index and r["model"] == "wikipedia")
+                for f in sec.headline:
+                    if f.baseline and f.kind == "Largest group gap":
+                        f.kind = "Wikipedia baseline: largest group gap"
         c = chi2_by(df, "group", column, within=within)
         b.table(sec, f"{kind}_chi2_groups", c, f"Chi-square test of homogeneity of the label distribution across groups (per {', '.join(within) or 'table'}); Cramér's V.")
         if "model" in df.columns and df["model"].nunique() > 1:
@@ -113,18 +162,30 @@ def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, wha
             b.table(sec, f"{kind}_chi2_sources", c2, "Chi-square test of homogeneity across text sources (Wikipedia baseline and models).")
             models = sorted(set(df["model"].dropna()))
             if "wikipedia" in models:
-                pairs = [("wikipedia", m) for m in models if m != "wikipedia"]
+                span = baseline_span(b, name)
+                sec.text.append(span_sentence(span))
+                pairs = [(m, "wikipedia") for m in models if m != "wikipedia"]
                 wz = _with_bh(df, pairwise_proportion_tests, df, "model", column, test_label,
-                              within=[c for c in ("domain", "group") if c in df.columns], pairs=pairs)
-                b.table(sec, f"{kind}_{_slug(shown_label)}_vs_wikipedia", wz,
-                        f"Each model against the Wikipedia baseline: z-test of the {shown_label} share per group "
-                        "(Holm / Benjamini-Hochberg per group).", max_rows=25)
+                              within=[c for c in ("domain", "group") if c in df.columns], pairs=pairs,
+                              family=[c for c in ("domain",) if c in df.columns])
+                b.table(sec, f"{kind}_{_slug(shown_label)}_vs_wikipedia",
+                        wz.rename(columns={"group_a": "model", "group_b": "baseline", "diff": "model_minus_wikipedia"}),
+                        f"Each model against the Wikipedia baseline: z-test of the {shown_label} share per group; "
+                        f"`model_minus_wikipedia` = the model's share minus the baseline's (the headline's direction); Holm / "
+                        f"Benjamini-Hochberg over every group and model of the domain (`holm_over` tests).", max_rows=25)
                 if n_hit and len(wz):
                     def lab_w(key, r):
                         dom = key[0] if "domain" in wz.columns else "all"
-                        return (f"{dom} ({r['group']})" if "group" in r.index else dom, f"{r['group_b']} minus wikipedia", -1)
-                    sec.headline += _gap_findings(b, wz, kind="Model vs Wikipedia", metric=metric_name, anchor=kind,
-                                                  where_cols=[c for c in ("domain", "group_b") if c in wz.columns], label_of=lab_w)
+                        return (f"{dom} ({r['group']})" if "group" in r.index else dom, f"{r['group_a']} minus wikipedia")
+                    found = _gap_findings(b, wz, kind="Model vs Wikipedia", metric=metric_name, anchor=kind,
+                                          where_cols=[c for c in ("domain", "group_a") if c in wz.columns], label_of=lab_w,
+                                          unit="this domain's groups x models")
+                    for f in found:
+                        if span is None:
+                            f.cautions.append("span of the Wikipedia baseline not recorded: may not be like for like")
+                        else:
+                            f.comparison += f" (same span: {span})"
+                    sec.headline += found
         score_col = score
         if score_col and score_col in df.columns:
             mw = _with_bh(df, pairwise_mann_whitney, df, "group", score_col, within=within)

@@ -10,6 +10,7 @@ def _likelihood_section(b, loaded) -> Section:
 
     from biaskit.evaluate.report.plots import fraction_bars
     from biaskit.evaluate.stats import likelihood_bias
+    from biaskit.evaluate.stats.likelihood_bias import likelihood_bias_interval
 
     name, df = _find(loaded, ["axis", "template", "descriptor"], "likelihood", any_of=["perplexity", "nll_mean"])
     if "kind" in df.columns and not (df["kind"] == "likelihood").any():
@@ -35,22 +36,32 @@ def _likelihood_section(b, loaded) -> Section:
             part = part.copy()
             part.insert(0, "model", m if m is not None else "")
             acc.append(part)
-        if res.skipped:
-            sec.text.append(f"Model {m}: rows not used: " + ", ".join(f"{v} ({k})" for k, v in res.skipped.items()) + ".")
+        left = {k: v for k, v in res.skipped.items() if v and k != "other models"}   # other models' rows are theirs, not lost
+        if left:
+            sec.text.append(f"Model {m}: " + "; ".join(f"{v} row(s) left out ({k})" for k, v in left.items()) + ".")
     by_axis = pd.concat(axes, ignore_index=True)
     b.table(sec, "likelihood_bias_by_axis", by_axis, "Likelihood Bias per axis: differing pairs / tested pairs.")
     all_pairs = pd.concat(pairs, ignore_index=True)
+    sec.text.append(f"Each pair is tested on its own, without correction: with no real difference about {b.alpha:.0%} of pairs still "
+                    f"differ by chance, so compare a score with {b.alpha:g}, not with 0. The interval of each axis' score is a "
+                    f"percentile bootstrap over its descriptors ({b.n_boot} resamples; pairs sharing a descriptor are not independent).")
     for _, r in by_axis.iterrows():
         pr = all_pairs[(all_pairs["model"] == r["model"]) & (all_pairs["axis"] == r["axis"])] if len(all_pairs) else all_pairs
         n_min = int(min(pr["n_a"].min(), pr["n_b"].min())) if len(pr) else 0
         frac = float(r["fraction"]) if r["fraction"] == r["fraction"] else None
-        flags = [f"n < {MIN_GROUP_N} sentences per descriptor"] if n_min < MIN_GROUP_N else []
+        ci = likelihood_bias_interval(pr, n_boot=b.n_boot, seed=b.seed, level=1 - b.alpha) if len(pr) else None
+        flags = []
         if not r["n_pairs"]:
             flags.append("no testable descriptor pair")
+        elif ci is not None and ci[0] <= b.alpha:
+            flags.append(f"CI reaches the chance rate {b.alpha:g}")
+        cautions = [f"few sentences (n < {MIN_GROUP_N} per descriptor)"] if n_min < MIN_GROUP_N else []
+        cautions.append("pairs tested without correction")
         sec.headline.append(Finding(
             "Likelihood Bias", "share of descriptor pairs whose perplexities differ", f"axis {r['axis']}" + (f" ({r['model']})" if r["model"] else ""),
-            f"{int(r['n_different'])} of {int(r['n_pairs'])} pairs differ (Mann-Whitney p < {b.alpha} per pair, uncorrected)",
-            frac, None, None, "", f"min {n_min} sentences per descriptor", flags, "likelihood_bias"))
+            f"{int(r['n_different'])} of {int(r['n_pairs'])} pairs differ (Mann-Whitney p < {b.alpha} per pair, uncorrected; "
+            f"chance alone: about {b.alpha:g})",
+            frac, ci, None, "", f"min {n_min} sentences per descriptor", flags, "likelihood_bias", cautions=cautions))
     for m in models:
         sub = by_axis[by_axis["model"] == (m if m is not None else "")]
         b.figure(sec, f"likelihood_bias_{_slug(m or 'model')}", fraction_bars, sub, "axis", "fraction",

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install EleutherAI's lm-evaluation-harness (the `lm_eval` CLI) into its own virtual environment,
+# .venv-lmeval in the repo root. biaskit never imports lm_eval: `biaskit export lm-eval` writes task folders
+# and `biaskit import lm-eval` reads its --log_samples output, so the harness is an external tool, kept
+# out of the toolkit's .venv (its own pins on datasets/transformers/evaluate would move with its releases).
+# torch comes first as the CPU build (a bare torch requirement may pull a multi-GB CUDA build); transformers,
+# datasets, accelerate and gguf are pinned to the versions the toolkit's .venv uses, so both sides load the
+# same model the same way (tests/interop/test_lmeval_roundtrip.py compares their outputs).
+# Idempotent: a fast no-op when the right versions are there. Used by scripts/test.sh (CI, fresh machine)
+# and by tests/interop/conftest.py when the venv is missing.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+LM_EVAL=0.4.13
+VENV=${BIASKIT_LMEVAL_VENV:-.venv-lmeval}
+PINS=(torch==2.13.0 "lm-eval==$LM_EVAL" transformers==5.24.0 datasets==5.2.0 accelerate==1.15.0 gguf==0.19.0 "numpy<2.3")
+stamp="$VENV/.biaskit-lm-eval-$LM_EVAL-2"
+if [ -f "$stamp" ] && [ -x "$VENV/bin/lm_eval" ]; then exit 0; fi
+PY=${PYTHON:-python3}
+[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+pip=("$VENV/bin/python" -m pip --disable-pip-version-check -q install)
+log=$(mktemp)
+if ! { "${pip[@]}" "torch==2.13.0" && "${pip[@]}" "${PINS[@]}"; } >"$log" 2>&1; then
+  grep -v "is neither a file nor a directory" "$log" >&2 || true
+  rm -f "$log"; echo "lm-eval $LM_EVAL install failed (see above)" >&2; exit 1
+fi
+rm -f "$log"
+touch "$stamp"
+echo "lm-evaluation-harness $LM_EVAL installed in $VENV"
