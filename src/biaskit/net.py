@@ -87,13 +87,25 @@ def origin(url: str) -> tuple[str, str, int | None]:
 class HttpError(BiaskitError):
     """A request that failed for good: retries used up (``retryable``) or a failure retrying cannot fix."""
 
-    def __init__(self, reason: str, *, url: str, status: int | None = None, attempts: int = 1, retryable: bool = True,
-                 response: Any = None, fix: str | None = None) -> None:
+    def __init__(
+        self,
+        reason: str,
+        *,
+        url: str,
+        status: int | None = None,
+        attempts: int = 1,
+        retryable: bool = True,
+        response: Any = None,
+        fix: str | None = None,
+    ) -> None:
         self.reason = redact(reason)
         self.status, self.attempts, self.retryable, self.response = status, attempts, retryable, response
-        super().__init__("E242", f"{self.reason} (gave up after {attempts} tries)" if retryable else self.reason,
-                         value=public_url(url, register=False),
-                         fix=fix or "check the URL and the network, then rerun (finished work is kept)")
+        super().__init__(
+            "E242",
+            f"{self.reason} (gave up after {attempts} tries)" if retryable else self.reason,
+            value=public_url(url, register=False),
+            fix=fix or "check the URL and the network, then rerun (finished work is kept)",
+        )
 
     def __reduce__(self):
         return (BiaskitError, (self.code, self.what, self.value, self.options, self.fix))
@@ -110,18 +122,26 @@ class Backoff:
 
     def wait(self, attempt: int, retry_after: Any = None) -> float:
         after = retry_after_seconds(retry_after)
-        return min(self.max_backoff, after if after is not None else self.backoff * (2 ** attempt))
+        return min(self.max_backoff, after if after is not None else self.backoff * (2**attempt))
 
     def pause(self, attempt: int, retry_after: Any = None, *, why: str = "", where: str = "") -> float:
         """Wait before try ``attempt + 2`` (logged); returns the wait."""
         wait = self.wait(attempt, retry_after)
-        log.info("%s from %s; retry %d/%d in %.2fs", redact(why), public_url(where, register=False) if where else "?", attempt + 1,
-                 self.retries, wait)
+        log.info(
+            "%s from %s; retry %d/%d in %.2fs", redact(why), public_url(where, register=False) if where else "?", attempt + 1, self.retries, wait
+        )
         (time.sleep if self.sleep is None else self.sleep)(wait)
         return wait
 
-    def call(self, fn: Callable[[], Any], *, retryable: Callable[[BaseException], bool], what: str = "",
-             retry_after: Callable[[BaseException], Any] = lambda exc: None, waits: list[float] | None = None) -> Any:
+    def call(
+        self,
+        fn: Callable[[], Any],
+        *,
+        retryable: Callable[[BaseException], bool],
+        what: str = "",
+        retry_after: Callable[[BaseException], Any] = lambda exc: None,
+        waits: list[float] | None = None,
+    ) -> Any:
         """``fn()``, retried while ``retryable(exc)`` and tries are left; the last exception propagates.
 
         A :class:`~biaskit.errors.BiaskitError` is never retried. ``waits`` collects the waits.
@@ -144,10 +164,21 @@ class Backoff:
 class HttpClient:
     """requests ``Session`` + :class:`Backoff` + rate limit + redirect/credential rules (module docs)."""
 
-    def __init__(self, *, policy: Backoff | None = None, timeout: float = 30.0, max_rps: float | None = None,
-                 allow_redirects: bool = False, max_redirects: int = 5, retry_status: frozenset[int] = RETRY_STATUS,
-                 headers: dict[str, str] | None = None, session: Any = None, stats: dict[str, int] | None = None,
-                 on_retry: Callable[[str], None] | None = None, redirect_fix: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        policy: Backoff | None = None,
+        timeout: float = 30.0,
+        max_rps: float | None = None,
+        allow_redirects: bool = False,
+        max_redirects: int = 5,
+        retry_status: frozenset[int] = RETRY_STATUS,
+        headers: dict[str, str] | None = None,
+        session: Any = None,
+        stats: dict[str, int] | None = None,
+        on_retry: Callable[[str], None] | None = None,
+        redirect_fix: str | None = None,
+    ) -> None:
         from biaskit.errors import require
 
         self._requests = require("requests", "scrape", "biaskit's HTTP client")
@@ -165,8 +196,9 @@ class HttpClient:
         self.stats.setdefault("http_requests", 0)
         self.stats.setdefault("retries", 0)
         self.on_retry = on_retry
-        self.redirect_fix = redirect_fix or ("use the target URL if you trust it, or allow redirects (--allow-redirects; "
-                                             "credentials are never sent to another scheme, host or port)")
+        self.redirect_fix = redirect_fix or (
+            "use the target URL if you trust it, or allow redirects (--allow-redirects; credentials are never sent to another scheme, host or port)"
+        )
 
     @property
     def session(self) -> Any:
@@ -201,11 +233,19 @@ class HttpClient:
                 raise HttpError(f"HTTP {r.status_code} redirect without a Location header", url=url, status=r.status_code, retryable=False)
             target = urljoin(url, loc)
             if not self.allow_redirects:
-                raise BiaskitError("E142", f"the endpoint redirected the request (HTTP {r.status_code}) to {public_url(target, register=False)}",
-                                   value=public_url(url, register=False), fix=self.redirect_fix)
+                raise BiaskitError(
+                    "E142",
+                    f"the endpoint redirected the request (HTTP {r.status_code}) to {public_url(target, register=False)}",
+                    value=public_url(url, register=False),
+                    fix=self.redirect_fix,
+                )
             if origin(target)[0] not in ("http", "https"):
-                raise HttpError(f"HTTP {r.status_code} redirect to a non-http(s) URL {public_url(target, register=False)}", url=url,
-                                status=r.status_code, retryable=False)
+                raise HttpError(
+                    f"HTTP {r.status_code} redirect to a non-http(s) URL {public_url(target, register=False)}",
+                    url=url,
+                    status=r.status_code,
+                    retryable=False,
+                )
             if origin(target) != first:
                 headers = {k: v for k, v in headers.items() if k.lower() not in CREDENTIAL_HEADERS}
                 kw.pop("auth", None)
@@ -214,8 +254,16 @@ class HttpClient:
             kw.pop("params", None)  # the Location carries the query
         raise HttpError(f"more than {self.max_redirects} redirects", url=url, retryable=False)
 
-    def request(self, method: str, url: str, *, what: str = "", headers: dict[str, str] | None = None,
-                retry_response: Callable[[Any], tuple[str, Any] | None] | None = None, **kw: Any) -> Any:
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        what: str = "",
+        headers: dict[str, str] | None = None,
+        retry_response: Callable[[Any], tuple[str, Any] | None] | None = None,
+        **kw: Any,
+    ) -> Any:
         """Send with retries (module docs). ``retry_response(reply) -> (why, retry_after) | None`` marks a reply
         to retry; when tries run out for such a reply, or for a retryable status, :class:`HttpError` carries it.
         Any other reply is returned, whatever its status. ``what`` names the request in messages (default: the URL).

@@ -33,8 +33,9 @@ class Server:
 
             def _answer(self):
                 n = int(self.headers.get("Content-Length") or 0)
-                srv.seen.append({"method": self.command, "path": self.path, "auth": self.headers.get("Authorization"),
-                                 "body": self.rfile.read(n) if n else b""})
+                srv.seen.append(
+                    {"method": self.command, "path": self.path, "auth": self.headers.get("Authorization"), "body": self.rfile.read(n) if n else b""}
+                )
                 code, headers, body = srv.script.pop(0) if srv.script else (200, {}, b"ok")
                 self.send_response(code)
                 for k, v in headers.items():
@@ -80,7 +81,7 @@ def test_429_with_retry_after_seconds_is_waited_then_retried(srv):
     c = client(waits)
     r = c.request("GET", srv.url + "/x")
     assert r.status_code == 200 and r.text == "ok"
-    assert waits == [2.0]                                   # the server's 2 s, not the 0.5 s backoff
+    assert waits == [2.0]  # the server's 2 s, not the 0.5 s backoff
     assert c.stats == {"http_requests": 2, "retries": 1}
 
 
@@ -231,8 +232,9 @@ def test_backoff_call_retries_what_it_is_told_to():
 
     waits.clear()
     with pytest.raises(Limited):
-        Backoff(2, 0.1, 10, waits.append).call(lambda: (_ for _ in ()).throw(Limited()), retryable=lambda e: True,
-                                              retry_after=lambda e: e.retry_after)
+        Backoff(2, 0.1, 10, waits.append).call(
+            lambda: (_ for _ in ()).throw(Limited()), retryable=lambda e: True, retry_after=lambda e: e.retry_after
+        )
     assert waits == [3.0, 3.0]  # 3 tries, Retry-After before each retry
 
 
