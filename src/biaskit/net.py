@@ -39,6 +39,8 @@ log = get_logger("net")
 
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 REDIRECT_STATUS = frozenset({301, 302, 303, 307, 308})
+ERROR_BODY_READ = 1 << 16  # characters of an error reply's body read into a message (redacted whole, then cut)
+REASON_MAX = 340  # characters of an error text kept: redact first, cut after (a key straddling the cut never survives)
 #: headers that carry credentials: never sent to another origin
 CREDENTIAL_HEADERS = ("authorization", "cookie", "proxy-authorization")
 
@@ -98,7 +100,7 @@ class HttpError(BiaskitError):
         response: Any = None,
         fix: str | None = None,
     ) -> None:
-        self.reason = redact(reason)
+        self.reason = redact(reason)[:REASON_MAX]
         self.status, self.attempts, self.retryable, self.response = status, attempts, retryable, response
         super().__init__(
             "E242",
@@ -128,7 +130,12 @@ class Backoff:
         """Wait before try ``attempt + 2`` (logged); returns the wait."""
         wait = self.wait(attempt, retry_after)
         log.info(
-            "%s from %s; retry %d/%d in %.2fs", redact(why), public_url(where, register=False) if where else "?", attempt + 1, self.retries, wait
+            "%s from %s; retry %d/%d in %.2fs",
+            redact(why)[:REASON_MAX],
+            public_url(where, register=False) if where else "?",
+            attempt + 1,
+            self.retries,
+            wait,
         )
         (time.sleep if self.sleep is None else self.sleep)(wait)
         return wait
@@ -288,7 +295,7 @@ class HttpClient:
             else:
                 mark = retry_response(r) if retry_response is not None else None
                 if r.status_code in self.retry_status:
-                    detail = (r.text or "")[:300].strip()
+                    detail = (r.text or "")[:ERROR_BODY_READ].strip()
                     why, retry_after, resp = f"HTTP {r.status_code} from {where}" + (f": {detail}" if detail else ""), r.headers.get("Retry-After"), r
                 elif mark is not None:
                     (why, retry_after), resp = mark, r

@@ -132,7 +132,7 @@ class OpenAIBackend:
     def _post(self, path: str, body: dict) -> dict:
         """POST JSON through :mod:`biaskit.net` (retries on timeouts, connection errors, 429/5xx and a body that
         is not JSON; redirects as in the module docs); raise EndpointError when it fails."""
-        from biaskit.net import HttpError
+        from biaskit.net import ERROR_BODY_READ, REASON_MAX, HttpError
         from biaskit.secrets import redact
 
         try:
@@ -143,8 +143,9 @@ class OpenAIBackend:
                 raise EndpointError(redact(f"{exc.reason} (gave up after {exc.attempts} attempts)"), retryable=True) from None
             raise EndpointError(exc.reason, retryable=False) from None
         if not 200 <= r.status_code < 300:
-            detail = (r.content[:300].decode("utf-8", "replace") if r.content else "").strip()
-            raise EndpointError(redact(f"HTTP {r.status_code} from {path}: {detail}"), retryable=False)
+            detail = (r.content[:ERROR_BODY_READ].decode("utf-8", "replace") if r.content else "").strip()
+            # redacted whole, cut after: a key straddling the cut cannot survive as a prefix
+            raise EndpointError(redact(f"HTTP {r.status_code} from {path}: {detail}")[:REASON_MAX], retryable=False)
         try:
             text = r.content.decode("utf-8")
         except UnicodeDecodeError as exc:
