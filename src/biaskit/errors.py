@@ -81,6 +81,7 @@ CATALOGUE: dict[str, str] = {
     "E220": "generation-bias value or method out of range",
     "E240": "a report section or metric is registered twice",
     "E241": "a registered metric cannot be imported, or declares no such label output",
+    "E242": "an HTTP request failed after its retries (connection, timeout, a retryable status) or cannot be retried",
     "E260": "invalid lm-eval export settings",
     "E261": "not the lm-eval output of a biaskit task",
     "E262": "malformed lm-eval samples or results file",

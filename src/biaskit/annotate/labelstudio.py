@@ -105,38 +105,43 @@ class LabelStudio:
         import httpx
         from label_studio_sdk.core.api_error import ApiError
 
-        for attempt in range(retries + 1):
-            try:
-                return fn()
-            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-                if attempt < retries:
-                    time.sleep(0.5 * (attempt + 1))
-                    continue
-                raise BiaskitError("E090", f"cannot reach Label Studio at {self.url} ({what})", value=redact(str(exc))[:120],
-                                   fix="start the server (label-studio start) or check --url / LABEL_STUDIO_URL") from None
-            except httpx.TimeoutException as exc:
-                raise BiaskitError("E090", f"Label Studio at {self.url} timed out ({what})", value=redact(str(exc))[:120],
-                                   fix="retry; the operation is idempotent and resumes where it stopped") from None
-            except httpx.TransportError as exc:
-                raise BiaskitError("E090", f"the connection to Label Studio at {self.url} failed ({what})",
-                                   value=redact(str(exc))[:120],
-                                   fix="check the server is up and retry; push/pull are idempotent and resume where they stopped") from None
-            except ApiError as exc:
-                code = exc.status_code
-                body = redact(json.dumps(exc.body, default=str) if not isinstance(exc.body, str) else exc.body)[:300]
-                if code == 401:
-                    raise BiaskitError("E090", f"Label Studio at {self.url} rejected the token ({what})", value=body,
-                                       fix="check LABEL_STUDIO_API_KEY (Account & Settings > Access Token); legacy tokens "
-                                           "need LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true on the server") from None
-                if code == 403:
-                    raise BiaskitError("E090", f"the token may not do this on {self.url} ({what})", value=body,
-                                       fix="use an administrator's or the project owner's token") from None
-                if code == 404:
-                    raise BiaskitError("E092", f"not found on {self.url} ({what})", value=body,
-                                       fix="check the project title / id (biaskit annotate rounds lists the rounds)") from None
-                raise BiaskitError("E090", f"Label Studio error {code} ({what})", value=body,
-                                   fix="see the server's message; nothing was imported twice, rerun after fixing") from None
-        raise AssertionError("unreachable")  # pragma: no cover
+        from biaskit.net import RETRY_STATUS, Backoff
+
+        def retryable(exc: BaseException) -> bool:  # reads only (retries > 0): a refused connection, 429 and 5xx
+            return isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)) or (isinstance(exc, ApiError) and exc.status_code in RETRY_STATUS)
+
+        def retry_after(exc: BaseException) -> str | None:
+            headers = getattr(exc, "headers", None) or {}
+            return headers.get("Retry-After") or headers.get("retry-after")
+
+        # the SDK sends (max_retries=0); the shared policy of biaskit.net retries: 0.5 s, 1 s, ... or Retry-After
+        try:
+            return Backoff(retries, backoff=0.5, max_backoff=30.0).call(fn, retryable=retryable, retry_after=retry_after, what=what)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise BiaskitError("E090", f"cannot reach Label Studio at {self.url} ({what})", value=redact(str(exc))[:120],
+                               fix="start the server (label-studio start) or check --url / LABEL_STUDIO_URL") from None
+        except httpx.TimeoutException as exc:
+            raise BiaskitError("E090", f"Label Studio at {self.url} timed out ({what})", value=redact(str(exc))[:120],
+                               fix="retry; the operation is idempotent and resumes where it stopped") from None
+        except httpx.TransportError as exc:
+            raise BiaskitError("E090", f"the connection to Label Studio at {self.url} failed ({what})",
+                               value=redact(str(exc))[:120],
+                               fix="check the server is up and retry; push/pull are idempotent and resume where they stopped") from None
+        except ApiError as exc:
+            code = exc.status_code
+            body = redact(json.dumps(exc.body, default=str) if not isinstance(exc.body, str) else exc.body)[:300]
+            if code == 401:
+                raise BiaskitError("E090", f"Label Studio at {self.url} rejected the token ({what})", value=body,
+                                   fix="check LABEL_STUDIO_API_KEY (Account & Settings > Access Token); legacy tokens "
+                                       "need LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true on the server") from None
+            if code == 403:
+                raise BiaskitError("E090", f"the token may not do this on {self.url} ({what})", value=body,
+                                   fix="use an administrator's or the project owner's token") from None
+            if code == 404:
+                raise BiaskitError("E092", f"not found on {self.url} ({what})", value=body,
+                                   fix="check the project title / id (biaskit annotate rounds lists the rounds)") from None
+            raise BiaskitError("E090", f"Label Studio error {code} ({what})", value=body,
+                               fix="see the server's message; nothing was imported twice, rerun after fixing") from None
 
     # ------------------------------------------------------------------ projects
     def find_project(self, title: str) -> Any | None:

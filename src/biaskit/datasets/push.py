@@ -8,8 +8,11 @@ parameter of the CLI, never printed, logged or written anywhere (it is registere
 Resumable: the remote tree is listed first and every file whose content is already on the Hub (same
 sha256 for LFS files, same git blob id for regular files) is skipped, so an interrupted push rerun uploads
 only what is missing. Files are committed in batches (data shards first, the card last) so an interruption
-loses at most one batch; each batch is retried with exponential backoff on dropped connections, timeouts,
-429 (respecting ``Retry-After``) and 5xx (datasets #6392, #6257). Blobs uploaded before a failed commit are
+loses at most one batch; each Hub operation (create the repository or branch, list the remote files, commit a
+batch) is retried with exponential backoff on dropped connections, timeouts, 408/429 (respecting ``Retry-After``)
+and 5xx (datasets #6392, #6257), under the shared retry policy of :mod:`biaskit.net` (``Backoff.call``): the
+HTTP itself is huggingface_hub's, which also retries each LFS transfer and some calls on its own
+(``http_backoff``: up to 5 retries, 1-8 s waits, on 408/429/5xx and network errors). Blobs uploaded before a failed commit are
 not sent again: the LFS batch endpoint reports them as present.
 """
 
@@ -145,12 +148,12 @@ def _retryable(exc: BaseException) -> bool:
                          "ProtocolError", "ReadError", "WriteError", "ConnectError"}) or isinstance(exc, (ConnectionError, TimeoutError))
 
 
-def _retry_after(exc: BaseException) -> float | None:
+def _retry_after(exc: BaseException) -> str | None:
+    """The ``Retry-After`` header of the failed reply (seconds or an HTTP-date; parsed by :mod:`biaskit.net`)."""
     resp = getattr(exc, "response", None)
     try:
-        v = resp.headers.get("Retry-After") if resp is not None else None
-        return float(v) if v is not None else None
-    except (TypeError, ValueError):
+        return resp.headers.get("Retry-After") if resp is not None else None
+    except (AttributeError, TypeError):
         return None
 
 
@@ -170,26 +173,21 @@ def _fail(what: str, exc: BaseException, done: int, total: int) -> BiaskitError:
 
 
 class _Retrier:
+    """Each Hub operation under the shared retry policy (:class:`biaskit.net.Backoff`); the last error becomes E051/E052."""
+
     def __init__(self, retries: int, backoff: float, max_backoff: float, sleep: Callable[[float], None]) -> None:
-        self.retries, self.backoff, self.max_backoff, self.sleep = retries, backoff, max_backoff, sleep
+        from biaskit.net import Backoff
+
+        self.policy = Backoff(retries, backoff, max_backoff, sleep)
         self.waits: list[float] = []
 
     def __call__(self, what: str, fn: Callable, *, done: int = 0, total: int = 0):
-        attempt = 0
-        while True:
-            try:
-                return fn()
-            except BiaskitError:
-                raise
-            except Exception as exc:
-                if attempt >= self.retries or not _retryable(exc):
-                    raise _fail(what, exc, done, total) from None
-                after = _retry_after(exc)
-                wait = min(self.max_backoff, after if after is not None else self.backoff * (2 ** attempt))
-                log.warning("could not %s (%s); retry %d/%d in %.1fs", what, type(exc).__name__, attempt + 1, self.retries, wait)
-                self.waits.append(wait)
-                self.sleep(wait)
-                attempt += 1
+        try:
+            return self.policy.call(fn, retryable=_retryable, retry_after=_retry_after, what=what, waits=self.waits)
+        except BiaskitError:
+            raise
+        except Exception as exc:
+            raise _fail(what, exc, done, total) from None
 
 
 def _batches(files: list[LocalFile], max_files: int, max_bytes: int) -> list[list[LocalFile]]:

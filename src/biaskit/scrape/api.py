@@ -3,8 +3,10 @@
 * always ``format=json&formatversion=2`` and ``maxlag`` (default 5 s), a descriptive User-Agent;
 * continuation: the ``continue`` object of a reply is merged into the next request until none is left;
 * retries with exponential backoff on connection errors, HTTP 429/5xx and the ``maxlag`` error (which
-  arrives as HTTP 200 with ``error.code == "maxlag"``); ``Retry-After`` is honoured;
-* a request-rate limit (``max_rps``);
+  arrives as HTTP 200 with ``error.code == "maxlag"``: the one special case, passed to the shared HTTP layer
+  :mod:`biaskit.net` as ``retry_response``); ``Retry-After`` is honoured;
+* a request-rate limit (``max_rps``); redirects (e.g. http -> https) are followed and logged (no credentials
+  are sent to a wiki);
 * an on-disk cache of every reply, keyed by the endpoint and the request parameters, so a rerun or a
   resumed run sends no request it already made (``client.stats['http_requests']`` counts real ones).
 
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import BiaskitError
+from biaskit.net import Backoff, HttpClient, HttpError
 
 if TYPE_CHECKING:  # pragma: no cover
     from biaskit.scrape.dump import Page
@@ -30,7 +33,6 @@ from biaskit.log import get_logger
 log = get_logger("scrape.api")
 
 DEFAULT_USER_AGENT = "biaskit/{version} (https://github.com/biaskit/biaskit; bias-dataset builder) python-requests"
-RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
 def _version() -> str:
@@ -78,13 +80,13 @@ class MediaWikiClient:
         self.max_retries = max_retries
         self.backoff = backoff
         self.max_backoff = max_backoff
-        self.min_interval = 1.0 / max_rps if max_rps else 0.0
         self.timeout = timeout
-        self._sleep = sleep
-        self._last = 0.0
         self.session = session or requests.Session()
         self.session.headers["User-Agent"] = user_agent or DEFAULT_USER_AGENT.format(version=_version())
         self.stats: dict[str, int] = {"http_requests": 0, "cache_hits": 0, "retries": 0, "maxlag_retries": 0}
+        # no credentials are sent, so redirects (http -> https, a moved api.php) are followed, each one logged
+        self.http = HttpClient(policy=Backoff(max_retries, backoff, max_backoff, sleep), timeout=timeout, max_rps=max_rps,
+                               allow_redirects=True, session=self.session, stats=self.stats, on_retry=self._count_retry)
         self.last_retrieved_at: str | None = None
 
     # ------------------------------------------------------------------ low level
@@ -112,25 +114,8 @@ class MediaWikiClient:
         h = hashlib.sha256(key.encode("utf-8")).hexdigest()
         return self.cache_dir / h[:2] / f"{h}.json"
 
-    def _throttle(self) -> None:
-        if self.min_interval:
-            wait = self._last + self.min_interval - time.monotonic()
-            if wait > 0:
-                self._sleep(wait)
-        self._last = time.monotonic()
-
-    def _wait_time(self, attempt: int, retry_after: str | None) -> float:
-        if retry_after:
-            try:
-                return min(float(retry_after), self.max_backoff)
-            except ValueError:
-                pass
-        return min(self.backoff * (2 ** attempt), self.max_backoff)
-
     def get(self, params: dict[str, Any]) -> dict:
         """One API request (from the cache when possible), retried as described in the module docs."""
-        import requests
-
         from biaskit.io import write_json_atomic
         from biaskit.manifest import utcnow
 
@@ -144,69 +129,64 @@ class MediaWikiClient:
                 return cached["response"]
             except (ValueError, KeyError):
                 cf.unlink(missing_ok=True)  # a damaged cache entry is refetched
-        attempt = 0
-        while True:
-            self._throttle()
-            self.stats["http_requests"] += 1
-            try:
-                r = self.session.get(self.endpoint, params=p, timeout=self.timeout)
-            except (requests.ConnectionError, requests.Timeout) as exc:
-                if attempt >= self.max_retries:
-                    raise BiaskitError("E031", f"MediaWiki endpoint unreachable after {attempt + 1} tries: {exc.__class__.__name__}",
-                                       value=self.endpoint, fix="check the URL (it must point to api.php) and the network; rerun to resume") from exc
-                self._retry(attempt, None, f"{exc.__class__.__name__}")
-                attempt += 1
-                continue
-            if r.status_code in RETRY_STATUS:
-                if attempt >= self.max_retries:
-                    raise BiaskitError("E031", f"MediaWiki endpoint kept answering HTTP {r.status_code} after {attempt + 1} tries",
-                                       value=self.endpoint, fix="wait and rerun (finished work is kept), or lower --max-rps")
-                self._retry(attempt, r.headers.get("Retry-After"), f"HTTP {r.status_code}")
-                attempt += 1
-                continue
-            if r.status_code != 200:
-                raise BiaskitError("E031", f"MediaWiki endpoint answered HTTP {r.status_code}", value=self.endpoint,
-                                   fix="check that the URL points to api.php (e.g. https://en.wikipedia.org/w/api.php)")
-            if r.headers.get("MediaWiki-API-Error") == "maxlag" and attempt < self.max_retries:
-                self.stats["maxlag_retries"] += 1  # the header says it even when the body is not JSON
-                self._retry(attempt, r.headers.get("Retry-After"), "maxlag")
-                attempt += 1
-                continue
-            try:
-                data = r.json()
-            except ValueError as exc:
-                ctype = r.headers.get("Content-Type", "?")
-                raise BiaskitError("E031", f"the endpoint did not answer JSON (Content-Type {ctype}, starts {r.text[:60]!r})",
-                                   value=self.endpoint, fix="point to the wiki's api.php, not an article or index.php URL") from exc
-            if not isinstance(data, dict):
-                raise BiaskitError("E031", "the endpoint answered JSON that is not an API reply", value=self.endpoint,
-                                   fix="point to the wiki's api.php")
-            err = data.get("error")
-            if isinstance(err, dict) and err.get("code") == "maxlag":
-                if attempt >= self.max_retries:
-                    raise BiaskitError("E030", f"the wiki stayed lagged (maxlag) after {attempt + 1} tries: {err.get('info', '')}",
-                                       value=self.endpoint, fix="wait and rerun (finished work is kept)")
-                self.stats["maxlag_retries"] += 1
-                self._retry(attempt, r.headers.get("Retry-After") or str(err.get("lag", "") or ""), "maxlag")
-                attempt += 1
-                continue
-            if isinstance(err, dict):
-                raise BiaskitError("E030", f"MediaWiki API error {err.get('code')!r}: {err.get('info', '')}",
-                                   value={k: v for k, v in p.items() if k not in ("format", "formatversion")},
-                                   fix="check the parameters (see the wiki's api.php?action=help)")
-            for w in (data.get("warnings") or {}).values() if isinstance(data.get("warnings"), dict) else []:
-                log.warning("MediaWiki API warning: %s", w)
-            self.last_retrieved_at = utcnow()
-            if cf is not None:
-                cf.parent.mkdir(parents=True, exist_ok=True)
-                write_json_atomic(cf, {"params": p, "retrieved_at": self.last_retrieved_at, "response": data})
-            return data
+        try:
+            r = self.http.request("GET", self.endpoint, params=p, retry_response=self._maxlag)
+        except HttpError as exc:
+            if exc.reason == "maxlag":
+                try:
+                    info = (exc.response.json().get("error") or {}).get("info", "")
+                except (ValueError, AttributeError):
+                    info = ""
+                raise BiaskitError("E030", f"the wiki stayed lagged (maxlag) after {exc.attempts} tries: {info}",
+                                   value=self.endpoint, fix="wait and rerun (finished work is kept)") from None
+            if exc.status is not None:
+                raise BiaskitError("E031", f"MediaWiki endpoint kept answering HTTP {exc.status} after {exc.attempts} tries",
+                                   value=self.endpoint, fix="wait and rerun (finished work is kept), or lower --max-rps") from None
+            raise BiaskitError("E031", f"MediaWiki endpoint unreachable after {exc.attempts} tries: {exc.reason}",
+                               value=self.endpoint, fix="check the URL (it must point to api.php) and the network; rerun to resume") from None
+        if r.status_code != 200:
+            raise BiaskitError("E031", f"MediaWiki endpoint answered HTTP {r.status_code}", value=self.endpoint,
+                               fix="check that the URL points to api.php (e.g. https://en.wikipedia.org/w/api.php)")
+        try:
+            data = r.json()
+        except ValueError as exc:
+            ctype = r.headers.get("Content-Type", "?")
+            raise BiaskitError("E031", f"the endpoint did not answer JSON (Content-Type {ctype}, starts {r.text[:60]!r})",
+                               value=self.endpoint, fix="point to the wiki's api.php, not an article or index.php URL") from exc
+        if not isinstance(data, dict):
+            raise BiaskitError("E031", "the endpoint answered JSON that is not an API reply", value=self.endpoint,
+                               fix="point to the wiki's api.php")
+        err = data.get("error")
+        if isinstance(err, dict):
+            raise BiaskitError("E030", f"MediaWiki API error {err.get('code')!r}: {err.get('info', '')}",
+                               value={k: v for k, v in p.items() if k not in ("format", "formatversion")},
+                               fix="check the parameters (see the wiki's api.php?action=help)")
+        for w in (data.get("warnings") or {}).values() if isinstance(data.get("warnings"), dict) else []:
+            log.warning("MediaWiki API warning: %s", w)
+        self.last_retrieved_at = utcnow()
+        if cf is not None:
+            cf.parent.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(cf, {"params": p, "retrieved_at": self.last_retrieved_at, "response": data})
+        return data
 
-    def _retry(self, attempt: int, retry_after: str | None, why: str) -> None:
-        wait = self._wait_time(attempt, retry_after)
-        self.stats["retries"] += 1
-        log.info("%s from %s; retry %d in %.1fs", why, self.endpoint, attempt + 1, wait)
-        self._sleep(wait)
+    @staticmethod
+    def _maxlag(r: Any) -> tuple[str, str | None] | None:
+        """MediaWiki's special case: ``maxlag`` is an error reply with HTTP 200 (header and/or JSON body)."""
+        if r.status_code != 200:
+            return None
+        if r.headers.get("MediaWiki-API-Error") == "maxlag":  # the header says it even when the body is not JSON
+            return "maxlag", r.headers.get("Retry-After")
+        try:
+            err = r.json().get("error")
+        except (ValueError, AttributeError):
+            return None
+        if isinstance(err, dict) and err.get("code") == "maxlag":
+            return "maxlag", r.headers.get("Retry-After") or str(err.get("lag", "") or "")
+        return None
+
+    def _count_retry(self, why: str) -> None:
+        if why == "maxlag":
+            self.stats["maxlag_retries"] += 1
 
     def query(self, params: dict[str, Any]) -> Iterator[dict]:
         """``action=query`` with continuation: yields each reply in turn."""

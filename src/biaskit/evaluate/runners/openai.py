@@ -6,9 +6,10 @@ completions options ``echo=true, logprobs=1`` and scores the prompt's own token 
 token has none: it is context only, like ``add_bos=False`` with the hf backend). ``chat=True`` uses
 ``/v1/chat/completions`` instead (no likelihoods there).
 
-Requests that time out or get HTTP 429/5xx are retried with exponential backoff (``Retry-After`` is
-honoured); after ``max_retries`` the row gets ``error`` set and no text, never a made-up value. Other HTTP
-errors (400, 401, 404) are not retried. A response that cannot be used (not UTF-8, cut short, not JSON,
+HTTP goes through :mod:`biaskit.net` (requests' ``Session``, one per worker thread). Requests that time out,
+lose the connection, get HTTP 408/409/425/429/5xx or a body that is not JSON are retried with exponential
+backoff (``Retry-After`` is honoured, in seconds or as an HTTP-date); after ``max_retries`` the row gets
+``error`` set and no text, never a made-up value. Other HTTP errors (400, 401, 404) are not retried. A response that cannot be used (not UTF-8, cut short, not JSON,
 a non-string text, no choices) is an error of that row only; the run goes on. The API key is read from an
 environment variable (default ``OPENAI_API_KEY``), never from the command line, and never written to a
 manifest; error texts are redacted (:func:`biaskit.secrets.redact`) before they are stored.
@@ -25,14 +26,9 @@ host and port.
 from __future__ import annotations
 
 import base64
-import http.client
 import json
 import os
-import socket
-import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -44,30 +40,9 @@ from biaskit.log import get_logger
 log = get_logger("runners.openai")
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
-REDIRECT_STATUS = {301, 302, 303, 307, 308}
 MAX_REDIRECTS = 5
 ERROR_BODY_READ = 1 << 16  # bytes of an error body read (redacted whole, then cut)
 ERROR_TEXT_MAX = 340  # characters of an error text kept in the row's error column
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """Never follow a redirect inside urllib (it would resend Authorization to any host): report it."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D401 - urllib hook
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirect)
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    p = urllib.parse.urlsplit(url)
-    scheme = (p.scheme or "").lower()
-    try:
-        port = p.port
-    except ValueError:
-        port = None
-    return scheme, (p.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
 
 
 class EndpointError(Exception):
@@ -123,6 +98,7 @@ class OpenAIBackend:
         self.extra_body = dict(extra_body or {})
         self.truncated_count = 0
         self.batch_sizes_used: list[int] = []
+        self._http = None
 
     revision = None
 
@@ -145,85 +121,41 @@ class OpenAIBackend:
             headers["Authorization"] = f"Basic {self._basic}"
         return headers
 
-    def _open(self, url: str, data: bytes) -> bytes:
-        """One POST, following redirects only as allowed; the raw body of the final 2xx response."""
-        from biaskit.secrets import public_url
+    def _client(self) -> Any:
+        from biaskit.net import Backoff, HttpClient
 
-        headers = self._headers()
-        origin = _origin(url)
-        for _ in range(MAX_REDIRECTS + 1):
-            req = urllib.request.Request(url, data=data, headers=headers, method="POST")
-            try:
-                with _OPENER.open(req, timeout=self.timeout) as r:
-                    return r.read()
-            except urllib.error.HTTPError as exc:
-                if exc.code not in REDIRECT_STATUS:
-                    raise
-                loc = exc.headers.get("Location") if exc.headers else None
-                exc.close()
-                if not loc:
-                    raise EndpointError(f"HTTP {exc.code} redirect without a Location header", retryable=False) from None
-                target = urllib.parse.urljoin(url, loc)
-                if not self.allow_redirects:
-                    raise BiaskitError("E142", f"the endpoint redirected the request (HTTP {exc.code}) to {public_url(target, register=False)}",
-                                       value=public_url(url, register=False),
-                                       fix="use the target as --base-url if you trust it, or pass --allow-redirects "
-                                           "(credentials are never sent to another scheme, host or port)") from None
-                if _origin(target) != origin:
-                    headers = {k: v for k, v in headers.items() if k.lower() not in ("authorization", "cookie", "proxy-authorization")}
-                log.debug("following HTTP %d redirect to %s", exc.code, public_url(target, register=False))
-                url = target
-        raise EndpointError(f"more than {MAX_REDIRECTS} redirects", retryable=False)
+        if self._http is None:
+            self._http = HttpClient(policy=Backoff(self.max_retries, self.backoff, self.max_backoff), timeout=self.timeout,
+                                    allow_redirects=self.allow_redirects, max_redirects=MAX_REDIRECTS, retry_status=RETRY_STATUS,
+                                    redirect_fix="use the target as --base-url if you trust it, or pass --allow-redirects "
+                                                 "(credentials are never sent to another scheme, host or port)")
+        return self._http
 
     def _post(self, path: str, body: dict) -> dict:
-        """POST JSON with retries on timeouts, connection errors and 429/5xx; raise EndpointError at the end."""
+        """POST JSON through :mod:`biaskit.net` (retries on timeouts, connection errors, 429/5xx and a body that
+        is not JSON; redirects as in the module docs); raise EndpointError when it fails."""
+        from biaskit.net import HttpError
         from biaskit.secrets import cut, redact
 
-        data = json.dumps(body).encode()
-        last = ""
-        for attempt in range(self.max_retries + 1):
-            wait = min(self.max_backoff, self.backoff * (2 ** attempt))
-            try:
-                raw = self._open(self.url(path), data)
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise EndpointError(f"bad response from {path}: the body is not UTF-8 ({exc.reason} at byte {exc.start})", retryable=False) from None
-                obj = json.loads(text)
-                if not isinstance(obj, dict):
-                    raise EndpointError(f"bad response from {path}: a JSON {type(obj).__name__}, not an object", retryable=False)
-                return obj
-            except urllib.error.HTTPError as exc:
-                try:
-                    # (read more than is kept: the body is redacted first and cut after, so a key that
-                    # straddles the cut cannot survive as a prefix)
-                    detail = exc.read(ERROR_BODY_READ).decode("utf-8", "replace") if exc.fp else ""
-                except (OSError, http.client.HTTPException):
-                    detail = ""
-                last = cut(f"HTTP {exc.code} from {path}: {detail.strip()}", ERROR_TEXT_MAX)
-                if exc.code not in RETRY_STATUS:
-                    raise EndpointError(last, retryable=False) from None
-                ra = exc.headers.get("Retry-After") if exc.headers else None
-                if ra:
-                    try:
-                        wait = min(self.max_backoff, max(wait, float(ra)))
-                    except ValueError:
-                        pass
-            except (TimeoutError, socket.timeout) as exc:
-                last = f"timed out after {self.timeout:g} s ({exc})"
-            except urllib.error.URLError as exc:
-                reason = exc.reason
-                last = f"timed out after {self.timeout:g} s" if isinstance(reason, (TimeoutError, socket.timeout)) else f"connection failed: {reason}"
-            except (ConnectionError, json.JSONDecodeError) as exc:
-                last = f"bad response: {exc}"
-            except http.client.IncompleteRead as exc:
-                last = f"bad response: the body was cut short ({len(exc.partial)} bytes read, {exc.expected} more expected)"
-            except http.client.HTTPException as exc:
-                last = f"bad response: {type(exc).__name__}: {exc}"
-            if attempt < self.max_retries:
-                log.debug("endpoint error (%s); retry %d/%d in %.2f s", last, attempt + 1, self.max_retries, wait)
-                time.sleep(wait)
-        raise EndpointError(redact(f"{last} (gave up after {self.max_retries + 1} attempts)"), retryable=True)
+        try:
+            r = self._client().request("POST", self.url(path), what=path, headers=self._headers(), data=json.dumps(body).encode(),
+                                       retry_response=_not_json)
+        except HttpError as exc:
+            if exc.retryable:
+                raise EndpointError(redact(f"{exc.reason} (gave up after {exc.attempts} attempts)"), retryable=True) from None
+            raise EndpointError(exc.reason, retryable=False) from None
+        if not 200 <= r.status_code < 300:
+            detail = (r.content[:ERROR_BODY_READ].decode("utf-8", "replace") if r.content else "").strip()
+            # redacted whole, cut after: a key straddling the cut cannot survive as a prefix
+            raise EndpointError(cut(f"HTTP {r.status_code} from {path}: {detail}", ERROR_TEXT_MAX), retryable=False)
+        try:
+            text = r.content.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise EndpointError(f"bad response from {path}: the body is not UTF-8 ({exc.reason} at byte {exc.start})", retryable=False) from None
+        obj = json.loads(text)
+        if not isinstance(obj, dict):
+            raise EndpointError(f"bad response from {path}: a JSON {type(obj).__name__}, not an object", retryable=False)
+        return obj
 
     def _map(self, units: Sequence[Unit], batch_size: int | None, fn) -> Iterator[list[dict]]:
         """Run ``fn`` on units with ``batch_size`` requests in flight; yield results in chunks, in order."""
@@ -349,3 +281,15 @@ def _choice(resp: dict, n: int) -> dict:
         raise EndpointError(f"the response's choice is a {type(choices[0]).__name__}, not an object", retryable=False)
     return choices[0]
 
+
+def _not_json(r: Any) -> tuple[str, None] | None:
+    """A 2xx reply whose UTF-8 body is not JSON is retried (a proxy's error page, a body cut by a restart)."""
+    if not 200 <= r.status_code < 300:
+        return None
+    try:
+        json.loads(r.content.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None  # not retried: reported as not UTF-8
+    except ValueError as exc:
+        return f"bad response: {exc}", None
+    return None
