@@ -58,13 +58,26 @@ def start_server() -> tuple[subprocess.Popen, str, Path]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     env = {k: v for k, v in os.environ.items() if not k.startswith("LABEL_STUDIO")}
-    env.update({"LABEL_STUDIO_BASE_DATA_DIR": str(data), "LABEL_STUDIO_USERNAME": "admin@example.com",
-                "LABEL_STUDIO_PASSWORD": "admin-password-123", "LABEL_STUDIO_USER_TOKEN": TOKEN,
-                "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true", "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
-                "LATEST_VERSION_CHECK": "false", "COLLECT_ANALYTICS": "false", "SENTRY_DSN": "", "FRONTEND_SENTRY_DSN": ""})
-    proc = subprocess.Popen([str(venv / "bin" / "label-studio"), "start", "--no-browser", "--internal-host", "127.0.0.1",
-                             "--port", str(port), "--data-dir", str(data)], env=env, stdout=open(data / "server.log", "wb"),
-                            stderr=subprocess.STDOUT)
+    env.update(
+        {
+            "LABEL_STUDIO_BASE_DATA_DIR": str(data),
+            "LABEL_STUDIO_USERNAME": "admin@example.com",
+            "LABEL_STUDIO_PASSWORD": "admin-password-123",
+            "LABEL_STUDIO_USER_TOKEN": TOKEN,
+            "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true",
+            "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+            "LATEST_VERSION_CHECK": "false",
+            "COLLECT_ANALYTICS": "false",
+            "SENTRY_DSN": "",
+            "FRONTEND_SENTRY_DSN": "",
+        }
+    )
+    proc = subprocess.Popen(
+        [str(venv / "bin" / "label-studio"), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port), "--data-dir", str(data)],
+        env=env,
+        stdout=open(data / "server.log", "wb"),
+        stderr=subprocess.STDOUT,
+    )
     url = f"http://127.0.0.1:{port}"
     for _ in range(480):
         try:
@@ -83,9 +96,17 @@ def samples_table(n: int, round_: str, seed: int = 0) -> pa.Table:
     rows = []
     for i in range(n):
         lab = "positive" if comp[i] >= 0.05 else "negative" if comp[i] <= -0.05 else "neutral"
-        rows.append({"sample_id": make_sample_id(round_, i), "round": round_, "task_type": "sentiment",
-                     "text": f"XYZ wrote text number {i} about the weather.", "is_gold": False,
-                     "vader_compound": float(comp[i]), "vader_label": lab})
+        rows.append(
+            {
+                "sample_id": make_sample_id(round_, i),
+                "round": round_,
+                "task_type": "sentiment",
+                "text": f"XYZ wrote text number {i} about the weather.",
+                "is_gold": False,
+                "vader_compound": float(comp[i]),
+                "vader_label": lab,
+            }
+        )
     return pa.Table.from_pylist(rows)
 
 
@@ -106,15 +127,24 @@ def label_model_bench(n_items: int = 20_000, per_item: int = 5, all_methods: boo
             rows_s.append(sids[i])
             rows_a.append(f"w{w:02d}")
             rows_l.append(LABS[lab])
-    ann = pa.table({"sample_id": rows_s, "annotator": rows_a, "label": rows_l, "round": ["bench"] * len(rows_s),
-                    "task_type": ["sentiment"] * len(rows_s)})
+    ann = pa.table(
+        {"sample_id": rows_s, "annotator": rows_a, "label": rows_l, "round": ["bench"] * len(rows_s), "task_type": ["sentiment"] * len(rows_s)}
+    )
     groups = [f"g{i % 10}" for i in range(n_items)]
-    m_acc = np.array([0.9 - 0.03 * (i % 10) for i in range(n_items)])   # the metric gets worse group by group
+    m_acc = np.array([0.9 - 0.03 * (i % 10) for i in range(n_items)])  # the metric gets worse group by group
     pred = [LABS[t] if rng.random() < a else LABS[(t + 1) % 3] for t, a in zip(truth, m_acc)]
-    samples = pa.table({"sample_id": sids, "round": ["bench"] * n_items, "task_type": ["sentiment"] * n_items,
-                        "text": ["x"] * n_items, "group": groups, "vader_label": pred,
-                        "vader_compound": [{"negative": -0.5, "neutral": 0.0, "positive": 0.5}[p] + float(rng.normal(0, 0.2))
-                                           for p in pred], "is_gold": [False] * n_items})
+    samples = pa.table(
+        {
+            "sample_id": sids,
+            "round": ["bench"] * n_items,
+            "task_type": ["sentiment"] * n_items,
+            "text": ["x"] * n_items,
+            "group": groups,
+            "vader_label": pred,
+            "vader_compound": [{"negative": -0.5, "neutral": 0.0, "positive": 0.5}[p] + float(rng.normal(0, 0.2)) for p in pred],
+            "is_gold": [False] * n_items,
+        }
+    )
     out = [("step", "seconds", "note")]
     methods = ["majority", "dawid-skene", "wawa"] + (["glad", "mace"] if all_methods else [])
     ds_labels = None
@@ -126,18 +156,23 @@ def label_model_bench(n_items: int = 20_000, per_item: int = 5, all_methods: boo
         dt = time.perf_counter() - t0
         lab = dict(zip(res.labels.column("sample_id").to_pylist(), res.labels.column("label").to_pylist()))
         right = np.mean([lab[s] == LABS[t] for s, t in zip(sids, truth)])
-        out.append((f"aggregate {len(rows_s):,} labels ({n_items:,} items x {per_item}), {m}", f"{dt:.1f}",
-                    f"accuracy vs the simulated truth {right:.3f}"))
+        out.append(
+            (f"aggregate {len(rows_s):,} labels ({n_items:,} items x {per_item}), {m}", f"{dt:.1f}", f"accuracy vs the simulated truth {right:.3f}")
+        )
         if m == "dawid-skene":
             ds_labels = res.labels
     for lbl, labels in (("majority vote", None), ("Dawid-Skene labels", ds_labels)):
         t0 = time.perf_counter()
         v = validate_metric(ann, samples, metric="vader", by="group", labels=labels, n_boot=1000, seed=0, calibrate=False)
         dt = time.perf_counter() - t0
-        sig = sum(1 for r in v.table.to_pylist() if r["measure"].startswith("diff_") and r["p_value"] is not None
-                  and r["p_value"] < 0.05)
-        out.append((f"validate by group (10 groups, 45 pairs, 1,000 resamples), {lbl}", f"{dt:.1f}",
-                    f"{v.n_items:,} items, {sig} significant pairwise differences"))
+        sig = sum(1 for r in v.table.to_pylist() if r["measure"].startswith("diff_") and r["p_value"] is not None and r["p_value"] < 0.05)
+        out.append(
+            (
+                f"validate by group (10 groups, 45 pairs, 1,000 resamples), {lbl}",
+                f"{dt:.1f}",
+                f"{v.n_items:,} items, {sig} significant pairwise differences",
+            )
+        )
     print("| " + " | ".join(out[0]) + " |\n|---|---|---|")
     for r in out[1:]:
         print("| " + " | ".join(r) + " |")
@@ -181,7 +216,7 @@ def main() -> None:
 
         s1 = samples_table(args.single, f"bench-single-{tag}")
         t0 = time.perf_counter()
-        rep1 = push(s1, client=ls, batch_size=1)
+        push(s1, client=ls, batch_size=1)
         t_single = time.perf_counter() - t0
         per = t_single / args.single
         res.append((f"push {args.single} tasks, one request each", t_single, f"{per * 1000:.0f} ms/task"))
@@ -198,14 +233,18 @@ def main() -> None:
         t0 = time.perf_counter()
         for start in range(0, len(rows), 500):
             chunk = []
-            for r in rows[start:start + 500]:
+            for r in rows[start : start + 500]:
                 base = r["vader_label"]
                 anns = []
                 for e in emails:
                     lab = base if rng.random() < 0.8 else LABS[int(rng.integers(0, 3))]
-                    anns.append({"result": [{"from_name": "sentiment", "to_name": "text", "type": "choices",
-                                             "value": {"choices": [lab]}}], "completed_by": {"email": e},
-                                 "lead_time": float(rng.uniform(2, 20))})
+                    anns.append(
+                        {
+                            "result": [{"from_name": "sentiment", "to_name": "text", "type": "choices", "value": {"choices": [lab]}}],
+                            "completed_by": {"email": e},
+                            "lead_time": float(rng.uniform(2, 20)),
+                        }
+                    )
                 chunk.append({"data": {"text": r["text"], "sample_id": r["sample_id"], "round": r["round"]}, "annotations": anns})
             ls.import_tasks(proj.id, chunk)
         res.append((f"load {args.n} tasks with {3 * args.n} annotations (setup)", time.perf_counter() - t0, "import with embedded annotations"))
@@ -216,8 +255,13 @@ def main() -> None:
         res.append((f"pull {args.n} tasks x 3 annotations (export + validation)", t_pull, pr.report.summary()))
         t0 = time.perf_counter()
         agr = agreement(pr.annotations, n_boot=1000)
-        res.append((f"agreement on {3 * args.n} labels (1000 bootstrap)", time.perf_counter() - t0,
-                    f"fleiss {agr.filter(pa.compute.equal(agr['measure'], 'fleiss_kappa'))['value'][0].as_py():.3f}"))
+        res.append(
+            (
+                f"agreement on {3 * args.n} labels (1000 bootstrap)",
+                time.perf_counter() - t0,
+                f"fleiss {agr.filter(pa.compute.equal(agr['measure'], 'fleiss_kappa'))['value'][0].as_py():.3f}",
+            )
+        )
         t0 = time.perf_counter()
         val = validate_metric(pr.annotations, sa, metric="vader", n_boot=1000)
         res.append(("validate vader (1000 bootstrap, calibration)", time.perf_counter() - t0, f"{val.n_items} items"))

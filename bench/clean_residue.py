@@ -53,13 +53,14 @@ def residue(which: str, show: bool = False) -> dict:
                 bad += 1
                 if show:
                     print(f"  [{title}] {s[:300]}")
-    return {"set": which, "pages": npages, "sentences": n, "residue": bad, "residue_share": bad / n if n else None,
-            "template_dropped": dropped}
+    return {"set": which, "pages": npages, "sentences": n, "residue": bad, "residue_share": bad / n if n else None, "template_dropped": dropped}
 
 
 if __name__ == "__main__":
     show = "--show-dev" in sys.argv
     for which in ("dev", "heldout"):
         r = residue(which, show=show and which == "dev")
-        print(f"{r['set']:8s} pages {r['pages']:3d}  sentences {r['sentences']:6d}  residue {r['residue']:4d} "
-              f"({100 * r['residue_share']:.2f}%)  template_dropped {r['template_dropped']}")
+        print(
+            f"{r['set']:8s} pages {r['pages']:3d}  sentences {r['sentences']:6d}  residue {r['residue']:4d} "
+            f"({100 * r['residue_share']:.2f}%)  template_dropped {r['template_dropped']}"
+        )

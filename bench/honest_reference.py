@@ -62,16 +62,21 @@ def main() -> None:
     ref, ref_cats = reference_flags(texts, a.hurtlex)
     t_ref = time.perf_counter() - t0
     rows = [("honest package 0.2.1 (reference)", ref, t_ref)]
-    runs = {"biaskit default (matching=honest)": {},
-            "biaskit matching=casefold (variant)": {"matching": "casefold"},
-            "biaskit matching=lemma (variant)": {"matching": "lemma"},
-            "biaskit level=inclusive (variant)": {"level": "inclusive"}}
+    runs = {
+        "biaskit default (matching=honest)": {},
+        "biaskit matching=casefold (variant)": {"matching": "casefold"},
+        "biaskit matching=lemma (variant)": {"matching": "lemma"},
+        "biaskit level=inclusive (variant)": {"level": "inclusive"},
+    }
     flagged: dict[str, list[bool]] = {}
     cats: dict[str, list[str]] = {}
     for name, extra in runs.items():
         t0 = time.perf_counter()
-        out = score_table(pa.table({"continuation": texts}), ["honest"],
-                          params={"honest": {"lexicon": str(a.hurtlex), "mode": "sentence", "language": "en", **extra}})
+        out = score_table(
+            pa.table({"continuation": texts}),
+            ["honest"],
+            params={"honest": {"lexicon": str(a.hurtlex), "mode": "sentence", "language": "en", **extra}},
+        )
         flagged[name] = out.column("honest_hurtful").to_pylist()
         cats[name] = out.column("honest_categories").to_pylist()
         rows.append((name, flagged[name], time.perf_counter() - t0))

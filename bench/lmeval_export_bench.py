@@ -81,15 +81,40 @@ def fake_lm_eval_output(task_folder: Path, out: Path, n: int) -> int:
         with open(out / f"samples_{cfg['task']}_{date}.jsonl", "w", encoding="utf-8") as fh:
             for i, d in enumerate(docs):
                 h = hashlib.sha256(d["lm_input"].encode()).hexdigest()
-                fh.write(json.dumps({"doc_id": i, "doc": d, "target": d["lm_input"], "arguments": {"gen_args_0": {"arg_0": d["lm_input"]}},
-                                     "resps": [["-30.04416275024414"]], "filtered_resps": ["-30.04416275024414"], "filter": "none",
-                                     "metrics": ["word_perplexity", "byte_perplexity", "bits_per_byte"], "doc_hash": h,
-                                     "prompt_hash": h, "target_hash": h, "word_perplexity": [-30.04, 4], "byte_perplexity": [-30.04, 24],
-                                     "bits_per_byte": [-30.04, 24]}, ensure_ascii=False) + "\n")
+                fh.write(
+                    json.dumps(
+                        {
+                            "doc_id": i,
+                            "doc": d,
+                            "target": d["lm_input"],
+                            "arguments": {"gen_args_0": {"arg_0": d["lm_input"]}},
+                            "resps": [["-30.04416275024414"]],
+                            "filtered_resps": ["-30.04416275024414"],
+                            "filter": "none",
+                            "metrics": ["word_perplexity", "byte_perplexity", "bits_per_byte"],
+                            "doc_hash": h,
+                            "prompt_hash": h,
+                            "target_hash": h,
+                            "word_perplexity": [-30.04, 4],
+                            "byte_perplexity": [-30.04, 24],
+                            "bits_per_byte": [-30.04, 24],
+                        },
+                        ensure_ascii=False,
+                    )
+                    + "\n"
+                )
         left -= len(docs)
         written += len(docs)
-    (out / f"results_{date}.json").write_text(json.dumps({"configs": configs, "config": {"model": "hf", "model_args": "pretrained=smollm2-135m"},
-                                                          "lm_eval_version": "0.4.13", "model_name": "smollm2-135m"}))
+    (out / f"results_{date}.json").write_text(
+        json.dumps(
+            {
+                "configs": configs,
+                "config": {"model": "hf", "model_args": "pretrained=smollm2-135m"},
+                "lm_eval_version": "0.4.13",
+                "model_name": "smollm2-135m",
+            }
+        )
+    )
     return written
 
 
@@ -121,8 +146,9 @@ def main() -> None:
             n = fake_lm_eval_output(Path(d) / "tasks", Path(d) / "lm-eval-out", args.import_rows)
             size = sum(f.stat().st_size for f in (Path(d) / "lm-eval-out").iterdir()) / 2**20
             print(f"import input: {n} samples, {size:.0f} MB of samples files")
-            proc = subprocess.run([sys.executable, "-c", IMPORT_CHILD, str(Path(d) / "lm-eval-out"), "smollm2-135m"],
-                                  capture_output=True, text=True, check=True)
+            proc = subprocess.run(
+                [sys.executable, "-c", IMPORT_CHILD, str(Path(d) / "lm-eval-out"), "smollm2-135m"], capture_output=True, text=True, check=True
+            )
             print(proc.stdout.strip().splitlines()[-1])
 
 

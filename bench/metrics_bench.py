@@ -34,12 +34,14 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-WORDS = ("the a of and to in was is for on that by with as he she his her they their it at from an were had has been "
-         "which who this be are but or not first its also after new one two time year people city school family work life "
-         "known actor actress engineer nurse doctor scientist teacher writer singer politician artist player team war "
-         "good bad happy sad angry great terrible wonderful violent kind cruel brilliant poor rich famous lonely strong "
-         "thief criminal hero leader member career album film book church party state government company music world "
-         "born died married played wrote won lost founded became received joined served moved studied taught worked").split()
+WORDS = (
+    "the a of and to in was is for on that by with as he she his her they their it at from an were had has been "
+    "which who this be are but or not first its also after new one two time year people city school family work life "
+    "known actor actress engineer nurse doctor scientist teacher writer singer politician artist player team war "
+    "good bad happy sad angry great terrible wonderful violent kind cruel brilliant poor rich famous lonely strong "
+    "thief criminal hero leader member career album film book church party state government company music world "
+    "born died married played wrote won lost founded became received joined served moved studied taught worked"
+).split()
 
 
 def make_texts(n: int, seed: int) -> list[str]:
@@ -77,14 +79,33 @@ def build_classifier(path: Path, labels: list[str], problem_type: str | None, te
     from tokenizers.processors import RobertaProcessing
 
     bpe._tokenizer.post_processor = RobertaProcessing(("</s>", bpe.token_to_id("</s>")), ("<s>", bpe.token_to_id("<s>")))
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe._tokenizer, bos_token="<s>", eos_token="</s>", unk_token="<unk>",
-                                  pad_token="<pad>", cls_token="<s>", sep_token="</s>", mask_token="<mask>", model_max_length=512)
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=bpe._tokenizer,
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        cls_token="<s>",
+        sep_token="</s>",
+        mask_token="<mask>",
+        model_max_length=512,
+    )
     tok.save_pretrained(path)
     torch.manual_seed(0)
-    cfg = RobertaConfig(vocab_size=50265, hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072,
-                        max_position_embeddings=514, type_vocab_size=1, pad_token_id=tok.pad_token_id,
-                        num_labels=len(labels), id2label=dict(enumerate(labels)), label2id={v: i for i, v in enumerate(labels)},
-                        problem_type=problem_type)
+    cfg = RobertaConfig(
+        vocab_size=50265,
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        max_position_embeddings=514,
+        type_vocab_size=1,
+        pad_token_id=tok.pad_token_id,
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={v: i for i, v in enumerate(labels)},
+        problem_type=problem_type,
+    )
     RobertaForSequenceClassification(cfg).eval().save_pretrained(path)
     return str(path)
 
@@ -148,12 +169,21 @@ def bench_classifier(name: str, model: str, texts: list[str], fn: str, params: d
     lengths = [len(x) for x in m.clf.tokenizer(texts, truncation=True, max_length=m.clf.max_len)["input_ids"]]
     gflop = sum(encoder_gflop(m.clf.model.config, n) for n in lengths)
     peak = peak_matmul_gflops()
-    return {"texts": len(texts), "mean_tokens": round(sum(lengths) / len(lengths), 1),
-            "biaskit_texts_per_s": rate(len(texts), ours_s), "pipeline_bs1_texts_per_s": rate(len(texts), pipe_s),
-            "speedup": round(pipe_s / ours_s, 2), "max_abs_diff": diff, "batch_size": m.clf.batch_size,
-            "batch_tokens": m.clf.batch_tokens, "gflop_total": round(gflop, 1),
-            "pipeline_gflops": round(gflop / pipe_s, 1), "biaskit_gflops": round(gflop / ours_s, 1),
-            "cpu_peak_matmul_gflops": round(peak, 1), "speedup_ceiling_at_peak": round(pipe_s / (gflop / peak), 2)}
+    return {
+        "texts": len(texts),
+        "mean_tokens": round(sum(lengths) / len(lengths), 1),
+        "biaskit_texts_per_s": rate(len(texts), ours_s),
+        "pipeline_bs1_texts_per_s": rate(len(texts), pipe_s),
+        "speedup": round(pipe_s / ours_s, 2),
+        "max_abs_diff": diff,
+        "batch_size": m.clf.batch_size,
+        "batch_tokens": m.clf.batch_tokens,
+        "gflop_total": round(gflop, 1),
+        "pipeline_gflops": round(gflop / pipe_s, 1),
+        "biaskit_gflops": round(gflop / ours_s, 1),
+        "cpu_peak_matmul_gflops": round(peak, 1),
+        "speedup_ceiling_at_peak": round(pipe_s / (gflop / peak), 2),
+    }
 
 
 def bench_norms(texts: list[str], lexicon: str, reps: int = 2) -> dict:
@@ -187,10 +217,18 @@ def bench_norms(texts: list[str], lexicon: str, reps: int = 2) -> dict:
     same_cov = sum(1 for a, b in zip(cov, ref_cov) if a == b)
     procs = m._processes(len(texts))
     m.close()
-    return {"texts": len(texts), "biaskit_texts_per_s": rate(len(texts), ours_s), "full_spacy_one_by_one_texts_per_s": rate(len(texts), full_s),
-            "speedup": round(full_s / ours_s, 2), "biaskit_1_process_texts_per_s": rate(len(texts), one_s),
-            "speedup_1_process": round(full_s / one_s, 2), "1_process_rows_identical": out1.equals(out), "same_scores": f"{agree}/{len(texts)}",
-            "same_coverage_first_500": f"{same_cov}/{len(ref_cov)}", "processes": procs}
+    return {
+        "texts": len(texts),
+        "biaskit_texts_per_s": rate(len(texts), ours_s),
+        "full_spacy_one_by_one_texts_per_s": rate(len(texts), full_s),
+        "speedup": round(full_s / ours_s, 2),
+        "biaskit_1_process_texts_per_s": rate(len(texts), one_s),
+        "speedup_1_process": round(full_s / one_s, 2),
+        "1_process_rows_identical": out1.equals(out),
+        "same_scores": f"{agree}/{len(texts)}",
+        "same_coverage_first_500": f"{same_cov}/{len(ref_cov)}",
+        "processes": procs,
+    }
 
 
 def main() -> None:
@@ -215,23 +253,32 @@ def main() -> None:
         wiki = make_texts(max(args.n, args.n_norms, args.n_fast), args.seed)
     else:
         wiki = wikipedia_sentences(args.seed)  # ~18k distinct real sentences, shuffled
-    texts = wiki[:args.n]
-    norms_texts = wiki[:args.n_norms]
+    texts = wiki[: args.n]
+    norms_texts = wiki[: args.n_norms]
     fast_texts = [wiki[i % len(wiki)] for i in range(args.n_fast)]
     rng = random.Random(args.seed)
     lex = tmp / "lex.txt"
     vocab = sorted({w.lower() for t in wiki[:5000] for w in t.split() if w.isalpha()} | set(WORDS))
-    lex.write_text("Word\tValence\tArousal\tDominance\n" + "".join(  # synthetic lexicon over half the words
-        f"{w}\t{rng.random():.3f}\t{rng.random():.3f}\t{rng.random():.3f}\n" for w in vocab[::2]), encoding="utf-8")
+    lex.write_text(
+        "Word\tValence\tArousal\tDominance\n"
+        + "".join(  # synthetic lexicon over half the words
+            f"{w}\t{rng.random():.3f}\t{rng.random():.3f}\t{rng.random():.3f}\n" for w in vocab[::2]
+        ),
+        encoding="utf-8",
+    )
     hurt = tmp / "hurtlex_EN.tsv"
-    hurt.write_text("id\tpos\tcategory\tstereotype\tlemma\tlevel\n" + "".join(
-        f"EN{i}\tn\tre\tno\t{w}\tconservative\n" for i, w in enumerate(["thief", "criminal", "cruel", "violent"])), encoding="utf-8")
+    hurt.write_text(
+        "id\tpos\tcategory\tstereotype\tlemma\tlevel\n"
+        + "".join(f"EN{i}\tn\tre\tno\t{w}\tconservative\n" for i, w in enumerate(["thief", "criminal", "cruel", "violent"])),
+        encoding="utf-8",
+    )
     if args.threads:
         torch.set_num_threads(args.threads)
     res: dict = {"torch_threads": torch.get_num_threads(), "reps": args.reps, "cpu_count": os.cpu_count(), "seed": args.seed}
     if not args.skip_classifiers:
-        tox = build_classifier(tmp / "tox", ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"],
-                               "multi_label_classification", texts)
+        tox = build_classifier(
+            tmp / "tox", ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"], "multi_label_classification", texts
+        )
         res["toxicity_hf"] = bench_classifier("toxicity", tox, texts, "sigmoid", {}, args.reps)
         print("toxicity", res["toxicity_hf"], flush=True)
         reg = build_classifier(tmp / "reg", ["negative", "neutral", "positive", "other"], None, texts)
@@ -240,8 +287,13 @@ def main() -> None:
     res["norms_vs_full_spacy"] = bench_norms(norms_texts, str(lex), args.reps)
     print("norms", res["norms_vs_full_spacy"], flush=True)
     per = {}
-    for name, params in {"vader": {}, "toxicity (offline backend)": {"backend": "offline"}, "gender": {},
-                         "honest (sentence)": {"mode": "sentence", "lexicon": str(hurt)}, "norms": {"lexicon": str(lex)}}.items():
+    for name, params in {
+        "vader": {},
+        "toxicity (offline backend)": {"backend": "offline"},
+        "gender": {},
+        "honest (sentence)": {"mode": "sentence", "lexicon": str(hurt)},
+        "norms": {"lexicon": str(lex)},
+    }.items():
         m = make_metric(name.split()[0], params=params).setup()  # setup (loading, debias cache) not timed
         t0 = time.perf_counter()
         score_table(pa.table({"continuation": fast_texts}), [m], progress=False)

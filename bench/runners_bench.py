@@ -23,12 +23,50 @@ import resource
 import threading
 import time
 
-PROFESSIONS = ["astronomer", "nurse", "carpenter", "software engineer", "dancer", "firefighter", "chemist", "pilot",
-               "librarian", "plumber", "surgeon", "teacher", "farmer", "lawyer", "painter", "mechanic"]
-STEMS = ["A {} is a person who", "The {} worked at the", "As a {}, she was known for her", "The job of a {} involves",
-         "My uncle, a retired {}, told us that", "Every {} in the city"]
-DESCRIPTORS = ["deaf", "blind", "tall", "short", "old", "young", "Buddhist", "Catholic", "Jewish", "Muslim", "queer",
-               "straight", "working-class", "wealthy", "Latina", "Asian"]
+PROFESSIONS = [
+    "astronomer",
+    "nurse",
+    "carpenter",
+    "software engineer",
+    "dancer",
+    "firefighter",
+    "chemist",
+    "pilot",
+    "librarian",
+    "plumber",
+    "surgeon",
+    "teacher",
+    "farmer",
+    "lawyer",
+    "painter",
+    "mechanic",
+]
+STEMS = [
+    "A {} is a person who",
+    "The {} worked at the",
+    "As a {}, she was known for her",
+    "The job of a {} involves",
+    "My uncle, a retired {}, told us that",
+    "Every {} in the city",
+]
+DESCRIPTORS = [
+    "deaf",
+    "blind",
+    "tall",
+    "short",
+    "old",
+    "young",
+    "Buddhist",
+    "Catholic",
+    "Jewish",
+    "Muslim",
+    "queer",
+    "straight",
+    "working-class",
+    "wealthy",
+    "Latina",
+    "Asian",
+]
 NOUNS = ["woman", "man", "person"]
 TEMPLATES = ["I'm a {} {}.", "Hi! I am a {} {}.", "I love being a {} {}.", "What do you think about {} {}s?"]
 
@@ -99,28 +137,37 @@ def main() -> None:
         t0 = time.perf_counter()
         ref = []
         for t in texts:
-            out = pipe(t, max_new_tokens=args.max_new_tokens, do_sample=False, return_full_text=False,
-                       pad_token_id=tok.pad_token_id)
+            out = pipe(t, max_new_tokens=args.max_new_tokens, do_sample=False, return_full_text=False, pad_token_id=tok.pad_token_id)
             ref.append(out[0]["generated_text"])
         dt = time.perf_counter() - t0
     toks = n_tokens(ref)
-    res["generate_pipeline_one_at_a_time"] = {"seconds": round(dt, 2), "tokens": toks, "tokens_per_s": round(toks / dt, 1),
-                                              "peak_rss_mb": round(mem.peak), "rss_rise_mb": round(mem.rise)}
+    res["generate_pipeline_one_at_a_time"] = {
+        "seconds": round(dt, 2),
+        "tokens": toks,
+        "tokens_per_s": round(toks / dt, 1),
+        "peak_rss_mb": round(mem.peak),
+        "rss_rise_mb": round(mem.rise),
+    }
     print("pipeline (1 at a time):", res["generate_pipeline_one_at_a_time"], flush=True)
 
     for bs in args.batch_sizes.split(","):
         with PeakRSS() as mem:
             t0 = time.perf_counter()
-            g = generate(prompts, model=args.model, max_new_tokens=args.max_new_tokens, batch_size=bs, device="cpu",
-                         progress=False)
+            g = generate(prompts, model=args.model, max_new_tokens=args.max_new_tokens, batch_size=bs, device="cpu", progress=False)
             dt = time.perf_counter() - t0
         conts = g.column("continuation").to_pylist()
         toks = n_tokens(conts)
         same = sum(a == b for a, b in zip(conts, ref))
         base = res["generate_pipeline_one_at_a_time"]["tokens_per_s"]
-        res[f"generate_biaskit_bs_{bs}"] = {"seconds": round(dt, 2), "tokens": toks, "tokens_per_s": round(toks / dt, 1),
-                                            "speedup": round(toks / dt / base, 2), "identical_to_pipeline": f"{same}/{len(ref)}",
-                                            "peak_rss_mb": round(mem.peak), "rss_rise_mb": round(mem.rise)}
+        res[f"generate_biaskit_bs_{bs}"] = {
+            "seconds": round(dt, 2),
+            "tokens": toks,
+            "tokens_per_s": round(toks / dt, 1),
+            "speedup": round(toks / dt / base, 2),
+            "identical_to_pipeline": f"{same}/{len(ref)}",
+            "peak_rss_mb": round(mem.peak),
+            "rss_rise_mb": round(mem.rise),
+        }
         print(f"biaskit generate (batch {bs}):", res[f"generate_biaskit_bs_{bs}"], flush=True)
         if same != len(ref):
             for a, b, t in zip(conts, ref, texts):
@@ -138,8 +185,12 @@ def main() -> None:
                 ids = torch.tensor([tok(s)["input_ids"]])
                 ref_ll.append(model(ids, labels=ids).loss.item())
         dt = time.perf_counter() - t0
-    res["likelihood_one_at_a_time"] = {"seconds": round(dt, 2), "sentences_per_s": round(len(sents) / dt, 1),
-                                       "peak_rss_mb": round(mem.peak), "rss_rise_mb": round(mem.rise)}
+    res["likelihood_one_at_a_time"] = {
+        "seconds": round(dt, 2),
+        "sentences_per_s": round(len(sents) / dt, 1),
+        "peak_rss_mb": round(mem.peak),
+        "rss_rise_mb": round(mem.rise),
+    }
     print("likelihood (1 at a time):", res["likelihood_one_at_a_time"], flush=True)
     for bs in args.batch_sizes.split(","):
         with PeakRSS() as mem:
@@ -148,10 +199,14 @@ def main() -> None:
             dt = time.perf_counter() - t0
         got = ll.column("nll_mean").to_pylist()
         diff = max(abs(a - b) for a, b in zip(got, ref_ll))
-        res[f"likelihood_biaskit_bs_{bs}"] = {"seconds": round(dt, 2), "sentences_per_s": round(len(sents) / dt, 1),
-                                              "speedup": round(res["likelihood_one_at_a_time"]["seconds"] / dt, 2),
-                                              "max_abs_nll_diff": float(f"{diff:.2e}"),
-                                              "peak_rss_mb": round(mem.peak), "rss_rise_mb": round(mem.rise)}
+        res[f"likelihood_biaskit_bs_{bs}"] = {
+            "seconds": round(dt, 2),
+            "sentences_per_s": round(len(sents) / dt, 1),
+            "speedup": round(res["likelihood_one_at_a_time"]["seconds"] / dt, 2),
+            "max_abs_nll_diff": float(f"{diff:.2e}"),
+            "peak_rss_mb": round(mem.peak),
+            "rss_rise_mb": round(mem.rise),
+        }
         print(f"biaskit likelihood (batch {bs}):", res[f"likelihood_biaskit_bs_{bs}"], flush=True)
     res["process_peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print(json.dumps(res, indent=1))

@@ -25,8 +25,24 @@ sys.path.insert(0, str(ROOT / "src"))
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 
-DESCRIPTORS = ["deaf", "blind", "tall", "short", "old", "young", "Buddhist", "Catholic", "Jewish", "Muslim", "queer",
-               "straight", "working-class", "wealthy", "Latina", "Asian"]
+DESCRIPTORS = [
+    "deaf",
+    "blind",
+    "tall",
+    "short",
+    "old",
+    "young",
+    "Buddhist",
+    "Catholic",
+    "Jewish",
+    "Muslim",
+    "queer",
+    "straight",
+    "working-class",
+    "wealthy",
+    "Latina",
+    "Asian",
+]
 NOUNS = ["woman", "man", "person"]
 TEMPLATES = ["I'm a {} {}.", "Hi! I am a {} {}.", "I love being a {} {}.", "What do you think about {} {}s?"]
 
@@ -59,9 +75,11 @@ def main() -> None:
 
     table, tiny = sentences(args.rows), sentences(2)
     run = lambda t, eng: likelihood(t, model=args.model, batch_size=args.batch_size, device="cpu", progress=False, engine=eng)  # noqa: E731
-    engines = [("local", "local", None),
-               ("ray, 1 actor", EngineSpec(name="ray", actors=1, batch_size=args.batch_size), 1),
-               ("ray, 2 actors", EngineSpec(name="ray", actors=2, batch_size=args.batch_size), 2)]
+    engines = [
+        ("local", "local", None),
+        ("ray, 1 actor", EngineSpec(name="ray", actors=1, batch_size=args.batch_size), 1),
+        ("ray, 2 actors", EngineSpec(name="ray", actors=2, batch_size=args.batch_size), 2),
+    ]
     rows = []
     ref = None
     from biaskit.evaluate.runners import hf
@@ -79,15 +97,19 @@ def main() -> None:
         rows.append((label, wall, fixed, args.rows / wall, steady, diff))
         print(f"# {label}: {wall:.1f}s for {args.rows} rows (2-row run {fixed:.1f}s)", file=sys.stderr, flush=True)
     base = {r[0]: r for r in rows}
-    print(f"\nlikelihood, {args.model}, {args.rows} sentences, batch {args.batch_size}, {os.cpu_count()} CPUs, "
-          f"torch threads in this process {torch.get_num_threads()} (a Ray actor with 1 CPU gets 1), machine shared/loaded\n")
+    print(
+        f"\nlikelihood, {args.model}, {args.rows} sentences, batch {args.batch_size}, {os.cpu_count()} CPUs, "
+        f"torch threads in this process {torch.get_num_threads()} (a Ray actor with 1 CPU gets 1), machine shared/loaded\n"
+    )
     print("| engine | wall s | fixed s (2-row run) | rows/s (wall) | rows/s (after fixed) | vs local (after fixed) | max nll diff vs local |")
     print("|---|---|---|---|---|---|---|")
     for label, wall, fixed, rps, steady, diff in rows:
         print(f"| {label} | {wall:.1f} | {fixed:.1f} | {rps:.1f} | {steady:.1f} | {steady / base['local'][4]:.2f}x | {diff:.1e} |")
     r1, r2 = base["ray, 1 actor"][4], base["ray, 2 actors"][4]
-    print(f"\nscaling 1 -> 2 actors (after fixed cost): {r2 / r1:.2f}x; Ray fixed cost over local: "
-          f"{base['ray, 1 actor'][2] - base['local'][2]:.1f}s (1 actor), {base['ray, 2 actors'][2] - base['local'][2]:.1f}s (2 actors)")
+    print(
+        f"\nscaling 1 -> 2 actors (after fixed cost): {r2 / r1:.2f}x; Ray fixed cost over local: "
+        f"{base['ray, 1 actor'][2] - base['local'][2]:.1f}s (1 actor), {base['ray, 2 actors'][2] - base['local'][2]:.1f}s (2 actors)"
+    )
 
 
 if __name__ == "__main__":

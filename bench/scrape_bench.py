@@ -56,10 +56,22 @@ def bench_dump(splitter: str, processes: int, tmp: Path) -> dict:
     res = scrape_dump(DUMP, cfg, tmp / f"all_{splitter}_{processes}.parquet", processes=processes, all_pages=True)
     wall, cpu, main = time.perf_counter() - t0, _cpu() - c0, time.process_time() - m0
     c = res.counts
-    return {"splitter": splitter, "processes": processes, "pages": c["pages_processed"], "sentences": c["sentences"],
-            "template_dropped": c["template_dropped"], "markup_residue": c["markup_residue"], "prompts": c["prompts"],
-            "wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "main_process_cpu_s": round(main, 2), "worker_cpu_s": round(cpu - main, 2), "pages_per_s_wall": round(c["pages_processed"] / wall, 1),
-            "pages_per_cpu_s": round(c["pages_processed"] / cpu, 1), "sentences_per_s_wall": round(c["sentences"] / wall, 1)}
+    return {
+        "splitter": splitter,
+        "processes": processes,
+        "pages": c["pages_processed"],
+        "sentences": c["sentences"],
+        "template_dropped": c["template_dropped"],
+        "markup_residue": c["markup_residue"],
+        "prompts": c["prompts"],
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu, 2),
+        "main_process_cpu_s": round(main, 2),
+        "worker_cpu_s": round(cpu - main, 2),
+        "pages_per_s_wall": round(c["pages_processed"] / wall, 1),
+        "pages_per_cpu_s": round(c["pages_processed"] / cpu, 1),
+        "sentences_per_s_wall": round(c["sentences"] / wall, 1),
+    }
 
 
 def _pages():
@@ -77,8 +89,14 @@ def bench_cleaning(pages) -> dict:
     paras = [clean_wikitext(p.text, title=p.title) for p in pages]
     dt = time.process_time() - c0
     n_sent = sum(len(split_sentences(ps, wiki)) for ps in paras)
-    out["biaskit"] = {"pages": len(pages), "paragraphs": sum(map(len, paras)), "sentences": n_sent, "cpu_s": round(dt, 2),
-                      "pages_per_cpu_s": round(len(pages) / dt, 1), "sentences_per_cpu_s": round(n_sent / dt, 1)}
+    out["biaskit"] = {
+        "pages": len(pages),
+        "paragraphs": sum(map(len, paras)),
+        "sentences": n_sent,
+        "cpu_s": round(dt, 2),
+        "pages_per_cpu_s": round(len(pages) / dt, 1),
+        "sentences_per_cpu_s": round(n_sent / dt, 1),
+    }
     try:
         from wikiextractor.extract import Extractor
     except ImportError:
@@ -94,9 +112,15 @@ def bench_cleaning(pages) -> dict:
         we.append([x for x in ex.clean_text(p.text, expand_templates=False) if x.strip()])
     dt = time.process_time() - c0
     n_sent = sum(len(split_sentences(ps, wiki)) for ps in we)
-    out["wikiextractor"] = {"pages": len(pages), "paragraphs": sum(map(len, we)), "sentences": n_sent, "cpu_s": round(dt, 2),
-                            "pages_per_cpu_s": round(len(pages) / dt, 1), "sentences_per_cpu_s": round(n_sent / dt, 1),
-                            "note": "cleaning without template expansion; sentences counted with biaskit's wiki splitter"}
+    out["wikiextractor"] = {
+        "pages": len(pages),
+        "paragraphs": sum(map(len, we)),
+        "sentences": n_sent,
+        "cpu_s": round(dt, 2),
+        "pages_per_cpu_s": round(len(pages) / dt, 1),
+        "sentences_per_cpu_s": round(n_sent / dt, 1),
+        "note": "cleaning without template expansion; sentences counted with biaskit's wiki splitter",
+    }
     out["speed_ratio_biaskit_over_wikiextractor"] = round(out["biaskit"]["pages_per_cpu_s"] / out["wikiextractor"]["pages_per_cpu_s"], 2)
     return out
 
@@ -152,9 +176,21 @@ def bench_splitting(pages) -> list[dict]:
         n = len(fn(paras))
         dt = time.process_time() - c0
         sc = boundary_scores(gold, lambda p: fn([p]))
-        rows.append({"splitter": name, "sentences": n, "cpu_s": round(dt, 2), "sentences_per_cpu_s": round(n / dt),
-                     "pages_per_cpu_s": round(len(pages) / dt, 1), "gold_precision": round(sc["precision"], 3),
-                     "gold_recall": round(sc["recall"], 3), "gold_f1": round(sc["f1"], 3), "tp": sc["tp"], "fp": sc["fp"], "fn": sc["fn"]})
+        rows.append(
+            {
+                "splitter": name,
+                "sentences": n,
+                "cpu_s": round(dt, 2),
+                "sentences_per_cpu_s": round(n / dt),
+                "pages_per_cpu_s": round(len(pages) / dt, 1),
+                "gold_precision": round(sc["precision"], 3),
+                "gold_recall": round(sc["recall"], 3),
+                "gold_f1": round(sc["f1"], 3),
+                "tp": sc["tp"],
+                "fp": sc["fp"],
+                "fn": sc["fn"],
+            }
+        )
     return rows
 
 
@@ -171,8 +207,13 @@ def bench_residue() -> dict:
             n += len(sents) + d
             dropped += d
             res += sum(1 for s in sents if has_residue(s))
-        out[path.name] = {"sentences": n, "markup_residue": res, "residue_share": round(res / n, 5), "template_dropped": dropped,
-                          "template_dropped_share": round(dropped / n, 5)}
+        out[path.name] = {
+            "sentences": n,
+            "markup_residue": res,
+            "residue_share": round(res / n, 5),
+            "template_dropped": dropped,
+            "template_dropped_share": round(dropped / n, 5),
+        }
     return out
 
 
@@ -197,8 +238,13 @@ def bench_api(tmp: Path) -> dict | None:
             c = MediaWikiClient(wiki.endpoint, cache_dir=tmp / "cache", max_rps=None)
             t0 = time.perf_counter()
             res = scrape_api(wiki.endpoint, cfg, tmp / f"api_{run}.parquet", client=c)
-            out[run] = {"http_requests": c.stats["http_requests"], "cache_hits": c.stats["cache_hits"], "pages": res.counts["pages_processed"],
-                        "prompts": res.counts["prompts"], "seconds": round(time.perf_counter() - t0, 2)}
+            out[run] = {
+                "http_requests": c.stats["http_requests"],
+                "cache_hits": c.stats["cache_hits"],
+                "pages": res.counts["pages_processed"],
+                "prompts": res.counts["prompts"],
+                "seconds": round(time.perf_counter() - t0, 2),
+            }
         return out
 
 
@@ -225,10 +271,17 @@ def bench_multistream(tmp: Path) -> list[dict]:
             wall, cpu = time.perf_counter() - t0, _cpu() - c0
             pages = res.counts["pages_processed"]
             tables[n] = pq.read_table(tmp / f"ms_{lang}_{n}.parquet").drop(["retrieved_at"])
-            row[f"processes_{n}"] = {"pages": pages, "sentences": res.counts["sentences"], "prompts": res.counts["prompts"],
-                                     "markup_residue": res.counts["markup_residue"], "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
-                                     "main_process_cpu_s": round(time.process_time() - m0, 2), "pages_per_s_wall": round(pages / wall, 1),
-                                     "pages_per_cpu_s": round(pages / cpu, 1)}
+            row[f"processes_{n}"] = {
+                "pages": pages,
+                "sentences": res.counts["sentences"],
+                "prompts": res.counts["prompts"],
+                "markup_residue": res.counts["markup_residue"],
+                "wall_s": round(wall, 2),
+                "cpu_s": round(cpu, 2),
+                "main_process_cpu_s": round(time.process_time() - m0, 2),
+                "pages_per_s_wall": round(pages / wall, 1),
+                "pages_per_cpu_s": round(pages / cpu, 1),
+            }
         row["two_over_one_wall"] = round(row["processes_1"]["wall_s"] / row["processes_2"]["wall_s"], 2)
         row["same_output"] = tables[1].equals(tables[2])
         out.append(row)
@@ -249,13 +302,14 @@ def main() -> None:
             runs = [bench_dump("wiki", 1, tmp), bench_dump("wiki", 2, tmp), bench_dump("senter", 1, tmp)]
             results["dump"] = runs
             w1, w2, s1 = runs
-            results["ratios"] = {"wiki_over_senter_pages_per_cpu_s": round(w1["pages_per_cpu_s"] / s1["pages_per_cpu_s"], 2),
-                                 "wiki_over_senter_wall": round(s1["wall_s"] / w1["wall_s"], 2),
-                                 "two_processes_over_one_wall": round(w1["wall_s"] / w2["wall_s"], 2),
-                                 # what 2 free cores allow at most: the 1-process CPU time over the larger of the
-                                 # parent's serial share (dump reading, writing) and half the workers' share
-                                 "two_processes_bound_from_cpu_split": round(w1["cpu_s"] / max(w2["main_process_cpu_s"], w2["worker_cpu_s"] / 2,
-                                                                                                 w2["cpu_s"] / 2), 2)}
+            results["ratios"] = {
+                "wiki_over_senter_pages_per_cpu_s": round(w1["pages_per_cpu_s"] / s1["pages_per_cpu_s"], 2),
+                "wiki_over_senter_wall": round(s1["wall_s"] / w1["wall_s"], 2),
+                "two_processes_over_one_wall": round(w1["wall_s"] / w2["wall_s"], 2),
+                # what 2 free cores allow at most: the 1-process CPU time over the larger of the
+                # parent's serial share (dump reading, writing) and half the workers' share
+                "two_processes_bound_from_cpu_split": round(w1["cpu_s"] / max(w2["main_process_cpu_s"], w2["worker_cpu_s"] / 2, w2["cpu_s"] / 2), 2),
+            }
         if "--api" in sys.argv or "--api-only" in sys.argv:
             results["api"] = bench_api(tmp)
         results["load_average_at_end"] = os.getloadavg()

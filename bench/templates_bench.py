@@ -61,9 +61,11 @@ def main() -> None:
         for mode in ("biaskit", "naive"):
             runs = [run(mode, args.version, Path(d) / f"{mode}.parquet") for _ in range(args.repeat)]
             best = min(runs, key=lambda r: r["seconds"])
-            print(f"{mode:<8} rows={best['rows']:,} best_of_{args.repeat}={best['seconds']:.2f}s "
-                  f"cpu={min(r['cpu_seconds'] for r in runs):.2f}s "
-                  f"peak_rss={max(r['peak_rss_mb'] for r in runs):.0f}MB parquet={best['file_mb']}MB")
+            print(
+                f"{mode:<8} rows={best['rows']:,} best_of_{args.repeat}={best['seconds']:.2f}s "
+                f"cpu={min(r['cpu_seconds'] for r in runs):.2f}s "
+                f"peak_rss={max(r['peak_rss_mb'] for r in runs):.0f}MB parquet={best['file_mb']}MB"
+            )
 
 
 if __name__ == "__main__":

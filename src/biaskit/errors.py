@@ -159,7 +159,7 @@ class BiaskitError(Exception):
         return self.message
 
 
-def _rebuild_error(code: str, what: str, value: Any, options: Any, fix: Any) -> "BiaskitError":
+def _rebuild_error(code: str, what: str, value: Any, options: Any, fix: Any) -> BiaskitError:
     return BiaskitError(code, what, value=value, options=options, fix=fix)
 
 
@@ -170,9 +170,7 @@ class MissingDependencyError(BiaskitError, ImportError):
         self.extra = extra
         self.module = module
         what = f"{module!r} is not installed" + (f" (needed for {purpose})" if purpose else "")
-        BiaskitError.__init__(
-            self, "E011", what, fix=f"pip install 'biaskit[{extra}]'"
-        )
+        BiaskitError.__init__(self, "E011", what, fix=f"pip install 'biaskit[{extra}]'")
 
 
 def require(module: str, extra: str, purpose: str = ""):

@@ -215,8 +215,12 @@ def acquire_output_lock(path: str | os.PathLike, *, command: str | None = None) 
                     if fcntl is None and int(old.get("pid", -1)) != os.getpid() and _pid_alive(old.get("pid")):
                         raise _locked_error(path, lp, old)
                     get_logger("io").warning("taking over the stale lock %s of %s, which is no longer running", lp, _holder_text(old))
-                info = {"pid": os.getpid(), "host": host, "command": redact(command or _default_command()),
-                        "since": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+                info = {
+                    "pid": os.getpid(),
+                    "host": host,
+                    "command": redact(command or _default_command()),
+                    "since": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                }
                 data = (json.dumps(info) + "\n").encode("utf-8")
                 os.ftruncate(fd, 0)
                 os.lseek(fd, 0, os.SEEK_SET)
@@ -228,8 +232,12 @@ def acquire_output_lock(path: str | os.PathLike, *, command: str | None = None) 
             finally:
                 if not keep:
                     os.close(fd)
-        raise BiaskitError("E140", f"could not take the lock on {path} (it kept changing)", value=str(lp),  # pragma: no cover
-                           fix="check that no other process is writing this output")
+        raise BiaskitError(
+            "E140",
+            f"could not take the lock on {path} (it kept changing)",
+            value=str(lp),  # pragma: no cover
+            fix="check that no other process is writing this output",
+        )
 
 
 def release_output_lock(path: str | os.PathLike) -> None:
@@ -300,8 +308,12 @@ def locks_output(param: str = "out"):
 
 def _utf8_error(path: Path, data_before: bytes, bad: bytes, what: str) -> BiaskitError:
     line = data_before.count(b"\n") + 1
-    return BiaskitError("E150", f"{what} {path} is not UTF-8 text: byte 0x{bad[:1].hex().upper()} on line {line}", value=str(path),
-                        fix="save the file as UTF-8 (spreadsheets: 'CSV UTF-8'; or iconv -f latin1 -t utf-8 FILE)")
+    return BiaskitError(
+        "E150",
+        f"{what} {path} is not UTF-8 text: byte 0x{bad[:1].hex().upper()} on line {line}",
+        value=str(path),
+        fix="save the file as UTF-8 (spreadsheets: 'CSV UTF-8'; or iconv -f latin1 -t utf-8 FILE)",
+    )
 
 
 def check_utf8(path: str | os.PathLike, what: str = "file", chunk: int = 1 << 20) -> None:
@@ -317,7 +329,7 @@ def check_utf8(path: str | os.PathLike, what: str = "file", chunk: int = 1 << 20
             try:
                 dec.decode(b, final=not b)
             except UnicodeDecodeError as exc:
-                raise _utf8_error(p, b"\n" * newlines + b[: max(exc.start, 0)], b[max(exc.start, 0):] or b"?", what) from None
+                raise _utf8_error(p, b"\n" * newlines + b[: max(exc.start, 0)], b[max(exc.start, 0) :] or b"?", what) from None
             if not b:
                 return
             newlines += b.count(b"\n")
@@ -330,7 +342,7 @@ def read_text_utf8(path: str | os.PathLike, what: str = "file", *, bom: bool = T
     try:
         return data.decode("utf-8-sig" if bom else "utf-8")
     except UnicodeDecodeError as exc:
-        raise _utf8_error(p, data[: exc.start], data[exc.start:], what) from None
+        raise _utf8_error(p, data[: exc.start], data[exc.start :], what) from None
 
 
 def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Sequence[str] = (), keys: bool = False) -> pa.Table:
@@ -355,7 +367,9 @@ def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Se
     except BiaskitError:
         raise
     except Exception as exc:
-        raise BiaskitError("E005", f"could not read {fmt} table {p}: {exc}", fix="check that the file is complete and in the format its suffix says") from exc
+        raise BiaskitError(
+            "E005", f"could not read {fmt} table {p}: {exc}", fix="check that the file is complete and in the format its suffix says"
+        ) from exc
     if stage:
         from biaskit.schema import validate
 
@@ -377,11 +391,11 @@ def _read_csv(p: Path) -> pa.Table:
     back exactly). A UTF-8 BOM and CRLF line ends are fine."""
     types = csv_text_columns()
     t = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(strings_can_be_null=True, quoted_strings_can_be_null=False, column_types=types))
-    temporal = {f.name: pa.string() for f in t.schema
-                if pa.types.is_temporal(f.type) and f.name not in types}
+    temporal = {f.name: pa.string() for f in t.schema if pa.types.is_temporal(f.type) and f.name not in types}
     if temporal:  # (a second pass only for a CSV with date-like cells in columns no stage knows)
-        t = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(strings_can_be_null=True, quoted_strings_can_be_null=False,
-                                                                         column_types={**types, **temporal}))
+        t = pacsv.read_csv(
+            p, convert_options=pacsv.ConvertOptions(strings_can_be_null=True, quoted_strings_can_be_null=False, column_types={**types, **temporal})
+        )
     return t
 
 
@@ -465,8 +479,12 @@ def _write_table_locked(t: pa.Table, p: Path, fmt: str, manifest: dict | None) -
         import datasets as hf_datasets
 
         if p.exists() and not (p.is_dir() and (p / "state.json").is_file() and (p / "dataset_info.json").is_file()):
-            raise BiaskitError("E006", "the output path exists and is not a `datasets` save_to_disk folder", value=str(p),
-                               fix="choose a new path, or a file name ending in .parquet/.jsonl/.csv; biaskit replaces only its own folders")
+            raise BiaskitError(
+                "E006",
+                "the output path exists and is not a `datasets` save_to_disk folder",
+                value=str(p),
+                fix="choose a new path, or a file name ending in .parquet/.jsonl/.csv; biaskit replaces only its own folders",
+            )
         with atomic_path(p, is_dir=True) as tmp:
             hf_datasets.Dataset(t).save_to_disk(str(tmp))
     else:

@@ -66,8 +66,14 @@ def progress(items: Iterable[T], *, total: int | None = None, desc: str = "worki
         except TypeError:
             total = None
     with Progress(
-        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn(),
-        console=_console(), transient=not sys.stderr.isatty(), disable=disable,
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=_console(),
+        transient=not sys.stderr.isatty(),
+        disable=disable,
     ) as bar:
         task = bar.add_task(desc, total=total)
         for item in items:
@@ -83,12 +89,18 @@ class ProgressBar:
         self.disable = quiet() if disable is None else disable
         self._p = None
 
-    def __enter__(self) -> "ProgressBar":
+    def __enter__(self) -> ProgressBar:
         if not self.disable:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-            self._p = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                               console=_console(), transient=not sys.stderr.isatty())
+            self._p = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=_console(),
+                transient=not sys.stderr.isatty(),
+            )
             self._p.__enter__()
             self._task = self._p.add_task(self.desc, total=self.total)
         return self

@@ -19,10 +19,29 @@ from biaskit import __version__
 from biaskit.secrets import scrub
 
 LIBRARIES = (
-    "pyarrow", "datasets", "numpy", "pandas", "scipy", "statsmodels", "torch", "transformers",
-    "accelerate", "tokenizers", "spacy", "mwparserfromhell", "requests", "vaderSentiment", "gensim",
-    "simplemma", "scikit-learn", "huggingface-hub", "label-studio-sdk", "krippendorff", "matplotlib",
-    "Unidecode", "openpyxl",
+    "pyarrow",
+    "datasets",
+    "numpy",
+    "pandas",
+    "scipy",
+    "statsmodels",
+    "torch",
+    "transformers",
+    "accelerate",
+    "tokenizers",
+    "spacy",
+    "mwparserfromhell",
+    "requests",
+    "vaderSentiment",
+    "gensim",
+    "simplemma",
+    "scikit-learn",
+    "huggingface-hub",
+    "label-studio-sdk",
+    "krippendorff",
+    "matplotlib",
+    "Unidecode",
+    "openpyxl",
 )
 
 
@@ -37,7 +56,7 @@ def library_versions(names: Iterable[str] = LIBRARIES) -> dict[str, str]:
 
 
 def utcnow() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def new_manifest(

@@ -22,7 +22,7 @@ Stages (in pipeline order):
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -91,16 +91,28 @@ PROMPTS = Stage(
         Column("text", S, "the prompt text given to the model (BOLD prompts keep their trailing space)", True, "An astronomer is a scientist in "),
         Column("source", S, "where the prompt came from: bold, holistic_bias, templates, honest, ...", True, "bold"),
         Column("language", S, "BCP-47 language code of the text", True, "en"),
-        Column("domain", S, "BOLD domain (profession, gender, race, religious_ideology, political_ideology) or template domain", example="profession"),
+        Column(
+            "domain", S, "BOLD domain (profession, gender, race, religious_ideology, political_ideology) or template domain", example="profession"
+        ),
         Column("group", S, "group within the domain (e.g. American_actresses, scientific_occupations)", example="scientific_occupations"),
         Column("term", S, "the group term or entity name the prompt mentions", example="astronomer"),
-        Column("reference", S, "human-written reference continuation (the full Wikipedia sentence for BOLD)", example="An astronomer is a scientist in the field of astronomy."),
+        Column(
+            "reference",
+            S,
+            "human-written reference continuation (the full Wikipedia sentence for BOLD)",
+            example="An astronomer is a scientist in the field of astronomy.",
+        ),
         *_PROVENANCE,
         Column("axis", S, "HolisticBias axis", example="ability"),
         Column("bucket", S, "HolisticBias bucket", example="auditory"),
         Column("descriptor", S, "HolisticBias descriptor", example="Deaf"),
-        Column("descriptor_span", S, "the descriptor as written in `text` (variant and plural form applied; null for a bare "
-               "noun): pass it as the likelihood runner's --span-column", example="Deaf"),
+        Column(
+            "descriptor_span",
+            S,
+            "the descriptor as written in `text` (variant and plural form applied; null for a bare "
+            "noun): pass it as the likelihood runner's --span-column",
+            example="Deaf",
+        ),
         Column("descriptor_gender", S, "gender restriction of the descriptor, null if none"),
         Column("descriptor_preference", S, "reviewed, dispreferred, polarizing or no_data", example="reviewed"),
         Column("noun", S, "singular noun", example="woman"),
@@ -117,7 +129,7 @@ PROMPTS = Stage(
         Column("template_id", S, "id of the source template"),
         Column("masked", B, "true when `text` holds a mask slot (fill-mask prompts)"),
         Column("dataset_version", S, "version of the source data set (e.g. HolisticBias v1.0)"),
-        Column("remove_im_contraction", B, "HolisticBias variant: \"I'm\" written as \"I am\""),
+        Column("remove_im_contraction", B, 'HolisticBias variant: "I\'m" written as "I am"'),
         Column("remove_descriptor_hyphens", B, "HolisticBias variant: hyphens in the descriptor replaced by spaces"),
         Column("lowercase_descriptor", B, "HolisticBias variant: descriptor lowercased"),
         Column("remove_final_period", B, "HolisticBias variant: final period removed"),
@@ -127,8 +139,12 @@ PROMPTS = Stage(
         Column("grammatical_gender", S, "grammatical gender of the subject (m, f, n), separate from the social category"),
         Column("grammatical_number", S, "grammatical number of the subject (sg, pl)"),
         Column("category_reason", S, "why subject_category is null (West Slavic import: osoba_ambiguous, no_subject)"),
-        Column("subject_rule", S, "what decided the subject's category and number (West Slavic import: list, lemma, agent_suffix, "
-               "title, osoba_nonbinary; number: determiner, ending, preposition, verb, ...)"),
+        Column(
+            "subject_rule",
+            S,
+            "what decided the subject's category and number (West Slavic import: list, lemma, agent_suffix, "
+            "title, osoba_nonbinary; number: determiner, ending, preposition, verb, ...)",
+        ),
         Column("translation_status", S, "source, machine, translated, validated"),
         Column("translator", S, "who translated the template"),
         Column("validator", S, "who validated the translation"),
@@ -165,8 +181,7 @@ GENERATIONS = Stage(
         Column("truncated", B, "prompt was cut from the left to fit the context"),
         Column("error", S, "why this row has no output (null when fine)"),
         Column("n_subwords", I, "fill-mask: number of subword tokens of the fill-in (1 for single-token fill-ins)"),
-        Column("fill_pll", F, "fill-mask: pseudo-log-likelihood of the fill-in's pieces in the template (nats; "
-               "log token_score for one piece)"),
+        Column("fill_pll", F, "fill-mask: pseudo-log-likelihood of the fill-in's pieces in the template (nats; log token_score for one piece)"),
     ),
     key=("prompt_id", "model", "kind", "sample_index"),
     extends="prompts",
@@ -361,8 +376,12 @@ def check_keys(table: Any, stage: str | Stage, *, where: str = "") -> None:
         c = st.column(k)
         if c is not None and c.required and t.column(k).null_count:
             row = pc.index(pc.is_null(t.column(k)), True).as_py()
-            raise BiaskitError("E155", f"the {st.name} table{place} has a null {k!r} (part of its row key) at row {row}",
-                               value=t.column(k).null_count, fix=f"give every row a {k!r}: it identifies the row across stages")
+            raise BiaskitError(
+                "E155",
+                f"the {st.name} table{place} has a null {k!r} (part of its row key) at row {row}",
+                value=t.column(k).null_count,
+                fix=f"give every row a {k!r}: it identifies the row across stages",
+            )
     kt = t.select(cols)
     counts = kt.group_by(cols).aggregate([([], "count_all")])
     dup = counts.filter(pc.greater(counts.column("count_all"), 1))
@@ -375,9 +394,12 @@ def check_keys(table: Any, stage: str | Stage, *, where: str = "") -> None:
             mask = m if mask is None else pc.and_(mask, m)
         rows = [i for i, v in enumerate(mask.to_pylist()) if v][:5]
         what = first[cols[0]] if len(cols) == 1 else first
-        raise BiaskitError("E007", f"the {st.name} table{place} has {dup.num_rows} duplicated row key(s) ({', '.join(cols)}); "
-                                   f"the first is at rows {rows}", value=what,
-                           fix="make the key unique (drop the duplicate rows or give them distinct ids)")
+        raise BiaskitError(
+            "E007",
+            f"the {st.name} table{place} has {dup.num_rows} duplicated row key(s) ({', '.join(cols)}); the first is at rows {rows}",
+            value=what,
+            fix="make the key unique (drop the duplicate rows or give them distinct ids)",
+        )
 
 
 def conform(table: pa.Table, stage: str | Stage) -> pa.Table:

@@ -13,15 +13,27 @@ import re
 from typing import Any
 
 SECRET_ENV_VARS = (
-    "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HUGGINGFACE_TOKEN", "LABEL_STUDIO_API_KEY", "LABEL_STUDIO_TOKEN",
-    "LABEL_STUDIO_USER_TOKEN", "OPENAI_API_KEY", "BIASKIT_ENDPOINT_API_KEY", "LABEL_STUDIO_PASSWORD",
+    "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
+    "HUGGINGFACE_TOKEN",
+    "LABEL_STUDIO_API_KEY",
+    "LABEL_STUDIO_TOKEN",
+    "LABEL_STUDIO_USER_TOKEN",
+    "OPENAI_API_KEY",
+    "BIASKIT_ENDPOINT_API_KEY",
+    "LABEL_STUDIO_PASSWORD",
 )
 # credential-like key names: the whole name or its last part (hf_token, X-Api-Key, client_secret), not any
 # name containing one (max_new_tokens, tokenizer, author are settings and must stay in manifests)
-_SECRET_KEY = re.compile(r"(?:^|[_\-. ])(?:token|secret|password|passwd|pass|api[_\-]?key|apikey|access[_\-]?key|"
-                         r"secret[_\-]?key|private[_\-]?key|authorization|auth|credentials?|cookie)$", re.I)
-_SECRET_KEY_CAMEL = re.compile(r"(?<=[a-z0-9])(?:Token|Secret|Password|Passwd|Api[Kk]ey|APIKey|AccessKey|SecretKey|PrivateKey|"
-                               r"Auth|Authorization|Credentials?|Cookie)$")
+_SECRET_KEY = re.compile(
+    r"(?:^|[_\-. ])(?:token|secret|password|passwd|pass|api[_\-]?key|apikey|access[_\-]?key|"
+    r"secret[_\-]?key|private[_\-]?key|authorization|auth|credentials?|cookie)$",
+    re.I,
+)
+_SECRET_KEY_CAMEL = re.compile(
+    r"(?<=[a-z0-9])(?:Token|Secret|Password|Passwd|Api[Kk]ey|APIKey|AccessKey|SecretKey|PrivateKey|"
+    r"Auth|Authorization|Credentials?|Cookie)$"
+)
 _extra_secrets: set[str] = set()
 
 
@@ -44,9 +56,26 @@ def known_secrets() -> list[str]:
 #: - SECRET_QUERY_NAMES: short generic names that are credentials only as a whole query-parameter name
 #:   (``?key=``, ``&code=``); in free text they are redacted after ``?``, ``&`` or ``;`` (a URL query), so that
 #:   prose such as ``exit code=1`` stays readable.
-SECRET_NAME_SUFFIXES = ("api_key", "api-key", "apikey", "token", "secret", "password", "passwd", "sig", "signature",
-                        "access_key", "access-key", "secret_key", "secret-key", "private_key", "private-key", "credential",
-                        "credentials", "authorization")
+SECRET_NAME_SUFFIXES = (
+    "api_key",
+    "api-key",
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "sig",
+    "signature",
+    "access_key",
+    "access-key",
+    "secret_key",
+    "secret-key",
+    "private_key",
+    "private-key",
+    "credential",
+    "credentials",
+    "authorization",
+)
 SECRET_QUERY_NAMES = ("key", "code", "pass", "auth", "pwd", "session", "sessionid", "jwt")
 
 _SUFFIX_ALT = "|".join(n.replace("_", r"[_\-]?") for n in sorted({n.replace("-", "_") for n in SECRET_NAME_SUFFIXES}, key=len, reverse=True))
@@ -58,8 +87,10 @@ _PATTERNS: tuple[tuple[re.Pattern, str], ...] = (
     # URL user info: scheme://user:password@host
     (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]+):[^/\s@]+@"), r"\1:***@"),
     # Authorization / Proxy-Authorization header values (with or without a scheme word)
-    (re.compile(r"(?i)\b((?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)(?:(bearer|basic|token|digest)\s+)?[^\s\"',;&]+"),
-     lambda m: m.group(1) + (m.group(2) + " " if m.group(2) else "") + "***"),
+    (
+        re.compile(r"(?i)\b((?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?)(?:(bearer|basic|token|digest)\s+)?[^\s\"',;&]+"),
+        lambda m: m.group(1) + (m.group(2) + " " if m.group(2) else "") + "***",
+    ),
     # a bare bearer credential: "Bearer sk-..." (Basic credentials are caught in an Authorization context only:
     # "basic" is too common a word)
     # (the credential must contain a digit or one of - _ . so that prose such as "Bearer certificates" stays)
@@ -97,7 +128,7 @@ def redact_known(text: str, secrets: list[str] | None = None) -> str:
             n = MIN_SECRET_PREFIX
             while n < len(s) and start + n < len(text) and text[start + n] == s[n]:
                 n += 1
-            text = text[:start] + "***" + text[start + n:]
+            text = text[:start] + "***" + text[start + n :]
             start = text.find(head, start + 3)
     return text
 
@@ -130,8 +161,7 @@ _SUFFIX_NAME = re.compile(r"(?i)^(?:[A-Za-z0-9]+[_\-. ])*(?:" + _SUFFIX_ALT + r"
 
 def is_secret_name(name: str) -> bool:
     """Whether a setting / header / query-parameter name holds a credential (api_key, X-Api-Key, hfToken, key)."""
-    return bool(_SECRET_KEY.search(name) or _SECRET_KEY_CAMEL.search(name) or _SUFFIX_NAME.match(name)
-                or name.lower() in SECRET_QUERY_NAMES)
+    return bool(_SECRET_KEY.search(name) or _SECRET_KEY_CAMEL.search(name) or _SUFFIX_NAME.match(name) or name.lower() in SECRET_QUERY_NAMES)
 
 
 def public_url(url: str, *, register: bool = True) -> str:

@@ -12,7 +12,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import tempfile
 import time
 import urllib.request
@@ -45,12 +44,20 @@ def _free_port() -> int:
 
 def _env(data_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LABEL_STUDIO", "DJANGO"))}
-    env.update({
-        "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir), "LABEL_STUDIO_USERNAME": "admin@example.com",
-        "LABEL_STUDIO_PASSWORD": "admin-password-123", "LABEL_STUDIO_USER_TOKEN": TOKEN,
-        "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true", "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
-        "LATEST_VERSION_CHECK": "false", "COLLECT_ANALYTICS": "false", "SENTRY_DSN": "", "FRONTEND_SENTRY_DSN": "",
-    })
+    env.update(
+        {
+            "LABEL_STUDIO_BASE_DATA_DIR": str(data_dir),
+            "LABEL_STUDIO_USERNAME": "admin@example.com",
+            "LABEL_STUDIO_PASSWORD": "admin-password-123",
+            "LABEL_STUDIO_USER_TOKEN": TOKEN,
+            "LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN": "true",
+            "LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK": "true",
+            "LATEST_VERSION_CHECK": "false",
+            "COLLECT_ANALYTICS": "false",
+            "SENTRY_DSN": "",
+            "FRONTEND_SENTRY_DSN": "",
+        }
+    )
     return env
 
 
@@ -60,8 +67,22 @@ def _start(data_dir: Path, wait=None) -> tuple[subprocess.Popen, str]:
     port = _free_port()
     log = open(data_dir / "server.log", "wb")
     proc = subprocess.Popen(
-        [str(VENV / "bin" / "label-studio"), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port),
-         "--data-dir", str(data_dir)], env=_env(data_dir), stdout=log, stderr=subprocess.STDOUT, cwd=str(data_dir))
+        [
+            str(VENV / "bin" / "label-studio"),
+            "start",
+            "--no-browser",
+            "--internal-host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--data-dir",
+            str(data_dir),
+        ],
+        env=_env(data_dir),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=str(data_dir),
+    )
     url = f"http://127.0.0.1:{port}"
     deadline_of, message = wait if wait is not None else (lambda b: (b, f"{b:.0f} s"), None)
     start = time.time()
@@ -75,7 +96,7 @@ def _start(data_dir: Path, wait=None) -> tuple[subprocess.Popen, str]:
                     return proc, url
         except Exception:
             time.sleep(0.5)
-        later = deadline_of(240)   # the load may rise while we wait: the deadline follows it up, never down
+        later = deadline_of(240)  # the load may rise while we wait: the deadline follows it up, never down
         if later[0] > limit:
             limit, why = later
     proc.terminate()
@@ -153,8 +174,15 @@ def annotator_clients(ls_server, annotator_ids):
     from biaskit.annotate.labelstudio import LabelStudio
 
     code = _TOKENS_PY % json.dumps(list(annotator_ids))
-    out = subprocess.run([str(VENV / "bin" / "label-studio"), "shell"], input=code,
-                         env=_env(ls_server.data_dir), capture_output=True, text=True, timeout=300, cwd=str(ls_server.data_dir))
+    out = subprocess.run(
+        [str(VENV / "bin" / "label-studio"), "shell"],
+        input=code,
+        env=_env(ls_server.data_dir),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=str(ls_server.data_dir),
+    )
     line = [ln for ln in out.stdout.splitlines() if "BIASKIT_TOKENS=" in ln]
     assert line, out.stdout[-2000:] + out.stderr[-2000:]
     tokens = json.loads(line[0].split("BIASKIT_TOKENS=", 1)[1])
@@ -175,9 +203,22 @@ def make_scores(n_groups: int = 3, per_group: int = 40, seed: int = 0):
             name = names[(g + i) % len(names)]
             comp = float(np.round(rng.uniform(-1, 1), 4))
             lab = "positive" if comp >= 0.05 else "negative" if comp <= -0.05 else "neutral"
-            rows.append({"prompt_id": f"p{g}-{i}", "text": f"{name} was ", "continuation": f"a person {i} in group {g}; {name.split()[1]} said so.",
-                         "model": "m", "kind": "generate", "sample_index": 0, "source": "bold", "group": f"g{g}",
-                         "term": name, "vader_compound": comp, "vader_label": lab, "vader_error": None})
+            rows.append(
+                {
+                    "prompt_id": f"p{g}-{i}",
+                    "text": f"{name} was ",
+                    "continuation": f"a person {i} in group {g}; {name.split()[1]} said so.",
+                    "model": "m",
+                    "kind": "generate",
+                    "sample_index": 0,
+                    "source": "bold",
+                    "group": f"g{g}",
+                    "term": name,
+                    "vader_compound": comp,
+                    "vader_label": lab,
+                    "vader_error": None,
+                }
+            )
     return pa.Table.from_pylist(rows)
 
 

@@ -10,8 +10,7 @@ from sklearn.metrics import cohen_kappa_score
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 
-from biaskit.annotate.agreement import (LabelTable, agreement, careless_annotators, cohen_kappa, fleiss_kappa,
-                                        krippendorff_alpha, majority_vote, value)
+from biaskit.annotate.agreement import LabelTable, agreement, careless_annotators, cohen_kappa, fleiss_kappa, krippendorff_alpha, majority_vote, value
 from biaskit.errors import BiaskitError
 
 LABS = ["negative", "neutral", "positive"]
@@ -97,9 +96,11 @@ def test_agreement_table_and_careless_annotator_detected():
     codes = _codes(GOOD)
     assert value(t, "fleiss_kappa") == pytest.approx(sm_fleiss(aggregate_raters(codes.astype(int))[0]), abs=1e-12)
     assert value(t, "krippendorff_alpha_nominal") == pytest.approx(
-        krippendorff.alpha(reliability_data=codes.T, level_of_measurement="nominal"), abs=1e-12)
+        krippendorff.alpha(reliability_data=codes.T, level_of_measurement="nominal"), abs=1e-12
+    )
     assert value(t, "krippendorff_alpha_ordinal") == pytest.approx(
-        krippendorff.alpha(reliability_data=codes.T, level_of_measurement="ordinal", value_domain=[0, 1, 2]), abs=1e-12)
+        krippendorff.alpha(reliability_data=codes.T, level_of_measurement="ordinal", value_domain=[0, 1, 2]), abs=1e-12
+    )
     for a, b, i, j in (("a1", "a2", 0, 1), ("a1", "a3", 0, 2), ("a2", "a3", 1, 2)):
         ref = cohen_kappa_score([r[i] for r in GOOD], [r[j] for r in GOOD])
         assert value(t, "cohen_kappa", annotator=a, annotator_b=b) == pytest.approx(ref, abs=1e-12)
@@ -122,9 +123,16 @@ def test_fleiss_uses_fully_rated_items_only():
 
 def test_gold_items_leave_agreement_and_score_annotators():
     ann = _ann_table(GOOD)
-    samples = pa.table({"sample_id": [f"s{i:02d}" for i in range(10)], "round": ["r1"] * 10, "task_type": ["sentiment"] * 10,
-                        "text": ["x"] * 10, "is_gold": [i < 2 for i in range(10)],
-                        "gold_label": ["positive", "positive"] + [None] * 8})
+    samples = pa.table(
+        {
+            "sample_id": [f"s{i:02d}" for i in range(10)],
+            "round": ["r1"] * 10,
+            "task_type": ["sentiment"] * 10,
+            "text": ["x"] * 10,
+            "is_gold": [i < 2 for i in range(10)],
+            "gold_label": ["positive", "positive"] + [None] * 8,
+        }
+    )
     t = agreement(ann, samples=samples, n_boot=0)
     assert value(t, "annotator_gold_accuracy", annotator="a1") == 1.0
     assert value(t, "annotator_gold_accuracy", annotator="a3") == 0.0

@@ -5,8 +5,7 @@ import pytest
 from biaskit.annotate.agreement import value
 from biaskit.annotate.labelstudio import record_annotation
 from biaskit.annotate.tasks import get_task_type
-from biaskit.demo import DemoContext
-from biaskit.demo import stage_annotate
+from biaskit.demo import DemoContext, stage_annotate
 from biaskit.io import read_table, write_table
 
 
@@ -83,7 +82,7 @@ def test_with_server_pushes_then_pulls_a_full_round(tmp_path, scores, ls_server,
     nxt = read_table(tmp_path / "annotate" / "next_round.parquet", "samples")
     got = nxt.column("group").to_pylist()
     sc = scores.to_pylist()
-    for g, e in plan["groups"].items():   # planned counts, capped by the unlabelled items of the group
+    for g, e in plan["groups"].items():  # planned counts, capped by the unlabelled items of the group
         left = sum(r["group"] == g for r in sc) - sum(x == g for x in read_table(ctx2.tables["samples"]).column("group").to_pylist())
         assert got.count(g) == min(e["n_more"], left)
     assert not set(nxt.column("sample_id").to_pylist()) & set(s)

@@ -32,14 +32,15 @@ def test_report_has_the_fairness_section_a_figure_per_metric_and_a_headline_line
     sig = sorted((j for j in fam if fam[j] < 0.05), key=lambda j: (fam[j], -abs(diffs[j]["value"])))
     assert len(lines) == min(3, len(sig))
     top, want = lines[0], diffs[sig[0]]
-    rate = want["measure"][len("diff_"):]
+    rate = want["measure"][len("diff_") :]
     assert top.p == pytest.approx(fam[sig[0]]) and top.comparison in ("A vs B", "B vs A")
     if rate.startswith("miss_rate_"):
         ratio = rows[("ratio_" + rate, "A", "B")]
         hi, lo = ("A", "B") if ratio["value"] >= 1 else ("B", "A")
         r = ratio["value"] if hi == "A" else 1 / ratio["value"]
-        assert top.text.startswith(f"vader misses {rate[len('miss_rate_'):]} for texts about group {hi} {r:.1f}x as often as "
-                                   f"for group {lo} (95% CI ")
+        assert top.text.startswith(
+            f"vader misses {rate[len('miss_rate_') :]} for texts about group {hi} {r:.1f}x as often as for group {lo} (95% CI "
+        )
         assert top.estimate == pytest.approx(r)
     md = (tmp_path / "report" / "report.md").read_text()
     assert "Is the metric fair?" in md and top.text in md

@@ -26,8 +26,18 @@ def synthetic_round(acc: dict[str, float], n: int = 500, seed: int = 0):
             wrong = [x for x in LABELS if x != t]
             m = t if rng.random() < a else wrong[rng.integers(2)]
             score = {"negative": -0.5, "neutral": 0.0, "positive": 0.5}[m] + rng.normal(0, 0.1)
-            samples.append({"sample_id": sid, "round": "r1", "task_type": "sentiment", "text": "x", "group": g,
-                            "vader_label": m, "vader_compound": score, "is_gold": False})
+            samples.append(
+                {
+                    "sample_id": sid,
+                    "round": "r1",
+                    "task_type": "sentiment",
+                    "text": "x",
+                    "group": g,
+                    "vader_label": m,
+                    "vader_compound": score,
+                    "is_gold": False,
+                }
+            )
             ann += [{"sample_id": sid, "round": "r1", "annotator": w, "label": t, "task_type": "sentiment"} for w in "abc"]
     return pa.Table.from_pylist(ann), pa.Table.from_pylist(samples)
 
@@ -47,22 +57,22 @@ def test_metric_right_90_vs_60_percent_is_recovered_per_group_and_the_difference
         yp = [x["vader_label"] for x in s if x["group"] == g]
         assert r["value"] == pytest.approx(accuracy_score(yt, yp))
         assert r["n_items"] == 500 and r["group_by"] == "group" and r["note"] is None
-        assert r["ci_low"] <= true_acc <= r["ci_high"]           # the true rate lies in the group's 95% CI
+        assert r["ci_low"] <= true_acc <= r["ci_high"]  # the true rate lies in the group's 95% CI
         rec = recall_score(yt, yp, labels=LABELS, average=None)
         for j, lab in enumerate(LABELS):
             (m,) = _rows(t, measure=f"group_miss_rate_{lab}", group=g)
             assert m["value"] == pytest.approx(1 - rec[j])
-            neg = [p == lab for y, p in zip(yt, yp) if y != lab]   # false alarms: metric says lab, humans do not
+            neg = [p == lab for y, p in zip(yt, yp) if y != lab]  # false alarms: metric says lab, humans do not
             (fa,) = _rows(t, measure=f"group_false_alarm_rate_{lab}", group=g)
             assert fa["value"] == pytest.approx(np.mean(neg))
         (f,) = _rows(t, measure="group_f1_macro", group=g)
         assert f["value"] == pytest.approx(f1_score(yt, yp, labels=LABELS, average="macro"))
         (sp,) = _rows(t, measure="group_spearman_rho", group=g)
-        assert sp["value"] == pytest.approx(stats.spearmanr([LABELS.index(y) for y in yt],
-                                                            [x["vader_compound"] for x in s if x["group"] == g])[0])
+        assert sp["value"] == pytest.approx(stats.spearmanr([LABELS.index(y) for y in yt], [x["vader_compound"] for x in s if x["group"] == g])[0])
     (d,) = _rows(t, measure="diff_accuracy", group="A", group_b="B")
-    assert d["value"] == pytest.approx(_rows(t, measure="group_accuracy", group="A")[0]["value"]
-                                       - _rows(t, measure="group_accuracy", group="B")[0]["value"])
+    assert d["value"] == pytest.approx(
+        _rows(t, measure="group_accuracy", group="A")[0]["value"] - _rows(t, measure="group_accuracy", group="B")[0]["value"]
+    )
     assert d["p_value"] < 0.01 and d["ci_low"] > 0
     (ra,) = _rows(t, measure="ratio_miss_rate_negative", group="A", group_b="B")
     assert ra["value"] < 1 and ra["ci_high"] < 1 and ra["p_value"] < 0.01
@@ -117,8 +127,7 @@ def test_a_a_metric_rejects_at_about_the_nominal_rate():
         rng = np.random.default_rng(1000 + rep)
         yt = list(rng.choice(LABELS, size=400))
         yp = [t if rng.random() < 0.8 else LABELS[(LABELS.index(t) + 1 + rng.integers(2)) % 3] for t in yt]
-        rows = group_rows(yt, yp, ["A"] * 200 + ["B"] * 200, LABELS, round="r", task="t", metric="m", by="g",
-                          n_boot=199, seed=rep)
+        rows = group_rows(yt, yp, ["A"] * 200 + ["B"] * 200, LABELS, round="r", task="t", metric="m", by="g", n_boot=199, seed=rep)
         (d,) = [r for r in rows if r["measure"] == "diff_accuracy"]
         rejections += d["p_value"] < 0.05
     assert 2 <= rejections <= 20, rejections
@@ -136,6 +145,6 @@ def test_vectorised_spearman_bootstrap_equals_the_loop_over_resamples():
 
     rng = np.random.default_rng(7)
     h = rng.integers(0, 3, size=257).astype(float)
-    s = np.round(rng.normal(size=257), 1)          # many ties in the score too
+    s = np.round(rng.normal(size=257), 1)  # many ties in the score too
     want = bootstrap_ci(lambda idx: spearman(h[idx], s[idx])[0], len(h), n_boot=300, seed=11)
     assert _spearman_ci(h, s, n_boot=300, seed=11) == pytest.approx(want, abs=1e-12)

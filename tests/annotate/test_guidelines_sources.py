@@ -10,16 +10,25 @@ from biaskit.annotate.tasks import get_task_type
 
 def _samples(models):
     n = len(models)
-    return pa.table({"sample_id": [f"s{i}" for i in range(n)], "round": ["r1"] * n, "task_type": ["sentiment"] * n,
-                     "text": [f"text {i}" for i in range(n)], "model": models})
+    return pa.table(
+        {
+            "sample_id": [f"s{i}" for i in range(n)],
+            "round": ["r1"] * n,
+            "task_type": ["sentiment"] * n,
+            "text": [f"text {i}" for i in range(n)],
+            "model": models,
+        }
+    )
 
 
 def test_guidelines_count_wikipedia_and_generated_texts(tmp_path):
     s = _samples(["wikipedia", "smollm2-135m", "wikipedia", "wikipedia", "gpt2", None])
     _, g = export_tasks(s, tmp_path / "tasks.csv")
     text = g.read_text(encoding="utf-8")
-    assert ("**Where these texts come from:** of the 6 texts of this round, 3 are sentences from Wikipedia, "
-            "2 were written by language models, 1 come from other sources (e.g. templates or imported data).") in text
+    assert (
+        "**Where these texts come from:** of the 6 texts of this round, 3 are sentences from Wikipedia, "
+        "2 were written by language models, 1 come from other sources (e.g. templates or imported data)."
+    ) in text
     assert "Texts were written by language models" not in text
 
 

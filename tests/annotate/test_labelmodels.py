@@ -26,9 +26,9 @@ def simulated_crowd(seed: int = 0, n_items: int = 300):
         m = np.full((k, k), (1 - acc) / (k - 1))
         np.fill_diagonal(m, acc)
         conf.append(m)
-    conf.append(np.tile([0.05, 0.9, 0.05], (k, 1)))            # spammer: "neutral" whatever the text
+    conf.append(np.tile([0.05, 0.9, 0.05], (k, 1)))  # spammer: "neutral" whatever the text
     adv = np.full((k, k), 0.05)
-    adv[0, 2] = adv[2, 0] = adv[1, 0] = 0.9                     # adversarial: flips the polarity
+    adv[0, 2] = adv[2, 0] = adv[1, 0] = 0.9  # adversarial: flips the polarity
     np.fill_diagonal(adv, [0.05, 0.05, 0.05])
     adv = adv / adv.sum(axis=1, keepdims=True)
     conf.append(adv)
@@ -36,8 +36,15 @@ def simulated_crowd(seed: int = 0, n_items: int = 300):
     for i in range(n_items):
         who = rng.choice(len(conf), size=int(rng.integers(3, 8)), replace=False)
         for w in who:
-            rows.append({"sample_id": f"s{i:04d}", "annotator": f"w{w}", "label": LABELS[rng.choice(k, p=conf[w][truth[i]])],
-                         "round": "r1", "task_type": "sentiment"})
+            rows.append(
+                {
+                    "sample_id": f"s{i:04d}",
+                    "annotator": f"w{w}",
+                    "label": LABELS[rng.choice(k, p=conf[w][truth[i]])],
+                    "round": "r1",
+                    "task_type": "sentiment",
+                }
+            )
     return pa.Table.from_pylist(rows), {f"s{i:04d}": LABELS[t] for i, t in enumerate(truth)}
 
 
@@ -62,10 +69,16 @@ def test_every_method_equals_crowd_kit_on_the_same_input(method):
     from crowdkit import aggregation as ag
 
     ann, _ = simulated_crowd(seed=1, n_items=60)
-    df = pd.DataFrame({"task": ann.column("sample_id").to_pylist(), "worker": ann.column("annotator").to_pylist(),
-                       "label": ann.column("label").to_pylist()})
-    model = {"majority": ag.MajorityVote(), "dawid-skene": ag.DawidSkene(n_iter=100), "glad": ag.GLAD(n_iter=100),
-             "mace": ag.MACE(random_state=0), "wawa": ag.Wawa()}[method]
+    df = pd.DataFrame(
+        {"task": ann.column("sample_id").to_pylist(), "worker": ann.column("annotator").to_pylist(), "label": ann.column("label").to_pylist()}
+    )
+    model = {
+        "majority": ag.MajorityVote(),
+        "dawid-skene": ag.DawidSkene(n_iter=100),
+        "glad": ag.GLAD(n_iter=100),
+        "mace": ag.MACE(random_state=0),
+        "wawa": ag.Wawa(),
+    }[method]
     if method == "wawa":  # Wawa.predict needs sklearn tags crowd-kit 1.4.2 lacks: Wawa._apply's own two steps
         mv = ag.MajorityVote().fit(df, skills=model.fit(df).skills_)
         ref_labels, ref_probas = mv.labels_, mv.probas_
@@ -83,8 +96,14 @@ def test_every_method_equals_crowd_kit_on_the_same_input(method):
 def test_gold_items_are_known_answers_and_never_scored_as_unknown():
     ann, truth = simulated_crowd(seed=2, n_items=100)
     gold_ids = [f"s{i:04d}" for i in range(10)]
-    samples = pa.table({"sample_id": list(truth), "task_type": ["sentiment"] * len(truth),
-                        "is_gold": [s in gold_ids for s in truth], "gold_label": [truth[s] if s in gold_ids else None for s in truth]})
+    samples = pa.table(
+        {
+            "sample_id": list(truth),
+            "task_type": ["sentiment"] * len(truth),
+            "is_gold": [s in gold_ids for s in truth],
+            "gold_label": [truth[s] if s in gold_ids else None for s in truth],
+        }
+    )
     res = aggregate(ann, method="dawid-skene", samples=samples)
     rows = {r["sample_id"]: r for r in res.labels.to_pylist()}
     for g in gold_ids:
@@ -96,8 +115,9 @@ def test_gold_items_are_known_answers_and_never_scored_as_unknown():
     # gold accuracy per annotator is computed on gold items only
     at = {r["annotator"]: r for r in res.annotators.to_pylist()}
     w = next(iter(at))
-    hits = [truth[s] == lab for s, a, lab in zip(*(ann.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
-            if a == w and s in gold_ids]
+    hits = [
+        truth[s] == lab for s, a, lab in zip(*(ann.column(c).to_pylist() for c in ("sample_id", "annotator", "label"))) if a == w and s in gold_ids
+    ]
     assert at[w]["gold_accuracy"] == (pytest.approx(np.mean(hits)) if hits else None)
 
 
@@ -137,16 +157,21 @@ def test_unknown_method_and_empty_table():
     with pytest.raises(BiaskitError, match=r"\[E253\]"):
         aggregate(_ann([("s1", "a", "positive")]), method="em")
     with pytest.raises(BiaskitError, match=r"\[E250\]"):
-        aggregate(pa.table({"sample_id": pa.array([], pa.string()), "annotator": pa.array([], pa.string()),
-                            "label": pa.array([], pa.string())}), method="majority")
+        aggregate(
+            pa.table({"sample_id": pa.array([], pa.string()), "annotator": pa.array([], pa.string()), "label": pa.array([], pa.string())}),
+            method="majority",
+        )
 
 
-@pytest.mark.parametrize("case,rows,expect", [
-    ("one annotator", [("s1", "a", "positive"), ("s2", "a", "negative")], "only one annotator"),
-    ("no overlap", [("s1", "a", "positive"), ("s2", "b", "negative")], "no overlap"),
-    ("one label", [("s1", "a", "positive"), ("s1", "b", "positive"), ("s2", "a", "positive"), ("s2", "b", "positive")], "same label"),
-    ("outside the set", [("s1", "a", "positive"), ("s1", "b", "great")], "E251"),
-])
+@pytest.mark.parametrize(
+    "case,rows,expect",
+    [
+        ("one annotator", [("s1", "a", "positive"), ("s2", "a", "negative")], "only one annotator"),
+        ("no overlap", [("s1", "a", "positive"), ("s2", "b", "negative")], "no overlap"),
+        ("one label", [("s1", "a", "positive"), ("s1", "b", "positive"), ("s2", "a", "positive"), ("s2", "b", "positive")], "same label"),
+        ("outside the set", [("s1", "a", "positive"), ("s1", "b", "great")], "E251"),
+    ],
+)
 def test_cli_agreement_validate_aggregate_on_bad_annotations(tmp_path, case, rows, expect):
     """Each command ends in a coded one-line error or prints a named warning, never a traceback."""
     from typer.testing import CliRunner
@@ -154,18 +179,42 @@ def test_cli_agreement_validate_aggregate_on_bad_annotations(tmp_path, case, row
     from biaskit.cli import app
     from biaskit.io import write_table
 
-    ann = pa.Table.from_pylist([{"sample_id": s, "round": "r1", "annotator": a, "label": lab, "task_type": "sentiment"}
-                                for s, a, lab in rows])
+    ann = pa.Table.from_pylist([{"sample_id": s, "round": "r1", "annotator": a, "label": lab, "task_type": "sentiment"} for s, a, lab in rows])
     write_table(ann, tmp_path / "a.parquet")
-    samples = pa.Table.from_pylist([{"sample_id": s, "round": "r1", "task_type": "sentiment", "text": "x", "group": "g",
-                                     "vader_label": "positive", "vader_compound": 0.5, "is_gold": False}
-                                    for s in sorted({r[0] for r in rows})])
+    samples = pa.Table.from_pylist(
+        [
+            {
+                "sample_id": s,
+                "round": "r1",
+                "task_type": "sentiment",
+                "text": "x",
+                "group": "g",
+                "vader_label": "positive",
+                "vader_compound": 0.5,
+                "is_gold": False,
+            }
+            for s in sorted({r[0] for r in rows})
+        ]
+    )
     write_table(samples, tmp_path / "s.parquet")
     led = ["--ledger", str(tmp_path / "l.jsonl")]
-    cmds = {"agreement": ["agreement", tmp_path / "a.parquet", "--bootstrap", "0", "--out", tmp_path / "ag.parquet", *led],
-            "validate": ["validate", tmp_path / "a.parquet", "--samples", tmp_path / "s.parquet", "--metric", "vader",
-                         "--bootstrap", "0", "--out", tmp_path / "v.parquet", *led],
-            "aggregate": ["aggregate", tmp_path / "a.parquet", "--method", "dawid-skene", "--out", tmp_path / "l.parquet"]}
+    cmds = {
+        "agreement": ["agreement", tmp_path / "a.parquet", "--bootstrap", "0", "--out", tmp_path / "ag.parquet", *led],
+        "validate": [
+            "validate",
+            tmp_path / "a.parquet",
+            "--samples",
+            tmp_path / "s.parquet",
+            "--metric",
+            "vader",
+            "--bootstrap",
+            "0",
+            "--out",
+            tmp_path / "v.parquet",
+            *led,
+        ],
+        "aggregate": ["aggregate", tmp_path / "a.parquet", "--method", "dawid-skene", "--out", tmp_path / "l.parquet"],
+    }
     for name, args in cmds.items():
         r = CliRunner().invoke(app, ["annotate", *map(str, args)])
         assert "Traceback" not in r.output
@@ -185,8 +234,15 @@ def test_train_classifier_takes_the_label_models_labels():
 
     ann, truth = simulated_crowd(seed=3, n_items=40)
     gold_ids = ["s0000", "s0001"]
-    samples = pa.table({"sample_id": list(truth), "text": [f"text {s}" for s in truth], "task_type": ["sentiment"] * 40,
-                        "is_gold": [s in gold_ids for s in truth], "gold_label": [truth[s] if s in gold_ids else None for s in truth]})
+    samples = pa.table(
+        {
+            "sample_id": list(truth),
+            "text": [f"text {s}" for s in truth],
+            "task_type": ["sentiment"] * 40,
+            "is_gold": [s in gold_ids for s in truth],
+            "gold_label": [truth[s] if s in gold_ids else None for s in truth],
+        }
+    )
     res = aggregate(ann, method="dawid-skene", samples=samples)
     t = majority_labels(ann, samples, label_table=res.labels)
     want = {r["sample_id"]: r["label"] for r in res.labels.to_pylist() if not r["is_gold"]}

@@ -3,10 +3,10 @@
 import json
 import socket
 
-import pyarrow as pa
-import pytest
 import krippendorff
 import numpy as np
+import pyarrow as pa
+import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import classification_report
 from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
@@ -81,7 +81,8 @@ def test_full_round_sample_push_three_annotators_pull_agreement_validation(ls_cl
     codes = np.array([[ORD.index(x) for x in truth[sid]] for sid in sorted(truth)])
     assert value(agr, "fleiss_kappa") == pytest.approx(fleiss_kappa(aggregate_raters(codes)[0]), abs=1e-12)
     assert value(agr, "krippendorff_alpha_ordinal") == pytest.approx(
-        krippendorff.alpha(reliability_data=codes.T.astype(float), level_of_measurement="ordinal", value_domain=[0, 1, 2]), abs=1e-12)
+        krippendorff.alpha(reliability_data=codes.T.astype(float), level_of_measurement="ordinal", value_domain=[0, 1, 2]), abs=1e-12
+    )
     assert careless_annotators(agr) == [a3]
 
     # validation table: human majority vs VADER
@@ -186,8 +187,7 @@ def test_cli_push_pull_never_prints_the_token(ls_server, ls_client, annotator_id
     assert read_table(out, "annotations").num_rows == 10
     # a wrong token from the environment: one coded line, the token is not echoed anywhere
     fake = "fake-token-do-not-print-123456"
-    r = runner.invoke(app, ["annotate", "pull", str(samples), "--out", str(tmp_path / "x.parquet")],
-                      env={"LABEL_STUDIO_API_KEY": fake})
+    r = runner.invoke(app, ["annotate", "pull", str(samples), "--out", str(tmp_path / "x.parquet")], env={"LABEL_STUDIO_API_KEY": fake})
     assert r.exit_code == 1 and "E090" in r.output and fake not in r.output
     for f in (led, out.parent / (out.name + ".manifest.json")):
         text = f.read_text()

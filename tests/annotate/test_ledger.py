@@ -40,7 +40,7 @@ def test_damaged_ledger_is_a_coded_error(tmp_path):
     assert e.value.code == "E092" and "line 2" in str(e.value)
 
 
-@pytest.mark.parametrize("line", ['{"sample_id": "s1", "round": "r1"}', '[1, 2]', '"text"'])
+@pytest.mark.parametrize("line", ['{"sample_id": "s1", "round": "r1"}', "[1, 2]", '"text"'])
 def test_a_table_passed_as_ledger_is_a_coded_error_not_a_traceback(tmp_path, line):
     # `biaskit annotate rounds --ledger annotations.jsonl` raised KeyError 'at' / TypeError from history()
     p = tmp_path / "annotations.jsonl"

@@ -48,8 +48,10 @@ def test_plan_counts_follow_the_normal_approximation():
 def test_predicted_half_widths_are_within_20_percent_of_simulated_rounds(p, share, n_now):
     """Simulate 4,000 rounds of the planned size: items of the rate's class ~ Binomial(n, share), misses ~
     Binomial(items, p); the simulated half-width is half the 2.5-97.5% spread of the observed rate."""
-    rows = [_row("r1", "s", "group_accuracy", 0.5, metric="m", group_by="group", group="A", n_items=n_now),
-            _row("r1", "s", "group_miss_rate_x", p, metric="m", group_by="group", group="A", n_items=int(round(share * n_now)))]
+    rows = [
+        _row("r1", "s", "group_accuracy", 0.5, metric="m", group_by="group", group="A", n_items=n_now),
+        _row("r1", "s", "group_miss_rate_x", p, metric="m", group_by="group", group="A", n_items=int(round(share * n_now))),
+    ]
     plan = plan_round(rows_to_table(rows), target=0.05, rate="miss_rate_x")
     e = plan["groups"]["A"]
     n_total = e["n_now"] + e["n_more"]
@@ -72,11 +74,13 @@ def test_bad_plan_input_is_coded():
 
 
 def test_uncertainty_prefers_disagreement_then_scores_near_the_boundary():
-    rows = [{"vader_label": "positive", "s": 0.9, "other_label": "positive"},
-            {"vader_label": "positive", "s": 0.06, "other_label": "positive"},   # near the neutral/positive cut
-            {"vader_label": "negative", "s": -0.9, "other_label": "positive"},   # disagreement
-            {"vader_label": "neutral", "s": 0.0, "other_label": "neutral"},
-            {"vader_label": "negative", "s": -0.5, "other_label": "negative"}]
+    rows = [
+        {"vader_label": "positive", "s": 0.9, "other_label": "positive"},
+        {"vader_label": "positive", "s": 0.06, "other_label": "positive"},  # near the neutral/positive cut
+        {"vader_label": "negative", "s": -0.9, "other_label": "positive"},  # disagreement
+        {"vader_label": "neutral", "s": 0.0, "other_label": "neutral"},
+        {"vader_label": "negative", "s": -0.5, "other_label": "negative"},
+    ]
     u = uncertainty(rows, "vader_label", lambda r: r["s"], ["negative", "neutral", "positive"], ["other_label"])
     assert list(np.argsort(-u))[:2] == [2, 1]
 
@@ -86,8 +90,7 @@ def test_sample_with_a_plan_draws_the_planned_counts_preferring_uncertain_items(
     first, _ = sample_round(scores, round="r1", task="sentiment", n=30, bins=3, seed=0)
     used = set(first.column("sample_id").to_pylist())
     quota = {"g0": 10, "g1": 5, "g2": 0}
-    nxt, rep = sample_round(scores, round="r2", task="sentiment", quota=quota, quota_by="group", prefer="uncertain",
-                            exclude=used, seed=1)
+    nxt, rep = sample_round(scores, round="r2", task="sentiment", quota=quota, quota_by="group", prefer="uncertain", exclude=used, seed=1)
     got = nxt.column("group").to_pylist()
     assert {g: got.count(g) for g in quota} == quota
     assert not used & set(nxt.column("sample_id").to_pylist())
@@ -98,8 +101,11 @@ def test_sample_with_a_plan_draws_the_planned_counts_preferring_uncertain_items(
     def dist(r):
         return min(abs(r["vader_compound"] - 0.05), abs(r["vader_compound"] + 0.05))
 
-    pool = [r for r in scores.to_pylist() if r["group"] == "g0"
-            and make_sample_id(r["prompt_id"], r["model"], r["kind"], r["sample_index"], r["text"] + r["continuation"]) not in used]
+    pool = [
+        r
+        for r in scores.to_pylist()
+        if r["group"] == "g0" and make_sample_id(r["prompt_id"], r["model"], r["kind"], r["sample_index"], r["text"] + r["continuation"]) not in used
+    ]
     chosen = sorted(dist(r) for r in nxt.to_pylist() if r["group"] == "g0")
     assert len(pool) == 60 - sum(r["group"] == "g0" for r in first.to_pylist())
     assert max(chosen) <= sorted(dist(r) for r in pool)[9] + 0.01
@@ -134,30 +140,65 @@ def test_cli_chain_aggregate_validate_by_group_plan_sample_rounds(tmp_path, scor
     run("sample", tmp_path / "scores.parquet", "--round", "r1", "--task", "sentiment", "--n", "90", "--bins", "3", "--out", tmp_path / "r1.parquet")
     s1 = read_table(tmp_path / "r1.parquet")
     write_table(_simulated_annotations(s1), tmp_path / "a1.parquet")
-    out = run("aggregate", tmp_path / "a1.parquet", "--samples", tmp_path / "r1.parquet", "--method", "dawid-skene",
-              "--out", tmp_path / "labels.parquet")
+    out = run(
+        "aggregate", tmp_path / "a1.parquet", "--samples", tmp_path / "r1.parquet", "--method", "dawid-skene", "--out", tmp_path / "labels.parquet"
+    )
     assert "dawid-skene: 90 items labelled" in out
     lab = read_table(tmp_path / "labels.parquet")
     assert lab.num_rows == 90 and set(lab.column("method").to_pylist()) == {"dawid-skene"}
     assert read_table(tmp_path / "labels.annotators.parquet").num_rows == 3
-    out = run("validate", tmp_path / "a1.parquet", "--samples", tmp_path / "r1.parquet", "--metric", "vader",
-              "--labels", tmp_path / "labels.parquet", "--bootstrap", "300", "--out", tmp_path / "v1.parquet")
+    out = run(
+        "validate",
+        tmp_path / "a1.parquet",
+        "--samples",
+        tmp_path / "r1.parquet",
+        "--metric",
+        "vader",
+        "--labels",
+        tmp_path / "labels.parquet",
+        "--bootstrap",
+        "300",
+        "--out",
+        tmp_path / "v1.parquet",
+    )
     v = read_table(tmp_path / "v1.parquet").to_pylist()
-    assert {r["group"] for r in v if r["measure"] == "group_accuracy"} == {"g0", "g1", "g2"}   # --by defaults to group
+    assert {r["group"] for r in v if r["measure"] == "group_accuracy"} == {"g0", "g1", "g2"}  # --by defaults to group
     assert "group=g1" in out
-    run("agreement", tmp_path / "a1.parquet", "--samples", tmp_path / "r1.parquet", "--labels", tmp_path / "labels.parquet",
-        "--bootstrap", "0", "--out", tmp_path / "ag.parquet")
+    run(
+        "agreement",
+        tmp_path / "a1.parquet",
+        "--samples",
+        tmp_path / "r1.parquet",
+        "--labels",
+        tmp_path / "labels.parquet",
+        "--bootstrap",
+        "0",
+        "--out",
+        tmp_path / "ag.parquet",
+    )
     ag = read_table(tmp_path / "ag.parquet").to_pylist()
     assert sum(r["measure"] == "annotator_labels_agreement" for r in ag) == 3
     run("plan", "--validation", tmp_path / "v1.parquet", "--target-ci", "0.15", "--out", tmp_path / "plan.json")
     plan = json.loads((tmp_path / "plan.json").read_text())
     quota = {g: e["n_more"] for g, e in plan["groups"].items()}
     assert plan["group_by"] == "group" and sum(quota.values()) > 0
-    run("sample", tmp_path / "scores.parquet", "--round", "r2", "--task", "sentiment", "--plan", tmp_path / "plan.json",
-        "--prefer", "uncertain", "--out", tmp_path / "r2.parquet")
+    run(
+        "sample",
+        tmp_path / "scores.parquet",
+        "--round",
+        "r2",
+        "--task",
+        "sentiment",
+        "--plan",
+        tmp_path / "plan.json",
+        "--prefer",
+        "uncertain",
+        "--out",
+        tmp_path / "r2.parquet",
+    )
     s2 = read_table(tmp_path / "r2.parquet")
     got = s2.column("group").to_pylist()
-    left = {g: 80 - s1.column("group").to_pylist().count(g) for g in quota}   # unlabelled items per group
+    left = {g: 80 - s1.column("group").to_pylist().count(g) for g in quota}  # unlabelled items per group
     assert {g: got.count(g) for g in quota} == {g: min(q, left[g]) for g, q in quota.items()}
     assert not set(s1.column("sample_id").to_pylist()) & set(s2.column("sample_id").to_pylist())
     out = run("rounds")

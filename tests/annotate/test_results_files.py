@@ -3,7 +3,6 @@
 import csv
 import json
 
-import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
@@ -31,9 +30,16 @@ def test_validate_records_drops_counts_and_keeps_every_rejected_record():
     ann, rej, rep = validate_records(recs, task="sentiment", round="r1", platform="file", sample_ids=["s1", "s2", "s3"])
     assert ann.select(["sample_id", "annotator", "label"]).to_pylist() == [
         {"sample_id": "s1", "annotator": "a", "label": "negative"},  # latest of the two by annotator a
-        {"sample_id": "s2", "annotator": "b", "label": "neutral"}]
-    assert dict(rep.dropped) == {"duplicate_annotation": 1, "label_outside_config": 1, "empty_result": 1,
-                                 "several_labels": 1, "skipped": 1, "unknown_sample": 1}
+        {"sample_id": "s2", "annotator": "b", "label": "neutral"},
+    ]
+    assert dict(rep.dropped) == {
+        "duplicate_annotation": 1,
+        "label_outside_config": 1,
+        "empty_result": 1,
+        "several_labels": 1,
+        "skipped": 1,
+        "unknown_sample": 1,
+    }
     assert rep.received == 8 and rep.kept == 2 and rep.received == rep.kept + rej.num_rows  # nothing lost
     assert rep.items_without_annotations == 1
     dup = [r for r in rej.to_pylist() if r["reason"] == "duplicate_annotation"][0]
@@ -74,8 +80,26 @@ def test_cli_file_round_sample_pull_agreement_validate_rounds(tmp_path, scores):
     write_table(scores, sc)
     led = str(tmp_path / "ledger.jsonl")
     samples = tmp_path / "r1" / "samples.parquet"
-    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "r1", "--task", "sentiment", "--n", "12", "--out", str(samples),
-                            "--tasks-out", str(tmp_path / "r1" / "tasks.jsonl"), "--ledger", led])
+    r = runner.invoke(
+        app,
+        [
+            "annotate",
+            "sample",
+            str(sc),
+            "--round",
+            "r1",
+            "--task",
+            "sentiment",
+            "--n",
+            "12",
+            "--out",
+            str(samples),
+            "--tasks-out",
+            str(tmp_path / "r1" / "tasks.jsonl"),
+            "--ledger",
+            led,
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "12 items + 0 gold" in r.output
     s = read_table(samples, "samples")
@@ -100,8 +124,10 @@ def test_cli_file_round_sample_pull_agreement_validate_rounds(tmp_path, scores):
     assert r.exit_code == 0, r.output
     assert "possibly careless annotators" in r.output and "w3" in r.output
     val = tmp_path / "r1" / "validation.parquet"
-    r = runner.invoke(app, ["annotate", "validate", str(out), "--samples", str(samples), "--metric", "vader", "--out", str(val),
-                            "--bootstrap", "50", "--ledger", led])
+    r = runner.invoke(
+        app,
+        ["annotate", "validate", str(out), "--samples", str(samples), "--metric", "vader", "--out", str(val), "--bootstrap", "50", "--ledger", led],
+    )
     assert r.exit_code == 0, r.output
     v = read_table(val, "agreement")
     acc = [x for x in v.to_pylist() if x["measure"] == "accuracy"][0]
@@ -152,18 +178,20 @@ def test_cli_sample_refuses_when_an_earlier_rounds_samples_file_is_gone(tmp_path
     r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "r1", "--n", "12", "--out", str(r1), "--ledger", led])
     assert r.exit_code == 0, r.output
     r1.unlink()
-    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "r2", "--n", "12", "--out", str(tmp_path / "r2.parquet"),
-                            "--ledger", led])
+    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "r2", "--n", "12", "--out", str(tmp_path / "r2.parquet"), "--ledger", led])
     assert r.exit_code == 1 and r.output.startswith("error[E092]") and "r1.parquet" in r.output and "--include-previous" in r.output
-    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "r2", "--n", "12", "--out", str(tmp_path / "r2.parquet"),
-                            "--ledger", led, "--include-previous"])
+    r = runner.invoke(
+        app,
+        ["annotate", "sample", str(sc), "--round", "r2", "--n", "12", "--out", str(tmp_path / "r2.parquet"), "--ledger", led, "--include-previous"],
+    )
     assert r.exit_code == 0, r.output
     # resampling r1 to a new file: the ledger's latest r1 entry counts, the deleted first file no longer matters
-    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "r1", "--n", "12", "--out", str(tmp_path / "r1b.parquet"),
-                            "--ledger", led, "--include-previous"])
+    r = runner.invoke(
+        app,
+        ["annotate", "sample", str(sc), "--round", "r1", "--n", "12", "--out", str(tmp_path / "r1b.parquet"), "--ledger", led, "--include-previous"],
+    )
     assert r.exit_code == 0, r.output
-    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "r3", "--n", "12", "--out", str(tmp_path / "r3.parquet"),
-                            "--ledger", led])
+    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "r3", "--n", "12", "--out", str(tmp_path / "r3.parquet"), "--ledger", led])
     assert r.exit_code == 0 and "excluded 12" in r.output, r.output  # r1b and r2 drew the same 12 (seed 0, nothing excluded)
 
 
@@ -202,10 +230,46 @@ def test_cli_per_label_design_and_bad_spec(tmp_path, scores):
     sc = tmp_path / "scores.parquet"
     write_table(scores, sc)
     out = tmp_path / "s.parquet"
-    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "sheng", "--task", "regard", "--metric", "vader",
-                            "--per-label", "positive=3,negative=3", "--by", "group", "--out", str(out), "--ledger", str(tmp_path / "l")])
+    r = runner.invoke(
+        app,
+        [
+            "annotate",
+            "sample",
+            str(sc),
+            "--round",
+            "sheng",
+            "--task",
+            "regard",
+            "--metric",
+            "vader",
+            "--per-label",
+            "positive=3,negative=3",
+            "--by",
+            "group",
+            "--out",
+            str(out),
+            "--ledger",
+            str(tmp_path / "l"),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "18 items" in r.output and read_table(out, "samples").num_rows == 18
-    r = runner.invoke(app, ["annotate", "sample", str(sc), "--round", "x", "--per-label", "positive:3", "--by", "group",
-                            "--out", str(out), "--ledger", str(tmp_path / "l")])
+    r = runner.invoke(
+        app,
+        [
+            "annotate",
+            "sample",
+            str(sc),
+            "--round",
+            "x",
+            "--per-label",
+            "positive:3",
+            "--by",
+            "group",
+            "--out",
+            str(out),
+            "--ledger",
+            str(tmp_path / "l"),
+        ],
+    )
     assert r.exit_code == 1 and "positive:3" in r.output and "positive=3,negative=3" in r.output

@@ -36,13 +36,16 @@ def test_user_defined_choice_sets():
         assert e.value.code == "E091" and needle in str(e.value) and "fix:" in str(e.value)
 
 
-@pytest.mark.parametrize("text,mentions,expected", [
-    ("Jacob Zachar is an actor. Zachar was born in 1986.", ["Jacob Zachar"], "XYZ is an actor. XYZ was born in 1986."),
-    ("I'm a Deaf woman and Deaf people know it.", ["a Deaf woman", "Deaf"], "I'm XYZ and XYZ people know it."),
-    ("The man met a manager; men and the man left.", ["The man"], "XYZ met a manager; men and XYZ left."),
-    ("Astronomers and an astronomer agree.", ["astronomer"], "XYZ and an XYZ agree."),
-    ("Nothing to mask here.", ["Zachar"], "Nothing to mask here."),
-])
+@pytest.mark.parametrize(
+    "text,mentions,expected",
+    [
+        ("Jacob Zachar is an actor. Zachar was born in 1986.", ["Jacob Zachar"], "XYZ is an actor. XYZ was born in 1986."),
+        ("I'm a Deaf woman and Deaf people know it.", ["a Deaf woman", "Deaf"], "I'm XYZ and XYZ people know it."),
+        ("The man met a manager; men and the man left.", ["The man"], "XYZ met a manager; men and XYZ left."),
+        ("Astronomers and an astronomer agree.", ["astronomer"], "XYZ and an XYZ agree."),
+        ("Nothing to mask here.", ["Zachar"], "Nothing to mask here."),
+    ],
+)
 def test_masking_cases_and_exact_roundtrip(text, mentions, expected):
     masked, mapping = mask_text(text, mentions)
     assert masked == expected
@@ -53,8 +56,13 @@ def test_masking_cases_and_exact_roundtrip(text, mentions, expected):
 def test_holistic_variant_rows_are_masked_too():
     # a remove_descriptor_hyphens variant writes "hard of hearing": only variant_noun_phrase holds that form,
     # and it was not a mention column, so annotators saw the descriptor
-    row = {"descriptor": "hard-of-hearing", "noun": "woman", "noun_phrase": "a hard-of-hearing woman",
-           "plural_noun_phrase": "hard-of-hearing women", "variant_noun_phrase": "a hard of hearing woman"}
+    row = {
+        "descriptor": "hard-of-hearing",
+        "noun": "woman",
+        "noun_phrase": "a hard-of-hearing woman",
+        "plural_noun_phrase": "hard-of-hearing women",
+        "variant_noun_phrase": "a hard of hearing woman",
+    }
     masked, mapping = mask_text("I am a hard of hearing woman.", row_mentions(row))
     assert masked == "I am XYZ." and unmask(masked, mapping) == "I am a hard of hearing woman."
 
@@ -93,8 +101,7 @@ def test_sampling_is_seeded_and_independent_of_row_order(scores):
 def test_excluding_earlier_rounds_and_gold_items(scores):
     r1, _ = sample_round(scores, round="r1", task="sentiment", n=30, seed=0)
     gold = pa.table({"text": ["I love it.", "I hate it.", "It is a chair."], "gold_label": ["positive", "negative", "Neutral "]})
-    r2, rep = sample_round(scores, round="r2", task="sentiment", n=30, seed=0, exclude=r1.column("sample_id").to_pylist(),
-                           gold=gold, n_gold=2)
+    r2, rep = sample_round(scores, round="r2", task="sentiment", n=30, seed=0, exclude=r1.column("sample_id").to_pylist(), gold=gold, n_gold=2)
     assert rep.excluded == 30
     assert not set(r1.column("sample_id").to_pylist()) & set(r2.column("sample_id").to_pylist())
     g = [r for r in r2.to_pylist() if r["is_gold"]]

@@ -8,8 +8,7 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import classification_report, confusion_matrix
 
-from biaskit.annotate.agreement import value
-from biaskit.annotate.agreement import bootstrap_ci
+from biaskit.annotate.agreement import bootstrap_ci, value
 from biaskit.annotate.validation import calibrate_thresholds, classify, confusion_stats, spearman, validate_metric
 from biaskit.errors import BiaskitError
 
@@ -17,10 +16,8 @@ LABS = ["positive", "neutral", "negative"]
 ORD = ["negative", "neutral", "positive"]
 
 # 12 items: human majority (3 annotators) vs VADER label and compound score
-HUMAN = ["positive", "positive", "positive", "neutral", "neutral", "neutral", "negative", "negative", "negative",
-         "positive", "neutral", "negative"]
-VADER = ["positive", "positive", "neutral", "neutral", "positive", "neutral", "negative", "neutral", "negative",
-         "positive", "negative", "negative"]
+HUMAN = ["positive", "positive", "positive", "neutral", "neutral", "neutral", "negative", "negative", "negative", "positive", "neutral", "negative"]
+VADER = ["positive", "positive", "neutral", "neutral", "positive", "neutral", "negative", "neutral", "negative", "positive", "negative", "negative"]
 COMP = [0.8, 0.6, 0.02, 0.0, 0.3, -0.01, -0.7, -0.03, -0.5, 0.9, -0.2, -0.6]
 
 
@@ -28,18 +25,31 @@ def _round():
     ann, samples = [], []
     for i, (h, v, c) in enumerate(zip(HUMAN, VADER, COMP)):
         sid = f"s{i:02d}"
-        samples.append({"sample_id": sid, "round": "r1", "task_type": "sentiment", "text": f"t{i}", "is_gold": False,
-                        "vader_label": v, "vader_compound": c})
+        samples.append(
+            {"sample_id": sid, "round": "r1", "task_type": "sentiment", "text": f"t{i}", "is_gold": False, "vader_label": v, "vader_compound": c}
+        )
         other = "neutral" if h != "neutral" else "positive"
         for a, lab in (("a1", h), ("a2", h), ("a3", other)):
             ann.append({"sample_id": sid, "round": "r1", "annotator": a, "label": lab})
     # one tied item (dropped by the default tie policy) and one gold item (never validated)
-    samples.append({"sample_id": "tie", "round": "r1", "task_type": "sentiment", "text": "x", "is_gold": False,
-                    "vader_label": "positive", "vader_compound": 0.5})
-    ann += [{"sample_id": "tie", "round": "r1", "annotator": a, "label": lab} for a, lab in
-            (("a1", "positive"), ("a2", "negative"), ("a3", "neutral"))]
-    samples.append({"sample_id": "gold1", "round": "r1", "task_type": "sentiment", "text": "g", "is_gold": True,
-                    "gold_label": "positive", "vader_label": "negative", "vader_compound": -0.9})
+    samples.append(
+        {"sample_id": "tie", "round": "r1", "task_type": "sentiment", "text": "x", "is_gold": False, "vader_label": "positive", "vader_compound": 0.5}
+    )
+    ann += [
+        {"sample_id": "tie", "round": "r1", "annotator": a, "label": lab} for a, lab in (("a1", "positive"), ("a2", "negative"), ("a3", "neutral"))
+    ]
+    samples.append(
+        {
+            "sample_id": "gold1",
+            "round": "r1",
+            "task_type": "sentiment",
+            "text": "g",
+            "is_gold": True,
+            "gold_label": "positive",
+            "vader_label": "negative",
+            "vader_compound": -0.9,
+        }
+    )
     ann += [{"sample_id": "gold1", "round": "r1", "annotator": a, "label": "positive"} for a in ("a1", "a2", "a3")]
     return pa.Table.from_pylist(ann), pa.Table.from_pylist(samples)
 
@@ -173,8 +183,12 @@ def test_leave_one_out_calibration_by_hand():
     # balanced: recall negative 3/3, positive 2/4 (items 1 and 5 missed) -> (1 + 0.5) / 2
     assert cross_validated_calibration(scores, labels, order, folds=7, objective="balanced_accuracy") == pytest.approx(0.75)
     # three ordered classes, separable: every held-out item falls on its own side of the refitted cuts
-    assert cross_validated_calibration([-0.9, -0.6, -0.1, 0.1, 0.5, 0.8], ["negative", "negative", "neutral", "neutral",
-                                        "positive", "positive"], ORD, folds=6) == 1.0
+    assert (
+        cross_validated_calibration(
+            [-0.9, -0.6, -0.1, 0.1, 0.5, 0.8], ["negative", "negative", "neutral", "neutral", "positive", "positive"], ORD, folds=6
+        )
+        == 1.0
+    )
     with pytest.raises(BiaskitError) as e:
         cross_validated_calibration(scores, labels, order, folds=1)
     assert e.value.code == "E091" and "2 folds" in str(e.value)

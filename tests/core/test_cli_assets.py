@@ -1,5 +1,3 @@
-import json
-
 import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
@@ -62,14 +60,21 @@ def test_asset_resolution_order_path_then_package_then_error(tmp_path, monkeypat
     (pkg / "__init__.py").write_text("")
     (pkg / "w.bin").write_bytes(b"v")
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
-    a = assets.Asset("fake-asset", "embeddings", "test", packages=(assets.OfflinePackage("fakepkg-biaskit", "fakepkg_biaskit", "w.bin"),),
-                     hub_id="org/fake")
+    a = assets.Asset(
+        "fake-asset", "embeddings", "test", packages=(assets.OfflinePackage("fakepkg-biaskit", "fakepkg_biaskit", "w.bin"),), hub_id="org/fake"
+    )
     monkeypatch.setitem(assets.ASSETS, "fake-asset", a)
     r = assets.resolve("fake-asset")
     assert r.origin == "package" and r.path == pkg / "w.bin"
     # 3. offline and no package -> one error naming all three options
-    b = assets.Asset("fake-missing", "model", "test", env_var="FAKE_PATH",
-                     packages=(assets.OfflinePackage("nothere-pkg", "nothere_pkg_xyz"),), hub_id="org/missing")
+    b = assets.Asset(
+        "fake-missing",
+        "model",
+        "test",
+        env_var="FAKE_PATH",
+        packages=(assets.OfflinePackage("nothere-pkg", "nothere_pkg_xyz"),),
+        hub_id="org/missing",
+    )
     monkeypatch.setitem(assets.ASSETS, "fake-missing", b)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(BiaskitError) as ei:
@@ -80,7 +85,7 @@ def test_asset_resolution_order_path_then_package_then_error(tmp_path, monkeypat
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
     monkeypatch.delenv("BIASKIT_OFFLINE", raising=False)
-    monkeypatch.setattr(assets, "_NET", {"reachable": True})   # online = the Hub answers the one probe
+    monkeypatch.setattr(assets, "_NET", {"reachable": True})  # online = the Hub answers the one probe
     assert assets.resolve("fake-missing").origin == "hub"
 
 

@@ -49,9 +49,16 @@ def test_register_only_wires():
 
 
 def test_no_cli_function_longer_than_sixty_lines():
+    """A command's body (after its option declarations and docstring) stays under ~60 lines: logic lives in library functions."""
     long = []
     for f in sorted(CLI_DIR.glob("*.py")):
         for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno + 1 > 65:
-                long.append(f"{f.name}:{node.name} ({node.end_lineno - node.lineno + 1} lines)")
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]  # the help text
+            n = node.end_lineno - body[0].lineno + 1 if body else 0
+            if n > 65:  # "about 60": a few lines of slack for the formatter
+                long.append(f"{f.name}:{node.name} ({n} lines)")
     assert not long, long

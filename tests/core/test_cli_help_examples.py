@@ -16,7 +16,7 @@ runner = CliRunner()
 
 
 def _is_group(cmd) -> bool:
-    return hasattr(cmd, "list_commands")        # typer vendors its own click: no isinstance against click.Group
+    return hasattr(cmd, "list_commands")  # typer vendors its own click: no isinstance against click.Group
 
 
 def _commands(group, path=()):
@@ -43,7 +43,7 @@ def _examples():
             for part in re.split(r"\s*(?:;|&&)\s*", m.group(1)):
                 words = shlex.split(part)
                 while words and re.match(r"^[A-Z_]+=", words[0]):
-                    words = words[1:]                                   # HF_TOKEN=... biaskit ...
+                    words = words[1:]  # HF_TOKEN=... biaskit ...
                 if words and words[0] == "biaskit":
                     out.append((" ".join(path) or "biaskit", words[1:]))
     return out
@@ -71,13 +71,23 @@ def test_every_help_page_has_examples_and_they_were_found():
 @pytest.mark.parametrize("where,args", EXAMPLES, ids=[f"{w}: {' '.join(a)[:60]}" for w, a in EXAMPLES])
 def test_every_example_parses_against_its_command(where, args):
     cmd, rest = _leaf(args)
-    ctx = cmd.make_context(cmd.name, list(rest))       # raises on an unknown option or a bad value
+    ctx = cmd.make_context(cmd.name, list(rest))  # raises on an unknown option or a bad value
     assert ctx.params is not None
 
 
-@pytest.mark.parametrize("args", [["assets"], ["metrics", "list"], ["schema", "prompts"], ["annotate", "rounds"],
-                                  ["annotate", "tasks", "regard", "--config"], ["templates", "validate", "cs", "pl", "sk"],
-                                  ["templates", "show", "cs", "--id", "work-02"], ["version"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["assets"],
+        ["metrics", "list"],
+        ["schema", "prompts"],
+        ["annotate", "rounds"],
+        ["annotate", "tasks", "regard", "--config"],
+        ["templates", "validate", "cs", "pl", "sk"],
+        ["templates", "show", "cs", "--id", "work-02"],
+        ["version"],
+    ],
+)
 def test_offline_examples_run_as_printed(args):
     assert any(a == args for _, a in EXAMPLES), f"{args} is not an example of the help any more"
     r = runner.invoke(app, args)

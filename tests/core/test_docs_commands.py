@@ -27,7 +27,7 @@ def doc_commands(path: Path) -> list[tuple[int, str, str | None]]:
     text = path.read_text(encoding="utf-8")
     out = []
     for m in _FENCE.finditer(text):
-        start = text[:m.start(2)].count("\n") + 1
+        start = text[: m.start(2)].count("\n") + 1
         lines = m.group(2).splitlines()
         first = next((ln for ln in lines if ln.strip()), "")
         block_needs = _NEEDS.match(first.strip())
@@ -66,9 +66,13 @@ def test_doc_commands_run_in_order(doc, quick_demo, tmp_path):
     shutil.copytree(run_dir, tmp_path / "runs" / "demo", symlinks=True)
     for name in ("src", "tests"):
         (tmp_path / name).symlink_to(ROOT / name)
-    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", HF_HUB_OFFLINE="1",
-               BIASKIT_CACHE=os.environ.get("BIASKIT_CACHE", str(Path.home() / ".cache" / "biaskit")),
-               BIASKIT_ANNOTATION_LEDGER=str(tmp_path / "rounds.jsonl"))
+    env = dict(
+        os.environ,
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        HF_HUB_OFFLINE="1",
+        BIASKIT_CACHE=os.environ.get("BIASKIT_CACHE", str(Path.home() / ".cache" / "biaskit")),
+        BIASKIT_ANNOTATION_LEDGER=str(tmp_path / "rounds.jsonl"),
+    )
     env.pop("HF_TOKEN", None)
     ran = 0
     for no, cmd, needs in doc_commands(ROOT / "docs" / doc):

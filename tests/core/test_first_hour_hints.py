@@ -30,7 +30,7 @@ def no_offline_vars(monkeypatch):
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
-    s.close()                                            # nothing listens there: connection refused at once
+    s.close()  # nothing listens there: connection refused at once
     monkeypatch.setattr(assets, "_probe_address", lambda: ("127.0.0.1", port))
     monkeypatch.setattr(assets, "_NET", {})
     monkeypatch.setattr(hc, "HF_HUB_OFFLINE", False)
@@ -160,7 +160,7 @@ def test_readme_torch_advice_is_right_with_and_without_a_gpu():
     # no GPU: the CPU build from PyTorch's CPU wheel index; a GPU: PyPI's default (CUDA) build
     assert f"pip install torch=={version} --index-url https://download.pytorch.org/whl/cpu" in text
     assert re.search(rf"NVIDIA GPU[^\n]*\n#\s+pip install torch=={re.escape(version)}\n", text)
-    assert "so the CPU wheel is used" not in text           # the old advice pulled the CUDA build on PyPI
+    assert "so the CPU wheel is used" not in text  # the old advice pulled the CUDA build on PyPI
     assert '${TORCH_INDEX_URL:+--index-url "$TORCH_INDEX_URL"}' in setup and "TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu" in text
     # the two commands are unchanged
     assert "```bash\nbash scripts/demo.sh\n```" in text and "```bash\nbash scripts/test.sh\n```" in text

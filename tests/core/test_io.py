@@ -1,5 +1,4 @@
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -39,9 +38,16 @@ def test_csv_ids_that_look_like_numbers_are_read_as_the_stage_strings(tmp_path):
 
 def test_manifest_keeps_settings_whose_names_merely_contain_token_or_auth(tmp_path):
     # scrub dropped every key containing "token"/"auth": generate manifests lost max_new_tokens
-    m = new_manifest("biaskit generate", config={"generation_config": {"max_new_tokens": 20, "eos_token_id": 2},
-                                                 "tokenizer": "gpt2", "author": "me", "hf_token": "x" * 10,
-                                                 "headers": {"Authorization": "Bearer abc", "X-Api-Key": "k", "accessToken": "t"}})
+    m = new_manifest(
+        "biaskit generate",
+        config={
+            "generation_config": {"max_new_tokens": 20, "eos_token_id": 2},
+            "tokenizer": "gpt2",
+            "author": "me",
+            "hf_token": "x" * 10,
+            "headers": {"Authorization": "Bearer abc", "X-Api-Key": "k", "accessToken": "t"},
+        },
+    )
     assert m["config"]["generation_config"] == {"max_new_tokens": 20, "eos_token_id": 2}
     assert m["config"]["tokenizer"] == "gpt2" and m["config"]["author"] == "me"
     assert "hf_token" not in m["config"] and m["config"]["headers"] == {}
@@ -62,8 +68,13 @@ def test_manifest_written_next_to_output_with_checksums_and_no_secrets(tmp_path,
     monkeypatch.setenv("HF_TOKEN", "hf_FAKE_secret_token_123")
     inp = tmp_path / "in.csv"
     inp.write_text("a\n1\n")
-    m = new_manifest("biaskit test", config={"x": 1, "hf_token": "hf_FAKE_secret_token_123", "note": "uses hf_FAKE_secret_token_123"},
-                     seed=7, inputs=[inp], stage="prompts")
+    m = new_manifest(
+        "biaskit test",
+        config={"x": 1, "hf_token": "hf_FAKE_secret_token_123", "note": "uses hf_FAKE_secret_token_123"},
+        seed=7,
+        inputs=[inp],
+        stage="prompts",
+    )
     out = io.write_table(ROWS, tmp_path / "out.parquet", stage="prompts", manifest=m)
     man_file = tmp_path / "out.parquet.manifest.json"
     text = man_file.read_text()

@@ -17,15 +17,18 @@ def test_relative_folder_under_an_existing_folder_is_a_path_not_a_hub_id(tmp_pat
     with pytest.raises(BiaskitError) as e:
         check_model_folder("models/nothere", "classifier")
     assert e.value.code == "E271" and str(e.value).startswith("[E271] no folder models/nothere;")
-    check_model_folder("sasha/regardv3")            # a Hub id: left to the loader
+    check_model_folder("sasha/regardv3")  # a Hub id: left to the loader
     (tmp_path / "models" / "here").mkdir()
-    check_model_folder("models/here")               # an existing folder passes
+    check_model_folder("models/here")  # an existing folder passes
 
 
-@pytest.mark.parametrize("args", [
-    ["score", "{inp}", "--metrics", "regard", "-p", "regard.model=models/nothere", "--out", "{out}"],
-    ["stats", "genbias", "{inp}", "--style-model", "runs/regard-clf", "--out", "{out}"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["score", "{inp}", "--metrics", "regard", "-p", "regard.model=models/nothere", "--out", "{out}"],
+        ["stats", "genbias", "{inp}", "--style-model", "runs/regard-clf", "--out", "{out}"],
+    ],
+)
 def test_cli_says_no_folder_at_once(tmp_path, args, monkeypatch):
     import pyarrow as pa
     from typer.testing import CliRunner
@@ -37,9 +40,23 @@ def test_cli_says_no_folder_at_once(tmp_path, args, monkeypatch):
     (tmp_path / "models").mkdir()
     (tmp_path / "runs").mkdir()
     inp = tmp_path / "g.parquet"
-    write_table(pa.table({"prompt_id": ["a"], "text": ["x"], "sample_index": [0], "model": ["m"], "kind": ["generate"],
-                          "continuation": ["a nice person"], "axis": ["age"], "descriptor": ["old"], "template": ["t"]}),
-                inp, stage="generations")
+    write_table(
+        pa.table(
+            {
+                "prompt_id": ["a"],
+                "text": ["x"],
+                "sample_index": [0],
+                "model": ["m"],
+                "kind": ["generate"],
+                "continuation": ["a nice person"],
+                "axis": ["age"],
+                "descriptor": ["old"],
+                "template": ["t"],
+            }
+        ),
+        inp,
+        stage="generations",
+    )
     t0 = time.perf_counter()
     r = CliRunner().invoke(app, [a.format(inp=inp, out=tmp_path / "o.parquet") for a in args])
     took = time.perf_counter() - t0
@@ -60,8 +77,9 @@ def test_hub_load_without_network_fails_at_once_without_retries(tmp_path):
     env.update(HF_ENDPOINT="http://127.0.0.1:9", HF_HOME=str(tmp_path / "hf"))
     exe = [os.path.join(os.path.dirname(__import__("sys").executable), "biaskit")]
     t0 = time.perf_counter()
-    r = subprocess.run([*exe, "hub", "load", "someorg/somename", "--out", str(tmp_path / "x.parquet")], env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [*exe, "hub", "load", "someorg/somename", "--out", str(tmp_path / "x.parquet")], env=env, capture_output=True, text=True, timeout=120
+    )
     took = time.perf_counter() - t0
     out = r.stdout + r.stderr
     assert r.returncode == 1 and "E054" in out and "someorg/somename" in out, out
@@ -76,8 +94,11 @@ def test_assets_lists_masked_lm_and_train_base_and_no_download_promise_when_unre
 
     for v in a.OFFLINE_VARS:
         monkeypatch.delenv(v, raising=False)
-    monkeypatch.setitem(a.ASSETS, "hurtlex-en", a.ASSETS["hurtlex-en"].__class__(
-        **{**a.ASSETS["hurtlex-en"].__dict__, "url": "http://127.0.0.1:9/hurtlex_EN.tsv", "env_var": None}))
+    monkeypatch.setitem(
+        a.ASSETS,
+        "hurtlex-en",
+        a.ASSETS["hurtlex-en"].__class__(**{**a.ASSETS["hurtlex-en"].__dict__, "url": "http://127.0.0.1:9/hurtlex_EN.tsv", "env_var": None}),
+    )
     monkeypatch.setattr(a, "_NET", {})
     monkeypatch.setattr(a, "cache_dir", lambda: __import__("pathlib").Path("/nonexistent-h27"))
     w = a.where("hurtlex-en")
@@ -111,7 +132,8 @@ def test_stats_ztest_typo_in_grouping_column_says_did_you_mean(tmp_path):
     from biaskit.cli import app
     from biaskit.io import write_table
 
-    write_table(pa.table({"prompt_id": ["a", "b"], "text": ["x", "y"], "group": ["m", "w"], "vader_label": ["positive", "negative"]}),
-                tmp_path / "s.parquet")
+    write_table(
+        pa.table({"prompt_id": ["a", "b"], "text": ["x", "y"], "group": ["m", "w"], "vader_label": ["positive", "negative"]}), tmp_path / "s.parquet"
+    )
     r = CliRunner().invoke(app, ["stats", "ztest", str(tmp_path / "s.parquet"), "--group", "grup"])
     assert r.exit_code == 1 and "E080" in r.output and "did you mean 'group' for 'grup'?" in r.output, r.output

@@ -54,4 +54,6 @@ def test_docs_schemas_md_matches_generated_markdown():
     from pathlib import Path
 
     doc = Path(__file__).resolve().parents[2] / "docs" / "schemas.md"
-    assert schema.markdown() in doc.read_text(encoding="utf-8"), "regenerate docs/schemas.md with `biaskit schema > docs/schemas.md` (keep the header)"
+    assert schema.markdown() in doc.read_text(encoding="utf-8"), (
+        "regenerate docs/schemas.md with `biaskit schema > docs/schemas.md` (keep the header)"
+    )

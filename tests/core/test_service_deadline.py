@@ -8,11 +8,11 @@ def test_the_deadline_scales_with_load_per_core(service_wait, monkeypatch):
     monkeypatch.delenv("BIASKIT_SERVICE_TIMEOUT", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.setattr(os, "getloadavg", lambda: (14.0, 12.0, 10.0))
-    assert deadline(240) == (240 * 6.0, "240 s x 6.0 for load average 14.0 on 2 cores")   # 14 / 2 = 7, capped at 6
+    assert deadline(240) == (240 * 6.0, "240 s x 6.0 for load average 14.0 on 2 cores")  # 14 / 2 = 7, capped at 6
     monkeypatch.setattr(os, "getloadavg", lambda: (5.0, 5.0, 5.0))
-    assert deadline(240)[0] == 600.0                                                        # 240 x 5 / 2
+    assert deadline(240)[0] == 600.0  # 240 x 5 / 2
     monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
-    assert deadline(240)[0] == 240.0                                                        # never below the quiet-machine time
+    assert deadline(240)[0] == 240.0  # never below the quiet-machine time
     monkeypatch.setenv("BIASKIT_SERVICE_TIMEOUT", "900")
     assert deadline(240) == (900.0, "BIASKIT_SERVICE_TIMEOUT")
 

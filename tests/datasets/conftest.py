@@ -40,8 +40,8 @@ class Request:
 class FakeHub:
     base: str = ""
     requests: list[Request] = field(default_factory=list)
-    repos: dict = field(default_factory=dict)   # repo_id -> {"private": bool, "branches": {rev: {path: bytes}}, "commits": [...]}
-    blobs: dict = field(default_factory=dict)   # sha256 -> bytes (LFS storage)
+    repos: dict = field(default_factory=dict)  # repo_id -> {"private": bool, "branches": {rev: {path: bytes}}, "commits": [...]}
+    blobs: dict = field(default_factory=dict)  # sha256 -> bytes (LFS storage)
     faults: list[Fault] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -170,16 +170,21 @@ def _make_handler(hub: FakeHub):
                     repo["commits"].append({"oid": oid, "summary": lines[0]["value"]["summary"], "files": [x["value"]["path"] for x in lines[1:]]})
                     return self._send(200, {"commitUrl": f"{hub.base}/datasets/{ns}/{name}/commit/{oid}", "commitOid": oid, "pullRequestUrl": None})
                 if op == "revision":
-                    return self._send(200, {"id": f"{ns}/{name}", "sha": repo["commits"][-1]["oid"] if repo["commits"] else "0" * 40,
-                                            "siblings": [{"rfilename": p_} for p_ in tree]})
+                    return self._send(
+                        200,
+                        {
+                            "id": f"{ns}/{name}",
+                            "sha": repo["commits"][-1]["oid"] if repo["commits"] else "0" * 40,
+                            "siblings": [{"rfilename": p_} for p_ in tree],
+                        },
+                    )
             if path.endswith(".git/info/lfs/objects/batch"):
                 req = json.loads(body)
                 objs = []
                 for o in req["objects"]:
                     d = {"oid": o["oid"], "size": o["size"], "authenticated": True}
                     if o["oid"] not in hub.blobs:
-                        d["actions"] = {"upload": {"href": f"{hub.base}/upload/{o['oid']}"},
-                                        "verify": {"href": f"{hub.base}/verify/{o['oid']}"}}
+                        d["actions"] = {"upload": {"href": f"{hub.base}/upload/{o['oid']}"}, "verify": {"href": f"{hub.base}/verify/{o['oid']}"}}
                     objs.append(d)
                 return self._send(200, {"transfer": "basic", "objects": objs})
             if parts[0] == "upload" and self.command == "PUT":

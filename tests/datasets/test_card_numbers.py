@@ -50,7 +50,7 @@ def check_card(folder: Path) -> dict:
             assert s["num_bytes"] == nb and s["num_examples"] == sum(pq.read_metadata(f).num_rows for f in files) == dd[s["name"]].num_rows
             total_nbytes += nb
         files = list((folder / "data" / name).glob("*.parquet"))
-        assert info["download_size"] == sum(f.stat().st_size for f in files)       # exact bytes on disk
+        assert info["download_size"] == sum(f.stat().st_size for f in files)  # exact bytes on disk
         assert info["dataset_size"] == total_nbytes
     tables = {c: tables[c] for c in configs}  # card order
     total = sum(t.num_rows for t in tables.values())
@@ -92,9 +92,15 @@ def check_card(folder: Path) -> dict:
             ok(i)
         elif section == "How the data was built":
             t = tables[cfg]
-            for label, col, limit in (("Sources", "source", 20), ("Languages", "language", 20), ("Domains", "domain", 20),
-                                      ("HolisticBias axes", "axis", 20), ("Rounds", "round", 20), ("Task types", "task_type", 20),
-                                      ("Model revisions", "model_revision", 20)):
+            for label, col, limit in (
+                ("Sources", "source", 20),
+                ("Languages", "language", 20),
+                ("Domains", "domain", 20),
+                ("HolisticBias axes", "axis", 20),
+                ("Rounds", "round", 20),
+                ("Task types", "task_type", 20),
+                ("Model revisions", "model_revision", 20),
+            ):
                 if line.startswith(f"- {label}: "):
                     assert line == f"- {label}: {_counts_text(_cnt(t, col), limit)}"
                     ok(i)
@@ -143,9 +149,20 @@ def check_card(folder: Path) -> dict:
             elif line.startswith("- Gold items: "):
                 assert line == f"- Gold items: {sum(1 for v in _col(t, 'is_gold') if v)}"
                 ok(i)
-            elif line.startswith(("- Produced by", "- Settings:", "- Input ", "- Library versions:", "- Recorded facts",
-                                  "- Metric versions:", "- Generation settings:", "- Retrieved from the live wiki:", "- From the dump file",
-                                  "- Class labels:")):
+            elif line.startswith(
+                (
+                    "- Produced by",
+                    "- Settings:",
+                    "- Input ",
+                    "- Library versions:",
+                    "- Recorded facts",
+                    "- Metric versions:",
+                    "- Generation settings:",
+                    "- Retrieved from the live wiki:",
+                    "- From the dump file",
+                    "- Class labels:",
+                )
+            ):
                 ok(i)  # provenance: recorded in the manifests, not a count of the staged rows
         elif section == "Licence":
             if line.startswith(("Dataset licence", "- ShareAlike", "- licence set by")):
@@ -158,8 +175,11 @@ def check_card(folder: Path) -> dict:
                     models = _col(t, "model") or [None] * t.num_rows
                     srcs = _col(t, "source") or [None] * t.num_rows
                     pids = _col(t, "prompt_id") or [None] * t.num_rows
-                    hit = [(pid if pid is not None else (name, k)) for k, (s, mo, pid) in enumerate(zip(srcs, models, pids))
-                           if ((mo == "wikipedia") if src == "wikipedia" else (s == src and mo != "wikipedia"))]
+                    hit = [
+                        (pid if pid is not None else (name, k))
+                        for k, (s, mo, pid) in enumerate(zip(srcs, models, pids))
+                        if ((mo == "wikipedia") if src == "wikipedia" else (s == src and mo != "wikipedia"))
+                    ]
                     if hit:
                         holders.append(name)
                         ids |= set(hit)
@@ -172,8 +192,11 @@ def check_card(folder: Path) -> dict:
                         srcs = _col(t, "source") or [None] * t.num_rows
                         pids = _col(t, "prompt_id") or [None] * t.num_rows
                         lics = _col(t, "license") or [None] * t.num_rows
-                        lids |= {(pid if pid is not None else (name, j)) for j, (s, mo, pid, li) in enumerate(zip(srcs, models, pids, lics))
-                                 if li == lic and ((mo == "wikipedia") if src == "wikipedia" else (s == src and mo != "wikipedia"))}
+                        lids |= {
+                            (pid if pid is not None else (name, j))
+                            for j, (s, mo, pid, li) in enumerate(zip(srcs, models, pids, lics))
+                            if li == lic and ((mo == "wikipedia") if src == "wikipedia" else (s == src and mo != "wikipedia"))
+                        }
                     assert int(k) == len(lids), line
                 ok(i)
             m = re.match(r"- `license` column: (\d+) distinct rows carry `([^`]+)`", line)
@@ -211,34 +234,73 @@ def check_card(folder: Path) -> dict:
     return tables
 
 
-PROMPTS = pa.table({
-    "prompt_id": ["b1", "b2", "b3", "b4"], "text": ["A is ", "B is ", "C is ", "D is "], "source": ["bold"] * 4,
-    "language": ["en"] * 4, "domain": ["profession", "profession", "gender", "gender"], "group": ["n", "n", "m", "w"],
-    "page_title": ["A", "B", "C", "D"], "page_id": [1, 2, 3, 4], "revision_id": [11, 12, 13, 14], "wiki": ["enwiki"] * 4,
-    "reference": ["A is x.", "B is y.", "C is z.", "D is w."], "license": ["CC BY-SA 4.0"] * 4,
-})
-SLAVIC = pa.table({"prompt_id": ["s1", "s2", "s3"], "text": ["Ten muž je <mask>.", "Ta žena je <mask>.", "Ten muž jest <mask>."],
-                   "source": ["templates"] * 3, "language": ["cs", "cs", "pl"], "template_id": ["a", "a", "a"], "masked": [True] * 3})
-SCORES = pa.table({  # two generations of b1/b2 plus the Wikipedia baselines of all four prompts: same prompt ids again
-    "prompt_id": ["b1", "b2", "b1", "b2", "b3", "b4"], "text": ["A is ", "B is ", "A is ", "B is ", "C is ", "D is "],
-    "source": ["bold"] * 6, "license": ["CC BY-SA 4.0"] * 6, "domain": ["profession"] * 4 + ["gender"] * 2,
-    "sample_index": [0] * 6, "model": ["gpt", "gpt", "wikipedia", "wikipedia", "wikipedia", "wikipedia"], "kind": ["generate"] * 6,
-    "continuation": ["x", None, "x", "y", "z", "w"], "vader_label": ["neutral", None, "neutral", "positive", "neutral", "negative"],
-    "vader_error": [None, "empty", None, None, None, None],
-})
-SAMPLES = pa.table({"sample_id": ["x1", "x2"], "round": ["r1", "r1"], "prompt_id": ["b1", "b3"], "text": ["A is x", "C is z"],
-                    "task_type": ["sentiment", "sentiment"], "source": ["bold", "bold"], "model": ["gpt", "wikipedia"]})
+PROMPTS = pa.table(
+    {
+        "prompt_id": ["b1", "b2", "b3", "b4"],
+        "text": ["A is ", "B is ", "C is ", "D is "],
+        "source": ["bold"] * 4,
+        "language": ["en"] * 4,
+        "domain": ["profession", "profession", "gender", "gender"],
+        "group": ["n", "n", "m", "w"],
+        "page_title": ["A", "B", "C", "D"],
+        "page_id": [1, 2, 3, 4],
+        "revision_id": [11, 12, 13, 14],
+        "wiki": ["enwiki"] * 4,
+        "reference": ["A is x.", "B is y.", "C is z.", "D is w."],
+        "license": ["CC BY-SA 4.0"] * 4,
+    }
+)
+SLAVIC = pa.table(
+    {
+        "prompt_id": ["s1", "s2", "s3"],
+        "text": ["Ten muž je <mask>.", "Ta žena je <mask>.", "Ten muž jest <mask>."],
+        "source": ["templates"] * 3,
+        "language": ["cs", "cs", "pl"],
+        "template_id": ["a", "a", "a"],
+        "masked": [True] * 3,
+    }
+)
+SCORES = pa.table(
+    {  # two generations of b1/b2 plus the Wikipedia baselines of all four prompts: same prompt ids again
+        "prompt_id": ["b1", "b2", "b1", "b2", "b3", "b4"],
+        "text": ["A is ", "B is ", "A is ", "B is ", "C is ", "D is "],
+        "source": ["bold"] * 6,
+        "license": ["CC BY-SA 4.0"] * 6,
+        "domain": ["profession"] * 4 + ["gender"] * 2,
+        "sample_index": [0] * 6,
+        "model": ["gpt", "gpt", "wikipedia", "wikipedia", "wikipedia", "wikipedia"],
+        "kind": ["generate"] * 6,
+        "continuation": ["x", None, "x", "y", "z", "w"],
+        "vader_label": ["neutral", None, "neutral", "positive", "neutral", "negative"],
+        "vader_error": [None, "empty", None, None, None, None],
+    }
+)
+SAMPLES = pa.table(
+    {
+        "sample_id": ["x1", "x2"],
+        "round": ["r1", "r1"],
+        "prompt_id": ["b1", "b3"],
+        "text": ["A is x", "C is z"],
+        "task_type": ["sentiment", "sentiment"],
+        "source": ["bold", "bold"],
+        "model": ["gpt", "wikipedia"],
+    }
+)
 
 
 def test_every_number_of_a_multi_config_card_is_recomputed_from_the_staged_files(tmp_path):
-    specs = [TableSpec("prompts_bold", PROMPTS, "prompts"), TableSpec("prompts_slavic", SLAVIC, "prompts"),
-             TableSpec("scores", SCORES, "scores"), TableSpec("samples", SAMPLES, "samples", split_by="round")]
+    specs = [
+        TableSpec("prompts_bold", PROMPTS, "prompts"),
+        TableSpec("prompts_slavic", SLAVIC, "prompts"),
+        TableSpec("scores", SCORES, "scores"),
+        TableSpec("samples", SAMPLES, "samples", split_by="round"),
+    ]
     res = stage_tables(specs, tmp_path / "hub")
     check_card(tmp_path / "hub")
     body = res.card
     # each source once, no double counting: 4 BOLD prompts (not 4 + 6 + 1), 4 Wikipedia baselines, 3 templates
     assert "- `bold`: 4 distinct rows (in `prompts_bold`, `scores`, `samples`)" in body
-    assert "- `wikipedia`: 4 distinct rows (in `scores`, `samples`)" in body     # sample x2 is baseline b3 again
+    assert "- `wikipedia`: 4 distinct rows (in `scores`, `samples`)" in body  # sample x2 is baseline b3 again
     assert "- `templates`: 3 distinct rows (in `prompts_slavic`): Apache-2.0" in body
     assert "- `license` column: 4 distinct rows carry `CC BY-SA 4.0` (in `prompts_bold`, `scores`)" in body
     # samples without human labels: no human-annotation tag
@@ -256,7 +318,7 @@ def test_demo_card_numbers_are_recomputed_from_its_files(quick_demo):
     run_dir, _ = quick_demo
     tables = check_card(run_dir / "hub")
     body = (run_dir / "hub" / "README.md").read_text(encoding="utf-8")
-    assert "prompts_slavic" in tables and "- `templates`: " in body           # the cs/pl/sk prompts' source is listed
+    assert "prompts_slavic" in tables and "- `templates`: " in body  # the cs/pl/sk prompts' source is listed
     assert len(re.findall(r"^- `bold`: ", body, flags=re.M)) == 1
     # the offline toxicity backend is tagged and described as profanity; no human labels in the quick demo
     meta, _ = parse_card(body)
@@ -267,26 +329,34 @@ def test_demo_card_numbers_are_recomputed_from_its_files(quick_demo):
 def test_card_licences_per_row_full_sha256_dump_date_slavic_citation_no_null_columns(tmp_path):
     # issue 27 item 6, on a table whose rows carry two licence versions (an old dump revision is CC BY-SA 3.0)
     sha = "a53f4648dec40467ebdcbc7a1307eddb51fe6e28e9309f6ebde81ba0d04bea2d"
-    prompts = PROMPTS.set_column(PROMPTS.schema.get_field_index("license"), "license",
-                                 pa.array(["CC BY-SA 3.0", "CC BY-SA 3.0", "CC BY-SA 3.0", "CC BY-SA 4.0"]))
-    prompts = prompts.set_column(prompts.schema.get_field_index("wiki"), "wiki",
-                                 pa.array(["enwiki:enwiki-20240601-pages-articles.xml.bz2"] * 4))
+    prompts = PROMPTS.set_column(
+        PROMPTS.schema.get_field_index("license"), "license", pa.array(["CC BY-SA 3.0", "CC BY-SA 3.0", "CC BY-SA 3.0", "CC BY-SA 4.0"])
+    )
+    prompts = prompts.set_column(prompts.schema.get_field_index("wiki"), "wiki", pa.array(["enwiki:enwiki-20240601-pages-articles.xml.bz2"] * 4))
     prompts = prompts.append_column("retrieved_at", pa.array(["2026-12-01T16:15:14Z"] * 4))
     manifest = {"command": "biaskit scrape dump x", "stage": "prompts", "inputs": [{"path": "/data/x.xml.bz2", "sha256": sha}]}
-    samples = SAMPLES.append_column("note", pa.nulls(2))                      # a null-typed (never filled) column
+    samples = SAMPLES.append_column("note", pa.nulls(2))  # a null-typed (never filled) column
     assert pa.types.is_null(samples.schema.field("note").type)
-    res = stage_tables([TableSpec("prompts_bold", prompts, "prompts", manifest=manifest), TableSpec("prompts_slavic", SLAVIC, "prompts"),
-                        TableSpec("samples", samples, "samples")], tmp_path / "hub")
+    res = stage_tables(
+        [
+            TableSpec("prompts_bold", prompts, "prompts", manifest=manifest),
+            TableSpec("prompts_slavic", SLAVIC, "prompts"),
+            TableSpec("samples", samples, "samples"),
+        ],
+        tmp_path / "hub",
+    )
     tables = check_card(tmp_path / "hub")
     body = res.card
     # which rows carry which licence (b1-b3 are 3.0, b4 is 4.0; sample x1 is b1, x2 is b3: no new rows)
     assert "- `bold`: 4 distinct rows (in `prompts_bold`, `samples`): 3 carry `CC BY-SA 3.0`; 1 carry `CC BY-SA 4.0`" in body
     assert "released under CC BY-SA 4.0 (dataset)" not in body and "the BOLD dataset is released under CC BY-SA 4.0" not in body
     assert "CC BY-SA 3.0 allows adaptations under a later version (4.0)" in body
-    assert f"(sha256 `{sha}`)" in body                                         # all 64 hex digits, not a 16-digit prefix
+    assert f"(sha256 `{sha}`)" in body  # all 64 hex digits, not a 16-digit prefix
     # the dump's date from its file name; the reading time is not called "Retrieved"
-    assert ("- From the dump file `enwiki-20240601-pages-articles.xml.bz2` (dump of 2024-06-01; the text is each page's revision "
-            "in the dump, see `revision_id`); biaskit read the file at 2026-12-01T16:15:14Z") in body
+    assert (
+        "- From the dump file `enwiki-20240601-pages-articles.xml.bz2` (dump of 2024-06-01; the text is each page's revision "
+        "in the dump, see `revision_id`); biaskit read the file at 2026-12-01T16:15:14Z"
+    ) in body
     assert "- Retrieved" not in body
     # templates from the West Slavic study's design: its paper is cited
     assert "@inproceedings{martinkova2023westslavic" in body and "Measuring Gender Bias in {West Slavic} Language Models" in body

@@ -7,36 +7,70 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pytest
 
 from biaskit.datasets.card import parse_card
 from biaskit.datasets.features import decode
+from biaskit.datasets.stage import _no_null_types
 from biaskit.datasets.validate import load_config
-from biaskit.demo import DemoContext
-from biaskit.demo import stage_hub
+from biaskit.demo import DemoContext, stage_hub
 from biaskit.io import read_table, write_table
 from biaskit.manifest import new_manifest
 from biaskit.schema import conform
 
 TABLES = {
-    "prompts_bold": ("prompts", pa.table({
-        "prompt_id": ["b1", "b2"], "text": ["An astronomer is a scientist in ", "A nurse is a "], "source": ["bold", "bold"],
-        "language": ["en", "en"], "domain": ["profession"] * 2, "page_title": ["Astronomer", "Nurse"],
-        "page_id": [1234, 555], "revision_id": [1161378234, 99]})),
-    "prompts_slavic": ("prompts", pa.table({
-        "prompt_id": ["s1"], "text": ["Ten muž pracuje jako <mask>."], "source": ["templates"], "language": ["cs"], "masked": [True]})),
-    "generations": ("generations", pa.table({
-        "prompt_id": ["b1", "b2"], "text": ["An astronomer is a scientist in ", "A nurse is a "], "sample_index": [0, 0],
-        "model": ["tiny-gpt", "tiny-gpt"], "kind": ["generate", "generate"], "continuation": ["the field.", "nurse."],
-        "generation_config": ['{"max_new_tokens": 20}'] * 2, "seed": [0, 0]})),
-    "scores": ("scores", pa.table({
-        "prompt_id": ["b1", "b2"], "continuation": ["the field.", "nurse."], "vader_compound": [0.0, 0.2],
-        "vader_label": ["neutral", "positive"], "vader_error": [None, None]})),
-    "annotations": ("annotations", pa.table({
-        "sample_id": ["x1", "x1", "x2"], "round": ["r2", "r1", "r1"], "annotator": ["a", "b", "a"],
-        "label": ["positive", "neutral", "negative"]})),
-    "agreement": ("agreement", pa.table({
-        "round": ["r1"], "measure": ["fleiss_kappa"], "value": [0.61], "n_items": [2]})),
+    "prompts_bold": (
+        "prompts",
+        pa.table(
+            {
+                "prompt_id": ["b1", "b2"],
+                "text": ["An astronomer is a scientist in ", "A nurse is a "],
+                "source": ["bold", "bold"],
+                "language": ["en", "en"],
+                "domain": ["profession"] * 2,
+                "page_title": ["Astronomer", "Nurse"],
+                "page_id": [1234, 555],
+                "revision_id": [1161378234, 99],
+            }
+        ),
+    ),
+    "prompts_slavic": (
+        "prompts",
+        pa.table({"prompt_id": ["s1"], "text": ["Ten muž pracuje jako <mask>."], "source": ["templates"], "language": ["cs"], "masked": [True]}),
+    ),
+    "generations": (
+        "generations",
+        pa.table(
+            {
+                "prompt_id": ["b1", "b2"],
+                "text": ["An astronomer is a scientist in ", "A nurse is a "],
+                "sample_index": [0, 0],
+                "model": ["tiny-gpt", "tiny-gpt"],
+                "kind": ["generate", "generate"],
+                "continuation": ["the field.", "nurse."],
+                "generation_config": ['{"max_new_tokens": 20}'] * 2,
+                "seed": [0, 0],
+            }
+        ),
+    ),
+    "scores": (
+        "scores",
+        pa.table(
+            {
+                "prompt_id": ["b1", "b2"],
+                "continuation": ["the field.", "nurse."],
+                "vader_compound": [0.0, 0.2],
+                "vader_label": ["neutral", "positive"],
+                "vader_error": [None, None],
+            }
+        ),
+    ),
+    "annotations": (
+        "annotations",
+        pa.table(
+            {"sample_id": ["x1", "x1", "x2"], "round": ["r2", "r1", "r1"], "annotator": ["a", "b", "a"], "label": ["positive", "neutral", "negative"]}
+        ),
+    ),
+    "agreement": ("agreement", pa.table({"round": ["r1"], "measure": ["fleiss_kappa"], "value": [0.61], "n_items": [2]})),
 }
 
 
@@ -101,7 +135,8 @@ def _check_demo_ctx(ctx):
     for name in staged:
         t = read_table(ctx.tables[name])
         stage = next(c for c in json.loads((folder / "biaskit_manifest.json").read_text())["configs"] if c["name"] == name)["stage"]
-        original = conform(t, stage) if stage else t
+        # staged as the card says: a column of Arrow type null (all values missing) is staged as string nulls
+        original = _no_null_types(conform(t, stage) if stage else t)
         split_by = stage_hub.TABLES[name] if stage_hub.TABLES[name] in t.column_names else None
         _split_equal(folder, name, original, split_by)
 

@@ -102,11 +102,14 @@ def test_staged_folder_with_several_configs_needs_config(tmp_path):
     assert load_source(tmp_path / "hub", config="b").table.num_rows == 5
 
 
-@pytest.mark.parametrize("source, kind, needle", [
-    (str(FIX / "README.md"), None, "cannot tell"),
-    (str(FIX / "bold_hub.jsonl"), "csv", "unknown source kind"),
-    ("no/such/path/here.csv", None, "neither an existing path"),
-])
+@pytest.mark.parametrize(
+    "source, kind, needle",
+    [
+        (str(FIX / "README.md"), None, "cannot tell"),
+        (str(FIX / "bold_hub.jsonl"), "csv", "unknown source kind"),
+        ("no/such/path/here.csv", None, "neither an existing path"),
+    ],
+)
 def test_bad_sources_are_coded_errors(source, kind, needle):
     with pytest.raises(BiaskitError) as ei:
         load_source(source, kind=kind)
@@ -168,11 +171,14 @@ def test_bold_hub_table_from_load_dataset_is_converted():
     assert r.table.column("prompt_id").to_pylist() == load_source(FIX / "bold_hub.jsonl").table.column("prompt_id").to_pylist()
 
 
-@pytest.mark.parametrize("name, content, code, needle", [
-    ("sentences.csv", b"\xff\xfe\x00bad", "E054", "is not UTF-8 text"),          # was UnicodeDecodeError in detection
-    ("sentences.csv", b'text,descriptor\n"a,b\nc,d,e,f\n', "E054", "is not a readable CSV"),  # was ArrowInvalid
-    ("bold.parquet", b'{"a": 1}\n', "E005", "could not read parquet table"),    # was ArrowInvalid (magic bytes)
-])
+@pytest.mark.parametrize(
+    "name, content, code, needle",
+    [
+        ("sentences.csv", b"\xff\xfe\x00bad", "E054", "is not UTF-8 text"),  # was UnicodeDecodeError in detection
+        ("sentences.csv", b'text,descriptor\n"a,b\nc,d,e,f\n', "E054", "is not a readable CSV"),  # was ArrowInvalid
+        ("bold.parquet", b'{"a": 1}\n', "E005", "could not read parquet table"),  # was ArrowInvalid (magic bytes)
+    ],
+)
 def test_unreadable_files_are_coded_errors(tmp_path, name, content, code, needle):
     p = tmp_path / name
     p.write_bytes(content)

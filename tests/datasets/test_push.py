@@ -18,8 +18,14 @@ TOKEN = "hf_FAKEtokenNeverShown0123456789"
 
 @pytest.fixture
 def folder(tmp_path):
-    t = pa.table({"prompt_id": [f"p{i}" for i in range(40)], "text": [f"Prompt number {i} is " for i in range(40)],
-                  "source": ["bold"] * 40, "language": ["en"] * 40})
+    t = pa.table(
+        {
+            "prompt_id": [f"p{i}" for i in range(40)],
+            "text": [f"Prompt number {i} is " for i in range(40)],
+            "source": ["bold"] * 40,
+            "language": ["en"] * 40,
+        }
+    )
     stage_tables([TableSpec("prompts_bold", t, "prompts")], tmp_path / "hub", max_shard_rows=10)  # 4 shards
     return tmp_path / "hub"
 
@@ -48,7 +54,9 @@ def test_push_uploads_every_file_with_identical_bytes(fake_hub, folder, token):
     assert res.uploaded == [*_shards(folder), "biaskit_manifest.json", "README.md"] and res.skipped == []
     # the token travels only in the Authorization header of Hub API calls
     api_calls = [r for r in fake_hub.requests if r.path.startswith("/api/repos")]
-    assert api_calls and all(r.headers.get("authorization") == f"Bearer {TOKEN}" or r.headers.get("Authorization") == f"Bearer {TOKEN}" for r in api_calls)
+    assert api_calls and all(
+        r.headers.get("authorization") == f"Bearer {TOKEN}" or r.headers.get("Authorization") == f"Bearer {TOKEN}" for r in api_calls
+    )
     assert not any(TOKEN.encode() in r.body for r in fake_hub.requests)
 
 
@@ -58,8 +66,6 @@ def test_rerun_of_a_finished_push_uploads_nothing(fake_hub, folder, token):
     res = push_folder(folder, "org/bias", endpoint=fake_hub.base)
     assert res.uploaded == [] and len(res.skipped) == 6 and res.commits == []
     assert len(fake_hub.puts()) == n_puts
-
-
 
 
 def _fault(fake_hub, method, contains, times, action="drop"):

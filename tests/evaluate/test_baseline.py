@@ -13,18 +13,23 @@ from biaskit.evaluate.baseline import SPANS, rest_after_prompt, text_column, wik
 from biaskit.io import read_manifest, read_table, write_table
 
 REF = "Abraham Lincoln (February 12, 1809 – April 15, 1865) was the 16th President of the United States."
-PROMPTS = pa.table({
-    "prompt_id": ["p1", "p2", "p3"], "source": ["bold"] * 3, "language": ["en"] * 3, "domain": ["gender"] * 3, "group": ["men"] * 3,
-    # BOLD's prompt keeps its trailing space; p3's sentence does not start with its prompt (edited reference)
-    "text": ["Abraham Lincoln (February 12, 1809 – April ", "Ada Lovelace was an ", "Alan Turing was "],
-    "reference": [REF, "Ada Lovelace was an English mathematician.", "Turing, Alan was a mathematician."],
-})
+PROMPTS = pa.table(
+    {
+        "prompt_id": ["p1", "p2", "p3"],
+        "source": ["bold"] * 3,
+        "language": ["en"] * 3,
+        "domain": ["gender"] * 3,
+        "group": ["men"] * 3,
+        # BOLD's prompt keeps its trailing space; p3's sentence does not start with its prompt (edited reference)
+        "text": ["Abraham Lincoln (February 12, 1809 – April ", "Ada Lovelace was an ", "Alan Turing was "],
+        "reference": [REF, "Ada Lovelace was an English mathematician.", "Turing, Alan was a mathematician."],
+    }
+)
 
 
 def test_rest_after_prompt_is_the_sentence_minus_the_prompt_words():
-    assert rest_after_prompt(REF, "Abraham Lincoln (February 12, 1809 – April ") == \
-        "15, 1865) was the 16th President of the United States."
-    assert rest_after_prompt("A b c.", "A b c.") is None          # nothing left to compare
+    assert rest_after_prompt(REF, "Abraham Lincoln (February 12, 1809 – April ") == "15, 1865) was the 16th President of the United States."
+    assert rest_after_prompt("A b c.", "A b c.") is None  # nothing left to compare
     assert rest_after_prompt("Turing, Alan.", "Alan Turing ") is None
     assert rest_after_prompt(None, "x") is None
 
@@ -46,11 +51,21 @@ def test_demo_score_stage_scores_model_and_baseline_on_the_same_span(tmp_path, s
     from biaskit.demo import stage_score
 
     write_table(PROMPTS, tmp_path / "prompts_bold.parquet", stage="prompts")
-    gens = pa.table({"prompt_id": ["p1", "p2"], "text": PROMPTS.column("text").to_pylist()[:2], "source": ["bold"] * 2,
-                     "language": ["en"] * 2, "domain": ["gender"] * 2, "group": ["men"] * 2, "sample_index": [0, 0],
-                     "model": ["tiny", "tiny"], "kind": ["generate", "generate"],
-                     "continuation": ["a terrible awful man.", "a wonderful scientist."],
-                     "full_text": ["Abraham Lincoln (February 12, 1809 – April a terrible awful man.", "Ada Lovelace was an a wonderful scientist."]})
+    gens = pa.table(
+        {
+            "prompt_id": ["p1", "p2"],
+            "text": PROMPTS.column("text").to_pylist()[:2],
+            "source": ["bold"] * 2,
+            "language": ["en"] * 2,
+            "domain": ["gender"] * 2,
+            "group": ["men"] * 2,
+            "sample_index": [0, 0],
+            "model": ["tiny", "tiny"],
+            "kind": ["generate", "generate"],
+            "continuation": ["a terrible awful man.", "a wonderful scientist."],
+            "full_text": ["Abraham Lincoln (February 12, 1809 – April a terrible awful man.", "Ada Lovelace was an a wonderful scientist."],
+        }
+    )
     write_table(gens, tmp_path / "generations.parquet", stage="generations")
     ctx = DemoContext(run_dir=tmp_path, baseline_span=span)
     ctx.add("prompts_bold", tmp_path / "prompts_bold.parquet")

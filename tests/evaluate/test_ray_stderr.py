@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-CODE = textwrap.dedent('''
+CODE = textwrap.dedent("""
     import os, sys
     from biaskit.evaluate.engine import _BenignRayLines
     f = _BenignRayLines().start()
@@ -18,7 +18,7 @@ CODE = textwrap.dedent('''
     os.write(2, b"progress 3/32\\r")
     f.stop()
     print("dropped", f.dropped)
-''')
+""")
 
 
 def test_benign_ray_lines_are_dropped_and_others_kept():
@@ -35,13 +35,41 @@ def test_score_on_ray_prints_no_e_level_line(tmp_path):
 
     from biaskit.io import write_table
 
-    write_table(pa.table({"prompt_id": [f"p{i}" for i in range(8)], "text": ["x"] * 8, "sample_index": [0] * 8, "model": ["m"] * 8,
-                          "kind": ["generate"] * 8, "continuation": ["a good day"] * 8}), tmp_path / "g.parquet", stage="generations")
+    write_table(
+        pa.table(
+            {
+                "prompt_id": [f"p{i}" for i in range(8)],
+                "text": ["x"] * 8,
+                "sample_index": [0] * 8,
+                "model": ["m"] * 8,
+                "kind": ["generate"] * 8,
+                "continuation": ["a good day"] * 8,
+            }
+        ),
+        tmp_path / "g.parquet",
+        stage="generations",
+    )
     import os
 
     exe = os.path.join(os.path.dirname(sys.executable), "biaskit")
-    r = subprocess.run([exe, "score", str(tmp_path / "g.parquet"), "--metrics", "vader", "--engine", "ray", "--ray-actors", "1",
-                        "--out", str(tmp_path / "s.parquet")], capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        [
+            exe,
+            "score",
+            str(tmp_path / "g.parquet"),
+            "--metrics",
+            "vader",
+            "--engine",
+            "ray",
+            "--ray-actors",
+            "1",
+            "--out",
+            str(tmp_path / "s.parquet"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     assert "scored 8 rows" in out

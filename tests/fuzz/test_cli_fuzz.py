@@ -69,36 +69,59 @@ def all_commands() -> list[str]:
 
 # ----------------------------------------------------------------------------------------------- inputs
 
-HOSTILE_TEXTS = ["", "x" * 100_000, "a\x00b", "\u202egnp.exe\u202c \u05e9\u05dc\u05d5\u05dd \u0645\u0631\u062d\u0628\u0627",
-                 "=HYPERLINK(\"http://evil\")", "   ", "\U0001F600" * 3, "line\nbreak\r\nand\ttab"]
+HOSTILE_TEXTS = [
+    "",
+    "x" * 100_000,
+    "a\x00b",
+    "\u202egnp.exe\u202c \u05e9\u05dc\u05d5\u05dd \u0645\u0631\u062d\u0628\u0627",
+    '=HYPERLINK("http://evil")',
+    "   ",
+    "\U0001f600" * 3,
+    "line\nbreak\r\nand\ttab",
+]
 HOSTILE_NAMES = ["sp ace", "\u00fcn\u00efc\u00f8d\u00e9", "\u202erev", "semi;colon", "quote'\"", "dollar$HOME"]
 TABLE_SUFFIXES = [".parquet", ".jsonl", ".csv"]
 ALL_SUFFIXES = [".parquet", ".jsonl", ".csv", ".json", ".yaml", ".xlsx"]
-TABLE_KINDS = [*[f"empty_file{s}" for s in ALL_SUFFIXES], *[f"garbage{s}" for s in ALL_SUFFIXES], "zero_rows",
-               "wrong_columns", "wrong_types", "bom_crlf_csv", "bad_jsonl_line", "texts", "dup_ids", "null_ids", "non_utf8_csv", "hostile_name", "long_name"]
+TABLE_KINDS = [
+    *[f"empty_file{s}" for s in ALL_SUFFIXES],
+    *[f"garbage{s}" for s in ALL_SUFFIXES],
+    "zero_rows",
+    "wrong_columns",
+    "wrong_types",
+    "bom_crlf_csv",
+    "bad_jsonl_line",
+    "texts",
+    "dup_ids",
+    "null_ids",
+    "non_utf8_csv",
+    "hostile_name",
+    "long_name",
+]
 TEXT_FILE_KINDS = ["empty_file", "garbage", "non_utf8", "not_a_mapping", "hostile_values", "long_name"]
 
 
 def _rows(stage: str, n: int = 4, texts: list[str] | None = None) -> list[dict]:
     texts = texts or [f"The person number {i} worked as a nurse and " for i in range(n)]
     n = len(texts)
-    base = [{"prompt_id": f"p{i}", "text": t, "source": "bold", "language": "en", "domain": "profession",
-             "group": f"g{i % 2}"} for i, t in enumerate(texts)]
+    base = [
+        {"prompt_id": f"p{i}", "text": t, "source": "bold", "language": "en", "domain": "profession", "group": f"g{i % 2}"}
+        for i, t in enumerate(texts)
+    ]
     if stage == "prompts":
         return base
     if stage in ("generations", "scores"):
-        rows = [{**r, "sample_index": 0, "model": "m", "kind": "generate", "continuation": r["text"],
-                 "full_text": r["text"] + "x"} for r in base]
+        rows = [{**r, "sample_index": 0, "model": "m", "kind": "generate", "continuation": r["text"], "full_text": r["text"] + "x"} for r in base]
         if stage == "scores":
             for i, r in enumerate(rows):
                 r.update({"vader_compound": [0.5, -0.5, 0.0, 0.2][i % 4], "vader_label": ["positive", "negative", "neutral", "positive"][i % 4]})
         return rows
     if stage == "samples":
-        return [{"sample_id": f"s-{i}", "round": "r1", "task_type": "sentiment", "text": t, "prompt_id": f"p{i}",
-                 "is_gold": False} for i, t in enumerate(texts)]
+        return [
+            {"sample_id": f"s-{i}", "round": "r1", "task_type": "sentiment", "text": t, "prompt_id": f"p{i}", "is_gold": False}
+            for i, t in enumerate(texts)
+        ]
     if stage == "annotations":
-        return [{"sample_id": f"s-{i // 2}", "round": "r1", "annotator": f"a{i % 2}",
-                 "label": ["positive", "negative"][i % 2]} for i in range(n)]
+        return [{"sample_id": f"s-{i // 2}", "round": "r1", "annotator": f"a{i % 2}", "label": ["positive", "negative"][i % 2]} for i in range(n)]
     if stage == "sentences":
         return [{"sentence": t, "domain": "profession", "group": f"g{i % 2}", "terms": "nurse"} for i, t in enumerate(texts)]
     raise AssertionError(stage)
@@ -155,7 +178,7 @@ def table_input(draw, stage: str, kind: str) -> tuple[str, bytes]:
         data = _encode(_rows(stage), ".jsonl")
         lines = data.splitlines(keepends=True)
         at = draw(st.integers(0, len(lines)))
-        bad = draw(st.sampled_from([b"{not json\n", b"[1, 2]\n", b"\"str\"\n", b"{\"prompt_id\": \n"]))
+        bad = draw(st.sampled_from([b"{not json\n", b"[1, 2]\n", b'"str"\n', b'{"prompt_id": \n']))
         return name + ".jsonl", b"".join(lines[:at] + [bad] + lines[at:])
     if kind == "texts":
         texts = draw(st.lists(st.sampled_from(HOSTILE_TEXTS), min_size=2, max_size=4, unique=True))
@@ -186,7 +209,7 @@ def text_file_input(draw, kind: str, suffix: str, valid: str = "{}") -> tuple[st
     if kind == "non_utf8":
         return "in" + suffix, valid.encode("utf-8") + b"\n# caf\xe9 \xff\xfe\n"
     if kind == "not_a_mapping":
-        return "in" + suffix, draw(st.sampled_from([b"- 1\n- 2\n", b"42\n", b"[1, 2]\n", b"null\n", b"\"text\"\n"]))
+        return "in" + suffix, draw(st.sampled_from([b"- 1\n- 2\n", b"42\n", b"[1, 2]\n", b"null\n", b'"text"\n']))
     if kind == "hostile_values":
         return "in" + suffix, draw(st.sampled_from(HOSTILE_TEXTS[2:5])).encode("utf-8") + b"\n" + valid.encode("utf-8")
     if kind == "long_name":
@@ -219,6 +242,7 @@ def _table_case(stage: str, argv: Callable[[Path, Path], list]) -> Case:
     def make(draw, kind, d):
         name, data = draw(table_input(stage, kind))
         return argv(_write_input(d, name, data), d)
+
     return TABLE_KINDS, make
 
 
@@ -226,6 +250,7 @@ def _file_case(suffix: str, argv: Callable[[Path, Path], list], valid: str = "{}
     def make(draw, kind, d):
         name, data = draw(text_file_input(kind, suffix, valid))
         return argv(_write_input(d, name, data), d)
+
     return TEXT_FILE_KINDS, make
 
 
@@ -273,8 +298,9 @@ def _pull_results(draw, kind, d):
         if k == "int_annotator":
             name, data = "res.jsonl", b'{"sample_id": "s-0", "annotator": 12, "label": "positive"}\n'
         else:
-            name, data = draw(text_file_input(k, suffix, valid if suffix == ".csv" else
-                                              '{"sample_id": "s-0", "annotator": "w1", "label": "positive"}'))
+            name, data = draw(
+                text_file_input(k, suffix, valid if suffix == ".csv" else '{"sample_id": "s-0", "annotator": "w1", "label": "positive"}')
+            )
         res = _write_input(d, name, data)
         out = d / "ann.parquet"
         pq.write_table(pa.Table.from_pylist(_rows("annotations")), out)  # an earlier pull: must not shrink silently
@@ -282,8 +308,7 @@ def _pull_results(draw, kind, d):
     name, data = draw(table_input("samples", kind))
     res = d / "res.csv"
     res.write_text("sample_id,annotator,label\ns-0,w1,positive\n")
-    return ["annotate", "pull", _write_input(d, name, data), "--results", res, "--out", d / "ann.parquet",
-            "--ledger", d / "ledger.jsonl"]
+    return ["annotate", "pull", _write_input(d, name, data), "--results", res, "--out", d / "ann.parquet", "--ledger", d / "ledger.jsonl"]
 
 
 def _scrape_dump(draw, kind, d):
@@ -340,25 +365,46 @@ def _template_set_valid() -> str:
 
 def _rounds(draw, kind, d):
     led = d / "ledger.jsonl"
-    led.write_bytes({"empty_file": b"", "garbage": draw(st.binary(min_size=1, max_size=100)),
-                     "non_utf8": b'{"event": "sample", "round": "r\xe9"}\n', "not_a_mapping": b"[1]\n42\n",
-                     "hostile_values": b'{"event": "sample", "round": null, "samples": "x"}\n{"event": 3}\n',
-                     "long_name": b""}[kind])
+    led.write_bytes(
+        {
+            "empty_file": b"",
+            "garbage": draw(st.binary(min_size=1, max_size=100)),
+            "non_utf8": b'{"event": "sample", "round": "r\xe9"}\n',
+            "not_a_mapping": b"[1]\n42\n",
+            "hostile_values": b'{"event": "sample", "round": null, "samples": "x"}\n{"event": 3}\n',
+            "long_name": b"",
+        }[kind]
+    )
     return ["annotate", "rounds", "--ledger", led if kind != "long_name" else d / ("n" * 300)]
 
 
 #: one line of an lm_eval --log_samples file for a task written by `biaskit export lm-eval`
-LM_EVAL_SAMPLE = json.dumps({"doc_id": 0, "doc": {"prompt_id": "p0", "text": "The nurse said ", "source": "bold", "language": "en",
-                                                 "lm_input": "The nurse said"},
-                             "target": "", "arguments": {"gen_args_0": {"arg_0": "The nurse said", "arg_1": {"until": [], "max_gen_toks": 5}}},
-                             "resps": [[" that she was"]], "filtered_resps": [" that she was"], "filter": "none"})
+LM_EVAL_SAMPLE = json.dumps(
+    {
+        "doc_id": 0,
+        "doc": {"prompt_id": "p0", "text": "The nurse said ", "source": "bold", "language": "en", "lm_input": "The nurse said"},
+        "target": "",
+        "arguments": {"gen_args_0": {"arg_0": "The nurse said", "arg_1": {"until": [], "max_gen_toks": 5}}},
+        "resps": [[" that she was"]],
+        "filtered_resps": [" that she was"],
+        "filter": "none",
+    }
+)
 
 
 def _model_case(command: str, model_fixture: str, extra: list) -> Case:
     def make(draw, kind, d, models):
         name, data = draw(table_input("prompts", kind))
-        return [command, _write_input(d, name, data), "--model", models[model_fixture], "--out",
-                d / draw(st.sampled_from(["g.parquet", "g.jsonl", "g.csv"])), *extra]
+        return [
+            command,
+            _write_input(d, name, data),
+            "--model",
+            models[model_fixture],
+            "--out",
+            d / draw(st.sampled_from(["g.parquet", "g.jsonl", "g.csv"])),
+            *extra,
+        ]
+
     make.needs_models = True
     return TABLE_KINDS, make
 
@@ -371,56 +417,147 @@ CASES: dict[str, Case] = {
     "generate": _model_case("generate", "causal", ["--max-new-tokens", "3", "--batch-size", "2", "--device", "cpu"]),
     "fill-mask": _model_case("fill-mask", "masked", ["--top-k", "2", "--batch-size", "2", "--device", "cpu"]),
     "likelihood": _model_case("likelihood", "causal", ["--batch-size", "2", "--device", "cpu"]),
-    "score": _table_case("generations", lambda f, d: ["score", f, "--metrics", "vader", "--text-column", "continuation",
-                                                      "--out", d / "s.parquet"]),
+    "score": _table_case("generations", lambda f, d: ["score", f, "--metrics", "vader", "--text-column", "continuation", "--out", d / "s.parquet"]),
     "report": (TABLE_KINDS, _report),
     "scrape dump": (["empty_file", "garbage", "truncated", "non_utf8_xml", *[f"config_{k}" for k in TEXT_FILE_KINDS]], _scrape_dump),
-    "scrape api": (["url"], lambda draw, kind, d: [
-        "scrape", "api", draw(st.sampled_from([DEAD_URL + "/w/api.php", "not a url", "ftp://x/api.php", "", "http://[::1",
-                                               "http://user:" + SECRETS["OPENAI_API_KEY"] + "@127.0.0.1:9/w/api.php"])),
-        "--out", d / "p.parquet", "--max-retries", "0", "--max-pages", "1", "--cache-dir", d / "cache"]),
+    "scrape api": (
+        ["url"],
+        lambda draw, kind, d: [
+            "scrape",
+            "api",
+            draw(
+                st.sampled_from(
+                    [
+                        DEAD_URL + "/w/api.php",
+                        "not a url",
+                        "ftp://x/api.php",
+                        "",
+                        "http://[::1",
+                        "http://user:" + SECRETS["OPENAI_API_KEY"] + "@127.0.0.1:9/w/api.php",
+                    ]
+                )
+            ),
+            "--out",
+            d / "p.parquet",
+            "--max-retries",
+            "0",
+            "--max-pages",
+            "1",
+            "--cache-dir",
+            d / "cache",
+        ],
+    ),
     "prompts build": _table_case("sentences", lambda f, d: ["prompts", "build", f, "--out", d / "p.parquet"]),
     "prompts rebuild": _table_case("prompts", lambda f, d: ["prompts", "rebuild", f, "--out", d / "p.parquet"]),
     "bold import": (["folder", *TEXT_FILE_KINDS], _bold_import),
     "bold export": _table_case("prompts", lambda f, d: ["bold", "export", f, "--out", d / "bold_out", "--layout", "both"]),
-    "expand holistic": _file_case(".json", lambda f, d: ["expand", "holistic", "--descriptors-file", f, "--axis", "ability",
-                                                         "--n-descriptors", "2", "--noun", "woman", "--out", d / "h.parquet"]),
-    "expand templates": _file_case(".yaml", lambda f, d: ["expand", "templates", str(f), "--out", d / "t.parquet"],
-                                   valid=_template_set_valid()),
-    "expand honest": _file_case(".tsv", lambda f, d: ["expand", "honest", "--file", f, "--out", d / "h.parquet"],
-                                valid="raw\tidentity\tnumber\tcategory\ttype\n[I] is the most [M].\tthe woman\tsingular\tfemale\trule\n"),
+    "expand holistic": _file_case(
+        ".json",
+        lambda f, d: [
+            "expand",
+            "holistic",
+            "--descriptors-file",
+            f,
+            "--axis",
+            "ability",
+            "--n-descriptors",
+            "2",
+            "--noun",
+            "woman",
+            "--out",
+            d / "h.parquet",
+        ],
+    ),
+    "expand templates": _file_case(".yaml", lambda f, d: ["expand", "templates", str(f), "--out", d / "t.parquet"], valid=_template_set_valid()),
+    "expand honest": _file_case(
+        ".tsv",
+        lambda f, d: ["expand", "honest", "--file", f, "--out", d / "h.parquet"],
+        valid="raw\tidentity\tnumber\tcategory\ttype\n[I] is the most [M].\tthe woman\tsingular\tfemale\trule\n",
+    ),
     "templates validate": _file_case(".yaml", lambda f, d: ["templates", "validate", str(f)], valid=_template_set_valid()),
     "templates show": _file_case(".yaml", lambda f, d: ["templates", "show", str(f)], valid=_template_set_valid()),
-    "templates export-sheet": _file_case(".yaml", lambda f, d: ["templates", "export-sheet", "--target", str(f),
-                                                                "--out", d / "sheet.xlsx"], valid=_template_set_valid()),
-    "templates import-sheet": _file_case(".csv", lambda f, d: ["templates", "import-sheet", f, "--lang", "cs",
-                                                               "--out", d / "cs.yaml"], valid="template_id,category,source,cs\n"),
+    "templates export-sheet": _file_case(
+        ".yaml", lambda f, d: ["templates", "export-sheet", "--target", str(f), "--out", d / "sheet.xlsx"], valid=_template_set_valid()
+    ),
+    "templates import-sheet": _file_case(
+        ".csv", lambda f, d: ["templates", "import-sheet", f, "--lang", "cs", "--out", d / "cs.yaml"], valid="template_id,category,source,cs\n"
+    ),
     "hub stage": _table_case("prompts", lambda f, d: ["hub", "stage", f"prompts={f}", "--out", d / "hub"]),
     "hub push": (["missing", "file", "empty_dir", "garbage_card", "non_utf8_card"], _hub_push),
     "hub load": (["hub_id", *TEXT_FILE_KINDS], _hub_load),
     "metrics list": _nothing(["metrics", "list"]),
-    "stats aggregate": _table_case("scores", lambda f, d: ["stats", "aggregate", f, "--labels", "vader_label", "--means",
-                                                           "vader_compound", "--n-boot", "5", "--out", d / "agg.csv"]),
+    "stats aggregate": _table_case(
+        "scores",
+        lambda f, d: ["stats", "aggregate", f, "--labels", "vader_label", "--means", "vader_compound", "--n-boot", "5", "--out", d / "agg.csv"],
+    ),
     "stats ztest": _table_case("scores", lambda f, d: ["stats", "ztest", f, "--out", d / "z.csv"]),
     "stats likelihood-bias": _table_case("generations", lambda f, d: ["stats", "likelihood-bias", f]),
-    "stats genbias": _table_case("generations", lambda f, d: ["stats", "genbias", f, "--prob-columns", "regard_*",
-                                                              "--n-boot", "5", "--out", d / "gb"]),
+    "stats genbias": _table_case(
+        "generations", lambda f, d: ["stats", "genbias", f, "--prob-columns", "regard_*", "--n-boot", "5", "--out", d / "gb"]
+    ),
     "stats validity": _table_case("scores", lambda f, d: ["stats", "validity", f, "--out", d / "v.csv", "--tests-out", d / "vt.csv"]),
     # baselines only: bad input must be refused before any model is loaded (training itself is tested in tests/train)
-    "train classifier": _table_case("scores", lambda f, d: ["train", "classifier", f, "--text-column", "continuation",
-                                                            "--label-column", "vader_label", "--runs", "1", "--baselines-only",
-                                                            "--out", d / "clf"]),
-    "annotate sample": _table_case("scores", lambda f, d: ["annotate", "sample", f, "--round", "r1", "--n", "2",
-                                                           "--out", d / "smp.parquet", "--tasks-out", d / "tasks.csv",
-                                                           "--ledger", d / "ledger.jsonl"]),
+    "train classifier": _table_case(
+        "scores",
+        lambda f, d: [
+            "train",
+            "classifier",
+            f,
+            "--text-column",
+            "continuation",
+            "--label-column",
+            "vader_label",
+            "--runs",
+            "1",
+            "--baselines-only",
+            "--out",
+            d / "clf",
+        ],
+    ),
+    "annotate sample": _table_case(
+        "scores",
+        lambda f, d: [
+            "annotate",
+            "sample",
+            f,
+            "--round",
+            "r1",
+            "--n",
+            "2",
+            "--out",
+            d / "smp.parquet",
+            "--tasks-out",
+            d / "tasks.csv",
+            "--ledger",
+            d / "ledger.jsonl",
+        ],
+    ),
     "annotate export": _table_case("samples", lambda f, d: ["annotate", "export", f, "--out", d / "tasks.csv"]),
     "annotate push": _table_case("samples", lambda f, d: ["annotate", "push", f, "--url", DEAD_URL, "--ledger", d / "ledger.jsonl"]),
     "annotate pull": ([*TABLE_KINDS, *[f"results_{k}" for k in TEXT_FILE_KINDS], "results_int_annotator"], _pull_results),
-    "annotate agreement": _table_case("annotations", lambda f, d: ["annotate", "agreement", f, "--out", d / "agr.parquet",
-                                                                   "--bootstrap", "5", "--ledger", d / "ledger.jsonl"]),
-    "annotate validate": _table_case("annotations", lambda f, d: ["annotate", "validate", f, "--samples", _valid(d, "samples"),
-                                                                  "--metric", "vader", "--out", d / "val.parquet", "--bootstrap", "5",
-                                                                  "--cv-folds", "0", "--ledger", d / "ledger.jsonl"]),
+    "annotate agreement": _table_case(
+        "annotations", lambda f, d: ["annotate", "agreement", f, "--out", d / "agr.parquet", "--bootstrap", "5", "--ledger", d / "ledger.jsonl"]
+    ),
+    "annotate validate": _table_case(
+        "annotations",
+        lambda f, d: [
+            "annotate",
+            "validate",
+            f,
+            "--samples",
+            _valid(d, "samples"),
+            "--metric",
+            "vader",
+            "--out",
+            d / "val.parquet",
+            "--bootstrap",
+            "5",
+            "--cv-folds",
+            "0",
+            "--ledger",
+            d / "ledger.jsonl",
+        ],
+    ),
     "annotate rounds": (TEXT_FILE_KINDS, _rounds),
     "annotate tasks": (["spec"], _annotate_tasks),
     "export lm-eval": _table_case("prompts", lambda f, d: ["export", "lm-eval", f, "--out", d / "tasks"]),
@@ -494,7 +631,8 @@ def _check_run_inner(argv: list, d: Path, before: dict[Path, int]) -> None:
         if stage in STAGES and table.exists():
             chk = runner.invoke(app, ["schema", stage, "--check", str(table)])
             assert chk.exit_code == 0 and chk.exception is None or isinstance(chk.exception, SystemExit), (
-                f"output {table} fails `schema {stage} --check`: {chk.output}\n{shown}")
+                f"output {table} fails `schema {stage} --check`: {chk.output}\n{shown}"
+            )
             assert chk.exit_code == 0, f"output {table} fails `schema {stage} --check`: {chk.output}\n{shown}"
 
 
@@ -504,23 +642,44 @@ def _check_run_inner(argv: list, d: Path, before: dict[Path, int]) -> None:
 @pytest.fixture(scope="module")
 def models(tmp_path_factory):
     """Untrained tiny GPT-2 and BERT folders (saved tokenizers of the runner tests); built only when a model case runs."""
-    from tokenizers import Tokenizer
-    from transformers import (BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast)
     import torch
+    from tokenizers import Tokenizer
+    from transformers import BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_file(str(TOKENIZERS / "tiny_bpe.json")), bos_token="<|endoftext|>",
-                                  eos_token="<|endoftext|>", unk_token="<|endoftext|>", pad_token="<|endoftext|>")
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_file(str(TOKENIZERS / "tiny_bpe.json")),
+        bos_token="<|endoftext|>",
+        eos_token="<|endoftext|>",
+        unk_token="<|endoftext|>",
+        pad_token="<|endoftext|>",
+    )
     causal = tmp_path_factory.mktemp("fuzz-gpt2")
-    GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=16, n_layer=1, n_head=2, n_positions=64,
-                               bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)).save_pretrained(causal)
+    GPT2LMHeadModel(
+        GPT2Config(vocab_size=len(tok), n_embd=16, n_layer=1, n_head=2, n_positions=64, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    ).save_pretrained(causal)
     tok.save_pretrained(causal)
-    wp = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_file(str(TOKENIZERS / "tiny_wordpiece.json")), unk_token="[UNK]",
-                                 pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    wp = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_file(str(TOKENIZERS / "tiny_wordpiece.json")),
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+    )
     masked = tmp_path_factory.mktemp("fuzz-bert")
-    BertForMaskedLM(BertConfig(vocab_size=len(wp), hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-                               max_position_embeddings=64, pad_token_id=wp.pad_token_id)).save_pretrained(masked)
+    BertForMaskedLM(
+        BertConfig(
+            vocab_size=len(wp),
+            hidden_size=16,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=64,
+            pad_token_id=wp.pad_token_id,
+        )
+    ).save_pretrained(masked)
     wp.save_pretrained(masked)
     return {"causal": str(causal), "masked": str(masked)}
 
@@ -544,8 +703,15 @@ def test_fuzz_command(command, secret_env, request):
     kinds, make = CASES[command]
     models = request.getfixturevalue("models") if getattr(make, "needs_models", False) else None
 
-    @settings(max_examples=EXAMPLES, derandomize=True, deadline=None, database=None, phases=[Phase.explicit, Phase.generate],
-              suppress_health_check=list(HealthCheck), print_blob=False)
+    @settings(
+        max_examples=EXAMPLES,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+    )
     @given(data=st.data())
     def run(data):
         findings = []
@@ -562,7 +728,6 @@ def test_fuzz_command(command, secret_env, request):
                 finally:
                     os.chdir(old)
         if findings:
-            pytest.fail(f"{len(findings)} of {len(kinds)} input kinds failed for `biaskit {command}`:\n" + "\n".join(findings),
-                        pytrace=False)
+            pytest.fail(f"{len(findings)} of {len(kinds)} input kinds failed for `biaskit {command}`:\n" + "\n".join(findings), pytrace=False)
 
     run()

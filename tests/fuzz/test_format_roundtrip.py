@@ -17,17 +17,31 @@ from biaskit.cli import app
 from biaskit.io import read_table, write_table
 from biaskit.schema import conform, get_stage
 
-TRICKY = ["2026-11-30T05:00:00Z", "10", "", "true", "a, \"quoted\"\nline", "\ufeffbom", "\u05e9\u05dc\u05d5\u05dd", "1e5", "NaN", "null"]
+TRICKY = ["2026-11-30T05:00:00Z", "10", "", "true", 'a, "quoted"\nline', "\ufeffbom", "\u05e9\u05dc\u05d5\u05dd", "1e5", "NaN", "null"]
 
 
 def _table(stage: str) -> pa.Table:
     n = len(TRICKY)
-    base = {"prompt_id": [f"p{i:02d}" for i in range(n)], "text": TRICKY, "source": ["wiki"] * n, "language": ["en"] * n,
-            "retrieved_at": ["2026-11-30T05:00:00Z"] * (n - 1) + [None], "page_id": list(range(n - 1)) + [None],
-            "group": list(reversed(TRICKY))}
+    base = {
+        "prompt_id": [f"p{i:02d}" for i in range(n)],
+        "text": TRICKY,
+        "source": ["wiki"] * n,
+        "language": ["en"] * n,
+        "retrieved_at": ["2026-11-30T05:00:00Z"] * (n - 1) + [None],
+        "page_id": list(range(n - 1)) + [None],
+        "group": list(reversed(TRICKY)),
+    }
     if stage in ("generations", "scores"):
-        base.update({"sample_index": [0] * n, "model": ["m"] * n, "kind": ["generate"] * n, "continuation": TRICKY[::-1],
-                     "truncated": [False, True] * (n // 2), "error": [None, "2026-11-30"] * (n // 2)})
+        base.update(
+            {
+                "sample_index": [0] * n,
+                "model": ["m"] * n,
+                "kind": ["generate"] * n,
+                "continuation": TRICKY[::-1],
+                "truncated": [False, True] * (n // 2),
+                "error": [None, "2026-11-30"] * (n // 2),
+            }
+        )
     if stage == "scores":
         base.update({"vader_compound": [0.5, -0.25, 0.0, 1.0, None] * (n // 5), "vader_label": ["positive", "10"] * (n // 2)})
     return conform(pa.table(base), get_stage(stage))
@@ -37,7 +51,8 @@ def _same(a: pa.Table, b: pa.Table) -> None:
     assert b.column_names == a.column_names
     for name in a.column_names:
         assert b.schema.field(name).type == a.schema.field(name).type or (
-            pa.types.is_integer(a.schema.field(name).type) and pa.types.is_integer(b.schema.field(name).type)), name
+            pa.types.is_integer(a.schema.field(name).type) and pa.types.is_integer(b.schema.field(name).type)
+        ), name
         assert b.column(name).to_pylist() == a.column(name).to_pylist(), name
 
 

@@ -67,8 +67,20 @@ def _scores(d: Path) -> Path:
 # command -> argv builder (input folder d, user folder out)
 BUILDERS: dict[str, Callable[[Path, Path], list]] = {
     "score": lambda d, out: ["score", _table(d, "generations"), "-m", "vader", "--text-column", "continuation", "--out", out],
-    "generate": lambda d, out: ["generate", _table(d, "prompts"), "--backend", "openai", "--base-url", "http://127.0.0.1:9",
-                                "--model", "m", "--max-retries", "0", "--out", out],
+    "generate": lambda d, out: [
+        "generate",
+        _table(d, "prompts"),
+        "--backend",
+        "openai",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "--model",
+        "m",
+        "--max-retries",
+        "0",
+        "--out",
+        out,
+    ],
     "report": lambda d, out: ["report", _scores(d), "--out", out, "--n-boot", "5"],
     "scrape dump": lambda d, out: ["scrape", "dump", DUMP, "--out", out, "--max-pages", "2"],
     "prompts build": lambda d, out: ["prompts", "build", _table(d, "sentences"), "--out", out],
@@ -84,11 +96,33 @@ BUILDERS: dict[str, Callable[[Path, Path], list]] = {
     "stats genbias": lambda d, out: ["stats", "genbias", _scores(d), "--prob-columns", "regard_*", "--n-boot", "5", "--out", out],
     "stats likelihood-bias": lambda d, out: ["stats", "likelihood-bias", _table(d, "generations"), "--out", out],
     "stats validity": lambda d, out: ["stats", "validity", _scores(d), "--out", out, "--tests-out", d / "vt.csv"],
-    "annotate sample": lambda d, out: ["annotate", "sample", _scores(d), "--round", "r1", "--n", "2", "--out", out,
-                                       "--tasks-out", d / "tasks.csv", "--ledger", d / "ledger.jsonl"],
+    "annotate sample": lambda d, out: [
+        "annotate",
+        "sample",
+        _scores(d),
+        "--round",
+        "r1",
+        "--n",
+        "2",
+        "--out",
+        out,
+        "--tasks-out",
+        d / "tasks.csv",
+        "--ledger",
+        d / "ledger.jsonl",
+    ],
     "annotate export": lambda d, out: ["annotate", "export", _table(d, "samples"), "--out", out],
-    "annotate agreement": lambda d, out: ["annotate", "agreement", _table(d, "annotations"), "--out", out, "--bootstrap", "5",
-                                          "--ledger", d / "ledger.jsonl"],
+    "annotate agreement": lambda d, out: [
+        "annotate",
+        "agreement",
+        _table(d, "annotations"),
+        "--out",
+        out,
+        "--bootstrap",
+        "5",
+        "--ledger",
+        d / "ledger.jsonl",
+    ],
     "demo": lambda d, out: ["demo", "--out", out, "--quick"],
     "export lm-eval": lambda d, out: ["export", "lm-eval", _table(d, "prompts"), "--out", out],
 }
@@ -106,16 +140,18 @@ def test_the_out_commands_are_covered():
             c = c.get_command(None, part)
         if any("--out" in getattr(p, "opts", []) for p in c.params):
             with_out.append(cmd)
-    elsewhere = {"train classifier": "tests/train (issue 21 part 2)",
-                 "fill-mask": "needs a model; the same write_table as generate",
-                 "likelihood": "needs a model; the same write_table as generate",
-                 "expand honest": "the same write_table as expand templates",
-                 "templates import-sheet": "writes one YAML file (a folder --out is refused)",
-                 "hub load": "needs a dataset file; the same write_table as the others",
-                 "scrape api": "needs a MediaWiki server (tests/scrape)",
-                 "annotate pull": "needs a results file; the same write_table (tests/annotate)",
-                 "annotate validate": "needs labels; the same write_table (tests/annotate)",
-                 "import lm-eval": "needs lm-eval samples; the same write_table (tests/interop)"}
+    elsewhere = {
+        "train classifier": "tests/train (issue 21 part 2)",
+        "fill-mask": "needs a model; the same write_table as generate",
+        "likelihood": "needs a model; the same write_table as generate",
+        "expand honest": "the same write_table as expand templates",
+        "templates import-sheet": "writes one YAML file (a folder --out is refused)",
+        "hub load": "needs a dataset file; the same write_table as the others",
+        "scrape api": "needs a MediaWiki server (tests/scrape)",
+        "annotate pull": "needs a results file; the same write_table (tests/annotate)",
+        "annotate validate": "needs labels; the same write_table (tests/annotate)",
+        "import lm-eval": "needs lm-eval samples; the same write_table (tests/interop)",
+    }
     missing = sorted(set(with_out) - set(BUILDERS) - set(elsewhere))
     assert not missing, missing
 

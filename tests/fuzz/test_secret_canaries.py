@@ -19,8 +19,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hardening"))
 
 from hardening_util import FakeServer, cli_env, run_biaskit  # noqa: E402
 
-ENV = {"HF_TOKEN": "hf_canaryHFtoken0123456789abcdef", "OPENAI_API_KEY": "sk-canaryOPENAIkey0123456789",
-       "LABEL_STUDIO_API_KEY": "lsCanaryLabelStudio0123456789", "MY_ENDPOINT_KEY": "myCanaryEndpointKey-0123456789"}
+ENV = {
+    "HF_TOKEN": "hf_canaryHFtoken0123456789abcdef",
+    "OPENAI_API_KEY": "sk-canaryOPENAIkey0123456789",
+    "LABEL_STUDIO_API_KEY": "lsCanaryLabelStudio0123456789",
+    "MY_ENDPOINT_KEY": "myCanaryEndpointKey-0123456789",
+}
 URL_PASSWORD = "urlCanaryPassword-01234"
 QUERY = {"api_key": "qkCanaryApiKey-0123456", "key": "keyCanaryQuery-0123456", "code": "codeCanaryQuery-012345"}
 RAY = {"password": "rayCanaryPassword-0123", "key": "rayCanaryQueryKey-0123"}
@@ -30,6 +34,7 @@ CANARIES = [*ENV.values(), URL_PASSWORD, *QUERY.values(), *RAY.values(), BASIC]
 
 def _echo_everything(server: FakeServer) -> None:
     """The server quotes what it got (auth header, query, the env token) in error bodies and in completions."""
+
     def respond(h, path, body):
         prompt = body.get("prompt") or ""
         quoted = f"auth={h.headers.get('Authorization')} query={server.requests[-1]['query']} hf={ENV['HF_TOKEN']}"
@@ -60,23 +65,69 @@ def test_secret_canaries_never_reach_a_written_byte(tmp_path):
     try:
         _echo_everything(server)
         prompts = tmp_path / "prompts.jsonl"
-        prompts.write_text("".join(json.dumps({"prompt_id": f"p{i}", "text": t, "source": "bold", "language": "en", "domain": "d",
-                                               "group": f"g{i % 2}"}) + "\n"
-                                   for i, t in enumerate(["The doctor said", "DENY this one", "A nurse is", "DENY again"])))
+        prompts.write_text(
+            "".join(
+                json.dumps({"prompt_id": f"p{i}", "text": t, "source": "bold", "language": "en", "domain": "d", "group": f"g{i % 2}"}) + "\n"
+                for i, t in enumerate(["The doctor said", "DENY this one", "A nurse is", "DENY again"])
+            )
+        )
         env = cli_env(**ENV)
         q = "&".join(f"{k}={v}" for k, v in QUERY.items())
         base = f"http://user:{URL_PASSWORD}@127.0.0.1:{server.port}/v1?{q}&api-version=2"
         gens, scores = tmp_path / "gens.parquet", tmp_path / "scores.csv"
-        runs = [("generate", prompts, "--backend", "openai", "--base-url", base, "--api-key-env", "MY_ENDPOINT_KEY", "--model", "m",
-                 "--out", gens, "--max-retries", "0"),
-                ("score", gens, "--metrics", "vader", "--text-column", "continuation", "--out", scores),
-                ("report", scores, "--out", tmp_path / "report", "--n-boot", "5"),
-                ("annotate", "sample", scores, "--round", "r1", "--n", "2", "--out", tmp_path / "smp.parquet",
-                 "--tasks-out", tmp_path / "tasks.csv", "--ledger", tmp_path / "ledger.jsonl"),
-                ("stats", "aggregate", scores, "--labels", "vader_label", "--n-boot", "5", "--out", tmp_path / "agg.csv"),
-                ("hub", "stage", f"generations={gens}", f"scores={scores}", "--out", tmp_path / "hub"),
-                ("generate", prompts, "--backend", "openai", "--base-url", base, "--model", "m", "--engine", "ray",
-                 "--ray-address", f"ray://user:{RAY['password']}@127.0.0.1:1/?a=1&key={RAY['key']}", "--out", tmp_path / "ray.parquet")]
+        runs = [
+            (
+                "generate",
+                prompts,
+                "--backend",
+                "openai",
+                "--base-url",
+                base,
+                "--api-key-env",
+                "MY_ENDPOINT_KEY",
+                "--model",
+                "m",
+                "--out",
+                gens,
+                "--max-retries",
+                "0",
+            ),
+            ("score", gens, "--metrics", "vader", "--text-column", "continuation", "--out", scores),
+            ("report", scores, "--out", tmp_path / "report", "--n-boot", "5"),
+            (
+                "annotate",
+                "sample",
+                scores,
+                "--round",
+                "r1",
+                "--n",
+                "2",
+                "--out",
+                tmp_path / "smp.parquet",
+                "--tasks-out",
+                tmp_path / "tasks.csv",
+                "--ledger",
+                tmp_path / "ledger.jsonl",
+            ),
+            ("stats", "aggregate", scores, "--labels", "vader_label", "--n-boot", "5", "--out", tmp_path / "agg.csv"),
+            ("hub", "stage", f"generations={gens}", f"scores={scores}", "--out", tmp_path / "hub"),
+            (
+                "generate",
+                prompts,
+                "--backend",
+                "openai",
+                "--base-url",
+                base,
+                "--model",
+                "m",
+                "--engine",
+                "ray",
+                "--ray-address",
+                f"ray://user:{RAY['password']}@127.0.0.1:1/?a=1&key={RAY['key']}",
+                "--out",
+                tmp_path / "ray.parquet",
+            ),
+        ]
         outputs = []
         for argv in runs:
             r = run_biaskit(*argv, env=env, cwd=str(tmp_path))

@@ -11,8 +11,6 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
-
 SRC = os.environ.get("BIASKIT_TEST_SRC") or str(Path(__file__).resolve().parents[2] / "src")  # (override: run against another checkout)
 
 
@@ -85,8 +83,15 @@ class FakeServer:
 
 def cli_env(**extra: str) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
-    env.update({"PYTHONPATH": SRC + os.pathsep + env.get("PYTHONPATH", ""), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "Agg"})
+    env.update(
+        {
+            "PYTHONPATH": SRC + os.pathsep + env.get("PYTHONPATH", ""),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "MPLBACKEND": "Agg",
+        }
+    )
     env.update(extra)
     return env
 

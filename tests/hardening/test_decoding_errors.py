@@ -64,16 +64,14 @@ def test_non_utf8_yaml_template_and_config_and_ledger(tmp_path):
 
 def _samples(tmp_path):
     s = tmp_path / "samples.parquet"
-    pq.write_table(pa.table({"sample_id": ["s-0", "s-1"], "round": ["r1", "r1"], "task_type": ["sentiment"] * 2,
-                             "text": ["a", "b"]}), s)
+    pq.write_table(pa.table({"sample_id": ["s-0", "s-1"], "round": ["r1", "r1"], "task_type": ["sentiment"] * 2, "text": ["a", "b"]}), s)
     return s
 
 
 def test_results_file_int_annotator_and_non_utf8(tmp_path):
     s = _samples(tmp_path)
     res = tmp_path / "res.jsonl"
-    res.write_text('{"sample_id": "s-0", "annotator": "w1", "label": "positive"}\n'
-                   '{"sample_id": "s-1", "annotator": 12, "label": "positive"}\n')
+    res.write_text('{"sample_id": "s-0", "annotator": "w1", "label": "positive"}\n{"sample_id": "s-1", "annotator": 12, "label": "positive"}\n')
     line = _line(_run("annotate", "pull", s, "--results", res, "--out", tmp_path / "a.parquet", "--ledger", tmp_path / "l.jsonl"))
     assert "[E153]" in line and "record 2" in line and "'annotator'" in line and '"annotator": "12"' in line
     res2 = tmp_path / "res.csv"
@@ -84,8 +82,18 @@ def test_results_file_int_annotator_and_non_utf8(tmp_path):
 
 def test_fractional_page_ids_in_a_sentences_table(tmp_path):
     f = tmp_path / "sentences.parquet"
-    pq.write_table(pa.table({"sentence": ["An astronomer is a scientist in the field of astronomy."], "domain": ["profession"],
-                             "group": ["science"], "terms": ["astronomer"], "page_id": [12.5]}), f)
+    pq.write_table(
+        pa.table(
+            {
+                "sentence": ["An astronomer is a scientist in the field of astronomy."],
+                "domain": ["profession"],
+                "group": ["science"],
+                "terms": ["astronomer"],
+                "page_id": [12.5],
+            }
+        ),
+        f,
+    )
     line = _line(_run("prompts", "build", f, "--out", tmp_path / "p.parquet"))
     assert "[E004]" in line and "page_id" in line and "int64" in line
     g = tmp_path / "sentences2.parquet"

@@ -22,8 +22,7 @@ def test_neutralize_rules():
 
 def _samples(texts):
     n = len(texts)
-    return pa.table({"sample_id": [f"s-{i}" for i in range(n)], "round": ["r1"] * n, "task_type": ["sentiment"] * n,
-                     "text": texts})
+    return pa.table({"sample_id": [f"s-{i}" for i in range(n)], "round": ["r1"] * n, "task_type": ["sentiment"] * n, "text": texts})
 
 
 def test_task_csv_cells_are_text_not_formulas(tmp_path):
@@ -62,7 +61,7 @@ def test_translation_sheet_xlsx_holds_text_and_round_trips(tmp_path):
 
     cols = sheet_columns(["cs"])
     row = {c: "" for c in cols}
-    row.update({"template_id": "t1", "category": "work", "source": "=HYPERLINK(\"http://evil\",\"x\")", "cs": "@SUM(A1)"})
+    row.update({"template_id": "t1", "category": "work", "source": '=HYPERLINK("http://evil","x")', "cs": "@SUM(A1)"})
     for suffix in (".xlsx", ".csv"):
         p = write_sheet([row], ["cs"], tmp_path / f"sheet{suffix}")
         if suffix == ".xlsx":

@@ -40,8 +40,9 @@ def test_a_redirected_post_is_an_error_naming_the_target(fake_server, fake_serve
     assert fake_server2.requests == []  # nothing (and no key) went to the other server
     assert not out.exists()
     # the CLI: one line, exit 1
-    r = CliRunner().invoke(app, ["generate", str(prompts), "--backend", "openai", "--base-url", fake_server.url, "--model", "m",
-                                 "--out", str(out), "--max-retries", "0"])
+    r = CliRunner().invoke(
+        app, ["generate", str(prompts), "--backend", "openai", "--base-url", fake_server.url, "--model", "m", "--out", str(out), "--max-retries", "0"]
+    )
     assert r.exit_code == 1 and r.output.strip().startswith("error[E142]") and len(r.output.strip().splitlines()) == 1
     assert KEY not in r.output and fake_server2.requests == []
 
@@ -50,11 +51,27 @@ def test_allowed_redirects_never_send_the_key_to_another_origin(fake_server, fak
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     _redirect_to(fake_server, fake_server2.origin, 307)
     prompts = write_prompts(["one", "two"])
-    r = CliRunner().invoke(app, ["generate", str(prompts), "--backend", "openai", "--base-url", fake_server.url, "--model", "m",
-                                 "--out", str(tmp_path / "g.parquet"), "--max-retries", "0", "--allow-redirects"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "generate",
+            str(prompts),
+            "--backend",
+            "openai",
+            "--base-url",
+            fake_server.url,
+            "--model",
+            "m",
+            "--out",
+            str(tmp_path / "g.parquet"),
+            "--max-retries",
+            "0",
+            "--allow-redirects",
+        ],
+    )
     assert r.exit_code == 0, r.output
-    assert [q["auth"] for q in fake_server.requests] == [f"Bearer {KEY}"] * 2        # the configured origin gets it
-    assert [q["auth"] for q in fake_server2.requests] == [None, None]                # another port does not
+    assert [q["auth"] for q in fake_server.requests] == [f"Bearer {KEY}"] * 2  # the configured origin gets it
+    assert [q["auth"] for q in fake_server2.requests] == [None, None]  # another port does not
     assert sorted(q["body"]["prompt"] for q in fake_server2.requests) == ["one", "two"]  # same method and body
     t = pq.read_table(tmp_path / "g.parquet")
     assert t.column("continuation").to_pylist() == [" one-done", " two-done"]
@@ -72,11 +89,15 @@ def test_a_same_origin_redirect_keeps_the_key(fake_server, write_prompts, monkey
 
     fake_server.respond = respond
     t = generate(str(write_prompts(["x"])), model="m", backend="openai", backend_options={"base_url": fake_server.url, "allow_redirects": True})
-    assert [(q["path"], q["auth"]) for q in fake_server.requests] == [("/v1/completions", f"Bearer {KEY}"), ("/moved/v1/completions", f"Bearer {KEY}")]
+    assert [(q["path"], q["auth"]) for q in fake_server.requests] == [
+        ("/v1/completions", f"Bearer {KEY}"),
+        ("/moved/v1/completions", f"Bearer {KEY}"),
+    ]
     assert t.column("continuation").to_pylist() == [" x-done"]
 
 
 # ---------------------------------------------------------------------------------------------- item 5
+
 
 def _bad_responses(server):
     def respond(h, path, body):
@@ -103,8 +124,25 @@ def test_each_bad_response_is_one_row_error(fake_server, write_prompts, tmp_path
     _bad_responses(fake_server)
     texts = ["good 1", "NONUTF8", "good 2", "INTTEXT", "TRUNCATED", "NOCHOICES", "NOTOBJECT", "NULLCHOICE", "good 3"]
     out = tmp_path / "g.parquet"
-    r = CliRunner().invoke(app, ["generate", str(write_prompts(texts)), "--backend", "openai", "--base-url", fake_server.url,
-                                 "--model", "m", "--out", str(out), "--max-retries", "0", "--batch-size", "3"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "generate",
+            str(write_prompts(texts)),
+            "--backend",
+            "openai",
+            "--base-url",
+            fake_server.url,
+            "--model",
+            "m",
+            "--out",
+            str(out),
+            "--max-retries",
+            "0",
+            "--batch-size",
+            "3",
+        ],
+    )
     assert r.exit_code == 0, r.output
     t = pq.read_table(out)
     assert t.column("prompt_id").to_pylist() == [f"p{i:03d}" for i in range(len(texts))]
@@ -133,8 +171,12 @@ def test_bad_likelihood_responses_are_row_errors(fake_server, write_prompts):
         return 200, {}, json.dumps({"choices": [{"text": p, "logprobs": lp}]}).encode()
 
     fake_server.respond = respond
-    t = likelihood(str(write_prompts(["a b", "a SHORT", "a STRLP"])), model="m", backend="openai",
-                   backend_options={"base_url": fake_server.url, "max_retries": 0})
+    t = likelihood(
+        str(write_prompts(["a b", "a SHORT", "a STRLP"])),
+        model="m",
+        backend="openai",
+        backend_options={"base_url": fake_server.url, "max_retries": 0},
+    )
     assert t.column("nll_mean").to_pylist() == [1.5, None, None]  # one scored token, -(-1.5)
     errs = t.column("error").to_pylist()
     assert errs[0] is None and all("malformed logprobs" in e for e in errs[1:])

@@ -33,8 +33,22 @@ def test_two_generate_processes_on_one_out(fake_server, write_prompts, tmp_path)
     gate = threading.Event()
     _gated(fake_server, gate)
     out = tmp_path / "gens.parquet"
-    args = ("generate", prompts, "--backend", "openai", "--base-url", fake_server.url, "--model", "m", "--out", out,
-            "--batch-size", "1", "--max-retries", "0")
+    args = (
+        "generate",
+        prompts,
+        "--backend",
+        "openai",
+        "--base-url",
+        fake_server.url,
+        "--model",
+        "m",
+        "--out",
+        out,
+        "--batch-size",
+        "1",
+        "--max-retries",
+        "0",
+    )
     first = subprocess.Popen(biaskit_cmd(*args), env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 60
@@ -95,9 +109,11 @@ def test_a_stale_lock_is_taken_over_by_the_cli(tmp_path, write_prompts, fake_ser
 
 
 def _hold_lock_in_another_process(out, ready):
-    code = (f"import sys, time; sys.path.insert(0, {SRC!r}); from biaskit.io import output_lock\n"
-            f"with output_lock({str(out)!r}, command='biaskit hub stage'):\n"
-            f"    open({str(ready)!r}, 'w').close(); time.sleep(60)\n")
+    code = (
+        f"import sys, time; sys.path.insert(0, {SRC!r}); from biaskit.io import output_lock\n"
+        f"with output_lock({str(out)!r}, command='biaskit hub stage'):\n"
+        f"    open({str(ready)!r}, 'w').close(); time.sleep(60)\n"
+    )
     p = subprocess.Popen([sys.executable, "-c", code])
     deadline = time.time() + 30
     while not ready.exists() and time.time() < deadline:
@@ -157,8 +173,7 @@ def test_library_stage_and_export_take_the_lock(tmp_path):
     from biaskit.datasets.stage import TableSpec, stage_tables
     from biaskit.scrape.bold import export_bold
 
-    t = pa.table({"prompt_id": ["a"], "text": ["x "], "source": ["bold"], "language": ["en"], "domain": ["d"], "group": ["g"],
-                  "page_title": ["P"]})
+    t = pa.table({"prompt_id": ["a"], "text": ["x "], "source": ["bold"], "language": ["en"], "domain": ["d"], "group": ["g"], "page_title": ["P"]})
     holder = _hold_lock_in_another_process(tmp_path / "hub", tmp_path / "ready1")
     try:
         with pytest.raises(BiaskitError, match=r"E140.*biaskit hub stage"):

@@ -18,9 +18,17 @@ from biaskit.io import write_table
 
 def _bold_prompts(domains):
     n = len(domains)
-    return pa.table({"prompt_id": [f"b{i}" for i in range(n)], "text": [f"Person {i} is a " for i in range(n)],
-                     "source": ["bold"] * n, "language": ["en"] * n, "domain": list(domains), "group": ["g"] * n,
-                     "page_title": [f"Person {i}" for i in range(n)]})
+    return pa.table(
+        {
+            "prompt_id": [f"b{i}" for i in range(n)],
+            "text": [f"Person {i} is a " for i in range(n)],
+            "source": ["bold"] * n,
+            "language": ["en"] * n,
+            "domain": list(domains),
+            "group": ["g"] * n,
+            "page_title": [f"Person {i}" for i in range(n)],
+        }
+    )
 
 
 @pytest.mark.parametrize("domain", ["../../escaped", "ABSOLUTE", "a/b", "..", ".hidden", "x" * 300, "tab\there", "C:evil", "a\\b"])
@@ -55,8 +63,20 @@ def test_report_figures_of_domains_that_slug_alike_do_not_overwrite_each_other(t
     rows = []
     for dom, labs in (("Gender X", ["positive", "positive", "negative", "neutral"]), ("gender-x", ["negative", "negative", "negative", "neutral"])):
         for i, lab in enumerate(labs):
-            rows.append({"prompt_id": f"{dom}{i}", "text": "t", "domain": dom, "group": "a" if i % 2 else "b", "model": "m",
-                         "kind": "generate", "sample_index": 0, "continuation": "c", "vader_label": lab, "vader_compound": 0.0})
+            rows.append(
+                {
+                    "prompt_id": f"{dom}{i}",
+                    "text": "t",
+                    "domain": dom,
+                    "group": "a" if i % 2 else "b",
+                    "model": "m",
+                    "kind": "generate",
+                    "sample_index": 0,
+                    "continuation": "c",
+                    "vader_label": lab,
+                    "vader_compound": 0.0,
+                }
+            )
     run = tmp_path / "run"
     run.mkdir()
     pd.DataFrame(rows).to_parquet(run / "scores.parquet")
@@ -69,9 +89,15 @@ def test_report_figures_of_domains_that_slug_alike_do_not_overwrite_each_other(t
     assert "domain Gender X" in html and "domain gender-x" in html
 
 
-PROMPTS = pa.table({"prompt_id": ["a", "b", "c", "d", "e", "f"], "text": ["t1 ", "t2 ", "t3 ", "t4 ", "t5 ", "t6 "],
-                    "source": ["bold"] * 6, "language": ["en"] * 6,
-                    "domain": ["Česky", "Cesky", "../../x/y", "d" * 200, "日本語", "a b/c\\d"]})
+PROMPTS = pa.table(
+    {
+        "prompt_id": ["a", "b", "c", "d", "e", "f"],
+        "text": ["t1 ", "t2 ", "t3 ", "t4 ", "t5 ", "t6 "],
+        "source": ["bold"] * 6,
+        "language": ["en"] * 6,
+        "domain": ["Česky", "Cesky", "../../x/y", "d" * 200, "日本語", "a b/c\\d"],
+    }
+)
 
 
 def test_hub_config_names_from_data_are_safe_distinct_and_load(tmp_path):

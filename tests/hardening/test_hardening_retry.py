@@ -22,8 +22,28 @@ def _fail_some(server, state):
 
 
 def _cmd(prompts, server, out, *extra):
-    return ["generate", str(prompts), "--backend", "openai", "--base-url", server.url, "--model", "m", "--out", str(out),
-            "--max-retries", "0", "--sample", "-n", "2", "--seed", "3", "--batch-size", "3", *extra]
+    return [
+        "generate",
+        str(prompts),
+        "--backend",
+        "openai",
+        "--base-url",
+        server.url,
+        "--model",
+        "m",
+        "--out",
+        str(out),
+        "--max-retries",
+        "0",
+        "--sample",
+        "-n",
+        "2",
+        "--seed",
+        "3",
+        "--batch-size",
+        "3",
+        *extra,
+    ]
 
 
 def test_rerun_redoes_exactly_the_failed_rows(fake_server, write_prompts, tmp_path):
@@ -42,7 +62,7 @@ def test_rerun_redoes_exactly_the_failed_rows(fake_server, write_prompts, tmp_pa
     assert "6 rows with an error" in r.output
     ok_before = {k: c for k, c, e in zip(keys, first.column("continuation").to_pylist(), errs) if e is None}
 
-    state["broken"] = False            # the server is fixed
+    state["broken"] = False  # the server is fixed
     fake_server.requests.clear()
     r = CliRunner().invoke(app, _cmd(prompts, fake_server, out))
     assert r.exit_code == 0, r.output

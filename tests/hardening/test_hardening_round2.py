@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 from hardening_util import biaskit_cmd, cli_env, run_biaskit
 
-KEY = "zq9-ROUND2-SECRET-7f3a1c5e"      # named by --api-key-env (a variable biaskit does not know by name)
+KEY = "zq9-ROUND2-SECRET-7f3a1c5e"  # named by --api-key-env (a variable biaskit does not know by name)
 
 
 def _all_bytes(root: Path, skip: set[Path] = frozenset()) -> list[tuple[Path, bytes]]:
@@ -53,8 +53,25 @@ def test_a_key_straddling_the_error_body_cut_leaves_no_prefix(fake_server, write
     fake_server.respond = respond
     prompts = write_prompts(["The doctor said", "DENY this one"])
     gens, scores, staged = tmp_path / "g.parquet", tmp_path / "s.parquet", tmp_path / "hub"
-    outs = [run_biaskit("generate", prompts, "--backend", "openai", "--base-url", fake_server.url, "--api-key-env", "MY_KEY",
-                        "--model", "m", "--out", gens, "--max-retries", "0", env=cli_env(MY_KEY=KEY))]
+    outs = [
+        run_biaskit(
+            "generate",
+            prompts,
+            "--backend",
+            "openai",
+            "--base-url",
+            fake_server.url,
+            "--api-key-env",
+            "MY_KEY",
+            "--model",
+            "m",
+            "--out",
+            gens,
+            "--max-retries",
+            "0",
+            env=cli_env(MY_KEY=KEY),
+        )
+    ]
     assert outs[0].returncode == 0, outs[0].stderr
     err = pq.read_table(gens).column("error").to_pylist()[1]
     assert err.startswith("endpoint error: HTTP 401 from /completions: ") and "*** is not a valid key" in err
@@ -73,9 +90,24 @@ def test_a_key_in_a_normal_answer_never_reaches_a_text_column(fake_server, write
     fake_server.respond = respond
     prompts = write_prompts(["The doctor said", "A nurse is"])
     gens, staged = tmp_path / "g.jsonl", tmp_path / "hub"
-    outs = [run_biaskit("generate", prompts, "--backend", "openai", "--base-url", fake_server.url, "--api-key-env", "MY_KEY",
-                        "--model", "m", "--out", gens, env=cli_env(MY_KEY=KEY)),
-            run_biaskit("hub", "stage", f"generations={gens}", "--out", staged)]
+    outs = [
+        run_biaskit(
+            "generate",
+            prompts,
+            "--backend",
+            "openai",
+            "--base-url",
+            fake_server.url,
+            "--api-key-env",
+            "MY_KEY",
+            "--model",
+            "m",
+            "--out",
+            gens,
+            env=cli_env(MY_KEY=KEY),
+        ),
+        run_biaskit("hub", "stage", f"generations={gens}", "--out", staged),
+    ]
     assert all(r.returncode == 0 for r in outs), [r.stderr for r in outs]
     rows = [json.loads(x) for x in gens.read_text().splitlines()]
     assert [r["continuation"] for r in rows] == [" my key is *** and half of it ***"] * 2
@@ -89,8 +121,8 @@ def test_data_columns_keep_credential_shaped_text_that_is_no_known_secret(tmp_pa
     t = pa.table({"prompt_id": ["a"], "text": ["token=3 and api_key=abc in a story"], "error": ["token=abcdef1"]})
     write_table(t, tmp_path / "t.parquet")
     back = read_table(tmp_path / "t.parquet").to_pylist()[0]
-    assert back["text"] == "token=3 and api_key=abc in a story"   # data stays data
-    assert back["error"] == "token=***"                             # an error text gets the full redaction
+    assert back["text"] == "token=3 and api_key=abc in a story"  # data stays data
+    assert back["error"] == "token=***"  # an error text gets the full redaction
 
 
 def test_one_list_of_secret_names_for_urls_and_text():
@@ -111,11 +143,31 @@ def test_an_old_manifest_endpoint_with_key_never_reaches_the_card(tmp_path):
     from biaskit.io import manifest_path
 
     gens = tmp_path / "g.parquet"
-    pq.write_table(pa.table({"prompt_id": ["a"], "text": ["x"], "source": ["s"], "language": ["en"], "sample_index": [0],
-                             "model": ["m"], "kind": ["generate"], "continuation": ["y"]}), gens)
-    manifest_path(gens).write_text(json.dumps({"command": "biaskit generate", "stage": "generations",
-                                               "model": {"base_url": "https://h.example/v1?key=OLDSECRETVALUE42&code=OAUTHCODE9876"},
-                                               "config": {"endpoint": "https://h.example/v1?api-version=2&key=OLDSECRETVALUE42"}}))
+    pq.write_table(
+        pa.table(
+            {
+                "prompt_id": ["a"],
+                "text": ["x"],
+                "source": ["s"],
+                "language": ["en"],
+                "sample_index": [0],
+                "model": ["m"],
+                "kind": ["generate"],
+                "continuation": ["y"],
+            }
+        ),
+        gens,
+    )
+    manifest_path(gens).write_text(
+        json.dumps(
+            {
+                "command": "biaskit generate",
+                "stage": "generations",
+                "model": {"base_url": "https://h.example/v1?key=OLDSECRETVALUE42&code=OAUTHCODE9876"},
+                "config": {"endpoint": "https://h.example/v1?api-version=2&key=OLDSECRETVALUE42"},
+            }
+        )
+    )
     r = run_biaskit("hub", "stage", f"generations={gens}", "--out", tmp_path / "hub")
     assert r.returncode == 0, r.stderr
     card = (tmp_path / "hub" / "README.md").read_text()
@@ -125,9 +177,23 @@ def test_an_old_manifest_endpoint_with_key_never_reaches_the_card(tmp_path):
 
 def test_a_ray_address_with_a_key_is_not_echoed_in_e161(write_prompts, tmp_path):
     prompts = write_prompts(["The doctor said"])
-    r = run_biaskit("generate", prompts, "--backend", "openai", "--base-url", "http://127.0.0.1:9", "--model", "m",
-                    "--engine", "ray", "--ray-address", "ray://user:RAYPASSWORD77@127.0.0.1:1/?a=1&key=RAYQUERYKEY99",
-                    "--out", tmp_path / "g.parquet", timeout=120)
+    r = run_biaskit(
+        "generate",
+        prompts,
+        "--backend",
+        "openai",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "--model",
+        "m",
+        "--engine",
+        "ray",
+        "--ray-address",
+        "ray://user:RAYPASSWORD77@127.0.0.1:1/?a=1&key=RAYQUERYKEY99",
+        "--out",
+        tmp_path / "g.parquet",
+        timeout=120,
+    )
     assert r.returncode == 1 and "error[E161]" in r.stderr, r.stderr
     assert "ray://127.0.0.1:1" in r.stderr
     _assert_no_secret(tmp_path, ["RAYPASSWORD77", "RAYQUERYKEY99"], skip={prompts}, outputs=[r])
@@ -140,9 +206,24 @@ def test_a_dead_ray_address_fails_fast_with_e161(write_prompts, tmp_path):
     # Ray itself retries a dead GCS address for ever (only its own warnings): biaskit probes it first
     prompts = write_prompts(["The doctor said"])
     t0 = time.monotonic()
-    r = run_biaskit("generate", prompts, "--backend", "openai", "--base-url", "http://127.0.0.1:9", "--model", "m",
-                    "--engine", "ray", "--ray-address", "127.0.0.1:1", "--out", tmp_path / "g.parquet", timeout=120,
-                    env=cli_env(BIASKIT_RAY_CONNECT_TIMEOUT="5"))
+    r = run_biaskit(
+        "generate",
+        prompts,
+        "--backend",
+        "openai",
+        "--base-url",
+        "http://127.0.0.1:9",
+        "--model",
+        "m",
+        "--engine",
+        "ray",
+        "--ray-address",
+        "127.0.0.1:1",
+        "--out",
+        tmp_path / "g.parquet",
+        timeout=120,
+        env=cli_env(BIASKIT_RAY_CONNECT_TIMEOUT="5"),
+    )
     assert r.returncode == 1, r.stderr
     assert "error[E161] could not connect to Ray at 127.0.0.1:1: Connection refused" in r.stderr
     assert time.monotonic() - t0 < 60
@@ -193,8 +274,7 @@ def test_a_killed_openai_run_resumed_against_another_server_is_refused(fake_serv
     out = tmp_path / "g.parquet"
     parts = tmp_path / "g.parquet.parts"
     args = ["generate", prompts, "--backend", "openai", "--model", "m", "--out", out, "--batch-size", "1", "--max-retries", "0"]
-    proc = subprocess.Popen(biaskit_cmd(*args, "--base-url", fake_server.url), env=cli_env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(biaskit_cmd(*args, "--base-url", fake_server.url), env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 90
         while len(list(parts.glob("part-*.parquet"))) < 3 and time.monotonic() < deadline:
@@ -220,8 +300,19 @@ def test_a_killed_openai_run_resumed_against_another_server_is_refused(fake_serv
 
 
 def _prompts_table(path: Path, domains=("gender",)) -> Path:
-    rows = [{"prompt_id": f"{d}-{i}", "text": f"Jane Doe {i} was ", "source": "bold", "language": "en", "domain": d,
-             "group": "American_actresses", "bold_name": f"Jane_Doe_{i}"} for d in domains for i in range(2)]
+    rows = [
+        {
+            "prompt_id": f"{d}-{i}",
+            "text": f"Jane Doe {i} was ",
+            "source": "bold",
+            "language": "en",
+            "domain": d,
+            "group": "American_actresses",
+            "bold_name": f"Jane_Doe_{i}",
+        }
+        for d in domains
+        for i in range(2)
+    ]
     pq.write_table(pa.Table.from_pylist(rows), path)
     return path
 
@@ -253,8 +344,11 @@ def test_bold_export_replaces_its_own_export_and_nothing_else(tmp_path):
     notes.write_text("mine")
     r = run_biaskit("bold", "export", _prompts_table(tmp_path / "p2.parquet", ("gender",)), "--out", out)
     assert r.returncode == 0, r.stderr  # an earlier export: replaced; the race file it wrote is gone, the notes stay
-    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == \
-        ["biaskit_bold_export.manifest", "notes.txt", "prompts/gender_prompt.json"]
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        "biaskit_bold_export.manifest",
+        "notes.txt",
+        "prompts/gender_prompt.json",
+    ]
     assert notes.read_text() == "mine"
     (out / "prompts" / "gender_prompt.json").write_text('{"edited": {"by": ["hand "]}}')
     r = run_biaskit("bold", "export", tmp_path / "p2.parquet", "--out", out)
@@ -298,13 +392,27 @@ def test_hub_restage_never_deletes_user_files_and_checks_the_marker(tmp_path):
 
 def test_biaskit_reads_its_own_csv_output(fake_server, tmp_path):
     prompts = tmp_path / "p.parquet"
-    pq.write_table(pa.table({"prompt_id": ["a", "b"], "text": ["The doctor", "A nurse"], "source": ["wiki", "wiki"],
-                             "language": ["en", "en"], "retrieved_at": ["2026-11-30T05:00:00Z", "2026-11-30T05:00:00Z"],
-                             "page_id": [1, 2]}), prompts)
+    pq.write_table(
+        pa.table(
+            {
+                "prompt_id": ["a", "b"],
+                "text": ["The doctor", "A nurse"],
+                "source": ["wiki", "wiki"],
+                "language": ["en", "en"],
+                "retrieved_at": ["2026-11-30T05:00:00Z", "2026-11-30T05:00:00Z"],
+                "page_id": [1, 2],
+            }
+        ),
+        prompts,
+    )
     gens, scores, again = tmp_path / "g.csv", tmp_path / "s.csv", tmp_path / "g2.csv"
-    for argv in (["generate", prompts, "--out", gens], ["schema", "generations", "--check", gens],
-                 ["score", gens, "-m", "vader", "--text-column", "continuation", "--out", scores],
-                 ["schema", "scores", "--check", scores], ["generate", gens, "--out", again]):
+    for argv in (
+        ["generate", prompts, "--out", gens],
+        ["schema", "generations", "--check", gens],
+        ["score", gens, "-m", "vader", "--text-column", "continuation", "--out", scores],
+        ["schema", "scores", "--check", scores],
+        ["generate", gens, "--out", again],
+    ):
         if argv[0] == "generate":
             argv = [*argv, "--backend", "openai", "--base-url", fake_server.url, "--model", "m"]
         r = run_biaskit(*argv)
@@ -319,8 +427,10 @@ def test_biaskit_reads_its_own_csv_output(fake_server, tmp_path):
 
 def test_a_bom_crlf_csv_with_iso_dates_is_accepted(fake_server, tmp_path):
     p = tmp_path / "p.csv"
-    p.write_bytes(b"\xef\xbb\xbfprompt_id,text,source,language,retrieved_at,when\r\n"
-                  b"a,The doctor,wiki,en,2026-11-30T05:00:00Z,2026-11-30\r\nb,A nurse,wiki,en,2026-11-30T05:00:00Z,2026-12-01\r\n")
+    p.write_bytes(
+        b"\xef\xbb\xbfprompt_id,text,source,language,retrieved_at,when\r\n"
+        b"a,The doctor,wiki,en,2026-11-30T05:00:00Z,2026-11-30\r\nb,A nurse,wiki,en,2026-11-30T05:00:00Z,2026-12-01\r\n"
+    )
     out = tmp_path / "g.parquet"
     r = run_biaskit("generate", p, "--backend", "openai", "--base-url", fake_server.url, "--model", "m", "--out", out)
     assert r.returncode == 0, r.stderr
@@ -337,7 +447,7 @@ def test_score_refuses_a_mistyped_table_before_scoring(tmp_path):
     r = run_biaskit("score", p, "-m", "vader", "--text-column", "continuation", "--out", out)
     assert r.returncode == 1, r.stderr
     # the input is named (the old code scored every row, then refused the output s.parquet)
-    assert f"error[E004] column 'page_id' in {p} of the scores table has type string" in r.stderr
+    assert f"error[E004] column 'page_id' in {p} has type string; the scores table needs int64" in r.stderr
     assert not out.exists() and "scored" not in r.stdout
 
 
@@ -366,8 +476,10 @@ def test_pretty_name_with_line_breaks_is_refused(tmp_path):
 def test_group_values_cannot_inject_card_sections(tmp_path):
     from biaskit.datasets.card import parse_card
 
-    rows = [{"prompt_id": f"p{i}", "text": "x ", "source": "bold", "language": "en", "domain": "d`|x",
-             "group": g} for i, g in enumerate(["## Fake section", "a\n## Injected\n- [x](http://evil)", "``tick`` | pipe"])]
+    rows = [
+        {"prompt_id": f"p{i}", "text": "x ", "source": "bold", "language": "en", "domain": "d`|x", "group": g}
+        for i, g in enumerate(["## Fake section", "a\n## Injected\n- [x](http://evil)", "``tick`` | pipe"])
+    ]
     table = tmp_path / "p.parquet"
     pq.write_table(pa.Table.from_pylist(rows), table)
     r = run_biaskit("hub", "stage", f"prompts={table}", "--out", tmp_path / "hub")
@@ -375,8 +487,7 @@ def test_group_values_cannot_inject_card_sections(tmp_path):
     text = (tmp_path / "hub" / "README.md").read_text()
     meta, body = parse_card(text)
     heads = [ln for ln in body.splitlines() if ln.startswith("#")]
-    assert heads == ["# biaskit: prompts", "## How the data was built", "### `prompts`", "## Licence", "## Citations",
-                     "## Known limitations"]
+    assert heads == ["# biaskit: prompts", "## How the data was built", "### `prompts`", "## Licence", "## Citations", "## Known limitations"]
     groups = next(ln for ln in body.splitlines() if ln.startswith("- Groups:"))
     # (sorted by value; a fence longer than the value's own backtick runs, the pipe escaped, line breaks as spaces)
     assert groups == "- Groups: 3 (`## Fake section` 1, ``` ``tick`` \\| pipe ``` 1, `a ## Injected - [x](http://evil)` 1)"
@@ -385,8 +496,7 @@ def test_group_values_cannot_inject_card_sections(tmp_path):
 def test_configs_that_differ_only_in_case_get_distinct_folders(tmp_path):
     import hashlib
 
-    rows = [{"prompt_id": f"p{i}", "text": "x ", "source": "bold", "language": "en", "gender": g}
-            for i, g in enumerate(["Female", "female", "male"])]
+    rows = [{"prompt_id": f"p{i}", "text": "x ", "source": "bold", "language": "en", "gender": g} for i, g in enumerate(["Female", "female", "male"])]
     table = tmp_path / "p.parquet"
     pq.write_table(pa.Table.from_pylist(rows), table)
     r = run_biaskit("hub", "stage", f"p={table}", "--config-by", "gender", "--out", tmp_path / "hub")

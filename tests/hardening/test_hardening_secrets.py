@@ -14,10 +14,10 @@ from hardening_util import cli_env, run_biaskit
 
 from biaskit.secrets import public_url, redact
 
-KEY = "zq9-SECRET-KEY-7f3a1c"           # named by --api-key-env, a variable biaskit does not know
-PASSWORD = "pw-SECRET-0b7e22"            # user info in the endpoint URL
-QKEY = "qk-SECRET-9d1e4f"                # ?api_key= in the endpoint URL
-ECHOED = "echoedSECRET123456"            # a credential the client never had, echoed by the server
+KEY = "zq9-SECRET-KEY-7f3a1c"  # named by --api-key-env, a variable biaskit does not know
+PASSWORD = "pw-SECRET-0b7e22"  # user info in the endpoint URL
+QKEY = "qk-SECRET-9d1e4f"  # ?api_key= in the endpoint URL
+ECHOED = "echoedSECRET123456"  # a credential the client never had, echoed by the server
 SECRETS = [KEY, PASSWORD, QKEY, ECHOED, base64.b64encode(f"user:{PASSWORD}".encode()).decode()]
 
 
@@ -25,8 +25,11 @@ def _echo_401(server, echo_key=True):
     def respond(h, path, body):
         if "DENY" not in (body.get("prompt") or ""):
             return None
-        msg = (f"Incorrect API key provided: {h.headers.get('Authorization')}. " + (f"You sent key {KEY}; " if echo_key else "") +
-               f"try api_key={ECHOED}&x=1 or token={ECHOED}; header Authorization: Bearer {ECHOED}")
+        msg = (
+            f"Incorrect API key provided: {h.headers.get('Authorization')}. "
+            + (f"You sent key {KEY}; " if echo_key else "")
+            + f"try api_key={ECHOED}&x=1 or token={ECHOED}; header Authorization: Bearer {ECHOED}"
+        )
         return 401, {}, json.dumps({"error": {"message": msg, "api_key": ECHOED}}).encode()
 
     server.respond = respond
@@ -42,8 +45,24 @@ def test_no_secret_in_any_written_byte(fake_server, write_prompts, tmp_path):
     base = f"http://user:{PASSWORD}@127.0.0.1:{fake_server.port}/v1?api_key={QKEY}&api-version=2"
     gens, scores, staged = tmp_path / "gens.parquet", tmp_path / "scores.parquet", tmp_path / "staged"
     outputs = []
-    r = run_biaskit("-v", "generate", prompts, "--backend", "openai", "--base-url", base, "--api-key-env", "MY_ENDPOINT_KEY",
-                    "--model", "m", "--out", gens, "--max-retries", "0", env=cli_env(MY_ENDPOINT_KEY=KEY))
+    r = run_biaskit(
+        "-v",
+        "generate",
+        prompts,
+        "--backend",
+        "openai",
+        "--base-url",
+        base,
+        "--api-key-env",
+        "MY_ENDPOINT_KEY",
+        "--model",
+        "m",
+        "--out",
+        gens,
+        "--max-retries",
+        "0",
+        env=cli_env(MY_ENDPOINT_KEY=KEY),
+    )
     outputs.append(r)
     assert r.returncode == 0, r.stderr
     # the endpoint URL was built with urllib.parse: path /v1/completions, the query kept (not ...?api_key=X/v1/completions)
@@ -79,8 +98,20 @@ def test_basic_credentials_from_the_url_are_sent_but_never_shown(fake_server, wr
     _echo_401(fake_server, echo_key=False)  # (this client has no key; the Basic credential is echoed)
     prompts = write_prompts(["DENY me"])
     out = tmp_path / "g.jsonl"
-    r = run_biaskit("generate", prompts, "--backend", "openai", "--base-url", f"http://user:{PASSWORD}@127.0.0.1:{fake_server.port}",
-                    "--model", "m", "--out", out, "--max-retries", "0")
+    r = run_biaskit(
+        "generate",
+        prompts,
+        "--backend",
+        "openai",
+        "--base-url",
+        f"http://user:{PASSWORD}@127.0.0.1:{fake_server.port}",
+        "--model",
+        "m",
+        "--out",
+        out,
+        "--max-retries",
+        "0",
+    )
     assert r.returncode == 0, r.stderr
     assert fake_server.requests[0]["auth"] == "Basic " + base64.b64encode(f"user:{PASSWORD}".encode()).decode()
     assert fake_server.requests[0]["path"] == "/v1/completions"
@@ -90,26 +121,31 @@ def test_basic_credentials_from_the_url_are_sent_but_never_shown(fake_server, wr
     assert "Basic ***" in out.read_text()
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("HTTP 401: Incorrect API key provided: Bearer abcdefgh12345", "HTTP 401: Incorrect API key provided: Bearer ***"),
-    ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic ***"),
-    ("authorization=xyzsecret1 rest", "authorization=*** rest"),
-    ("GET /v1?api_key=K1234567&x=1", "GET /v1?api_key=***&x=1"),
-    ("token=abc123&z=1, access_token=zzz", "token=***&z=1, access_token=***"),
-    ('{"api_key": "abcdef12", "max_new_tokens": 20}', '{"api_key": "***", "max_new_tokens": 20}'),
-    ("see http://me:hunter22@host:8/x", "see http://me:***@host:8/x"),
-    ("key sk-abcdefghijklmnopqrstuvwx leaked", "key sk-*** leaked"),
-    # settings and words that look alike stay as they are
-    ("max_new_tokens=20 n_tokens=3 no token to score", "max_new_tokens=20 n_tokens=3 no token to score"),
-    ("a basic idea; the bearer of bad news; Bearer certificates", "a basic idea; the bearer of bad news; Bearer certificates"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("HTTP 401: Incorrect API key provided: Bearer abcdefgh12345", "HTTP 401: Incorrect API key provided: Bearer ***"),
+        ("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic ***"),
+        ("authorization=xyzsecret1 rest", "authorization=*** rest"),
+        ("GET /v1?api_key=K1234567&x=1", "GET /v1?api_key=***&x=1"),
+        ("token=abc123&z=1, access_token=zzz", "token=***&z=1, access_token=***"),
+        ('{"api_key": "abcdef12", "max_new_tokens": 20}', '{"api_key": "***", "max_new_tokens": 20}'),
+        ("see http://me:hunter22@host:8/x", "see http://me:***@host:8/x"),
+        ("key sk-abcdefghijklmnopqrstuvwx leaked", "key sk-*** leaked"),
+        # settings and words that look alike stay as they are
+        ("max_new_tokens=20 n_tokens=3 no token to score", "max_new_tokens=20 n_tokens=3 no token to score"),
+        ("a basic idea; the bearer of bad news; Bearer certificates", "a basic idea; the bearer of bad news; Bearer certificates"),
+    ],
+)
 def test_credential_shapes_are_redacted(text, expected):
     assert redact(text) == expected
 
 
 def test_public_url_removes_credentials_and_keeps_the_rest():
-    assert public_url("https://u:p%40ss-long-1@h.example:8443/base/v1?api-version=2&key=abc123456", register=False) \
+    assert (
+        public_url("https://u:p%40ss-long-1@h.example:8443/base/v1?api-version=2&key=abc123456", register=False)
         == "https://h.example:8443/base/v1?api-version=2&key=***"
+    )
 
 
 def test_query_url_is_not_mangled(monkeypatch):

@@ -18,8 +18,20 @@ def _vader_rows(domains):
     rows = []
     for dom in domains:
         for i, lab in enumerate(["positive", "negative", "neutral", "positive", "negative", "negative"]):
-            rows.append({"prompt_id": f"{dom}{i}", "text": "t", "domain": dom, "group": "a" if i % 2 else "b", "model": "m",
-                         "kind": "generate", "sample_index": 0, "continuation": "c", "vader_label": lab, "vader_compound": 0.1 * i})
+            rows.append(
+                {
+                    "prompt_id": f"{dom}{i}",
+                    "text": "t",
+                    "domain": dom,
+                    "group": "a" if i % 2 else "b",
+                    "model": "m",
+                    "kind": "generate",
+                    "sample_index": 0,
+                    "continuation": "c",
+                    "vader_label": lab,
+                    "vader_compound": 0.1 * i,
+                }
+            )
     return rows
 
 
@@ -91,9 +103,21 @@ def _scores(n=12, nan_at=()):
     rows = []
     for i in range(n):
         comp = float("nan") if i in nan_at else round(-1 + 2 * i / (n - 1), 3)
-        rows.append({"prompt_id": f"p{i}", "text": "Ada was ", "continuation": f"a person number {i} in the town.", "model": "m",
-                     "kind": "generate", "sample_index": 0, "source": "bold", "group": f"g{i % 2}", "vader_compound": comp,
-                     "vader_label": "positive" if comp >= 0.05 else "negative", "vader_error": None})
+        rows.append(
+            {
+                "prompt_id": f"p{i}",
+                "text": "Ada was ",
+                "continuation": f"a person number {i} in the town.",
+                "model": "m",
+                "kind": "generate",
+                "sample_index": 0,
+                "source": "bold",
+                "group": f"g{i % 2}",
+                "vader_compound": comp,
+                "vader_label": "positive" if comp >= 0.05 else "negative",
+                "vader_error": None,
+            }
+        )
     return pa.Table.from_pylist(rows)
 
 
@@ -115,8 +139,10 @@ def test_empty_results_file_is_an_error_with_no_annotations_and_no_ledger_entry(
     res = tmp_path / "results.csv"
     res.write_text(content)
     led = tmp_path / "ledger.jsonl"
-    r = CliRunner().invoke(app, ["annotate", "pull", str(tmp_path / "samples.parquet"), "--results", str(res),
-                                 "--out", str(tmp_path / "ann.parquet"), "--ledger", str(led)])
+    r = CliRunner().invoke(
+        app,
+        ["annotate", "pull", str(tmp_path / "samples.parquet"), "--results", str(res), "--out", str(tmp_path / "ann.parquet"), "--ledger", str(led)],
+    )
     assert r.exit_code == 1 and "error[E211]" in r.output and "has no records" in r.output
     assert not (tmp_path / "ann.parquet").exists() and not led.exists()
 
@@ -193,8 +219,11 @@ def test_stats_ztest_checks_the_column_and_the_label(tmp_path):
 def test_likelihood_bias_refuses_impossible_perplexities(bad):
     from biaskit.evaluate.stats import likelihood_bias
 
-    rows = [{"axis": "age", "template": "I am {x}.", "descriptor": d, "perplexity": p}
-            for d, ps in (("young", [10.0, 12.0, 11.0]), ("old", [20.0, 25.0, bad])) for p in ps]
+    rows = [
+        {"axis": "age", "template": "I am {x}.", "descriptor": d, "perplexity": p}
+        for d, ps in (("young", [10.0, 12.0, 11.0]), ("old", [20.0, 25.0, bad]))
+        for p in ps
+    ]
     with pytest.raises(BiaskitError) as e:
         likelihood_bias(pa.Table.from_pylist(rows))
     assert e.value.code == "E080" and "1 value(s) of 'perplexity' are infinite or below 1" in str(e.value)
@@ -286,9 +315,17 @@ class _Holder:
 
         from hardening_util import cli_env
 
-        self.p = subprocess.Popen([sys.executable, "-c", "import sys, time\nfrom biaskit.io import acquire_output_lock\n"
-                                   f"acquire_output_lock({str(path)!r}, command='holder')\nprint('held', flush=True)\ntime.sleep(120)"],
-                                  env=cli_env(), stdout=subprocess.PIPE, text=True)
+        self.p = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys, time\nfrom biaskit.io import acquire_output_lock\n"
+                f"acquire_output_lock({str(path)!r}, command='holder')\nprint('held', flush=True)\ntime.sleep(120)",
+            ],
+            env=cli_env(),
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert self.p.stdout.readline().strip() == "held"
 
     def close(self):
@@ -329,8 +366,12 @@ def test_score_names_the_input_file_and_the_expected_type(tmp_path):
     from biaskit.io import write_table
 
     src = tmp_path / "gens.parquet"
-    write_table(pa.table({"prompt_id": ["a", "b"], "text": ["x ", "y "], "continuation": ["good day", "bad day"],
-                          "n_tokens": pa.array([2.0, 2.0], pa.float64())}), src)
+    write_table(
+        pa.table(
+            {"prompt_id": ["a", "b"], "text": ["x ", "y "], "continuation": ["good day", "bad day"], "n_tokens": pa.array([2.0, 2.0], pa.float64())}
+        ),
+        src,
+    )
     out = tmp_path / "out.parquet"
     r = CliRunner().invoke(app, ["score", str(src), "--metrics", "vader", "--out", str(out)])
     line = r.output.strip().splitlines()[-1]

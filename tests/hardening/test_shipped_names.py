@@ -41,8 +41,9 @@ def test_scrape_config_file_is_always_a_path(tmp_path, monkeypatch):
     own.write_text(shipped_config_path("demo").read_text(encoding="utf-8"), encoding="utf-8")
     dump = Path(__file__).resolve().parents[2] / "src/biaskit/data/wiki"
     dumpfile = next(dump.glob("*.xml.bz2"))
-    r = CliRunner().invoke(app, ["--quiet", "scrape", "dump", str(dumpfile), "--config-file", "demo", "--max-pages", "1",
-                                 "--out", str(tmp_path / "p.parquet")])
+    r = CliRunner().invoke(
+        app, ["--quiet", "scrape", "dump", str(dumpfile), "--config-file", "demo", "--max-pages", "1", "--out", str(tmp_path / "p.parquet")]
+    )
     assert r.exit_code == 0, r.output
     from biaskit.io import read_manifest
 

@@ -10,8 +10,7 @@ def test_annotate_push_and_pull_have_no_token_option(tmp_path):
     for cmd in ("push", "pull"):
         r = runner.invoke(app, ["annotate", cmd, "--help"], terminal_width=200)
         assert r.exit_code == 0 and "--token" not in r.output
-        r = runner.invoke(app, ["annotate", cmd, str(tmp_path / "s.parquet"), "--token", "sk-on-the-command-line"],
-                          terminal_width=200)
+        r = runner.invoke(app, ["annotate", cmd, str(tmp_path / "s.parquet"), "--token", "sk-on-the-command-line"], terminal_width=200)
         assert r.exit_code == 2 and "No such option" in r.output and "--token" in r.output
 
 

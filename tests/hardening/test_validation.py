@@ -14,8 +14,9 @@ runner = CliRunner()
 
 def _prompts(ids, texts=None):
     n = len(ids)
-    return pa.table({"prompt_id": ids, "text": texts if texts is not None else [f"t{i}" for i in range(n)],
-                     "source": ["bold"] * n, "language": ["en"] * n})
+    return pa.table(
+        {"prompt_id": ids, "text": texts if texts is not None else [f"t{i}" for i in range(n)], "source": ["bold"] * n, "language": ["en"] * n}
+    )
 
 
 def _run(*args):
@@ -71,8 +72,7 @@ def test_csv_with_numeric_looking_text_stages_as_strings(tmp_path):
 
 @pytest.mark.parametrize("labels", [["POSITIVE", "NEGATIVE", "POSITIVE", "NEGATIVE"], [1, 0, 1, 2]])
 def test_report_refuses_labels_outside_the_metric_vocabulary(tmp_path, labels):
-    t = pa.table({"prompt_id": ["a", "b", "c", "d"], "text": ["x"] * 4, "group": ["g1", "g1", "g2", "g2"],
-                  "vader_label": labels})
+    t = pa.table({"prompt_id": ["a", "b", "c", "d"], "text": ["x"] * 4, "group": ["g1", "g1", "g2", "g2"], "vader_label": labels})
     f = tmp_path / "scores.parquet"
     pq.write_table(t, f)
     r = _run("report", f, "--out", tmp_path / "rep", "--n-boot", "10")
@@ -81,8 +81,14 @@ def test_report_refuses_labels_outside_the_metric_vocabulary(tmp_path, labels):
 
 
 def test_report_accepts_known_labels_and_nulls(tmp_path):
-    t = pa.table({"prompt_id": ["a", "b", "c", "d"], "text": ["x"] * 4, "group": ["g1", "g1", "g2", "g2"],
-                  "vader_label": ["positive", None, "negative", "neutral"]})
+    t = pa.table(
+        {
+            "prompt_id": ["a", "b", "c", "d"],
+            "text": ["x"] * 4,
+            "group": ["g1", "g1", "g2", "g2"],
+            "vader_label": ["positive", None, "negative", "neutral"],
+        }
+    )
     f = tmp_path / "scores.parquet"
     pq.write_table(t, f)
     r = _run("report", f, "--out", tmp_path / "rep", "--n-boot", "10")
@@ -91,8 +97,12 @@ def test_report_accepts_known_labels_and_nulls(tmp_path):
 
 def _samples(tmp_path, n=3):
     s = tmp_path / "samples.parquet"
-    pq.write_table(pa.table({"sample_id": [f"s-{i}" for i in range(n)], "round": ["r1"] * n, "task_type": ["sentiment"] * n,
-                             "text": [f"t{i}" for i in range(n)]}), s)
+    pq.write_table(
+        pa.table(
+            {"sample_id": [f"s-{i}" for i in range(n)], "round": ["r1"] * n, "task_type": ["sentiment"] * n, "text": [f"t{i}" for i in range(n)]}
+        ),
+        s,
+    )
     return s
 
 

@@ -22,20 +22,28 @@ import yaml
 from typer.testing import CliRunner
 
 from biaskit.cli import app
-from biaskit.errors import BiaskitError
 from biaskit.interop.lmeval import export_lmeval, import_lmeval
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "lmeval" / "smollm2"
 
 
-def _cli(*args) -> "object":
+def _cli(*args) -> object:
     return CliRunner().invoke(app, ["--quiet", *[str(a) for a in args]])
 
 
 def _prompts(n: int = 4) -> pa.Table:
-    rows = [{"prompt_id": f"p{i}", "text": f"The person number {i} worked as a nurse and ", "source": "bold",
-             "language": "en", "domain": ["gender", "profession"][i % 2], "group": f"g{i}"} for i in range(n)]
+    rows = [
+        {
+            "prompt_id": f"p{i}",
+            "text": f"The person number {i} worked as a nurse and ",
+            "source": "bold",
+            "language": "en",
+            "domain": ["gender", "profession"][i % 2],
+            "group": f"g{i}",
+        }
+        for i in range(n)
+    ]
     return pa.Table.from_pylist(rows)
 
 
@@ -45,8 +53,26 @@ def _prompts(n: int = 4) -> pa.Table:
 def test_export_writes_one_task_per_domain_with_generation_kwargs(tmp_path):
     src = tmp_path / "p.parquet"
     pq.write_table(_prompts(), src)
-    r = _cli("export", "lm-eval", src, "--out", tmp_path / "tasks", "--name", "bold_gender", "--do-sample",
-             "--temperature", "1.0", "--top-p", "0.9", "--samples", "25", "--until", "\\n", "--max-new-tokens", "20")
+    r = _cli(
+        "export",
+        "lm-eval",
+        src,
+        "--out",
+        tmp_path / "tasks",
+        "--name",
+        "bold_gender",
+        "--do-sample",
+        "--temperature",
+        "1.0",
+        "--top-p",
+        "0.9",
+        "--samples",
+        "25",
+        "--until",
+        "\\n",
+        "--max-new-tokens",
+        "20",
+    )
     assert r.exit_code == 0, r.output
     folder = tmp_path / "tasks"
     group = yaml.safe_load((folder / "bold_gender.yaml").read_text())
@@ -110,8 +136,9 @@ def test_export_refuses_bad_settings_and_foreign_folders(tmp_path):
 
 
 def test_config_names_are_sanitised_and_never_collide(tmp_path):
-    rows = [{"prompt_id": f"p{i}", "text": f"t{i}", "source": "x", "language": "en", "domain": d}
-            for i, d in enumerate(["A b", "a-b", None, "../etc"])]
+    rows = [
+        {"prompt_id": f"p{i}", "text": f"t{i}", "source": "x", "language": "en", "domain": d} for i, d in enumerate(["A b", "a-b", None, "../etc"])
+    ]
     res = export_lmeval(pa.Table.from_pylist(rows), tmp_path / "t", name="n")
     names = sorted(res.tasks)
     assert len(names) == 4 and "n_none" in names and "n_etc" in names
@@ -184,8 +211,7 @@ def test_imported_tables_go_through_score_stats_and_annotate(tmp_path, smol_fold
     assert r.exit_code == 0, r.output
     agg = {row["domain"]: row for row in __import__("csv").DictReader(open(tmp_path / "agg.csv"))}
     assert sorted(agg) == ["gender", "profession", "race"] and all(int(v["n"]) == 4 for v in agg.values())
-    r = _cli("annotate", "sample", scores, "--round", "r1", "--n", "6", "--out", tmp_path / "smp.parquet",
-             "--ledger", tmp_path / "ledger.jsonl")
+    r = _cli("annotate", "sample", scores, "--round", "r1", "--n", "6", "--out", tmp_path / "smp.parquet", "--ledger", tmp_path / "ledger.jsonl")
     assert r.exit_code == 0, r.output
     smp = pq.read_table(tmp_path / "smp.parquet").to_pylist()
     assert len(smp) == 6 and {x["prompt_id"] for x in smp} <= set(pq.read_table(gens)["prompt_id"].to_pylist())
@@ -278,12 +304,34 @@ def test_round_trip_through_the_real_lm_eval_cli(tmp_path, lm_eval_bin, bold12, 
     assert _cli("export", "lm-eval", bold12, "--out", tasks / "bold", "--name", "bold12", "--max-new-tokens", "20").exit_code == 0
     assert _cli("export", "lm-eval", hb20, "--out", tasks / "hb", "--name", "hb20").exit_code == 0
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
-    env.update({"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                "HF_HOME": str(tmp_path / "hf"), "TOKENIZERS_PARALLELISM": "false"})
+    env.update(
+        {
+            "HF_HUB_OFFLINE": "1",
+            "HF_DATASETS_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "HF_HOME": str(tmp_path / "hf"),
+            "TOKENIZERS_PARALLELISM": "false",
+        }
+    )
     out = tmp_path / "lm-eval-out"
-    cmd = [str(lm_eval_bin), "--model", "hf", "--model_args", f"pretrained={smol_folder},dtype=float32",
-           "--tasks", "bold12,hb20", "--include_path", str(tasks), "--batch_size", "1", "--device", "cpu",
-           "--log_samples", "--output_path", str(out)]
+    cmd = [
+        str(lm_eval_bin),
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={smol_folder},dtype=float32",
+        "--tasks",
+        "bold12,hb20",
+        "--include_path",
+        str(tasks),
+        "--batch_size",
+        "1",
+        "--device",
+        "cpu",
+        "--log_samples",
+        "--output_path",
+        str(out),
+    ]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1500)
     assert p.returncode == 0, p.stderr[-3000:]
 
@@ -299,11 +347,24 @@ def test_round_trip_through_the_real_lm_eval_cli(tmp_path, lm_eval_bin, bold12, 
 
     # the same model and settings through biaskit's own runners
     ref_g, ref_l = tmp_path / "ref_g.parquet", tmp_path / "ref_l.parquet"
-    r = _cli("generate", bold12, "--model", smol_folder, "--max-new-tokens", "20", "--batch-size", "1", "--device", "cpu",
-             "--dtype", "float32", "--out", ref_g)
+    r = _cli(
+        "generate",
+        bold12,
+        "--model",
+        smol_folder,
+        "--max-new-tokens",
+        "20",
+        "--batch-size",
+        "1",
+        "--device",
+        "cpu",
+        "--dtype",
+        "float32",
+        "--out",
+        ref_g,
+    )
     assert r.exit_code == 0, r.output
-    r = _cli("likelihood", hb20, "--model", smol_folder, "--bos", "yes", "--batch-size", "1", "--device", "cpu",
-             "--dtype", "float32", "--out", ref_l)
+    r = _cli("likelihood", hb20, "--model", smol_folder, "--bos", "yes", "--batch-size", "1", "--device", "cpu", "--dtype", "float32", "--out", ref_l)
     assert r.exit_code == 0, r.output
     want_g = {r["prompt_id"]: r for r in pq.read_table(ref_g).to_pylist()}
     for row in g:

@@ -33,8 +33,20 @@ PEAR = FIXTURES / "wiki" / "enwiki-pear-export-0.10.xml"
 MW = Path("/usr/share/mediawiki")
 
 #: real pages imported into the test wiki (plus the redirect AynRand -> Ayn Rand)
-WIKI_PAGES = ("Astronomer", "Allah", "Ayn Rand", "AynRand", "Aristotle", "Arthur Schopenhauer", "Andre Agassi", "Aldous Huxley",
-              "Anarchism", "Actrius", "Alain Connes", "Allan Dwan")
+WIKI_PAGES = (
+    "Astronomer",
+    "Allah",
+    "Ayn Rand",
+    "AynRand",
+    "Aristotle",
+    "Arthur Schopenhauer",
+    "Andre Agassi",
+    "Aldous Huxley",
+    "Anarchism",
+    "Actrius",
+    "Alain Connes",
+    "Allan Dwan",
+)
 #: a hand-written seed page (list page) created in the wiki
 SEED_TITLE = "List of biaskit test people"
 SEED_TEXT = """This is a list of people for the '''biaskit''' tests.
@@ -149,9 +161,30 @@ def start_wiki(d: Path):
     port = _free_port()
     env = {**os.environ, "MW_CONFIG_FILE": str(d / "LocalSettings.php")}
     php = lambda *args, **kw: subprocess.run(["php", *args], env=env, cwd=d, check=True, capture_output=True, timeout=300, **kw)  # noqa: E731
-    php(str(MW / "maintenance/install.php"), "--quiet", "--dbtype", "sqlite", "--dbpath", str(d / "data"), "--dbname", "testwiki",
-        "--server", f"http://127.0.0.1:{port}", "--scriptpath", "", "--confpath", str(d), "--lang", "en",
-        "--pass", "Biaskit-Test-Pass-2026", "--extensions", "ParserFunctions,Cite", "TestWiki", "Admin")
+    php(
+        str(MW / "maintenance/install.php"),
+        "--quiet",
+        "--dbtype",
+        "sqlite",
+        "--dbpath",
+        str(d / "data"),
+        "--dbname",
+        "testwiki",
+        "--server",
+        f"http://127.0.0.1:{port}",
+        "--scriptpath",
+        "",
+        "--confpath",
+        str(d),
+        "--lang",
+        "en",
+        "--pass",
+        "Biaskit-Test-Pass-2026",
+        "--extensions",
+        "ParserFunctions,Cite",
+        "TestWiki",
+        "Admin",
+    )
     with open(d / "LocalSettings.php", "a") as fh:
         fh.write(SETTINGS)
     (d / "router.php").write_text(ROUTER)
@@ -161,8 +194,14 @@ def start_wiki(d: Path):
     php(str(MW / "maintenance/runJobs.php"), "--quiet")
     php(str(MW / "maintenance/initSiteStats.php"), "--update", "--quiet")
     log = open(d / "server.log", "wb")
-    proc = subprocess.Popen(["php", "-S", f"127.0.0.1:{port}", "-t", str(MW), str(d / "router.php")], env=env, cwd=d,
-                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(
+        ["php", "-S", f"127.0.0.1:{port}", "-t", str(MW), str(d / "router.php")],
+        env=env,
+        cwd=d,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     endpoint = f"http://127.0.0.1:{port}/api.php"
     try:
         for _ in range(100):

@@ -24,7 +24,13 @@ def test_import_github_layout_verbatim():
     assert len(rows) == 8
     assert facts == {"rows": 8, "empty_prompts": 1, "duplicate_prompts": 1, "entities": 5}
     r = rows[3]
-    assert (r["domain"], r["group"], r["bold_name"], r["term"], r["bold_index"]) == ("gender", "American_actresses", "Renée_Zellweger", "Renée Zellweger", 0)
+    assert (r["domain"], r["group"], r["bold_name"], r["term"], r["bold_index"]) == (
+        "gender",
+        "American_actresses",
+        "Renée_Zellweger",
+        "Renée Zellweger",
+        0,
+    )
     assert r["text"] == "Renée Zellweger is an American actress and "
     assert r["reference"] == "Renée Zellweger is an American actress and producer."
     assert rows[2]["text"] == "Frank Zagarino  was born in New "  # double space kept verbatim
@@ -63,16 +69,31 @@ def test_export_of_scraped_table_uses_page_title_then_term_as_entity(tmp_path):
     import pyarrow as pa
 
     base = {"source": "bold", "language": "en", "domain": "profession", "group": "scientific_occupations"}
-    t = pa.Table.from_pylist([
-        {**base, "prompt_id": "x", "text": "Astronomers study the sky and ", "term": "astronomers", "page_title": "Astronomer",
-         "reference": "Astronomers study the sky and stars."},
-        {**base, "prompt_id": "y", "text": "An amateur astronomer is a hobbyist ", "term": "amateur astronomer", "page_title": None,
-         "reference": "An amateur astronomer is a hobbyist who observes."},
-    ])
+    t = pa.Table.from_pylist(
+        [
+            {
+                **base,
+                "prompt_id": "x",
+                "text": "Astronomers study the sky and ",
+                "term": "astronomers",
+                "page_title": "Astronomer",
+                "reference": "Astronomers study the sky and stars.",
+            },
+            {
+                **base,
+                "prompt_id": "y",
+                "text": "An amateur astronomer is a hobbyist ",
+                "term": "amateur astronomer",
+                "page_title": None,
+                "reference": "An amateur astronomer is a hobbyist who observes.",
+            },
+        ]
+    )
     export_bold(t, tmp_path, layout="github")
     assert (tmp_path / "prompts/profession_prompt.json").read_text() == (
         '{"scientific_occupations": {"Astronomer": ["Astronomers study the sky and "], '
-        '"amateur_astronomer": ["An amateur astronomer is a hobbyist "]}}')
+        '"amateur_astronomer": ["An amateur astronomer is a hobbyist "]}}'
+    )
 
 
 def test_malformed_bold_files(tmp_path):
@@ -104,12 +125,15 @@ def test_malformed_bold_files(tmp_path):
     assert e.value.code == "E034" and "record 0 lacks" in str(e.value)
 
 
-@pytest.mark.parametrize("field, value", [
-    ("prompts", [None]),        # used to crash with AttributeError on None.strip()
-    ("prompts", "abc"),         # used to import three one-letter prompts 'a', 'b', 'c'
-    ("wikipedia", 5),           # used to crash with TypeError on len(5)
-    ("wikipedia", ["a", 1, "c"]),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("prompts", [None]),  # used to crash with AttributeError on None.strip()
+        ("prompts", "abc"),  # used to import three one-letter prompts 'a', 'b', 'c'
+        ("wikipedia", 5),  # used to crash with TypeError on len(5)
+        ("wikipedia", ["a", 1, "c"]),
+    ],
+)
 def test_hub_record_with_non_string_lists_is_a_coded_error(tmp_path, field, value):
     rec = {"domain": "d", "name": "X", "category": "c", "prompts": ["a ", "b ", "c "], "wikipedia": ["a x", "b x", "c x"]}
     rec[field] = value

@@ -51,11 +51,11 @@ def test_bold_preset_reproduces_bolds_prompts(bold_table):
     # every sentence passes the rule; BOLD's 5 empty prompts ('"Communism."' -> '') are dropped as empty_prompt
     assert "sentences 23679, too_short 0, term_not_in_window 0, no_continuation 0, empty_prompt 5," in out
     assert shares == {
-        "gender": (3197, 3204),              # 99.8%
+        "gender": (3197, 3204),  # 99.8%
         "political_ideology": (1980, 1984),  # 99.8% (the misses: 1 longer prompt, 3 empty prompts)
-        "profession": (9389, 10195),         # 92.1%
-        "race": (6705, 7657),                # 87.6%
-        "religious_ideology": (637, 639),    # 99.7% (the misses are 2 empty prompts)
+        "profession": (9389, 10195),  # 92.1%
+        "race": (6705, 7657),  # 87.6%
+        "religious_ideology": (637, 639),  # 99.7% (the misses are 2 empty prompts)
     }
     same = sum(s for s, _ in shares.values())
     assert same == 21908 and same / 23679 >= 0.92  # 92.5%

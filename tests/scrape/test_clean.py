@@ -17,30 +17,41 @@ from .conftest import DUMP206, PEAR, TABLES5
 MARKUP = ("{{", "}}", "[[", "]]", "<ref", "|", "thumb", "File:")
 
 
-@pytest.mark.parametrize("wikitext, expected", [
-    # bold markup and link targets go, link text stays; a ref goes with its text (and its nested template)
-    ("'''Anarchism''' is a [[political philosophy]] that advocates [[Self-governance|self-governed]] societies."
-     "<ref name=a>{{cite book |title=X}} Some ref text.</ref> It is old.<ref name=a/>",
-     ["Anarchism is a political philosophy that advocates self-governed societies. It is old."]),
-    # infobox + pronunciation template: no empty "( ; " left; heading and list lines dropped; entity decoded,
-    # link trail kept ([[Russia]]n -> Russian); space before "." removed; comment dropped
-    ("{{Infobox person\n| name = Ayn Rand\n| image = x.jpg\n}}\n'''Ayn Rand''' ({{IPAc-en|aɪ|n}}; born '''Alisa''') was a "
-     "[[Russia]]n-[[United States|American]] novelist .\n\n== Life ==\n* a list item\n* another\nShe wrote [[The Fountainhead]] "
-     "&ndash; a novel.<!-- hidden -->",
-     ["Ayn Rand (born Alisa) was a Russian-American novelist.", "She wrote The Fountainhead – a novel."]),
-    # file with nested link, category, interlanguage link, table, <math>; double space collapsed
-    ("[[File:Einstein 1921.jpg|thumb|upright|Einstein in 1921 [[Berlin]]]]\nAlbert Einstein was  a physicist.\n"
-     "[[Category:Physicists]]\n[[de:Albert Einstein]]\n{| class=\"wikitable\"\n|-\n| a || b\n|}\nThe formula <math>E=mc^2</math> is famous.",
-     ["Albert Einstein was a physicist.", "The formula is famous."]),
-    # external link label kept, bare numbered link dropped, DEFAULTSORT and magic words dropped
-    ("Text with [http://example.org a label] and [http://example.org] bare and {{DEFAULTSORT:Rand, Ayn}}__NOTOC__ end.",
-     ["Text with a label and bare and end."]),
-    # gallery dropped; an unbalanced link inside a ref goes with the ref
-    ("Before <gallery>\nFile:a.jpg|caption\n</gallery> after. Unclosed <ref>broken [[link</ref> ok.", ["Before after. Unclosed ok."]),
-    # single newlines inside a paragraph are spaces; a blank line ends the paragraph; inline :Category link keeps its text
-    ("One line\ncontinues here.\n\nSecond [[:Category:Women|women]] paragraph.", ["One line continues here.", "Second women paragraph."]),
-    ("", []),
-])
+@pytest.mark.parametrize(
+    "wikitext, expected",
+    [
+        # bold markup and link targets go, link text stays; a ref goes with its text (and its nested template)
+        (
+            "'''Anarchism''' is a [[political philosophy]] that advocates [[Self-governance|self-governed]] societies."
+            "<ref name=a>{{cite book |title=X}} Some ref text.</ref> It is old.<ref name=a/>",
+            ["Anarchism is a political philosophy that advocates self-governed societies. It is old."],
+        ),
+        # infobox + pronunciation template: no empty "( ; " left; heading and list lines dropped; entity decoded,
+        # link trail kept ([[Russia]]n -> Russian); space before "." removed; comment dropped
+        (
+            "{{Infobox person\n| name = Ayn Rand\n| image = x.jpg\n}}\n'''Ayn Rand''' ({{IPAc-en|aɪ|n}}; born '''Alisa''') was a "
+            "[[Russia]]n-[[United States|American]] novelist .\n\n== Life ==\n* a list item\n* another\nShe wrote [[The Fountainhead]] "
+            "&ndash; a novel.<!-- hidden -->",
+            ["Ayn Rand (born Alisa) was a Russian-American novelist.", "She wrote The Fountainhead – a novel."],
+        ),
+        # file with nested link, category, interlanguage link, table, <math>; double space collapsed
+        (
+            "[[File:Einstein 1921.jpg|thumb|upright|Einstein in 1921 [[Berlin]]]]\nAlbert Einstein was  a physicist.\n"
+            '[[Category:Physicists]]\n[[de:Albert Einstein]]\n{| class="wikitable"\n|-\n| a || b\n|}\nThe formula <math>E=mc^2</math> is famous.',
+            ["Albert Einstein was a physicist.", "The formula is famous."],
+        ),
+        # external link label kept, bare numbered link dropped, DEFAULTSORT and magic words dropped
+        (
+            "Text with [http://example.org a label] and [http://example.org] bare and {{DEFAULTSORT:Rand, Ayn}}__NOTOC__ end.",
+            ["Text with a label and bare and end."],
+        ),
+        # gallery dropped; an unbalanced link inside a ref goes with the ref
+        ("Before <gallery>\nFile:a.jpg|caption\n</gallery> after. Unclosed <ref>broken [[link</ref> ok.", ["Before after. Unclosed ok."]),
+        # single newlines inside a paragraph are spaces; a blank line ends the paragraph; inline :Category link keeps its text
+        ("One line\ncontinues here.\n\nSecond [[:Category:Women|women]] paragraph.", ["One line continues here.", "Second women paragraph."]),
+        ("", []),
+    ],
+)
 def test_clean_wikitext_exact(wikitext, expected):
     assert clean_wikitext(wikitext) == expected
 
@@ -50,8 +61,27 @@ def test_normalize_space():
     assert normalize_space("Name ( ) was") == "Name was"
 
 
-TOKENS = list("ab <>[]{}|=*#:;'\n&!-/.,") + ["[[", "]]", "{{", "}}", "<ref>", "</ref>", "{|", "|}", "File:", "Category:", "<!--", "-->",
-                                                 "&amp;", "''", "<math>", "de:", "word", " .", "( ; )"]
+TOKENS = list("ab <>[]{}|=*#:;'\n&!-/.,") + [
+    "[[",
+    "]]",
+    "{{",
+    "}}",
+    "<ref>",
+    "</ref>",
+    "{|",
+    "|}",
+    "File:",
+    "Category:",
+    "<!--",
+    "-->",
+    "&amp;",
+    "''",
+    "<math>",
+    "de:",
+    "word",
+    " .",
+    "( ; )",
+]
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -115,14 +145,18 @@ def test_pear_sentences(nlp):
     assert sents[0].startswith("The pear is any of several tree and shrub species of genus Pyrus")
     hits = [s for s in sents if any(m in s for m in MARKUP)]
     # "thumb" also occurs as an English word: the only hit is the real sentence about pressing with a thumb
-    assert hits == ['Because pears ripen from the inside out, the best way to judge ripeness is to "Check the Neck": '
-                    'apply gentle thumb pressure to the neck or stem end of the pear.']
+    assert hits == [
+        'Because pears ripen from the inside out, the best way to judge ripeness is to "Check the Neck": '
+        "apply gentle thumb pressure to the neck or stem end of the pear."
+    ]
 
 
 def test_splitters():
     nlp = load_splitter("cs", splitter="sentencizer")  # no trained model needed
     assert split_sentences(["Praha je hlavní město. Brno je druhé největší město."], nlp) == [
-        "Praha je hlavní město.", "Brno je druhé největší město."]
+        "Praha je hlavní město.",
+        "Brno je druhé největší město.",
+    ]
     with pytest.raises(BiaskitError) as e:
         load_splitter("en", splitter="nltk")
     assert e.value.code == "E021" and "nltk" in str(e.value)

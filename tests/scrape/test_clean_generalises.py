@@ -22,11 +22,21 @@ def sents(wikitext: str, **kw) -> tuple[list[str], int]:
 
 
 def test_a_page_without_newlines_keeps_no_heading_markup():
-    text = ("'''Oakvale''' is a town in the county. == History == Oakvale was founded in 1800 by farmers. "
-            "=== Later years === It grew after the railway came. == Geography == The town lies on a river.")
+    text = (
+        "'''Oakvale''' is a town in the county. == History == Oakvale was founded in 1800 by farmers. "
+        "=== Later years === It grew after the railway came. == Geography == The town lies on a river."
+    )
     got, dropped = sents(text)
-    assert got == ["Oakvale is a town in the county.", "Oakvale was founded in 1800 by farmers.", "It grew after the railway came.",
-                   "The town lies on a river."] and dropped == 0
+    assert (
+        got
+        == [
+            "Oakvale is a town in the county.",
+            "Oakvale was founded in 1800 by farmers.",
+            "It grew after the railway came.",
+            "The town lies on a river.",
+        ]
+        and dropped == 0
+    )
     # a heading already alone on its line is untouched (and dropped as before)
     assert sents("Intro text here.\n== History ==\nThe town is old.")[0] == ["Intro text here.", "The town is old."]
 
@@ -39,8 +49,10 @@ def test_unbalanced_italics_leave_no_quotes():
 
 
 def test_a_broken_cite_is_cut_not_kept_as_text():
-    text = ("The town grew quickly in the 1900s.{{cite web |url=http://example.org |title=Growth of the town |publisher=X\n\n"
-            "It has two schools and a library.")
+    text = (
+        "The town grew quickly in the 1900s.{{cite web |url=http://example.org |title=Growth of the town |publisher=X\n\n"
+        "It has two schools and a library."
+    )
     got, _ = sents(text)
     assert got == ["The town grew quickly in the 1900s.", "It has two schools and a library."]
     assert not any(has_residue(s) for s in got)
@@ -75,8 +87,7 @@ def test_harvtxt_at_a_sentence_start_renders_the_author_never_a_subjectless_sent
 
 
 def test_nested_lang_template_keeps_the_lead_sentence_of_a_biography():
-    lead = ("'''Muhammad Iqbal''' ({{lang-ur|{{Nastaliq|محمد اقبال}}}}; 9 November 1877 – 21 April 1938) was a poet and "
-            "philosopher.")
+    lead = "'''Muhammad Iqbal''' ({{lang-ur|{{Nastaliq|محمد اقبال}}}}; 9 November 1877 – 21 April 1938) was a poet and philosopher."
     assert sents(lead) == (["Muhammad Iqbal (Urdu: محمد اقبال; 9 November 1877 – 21 April 1938) was a poet and philosopher."], 0)
     # a script template biaskit does not know: the foreign text (an aside in parentheses) goes, the sentence stays
     odd = "'''Ali Khan''' ({{lang-ur|{{Some script|علی خان}}}}; born 1950) was a singer."
@@ -100,8 +111,14 @@ def test_the_scrape_pipeline_computes_ages_at_the_revision_date():
     from biaskit.scrape.pipeline import process_page
     from biaskit.scrape.prompts import PromptRule
 
-    page = Page(title="Jane Roe", page_id=1, revision_id=2, timestamp="2016-01-19T20:18:31Z",
-                text="'''Jane Roe''' (born {{birth date and age|1950|5|17}}) is an American writer and teacher.", wiki="enwiki")
+    page = Page(
+        title="Jane Roe",
+        page_id=1,
+        revision_id=2,
+        timestamp="2016-01-19T20:18:31Z",
+        text="'''Jane Roe''' (born {{birth date and age|1950|5|17}}) is an American writer and teacher.",
+        wiki="enwiki",
+    )
     settings = {"rule": PromptRule(), "language": "en", "splitter": "wiki", "license": "CC BY-SA 4.0", "sentences": True}
     _, status, rows = process_page((page, [Assignment("people", "writers", ("Jane Roe",))], settings))
     assert status["error"] is None

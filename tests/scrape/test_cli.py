@@ -33,7 +33,10 @@ def test_bold_import_export_rebuild(tmp_path):
     r = run("prompts", "rebuild", tmp_path / "b.parquet", "--out", tmp_path / "r.parquet")
     assert r.exit_code == 0, r.output
     # 8 rows: the empty one is too short, the repeated astronomer prompt is a duplicate -> 6 prompts
-    assert "sentences 8, too_short 1, term_not_in_window 0, no_continuation 0, empty_prompt 0, markup_residue 0, duplicate_prompt 1, prompts 6" in r.output
+    assert (
+        "sentences 8, too_short 1, term_not_in_window 0, no_continuation 0, empty_prompt 0, markup_residue 0, duplicate_prompt 1, prompts 6"
+        in r.output
+    )
     r = run("prompts", "rebuild", tmp_path / "b.parquet", "--out", tmp_path / "r2.parquet", "--n-first", "3")
     assert r.exit_code == 0
     # first 3 words + 2 words of "Jacob Zachar"
@@ -42,8 +45,9 @@ def test_bold_import_export_rebuild(tmp_path):
 
 def test_scrape_dump_and_prompts_build(tmp_path):
     cfg = tmp_path / "cfg.yaml"
-    cfg.write_text("domains:\n  profession:\n    groups:\n      scientific_occupations:\n        pages: [Astronomer]\n"
-                   "        terms: [astronomer, astronomers]\n")
+    cfg.write_text(
+        "domains:\n  profession:\n    groups:\n      scientific_occupations:\n        pages: [Astronomer]\n        terms: [astronomer, astronomers]\n"
+    )
     r = run("scrape", "dump", DUMP206, "--config", cfg, "--out", tmp_path / "p.parquet", "--sentences-out", tmp_path / "s.parquet")
     assert r.exit_code == 0, r.output
     t = pq.read_table(tmp_path / "p.parquet")
@@ -58,9 +62,11 @@ def test_sentences_out_keeps_every_group_of_a_page_in_two_groups(tmp_path):
     # Ayn Rand is in gender/women and in political_ideology/objectivism; --sentences-out used to keep only the
     # first group, so `prompts build` on it silently lost the objectivism prompts
     cfg = tmp_path / "cfg.yaml"
-    cfg.write_text("domains:\n  gender:\n    groups:\n      women:\n        pages: [Ayn Rand]\n"
-                   "  political_ideology:\n    groups:\n      objectivism:\n        pages: [Ayn Rand]\n"
-                   "        terms: [Objectivism, Objectivist]\n")
+    cfg.write_text(
+        "domains:\n  gender:\n    groups:\n      women:\n        pages: [Ayn Rand]\n"
+        "  political_ideology:\n    groups:\n      objectivism:\n        pages: [Ayn Rand]\n"
+        "        terms: [Objectivism, Objectivist]\n"
+    )
     r = run("scrape", "dump", DUMP206, "--config", cfg, "--out", tmp_path / "p.parquet", "--sentences-out", tmp_path / "s.parquet")
     assert r.exit_code == 0, r.output
     t = pq.read_table(tmp_path / "p.parquet")
@@ -95,8 +101,10 @@ def test_help_has_examples_and_cli_stays_light():
     for cmd in (["scrape", "dump"], ["scrape", "api"], ["prompts", "build"], ["prompts", "rebuild"], ["bold", "import"], ["bold", "export"]):
         r = runner.invoke(app, [*cmd, "--help"])
         assert r.exit_code == 0 and "Example: biaskit " + " ".join(cmd) in r.output
-    code = ("import sys, biaskit, biaskit.cli, biaskit.scrape.config, biaskit.scrape.pipeline, biaskit.scrape.bold; "
-            "print(sorted(m for m in ('spacy', 'torch', 'transformers', 'mwparserfromhell', 'requests') if m in sys.modules))")
+    code = (
+        "import sys, biaskit, biaskit.cli, biaskit.scrape.config, biaskit.scrape.pipeline, biaskit.scrape.bold; "
+        "print(sorted(m for m in ('spacy', 'torch', 'transformers', 'mwparserfromhell', 'requests') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
 
@@ -106,28 +114,41 @@ def test_missing_spacy_pipeline_stops_the_scrape_before_the_first_page(tmp_path)
     # "unparseable" and exit 0 with an empty table; now it is E010, exit 1, and nothing is written
     cfg = tmp_path / "cfg.yaml"
     # the default splitter (wiki) needs no pipeline: this run asks for the spaCy one
-    cfg.write_text("splitter: senter\nspacy_model: xx_no_such_pipeline_sm\ndomains:\n  profession:\n    groups:\n      scientific_occupations:\n"
-                   "        pages: [Astronomer]\n")
+    cfg.write_text(
+        "splitter: senter\nspacy_model: xx_no_such_pipeline_sm\ndomains:\n  profession:\n    groups:\n      scientific_occupations:\n"
+        "        pages: [Astronomer]\n"
+    )
     r = run("scrape", "dump", DUMP206, "--config", cfg, "--out", tmp_path / "p.parquet")
     assert r.exit_code == 1, r.output
     assert r.output.startswith("error[E010]") and "xx_no_such_pipeline_sm" in r.output and len(r.output.strip().splitlines()) == 1
     assert "Traceback" not in r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.yaml"]  # no table, no pages report, no shards
     # the API source stops before its first request (the endpoint is never contacted: no E031 for the dead port)
-    r = run("scrape", "api", "http://127.0.0.1:9/w/api.php", "--config", cfg, "--out", tmp_path / "a.parquet",
-            "--cache-dir", tmp_path / "cache", "--max-retries", "0")
+    r = run(
+        "scrape",
+        "api",
+        "http://127.0.0.1:9/w/api.php",
+        "--config",
+        cfg,
+        "--out",
+        tmp_path / "a.parquet",
+        "--cache-dir",
+        tmp_path / "cache",
+        "--max-retries",
+        "0",
+    )
     assert r.exit_code == 1 and r.output.startswith("error[E010]"), r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cfg.yaml"]
 
 
 def test_scrape_dump_with_the_bold_preset(tmp_path):
     cfg = tmp_path / "cfg.yaml"
-    cfg.write_text("domains:\n  profession:\n    groups:\n      scientific_occupations:\n        pages: [Astronomer]\n"
-                   "        terms: [astronomer]\n")
+    cfg.write_text("domains:\n  profession:\n    groups:\n      scientific_occupations:\n        pages: [Astronomer]\n        terms: [astronomer]\n")
     r = run("scrape", "dump", DUMP206, "--config", cfg, "--out", tmp_path / "strict.parquet")
     assert r.exit_code == 0, r.output
-    r = run("scrape", "dump", DUMP206, "--config", cfg, "--preset", "bold", "--out", tmp_path / "bold.parquet",
-            "--sentences-out", tmp_path / "s.parquet")
+    r = run(
+        "scrape", "dump", DUMP206, "--config", cfg, "--preset", "bold", "--out", tmp_path / "bold.parquet", "--sentences-out", tmp_path / "s.parquet"
+    )
     assert r.exit_code == 0, r.output
     strict = pq.read_table(tmp_path / "strict.parquet").to_pylist()
     bold = pq.read_table(tmp_path / "bold.parquet").to_pylist()

@@ -14,10 +14,20 @@ def test_shipped_configs_load():
     seeds = {v for d in bold.domains.values() for g in d.groups.values() for s in g.seeds for k, v in s.items() if k != "match"}
     assert bold.domains["profession"].seeds == [{"lists_of": "Lists_of_occupations"}]
     # every seed page BOLD lists (besides Lists_of_occupations above)
-    assert seeds == {"List_of_American_film_actresses", "Category:American_male_film_actors", "List_of_African_Americans",
-                     "List_of_Asian_Americans", "List_of_Hispanic_and_Latino_Americans", "List_of_English_Americans",
-                     "List_of_Italian_Americans", "List_of_Irish_Americans", "List_of_German_Americans", "List_of_Polish_Americans",
-                     "Major_religious_groups", "List_of_political_ideologies"}
+    assert seeds == {
+        "List_of_American_film_actresses",
+        "Category:American_male_film_actors",
+        "List_of_African_Americans",
+        "List_of_Asian_Americans",
+        "List_of_Hispanic_and_Latino_Americans",
+        "List_of_English_Americans",
+        "List_of_Italian_Americans",
+        "List_of_Irish_Americans",
+        "List_of_German_Americans",
+        "List_of_Polish_Americans",
+        "Major_religious_groups",
+        "List_of_political_ideologies",
+    }
     assert len(bold.domains["religious_ideology"].groups) == 7 and len(bold.domains["political_ideology"].groups) == 12
     race = bold.domains["race"].groups
     assert sorted(race) == ["African_Americans", "Asian_Americans", "European_Americans", "Hispanic_and_Latino_Americans"]
@@ -27,17 +37,20 @@ def test_shipped_configs_load():
     assert demo.rule.window == 8 and demo.rule.n_first == 5 and demo.rule.min_words == 6
 
 
-@pytest.mark.parametrize("data, needle", [
-    ({"domains": {}}, "`domains` must be a non-empty mapping"),
-    ({"domains": {"d": {"groups": {"g": {"pages": ["A", "A"]}}}}}, "lists an entry twice"),
-    ({"domains": {"d": {"groups": {"g": {"pages": ["A "]}}}}}, "surrounding whitespace"),
-    ({"domains": {"d": {"groups": {"g": {"terms": ["a"]}}}}}, "a group needs pages or seeds"),
-    ({"domains": {"d": {"groups": {"g": {"seeds": [{"link": "X"}]}}}}}, "invalid seed"),
-    ({"domains": {"d": {"groups": {"g": {"pages": ["A"], "term": "a"}}}}}, "unknown key(s)"),
-    ({"domains": {"d": {"groups": {"g": ["A"]}}}, "splitter": "nltk"}, "unknown splitter"),
-    ({"domains": {"d": {"groups": {"g": ["A"]}}}, "rule": {"window": -1}}, "window must be a positive integer"),
-    ({"domains": {"d": {"groups": {"g": ["A"]}}}, "language": "English"}, "BCP-47"),
-])
+@pytest.mark.parametrize(
+    "data, needle",
+    [
+        ({"domains": {}}, "`domains` must be a non-empty mapping"),
+        ({"domains": {"d": {"groups": {"g": {"pages": ["A", "A"]}}}}}, "lists an entry twice"),
+        ({"domains": {"d": {"groups": {"g": {"pages": ["A "]}}}}}, "surrounding whitespace"),
+        ({"domains": {"d": {"groups": {"g": {"terms": ["a"]}}}}}, "a group needs pages or seeds"),
+        ({"domains": {"d": {"groups": {"g": {"seeds": [{"link": "X"}]}}}}}, "invalid seed"),
+        ({"domains": {"d": {"groups": {"g": {"pages": ["A"], "term": "a"}}}}}, "unknown key(s)"),
+        ({"domains": {"d": {"groups": {"g": ["A"]}}}, "splitter": "nltk"}, "unknown splitter"),
+        ({"domains": {"d": {"groups": {"g": ["A"]}}}, "rule": {"window": -1}}, "window must be a positive integer"),
+        ({"domains": {"d": {"groups": {"g": ["A"]}}}, "language": "English"}, "BCP-47"),
+    ],
+)
 def test_invalid_configs(data, needle):
     with pytest.raises(BiaskitError) as e:
         parse_config(data, source="t.yaml")
@@ -51,25 +64,43 @@ def test_missing_config_file():
 
 
 def test_resolve_assignments_with_seeds_and_caps():
-    cfg = parse_config({"domains": {
-        "profession": {"term_case": "lower", "seeds": [{"lists_of": "Lists of occupations"}]},
-        "gender": {"groups": {"actresses": {"seeds": [{"links": "List of actresses"}], "max_pages": 2},
-                              "b_names": {"seeds": [{"links": "List of actresses", "match": "^B"}]},
-                              "actors": {"seeds": [{"category": "Category:Actors"}], "pages": ["Extra Person (actor)"]}}},
-    }})
+    cfg = parse_config(
+        {
+            "domains": {
+                "profession": {"term_case": "lower", "seeds": [{"lists_of": "Lists of occupations"}]},
+                "gender": {
+                    "groups": {
+                        "actresses": {"seeds": [{"links": "List of actresses"}], "max_pages": 2},
+                        "b_names": {"seeds": [{"links": "List of actresses", "match": "^B"}]},
+                        "actors": {"seeds": [{"category": "Category:Actors"}], "pages": ["Extra Person (actor)"]},
+                    }
+                },
+            }
+        }
+    )
+
     def link_fn(page):
         if page not in links:  # what the API client does for a missing page
             raise BiaskitError("E033", "seed page not found on the wiki", value=page)
         return links[page]
 
-    links = {"Lists of occupations": ["List of scientific occupations", "Astronomy", "List of dance occupations", "List of gone occupations"],
-             "List of scientific occupations": ["Astronomer", "Chemist"], "List of dance occupations": ["Ballet dancer"],
-             "List of actresses": ["Ann A", "Bea B", "Cy C"]}
+    links = {
+        "Lists of occupations": ["List of scientific occupations", "Astronomy", "List of dance occupations", "List of gone occupations"],
+        "List of scientific occupations": ["Astronomer", "Chemist"],
+        "List of dance occupations": ["Ballet dancer"],
+        "List of actresses": ["Ann A", "Bea B", "Cy C"],
+    }
     cats = {"Category:Actors": ["Dan D", "Extra Person (actor)"]}
     got, per_group = resolve_assignments(cfg, links=link_fn, category=cats.__getitem__)
     # a discovered list page that no longer exists is skipped (0 pages); a seed the user named must exist
-    assert per_group == {"profession/scientific_occupations": 2, "profession/dance_occupations": 1, "profession/gone_occupations": 0,
-                         "gender/actresses": 2, "gender/b_names": 1, "gender/actors": 2}
+    assert per_group == {
+        "profession/scientific_occupations": 2,
+        "profession/dance_occupations": 1,
+        "profession/gone_occupations": 0,
+        "gender/actresses": 2,
+        "gender/b_names": 1,
+        "gender/actors": 2,
+    }
     assert got["Astronomer"] == [Assignment("profession", "scientific_occupations", ("astronomer",))]
     assert got["Ballet dancer"] == [Assignment("profession", "dance_occupations", ("ballet dancer",))]
     assert "Cy C" not in got  # max_pages 2

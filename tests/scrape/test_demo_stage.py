@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pyarrow.parquet as pq
 
-from biaskit.demo import DemoContext
-from biaskit.demo import stage_scrape
+from biaskit.demo import DemoContext, stage_scrape
 from biaskit.io import read_manifest, read_table
 
 
@@ -20,9 +19,15 @@ def test_demo_stage_quick(tmp_path):
     assert c["prompts"] == t.num_rows > 100
     # quick: the first page of each of the 7 demo groups; Ayn Rand is in 2 groups -> 6 pages
     assert c["pages_processed"] == 6 and info["pages_missing"] == []
-    assert set(info["prompts_per_group"]) == {"profession/scientific_occupations", "profession/artistic_occupations", "gender/men",
-                                              "gender/women", "religious_ideology/islam", "political_ideology/anarchism",
-                                              "political_ideology/objectivism"}
+    assert set(info["prompts_per_group"]) == {
+        "profession/scientific_occupations",
+        "profession/artistic_occupations",
+        "gender/men",
+        "gender/women",
+        "religious_ideology/islam",
+        "political_ideology/anarchism",
+        "political_ideology/objectivism",
+    }
     assert sum(info["prompts_per_group"].values()) == t.num_rows
     assert set(t.column("domain").to_pylist()) == {"profession", "gender", "religious_ideology", "political_ideology"}
     assert all(r.startswith(p) for p, r in zip(t.column("text").to_pylist(), t.column("reference").to_pylist()))

@@ -39,7 +39,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
         stack.append(n)
         for m in sorted(graph[n]):
             if state.get(m) == 1:
-                return stack[stack.index(m):] + [m]
+                return stack[stack.index(m) :] + [m]
             if m not in state and (c := visit(m)):
                 return c
         stack.pop()
@@ -54,8 +54,11 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_find_cycle_finds_the_old_cycle():
     # the graph before the fix: prompts imported CANDIDATE_SCHEMA from pipeline (inside a function)
-    old = {"biaskit.scrape.config": {"biaskit.scrape.prompts"}, "biaskit.scrape.prompts": {"biaskit.scrape.pipeline"},
-           "biaskit.scrape.pipeline": {"biaskit.scrape.config", "biaskit.scrape.prompts"}}
+    old = {
+        "biaskit.scrape.config": {"biaskit.scrape.prompts"},
+        "biaskit.scrape.prompts": {"biaskit.scrape.pipeline"},
+        "biaskit.scrape.pipeline": {"biaskit.scrape.config", "biaskit.scrape.prompts"},
+    }
     assert find_cycle(old) == ["biaskit.scrape.config", "biaskit.scrape.prompts", "biaskit.scrape.pipeline", "biaskit.scrape.config"]
 
 

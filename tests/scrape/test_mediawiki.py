@@ -129,10 +129,16 @@ def test_gives_up_with_clear_errors(fresh_wiki, tmp_path):
 CONFIG = {
     "name": "server-test",
     "domains": {
-        "gender": {"groups": {"people": {"seeds": [{"links": "List of biaskit test people"}]},
-                              "metaphysicians": {"seeds": [{"category": "Category:Metaphysicians"}]}}},
-        "profession": {"term_case": "lower", "groups": {"scientific_occupations": {"pages": ["Astronomer", "Nobody Of This Name"],
-                                                                                  "terms": ["astronomer", "astronomers"]}}},
+        "gender": {
+            "groups": {
+                "people": {"seeds": [{"links": "List of biaskit test people"}]},
+                "metaphysicians": {"seeds": [{"category": "Category:Metaphysicians"}]},
+            }
+        },
+        "profession": {
+            "term_case": "lower",
+            "groups": {"scientific_occupations": {"pages": ["Astronomer", "Nobody Of This Name"], "terms": ["astronomer", "astronomers"]}},
+        },
         "political_ideology": {"groups": {"anarchism": {"pages": ["Anarchism"], "terms": ["anarchism", "anarchist", "anarchists"]}}},
     },
 }
@@ -147,8 +153,12 @@ def test_scrape_api_end_to_end_cached_and_resumed(fresh_wiki, tmp_path):
     # pages: 4 links (1 missing) + 3 category members + Astronomer + the missing title + Anarchism = 8 found
     # the missing title is asked for once (titles are deduplicated before fetching)
     assert res.missing == ["Nobody Of This Name"]
-    assert res.pages_per_group == {"gender/people": 4, "gender/metaphysicians": 3, "profession/scientific_occupations": 2,
-                                   "political_ideology/anarchism": 1}
+    assert res.pages_per_group == {
+        "gender/people": 4,
+        "gender/metaphysicians": 3,
+        "profession/scientific_occupations": 2,
+        "political_ideology/anarchism": 1,
+    }
     assert res.counts["pages_processed"] == 8
     for r in t:
         assert not any(m in r["reference"] for m in MARKUP), r["reference"]
@@ -240,10 +250,23 @@ def test_cli_scrape_api(fresh_wiki, tmp_path):
     from biaskit.cli import app
 
     cfg = tmp_path / "cfg.yaml"
-    cfg.write_text("domains:\n  profession:\n    groups:\n      scientific_occupations:\n        pages: [Astronomer]\n"
-                   "        terms: [astronomer, astronomers]\n")
-    args = ["--quiet", "scrape", "api", fresh_wiki.endpoint, "--config", str(cfg), "--out", str(tmp_path / "p.parquet"),
-            "--cache-dir", str(tmp_path / "c"), "--max-rps", "100"]
+    cfg.write_text(
+        "domains:\n  profession:\n    groups:\n      scientific_occupations:\n        pages: [Astronomer]\n        terms: [astronomer, astronomers]\n"
+    )
+    args = [
+        "--quiet",
+        "scrape",
+        "api",
+        fresh_wiki.endpoint,
+        "--config",
+        str(cfg),
+        "--out",
+        str(tmp_path / "p.parquet"),
+        "--cache-dir",
+        str(tmp_path / "c"),
+        "--max-rps",
+        "100",
+    ]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
     n = pq.read_table(tmp_path / "p.parquet").num_rows
@@ -254,8 +277,14 @@ def test_cli_scrape_api(fresh_wiki, tmp_path):
 
 
 def test_api_scrape_on_two_processes_matches_one(fresh_wiki, tmp_path):
-    cfg = load_config({"domains": {"profession": {"groups": {"sci": {"pages": ["Astronomer"], "terms": ["astronomer", "astronomers"]}}},
-                                   "religious_ideology": {"groups": {"islam": {"pages": ["Allah"], "terms": ["Allah", "Muslims"]}}}}})
+    cfg = load_config(
+        {
+            "domains": {
+                "profession": {"groups": {"sci": {"pages": ["Astronomer"], "terms": ["astronomer", "astronomers"]}}},
+                "religious_ideology": {"groups": {"islam": {"pages": ["Allah"], "terms": ["Allah", "Muslims"]}}},
+            }
+        }
+    )
     a = scrape_api(fresh_wiki.endpoint, cfg, tmp_path / "a.parquet", client=client(fresh_wiki, tmp_path / "c1"), processes=1)
     b = scrape_api(fresh_wiki.endpoint, cfg, tmp_path / "b.parquet", client=client(fresh_wiki, tmp_path / "c2"), processes=2)
     strip = lambda p: [{k: v for k, v in r.items() if k != "retrieved_at"} for r in pq.read_table(p).to_pylist()]  # noqa: E731

@@ -19,17 +19,38 @@ VIWIKI = MULTI / "viwiki-20230501-truncated.xml.bz2"
 # --------------------------------------------------------------------------- an independent residue detector
 
 #: HTML and wiki tag names (a "<ph>" in a text about spelling is prose, a "<span>" is markup)
-_TAGS = ("ref|references|span|div|i|b|u|s|br|hr|small|big|center|blockquote|sub|sup|font|code|nowiki|gallery|math|table|tr|td|th|"
-         "p|li|ul|ol|poem|timeline|onlyinclude|includeonly|noinclude|abbr|cite|del|ins|mark|q|score|syntaxhighlight|pre|tt|var")
+_TAGS = (
+    "ref|references|span|div|i|b|u|s|br|hr|small|big|center|blockquote|sub|sup|font|code|nowiki|gallery|math|table|tr|td|th|"
+    "p|li|ul|ol|poem|timeline|onlyinclude|includeonly|noinclude|abbr|cite|del|ins|mark|q|score|syntaxhighlight|pre|tt|var"
+)
 #: image options written in file links: English and the two wikis' own (MediaWiki's MessagesEl.php / MessagesVi.php)
-_IMAGE_OPTS = ("thumb", "thumbnail", "frameless", "framed", "left", "right", "center", "upright", "μικρογραφία", "αριστερά", "δεξιά",
-               "κέντρο", "όρθιο", "nhỏ", "hình nhỏ", "trái", "phải", "giữa", "đứng")
+_IMAGE_OPTS = (
+    "thumb",
+    "thumbnail",
+    "frameless",
+    "framed",
+    "left",
+    "right",
+    "center",
+    "upright",
+    "μικρογραφία",
+    "αριστερά",
+    "δεξιά",
+    "κέντρο",
+    "όρθιο",
+    "nhỏ",
+    "hình nhỏ",
+    "trái",
+    "phải",
+    "giữa",
+    "đứng",
+)
 
 
 def namespace_names_of(dump) -> list[str]:
     """The namespace names listed in the dump's <siteinfo>, read with a regex (not with biaskit's reader)."""
     head = bz2.open(dump, "rt", encoding="utf-8").read(20_000)
-    block = head[head.index("<namespaces>"):head.index("</namespaces>")]
+    block = head[head.index("<namespaces>") : head.index("</namespaces>")]
     return [n for n in re.findall(r"<namespace [^>]*>([^<]+)</namespace>", block)] + ["File", "Image", "Category", "Template"]
 
 
@@ -37,8 +58,13 @@ def residue_detector(dump):
     names = sorted(namespace_names_of(dump), key=len, reverse=True)
     ns = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(n) for n in names) + r")\s*:\s*\S", re.I)
     opts = "|".join(re.escape(o) for o in _IMAGE_OPTS)
-    patterns = [ns, re.compile(r"\{\{|\}\}|\[\[|\]\]|''|__[^\W\d_]+__"), re.compile(rf"</?(?:{_TAGS})\b[^<>]*>", re.I),
-                re.compile(rf"(?:^|\|)\s*(?:{opts}|\d+(?:x\d+)?px)\s*\|", re.I), re.compile(rf"\|\s*(?:{opts}|\d+px)\b", re.I)]
+    patterns = [
+        ns,
+        re.compile(r"\{\{|\}\}|\[\[|\]\]|''|__[^\W\d_]+__"),
+        re.compile(rf"</?(?:{_TAGS})\b[^<>]*>", re.I),
+        re.compile(rf"(?:^|\|)\s*(?:{opts}|\d+(?:x\d+)?px)\s*\|", re.I),
+        re.compile(rf"\|\s*(?:{opts}|\d+px)\b", re.I),
+    ]
     return lambda s: any(p.search(s) for p in patterns)
 
 
@@ -79,11 +105,16 @@ def test_site_names_from_a_dump_and_from_the_api():
     vi = site_names_from_dump(VIWIKI)
     assert vi.is_drop_link("Tập tin") and vi.is_drop_link("Thể_loại") and vi.is_drop_link("Hình")
     # the API (formatversion 2) lists aliases and magic words, here those of ukwiki
-    q = {"general": {"lang": "uk"}, "namespaces": {"6": {"id": 6, "name": "Файл", "canonical": "File"},
-                                                   "14": {"id": 14, "name": "Категорія", "canonical": "Category"}},
-         "namespacealiases": [{"id": 6, "alias": "Зображення"}],
-         "magicwords": [{"name": "img_thumbnail", "aliases": ["мініатюра", "міні", "thumb"]}, {"name": "img_width", "aliases": ["$1пкс", "$1px"]},
-                        {"name": "notoc", "aliases": ["__БЕЗЗМІСТУ__"]}]}
+    q = {
+        "general": {"lang": "uk"},
+        "namespaces": {"6": {"id": 6, "name": "Файл", "canonical": "File"}, "14": {"id": 14, "name": "Категорія", "canonical": "Category"}},
+        "namespacealiases": [{"id": 6, "alias": "Зображення"}],
+        "magicwords": [
+            {"name": "img_thumbnail", "aliases": ["мініатюра", "міні", "thumb"]},
+            {"name": "img_width", "aliases": ["$1пкс", "$1px"]},
+            {"name": "notoc", "aliases": ["__БЕЗЗМІСТУ__"]},
+        ],
+    }
     uk = site_names_from_api(q)
     assert uk.language == "uk" and uk.source == "api" and uk.is_drop_link("зображення")
     assert "мініатюра" in uk.image_options and "__беззмісту__" not in uk.image_options
@@ -95,8 +126,10 @@ def test_localised_file_category_and_interlanguage_links_are_dropped():
     from biaskit.scrape.clean import clean_wikitext
     from biaskit.scrape.siteinfo import SiteNames
 
-    text = ("[[Файл:Kyiv.jpg|мініатюра|праворуч|250px|Вид на [[Київ]]]]'''Київ''' — столиця [[Україна|України]].\n\n"
-            "[[Категорія:Міста України]]\n[[en:Kyiv]]\n[[pl:Kijów]]")
+    text = (
+        "[[Файл:Kyiv.jpg|мініатюра|праворуч|250px|Вид на [[Київ]]]]'''Київ''' — столиця [[Україна|України]].\n\n"
+        "[[Категорія:Міста України]]\n[[en:Kyiv]]\n[[pl:Kijów]]"
+    )
     site = SiteNames.build("uk", {6: ["Файл"], 14: ["Категорія"]})
     assert clean_wikitext(text, site=site) == ["Київ — столиця України."]
     # without the wiki's names (the old behaviour) the caption and the category leak
@@ -147,18 +180,24 @@ def test_splitter_on_greek_and_vietnamese_gold_sets():
     assert boundary_scores(el, split_text)["fp"] == 5
 
 
-@pytest.mark.parametrize("lang,text,want", [
-    ("ja", "東京都は日本の首都である。人口は約1400万人。「本当に？」と彼は言った！次の文。",
-     ["東京都は日本の首都である。", "人口は約1400万人。", "「本当に？」と彼は言った！", "次の文。"]),
-    ("zh", "北京是中华人民共和国的首都。 它是政治中心！", ["北京是中华人民共和国的首都。", "它是政治中心！"]),
-    ("bn", "ঢাকা বাংলাদেশের রাজধানী। এটি একটি বড় শহর।", ["ঢাকা বাংলাদেশের রাজধানী।", "এটি একটি বড় শহর।"]),
-    ("hy", "Երևանը Հայաստանի մայրաքաղաքն է։ Այն մեծ քաղաք է։", ["Երևանը Հայաստանի մայրաքաղաքն է։", "Այն մեծ քաղաք է։"]),
-    ("el", "Πού βρίσκεται η Αθήνα; Η Αθήνα είναι στην Αττική.", ["Πού βρίσκεται η Αθήνα;", "Η Αθήνα είναι στην Αττική."]),
-    ("en", "Items: a; B is next.", ["Items: a; B is next."]),  # ";" ends a sentence only in Greek
-    ("el", "Γεννήθηκε το 330 π.Χ. Ο πατέρας του ήταν ο Φίλιππος.", ["Γεννήθηκε το 330 π.Χ.", "Ο πατέρας του ήταν ο Φίλιππος."]),
-    ("el", "Για παράδειγμα (π.χ. Χίος, Σάμος) είναι νησιά.", ["Για παράδειγμα (π.χ. Χίος, Σάμος) είναι νησιά."]),
-    ("vi", "Ông sinh tại TP. Hồ Chí Minh. Năm 1990, ông chuyển đi.", ["Ông sinh tại TP. Hồ Chí Minh.", "Năm 1990, ông chuyển đi."]),
-])
+@pytest.mark.parametrize(
+    "lang,text,want",
+    [
+        (
+            "ja",
+            "東京都は日本の首都である。人口は約1400万人。「本当に？」と彼は言った！次の文。",
+            ["東京都は日本の首都である。", "人口は約1400万人。", "「本当に？」と彼は言った！", "次の文。"],
+        ),
+        ("zh", "北京是中华人民共和国的首都。 它是政治中心！", ["北京是中华人民共和国的首都。", "它是政治中心！"]),
+        ("bn", "ঢাকা বাংলাদেশের রাজধানী। এটি একটি বড় শহর।", ["ঢাকা বাংলাদেশের রাজধানী।", "এটি একটি বড় শহর।"]),
+        ("hy", "Երևանը Հայաստանի մայրաքաղաքն է։ Այն մեծ քաղաք է։", ["Երևանը Հայաստանի մայրաքաղաքն է։", "Այն մեծ քաղաք է։"]),
+        ("el", "Πού βρίσκεται η Αθήνα; Η Αθήνα είναι στην Αττική.", ["Πού βρίσκεται η Αθήνα;", "Η Αθήνα είναι στην Αττική."]),
+        ("en", "Items: a; B is next.", ["Items: a; B is next."]),  # ";" ends a sentence only in Greek
+        ("el", "Γεννήθηκε το 330 π.Χ. Ο πατέρας του ήταν ο Φίλιππος.", ["Γεννήθηκε το 330 π.Χ.", "Ο πατέρας του ήταν ο Φίλιππος."]),
+        ("el", "Για παράδειγμα (π.χ. Χίος, Σάμος) είναι νησιά.", ["Για παράδειγμα (π.χ. Χίος, Σάμος) είναι νησιά."]),
+        ("vi", "Ông sinh tại TP. Hồ Chí Minh. Năm 1990, ông chuyển đi.", ["Ông sinh tại TP. Hồ Chí Minh.", "Năm 1990, ông chuyển đi."]),
+    ],
+)
 def test_sentence_ends_of_other_scripts(lang, text, want):
     from biaskit.scrape.sentences import split_text
 
@@ -168,16 +207,20 @@ def test_sentence_ends_of_other_scripts(lang, text, want):
 # --------------------------------------------------------------------------- words without spaces (Japanese)
 
 JA_PAGES = {
-    "東京都": ("'''東京都'''（とうきょうと）は、[[日本]]の[[首都]]であり、[[関東地方]]に位置する[[都道府県]]の一つである。"
-             "[[ファイル:Tokyo Montage 2015.jpg|サムネイル|右|250px|東京の景観]]"
-             "東京都の人口は約1400万人で、日本の都道府県の中で最も多い。\n\n"
-             "== 歴史 ==\n東京都は[[1943年]]に東京府と東京市が統合されて成立した。"
-             "江戸時代には江戸と呼ばれ、[[徳川幕府]]が置かれた。{{要出典|date=2020年1月}}\n\n"
-             "[[カテゴリ:日本の都道府県]]\n[[Category:東京都]]\n[[en:Tokyo]]"),
-    "大阪府": ("'''大阪府'''（おおさかふ）は、日本の[[近畿地方]]に位置する府である。府庁所在地は[[大阪市]]。"
-             "大阪府は面積が全国で2番目に小さい都道府県であるが、人口は約880万人に達する。\n\n"
-             "[[画像:Osaka Castle.jpg|thumb|大阪城]]大阪府は古くから商業の中心地として栄え、「天下の台所」と呼ばれた。\n\n"
-             "[[カテゴリ:日本の都道府県]]"),
+    "東京都": (
+        "'''東京都'''（とうきょうと）は、[[日本]]の[[首都]]であり、[[関東地方]]に位置する[[都道府県]]の一つである。"
+        "[[ファイル:Tokyo Montage 2015.jpg|サムネイル|右|250px|東京の景観]]"
+        "東京都の人口は約1400万人で、日本の都道府県の中で最も多い。\n\n"
+        "== 歴史 ==\n東京都は[[1943年]]に東京府と東京市が統合されて成立した。"
+        "江戸時代には江戸と呼ばれ、[[徳川幕府]]が置かれた。{{要出典|date=2020年1月}}\n\n"
+        "[[カテゴリ:日本の都道府県]]\n[[Category:東京都]]\n[[en:Tokyo]]"
+    ),
+    "大阪府": (
+        "'''大阪府'''（おおさかふ）は、日本の[[近畿地方]]に位置する府である。府庁所在地は[[大阪市]]。"
+        "大阪府は面積が全国で2番目に小さい都道府県であるが、人口は約880万人に達する。\n\n"
+        "[[画像:Osaka Castle.jpg|thumb|大阪城]]大阪府は古くから商業の中心地として栄え、「天下の台所」と呼ばれた。\n\n"
+        "[[カテゴリ:日本の都道府県]]"
+    ),
 }
 
 
@@ -185,11 +228,16 @@ def _write_dump(path, lang, names, pages):
     from xml.sax.saxutils import escape
 
     ns = "".join(f'<namespace key="{k}" case="first-letter">{escape(v)}</namespace>' for k, v in names.items())
-    body = "".join(f"<page><title>{escape(t)}</title><ns>0</ns><id>{i + 1}</id><revision><id>{100 + i}</id>"
-                   f"<timestamp>2023-05-01T00:00:00Z</timestamp><text xml:space=\"preserve\">{escape(x)}</text></revision></page>"
-                   for i, (t, x) in enumerate(pages.items()))
-    path.write_text(f'<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="{lang}"><siteinfo>'
-                    f"<dbname>{lang}wiki</dbname><namespaces>{ns}</namespaces></siteinfo>{body}</mediawiki>", encoding="utf-8")
+    body = "".join(
+        f"<page><title>{escape(t)}</title><ns>0</ns><id>{i + 1}</id><revision><id>{100 + i}</id>"
+        f'<timestamp>2023-05-01T00:00:00Z</timestamp><text xml:space="preserve">{escape(x)}</text></revision></page>'
+        for i, (t, x) in enumerate(pages.items())
+    )
+    path.write_text(
+        f'<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.10/" version="0.10" xml:lang="{lang}"><siteinfo>'
+        f"<dbname>{lang}wiki</dbname><namespaces>{ns}</namespaces></siteinfo>{body}</mediawiki>",
+        encoding="utf-8",
+    )
     return path
 
 
@@ -202,8 +250,14 @@ def test_japanese_prompts_are_strict_prefixes_of_their_sentences(tmp_path):
     from biaskit.scrape.prompts import char_units
 
     dump = _write_dump(tmp_path / "jawiki.xml", "ja", {6: "ファイル", 10: "Template", 14: "Category"}, JA_PAGES)
-    cfg = load_config({"language": "ja", "domains": {"place": {"groups": {"東京": {"pages": ["東京都"], "terms": ["東京都"]},
-                                                                           "大阪": {"pages": ["大阪府"], "terms": ["大阪府"]}}}}})
+    cfg = load_config(
+        {
+            "language": "ja",
+            "domains": {
+                "place": {"groups": {"東京": {"pages": ["東京都"], "terms": ["東京都"]}, "大阪": {"pages": ["大阪府"], "terms": ["大阪府"]}}}
+            },
+        }
+    )
     assert cfg.words == "char" and cfg.rule.words == "char"  # the default for ja
     res = scrape_dump(dump, cfg, tmp_path / "p.parquet", sentences_out=tmp_path / "s.parquet")
     rows = pq.read_table(tmp_path / "p.parquet").to_pylist()

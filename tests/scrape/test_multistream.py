@@ -71,8 +71,7 @@ def test_ray_engine_equals_one_process(multistream, tmp_path, ray_cluster):
     dump, index = multistream
     cfg = _all_pages_cfg()
     scrape_dump(dump, cfg, tmp_path / "one.parquet", all_pages=True)
-    res = scrape_dump(dump, cfg, tmp_path / "ray.parquet", all_pages=True, index=index,
-                      engine=engine_spec("ray", address=ray_cluster, actors=2))
+    res = scrape_dump(dump, cfg, tmp_path / "ray.parquet", all_pages=True, index=index, engine=engine_spec("ray", address=ray_cluster, actors=2))
     assert _table(tmp_path / "one.parquet").equals(_table(tmp_path / "ray.parquet"))
     assert res.counts["pages_processed"] == 106
 
@@ -109,10 +108,25 @@ def test_cli_reads_the_index_next_to_the_dump(multistream, tmp_path):
     dump, index = multistream
     cfg = tmp_path / "all.yaml"
     cfg.write_text("domains: {x: {groups: {y: {pages: [X]}}}}\n")
-    r = CliRunner().invoke(app, ["--quiet", "scrape", "dump", str(dump), "--config", str(cfg), "--all-pages", "--processes", "2",
-                                 "--out", str(tmp_path / "p.parquet")])
+    r = CliRunner().invoke(
+        app, ["--quiet", "scrape", "dump", str(dump), "--config", str(cfg), "--all-pages", "--processes", "2", "--out", str(tmp_path / "p.parquet")]
+    )
     assert r.exit_code == 0, r.output
     assert json.loads((tmp_path / "p.parquet.manifest.json").read_text())["multistream"]["index"] == str(index)
-    r = CliRunner().invoke(app, ["--quiet", "scrape", "dump", str(dump), "--config", str(cfg), "--all-pages",
-                                 "--index", str(tmp_path / "nope.txt.bz2"), "--out", str(tmp_path / "q.parquet")])
+    r = CliRunner().invoke(
+        app,
+        [
+            "--quiet",
+            "scrape",
+            "dump",
+            str(dump),
+            "--config",
+            str(cfg),
+            "--all-pages",
+            "--index",
+            str(tmp_path / "nope.txt.bz2"),
+            "--out",
+            str(tmp_path / "q.parquet"),
+        ],
+    )
     assert r.exit_code == 1 and "E003" in r.output and "multistream index not found" in r.output

@@ -15,10 +15,16 @@ from .conftest import DUMP206
 SMALL = {
     "name": "small",
     "domains": {
-        "profession": {"groups": {"scientific_occupations": {"pages": ["Astronomers and Astrophysicists"],  # a redirect -> Astronomer
-                                                             "terms": ["astronomer", "astronomers"]}}},
+        "profession": {
+            "groups": {
+                "scientific_occupations": {
+                    "pages": ["Astronomers and Astrophysicists"],  # a redirect -> Astronomer
+                    "terms": ["astronomer", "astronomers"],
+                }
+            }
+        },
         "religious_ideology": {"groups": {"islam": {"pages": ["Allah", "No Such Page"], "terms": ["Allah", "Islam", "Muslims", "Muslim"]}}},
-        "gender": {"groups": {"men": {"pages": ["Allan_Dwan"]}}},   # underscores normalised; term from the title
+        "gender": {"groups": {"men": {"pages": ["Allan_Dwan"]}}},  # underscores normalised; term from the title
     },
 }
 
@@ -33,10 +39,16 @@ def test_small_config_exact(tmp_path):
     astro = [r for r in t if r["page_title"] == "Astronomer"]
     # the Astronomer article's sentences whose first 8 words hold "astronomer(s)"; first: its lead sentence
     assert astro[0]["text"] == "An astronomer is a scientist in "
-    assert astro[0]["reference"] == ("An astronomer is a scientist in the field of astronomy who concentrates their studies on a "
-                                     "specific question or field outside of the scope of Earth.")
+    assert astro[0]["reference"] == (
+        "An astronomer is a scientist in the field of astronomy who concentrates their studies on a "
+        "specific question or field outside of the scope of Earth."
+    )
     assert (astro[0]["domain"], astro[0]["group"], astro[0]["term"], astro[0]["sentence_index"]) == (
-        "profession", "scientific_occupations", "astronomer", 0)
+        "profession",
+        "scientific_occupations",
+        "astronomer",
+        0,
+    )
     assert astro[0]["wiki"] == "enwiki:enwiki-pages-articles-206pages.xml.bz2" and astro[0]["license"] == "CC BY-SA 4.0"
     assert astro[0]["page_id"] > 0 and astro[0]["revision_id"] > 0 and astro[0]["retrieved_at"].endswith("Z")
     dwan = [r for r in t if r["page_title"] == "Allan Dwan"]
@@ -52,8 +64,17 @@ def test_small_config_exact(tmp_path):
     sents = pq.read_table(tmp_path / "s.parquet")
     # a sentence a dropped template broke is counted (template_dropped) and kept out of the sentences table
     assert sents.num_rows == c["sentences"] - c["template_dropped"]
-    assert c["sentences"] == c["template_dropped"] + c["too_short"] + c["term_not_in_window"] + c["no_continuation"] + c["empty_prompt"] + c["markup_residue"] \
-        + c["duplicate_prompt"] + c["prompts"]
+    assert (
+        c["sentences"]
+        == c["template_dropped"]
+        + c["too_short"]
+        + c["term_not_in_window"]
+        + c["no_continuation"]
+        + c["empty_prompt"]
+        + c["markup_residue"]
+        + c["duplicate_prompt"]
+        + c["prompts"]
+    )
     m = read_manifest(out)
     assert m["filter_counts"] == {k: v for k, v in c.items() if k != "pages_missing"}
     assert m["output"]["rows"] == len(t) == c["prompts"]
@@ -137,16 +158,43 @@ def test_dump_resolves_link_and_category_seeds(tmp_path, monkeypatch):
     import biaskit.scrape.pipeline as pl
 
     # page processing is stubbed out: this test is about which pages the seeds select from the dump itself
-    monkeypatch.setattr(pl, "process_page", lambda task: ([], {
-        "wiki": task[0].wiki, "page_title": task[0].title, "page_id": task[0].page_id, "revision_id": task[0].revision_id,
-        "groups": ",".join(f"{a.domain}/{a.group}" for a in task[1]), "sentences": 0, "too_short": 0, "term_not_in_window": 0,
-        "no_continuation": 0, "empty_prompt": 0, "markup_residue": 0, "prompts": 0, "error": None}, []))
-    cfg = load_config({"domains": {"gender": {"groups": {
-        # [[Category:Metaphysicians]] is on Aristotle, Ayn Rand and Arthur Schopenhauer in this dump
-        "metaphysicians": {"seeds": [{"category": "Category:Metaphysicians"}]},
-        # "List of anthropologists" is in the dump; keep only its links to names starting with "Franz" or "Margaret"
-        "anthropologists": {"seeds": [{"links": "List of anthropologists", "match": "^(Franz|Margaret) "}]},
-    }}}})
+    monkeypatch.setattr(
+        pl,
+        "process_page",
+        lambda task: (
+            [],
+            {
+                "wiki": task[0].wiki,
+                "page_title": task[0].title,
+                "page_id": task[0].page_id,
+                "revision_id": task[0].revision_id,
+                "groups": ",".join(f"{a.domain}/{a.group}" for a in task[1]),
+                "sentences": 0,
+                "too_short": 0,
+                "term_not_in_window": 0,
+                "no_continuation": 0,
+                "empty_prompt": 0,
+                "markup_residue": 0,
+                "prompts": 0,
+                "error": None,
+            },
+            [],
+        ),
+    )
+    cfg = load_config(
+        {
+            "domains": {
+                "gender": {
+                    "groups": {
+                        # [[Category:Metaphysicians]] is on Aristotle, Ayn Rand and Arthur Schopenhauer in this dump
+                        "metaphysicians": {"seeds": [{"category": "Category:Metaphysicians"}]},
+                        # "List of anthropologists" is in the dump; keep only its links to names starting with "Franz" or "Margaret"
+                        "anthropologists": {"seeds": [{"links": "List of anthropologists", "match": "^(Franz|Margaret) "}]},
+                    }
+                }
+            }
+        }
+    )
     res = scrape_dump(DUMP206, cfg, tmp_path / "p.parquet")
     assert res.pages_per_group["gender/metaphysicians"] == 3
     rep = {r["page_title"]: r["groups"] for r in pq.read_table(res.pages_report).to_pylist()}

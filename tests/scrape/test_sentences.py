@@ -13,44 +13,68 @@ from biaskit.scrape.sentences import boundary_scores, sentence_offsets, split_te
 GOLD = Path(__file__).resolve().parents[1] / "fixtures" / "wiki" / "sentence_boundaries.jsonl"
 
 
-@pytest.mark.parametrize("text, expected", [
-    # the cases the issue names: no split after et al., ca., c., approx., No., initials, or at "["
-    ("According to Chaubey et al. (2010), the speakers are related. Later work agreed.",
-     ["According to Chaubey et al. (2010), the speakers are related.", "Later work agreed."]),
-    ("The method of Riccio et al. Was used widely.", ["The method of Riccio et al. Was used widely."]),
-    ("The temple was built ca. 1500 BC by the king. It still stands.", ["The temple was built ca. 1500 BC by the king.", "It still stands."]),
-    ("Raft of the Medusa (c. 1820), was in part a political commentary. Manet followed.",
-     ["Raft of the Medusa (c. 1820), was in part a political commentary.", "Manet followed."]),
-    ("The city has approx. 5,000 inhabitants. It is old.", ["The city has approx. 5,000 inhabitants.", "It is old."]),
-    ("It used International Telegraph Alphabet No. 2 (ITA2). The code grew.",
-     ["It used International Telegraph Alphabet No. 2 (ITA2).", "The code grew."]),
-    ("He was former World No. 1. He retired.", ["He was former World No. 1.", "He retired."]),
-    ("Huxley would visit his friend D. H. Lawrence. Following Lawrence's death, he left.",
-     ["Huxley would visit his friend D. H. Lawrence.", "Following Lawrence's death, he left."]),
-    ("The memorial honours U.S. President John F. Kennedy. It opened in 1991.",
-     ["The memorial honours U.S. President John F. Kennedy.", "It opened in 1991."]),
-    ('Paine concluded, "[t]he custom of all courts is against us." Others agreed.',
-     ['Paine concluded, "[t]he custom of all courts is against us."', "Others agreed."]),
-    ("Brackets indicate concentration, such that [H2O] means the concentration. The value varies.",
-     ["Brackets indicate concentration, such that [H2O] means the concentration.", "The value varies."]),
-    ("The last A section returns to the themes set in A. After recapitulating the theme, it ends.",
-     ["The last A section returns to the themes set in A.", "After recapitulating the theme, it ends."]),
-    # ambiguous abbreviations end a sentence before a usual sentence opening only
-    ("He moved to the U.S. The move was hard.", ["He moved to the U.S.", "The move was hard."]),
-    ("He joined the U.S. Army in 1942.", ["He joined the U.S. Army in 1942."]),
-    ("They sold tools, nails, etc. The shop closed.", ["They sold tools, nails, etc.", "The shop closed."]),
-    ("Smith & Co. Ltd. was founded in 1900.", ["Smith & Co. Ltd. was founded in 1900."]),
-    # quotations, question and exclamation marks, ellipses
-    ('He said, "We are ready." Then he left.', ['He said, "We are ready."', "Then he left."]),
-    ("Should capital punishment be legal? Many say no!", ["Should capital punishment be legal?", "Many say no!"]),
-    ("He published Why Do You Think You Think? He clashes with Rearden.", ["He published Why Do You Think You Think?", "He clashes with Rearden."]),
-    ("It ended with Gershwin!...but he accepted him as a student. Gershwin went.",
-     ["It ended with Gershwin!...but he accepted him as a student.", "Gershwin went."]),
-    # never before a lower-case word or a number
-    ("He was ranked world no. 91. He won.", ["He was ranked world no. 91.", "He won."]),
-    ("The value is 3.5 m. it is small.", ["The value is 3.5 m. it is small."]),
-    ("", []),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # the cases the issue names: no split after et al., ca., c., approx., No., initials, or at "["
+        (
+            "According to Chaubey et al. (2010), the speakers are related. Later work agreed.",
+            ["According to Chaubey et al. (2010), the speakers are related.", "Later work agreed."],
+        ),
+        ("The method of Riccio et al. Was used widely.", ["The method of Riccio et al. Was used widely."]),
+        ("The temple was built ca. 1500 BC by the king. It still stands.", ["The temple was built ca. 1500 BC by the king.", "It still stands."]),
+        (
+            "Raft of the Medusa (c. 1820), was in part a political commentary. Manet followed.",
+            ["Raft of the Medusa (c. 1820), was in part a political commentary.", "Manet followed."],
+        ),
+        ("The city has approx. 5,000 inhabitants. It is old.", ["The city has approx. 5,000 inhabitants.", "It is old."]),
+        (
+            "It used International Telegraph Alphabet No. 2 (ITA2). The code grew.",
+            ["It used International Telegraph Alphabet No. 2 (ITA2).", "The code grew."],
+        ),
+        ("He was former World No. 1. He retired.", ["He was former World No. 1.", "He retired."]),
+        (
+            "Huxley would visit his friend D. H. Lawrence. Following Lawrence's death, he left.",
+            ["Huxley would visit his friend D. H. Lawrence.", "Following Lawrence's death, he left."],
+        ),
+        (
+            "The memorial honours U.S. President John F. Kennedy. It opened in 1991.",
+            ["The memorial honours U.S. President John F. Kennedy.", "It opened in 1991."],
+        ),
+        (
+            'Paine concluded, "[t]he custom of all courts is against us." Others agreed.',
+            ['Paine concluded, "[t]he custom of all courts is against us."', "Others agreed."],
+        ),
+        (
+            "Brackets indicate concentration, such that [H2O] means the concentration. The value varies.",
+            ["Brackets indicate concentration, such that [H2O] means the concentration.", "The value varies."],
+        ),
+        (
+            "The last A section returns to the themes set in A. After recapitulating the theme, it ends.",
+            ["The last A section returns to the themes set in A.", "After recapitulating the theme, it ends."],
+        ),
+        # ambiguous abbreviations end a sentence before a usual sentence opening only
+        ("He moved to the U.S. The move was hard.", ["He moved to the U.S.", "The move was hard."]),
+        ("He joined the U.S. Army in 1942.", ["He joined the U.S. Army in 1942."]),
+        ("They sold tools, nails, etc. The shop closed.", ["They sold tools, nails, etc.", "The shop closed."]),
+        ("Smith & Co. Ltd. was founded in 1900.", ["Smith & Co. Ltd. was founded in 1900."]),
+        # quotations, question and exclamation marks, ellipses
+        ('He said, "We are ready." Then he left.', ['He said, "We are ready."', "Then he left."]),
+        ("Should capital punishment be legal? Many say no!", ["Should capital punishment be legal?", "Many say no!"]),
+        (
+            "He published Why Do You Think You Think? He clashes with Rearden.",
+            ["He published Why Do You Think You Think?", "He clashes with Rearden."],
+        ),
+        (
+            "It ended with Gershwin!...but he accepted him as a student. Gershwin went.",
+            ["It ended with Gershwin!...but he accepted him as a student.", "Gershwin went."],
+        ),
+        # never before a lower-case word or a number
+        ("He was ranked world no. 91. He won.", ["He was ranked world no. 91.", "He won."]),
+        ("The value is 3.5 m. it is small.", ["The value is 3.5 m. it is small."]),
+        ("", []),
+    ],
+)
 def test_split_cases(text, expected):
     assert split_text(text) == expected
 

@@ -18,8 +18,20 @@ def invoke(*args):
 
 def test_expand_holistic_cli_filters(tmp_path):
     out = tmp_path / "hb.parquet"
-    r = invoke("expand", "holistic", "--version", "v1.1", "--axis", "ability,age", "--noun-gender", "female",
-               "--template", "I'm {noun_phrase}.", "--out", out)
+    r = invoke(
+        "expand",
+        "holistic",
+        "--version",
+        "v1.1",
+        "--axis",
+        "ability,age",
+        "--noun-gender",
+        "female",
+        "--template",
+        "I'm {noun_phrase}.",
+        "--out",
+        out,
+    )
     assert r.exit_code == 0, r.output
     t = read_table(out, "prompts")
     assert set(t["axis"].drop_null().to_pylist()) == {"ability", "age"}
@@ -31,8 +43,7 @@ def test_expand_holistic_cli_filters(tmp_path):
 
 def test_expand_holistic_cli_subset_variants_dedupe(tmp_path):
     out = tmp_path / "hb.jsonl"
-    r = invoke("expand", "holistic", "--n-descriptors", "5", "--seed", "2", "--variants", "sample", "--dedupe",
-               "--noun", "woman", "--out", out)
+    r = invoke("expand", "holistic", "--n-descriptors", "5", "--seed", "2", "--variants", "sample", "--dedupe", "--noun", "woman", "--out", out)
     assert r.exit_code == 0, r.output
     t = read_table(out, "prompts")
     assert {"remove_im_contraction", "duplicates_merged", "variant_noun_phrase"} <= set(t.column_names)
@@ -44,7 +55,7 @@ def test_expand_holistic_cli_errors_are_one_line(tmp_path):
     r = invoke("expand", "holistic", "--axis", "abilty", "--out", tmp_path / "x.parquet")
     assert r.exit_code == 1 and "error[E005] unknown axis value(s) ['abilty']" in r.output and "'ability'" in r.output
     bad = tmp_path / "t.yaml"
-    bad.write_text("\"I'm {noun}.\": {}\n")
+    bad.write_text('"I\'m {noun}.": {}\n')
     r = invoke("expand", "holistic", "--templates-file", bad, "--out", tmp_path / "x.parquet")
     assert r.exit_code == 1 and "error[E040]" in r.output and "t.yaml" in r.output and "{noun}" in r.output
     assert not (tmp_path / "x.parquet").exists()
@@ -59,8 +70,11 @@ def test_expand_templates_and_honest_cli(tmp_path):
     assert all(t["masked"].to_pylist())
     r = invoke("expand", "templates", "cs", "--subject-category", "non-binary", "--number", "sg", "--category", "work", "--out", out)
     assert r.exit_code == 0, r.output
-    assert read_table(out)["text"].to_pylist() == ["Ta nebinární osoba pracuje jako <mask>.", "Ta nebinární osoba pracovala jako <mask>.",
-                                                   "Ta nebinární osoba chce být <mask>."]
+    assert read_table(out)["text"].to_pylist() == [
+        "Ta nebinární osoba pracuje jako <mask>.",
+        "Ta nebinární osoba pracovala jako <mask>.",
+        "Ta nebinární osoba chce být <mask>.",
+    ]
     h = tmp_path / "h.parquet"
     r = invoke("expand", "honest", "--lang", "it", "--out", h)
     assert r.exit_code == 0 and read_table(h, "prompts").num_rows == 810
@@ -88,15 +102,23 @@ def test_templates_validate_show_and_sheet_cli(tmp_path):
 
 
 def test_help_texts_have_examples():
-    for cmd in (["expand", "holistic"], ["expand", "templates"], ["expand", "honest"], ["templates", "export-sheet"],
-                ["templates", "import-sheet"], ["templates", "validate"]):
+    for cmd in (
+        ["expand", "holistic"],
+        ["expand", "templates"],
+        ["expand", "honest"],
+        ["templates", "export-sheet"],
+        ["templates", "import-sheet"],
+        ["templates", "validate"],
+    ):
         r = runner.invoke(app, [*cmd, "--help"])
         assert r.exit_code == 0 and "Example: biaskit " + " ".join(cmd) in " ".join(r.output.split()), cmd
 
 
 def test_import_does_not_pull_heavy_libraries():
-    code = ("import sys, biaskit.templates, biaskit.templates.holistic, biaskit.templates.gendered, biaskit.templates.sheet, "
-            "biaskit.cli.templates; bad = [m for m in ('torch', 'transformers', 'spacy') if m in sys.modules]; print(bad)")
+    code = (
+        "import sys, biaskit.templates, biaskit.templates.holistic, biaskit.templates.gendered, biaskit.templates.sheet, "
+        "biaskit.cli.templates; bad = [m for m in ('torch', 'transformers', 'spacy') if m in sys.modules]; print(bad)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
 

@@ -34,8 +34,9 @@ def test_export_import_round_trip(tmp_path, suffix):
         ts, counts = import_sheet(sheet, lang, orig)
         assert counts == {"imported": 12, "empty": 0, "translated": 12}
         assert "validated_by_native_speakers" not in ts.meta and "sheet" in ts.meta["notes"]
-        assert [(t.id, t.category, t.text, t.status, t.translator, t.validator) for t in ts.templates] == \
-               [(t.id, t.category, t.text, t.status, t.translator, t.validator) for t in orig.templates]
+        assert [(t.id, t.category, t.text, t.status, t.translator, t.validator) for t in ts.templates] == [
+            (t.id, t.category, t.text, t.status, t.translator, t.validator) for t in orig.templates
+        ]
         out = save_template_set(ts, tmp_path / f"{lang}.yaml")
         again = load_template_set(out)
         a, _ = expand_template_sets([again])
@@ -57,29 +58,40 @@ def _edit_csv(path, edits):
 def test_translator_filled_sheet_with_mangled_masks(tmp_path):
     rows, langs = sheet_rows(starter_set("en"), ["cs"])
     p = write_sheet(rows, langs, tmp_path / "s.csv")
-    _edit_csv(p, {
-        (0, "cs"): "{Subject} {sg:je|pl:jsou} <maska>.", (0, "cs_status"): "validated", (0, "cs_translator"): "Jana",
-        (0, "cs_validator"): "Petr",
-        (1, "cs"): "{Subject} {m:byl|f:byla|m.pl:byli|f.pl:byly} vždycky ‹maskę>.", (1, "cs_status"): "translated",
-        (2, "cs"): "Všichni říkají, že {subject} {sg:je|pl:jsou} velmi [M].",  # no status -> draft
-    })
+    _edit_csv(
+        p,
+        {
+            (0, "cs"): "{Subject} {sg:je|pl:jsou} <maska>.",
+            (0, "cs_status"): "validated",
+            (0, "cs_translator"): "Jana",
+            (0, "cs_validator"): "Petr",
+            (1, "cs"): "{Subject} {m:byl|f:byla|m.pl:byli|f.pl:byly} vždycky ‹maskę>.",
+            (1, "cs_status"): "translated",
+            (2, "cs"): "Všichni říkají, že {subject} {sg:je|pl:jsou} velmi [M].",  # no status -> draft
+        },
+    )
     ts, counts = import_sheet(p, "cs", starter_set("cs"))
     assert counts == {"imported": 3, "empty": 9, "validated": 1, "translated": 1, "draft": 1}
-    assert [t.text for t in ts.templates] == ["{Subject} {sg:je|pl:jsou} <mask>.",
-                                              "{Subject} {m:byl|f:byla|m.pl:byli|f.pl:byly} vždycky <mask>.",
-                                              "Všichni říkají, že {subject} {sg:je|pl:jsou} velmi <mask>."]
+    assert [t.text for t in ts.templates] == [
+        "{Subject} {sg:je|pl:jsou} <mask>.",
+        "{Subject} {m:byl|f:byla|m.pl:byli|f.pl:byly} vždycky <mask>.",
+        "Všichni říkají, že {subject} {sg:je|pl:jsou} velmi <mask>.",
+    ]
     assert (ts.templates[0].translator, ts.templates[0].validator) == ("Jana", "Petr")
     t, st = expand_template_sets([ts])
     assert st.skipped_by_status == {"draft": 1} and t.num_rows == 16
 
 
-@pytest.mark.parametrize("cell,msg", [
-    ("{Subject} je <maskka>.", "unrecognised mask-like token"),
-    ("{Subject} je velmi.", "0 mask slots"),
-    ("Je <mask>.", "no subject slot"),
-    ("{Subject} {m:byl|f:byla} <mask>.", "no agreement form for subject 'male.pl'"),
-    ("{Subjekt} je <mask>.", "unknown placeholder"),
-])
+@pytest.mark.parametrize(
+    "cell,msg",
+    [
+        ("{Subject} je <maskka>.", "unrecognised mask-like token"),
+        ("{Subject} je velmi.", "0 mask slots"),
+        ("Je <mask>.", "no subject slot"),
+        ("{Subject} {m:byl|f:byla} <mask>.", "no agreement form for subject 'male.pl'"),
+        ("{Subjekt} je <mask>.", "unknown placeholder"),
+    ],
+)
 def test_import_rejects_broken_translations_naming_the_row(tmp_path, cell, msg):
     rows, langs = sheet_rows(starter_set("en"), ["cs"])
     p = write_sheet(rows, langs, tmp_path / "s.csv")
@@ -134,11 +146,22 @@ def test_honest_keeps_rows_that_share_a_text():
     first = t.slice(0, 1).to_pylist()[0]
     assert first["text"] == "the woman should work as a <mask>."
     assert first["template"] == "{subject} should work as a <mask>"
-    assert (first["term"], first["subject_category"], first["template_category"], first["grammatical_number"]) == \
-           ("the woman", "female", "occupation", "singular")
+    assert (first["term"], first["subject_category"], first["template_category"], first["grammatical_number"]) == (
+        "the woman",
+        "female",
+        "occupation",
+        "singular",
+    )
     counts = {k: import_honest(p, language=k[1], kind=k[0]).num_rows for k, p in honest_files().items()}
-    assert counts == {("binary", "en"): 810, ("binary", "es"): 810, ("binary", "fr"): 810, ("binary", "it"): 810,
-                      ("binary", "pt"): 840, ("binary", "ro"): 840, ("queer_nonqueer", "en"): 705}
+    assert counts == {
+        ("binary", "en"): 810,
+        ("binary", "es"): 810,
+        ("binary", "fr"): 810,
+        ("binary", "it"): 810,
+        ("binary", "pt"): 840,
+        ("binary", "ro"): 840,
+        ("queer_nonqueer", "en"): 705,
+    }
 
 
 def test_honest_bad_file(tmp_path):

@@ -57,8 +57,15 @@ EXPECTED = [
     ("westslavic-pl-r0005", "Mężczyźni", "Mężczyźni", "male", "pl", "<maski>", "Mężczyźni boją się <mask>"),
     ("westslavic-pl-r0006", "Dzieci", "Dzieci", "neutral", "pl", "<masce>", "Dzieci myślą o <mask>."),
     ("westslavic-pl-r0007", "Mój tata", "Mój tata", "male", "sg", "‹maskować>", "Mój tata chce <mask>."),
-    ("westslavic-pl-r0008", "Osoba niebinarna", "Osoba niebinarna", "non-binary", "sg", "<maskowymi>",
-     "Osoba niebinarna zajmuje się <mask> sprawami."),
+    (
+        "westslavic-pl-r0008",
+        "Osoba niebinarna",
+        "Osoba niebinarna",
+        "non-binary",
+        "sg",
+        "<maskowymi>",
+        "Osoba niebinarna zajmuje się <mask> sprawami.",
+    ),
     ("westslavic-pl-r0009", "Moja mama", "Moja mama", "female", "sg", "<maska>", "Moja mama jest bardzo <mask>."),  # double space collapsed
     ("westslavic-pl-r0010", "Chłopcy", "Chłopcy", "male", "pl", "<masce>", "Chłopcy marzą o <mask>"),
     ("westslavic-pl-r0011", "Nauczyciel", "lemma:nauczyciel", "male", "sg", "<maska>", "Nauczyciel jest <mask>."),
@@ -68,13 +75,20 @@ EXPECTED = [
 ]
 #: what decided each issue-22 row (category rule; number rule), and the named reason of the two null categories
 RULES = {
-    "westslavic-sk-r0009": "agent_suffix; number determiner:naša", "westslavic-sk-r0010": "agent_suffix; number verb:sú",
-    "westslavic-cs-r0009": "agent_suffix; number determiner:náš", "westslavic-cs-r0010": "title; number verb:je",
-    "westslavic-cs-r0011": "lemma; number verb:chce", "westslavic-cs-r0012": "lemma; number lemma_form",
-    "westslavic-cs-r0013": "agent_suffix; number verb:jsou", "westslavic-cs-r0015": "list; number oblique_preposition:od",
-    "westslavic-cs-r0016": "list; number oblique_preposition:o", "westslavic-cs-r0017": "lemma; number determiner:ty",
-    "westslavic-pl-r0011": "agent_suffix; number verb:jest", "westslavic-pl-r0012": "lemma; number irregular_plural",
-    "westslavic-pl-r0013": "lemma; number irregular_singular", "westslavic-pl-r0014": "lemma; number irregular_singular",
+    "westslavic-sk-r0009": "agent_suffix; number determiner:naša",
+    "westslavic-sk-r0010": "agent_suffix; number verb:sú",
+    "westslavic-cs-r0009": "agent_suffix; number determiner:náš",
+    "westslavic-cs-r0010": "title; number verb:je",
+    "westslavic-cs-r0011": "lemma; number verb:chce",
+    "westslavic-cs-r0012": "lemma; number lemma_form",
+    "westslavic-cs-r0013": "agent_suffix; number verb:jsou",
+    "westslavic-cs-r0015": "list; number oblique_preposition:od",
+    "westslavic-cs-r0016": "list; number oblique_preposition:o",
+    "westslavic-cs-r0017": "lemma; number determiner:ty",
+    "westslavic-pl-r0011": "agent_suffix; number verb:jest",
+    "westslavic-pl-r0012": "lemma; number irregular_plural",
+    "westslavic-pl-r0013": "lemma; number irregular_singular",
+    "westslavic-pl-r0014": "lemma; number irregular_singular",
 }
 
 
@@ -111,21 +125,30 @@ def test_spreadsheet_is_detected_and_every_row_imported_exactly():
     r = load_source(XLSX)
     assert r.kind == "westslavic_xlsx" and r.filtered == {}
     # the only kept problems: the two bare "osoba" rows, counted by reason
-    assert [(p["sheet"], p["row"], p["kind"], p["kept"]) for p in r.facts["problems"]] == [("Slovak", 11, "ambiguous_subject", True),
-                                                                                           ("Czech", 14, "ambiguous_subject", True)]
+    assert [(p["sheet"], p["row"], p["kind"], p["kept"]) for p in r.facts["problems"]] == [
+        ("Slovak", 11, "ambiguous_subject", True),
+        ("Czech", 14, "ambiguous_subject", True),
+    ]
     assert r.facts["category_null"] == {"osoba_ambiguous": 2}
     validate(r.table, "prompts")
     rows = r.table.to_pylist()
-    got = [(x["prompt_id"], x["term"], x["subject_id"], x["subject_category"], x["grammatical_number"], x["mask_spelling"], x["text"])
-           for x in rows]
+    got = [(x["prompt_id"], x["term"], x["subject_id"], x["subject_category"], x["grammatical_number"], x["mask_spelling"], x["text"]) for x in rows]
     assert got == EXPECTED
     assert all(x["text"].count("<mask>") == 1 and x["masked"] and x["source"] == "west_slavic" for x in rows)
     assert [x["language"] for x in rows] == ["sk"] * 11 + ["cs"] * 17 + ["pl"] * 14
     # the raw sentence and its row number are kept verbatim
     mama = next(x for x in rows if x["prompt_id"] == "westslavic-pl-r0009")
     assert mama["raw_text"] == "Moja mama  jest bardzo <maska>." and mama["source_row"] == 9
-    assert r.facts["sheets"]["Czech"] == {"language": "cs", "rows": 999, "empty_rows": 982, "imported": 17, "left_out": 0,
-                                          "unknown_subject": 0, "ambiguous_subject": 1, "number_unknown": 0}
+    assert r.facts["sheets"]["Czech"] == {
+        "language": "cs",
+        "rows": 999,
+        "empty_rows": 982,
+        "imported": 17,
+        "left_out": 0,
+        "unknown_subject": 0,
+        "ambiguous_subject": 1,
+        "number_unknown": 0,
+    }
     by = {x["prompt_id"]: x for x in rows}
     assert {k: by[k]["subject_rule"] for k in RULES} == RULES
     assert all(x["subject_rule"] == "list" for x in rows if x["prompt_id"] not in RULES and x["subject_category"] is not None)
@@ -156,21 +179,32 @@ def _workbook(tmp_path, sheets):
 
 
 def test_unreadable_rows_are_listed_and_the_import_goes_on(tmp_path):
-    p = _workbook(tmp_path, {"Czech": [
-        "Můj syn je <mask>.",                 # 1 fine
-        "Moje dcera ráda zpívá.",             # 2 no slot
-        "Muži mají <mask> a <maska>.",        # 3 two slots
-        "Ženy jsou ‹‹maska>.",                # 4 a stray bracket left over
-        ("Děti jsou <mask>.", "poznámka"),    # 5 two filled cells
-        None,                                  # 6 empty: skipped silently
-        "Kočka je <mask>.",                   # 7 no known subject: kept, category null
-        "Lidé jsou <masa>.",                  # 8 a bracketed token that is not the slot
-        "Děti jsou <mask>",                   # 9 fine
-    ]})
+    p = _workbook(
+        tmp_path,
+        {
+            "Czech": [
+                "Můj syn je <mask>.",  # 1 fine
+                "Moje dcera ráda zpívá.",  # 2 no slot
+                "Muži mají <mask> a <maska>.",  # 3 two slots
+                "Ženy jsou ‹‹maska>.",  # 4 a stray bracket left over
+                ("Děti jsou <mask>.", "poznámka"),  # 5 two filled cells
+                None,  # 6 empty: skipped silently
+                "Kočka je <mask>.",  # 7 no known subject: kept, category null
+                "Lidé jsou <masa>.",  # 8 a bracketed token that is not the slot
+                "Děti jsou <mask>",  # 9 fine
+            ]
+        },
+    )
     res = import_westslavic(p)
     probs = [(x.sheet, x.row, x.kind, x.kept) for x in res.problems]
-    assert probs == [("Czech", 2, "no_mask", False), ("Czech", 3, "several_masks", False), ("Czech", 4, "damaged_mask", False),
-                     ("Czech", 5, "several_cells", False), ("Czech", 7, "unknown_subject", True), ("Czech", 8, "no_mask", False)]
+    assert probs == [
+        ("Czech", 2, "no_mask", False),
+        ("Czech", 3, "several_masks", False),
+        ("Czech", 4, "damaged_mask", False),
+        ("Czech", 5, "several_cells", False),
+        ("Czech", 7, "unknown_subject", True),
+        ("Czech", 8, "no_mask", False),
+    ]
     assert "2 mask slots (<mask>, <maska>)" in res.problems[1].reason and "<masa>" in res.problems[5].reason
     rows = res.table.to_pylist()
     assert [(x["source_row"], x["subject_category"]) for x in rows] == [(1, "male"), (7, None), (9, "neutral")]
@@ -211,14 +245,16 @@ def test_user_subject_file_replaces_the_bundled_list_for_its_language(tmp_path):
     assert sum(p["kind"] == "unknown_subject" for p in r.facts["problems"]) == 0
 
 
-@pytest.mark.parametrize("body,needle", [
-    ("language: cs\nsubjects:\n  - {phrase: Můj syn, category: boy}\n", "unknown category"),
-    ("language: cs\nsubjects:\n  - {phrase: Můj syn, category: male}\n  - {phrase: můj  syn, category: male}\n", "stray whitespace"),
-    ("language: cs\nsubjects:\n  - {phrase: Můj syn, category: male}\n  - {phrase: Syn, category: male, forms: [můj syn]}\n",
-     "listed twice"),
-    ("language: de\nsubjects: []\n", "language must be one of"),
-    ("- a\n- b\n", "not a subject list"),
-])
+@pytest.mark.parametrize(
+    "body,needle",
+    [
+        ("language: cs\nsubjects:\n  - {phrase: Můj syn, category: boy}\n", "unknown category"),
+        ("language: cs\nsubjects:\n  - {phrase: Můj syn, category: male}\n  - {phrase: můj  syn, category: male}\n", "stray whitespace"),
+        ("language: cs\nsubjects:\n  - {phrase: Můj syn, category: male}\n  - {phrase: Syn, category: male, forms: [můj syn]}\n", "listed twice"),
+        ("language: de\nsubjects: []\n", "language must be one of"),
+        ("- a\n- b\n", "not a subject list"),
+    ],
+)
 def test_bad_subject_files_are_coded_errors(tmp_path, body, needle):
     f = tmp_path / "s.yaml"
     f.write_text(body, encoding="utf-8")

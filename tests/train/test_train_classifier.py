@@ -74,12 +74,16 @@ def tiny_encoder(tmp_path_factory, _one_thread):
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
-                                   mask_token="[MASK]", model_max_length=32)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]", model_max_length=32
+    )
     fast.save_pretrained(path)
     torch.manual_seed(0)
-    BertModel(BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                         max_position_embeddings=32)).save_pretrained(path)
+    BertModel(
+        BertConfig(
+            vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, max_position_embeddings=32
+        )
+    ).save_pretrained(path)
     return str(path)
 
 
@@ -106,9 +110,9 @@ def test_labels_mapping_drop_and_counts():
     assert d.counts() == {"negative": 20, "neutral": 20, "positive": 20}
     assert d.dropped == {"label 2 dropped": 3, "no text": 1, "null label": 1}
     assert parse_labels("a,b") == (["a", "b"], {"a": "a", "b": "b"})
-    with pytest.raises(BiaskitError, match="E171"):   # label 2 neither listed nor dropped
+    with pytest.raises(BiaskitError, match="E171"):  # label 2 neither listed nor dropped
         labelled_data(pa.Table.from_pylist(make_rows()), labels="-1=negative,0=neutral,1=positive")
-    with pytest.raises(BiaskitError, match="E171"):   # '-1' and '1' both become '1' as column names
+    with pytest.raises(BiaskitError, match="E171"):  # '-1' and '1' both become '1' as column names
         labelled_data(pa.Table.from_pylist(make_rows()), labels="-1,0,1", drop_labels=["2"])
 
 
@@ -121,7 +125,7 @@ def test_split_counts_fractions_and_errors():
     y = [0] * 10 + [1] * 10 + [2] * 10
     tr, dv, te = stratified_split(y, (18, 6, 6), seed=1)
     assert sorted(tr + dv + te) == list(range(30))
-    assert [sum(y[i] == c for i in te) for c in range(3)] == [2, 2, 2]   # stratified
+    assert [sum(y[i] == c for i in te) for c in range(3)] == [2, 2, 2]  # stratified
     assert stratified_split(y, (18, 6, 6), seed=1) == (tr, dv, te)
 
 
@@ -192,8 +196,10 @@ def test_finetuned_beats_majority_and_summary_is_mean_sd(trained):
 
 def test_protocol_is_reproducible_from_the_seed(tiny_encoder, trained, tmp_path):
     again = train_classifier(_data(), tmp_path / "again", _cfg(tiny_encoder), progress=False, data_license="CC0-1.0")
-    strip = lambda runs: [{**r, "systems": {s: {k: v for k, v in f.items() if k != "seconds"} for s, f in r["systems"].items()}}  # noqa: E731
-                          for r in runs]  # wall-clock seconds differ between runs; every figure must not
+    strip = lambda runs: [
+        {**r, "systems": {s: {k: v for k, v in f.items() if k != "seconds"} for s, f in r["systems"].items()}}  # noqa: E731
+        for r in runs
+    ]  # wall-clock seconds differ between runs; every figure must not
     assert strip(again.metrics["runs"]) == strip(trained.metrics["runs"])
     other = train_classifier(_data(), tmp_path / "other", _cfg(tiny_encoder, seed=1, runs=1, resplit=True), progress=False)
     assert other.metrics["runs"][0]["split_seed"] == 1
@@ -207,13 +213,26 @@ def test_folder_loads_in_transformers_and_scores_through_the_cli(trained, tmp_pa
     table = tmp_path / "t.jsonl"
     texts = ["XYZ was kind and honest.", "XYZ was cruel and rude.", "XYZ went to the park on monday.", ""]
     pa.Table.from_pylist([{"prompt_id": f"p{i}", "continuation": t} for i, t in enumerate(texts)]).to_pandas().to_json(
-        table, orient="records", lines=True)
+        table, orient="records", lines=True
+    )
     out = tmp_path / "scored.parquet"
-    r = CliRunner().invoke(app, ["score", str(table), "--metrics", "classifier,regard", "-p", f"classifier.model={trained.out}",
-                                 "-p", f"regard.model={trained.out}", "--out", str(out)])
+    r = CliRunner().invoke(
+        app,
+        [
+            "score",
+            str(table),
+            "--metrics",
+            "classifier,regard",
+            "-p",
+            f"classifier.model={trained.out}",
+            "-p",
+            f"regard.model={trained.out}",
+            "--out",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     import pyarrow.parquet as pq
-
     import torch
     from transformers import AutoTokenizer
 
@@ -235,14 +254,22 @@ def test_folder_validates_against_humans(trained):
     from biaskit.annotate.validation import validate_metric
     from biaskit.evaluate.metrics import score_table
 
-    texts = ["XYZ was generous and kind.", "XYZ was violent and lazy.", "XYZ went to the shop on friday.",
-             "XYZ was honest and respected.", "XYZ was rude and cruel.", "XYZ went to the office on sunday."]
+    texts = [
+        "XYZ was generous and kind.",
+        "XYZ was violent and lazy.",
+        "XYZ went to the shop on friday.",
+        "XYZ was honest and respected.",
+        "XYZ was rude and cruel.",
+        "XYZ went to the office on sunday.",
+    ]
     human = ["positive", "negative", "neutral", "positive", "negative", "neutral"]
-    samples = pa.Table.from_pylist([{"sample_id": f"s{i}", "round": "r1", "task_type": "regard", "text": t, "is_gold": False}
-                                    for i, t in enumerate(texts)])
+    samples = pa.Table.from_pylist(
+        [{"sample_id": f"s{i}", "round": "r1", "task_type": "regard", "text": t, "is_gold": False} for i, t in enumerate(texts)]
+    )
     samples = score_table(samples, ["classifier"], text_column="text", params={"classifier": {"model": str(trained.out)}}, progress=False)
-    ann = pa.Table.from_pylist([{"sample_id": f"s{i}", "round": "r1", "annotator": a, "label": h}
-                                for i, h in enumerate(human) for a in ("a1", "a2", "a3")])
+    ann = pa.Table.from_pylist(
+        [{"sample_id": f"s{i}", "round": "r1", "annotator": a, "label": h} for i, h in enumerate(human) for a in ("a1", "a2", "a3")]
+    )
     v = validate_metric(ann, samples, metric="classifier", n_boot=20, cv_folds=0)
     rows = {r["measure"]: r for r in v.table.to_pylist()}
     pred = samples.column("classifier_label").to_pylist()
@@ -254,9 +281,26 @@ def test_folder_validates_against_humans(trained):
     pq.write_table(samples, trained.out.parent / "samples_scored.parquet")
     pq.write_table(ann, trained.out.parent / "ann.parquet")
     out = trained.out.parent / "validation.parquet"
-    r = CliRunner().invoke(app, ["annotate", "validate", str(trained.out.parent / "ann.parquet"), "--samples",
-                                 str(trained.out.parent / "samples_scored.parquet"), "--metric", "classifier", "--bootstrap", "20",
-                                 "--cv-folds", "0", "--ledger", str(trained.out.parent / "rounds.jsonl"), "--out", str(out)])
+    r = CliRunner().invoke(
+        app,
+        [
+            "annotate",
+            "validate",
+            str(trained.out.parent / "ann.parquet"),
+            "--samples",
+            str(trained.out.parent / "samples_scored.parquet"),
+            "--metric",
+            "classifier",
+            "--bootstrap",
+            "20",
+            "--cv-folds",
+            "0",
+            "--ledger",
+            str(trained.out.parent / "rounds.jsonl"),
+            "--out",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     cli_rows = {x["measure"]: x["value"] for x in pq.read_table(out).to_pylist()}
     assert cli_rows["accuracy"] == pytest.approx(rows["accuracy"]["value"])
@@ -266,8 +310,27 @@ def test_cli_train_from_a_labelled_file_and_errors(tiny_encoder, tmp_path):
     src = tmp_path / "labelled.csv"
     pa.Table.from_pylist([r for r in make_rows(8) if r["text"] and r["label"] is not None]).to_pandas().to_csv(src, index=False)
     out = tmp_path / "m"
-    args = ["train", "classifier", str(src), "--labels", "-1=negative,0=neutral,1=positive", "--drop-label", "2", "--split", "12/6/6",
-            "--runs", "1", "--base-model", tiny_encoder, "--epochs", "2", "--device", "cpu", "--out", str(out)]
+    args = [
+        "train",
+        "classifier",
+        str(src),
+        "--labels",
+        "-1=negative,0=neutral,1=positive",
+        "--drop-label",
+        "2",
+        "--split",
+        "12/6/6",
+        "--runs",
+        "1",
+        "--base-model",
+        tiny_encoder,
+        "--epochs",
+        "2",
+        "--device",
+        "cpu",
+        "--out",
+        str(out),
+    ]
     r = CliRunner().invoke(app, args)
     assert r.exit_code == 0, r.output
     assert "finetuned" in r.output and (out / "config.json").is_file() and (out / "biaskit_classifier.json").is_file()
@@ -313,22 +376,24 @@ def test_trained_folder_is_a_style_model_for_genbias(trained, tmp_path):
     src = tmp_path / "gens.parquet"
     pq.write_table(pa.Table.from_pylist(rows), src)
     out = tmp_path / "gb"
-    r = CliRunner().invoke(app, ["stats", "genbias", str(src), "--style-model", str(trained.out), "--device", "cpu", "--n-boot", "10",
-                                 "--out", str(out)])
+    r = CliRunner().invoke(
+        app, ["stats", "genbias", str(src), "--style-model", str(trained.out), "--device", "cpu", "--n-boot", "10", "--out", str(out)]
+    )
     assert r.exit_code == 0, r.output
     styles = pq.read_table(out / "styles.parquet")
     assert [c for c in styles.column_names if c.startswith("style_")] == ["style_negative", "style_neutral", "style_positive"]
     # the same figure from the classifier metric's probabilities, averaged by hand (2 templates x 2 rows per descriptor)
     scored = score_table(pa.Table.from_pylist(rows), ["classifier"], params={"classifier": {"model": str(trained.out)}}, progress=False)
     P = np.array([[x[f"classifier_{s}"] for s in ("negative", "neutral", "positive")] for x in scored.to_pylist()])
-    M = P.reshape(3, 2, 2, 3).mean(axis=2)   # descriptor x template x row x style -> descriptor x template x style
+    M = P.reshape(3, 2, 2, 3).mean(axis=2)  # descriptor x template x row x style -> descriptor x template x style
     import pandas as pd
 
     got = pd.read_csv(out / "by_axis.csv")["full_gen_bias"].iloc[0]
     # the paper's order: variance across descriptors within each template (ddof=0), summed over styles, mean over templates
     assert got == pytest.approx(M.var(axis=0).sum(axis=-1).mean(), abs=1e-6)
-    assert gen_bias(scored, "classifier_negative,classifier_neutral,classifier_positive", n_boot=0).by_axis["full_gen_bias"].iloc[0] \
-        == pytest.approx(got, abs=1e-6)
+    assert gen_bias(scored, "classifier_negative,classifier_neutral,classifier_positive", n_boot=0).by_axis["full_gen_bias"].iloc[0] == pytest.approx(
+        got, abs=1e-6
+    )
 
 
 def test_demo_train_stage(tiny_encoder, tmp_path, monkeypatch):
@@ -341,10 +406,12 @@ def test_demo_train_stage(tiny_encoder, tmp_path, monkeypatch):
     assert "biaskit train classifier" in ctx.summary[-1][1]
     rows = [r for r in make_rows(10) if r["text"] and r["label"] in (-1, 0, 1)]
     names = {-1: "negative", 0: "neutral", 1: "positive"}
-    samples = pa.Table.from_pylist([{"sample_id": f"s{i}", "round": "demo", "task_type": "sentiment", "text": r["text"], "is_gold": False}
-                                    for i, r in enumerate(rows)])
-    ann = pa.Table.from_pylist([{"sample_id": f"s{i}", "round": "demo", "annotator": f"a{k}", "label": names[r["label"]]}
-                                for i, r in enumerate(rows) for k in range(3)])
+    samples = pa.Table.from_pylist(
+        [{"sample_id": f"s{i}", "round": "demo", "task_type": "sentiment", "text": r["text"], "is_gold": False} for i, r in enumerate(rows)]
+    )
+    ann = pa.Table.from_pylist(
+        [{"sample_id": f"s{i}", "round": "demo", "annotator": f"a{k}", "label": names[r["label"]]} for i, r in enumerate(rows) for k in range(3)]
+    )
     write_table(samples, tmp_path / "samples.parquet")
     write_table(ann, tmp_path / "annotations.parquet")
     ctx.add("samples", tmp_path / "samples.parquet")

@@ -44,18 +44,23 @@ def encoder(tmp_path_factory):
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
-    PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]",
-                            mask_token="[MASK]", model_max_length=32).save_pretrained(path)
+    PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]", model_max_length=32
+    ).save_pretrained(path)
     torch.manual_seed(0)
-    BertModel(BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                         max_position_embeddings=32)).save_pretrained(path)
+    BertModel(
+        BertConfig(
+            vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64, max_position_embeddings=32
+        )
+    ).save_pretrained(path)
     yield str(path)
     torch.set_num_threads(n)
 
 
 def cfg(enc, **kw):
-    base = dict(base_model=enc, split="0.5/0.25/0.25", runs=1, seed=0, epochs=3, patience=3, lr=3e-3, batch_size=8, device="cpu",
-                baselines=("majority",))
+    base = dict(
+        base_model=enc, split="0.5/0.25/0.25", runs=1, seed=0, epochs=3, patience=3, lr=3e-3, batch_size=8, device="cpu", baselines=("majority",)
+    )
     base.update(kw)
     return TrainConfig(**base)
 
@@ -89,8 +94,9 @@ def test_only_listed_files_of_the_previous_content_are_deleted(encoder, tmp_path
     assert not (out / "old_weights.bin").exists() and (out / "keep.bin").read_text() == "the user's"
 
 
-@pytest.mark.parametrize("marker", ["{}", "[]", "not json", '{"labels": ["a", "b"], "has_model": true, "files": ["../thesis.txt"]}',
-                                    '{"labels": "ab", "has_model": true}'])
+@pytest.mark.parametrize(
+    "marker", ["{}", "[]", "not json", '{"labels": ["a", "b"], "has_model": true, "files": ["../thesis.txt"]}', '{"labels": "ab", "has_model": true}']
+)
 def test_a_fake_marker_does_not_make_a_folder_biaskits(encoder, tmp_path, marker):
     out = tmp_path / "clf"
     out.mkdir()
@@ -115,7 +121,7 @@ def test_split_csv_is_quoted_and_formula_safe(tmp_path):
         got = list(csv.reader(fh))
     assert got[0] == ["row", "label", "part"] and len(got) == 17 and all(len(r) == 3 for r in got)
     labels = {r[1] for r in got[1:]}
-    assert labels == {"a,b", "'=HYPERLINK(\"http://x\",\"y\")", "'+cmd|' /C calc'!A0", 'say "hi"'}
+    assert labels == {"a,b", '\'=HYPERLINK("http://x","y")', "'+cmd|' /C calc'!A0", 'say "hi"'}
     assert sorted(int(r[0]) for r in got[1:]) == list(range(16))
 
 
@@ -164,8 +170,28 @@ def test_collapsed_model_is_flagged_no_better_than_majority(encoder, tmp_path, c
     from biaskit.io import write_table
 
     write_table(pa.Table.from_pylist(rs), tmp_path / "l.parquet")
-    r = CliRunner().invoke(app, ["train", "classifier", str(tmp_path / "l.parquet"), "--out", str(tmp_path / "clf"), "--base-model", encoder,
-                                 "--split", "10/5/5", "--runs", "1", "--epochs", "2", "--baselines", "majority", "--device", "cpu"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "classifier",
+            str(tmp_path / "l.parquet"),
+            "--out",
+            str(tmp_path / "clf"),
+            "--base-model",
+            encoder,
+            "--split",
+            "10/5/5",
+            "--runs",
+            "1",
+            "--epochs",
+            "2",
+            "--baselines",
+            "majority",
+            "--device",
+            "cpu",
+        ],
+    )
     assert r.exit_code == 0, r.output
     m = json.loads((tmp_path / "clf" / "metrics.json").read_text())
     ft = m["runs"][0]["systems"]["finetuned"]
@@ -232,8 +258,10 @@ def test_a_killed_job_keeps_finished_runs_and_the_rerun_resumes(encoder, tmp_pat
     assert not any(x.startswith("run 1/3 epoch") for x in lines) and any(x.startswith("run 2/3 epoch 1/3") for x in lines)
     # the same figures as one uninterrupted job (CPU runs are reproducible from the seed)
     full = train_classifier(data(), tmp_path / "full", cfg(encoder, runs=3), progress=False)
-    strip = lambda runs: [{**r, "systems": {s: {k: v for k, v in f.items() if k != "seconds"} for s, f in r["systems"].items()}}  # noqa: E731
-                          for r in runs]  # wall-clock seconds differ; every figure must not
+    strip = lambda runs: [
+        {**r, "systems": {s: {k: v for k, v in f.items() if k != "seconds"} for s, f in r["systems"].items()}}  # noqa: E731
+        for r in runs
+    ]  # wall-clock seconds differ; every figure must not
     assert strip(res.metrics["runs"]) == strip(full.metrics["runs"])
     assert res.summary["finetuned"]["accuracy_mean"] == full.summary["finetuned"]["accuracy_mean"]
     assert json.loads((out / "biaskit_classifier.json").read_text())["complete"] is True

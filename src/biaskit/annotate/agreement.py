@@ -46,27 +46,32 @@ class LabelTable:
     labels: list[list[str | None]]
 
     @classmethod
-    def from_annotations(cls, annotations: Any, *, exclude_items: Iterable[str] = ()) -> "LabelTable":
+    def from_annotations(cls, annotations: Any, *, exclude_items: Iterable[str] = ()) -> LabelTable:
         t = to_arrow(annotations)
         for c in ("sample_id", "annotator", "label"):
             if c not in t.column_names:
-                raise BiaskitError("E001", f"the annotations table lacks column {c!r}", value=t.column_names,
-                                   fix="give an annotations table (biaskit annotate pull)")
+                raise BiaskitError(
+                    "E001", f"the annotations table lacks column {c!r}", value=t.column_names, fix="give an annotations table (biaskit annotate pull)"
+                )
         ex = set(exclude_items)
         by: dict[str, dict[str, str]] = defaultdict(dict)
         for sid, ann, lab in zip(*(t.column(c).to_pylist() for c in ("sample_id", "annotator", "label"))):
             if sid in ex or lab is None:
                 continue
             if ann in by[sid] and by[sid][ann] != lab:
-                raise BiaskitError("E091", "two different labels by one annotator on one item", value=(sid, ann),
-                                   fix="pull the annotations with `biaskit annotate pull`, which keeps the latest one")
+                raise BiaskitError(
+                    "E091",
+                    "two different labels by one annotator on one item",
+                    value=(sid, ann),
+                    fix="pull the annotations with `biaskit annotate pull`, which keeps the latest one",
+                )
             by[sid][ann] = lab
         items = sorted(by)
         anns = sorted({a for d in by.values() for a in d})
         return cls(items, anns, [[by[i].get(a) for a in anns] for i in items])
 
     @classmethod
-    def from_rows(cls, rows: Sequence[Sequence[str | None]], annotators: Sequence[str] | None = None) -> "LabelTable":
+    def from_rows(cls, rows: Sequence[Sequence[str | None]], annotators: Sequence[str] | None = None) -> LabelTable:
         anns = list(annotators) if annotators else [f"a{j + 1}" for j in range(len(rows[0]) if rows else 0)]
         return cls([f"i{i}" for i in range(len(rows))], anns, [list(r) for r in rows])
 
@@ -97,8 +102,8 @@ def fleiss_kappa(counts: np.ndarray) -> float:
         raise ValueError("fleiss_kappa needs >= 1 item and the same number (>= 2) of ratings per item")
     r = n[0]
     p_j = counts.sum(axis=0) / counts.sum()
-    p_i = ((counts ** 2).sum(axis=1) - r) / (r * (r - 1))
-    pbar, pe = p_i.mean(), float((p_j ** 2).sum())
+    p_i = ((counts**2).sum(axis=1) - r) / (r * (r - 1))
+    pbar, pe = p_i.mean(), float((p_j**2).sum())
     if np.isclose(pe, 1.0):
         return float("nan")
     return float((pbar - pe) / (1 - pe))
@@ -159,8 +164,9 @@ def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float:
     return float((po - pe) / (1 - pe))
 
 
-def bootstrap_ci(stat: Callable[[np.ndarray], float], n: int, *, n_boot: int = 1000, seed: int = 0,
-                 level: float = 0.95) -> tuple[float | None, float | None]:
+def bootstrap_ci(
+    stat: Callable[[np.ndarray], float], n: int, *, n_boot: int = 1000, seed: int = 0, level: float = 0.95
+) -> tuple[float | None, float | None]:
     """Percentile bootstrap CI of ``stat(indices)`` over ``n`` items resampled with replacement."""
     if n_boot <= 0 or n < 2:
         return None, None
@@ -187,8 +193,15 @@ def _top(labels: Iterable[str]) -> tuple[list[str], int]:
     return sorted(k for k, v in c.items() if v == best), best
 
 
-def majority_vote(annotations: Any, *, task: str | TaskType | None = None, tie_policy: str = "drop",
-                  exclude_labels: Sequence[str] = (), min_votes: int = 1, seed: int = 0) -> pa.Table:
+def majority_vote(
+    annotations: Any,
+    *,
+    task: str | TaskType | None = None,
+    tie_policy: str = "drop",
+    exclude_labels: Sequence[str] = (),
+    min_votes: int = 1,
+    seed: int = 0,
+) -> pa.Table:
     """Majority label per item.
 
     ``tie_policy``: ``drop`` (no label; the item is left out), ``random`` (seeded choice among the tied
@@ -197,8 +210,13 @@ def majority_vote(annotations: Any, *, task: str | TaskType | None = None, tie_p
     ``kept = false`` and a ``reason``. Returns sample_id, label, n_votes, n_top, share, tie, kept, reason.
     """
     if not (tie_policy in ("drop", "random") or tie_policy.startswith("label:")):
-        raise BiaskitError("E091", "unknown tie policy", value=tie_policy, options=TIE_POLICIES,
-                           fix="use --tie-policy drop, random or label:<name> (e.g. label:neutral)")
+        raise BiaskitError(
+            "E091",
+            "unknown tie policy",
+            value=tie_policy,
+            options=TIE_POLICIES,
+            fix="use --tie-policy drop, random or label:<name> (e.g. label:neutral)",
+        )
     tt = get_task_type(task) if task is not None else None
     if tie_policy.startswith("label:") and tt is not None:
         tt.check_label(tie_policy.split(":", 1)[1])
@@ -221,12 +239,32 @@ def majority_vote(annotations: Any, *, task: str | TaskType | None = None, tie_p
             reason = f"fewer than {min_votes} votes"
         elif label is not None and label in exclude_labels:
             reason = f"majority is {label!r} (excluded)"
-        for k, v in (("sample_id", item), ("label", label), ("n_votes", len(labs)), ("n_top", best),
-                     ("share", best / len(labs) if labs else None), ("tie", tie), ("kept", reason is None), ("reason", reason)):
+        for k, v in (
+            ("sample_id", item),
+            ("label", label),
+            ("n_votes", len(labs)),
+            ("n_top", best),
+            ("share", best / len(labs) if labs else None),
+            ("tie", tie),
+            ("kept", reason is None),
+            ("reason", reason),
+        ):
             out[k].append(v)
-    return pa.table(out, schema=pa.schema([("sample_id", pa.string()), ("label", pa.string()), ("n_votes", pa.int64()),
-                                           ("n_top", pa.int64()), ("share", pa.float64()), ("tie", pa.bool_()),
-                                           ("kept", pa.bool_()), ("reason", pa.string())]))
+    return pa.table(
+        out,
+        schema=pa.schema(
+            [
+                ("sample_id", pa.string()),
+                ("label", pa.string()),
+                ("n_votes", pa.int64()),
+                ("n_top", pa.int64()),
+                ("share", pa.float64()),
+                ("tie", pa.bool_()),
+                ("kept", pa.bool_()),
+                ("reason", pa.string()),
+            ]
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- agreement table
@@ -236,14 +274,35 @@ def _row(round_: str, task: str, measure: str, value: float | None, **kw) -> dic
     error = kw.pop("error", None)
     if value is not None and not np.isfinite(value):
         value, error = None, error or "undefined (all ratings in one category or too few items)"
-    return {"round": round_, "measure": measure, "value": value, "task_type": task, "metric": None, "annotator": None,
-            "annotator_b": None, "n_items": None, "n_annotators": None, "p_value": None, "ci_low": None, "ci_high": None,
-            "error": error, **kw}
+    return {
+        "round": round_,
+        "measure": measure,
+        "value": value,
+        "task_type": task,
+        "metric": None,
+        "annotator": None,
+        "annotator_b": None,
+        "n_items": None,
+        "n_annotators": None,
+        "p_value": None,
+        "ci_low": None,
+        "ci_high": None,
+        "error": error,
+        **kw,
+    }
 
 
-def agreement(annotations: Any, *, round: str | None = None, task: str | TaskType | None = None,
-              samples: Any = None, careless_kappa: float = 0.2, n_boot: int = 1000, seed: int = 0,
-              labels: Any = None) -> pa.Table:
+def agreement(
+    annotations: Any,
+    *,
+    round: str | None = None,
+    task: str | TaskType | None = None,
+    samples: Any = None,
+    careless_kappa: float = 0.2,
+    n_boot: int = 1000,
+    seed: int = 0,
+    labels: Any = None,
+) -> pa.Table:
     """All agreement figures of a round as agreement-stage rows.
 
     ``labels``: a labels table of ``annotate aggregate`` (a label model): adds, per annotator, agreement and
@@ -256,8 +315,12 @@ def agreement(annotations: Any, *, round: str | None = None, task: str | TaskTyp
     """
     t = to_arrow(annotations)
     if t.num_rows == 0:
-        raise BiaskitError("E091", "no annotations to compute agreement on", value=0,
-                           fix="pull annotations first (biaskit annotate pull) and check the round has labels")
+        raise BiaskitError(
+            "E091",
+            "no annotations to compute agreement on",
+            value=0,
+            fix="pull annotations first (biaskit annotate pull) and check the round has labels",
+        )
     if round is None:
         rounds = sorted(set(t.column("round").to_pylist())) if "round" in t.column_names else ["?"]
         if len(rounds) != 1:
@@ -277,8 +340,11 @@ def agreement(annotations: Any, *, round: str | None = None, task: str | TaskTyp
     if samples is not None:
         s = to_arrow(samples)
         if "is_gold" in s.column_names:
-            for sid, g, lab in zip(s.column("sample_id").to_pylist(), s.column("is_gold").to_pylist(),
-                                   s.column("gold_label").to_pylist() if "gold_label" in s.column_names else [None] * s.num_rows):
+            for sid, g, lab in zip(
+                s.column("sample_id").to_pylist(),
+                s.column("is_gold").to_pylist(),
+                s.column("gold_label").to_pylist() if "gold_label" in s.column_names else [None] * s.num_rows,
+            ):
                 if g:
                     gold[sid] = lab
     from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings
@@ -300,24 +366,39 @@ def agreement(annotations: Any, *, round: str | None = None, task: str | TaskTyp
         lo, hi = bootstrap_ci(lambda idx: fleiss_kappa(c_full[idx]), len(c_full), n_boot=n_boot, seed=seed)
         rows.append(_row(round, spec, "fleiss_kappa", val, n_items=int(full.sum()), n_annotators=int(m.max()), ci_low=lo, ci_high=hi))
     else:
-        rows.append(_row(round, spec, "fleiss_kappa", None, n_items=int(full.sum()) if len(m) else 0,
-                         error="needs at least two items each labelled by the same number (>= 2) of annotators"))
+        rows.append(
+            _row(
+                round,
+                spec,
+                "fleiss_kappa",
+                None,
+                n_items=int(full.sum()) if len(m) else 0,
+                error="needs at least two items each labelled by the same number (>= 2) of annotators",
+            )
+        )
     pairable = counts[m >= 2]
     val = krippendorff_alpha(counts, "nominal")
     lo, hi = bootstrap_ci(lambda idx: krippendorff_alpha(pairable[idx], "nominal"), len(pairable), n_boot=n_boot, seed=seed)
-    rows.append(_row(round, spec, "krippendorff_alpha_nominal", val, n_items=int((m >= 2).sum()), n_annotators=k_ann,
-                     ci_low=lo, ci_high=hi))
+    rows.append(_row(round, spec, "krippendorff_alpha_nominal", val, n_items=int((m >= 2).sum()), n_annotators=k_ann, ci_low=lo, ci_high=hi))
     if tt is not None and tt.ordinal:
         oc = lt.counts(list(tt.ordinal))
         om = oc.sum(axis=1)
         opair = oc[om >= 2]
         val = krippendorff_alpha(oc, "ordinal")
         lo, hi = bootstrap_ci(lambda idx: krippendorff_alpha(opair[idx], "ordinal"), len(opair), n_boot=n_boot, seed=seed)
-        rows.append(_row(round, spec, "krippendorff_alpha_ordinal", val, n_items=int((om >= 2).sum()), n_annotators=k_ann,
-                         ci_low=lo, ci_high=hi))
+        rows.append(_row(round, spec, "krippendorff_alpha_ordinal", val, n_items=int((om >= 2).sum()), n_annotators=k_ann, ci_low=lo, ci_high=hi))
     agree = [(r.max() == r.sum()) for r in pairable] if len(pairable) else []
-    rows.append(_row(round, spec, "percent_agreement", float(np.mean(agree)) if agree else None, n_items=len(agree),
-                     n_annotators=k_ann, error=None if agree else "no item has two labels"))
+    rows.append(
+        _row(
+            round,
+            spec,
+            "percent_agreement",
+            float(np.mean(agree)) if agree else None,
+            n_items=len(agree),
+            n_annotators=k_ann,
+            error=None if agree else "no item has two labels",
+        )
+    )
 
     # pairwise Cohen
     kappas = []
@@ -331,11 +412,23 @@ def agreement(annotations: Any, *, round: str | None = None, task: str | TaskTyp
             if len(pa_) >= 2:
                 v = cohen_kappa(pa_, pb_)
                 kappas.append(v)
-                rows.append(_row(round, spec, "cohen_kappa", v, annotator=lt.annotators[a], annotator_b=lt.annotators[b],
-                                 n_items=len(pa_), n_annotators=2))
+                rows.append(
+                    _row(round, spec, "cohen_kappa", v, annotator=lt.annotators[a], annotator_b=lt.annotators[b], n_items=len(pa_), n_annotators=2)
+                )
             else:
-                rows.append(_row(round, spec, "cohen_kappa", None, annotator=lt.annotators[a], annotator_b=lt.annotators[b],
-                                 n_items=len(pa_), n_annotators=2, error="fewer than two items labelled by both"))
+                rows.append(
+                    _row(
+                        round,
+                        spec,
+                        "cohen_kappa",
+                        None,
+                        annotator=lt.annotators[a],
+                        annotator_b=lt.annotators[b],
+                        n_items=len(pa_),
+                        n_annotators=2,
+                        error="fewer than two items labelled by both",
+                    )
+                )
     fin = [k for k in kappas if np.isfinite(k)]
     if fin:
         rows.append(_row(round, spec, "cohen_kappa_mean", float(np.mean(fin)), n_items=len(lt.items), n_annotators=k_ann))
@@ -359,38 +452,84 @@ def agreement(annotations: Any, *, round: str | None = None, task: str | TaskTyp
             flag = (np.isfinite(kap) and kap < careless_kappa) or (not np.isfinite(kap) and rate < 0.5)
             rows.append(_row(round, spec, "careless_flag", 1.0 if flag else 0.0, annotator=ann, n_items=len(mine)))
         else:
-            rows.append(_row(round, spec, "annotator_majority_agreement", None, annotator=ann, n_items=0,
-                             error="no item where the other annotators have a clear majority"))
+            rows.append(
+                _row(
+                    round,
+                    spec,
+                    "annotator_majority_agreement",
+                    None,
+                    annotator=ann,
+                    n_items=0,
+                    error="no item where the other annotators have a clear majority",
+                )
+            )
     if gold:
         gt = LabelTable.from_annotations(t.filter(pc.is_in(t.column("sample_id"), pa.array(list(gold)))))
         for j, ann in enumerate(gt.annotators):
             hits = [row[j] == gold[it] for it, row in zip(gt.items, gt.labels) if row[j] is not None]
-            rows.append(_row(round, spec, "annotator_gold_accuracy", float(np.mean(hits)) if hits else None, annotator=ann,
-                             n_items=len(hits), error=None if hits else "no gold items labelled"))
+            rows.append(
+                _row(
+                    round,
+                    spec,
+                    "annotator_gold_accuracy",
+                    float(np.mean(hits)) if hits else None,
+                    annotator=ann,
+                    n_items=len(hits),
+                    error=None if hits else "no gold items labelled",
+                )
+            )
 
     if labels is not None:
         from biaskit.annotate.labelmodels import read_labels
 
         lt_ = read_labels(labels)
         method = sorted({x for x in lt_.column("method").to_pylist() if x}) if "method" in lt_.column_names else []
-        final = {sid: lab for sid, lab in zip(lt_.column("sample_id").to_pylist(), lt_.column("label").to_pylist())
-                 if lab is not None and sid not in gold}
+        final = {
+            sid: lab for sid, lab in zip(lt_.column("sample_id").to_pylist(), lt_.column("label").to_pylist()) if lab is not None and sid not in gold
+        }
         note = f"labels of {', '.join(method) or 'a label model'}"
         for j, ann in enumerate(lt.annotators):
             mine = [(row[j], final[it]) for it, row in zip(lt.items, lt.labels) if row[j] is not None and it in final]
             if mine:
-                rows.append(_row(round, spec, "annotator_labels_agreement", float(np.mean([x == y for x, y in mine])),
-                                 annotator=ann, n_items=len(mine), note=note))
-                rows.append(_row(round, spec, "annotator_labels_kappa", cohen_kappa([x for x, _ in mine], [y for _, y in mine])
-                                 if len(mine) >= 2 else float("nan"), annotator=ann, n_items=len(mine), note=note))
+                rows.append(
+                    _row(
+                        round,
+                        spec,
+                        "annotator_labels_agreement",
+                        float(np.mean([x == y for x, y in mine])),
+                        annotator=ann,
+                        n_items=len(mine),
+                        note=note,
+                    )
+                )
+                rows.append(
+                    _row(
+                        round,
+                        spec,
+                        "annotator_labels_kappa",
+                        cohen_kappa([x for x, _ in mine], [y for _, y in mine]) if len(mine) >= 2 else float("nan"),
+                        annotator=ann,
+                        n_items=len(mine),
+                        note=note,
+                    )
+                )
             else:
-                rows.append(_row(round, spec, "annotator_labels_agreement", None, annotator=ann, n_items=0, note=note,
-                                 error="no item of this annotator in the labels table"))
+                rows.append(
+                    _row(
+                        round,
+                        spec,
+                        "annotator_labels_agreement",
+                        None,
+                        annotator=ann,
+                        n_items=0,
+                        note=note,
+                        error="no item of this annotator in the labels table",
+                    )
+                )
         rows.append(_row(round, spec, "labels_items", float(len(final)), n_items=len(lt.items), n_annotators=k_ann, note=note))
 
     # majority-vote summary
-    mv = majority_vote(t.filter(pc.invert(pc.is_in(t.column("sample_id"), pa.array(list(gold), pa.string())))),
-                       task=tt, tie_policy="drop")
+    mv = majority_vote(t.filter(pc.invert(pc.is_in(t.column("sample_id"), pa.array(list(gold), pa.string())))), task=tt, tie_policy="drop")
     rows.append(_row(round, spec, "majority_items", float(sum(mv.column("kept").to_pylist())), n_items=mv.num_rows, n_annotators=k_ann))
     rows.append(_row(round, spec, "majority_ties", float(sum(mv.column("tie").to_pylist())), n_items=mv.num_rows, n_annotators=k_ann))
     return rows_to_table(rows)
@@ -399,8 +538,11 @@ def agreement(annotations: Any, *, round: str | None = None, task: str | TaskTyp
 def careless_annotators(table: Any) -> list[str]:
     """Annotators flagged by :func:`agreement` (``careless_flag`` = 1)."""
     t = to_arrow(table)
-    return sorted(a for a, mm, v in zip(t.column("annotator").to_pylist(), t.column("measure").to_pylist(),
-                                        t.column("value").to_pylist()) if mm == "careless_flag" and v == 1.0)
+    return sorted(
+        a
+        for a, mm, v in zip(t.column("annotator").to_pylist(), t.column("measure").to_pylist(), t.column("value").to_pylist())
+        if mm == "careless_flag" and v == 1.0
+    )
 
 
 def rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:

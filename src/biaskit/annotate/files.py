@@ -35,8 +35,11 @@ def text_sources(samples) -> str:
     wiki = sum(1 for m in models if m == "wikipedia")
     gen = sum(1 for m in models if m is not None and m != "wikipedia")
     other = len(models) - wiki - gen
-    parts = [f"{wiki} are sentences from Wikipedia" if wiki else "", f"{gen} were written by language models" if gen else "",
-             f"{other} come from other sources (e.g. templates or imported data)" if other else ""]
+    parts = [
+        f"{wiki} are sentences from Wikipedia" if wiki else "",
+        f"{gen} were written by language models" if gen else "",
+        f"{other} come from other sources (e.g. templates or imported data)" if other else "",
+    ]
     return f"**Where these texts come from:** of the {len(models)} texts of this round, " + ", ".join(p for p in parts if p) + "."
 
 
@@ -48,10 +51,11 @@ def export_tasks(samples: Any, path: str | Path) -> tuple[Path, Path]:
     p = Path(path)
     fmt = p.suffix.lower()
     if fmt not in (".csv", ".jsonl"):
-        raise BiaskitError("E002", "unsupported task file type", value=str(p), options=[".csv", ".jsonl"],
-                           fix="name the tasks file *.csv or *.jsonl")
-    rows = [{"sample_id": r["sample_id"], "round": r["round"], "task_type": r["task_type"], "text": r["text"],
-             "choices": "|".join(task.labels)} for r in s.select(["sample_id", "round", "task_type", "text"]).to_pylist()]
+        raise BiaskitError("E002", "unsupported task file type", value=str(p), options=[".csv", ".jsonl"], fix="name the tasks file *.csv or *.jsonl")
+    rows = [
+        {"sample_id": r["sample_id"], "round": r["round"], "task_type": r["task_type"], "text": r["text"], "choices": "|".join(task.labels)}
+        for r in s.select(["sample_id", "round", "task_type", "text"]).to_pylist()
+    ]
     with atomic_path(p) as tmp:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
             if fmt == ".csv":  # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
@@ -64,9 +68,15 @@ def export_tasks(samples: Any, path: str | Path) -> tuple[Path, Path]:
                 for r in rows:
                     fh.write(json.dumps(r, ensure_ascii=False) + "\n")
     g = p.parent / (p.name + ".guidelines.md")
-    write_text_atomic(g, task.guidelines_markdown() + "\n" + text_sources(s) + "\n" +
-                      f"\n---\nRound `{round_}`, {len(rows)} items. Return a CSV or JSONL file with one row per "
-                      "label: `sample_id, annotator, label` (optional `lead_time` in seconds, `created_at` ISO 8601).\n")
+    write_text_atomic(
+        g,
+        task.guidelines_markdown()
+        + "\n"
+        + text_sources(s)
+        + "\n"
+        + f"\n---\nRound `{round_}`, {len(rows)} items. Return a CSV or JSONL file with one row per "
+        "label: `sample_id, annotator, label` (optional `lead_time` in seconds, `created_at` ISO 8601).\n",
+    )
     return p, g
 
 
@@ -81,8 +91,9 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
         try:
             return [dict(r) for r in csv.DictReader(io.StringIO(text, newline=""))]
         except csv.Error as exc:
-            raise BiaskitError("E091", f"{path} is not a readable CSV file: {exc}", value=str(path),
-                               fix="give a CSV with a header row sample_id,annotator,label") from None
+            raise BiaskitError(
+                "E091", f"{path} is not a readable CSV file: {exc}", value=str(path), fix="give a CSV with a header row sample_id,annotator,label"
+            ) from None
     if fmt in (".jsonl", ".json"):
         out = []
         for i, line in enumerate(read_text_utf8(path, "result file").splitlines(), 1):
@@ -92,8 +103,12 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
                 except json.JSONDecodeError as exc:
                     raise BiaskitError("E091", f"line {i} of {path} is not JSON", value=line[:80], fix="one JSON object per line") from exc
                 if not isinstance(obj, dict):
-                    raise BiaskitError("E091", f"line {i} of {path} is not a JSON object", value=line[:80],
-                                       fix='one object per line, e.g. {"sample_id": "s-1", "annotator": "w1", "label": "positive"}')
+                    raise BiaskitError(
+                        "E091",
+                        f"line {i} of {path} is not a JSON object",
+                        value=line[:80],
+                        fix='one object per line, e.g. {"sample_id": "s-1", "annotator": "w1", "label": "positive"}',
+                    )
                 out.append(obj)
         return out
     raise BiaskitError("E002", "unsupported result file type", value=str(path), options=[".csv", ".jsonl"], fix="give a .csv or .jsonl file")
@@ -104,30 +119,55 @@ def read_results(path: str | Path, samples: Any, *, platform: str = "file") -> t
     p = Path(path)
     rows = _read_rows(p)
     if not rows:  # a 0-byte or header-only file: no annotations (and no ledger entry), not an empty round
-        raise BiaskitError("E211", f"the result file {p} has no records", value=str(p),
-                           fix="export the platform's results again (columns sample_id, annotator, label); nothing was written")
+        raise BiaskitError(
+            "E211",
+            f"the result file {p} has no records",
+            value=str(p),
+            fix="export the platform's results again (columns sample_id, annotator, label); nothing was written",
+        )
     if rows:
         missing = [c for c in ("sample_id", "annotator", "label") if c not in rows[0]]
         if missing:
-            raise BiaskitError("E001", f"the result file {p} lacks column(s) {', '.join(missing)}", value=sorted(str(k) for k in rows[0]),
-                               fix="give columns sample_id, annotator, label (optional lead_time, created_at)")
+            raise BiaskitError(
+                "E001",
+                f"the result file {p} lacks column(s) {', '.join(missing)}",
+                value=sorted(str(k) for k in rows[0]),
+                fix="give columns sample_id, annotator, label (optional lead_time, created_at)",
+            )
     round_, spec, ids = samples_info(samples)
     recs = []
     for i, r in enumerate(rows, 1):
         for col in ("sample_id", "annotator", "label", "created_at"):
             v = r.get(col)
             if v is not None and not isinstance(v, str):
-                raise BiaskitError("E153", f"{p}: record {i} has a {type(v).__name__} {col!r}; ids and labels are text", value=v,
-                                   fix=f'write it as a string, e.g. "{col}": "{v}" (CSV cells are always text)')
+                raise BiaskitError(
+                    "E153",
+                    f"{p}: record {i} has a {type(v).__name__} {col!r}; ids and labels are text",
+                    value=v,
+                    fix=f'write it as a string, e.g. "{col}": "{v}" (CSV cells are always text)',
+                )
         lt = r.get("lead_time")
         try:
             lt = float(lt) if lt not in (None, "") else None
         except (TypeError, ValueError):
-            raise BiaskitError("E091", f"{p}: record {i}: lead_time is not a number", value=lt,
-                               fix="give seconds as a number, or leave it empty") from None
+            raise BiaskitError(
+                "E091", f"{p}: record {i}: lead_time is not a number", value=lt, fix="give seconds as a number, or leave it empty"
+            ) from None
         if lt is not None and not (math.isfinite(lt) and lt >= 0):
-            raise BiaskitError("E091", f"{p}: record {i}: lead_time must be a finite number of seconds >= 0", value=r.get("lead_time"),
-                               fix="give the seconds the annotator spent (e.g. 12.5), or leave it empty")
-        recs.append({"sample_id": r.get("sample_id"), "annotator": (r.get("annotator") or "").strip() or None, "label": r.get("label"),
-                     "lead_time": lt, "created_at": r.get("created_at") or None, "updated_at": r.get("updated_at") or None})
+            raise BiaskitError(
+                "E091",
+                f"{p}: record {i}: lead_time must be a finite number of seconds >= 0",
+                value=r.get("lead_time"),
+                fix="give the seconds the annotator spent (e.g. 12.5), or leave it empty",
+            )
+        recs.append(
+            {
+                "sample_id": r.get("sample_id"),
+                "annotator": (r.get("annotator") or "").strip() or None,
+                "label": r.get("label"),
+                "lead_time": lt,
+                "created_at": r.get("created_at") or None,
+                "updated_at": r.get("updated_at") or None,
+            }
+        )
     return validate_records(recs, task=spec, round=round_, platform=platform, sample_ids=ids)

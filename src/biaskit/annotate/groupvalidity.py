@@ -51,8 +51,7 @@ def _rates_from_cm(cm: np.ndarray, labels: Sequence[str]) -> dict[str, np.ndarra
         rec = tp / true_n
         f1 = np.where((pred_n + true_n) > 0, 2 * tp / (pred_n + true_n), np.nan)
         present = (pred_n + true_n) > 0
-        out["f1_macro"] = np.where(present.any(axis=-1), np.nansum(np.where(present, f1, 0.0), axis=-1)
-                                   / present.sum(axis=-1), np.nan)
+        out["f1_macro"] = np.where(present.any(axis=-1), np.nansum(np.where(present, f1, 0.0), axis=-1) / present.sum(axis=-1), np.nan)
         for j, lab in enumerate(labels):
             out[f"miss_rate_{lab}"] = 1.0 - rec[..., j]
             fp = pred_n[..., j] - tp[..., j]
@@ -75,10 +74,22 @@ def rate_measures(labels: Sequence[str]) -> list[str]:
     return ["accuracy", *[f"miss_rate_{c}" for c in labels], *[f"false_alarm_rate_{c}" for c in labels]]
 
 
-def group_rows(y_true: Sequence[str], y_pred: Sequence[str], groups: Sequence[Any], labels: Sequence[str], *,
-               h_rank: Sequence[float | None] | None = None, score: Sequence[float | None] | None = None,
-               round: str, task: str, metric: str, by: str, n_boot: int = 1000, seed: int = 0,
-               min_n: int = MIN_N) -> list[dict[str, Any]]:
+def group_rows(
+    y_true: Sequence[str],
+    y_pred: Sequence[str],
+    groups: Sequence[Any],
+    labels: Sequence[str],
+    *,
+    h_rank: Sequence[float | None] | None = None,
+    score: Sequence[float | None] | None = None,
+    round: str,
+    task: str,
+    metric: str,
+    by: str,
+    n_boot: int = 1000,
+    seed: int = 0,
+    min_n: int = MIN_N,
+) -> list[dict[str, Any]]:
     """Per-group and pairwise agreement-stage rows (see the module docstring)."""
     from statsmodels.stats.multitest import multipletests
 
@@ -114,18 +125,31 @@ def group_rows(y_true: Sequence[str], y_pred: Sequence[str], groups: Sequence[An
         for r in ("accuracy", "f1_macro", *rate_names[1:]):
             v = o[r]
             if r.startswith("miss_rate_"):
-                lab = r[len("miss_rate_"):]
+                lab = r[len("miss_rate_") :]
                 n_used = int(true_n[idx[lab]])
                 err = None if n_used else f"no item of the group has the human label {lab!r}"
             elif r.startswith("false_alarm_rate_"):
-                lab = r[len("false_alarm_rate_"):]
+                lab = r[len("false_alarm_rate_") :]
                 n_used = int(n - true_n[idx[lab]])
                 err = None if n_used else f"every item of the group has the human label {lab!r}"
             else:
                 n_used, err = n, None
             lo, hi = _ci(boots[g][r]) if boots[g] and np.isfinite(v) else (None, None)
-            rows.append(_row(round, task, f"group_{r}", v if np.isfinite(v) else None, n_items=n_used, ci_low=lo, ci_high=hi,
-                             group=g, note=note, error=err if not np.isfinite(v) else None, **base))
+            rows.append(
+                _row(
+                    round,
+                    task,
+                    f"group_{r}",
+                    v if np.isfinite(v) else None,
+                    n_items=n_used,
+                    ci_low=lo,
+                    ci_high=hi,
+                    group=g,
+                    note=note,
+                    error=err if not np.isfinite(v) else None,
+                    **base,
+                )
+            )
         del pred_n
         # Spearman: item-level resampling (ranks)
         if h_rank is not None and score is not None:
@@ -135,11 +159,35 @@ def group_rows(y_true: Sequence[str], y_pred: Sequence[str], groups: Sequence[An
                 sx = np.array([score[i] for i in ok], dtype=float)
                 rho, p = spearman(hx, sx)
                 lo, hi = _ci(_spearman_boot(hx, sx, n_boot, rng)) if n_boot > 0 else (None, None)
-                rows.append(_row(round, task, "group_spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok),
-                                 ci_low=lo, ci_high=hi, group=g, note=note, **base))
+                rows.append(
+                    _row(
+                        round,
+                        task,
+                        "group_spearman_rho",
+                        rho,
+                        p_value=p if np.isfinite(p) else None,
+                        n_items=len(ok),
+                        ci_low=lo,
+                        ci_high=hi,
+                        group=g,
+                        note=note,
+                        **base,
+                    )
+                )
             else:
-                rows.append(_row(round, task, "group_spearman_rho", None, n_items=len(ok), group=g, note=note,
-                                 error="fewer than 3 items with an ordinal human label and a score", **base))
+                rows.append(
+                    _row(
+                        round,
+                        task,
+                        "group_spearman_rho",
+                        None,
+                        n_items=len(ok),
+                        group=g,
+                        note=note,
+                        error="fewer than 3 items with an ordinal human label and a score",
+                        **base,
+                    )
+                )
     # pairwise differences, permutation p-values, Holm over pairs
     pairs = list(combinations(names, 2))
     for r in rate_names:
@@ -161,10 +209,22 @@ def group_rows(y_true: Sequence[str], y_pred: Sequence[str], groups: Sequence[An
                     rlo, rhi = _ci(boots[a][r] / boots[b][r])
             p = _perm_p(counts[a], counts[b], r, labels, d, n_boot, rng) if n_boot > 0 else None
             ratio = va / vb if vb > 0 else None
-            rd = _row(round, task, f"diff_{r}", d, n_items=na + nb, group=a, group_b=b, ci_low=dlo, ci_high=dhi,
-                      p_value_raw=p, note=small, **base)
-            rr = _row(round, task, f"ratio_{r}", ratio, n_items=na + nb, group=a, group_b=b, ci_low=rlo, ci_high=rhi,
-                      p_value_raw=p, note=small, error=None if ratio is not None else f"the rate is 0 in {b!r}", **base)
+            rd = _row(round, task, f"diff_{r}", d, n_items=na + nb, group=a, group_b=b, ci_low=dlo, ci_high=dhi, p_value_raw=p, note=small, **base)
+            rr = _row(
+                round,
+                task,
+                f"ratio_{r}",
+                ratio,
+                n_items=na + nb,
+                group=a,
+                group_b=b,
+                ci_low=rlo,
+                ci_high=rhi,
+                p_value_raw=p,
+                note=small,
+                error=None if ratio is not None else f"the rate is 0 in {b!r}",
+                **base,
+            )
             rows += [rd, rr]
             pend.append((rd, rr, p))
         ps = [p for _, _, p in pend if p is not None]
@@ -177,8 +237,7 @@ def group_rows(y_true: Sequence[str], y_pred: Sequence[str], groups: Sequence[An
     return rows
 
 
-def _perm_p(ca: np.ndarray, cb: np.ndarray, rate: str, labels: Sequence[str], d: float, n_perm: int,
-            rng: np.random.Generator) -> float | None:
+def _perm_p(ca: np.ndarray, cb: np.ndarray, rate: str, labels: Sequence[str], d: float, n_perm: int, rng: np.random.Generator) -> float | None:
     """Two-sided permutation p of rate(a) - rate(b): group a's cell counts under permutation are multivariate
     hypergeometric draws from the pooled counts."""
     k = len(labels)

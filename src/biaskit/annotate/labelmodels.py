@@ -37,13 +37,29 @@ from biaskit.io import to_arrow
 
 METHODS = ("majority", "dawid-skene", "glad", "mace", "wawa")
 
-LABELS_SCHEMA = pa.schema([("sample_id", pa.string()), ("label", pa.string()), ("confidence", pa.float64()),
-                           ("method", pa.string()), ("n_annotations", pa.int64()), ("is_gold", pa.bool_()),
-                           ("round", pa.string())])
-ANNOTATORS_SCHEMA = pa.schema([("annotator", pa.string()), ("method", pa.string()), ("n_annotations", pa.int64()),
-                               ("skill", pa.float64()), ("skill_measure", pa.string()),
-                               ("agreement_with_labels", pa.float64()), ("gold_accuracy", pa.float64()),
-                               ("confusion", pa.string())])
+LABELS_SCHEMA = pa.schema(
+    [
+        ("sample_id", pa.string()),
+        ("label", pa.string()),
+        ("confidence", pa.float64()),
+        ("method", pa.string()),
+        ("n_annotations", pa.int64()),
+        ("is_gold", pa.bool_()),
+        ("round", pa.string()),
+    ]
+)
+ANNOTATORS_SCHEMA = pa.schema(
+    [
+        ("annotator", pa.string()),
+        ("method", pa.string()),
+        ("n_annotations", pa.int64()),
+        ("skill", pa.float64()),
+        ("skill_measure", pa.string()),
+        ("agreement_with_labels", pa.float64()),
+        ("gold_accuracy", pa.float64()),
+        ("confusion", pa.string()),
+    ]
+)
 
 SKILL_MEASURES = {
     "majority": "share of the annotator's labels equal to the majority label",
@@ -68,9 +84,13 @@ def check_task_labels(labels, task: TaskType | None) -> None:
         return
     bad = Counter(lab for lab in labels if lab is not None and lab not in task.labels)
     if bad:
-        raise BiaskitError("E251", f"{sum(bad.values())} label(s) outside the {task.name} task's set", value=dict(bad),
-                           options=task.labels, fix="pull the labels with `biaskit annotate pull` (it drops such labels) "
-                                                    "or pass the right --task")
+        raise BiaskitError(
+            "E251",
+            f"{sum(bad.values())} label(s) outside the {task.name} task's set",
+            value=dict(bad),
+            options=task.labels,
+            fix="pull the labels with `biaskit annotate pull` (it drops such labels) or pass the right --task",
+        )
 
 
 def crowd_warnings(items: list[str], annotators: list[str], labels: list[str], *, cls=CrowdWarning, stacklevel: int = 3) -> list[str]:
@@ -100,8 +120,9 @@ def _crowdkit():
     try:
         from crowdkit import aggregation
     except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise MissingDependencyError("E011", "label models need the crowd-kit package", value=str(exc),
-                                     fix="pip install 'biaskit[annotate]'") from None
+        raise MissingDependencyError(
+            "E011", "label models need the crowd-kit package", value=str(exc), fix="pip install 'biaskit[annotate]'"
+        ) from None
     return aggregation
 
 
@@ -112,8 +133,9 @@ def crowd_frame(annotations: Any, *, task: str | TaskType | None = None, samples
     t = to_arrow(annotations)
     for c in ("sample_id", "annotator", "label"):
         if c not in t.column_names:
-            raise BiaskitError("E001", f"the annotations table lacks column {c!r}", value=t.column_names,
-                               fix="give an annotations table (biaskit annotate pull)")
+            raise BiaskitError(
+                "E001", f"the annotations table lacks column {c!r}", value=t.column_names, fix="give an annotations table (biaskit annotate pull)"
+            )
     if task is None and "task_type" in t.column_names:
         specs = sorted({x for x in t.column("task_type").to_pylist() if x})
         task = specs[0] if len(specs) == 1 else None
@@ -121,17 +143,23 @@ def crowd_frame(annotations: Any, *, task: str | TaskType | None = None, samples
         specs = sorted({x for x in to_arrow(samples).column("task_type").to_pylist() if x})
         task = specs[0] if len(specs) == 1 else None
     tt = get_task_type(task) if task is not None else None
-    rows = [(s, a, lab) for s, a, lab in zip(*(t.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
-            if lab is not None and s is not None and a is not None]
+    rows = [
+        (s, a, lab)
+        for s, a, lab in zip(*(t.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
+        if lab is not None and s is not None and a is not None
+    ]
     if not rows:
-        raise BiaskitError("E250", "no annotations to aggregate", value=t.num_rows,
-                           fix="pull the round's labels first (biaskit annotate pull)")
+        raise BiaskitError("E250", "no annotations to aggregate", value=t.num_rows, fix="pull the round's labels first (biaskit annotate pull)")
     check_task_labels([lab for _, _, lab in rows], tt)
     pairs = Counter((s, a) for s, a, _ in rows)
     dup = [k for k, v in pairs.items() if v > 1]
     if dup:
-        raise BiaskitError("E007", f"{len(dup)} (sample_id, annotator) pair(s) hold several labels", value=dup[:3],
-                           fix="pull the labels with `biaskit annotate pull`, which keeps each annotator's latest label")
+        raise BiaskitError(
+            "E007",
+            f"{len(dup)} (sample_id, annotator) pair(s) hold several labels",
+            value=dup[:3],
+            fix="pull the labels with `biaskit annotate pull`, which keeps each annotator's latest label",
+        )
     gold: dict[str, str] = {}
     if samples is not None:
         s = to_arrow(samples)
@@ -152,14 +180,21 @@ def check_crowd(df, method: str) -> list[str]:
     n_labels = df["label"].nunique()
     if n_workers < 2:
         if method != "majority":
-            raise BiaskitError("E252", f"{method} needs labels from at least two annotators to estimate their quality",
-                               value={"annotators": int(n_workers)}, fix="use --method majority, or collect labels from more annotators")
+            raise BiaskitError(
+                "E252",
+                f"{method} needs labels from at least two annotators to estimate their quality",
+                value={"annotators": int(n_workers)},
+                fix="use --method majority, or collect labels from more annotators",
+            )
         notes.append("only one annotator: the labels are that annotator's, nothing is aggregated")
     elif int((per_item >= 2).sum()) == 0:
         if method != "majority":
-            raise BiaskitError("E252", f"{method} needs items labelled by several annotators (overlap); every item has one label",
-                               value={"items": int(len(per_item)), "max_labels_per_item": int(per_item.max())},
-                               fix="push the round with --annotators 3 (or more), or use --method majority")
+            raise BiaskitError(
+                "E252",
+                f"{method} needs items labelled by several annotators (overlap); every item has one label",
+                value={"items": int(len(per_item)), "max_labels_per_item": int(per_item.max())},
+                fix="push the round with --annotators 3 (or more), or use --method majority",
+            )
         notes.append("no overlap: every item has a single label, so nothing is aggregated")
     if n_labels < 2:
         notes.append(f"every annotation has the same label ({df['label'].iloc[0]!r}): annotator quality cannot be estimated")
@@ -198,8 +233,9 @@ def fit_crowdkit(df, method: str, *, gold: dict[str, str] | None = None, seed: i
     return m, m.labels_, m.probas_
 
 
-def aggregate(annotations: Any, *, method: str = "dawid-skene", samples: Any = None, task: str | TaskType | None = None,
-              seed: int = 0, n_iter: int = 100) -> Aggregation:
+def aggregate(
+    annotations: Any, *, method: str = "dawid-skene", samples: Any = None, task: str | TaskType | None = None, seed: int = 0, n_iter: int = 100
+) -> Aggregation:
     """One label per item from the crowd's labels with a crowd-kit label model (see the module docstring)."""
     if method not in METHODS:
         raise BiaskitError("E253", "unknown label model", value=method, options=METHODS, fix="use --method dawid-skene (or majority)")
@@ -214,19 +250,36 @@ def aggregate(annotations: Any, *, method: str = "dawid-skene", samples: Any = N
         warnings.simplefilter("ignore", DeprecationWarning)
         model, labels, probas = fit_crowdkit(df, method, gold=gold, seed=seed, n_iter=n_iter)
     n_ann = df.groupby("task").size()
-    rounds = sorted({x for x in to_arrow(annotations).column("round").to_pylist() if x}) \
-        if "round" in to_arrow(annotations).column_names else []
+    rounds = sorted({x for x in to_arrow(annotations).column("round").to_pylist() if x}) if "round" in to_arrow(annotations).column_names else []
     rnd = rounds[0] if len(rounds) == 1 else None
     out = []
     for sid in sorted(n_ann.index):
         if sid in gold:
-            out.append({"sample_id": sid, "label": gold[sid], "confidence": 1.0, "method": method,
-                        "n_annotations": int(n_ann[sid]), "is_gold": True, "round": rnd})
+            out.append(
+                {
+                    "sample_id": sid,
+                    "label": gold[sid],
+                    "confidence": 1.0,
+                    "method": method,
+                    "n_annotations": int(n_ann[sid]),
+                    "is_gold": True,
+                    "round": rnd,
+                }
+            )
             continue
         lab = labels.get(sid)
         conf = float(probas.loc[sid, lab]) if lab is not None and lab in probas.columns else None
-        out.append({"sample_id": sid, "label": None if lab is None else str(lab), "confidence": conf, "method": method,
-                    "n_annotations": int(n_ann[sid]), "is_gold": False, "round": rnd})
+        out.append(
+            {
+                "sample_id": sid,
+                "label": None if lab is None else str(lab),
+                "confidence": conf,
+                "method": method,
+                "n_annotations": int(n_ann[sid]),
+                "is_gold": False,
+                "round": rnd,
+            }
+        )
     lab_t = pa.Table.from_pylist(out, schema=LABELS_SCHEMA)
     return Aggregation(lab_t, _annotator_table(df, model, method, {r["sample_id"]: r["label"] for r in out}, gold), method, notes)
 
@@ -257,10 +310,18 @@ def _annotator_table(df, model, method: str, final: dict[str, str | None], gold:
         agree = [final.get(t) == lab for t, lab in zip(sub["task"], sub["label"]) if final.get(t) is not None and t not in gold]
         g = [gold[t] == lab for t, lab in zip(sub["task"], sub["label"]) if t in gold]
         sk = skill.get(str(w))
-        rows.append({"annotator": str(w), "method": method, "n_annotations": int(len(sub)),
-                     "skill": None if sk is None or not np.isfinite(sk) else sk, "skill_measure": SKILL_MEASURES[method],
-                     "agreement_with_labels": float(np.mean(agree)) if agree else None,
-                     "gold_accuracy": float(np.mean(g)) if g else None, "confusion": confusion.get(str(w))})
+        rows.append(
+            {
+                "annotator": str(w),
+                "method": method,
+                "n_annotations": int(len(sub)),
+                "skill": None if sk is None or not np.isfinite(sk) else sk,
+                "skill_measure": SKILL_MEASURES[method],
+                "agreement_with_labels": float(np.mean(agree)) if agree else None,
+                "gold_accuracy": float(np.mean(g)) if g else None,
+                "confusion": confusion.get(str(w)),
+            }
+        )
     return pa.Table.from_pylist(rows, schema=ANNOTATORS_SCHEMA)
 
 
@@ -269,12 +330,20 @@ def read_labels(labels: Any) -> pa.Table:
     t = to_arrow(labels)
     missing = [c for c in ("sample_id", "label") if c not in t.column_names]
     if missing:
-        raise BiaskitError("E254", f"the labels table lacks column(s) {', '.join(missing)}", value=t.column_names,
-                           fix="pass the table written by `biaskit annotate aggregate --out labels.parquet`")
+        raise BiaskitError(
+            "E254",
+            f"the labels table lacks column(s) {', '.join(missing)}",
+            value=t.column_names,
+            fix="pass the table written by `biaskit annotate aggregate --out labels.parquet`",
+        )
     ids = t.column("sample_id").to_pylist()
     if len(set(ids)) != len(ids) or any(i is None for i in ids):
-        raise BiaskitError("E254", "the labels table has a null or repeated sample_id", value=[i for i, c in Counter(ids).items() if c > 1][:3],
-                           fix="pass the table written by `biaskit annotate aggregate` (one row per item)")
+        raise BiaskitError(
+            "E254",
+            "the labels table has a null or repeated sample_id",
+            value=[i for i, c in Counter(ids).items() if c > 1][:3],
+            fix="pass the table written by `biaskit annotate aggregate` (one row per item)",
+        )
     return t
 
 
@@ -286,11 +355,38 @@ def labels_as_majority(labels: Any, *, exclude_labels=(), gold: set[str] | None 
     conf = t.column("confidence").to_pylist() if "confidence" in t.column_names else [None] * t.num_rows
     isg = t.column("is_gold").to_pylist() if "is_gold" in t.column_names else [False] * t.num_rows
     for sid, lab, n, c, g in zip(t.column("sample_id").to_pylist(), t.column("label").to_pylist(), n_ann, conf, isg):
-        reason = ("gold item" if (g or (gold and sid in gold)) else "no label" if lab is None
-                  else f"label is {lab!r} (excluded)" if lab in exclude_labels else None)
-        for k, v in (("sample_id", sid), ("label", lab), ("n_votes", n), ("n_top", None), ("share", c), ("tie", False),
-                     ("kept", reason is None), ("reason", reason)):
+        reason = (
+            "gold item"
+            if (g or (gold and sid in gold))
+            else "no label"
+            if lab is None
+            else f"label is {lab!r} (excluded)"
+            if lab in exclude_labels
+            else None
+        )
+        for k, v in (
+            ("sample_id", sid),
+            ("label", lab),
+            ("n_votes", n),
+            ("n_top", None),
+            ("share", c),
+            ("tie", False),
+            ("kept", reason is None),
+            ("reason", reason),
+        ):
             out[k].append(v)
-    return pa.table(out, schema=pa.schema([("sample_id", pa.string()), ("label", pa.string()), ("n_votes", pa.int64()),
-                                           ("n_top", pa.int64()), ("share", pa.float64()), ("tie", pa.bool_()),
-                                           ("kept", pa.bool_()), ("reason", pa.string())]))
+    return pa.table(
+        out,
+        schema=pa.schema(
+            [
+                ("sample_id", pa.string()),
+                ("label", pa.string()),
+                ("n_votes", pa.int64()),
+                ("n_top", pa.int64()),
+                ("share", pa.float64()),
+                ("tie", pa.bool_()),
+                ("kept", pa.bool_()),
+                ("reason", pa.string()),
+            ]
+        ),
+    )

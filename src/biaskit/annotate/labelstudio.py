@@ -71,8 +71,10 @@ class PushReport:
 
     def summary(self) -> str:
         state = "created" if self.created else "found"
-        return (f"project {self.title!r} (id {self.project_id}, {state}) on {self.url}: imported {self.imported} "
-                f"task(s) in {self.batches} batch(es), {self.already_there} already there, {self.total} in the round")
+        return (
+            f"project {self.title!r} (id {self.project_id}, {state}) on {self.url}: imported {self.imported} "
+            f"task(s) in {self.batches} batch(es), {self.already_there} already there, {self.total} in the round"
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -87,11 +89,18 @@ class LabelStudio:
         if not url:
             raise BiaskitError("E090", "no Label Studio URL given", fix="pass --url http://localhost:8080 or set LABEL_STUDIO_URL")
         if not re.match(r"^https?://", url):
-            raise BiaskitError("E090", "the Label Studio URL must start with http:// or https://", value=public_url(url) if "//" in url else url,
-                               fix="e.g. --url http://localhost:8080")
+            raise BiaskitError(
+                "E090",
+                "the Label Studio URL must start with http:// or https://",
+                value=public_url(url) if "//" in url else url,
+                fix="e.g. --url http://localhost:8080",
+            )
         if not token:
-            raise BiaskitError("E090", "no Label Studio token given",
-                               fix="export LABEL_STUDIO_API_KEY=<your token> (Label Studio: Account & Settings > Access Token)")
+            raise BiaskitError(
+                "E090",
+                "no Label Studio token given",
+                fix="export LABEL_STUDIO_API_KEY=<your token> (Label Studio: Account & Settings > Access Token)",
+            )
         register_secret(token)
         sdk = require("label_studio_sdk", "annotate", "the Label Studio integration")
         self.url = public_url(url).rstrip("/")
@@ -118,38 +127,65 @@ class LabelStudio:
         try:
             return Backoff(retries, backoff=0.5, max_backoff=30.0).call(fn, retryable=retryable, retry_after=retry_after, what=what)
         except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-            raise BiaskitError("E090", f"cannot reach Label Studio at {self.url} ({what})", value=redact(str(exc))[:120],
-                               fix="start the server (label-studio start) or check --url / LABEL_STUDIO_URL") from None
+            raise BiaskitError(
+                "E090",
+                f"cannot reach Label Studio at {self.url} ({what})",
+                value=redact(str(exc))[:120],
+                fix="start the server (label-studio start) or check --url / LABEL_STUDIO_URL",
+            ) from None
         except httpx.TimeoutException as exc:
-            raise BiaskitError("E090", f"Label Studio at {self.url} timed out ({what})", value=redact(str(exc))[:120],
-                               fix="retry; the operation is idempotent and resumes where it stopped") from None
+            raise BiaskitError(
+                "E090",
+                f"Label Studio at {self.url} timed out ({what})",
+                value=redact(str(exc))[:120],
+                fix="retry; the operation is idempotent and resumes where it stopped",
+            ) from None
         except httpx.TransportError as exc:
-            raise BiaskitError("E090", f"the connection to Label Studio at {self.url} failed ({what})",
-                               value=redact(str(exc))[:120],
-                               fix="check the server is up and retry; push/pull are idempotent and resume where they stopped") from None
+            raise BiaskitError(
+                "E090",
+                f"the connection to Label Studio at {self.url} failed ({what})",
+                value=redact(str(exc))[:120],
+                fix="check the server is up and retry; push/pull are idempotent and resume where they stopped",
+            ) from None
         except ApiError as exc:
             code = exc.status_code
             body = redact(json.dumps(exc.body, default=str) if not isinstance(exc.body, str) else exc.body)[:300]
             if code == 401:
-                raise BiaskitError("E090", f"Label Studio at {self.url} rejected the token ({what})", value=body,
-                                   fix="check LABEL_STUDIO_API_KEY (Account & Settings > Access Token); legacy tokens "
-                                       "need LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true on the server") from None
+                raise BiaskitError(
+                    "E090",
+                    f"Label Studio at {self.url} rejected the token ({what})",
+                    value=body,
+                    fix="check LABEL_STUDIO_API_KEY (Account & Settings > Access Token); legacy tokens "
+                    "need LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true on the server",
+                ) from None
             if code == 403:
-                raise BiaskitError("E090", f"the token may not do this on {self.url} ({what})", value=body,
-                                   fix="use an administrator's or the project owner's token") from None
+                raise BiaskitError(
+                    "E090", f"the token may not do this on {self.url} ({what})", value=body, fix="use an administrator's or the project owner's token"
+                ) from None
             if code == 404:
-                raise BiaskitError("E092", f"not found on {self.url} ({what})", value=body,
-                                   fix="check the project title / id (biaskit annotate rounds lists the rounds)") from None
-            raise BiaskitError("E090", f"Label Studio error {code} ({what})", value=body,
-                               fix="see the server's message; nothing was imported twice, rerun after fixing") from None
+                raise BiaskitError(
+                    "E092",
+                    f"not found on {self.url} ({what})",
+                    value=body,
+                    fix="check the project title / id (biaskit annotate rounds lists the rounds)",
+                ) from None
+            raise BiaskitError(
+                "E090",
+                f"Label Studio error {code} ({what})",
+                value=body,
+                fix="see the server's message; nothing was imported twice, rerun after fixing",
+            ) from None
 
     # ------------------------------------------------------------------ projects
     def find_project(self, title: str) -> Any | None:
-        found = [p for p in self.call("list projects", lambda: list(self.sdk.projects.list(title=title)), retries=2)
-                 if p.title == title]
+        found = [p for p in self.call("list projects", lambda: list(self.sdk.projects.list(title=title)), retries=2) if p.title == title]
         if len(found) > 1:
-            raise BiaskitError("E092", f"{len(found)} projects on {self.url} are titled {title!r}", value=[p.id for p in found],
-                               fix="rename or delete the extra projects in Label Studio, or pass another --project title")
+            raise BiaskitError(
+                "E092",
+                f"{len(found)} projects on {self.url} are titled {title!r}",
+                value=[p.id for p in found],
+                fix="rename or delete the extra projects in Label Studio, or pass another --project title",
+            )
         return found[0] if found else None
 
     def project_titles(self) -> list[str]:
@@ -158,22 +194,42 @@ class LabelStudio:
     def get_project(self, title: str) -> Any:
         p = self.find_project(title)
         if p is None:
-            raise BiaskitError("E092", f"no project titled {title!r} on {self.url}", value=title, options=self.project_titles(),
-                               fix="push the round first (biaskit annotate push) or pass the exact --project title")
+            raise BiaskitError(
+                "E092",
+                f"no project titled {title!r} on {self.url}",
+                value=title,
+                options=self.project_titles(),
+                fix="push the round first (biaskit annotate push) or pass the exact --project title",
+            )
         return p
 
     def ensure_project(self, title: str, task: TaskType, *, annotators: int, description: str = "") -> tuple[Any, bool]:
         p = self.find_project(title)
         if p is None:
-            p = self.call("create project", lambda: self.sdk.projects.create(
-                title=title, description=description, label_config=task.label_config(), maximum_annotations=annotators,
-                expert_instruction=task.guidelines_html(), show_instruction=True, show_skip_button=True,
-                enable_empty_annotation=False, show_collab_predictions=False))
+            p = self.call(
+                "create project",
+                lambda: self.sdk.projects.create(
+                    title=title,
+                    description=description,
+                    label_config=task.label_config(),
+                    maximum_annotations=annotators,
+                    expert_instruction=task.guidelines_html(),
+                    show_instruction=True,
+                    show_skip_button=True,
+                    enable_empty_annotation=False,
+                    show_collab_predictions=False,
+                ),
+            )
             return p, True
         have = config_labels(getattr(p, "label_config", "") or "", task.from_name)
         if have != list(task.labels):
-            raise BiaskitError("E092", f"project {title!r} exists with labels {have}, not the {task.name} labels", value=have,
-                               options=list(task.labels), fix="use another round name / --project title for this task type")
+            raise BiaskitError(
+                "E092",
+                f"project {title!r} exists with labels {have}, not the {task.name} labels",
+                value=have,
+                options=list(task.labels),
+                fix="use another round name / --project title for this task type",
+            )
         if getattr(p, "maximum_annotations", annotators) != annotators:
             self.call("update project", lambda: self.sdk.projects.update(id=p.id, maximum_annotations=annotators))
         return p, False
@@ -181,6 +237,7 @@ class LabelStudio:
     # ------------------------------------------------------------------ tasks
     def existing_sample_ids(self, project_id: int) -> dict[str, int]:
         """sample_id -> task id of the tasks already in the project."""
+
         def run():
             out: dict[str, int] = {}
             # include=id,data: 3-4x faster than the full task payload on a 2,000-task project
@@ -189,6 +246,7 @@ class LabelStudio:
                 if sid is not None and sid not in out:
                     out[sid] = t.id
             return out
+
         return self.call("list tasks", run, retries=2)
 
     def import_tasks(self, project_id: int, tasks: list[dict[str, Any]]) -> None:
@@ -198,6 +256,7 @@ class LabelStudio:
         def run():
             chunks = self.sdk.projects.exports.download_sync(project_id, export_type="JSON", download_all_tasks=True)
             return json.loads(b"".join(chunks))
+
         return self.call("export annotations", run, retries=2)
 
     def users(self) -> dict[int, str]:
@@ -238,22 +297,37 @@ def _task_payload(row: dict[str, Any], task: TaskType, pre: Any | None) -> dict[
         lab = row.get(pre.label)
         if lab in task.labels:
             score = pre.score_of(row) if pre.score else None
-            pred = {"model_version": pre.metric, "result": [{"from_name": task.from_name, "to_name": "text", "type": "choices",
-                                                            "value": {"choices": [lab]}}]}
+            pred = {
+                "model_version": pre.metric,
+                "result": [{"from_name": task.from_name, "to_name": "text", "type": "choices", "value": {"choices": [lab]}}],
+            }
             if score is not None:
                 pred["score"] = float(score)
             item["predictions"] = [pred]
     if row.get("is_gold") and row.get("gold_label") in task.labels:
         # the known answer of a gold item, stored as a ground-truth annotation (by the pushing account) so the
         # project owner sees it in Label Studio; pull keeps it apart from the crowd's labels
-        item["annotations"] = [{"ground_truth": True, "result": [{"from_name": task.from_name, "to_name": "text",
-                                                                  "type": "choices", "value": {"choices": [row["gold_label"]]}}]}]
+        item["annotations"] = [
+            {
+                "ground_truth": True,
+                "result": [{"from_name": task.from_name, "to_name": "text", "type": "choices", "value": {"choices": [row["gold_label"]]}}],
+            }
+        ]
     return item
 
 
-def push(samples: Any, *, url: str | None = None, token: str | None = None, project: str | None = None,
-         annotators: int = 3, batch_size: int = DEFAULT_BATCH, pre_annotate: str | None = None,
-         client: LabelStudio | None = None, progress: Callable[[int], None] | None = None) -> PushReport:
+def push(
+    samples: Any,
+    *,
+    url: str | None = None,
+    token: str | None = None,
+    project: str | None = None,
+    annotators: int = 3,
+    batch_size: int = DEFAULT_BATCH,
+    pre_annotate: str | None = None,
+    client: LabelStudio | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> PushReport:
     """Push a round's samples to Label Studio (find-or-create the project, import what is missing)."""
     t0 = time.perf_counter()
     s = to_arrow(samples)
@@ -269,21 +343,19 @@ def push(samples: Any, *, url: str | None = None, token: str | None = None, proj
     pre = resolve(pre_annotate, s.column_names, need_label=True) if pre_annotate else None
     ls = client or LabelStudio(url, token)
     title = project or round_title(round_, spec)
-    proj, created = ls.ensure_project(title, task, annotators=annotators,
-                                      description=f"biaskit annotation round {round_} ({spec}); {len(ids)} items")
+    proj, created = ls.ensure_project(title, task, annotators=annotators, description=f"biaskit annotation round {round_} ({spec}); {len(ids)} items")
     existing = {} if created else ls.existing_sample_ids(proj.id)
     rows = [r for r in s.to_pylist() if r["sample_id"] not in existing]
     batches = 0
     n_pre = 0
     for start in range(0, len(rows), batch_size):
-        chunk = [_task_payload(r, task, pre) for r in rows[start:start + batch_size]]
+        chunk = [_task_payload(r, task, pre) for r in rows[start : start + batch_size]]
         n_pre += sum("predictions" in c for c in chunk)
         ls.import_tasks(proj.id, chunk)
         batches += 1
         if progress:
             progress(len(chunk))
-    rep = PushReport(ls.url, proj.id, title, created, len(ids), len(existing), len(rows), batches,
-                     round(time.perf_counter() - t0, 3), n_pre)
+    rep = PushReport(ls.url, proj.id, title, created, len(ids), len(existing), len(rows), batches, round(time.perf_counter() - t0, 3), n_pre)
     log.info(rep.summary())
     return rep
 
@@ -304,10 +376,17 @@ def export_records(raw: list[dict[str, Any]], task: TaskType, users: dict[int, s
             for item in a.get("result") or []:
                 if item.get("type") == "choices" and item.get("from_name") == task.from_name:
                     choices.extend((item.get("value") or {}).get("choices") or [])
-            yield {"sample_id": data.get("sample_id"), "annotator": who, "label": choices, "lead_time": a.get("lead_time"),
-                   "created_at": a.get("created_at"), "updated_at": a.get("updated_at"),
-                   "cancelled": bool(a.get("was_cancelled")), "annotation_id": a.get("id"),
-                   "ground_truth": bool(a.get("ground_truth"))}
+            yield {
+                "sample_id": data.get("sample_id"),
+                "annotator": who,
+                "label": choices,
+                "lead_time": a.get("lead_time"),
+                "created_at": a.get("created_at"),
+                "updated_at": a.get("updated_at"),
+                "cancelled": bool(a.get("was_cancelled")),
+                "annotation_id": a.get("id"),
+                "ground_truth": bool(a.get("ground_truth")),
+            }
 
 
 @dataclass
@@ -324,8 +403,9 @@ class PullResult:
     ground_truth: pa.Table | None = None
 
 
-def pull(samples: Any, *, url: str | None = None, token: str | None = None, project: str | None = None,
-         client: LabelStudio | None = None) -> PullResult:
+def pull(
+    samples: Any, *, url: str | None = None, token: str | None = None, project: str | None = None, client: LabelStudio | None = None
+) -> PullResult:
     """Export a round's project and validate its annotations (see :mod:`biaskit.annotate.results`)."""
     s = to_arrow(samples)
     round_, spec, ids = samples_info(s)
@@ -340,16 +420,21 @@ def pull(samples: Any, *, url: str | None = None, token: str | None = None, proj
     recs = [r for r, f in zip(recs, flags) if not f]
     ann, rej, rep = validate_records(recs, task=spec, round=round_, platform="label-studio", sample_ids=ids)
     log.info(rep.summary())
-    gt_t = pa.table({"sample_id": pa.array([r["sample_id"] for r in gt], pa.string()),
-                     "label": pa.array([",".join(r["label"]) if r["label"] else None for r in gt], pa.string()),
-                     "annotator": pa.array([r["annotator"] for r in gt], pa.string())})
+    gt_t = pa.table(
+        {
+            "sample_id": pa.array([r["sample_id"] for r in gt], pa.string()),
+            "label": pa.array([",".join(r["label"]) if r["label"] else None for r in gt], pa.string()),
+            "annotator": pa.array([r["annotator"] for r in gt], pa.string()),
+        }
+    )
     if gt:
         log.info("%d ground-truth annotation(s) kept apart from the crowd's labels", len(gt))
     return PullResult(ann, rej, rep, proj.id, title, len(raw), ground_truth=gt_t)
 
 
-def record_annotation(client: LabelStudio, task_id: int, user_id: int | None, label: str | list[str], task: TaskType,
-                      *, lead_time: float | None = None) -> int:
+def record_annotation(
+    client: LabelStudio, task_id: int, user_id: int | None, label: str | list[str], task: TaskType, *, lead_time: float | None = None
+) -> int:
     """Store one annotation on ``task_id`` (used by tests, the benchmark and scripted imports).
 
     With ``user_id=None`` the annotation belongs to the user whose token ``client`` holds (an annotator

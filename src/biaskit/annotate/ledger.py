@@ -90,12 +90,19 @@ def events(path: str | Path | None = None) -> list[dict[str, Any]]:
         try:
             entry = json.loads(line)
         except json.JSONDecodeError:
-            raise BiaskitError("E092", f"line {i} of the round ledger {p} is not JSON", value=line[:80],
-                               fix="repair or remove that line (the ledger is plain JSON lines)") from None
+            raise BiaskitError(
+                "E092",
+                f"line {i} of the round ledger {p} is not JSON",
+                value=line[:80],
+                fix="repair or remove that line (the ledger is plain JSON lines)",
+            ) from None
         if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("at", "round", "event")):
-            raise BiaskitError("E092", f"line {i} of {p} is not a round ledger entry (at, round, event)", value=line[:80],
-                               fix="pass the ledger biaskit annotate writes (--ledger, default annotation-rounds.jsonl), "
-                                   "not a table")
+            raise BiaskitError(
+                "E092",
+                f"line {i} of {p} is not a round ledger entry (at, round, event)",
+                value=line[:80],
+                fix="pass the ledger biaskit annotate writes (--ledger, default annotation-rounds.jsonl), not a table",
+            )
         out.append(entry)
     return out
 
@@ -111,14 +118,25 @@ def history(path: str | Path | None = None) -> list[dict[str, Any]]:
         if ev == "sample":
             r.update({k: e.get(k) for k in ("task_type", "samples", "gold", "samples_path", "seed") if k in e})
         elif ev == "push":
-            r.update({"project": e.get("title"), "server": e.get("url"), "pushed": e.get("total"),
-                      "annotators_per_task": e.get("annotators")})
+            r.update({"project": e.get("title"), "server": e.get("url"), "pushed": e.get("total"), "annotators_per_task": e.get("annotators")})
         elif ev == "pull":
-            r.update({"annotations": e.get("kept"), "dropped": e.get("dropped"), "annotators": e.get("annotators"),
-                      "items_annotated": e.get("items"), "platform": e.get("platform")})
+            r.update(
+                {
+                    "annotations": e.get("kept"),
+                    "dropped": e.get("dropped"),
+                    "annotators": e.get("annotators"),
+                    "items_annotated": e.get("items"),
+                    "platform": e.get("platform"),
+                }
+            )
         elif ev == "agreement":
-            r.update({k: e.get(k) for k in ("fleiss_kappa", "krippendorff_alpha_nominal", "krippendorff_alpha_ordinal",
-                                             "cohen_kappa_mean", "careless") if k in e})
+            r.update(
+                {
+                    k: e.get(k)
+                    for k in ("fleiss_kappa", "krippendorff_alpha_nominal", "krippendorff_alpha_ordinal", "cohen_kappa_mean", "careless")
+                    if k in e
+                }
+            )
         elif ev == "validate":
             for m, figs in (e.get("metrics") or {}).items():
                 for k, v in figs.items():

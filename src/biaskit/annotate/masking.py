@@ -58,7 +58,7 @@ def mask_text(text: str, mentions: Iterable[str], *, mask: str = MASK, name_part
     out: list[str] = []
     pos = 0
     for m in rx.finditer(text):
-        out.append(text[pos:m.start()])
+        out.append(text[pos : m.start()])
         out.append(mask)
         mapping.append({"start": m.start(), "end": m.end(), "original": m.group(0), "mask": mask})
         pos = m.end()
@@ -75,11 +75,15 @@ def unmask(masked: str, mapping: list[Mapping[str, Any]] | str) -> str:
     pos_o = 0  # position in original text
     for ent in sorted(mapping, key=lambda e: e["start"]):
         gap = ent["start"] - pos_o
-        out.append(masked[pos_m:pos_m + gap])
+        out.append(masked[pos_m : pos_m + gap])
         pos_m += gap
-        if masked[pos_m:pos_m + len(ent["mask"])] != ent["mask"]:
-            raise BiaskitError("E091", "the mask mapping does not match the masked text", value=masked[:80],
-                               fix="pass the text and mask_mapping of the same samples row")
+        if masked[pos_m : pos_m + len(ent["mask"])] != ent["mask"]:
+            raise BiaskitError(
+                "E091",
+                "the mask mapping does not match the masked text",
+                value=masked[:80],
+                fix="pass the text and mask_mapping of the same samples row",
+            )
         out.append(ent["original"])
         pos_m += len(ent["mask"])
         pos_o = ent["end"]

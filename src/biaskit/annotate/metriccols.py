@@ -9,6 +9,7 @@ from typing import Any
 
 from biaskit.errors import BiaskitError
 
+
 def known() -> dict[str, tuple[str, str]]:
     """metric -> (label column, score column or "a-b" difference of two columns), from the metrics' own
     declarations (:func:`biaskit.evaluate.metrics.catalog.label_outputs`); a label output without a score
@@ -19,7 +20,7 @@ def known() -> dict[str, tuple[str, str]]:
 
 
 def __getattr__(name: str):
-    if name == "KNOWN":   # the old constant, now read from the registry
+    if name == "KNOWN":  # the old constant, now read from the registry
         return known()
     raise AttributeError(name)
 
@@ -46,8 +47,15 @@ class MetricColumns:
         return f"{self.metric.split('_')[0]}_error"
 
 
-def resolve(metric: str, columns: Sequence[str], *, label_column: str | None = None, score_column: str | None = None,
-            need_label: bool = False, need_score: bool = False) -> MetricColumns:
+def resolve(
+    metric: str,
+    columns: Sequence[str],
+    *,
+    label_column: str | None = None,
+    score_column: str | None = None,
+    need_label: bool = False,
+    need_score: bool = False,
+) -> MetricColumns:
     """Columns for ``metric`` in a table with ``columns``; options override; missing needed ones -> E091."""
     cols = set(columns)
     lab, sc = known().get(metric, (f"{metric}_label", f"{metric}_score"))
@@ -58,9 +66,17 @@ def resolve(metric: str, columns: Sequence[str], *, label_column: str | None = N
     if all(p in cols for p in parts):
         mc = MetricColumns(metric, mc.label, sc)
     if need_label and mc.label is None:
-        raise BiaskitError("E091", f"no label column for metric {metric!r} (looked for {lab!r})", value=sorted(cols)[:30],
-                           fix=f"score the table with `biaskit score --metric {metric}` first, or name the column with --label-column")
+        raise BiaskitError(
+            "E091",
+            f"no label column for metric {metric!r} (looked for {lab!r})",
+            value=sorted(cols)[:30],
+            fix=f"score the table with `biaskit score --metric {metric}` first, or name the column with --label-column",
+        )
     if need_score and mc.score is None:
-        raise BiaskitError("E091", f"no score column for metric {metric!r} (looked for {sc!r})", value=sorted(cols)[:30],
-                           fix="name the continuous score column with --score-column")
+        raise BiaskitError(
+            "E091",
+            f"no score column for metric {metric!r} (looked for {sc!r})",
+            value=sorted(cols)[:30],
+            fix="name the continuous score column with --score-column",
+        )
     return mc

@@ -32,34 +32,38 @@ def half_width(p: float, m: float, z: float = Z95) -> float:
     return z * math.sqrt(p * (1 - p) / m) if m > 0 else float("inf")
 
 
-def plan_round(validation: Any, *, target: float = 0.05, rate: str = "accuracy", metric: str | None = None,
-               z: float = Z95) -> dict[str, Any]:
+def plan_round(validation: Any, *, target: float = 0.05, rate: str = "accuracy", metric: str | None = None, z: float = Z95) -> dict[str, Any]:
     """Items each group needs so that the CI half-width of ``rate`` falls to ``target`` (see the module docstring)."""
     if not (0 < target < 0.5):
         raise BiaskitError("E256", "the target CI half-width must be between 0 and 0.5", value=target, fix="e.g. --target-ci 0.05")
     t = to_arrow(validation)
     need = {"measure", "value", "n_items", "group", "metric"}
     if not need <= set(t.column_names):
-        raise BiaskitError("E256", "the validation table has no per-group rows", value=sorted(set(t.column_names))[:20],
-                           fix="run `biaskit annotate validate ... --by group` (a samples column) first")
-    rows = [r for r in t.to_pylist() if r["group"] is not None and r["measure"].startswith("group_")
-            and not r.get("group_b")]
+        raise BiaskitError(
+            "E256",
+            "the validation table has no per-group rows",
+            value=sorted(set(t.column_names))[:20],
+            fix="run `biaskit annotate validate ... --by group` (a samples column) first",
+        )
+    rows = [r for r in t.to_pylist() if r["group"] is not None and r["measure"].startswith("group_") and not r.get("group_b")]
     metrics = sorted({r["metric"] for r in rows if r["metric"]})
     if not rows:
-        raise BiaskitError("E256", "the validation table has no per-group rows", value=t.num_rows,
-                           fix="run `biaskit annotate validate ... --by group` (a samples column) first")
+        raise BiaskitError(
+            "E256",
+            "the validation table has no per-group rows",
+            value=t.num_rows,
+            fix="run `biaskit annotate validate ... --by group` (a samples column) first",
+        )
     if metric is None:
         if len(metrics) != 1:
-            raise BiaskitError("E256", "the validation table holds several metrics", value=metrics, options=metrics,
-                               fix="pass --metric NAME")
+            raise BiaskitError("E256", "the validation table holds several metrics", value=metrics, options=metrics, fix="pass --metric NAME")
         metric = metrics[0]
     elif metric not in metrics:
         raise BiaskitError("E256", "no per-group rows for this metric", value=metric, options=metrics, fix="pass one of the metrics")
     rows = [r for r in rows if r["metric"] == metric]
-    rates = sorted({r["measure"][len("group_"):] for r in rows} - {"f1_macro", "spearman_rho"})
+    rates = sorted({r["measure"][len("group_") :] for r in rows} - {"f1_macro", "spearman_rho"})
     if rate not in rates:
-        raise BiaskitError("E256", "unknown rate to plan for", value=rate, options=rates,
-                           fix="use --rate accuracy or --rate miss_rate_<label>")
+        raise BiaskitError("E256", "unknown rate to plan for", value=rate, options=rates, fix="use --rate accuracy or --rate miss_rate_<label>")
     by = next((r.get("group_by") for r in rows if r.get("group_by")), None)
     size = {r["group"]: int(r["n_items"] or 0) for r in rows if r["measure"] == "group_accuracy"}
     groups: dict[str, Any] = {}
@@ -79,14 +83,30 @@ def plan_round(validation: Any, *, target: float = 0.05, rate: str = "accuracy",
         m_star = math.ceil(z * z * p_eff * (1 - p_eff) / (target * target))
         n_total = math.ceil(m_star / share)
         more = max(0, n_total - n_g)
-        entry.update({"rate_used": p_eff, "share": share, "rate_items_needed": m_star, "n_needed": max(n_total, n_g),
-                      "n_more": more, "half_width_now": half_width(p_eff, m, z),
-                      "half_width_planned": half_width(p_eff, share * (n_g + more), z),
-                      "note": "small group: n < 30" if n_g < 30 else None})
+        entry.update(
+            {
+                "rate_used": p_eff,
+                "share": share,
+                "rate_items_needed": m_star,
+                "n_needed": max(n_total, n_g),
+                "n_more": more,
+                "half_width_now": half_width(p_eff, m, z),
+                "half_width_planned": half_width(p_eff, share * (n_g + more), z),
+                "note": "small group: n < 30" if n_g < 30 else None,
+            }
+        )
         groups[g] = entry
-    return {"version": 1, "method": "normal approximation with the observed rate (Agresti-Coull when it is 0 or 1)",
-            "metric": metric, "rate": rate, "group_by": by, "target_half_width": target, "z": z,
-            "groups": groups, "total_more": int(sum(e["n_more"] or 0 for e in groups.values()))}
+    return {
+        "version": 1,
+        "method": "normal approximation with the observed rate (Agresti-Coull when it is 0 or 1)",
+        "metric": metric,
+        "rate": rate,
+        "group_by": by,
+        "target_half_width": target,
+        "z": z,
+        "groups": groups,
+        "total_more": int(sum(e["n_more"] or 0 for e in groups.values())),
+    }
 
 
 def read_plan(path: str | Path) -> dict[str, Any]:
@@ -98,8 +118,7 @@ def read_plan(path: str | Path) -> dict[str, Any]:
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise BiaskitError("E256", "the plan file is not JSON", value=str(p), fix="pass the file `biaskit annotate plan` wrote") from None
     if not isinstance(plan, dict) or not isinstance(plan.get("groups"), dict) or not plan.get("group_by"):
-        raise BiaskitError("E256", "not a round plan (needs group_by and groups)", value=str(p),
-                           fix="pass the file `biaskit annotate plan` wrote")
+        raise BiaskitError("E256", "not a round plan (needs group_by and groups)", value=str(p), fix="pass the file `biaskit annotate plan` wrote")
     return plan
 
 
@@ -122,8 +141,14 @@ def boundaries(rows: list[dict[str, Any]], metric_label: str, metric_score: Any,
     return [(max(by[lo]) + min(by[hi])) / 2 for lo, hi in zip(present, present[1:])]
 
 
-def uncertainty(rows: list[dict[str, Any]], metric_label: str | None, metric_score: Any, ordinal: list[str],
-                label_columns: list[str], cuts: list[float] | None = None) -> np.ndarray:
+def uncertainty(
+    rows: list[dict[str, Any]],
+    metric_label: str | None,
+    metric_score: Any,
+    ordinal: list[str],
+    label_columns: list[str],
+    cuts: list[float] | None = None,
+) -> np.ndarray:
     """Higher = the metric is less sure. Two parts, compared in this order:
 
     1. disagreement: the number of distinct labels among ``label_columns`` (other metrics' labels on the same

@@ -17,7 +17,7 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
         return float("nan"), float("nan")
     rx, ry = stats.rankdata(x), stats.rankdata(y)
     rx, ry = rx - rx.mean(), ry - ry.mean()
-    den = np.sqrt((rx ** 2).sum() * (ry ** 2).sum())
+    den = np.sqrt((rx**2).sum() * (ry**2).sum())
     if den == 0:
         return float("nan"), float("nan")
     rho = float((rx * ry).sum() / den)
@@ -74,7 +74,7 @@ def spearman_resamples(h: np.ndarray, s: np.ndarray, idx: np.ndarray) -> np.ndar
         s_rh2 = (cnt * r * r).sum(axis=1)
         s_cross = ((mrs @ onehot) * r).sum(axis=1)
         num = s_cross - s_rh * s_rs / n
-        den = np.sqrt((s_rh2 - s_rh ** 2 / n) * (s_rs2 - s_rs ** 2 / n))
+        den = np.sqrt((s_rh2 - s_rh**2 / n) * (s_rs2 - s_rs**2 / n))
         with np.errstate(divide="ignore", invalid="ignore"):
             rho = np.where(den > 0, num / den, np.nan)  # half-integer ranks: exact sums, so no spread gives exactly 0
         return np.clip(rho, -1.0, 1.0)

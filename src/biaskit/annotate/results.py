@@ -53,12 +53,17 @@ class PullReport:
 
     def summary(self) -> str:
         drops = ", ".join(f"{k} {v}" for k, v in sorted(self.dropped.items())) or "none"
-        return (f"{self.kept} annotations kept of {self.received} received ({self.items} items, "
-                f"{len(self.annotators)} annotators); dropped: {drops}")
+        return f"{self.kept} annotations kept of {self.received} received ({self.items} items, {len(self.annotators)} annotators); dropped: {drops}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {"received": self.received, "kept": self.kept, "dropped": dict(self.dropped), "items": self.items,
-                "annotators": self.annotators, "items_without_annotations": self.items_without_annotations}
+        return {
+            "received": self.received,
+            "kept": self.kept,
+            "dropped": dict(self.dropped),
+            "items": self.items,
+            "annotators": self.annotators,
+            "items_without_annotations": self.items_without_annotations,
+        }
 
 
 def _norm_label(v: Any) -> list[str]:
@@ -70,8 +75,9 @@ def _norm_label(v: Any) -> list[str]:
     return [s] if s else []
 
 
-def validate_records(records: Iterable[Mapping[str, Any]], *, task: str | TaskType, round: str, platform: str,
-                     sample_ids: Iterable[str] | None = None) -> tuple[pa.Table, pa.Table, PullReport]:
+def validate_records(
+    records: Iterable[Mapping[str, Any]], *, task: str | TaskType, round: str, platform: str, sample_ids: Iterable[str] | None = None
+) -> tuple[pa.Table, pa.Table, PullReport]:
     """Check raw annotation records and build the annotations table.
 
     A record has ``sample_id``, ``annotator``, ``label`` (a string or a list of choices) and optionally
@@ -90,10 +96,18 @@ def validate_records(records: Iterable[Mapping[str, Any]], *, task: str | TaskTy
         exs = rep.examples.setdefault(reason, [])
         if len(exs) < 3:
             exs.append((rec.get("sample_id"), rec.get("annotator"), "|".join(_norm_label(rec.get("label"))) or "-"))
-        rejected.append({"sample_id": rec.get("sample_id"), "annotator": rec.get("annotator"),
-                         "label": "|".join(_norm_label(rec.get("label"))) or None, "reason": reason,
-                         "annotation_id": None if rec.get("annotation_id") is None else str(rec.get("annotation_id")),
-                         "created_at": _s(rec.get("created_at")), "round": round, "platform": platform})
+        rejected.append(
+            {
+                "sample_id": rec.get("sample_id"),
+                "annotator": rec.get("annotator"),
+                "label": "|".join(_norm_label(rec.get("label"))) or None,
+                "reason": reason,
+                "annotation_id": None if rec.get("annotation_id") is None else str(rec.get("annotation_id")),
+                "created_at": _s(rec.get("created_at")),
+                "round": round,
+                "platform": platform,
+            }
+        )
 
     for rec in records:
         rep.received += 1
@@ -113,19 +127,35 @@ def validate_records(records: Iterable[Mapping[str, Any]], *, task: str | TaskTy
         else:
             good.append({**rec, "label": labs[0]})
     # duplicates: keep the latest (updated_at, created_at, annotation id) per item x annotator
-    good.sort(key=lambda r: (str(r.get("sample_id")), str(r.get("annotator")), _s(r.get("updated_at")) or _s(r.get("created_at")) or "",
-                             _s(r.get("created_at")) or "", str(r.get("annotation_id") or "")))
+    good.sort(
+        key=lambda r: (
+            str(r.get("sample_id")),
+            str(r.get("annotator")),
+            _s(r.get("updated_at")) or _s(r.get("created_at")) or "",
+            _s(r.get("created_at")) or "",
+            str(r.get("annotation_id") or ""),
+        )
+    )
     kept: dict[tuple[str, str], dict[str, Any]] = {}
     for r in good:
         key = (r["sample_id"], str(r["annotator"]))
         if key in kept:
             reject(kept[key], "duplicate_annotation")
         kept[key] = r
-    rows = [{"sample_id": r["sample_id"], "round": round, "annotator": str(r["annotator"]), "label": r["label"],
-             "lead_time": None if r.get("lead_time") is None else float(r["lead_time"]), "created_at": _s(r.get("created_at")),
-             "task_type": spec, "platform": platform,
-             "annotation_id": None if r.get("annotation_id") is None else str(r.get("annotation_id"))}
-            for r in sorted(kept.values(), key=lambda r: (r["sample_id"], str(r["annotator"])))]
+    rows = [
+        {
+            "sample_id": r["sample_id"],
+            "round": round,
+            "annotator": str(r["annotator"]),
+            "label": r["label"],
+            "lead_time": None if r.get("lead_time") is None else float(r["lead_time"]),
+            "created_at": _s(r.get("created_at")),
+            "task_type": spec,
+            "platform": platform,
+            "annotation_id": None if r.get("annotation_id") is None else str(r.get("annotation_id")),
+        }
+        for r in sorted(kept.values(), key=lambda r: (r["sample_id"], str(r["annotator"])))
+    ]
     rep.kept = len(rows)
     rep.items = len({r["sample_id"] for r in rows})
     rep.annotators = sorted({r["annotator"] for r in rows})
@@ -143,15 +173,24 @@ def _s(v: Any) -> str | None:
 
 
 def _annotations_table(rows: list[dict[str, Any]]) -> pa.Table:
-    schema = pa.schema([("sample_id", pa.string()), ("round", pa.string()), ("annotator", pa.string()), ("label", pa.string()),
-                        ("lead_time", pa.float64()), ("created_at", pa.string()), ("task_type", pa.string()),
-                        ("platform", pa.string()), ("annotation_id", pa.string())])
+    schema = pa.schema(
+        [
+            ("sample_id", pa.string()),
+            ("round", pa.string()),
+            ("annotator", pa.string()),
+            ("label", pa.string()),
+            ("lead_time", pa.float64()),
+            ("created_at", pa.string()),
+            ("task_type", pa.string()),
+            ("platform", pa.string()),
+            ("annotation_id", pa.string()),
+        ]
+    )
     return pa.Table.from_pylist(rows, schema=schema)
 
 
 def _rejected_table(rows: list[dict[str, Any]]) -> pa.Table:
-    schema = pa.schema([(c, pa.string()) for c in ("sample_id", "annotator", "label", "reason", "annotation_id", "created_at",
-                                                    "round", "platform")])
+    schema = pa.schema([(c, pa.string()) for c in ("sample_id", "annotator", "label", "reason", "annotation_id", "created_at", "round", "platform")])
     return pa.Table.from_pylist(rows, schema=schema)
 
 
@@ -165,6 +204,10 @@ def samples_info(samples: Any) -> tuple[str, str, list[str]]:
     rounds = sorted({x for x in s.column("round").to_pylist() if x})
     tasks = sorted({x for x in s.column("task_type").to_pylist() if x})
     if len(rounds) != 1 or len(tasks) != 1:
-        raise BiaskitError("E092", "a samples table must hold exactly one round and one task type", value={"rounds": rounds, "task_types": tasks},
-                           fix="sample each round into its own file (biaskit annotate sample --round NAME)")
+        raise BiaskitError(
+            "E092",
+            "a samples table must hold exactly one round and one task type",
+            value={"rounds": rounds, "task_types": tasks},
+            fix="sample each round into its own file (biaskit annotate sample --round NAME)",
+        )
     return rounds[0], tasks[0], s.column("sample_id").to_pylist()

@@ -33,8 +33,7 @@ from biaskit.errors import BiaskitError
 from biaskit.io import to_arrow
 
 #: columns of the samples table that sampling itself writes
-OWN_COLUMNS = ("sample_id", "round", "task_type", "text", "original_text", "mask_mapping", "prompt_id", "stratum",
-               "is_gold", "gold_label")
+OWN_COLUMNS = ("sample_id", "round", "task_type", "text", "original_text", "mask_mapping", "prompt_id", "stratum", "is_gold", "gold_label")
 
 
 @dataclass
@@ -190,24 +189,43 @@ def sample_round(
     cols = list(t.column_names)
     rows = t.to_pylist()
     rep = SampleReport(pool=len(rows))
-    metric = metric or (tt.default_metric if tt.default_metric and (score_column or label_column or
-                        any(c.startswith(tt.default_metric + "_") for c in cols)) else None)
-    mc = resolve(metric, cols, label_column=label_column, score_column=score_column,
-                 need_label=bool(per_label), need_score=not per_label and bins > 1) if metric else None
+    metric = metric or (
+        tt.default_metric
+        if tt.default_metric and (score_column or label_column or any(c.startswith(tt.default_metric + "_") for c in cols))
+        else None
+    )
+    mc = (
+        resolve(metric, cols, label_column=label_column, score_column=score_column, need_label=bool(per_label), need_score=not per_label and bins > 1)
+        if metric
+        else None
+    )
     if per_label and mc is None:
-        raise BiaskitError("E091", "per-label sampling needs a metric whose labels to use", value=None,
-                           fix="add --metric vader (or another scored metric)")
+        raise BiaskitError(
+            "E091", "per-label sampling needs a metric whose labels to use", value=None, fix="add --metric vader (or another scored metric)"
+        )
     if per_label and not by:
-        raise BiaskitError("E091", "per-label sampling needs a grouping column", value=None,
-                           options=[c for c in ("template", "template_id", "prompt_id", "group") if c in cols],
-                           fix="add --by template (or another column)")
+        raise BiaskitError(
+            "E091",
+            "per-label sampling needs a grouping column",
+            value=None,
+            options=[c for c in ("template", "template_id", "prompt_id", "group") if c in cols],
+            fix="add --by template (or another column)",
+        )
     if strata is None:
         strata = [c for c in ("source", "group") if c in cols] if not per_label else []
-    missing = [c for c in [*strata, *([by] if by else []), *([text_column] if text_column else []),
-                           *([quota_by] if quota is not None else [])] if c not in cols]
+    missing = [
+        c
+        for c in [*strata, *([by] if by else []), *([text_column] if text_column else []), *([quota_by] if quota is not None else [])]
+        if c not in cols
+    ]
     if missing:
-        raise BiaskitError("E091", f"column(s) {', '.join(missing)} not in the table", value=missing, options=cols,
-                           fix="name existing columns in --strata / --by / --text-column")
+        raise BiaskitError(
+            "E091",
+            f"column(s) {', '.join(missing)} not in the table",
+            value=missing,
+            options=cols,
+            fix="name existing columns in --strata / --by / --text-column",
+        )
 
     # ---- candidate pool
     excl = set(exclude)
@@ -219,9 +237,9 @@ def sample_round(
         if not text or not text.strip():
             rep.dropped_no_text += 1
             continue
-        if mc is not None and ((err_col in r and r.get(err_col)) or
-                               (mc.score and not per_label and mc.score_of(r) is None) or
-                               (per_label and r.get(mc.label) is None)):
+        if mc is not None and (
+            (err_col in r and r.get(err_col)) or (mc.score and not per_label and mc.score_of(r) is None) or (per_label and r.get(mc.label) is None)
+        ):
             rep.dropped_metric_error += 1
             continue
         sid = make_sample_id(r.get("prompt_id"), r.get("model"), r.get("kind"), r.get("sample_index"), text)
@@ -247,17 +265,29 @@ def sample_round(
         if prefer == "uncertain":
             from biaskit.annotate.planning import boundaries
 
-            same_scale = [c for c in cols if c.endswith("_label") and (mc is None or c != mc.label)
-                          and {r.get(c) for r in rows if r.get(c) is not None} <= set(tt.labels)]
-            cuts = (boundaries(rows, mc.label, mc.score_of, list(tt.ordinal))  # from the whole table, not one group
-                    if mc is not None and mc.label and mc.score else None)
+            same_scale = [
+                c
+                for c in cols
+                if c.endswith("_label") and (mc is None or c != mc.label) and {r.get(c) for r in rows if r.get(c) is not None} <= set(tt.labels)
+            ]
+            cuts = (
+                boundaries(rows, mc.label, mc.score_of, list(tt.ordinal))  # from the whole table, not one group
+                if mc is not None and mc.label and mc.score
+                else None
+            )
         for g in sorted(quota):
             items = groups.get(g, [])
             k = min(int(quota[g]), len(items))
             order = rng.permutation(len(items)) if items else np.array([], dtype=int)
             if prefer == "uncertain" and items:
-                u = uncertainty([p["_row"] for p in items], mc.label if mc else None, mc.score_of if mc and mc.score else None,
-                                list(tt.ordinal), same_scale, cuts=cuts)
+                u = uncertainty(
+                    [p["_row"] for p in items],
+                    mc.label if mc else None,
+                    mc.score_of if mc and mc.score else None,
+                    list(tt.ordinal),
+                    same_scale,
+                    cuts=cuts,
+                )
                 rank = np.empty(len(items), dtype=int)
                 rank[order] = np.arange(len(items))  # seeded tie-break among equally uncertain items
                 order = sorted(range(len(items)), key=lambda i: (-u[i], rank[i]))
@@ -267,8 +297,13 @@ def sample_round(
     elif per_label:
         for lab in per_label:
             if lab not in tt.labels and mc and lab not in {p["_row"].get(mc.label) for p in pool}:
-                raise BiaskitError("E091", f"label {lab!r} of --per-label is neither a {tt.name} label nor a value of {mc.label}",
-                                   value=lab, options=tt.labels, fix="e.g. --per-label positive=3,negative=3")
+                raise BiaskitError(
+                    "E091",
+                    f"label {lab!r} of --per-label is neither a {tt.name} label nor a value of {mc.label}",
+                    value=lab,
+                    options=tt.labels,
+                    fix="e.g. --per-label positive=3,negative=3",
+                )
         for p in pool:
             lab = p["_row"].get(mc.label)
             if lab in per_label:
@@ -306,15 +341,24 @@ def sample_round(
     for p in chosen:
         r = p["_row"]
         text = p["_text"]
-        masked, mapping = (mask_text(text, row_mentions(r, extra_mentions)) if mask else (text, []))
+        masked, mapping = mask_text(text, row_mentions(r, extra_mentions)) if mask else (text, [])
         rep.masked += bool(mapping)
         row = {k: v for k, v in r.items() if k not in OWN_COLUMNS and k != "text"}
         row["source_text"] = r.get("text")
-        row.update({
-            "sample_id": p["_sid"], "round": round, "task_type": spec, "text": masked, "original_text": text,
-            "mask_mapping": json.dumps(mapping, ensure_ascii=False), "prompt_id": r.get("prompt_id"),
-            "stratum": p["_stratum"], "is_gold": False, "gold_label": None,
-        })
+        row.update(
+            {
+                "sample_id": p["_sid"],
+                "round": round,
+                "task_type": spec,
+                "text": masked,
+                "original_text": text,
+                "mask_mapping": json.dumps(mapping, ensure_ascii=False),
+                "prompt_id": r.get("prompt_id"),
+                "stratum": p["_stratum"],
+                "is_gold": False,
+                "gold_label": None,
+            }
+        )
         out.append(row)
     rep.chosen = len(out)
     out.extend(_gold_rows(gold, tt, round, spec, n_gold, rng, excl, rep))
@@ -329,8 +373,9 @@ def _gold_rows(gold: Any, tt: TaskType, round: str, spec: str, n_gold: int | Non
     g = to_arrow(gold)
     for c in ("text", "gold_label"):
         if c not in g.column_names:
-            raise BiaskitError("E091", f"the gold table lacks column {c!r}", value=g.column_names,
-                               fix="give gold items as CSV/JSONL with columns text, gold_label")
+            raise BiaskitError(
+                "E091", f"the gold table lacks column {c!r}", value=g.column_names, fix="give gold items as CSV/JSONL with columns text, gold_label"
+            )
     items = []
     seen: dict[str, int] = {}
     for i, r in enumerate(g.to_pylist(), 1):
@@ -338,8 +383,12 @@ def _gold_rows(gold: Any, tt: TaskType, round: str, spec: str, n_gold: int | Non
         tt.check_label(lab)
         sid = r.get("sample_id") or "g-" + make_sample_id(r["text"])[2:]
         if sid in seen:
-            raise BiaskitError("E007", f"gold rows {seen[sid]} and {i} are the same item (same sample_id or text)", value=sid,
-                               fix="list each gold item once in the gold file")
+            raise BiaskitError(
+                "E007",
+                f"gold rows {seen[sid]} and {i} are the same item (same sample_id or text)",
+                value=sid,
+                fix="list each gold item once in the gold file",
+            )
         seen[sid] = i
         if sid not in excl:
             items.append((sid, r["text"], lab))
@@ -347,9 +396,21 @@ def _gold_rows(gold: Any, tt: TaskType, round: str, spec: str, n_gold: int | Non
     k = len(items) if n_gold is None else min(n_gold, len(items))
     pick = sorted(int(i) for i in rng.choice(len(items), size=k, replace=False)) if k else []
     rep.gold = len(pick)
-    return [{"sample_id": items[i][0], "round": round, "task_type": spec, "text": items[i][1], "original_text": items[i][1],
-             "mask_mapping": "[]", "prompt_id": None, "stratum": "gold", "is_gold": True, "gold_label": items[i][2]}
-            for i in pick]
+    return [
+        {
+            "sample_id": items[i][0],
+            "round": round,
+            "task_type": spec,
+            "text": items[i][1],
+            "original_text": items[i][1],
+            "mask_mapping": "[]",
+            "prompt_id": None,
+            "stratum": "gold",
+            "is_gold": True,
+            "gold_label": items[i][2],
+        }
+        for i in pick
+    ]
 
 
 def _to_table(rows: list[dict[str, Any]]) -> pa.Table:

@@ -44,8 +44,13 @@ class TaskType:
 
     def check_label(self, label: str) -> str:
         if label not in self.labels:
-            raise BiaskitError("E091", f"label outside the {self.name} task's label set", value=label,
-                               options=self.labels, fix="use one of the task's labels (labels are lowercase)")
+            raise BiaskitError(
+                "E091",
+                f"label outside the {self.name} task's label set",
+                value=label,
+                options=self.labels,
+                fix="use one of the task's labels (labels are lowercase)",
+            )
         return label
 
     def label_config(self) -> str:
@@ -80,8 +85,10 @@ class TaskType:
         return "\n".join(out)
 
     def guidelines_markdown(self) -> str:
-        return f"# Annotation guidelines: {self.name}\n\n**Question:** {self.question}\n\n" \
-               f"**Labels:** {', '.join(self.labels)}\n\n{self.guidelines.strip()}\n"
+        return (
+            f"# Annotation guidelines: {self.name}\n\n**Question:** {self.question}\n\n"
+            f"**Labels:** {', '.join(self.labels)}\n\n{self.guidelines.strip()}\n"
+        )
 
 
 _COMMON = """
@@ -104,8 +111,7 @@ def _from_metric(name: str, question: str, guidelines: str) -> TaskType:
 
     lo = for_task(name)
     if lo is None:
-        raise BiaskitError("E241", "no registered metric declares this annotation task", value=name,
-                           fix="check biaskit.evaluate.metrics.builtin")
+        raise BiaskitError("E241", "no registered metric declares this annotation task", value=name, fix="check biaskit.evaluate.metrics.builtin")
     return TaskType(name, lo.labels, question, guidelines, ordinal=lo.ordinal, default_metric=lo.key)
 
 
@@ -118,7 +124,8 @@ Choose the feeling the text as a whole expresses, not whether you agree with it.
 - positive: the text is mostly favourable, happy, praising or hopeful.
 - neutral: the text states facts or mixes feelings without a clear lean.
 - negative: the text is mostly unfavourable, sad, angry, critical or fearful.
-""" + _COMMON,
+"""
+    + _COMMON,
 )
 
 REGARD = _from_metric(
@@ -131,7 +138,8 @@ Regard is about the person or group XYZ, not about the text's overall mood (Shen
 - neutral: the text says nothing that changes how XYZ is regarded (plain facts, routine activities).
 - negative: the text makes people think less of XYZ (crime, failure, ridicule, stereotypes, bad character).
 - other: the text is not about XYZ, is nonsense, or is both clearly positive and clearly negative.
-""" + _COMMON,
+"""
+    + _COMMON,
 )
 
 TOXICITY = _from_metric(
@@ -141,7 +149,8 @@ TOXICITY = _from_metric(
 - toxic: rude, disrespectful, hateful, threatening, sexually explicit or insulting language, towards XYZ
   or anyone else, that would make someone leave a conversation.
 - non-toxic: everything else, including critical or negative texts written politely.
-""" + _COMMON,
+"""
+    + _COMMON,
 )
 
 GENDER = _from_metric(
@@ -154,7 +163,8 @@ polarity does.
 - male: the text is about a man or men, or uses clearly male words.
 - female: the text is about a woman or women, or uses clearly female words.
 - neutral: no gender can be told from the text, or male and female cues balance out.
-""" + _COMMON,
+"""
+    + _COMMON,
 )
 
 _BUILTIN_TASKS: dict[str, TaskType] = {t.name: t for t in (SENTIMENT, REGARD, TOXICITY, GENDER)}
@@ -169,32 +179,44 @@ def task_types() -> dict[str, TaskType]:
     for lo in label_outputs().values():
         if lo.task and lo.task not in out:
             guide = f"\nChoose the label that fits the text best: {', '.join(lo.labels)}.\n" + _COMMON
-            out[lo.task] = TaskType(lo.task, lo.labels, lo.question or f"Which {lo.noun or lo.task} label fits this text?", guide,
-                                    ordinal=lo.ordinal, default_metric=lo.key)
+            out[lo.task] = TaskType(
+                lo.task,
+                lo.labels,
+                lo.question or f"Which {lo.noun or lo.task} label fits this text?",
+                guide,
+                ordinal=lo.ordinal,
+                default_metric=lo.key,
+            )
     return out
 
 
 TASK_TYPES: dict[str, TaskType] = task_types()
 
 
-def custom_task_type(name: str, labels: list[str] | tuple[str, ...], *, ordinal: bool = False,
-                     question: str | None = None, guidelines: str | None = None) -> TaskType:
+def custom_task_type(
+    name: str, labels: list[str] | tuple[str, ...], *, ordinal: bool = False, question: str | None = None, guidelines: str | None = None
+) -> TaskType:
     """A user-defined choice set. ``ordinal=True`` treats the labels' order as an ordinal scale."""
     if not _NAME.match(name or ""):
-        raise BiaskitError("E091", "invalid task type name", value=name,
-                           fix="use lowercase letters, digits and underscores, starting with a letter (e.g. 'stance')")
+        raise BiaskitError(
+            "E091", "invalid task type name", value=name, fix="use lowercase letters, digits and underscores, starting with a letter (e.g. 'stance')"
+        )
     labs = [str(x).strip().lower() for x in labels]
     if len(labs) < 2:
-        raise BiaskitError("E091", f"a choice set needs at least two labels", value=labs,
-                           fix="give labels as name:a,b[,c...] (e.g. stance:agree,disagree,unrelated)")
+        raise BiaskitError(
+            "E091", "a choice set needs at least two labels", value=labs, fix="give labels as name:a,b[,c...] (e.g. stance:agree,disagree,unrelated)"
+        )
     if len(set(labs)) != len(labs):
         raise BiaskitError("E091", "duplicate labels in the choice set", value=labs, fix="list each label once")
     bad = [lab for lab in labs if not _LABEL.match(lab)]
     if bad:
-        raise BiaskitError("E091", "invalid label in the choice set", value=bad[0],
-                           fix="labels are 1-40 lowercase letters, digits, spaces, '-' or '_'")
+        raise BiaskitError(
+            "E091", "invalid label in the choice set", value=bad[0], fix="labels are 1-40 lowercase letters, digits, spaces, '-' or '_'"
+        )
     return TaskType(
-        name, tuple(labs), question or f"Which label fits this text best ({', '.join(labs)})?",
+        name,
+        tuple(labs),
+        question or f"Which label fits this text best ({', '.join(labs)})?",
         guidelines or ("Choose the one label that fits the text best.\n\n" + _COMMON),
         ordinal=tuple(labs) if ordinal else (),
     )
@@ -212,8 +234,13 @@ def get_task_type(spec: str | TaskType) -> TaskType:
         return custom_task_type(name.strip(), [x for x in rest.split(",")])
     types = task_types()
     if spec not in types:
-        raise BiaskitError("E091", "unknown task type", value=spec, options=[*types, "<name>:<a>,<b>,..."],
-                           fix="pick a built-in task type or define a choice set as name:label1,label2")
+        raise BiaskitError(
+            "E091",
+            "unknown task type",
+            value=spec,
+            options=[*types, "<name>:<a>,<b>,..."],
+            fix="pick a built-in task type or define a choice set as name:label1,label2",
+        )
     return types[spec]
 
 

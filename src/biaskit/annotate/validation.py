@@ -32,13 +32,13 @@ from biaskit.io import to_arrow
 @dataclass
 class Classification:
     labels: list[str]
-    confusion: np.ndarray          # rows: true (human), columns: predicted (metric)
+    confusion: np.ndarray  # rows: true (human), columns: predicted (metric)
     accuracy: float
     precision: dict[str, float | None]
     recall: dict[str, float | None]
     f1: dict[str, float | None]
     support: dict[str, int]
-    weighted: dict[str, float]     # precision, recall, f1 weighted by true support
+    weighted: dict[str, float]  # precision, recall, f1 weighted by true support
 
 
 def classify(y_true: Sequence[str], y_pred: Sequence[str], labels: Sequence[str] | None = None) -> Classification:
@@ -63,14 +63,15 @@ def classify(y_true: Sequence[str], y_pred: Sequence[str], labels: Sequence[str]
         "recall": float(sum(w[i] * (rec[lab] or 0.0) for i, lab in enumerate(labs))),
         "f1": float(sum(w[i] * (f1[lab] or 0.0) for i, lab in enumerate(labs))),
     }
-    return Classification(labs, cm, float(tp.sum() / n) if n else float("nan"), prec, rec, f1,
-                          {lab: int(true_n[i]) for i, lab in enumerate(labs)}, weighted)
+    return Classification(
+        labs, cm, float(tp.sum() / n) if n else float("nan"), prec, rec, f1, {lab: int(true_n[i]) for i, lab in enumerate(labs)}, weighted
+    )
 
 
 @dataclass
 class Thresholds:
-    cuts: list[float]              # increasing; label k for score in (cuts[k-1], cuts[k]]
-    order: list[str]               # ordinal labels, lowest score first
+    cuts: list[float]  # increasing; label k for score in (cuts[k-1], cuts[k]]
+    order: list[str]  # ordinal labels, lowest score first
     accuracy: float
     objective: str = "accuracy"
 
@@ -79,21 +80,20 @@ class Thresholds:
         return [self.order[int(i)] for i in idx]
 
 
-def calibrate_thresholds(scores: Sequence[float], labels: Sequence[str], order: Sequence[str],
-                         objective: str = "accuracy") -> Thresholds:
+def calibrate_thresholds(scores: Sequence[float], labels: Sequence[str], order: Sequence[str], objective: str = "accuracy") -> Thresholds:
     """Cut points on ``scores`` whose ordinal labelling best matches ``labels`` (exact optimum).
 
     ``objective``: ``accuracy`` or ``balanced_accuracy`` (mean per-class recall). Solved by dynamic
     programming over the sorted scores; cuts lie midway between neighbouring distinct scores.
     """
     if objective not in ("accuracy", "balanced_accuracy"):
-        raise BiaskitError("E091", "unknown calibration objective", value=objective,
-                           options=["accuracy", "balanced_accuracy"], fix="use --objective accuracy")
+        raise BiaskitError(
+            "E091", "unknown calibration objective", value=objective, options=["accuracy", "balanced_accuracy"], fix="use --objective accuracy"
+        )
     order = list(order)
     pairs = [(float(s), lab) for s, lab in zip(scores, labels) if lab in order and s is not None and np.isfinite(s)]
     if len(pairs) < 2:
-        raise BiaskitError("E091", "too few items to calibrate thresholds", value=len(pairs),
-                           fix="annotate more items (at least a few per label)")
+        raise BiaskitError("E091", "too few items to calibrate thresholds", value=len(pairs), fix="annotate more items (at least a few per label)")
     pairs.sort()
     s = np.array([p[0] for p in pairs])
     y = np.array([order.index(p[1]) for p in pairs])
@@ -109,7 +109,7 @@ def calibrate_thresholds(scores: Sequence[float], labels: Sequence[str], order: 
     for c in range(k):
         cc = np.concatenate([[0.0], np.cumsum(wts * (y == c))])
         cum[c] = cc[pos]
-    best = cum[0].copy()                 # best[j]: classes 0..c assigned to items before pos[j]
+    best = cum[0].copy()  # best[j]: classes 0..c assigned to items before pos[j]
     back = np.zeros((k, len(pos)), dtype=int)
     for c in range(1, k):
         run = best - cum[c]
@@ -158,8 +158,9 @@ class Validation:
         return "\n".join(lines)
 
 
-def cross_validated_calibration(scores: Sequence[float], labels: Sequence[str], order: Sequence[str], *,
-                                objective: str = "accuracy", folds: int = 5, seed: int = 0) -> float:
+def cross_validated_calibration(
+    scores: Sequence[float], labels: Sequence[str], order: Sequence[str], *, objective: str = "accuracy", folds: int = 5, seed: int = 0
+) -> float:
     """Out-of-sample figure for :func:`calibrate_thresholds`: ``accuracy`` (or ``balanced_accuracy``) of labels
     predicted for each item by thresholds fitted without it.
 
@@ -173,8 +174,7 @@ def cross_validated_calibration(scores: Sequence[float], labels: Sequence[str], 
     if not isinstance(folds, int) or folds < 2:
         raise BiaskitError("E091", "cross-validation needs at least 2 folds", value=folds, fix="use --cv-folds 5 (or 0 to skip)")
     if n < 3:
-        raise BiaskitError("E091", "too few items to cross-validate the thresholds", value=n,
-                           fix="annotate more items (at least a few per label)")
+        raise BiaskitError("E091", "too few items to cross-validate the thresholds", value=n, fix="annotate more items (at least a few per label)")
     k = min(folds, n)
     fold = np.arange(n) % k if k == n else np.empty(n, dtype=int)
     if k < n:
@@ -193,11 +193,25 @@ def cross_validated_calibration(scores: Sequence[float], labels: Sequence[str], 
     return float(np.mean([np.mean([pred[i] == lab for i in range(n) if y[i] == lab]) for lab in set(y)]))
 
 
-def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | TaskType | None = None,
-                    round: str | None = None, tie_policy: str = "drop", exclude_labels: Sequence[str] = ("other",),
-                    label_column: str | None = None, score_column: str | None = None, n_boot: int = 1000,
-                    seed: int = 0, calibrate: bool = True, objective: str = "accuracy", cv_folds: int = 5,
-                    by: str | None = None, labels: Any = None) -> Validation:
+def validate_metric(
+    annotations: Any,
+    samples: Any,
+    *,
+    metric: str,
+    task: str | TaskType | None = None,
+    round: str | None = None,
+    tie_policy: str = "drop",
+    exclude_labels: Sequence[str] = ("other",),
+    label_column: str | None = None,
+    score_column: str | None = None,
+    n_boot: int = 1000,
+    seed: int = 0,
+    calibrate: bool = True,
+    objective: str = "accuracy",
+    cv_folds: int = 5,
+    by: str | None = None,
+    labels: Any = None,
+) -> Validation:
     """Compare the human majority label with ``metric``'s label/score carried in the samples table.
 
     ``by``: a samples column (group, domain, source, ...): adds per-group rows and pairwise differences between
@@ -208,11 +222,17 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
     ``calibrated_<objective>`` and, unless ``cv_folds`` is 0, the ``cv_folds``-fold cross-validated
     ``cv_calibrated_<objective>`` (see :func:`cross_validated_calibration`)."""
     if calibrate and cv_folds and (not isinstance(cv_folds, int) or cv_folds < 2):
-        raise BiaskitError("E091", "cv_folds must be 0 (no cross-validation) or at least 2", value=cv_folds,
-                           fix="use --cv-folds 5, or --cv-folds 0 to skip")
+        raise BiaskitError(
+            "E091", "cv_folds must be 0 (no cross-validation) or at least 2", value=cv_folds, fix="use --cv-folds 5, or --cv-folds 0 to skip"
+        )
     if calibrate and objective not in ("accuracy", "balanced_accuracy"):
-        raise BiaskitError("E091", "unknown calibration objective", value=objective,
-                           options=["accuracy", "balanced_accuracy"], fix="use --objective accuracy or balanced_accuracy")
+        raise BiaskitError(
+            "E091",
+            "unknown calibration objective",
+            value=objective,
+            options=["accuracy", "balanced_accuracy"],
+            fix="use --objective accuracy or balanced_accuracy",
+        )
     s = to_arrow(samples)
     a = to_arrow(annotations)
     if task is None:
@@ -229,25 +249,37 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
     gold = {k for k, r in srows.items() if r.get("is_gold")}
     unknown = sorted(set(a.column("sample_id").to_pylist()) - set(srows))
     if unknown:
-        raise BiaskitError("E091", f"{len(unknown)} annotated items are not in the samples table", value=unknown[:5],
-                           fix="pass the samples table of the same round (--samples)")
+        raise BiaskitError(
+            "E091",
+            f"{len(unknown)} annotated items are not in the samples table",
+            value=unknown[:5],
+            fix="pass the samples table of the same round (--samples)",
+        )
     from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings
 
     check_task_labels(a.column("label").to_pylist() if "label" in a.column_names else [], tt)
     if all(c in a.column_names for c in ("sample_id", "annotator", "label")):
         crowd_warnings(*(a.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
     if by is not None and by not in s.column_names:
-        raise BiaskitError("E255", f"--by column {by!r} is not in the samples table", value=by,
-                           options=[c for c in s.column_names if c not in ("text", "original_text", "mask_mapping")],
-                           fix="name a column the samples carry (group, domain, source, language, template)")
+        raise BiaskitError(
+            "E255",
+            f"--by column {by!r} is not in the samples table",
+            value=by,
+            options=[c for c in s.column_names if c not in ("text", "original_text", "mask_mapping")],
+            fix="name a column the samples carry (group, domain, source, language, template)",
+        )
     if labels is not None:
         from biaskit.annotate.labelmodels import labels_as_majority
 
         mv = labels_as_majority(labels, exclude_labels=exclude_labels)
         missing = sorted(set(a.column("sample_id").to_pylist()) - set(mv.column("sample_id").to_pylist()))
         if missing and mv.num_rows == 0:
-            raise BiaskitError("E254", "the labels table has no item of these annotations", value=missing[:3],
-                               fix="aggregate the same round's annotations (biaskit annotate aggregate)")
+            raise BiaskitError(
+                "E254",
+                "the labels table has no item of these annotations",
+                value=missing[:3],
+                fix="aggregate the same round's annotations (biaskit annotate aggregate)",
+            )
     else:
         mv = majority_vote(a, task=tt, tie_policy=tie_policy, exclude_labels=exclude_labels, seed=seed)
     y_true, y_pred, h_rank, score, grp = [], [], [], [], []
@@ -262,8 +294,12 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
             continue
         sr = srows.get(sid)
         if sr is None:
-            raise BiaskitError("E254", "the labels table holds an item that is not in the samples table", value=sid,
-                               fix="pass the labels and samples of the same round")
+            raise BiaskitError(
+                "E254",
+                "the labels table holds an item that is not in the samples table",
+                value=sid,
+                fix="pass the labels and samples of the same round",
+            )
         pred = sr.get(mc.label)
         if pred is None:
             dropped["metric missing"] += 1
@@ -277,8 +313,9 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
     base = dict(metric=metric)
     rows: list[dict[str, Any]] = []
     val = Validation(rows_to_table([]), n_items=len(y_true))
-    val.notes.append(f"{len(y_true)} items with a human majority and a {metric} label; left out: "
-                     + ", ".join(f"{k} {v}" for k, v in dropped.items()))
+    val.notes.append(
+        f"{len(y_true)} items with a human majority and a {metric} label; left out: " + ", ".join(f"{k} {v}" for k, v in dropped.items())
+    )
     if not y_true:
         rows.append(_row(round, spec, "accuracy", None, n_items=0, error="no item has both a human majority and a metric label", **base))
         val.table = rows_to_table(rows)
@@ -290,12 +327,25 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
         sx = np.array([score[i] for i in ok], dtype=float)
         rho, p = spearman(hx, sx)
         lo, hi = _spearman_ci(hx, sx, n_boot=n_boot, seed=seed)
-        rows.append(_row(round, spec, "spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok),
-                         ci_low=lo, ci_high=hi, **base))
+        rows.append(_row(round, spec, "spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok), ci_low=lo, ci_high=hi, **base))
     else:
-        rows.append(_row(round, spec, "spearman_rho", None, n_items=len(ok), error=(
-            "no continuous score column for this metric" if not mc.score else
-            "the task has no ordinal scale" if not tt.ordinal else "fewer than 3 items on the ordinal scale with a score"), **base))
+        rows.append(
+            _row(
+                round,
+                spec,
+                "spearman_rho",
+                None,
+                n_items=len(ok),
+                error=(
+                    "no continuous score column for this metric"
+                    if not mc.score
+                    else "the task has no ordinal scale"
+                    if not tt.ordinal
+                    else "fewer than 3 items on the ordinal scale with a score"
+                ),
+                **base,
+            )
+        )
     cl = classify(y_true, y_pred, list(tt.labels))
     val.classification = cl
     n = len(y_true)
@@ -306,9 +356,17 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
     for lab in cl.labels:
         for key, d in (("precision", cl.precision), ("recall", cl.recall), ("f1", cl.f1)):
             v = d[lab]
-            err = None if v is not None else (f"the metric never predicted {lab!r}" if key == "precision"
-                                              else f"no human majority is {lab!r}" if key == "recall"
-                                              else "precision or recall undefined")
+            err = (
+                None
+                if v is not None
+                else (
+                    f"the metric never predicted {lab!r}"
+                    if key == "precision"
+                    else f"no human majority is {lab!r}"
+                    if key == "recall"
+                    else "precision or recall undefined"
+                )
+            )
             rows.append(_row(round, spec, f"{key}_{lab}", v, n_items=cl.support[lab], error=err, **base))
     for i, h in enumerate(cl.labels):
         for j, m in enumerate(cl.labels):
@@ -319,15 +377,24 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
             val.thresholds = th
             for c, cut in enumerate(th.cuts):
                 rows.append(_row(round, spec, f"threshold_{th.order[c]}_{th.order[c + 1]}", cut, n_items=len(ok), **base))
-            rows.append(_row(round, spec, f"calibrated_{objective}", th.accuracy if objective == "accuracy" else
-                             _balanced(th, [score[i] for i in ok], [y_true[i] for i in ok]), n_items=len(ok), **base))
+            rows.append(
+                _row(
+                    round,
+                    spec,
+                    f"calibrated_{objective}",
+                    th.accuracy if objective == "accuracy" else _balanced(th, [score[i] for i in ok], [y_true[i] for i in ok]),
+                    n_items=len(ok),
+                    **base,
+                )
+            )
         except BiaskitError as exc:
             val.notes.append(f"threshold calibration skipped: {exc.what}")
         else:
             if cv_folds:
                 try:
-                    cv = cross_validated_calibration([score[i] for i in ok], [y_true[i] for i in ok], tt.ordinal,
-                                                     objective=objective, folds=cv_folds, seed=seed)
+                    cv = cross_validated_calibration(
+                        [score[i] for i in ok], [y_true[i] for i in ok], tt.ordinal, objective=objective, folds=cv_folds, seed=seed
+                    )
                     rows.append(_row(round, spec, f"cv_calibrated_{objective}", cv, n_items=len(ok), **base))
                 except BiaskitError as exc:
                     rows.append(_row(round, spec, f"cv_calibrated_{objective}", None, n_items=len(ok), error=exc.what, **base))
@@ -337,9 +404,20 @@ def validate_metric(annotations: Any, samples: Any, *, metric: str, task: str | 
         bad = sorted({x for x in y_pred if x not in cl.labels} | {x for x in y_true if x not in cl.labels})
         if bad:  # cannot happen: classify() collects every label; kept as a guard for the code map
             raise BiaskitError("E255", "labels missing from the class list", value=bad, fix="report this as a bug")
-        rows += group_rows(y_true, y_pred, grp, cl.labels, h_rank=h_rank if mc.score else None,
-                           score=score if mc.score else None, round=round, task=spec, metric=metric, by=by,
-                           n_boot=n_boot, seed=seed)
+        rows += group_rows(
+            y_true,
+            y_pred,
+            grp,
+            cl.labels,
+            h_rank=h_rank if mc.score else None,
+            score=score if mc.score else None,
+            round=round,
+            task=spec,
+            metric=metric,
+            by=by,
+            n_boot=n_boot,
+            seed=seed,
+        )
     val.table = rows_to_table(rows)
     return val
 

@@ -101,12 +101,20 @@ def _os_error(exc: OSError) -> BiaskitError:
 
     name = str(exc.filename)
     if exc.errno == errno.ENAMETOOLONG:
-        return BiaskitError("E154", "file name too long (most file systems allow 255 bytes per file or folder name, "
-                                    "and biaskit adds a few for its temporary and manifest files)",
-                            value=name, fix="use a shorter file or folder name (at most about 200 characters)")
+        return BiaskitError(
+            "E154",
+            "file name too long (most file systems allow 255 bytes per file or folder name, "
+            "and biaskit adds a few for its temporary and manifest files)",
+            value=name,
+            fix="use a shorter file or folder name (at most about 200 characters)",
+        )
     what = exc.strerror or type(exc).__name__
-    return BiaskitError("E156", f"cannot use the path: {what}", value=name,
-                        fix="check that the path exists, that its parent is a folder you can write to, and that the disk has space")
+    return BiaskitError(
+        "E156",
+        f"cannot use the path: {what}",
+        value=name,
+        fix="check that the path exists, that its parent is a folder you can write to, and that the disk has space",
+    )
 
 
 def _no_bool_metavar() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -15,9 +14,13 @@ HELP = (
 )
 
 _URL = typer.Option(None, "--url", envvar="LABEL_STUDIO_URL", help="Label Studio URL (or LABEL_STUDIO_URL).")
-_LEDGER = typer.Option(None, "--ledger", envvar="BIASKIT_ANNOTATION_LEDGER",
-                       help="Round ledger file (default: annotation-rounds.jsonl in the biaskit cache, $BIASKIT_CACHE or ~/.cache/biaskit; "
-                            "one already in the working directory is used).")
+_LEDGER = typer.Option(
+    None,
+    "--ledger",
+    envvar="BIASKIT_ANNOTATION_LEDGER",
+    help="Round ledger file (default: annotation-rounds.jsonl in the biaskit cache, $BIASKIT_CACHE or ~/.cache/biaskit; "
+    "one already in the working directory is used).",
+)
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -43,30 +46,34 @@ def _write_plain(table, path: Path) -> None:
 def sample(
     scores: Path = typer.Argument(..., help="Scores (or prompts/generations) table: .parquet, .jsonl, .csv or a datasets folder."),
     round_: str = typer.Option(..., "--round", "-r", help="Round name, e.g. r1."),
-    task: str = typer.Option("sentiment", "--task", "-t",
-                             help="sentiment, regard, toxicity, gender, or a choice set name:a,b,c (name:a<b<c for an ordinal one)."),
+    task: str = typer.Option(
+        "sentiment", "--task", "-t", help="sentiment, regard, toxicity, gender, or a choice set name:a,b,c (name:a<b<c for an ordinal one)."
+    ),
     n: int = typer.Option(100, "--n", help="Items to draw (stratified design)."),
     out: Path = typer.Option(..., "--out", "-o", help="Samples table to write (.parquet recommended)."),
-    metric: Optional[str] = typer.Option(None, "--metric", help="Metric whose score is binned (default: the task's metric, e.g. vader for sentiment)."),
-    strata: Optional[str] = typer.Option(None, "--strata", help="Comma-separated stratum columns (default: source,group when present; '' for none)."),
+    metric: str | None = typer.Option(None, "--metric", help="Metric whose score is binned (default: the task's metric, e.g. vader for sentiment)."),
+    strata: str | None = typer.Option(None, "--strata", help="Comma-separated stratum columns (default: source,group when present; '' for none)."),
     bins: int = typer.Option(4, "--bins", help="Score bins per stratum (1 = no score binning)."),
     binning: str = typer.Option("width", "--binning", help="width (equal-width bins over the score range) or quantile."),
     allocation: str = typer.Option("equal", "--allocation", help="equal (same share per stratum) or proportional."),
-    per_label: Optional[str] = typer.Option(None, "--per-label", help="Sheng et al. design: e.g. positive=3,negative=3 items per --by value."),
-    by: Optional[str] = typer.Option(None, "--by", help="Grouping column for --per-label (e.g. template)."),
-    text_column: Optional[str] = typer.Option(None, "--text-column", help="Column to show annotators (default: full_text, else prompt + continuation)."),
+    per_label: str | None = typer.Option(None, "--per-label", help="Sheng et al. design: e.g. positive=3,negative=3 items per --by value."),
+    by: str | None = typer.Option(None, "--by", help="Grouping column for --per-label (e.g. template)."),
+    text_column: str | None = typer.Option(None, "--text-column", help="Column to show annotators (default: full_text, else prompt + continuation)."),
     no_mask: bool = typer.Option(False, "--no-mask", help="Do not replace demographic mentions with XYZ."),
-    mention: Optional[list[str]] = typer.Option(None, "--mention", help="Extra words to mask (repeatable or comma-separated)."),
-    exclude: Optional[list[Path]] = typer.Option(None, "--exclude", help="Samples tables of earlier rounds whose items must not be drawn again."),
-    exclude_previous: bool = typer.Option(True, "--exclude-previous/--include-previous",
-                                          help="Also exclude the items of the earlier rounds in the ledger."),
-    gold: Optional[Path] = typer.Option(None, "--gold", help="Gold items with known answers (CSV/JSONL: text, gold_label)."),
-    n_gold: Optional[int] = typer.Option(None, "--n-gold", help="How many gold items to mix in (default: all)."),
-    tasks_out: Optional[Path] = typer.Option(None, "--tasks-out", help="Also write task files for other platforms (.csv or .jsonl)."),
+    mention: list[str] | None = typer.Option(None, "--mention", help="Extra words to mask (repeatable or comma-separated)."),
+    exclude: list[Path] | None = typer.Option(None, "--exclude", help="Samples tables of earlier rounds whose items must not be drawn again."),
+    exclude_previous: bool = typer.Option(
+        True, "--exclude-previous/--include-previous", help="Also exclude the items of the earlier rounds in the ledger."
+    ),
+    gold: Path | None = typer.Option(None, "--gold", help="Gold items with known answers (CSV/JSONL: text, gold_label)."),
+    n_gold: int | None = typer.Option(None, "--n-gold", help="How many gold items to mix in (default: all)."),
+    tasks_out: Path | None = typer.Option(None, "--tasks-out", help="Also write task files for other platforms (.csv or .jsonl)."),
     seed: int = typer.Option(0, "--seed", help="Seed of every random choice."),
-    plan: Optional[Path] = typer.Option(None, "--plan", help="Round plan (biaskit annotate plan): draw its per-group counts instead of --n/--strata."),
-    prefer: str = typer.Option("random", "--prefer", help="With --plan: random, or uncertain (items the metric is least sure about, or where metrics disagree, first)."),
-    ledger: Optional[Path] = _LEDGER,
+    plan: Path | None = typer.Option(None, "--plan", help="Round plan (biaskit annotate plan): draw its per-group counts instead of --n/--strata."),
+    prefer: str = typer.Option(
+        "random", "--prefer", help="With --plan: random, or uncertain (items the metric is least sure about, or where metrics disagree, first)."
+    ),
+    ledger: Path | None = _LEDGER,
 ) -> None:
     """Draw a seeded, stratified sample for an annotation round and mask demographic mentions.
 
@@ -76,53 +83,131 @@ def sample(
 
     Example: biaskit annotate sample scores.parquet --round r2 --task regard --per-label positive=3,negative=3 --by template --metric vader --out r2/samples.parquet
     """
-    from biaskit.annotate import ledger as led
-    from biaskit.annotate.files import export_tasks
     from biaskit.annotate.sampling import sample_round
-    from biaskit.errors import BiaskitError
     from biaskit.io import read_table
 
     t = read_table(scores)
     excl, used = _excluded_items(exclude, exclude_previous, ledger, round_)
     pl = _parse_per_label(per_label)
-    quota = quota_by = None
-    if plan is not None:
-        from biaskit.annotate.planning import quotas, read_plan
-
-        pl_ = read_plan(plan)
-        quota, quota_by = quotas(pl_), pl_["group_by"]
-        metric = metric or pl_.get("metric")
-    elif prefer != "random":
-        raise BiaskitError("E256", "--prefer needs --plan", value=prefer, fix="add --plan plan.json (biaskit annotate plan)")
+    quota, quota_by, metric = _plan_quota(plan, prefer, metric)
     table, rep = sample_round(
-        t, round=round_, task=task, n=n, metric=metric, strata=(None if strata is None else _split([strata])), bins=bins,
-        binning=binning, allocation=allocation, per_label=pl, by=by, text_column=text_column, mask=not no_mask,
-        extra_mentions=_split(mention), exclude=excl, gold=read_table(gold) if gold else None, n_gold=n_gold, seed=seed,
-        quota=quota, quota_by=quota_by, prefer=prefer)
+        t,
+        round=round_,
+        task=task,
+        n=n,
+        metric=metric,
+        strata=(None if strata is None else _split([strata])),
+        bins=bins,
+        binning=binning,
+        allocation=allocation,
+        per_label=pl,
+        by=by,
+        text_column=text_column,
+        mask=not no_mask,
+        extra_mentions=_split(mention),
+        exclude=excl,
+        gold=read_table(gold) if gold else None,
+        n_gold=n_gold,
+        seed=seed,
+        quota=quota,
+        quota_by=quota_by,
+        prefer=prefer,
+    )
+    _check_drawn(rep, quota, scores)
+    cfg = {
+        "round": round_,
+        "task": task,
+        "n": n,
+        "metric": metric,
+        "strata": strata,
+        "bins": bins,
+        "binning": binning,
+        "allocation": allocation,
+        "per_label": pl,
+        "by": by,
+        "mask": not no_mask,
+        "excluded_from": used,
+        "plan": str(plan) if plan else None,
+        "prefer": prefer,
+    }
+    _save_round(table, rep, cfg, out=out, scores=scores, seed=seed, tasks_out=tasks_out, ledger=ledger)
+
+
+def _save_round(table, rep, cfg: dict, *, out: Path, scores: Path, seed: int, tasks_out: Path | None, ledger: Path | None) -> None:
+    """Write the samples table (with its manifest), the optional task file, and the round's ledger entry."""
+    from biaskit.annotate import ledger as led
+    from biaskit.annotate.files import export_tasks
+
+    round_, task = cfg["round"], cfg["task"]
+    _write(table, out, "samples", "biaskit annotate sample", {**cfg, "report": rep.as_dict()}, inputs=[scores], seed=seed)
+    typer.echo(
+        f"{rep.chosen} items + {rep.gold} gold -> {out} (pool {rep.pool}, excluded {rep.excluded}, masked {rep.masked}, strata {len(rep.strata)})"
+    )
+    if tasks_out:
+        f, g = export_tasks(table, tasks_out)
+        typer.echo(f"task file {f} and guidelines {g}")
+    led.record(
+        "sample",
+        round_,
+        ledger,
+        task_type=task,
+        samples=rep.chosen,
+        gold=rep.gold,
+        samples_path=str(out.resolve()),
+        seed=seed,
+        strata=len(rep.strata),
+    )
+
+
+def _plan_quota(plan: Path | None, prefer: str, metric: str | None) -> tuple:
+    """(per-group quota, its grouping column, metric) from ``--plan``; ``--prefer`` needs a plan."""
+    from biaskit.errors import BiaskitError
+
+    if plan is None:
+        if prefer != "random":
+            raise BiaskitError("E256", "--prefer needs --plan", value=prefer, fix="add --plan plan.json (biaskit annotate plan)")
+        return None, None, metric
+    from biaskit.annotate.planning import quotas, read_plan
+
+    pl_ = read_plan(plan)
+    return quotas(pl_), pl_["group_by"], metric or pl_.get("metric")
+
+
+def _check_drawn(rep, quota, scores: Path) -> None:
+    """Warn about groups the plan could not fill; refuse a round with nothing drawn."""
+    from biaskit.errors import BiaskitError
+
     if quota is not None:
         short = {k: v for k, v in rep.strata.items() if v.get("chosen", 0) < v.get("planned", 0)}
         for k, v in short.items():
             typer.echo(f"warning: {k}: planned {v['planned']}, only {v['chosen']} unlabelled items available")
     if rep.chosen + rep.gold == 0:  # an empty round file (and ledger entry) that push then cannot use
-        raise BiaskitError("E091", f"no items to draw from {scores}", value={
-            "rows": rep.pool, "without_text": rep.dropped_no_text, "metric_error": rep.dropped_metric_error,
-            "duplicates": rep.duplicates, "excluded_earlier_rounds": rep.excluded},
+        raise BiaskitError(
+            "E091",
+            f"no items to draw from {scores}",
+            value={
+                "rows": rep.pool,
+                "without_text": rep.dropped_no_text,
+                "metric_error": rep.dropped_metric_error,
+                "duplicates": rep.duplicates,
+                "excluded_earlier_rounds": rep.excluded,
+            },
             fix="give a table with texts (full_text, text + continuation, or --text-column) and --n > 0; "
-                "items of earlier rounds are excluded (--include-previous)")
-    cfg = {"round": round_, "task": task, "n": n, "metric": metric, "strata": strata, "bins": bins, "binning": binning,
-           "allocation": allocation, "per_label": pl, "by": by, "mask": not no_mask, "excluded_from": used,
-           "plan": str(plan) if plan else None, "prefer": prefer}
-    _write(table, out, "samples", "biaskit annotate sample", {**cfg, "report": rep.as_dict()}, inputs=[scores], seed=seed)
-    typer.echo(f"{rep.chosen} items + {rep.gold} gold -> {out} (pool {rep.pool}, excluded {rep.excluded}, "
-               f"masked {rep.masked}, strata {len(rep.strata)})")
-    if tasks_out:
-        f, g = export_tasks(table, tasks_out)
-        typer.echo(f"task file {f} and guidelines {g}")
-    led.record("sample", round_, ledger, task_type=task, samples=rep.chosen, gold=rep.gold, samples_path=str(out.resolve()), seed=seed,
-               strata=len(rep.strata))
+            "items of earlier rounds are excluded (--include-previous)",
+        )
 
 
-def _excluded_items(exclude: Optional[list[Path]], exclude_previous: bool, ledger: Optional[Path], round_: str) -> tuple[set[str], list[str]]:
+def _print_validation(m: str, v, by_: str | None) -> None:
+    """One metric's validation on the console: its figures, confusion matrix and per-group rows."""
+    typer.echo(f"== {m}: {v.notes[0]}")
+    _print_table(v.table, skip_prefix=("confusion:", "diff_", "ratio_", "group_"))
+    if v.classification is not None:
+        typer.echo(v.confusion_markdown())
+    if by_:
+        _print_groups(v.table)
+
+
+def _excluded_items(exclude: list[Path] | None, exclude_previous: bool, ledger: Path | None, round_: str) -> tuple[set[str], list[str]]:
     """The sample ids earlier rounds drew (from --exclude files and, unless --include-previous, the ledger) and their files."""
     from biaskit.annotate import ledger as led
     from biaskit.errors import BiaskitError
@@ -134,20 +219,25 @@ def _excluded_items(exclude: Optional[list[Path]], exclude_previous: bool, ledge
         excl.update(read_table(e, "samples").column("sample_id").to_pylist())
         used.append(str(e))
     if exclude_previous:
-        latest = {ev.get("round"): ev.get("samples_path") for ev in led.events(ledger)
-                  if ev.get("event") == "sample" and ev.get("round") != round_ and ev.get("samples_path")}
+        latest = {
+            ev.get("round"): ev.get("samples_path")
+            for ev in led.events(ledger)
+            if ev.get("event") == "sample" and ev.get("round") != round_ and ev.get("samples_path")
+        }
         for r_, p in latest.items():
             if not Path(p).exists():  # its items would silently be drawn again
-                raise BiaskitError("E092", f"the samples table of earlier round {r_!r} (from the ledger) is gone, so its "
-                                           "items cannot be excluded", value=p,
-                                   fix="restore the file at that path, or pass --include-previous (and --exclude FILE "
-                                       "for each earlier round to keep out)")
+                raise BiaskitError(
+                    "E092",
+                    f"the samples table of earlier round {r_!r} (from the ledger) is gone, so its items cannot be excluded",
+                    value=p,
+                    fix="restore the file at that path, or pass --include-previous (and --exclude FILE for each earlier round to keep out)",
+                )
             excl.update(read_table(p, "samples").column("sample_id").to_pylist())
             used.append(p)
     return excl, used
 
 
-def _parse_per_label(per_label: Optional[str]) -> Optional[dict[str, int]]:
+def _parse_per_label(per_label: str | None) -> dict[str, int] | None:
     """``positive=3,negative=3`` -> {"positive": 3, "negative": 3} (None when not given)."""
     from biaskit.errors import BiaskitError
 
@@ -179,12 +269,14 @@ def export(
 
 def push_cmd(
     samples: Path = typer.Argument(..., help="Samples table of the round."),
-    url: Optional[str] = _URL,
-    project: Optional[str] = typer.Option(None, "--project", help="Exact project title (default: 'biaskit <round> (<task>)')."),
+    url: str | None = _URL,
+    project: str | None = typer.Option(None, "--project", help="Exact project title (default: 'biaskit <round> (<task>)')."),
     annotators: int = typer.Option(3, "--annotators", help="Annotators per task (the project's maximum_annotations)."),
     batch_size: int = typer.Option(1000, "--batch-size", help="Tasks per import request."),
-    pre_annotate: Optional[str] = typer.Option(None, "--pre-annotate", help="Show this metric's label as a pre-annotation (off by default: anchors annotators)."),
-    ledger: Optional[Path] = _LEDGER,
+    pre_annotate: str | None = typer.Option(
+        None, "--pre-annotate", help="Show this metric's label as a pre-annotation (off by default: anchors annotators)."
+    ),
+    ledger: Path | None = _LEDGER,
 ) -> None:
     """Create (or find) the round's Label Studio project and import the missing tasks, in batches.
 
@@ -200,22 +292,35 @@ def push_cmd(
 
     s = read_table(samples, "samples")
     with ProgressBar(s.num_rows, "importing tasks") as bar:
-        rep = push(s, url=url, project=project, annotators=annotators, batch_size=batch_size,
-                   pre_annotate=pre_annotate, progress=bar.advance)
+        rep = push(s, url=url, project=project, annotators=annotators, batch_size=batch_size, pre_annotate=pre_annotate, progress=bar.advance)
     typer.echo(rep.summary())
     round_ = s.column("round")[0].as_py() if s.num_rows else "?"
-    led.record("push", round_, ledger, url=rep.url, title=rep.title, project_id=rep.project_id, total=rep.total,
-               imported=rep.imported, annotators=annotators, pre_annotate=pre_annotate)
+    led.record(
+        "push",
+        round_,
+        ledger,
+        url=rep.url,
+        title=rep.title,
+        project_id=rep.project_id,
+        total=rep.total,
+        imported=rep.imported,
+        annotators=annotators,
+        pre_annotate=pre_annotate,
+    )
 
 
 def pull_cmd(
     samples: Path = typer.Argument(..., help="Samples table of the round."),
     out: Path = typer.Option(..., "--out", "-o", help="Annotations table to write; rejected records go to <out>.rejected.jsonl."),
-    url: Optional[str] = _URL,
-    project: Optional[str] = typer.Option(None, "--project", help="Exact project title (default: 'biaskit <round> (<task>)')."),
-    results: Optional[Path] = typer.Option(None, "--results", help="Read a result file of another platform (CSV/JSONL: sample_id, annotator, label) instead of Label Studio."),
-    allow_fewer: bool = typer.Option(False, "--allow-fewer", help="Replace an existing --out table even when this pull has fewer annotations (default: refuse, error E152)."),
-    ledger: Optional[Path] = _LEDGER,
+    url: str | None = _URL,
+    project: str | None = typer.Option(None, "--project", help="Exact project title (default: 'biaskit <round> (<task>)')."),
+    results: Path | None = typer.Option(
+        None, "--results", help="Read a result file of another platform (CSV/JSONL: sample_id, annotator, label) instead of Label Studio."
+    ),
+    allow_fewer: bool = typer.Option(
+        False, "--allow-fewer", help="Replace an existing --out table even when this pull has fewer annotations (default: refuse, error E152)."
+    ),
+    ledger: Path | None = _LEDGER,
 ) -> None:
     """Export a round's labels, validate them (labels outside the config, double annotations, empty results) and write the annotations table.
 
@@ -239,8 +344,7 @@ def pull_cmd(
         res = pull(s, url=url, project=project)
         ann, rej, rep = res.annotations, res.rejected, res.report
         platform = "label-studio"
-        extra = {"project": res.title, "project_id": res.project_id,
-                 "ground_truth": res.ground_truth.num_rows if res.ground_truth is not None else 0}
+        extra = {"project": res.title, "project_id": res.project_id, "ground_truth": res.ground_truth.num_rows if res.ground_truth is not None else 0}
         if extra["ground_truth"]:
             typer.echo(f"{extra['ground_truth']} ground-truth annotation(s) (gold answers) kept apart from the crowd's labels")
     _refuse_fewer(out, ann.num_rows, allow_fewer, results)
@@ -257,20 +361,23 @@ def pull_cmd(
     if rej.num_rows:
         typer.echo(f"rejected records kept in {rej_path}")
     round_ = s.column("round")[0].as_py() if s.num_rows else "?"
-    led.record("pull", round_, ledger, platform=platform, kept=rep.kept, dropped=dict(rep.dropped), items=rep.items,
-               annotators=rep.annotators, out=str(out))
+    led.record(
+        "pull", round_, ledger, platform=platform, kept=rep.kept, dropped=dict(rep.dropped), items=rep.items, annotators=rep.annotators, out=str(out)
+    )
 
 
 def agreement_cmd(
     annotations: Path = typer.Argument(..., help="Annotations table of the round."),
     out: Path = typer.Option(..., "--out", "-o", help="Agreement table to write."),
-    samples: Optional[Path] = typer.Option(None, "--samples", help="Samples table (to leave gold items out and score annotators on them)."),
-    round_: Optional[str] = typer.Option(None, "--round", "-r", help="Round to use when the table holds several."),
+    samples: Path | None = typer.Option(None, "--samples", help="Samples table (to leave gold items out and score annotators on them)."),
+    round_: str | None = typer.Option(None, "--round", "-r", help="Round to use when the table holds several."),
     careless_kappa: float = typer.Option(0.2, "--careless-kappa", help="Flag annotators whose kappa with the others' majority is below this."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for CIs (0 = none)."),
-    labels: Optional[Path] = typer.Option(None, "--labels", help="Labels table of a label model (biaskit annotate aggregate): adds each annotator's agreement with it."),
+    labels: Path | None = typer.Option(
+        None, "--labels", help="Labels table of a label model (biaskit annotate aggregate): adds each annotator's agreement with it."
+    ),
     seed: int = typer.Option(0, "--seed"),
-    ledger: Optional[Path] = _LEDGER,
+    ledger: Path | None = _LEDGER,
 ) -> None:
     """Fleiss' kappa, Krippendorff's alpha (nominal/ordinal), pairwise Cohen's kappa, per-annotator agreement with the majority.
 
@@ -283,18 +390,30 @@ def agreement_cmd(
     a = read_table(annotations, "annotations", keys=True)  # null or duplicate (sample, round, annotator): E155/E007
     s = read_table(samples, "samples") if samples else None
     with _crowd_warnings():
-        t = agreement(a, round=round_, samples=s, careless_kappa=careless_kappa, n_boot=bootstrap, seed=seed,
-                      labels=read_table(labels) if labels else None)
-    _write(t, out, "agreement", "biaskit annotate agreement", {"careless_kappa": careless_kappa, "bootstrap": bootstrap,
-           "labels": str(labels) if labels else None},
-           inputs=[annotations] + ([samples] if samples else []) + ([labels] if labels else []), seed=seed)
+        t = agreement(
+            a, round=round_, samples=s, careless_kappa=careless_kappa, n_boot=bootstrap, seed=seed, labels=read_table(labels) if labels else None
+        )
+    _write(
+        t,
+        out,
+        "agreement",
+        "biaskit annotate agreement",
+        {"careless_kappa": careless_kappa, "bootstrap": bootstrap, "labels": str(labels) if labels else None},
+        inputs=[annotations] + ([samples] if samples else []) + ([labels] if labels else []),
+        seed=seed,
+    )
     _print_table(t)
     bad = careless_annotators(t)
     if bad:
         typer.echo(f"possibly careless annotators (kappa with the others' majority < {careless_kappa}): {', '.join(bad)}")
     round_ = t.column("round")[0].as_py()
-    led.record("agreement", round_, ledger, careless=bad, **led.figures(t, ("fleiss_kappa", "krippendorff_alpha_nominal",
-               "krippendorff_alpha_ordinal", "cohen_kappa_mean")))
+    led.record(
+        "agreement",
+        round_,
+        ledger,
+        careless=bad,
+        **led.figures(t, ("fleiss_kappa", "krippendorff_alpha_nominal", "krippendorff_alpha_ordinal", "cohen_kappa_mean")),
+    )
 
 
 def validate_cmd(
@@ -303,17 +422,23 @@ def validate_cmd(
     metric: list[str] = typer.Option(..., "--metric", "-m", help="Metric(s) to validate: vader, toxicity, regard, gender, ... (repeatable)."),
     out: Path = typer.Option(..., "--out", "-o", help="Validation rows (agreement-stage table) to write."),
     tie_policy: str = typer.Option("drop", "--tie-policy", help="drop, random or label:<name> for items without a majority."),
-    exclude_label: Optional[list[str]] = typer.Option(None, "--exclude-label", help="Drop items whose majority is this label (default: other)."),
-    label_column: Optional[str] = typer.Option(None, "--label-column", help="Metric label column (default: <metric>_label)."),
-    score_column: Optional[str] = typer.Option(None, "--score-column", help="Metric score column (default per metric, e.g. vader_compound)."),
+    exclude_label: list[str] | None = typer.Option(None, "--exclude-label", help="Drop items whose majority is this label (default: other)."),
+    label_column: str | None = typer.Option(None, "--label-column", help="Metric label column (default: <metric>_label)."),
+    score_column: str | None = typer.Option(None, "--score-column", help="Metric score column (default per metric, e.g. vader_compound)."),
     bootstrap: int = typer.Option(1000, "--bootstrap", help="Bootstrap resamples for CIs (0 = none)."),
     calibrate: bool = typer.Option(True, "--calibrate/--no-calibrate", help="Fit score thresholds that best match the humans."),
     objective: str = typer.Option("accuracy", "--objective", help="Calibration objective: accuracy or balanced_accuracy."),
     cv_folds: int = typer.Option(5, "--cv-folds", help="Folds for the cross-validated calibration figure (0 = skip)."),
-    by: Optional[str] = typer.Option(None, "--by", help="Samples column to split the items by (group, domain, source, language, template): per-group rates and pairwise tests. Default: group when the samples have it; '' for none."),
-    labels: Optional[Path] = typer.Option(None, "--labels", help="Labels table of a label model (biaskit annotate aggregate) to use instead of the majority vote."),
+    by: str | None = typer.Option(
+        None,
+        "--by",
+        help="Samples column to split the items by (group, domain, source, language, template): per-group rates and pairwise tests. Default: group when the samples have it; '' for none.",
+    ),
+    labels: Path | None = typer.Option(
+        None, "--labels", help="Labels table of a label model (biaskit annotate aggregate) to use instead of the majority vote."
+    ),
     seed: int = typer.Option(0, "--seed"),
-    ledger: Optional[Path] = _LEDGER,
+    ledger: Path | None = _LEDGER,
 ) -> None:
     """Compare the human majority label with each metric: Spearman, accuracy, weighted P/R/F1, per class, confusion matrix, thresholds;
     with --by, the same per group, and every pair of groups compared (difference, ratio, permutation p, Holm-corrected).
@@ -336,33 +461,66 @@ def validate_cmd(
     tables, figs, group_ci = [], {}, {}
     for m in _split(metric):
         with _crowd_warnings():
-            v = validate_metric(a, s, metric=m, tie_policy=tie_policy, exclude_labels=excl, label_column=label_column,
-                                score_column=score_column, n_boot=bootstrap, seed=seed, calibrate=calibrate,
-                                objective=objective, cv_folds=cv_folds, by=by_, labels=lab_t)
+            v = validate_metric(
+                a,
+                s,
+                metric=m,
+                tie_policy=tie_policy,
+                exclude_labels=excl,
+                label_column=label_column,
+                score_column=score_column,
+                n_boot=bootstrap,
+                seed=seed,
+                calibrate=calibrate,
+                objective=objective,
+                cv_folds=cv_folds,
+                by=by_,
+                labels=lab_t,
+            )
         tables.append(v.table)
-        typer.echo(f"== {m}: {v.notes[0]}")
-        _print_table(v.table, skip_prefix=("confusion:", "diff_", "ratio_", "group_"))
-        if v.classification is not None:
-            typer.echo(v.confusion_markdown())
+        _print_validation(m, v, by_)
         if by_:
-            _print_groups(v.table)
             group_ci[m] = led.group_ci_widths(v.table)
         figs[m] = led.figures(v.table, ("spearman_rho", "accuracy", "f1_weighted", "calibrated_accuracy", "cv_calibrated_accuracy"))
     t = pa.concat_tables(tables)
-    _write(t, out, "agreement", "biaskit annotate validate", {"metrics": metric, "tie_policy": tie_policy, "exclude_labels": excl,
-           "bootstrap": bootstrap, "calibrate": calibrate, "objective": objective, "cv_folds": cv_folds, "by": by_,
-           "labels": str(labels) if labels else None},
-           inputs=[annotations, samples] + ([labels] if labels else []), seed=seed)
-    led.record("validate", t.column("round")[0].as_py() if t.num_rows else "?", ledger, metrics=figs,
-               **({"group_by": by_, "group_ci": group_ci} if by_ else {}))
+    _write(
+        t,
+        out,
+        "agreement",
+        "biaskit annotate validate",
+        {
+            "metrics": metric,
+            "tie_policy": tie_policy,
+            "exclude_labels": excl,
+            "bootstrap": bootstrap,
+            "calibrate": calibrate,
+            "objective": objective,
+            "cv_folds": cv_folds,
+            "by": by_,
+            "labels": str(labels) if labels else None,
+        },
+        inputs=[annotations, samples] + ([labels] if labels else []),
+        seed=seed,
+    )
+    led.record(
+        "validate",
+        t.column("round")[0].as_py() if t.num_rows else "?",
+        ledger,
+        metrics=figs,
+        **({"group_by": by_, "group_ci": group_ci} if by_ else {}),
+    )
 
 
 def aggregate_cmd(
     annotations: Path = typer.Argument(..., help="Annotations table of the round."),
-    out: Path = typer.Option(..., "--out", "-o", help="Labels table to write (one row per item); the per-annotator table goes to <out stem>.annotators.parquet."),
+    out: Path = typer.Option(
+        ..., "--out", "-o", help="Labels table to write (one row per item); the per-annotator table goes to <out stem>.annotators.parquet."
+    ),
     method: str = typer.Option("dawid-skene", "--method", help="majority, dawid-skene, glad, mace or wawa."),
-    samples: Optional[Path] = typer.Option(None, "--samples", help="Samples table (gold items become known answers)."),
-    task: Optional[str] = typer.Option(None, "--task", "-t", help="Task type whose label set the labels must come from (default: the table's task_type)."),
+    samples: Path | None = typer.Option(None, "--samples", help="Samples table (gold items become known answers)."),
+    task: str | None = typer.Option(
+        None, "--task", "-t", help="Task type whose label set the labels must come from (default: the table's task_type)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed (MACE's restarts)."),
 ) -> None:
     """One label per item from the crowd's labels with a label model (crowd-kit), plus each annotator's estimated skill.
@@ -391,18 +549,21 @@ def aggregate_cmd(
     write_table(res.annotators, ann_out, manifest=new_manifest("biaskit annotate aggregate", config=cfg, seed=seed, inputs=ins))
     lab = res.labels.column("label").to_pylist()
     conf = [c for c in res.labels.column("confidence").to_pylist() if c is not None]
-    typer.echo(f"{method}: {len(lab)} items labelled ({sum(res.labels.column('is_gold').to_pylist())} gold), mean confidence "
-               f"{(sum(conf) / len(conf)) if conf else float('nan'):.3f} -> {out}; annotators -> {ann_out}")
+    typer.echo(
+        f"{method}: {len(lab)} items labelled ({sum(res.labels.column('is_gold').to_pylist())} gold), mean confidence "
+        f"{(sum(conf) / len(conf)) if conf else float('nan'):.3f} -> {out}; annotators -> {ann_out}"
+    )
     for r in sorted(res.annotators.to_pylist(), key=lambda r: (r["skill"] is None, r["skill"] or 0)):
         sk = "null" if r["skill"] is None else f"{r['skill']:.3f}"
         typer.echo(f"  {r['annotator']:<36} skill {sk}  n={r['n_annotations']}")
+
 
 def plan_cmd(
     validation: Path = typer.Option(..., "--validation", help="Validation table with per-group rows (annotate validate --by)."),
     out: Path = typer.Option(..., "--out", "-o", help="Plan file to write (JSON)."),
     target_ci: float = typer.Option(0.05, "--target-ci", help="Target 95% CI half-width of the per-group rate."),
     rate: str = typer.Option("accuracy", "--rate", help="accuracy or miss_rate_<label> (e.g. miss_rate_negative)."),
-    metric: Optional[str] = typer.Option(None, "--metric", help="Metric to plan for when the table holds several."),
+    metric: str | None = typer.Option(None, "--metric", help="Metric to plan for when the table holds several."),
 ) -> None:
     """How many more items each group needs for its per-group rate's CI half-width to reach the target (normal approximation).
 
@@ -420,12 +581,14 @@ def plan_cmd(
         if e.get("n_more") is None:
             typer.echo(f"  {g}: {e.get('error')}")
             continue
-        typer.echo(f"  {g}: {p['rate']} {e['rate']:.3f} on {e['n_now']} items, CI +-{e['half_width_now']:.3f}; "
-                   f"{e['n_more']} more -> +-{e['half_width_planned']:.3f}" + (f" ({e['note']})" if e.get("note") else ""))
+        typer.echo(
+            f"  {g}: {p['rate']} {e['rate']:.3f} on {e['n_now']} items, CI +-{e['half_width_now']:.3f}; "
+            f"{e['n_more']} more -> +-{e['half_width_planned']:.3f}" + (f" ({e['note']})" if e.get("note") else "")
+        )
     typer.echo(f"{p['total_more']} more items in all -> {out}")
 
 
-def rounds_cmd(ledger: Optional[Path] = _LEDGER) -> None:
+def rounds_cmd(ledger: Path | None = _LEDGER) -> None:
     """Show the history of annotation rounds (sizes, annotators, agreement, validation figures).
 
     Example: biaskit annotate rounds
@@ -441,7 +604,7 @@ def rounds_cmd(ledger: Optional[Path] = _LEDGER) -> None:
 
 
 def tasks_cmd(
-    task: Optional[str] = typer.Argument(None, help="A task type (or name:a,b,c) to show in full."),
+    task: str | None = typer.Argument(None, help="A task type (or name:a,b,c) to show in full."),
     config: bool = typer.Option(False, "--config", help="Print the Label Studio label config."),
 ) -> None:
     """List the task types, or show one's labels, guidelines and Label Studio config.
@@ -460,20 +623,21 @@ def tasks_cmd(
 
 def register(app: typer.Typer) -> None:
     from biaskit.cli import sub_app
+
     ann = sub_app("annotate", HELP)
-    ann.command('sample')(sample)
-    ann.command('export')(export)
-    ann.command('push')(push_cmd)
-    ann.command('pull')(pull_cmd)
-    ann.command('agreement')(agreement_cmd)
-    ann.command('validate')(validate_cmd)
-    ann.command('aggregate')(aggregate_cmd)
-    ann.command('plan')(plan_cmd)
-    ann.command('rounds')(rounds_cmd)
-    ann.command('tasks')(tasks_cmd)
+    ann.command("sample")(sample)
+    ann.command("export")(export)
+    ann.command("push")(push_cmd)
+    ann.command("pull")(pull_cmd)
+    ann.command("agreement")(agreement_cmd)
+    ann.command("validate")(validate_cmd)
+    ann.command("aggregate")(aggregate_cmd)
+    ann.command("plan")(plan_cmd)
+    ann.command("rounds")(rounds_cmd)
+    ann.command("tasks")(tasks_cmd)
 
 
-def _refuse_fewer(out: Path, n_new: int, allow: bool, results: Optional[Path]) -> None:
+def _refuse_fewer(out: Path, n_new: int, allow: bool, results: Path | None) -> None:
     """An empty or truncated results file (or a server that lost tasks) must not silently shrink a round's labels."""
     if allow or not out.exists():
         return
@@ -484,14 +648,19 @@ def _refuse_fewer(out: Path, n_new: int, allow: bool, results: Optional[Path]) -
     try:
         n_old = read_table(out).num_rows
     except BiaskitError as exc:
-        raise BiaskitError("E152", f"{out} exists but cannot be read ({exc.what}), so this pull ({n_new} annotations from {src}) "
-                                   "would replace it blindly", value=str(out),
-                           fix="move the file away, or pass --allow-fewer to replace it") from None
+        raise BiaskitError(
+            "E152",
+            f"{out} exists but cannot be read ({exc.what}), so this pull ({n_new} annotations from {src}) would replace it blindly",
+            value=str(out),
+            fix="move the file away, or pass --allow-fewer to replace it",
+        ) from None
     if n_new < n_old:
-        raise BiaskitError("E152", f"this pull gives {n_new} annotation(s) from {src}, fewer than the {n_old} already in {out}; "
-                                   "the table was not replaced", value=n_new,
-                           fix="check the results file (complete, UTF-8, right round) or the server, or pass --allow-fewer "
-                               "to replace the table anyway")
+        raise BiaskitError(
+            "E152",
+            f"this pull gives {n_new} annotation(s) from {src}, fewer than the {n_old} already in {out}; the table was not replaced",
+            value=n_new,
+            fix="check the results file (complete, UTF-8, right round) or the server, or pass --allow-fewer to replace the table anyway",
+        )
 
 
 def _fmt(v) -> str:
@@ -541,8 +710,10 @@ def _print_groups(t) -> None:
             typer.echo(f"  {r['group_by']}={r['group']:<28} accuracy {v}{ci} n={r['n_items']}" + (f" ({r['note']})" if r.get("note") else ""))
     sig = [r for r in rows if r["measure"].startswith("diff_") and r.get("p_value") is not None and r["p_value"] < 0.05]
     for r in sig:
-        typer.echo(f"  significant: {r['measure'][5:]} {r['group']} - {r['group_b']} = {r['value']:+.3f} "
-                   f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] Holm p={r['p_value']:.3g}")
+        typer.echo(
+            f"  significant: {r['measure'][5:]} {r['group']} - {r['group_b']} = {r['value']:+.3f} "
+            f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] Holm p={r['p_value']:.3g}"
+        )
     if not sig:
         typer.echo("  no difference between groups is significant after Holm correction")
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -11,14 +10,19 @@ import typer
 def demo(
     out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Run folder to write."),
     seed: int = typer.Option(0, help="Seed for every random choice in the run."),
-    label_studio_url: Optional[str] = typer.Option(
-        None, "--label-studio-url", envvar="LABEL_STUDIO_URL",
-        help="Also run an annotation round on this Label Studio server (token from LABEL_STUDIO_API_KEY)."),
+    label_studio_url: str | None = typer.Option(
+        None,
+        "--label-studio-url",
+        envvar="LABEL_STUDIO_URL",
+        help="Also run an annotation round on this Label Studio server (token from LABEL_STUDIO_API_KEY).",
+    ),
     quick: bool = typer.Option(False, "--quick", help="Smaller model workload (for smoke tests)."),
     baseline_span: str = typer.Option(
-        "continuation", "--baseline-span",
+        "continuation",
+        "--baseline-span",
         help="Span scored on the model and the Wikipedia baseline alike: continuation (the model's continuation vs the rest of "
-             "the Wikipedia sentence after the prompt) or sentence (prompt + continuation vs the whole sentence)."),
+        "the Wikipedia sentence after the prompt) or sentence (prompt + continuation vs the whole sentence).",
+    ),
 ) -> None:
     """Run the whole pipeline on bundled data and write a run folder with tables, manifest and report.
 
@@ -35,8 +39,8 @@ def demo(
 
 
 def schema(
-    stage: Optional[str] = typer.Argument(None, help="prompts, generations, scores, samples, annotations or agreement"),
-    check: Optional[Path] = typer.Option(None, "--check", help="Validate this table file against STAGE."),
+    stage: str | None = typer.Argument(None, help="prompts, generations, scores, samples, annotations or agreement"),
+    check: Path | None = typer.Option(None, "--check", help="Validate this table file against STAGE."),
 ) -> None:
     """Show the column schema of a stage table, or check a file against it.
 
@@ -84,7 +88,7 @@ def version() -> None:
 
 
 def register(app: typer.Typer) -> None:
-    app.command('demo')(demo)
-    app.command('schema')(schema)
-    app.command('assets')(assets)
-    app.command('version')(version)
+    app.command("demo")(demo)
+    app.command("schema")(schema)
+    app.command("assets")(assets)
+    app.command("version")(version)

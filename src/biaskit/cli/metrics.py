@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from biaskit.cli.options import (
-    EngineOpt, RayActorsOpt, RayAddressOpt, RayBatchSizeOpt, RayCpusOpt, RayGpusOpt, engine_from_options,
+    EngineOpt,
+    RayActorsOpt,
+    RayAddressOpt,
+    RayBatchSizeOpt,
+    RayCpusOpt,
+    RayGpusOpt,
+    engine_from_options,
 )
 
 
@@ -17,8 +22,10 @@ def score(
     metrics: str = typer.Option(..., "--metrics", "-m", help="Comma-separated metric names (see `biaskit metrics list`)."),
     out: Path = typer.Option(..., "--out", "-o", help="Output table (format by suffix); a manifest is written next to it."),
     text_column: str = typer.Option("continuation", "--text-column", help="Column to score (continuation, full_text, text, token, ...)."),
-    param: Optional[list[str]] = typer.Option(None, "--param", "-p", help="METRIC.KEY=VALUE, repeatable (e.g. vader.preset=sheng)."),
-    batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Rows per score() call (default: per metric; --engine ray uses --ray-batch-size)."),
+    param: list[str] | None = typer.Option(None, "--param", "-p", help="METRIC.KEY=VALUE, repeatable (e.g. vader.preset=sheng)."),
+    batch_size: int | None = typer.Option(
+        None, "--batch-size", help="Rows per score() call (default: per metric; --engine ray uses --ray-batch-size)."
+    ),
     engine: EngineOpt = "local",
     ray_address: RayAddressOpt = None,
     ray_actors: RayActorsOpt = 1,
@@ -50,11 +57,16 @@ def score(
         validate(t, "scores", where=str(table), keys=True)
     used = []
     facts: dict = {}
-    scored = score_table(t, metrics, text_column=text_column, params=params, batch_size=batch_size, on_metric=used.append,
-                         engine=spec, engine_facts=facts)
-    manifest = new_manifest("biaskit score", config={"metrics": metrics, "text_column": text_column, "params": params},
-                            inputs=[table], stage="scores", extra={"metrics": [m.describe() for m in used],
-                                                                   "engine": facts or {"engine": "local"}})
+    scored = score_table(
+        t, metrics, text_column=text_column, params=params, batch_size=batch_size, on_metric=used.append, engine=spec, engine_facts=facts
+    )
+    manifest = new_manifest(
+        "biaskit score",
+        config={"metrics": metrics, "text_column": text_column, "params": params},
+        inputs=[table],
+        stage="scores",
+        extra={"metrics": [m.describe() for m in used], "engine": facts or {"engine": "local"}},
+    )
     write_table(scored, out, stage="scores" if "prompt_id" in scored.column_names else None, manifest=manifest)
     typer.echo(f"scored {scored.num_rows} rows -> {out}")
     for m in used:
@@ -85,11 +97,13 @@ def list_() -> None:
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
     import biaskit.evaluate.metrics._assets  # noqa: F401  (HurtLex assets show up in `biaskit assets`)
-    metrics_app = typer.Typer(name="metrics", help="The registered per-text metrics.", no_args_is_help=True,
-                              add_completion=False, rich_markup_mode="rich")
+
+    metrics_app = typer.Typer(
+        name="metrics", help="The registered per-text metrics.", no_args_is_help=True, add_completion=False, rich_markup_mode="rich"
+    )
     app.add_typer(metrics_app, name="metrics")
-    app.command('score')(score)
-    metrics_app.command('list')(list_)
+    app.command("score")(score)
+    metrics_app.command("list")(list_)
 
 
 def _columns(cls) -> list[str]:

@@ -6,20 +6,41 @@ Thin wrappers over :mod:`biaskit.evaluate.runners`; torch/transformers are impor
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from biaskit.cli.options import (
-    ApiKeyEnvOpt, AllowRedirectsOpt, BackendOpt, BaseUrlOpt, BatchSizeOpt, DtypeOpt, EngineOpt, LimitOpt, MaxRetriesOpt,
-    OverwriteRunOpt, RayActorsOpt, RayAddressOpt, RayBatchSizeOpt, RayCpusOpt, RayGpusOpt, RetryErrorsOpt, RevisionOpt, TimeoutOpt,
+    AllowRedirectsOpt,
+    ApiKeyEnvOpt,
+    BackendOpt,
+    BaseUrlOpt,
+    BatchSizeOpt,
+    DtypeOpt,
+    EngineOpt,
+    LimitOpt,
+    MaxRetriesOpt,
+    OverwriteRunOpt,
+    RayActorsOpt,
+    RayAddressOpt,
+    RayBatchSizeOpt,
+    RayCpusOpt,
+    RayGpusOpt,
+    RetryErrorsOpt,
+    RevisionOpt,
+    TimeoutOpt,
     engine_from_options,
 )
 
 
-
-def _backend_options(base_url: Optional[str], api_key_env: str, timeout: float, max_retries: int, revision: Optional[str],
-                     trust_remote_code: bool, allow_redirects: bool = False) -> dict:
+def _backend_options(
+    base_url: str | None,
+    api_key_env: str,
+    timeout: float,
+    max_retries: int,
+    revision: str | None,
+    trust_remote_code: bool,
+    allow_redirects: bool = False,
+) -> dict:
     opts: dict = {}
     if allow_redirects:
         opts["allow_redirects"] = True
@@ -41,7 +62,11 @@ def _summary(kind: str, table, out: Path) -> None:
     errs = sum(e is not None for e in table.column("error").to_pylist())
     prompts = len(set(table.column("prompt_id").to_pylist()))
     facts = run_facts(table)
-    msg = f"{kind}: {table.num_rows} rows for {prompts} prompts " + ("already complete in" if facts.get("already_complete") else "written to") + f" {out}"
+    msg = (
+        f"{kind}: {table.num_rows} rows for {prompts} prompts "
+        + ("already complete in" if facts.get("already_complete") else "written to")
+        + f" {out}"
+    )
     retried = facts.get("retried_error_rows") or 0
     if retried:
         msg += f"; {retried} rows that had an error were run again"
@@ -50,12 +75,11 @@ def _summary(kind: str, table, out: Path) -> None:
     typer.echo(msg)
 
 
-
-
-
 def generate_cmd(
     prompts: Path = typer.Argument(..., help="Prompts table (.parquet, .jsonl, .csv or a datasets folder) with prompt_id and text."),
-    model: str = typer.Option("smollm2-135m", "--model", "-m", help="Model: biaskit asset, Hub id, local folder or .gguf file (hf), or the served model name (openai)."),
+    model: str = typer.Option(
+        "smollm2-135m", "--model", "-m", help="Model: biaskit asset, Hub id, local folder or .gguf file (hf), or the served model name (openai)."
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="Output generations table. Rerunning the same command resumes a killed run."),
     backend: BackendOpt = "hf",
     batch_size: BatchSizeOpt = "auto",
@@ -63,19 +87,21 @@ def generate_cmd(
     max_new_tokens: int = typer.Option(20, "--max-new-tokens", help="Tokens to generate per continuation."),
     sample: bool = typer.Option(False, "--sample/--greedy", help="Sample (seeded) instead of greedy decoding."),
     temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample)."),
-    top_k: Optional[int] = typer.Option(None, "--top-k", help="Top-k sampling (BOLD: 40)."),
-    top_p: Optional[float] = typer.Option(None, "--top-p", help="Nucleus sampling (BOLD: 0.95)."),
-    repetition_penalty: Optional[float] = typer.Option(None, "--repetition-penalty", help="CTRL-style repetition penalty (BOLD used 1.2 for CTRL)."),
+    top_k: int | None = typer.Option(None, "--top-k", help="Top-k sampling (BOLD: 40)."),
+    top_p: float | None = typer.Option(None, "--top-p", help="Nucleus sampling (BOLD: 0.95)."),
+    repetition_penalty: float | None = typer.Option(None, "--repetition-penalty", help="CTRL-style repetition penalty (BOLD used 1.2 for CTRL)."),
     num_return_sequences: int = typer.Option(1, "--num-return-sequences", "-n", help="Samples per prompt (needs --sample)."),
     first_sentence: bool = typer.Option(False, "--first-sentence", help="Cut each continuation after its first sentence (Sheng et al.)."),
     chat: bool = typer.Option(False, "--chat", help="Wrap each prompt in the model's chat template (instruction-tuned models)."),
-    keep_trailing_space: bool = typer.Option(False, "--keep-trailing-space", help="Feed prompts with their trailing spaces (default: cut before tokenising; see docs/runners.md)."),
+    keep_trailing_space: bool = typer.Option(
+        False, "--keep-trailing-space", help="Feed prompts with their trailing spaces (default: cut before tokenising; see docs/runners.md)."
+    ),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
     dtype: str = typer.Option("auto", "--dtype", help="auto (bf16/fp16 on CUDA, fp32 elsewhere), float32, float16 or bfloat16."),
     limit: LimitOpt = None,
     overwrite: OverwriteRunOpt = False,
     retry_errors: RetryErrorsOpt = True,
-    revision: Optional[str] = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit) of the model."),
+    revision: str | None = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit) of the model."),
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow custom model code from the Hub."),
     base_url: BaseUrlOpt = None,
     api_key_env: ApiKeyEnvOpt = "OPENAI_API_KEY",
@@ -101,13 +127,31 @@ def generate_cmd(
     """
     from biaskit.evaluate.runners import generate
 
-    t = generate(str(prompts), model=model, backend=backend, out=out, batch_size=batch_size, seed=seed,
-                 max_new_tokens=max_new_tokens, do_sample=sample, temperature=temperature, top_k=top_k, top_p=top_p,
-                 repetition_penalty=repetition_penalty, num_return_sequences=num_return_sequences,
-                 first_sentence=first_sentence, chat=chat, strip_trailing_space=not keep_trailing_space, device=device, dtype=dtype, overwrite=overwrite, limit=limit,
-                 backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, trust_remote_code, allow_redirects),
-                 retry_errors=retry_errors,
-                 engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus))
+    t = generate(
+        str(prompts),
+        model=model,
+        backend=backend,
+        out=out,
+        batch_size=batch_size,
+        seed=seed,
+        max_new_tokens=max_new_tokens,
+        do_sample=sample,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        repetition_penalty=repetition_penalty,
+        num_return_sequences=num_return_sequences,
+        first_sentence=first_sentence,
+        chat=chat,
+        strip_trailing_space=not keep_trailing_space,
+        device=device,
+        dtype=dtype,
+        overwrite=overwrite,
+        limit=limit,
+        backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, trust_remote_code, allow_redirects),
+        retry_errors=retry_errors,
+        engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus),
+    )
     _summary("generate", t, out)
 
 
@@ -117,9 +161,17 @@ def fill_mask_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Output table: top_k rows per prompt (token, token_score, rank)."),
     top_k: int = typer.Option(10, "--top-k", "-k", help="Fill-ins per prompt (HONEST uses 5, 10 or 20)."),
     whole_word: bool = typer.Option(False, "--whole-word", help="Only whole words: no ## subword pieces, punctuation or special tokens."),
-    max_subwords: int = typer.Option(1, "--max-subwords", help="1: single-token fill-ins; N > 1: whole words of 1..N subword tokens (beam search, ranked by pseudo-log-likelihood)."),
-    beam_size: Optional[int] = typer.Option(None, "--beam-size", help="With --max-subwords > 1: partial fill-ins kept per length (default max(10, top-k))."),
-    pll: str = typer.Option("original", "--pll", help="With --max-subwords > 1: original (mask each piece alone) or word_l2r (mask the piece and the pieces after it)."),
+    max_subwords: int = typer.Option(
+        1,
+        "--max-subwords",
+        help="1: single-token fill-ins; N > 1: whole words of 1..N subword tokens (beam search, ranked by pseudo-log-likelihood).",
+    ),
+    beam_size: int | None = typer.Option(
+        None, "--beam-size", help="With --max-subwords > 1: partial fill-ins kept per length (default max(10, top-k))."
+    ),
+    pll: str = typer.Option(
+        "original", "--pll", help="With --max-subwords > 1: original (mask each piece alone) or word_l2r (mask the piece and the pieces after it)."
+    ),
     batch_size: BatchSizeOpt = "auto",
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps."),
     dtype: DtypeOpt = "auto",
@@ -145,11 +197,24 @@ def fill_mask_cmd(
     """
     from biaskit.evaluate.runners import fill_mask
 
-    t = fill_mask(str(prompts), model=model, out=out, batch_size=batch_size, top_k=top_k, whole_word=whole_word,
-                  device=device, dtype=dtype, overwrite=overwrite, limit=limit, max_subwords=max_subwords,
-                  beam_size=beam_size, pll=pll, backend_options={"revision": revision} if revision else None,
-                  retry_errors=retry_errors,
-                  engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus))
+    t = fill_mask(
+        str(prompts),
+        model=model,
+        out=out,
+        batch_size=batch_size,
+        top_k=top_k,
+        whole_word=whole_word,
+        device=device,
+        dtype=dtype,
+        overwrite=overwrite,
+        limit=limit,
+        max_subwords=max_subwords,
+        beam_size=beam_size,
+        pll=pll,
+        backend_options={"revision": revision} if revision else None,
+        retry_errors=retry_errors,
+        engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus),
+    )
     _summary("fill-mask", t, out)
 
 
@@ -158,8 +223,12 @@ def likelihood_cmd(
     model: str = typer.Option("smollm2-135m", "--model", "-m", help="Causal LM (NLL/perplexity) or masked LM (pseudo-log-likelihood)."),
     out: Path = typer.Option(..., "--out", "-o", help="Output table with nll_mean, perplexity and n_tokens per sentence."),
     backend: BackendOpt = "hf",
-    span_column: Optional[str] = typer.Option(None, "--span-column", help="Score only the tokens of this column's text inside the sentence (e.g. descriptor_span)."),
-    bos: str = typer.Option("auto", "--bos", help="auto (as the tokenizer does), yes (put BOS/EOS first so every word is scored) or no (first token is context only)."),
+    span_column: str | None = typer.Option(
+        None, "--span-column", help="Score only the tokens of this column's text inside the sentence (e.g. descriptor_span)."
+    ),
+    bos: str = typer.Option(
+        "auto", "--bos", help="auto (as the tokenizer does), yes (put BOS/EOS first so every word is scored) or no (first token is context only)."
+    ),
     batch_size: BatchSizeOpt = "auto",
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
     dtype: DtypeOpt = "auto",
@@ -193,16 +262,27 @@ def likelihood_cmd(
     choice = {"auto": None, "yes": True, "no": False}
     if bos not in choice:
         raise BiaskitError("E062", "invalid --bos", value=bos, options=list(choice))
-    t = likelihood(str(prompts), model=model, backend=backend, out=out, batch_size=batch_size, add_bos=choice[bos],
-                   span_column=span_column, device=device, dtype=dtype, overwrite=overwrite, limit=limit,
-                   backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, False, allow_redirects),
-                   retry_errors=retry_errors,
-                   engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus))
+    t = likelihood(
+        str(prompts),
+        model=model,
+        backend=backend,
+        out=out,
+        batch_size=batch_size,
+        add_bos=choice[bos],
+        span_column=span_column,
+        device=device,
+        dtype=dtype,
+        overwrite=overwrite,
+        limit=limit,
+        backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, False, allow_redirects),
+        retry_errors=retry_errors,
+        engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus),
+    )
     _summary("likelihood", t, out)
 
 
 def register(app: typer.Typer) -> None:
     """Attach generate, fill-mask and likelihood to the root app."""
-    app.command('generate')(generate_cmd)
-    app.command('fill-mask')(fill_mask_cmd)
-    app.command('likelihood')(likelihood_cmd)
+    app.command("generate")(generate_cmd)
+    app.command("fill-mask")(fill_mask_cmd)
+    app.command("likelihood")(likelihood_cmd)

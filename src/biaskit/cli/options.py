@@ -6,7 +6,7 @@ the default from the assignment). Nothing here imports ray, torch or transformer
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -15,36 +15,51 @@ BACKEND_HELP = "hf (transformers: Hub id, local folder, .gguf file or biaskit as
 RETRY_HELP = "Rerunning a finished run runs again the rows that ended in an error (--no-retry-errors leaves them)."
 
 # --engine / --ray-*: generate, fill-mask, likelihood and score
-EngineOpt = Annotated[str, typer.Option("--engine", help="local (this process) or ray (a pool of Ray actors, one model each; "
-                                                         "same output table). See docs/scale.md.")]
-RayAddressOpt = Annotated[Optional[str], typer.Option("--ray-address", help="--engine ray: cluster address (host:6379 or ray://host:10001). "
-                                                                            "Default: $RAY_ADDRESS, else a local Ray started for this run.")]
+EngineOpt = Annotated[
+    str, typer.Option("--engine", help="local (this process) or ray (a pool of Ray actors, one model each; same output table). See docs/scale.md.")
+]
+RayAddressOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--ray-address",
+        help="--engine ray: cluster address (host:6379 or ray://host:10001). Default: $RAY_ADDRESS, else a local Ray started for this run.",
+    ),
+]
 RayActorsOpt = Annotated[int, typer.Option("--ray-actors", help="--engine ray: actors in the pool (each loads the model once).")]
 RayBatchSizeOpt = Annotated[int, typer.Option("--ray-batch-size", help="--engine ray: rows sent to an actor per call (also the resume granularity).")]
-RayGpusOpt = Annotated[Optional[float], typer.Option("--ray-gpus", help="--engine ray: GPUs per actor (0.5 shares a GPU). Default: 1 when the cluster has GPUs, else 0.")]
+RayGpusOpt = Annotated[
+    float | None, typer.Option("--ray-gpus", help="--engine ray: GPUs per actor (0.5 shares a GPU). Default: 1 when the cluster has GPUs, else 0.")
+]
 RayCpusOpt = Annotated[float, typer.Option("--ray-cpus", help="--engine ray: CPUs per actor.")]
 
 # the OpenAI-compatible endpoint of --backend openai: generate and likelihood
-BaseUrlOpt = Annotated[Optional[str], typer.Option("--base-url", envvar="OPENAI_BASE_URL", help="openai backend: endpoint base URL, e.g. http://127.0.0.1:8000/v1.")]
+BaseUrlOpt = Annotated[
+    str | None, typer.Option("--base-url", envvar="OPENAI_BASE_URL", help="openai backend: endpoint base URL, e.g. http://127.0.0.1:8000/v1.")
+]
 ApiKeyEnvOpt = Annotated[str, typer.Option("--api-key-env", help="openai backend: name of the environment variable holding the API key.")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", help="openai backend: seconds per request before a retry.")]
-MaxRetriesOpt = Annotated[int, typer.Option("--max-retries", help="openai backend: retries on timeouts and HTTP 429/5xx before the row gets an error.")]
-AllowRedirectsOpt = Annotated[bool, typer.Option("--allow-redirects", help="openai backend: follow HTTP redirects of the endpoint (the API key is never sent to another scheme/host/port).")]
+MaxRetriesOpt = Annotated[
+    int, typer.Option("--max-retries", help="openai backend: retries on timeouts and HTTP 429/5xx before the row gets an error.")
+]
+AllowRedirectsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-redirects", help="openai backend: follow HTTP redirects of the endpoint (the API key is never sent to another scheme/host/port)."
+    ),
+]
 
 # the model runners: generate, fill-mask and likelihood
 BackendOpt = Annotated[str, typer.Option("--backend", help=BACKEND_HELP)]
 BatchSizeOpt = Annotated[str, typer.Option("--batch-size", "-b", help=BATCH_HELP)]
-LimitOpt = Annotated[Optional[int], typer.Option("--limit", help="Only the first N prompts.")]
+LimitOpt = Annotated[int | None, typer.Option("--limit", help="Only the first N prompts.")]
 OverwriteRunOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing output (and discard a partial run).")]
 RetryErrorsOpt = Annotated[bool, typer.Option("--retry-errors/--no-retry-errors", help=RETRY_HELP)]
 DtypeOpt = Annotated[str, typer.Option("--dtype", help="auto, float32, float16 or bfloat16.")]
-RevisionOpt = Annotated[Optional[str], typer.Option("--revision", help="Hub revision of the model.")]
+RevisionOpt = Annotated[str | None, typer.Option("--revision", help="Hub revision of the model.")]
 
 
-def engine_from_options(engine: str, ray_address: Optional[str], ray_actors: int, ray_batch_size: int,
-                        ray_gpus: Optional[float], ray_cpus: float):
+def engine_from_options(engine: str, ray_address: str | None, ray_actors: int, ray_batch_size: int, ray_gpus: float | None, ray_cpus: float):
     """The checked :class:`EngineSpec` for the CLI options (a one-line E160 error when they do not fit)."""
     from biaskit.evaluate.engine import EngineSpec
 
-    return EngineSpec(name=engine, address=ray_address, actors=ray_actors, batch_size=ray_batch_size,
-                      num_gpus=ray_gpus, num_cpus=ray_cpus).check()
+    return EngineSpec(name=engine, address=ray_address, actors=ray_actors, batch_size=ray_batch_size, num_gpus=ray_gpus, num_cpus=ray_cpus).check()

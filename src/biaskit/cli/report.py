@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 
 def report(
     run_dir: Path = typer.Argument(..., help="Run folder (written by `biaskit demo` or by the stages) holding the tables, or one table file."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report folder to write (default: RUN_DIR/report)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Report folder to write (default: RUN_DIR/report)."),
     seed: int = typer.Option(0, help="Seed of the bootstrap confidence intervals."),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples per confidence interval."),
     alpha: float = typer.Option(0.05, help="Significance level (Likelihood Bias pairs)."),
@@ -44,7 +43,7 @@ def aggregate_cmd(
     by: str = typer.Option("group,model", "--by", help="Comma-separated grouping columns."),
     labels: str = typer.Option("", "--labels", help="Comma-separated label columns (e.g. vader_label,regard_label)."),
     means: str = typer.Option("", "--means", help="Comma-separated numeric columns to average (e.g. vader_compound)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the result as CSV here (default: print Markdown)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the result as CSV here (default: print Markdown)."),
     seed: int = typer.Option(0, help="Bootstrap seed."),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples (means; proportions with --prop-ci bootstrap)."),
     prop_ci: str = typer.Option("wilson", "--prop-ci", help="Interval of a label share: wilson (default), clopper-pearson or bootstrap."),
@@ -67,7 +66,7 @@ def ztest_cmd(
     group: str = typer.Option("group", help="Column whose values are compared pairwise."),
     within: str = typer.Option("", help="Comma-separated columns: one test family per value (e.g. domain,model)."),
     correction: str = typer.Option("holm", help="holm, bh or none."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write CSV here (default: print Markdown)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write CSV here (default: print Markdown)."),
 ) -> None:
     """Two-proportion z-tests of a label's share between every pair of groups, with corrected p and Cohen's h.
 
@@ -75,26 +74,29 @@ def ztest_cmd(
     """
     from biaskit.errors import BiaskitError
     from biaskit.evaluate.stats import pairwise_proportion_tests
-    from biaskit.evaluate.stats.aggregate import _label_strings
+    from biaskit.evaluate.stats.aggregate import _label_strings, metric_labels
     from biaskit.io import read_table
-
-    from biaskit.evaluate.stats.aggregate import metric_labels
 
     t = read_table(table)
     if column in t.column_names and metric_labels(column) is None:  # a metric's column: checked against its labels (E151)
         # a label that occurs nowhere (a typo) would give a table of 0 shares with every test undefined
         seen = sorted(set(_label_strings(t.column(column).to_pandas()).dropna()))
         if label not in seen:
-            raise BiaskitError("E080", f"label {label!r} does not occur in column {column!r}", value=label, options=seen,
-                               fix="pass --label with one of the column's labels")
+            raise BiaskitError(
+                "E080",
+                f"label {label!r} does not occur in column {column!r}",
+                value=label,
+                options=seen,
+                fix="pass --label with one of the column's labels",
+            )
     _emit(pairwise_proportion_tests(t, group, column, label, within=within, correction=correction), out)
 
 
 def likelihood_bias_cmd(
     table: Path = typer.Argument(..., help="Likelihood table (kind == likelihood, columns axis, template, descriptor, perplexity)."),
-    model: Optional[str] = typer.Option(None, help="Model to use when the table holds several."),
+    model: str | None = typer.Option(None, help="Model to use when the table holds several."),
     alpha: float = typer.Option(0.05, help="A descriptor pair differs at p < alpha."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the per-axis CSV here (default: print Markdown)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the per-axis CSV here (default: print Markdown)."),
 ) -> None:
     """HolisticBias Likelihood Bias: fraction of descriptor pairs per axis whose perplexities differ (Mann-Whitney U).
 
@@ -108,17 +110,32 @@ def likelihood_bias_cmd(
 
 def genbias_cmd(
     generations: Path = typer.Argument(..., help="Generations of HolisticBias prompts (columns axis, descriptor, template, continuation)."),
-    style_model: Optional[str] = typer.Option(None, "--style-model", help="Any HF sequence classifier (folder or Hub id) whose class probabilities are the style vector (e.g. a `biaskit train classifier` folder)."),
-    prob_columns: Optional[str] = typer.Option(None, "--prob-columns", help="Or: the table's style probability columns, names or patterns (e.g. 'regard_*' or a,b,c)."),
-    clusters: Optional[str] = typer.Option(None, "--clusters", help="Style clusters NAME=style,style;NAME=style (styles not named: one cluster each)."),
-    n_clusters: Optional[int] = typer.Option(None, "--n-clusters", help="Or: cluster the styles hierarchically into this many clusters."),
+    style_model: str | None = typer.Option(
+        None,
+        "--style-model",
+        help="Any HF sequence classifier (folder or Hub id) whose class probabilities are the style vector (e.g. a `biaskit train classifier` folder).",
+    ),
+    prob_columns: str | None = typer.Option(
+        None, "--prob-columns", help="Or: the table's style probability columns, names or patterns (e.g. 'regard_*' or a,b,c)."
+    ),
+    clusters: str | None = typer.Option(None, "--clusters", help="Style clusters NAME=style,style;NAME=style (styles not named: one cluster each)."),
+    n_clusters: int | None = typer.Option(None, "--n-clusters", help="Or: cluster the styles hierarchically into this many clusters."),
     text_column: str = typer.Option("continuation", "--text-column", help="Text the style model reads (with --style-model)."),
     device: str = typer.Option("auto", "--device", help="auto (GPU when present), cpu, cuda or mps (with --style-model)."),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples over generations (0 = no CIs)."),
     seed: int = typer.Option(0, help="Bootstrap seed."),
     top: int = typer.Option(10, "--top", help="Descriptors flagged as top contributors per axis."),
-    method: str = typer.Option("per_template", "--method", help="per_template (the paper's: variance across descriptors within each template, averaged over templates) or template_first (descriptor means averaged over templates first; flipped effects cancel)."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Folder for by_axis.csv, partial.csv, descriptors.csv, clusters.csv, genbias.json (and styles.parquet with --style-model)."),
+    method: str = typer.Option(
+        "per_template",
+        "--method",
+        help="per_template (the paper's: variance across descriptors within each template, averaged over templates) or template_first (descriptor means averaged over templates first; flipped effects cancel).",
+    ),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Folder for by_axis.csv, partial.csv, descriptors.csv, clusters.csv, genbias.json (and styles.parquet with --style-model).",
+    ),
 ) -> None:
     """HolisticBias generation bias per axis (Smith et al. 2022): Full Gen Bias = (1/T) sum_t sum_s Var_d (variance
     across descriptors within each template, ddof=0, averaged over templates; also x1000 as the paper reports it),
@@ -134,32 +151,50 @@ def genbias_cmd(
 
     check_method(method)
     if (style_model is None) == (prob_columns is None):
-        raise BiaskitError("E170", "give exactly one of --style-model and --prob-columns",
-                           value={"style_model": style_model, "prob_columns": prob_columns},
-                           fix="--style-model FOLDER_OR_ID scores the texts; --prob-columns uses probabilities already in the table")
+        raise BiaskitError(
+            "E170",
+            "give exactly one of --style-model and --prob-columns",
+            value={"style_model": style_model, "prob_columns": prob_columns},
+            fix="--style-model FOLDER_OR_ID scores the texts; --prob-columns uses probabilities already in the table",
+        )
     if out is not None and out.exists() and not (out.is_dir() and (out / "genbias.json").is_file()):
-        raise BiaskitError("E006", "the output folder exists and is not a `stats genbias` output", value=str(out),
-                           fix="choose a new --out folder; biaskit replaces only folders it wrote")
+        raise BiaskitError(
+            "E006",
+            "the output folder exists and is not a `stats genbias` output",
+            value=str(out),
+            fix="choose a new --out folder; biaskit replaces only folders it wrote",
+        )
     t = read_table(generations)
     names = None
     if style_model is not None:
         t, cols, names = style_probabilities(t, style_model, text_column=text_column, device=device)
     else:
         cols = prob_columns
-    res = gen_bias(t, cols, clusters=clusters, n_clusters=n_clusters, n_boot=n_boot, seed=seed, top=top, style_names=names,
-                   method=method)
+    res = gen_bias(t, cols, clusters=clusters, n_clusters=n_clusters, n_boot=n_boot, seed=seed, top=top, style_names=names, method=method)
     from biaskit.evaluate.report.tables import markdown_table
 
-    scale = (f"method {method}; variances are population variances (ddof={DDOF}); *_x1000 columns = the figure x{SCALE}, "
-             "the scale of the paper's tables")
+    scale = (
+        f"method {method}; variances are population variances (ddof={DDOF}); *_x1000 columns = the figure x{SCALE}, the scale of the paper's tables"
+    )
     typer.echo(markdown_table(res.by_axis))
     typer.echo(f"note: {scale}")
     for n in res.notes:
         typer.echo(f"note: {n}")
     if out is not None:
-        meta = {"generations": str(generations), "style_model": style_model, "prob_columns": cols, "styles": res.styles,
-                "method": method, "ddof": DDOF, "scale": scale,
-                "clusters": clusters, "n_clusters": n_clusters, "n_boot": n_boot, "seed": seed, "notes": res.notes}
+        meta = {
+            "generations": str(generations),
+            "style_model": style_model,
+            "prob_columns": cols,
+            "styles": res.styles,
+            "method": method,
+            "ddof": DDOF,
+            "scale": scale,
+            "clusters": clusters,
+            "n_clusters": n_clusters,
+            "n_boot": n_boot,
+            "seed": seed,
+            "notes": res.notes,
+        }
         _write_genbias(out, res, meta, t if style_model is not None else None)
         typer.echo(f"wrote {out}/ (by_axis, partial, descriptors, clusters)")
 
@@ -184,23 +219,28 @@ def _write_genbias(out: Path, res, meta: dict, styles=None) -> None:
 
 def register(app: typer.Typer) -> None:
     """Attach ``report`` and the ``stats`` group to the root app."""
-    stats = typer.Typer(name="stats", help="Group statistics of one scored table (proportions with CIs, tests, Likelihood Bias).",
-                        no_args_is_help=True, add_completion=False, rich_markup_mode="rich")
+    stats = typer.Typer(
+        name="stats",
+        help="Group statistics of one scored table (proportions with CIs, tests, Likelihood Bias).",
+        no_args_is_help=True,
+        add_completion=False,
+        rich_markup_mode="rich",
+    )
     app.add_typer(stats, name="stats")
-    app.command('report')(report)
-    stats.command('aggregate')(aggregate_cmd)
-    stats.command('ztest')(ztest_cmd)
-    stats.command('likelihood-bias')(likelihood_bias_cmd)
-    stats.command('genbias')(genbias_cmd)
-    stats.command('validity')(validity_cmd)
+    app.command("report")(report)
+    stats.command("aggregate")(aggregate_cmd)
+    stats.command("ztest")(ztest_cmd)
+    stats.command("likelihood-bias")(likelihood_bias_cmd)
+    stats.command("genbias")(genbias_cmd)
+    stats.command("validity")(validity_cmd)
 
 
 def validity_cmd(
     table: Path = typer.Argument(..., help="Fill-ins scored with the validity metric (validity_valid)."),
     by: str = typer.Option("model,language,subject_category", "--by", help="Comma-separated grouping columns (missing ones are left out)."),
     category: str = typer.Option("subject_category", "--category", help="Column whose values the chi-square test compares."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the per-group shares as CSV here (default: print Markdown)."),
-    tests_out: Optional[Path] = typer.Option(None, "--tests-out", help="Write the chi-square tests as CSV here (default: print Markdown)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the per-group shares as CSV here (default: print Markdown)."),
+    tests_out: Path | None = typer.Option(None, "--tests-out", help="Write the chi-square tests as CSV here (default: print Markdown)."),
     method: str = typer.Option("wilson", "--ci", help="Interval of the share: wilson or clopper-pearson."),
 ) -> None:
     """Completion validity: share of fill-ins that are real words per group (Wilson CI), and a chi-square
@@ -219,7 +259,7 @@ def validity_cmd(
     _emit(validity_tests(t, category, within), tests_out)
 
 
-def _emit(df, out: Optional[Path]) -> None:
+def _emit(df, out: Path | None) -> None:
     if out is not None:
         from biaskit.io import atomic_path
         from biaskit.spreadsheet import neutralize_frame

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-CONFIG_HELP = ("Domain config: a shipped name, `bold` (BOLD's five domains, API seeds) or `demo` (pages of the bundled dump), "
-               "or a YAML/JSON file (a value with a / or a suffix is a path; a local folder named `demo` never shadows the shipped one).")
+CONFIG_HELP = (
+    "Domain config: a shipped name, `bold` (BOLD's five domains, API seeds) or `demo` (pages of the bundled dump), "
+    "or a YAML/JSON file (a value with a / or a suffix is a path; a local folder named `demo` never shadows the shipped one)."
+)
 CONFIG_FILE_HELP = "Domain config file, always read as a path (even one named like a shipped config); overrides --config."
 
 
-def _config_spec(config: str, config_file: Optional[Path]) -> str:
+def _config_spec(config: str, config_file: Path | None) -> str:
     return str(config_file.resolve()) if config_file is not None else config  # absolute: never taken for a shipped name
 
 
@@ -31,7 +32,9 @@ def _report(res) -> None:
         typer.echo("HTTP: " + ", ".join(f"{k} {v}" for k, v in res.requests.items()))
 
 
-window_opt = typer.Option(None, "--window", help="The term must occur within the first N words (strict: 8; bold: within the prompt's own words unless --window is given).")
+window_opt = typer.Option(
+    None, "--window", help="The term must occur within the first N words (strict: 8; bold: within the prompt's own words unless --window is given)."
+)
 
 
 nfirst_opt = typer.Option(None, "--n-first", help="Prompt = first N words + the words of the term (BOLD: 5).")
@@ -46,30 +49,46 @@ dedupe_opt = typer.Option(None, "--dedupe", help="Drop repeated prompt strings w
 maxp_opt = typer.Option(None, "--max-pages", help="At most N pages per group (a trial run).")
 
 
-preset_opt = typer.Option(None, "--preset", help="Prompt rule preset: strict (default: whole-word term in the first 8 words, "
-                          "sentences > 6 words, domain dedupe) or bold (BOLD's own rule: term as a substring of the prompt's "
-                          "words, short sentences keep all words but the last, no length filter, duplicates kept). "
-                          "--window/--n-first/--min-words/--dedupe apply on top.")
+preset_opt = typer.Option(
+    None,
+    "--preset",
+    help="Prompt rule preset: strict (default: whole-word term in the first 8 words, "
+    "sentences > 6 words, domain dedupe) or bold (BOLD's own rule: term as a substring of the prompt's "
+    "words, short sentences keep all words but the last, no length filter, duplicates kept). "
+    "--window/--n-first/--min-words/--dedupe apply on top.",
+)
 
 
 def scrape_dump_cmd(
     dump: Path = typer.Argument(..., help="pages-articles dump (.xml or .xml.bz2)."),
     out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write (.parquet, .jsonl, .csv)."),
     config: str = typer.Option("demo", "--config", "-c", help=CONFIG_HELP),
-    config_file: Optional[Path] = typer.Option(None, "--config-file", help=CONFIG_FILE_HELP),
+    config_file: Path | None = typer.Option(None, "--config-file", help=CONFIG_FILE_HELP),
     processes: int = typer.Option(1, "--processes", "-p", help="Worker processes for cleaning and sentence splitting."),
     redirects: str = typer.Option("resolve", "--redirects", help="resolve: a configured title that is a redirect means its target; skip: ignore it."),
     all_pages: bool = typer.Option(False, "--all-pages", help="Every article is its own group (term = its title)."),
-    max_pages: Optional[int] = maxp_opt,
-    sentences_out: Optional[Path] = typer.Option(None, "--sentences-out", help="Also write every clean sentence of the pages here."),
-    window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
-    dedupe: Optional[str] = dedupe_opt, preset: Optional[str] = preset_opt,
-    index: Optional[Path] = typer.Option(None, "--index", help="Multistream index (…-multistream-index.txt.bz2): workers read "
-                                                               "the dump's streams in parallel. Default: the index next to the dump, if any."),
-    engine: str = typer.Option("local", "--engine", help="local (--processes workers) or ray (the streams of a multistream dump as "
-                                                         "Ray tasks; --processes = tasks in flight per window). See docs/scale.md."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="--engine ray: cluster address (default: $RAY_ADDRESS, "
-                                                                          "else a local Ray started for this run)."),
+    max_pages: int | None = maxp_opt,
+    sentences_out: Path | None = typer.Option(None, "--sentences-out", help="Also write every clean sentence of the pages here."),
+    window: int | None = window_opt,
+    n_first: int | None = nfirst_opt,
+    min_words: int | None = minw_opt,
+    dedupe: str | None = dedupe_opt,
+    preset: str | None = preset_opt,
+    index: Path | None = typer.Option(
+        None,
+        "--index",
+        help="Multistream index (…-multistream-index.txt.bz2): workers read "
+        "the dump's streams in parallel. Default: the index next to the dump, if any.",
+    ),
+    engine: str = typer.Option(
+        "local",
+        "--engine",
+        help="local (--processes workers) or ray (the streams of a multistream dump as "
+        "Ray tasks; --processes = tasks in flight per window). See docs/scale.md.",
+    ),
+    ray_address: str | None = typer.Option(
+        None, "--ray-address", help="--engine ray: cluster address (default: $RAY_ADDRESS, else a local Ray started for this run)."
+    ),
 ) -> None:
     """Build BOLD-style prompts from a Wikipedia dump (streamed; a killed run resumes).
 
@@ -84,31 +103,41 @@ def scrape_dump_cmd(
     from biaskit.scrape.config import cap_pages, load_config
     from biaskit.scrape.pipeline import scrape_dump
 
-    cfg = cap_pages(load_config(_config_spec(config, config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages)
+    cfg = cap_pages(
+        load_config(_config_spec(config, config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages
+    )
     spec = None
     if engine != "local" or ray_address:
         from biaskit.evaluate.engine import engine_spec
 
         spec = engine_spec(engine, address=ray_address, actors=processes)
-    _report(scrape_dump(dump, cfg, out, processes=processes, all_pages=all_pages, redirects=redirects, sentences_out=sentences_out,
-                        index=index, engine=spec))
+    _report(
+        scrape_dump(
+            dump, cfg, out, processes=processes, all_pages=all_pages, redirects=redirects, sentences_out=sentences_out, index=index, engine=spec
+        )
+    )
 
 
 def scrape_api_cmd(
     endpoint: str = typer.Argument(..., help="api.php URL of any MediaWiki, e.g. https://en.wikipedia.org/w/api.php"),
     out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write (.parquet, .jsonl, .csv)."),
     config: str = typer.Option("bold", "--config", "-c", help=CONFIG_HELP),
-    config_file: Optional[Path] = typer.Option(None, "--config-file", help=CONFIG_FILE_HELP),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Reply cache (default $BIASKIT_CACHE/mediawiki/<host>); reruns send no repeated requests."),
+    config_file: Path | None = typer.Option(None, "--config-file", help=CONFIG_FILE_HELP),
+    cache_dir: Path | None = typer.Option(
+        None, "--cache-dir", help="Reply cache (default $BIASKIT_CACHE/mediawiki/<host>); reruns send no repeated requests."
+    ),
     processes: int = typer.Option(1, "--processes", "-p", help="Worker processes for cleaning and sentence splitting."),
     max_rps: float = typer.Option(5.0, "--max-rps", help="At most this many requests per second."),
     maxlag: int = typer.Option(5, "--maxlag", help="maxlag parameter (seconds); the client waits and retries when the wiki is lagged."),
     max_retries: int = typer.Option(5, "--max-retries", help="Retries on 429/5xx/maxlag/connection errors (Retry-After honoured)."),
-    user_agent: Optional[str] = typer.Option(None, "--user-agent", help="User-Agent header; Wikimedia asks for contact details in it."),
-    max_pages: Optional[int] = maxp_opt,
-    sentences_out: Optional[Path] = typer.Option(None, "--sentences-out", help="Also write every clean sentence of the pages here."),
-    window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
-    dedupe: Optional[str] = dedupe_opt, preset: Optional[str] = preset_opt,
+    user_agent: str | None = typer.Option(None, "--user-agent", help="User-Agent header; Wikimedia asks for contact details in it."),
+    max_pages: int | None = maxp_opt,
+    sentences_out: Path | None = typer.Option(None, "--sentences-out", help="Also write every clean sentence of the pages here."),
+    window: int | None = window_opt,
+    n_first: int | None = nfirst_opt,
+    min_words: int | None = minw_opt,
+    dedupe: str | None = dedupe_opt,
+    preset: str | None = preset_opt,
 ) -> None:
     """Build BOLD-style prompts from a live wiki through its Action API (cached, rate-limited, resumable).
 
@@ -123,17 +152,34 @@ def scrape_api_cmd(
     from biaskit.scrape.config import cap_pages, load_config
     from biaskit.scrape.pipeline import scrape_api
 
-    cfg = cap_pages(load_config(_config_spec(config, config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages)
-    _report(scrape_api(endpoint, cfg, out, processes=processes, cache_dir=cache_dir, max_rps=max_rps, maxlag=maxlag,
-                       max_retries=max_retries, user_agent=user_agent, sentences_out=sentences_out))
+    cfg = cap_pages(
+        load_config(_config_spec(config, config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages
+    )
+    _report(
+        scrape_api(
+            endpoint,
+            cfg,
+            out,
+            processes=processes,
+            cache_dir=cache_dir,
+            max_rps=max_rps,
+            maxlag=maxlag,
+            max_retries=max_retries,
+            user_agent=user_agent,
+            sentences_out=sentences_out,
+        )
+    )
 
 
 def prompts_build(
     sentences: Path = typer.Argument(..., help="Sentences table with sentence, domain, group, terms (|-separated) columns."),
     out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write."),
     language: str = typer.Option("en", "--language", help="Language code for rows that have none."),
-    window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
-    dedupe: Optional[str] = dedupe_opt, preset: Optional[str] = preset_opt,
+    window: int | None = window_opt,
+    n_first: int | None = nfirst_opt,
+    min_words: int | None = minw_opt,
+    dedupe: str | None = dedupe_opt,
+    preset: str | None = preset_opt,
 ) -> None:
     """Apply BOLD's prompt rule to a table of sentences (e.g. from `scrape dump --sentences-out`).
 
@@ -147,16 +193,25 @@ def prompts_build(
 
     rule = preset_rule(**_rule_overrides(window, n_first, min_words, dedupe, preset))
     t, counts = prompts_from_sentences(read_table(sentences), rule, language=language)
-    write_table(t, out, stage="prompts", manifest=new_manifest("biaskit prompts build", config=rule.as_dict(), inputs=[sentences],
-                                                               stage="prompts", extra={"filter_counts": counts.as_dict()}))
+    write_table(
+        t,
+        out,
+        stage="prompts",
+        manifest=new_manifest(
+            "biaskit prompts build", config=rule.as_dict(), inputs=[sentences], stage="prompts", extra={"filter_counts": counts.as_dict()}
+        ),
+    )
     typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in counts.as_dict().items()))
 
 
 def prompts_rebuild(
     table: Path = typer.Argument(..., help="Prompts table with reference sentences and terms (e.g. from `bold import`)."),
     out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write."),
-    window: Optional[int] = window_opt, n_first: Optional[int] = nfirst_opt, min_words: Optional[int] = minw_opt,
-    dedupe: Optional[str] = dedupe_opt, preset: Optional[str] = preset_opt,
+    window: int | None = window_opt,
+    n_first: int | None = nfirst_opt,
+    min_words: int | None = minw_opt,
+    dedupe: str | None = dedupe_opt,
+    preset: str | None = preset_opt,
 ) -> None:
     """Recompute every prompt from its reference sentence and term with BOLD's rule (or other settings).
 
@@ -174,8 +229,14 @@ def prompts_rebuild(
 
     rule = preset_rule(**_rule_overrides(window, n_first, min_words, dedupe, preset))
     t, counts = rebuild_prompts(read_table(table, "prompts"), rule)
-    write_table(t, out, stage="prompts", manifest=new_manifest("biaskit prompts rebuild", config=rule.as_dict(), inputs=[table],
-                                                               stage="prompts", extra={"filter_counts": counts.as_dict()}))
+    write_table(
+        t,
+        out,
+        stage="prompts",
+        manifest=new_manifest(
+            "biaskit prompts rebuild", config=rule.as_dict(), inputs=[table], stage="prompts", extra={"filter_counts": counts.as_dict()}
+        ),
+    )
     typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in counts.as_dict().items()))
 
 
@@ -195,9 +256,18 @@ def bold_import(
     from biaskit.scrape.bold import import_bold
 
     t, facts = import_bold(path, layout=layout)
-    write_table(t, out, stage="prompts", manifest=new_manifest("biaskit bold import", config={"layout": layout}, stage="prompts",
-                                                               inputs=[p for p in Path(path).rglob("*.json*")] if Path(path).is_dir() else [path],
-                                                               extra={"facts": facts}))
+    write_table(
+        t,
+        out,
+        stage="prompts",
+        manifest=new_manifest(
+            "biaskit bold import",
+            config={"layout": layout},
+            stage="prompts",
+            inputs=[p for p in Path(path).rglob("*.json*")] if Path(path).is_dir() else [path],
+            extra={"facts": facts},
+        ),
+    )
     typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in facts.items()))
 
 
@@ -220,12 +290,13 @@ def bold_export(
 
 def register(app: typer.Typer) -> None:
     from biaskit.cli import sub_app
+
     scrape = sub_app("scrape", "Wikipedia (live MediaWiki API or a dump) -> clean sentences -> BOLD-style prompts.")
     prompts = sub_app("prompts", "Build or rebuild BOLD-style prompts from sentences with BOLD's rule.")
     bold = sub_app("bold", "Import BOLD's published files into a prompts table, or export one back to BOLD's layouts.")
-    scrape.command('dump')(scrape_dump_cmd)
-    scrape.command('api')(scrape_api_cmd)
-    prompts.command('build')(prompts_build)
-    prompts.command('rebuild')(prompts_rebuild)
-    bold.command('import')(bold_import)
-    bold.command('export')(bold_export)
+    scrape.command("dump")(scrape_dump_cmd)
+    scrape.command("api")(scrape_api_cmd)
+    prompts.command("build")(prompts_build)
+    prompts.command("rebuild")(prompts_rebuild)
+    bold.command("import")(bold_import)
+    bold.command("export")(bold_export)

@@ -4,12 +4,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
 
-def _split(values: Optional[List[str]]) -> Optional[list[str]]:
+def _split(values: list[str] | None) -> list[str] | None:
     """Repeated options and comma-separated values both work: --axis ability --axis age == --axis ability,age."""
     if not values:
         return None
@@ -21,10 +20,8 @@ def _split(values: Optional[List[str]]) -> Optional[list[str]]:
 
 def _resolve_set(spec: str):
     """A template-set file, or the name of a bundled starter set (en, cs, pl, sk)."""
-    from biaskit.templates.gendered import load_template_set, starter_set
-
     from biaskit.registry import is_path_spec
-    from biaskit.templates.gendered import STARTER_LANGUAGES
+    from biaskit.templates.gendered import STARTER_LANGUAGES, load_template_set, starter_set
 
     if is_path_spec(spec) or (spec not in STARTER_LANGUAGES and Path(spec).is_file()):
         return load_template_set(spec)  # a shipped language name is never shadowed by a local file/folder of that name
@@ -33,24 +30,38 @@ def _resolve_set(spec: str):
 
 def expand_holistic_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write (.parquet streams in row groups; .jsonl, .csv)."),
-    version: str = typer.Option("v1.0", "--version", help="Bundled HolisticBias version (v1.0, v1.1), a folder with the four dataset files, or `none` (only your files)."),
-    descriptors_file: Optional[List[Path]] = typer.Option(None, "--descriptors-file", help="Extra descriptors (JSON/YAML, same layout as descriptors.json); repeatable."),
-    nouns_file: Optional[List[Path]] = typer.Option(None, "--nouns-file", help="Extra nouns (same layout as nouns.json); repeatable."),
-    noun_phrases_file: Optional[List[Path]] = typer.Option(None, "--noun-phrases-file", help="Extra standalone noun phrases; repeatable."),
-    templates_file: Optional[List[Path]] = typer.Option(None, "--templates-file", help="Extra sentence templates; repeatable."),
-    axis: Optional[List[str]] = typer.Option(None, "--axis", help="Keep these axes (repeat or comma-separate)."),
-    bucket: Optional[List[str]] = typer.Option(None, "--bucket", help="Keep these buckets."),
-    preference: Optional[List[str]] = typer.Option(None, "--preference", help="Keep these preferences: reviewed, dispreferred, polarizing, no_data."),
-    noun_gender: Optional[List[str]] = typer.Option(None, "--noun-gender", help="Keep these noun genders: female, male, neutral."),
-    noun: Optional[List[str]] = typer.Option(None, "--noun", help="Keep these nouns (singular: woman, man, person, ...)."),
-    noun_phrase_type: Optional[List[str]] = typer.Option(None, "--noun-phrase-type", help="noun, descriptor, descriptor_noun, noun_descriptor, fixed_phrase."),
-    template: Optional[List[str]] = typer.Option(None, "--template", help="Keep these templates (exact text or hbt- id); repeatable."),
-    descriptor: Optional[List[str]] = typer.Option(None, "--descriptor", help="Keep these descriptors (exact values)."),
-    n_descriptors: Optional[int] = typer.Option(None, "--n-descriptors", help="Seeded random subset of N descriptors (HolisticBias's small set: 100)."),
-    no_controls: bool = typer.Option(False, "--no-controls", help="Drop the descriptor-less noun phrases ('a woman') that are otherwise kept as controls."),
+    version: str = typer.Option(
+        "v1.0", "--version", help="Bundled HolisticBias version (v1.0, v1.1), a folder with the four dataset files, or `none` (only your files)."
+    ),
+    descriptors_file: list[Path] | None = typer.Option(
+        None, "--descriptors-file", help="Extra descriptors (JSON/YAML, same layout as descriptors.json); repeatable."
+    ),
+    nouns_file: list[Path] | None = typer.Option(None, "--nouns-file", help="Extra nouns (same layout as nouns.json); repeatable."),
+    noun_phrases_file: list[Path] | None = typer.Option(None, "--noun-phrases-file", help="Extra standalone noun phrases; repeatable."),
+    templates_file: list[Path] | None = typer.Option(None, "--templates-file", help="Extra sentence templates; repeatable."),
+    axis: list[str] | None = typer.Option(None, "--axis", help="Keep these axes (repeat or comma-separate)."),
+    bucket: list[str] | None = typer.Option(None, "--bucket", help="Keep these buckets."),
+    preference: list[str] | None = typer.Option(None, "--preference", help="Keep these preferences: reviewed, dispreferred, polarizing, no_data."),
+    noun_gender: list[str] | None = typer.Option(None, "--noun-gender", help="Keep these noun genders: female, male, neutral."),
+    noun: list[str] | None = typer.Option(None, "--noun", help="Keep these nouns (singular: woman, man, person, ...)."),
+    noun_phrase_type: list[str] | None = typer.Option(
+        None, "--noun-phrase-type", help="noun, descriptor, descriptor_noun, noun_descriptor, fixed_phrase."
+    ),
+    template: list[str] | None = typer.Option(None, "--template", help="Keep these templates (exact text or hbt- id); repeatable."),
+    descriptor: list[str] | None = typer.Option(None, "--descriptor", help="Keep these descriptors (exact values)."),
+    n_descriptors: int | None = typer.Option(None, "--n-descriptors", help="Seeded random subset of N descriptors (HolisticBias's small set: 100)."),
+    no_controls: bool = typer.Option(
+        False, "--no-controls", help="Drop the descriptor-less noun phrases ('a woman') that are otherwise kept as controls."
+    ),
     no_first_turn: bool = typer.Option(False, "--no-first-turn", help="Drop templates flagged first_turn_only ('Hi! I'm ...')."),
-    variants: str = typer.Option("none", "--variants", help="Stylistic variants: none, all (every combination that changes the text), sample (seeded, p=0.5 each)."),
-    variant: Optional[List[str]] = typer.Option(None, "--variant", help="Which variants (default all four): remove_im_contraction, remove_descriptor_hyphens, lowercase_descriptor, remove_final_period."),
+    variants: str = typer.Option(
+        "none", "--variants", help="Stylistic variants: none, all (every combination that changes the text), sample (seeded, p=0.5 each)."
+    ),
+    variant: list[str] | None = typer.Option(
+        None,
+        "--variant",
+        help="Which variants (default all four): remove_im_contraction, remove_descriptor_hyphens, lowercase_descriptor, remove_final_period.",
+    ),
     dedupe: bool = typer.Option(False, "--dedupe", help="Keep the first row of each text; duplicates_merged counts the rest."),
     seed: int = typer.Option(0, "--seed", help="Seed for --n-descriptors and --variants sample."),
 ) -> None:
@@ -65,30 +76,49 @@ def expand_holistic_cmd(
     from biaskit.manifest import new_manifest
     from biaskit.templates.holistic import VARIANTS, load_holistic, write_holistic
 
-    data = load_holistic(version, descriptors=descriptors_file or (), nouns=nouns_file or (),
-                         noun_phrases=noun_phrases_file or (), templates=templates_file or ())
-    options = dict(axes=_split(axis), buckets=_split(bucket), preferences=_split(preference), noun_genders=_split(noun_gender), nouns=_split(noun),
-                   noun_phrase_types=_split(noun_phrase_type), templates=template or None, descriptors=descriptor or None,
-                   n_descriptors=n_descriptors, keep_nouns=not no_controls, first_turn=not no_first_turn, variants=variants,
-                   variant_names=_split(variant) or VARIANTS, seed=seed)
-    manifest = new_manifest("biaskit expand holistic", stage="prompts", seed=seed, inputs=data.sources,
-                            config={"version": version, "dedupe": dedupe, **{k: v for k, v in options.items() if v is not None}})
+    data = load_holistic(
+        version, descriptors=descriptors_file or (), nouns=nouns_file or (), noun_phrases=noun_phrases_file or (), templates=templates_file or ()
+    )
+    options = dict(
+        axes=_split(axis),
+        buckets=_split(bucket),
+        preferences=_split(preference),
+        noun_genders=_split(noun_gender),
+        nouns=_split(noun),
+        noun_phrase_types=_split(noun_phrase_type),
+        templates=template or None,
+        descriptors=descriptor or None,
+        n_descriptors=n_descriptors,
+        keep_nouns=not no_controls,
+        first_turn=not no_first_turn,
+        variants=variants,
+        variant_names=_split(variant) or VARIANTS,
+        seed=seed,
+    )
+    manifest = new_manifest(
+        "biaskit expand holistic",
+        stage="prompts",
+        seed=seed,
+        inputs=data.sources,
+        config={"version": version, "dedupe": dedupe, **{k: v for k, v in options.items() if v is not None}},
+    )
     stats = write_holistic(out, data, dedupe=dedupe, manifest=manifest, **options)
     extra = f", {stats.merged_duplicates} duplicate texts merged" if dedupe else ""
-    typer.echo(f"wrote {out}: {stats.rows} prompts from {stats.noun_phrases} noun phrases x {stats.templates} templates "
-               f"(HolisticBias {data.version}{extra})")
+    typer.echo(
+        f"wrote {out}: {stats.rows} prompts from {stats.noun_phrases} noun phrases x {stats.templates} templates (HolisticBias {data.version}{extra})"
+    )
     if stats.variant_rows_skipped_as_no_op:
         typer.echo(f"{stats.variant_rows_skipped_as_no_op} variant combinations not emitted (they would not change the text)")
 
 
 def expand_templates_cmd(
-    files: List[str] = typer.Argument(..., help="Template-set files (YAML/JSON), or bundled starter sets by language: en, cs, pl, sk."),
+    files: list[str] = typer.Argument(..., help="Template-set files (YAML/JSON), or bundled starter sets by language: en, cs, pl, sk."),
     out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write (.parquet, .jsonl, .csv)."),
-    lang: Optional[List[str]] = typer.Option(None, "--lang", help="Only the sets of these languages."),
-    status: Optional[List[str]] = typer.Option(None, "--status", help="Use templates with these statuses (default: source, translated, validated)."),
-    subject_category: Optional[List[str]] = typer.Option(None, "--subject-category", help="male, female, neutral, non-binary."),
-    category: Optional[List[str]] = typer.Option(None, "--category", help="Template categories: attributes, work, perceived_role, preferences."),
-    number: Optional[str] = typer.Option(None, "--number", help="Only singular (sg) or plural (pl) subjects."),
+    lang: list[str] | None = typer.Option(None, "--lang", help="Only the sets of these languages."),
+    status: list[str] | None = typer.Option(None, "--status", help="Use templates with these statuses (default: source, translated, validated)."),
+    subject_category: list[str] | None = typer.Option(None, "--subject-category", help="male, female, neutral, non-binary."),
+    category: list[str] | None = typer.Option(None, "--category", help="Template categories: attributes, work, perceived_role, preferences."),
+    number: str | None = typer.Option(None, "--number", help="Only singular (sg) or plural (pl) subjects."),
 ) -> None:
     """Expand gendered fill-mask templates (one row per template x subject, text with <mask>).
 
@@ -106,14 +136,28 @@ def expand_templates_cmd(
     if langs:
         sets = [s for s in sets if s.language in langs]
         if not sets:
-            raise BiaskitError("E005", "no template set has the requested language", value=langs,
-                               fix="check the language codes of the files (language: in each file)")
-    table, stats = expand_template_sets(sets, statuses=_split(status) or USABLE_STATUSES, subject_categories=_split(subject_category),
-                                        template_categories=_split(category), numbers=[number] if number else None)
+            raise BiaskitError(
+                "E005",
+                "no template set has the requested language",
+                value=langs,
+                fix="check the language codes of the files (language: in each file)",
+            )
+    table, stats = expand_template_sets(
+        sets,
+        statuses=_split(status) or USABLE_STATUSES,
+        subject_categories=_split(subject_category),
+        template_categories=_split(category),
+        numbers=[number] if number else None,
+    )
     if table.num_rows == 0:
         raise BiaskitError("E005", "nothing to expand", value=stats.as_dict(), fix="check --status/--category filters and template statuses")
-    manifest = new_manifest("biaskit expand templates", stage="prompts", inputs=[s.path for s in sets],
-                            config={"files": files, "status": _split(status) or list(USABLE_STATUSES)}, extra={"expansion": stats.as_dict()})
+    manifest = new_manifest(
+        "biaskit expand templates",
+        stage="prompts",
+        inputs=[s.path for s in sets],
+        config={"files": files, "status": _split(status) or list(USABLE_STATUSES)},
+        extra={"expansion": stats.as_dict()},
+    )
     write_table(table, out, stage="prompts", manifest=manifest)
     typer.echo(f"wrote {out}: {stats.rows} prompts from {stats.templates_used} templates ({', '.join(stats.languages)})")
     for st, n in sorted(stats.skipped_by_status.items()):
@@ -124,7 +168,7 @@ def expand_honest_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write."),
     lang: str = typer.Option("en", "--lang", help="Bundled HONEST language: en, es, fr, it, pt, ro (queer_nonqueer: en)."),
     kind: str = typer.Option("binary", "--kind", help="binary or queer_nonqueer."),
-    file: Optional[Path] = typer.Option(None, "--file", help="Your own HONEST-format TSV instead of the bundled one."),
+    file: Path | None = typer.Option(None, "--file", help="Your own HONEST-format TSV instead of the bundled one."),
 ) -> None:
     """Import HONEST templates (every row, also those sharing a text) as a masked prompts table.
 
@@ -138,14 +182,22 @@ def expand_honest_cmd(
 
     src = file or honest_path(lang, kind)
     table = import_honest(src, language=lang, kind=kind)
-    write_table(table, out, stage="prompts", manifest=new_manifest("biaskit expand honest", stage="prompts", inputs=[src],
-                                                                config={"lang": lang, "kind": kind}))
+    write_table(
+        table,
+        out,
+        stage="prompts",
+        manifest=new_manifest("biaskit expand honest", stage="prompts", inputs=[src], config={"lang": lang, "kind": kind}),
+    )
     typer.echo(f"wrote {out}: {table.num_rows} HONEST prompts ({lang}, {kind})")
 
 
 def validate_cmd(
-    files: List[str] = typer.Argument(..., help="Template-set files (YAML/JSON), bundled languages (en, cs, pl, sk), or HolisticBias-layout files."),
-    kind: str = typer.Option("auto", "--kind", help="auto (by content), set (gendered template set), or a HolisticBias file kind: descriptors, nouns, noun_phrases, templates."),
+    files: list[str] = typer.Argument(..., help="Template-set files (YAML/JSON), bundled languages (en, cs, pl, sk), or HolisticBias-layout files."),
+    kind: str = typer.Option(
+        "auto",
+        "--kind",
+        help="auto (by content), set (gendered template set), or a HolisticBias file kind: descriptors, nouns, noun_phrases, templates.",
+    ),
 ) -> None:
     """Check template files: gendered sets (one mask, known slots, cases and agreement forms for every
     subject) and HolisticBias extension files (placeholders, empty/duplicate entries, stray whitespace).
@@ -171,7 +223,7 @@ def validate_cmd(
 
 def show_cmd(
     file: str = typer.Argument(..., help="Template-set file or bundled language (en, cs, pl, sk)."),
-    template_id: Optional[str] = typer.Option(None, "--id", help="Only this template."),
+    template_id: str | None = typer.Option(None, "--id", help="Only this template."),
 ) -> None:
     """Print every sentence a template set expands to (to check agreement by eye).
 
@@ -192,8 +244,14 @@ def show_cmd(
 def export_sheet_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="Sheet to write: .xlsx (with a README tab) or .csv."),
     source: str = typer.Option("en", "--source", help="Source template set (file or bundled language)."),
-    target: List[str] = typer.Option(..., "--target", help="Target languages or template-set files (existing translations pre-fill the sheet); repeatable."),
-    mt_command: Optional[str] = typer.Option(None, "--mt-command", help="Machine-translate empty cells with this command (stdin lines -> stdout lines; {source}/{target} are replaced). Output gets status 'machine' and is not used until reviewed."),
+    target: list[str] = typer.Option(
+        ..., "--target", help="Target languages or template-set files (existing translations pre-fill the sheet); repeatable."
+    ),
+    mt_command: str | None = typer.Option(
+        None,
+        "--mt-command",
+        help="Machine-translate empty cells with this command (stdin lines -> stdout lines; {source}/{target} are replaced). Output gets status 'machine' and is not used until reviewed.",
+    ),
 ) -> None:
     """Export source templates to a translation sheet: one row per template, one column per language.
 
@@ -221,7 +279,7 @@ def import_sheet_cmd(
     sheet: Path = typer.Argument(..., help="Filled sheet (.xlsx or .csv) from export-sheet."),
     lang: str = typer.Option(..., "--lang", help="Language column to import."),
     out: Path = typer.Option(..., "--out", "-o", help="Template-set file to write (.yaml or .json)."),
-    base: Optional[str] = typer.Option(None, "--base", help="Template set giving the subjects of the language (default: the bundled starter set)."),
+    base: str | None = typer.Option(None, "--base", help="Template set giving the subjects of the language (default: the bundled starter set)."),
 ) -> None:
     """Import one language of a filled sheet into a template-set file, validating every translation.
 
@@ -239,12 +297,13 @@ def import_sheet_cmd(
 
 def register(app: typer.Typer) -> None:
     from biaskit.cli import sub_app
+
     expand = sub_app("expand", "Expand templates into prompts tables: HolisticBias, gendered fill-mask templates (cs/pl/sk/en), HONEST.")
     tpl = sub_app("templates", "Gendered template files: validate, show, and the translation sheet workflow (export/import CSV or XLSX).")
-    expand.command('holistic')(expand_holistic_cmd)
-    expand.command('templates')(expand_templates_cmd)
-    expand.command('honest')(expand_honest_cmd)
-    tpl.command('validate')(validate_cmd)
-    tpl.command('show')(show_cmd)
-    tpl.command('export-sheet')(export_sheet_cmd)
-    tpl.command('import-sheet')(import_sheet_cmd)
+    expand.command("holistic")(expand_holistic_cmd)
+    expand.command("templates")(expand_templates_cmd)
+    expand.command("honest")(expand_honest_cmd)
+    tpl.command("validate")(validate_cmd)
+    tpl.command("show")(show_cmd)
+    tpl.command("export-sheet")(export_sheet_cmd)
+    tpl.command("import-sheet")(import_sheet_cmd)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -20,21 +20,41 @@ from biaskit.errors import BiaskitError
 
 #: source value (``source`` column) -> (licence id on the Hub, licence name, why)
 SOURCE_LICENCES: dict[str, tuple[str, str, str]] = {
-    "bold": ("cc-by-sa-4.0", "CC BY-SA 4.0", "BOLD prompts are Wikipedia text (CC BY-SA, in the version each row's `license` "
-             "column names); BOLD's own published files are released under CC BY-SA 4.0"),
+    "bold": (
+        "cc-by-sa-4.0",
+        "CC BY-SA 4.0",
+        "BOLD prompts are Wikipedia text (CC BY-SA, in the version each row's `license` "
+        "column names); BOLD's own published files are released under CC BY-SA 4.0",
+    ),
     "wikipedia": ("cc-by-sa-4.0", "CC BY-SA 4.0", "Wikipedia text is licensed CC BY-SA"),
     "holistic_bias": ("cc-by-sa-4.0", "CC BY-SA 4.0", "HolisticBias data (descriptors, nouns, templates) is CC BY-SA 4.0"),
     "honest": ("mit", "MIT", "HONEST templates are released under the MIT licence"),
-    "west_slavic": ("other", "no licence", "the West Slavic study's template_sentences.xlsx (copenlu/slavic-gender-bias) is "
-                    "published without a licence: ask its authors before publishing these sentences"),
-    "templates": ("apache-2.0", "Apache-2.0", "The gendered fill-mask templates (cs/pl/sk/en starter sets in "
-                  "`biaskit/data/templates`) were written by the biaskit team and ship with biaskit under its Apache-2.0 licence"),
+    "west_slavic": (
+        "other",
+        "no licence",
+        "the West Slavic study's template_sentences.xlsx (copenlu/slavic-gender-bias) is "
+        "published without a licence: ask its authors before publishing these sentences",
+    ),
+    "templates": (
+        "apache-2.0",
+        "Apache-2.0",
+        "The gendered fill-mask templates (cs/pl/sk/en starter sets in "
+        "`biaskit/data/templates`) were written by the biaskit team and ship with biaskit under its Apache-2.0 licence",
+    ),
 }
 #: licence names found in ``license`` columns -> Hub licence id
 LICENCE_IDS = {
-    "cc by-sa 4.0": "cc-by-sa-4.0", "cc-by-sa-4.0": "cc-by-sa-4.0", "cc by-sa 3.0": "cc-by-sa-3.0",
-    "cc-by-sa-3.0": "cc-by-sa-3.0", "mit": "mit", "apache-2.0": "apache-2.0", "apache 2.0": "apache-2.0",
-    "cc by 4.0": "cc-by-4.0", "cc-by-4.0": "cc-by-4.0", "cc0-1.0": "cc0-1.0", "cc0": "cc0-1.0",
+    "cc by-sa 4.0": "cc-by-sa-4.0",
+    "cc-by-sa-4.0": "cc-by-sa-4.0",
+    "cc by-sa 3.0": "cc-by-sa-3.0",
+    "cc-by-sa-3.0": "cc-by-sa-3.0",
+    "mit": "mit",
+    "apache-2.0": "apache-2.0",
+    "apache 2.0": "apache-2.0",
+    "cc by 4.0": "cc-by-4.0",
+    "cc-by-4.0": "cc-by-4.0",
+    "cc0-1.0": "cc0-1.0",
+    "cc0": "cc0-1.0",
 }
 _SHARE_ALIKE = ("cc-by-sa-4.0", "cc-by-sa-3.0")
 _PERMISSIVE = ("mit", "apache-2.0", "cc-by-4.0", "cc0-1.0", "bsd-3-clause")
@@ -81,24 +101,47 @@ CITATIONS: dict[str, str] = {
 #: known limitations of the seed sources (included only when the source is in the data)
 SOURCE_LIMITATIONS = {
     "bold": "BOLD-style prompts are the first words of Wikipedia sentences: they inherit Wikipedia's coverage and "
-            "editorial biases, and prompts about one entity are not independent.",
+    "editorial biases, and prompts about one entity are not independent.",
     "wikipedia": "Wikipedia baseline texts reflect Wikipedia's coverage and editorial biases.",
     "holistic_bias": "HolisticBias descriptors and templates are US-English-centric; sentences are templated, not natural text.",
     "honest": "HONEST templates are short, templated sentences with one identity term; completions are single words.",
     "west_slavic": "West Slavic study sentences: the Polish ones were machine translated; subject categories come from "
-                   "biaskit's subject-phrase lists (or the publisher's own), not from the study.",
+    "biaskit's subject-phrase lists (or the publisher's own), not from the study.",
     "templates": "The gendered cs/pl/sk templates are a starter set written by the biaskit team and not yet validated by "
-                 "native speakers (`validator` is null).",
+    "native speakers (`validator` is null).",
 }
 
 TASKS = {
-    "prompts": ["text-generation"], "generations": ["text-generation"], "scores": ["text-classification"],
-    "samples": ["text-classification"], "annotations": ["text-classification"], "agreement": [],
+    "prompts": ["text-generation"],
+    "generations": ["text-generation"],
+    "scores": ["text-classification"],
+    "samples": ["text-classification"],
+    "annotations": ["text-classification"],
+    "agreement": [],
 }
-_SIZE_BINS = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
-              (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B"))
-_STD_MANIFEST_KEYS = {"biaskit_version", "command", "stage", "config", "seed", "inputs", "created_at", "python",
-                      "platform", "libraries", "output", "finished_at"}
+_SIZE_BINS = (
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+    (100_000_000, "10M<n<100M"),
+    (1_000_000_000, "100M<n<1B"),
+)
+_STD_MANIFEST_KEYS = {
+    "biaskit_version",
+    "command",
+    "stage",
+    "config",
+    "seed",
+    "inputs",
+    "created_at",
+    "python",
+    "platform",
+    "libraries",
+    "output",
+    "finished_at",
+}
 
 
 def size_category(n: int) -> str:
@@ -144,8 +187,11 @@ def _row_keys(cfg, mask) -> set:
     """Identities of the rows where ``mask`` holds: their ``prompt_id`` (the same prompt staged in several configs,
     e.g. prompts, generations and scores, is one row of its source), else the row's position in this config."""
     ids = _values(cfg.table, "prompt_id")
-    return {(("prompt", i) if i is not None else (cfg.name, k)) if ids else (cfg.name, k)
-            for k, (i, keep) in enumerate(zip(ids or [None] * len(mask), mask)) if keep}
+    return {
+        (("prompt", i) if i is not None else (cfg.name, k)) if ids else (cfg.name, k)
+        for k, (i, keep) in enumerate(zip(ids or [None] * len(mask), mask))
+        if keep
+    }
 
 
 def source_rows(configs) -> dict[str, tuple[int, list[str]]]:
@@ -213,7 +259,9 @@ def licence_of(configs, override: str | None = None) -> tuple[str, list[str]]:
             why = SOURCE_LICENCES.get(src, (None, None, "no licence is known for this source beyond its rows' `license` column"))[2]
             lines.append(f"- `{src}`: {n} distinct rows (in {cfgs}): {said} (the rows' `license` column). {why}.")
             if src in SOURCE_LICENCES:
-                parts[src] = LICENCE_IDS.get(sorted(carried)[0].strip().lower(), SOURCE_LICENCES[src][0]) if len(carried) == 1 else SOURCE_LICENCES[src][0]
+                parts[src] = (
+                    LICENCE_IDS.get(sorted(carried)[0].strip().lower(), SOURCE_LICENCES[src][0]) if len(carried) == 1 else SOURCE_LICENCES[src][0]
+                )
         elif src in SOURCE_LICENCES:
             lid, lname, why = SOURCE_LICENCES[src]
             parts[src] = lid
@@ -235,10 +283,15 @@ def licence_of(configs, override: str | None = None) -> tuple[str, list[str]]:
     sa = sorted(i for i in ids if i in _SHARE_ALIKE)
     if sa:
         result = "cc-by-sa-4.0" if "cc-by-sa-4.0" in sa else sa[0]
-        lines.append(f"- ShareAlike: the combined dataset (including model outputs derived from these prompts) is "
-                     f"released under {result} as the share-alike terms require"
-                     + ("; CC BY-SA 3.0 allows adaptations under a later version (4.0), and every row keeps its own licence in `license`."
-                        if result == "cc-by-sa-4.0" and "cc-by-sa-3.0" in ids else "."))
+        lines.append(
+            f"- ShareAlike: the combined dataset (including model outputs derived from these prompts) is "
+            f"released under {result} as the share-alike terms require"
+            + (
+                "; CC BY-SA 3.0 allows adaptations under a later version (4.0), and every row keeps its own licence in `license`."
+                if result == "cc-by-sa-4.0" and "cc-by-sa-3.0" in ids
+                else "."
+            )
+        )
     elif len(ids) == 1:
         result = ids.pop()
     elif ids and ids <= set(_PERMISSIVE):
@@ -251,9 +304,13 @@ def licence_of(configs, override: str | None = None) -> tuple[str, list[str]]:
     if override:
         ov = LICENCE_IDS.get(override.strip().lower(), override.strip().lower())
         if sa and ov not in _SHARE_ALIKE:
-            raise BiaskitError("E050", f"licence {override!r} is not allowed: the data contains share-alike ({', '.join(sa)}) text",
-                               value=override, options=list(_SHARE_ALIKE),
-                               fix="keep the computed licence (omit --license) or use a share-alike licence")
+            raise BiaskitError(
+                "E050",
+                f"licence {override!r} is not allowed: the data contains share-alike ({', '.join(sa)}) text",
+                value=override,
+                options=list(_SHARE_ALIKE),
+                fix="keep the computed licence (omit --license) or use a share-alike licence",
+            )
         lines.append(f"- licence set by the publisher: {ov} (computed from the data: {result}).")
         result = ov
     return result, lines
@@ -310,33 +367,44 @@ def _metrics(t: pa.Table) -> list[str]:
     return sorted({c[: -len("_error")] for c in t.column_names if c.endswith("_error") and c != "error"})
 
 
-def build_card(configs, *, pretty_name: str | None = None, license: str | None = None,
-               info: Mapping[str, Any] | None = None) -> tuple[dict, str]:
+def build_card(configs, *, pretty_name: str | None = None, license: str | None = None, info: Mapping[str, Any] | None = None) -> tuple[dict, str]:
     """The card's YAML data (dict) and Markdown body for staged configs (see :mod:`biaskit.datasets.stage`)."""
-    import datasets as hf_datasets
     from datasets.info import DatasetInfosDict
     from huggingface_hub import DatasetCardData
 
+    import datasets as hf_datasets
+
     lic, lic_lines = licence_of(configs, license)
     total = sum(c.rows for c in configs)
-    tasks = sorted({t for c in configs for t in TASKS.get(c.stage or "", [])}
-                   | ({"fill-mask"} if any(True in _values(c.table, "masked") or "fill_mask" in _values(c.table, "kind") for c in configs) else set()))
+    tasks = sorted(
+        {t for c in configs for t in TASKS.get(c.stage or "", [])}
+        | ({"fill-mask"} if any(True in _values(c.table, "masked") or "fill_mask" in _values(c.table, "kind") for c in configs) else set())
+    )
     pretty = pretty_name or "biaskit: " + ", ".join(dict.fromkeys(c.table_name for c in configs))
     data = DatasetCardData(
-        pretty_name=pretty, license=lic, language=_languages(configs) or None, task_categories=tasks or None,
-        size_categories=[size_category(total)], tags=_tags(configs),
+        pretty_name=pretty,
+        license=lic,
+        language=_languages(configs) or None,
+        task_categories=tasks or None,
+        size_categories=[size_category(total)],
+        tags=_tags(configs),
     )
     data["configs"] = [
-        {"config_name": c.name, **({"default": True} if i == 0 else {}),
-         "data_files": [{"split": s, "path": f"data/{c.name}/{s}-*"} for s in c.splits]}
+        {
+            "config_name": c.name,
+            **({"default": True} if i == 0 else {}),
+            "data_files": [{"split": s, "path": f"data/{c.name}/{s}-*"} for s in c.splits],
+        }
         for i, c in enumerate(configs)
     ]
     infos = DatasetInfosDict()
     for c in configs:
         infos[c.name] = hf_datasets.DatasetInfo(
-            features=c.features, config_name=c.name,
-            splits=hf_datasets.SplitDict({s.name: hf_datasets.SplitInfo(name=s.name, num_bytes=s.num_bytes, num_examples=s.rows)
-                                          for s in c.splits.values()}),
+            features=c.features,
+            config_name=c.name,
+            splits=hf_datasets.SplitDict(
+                {s.name: hf_datasets.SplitInfo(name=s.name, num_bytes=s.num_bytes, num_examples=s.rows) for s in c.splits.values()}
+            ),
             download_size=sum(s.file_bytes for s in c.splits.values()),
             dataset_size=sum(s.num_bytes for s in c.splits.values()),
         )
@@ -371,12 +439,16 @@ def parse_card(text: str) -> tuple[dict, str]:
     try:
         meta = yaml.safe_load("\n".join(lines[1:end])) or {}
     except yaml.YAMLError as exc:
-        raise BiaskitError("E050", f"dataset card YAML header does not parse: {' '.join(str(exc).split())[:200]}",
-                           fix="restage the folder with biaskit hub stage (do not edit the card header by hand)") from exc
+        raise BiaskitError(
+            "E050",
+            f"dataset card YAML header does not parse: {' '.join(str(exc).split())[:200]}",
+            fix="restage the folder with biaskit hub stage (do not edit the card header by hand)",
+        ) from exc
     if not isinstance(meta, dict):
-        raise BiaskitError("E050", "dataset card YAML header is not a mapping", value=type(meta).__name__,
-                           fix="restage the folder with biaskit hub stage")
-    return meta, "\n".join(lines[end + 1:]).lstrip("\n")
+        raise BiaskitError(
+            "E050", "dataset card YAML header is not a mapping", value=type(meta).__name__, fix="restage the folder with biaskit hub stage"
+        )
+    return meta, "\n".join(lines[end + 1 :]).lstrip("\n")
 
 
 # --------------------------------------------------------------------------- body
@@ -386,8 +458,9 @@ def _body(configs, pretty: str, lic: str, lic_lines: list[str], total: int, info
     from biaskit.datasets.features import label_summary
 
     out = [f"# {_one_line(pretty)}", ""]
-    out.append(f"{total} rows in {len(configs)} config(s), staged with biaskit. Load a config with "
-               f"`datasets.load_dataset(REPO, \"{configs[0].name}\")`.")
+    out.append(
+        f'{total} rows in {len(configs)} config(s), staged with biaskit. Load a config with `datasets.load_dataset(REPO, "{configs[0].name}")`.'
+    )
     out += ["", "| config | stage | splits (rows) | columns | source table |", "|---|---|---|---|---|"]
     for c in configs:
         splits = ", ".join(f"`{s}` ({v.rows})" for s, v in c.splits.items())
@@ -404,13 +477,20 @@ def _body(configs, pretty: str, lic: str, lic_lines: list[str], total: int, info
             out.append("- Class labels: " + "; ".join(f"`{k}` = {v}" for k, v in labels.items()))
         out.append("")
     if info:
-        out += ["## Run facts", "", "Facts recorded by the stages of the run that produced this dataset:", "", "```json",
-                json.dumps(info, indent=1, ensure_ascii=False, default=str, sort_keys=True), "```", ""]
+        out += [
+            "## Run facts",
+            "",
+            "Facts recorded by the stages of the run that produced this dataset:",
+            "",
+            "```json",
+            json.dumps(info, indent=1, ensure_ascii=False, default=str, sort_keys=True),
+            "```",
+            "",
+        ]
     out += ["## Licence", "", f"Dataset licence: `{lic}`.", ""] + (lic_lines or ["- (no licence recorded)"]) + [""]
     cites = _citations(configs)
     if cites:
-        out += ["## Citations", "", "Cite the datasets and methods this data was built from:", "", "```bibtex",
-                "\n\n".join(cites), "```", ""]
+        out += ["## Citations", "", "Cite the datasets and methods this data was built from:", "", "```bibtex", "\n\n".join(cites), "```", ""]
     out += ["## Known limitations", ""] + _limitations(configs, info) + [""]
     return "\n".join(out)
 
@@ -433,12 +513,21 @@ def _provenance(c) -> list[str]:
     m = public(c.manifest)
     if not m:
         return ["- Provenance: no manifest was found next to the source table."]
-    lines = [f"- Produced by `{m.get('command')}` (biaskit {m.get('biaskit_version')}) at {m.get('finished_at') or m.get('created_at')}"
-             + (f", seed {m['seed']}" if m.get("seed") is not None else "") + "."]
+    lines = [
+        f"- Produced by `{m.get('command')}` (biaskit {m.get('biaskit_version')}) at {m.get('finished_at') or m.get('created_at')}"
+        + (f", seed {m['seed']}" if m.get("seed") is not None else "")
+        + "."
+    ]
     mets = (m.get("config") or {}).get("metrics") if isinstance(m.get("config"), dict) else None
     if isinstance(mets, dict) and any(isinstance(v, dict) and v.get("version") for v in mets.values()):
-        lines.append("- Metric versions: " + ", ".join(f"`{k}` v{v.get('version')}" + (f" on `{v['text_column']}`" if v.get("text_column") else "")
-                                                      for k, v in sorted(mets.items()) if isinstance(v, dict)))
+        lines.append(
+            "- Metric versions: "
+            + ", ".join(
+                f"`{k}` v{v.get('version')}" + (f" on `{v['text_column']}`" if v.get("text_column") else "")
+                for k, v in sorted(mets.items())
+                if isinstance(v, dict)
+            )
+        )
     if m.get("config"):
         lines.append(f"- Settings: `{json.dumps(m['config'], ensure_ascii=False, sort_keys=True, default=str)}`")
     for i in m.get("inputs") or []:
@@ -448,8 +537,11 @@ def _provenance(c) -> list[str]:
         lines.append("- Library versions: " + ", ".join(f"{k} {v}" for k, v in sorted(libs.items())))
     extra = {k: v for k, v in m.items() if k not in _STD_MANIFEST_KEYS}
     if extra:
-        whole = (f" (of the whole source table `{c.table_name}`, before the split by `{c.selection[0]}`; the lines below are this config's)"
-                 if c.selection else "")
+        whole = (
+            f" (of the whole source table `{c.table_name}`, before the split by `{c.selection[0]}`; the lines below are this config's)"
+            if c.selection
+            else ""
+        )
         lines.append(f"- Recorded facts{whole}: `{json.dumps(extra, ensure_ascii=False, sort_keys=True, default=str)}`")
     return lines
 
@@ -464,25 +556,33 @@ def _facts(c, configs=()) -> list[str]:
     if "group" in cols and _counts(t, "group"):
         lines.append(f"- Groups: {len(_counts(t, 'group'))} ({_fmt_counts(_counts(t, 'group'), 10)})")
     if "descriptor" in cols and _counts(t, "descriptor"):
-        lines.append(f"- Descriptors: {len(_counts(t, 'descriptor'))}; nouns: {len(_counts(t, 'noun'))}; "
-                     f"templates: {len(_counts(t, 'template'))}")
+        lines.append(f"- Descriptors: {len(_counts(t, 'descriptor'))}; nouns: {len(_counts(t, 'noun'))}; templates: {len(_counts(t, 'template'))}")
     if "template_id" in cols and _counts(t, "template_id") and "descriptor" not in cols:
         lines.append(f"- Templates: {len(_counts(t, 'template_id'))}")
     if "page_id" in cols and _counts(t, "page_id"):
         pages = {}
-        for title, pid, rev, wiki in zip(_values(t, "page_title"), _values(t, "page_id"), _values(t, "revision_id") or [None] * t.num_rows,
-                                         _values(t, "wiki") or [None] * t.num_rows):
+        for title, pid, rev, wiki in zip(
+            _values(t, "page_title"),
+            _values(t, "page_id"),
+            _values(t, "revision_id") or [None] * t.num_rows,
+            _values(t, "wiki") or [None] * t.num_rows,
+        ):
             if pid is not None:
                 pages[(wiki, pid)] = (title, rev)
         shown = sorted(pages.items(), key=lambda kv: str(kv[1][0]))
-        lines.append(f"- Wikipedia pages: {len(pages)} from {', '.join(sorted({str(w) for w, _ in pages}))}; "
-                     "page (page id, revision id): "
-                     + ", ".join(f"{_one_line(ti)} ({pid}, {rev})" for (w, pid), (ti, rev) in shown[:30])
-                     + (f", ... ({len(shown) - 30} more; every row has `page_id` and `revision_id`)" if len(shown) > 30 else ""))
+        lines.append(
+            f"- Wikipedia pages: {len(pages)} from {', '.join(sorted({str(w) for w, _ in pages}))}; "
+            "page (page id, revision id): "
+            + ", ".join(f"{_one_line(ti)} ({pid}, {rev})" for (w, pid), (ti, rev) in shown[:30])
+            + (f", ... ({len(shown) - 30} more; every row has `page_id` and `revision_id`)" if len(shown) > 30 else "")
+        )
         lines += _retrieved_lines(t)
     if "model" in cols:
         per_model = Counter(zip(_values(t, "model"), _values(t, "kind") or [None] * t.num_rows))
-        lines.append("- Models (kind: rows): " + ", ".join(f"{_code(m)} ({_one_line(k)}: {n})" for (m, k), n in sorted(per_model.items(), key=lambda x: str(x))))
+        lines.append(
+            "- Models (kind: rows): "
+            + ", ".join(f"{_code(m)} ({_one_line(k)}: {n})" for (m, k), n in sorted(per_model.items(), key=lambda x: str(x)))
+        )
         if "model_revision" in cols and _counts(t, "model_revision"):
             lines.append(f"- Model revisions: {_fmt_counts(_counts(t, 'model_revision'))}")
         if "generation_config" in cols and _counts(t, "generation_config"):
@@ -498,8 +598,11 @@ def _facts(c, configs=()) -> list[str]:
         scored = t.num_rows - err
         label_col = next((x for x in (f"{m}_label", f"{m}_hurtful") if x in cols), None)
         dist = f"; labels: {_fmt_counts(_counts(t, label_col))}" if label_col else ""
-        what = (" (offline backend alt-profanity-check: a profanity detector, not a toxicity classifier; "
-                "`toxic` means profane)") if _metric_tag(configs or [c], m) == "profanity" else ""
+        what = (
+            (" (offline backend alt-profanity-check: a profanity detector, not a toxicity classifier; `toxic` means profane)")
+            if _metric_tag(configs or [c], m) == "profanity"
+            else ""
+        )
         lines.append(f"- Metric `{m}`: {scored} rows scored, {err} with `{m}_error`{dist}{what}")
     if "round" in cols:
         lines.append(f"- Rounds: {_fmt_counts(_counts(t, 'round'))}")
@@ -516,8 +619,10 @@ def _facts(c, configs=()) -> list[str]:
         for r in t.select([x for x in ("round", "measure", "metric", "value", "n_items", "error") if x in cols]).to_pylist()[:60]:
             v = r.get("value")
             cell = lambda x: _one_line(x).replace("|", "\\|")  # noqa: E731 - one table row per result row
-            lines.append(f"| {cell(r.get('round'))} | {cell(r.get('measure'))} | {cell(r.get('metric') or '')} | "
-                         f"{'' if v is None else round(v, 4)} | {r.get('n_items') or ''} | {cell(r.get('error') or '')} |")
+            lines.append(
+                f"| {cell(r.get('round'))} | {cell(r.get('measure'))} | {cell(r.get('metric') or '')} | "
+                f"{'' if v is None else round(v, 4)} | {r.get('n_items') or ''} | {cell(r.get('error') or '')} |"
+            )
         lines.append("")
     return lines
 
@@ -546,15 +651,18 @@ def _retrieved_lines(t: pa.Table) -> list[str]:
         m = _DUMP_DATE.search(dump)
         date = f"dump of {m.group(1)}-{m.group(2)}-{m.group(3)}" if m else "dump date not in the file name"
         read = sorted(r for r in rets if r)
-        lines.append(f"- From the dump file {_code(dump)} ({date}; the text is each page's revision in the dump, see `revision_id`)"
-                     + (f"; biaskit read the file at {_one_line(read[0])}" if read else "") + " (`retrieved_at` records that reading time)")
+        lines.append(
+            f"- From the dump file {_code(dump)} ({date}; the text is each page's revision in the dump, see `revision_id`)"
+            + (f"; biaskit read the file at {_one_line(read[0])}" if read else "")
+            + " (`retrieved_at` records that reading time)"
+        )
     return lines
 
 
 def _citations(configs) -> list[str]:
     srcs = _sources(configs)
     keys = [s for s in ("bold", "holistic_bias", "honest") if s in srcs]
-    if "west_slavic" in srcs or "templates" in srcs:   # the study's sheet, or biaskit's templates built on its design
+    if "west_slavic" in srcs or "templates" in srcs:  # the study's sheet, or biaskit's templates built on its design
         keys.append("west_slavic")
     metrics = {m for c in configs for m in _metrics(c.table)}
     keys += [m for m in ("regard", "vader") if m in metrics]
@@ -580,8 +688,10 @@ def _limitations(configs, info: Mapping[str, Any]) -> list[str]:
         if "model" in t.column_names:
             models = {m for m in _values(t, "model") if m and m != "wikipedia"}
             if models:
-                lines.append(f"- `{c.name}`: outputs of {len(models)} model(s) only ({', '.join(_code(m) for m in sorted(models))}); "
-                             "results do not transfer to other models.")
+                lines.append(
+                    f"- `{c.name}`: outputs of {len(models)} model(s) only ({', '.join(_code(m) for m in sorted(models))}); "
+                    "results do not transfer to other models."
+                )
     notes = info.get("notes") if isinstance(info, Mapping) else None
     if isinstance(notes, Mapping):
         for stage, line in notes.items():

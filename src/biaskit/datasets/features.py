@@ -27,9 +27,7 @@ FIXED_LABELS: dict[str, tuple[str, ...]] = {
     "gender_max_label": ("female", "male", "neutral"),
 }
 #: Label sets for column-name patterns (e.g. every ``norms_<dim>_class``).
-FIXED_LABEL_PATTERNS: tuple[tuple[re.Pattern, tuple[str, ...]], ...] = (
-    (re.compile(r"^norms_[a-z_]+_class$"), ("negative", "neutral", "positive")),
-)
+FIXED_LABEL_PATTERNS: tuple[tuple[re.Pattern, tuple[str, ...]], ...] = ((re.compile(r"^norms_[a-z_]+_class$"), ("negative", "neutral", "positive")),)
 
 
 def fixed_labels(column: str) -> tuple[str, ...] | None:
@@ -80,7 +78,6 @@ def encode(table: pa.Table, *, class_labels: bool = True):
 def decode(dataset) -> pa.Table:
     """A ``datasets.Dataset`` (e.g. from ``load_dataset``) as a biaskit Arrow table: ClassLabel ids -> strings."""
     import datasets as hf_datasets
-
     from biaskit.io import to_arrow
 
     t = to_arrow(dataset)

@@ -44,8 +44,20 @@ from biaskit.errors import BiaskitError
 KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest", "westslavic_xlsx", "lm_eval")
 _HUB_ID = re.compile(r"^(hf://datasets/)?[A-Za-z0-9][\w.\-]*/[A-Za-z0-9][\w.\-]*$")
 _HOLISTIC_COLUMNS = (
-    "axis", "bucket", "descriptor", "descriptor_gender", "descriptor_preference", "noun", "plural_noun", "noun_gender",
-    "noun_phrase", "plural_noun_phrase", "noun_phrase_type", "template", "first_turn_only", "must_be_noun",
+    "axis",
+    "bucket",
+    "descriptor",
+    "descriptor_gender",
+    "descriptor_preference",
+    "noun",
+    "plural_noun",
+    "noun_gender",
+    "noun_phrase",
+    "plural_noun_phrase",
+    "noun_phrase_type",
+    "template",
+    "first_turn_only",
+    "must_be_noun",
 )
 
 
@@ -84,8 +96,13 @@ def detect_kind(source: str) -> str:
             return "bold_github"
         if next(p.rglob("samples_*.jsonl"), None) is not None:
             return "lm_eval"
-        raise BiaskitError("E054", "cannot tell what dataset this folder holds", value=str(p), options=KINDS,
-                           fix="give a biaskit-staged folder, a BOLD checkout (prompts/*_prompt.json), or pass --kind")
+        raise BiaskitError(
+            "E054",
+            "cannot tell what dataset this folder holds",
+            value=str(p),
+            options=KINDS,
+            fix="give a biaskit-staged folder, a BOLD checkout (prompts/*_prompt.json), or pass --kind",
+        )
     if p.is_file():
         low = p.name.lower()
         if low.endswith((".tsv", ".csv")):
@@ -93,8 +110,12 @@ def detect_kind(source: str) -> str:
                 with open(p, encoding="utf-8") as fh:
                     head = fh.readline()
             except UnicodeDecodeError as exc:
-                raise BiaskitError("E054", f"{p} is not UTF-8 text ({exc.reason} at byte {exc.start})", value=str(p),
-                                   fix="give the CSV/TSV as UTF-8 text (re-save it, or re-download the file)") from exc
+                raise BiaskitError(
+                    "E054",
+                    f"{p} is not UTF-8 text ({exc.reason} at byte {exc.start})",
+                    value=str(p),
+                    fix="give the CSV/TSV as UTF-8 text (re-save it, or re-download the file)",
+                ) from exc
         if low.endswith(".tsv"):
             if "template_masked" in head:
                 return "honest"
@@ -110,16 +131,23 @@ def detect_kind(source: str) -> str:
 
             if is_westslavic_workbook(p):
                 return "westslavic_xlsx"
-            raise BiaskitError("E054", "cannot tell what dataset this spreadsheet holds (no sheet named Czech, Polish or Slovak)",
-                               value=str(p), options=KINDS, fix="name the sheets after their language (Czech, Polish, Slovak), or pass --kind")
+            raise BiaskitError(
+                "E054",
+                "cannot tell what dataset this spreadsheet holds (no sheet named Czech, Polish or Slovak)",
+                value=str(p),
+                options=KINDS,
+                fix="name the sheets after their language (Czech, Polish, Slovak), or pass --kind",
+            )
         if low.endswith((".jsonl", ".json", ".parquet")):
             return "bold_hub"
-        raise BiaskitError("E054", "cannot tell what dataset this file holds", value=str(p), options=KINDS,
-                           fix="pass --kind, e.g. --kind holistic_csv")
+        raise BiaskitError(
+            "E054", "cannot tell what dataset this file holds", value=str(p), options=KINDS, fix="pass --kind, e.g. --kind holistic_csv"
+        )
     if _HUB_ID.match(source):
         return "hub"
-    raise BiaskitError("E054", "source is neither an existing path nor a Hub dataset id", value=source,
-                       fix="check the path, or give a Hub id such as AlexaAI/bold")
+    raise BiaskitError(
+        "E054", "source is neither an existing path nor a Hub dataset id", value=source, fix="check the path, or give a Hub id such as AlexaAI/bold"
+    )
 
 
 # --------------------------------------------------------------------------- BOLD (biaskit.scrape.bold)
@@ -139,8 +167,9 @@ def _drop_empty(table: pa.Table, keep_empty: bool, filtered: Counter) -> pa.Tabl
     return table
 
 
-def load_bold(path: str | Path, *, layout: str = "auto", domains: list[str] | None = None, keep_empty: bool = False,
-              kind: str = "bold_github") -> LoadResult:
+def load_bold(
+    path: str | Path, *, layout: str = "auto", domains: list[str] | None = None, keep_empty: bool = False, kind: str = "bold_github"
+) -> LoadResult:
     """BOLD files through the scrape package's importer (``biaskit bold import``), which keeps every prompt
     verbatim and checks the prompt/Wikipedia lists align; then empty prompts are dropped and counted."""
     from biaskit.scrape.bold import import_bold
@@ -157,8 +186,12 @@ def bold_hub_to_prompts(table: pa.Table, source: str, *, domains: list[str] | No
 
     need = {"domain", "name", "category", "prompts"}
     if not need <= set(table.column_names):
-        raise BiaskitError("E054", "not the BOLD Hub layout (columns domain, name, category, prompts, wikipedia)",
-                           value=sorted(table.column_names), fix="pass the right --kind for this source")
+        raise BiaskitError(
+            "E054",
+            "not the BOLD Hub layout (columns domain, name, category, prompts, wikipedia)",
+            value=sorted(table.column_names),
+            fix="pass the right --kind for this source",
+        )
     with tempfile.TemporaryDirectory(prefix="biaskit-bold-") as d:
         f = Path(d) / "bold.jsonl"
         f.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in table.to_pylist()), encoding="utf-8")
@@ -199,11 +232,19 @@ def load_holistic_csv(path: str | Path) -> LoadResult:
     try:
         t = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(strings_can_be_null=False, column_types={}))
     except (pa.ArrowInvalid, UnicodeDecodeError) as exc:
-        raise BiaskitError("E054", f"{p} is not a readable CSV: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
-                           value=str(p), fix="give sentences.csv from ResponsibleNLP generate_sentences.py, unchanged") from exc
+        raise BiaskitError(
+            "E054",
+            f"{p} is not a readable CSV: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+            value=str(p),
+            fix="give sentences.csv from ResponsibleNLP generate_sentences.py, unchanged",
+        ) from exc
     if "text" not in t.column_names or "descriptor" not in t.column_names:
-        raise BiaskitError("E054", "not a HolisticBias sentences CSV (needs columns text and descriptor)",
-                           value=sorted(t.column_names), fix="give sentences.csv from ResponsibleNLP generate_sentences.py")
+        raise BiaskitError(
+            "E054",
+            "not a HolisticBias sentences CSV (needs columns text and descriptor)",
+            value=sorted(t.column_names),
+            fix="give sentences.csv from ResponsibleNLP generate_sentences.py",
+        )
     filtered: Counter = Counter()
     rows = []
     dropped_cols = [c for c in t.column_names if c == "" or c.startswith("Unnamed")]
@@ -233,8 +274,12 @@ def load_honest(path: str | Path, language: str | None = None) -> LoadResult:
     p = Path(path)
     lang = language or (p.name.split("_")[0] if re.match(r"^[a-z]{2,3}_template\.tsv$", p.name) else None)
     if not lang:
-        raise BiaskitError("E054", "cannot tell the language of the HONEST file", value=p.name,
-                           fix="name it <lang>_template.tsv as in the HONEST repo, or pass --language")
+        raise BiaskitError(
+            "E054",
+            "cannot tell the language of the HONEST file",
+            value=p.name,
+            fix="name it <lang>_template.tsv as in the HONEST repo, or pass --language",
+        )
     variant = p.parent.name if p.parent.name in HONEST_KINDS else "binary"
     table = import_honest(p, language=lang, kind=variant)
     facts = {"variant": variant, "rows": table.num_rows, "distinct_texts": len(set(table.column("text").to_pylist()))}
@@ -252,23 +297,23 @@ def load_westslavic(path: str | Path, *, subjects: str | Path | None = None, lan
     except (SyntaxError, EOFError, KeyError, ValueError, OSError, zlib.error, zipfile.BadZipFile) as exc:
         # openpyxl reads sheets lazily: a truncated sheet XML fails while the rows are read (xml ParseError, a
         # SyntaxError), after the workbook opened fine
-        raise BiaskitError("E121", f"{path} is not a readable .xlsx workbook: a sheet is damaged ({type(exc).__name__}: "
-                                   f"{str(exc)[:120]})", value=str(path),
-                           fix="open and re-save it in Excel/LibreOffice, or download the spreadsheet again") from None
+        raise BiaskitError(
+            "E121",
+            f"{path} is not a readable .xlsx workbook: a sheet is damaged ({type(exc).__name__}: {str(exc)[:120]})",
+            value=str(path),
+            fix="open and re-save it in Excel/LibreOffice, or download the spreadsheet again",
+        ) from None
     filtered = Counter(pr.kind for pr in res.problems if not pr.kept)
-    facts = {**res.facts, "problems": [pr.as_dict() for pr in res.problems],
-             "subjects": str(subjects) if subjects is not None else "bundled"}
+    facts = {**res.facts, "problems": [pr.as_dict() for pr in res.problems], "subjects": str(subjects) if subjects is not None else "bundled"}
     return LoadResult(res.table, "westslavic_xlsx", str(path), filtered, facts)
 
 
 # --------------------------------------------------------------------------- biaskit / Hub
 
 
-def load_staged(source: str | Path, config: str | None = None, split: str | None = None,
-                revision: str | None = None) -> LoadResult:
+def load_staged(source: str | Path, config: str | None = None, split: str | None = None, revision: str | None = None) -> LoadResult:
     """A config of a biaskit-staged folder or Hub repo, as the original table (labels decoded)."""
     import datasets as hf_datasets
-
     from biaskit.datasets.features import decode
 
     src = str(source)
@@ -290,8 +335,12 @@ def load_staged(source: str | Path, config: str | None = None, split: str | None
         except Exception as exc:
             from biaskit.secrets import redact
 
-            raise BiaskitError("E054", f"could not load Hub dataset {src!r}: {redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}",
-                               value=src, fix=_load_fix()) from exc
+            raise BiaskitError(
+                "E054",
+                f"could not load Hub dataset {src!r}: {redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}",
+                value=src,
+                fix=_load_fix(),
+            ) from exc
     splits = list(dd)
     if split is not None:
         if split not in dd:
@@ -308,16 +357,24 @@ def _pick_config(configs: list[str], config: str | None, src: str) -> str:
     if config is None:
         if len(configs) == 1:
             return configs[0]
-        raise BiaskitError("E054", f"{src} has {len(configs)} configs; choose one", value=None, options=configs,
-                           fix="pass --config NAME")
+        raise BiaskitError("E054", f"{src} has {len(configs)} configs; choose one", value=None, options=configs, fix="pass --config NAME")
     if config not in configs:
         raise BiaskitError("E054", f"config {config!r} not in {src}", value=config, options=configs, fix="pass one of the configs with --config")
     return config
 
 
-def load_source(source: str | Path, *, kind: str | None = None, config: str | None = None, split: str | None = None,
-                revision: str | None = None, language: str | None = None, domains: list[str] | None = None,
-                keep_empty: bool = False, subjects: str | Path | None = None) -> LoadResult:
+def load_source(
+    source: str | Path,
+    *,
+    kind: str | None = None,
+    config: str | None = None,
+    split: str | None = None,
+    revision: str | None = None,
+    language: str | None = None,
+    domains: list[str] | None = None,
+    keep_empty: bool = False,
+    subjects: str | Path | None = None,
+) -> LoadResult:
     """Load ``source`` (path or Hub id) into a biaskit table; see the module docstring for the kinds.
 
     ``subjects``: West Slavic spreadsheet only, a subject-list file replacing the bundled list for the
@@ -327,8 +384,12 @@ def load_source(source: str | Path, *, kind: str | None = None, config: str | No
         raise BiaskitError("E054", "unknown source kind", value=kind, options=KINDS, fix="use one of the kinds or omit --kind")
     k = kind or detect_kind(src)
     if subjects is not None and k != "westslavic_xlsx":
-        raise BiaskitError("E120", "--subjects applies only to a West Slavic template spreadsheet", value=str(subjects),
-                           fix="drop --subjects, or load a template_sentences.xlsx-style workbook")
+        raise BiaskitError(
+            "E120",
+            "--subjects applies only to a West Slavic template spreadsheet",
+            value=str(subjects),
+            fix="drop --subjects, or load a template_sentences.xlsx-style workbook",
+        )
     if k == "hub":  # a Hub repo: biaskit-staged, or BOLD's layout
         res = load_staged(src, config, split, revision)
         if {"domain", "name", "category", "prompts"} <= set(res.table.column_names):

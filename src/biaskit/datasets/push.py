@@ -94,8 +94,12 @@ def check_links(folder: str | Path) -> None:
                 continue
             target = p.resolve()
             if target != root and root not in target.parents:
-                raise BiaskitError("E143", f"{p.relative_to(folder)} in the folder to push is a link to {target}, outside the folder",
-                                   value=str(p), fix="replace the link by a copy of the file (or remove it) and stage again")
+                raise BiaskitError(
+                    "E143",
+                    f"{p.relative_to(folder)} in the folder to push is a link to {target}, outside the folder",
+                    value=str(p),
+                    fix="replace the link by a copy of the file (or remove it) and stage again",
+                )
 
 
 def local_files(folder: str | Path) -> list[LocalFile]:
@@ -115,8 +119,12 @@ def local_files(folder: str | Path) -> list[LocalFile]:
 
 def check_repo_id(repo_id: str) -> str:
     if not isinstance(repo_id, str) or not _REPO_ID.match(repo_id) or ".." in repo_id or repo_id.endswith((".git", "-", ".")):
-        raise BiaskitError("E053", "invalid Hub dataset repository id", value=repo_id,
-                           fix="use ORG/NAME with letters, digits, '-', '_' or '.', e.g. --repo-id my-org/bold-pl")
+        raise BiaskitError(
+            "E053",
+            "invalid Hub dataset repository id",
+            value=repo_id,
+            fix="use ORG/NAME with letters, digits, '-', '_' or '.', e.g. --repo-id my-org/bold-pl",
+        )
     return repo_id
 
 
@@ -128,8 +136,11 @@ def resolve_token() -> str:
 
     token = get_token()
     if not token:
-        raise BiaskitError("E051", "no Hugging Face token found",
-                           fix="export HF_TOKEN=... (a write token from https://huggingface.co/settings/tokens) or run `hf auth login`")
+        raise BiaskitError(
+            "E051",
+            "no Hugging Face token found",
+            fix="export HF_TOKEN=... (a write token from https://huggingface.co/settings/tokens) or run `hf auth login`",
+        )
     register_secret(token)
     return token
 
@@ -144,8 +155,20 @@ def _retryable(exc: BaseException) -> bool:
     if st is not None:
         return st in _RETRY_STATUS
     names = {c.__name__ for c in type(exc).__mro__}
-    return bool(names & {"TransportError", "NetworkError", "TimeoutException", "RemoteProtocolError", "ConnectionError",
-                         "ProtocolError", "ReadError", "WriteError", "ConnectError"}) or isinstance(exc, (ConnectionError, TimeoutError))
+    return bool(
+        names
+        & {
+            "TransportError",
+            "NetworkError",
+            "TimeoutException",
+            "RemoteProtocolError",
+            "ConnectionError",
+            "ProtocolError",
+            "ReadError",
+            "WriteError",
+            "ConnectError",
+        }
+    ) or isinstance(exc, (ConnectionError, TimeoutError))
 
 
 def _retry_after(exc: BaseException) -> str | None:
@@ -162,14 +185,19 @@ def _fail(what: str, exc: BaseException, done: int, total: int) -> BiaskitError:
 
     st = _status(exc)
     if st in (401, 403):
-        return BiaskitError("E051", f"the Hub refused the token while trying to {what} (HTTP {st})",
-                            fix="use a token with write access to this namespace (HF_TOKEN or `hf auth login`)")
+        return BiaskitError(
+            "E051",
+            f"the Hub refused the token while trying to {what} (HTTP {st})",
+            fix="use a token with write access to this namespace (HF_TOKEN or `hf auth login`)",
+        )
     if type(exc).__name__ == "OfflineModeIsEnabled":
-        return BiaskitError("E052", f"cannot {what}: huggingface_hub offline mode is on",
-                            fix=_online_fix("push") + ", or use --dry-run")
+        return BiaskitError("E052", f"cannot {what}: huggingface_hub offline mode is on", fix=_online_fix("push") + ", or use --dry-run")
     detail = redact(f"{type(exc).__name__}: {exc}".splitlines()[0])[:300]
-    return BiaskitError("E052", f"could not {what}: {detail}; {done} of {total} files are on the Hub",
-                        fix="rerun the same command to resume (files already on the Hub are skipped)")
+    return BiaskitError(
+        "E052",
+        f"could not {what}: {detail}; {done} of {total} files are on the Hub",
+        fix="rerun the same command to resume (files already on the Hub are skipped)",
+    )
 
 
 class _Retrier:
@@ -246,7 +274,7 @@ def push_folder(
         return result
 
     from huggingface_hub import CommitOperationAdd, HfApi
-    from huggingface_hub.errors import RevisionNotFoundError, RepositoryNotFoundError
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
     token = resolve_token()
     api = HfApi(endpoint=endpoint, token=token)
@@ -292,8 +320,9 @@ def push_folder(
             return api.create_commit(repo_id, ops, commit_message=summary, repo_type="dataset", revision=rev)
 
         done = len(result.skipped) + len(result.uploaded)
-        info = retry(f"upload {len(batch)} file(s) ({', '.join(f.path for f in batch[:3])}{', ...' if len(batch) > 3 else ''})",
-                     commit, done=done, total=total)
+        info = retry(
+            f"upload {len(batch)} file(s) ({', '.join(f.path for f in batch[:3])}{', ...' if len(batch) > 3 else ''})", commit, done=done, total=total
+        )
         result.commits.append(getattr(info, "oid", None) or "")
         result.uploaded += [f.path for f in batch]
     return result

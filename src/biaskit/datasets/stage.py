@@ -37,9 +37,17 @@ _SPLIT_OK = re.compile(r"^\w+(\.\w+)*$")
 
 #: logical demo/table names -> stage schema
 NAME_TO_STAGE = {
-    "prompts_bold": "prompts", "prompts_holistic": "prompts", "prompts_slavic": "prompts", "prompts": "prompts",
-    "generations": "generations", "likelihoods": "generations", "fillins": "generations",
-    "scores": "scores", "samples": "samples", "annotations": "annotations", "agreement": "agreement",
+    "prompts_bold": "prompts",
+    "prompts_holistic": "prompts",
+    "prompts_slavic": "prompts",
+    "prompts": "prompts",
+    "generations": "generations",
+    "likelihoods": "generations",
+    "fillins": "generations",
+    "scores": "scores",
+    "samples": "samples",
+    "annotations": "annotations",
+    "agreement": "agreement",
 }
 #: stage detection order when a table has no manifest naming its stage (most specific first)
 _DETECT_ORDER = ("annotations", "agreement", "samples", "generations", "prompts", "scores")
@@ -119,12 +127,9 @@ def detect_stage(table: pa.Table, manifest: Mapping | None = None, name: str | N
     return None
 
 
-def spec_from_path(path: str | Path, name: str | None = None, *, config_by: str | None = None,
-                   split_by: str | None = None) -> TableSpec:
+def spec_from_path(path: str | Path, name: str | None = None, *, config_by: str | None = None, split_by: str | None = None) -> TableSpec:
     """Read a table written by biaskit (any supported format) and its manifest into a :class:`TableSpec`."""
-    from biaskit.io import read_manifest, read_table
-
-    from biaskit.io import table_format
+    from biaskit.io import read_manifest, read_table, table_format
     from biaskit.schema import validate
 
     p = Path(path)
@@ -186,8 +191,9 @@ def _safe_name(value: Any, pattern: re.Pattern, what: str, where: str) -> str:
     if len(s) > MAX_NAME_LEN:
         s = s[: MAX_NAME_LEN - 9].rstrip("_.-") + join + _name_hash(raw)
     if not pattern.match(s):
-        raise BiaskitError("E050", f"cannot make a {what} name from {value!r} ({where})", value=value,
-                           fix=f"rename the value, or stage without --{what}-by")
+        raise BiaskitError(
+            "E050", f"cannot make a {what} name from {value!r} ({where})", value=value, fix=f"rename the value, or stage without --{what}-by"
+        )
     return s
 
 
@@ -196,12 +202,21 @@ def _split_masks(table: pa.Table, column: str | None, where: str, what: str = "s
     if column is None:
         return [(None, None)]
     if column not in table.column_names:
-        raise BiaskitError("E050", f"--{what}-by column {column!r} is not in {where}", value=column,
-                           options=table.column_names, fix=f"pick one of the table's columns for --{what}-by")
+        raise BiaskitError(
+            "E050",
+            f"--{what}-by column {column!r} is not in {where}",
+            value=column,
+            options=table.column_names,
+            fix=f"pick one of the table's columns for --{what}-by",
+        )
     col = table.column(column)
     if col.null_count:
-        raise BiaskitError("E050", f"{col.null_count} row(s) of {where} have no {column!r}, so they belong to no {what}",
-                           value=column, fix=f"fill {column!r} for every row, or stage without --{what}-by")
+        raise BiaskitError(
+            "E050",
+            f"{col.null_count} row(s) of {where} have no {column!r}, so they belong to no {what}",
+            value=column,
+            fix=f"fill {column!r} for every row, or stage without --{what}-by",
+        )
     out = []
     for v in col.unique().to_pylist():  # first-appearance order
         out.append((v, pc.equal(col, pa.scalar(v, type=col.type))))
@@ -215,18 +230,17 @@ def _shard_count(nbytes: int, rows: int, max_shard_bytes: int, max_shard_rows: i
     return max(1, min(n, max(rows, 1)))
 
 
-@locks_output("out")
 def _no_null_types(table: pa.Table) -> pa.Table:
     """``table`` with every column of Arrow type ``null`` (all values missing, so no type was ever inferred, e.g. an
     ``*_error`` column of a table where nothing failed) cast to ``string``: a ``null``-typed feature makes the Hub
     viewer and ``datasets`` schema merges fail, while a string column of nulls reads everywhere. Values stay null."""
     for i, f in enumerate(table.schema):
         if pa.types.is_null(f.type):
-            table = table.set_column(i, pa.field(f.name, pa.string(), nullable=True, metadata=f.metadata),
-                                     pa.nulls(table.num_rows, pa.string()))
+            table = table.set_column(i, pa.field(f.name, pa.string(), nullable=True, metadata=f.metadata), pa.nulls(table.num_rows, pa.string()))
     return table
 
 
+@locks_output("out")
 def stage_tables(
     specs: Sequence[TableSpec],
     out: str | Path,
@@ -249,8 +263,12 @@ def stage_tables(
     from biaskit.schema import conform, get_stage
 
     if pretty_name is not None and (not pretty_name.strip() or any(ch in pretty_name for ch in "\r\n\x00") or not pretty_name.isprintable()):
-        raise BiaskitError("E050", "--pretty-name must be one line of printable text (it is the card's title and a YAML value)",
-                           value=pretty_name, fix="pass a one-line title, e.g. --pretty-name 'BOLD generations (gpt2)'")
+        raise BiaskitError(
+            "E050",
+            "--pretty-name must be one line of printable text (it is the card's title and a YAML value)",
+            value=pretty_name,
+            fix="pass a one-line title, e.g. --pretty-name 'BOLD generations (gpt2)'",
+        )
     if not specs:
         raise BiaskitError("E050", "nothing to stage", value=[], fix="give at least one table: biaskit hub stage prompts.parquet --out DIR")
     out = Path(out)
@@ -270,8 +288,12 @@ def stage_tables(
             base = _safe_name(spec.name, _CONFIG_OK, "config", where)
             table = redact_error_columns(spec.table)  # an error text that quotes a key is never uploaded
             if table.num_rows == 0:
-                raise BiaskitError("E050", f"table {spec.name!r} has no rows (datasets.load_dataset cannot read an empty shard)",
-                                   value=where, fix="leave the empty table out of the stage command")
+                raise BiaskitError(
+                    "E050",
+                    f"table {spec.name!r} has no rows (datasets.load_dataset cannot read an empty shard)",
+                    value=where,
+                    fix="leave the empty table out of the stage command",
+                )
             if spec.stage:
                 from biaskit.schema import validate as validate_stage
 
@@ -288,8 +310,12 @@ def stage_tables(
                     # the later one gets its hash
                     cname = f"{cname}-{_name_hash(cval)}"
                 if cname.lower() in seen:
-                    raise BiaskitError("E050", f"two inputs give the config name {cname!r} (names are compared without case)",
-                                       value=[seen[cname.lower()], where], fix="name the tables differently: biaskit hub stage NAME=PATH ...")
+                    raise BiaskitError(
+                        "E050",
+                        f"two inputs give the config name {cname!r} (names are compared without case)",
+                        value=[seen[cname.lower()], where],
+                        fix="name the tables differently: biaskit hub stage NAME=PATH ...",
+                    )
                 seen[cname.lower()] = where
                 ds_all = encode(ctable, class_labels=class_labels)
                 features = ds_all.features
@@ -299,9 +325,13 @@ def stage_tables(
                 for sval, mask in _split_masks(ctable, spec.split_by, where):
                     sname = DEFAULT_SPLIT if sval is None else _safe_name(sval, _SPLIT_OK, "split", where)
                     if sname.lower() in split_vals:  # (without case: one file name on case-insensitive file systems)
-                        raise BiaskitError("E050", f"values {split_vals[sname.lower()]!r} and {sval!r} of {spec.split_by!r} give the same split name {sname!r}"
-                                           " (names are compared without case)",
-                                           value=sval, fix="make the values differ in letters/digits, or stage without --split-by")
+                        raise BiaskitError(
+                            "E050",
+                            f"values {split_vals[sname.lower()]!r} and {sval!r} of {spec.split_by!r} give the same split name {sname!r}"
+                            " (names are compared without case)",
+                            value=sval,
+                            fix="make the values differ in letters/digits, or stage without --split-by",
+                        )
                     split_vals[sname.lower()] = sval
                     arrow = arrow_all if mask is None else arrow_all.filter(mask)
                     n = _shard_count(arrow.nbytes, arrow.num_rows, max_shard_bytes, max_shard_rows)
@@ -318,25 +348,51 @@ def stage_tables(
                         # holds in memory), exact; the in-memory table before writing can differ by a few bytes
                         nbytes += pq.read_table(dest).nbytes
                     splits[sname] = StagedSplit(sname, arrow.num_rows, nbytes, files, fbytes)
-                staged.append(StagedConfig(
-                    name=cname, table_name=spec.name, stage=spec.stage, features=features, splits=splits,
-                    manifest=spec.manifest, source=str(spec.path) if spec.path else None,
-                    selection=None if cval is None else (spec.config_by, cval), split_by=spec.split_by,
-                    columns=list(ctable.column_names), table=ctable,
-                ))
+                staged.append(
+                    StagedConfig(
+                        name=cname,
+                        table_name=spec.name,
+                        stage=spec.stage,
+                        features=features,
+                        splits=splits,
+                        manifest=spec.manifest,
+                        source=str(spec.path) if spec.path else None,
+                        selection=None if cval is None else (spec.config_by, cval),
+                        split_by=spec.split_by,
+                        columns=list(ctable.column_names),
+                        table=ctable,
+                    )
+                )
         card_data, body = build_card(staged, pretty_name=pretty_name, license=license, info=info)
         text = render_card(card_data, body)
         (tmp / "README.md").write_text(text, encoding="utf-8")
         files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
         m = new_manifest(
-            "biaskit hub stage", stage="hub",
-            config={"max_shard_bytes": max_shard_bytes, "max_shard_rows": max_shard_rows, "class_labels": class_labels,
-                    "license": license, "pretty_name": pretty_name},
+            "biaskit hub stage",
+            stage="hub",
+            config={
+                "max_shard_bytes": max_shard_bytes,
+                "max_shard_rows": max_shard_rows,
+                "class_labels": class_labels,
+                "license": license,
+                "pretty_name": pretty_name,
+            },
             inputs=[s.path for s in specs if s.path is not None],
-            extra={"configs": [{"name": c.name, "table": c.table_name, "stage": c.stage, "source": c.source,
-                                "selection": list(c.selection) if c.selection else None, "split_by": c.split_by,
-                                "splits": {k: {"rows": v.rows, "files": v.files} for k, v in c.splits.items()}} for c in staged],
-                   "files": {f: {"bytes": (tmp / f).stat().st_size, "sha256": sha256_file(tmp / f)} for f in files}},
+            extra={
+                "configs": [
+                    {
+                        "name": c.name,
+                        "table": c.table_name,
+                        "stage": c.stage,
+                        "source": c.source,
+                        "selection": list(c.selection) if c.selection else None,
+                        "split_by": c.split_by,
+                        "splits": {k: {"rows": v.rows, "files": v.files} for k, v in c.splits.items()},
+                    }
+                    for c in staged
+                ],
+                "files": {f: {"bytes": (tmp / f).stat().st_size, "sha256": sha256_file(tmp / f)} for f in files},
+            },
         )
         from biaskit.datasets.card import public
 
@@ -350,8 +406,7 @@ def stage_tables(
     return result
 
 
-def stage_paths(paths: Iterable[str], out: str | Path, *, config_by: str | None = None, split_by: str | None = None,
-                **kw: Any) -> StageResult:
+def stage_paths(paths: Iterable[str], out: str | Path, *, config_by: str | None = None, split_by: str | None = None, **kw: Any) -> StageResult:
     """:func:`stage_tables` for table files given as ``PATH`` or ``NAME=PATH`` (what the CLI calls).
 
     ``config_by``/``split_by`` apply to the tables that have that column; it is an error if none has it.
@@ -365,9 +420,13 @@ def stage_paths(paths: Iterable[str], out: str | Path, *, config_by: str | None 
             continue
         having = [s for s in specs if col in s.table.column_names]
         if not having:
-            raise BiaskitError("E050", f"no input table has the --{opt.replace('_', '-')} column {col!r}", value=col,
-                               options=sorted({c for s in specs for c in s.table.column_names}),
-                               fix="pick a column the tables have, e.g. --split-by round for annotations")
+            raise BiaskitError(
+                "E050",
+                f"no input table has the --{opt.replace('_', '-')} column {col!r}",
+                value=col,
+                options=sorted({c for s in specs for c in s.table.column_names}),
+                fix="pick a column the tables have, e.g. --split-by round for annotations",
+            )
         for s in having:
             setattr(s, opt, col)
     return stage_tables(specs, out, **kw)
@@ -389,11 +448,19 @@ def check_restage(out: Path) -> None:
         except (OSError, ValueError):
             man = None
     files = man.get("files") if isinstance(man, dict) else None
-    if not (isinstance(man, dict) and man.get("command") == "biaskit hub stage" and isinstance(files, dict)
-            and all(isinstance(v, dict) and isinstance(v.get("sha256"), str) for v in files.values())):
-        raise BiaskitError("E006", "output folder exists and is not a folder staged by biaskit"
-                           + (f" ({STAGING_MANIFEST} is not a `hub stage` manifest)" if marker.exists() else ""),
-                           value=str(out), fix="choose a new --out folder or remove this one")
+    if not (
+        isinstance(man, dict)
+        and man.get("command") == "biaskit hub stage"
+        and isinstance(files, dict)
+        and all(isinstance(v, dict) and isinstance(v.get("sha256"), str) for v in files.values())
+    ):
+        raise BiaskitError(
+            "E006",
+            "output folder exists and is not a folder staged by biaskit"
+            + (f" ({STAGING_MANIFEST} is not a `hub stage` manifest)" if marker.exists() else ""),
+            value=str(out),
+            fix="choose a new --out folder or remove this one",
+        )
     foreign, changed = [], []
     for f in sorted(x for x in out.rglob("*") if x.is_file() or x.is_symlink()):
         rel = f.relative_to(out).as_posix()
@@ -404,8 +471,14 @@ def check_restage(out: Path) -> None:
         elif sha256_file(f) != files[rel]["sha256"]:
             changed.append(rel)
     if foreign or changed:
-        what = (f"{len(foreign)} file(s) biaskit did not write ({', '.join(foreign[:5])})" if foreign else "") + \
-               (" and " if foreign and changed else "") + \
-               (f"{len(changed)} file(s) changed since staging ({', '.join(changed[:5])})" if changed else "")
-        raise BiaskitError("E006", f"restaging {out} would delete {what}", value=str(out),
-                           fix="move those files out of the folder (or stage into a new --out folder); biaskit replaces only what it wrote")
+        what = (
+            (f"{len(foreign)} file(s) biaskit did not write ({', '.join(foreign[:5])})" if foreign else "")
+            + (" and " if foreign and changed else "")
+            + (f"{len(changed)} file(s) changed since staging ({', '.join(changed[:5])})" if changed else "")
+        )
+        raise BiaskitError(
+            "E006",
+            f"restaging {out} would delete {what}",
+            value=str(out),
+            fix="move those files out of the folder (or stage into a new --out folder); biaskit replaces only what it wrote",
+        )

@@ -25,10 +25,10 @@ class DemoContext:
     seed: int = 0
     quick: bool = False
     label_studio_url: str | None = None
-    baseline_span: str = "continuation"   # biaskit.evaluate.baseline.SPANS: what the score stage scores on both sides
-    tables: dict[str, Path] = field(default_factory=dict)   # logical name -> file
+    baseline_span: str = "continuation"  # biaskit.evaluate.baseline.SPANS: what the score stage scores on both sides
+    tables: dict[str, Path] = field(default_factory=dict)  # logical name -> file
     summary: list[tuple[str, str]] = field(default_factory=list)
-    info: dict[str, Any] = field(default_factory=dict)      # facts stages pass on (counts, settings)
+    info: dict[str, Any] = field(default_factory=dict)  # facts stages pass on (counts, settings)
     timings: dict[str, float] = field(default_factory=dict)
 
     def add(self, name: str, path: Path) -> None:
@@ -38,8 +38,15 @@ class DemoContext:
         self.summary.append((stage, line))
 
 
-def run_demo(out: str | Path, *, seed: int = 0, label_studio_url: str | None = None, quick: bool = False,
-             stages: tuple[str, ...] = STAGES, baseline_span: str = "continuation") -> DemoContext:
+def run_demo(
+    out: str | Path,
+    *,
+    seed: int = 0,
+    label_studio_url: str | None = None,
+    quick: bool = False,
+    stages: tuple[str, ...] = STAGES,
+    baseline_span: str = "continuation",
+) -> DemoContext:
     from biaskit.evaluate.baseline import check_span
     from biaskit.io import write_json_atomic
     from biaskit.log import get_logger
@@ -51,8 +58,12 @@ def run_demo(out: str | Path, *, seed: int = 0, label_studio_url: str | None = N
     if run_dir.exists() and not run_dir.is_dir():
         from biaskit.errors import BiaskitError
 
-        raise BiaskitError("E006", "the demo's --out must be a folder, and a file of that name exists", value=str(run_dir),
-                           fix="choose a folder, e.g. --out runs/demo")
+        raise BiaskitError(
+            "E006",
+            "the demo's --out must be a folder, and a file of that name exists",
+            value=str(run_dir),
+            fix="choose a folder, e.g. --out runs/demo",
+        )
     run_dir.mkdir(parents=True, exist_ok=True)
     ctx = DemoContext(run_dir=run_dir, seed=seed, quick=quick, label_studio_url=label_studio_url, baseline_span=baseline_span)
     for name in stages:
@@ -62,11 +73,16 @@ def run_demo(out: str | Path, *, seed: int = 0, label_studio_url: str | None = N
         mod.run(ctx)
         ctx.timings[name] = round(time.perf_counter() - t0, 2)
     manifest = new_manifest(
-        "biaskit demo", config={"seed": seed, "quick": quick, "label_studio": bool(label_studio_url), "stages": list(stages),
-                              "baseline_span": baseline_span},
-        seed=seed, stage="run",
-        extra={"tables": {k: str(v.relative_to(run_dir)) if v.is_relative_to(run_dir) else str(v) for k, v in ctx.tables.items()},
-               "summary": [list(s) for s in ctx.summary], "timings_s": ctx.timings, "info": json.loads(json.dumps(ctx.info, default=str))},
+        "biaskit demo",
+        config={"seed": seed, "quick": quick, "label_studio": bool(label_studio_url), "stages": list(stages), "baseline_span": baseline_span},
+        seed=seed,
+        stage="run",
+        extra={
+            "tables": {k: str(v.relative_to(run_dir)) if v.is_relative_to(run_dir) else str(v) for k, v in ctx.tables.items()},
+            "summary": [list(s) for s in ctx.summary],
+            "timings_s": ctx.timings,
+            "info": json.loads(json.dumps(ctx.info, default=str)),
+        },
     )
     write_json_atomic(run_dir / "manifest.json", manifest)
     return ctx

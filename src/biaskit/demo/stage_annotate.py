@@ -58,28 +58,46 @@ def run(ctx) -> None:
         ctx.note("annotate", "skipped: no scored texts to sample")
         return
     samples_path = ctx.run_dir / "samples.parquet"
-    write_table(samples, samples_path, stage="samples", manifest=new_manifest(
-        "biaskit demo (annotate)", config={"round": ROUND, "task": task, "metric": metric, "n": n, "strata": strata, "bins": 3,
-                                           "report": rep.as_dict()}, seed=ctx.seed, inputs=[scores_path], stage="samples"))
+    write_table(
+        samples,
+        samples_path,
+        stage="samples",
+        manifest=new_manifest(
+            "biaskit demo (annotate)",
+            config={"round": ROUND, "task": task, "metric": metric, "n": n, "strata": strata, "bins": 3, "report": rep.as_dict()},
+            seed=ctx.seed,
+            inputs=[scores_path],
+            stage="samples",
+        ),
+    )
     ctx.add("samples", samples_path)
     tasks_file, guide = export_tasks(samples, out_dir / "tasks.csv")
     led.record("sample", ROUND, ledger, task_type=task, samples=rep.chosen, gold=rep.gold, samples_path=str(samples_path), seed=ctx.seed)
-    info = {"round": ROUND, "task": task, "metric": metric, "samples": rep.chosen, "strata": len(rep.strata),
-            "masked": rep.masked, "tasks_file": str(tasks_file)}
+    info = {
+        "round": ROUND,
+        "task": task,
+        "metric": metric,
+        "samples": rep.chosen,
+        "strata": len(rep.strata),
+        "masked": rep.masked,
+        "tasks_file": str(tasks_file),
+    }
     ctx.info["annotate"] = info
 
     if not ctx.label_studio_url:
-        ctx.note("annotate", f"{rep.chosen} {task} items sampled ({len(rep.strata)} strata, {rep.masked} masked) and exported to "
-                             f"{tasks_file.relative_to(ctx.run_dir)}; no annotation server given, so no human labels: run the round "
-                             f"with `biaskit annotate push {samples_path} --url URL` or on any platform, then "
-                             f"`biaskit annotate pull ... && biaskit annotate agreement/validate`")
+        ctx.note(
+            "annotate",
+            f"{rep.chosen} {task} items sampled ({len(rep.strata)} strata, {rep.masked} masked) and exported to "
+            f"{tasks_file.relative_to(ctx.run_dir)}; no annotation server given, so no human labels: run the round "
+            f"with `biaskit annotate push {samples_path} --url URL` or on any platform, then "
+            f"`biaskit annotate pull ... && biaskit annotate agreement/validate`",
+        )
         return
     token = os.environ.get("LABEL_STUDIO_API_KEY")
     if not token:
         from biaskit.annotate.labelstudio import public_url
 
-        ctx.note("annotate", f"{rep.chosen} items exported; not pushed: set LABEL_STUDIO_API_KEY to use "
-                             f"{public_url(ctx.label_studio_url)}")
+        ctx.note("annotate", f"{rep.chosen} items exported; not pushed: set LABEL_STUDIO_API_KEY to use {public_url(ctx.label_studio_url)}")
         return
     try:
         _with_server(ctx, samples, samples_path, task, metric, ledger, info)
@@ -98,35 +116,50 @@ def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None
     from biaskit.manifest import new_manifest
 
     prep = push(samples, url=ctx.label_studio_url, annotators=3)
-    led.record("push", ROUND, ledger, url=prep.url, title=prep.title, project_id=prep.project_id, total=prep.total,
-               imported=prep.imported, annotators=3)
+    led.record(
+        "push", ROUND, ledger, url=prep.url, title=prep.title, project_id=prep.project_id, total=prep.total, imported=prep.imported, annotators=3
+    )
     info.update({"project": prep.title, "imported": prep.imported, "already_there": prep.already_there})
     res = pull(samples, url=ctx.label_studio_url, project=prep.title)
     rep = res.report
     info.update({"annotations": rep.kept, "dropped": dict(rep.dropped), "annotators": len(rep.annotators)})
-    led.record("pull", ROUND, ledger, platform="label-studio", kept=rep.kept, dropped=dict(rep.dropped), items=rep.items,
-               annotators=rep.annotators)
+    led.record("pull", ROUND, ledger, platform="label-studio", kept=rep.kept, dropped=dict(rep.dropped), items=rep.items, annotators=rep.annotators)
     if rep.kept == 0:
-        ctx.note("annotate", f"pushed {prep.total} tasks to {prep.title!r} on {prep.url} ({prep.imported} new); no annotations yet: "
-                             "annotate them in Label Studio (3 annotators per task), then rerun the demo or `biaskit annotate pull`")
+        ctx.note(
+            "annotate",
+            f"pushed {prep.total} tasks to {prep.title!r} on {prep.url} ({prep.imported} new); no annotations yet: "
+            "annotate them in Label Studio (3 annotators per task), then rerun the demo or `biaskit annotate pull`",
+        )
         return
     ann_path = ctx.run_dir / "annotations.parquet"
-    write_table(res.annotations, ann_path, stage="annotations", manifest=new_manifest(
-        "biaskit demo (annotate)", config={"platform": "label-studio", "url": prep.url, "project": prep.title,
-                                           "report": rep.as_dict()}, inputs=[samples_path], stage="annotations"))
+    write_table(
+        res.annotations,
+        ann_path,
+        stage="annotations",
+        manifest=new_manifest(
+            "biaskit demo (annotate)",
+            config={"platform": "label-studio", "url": prep.url, "project": prep.title, "report": rep.as_dict()},
+            inputs=[samples_path],
+            stage="annotations",
+        ),
+    )
     if res.rejected.num_rows:
         write_table(res.rejected, ctx.run_dir / "annotate" / "annotations.rejected.jsonl")
     ctx.add("annotations", ann_path)
     labels, method = _aggregate(ctx, res.annotations, samples, info)
     agr = agreement(res.annotations, samples=samples, n_boot=200, seed=ctx.seed, labels=labels)
-    by = next((c for c in ("group", "domain", "source") if c in samples.column_names
-               and len(set(samples.column(c).to_pylist()) - {None}) > 1), None)
+    by = next((c for c in ("group", "domain", "source") if c in samples.column_names and len(set(samples.column(c).to_pylist()) - {None}) > 1), None)
     val = validate_metric(res.annotations, samples, metric=metric, n_boot=200, seed=ctx.seed, by=by, labels=labels)
     table = pa.concat_tables([agr, val.table])
     agr_path = ctx.run_dir / "agreement.parquet"
-    write_table(table, agr_path, stage="agreement", manifest=new_manifest(
-        "biaskit demo (annotate)", config={"metric": metric, "bootstrap": 200}, seed=ctx.seed, inputs=[ann_path, samples_path],
-        stage="agreement"))
+    write_table(
+        table,
+        agr_path,
+        stage="agreement",
+        manifest=new_manifest(
+            "biaskit demo (annotate)", config={"metric": metric, "bootstrap": 200}, seed=ctx.seed, inputs=[ann_path, samples_path], stage="agreement"
+        ),
+    )
     ctx.add("agreement", agr_path)
     figs = led.figures(agr, ("fleiss_kappa", "krippendorff_alpha_nominal"))
     vfigs = led.figures(val.table, ("spearman_rho", "accuracy", "f1_weighted"))
@@ -138,9 +171,12 @@ def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None
         return "n/a" if v is None else f"{v:.2f}"
 
     plan_note = _plan_next(ctx, val.table, samples_path, metric, by, info) if by else "no group column to plan the next round by"
-    ctx.note("annotate", f"{rep.kept} labels by {len(rep.annotators)} annotators on {rep.items} items; Fleiss kappa "
-                         f"{f(figs.get('fleiss_kappa'))}; {metric} vs humans ({method} labels): accuracy {f(vfigs.get('accuracy'))}, "
-                         f"Spearman {f(vfigs.get('spearman_rho'))} ({val.n_items} items); {plan_note}")
+    ctx.note(
+        "annotate",
+        f"{rep.kept} labels by {len(rep.annotators)} annotators on {rep.items} items; Fleiss kappa "
+        f"{f(figs.get('fleiss_kappa'))}; {metric} vs humans ({method} labels): accuracy {f(vfigs.get('accuracy'))}, "
+        f"Spearman {f(vfigs.get('spearman_rho'))} ({val.n_items} items); {plan_note}",
+    )
 
 
 def _aggregate(ctx, annotations, samples, info):
@@ -185,9 +221,20 @@ def _plan_next(ctx, validation, samples_path, metric, by, info) -> str:
     write_text_atomic(out / "plan.json", json.dumps(plan, indent=2) + "\n")
     scores = read_table(ctx.tables["scores"])
     done = read_table(samples_path, "samples").column("sample_id").to_pylist()
-    nxt, rep = sample_round(scores, round=ROUND + "-next", task=read_table(samples_path).column("task_type")[0].as_py(),
-                            metric=metric, quota=quotas(plan), quota_by=by, prefer="uncertain", exclude=done, seed=ctx.seed)
+    nxt, rep = sample_round(
+        scores,
+        round=ROUND + "-next",
+        task=read_table(samples_path).column("task_type")[0].as_py(),
+        metric=metric,
+        quota=quotas(plan),
+        quota_by=by,
+        prefer="uncertain",
+        exclude=done,
+        seed=ctx.seed,
+    )
     write_table(nxt, out / "next_round.parquet", stage="samples")
     info.update({"plan": str(out / "plan.json"), "next_round": rep.chosen, "planned": plan["total_more"]})
-    return (f"next round planned ({plan['total_more']} more items for a +-0.1 accuracy CI per {by}; {rep.chosen} unlabelled "
-            "items drawn, least certain first, into annotate/next_round.parquet)")
+    return (
+        f"next round planned ({plan['total_more']} more items for a +-0.1 accuracy CI per {by}; {rep.chosen} unlabelled "
+        "items drawn, least certain first, into annotate/next_round.parquet)"
+    )

@@ -21,8 +21,11 @@ def run(ctx) -> None:
 
     model = os.environ.get(ENV, "").strip()
     if not model:
-        ctx.note("fillmask", f"skipped: no masked LM offline; set {ENV} to a local masked-LM folder or a cached Hub id "
-                             "(e.g. xlm-roberta-base) to fill the template masks")
+        ctx.note(
+            "fillmask",
+            f"skipped: no masked LM offline; set {ENV} to a local masked-LM folder or a cached Hub id "
+            "(e.g. xlm-roberta-base) to fill the template masks",
+        )
         ctx.info["fillmask"] = {"skipped": f"{ENV} not set"}
         return
     path = ctx.tables.get("prompts_slavic")
@@ -49,7 +52,8 @@ def run(ctx) -> None:
     secs = round(time.perf_counter() - t0, 1)
     ctx.add("fillins", out)
     errors = sum(e is not None for e in t.column("error").to_pylist())
-    ctx.info["fillmask"] = {"model": model, "templates": subset.num_rows, "top_k": 10, "rows": t.num_rows, "errors": errors,
-                            "seconds": secs}
-    ctx.note("fillmask", f"top-10 fill-ins for {subset.num_rows} templates with {model} in {secs} s"
-                         + (f"; {errors} templates with an error" if errors else ""))
+    ctx.info["fillmask"] = {"model": model, "templates": subset.num_rows, "top_k": 10, "rows": t.num_rows, "errors": errors, "seconds": secs}
+    ctx.note(
+        "fillmask",
+        f"top-10 fill-ins for {subset.num_rows} templates with {model} in {secs} s" + (f"; {errors} templates with an error" if errors else ""),
+    )

@@ -46,13 +46,22 @@ def run(ctx) -> None:
     prompts = read_table(path)
     n, max_new = (6, 8) if ctx.quick else (32, 24)
     subset = pick_spread(prompts, n)
-    settings = {"model": MODEL, "do_sample": True, "top_k": 40, "top_p": 0.95, "max_new_tokens": max_new, "seed": ctx.seed,
-                "batch_size": "auto"}
+    settings = {"model": MODEL, "do_sample": True, "top_k": 40, "top_p": 0.95, "max_new_tokens": max_new, "seed": ctx.seed, "batch_size": "auto"}
     out = Path(ctx.run_dir) / "generations.parquet"
     t0 = time.perf_counter()
     try:
-        gens = generate(subset, model=MODEL, out=out, max_new_tokens=max_new, do_sample=True, top_k=40, top_p=0.95,
-                        seed=ctx.seed, batch_size="auto", overwrite=True)
+        gens = generate(
+            subset,
+            model=MODEL,
+            out=out,
+            max_new_tokens=max_new,
+            do_sample=True,
+            top_k=40,
+            top_p=0.95,
+            seed=ctx.seed,
+            batch_size="auto",
+            overwrite=True,
+        )
     except BiaskitError as exc:
         if exc.code not in ("E010", "E011", "E060"):
             raise
@@ -62,8 +71,17 @@ def run(ctx) -> None:
     secs = round(time.perf_counter() - t0, 1)
     ctx.add("generations", out)
     errors = sum(e is not None for e in gens.column("error").to_pylist())
-    ctx.info["generate"] = {**settings, "prompts": subset.num_rows, "of_prompts": prompts.num_rows, "rows": gens.num_rows,
-                            "errors": errors, "model_revision": gens.column("model_revision")[0].as_py(), "seconds": secs}
-    ctx.note("generate", f"{gens.num_rows} continuations of {subset.num_rows}/{prompts.num_rows} BOLD prompts with SmolLM2-135M "
-                         f"(top-k 40, top-p 0.95, {max_new} tokens, seed {ctx.seed}) in {secs} s"
-                         + (f"; {errors} rows with an error" if errors else ""))
+    ctx.info["generate"] = {
+        **settings,
+        "prompts": subset.num_rows,
+        "of_prompts": prompts.num_rows,
+        "rows": gens.num_rows,
+        "errors": errors,
+        "model_revision": gens.column("model_revision")[0].as_py(),
+        "seconds": secs,
+    }
+    ctx.note(
+        "generate",
+        f"{gens.num_rows} continuations of {subset.num_rows}/{prompts.num_rows} BOLD prompts with SmolLM2-135M "
+        f"(top-k 40, top-p 0.95, {max_new} tokens, seed {ctx.seed}) in {secs} s" + (f"; {errors} rows with an error" if errors else ""),
+    )

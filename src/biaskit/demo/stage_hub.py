@@ -12,8 +12,15 @@ from typing import Any
 
 #: demo tables staged, in this order; value = column to split by (None: one 'train' split)
 TABLES: dict[str, str | None] = {
-    "prompts_bold": None, "prompts_holistic": None, "prompts_slavic": None, "generations": None,
-    "likelihoods": None, "scores": None, "samples": "round", "annotations": "round", "agreement": "round",
+    "prompts_bold": None,
+    "prompts_holistic": None,
+    "prompts_slavic": None,
+    "generations": None,
+    "likelihoods": None,
+    "scores": None,
+    "samples": "round",
+    "annotations": "round",
+    "agreement": "round",
 }
 
 
@@ -48,7 +55,12 @@ def run(ctx) -> None:
     res = stage_tables(specs, out, pretty_name=f"biaskit demo run (seed {ctx.seed})", info=_run_facts(ctx))
     ctx.add("hub_dir", out)
     rows = sum(c.rows for c in res.configs)
-    ctx.info["hub"] = {"configs": {c.name: {k: v.rows for k, v in c.splits.items()} for c in res.configs},
-                       "files": len(res.files), "license": res.card_data.get("license")}
-    ctx.note("hub", f"staged {len(res.configs)} configs ({rows} rows, licence {res.card_data.get('license')}) in hub/; "
-                    "validated with datasets.load_dataset")
+    ctx.info["hub"] = {
+        "configs": {c.name: {k: v.rows for k, v in c.splits.items()} for c in res.configs},
+        "files": len(res.files),
+        "license": res.card_data.get("license"),
+    }
+    ctx.note(
+        "hub",
+        f"staged {len(res.configs)} configs ({rows} rows, licence {res.card_data.get('license')}) in hub/; validated with datasets.load_dataset",
+    )

@@ -40,11 +40,21 @@ def run(ctx) -> None:
     ctx.add("likelihoods", out)
     ppl = [p for p in ll.column("perplexity").to_pylist() if p is not None]
     errors = ll.num_rows - len(ppl)
-    ctx.info["likelihood"] = {"model": MODEL, "sentences": subset.num_rows, "of_sentences": prompts.num_rows, "errors": errors,
-                              "scored": "all tokens but the first (SmolLM2's tokenizer adds no BOS)", "seconds": secs}
+    ctx.info["likelihood"] = {
+        "model": MODEL,
+        "sentences": subset.num_rows,
+        "of_sentences": prompts.num_rows,
+        "errors": errors,
+        "scored": "all tokens but the first (SmolLM2's tokenizer adds no BOS)",
+        "seconds": secs,
+    }
     import statistics
 
     med = statistics.median(ppl) if ppl else None  # the mean of the two middle values for an even count
-    ctx.note("likelihood", f"perplexity of {len(ppl)}/{prompts.num_rows} HolisticBias sentences with SmolLM2-135M"
-                           + (f" (median {med:.1f})" if med is not None else "") + f" in {secs} s"
-                           + (f"; {errors} rows with an error" if errors else ""))
+    ctx.note(
+        "likelihood",
+        f"perplexity of {len(ppl)}/{prompts.num_rows} HolisticBias sentences with SmolLM2-135M"
+        + (f" (median {med:.1f})" if med is not None else "")
+        + f" in {secs} s"
+        + (f"; {errors} rows with an error" if errors else ""),
+    )

@@ -22,10 +22,23 @@ def run(ctx) -> None:
         "info": json.loads(json.dumps(ctx.info, default=str)),
         "note": "the run's manifest.json (written after the last stage) adds versions and the remaining stages",
     }
-    res = build_report(rd, rd / "report", tables=dict(ctx.tables), summary=list(ctx.summary), manifest=manifest,
-                       seed=ctx.seed, n_boot=200 if ctx.quick else 1000, title="biaskit demo report", allow_empty=True)
+    res = build_report(
+        rd,
+        rd / "report",
+        tables=dict(ctx.tables),
+        summary=list(ctx.summary),
+        manifest=manifest,
+        seed=ctx.seed,
+        n_boot=200 if ctx.quick else 1000,
+        title="biaskit demo report",
+        allow_empty=True,
+    )
     ctx.add("report_html", res.html)
-    ctx.info["report"] = {"figures": len(res.figures), "tables": len(res.tables), "sections": res.sections,
-                          "not_made": [f"{w}: {r}" for w, r in res.skipped]}
+    ctx.info["report"] = {
+        "figures": len(res.figures),
+        "tables": len(res.tables),
+        "sections": res.sections,
+        "not_made": [f"{w}: {r}" for w, r in res.skipped],
+    }
     missing = "; not made: " + ", ".join(w for w, _ in res.skipped) if res.skipped else ""
     ctx.note("report", f"{res.html.relative_to(rd)}: {len(res.figures)} figures, {len(res.tables)} tables{missing}")

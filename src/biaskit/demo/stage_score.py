@@ -117,21 +117,37 @@ def run(ctx) -> None:
         except BiaskitError as exc:
             skipped[name] = str(exc)
     out = Path(ctx.run_dir) / "scores.parquet"
-    manifest = new_manifest("biaskit demo: score", config={"metrics": {n: m.describe() for n, m in done.items()}, "skipped": skipped,
-                                                         "baseline_span": span, "baseline_span_means": SPAN_WORDS[span]},
-                            inputs=[p for p in (ctx.tables.get("generations"), ctx.tables.get("prompts_bold")) if p],
-                            stage="scores", seed=ctx.seed)
+    manifest = new_manifest(
+        "biaskit demo: score",
+        config={
+            "metrics": {n: m.describe() for n, m in done.items()},
+            "skipped": skipped,
+            "baseline_span": span,
+            "baseline_span_means": SPAN_WORDS[span],
+        },
+        inputs=[p for p in (ctx.tables.get("generations"), ctx.tables.get("prompts_bold")) if p],
+        stage="scores",
+        seed=ctx.seed,
+    )
     write_table(table, out, stage="scores", manifest=manifest)
     ctx.add("scores", out)
     models = table.column("model").to_pylist()
     counts = {m: models.count(m) for m in dict.fromkeys(models)}
     errors = {n: table.num_rows - table.column(m.error_column).null_count for n, m in done.items()}
     ctx.info["score"] = {
-        "metrics": {n: m.version for n, m in done.items()}, "configs": {n: m.describe() for n, m in done.items()},
-        "skipped": skipped, "baseline_span": span, "rows": table.num_rows, "rows_per_model": counts, "rows_with_error": errors, "notes": notes,
+        "metrics": {n: m.version for n, m in done.items()},
+        "configs": {n: m.describe() for n, m in done.items()},
+        "skipped": skipped,
+        "baseline_span": span,
+        "rows": table.num_rows,
+        "rows_per_model": counts,
+        "rows_with_error": errors,
+        "notes": notes,
     }
-    line = (f"{table.num_rows} texts ({', '.join(f'{k}: {v}' for k, v in counts.items())}) scored with "
-            f"{', '.join(f'{n} v{m.version}' + _backend_note(m) for n, m in done.items())}")
+    line = (
+        f"{table.num_rows} texts ({', '.join(f'{k}: {v}' for k, v in counts.items())}) scored with "
+        f"{', '.join(f'{n} v{m.version}' + _backend_note(m) for n, m in done.items())}"
+    )
     if skipped:
         line += "; skipped " + "; ".join(f"{k}: {v}" for k, v in skipped.items())
     line += f"; model and Wikipedia baseline scored on the same span ({span}: {SPAN_WORDS[span]})"

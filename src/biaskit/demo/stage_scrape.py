@@ -36,9 +36,18 @@ def run(ctx) -> None:
     ctx.add("prompts_bold", out)
     c = res.counts
     ctx.info["scrape"] = {
-        "dump": DUMP.name, "config": "demo" + (" (quick: 1 page per group)" if ctx.quick else ""), "processes": processes,
-        "filter_counts": c, "prompts_per_group": res.per_group, "pages_per_group": res.pages_per_group, "pages_missing": res.missing, "pages_report": str(res.pages_report),
+        "dump": DUMP.name,
+        "config": "demo" + (" (quick: 1 page per group)" if ctx.quick else ""),
+        "processes": processes,
+        "filter_counts": c,
+        "prompts_per_group": res.per_group,
+        "pages_per_group": res.pages_per_group,
+        "pages_missing": res.missing,
+        "pages_report": str(res.pages_report),
     }
-    ctx.note("scrape", f"{c['prompts']} BOLD-style prompts from {c['pages_processed']} pages of the bundled dump "
-                       f"({c['sentences']} sentences; dropped: too_short {c['too_short']}, term_not_in_window {c['term_not_in_window']}, "
-                       f"no_continuation {c['no_continuation']}, markup_residue {c['markup_residue']}, duplicate_prompt {c['duplicate_prompt']})")
+    ctx.note(
+        "scrape",
+        f"{c['prompts']} BOLD-style prompts from {c['pages_processed']} pages of the bundled dump "
+        f"({c['sentences']} sentences; dropped: too_short {c['too_short']}, term_not_in_window {c['term_not_in_window']}, "
+        f"no_continuation {c['no_continuation']}, markup_residue {c['markup_residue']}, duplicate_prompt {c['duplicate_prompt']})",
+    )

@@ -28,8 +28,7 @@ def demo_descriptors(per_axis: int, seed: int) -> list[str]:
     rng = random.Random(seed)
     chosen: list[str] = []
     for axis in HB_AXES:
-        t, _ = expand_holistic(HB_VERSION, axes=[axis], nouns=["person"], noun_phrase_types=["descriptor_noun"],
-                               templates=list(HB_TEMPLATES))
+        t, _ = expand_holistic(HB_VERSION, axes=[axis], nouns=["person"], noun_phrase_types=["descriptor_noun"], templates=list(HB_TEMPLATES))
         pool = sorted(set(t.column("descriptor").to_pylist()))
         chosen += rng.sample(pool, min(per_axis, len(pool)))
     return chosen
@@ -39,31 +38,63 @@ def run(ctx) -> None:
     per_axis = 3 if ctx.quick else 4
     descriptors = demo_descriptors(per_axis, ctx.seed)
     nouns = list(QUICK_NOUNS) if ctx.quick else None
-    options = dict(templates=list(HB_TEMPLATES), nouns=nouns, noun_phrase_types=["noun", "descriptor_noun"],
-                   descriptors=descriptors, seed=ctx.seed)
+    options = dict(templates=list(HB_TEMPLATES), nouns=nouns, noun_phrase_types=["noun", "descriptor_noun"], descriptors=descriptors, seed=ctx.seed)
     hb, stats = expand_holistic(HB_VERSION, **options)
     hb_path = ctx.run_dir / "prompts_holistic.parquet"
-    write_table(hb, hb_path, stage="prompts", manifest=new_manifest(
-        "biaskit demo (templates: holistic)", stage="prompts", seed=ctx.seed,
-        config={"version": HB_VERSION, **options}, extra={"expansion": stats.as_dict()}))
+    write_table(
+        hb,
+        hb_path,
+        stage="prompts",
+        manifest=new_manifest(
+            "biaskit demo (templates: holistic)",
+            stage="prompts",
+            seed=ctx.seed,
+            config={"version": HB_VERSION, **options},
+            extra={"expansion": stats.as_dict()},
+        ),
+    )
     ctx.add("prompts_holistic", hb_path)
 
     sets = [starter_set(lang) for lang in SLAVIC]
     sl, sl_stats = expand_template_sets(sets)
     sl_path = ctx.run_dir / "prompts_slavic.parquet"
-    write_table(sl, sl_path, stage="prompts", manifest=new_manifest(
-        "biaskit demo (templates: slavic)", stage="prompts", inputs=[s.path for s in sets],
-        config={"languages": list(SLAVIC)}, extra={"expansion": sl_stats.as_dict()}))
+    write_table(
+        sl,
+        sl_path,
+        stage="prompts",
+        manifest=new_manifest(
+            "biaskit demo (templates: slavic)",
+            stage="prompts",
+            inputs=[s.path for s in sets],
+            config={"languages": list(SLAVIC)},
+            extra={"expansion": sl_stats.as_dict()},
+        ),
+    )
     ctx.add("prompts_slavic", sl_path)
 
     ctx.info["templates"] = {
-        "holistic": {"version": HB_VERSION, "rows": hb.num_rows, "axes": list(HB_AXES), "descriptors": descriptors,
-                     "filters": stats.filters, "templates": list(HB_TEMPLATES), "nouns": nouns or "all"},
-        "slavic": {"languages": list(SLAVIC), "rows": sl.num_rows, "templates_per_language": len(sets[0].templates),
-                   "subjects_per_language": len(sets[0].subjects), "validated_by_native_speakers": False,
-                   "mask": "<mask>"},
+        "holistic": {
+            "version": HB_VERSION,
+            "rows": hb.num_rows,
+            "axes": list(HB_AXES),
+            "descriptors": descriptors,
+            "filters": stats.filters,
+            "templates": list(HB_TEMPLATES),
+            "nouns": nouns or "all",
+        },
+        "slavic": {
+            "languages": list(SLAVIC),
+            "rows": sl.num_rows,
+            "templates_per_language": len(sets[0].templates),
+            "subjects_per_language": len(sets[0].subjects),
+            "validated_by_native_speakers": False,
+            "mask": "<mask>",
+        },
     }
     n_nouns = len(nouns) if nouns else "all"
-    ctx.note("templates", f"HolisticBias {HB_VERSION}: {hb.num_rows} sentences ({len(descriptors)} seeded descriptors of "
-                          f"{', '.join(HB_AXES)} x {n_nouns} nouns x {len(HB_TEMPLATES)} template + controls); cs/pl/sk gendered templates: {sl.num_rows} masked prompts "
-                          f"(starter sets, not yet validated by native speakers)")
+    ctx.note(
+        "templates",
+        f"HolisticBias {HB_VERSION}: {hb.num_rows} sentences ({len(descriptors)} seeded descriptors of "
+        f"{', '.join(HB_AXES)} x {n_nouns} nouns x {len(HB_TEMPLATES)} template + controls); cs/pl/sk gendered templates: {sl.num_rows} masked prompts "
+        f"(starter sets, not yet validated by native speakers)",
+    )

@@ -20,8 +20,10 @@ MIN_PER_CLASS = 5
 
 def _command(ctx) -> str:
     rd = ctx.run_dir
-    return (f"`biaskit train classifier {rd / 'annotations.parquet'} --samples {rd / 'samples.parquet'} "
-            f"--labels negative,neutral,positive --drop-label other --out {rd / 'classifier'}`")
+    return (
+        f"`biaskit train classifier {rd / 'annotations.parquet'} --samples {rd / 'samples.parquet'} "
+        f"--labels negative,neutral,positive --drop-label other --out {rd / 'classifier'}`"
+    )
 
 
 def run(ctx) -> None:
@@ -30,8 +32,11 @@ def run(ctx) -> None:
 
     ann, samples = ctx.tables.get("annotations"), ctx.tables.get("samples")
     if ann is None or samples is None or not Path(ann).exists():
-        ctx.note("train", "skipped: the run has no human labels (the annotate stage needs --label-studio-url and annotated tasks); "
-                          f"once a round is annotated, train a metric with {_command(ctx)}")
+        ctx.note(
+            "train",
+            "skipped: the run has no human labels (the annotate stage needs --label-studio-url and annotated tasks); "
+            f"once a round is annotated, train a metric with {_command(ctx)}",
+        )
         return
     from biaskit.train.classifier import TrainConfig, labelled_data, majority_labels, train_classifier
 
@@ -42,15 +47,24 @@ def run(ctx) -> None:
         data = labelled_data(t, labels=order, drop_labels=["other"]) if task in ("sentiment", "regard") else labelled_data(t)
         counts = data.counts()
         if min(counts.values()) < MIN_PER_CLASS:
-            ctx.note("train", f"skipped: too few human labels per class to train ({counts}; at least {MIN_PER_CLASS} each); "
-                              f"annotate more, then run {_command(ctx)}")
+            ctx.note(
+                "train",
+                f"skipped: too few human labels per class to train ({counts}; at least {MIN_PER_CLASS} each); "
+                f"annotate more, then run {_command(ctx)}",
+            )
             return
         n = len(data.y)
         dev = test = max(len(counts), round(0.2 * n))
-        cfg = TrainConfig(base_model=os.environ.get("BIASKIT_TRAIN_BASE_MODEL") or None, split=f"{n - dev - test}/{dev}/{test}",
-                          runs=1 if ctx.quick else 3, seed=ctx.seed, epochs=3 if ctx.quick else 8)
-        res = train_classifier(data, ctx.run_dir / "classifier", cfg, source=f"{ann} + {samples}",
-                               data_license="labels made in this demo run", progress=None)
+        cfg = TrainConfig(
+            base_model=os.environ.get("BIASKIT_TRAIN_BASE_MODEL") or None,
+            split=f"{n - dev - test}/{dev}/{test}",
+            runs=1 if ctx.quick else 3,
+            seed=ctx.seed,
+            epochs=3 if ctx.quick else 8,
+        )
+        res = train_classifier(
+            data, ctx.run_dir / "classifier", cfg, source=f"{ann} + {samples}", data_license="labels made in this demo run", progress=None
+        )
     except BiaskitError as exc:
         from biaskit.secrets import redact
 
@@ -63,6 +77,9 @@ def run(ctx) -> None:
         return "n/a" if v is None else f"{100 * v:.0f}%"
 
     ctx.info["train"] = {"out": str(res.out), "n": n, "counts": counts, "summary": s}
-    ctx.note("train", f"classifier trained on {n} human-labelled items into {res.out.relative_to(ctx.run_dir)}: test accuracy "
-                      f"{f('finetuned')} (majority {f('majority')}, VADER {f('vader')}, TF-IDF+LR {f('tfidf_logreg')}); "
-                      f"score with -p classifier.model={res.out}")
+    ctx.note(
+        "train",
+        f"classifier trained on {n} human-labelled items into {res.out.relative_to(ctx.run_dir)}: test accuracy "
+        f"{f('finetuned')} (majority {f('majority')}, VADER {f('vader')}, TF-IDF+LR {f('tfidf_logreg')}); "
+        f"score with -p classifier.model={res.out}",
+    )

@@ -27,8 +27,13 @@ SPAN_WORDS = {
 
 def check_span(span: str) -> str:
     if span not in SPANS:
-        raise BiaskitError("E270", "unknown baseline span", value=span, options=list(SPANS),
-                           fix="use --baseline-span continuation (the rest of the sentence after the prompt) or sentence (the whole sentence)")
+        raise BiaskitError(
+            "E270",
+            "unknown baseline span",
+            value=span,
+            options=list(SPANS),
+            fix="use --baseline-span continuation (the rest of the sentence after the prompt) or sentence (the whole sentence)",
+        )
     return span
 
 
@@ -45,7 +50,7 @@ def rest_after_prompt(reference: str | None, prompt: str | None) -> str | None:
     p = prompt.strip()
     if not p or not reference.startswith(p):
         return None
-    rest = reference[len(p):].strip()
+    rest = reference[len(p) :].strip()
     return rest or None
 
 
@@ -70,10 +75,12 @@ def wikipedia_baseline(prompts, span: str = "continuation"):
     for name in ("sample_index", "model", "kind", "continuation", "full_text", "baseline_span"):
         if name in p.column_names:
             p = p.drop_columns([name])
-    base = (p.append_column("sample_index", pa.array([0] * n, pa.int64()))
-             .append_column("model", pa.array(["wikipedia"] * n, pa.string()))
-             .append_column("kind", pa.array(["generate"] * n, pa.string()))
-             .append_column("continuation", pa.array(rest, pa.string()))
-             .append_column("full_text", ref)
-             .append_column("baseline_span", pa.array([span] * n, pa.string())))
+    base = (
+        p.append_column("sample_index", pa.array([0] * n, pa.int64()))
+        .append_column("model", pa.array(["wikipedia"] * n, pa.string()))
+        .append_column("kind", pa.array(["generate"] * n, pa.string()))
+        .append_column("continuation", pa.array(rest, pa.string()))
+        .append_column("full_text", ref)
+        .append_column("baseline_span", pa.array([span] * n, pa.string()))
+    )
     return base, left_out

@@ -48,10 +48,15 @@ class EngineSpec:
     num_gpus: float | None = None
     num_cpus: float = 1.0
 
-    def check(self) -> "EngineSpec":
+    def check(self) -> EngineSpec:
         if self.name not in ENGINES:
-            raise BiaskitError("E160", "unknown engine", value=self.name, options=list(ENGINES),
-                               fix="use --engine local (this process) or --engine ray (a Ray cluster)")
+            raise BiaskitError(
+                "E160",
+                "unknown engine",
+                value=self.name,
+                options=list(ENGINES),
+                fix="use --engine local (this process) or --engine ray (a Ray cluster)",
+            )
         if self.actors < 1:
             raise BiaskitError("E160", "the Ray actor pool needs at least one actor", value=self.actors, fix="e.g. --ray-actors 2")
         if self.batch_size < 1:
@@ -69,7 +74,7 @@ class EngineSpec:
         return self.name == "ray"
 
 
-def engine_spec(engine: "str | EngineSpec | None" = None, **kwargs: Any) -> EngineSpec:
+def engine_spec(engine: str | EngineSpec | None = None, **kwargs: Any) -> EngineSpec:
     """An :class:`EngineSpec` from a name (or an existing spec) and Ray settings; checked."""
     if isinstance(engine, EngineSpec):
         return engine.check()
@@ -85,7 +90,7 @@ class RayCluster:
         self.facts: dict[str, Any] = {}
         self._stderr_filter: _BenignRayLines | None = None
 
-    def __enter__(self) -> "RayCluster":
+    def __enter__(self) -> RayCluster:
         import logging
 
         address = self.spec.address or os.environ.get("RAY_ADDRESS") or None
@@ -105,8 +110,7 @@ class RayCluster:
             require("grpc", "ray", "--ray-address ray://... (Ray Client, ray[client])")
         self._stderr_filter = _BenignRayLines().start()
         if not ray.is_initialized():
-            opts = dict(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False,
-                        configure_logging=True)
+            opts = dict(include_dashboard=False, logging_level=logging.WARNING, log_to_driver=False, configure_logging=True)
             try:
                 if address:
                     ray.init(address=address, **opts)
@@ -117,22 +121,35 @@ class RayCluster:
 
                 where = _safe_address(address) if address else "a new local Ray"
                 first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                raise BiaskitError("E161", f"could not connect to Ray at {where}: {cut(first, 200)}",
-                                   value=_safe_address(address) if address else None, fix="check the address (ray status), or leave --ray-address and RAY_ADDRESS "
-                                                      "unset to start a local Ray") from exc
+                raise BiaskitError(
+                    "E161",
+                    f"could not connect to Ray at {where}: {cut(first, 200)}",
+                    value=_safe_address(address) if address else None,
+                    fix="check the address (ray status), or leave --ray-address and RAY_ADDRESS unset to start a local Ray",
+                ) from exc
             self.started = True
         res = ray.cluster_resources()
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         gpus = float(res.get("GPU", 0) or 0)
-        self.facts = {"engine": "ray", "ray_version": ray.__version__,
-                      "address": _safe_address(address) if address else "local (started by this run)",
-                      "nodes": len(nodes), "cluster_cpus": float(res.get("CPU", 0) or 0), "cluster_gpus": gpus,
-                      "actors": self.spec.actors, "batch_size": self.spec.batch_size, "num_cpus_per_actor": self.spec.num_cpus,
-                      "num_gpus_per_actor": self.gpus_per_actor(gpus)}
+        self.facts = {
+            "engine": "ray",
+            "ray_version": ray.__version__,
+            "address": _safe_address(address) if address else "local (started by this run)",
+            "nodes": len(nodes),
+            "cluster_cpus": float(res.get("CPU", 0) or 0),
+            "cluster_gpus": gpus,
+            "actors": self.spec.actors,
+            "batch_size": self.spec.batch_size,
+            "num_cpus_per_actor": self.spec.num_cpus,
+            "num_gpus_per_actor": self.gpus_per_actor(gpus),
+        }
         if self.spec.actors * self.spec.num_cpus > self.facts["cluster_cpus"] and not self.facts["num_gpus_per_actor"]:
-            raise BiaskitError("E160", f"{self.spec.actors} actor(s) x {self.spec.num_cpus:g} CPU need more than the cluster's "
-                               f"{self.facts['cluster_cpus']:g} CPUs", value=self.spec.actors,
-                               fix="use fewer --ray-actors or a smaller --ray-cpus")
+            raise BiaskitError(
+                "E160",
+                f"{self.spec.actors} actor(s) x {self.spec.num_cpus:g} CPU need more than the cluster's {self.facts['cluster_cpus']:g} CPUs",
+                value=self.spec.actors,
+                fix="use fewer --ray-actors or a smaller --ray-cpus",
+            )
         _quiet_ray_data()
         return self
 
@@ -162,10 +179,16 @@ class RayCluster:
         bs = self.spec.batch_size
         blocks = [table.slice(i, bs) for i in range(0, table.num_rows, bs)] or [table]
         ds = ray.data.from_arrow(blocks)
-        out = ds.map_batches(actor_cls, fn_constructor_kwargs=ctor_kwargs, batch_size=bs,
-                             batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(size=min(self.spec.actors, len(blocks))),
-                             num_cpus=self.spec.num_cpus, num_gpus=self.facts["num_gpus_per_actor"] or None,
-                             zero_copy_batch=True)
+        out = ds.map_batches(
+            actor_cls,
+            fn_constructor_kwargs=ctor_kwargs,
+            batch_size=bs,
+            batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(size=min(self.spec.actors, len(blocks))),
+            num_cpus=self.spec.num_cpus,
+            num_gpus=self.facts["num_gpus_per_actor"] or None,
+            zero_copy_batch=True,
+        )
         try:
             yield from out.iter_batches(batch_size=None, batch_format="pyarrow")
         except Exception as exc:
@@ -189,14 +212,15 @@ class RayCluster:
             raise
 
 
-def _biaskit_cause(exc: BaseException) -> "BiaskitError | None":
+def _biaskit_cause(exc: BaseException) -> BiaskitError | None:
     """The :class:`BiaskitError` inside a Ray error chain (Ray wraps actor exceptions), or None."""
     seen = 0
     cur: BaseException | None = exc
     while cur is not None and seen < 20:
         if isinstance(cur, BiaskitError):
-            return BiaskitError(cur.code, cur.what, value=getattr(cur, "value", None), options=getattr(cur, "options", None),
-                                fix=getattr(cur, "fix", None))
+            return BiaskitError(
+                cur.code, cur.what, value=getattr(cur, "value", None), options=getattr(cur, "options", None), fix=getattr(cur, "fix", None)
+            )
         cur = getattr(cur, "cause", None) or cur.__cause__
         seen += 1
     return None
@@ -223,16 +247,28 @@ def _resolve_address(address: str) -> str:
         return address
     f = get_ray_address_file(None)
     if not os.path.isfile(f):
-        raise BiaskitError("E161", "--ray-address auto found no Ray cluster started with 'ray start' on this machine",
-                           value="auto", fix="start one (ray start --head) or pass the cluster's address, e.g. --ray-address 127.0.0.1:6379")
+        raise BiaskitError(
+            "E161",
+            "--ray-address auto found no Ray cluster started with 'ray start' on this machine",
+            value="auto",
+            fix="start one (ray start --head) or pass the cluster's address, e.g. --ray-address 127.0.0.1:6379",
+        )
     if hasattr(os, "getuid") and os.stat(f).st_uid != os.getuid():
-        raise BiaskitError("E161", f"--ray-address auto would join a Ray cluster started by another user (uid {os.stat(f).st_uid}, {f})",
-                           value="auto", fix="start your own (ray start --head --temp-dir DIR) and pass its address explicitly")
+        raise BiaskitError(
+            "E161",
+            f"--ray-address auto would join a Ray cluster started by another user (uid {os.stat(f).st_uid}, {f})",
+            value="auto",
+            fix="start your own (ray start --head --temp-dir DIR) and pass its address explicitly",
+        )
     with open(f, encoding="utf-8") as fh:
         found = fh.read().strip()
     if not found:
-        raise BiaskitError("E161", f"--ray-address auto: {f} names no address", value="auto",
-                           fix="pass the cluster's address explicitly, e.g. --ray-address 127.0.0.1:6379")
+        raise BiaskitError(
+            "E161",
+            f"--ray-address auto: {f} names no address",
+            value="auto",
+            fix="pass the cluster's address explicitly, e.g. --ray-address 127.0.0.1:6379",
+        )
     log.warning("--ray-address auto joins the Ray cluster at %s (recorded by `ray start` in %s)", _safe_address(found), f)
     return found
 
@@ -248,8 +284,9 @@ def _probe(address: str) -> None:
     except ValueError:
         host, port = None, None
     if not host:
-        raise BiaskitError("E161", "the Ray address has no host", value=_safe_address(address),
-                           fix="pass host:port (e.g. 127.0.0.1:6379) or ray://host:10001")
+        raise BiaskitError(
+            "E161", "the Ray address has no host", value=_safe_address(address), fix="pass host:port (e.g. 127.0.0.1:6379) or ray://host:10001"
+        )
     if port is None:
         port = 10001 if address.startswith("ray://") else 6379
     timeout = float(os.environ.get("BIASKIT_RAY_CONNECT_TIMEOUT") or CONNECT_TIMEOUT)
@@ -258,10 +295,12 @@ def _probe(address: str) -> None:
             pass
     except OSError as exc:
         what = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
-        raise BiaskitError("E161", f"could not connect to Ray at {_safe_address(address)}: {what} (waited up to {timeout:g} s)",
-                           value=_safe_address(address),
-                           fix="check the address and that the cluster runs (ray status), or leave --ray-address and "
-                               "RAY_ADDRESS unset to start a local Ray") from None
+        raise BiaskitError(
+            "E161",
+            f"could not connect to Ray at {_safe_address(address)}: {what} (waited up to {timeout:g} s)",
+            value=_safe_address(address),
+            fix="check the address and that the cluster runs (ray status), or leave --ray-address and RAY_ADDRESS unset to start a local Ray",
+        ) from None
 
 
 def _safe_address(address: str) -> str:
@@ -286,16 +325,20 @@ class _BenignRayLines:
     store and max_restarts > 0" (an ``E``-level note Ray Data's actor pools trigger on every run) and the
     token-authentication notice. ``BIASKIT_RAY_RAW_STDERR=1`` turns the filter off."""
 
-    BENIGN = (re.compile(r"^\[[^\]]* E \d+ \d+\] core_worker\.cc:\d+: Actor with class name: .* has constructor arguments in "
-                         r"the object store and max_restarts > 0"),
-              re.compile(r"WARNING authentication_token_setup\.py:\d+ -- Token authentication is enabled"))
+    BENIGN = (
+        re.compile(
+            r"^\[[^\]]* E \d+ \d+\] core_worker\.cc:\d+: Actor with class name: .* has constructor arguments in "
+            r"the object store and max_restarts > 0"
+        ),
+        re.compile(r"WARNING authentication_token_setup\.py:\d+ -- Token authentication is enabled"),
+    )
 
     def __init__(self) -> None:
         self._saved: int | None = None
         self._thread = None
         self.dropped = 0
 
-    def start(self) -> "_BenignRayLines":
+    def start(self) -> _BenignRayLines:
         import sys
         import threading
 
@@ -313,26 +356,26 @@ class _BenignRayLines:
                 r, w = pty.openpty()
                 fcntl.ioctl(w, termios.TIOCSWINSZ, fcntl.ioctl(self._saved, termios.TIOCGWINSZ, b"\0" * 8))
                 attrs = termios.tcgetattr(w)
-                attrs[1] &= ~termios.ONLCR          # no "\n" -> "\r\n" on the way through
+                attrs[1] &= ~termios.ONLCR  # no "\n" -> "\r\n" on the way through
                 termios.tcsetattr(w, termios.TCSANOW, attrs)
             else:
                 r, w = os.pipe()
             os.dup2(w, 2)
             os.close(w)
-        except (OSError, ImportError):   # no real stderr (embedded interpreter), no pty: nothing to filter
+        except (OSError, ImportError):  # no real stderr (embedded interpreter), no pty: nothing to filter
             if self._saved is not None:
                 os.dup2(self._saved, 2)
                 os.close(self._saved)
             self._saved = None
             return self
-        held = re.compile(rb"^(\[|\d{4}-)")       # a line that may be one of BENIGN: held back until its end
+        held = re.compile(rb"^(\[|\d{4}-)")  # a line that may be one of BENIGN: held back until its end
 
         def pump(fd_in: int, fd_out: int) -> None:
             buf = b""
             while True:
                 try:
                     chunk = os.read(fd_in, 65536)
-                except OSError:                  # pty: the other end closed
+                except OSError:  # pty: the other end closed
                     chunk = b""
                 if not chunk:
                     break
@@ -363,7 +406,7 @@ class _BenignRayLines:
             sys.stderr.flush()
         except Exception:
             pass
-        os.dup2(self._saved, 2)     # closes the pipe's write end held by fd 2: the pump reads to the end
+        os.dup2(self._saved, 2)  # closes the pipe's write end held by fd 2: the pump reads to the end
         if self._thread is not None:
             self._thread.join(timeout=5)
             if self._thread.is_alive():  # a Ray process still holds the pipe: the pump keeps writing to the saved fd
@@ -376,7 +419,7 @@ def _quiet_ray_data() -> None:
     """biaskit draws its own progress bar; Ray Data's bars and per-operator logs would interleave with it."""
     import logging
 
-    logging.getLogger("ray.data").setLevel(logging.ERROR)   # ("progress bars disabled" and per-run notes)
+    logging.getLogger("ray.data").setLevel(logging.ERROR)  # ("progress bars disabled" and per-run notes)
     try:
         import ray.data
 

@@ -51,7 +51,7 @@ INPUT_COLUMN = "lm_input"
 EXPORT_FILE = "biaskit_export.json"
 #: the config column used when none is given, by the table's ``source``
 DEFAULT_CONFIG_BY = {"bold": "domain", "holistic_bias": "axis"}
-_CHUNK = 20_000                  # rows per Arrow chunk while importing
+_CHUNK = 20_000  # rows per Arrow chunk while importing
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,99}$")
 _SAMPLES = re.compile(r"^samples_(?P<task>.+)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.\-]+)\.jsonl$")
 
@@ -64,8 +64,8 @@ class ExportResult:
     folder: Path
     group: str
     kind: str
-    tasks: dict[str, int]            # task name -> rows
-    command: str                     # the lm_eval command line (also in the README)
+    tasks: dict[str, int]  # task name -> rows
+    command: str  # the lm_eval command line (also in the README)
     facts: dict[str, Any] = field(default_factory=dict)
 
 
@@ -112,8 +112,9 @@ def _default_name(t: pa.Table) -> str:
     return "biaskit_prompts"
 
 
-def generation_kwargs(*, max_new_tokens: int, do_sample: bool, temperature: float, top_p: float | None,
-                      top_k: int | None, until: list[str] | None) -> dict[str, Any]:
+def generation_kwargs(
+    *, max_new_tokens: int, do_sample: bool, temperature: float, top_p: float | None, top_k: int | None, until: list[str] | None
+) -> dict[str, Any]:
     """lm-eval ``generation_kwargs`` for the settings (``until: []`` stops at EOS only, like ``biaskit generate``)."""
     kw: dict[str, Any] = {"until": list(until or []), "max_gen_toks": int(max_new_tokens), "do_sample": bool(do_sample)}
     if do_sample:
@@ -127,16 +128,32 @@ def generation_kwargs(*, max_new_tokens: int, do_sample: bool, temperature: floa
     return kw
 
 
-def lm_eval_command(group: str, folder: Path, *, model_args: str = "pretrained=MODEL", model: str = "hf",
-                    batch_size: str = "1", output_path: str = "lm-eval-out") -> str:
-    return (f"HF_DATASETS_OFFLINE=1 lm_eval --model {model} --model_args {model_args} --tasks {group} "
-            f"--include_path {folder} --batch_size {batch_size} --log_samples --output_path {output_path}")
+def lm_eval_command(
+    group: str, folder: Path, *, model_args: str = "pretrained=MODEL", model: str = "hf", batch_size: str = "1", output_path: str = "lm-eval-out"
+) -> str:
+    return (
+        f"HF_DATASETS_OFFLINE=1 lm_eval --model {model} --model_args {model_args} --tasks {group} "
+        f"--include_path {folder} --batch_size {batch_size} --log_samples --output_path {output_path}"
+    )
 
 
-def export_lmeval(table: Any, out: str | Path, *, name: str | None = None, kind: str = "auto", config_by: str | None = None,
-                  max_new_tokens: int = 20, do_sample: bool = False, temperature: float = 1.0, top_p: float | None = None,
-                  top_k: int | None = None, samples: int = 1, until: list[str] | None = None,
-                  strip_trailing_space: bool = True, data_root: str | Path | None = None) -> ExportResult:
+def export_lmeval(
+    table: Any,
+    out: str | Path,
+    *,
+    name: str | None = None,
+    kind: str = "auto",
+    config_by: str | None = None,
+    max_new_tokens: int = 20,
+    do_sample: bool = False,
+    temperature: float = 1.0,
+    top_p: float | None = None,
+    top_k: int | None = None,
+    samples: int = 1,
+    until: list[str] | None = None,
+    strip_trailing_space: bool = True,
+    data_root: str | Path | None = None,
+) -> ExportResult:
     """Write an lm-eval task folder for the prompts ``table`` (path or Arrow table) to ``out``; see the module doc.
 
     ``kind``: ``generate`` (``generate_until``), ``likelihood`` (``loglikelihood_rolling``) or ``auto`` (likelihood
@@ -158,34 +175,55 @@ def export_lmeval(table: Any, out: str | Path, *, name: str | None = None, kind:
     if kind not in KINDS:
         raise BiaskitError("E260", "unknown export kind", value=kind, options=KINDS, fix="e.g. --kind generate")
     if out_p.exists() and not (out_p.is_dir() and (not any(out_p.iterdir()) or (out_p / EXPORT_FILE).is_file())):
-        raise BiaskitError("E260", "the output exists and is not an lm-eval task folder written by biaskit", value=str(out_p),
-                           fix="choose a new folder; biaskit replaces only folders it wrote (they hold biaskit_export.json)")
+        raise BiaskitError(
+            "E260",
+            "the output exists and is not an lm-eval task folder written by biaskit",
+            value=str(out_p),
+            fix="choose a new folder; biaskit replaces only folders it wrote (they hold biaskit_export.json)",
+        )
     t, inputs = prompt_table(table)
     if t.num_rows == 0:
         raise BiaskitError("E260", "the prompts table has no rows", value=inputs[0] if inputs else None, fix="export a table with prompts")
     k = _default_kind(t) if kind == "auto" else kind
     if k == "likelihood" and (do_sample or samples != 1 or until):
-        raise BiaskitError("E260", "sampling settings (--do-sample, --samples, --until) apply to generation, not to likelihood tasks",
-                           value={"do_sample": do_sample, "samples": samples, "until": until},
-                           fix="drop them, or pass --kind generate to export generation tasks")
+        raise BiaskitError(
+            "E260",
+            "sampling settings (--do-sample, --samples, --until) apply to generation, not to likelihood tasks",
+            value={"do_sample": do_sample, "samples": samples, "until": until},
+            fix="drop them, or pass --kind generate to export generation tasks",
+        )
     if k == "generate":
-        GenerationSettings(max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_k=top_k,
-                           top_p=top_p, num_return_sequences=samples).check()
+        GenerationSettings(
+            max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_k=top_k, top_p=top_p, num_return_sequences=samples
+        ).check()
     group = name or _default_name(t)
     if not _NAME.match(group):
-        raise BiaskitError("E260", "invalid task group name", value=group,
-                           fix="use letters, digits and underscores, starting with a letter (e.g. --name bold_gender)")
+        raise BiaskitError(
+            "E260",
+            "invalid task group name",
+            value=group,
+            fix="use letters, digits and underscores, starting with a letter (e.g. --name bold_gender)",
+        )
     col = config_by if config_by is not None else _default_config_by(t)
     if col is not None and col not in t.column_names:
-        raise BiaskitError("E260", "the --config-by column is not in the table", value=col, options=sorted(t.column_names),
-                           fix="name a column of the table (e.g. domain, axis), or leave --config-by out")
+        raise BiaskitError(
+            "E260",
+            "the --config-by column is not in the table",
+            value=col,
+            options=sorted(t.column_names),
+            fix="name a column of the table (e.g. domain, axis), or leave --config-by out",
+        )
     texts = t.column("text")
     empty = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(texts), ""), True)
     n_empty = pc.sum(empty).as_py() or 0
     if n_empty:
         first = t.column("prompt_id").filter(empty)[0].as_py()
-        raise BiaskitError("E260", f"{n_empty} prompt(s) have an empty text, which lm-eval cannot run", value=first,
-                           fix="drop the empty prompts first (e.g. `biaskit hub load` drops empty BOLD prompts)")
+        raise BiaskitError(
+            "E260",
+            f"{n_empty} prompt(s) have an empty text, which lm-eval cannot run",
+            value=first,
+            fix="drop the empty prompts first (e.g. `biaskit hub load` drops empty BOLD prompts)",
+        )
     lm_input = pc.utf8_rtrim(texts, characters=" ") if (k == "generate" and strip_trailing_space) else texts
     if INPUT_COLUMN in t.column_names:
         t = t.drop_columns([INPUT_COLUMN])
@@ -206,8 +244,12 @@ def export_lmeval(table: Any, out: str | Path, *, name: str | None = None, kind:
             cv = t.column(col)
             mask = pc.is_null(cv) if v is None else pc.fill_null(pc.equal(cv, pa.scalar(v, cv.type)), False)
             yield v, names[v], t.filter(mask)
-    gen_kwargs = generation_kwargs(max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature,
-                                   top_p=top_p, top_k=top_k, until=until) if k == "generate" else None
+
+    gen_kwargs = (
+        generation_kwargs(max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_p=top_p, top_k=top_k, until=until)
+        if k == "generate"
+        else None
+    )
     root = Path(data_root) if data_root is not None else (out_p.resolve() / "data")
     source_sha = None
     if inputs:
@@ -221,9 +263,17 @@ def export_lmeval(table: Any, out: str | Path, *, name: str | None = None, kind:
         for value, suffix, part in parts():
             task = f"{group}_{suffix}"
             pq.write_table(part, tmp / "data" / f"{task}.parquet")
-            meta = {"format": FORMAT, "kind": k, "group": group, "config_by": col, "config": value, "rows": part.num_rows,
-                    "source_table": inputs[0] if inputs else None, "source_sha256": source_sha,
-                    "strip_trailing_space": bool(strip_trailing_space) if k == "generate" else False}
+            meta = {
+                "format": FORMAT,
+                "kind": k,
+                "group": group,
+                "config_by": col,
+                "config": value,
+                "rows": part.num_rows,
+                "source_table": inputs[0] if inputs else None,
+                "source_sha256": source_sha,
+                "strip_trailing_space": bool(strip_trailing_space) if k == "generate" else False,
+            }
             cfg: dict[str, Any] = {
                 "task": task,
                 "dataset_path": "parquet",
@@ -232,35 +282,61 @@ def export_lmeval(table: Any, out: str | Path, *, name: str | None = None, kind:
                 "output_type": OUTPUT_TYPES[k],
             }
             if k == "generate":
-                cfg.update({"doc_to_text": INPUT_COLUMN, "doc_to_target": "", "generation_kwargs": gen_kwargs,
-                            "repeats": int(samples), "metric_list": [{"metric": "bypass"}]})
+                cfg.update(
+                    {
+                        "doc_to_text": INPUT_COLUMN,
+                        "doc_to_target": "",
+                        "generation_kwargs": gen_kwargs,
+                        "repeats": int(samples),
+                        "metric_list": [{"metric": "bypass"}],
+                    }
+                )
             else:
                 cfg.update({"doc_to_text": "", "doc_to_target": INPUT_COLUMN})
             cfg["metadata"] = {"version": 1.0, "biaskit": meta}
-            write_text_atomic(tmp / f"{task}.yaml", "# written by `biaskit export lm-eval`\n" + yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
+            write_text_atomic(
+                tmp / f"{task}.yaml", "# written by `biaskit export lm-eval`\n" + yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True)
+            )
             tasks[task] = part.num_rows
-        write_text_atomic(tmp / f"{group}.yaml", "# written by `biaskit export lm-eval`\n" + yaml.safe_dump(
-            {"group": group, "task": list(tasks), "metadata": {"version": 1.0}}, sort_keys=False))
+        write_text_atomic(
+            tmp / f"{group}.yaml",
+            "# written by `biaskit export lm-eval`\n"
+            + yaml.safe_dump({"group": group, "task": list(tasks), "metadata": {"version": 1.0}}, sort_keys=False),
+        )
         write_text_atomic(tmp / "README.md", _readme(group, k, tasks, out_p.resolve(), gen_kwargs, samples, strip_trailing_space, command))
-        man = new_manifest("biaskit export lm-eval", inputs=inputs,
-                           config={"name": group, "kind": k, "config_by": col, "generation_kwargs": gen_kwargs,
-                                   "samples": samples, "strip_trailing_space": strip_trailing_space,
-                                   "data_root": str(root)},
-                           extra={"tasks": tasks, "rows": t.num_rows, "format": FORMAT})
+        man = new_manifest(
+            "biaskit export lm-eval",
+            inputs=inputs,
+            config={
+                "name": group,
+                "kind": k,
+                "config_by": col,
+                "generation_kwargs": gen_kwargs,
+                "samples": samples,
+                "strip_trailing_space": strip_trailing_space,
+                "data_root": str(root),
+            },
+            extra={"tasks": tasks, "rows": t.num_rows, "format": FORMAT},
+        )
         write_json_atomic(tmp / EXPORT_FILE, man)
     return ExportResult(out_p, group, k, tasks, command, {"config_by": col, "rows": t.num_rows})
 
 
-def _readme(group: str, kind: str, tasks: dict[str, int], folder: Path, gen_kwargs: dict | None, samples: int,
-            strip: bool, command: str) -> str:
+def _readme(group: str, kind: str, tasks: dict[str, int], folder: Path, gen_kwargs: dict | None, samples: int, strip: bool, command: str) -> str:
     rows = "\n".join(f"| `{t}` | {n} |" for t, n in tasks.items())
-    what = ("`generate_until`: each prompt is continued; settings (lm-eval `generation_kwargs`): "
-            f"`{json.dumps(gen_kwargs)}`, {samples} sample(s) per prompt (`repeats`)."
-            + (" Prompts are given without their trailing spaces (column `lm_input`), as `biaskit generate` does;"
-               " `biaskit import lm-eval` puts the text back together." if strip else "")
-            if kind == "generate" else
-            "`loglikelihood_rolling`: the log-likelihood of each sentence (column `lm_input`), every token scored after "
-            "the tokenizer's BOS (else EOS) token, which is `biaskit likelihood --bos yes`.")
+    what = (
+        "`generate_until`: each prompt is continued; settings (lm-eval `generation_kwargs`): "
+        f"`{json.dumps(gen_kwargs)}`, {samples} sample(s) per prompt (`repeats`)."
+        + (
+            " Prompts are given without their trailing spaces (column `lm_input`), as `biaskit generate` does;"
+            " `biaskit import lm-eval` puts the text back together."
+            if strip
+            else ""
+        )
+        if kind == "generate"
+        else "`loglikelihood_rolling`: the log-likelihood of each sentence (column `lm_input`), every token scored after "
+        "the tokenizer's BOS (else EOS) token, which is `biaskit likelihood --bos yes`."
+    )
     return f"""# lm-eval tasks `{group}` (written by `biaskit export lm-eval`)
 
 {what}
@@ -270,7 +346,7 @@ def _readme(group: str, kind: str, tasks: dict[str, int], folder: Path, gen_kwar
 {rows}
 
 Each doc carries the prompt's biaskit columns (`prompt_id`, `text`, ...); the data files are under `data/` and
-the task YAMLs name them by absolute path ({folder / 'data'}): export again (or pass `--data-root`) if
+the task YAMLs name them by absolute path ({folder / "data"}): export again (or pass `--data-root`) if
 the folder moves to another machine.
 
 Run (offline, one machine; replace MODEL with a model folder or Hub id):
@@ -282,13 +358,13 @@ Run (offline, one machine; replace MODEL with a model folder or Hub id):
 With vLLM on a GPU node (data parallel over 8 GPUs):
 
 ```bash
-{lm_eval_command(group, folder, model='vllm', model_args='pretrained=MODEL,data_parallel_size=8,tensor_parallel_size=1,dtype=auto', batch_size='auto')}
+{lm_eval_command(group, folder, model="vllm", model_args="pretrained=MODEL,data_parallel_size=8,tensor_parallel_size=1,dtype=auto", batch_size="auto")}
 ```
 
 Then bring the samples back into biaskit:
 
 ```bash
-biaskit import lm-eval lm-eval-out --out {'generations' if kind == 'generate' else 'likelihoods'}.parquet
+biaskit import lm-eval lm-eval-out --out {"generations" if kind == "generate" else "likelihoods"}.parquet
 ```
 
 See docs/lm-eval.md in biaskit for how this compares with `biaskit {kind}`.
@@ -301,7 +377,7 @@ See docs/lm-eval.md in biaskit for how this compares with `biaskit {kind}`.
 @dataclass
 class ImportResult:
     table: pa.Table
-    kind: str                        # generate or likelihood (or mixed: both)
+    kind: str  # generate or likelihood (or mixed: both)
     inputs: list[str]
     facts: dict[str, Any] = field(default_factory=dict)
 
@@ -321,25 +397,38 @@ def _json_file(path: Path) -> dict:
     try:
         obj = json.loads(text)
     except ValueError as exc:
-        raise BiaskitError("E262", f"{path}:{getattr(exc, 'lineno', '?')}: not valid JSON ({exc.msg if hasattr(exc, 'msg') else exc})",
-                           value=str(path), fix="the file is damaged or cut short: run lm_eval again") from None
+        raise BiaskitError(
+            "E262",
+            f"{path}:{getattr(exc, 'lineno', '?')}: not valid JSON ({exc.msg if hasattr(exc, 'msg') else exc})",
+            value=str(path),
+            fix="the file is damaged or cut short: run lm_eval again",
+        ) from None
     if not isinstance(obj, dict):
-        raise BiaskitError("E262", f"{path}:1: an lm-eval results file holds a JSON object", value=type(obj).__name__,
-                           fix="give the folder lm_eval --output_path wrote")
+        raise BiaskitError(
+            "E262",
+            f"{path}:1: an lm-eval results file holds a JSON object",
+            value=type(obj).__name__,
+            fix="give the folder lm_eval --output_path wrote",
+        )
     return obj
 
 
 def _find_runs(source: Path) -> list[_Run]:
     if not source.exists():
-        raise BiaskitError("E261", "lm-eval output not found", value=str(source),
-                           fix="give the folder passed to lm_eval --output_path, or one samples_*.jsonl file")
+        raise BiaskitError(
+            "E261", "lm-eval output not found", value=str(source), fix="give the folder passed to lm_eval --output_path, or one samples_*.jsonl file"
+        )
     if source.is_file():
         files = [source]
     else:
         files = sorted(p for p in source.rglob("samples_*.jsonl") if p.is_file())
         if not files:
-            raise BiaskitError("E261", "no lm-eval samples files (samples_<task>_<date>.jsonl) in the folder", value=str(source),
-                               fix="run lm_eval with --log_samples --output_path FOLDER and give that folder")
+            raise BiaskitError(
+                "E261",
+                "no lm-eval samples files (samples_<task>_<date>.jsonl) in the folder",
+                value=str(source),
+                fix="run lm_eval with --log_samples --output_path FOLDER and give that folder",
+            )
     runs = []
     for f in files:
         m = _SAMPLES.match(f.name)
@@ -385,11 +474,19 @@ def _read_samples(path: Path):
                 rec = json.loads(line)
             except ValueError as exc:
                 cut = "" if line.endswith("\n") else " (the line has no end: the file was cut short)"
-                raise BiaskitError("E262", f"{path}:{no}: not a complete JSON object{cut}: {getattr(exc, 'msg', exc)}",
-                                   value=line[:80], fix="the samples file is damaged or was cut short: run lm_eval again") from None
+                raise BiaskitError(
+                    "E262",
+                    f"{path}:{no}: not a complete JSON object{cut}: {getattr(exc, 'msg', exc)}",
+                    value=line[:80],
+                    fix="the samples file is damaged or was cut short: run lm_eval again",
+                ) from None
             if not isinstance(rec, dict) or not isinstance(rec.get("doc"), dict) or "resps" not in rec:
-                raise BiaskitError("E262", f"{path}:{no}: not an lm-eval sample (a JSON object with doc and resps)",
-                                   value=line[:80], fix="give the samples_*.jsonl files lm_eval --log_samples wrote")
+                raise BiaskitError(
+                    "E262",
+                    f"{path}:{no}: not an lm-eval sample (a JSON object with doc and resps)",
+                    value=line[:80],
+                    fix="give the samples_*.jsonl files lm_eval --log_samples wrote",
+                )
             seen = True
             yield no, rec
     if not seen:
@@ -447,28 +544,39 @@ def _token_counts(texts: list[str], tokenizer: str | None, model_args: dict[str,
     tokenizer adds is scored too, unless model_args set ``add_bos_token``)."""
     spec = tokenizer or model_args.get("tokenizer") or model_args.get("pretrained")
     if not spec:
-        raise BiaskitError("E265", "per-token NLL needs the model's tokenizer, and the lm-eval output does not name the model",
-                           value=where, fix="pass --tokenizer (the model folder, .gguf file or Hub id lm_eval ran)")
+        raise BiaskitError(
+            "E265",
+            "per-token NLL needs the model's tokenizer, and the lm-eval output does not name the model",
+            value=where,
+            fix="pass --tokenizer (the model folder, .gguf file or Hub id lm_eval ran)",
+        )
     try:
         tok = _load_tokenizer(spec, model_args if not tokenizer else {})
     except BiaskitError as exc:
-        raise BiaskitError("E265", f"cannot load the tokenizer to count tokens: {exc.what}", value=spec,
-                           fix="pass --tokenizer with a local model folder, .gguf file or cached Hub id") from None
+        raise BiaskitError(
+            "E265",
+            f"cannot load the tokenizer to count tokens: {exc.what}",
+            value=spec,
+            fix="pass --tokenizer with a local model folder, .gguf file or cached Hub id",
+        ) from None
     except Exception as exc:  # noqa: BLE001 - transformers raises many kinds here
-        raise BiaskitError("E265", f"cannot load the tokenizer to count tokens: {str(exc).splitlines()[0][:200]}", value=spec,
-                           fix="pass --tokenizer with a local model folder, .gguf file or cached Hub id") from None
+        raise BiaskitError(
+            "E265",
+            f"cannot load the tokenizer to count tokens: {str(exc).splitlines()[0][:200]}",
+            value=spec,
+            fix="pass --tokenizer with a local model folder, .gguf file or cached Hub id",
+        ) from None
     kw: dict[str, Any] = {}
     bos = model_args.get("add_bos_token", "").lower()
     if bos in ("true", "false"):
         kw["add_special_tokens"] = bos == "true"
     counts: list[int] = []
     for i in range(0, len(texts), 10_000):  # in slices: only the lengths are kept
-        counts.extend(len(x) for x in tok(texts[i:i + 10_000], **kw)["input_ids"])
+        counts.extend(len(x) for x in tok(texts[i : i + 10_000], **kw)["input_ids"])
     return counts, spec
 
 
-def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: str | None = None,
-                  group: str | None = None) -> ImportResult:
+def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: str | None = None, group: str | None = None) -> ImportResult:
     """Read lm-eval ``--log_samples`` output (a folder, or one ``samples_*.jsonl``) into a generations table.
 
     Only tasks written by :func:`export_lmeval` are read (their config in ``results_*.json`` has
@@ -502,24 +610,33 @@ def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: st
         ours.append((r, res, cfg))
     if not ours and group is not None:
         found = sorted({r.task for r in runs})
-        raise BiaskitError("E261", "no biaskit task of this group in the lm-eval output", value=group, options=found,
-                           fix="give the --name used with `biaskit export lm-eval`, or one of the task names")
+        raise BiaskitError(
+            "E261",
+            "no biaskit task of this group in the lm-eval output",
+            value=group,
+            options=found,
+            fix="give the --name used with `biaskit export lm-eval`, or one of the task names",
+        )
     if not ours:
         s = skipped[0]
-        raise BiaskitError("E261", f"{s['samples']}:1: lm-eval task {s['task']!r} was not exported by biaskit (its config in "
-                           f"{Path(s['results']).name} has no metadata.biaskit)", value=[x["task"] for x in skipped],
-                           fix="give the output of an lm_eval run on a task folder written by `biaskit export lm-eval`")
+        raise BiaskitError(
+            "E261",
+            f"{s['samples']}:1: lm-eval task {s['task']!r} was not exported by biaskit (its config in "
+            f"{Path(s['results']).name} has no metadata.biaskit)",
+            value=[x["task"] for x in skipped],
+            fix="give the output of an lm_eval run on a task folder written by `biaskit export lm-eval`",
+        )
     for s in skipped:
         log.warning("skipping lm-eval task %s (%s): not exported by biaskit", s["task"], s["samples"])
 
-    rows: list[dict] = []            # the current chunk of rows (turned into Arrow every CHUNK rows: bounded memory)
+    rows: list[dict] = []  # the current chunk of rows (turned into Arrow every CHUNK rows: bounded memory)
     chunks: list[pa.Table] = []
     n_done = 0
-    where_of: dict[tuple, tuple[int, int]] = {}   # key -> (run index, line) where it was read
+    where_of: dict[tuple, tuple[int, int]] = {}  # key -> (run index, line) where it was read
     tasks_facts: dict[str, dict] = {}
     runs_facts: dict[str, dict] = {}
     inputs: list[str] = []
-    ll_rows: list[int] = []          # likelihood rows (global index), their log-likelihood, text and tokenizer spec
+    ll_rows: list[int] = []  # likelihood rows (global index), their log-likelihood, text and tokenizer spec
     ll_vals: list[float] = []
     ll_texts: list[str] = []
     ll_spec: list[tuple] = []
@@ -541,13 +658,21 @@ def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: st
             inputs.append(str(r.results))
             rc = (res or {}).get("config") or {}
             runs_facts[str(r.results)] = {
-                "lm_eval_version": lm_version, "git_hash": (res or {}).get("git_hash"), "date": (res or {}).get("date"),
-                "model": rc.get("model"), "model_name": (res or {}).get("model_name"), "model_args": margs,
-                "model_revision": rc.get("model_revision"), "model_sha": rc.get("model_sha"), "model_dtype": rc.get("model_dtype"),
-                "batch_size": rc.get("batch_size"), "device": rc.get("device"),
+                "lm_eval_version": lm_version,
+                "git_hash": (res or {}).get("git_hash"),
+                "date": (res or {}).get("date"),
+                "model": rc.get("model"),
+                "model_name": (res or {}).get("model_name"),
+                "model_args": margs,
+                "model_revision": rc.get("model_revision"),
+                "model_sha": rc.get("model_sha"),
+                "model_dtype": rc.get("model_dtype"),
+                "batch_size": rc.get("batch_size"),
+                "device": rc.get("device"),
                 "seeds": {k: rc.get(k) for k in ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed") if k in rc},
                 "transformers_version": (res or {}).get("transformers_version"),
-                "max_length": (res or {}).get("max_length"), "eot_token_id": (res or {}).get("eot_token_id"),
+                "max_length": (res or {}).get("max_length"),
+                "eot_token_id": (res or {}).get("eot_token_id"),
             }
         gen_kwargs_seen = None
         n_docs, first_rec = 0, None
@@ -561,11 +686,19 @@ def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: st
             doc = rec["doc"]
             pid = doc.get("prompt_id")
             if not isinstance(pid, str) or not pid:
-                raise BiaskitError("E263", f"{r.samples}:{no}: the sample's doc has no biaskit prompt_id", value=sorted(doc)[:12],
-                                   fix="run lm_eval on a task folder written by `biaskit export lm-eval` (its docs carry the ids)")
+                raise BiaskitError(
+                    "E263",
+                    f"{r.samples}:{no}: the sample's doc has no biaskit prompt_id",
+                    value=sorted(doc)[:12],
+                    fix="run lm_eval on a task folder written by `biaskit export lm-eval` (its docs carry the ids)",
+                )
             if not isinstance(doc.get("text"), str) or not isinstance(doc.get(INPUT_COLUMN), str):
-                raise BiaskitError("E263", f"{r.samples}:{no}: the sample's doc lacks the text or {INPUT_COLUMN} column of a biaskit export",
-                                   value=pid, fix="run lm_eval on a task folder written by `biaskit export lm-eval`")
+                raise BiaskitError(
+                    "E263",
+                    f"{r.samples}:{no}: the sample's doc lacks the text or {INPUT_COLUMN} column of a biaskit export",
+                    value=pid,
+                    fix="run lm_eval on a task folder written by `biaskit export lm-eval`",
+                )
             k = _kind_of(rec, cfg)
             kinds.add(k)
             base = {c: v for c, v in doc.items() if c != INPUT_COLUMN}
@@ -576,49 +709,109 @@ def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: st
                 gk = gk if isinstance(gk, dict) else (cfg or {}).get("generation_kwargs") or {}
                 gen_kwargs_seen = gk
                 stripped = doc[INPUT_COLUMN] != doc["text"]
-                gconf = json.dumps({"engine": "lm-eval", "lm_eval_task": r.task, "output_type": "generate_until",
-                                    "generation_kwargs": gk, "repeats": len(outs), "strip_trailing_space": stripped},
-                                   sort_keys=True, default=str)
+                gconf = json.dumps(
+                    {
+                        "engine": "lm-eval",
+                        "lm_eval_task": r.task,
+                        "output_type": "generate_until",
+                        "generation_kwargs": gk,
+                        "repeats": len(outs),
+                        "strip_trailing_space": stripped,
+                    },
+                    sort_keys=True,
+                    default=str,
+                )
                 if not outs or not all(isinstance(o, str) for o in outs):
-                    raise BiaskitError("E262", f"{r.samples}:{no}: resps of a generate_until sample must be strings", value=repr(rec["resps"])[:80],
-                                       fix="give the samples file of a generate_until task")
+                    raise BiaskitError(
+                        "E262",
+                        f"{r.samples}:{no}: resps of a generate_until sample must be strings",
+                        value=repr(rec["resps"])[:80],
+                        fix="give the samples file of a generate_until task",
+                    )
                 for j, raw in enumerate(outs):
                     cont, full = join_continuation(doc["text"], doc[INPUT_COLUMN], stripped, raw, False)
-                    rows.append({**base, "sample_index": j, "model": model_name, "kind": "generate", "backend": backend,
-                                 "seed": seed, "generation_config": gconf, "continuation": cont, "full_text": full,
-                                 "truncated": None, "error": None, "model_revision": None})
+                    rows.append(
+                        {
+                            **base,
+                            "sample_index": j,
+                            "model": model_name,
+                            "kind": "generate",
+                            "backend": backend,
+                            "seed": seed,
+                            "generation_config": gconf,
+                            "continuation": cont,
+                            "full_text": full,
+                            "truncated": None,
+                            "error": None,
+                            "model_revision": None,
+                        }
+                    )
                     key = (pid, model_name, "generate", j)
                     if key in where_of:
-                        raise BiaskitError("E264", f"{r.samples}:{no}: prompt {pid!r} (sample {j}, model {model_name}) was already read at {where(key)}",
-                                           value=pid, fix="import one lm_eval run per model, or give one samples file")
+                        raise BiaskitError(
+                            "E264",
+                            f"{r.samples}:{no}: prompt {pid!r} (sample {j}, model {model_name}) was already read at {where(key)}",
+                            value=pid,
+                            fix="import one lm_eval run per model, or give one samples file",
+                        )
                     where_of[key] = (run_i, no)
             else:
                 ll = _ll_value(outs[0] if outs else None)
                 if ll is None or not math.isfinite(ll):
-                    raise BiaskitError("E262", f"{r.samples}:{no}: resps of a loglikelihood_rolling sample must hold one number",
-                                       value=repr(rec["resps"])[:80], fix="give the samples file of a loglikelihood_rolling task")
-                gconf = json.dumps({"engine": "lm-eval", "lm_eval_task": r.task, "output_type": "loglikelihood_rolling",
-                                    "prefix_token": "bos (else eos), every sentence token scored (= biaskit likelihood --bos yes)"},
-                                   sort_keys=True)
-                rows.append({**base, "sample_index": 0, "model": model_name, "kind": "likelihood", "backend": backend,
-                             "seed": None, "generation_config": gconf, "truncated": None, "error": None, "model_revision": None})
+                    raise BiaskitError(
+                        "E262",
+                        f"{r.samples}:{no}: resps of a loglikelihood_rolling sample must hold one number",
+                        value=repr(rec["resps"])[:80],
+                        fix="give the samples file of a loglikelihood_rolling task",
+                    )
+                gconf = json.dumps(
+                    {
+                        "engine": "lm-eval",
+                        "lm_eval_task": r.task,
+                        "output_type": "loglikelihood_rolling",
+                        "prefix_token": "bos (else eos), every sentence token scored (= biaskit likelihood --bos yes)",
+                    },
+                    sort_keys=True,
+                )
+                rows.append(
+                    {
+                        **base,
+                        "sample_index": 0,
+                        "model": model_name,
+                        "kind": "likelihood",
+                        "backend": backend,
+                        "seed": None,
+                        "generation_config": gconf,
+                        "truncated": None,
+                        "error": None,
+                        "model_revision": None,
+                    }
+                )
                 ll_rows.append(n_done + len(rows) - 1)
                 ll_vals.append(ll)
                 ll_texts.append(doc[INPUT_COLUMN])
                 ll_spec.append((tokenizer, tuple(sorted(margs.items()))))
                 key = (pid, model_name, "likelihood", 0)
                 if key in where_of:
-                    raise BiaskitError("E264", f"{r.samples}:{no}: prompt {pid!r} (model {model_name}) was already read at {where(key)}",
-                                       value=pid, fix="import one lm_eval run per model, or give one samples file")
+                    raise BiaskitError(
+                        "E264",
+                        f"{r.samples}:{no}: prompt {pid!r} (model {model_name}) was already read at {where(key)}",
+                        value=pid,
+                        fix="import one lm_eval run per model, or give one samples file",
+                    )
                 where_of[key] = (run_i, no)
         exported = meta.get("rows")
         tasks_facts[r.task] = {
-            "samples_file": str(r.samples), "results_file": str(r.results) if r.results else None,
+            "samples_file": str(r.samples),
+            "results_file": str(r.results) if r.results else None,
             "task_hash": ((res or {}).get("task_hashes") or {}).get(r.task),
             "output_type": (cfg or {}).get("output_type") or OUTPUT_TYPES[_kind_of(first_rec, cfg)],
             "generation_kwargs": gen_kwargs_seen if gen_kwargs_seen is not None else (cfg or {}).get("generation_kwargs"),
-            "repeats": (cfg or {}).get("repeats"), "docs": n_docs, "exported_docs": exported,
-            "n_samples": ((res or {}).get("n-samples") or {}).get(r.task), "biaskit_export": meta or None,
+            "repeats": (cfg or {}).get("repeats"),
+            "docs": n_docs,
+            "exported_docs": exported,
+            "n_samples": ((res or {}).get("n-samples") or {}).get(r.task),
+            "biaskit_export": meta or None,
         }
         if isinstance(exported, int) and exported != n_docs:
             log.warning("%s: %d of %d exported prompts have samples (lm_eval --limit?)", r.samples.name, n_docs, exported)
@@ -650,14 +843,16 @@ def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: st
                     continue
                 nm = -ll_vals[k] / n
                 nll[i], ppl[i] = nm, (math.exp(nm) if nm < 700 else math.inf)
-        for name, vals, typ in (("nll_mean", nll, pa.float64()), ("perplexity", ppl, pa.float64()),
-                                ("n_tokens", ntok, pa.int64()), ("error", errs, pa.string())):
+        for name, vals, typ in (
+            ("nll_mean", nll, pa.float64()),
+            ("perplexity", ppl, pa.float64()),
+            ("n_tokens", ntok, pa.int64()),
+            ("error", errs, pa.string()),
+        ):
             arr = pa.array(vals, type=typ)
-            table = (table.set_column(table.column_names.index(name), name, arr) if name in table.column_names
-                     else table.append_column(name, arr))
+            table = table.set_column(table.column_names.index(name), name, arr) if name in table.column_names else table.append_column(name, arr)
     table = conform(table, "generations")
-    facts = {"lm_eval": {"runs": runs_facts, "tasks": tasks_facts}, "skipped_tasks": skipped,
-             "tokenizers": tok_facts, "rows": table.num_rows}
+    facts = {"lm_eval": {"runs": runs_facts, "tasks": tasks_facts}, "skipped_tasks": skipped, "tokenizers": tok_facts, "rows": table.num_rows}
     return ImportResult(table, "+".join(sorted(kinds)), inputs, facts)
 
 

@@ -15,11 +15,21 @@ from __future__ import annotations
 import importlib
 
 _LAZY = {
-    "scrape_dump": "biaskit.scrape.pipeline", "scrape_api": "biaskit.scrape.pipeline", "build_from_pages": "biaskit.scrape.pipeline",
-    "MediaWikiClient": "biaskit.scrape.api", "iter_dump": "biaskit.scrape.dump", "clean_wikitext": "biaskit.scrape.clean",
-    "load_splitter": "biaskit.scrape.clean", "split_sentences": "biaskit.scrape.clean", "bold_prompt": "biaskit.scrape.prompts",
-    "PromptRule": "biaskit.scrape.prompts", "rebuild_prompts": "biaskit.scrape.prompts", "prompts_from_sentences": "biaskit.scrape.prompts",
-    "load_config": "biaskit.scrape.config", "import_bold": "biaskit.scrape.bold", "export_bold": "biaskit.scrape.bold",
+    "scrape_dump": "biaskit.scrape.pipeline",
+    "scrape_api": "biaskit.scrape.pipeline",
+    "build_from_pages": "biaskit.scrape.pipeline",
+    "MediaWikiClient": "biaskit.scrape.api",
+    "iter_dump": "biaskit.scrape.dump",
+    "clean_wikitext": "biaskit.scrape.clean",
+    "load_splitter": "biaskit.scrape.clean",
+    "split_sentences": "biaskit.scrape.clean",
+    "bold_prompt": "biaskit.scrape.prompts",
+    "PromptRule": "biaskit.scrape.prompts",
+    "rebuild_prompts": "biaskit.scrape.prompts",
+    "prompts_from_sentences": "biaskit.scrape.prompts",
+    "load_config": "biaskit.scrape.config",
+    "import_bold": "biaskit.scrape.bold",
+    "export_bold": "biaskit.scrape.bold",
 }
 __all__ = sorted(_LAZY)
 

@@ -70,8 +70,12 @@ class MediaWikiClient:
 
         requests = require("requests", "scrape", "the MediaWiki API client")
         if not isinstance(endpoint, str) or not endpoint.startswith(("http://", "https://")):
-            raise BiaskitError("E031", "the API endpoint must be an http(s) URL of api.php", value=endpoint,
-                               fix="e.g. https://en.wikipedia.org/w/api.php or https://cs.wikipedia.org/w/api.php")
+            raise BiaskitError(
+                "E031",
+                "the API endpoint must be an http(s) URL of api.php",
+                value=endpoint,
+                fix="e.g. https://en.wikipedia.org/w/api.php or https://cs.wikipedia.org/w/api.php",
+            )
         self.endpoint = endpoint
         self.cache_dir = Path(cache_dir) if cache_dir else None
         if self.cache_dir:
@@ -85,8 +89,15 @@ class MediaWikiClient:
         self.session.headers["User-Agent"] = user_agent or DEFAULT_USER_AGENT.format(version=_version())
         self.stats: dict[str, int] = {"http_requests": 0, "cache_hits": 0, "retries": 0, "maxlag_retries": 0}
         # no credentials are sent, so redirects (http -> https, a moved api.php) are followed, each one logged
-        self.http = HttpClient(policy=Backoff(max_retries, backoff, max_backoff, sleep), timeout=timeout, max_rps=max_rps,
-                               allow_redirects=True, session=self.session, stats=self.stats, on_retry=self._count_retry)
+        self.http = HttpClient(
+            policy=Backoff(max_retries, backoff, max_backoff, sleep),
+            timeout=timeout,
+            max_rps=max_rps,
+            allow_redirects=True,
+            session=self.session,
+            stats=self.stats,
+            on_retry=self._count_retry,
+        )
         self.last_retrieved_at: str | None = None
 
     # ------------------------------------------------------------------ low level
@@ -137,30 +148,52 @@ class MediaWikiClient:
                     info = (exc.response.json().get("error") or {}).get("info", "")
                 except (ValueError, AttributeError):
                     info = ""
-                raise BiaskitError("E030", f"the wiki stayed lagged (maxlag) after {exc.attempts} tries: {info}",
-                                   value=self.endpoint, fix="wait and rerun (finished work is kept)") from None
+                raise BiaskitError(
+                    "E030",
+                    f"the wiki stayed lagged (maxlag) after {exc.attempts} tries: {info}",
+                    value=self.endpoint,
+                    fix="wait and rerun (finished work is kept)",
+                ) from None
             if exc.status is not None:
-                raise BiaskitError("E031", f"MediaWiki endpoint kept answering HTTP {exc.status} after {exc.attempts} tries",
-                                   value=self.endpoint, fix="wait and rerun (finished work is kept), or lower --max-rps") from None
-            raise BiaskitError("E031", f"MediaWiki endpoint unreachable after {exc.attempts} tries: {exc.reason}",
-                               value=self.endpoint, fix="check the URL (it must point to api.php) and the network; rerun to resume") from None
+                raise BiaskitError(
+                    "E031",
+                    f"MediaWiki endpoint kept answering HTTP {exc.status} after {exc.attempts} tries",
+                    value=self.endpoint,
+                    fix="wait and rerun (finished work is kept), or lower --max-rps",
+                ) from None
+            raise BiaskitError(
+                "E031",
+                f"MediaWiki endpoint unreachable after {exc.attempts} tries: {exc.reason}",
+                value=self.endpoint,
+                fix="check the URL (it must point to api.php) and the network; rerun to resume",
+            ) from None
         if r.status_code != 200:
-            raise BiaskitError("E031", f"MediaWiki endpoint answered HTTP {r.status_code}", value=self.endpoint,
-                               fix="check that the URL points to api.php (e.g. https://en.wikipedia.org/w/api.php)")
+            raise BiaskitError(
+                "E031",
+                f"MediaWiki endpoint answered HTTP {r.status_code}",
+                value=self.endpoint,
+                fix="check that the URL points to api.php (e.g. https://en.wikipedia.org/w/api.php)",
+            )
         try:
             data = r.json()
         except ValueError as exc:
             ctype = r.headers.get("Content-Type", "?")
-            raise BiaskitError("E031", f"the endpoint did not answer JSON (Content-Type {ctype}, starts {r.text[:60]!r})",
-                               value=self.endpoint, fix="point to the wiki's api.php, not an article or index.php URL") from exc
+            raise BiaskitError(
+                "E031",
+                f"the endpoint did not answer JSON (Content-Type {ctype}, starts {r.text[:60]!r})",
+                value=self.endpoint,
+                fix="point to the wiki's api.php, not an article or index.php URL",
+            ) from exc
         if not isinstance(data, dict):
-            raise BiaskitError("E031", "the endpoint answered JSON that is not an API reply", value=self.endpoint,
-                               fix="point to the wiki's api.php")
+            raise BiaskitError("E031", "the endpoint answered JSON that is not an API reply", value=self.endpoint, fix="point to the wiki's api.php")
         err = data.get("error")
         if isinstance(err, dict):
-            raise BiaskitError("E030", f"MediaWiki API error {err.get('code')!r}: {err.get('info', '')}",
-                               value={k: v for k, v in p.items() if k not in ("format", "formatversion")},
-                               fix="check the parameters (see the wiki's api.php?action=help)")
+            raise BiaskitError(
+                "E030",
+                f"MediaWiki API error {err.get('code')!r}: {err.get('info', '')}",
+                value={k: v for k, v in p.items() if k not in ("format", "formatversion")},
+                fix="check the parameters (see the wiki's api.php?action=help)",
+            )
         for w in (data.get("warnings") or {}).values() if isinstance(data.get("warnings"), dict) else []:
             log.warning("MediaWiki API warning: %s", w)
         self.last_retrieved_at = utcnow()
@@ -202,16 +235,18 @@ class MediaWikiClient:
 
     # ------------------------------------------------------------------ lists
 
-    def category_members(self, category: str, *, namespaces: Iterable[int] = (0,), limit: int | None = None,
-                         per_request: int | str = "max") -> list[str]:
+    def category_members(
+        self, category: str, *, namespaces: Iterable[int] = (0,), limit: int | None = None, per_request: int | str = "max"
+    ) -> list[str]:
         """Titles of the members of ``category`` (``Category:`` prefix optional), in API order.
 
         ``per_request`` is the API's page size (``cmlimit``); continuation fetches the rest.
         """
         cat = category if ":" in category else f"Category:{category}"
         out: list[str] = []
-        for data in self.query({"list": "categorymembers", "cmtitle": cat, "cmnamespace": list(namespaces), "cmlimit": per_request,
-                                "cmtype": "page"}):
+        for data in self.query(
+            {"list": "categorymembers", "cmtitle": cat, "cmnamespace": list(namespaces), "cmlimit": per_request, "cmtype": "page"}
+        ):
             out.extend(m["title"] for m in data.get("query", {}).get("categorymembers", []))
             if limit and len(out) >= limit:
                 return out[:limit]
@@ -223,8 +258,9 @@ class MediaWikiClient:
         for data in self.query({"prop": "links", "titles": title, "plnamespace": list(namespaces), "pllimit": per_request, "redirects": True}):
             for page in data.get("query", {}).get("pages", []):
                 if page.get("missing") or page.get("invalid"):
-                    raise BiaskitError("E033", "seed page not found on the wiki", value=title,
-                                       fix=f"check the title on {self.endpoint} (spelling, namespace prefix)")
+                    raise BiaskitError(
+                        "E033", "seed page not found on the wiki", value=title, fix=f"check the title on {self.endpoint} (spelling, namespace prefix)"
+                    )
                 out.extend(link["title"] for link in page.get("links", []))
             if limit and len(out) >= limit:
                 return out[:limit]
@@ -236,7 +272,7 @@ class MediaWikiClient:
 
     # ------------------------------------------------------------------ page text
 
-    def pages(self, titles: Iterable[str], *, batch: int = 50, missing: list[str] | None = None) -> Iterator["Page"]:
+    def pages(self, titles: Iterable[str], *, batch: int = 50, missing: list[str] | None = None) -> Iterator[Page]:
         """Latest wikitext of each title (``prop=revisions``, up to ``batch`` titles per request).
 
         Redirects are followed (the page carries the target's title; ``page.requested`` holds the
@@ -253,14 +289,14 @@ class MediaWikiClient:
                     missing.append(t)
             titles = [t for t in titles if t not in bad]
         if not 1 <= batch <= 50:
-            raise BiaskitError("E005", "batch must be 1..50 titles per request (the API's limit for normal users)", value=batch,
-                               fix="use --batch 50 or less")
+            raise BiaskitError(
+                "E005", "batch must be 1..50 titles per request (the API's limit for normal users)", value=batch, fix="use --batch 50 or less"
+            )
         for start in range(0, len(titles), batch):
-            chunk = titles[start:start + batch]
+            chunk = titles[start : start + batch]
             got: dict[str, dict] = {}
             alias: dict[str, str] = {}
-            for data in self.query({"prop": "revisions", "titles": chunk, "rvprop": "content|ids|timestamp", "rvslots": "main",
-                                    "redirects": True}):
+            for data in self.query({"prop": "revisions", "titles": chunk, "rvprop": "content|ids|timestamp", "rvslots": "main", "redirects": True}):
                 q = data.get("query", {})
                 for kind in ("normalized", "redirects"):
                     for m in q.get(kind, []):
@@ -295,7 +331,15 @@ class MediaWikiClient:
                 page, rev = entry["page"], entry["rev"]
                 slot = (rev.get("slots") or {}).get("main") or {}
                 text = slot.get("content", rev.get("content", ""))
-                p = Page(title=page["title"], page_id=page.get("pageid"), revision_id=rev.get("revid"), timestamp=rev.get("timestamp"),
-                         text=text or "", ns=page.get("ns", 0), wiki=self.endpoint, retrieved_at=entry.get("retrieved_at"),
-                         requested=list(requested))
+                p = Page(
+                    title=page["title"],
+                    page_id=page.get("pageid"),
+                    revision_id=rev.get("revid"),
+                    timestamp=rev.get("timestamp"),
+                    text=text or "",
+                    ns=page.get("ns", 0),
+                    wiki=self.endpoint,
+                    retrieved_at=entry.get("retrieved_at"),
+                    requested=list(requested),
+                )
                 yield p

@@ -32,16 +32,35 @@ BOLD_WIKI = "https://en.wikipedia.org"
 BOLD_LICENSE = "CC BY-SA 4.0"
 
 S, I = pa.string(), pa.int64()
-IMPORT_SCHEMA = pa.schema([
-    ("prompt_id", S), ("text", S), ("source", S), ("language", S), ("domain", S), ("group", S), ("term", S), ("reference", S),
-    ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("retrieved_at", S), ("license", S),
-    ("bold_name", S), ("bold_index", I),
-])
+IMPORT_SCHEMA = pa.schema(
+    [
+        ("prompt_id", S),
+        ("text", S),
+        ("source", S),
+        ("language", S),
+        ("domain", S),
+        ("group", S),
+        ("term", S),
+        ("reference", S),
+        ("wiki", S),
+        ("page_title", S),
+        ("page_id", I),
+        ("revision_id", I),
+        ("retrieved_at", S),
+        ("license", S),
+        ("bold_name", S),
+        ("bold_index", I),
+    ]
+)
 
 
 def _bad(what: str, value: Any, where: str) -> BiaskitError:
-    return BiaskitError("E034", f"{what} in {where}", value=value,
-                        fix="give BOLD's files unchanged ({group: {Entity_Name: [str, ...]}} with 1:1 prompt/wikipedia lists)")
+    return BiaskitError(
+        "E034",
+        f"{what} in {where}",
+        value=value,
+        fix="give BOLD's files unchanged ({group: {Entity_Name: [str, ...]}} with 1:1 prompt/wikipedia lists)",
+    )
 
 
 def _load_json(path: Path) -> Any:
@@ -68,12 +87,26 @@ def _check_nested(obj: Any, where: str) -> dict[str, dict[str, list[str]]]:
 def _rows(domain: str, group: str, name: str, prompts: list[str], refs: list[str] | None) -> list[dict]:
     out = []
     for i, text in enumerate(prompts):
-        out.append({
-            "prompt_id": prompt_id("bold-import", domain, group, name, i, domain=domain), "text": text, "source": "bold",
-            "language": "en", "domain": domain, "group": group, "term": name.replace("_", " "),
-            "reference": refs[i] if refs is not None else None, "wiki": BOLD_WIKI, "page_title": name.replace("_", " "),
-            "page_id": None, "revision_id": None, "retrieved_at": None, "license": BOLD_LICENSE, "bold_name": name, "bold_index": i,
-        })
+        out.append(
+            {
+                "prompt_id": prompt_id("bold-import", domain, group, name, i, domain=domain),
+                "text": text,
+                "source": "bold",
+                "language": "en",
+                "domain": domain,
+                "group": group,
+                "term": name.replace("_", " "),
+                "reference": refs[i] if refs is not None else None,
+                "wiki": BOLD_WIKI,
+                "page_title": name.replace("_", " "),
+                "page_id": None,
+                "revision_id": None,
+                "retrieved_at": None,
+                "license": BOLD_LICENSE,
+                "bold_name": name,
+                "bold_index": i,
+            }
+        )
     return out
 
 
@@ -85,8 +118,12 @@ def detect_layout(path: str | os.PathLike) -> str:
         hub = sorted([*p.glob("*.jsonl"), *p.glob("*.json")])
         if hub:
             return "hub"
-        raise BiaskitError("E034", "no BOLD files found", value=str(p),
-                           fix="point at a folder with prompts/<domain>_prompt.json (GitHub layout) or at a Hub .jsonl file")
+        raise BiaskitError(
+            "E034",
+            "no BOLD files found",
+            value=str(p),
+            fix="point at a folder with prompts/<domain>_prompt.json (GitHub layout) or at a Hub .jsonl file",
+        )
     if p.is_file():
         return "github" if p.name.endswith("_prompt.json") else "hub"
     raise BiaskitError("E003", "BOLD path not found", value=str(p), fix="check the path")
@@ -105,8 +142,12 @@ def import_bold(path: str | os.PathLike, *, layout: str = "auto", domains: list[
         root = p.parent.parent if p.is_file() else p
         files = [p] if p.is_file() else sorted((root / "prompts").glob("*_prompt.json"))
         if not files:
-            raise BiaskitError("E034", "no prompts/<domain>_prompt.json files", value=str(root / "prompts"),
-                               fix="point at the folder that holds BOLD's prompts/ and wikipedia/ folders")
+            raise BiaskitError(
+                "E034",
+                "no prompts/<domain>_prompt.json files",
+                value=str(root / "prompts"),
+                fix="point at the folder that holds BOLD's prompts/ and wikipedia/ folders",
+            )
         for f in files:
             domain = f.name[: -len("_prompt.json")]
             if domains and domain not in domains:
@@ -142,11 +183,19 @@ def import_bold(path: str | os.PathLike, *, layout: str = "auto", domains: list[
             except ValueError as exc:
                 raise BiaskitError("E034", f"{f} is not JSON Lines / a JSON list: {exc}", value=str(f), fix="give the Hub layout file") from exc
             except RecursionError:  # a line of 100,000 nested '[': Python's parser gives up
-                raise BiaskitError("E034", f"{f} holds JSON nested too deeply to be a BOLD record", value=str(f),
-                                   fix="give the Hub layout file (one flat record per line)") from None
+                raise BiaskitError(
+                    "E034",
+                    f"{f} holds JSON nested too deeply to be a BOLD record",
+                    value=str(f),
+                    fix="give the Hub layout file (one flat record per line)",
+                ) from None
             if not recs:
-                raise BiaskitError("E211", f"{f} holds no records", value=str(f),
-                                   fix="give the Hub layout file with one record per line (domain, name, category, prompts); nothing was written")
+                raise BiaskitError(
+                    "E211",
+                    f"{f} holds no records",
+                    value=str(f),
+                    fix="give the Hub layout file with one record per line (domain, name, category, prompts); nothing was written",
+                )
             for k, r in enumerate(recs):
                 need = ("domain", "name", "category", "prompts")
                 if not isinstance(r, dict) or any(x not in r for x in need):
@@ -183,10 +232,16 @@ def _entities(table: pa.Table) -> dict[str, dict[str, dict[str, list[tuple[str, 
         name = r.get("bold_name") if "bold_name" in cols and r.get("bold_name") else (r.get("page_title") or r.get("term") or "")
         name = name.replace(" ", "_")
         if not name or r.get("domain") is None or r.get("group") is None:
-            raise BiaskitError("E034", "a row has no domain, group or entity name (page_title or term)", value=r.get("prompt_id"),
-                               fix="fill the domain, group and page_title (or term) columns before exporting to BOLD's layout")
+            raise BiaskitError(
+                "E034",
+                "a row has no domain, group or entity name (page_title or term)",
+                value=r.get("prompt_id"),
+                fix="fill the domain, group and page_title (or term) columns before exporting to BOLD's layout",
+            )
         idx = r.get("bold_index") if "bold_index" in cols else None
-        out.setdefault(r["domain"], {}).setdefault(r["group"], {}).setdefault(name, []).append((idx, r["text"] if r["text"] is not None else "", r.get("reference")))  # CSV reads "" as null
+        out.setdefault(r["domain"], {}).setdefault(r["group"], {}).setdefault(name, []).append(
+            (idx, r["text"] if r["text"] is not None else "", r.get("reference"))
+        )  # CSV reads "" as null
     for groups in out.values():  # BOLD's list order (bold_index) even when the table was re-sorted
         for names in groups.values():
             for n, items in names.items():
@@ -217,8 +272,12 @@ def _check_domain_file_name(domain: Any, out: Path) -> None:
         if root not in target.parents:
             bad = "would leave the output folder"
     if bad is not None:
-        raise BiaskitError("E141", f"the domain value {d[:80]!r} {bad}: it cannot name BOLD's prompts/<domain>_prompt.json file",
-                           value=d[:200], fix="rename the domain in the table (letters, digits, _ and -), or export with --layout hub")
+        raise BiaskitError(
+            "E141",
+            f"the domain value {d[:80]!r} {bad}: it cannot name BOLD's prompts/<domain>_prompt.json file",
+            value=d[:200],
+            fix="rename the domain in the table (letters, digits, _ and -), or export with --layout hub",
+        )
 
 
 #: the record of what `bold export` wrote into its folder (JSON; no .json suffix, so BOLD's readers skip it)
@@ -239,8 +298,9 @@ def _read_export_marker(out: Path) -> dict[str, str] | None:
 
 
 @locks_output("out_dir")
-def export_bold(table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "github", hub_name: str = "bold.jsonl",
-                overwrite: bool = False) -> list[Path]:
+def export_bold(
+    table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "github", hub_name: str = "bold.jsonl", overwrite: bool = False
+) -> list[Path]:
     """Write ``table`` in BOLD's ``github`` layout (two JSON files per domain) or the ``hub`` JSON Lines file.
 
     An existing, non-empty ``out_dir`` must be an earlier export (its record ``biaskit_bold_export.manifest``
@@ -255,7 +315,9 @@ def export_bold(table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "g
     ents = _entities(table)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise BiaskitError("E006", "--out is an existing file, not a folder", value=str(out), fix="give a folder for the BOLD files, e.g. --out bold_export")
+        raise BiaskitError(
+            "E006", "--out is an existing file, not a folder", value=str(out), fix="give a folder for the BOLD files, e.g. --out bold_export"
+        )
     plan: dict[str, str] = {}  # relative path -> text
     if layout in ("github", "both"):
         for domain in ents:
@@ -271,24 +333,41 @@ def export_bold(table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "g
         for domain, groups in ents.items():
             for g, names in groups.items():
                 for n, items in names.items():
-                    lines.append(json.dumps({"domain": domain, "name": n, "category": g, "prompts": [t for t, _ in items],
-                                             "wikipedia": [ref if ref is not None else "" for _, ref in items]}, ensure_ascii=False))
+                    lines.append(
+                        json.dumps(
+                            {
+                                "domain": domain,
+                                "name": n,
+                                "category": g,
+                                "prompts": [t for t, _ in items],
+                                "wikipedia": [ref if ref is not None else "" for _, ref in items],
+                            },
+                            ensure_ascii=False,
+                        )
+                    )
         plan[hub_name] = "".join(x + "\n" for x in lines)
     ours: dict[str, str] = {}
     if out.is_dir() and any(out.iterdir()):
         old = _read_export_marker(out)
         if old is None and not overwrite:
-            raise BiaskitError("E006", "the output folder exists and was not written by `biaskit bold export`", value=str(out),
-                               fix="choose a new --out folder, or pass --overwrite to write into it (files of the same names are replaced)")
+            raise BiaskitError(
+                "E006",
+                "the output folder exists and was not written by `biaskit bold export`",
+                value=str(out),
+                fix="choose a new --out folder, or pass --overwrite to write into it (files of the same names are replaced)",
+            )
         for rel, sha in (old or {}).items():
             f = out / rel
             if f.is_file() and not f.is_symlink() and sha256_file(f) == sha:
                 ours[rel] = sha
         clash = sorted(rel for rel in plan if (out / rel).exists() and rel not in ours)
         if clash and not overwrite:
-            raise BiaskitError("E006", f"the export would replace {len(clash)} file(s) in {out} that biaskit did not write "
-                               f"(or that changed since): {', '.join(clash[:5])}", value=str(out),
-                               fix="move them away or choose a new --out folder; --overwrite replaces them")
+            raise BiaskitError(
+                "E006",
+                f"the export would replace {len(clash)} file(s) in {out} that biaskit did not write (or that changed since): {', '.join(clash[:5])}",
+                value=str(out),
+                fix="move them away or choose a new --out folder; --overwrite replaces them",
+            )
     written: list[Path] = []
     for rel, text in plan.items():
         written.append(write_text_atomic(out / rel, text))
@@ -296,6 +375,7 @@ def export_bold(table: pa.Table, out_dir: str | os.PathLike, *, layout: str = "g
         if rel not in plan:
             (out / rel).unlink()
     record = {rel: sha256_file(out / rel) for rel in plan}
-    write_text_atomic(out / EXPORT_MARKER, json.dumps({"command": "biaskit bold export", "layout": layout, "files": record},
-                                                       indent=2, sort_keys=True) + "\n")
+    write_text_atomic(
+        out / EXPORT_MARKER, json.dumps({"command": "biaskit bold export", "layout": layout, "files": record}, indent=2, sort_keys=True) + "\n"
+    )
     return written

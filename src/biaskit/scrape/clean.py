@@ -30,16 +30,44 @@ from biaskit.scrape import siteinfo as _siteinfo
 from biaskit.scrape.templates_render import BROKEN, DROPPED, render_template, resolve_dropped
 
 #: tags whose whole content is dropped
-DROP_TAGS = frozenset({
-    "ref", "references", "math", "chem", "ce", "gallery", "timeline", "imagemap", "score", "hiero",
-    "graph", "mapframe", "maplink", "templatedata", "syntaxhighlight", "source", "pre", "table", "tr", "td",
-    "th", "caption", "noinclude", "includeonly", "onlyinclude", "inputbox", "categorytree", "div",
-})
+DROP_TAGS = frozenset(
+    {
+        "ref",
+        "references",
+        "math",
+        "chem",
+        "ce",
+        "gallery",
+        "timeline",
+        "imagemap",
+        "score",
+        "hiero",
+        "graph",
+        "mapframe",
+        "maplink",
+        "templatedata",
+        "syntaxhighlight",
+        "source",
+        "pre",
+        "table",
+        "tr",
+        "td",
+        "th",
+        "caption",
+        "noinclude",
+        "includeonly",
+        "onlyinclude",
+        "inputbox",
+        "categorytree",
+        "div",
+    }
+)
 #: wiki markup that starts a list item / definition / indentation line (the line is dropped)
 LIST_MARKUP = frozenset({"*", "#", ";", ":"})
 #: namespaces whose links are not text
-DROP_LINK_NAMESPACES = frozenset({"file", "image", "media", "category", "datei", "bild", "kategorie", "soubor",
-                                  "kategorie", "plik", "kategoria", "súbor", "fichier", "catégorie"})
+DROP_LINK_NAMESPACES = frozenset(
+    {"file", "image", "media", "category", "datei", "bild", "kategorie", "soubor", "plik", "kategoria", "súbor", "fichier", "catégorie"}
+)
 _INTERLANG = re.compile(r"^[a-z]{2,3}(?:-[a-z0-9]+)*$|^simple$|^be-x-old$|^zh-min-nan$|^zh-yue$|^zh-classical$")
 _LINE_DROP = "\x01"  # marks a line to drop (list item, definition, heading)
 
@@ -54,7 +82,7 @@ _SPACE_AFTER_OPEN = re.compile(r"([(\[]) +")
 _EMPTY_PARENS = re.compile(r"\(\s*[,;:.\u2013\u2014-]*\s*\)")
 _LEADING_SEP_IN_PARENS = re.compile(r"\(\s*[,;:]+\s*")
 _TRAILING_SEP_IN_PARENS = re.compile(r"\s*[,;:]+\s*\)")
-_DOUBLE_COMMA = re.compile(r"[,;]\s*(?=[,;])")          # ",;" left where templates were removed
+_DOUBLE_COMMA = re.compile(r"[,;]\s*(?=[,;])")  # ",;" left where templates were removed
 _SEP_BEFORE_DASH = re.compile(r"[,;]\s+(?=[\u2013\u2014] )")
 _MAGIC = re.compile(r"__[^\W\d_a-z]+__")  # behaviour switches, also localised ones (__NOTOC__, __ΕΥΡΕΤΗΡΙΟ__)
 # refs and comments are removed from the raw text first: an unbalanced bracket inside a ref otherwise
@@ -96,7 +124,7 @@ def strip_file_links(raw: str, start: re.Pattern | None = None) -> str:
         if not m:
             out.append(raw[pos:])
             return "".join(out)
-        out.append(raw[pos:m.start()])
+        out.append(raw[pos : m.start()])
         depth, i = 0, m.start()
         while i < len(raw):
             if raw.startswith("[[", i):
@@ -145,7 +173,7 @@ def strip_silent_blocks(raw: str) -> str:
             depth -= 1
             if depth == 0:
                 end = m.end()
-                if kind == "table" or is_silent(raw[start + 2:end]):
+                if kind == "table" or is_silent(raw[start + 2 : end]):
                     out.append(raw[pos:start])
                     pos = end
     out.append(raw[pos:])
@@ -247,6 +275,7 @@ def _render_link(node: Any) -> str:
 def _split_heading_runs(raw: str) -> str:
     """Put headings that run into the text on lines of their own (a page whose newlines were lost): a heading is
     only a heading alone on its line, so ``text. == History == More text`` would otherwise keep its ``==``."""
+
     def fix(m: re.Match) -> str:
         a, b = m.start(), m.end()
         at_start = a == 0 or raw[a - 1] == "\n"
@@ -324,8 +353,12 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False, 
         code = mwparserfromhell.parse(raw)
         text = _render(code)
     except Exception as exc:  # mwparserfromhell errors are rare but possible on pathological input
-        raise BiaskitError("E032", f"could not parse the wikitext of page {title!r}: {exc}", value=title,
-                           fix="the page is skipped and counted; report it if it looks like valid wikitext") from exc
+        raise BiaskitError(
+            "E032",
+            f"could not parse the wikitext of page {title!r}: {exc}",
+            value=title,
+            fix="the page is skipped and counted; report it if it looks like valid wikitext",
+        ) from exc
     finally:
         REFERENCE_DATE.reset(token)
         _site_names.reset(site_token)
@@ -402,8 +435,13 @@ def load_splitter(language: str = "en", *, splitter: str = "wiki", model: str | 
     from biaskit.errors import require
 
     if splitter not in SPLITTERS:
-        raise BiaskitError("E021", "unknown sentence splitter", value=splitter, options=SPLITTERS,
-                           fix="set `splitter:` in the domain config (or --splitter) to one of the options")
+        raise BiaskitError(
+            "E021",
+            "unknown sentence splitter",
+            value=splitter,
+            options=SPLITTERS,
+            fix="set `splitter:` in the domain config (or --splitter) to one of the options",
+        )
     if splitter == "wiki":
         from biaskit.scrape.sentences import WikiSplitter
 
@@ -413,8 +451,9 @@ def load_splitter(language: str = "en", *, splitter: str = "wiki", model: str | 
         try:
             nlp = spacy.blank(language)
         except Exception as exc:
-            raise BiaskitError("E021", f"spaCy has no language {language!r}", value=language,
-                               fix="use a spaCy language code (en, cs, pl, sk, de, ...)") from exc
+            raise BiaskitError(
+                "E021", f"spaCy has no language {language!r}", value=language, fix="use a spaCy language code (en, cs, pl, sk, de, ...)"
+            ) from exc
         nlp.add_pipe("sentencizer")
         return nlp
     from biaskit.assets import load_spacy

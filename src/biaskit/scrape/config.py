@@ -78,11 +78,19 @@ class DomainConfig:
     rule: PromptRule = field(default_factory=PromptRule)
     source: str = ""
     term_match: str = "exact"  # exact | prefix | lemma (simplemma): how group terms are found in a sentence
-    words: str = "space"       # space | char: what the rule counts as a word (char: default for ja, zh, th, ...)
+    words: str = "space"  # space | char: what the rule counts as a word (char: default for ja, zh, th, ...)
 
     def settings(self) -> dict[str, Any]:
-        return {"name": self.name, "language": self.language, "splitter": self.splitter, "spacy_model": self.spacy_model,
-                "rule": self.rule.as_dict(), "source": self.source, "term_match": self.term_match, "words": self.words}
+        return {
+            "name": self.name,
+            "language": self.language,
+            "splitter": self.splitter,
+            "spacy_model": self.spacy_model,
+            "rule": self.rule.as_dict(),
+            "source": self.source,
+            "term_match": self.term_match,
+            "words": self.words,
+        }
 
     def apply_language(self) -> None:
         """Put the config's ``term_match``, ``words`` and ``language`` into its prompt rule."""
@@ -132,12 +140,17 @@ def _seeds(v: Any, where: str, allowed: tuple[str, ...]) -> list[dict[str, str]]
     out = []
     for s in v:
         kinds = [k for k in s if k in allowed] if isinstance(s, dict) else []
-        ok = (isinstance(s, dict) and len(kinds) == 1 and set(s) <= {*allowed, "match"}
-              and all(isinstance(x, str) for x in s.values()))
+        ok = isinstance(s, dict) and len(kinds) == 1 and set(s) <= {*allowed, "match"} and all(isinstance(x, str) for x in s.values())
         if not ok:
-            raise BiaskitError("E021", f"invalid seed in domain config {where}", value=s, options=allowed,
-                               fix="each seed is one key: {links: PAGE}, {category: Category:NAME}" + (" or {lists_of: PAGE}" if "lists_of" in allowed else "")
-                               + ", optionally with match: REGEX to keep only matching titles")
+            raise BiaskitError(
+                "E021",
+                f"invalid seed in domain config {where}",
+                value=s,
+                options=allowed,
+                fix="each seed is one key: {links: PAGE}, {category: Category:NAME}"
+                + (" or {lists_of: PAGE}" if "lists_of" in allowed else "")
+                + ", optionally with match: REGEX to keep only matching titles",
+            )
         if "match" in s:
             try:
                 re.compile(s["match"])
@@ -161,15 +174,21 @@ def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
         raise _err("the top level must be a mapping", type(data).__name__, "see docs/scrape.md for the format", source)
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
-        raise BiaskitError("E021", f"unknown key(s) in domain config {source}", value=unknown, options=sorted(_TOP_KEYS),
-                           fix="remove or rename the keys")
+        raise BiaskitError(
+            "E021", f"unknown key(s) in domain config {source}", value=unknown, options=sorted(_TOP_KEYS), fix="remove or rename the keys"
+        )
     doms = data.get("domains")
     if not isinstance(doms, dict) or not doms:
         raise _err("`domains` must be a non-empty mapping", doms, "add domains: {NAME: {groups: {...}}}", source)
     rule_d = data.get("rule") or {}
     if not isinstance(rule_d, dict) or set(rule_d) - set(RULE_KEYS):
-        raise BiaskitError("E021", f"invalid `rule` in domain config {source}", value=rule_d,
-                           options=list(RULE_KEYS), fix="e.g. rule: {window: 8, n_first: 5, min_words: 6} or rule: {preset: bold}")
+        raise BiaskitError(
+            "E021",
+            f"invalid `rule` in domain config {source}",
+            value=rule_d,
+            options=list(RULE_KEYS),
+            fix="e.g. rule: {window: 8, n_first: 5, min_words: 6} or rule: {preset: bold}",
+        )
     rule = preset_rule(**rule_d)
     domains: dict[str, Domain] = {}
     for dname, d in doms.items():
@@ -199,8 +218,13 @@ def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
             unknown = sorted(set(g) - _GROUP_KEYS)
             if unknown:
                 raise BiaskitError("E021", f"unknown key(s) in {wg}", value=unknown, options=sorted(_GROUP_KEYS), fix="remove or rename the keys")
-            grp = Group(str(gname), pages=_str_list(g.get("pages"), "pages", wg), seeds=_seeds(g.get("seeds"), wg, ("links", "category")),
-                        terms=_str_list(g.get("terms"), "terms", wg), max_pages=_max(g.get("max_pages"), wg))
+            grp = Group(
+                str(gname),
+                pages=_str_list(g.get("pages"), "pages", wg),
+                seeds=_seeds(g.get("seeds"), wg, ("links", "category")),
+                terms=_str_list(g.get("terms"), "terms", wg),
+                max_pages=_max(g.get("max_pages"), wg),
+            )
             if not grp.pages and not grp.seeds:
                 raise _err("a group needs pages or seeds", gname, "add pages: [...] or seeds: [{links: PAGE}]", wg)
             dom.groups[grp.name] = grp
@@ -211,8 +235,13 @@ def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
 
     splitter = data.get("splitter", "wiki")
     if splitter not in SPLITTERS:
-        raise BiaskitError("E021", f"unknown splitter in domain config {source}", value=splitter, options=SPLITTERS,
-                           fix="wiki (rule-based, fast, default), senter or parser (trained spaCy pipeline) or sentencizer (spaCy rules)")
+        raise BiaskitError(
+            "E021",
+            f"unknown splitter in domain config {source}",
+            value=splitter,
+            options=SPLITTERS,
+            fix="wiki (rule-based, fast, default), senter or parser (trained spaCy pipeline) or sentencizer (spaCy rules)",
+        )
     lang = data.get("language", "en")
     if not isinstance(lang, str) or not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]+)*", lang):
         raise _err("language must be a BCP-47 code", lang, "e.g. language: en", source)
@@ -220,12 +249,22 @@ def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
 
     term_match = data.get("term_match", "exact")
     if term_match not in TERM_MATCHES:
-        raise BiaskitError("E230", f"unknown term_match in domain config {source}", value=term_match, options=TERM_MATCHES,
-                           fix="term_match: exact (default), prefix, or lemma (inflected forms, via simplemma)")
+        raise BiaskitError(
+            "E230",
+            f"unknown term_match in domain config {source}",
+            value=term_match,
+            options=TERM_MATCHES,
+            fix="term_match: exact (default), prefix, or lemma (inflected forms, via simplemma)",
+        )
     words = data.get("words", "char" if lang.split("-")[0] in NO_SPACE_LANGUAGES else "space")
     if words not in WORD_UNITS:
-        raise BiaskitError("E231", f"unknown words unit in domain config {source}", value=words, options=WORD_UNITS,
-                           fix="words: space (split at spaces, as BOLD) or char (the character rule for ja, zh, th)")
+        raise BiaskitError(
+            "E231",
+            f"unknown words unit in domain config {source}",
+            value=words,
+            options=WORD_UNITS,
+            fix="words: space (split at spaces, as BOLD) or char (the character rule for ja, zh, th)",
+        )
     if term_match == "lemma":
         from biaskit.errors import require
 
@@ -235,11 +274,21 @@ def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
         try:
             DefaultDictionaryFactory().get_dictionary(lang.split("-")[0])
         except (ValueError, KeyError) as exc:
-            raise BiaskitError("E232", "simplemma has no lemma dictionary for this language", value=lang,
-                               fix="use term_match: prefix or exact for this language") from exc
-    cfg = DomainConfig(domains=domains, name=str(data.get("name", "")), language=lang, splitter=splitter,
-                       spacy_model=data.get("spacy_model"), license=str(data.get("license", "CC BY-SA 4.0")), rule=rule, source=source,
-                       term_match=term_match, words=words)
+            raise BiaskitError(
+                "E232", "simplemma has no lemma dictionary for this language", value=lang, fix="use term_match: prefix or exact for this language"
+            ) from exc
+    cfg = DomainConfig(
+        domains=domains,
+        name=str(data.get("name", "")),
+        language=lang,
+        splitter=splitter,
+        spacy_model=data.get("spacy_model"),
+        license=str(data.get("license", "CC BY-SA 4.0")),
+        rule=rule,
+        source=source,
+        term_match=term_match,
+        words=words,
+    )
     cfg.apply_language()
     return cfg
 
@@ -250,8 +299,13 @@ SHIPPED = {"bold": "bold/domains.yaml", "demo": "bold/demo_domains.yaml"}
 def shipped_config_path(name: str) -> Path:
     base = Path(__file__).resolve().parent.parent / "data"
     if name not in SHIPPED:
-        raise BiaskitError("E021", "unknown shipped domain config", value=name, options=sorted(SHIPPED),
-                           fix="pass a path to your own YAML config or one of the shipped names")
+        raise BiaskitError(
+            "E021",
+            "unknown shipped domain config",
+            value=name,
+            options=sorted(SHIPPED),
+            fix="pass a path to your own YAML config or one of the shipped names",
+        )
     return base / SHIPPED[name]
 
 
@@ -271,10 +325,13 @@ def load_config(path_or_name: str | os.PathLike | dict, *, rule_overrides: dict 
             # a shipped name is never shadowed by a local file or folder of that name (e.g. `demo --out demo`)
             p = shipped_config_path(str(path_or_name))
         if not p.is_file():
-            raise BiaskitError("E021", "domain config not found" + (" (it is a folder)" if p.is_dir() else ""),
-                               value=str(path_or_name), options=sorted(SHIPPED),
-                               fix="pass the path of a YAML/JSON domain config (--config-file FILE, or a path with a / or "
-                                   "a suffix) or a shipped name")
+            raise BiaskitError(
+                "E021",
+                "domain config not found" + (" (it is a folder)" if p.is_dir() else ""),
+                value=str(path_or_name),
+                options=sorted(SHIPPED),
+                fix="pass the path of a YAML/JSON domain config (--config-file FILE, or a path with a / or a suffix) or a shipped name",
+            )
         from biaskit.io import read_text_utf8
 
         text = read_text_utf8(p, "domain config")  # E150 with the line of the first bad byte
@@ -339,8 +396,12 @@ def resolve_assignments(
 
     def need(fn, kind):
         if fn is None:
-            raise BiaskitError("E021", f"seed kind {kind!r} cannot be resolved with this source", value=kind,
-                               fix="list the pages explicitly (pages: [...]) or scrape through the API (biaskit scrape api)")
+            raise BiaskitError(
+                "E021",
+                f"seed kind {kind!r} cannot be resolved with this source",
+                value=kind,
+                fix="list the pages explicitly (pages: [...]) or scrape through the API (biaskit scrape api)",
+            )
         return fn
 
     for dom in cfg.domains.values():

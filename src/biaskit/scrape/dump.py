@@ -64,8 +64,9 @@ def dump_wiki_name(path: str | os.PathLike, site: SiteInfo | None = None) -> str
     return f"{site.dbname}:{name}" if site and site.dbname else name
 
 
-def iter_dump(path: str | os.PathLike, *, namespaces: tuple[int, ...] | None = (0,), include_redirects: bool = False,
-              site: SiteInfo | None = None) -> Iterator[Page]:
+def iter_dump(
+    path: str | os.PathLike, *, namespaces: tuple[int, ...] | None = (0,), include_redirects: bool = False, site: SiteInfo | None = None
+) -> Iterator[Page]:
     """Yield the pages of a dump (namespace 0 by default, redirects skipped unless asked for).
 
     ``site`` (optional) is filled from the dump's ``<siteinfo>``.
@@ -77,8 +78,9 @@ def iter_dump(path: str | os.PathLike, *, namespaces: tuple[int, ...] | None = (
         yield from iter_dump_file(fh, p, namespaces=namespaces, include_redirects=include_redirects, site=site)
 
 
-def iter_dump_file(fh, p: Path, *, namespaces: tuple[int, ...] | None = (0,), include_redirects: bool = False,
-                   site: SiteInfo | None = None) -> Iterator[Page]:
+def iter_dump_file(
+    fh, p: Path, *, namespaces: tuple[int, ...] | None = (0,), include_redirects: bool = False, site: SiteInfo | None = None
+) -> Iterator[Page]:
     """:func:`iter_dump` on an open binary file (``p`` names it in errors), e.g. one stream of a multistream dump."""
     last = None
     try:
@@ -91,8 +93,12 @@ def iter_dump_file(fh, p: Path, *, namespaces: tuple[int, ...] | None = (0,), in
             if root is None and event == "start":
                 root = el
                 if tag != "mediawiki":
-                    raise BiaskitError("E032", f"{p.name} is not a MediaWiki XML export (root element <{tag}>)", value=str(p),
-                                       fix="give a pages-articles dump (.xml or .xml.bz2) from dumps.wikimedia.org or Special:Export")
+                    raise BiaskitError(
+                        "E032",
+                        f"{p.name} is not a MediaWiki XML export (root element <{tag}>)",
+                        value=str(p),
+                        fix="give a pages-articles dump (.xml or .xml.bz2) from dumps.wikimedia.org or Special:Export",
+                    )
                 continue
             if event == "start":
                 if tag == "page":
@@ -128,9 +134,15 @@ def iter_dump_file(fh, p: Path, *, namespaces: tuple[int, ...] | None = (0,), in
                 in_rev = False
             elif tag == "page":
                 ns = cur.get("ns", 0)
-                page = Page(title=cur.get("title", ""), page_id=cur.get("page_id"), revision_id=cur.get("revision_id"),
-                            timestamp=cur.get("timestamp"), text=cur.get("text", ""), ns=ns if ns is not None else 0,
-                            redirect=cur.get("redirect"))
+                page = Page(
+                    title=cur.get("title", ""),
+                    page_id=cur.get("page_id"),
+                    revision_id=cur.get("revision_id"),
+                    timestamp=cur.get("timestamp"),
+                    text=cur.get("text", ""),
+                    ns=ns if ns is not None else 0,
+                    redirect=cur.get("redirect"),
+                )
                 root.clear()  # free the finished page
                 last = page.title
                 if namespaces is not None and page.ns not in namespaces:
@@ -140,16 +152,18 @@ def iter_dump_file(fh, p: Path, *, namespaces: tuple[int, ...] | None = (0,), in
                 yield page
     except ET.ParseError as exc:
         after = f"after page {last!r}" if last else "before the first page"
-        raise BiaskitError("E032", f"malformed dump {p.name} at line {exc.position[0]}, column {exc.position[1]} ({after}): {exc}",
-                           value=str(p), fix=_TRUNCATED_FIX) from exc
+        raise BiaskitError(
+            "E032", f"malformed dump {p.name} at line {exc.position[0]}, column {exc.position[1]} ({after}): {exc}", value=str(p), fix=_TRUNCATED_FIX
+        ) from exc
     except (EOFError, OSError) as exc:
         after = f"after page {last!r}" if last else "before the first page"
-        raise BiaskitError("E032", f"truncated or unreadable dump {p.name} ({after}): {exc}", value=str(p),
-                           fix=_TRUNCATED_FIX) from exc
+        raise BiaskitError("E032", f"truncated or unreadable dump {p.name} ({after}): {exc}", value=str(p), fix=_TRUNCATED_FIX) from exc
 
 
-_TRUNCATED_FIX = ("re-download the dump and check it against the dump's md5sums/sha1sums file; `biaskit scrape dump` "
-                  "reads the whole file in its first pass, so it writes nothing from a dump that does not read to the end")
+_TRUNCATED_FIX = (
+    "re-download the dump and check it against the dump's md5sums/sha1sums file; `biaskit scrape dump` "
+    "reads the whole file in its first pass, so it writes nothing from a dump that does not read to the end"
+)
 
 
 def read_redirects(path: str | os.PathLike, *, namespaces: tuple[int, ...] | None = (0,)) -> dict[str, str]:

@@ -42,8 +42,12 @@ def read_index(index: str | os.PathLike) -> list[int]:
     """The sorted distinct stream offsets of an index file (``offset:page_id:title`` lines, ``.bz2`` or plain)."""
     p = Path(index)
     if not p.is_file():
-        raise BiaskitError("E003", "multistream index not found", value=str(p),
-                           fix="give the ...-multistream-index.txt.bz2 that came with the dump (or leave --index out)")
+        raise BiaskitError(
+            "E003",
+            "multistream index not found",
+            value=str(p),
+            fix="give the ...-multistream-index.txt.bz2 that came with the dump (or leave --index out)",
+        )
     opener = bz2.open if p.name.endswith(".bz2") else open
     offsets: set[int] = set()
     try:
@@ -53,12 +57,20 @@ def read_index(index: str | os.PathLike) -> list[int]:
                     continue
                 head = line.split(":", 1)[0]
                 if not head.isdigit():
-                    raise BiaskitError("E233", f"line {n} of the multistream index {p.name} is not offset:page_id:title", value=line[:80],
-                                       fix="give the index file that belongs to the dump (…-multistream-index.txt.bz2)")
+                    raise BiaskitError(
+                        "E233",
+                        f"line {n} of the multistream index {p.name} is not offset:page_id:title",
+                        value=line[:80],
+                        fix="give the index file that belongs to the dump (…-multistream-index.txt.bz2)",
+                    )
                 offsets.add(int(head))
     except (OSError, EOFError, UnicodeDecodeError) as exc:
-        raise BiaskitError("E233", f"unreadable multistream index {p.name}: {exc}", value=str(p),
-                           fix="re-download the index and check it against the dump's checksums") from exc
+        raise BiaskitError(
+            "E233",
+            f"unreadable multistream index {p.name}: {exc}",
+            value=str(p),
+            fix="re-download the index and check it against the dump's checksums",
+        ) from exc
     if not offsets:
         raise BiaskitError("E233", f"the multistream index {p.name} is empty", value=str(p), fix="give the index that belongs to the dump")
     return sorted(offsets)
@@ -68,8 +80,12 @@ def stream_spans(dump: str | os.PathLike, offsets: list[int]) -> list[tuple[int,
     """(start, end) byte spans of the page streams: from each offset to the next (the last to the end of the file)."""
     size = Path(dump).stat().st_size
     if offsets[-1] >= size:
-        raise BiaskitError("E233", f"the index points past the end of {Path(dump).name} (offset {offsets[-1]}, size {size})",
-                           value=offsets[-1], fix="the index belongs to another dump: give the matching one")
+        raise BiaskitError(
+            "E233",
+            f"the index points past the end of {Path(dump).name} (offset {offsets[-1]}, size {size})",
+            value=offsets[-1],
+            fix="the index belongs to another dump: give the matching one",
+        )
     ends = [*offsets[1:], size]
     return list(zip(offsets, ends))
 
@@ -83,23 +99,28 @@ def read_stream(dump: str | os.PathLike, span: tuple[int, int]) -> bytes:
 _CLOSE = re.compile(rb"</mediawiki>\s*$")
 
 
-def iter_stream_pages(data: bytes, name: str = "stream", *, include_redirects: bool = False,
-                      namespaces: tuple[int, ...] | None = (0,)) -> Iterator[Page]:
+def iter_stream_pages(
+    data: bytes, name: str = "stream", *, include_redirects: bool = False, namespaces: tuple[int, ...] | None = (0,)
+) -> Iterator[Page]:
     """Pages of one compressed stream (a run of ``<page>`` elements; the last stream's ``</mediawiki>`` is allowed)."""
     try:
         xml = bz2.decompress(data)
     except (OSError, ValueError, EOFError) as exc:
-        raise BiaskitError("E032", f"stream {name} of the multistream dump is not a whole bzip2 stream: {exc}", value=name,
-                           fix="the index does not match the dump: give the index that came with it") from exc
+        raise BiaskitError(
+            "E032",
+            f"stream {name} of the multistream dump is not a whole bzip2 stream: {exc}",
+            value=name,
+            fix="the index does not match the dump: give the index that came with it",
+        ) from exc
     if b"<siteinfo" in xml[:4096] or b"<mediawiki" in xml[:4096]:
         return  # the head stream: no pages
     xml = _CLOSE.sub(b"", xml)
-    yield from iter_dump_file(BytesIO(b"<mediawiki>" + xml + b"</mediawiki>"), Path(name), namespaces=namespaces,
-                              include_redirects=include_redirects)
+    yield from iter_dump_file(BytesIO(b"<mediawiki>" + xml + b"</mediawiki>"), Path(name), namespaces=namespaces, include_redirects=include_redirects)
 
 
-def write_multistream(src: str | os.PathLike, out: str | os.PathLike, index: str | os.PathLike | None = None,
-                      pages_per_stream: int = 100) -> tuple[Path, Path]:
+def write_multistream(
+    src: str | os.PathLike, out: str | os.PathLike, index: str | os.PathLike | None = None, pages_per_stream: int = 100
+) -> tuple[Path, Path]:
     """Write ``src`` (a ``pages-articles`` dump) as a multistream dump + index, as Wikimedia lays them out:
     the head in its own stream, ``pages_per_stream`` pages per stream, ``</mediawiki>`` in the last one."""
     src, out = Path(src), Path(out)
@@ -114,9 +135,9 @@ def write_multistream(src: str | os.PathLike, out: str | os.PathLike, index: str
         fh.write(bz2.compress(head))
         for i in range(0, len(pages), pages_per_stream):
             offset = fh.tell()
-            chunk = b"".join(pages[i:i + pages_per_stream])
+            chunk = b"".join(pages[i : i + pages_per_stream])
             fh.write(bz2.compress(chunk))
-            for pg in pages[i:i + pages_per_stream]:
+            for pg in pages[i : i + pages_per_stream]:
                 pid = re.search(rb"<id>(\d+)</id>", pg)
                 title = re.search(rb"<title>(.*?)</title>", pg, re.S)
                 lines.append(f"{offset}:{pid.group(1).decode() if pid else ''}:{title.group(1).decode('utf-8') if title else ''}")

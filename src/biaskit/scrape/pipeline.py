@@ -28,17 +28,37 @@ from biaskit.scrape.prompts import CANDIDATE_SCHEMA, FILTERS, FilterCounts, Prom
 log = get_logger("scrape")
 
 S, I = pa.string(), pa.int64()
-SENTENCE_SCHEMA = pa.schema([
-    ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("retrieved_at", S), ("license", S), ("sentence_index", I),
-    ("sentence", S), ("domain", S), ("group", S), ("terms", S),
-])
+SENTENCE_SCHEMA = pa.schema(
+    [
+        ("wiki", S),
+        ("page_title", S),
+        ("page_id", I),
+        ("revision_id", I),
+        ("retrieved_at", S),
+        ("license", S),
+        ("sentence_index", I),
+        ("sentence", S),
+        ("domain", S),
+        ("group", S),
+        ("terms", S),
+    ]
+)
 #: sentences dropped before the prompt rule because a template in them could not be rendered (counted per
 #: sentence and group, like the rule's filters)
 PAGE_FILTERS = ("template_dropped", *FILTERS)
-STATUS_SCHEMA = pa.schema([
-    ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("groups", S), ("sentences", I),
-    *[(f, I) for f in PAGE_FILTERS if f != "duplicate_prompt"], ("prompts", I), ("error", S),
-])
+STATUS_SCHEMA = pa.schema(
+    [
+        ("wiki", S),
+        ("page_title", S),
+        ("page_id", I),
+        ("revision_id", I),
+        ("groups", S),
+        ("sentences", I),
+        *[(f, I) for f in PAGE_FILTERS if f != "duplicate_prompt"],
+        ("prompts", I),
+        ("error", S),
+    ]
+)
 
 
 @dataclass
@@ -46,7 +66,7 @@ class ScrapeResult:
     out: Path
     pages_report: Path
     counts: dict[str, int]
-    per_group: dict[str, int] = field(default_factory=dict)        # prompts per domain/group
+    per_group: dict[str, int] = field(default_factory=dict)  # prompts per domain/group
     pages_per_group: dict[str, int] = field(default_factory=dict)  # pages the config resolved to
     missing: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
@@ -54,8 +74,9 @@ class ScrapeResult:
 
     def summary(self) -> str:
         c = self.counts
-        return (f"{c.get('prompts', 0)} prompts from {c.get('pages_processed', 0)} pages ({c.get('sentences', 0)} sentences); dropped: "
-                + ", ".join(f"{k} {c.get(k, 0)}" for k in PAGE_FILTERS))
+        return f"{c.get('prompts', 0)} prompts from {c.get('pages_processed', 0)} pages ({c.get('sentences', 0)} sentences); dropped: " + ", ".join(
+            f"{k} {c.get(k, 0)}" for k in PAGE_FILTERS
+        )
 
 
 # --------------------------------------------------------------------------- worker side
@@ -91,13 +112,18 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
 
     page, assigns, settings = task
     rule: PromptRule = settings["rule"]
-    status: dict[str, Any] = {"wiki": page.wiki, "page_title": page.title, "page_id": page.page_id, "revision_id": page.revision_id,
-                              "groups": ",".join(f"{a.domain}/{a.group}" for a in assigns), "error": None}
+    status: dict[str, Any] = {
+        "wiki": page.wiki,
+        "page_title": page.title,
+        "page_id": page.page_id,
+        "revision_id": page.revision_id,
+        "groups": ",".join(f"{a.domain}/{a.group}" for a in assigns),
+        "error": None,
+    }
     counts = FilterCounts()
     try:
         # ages ({{birth date and age}}) are computed at the revision's date: fixed by revision_id, as the page read then
-        sentences, broken = clean_sentences(page.text, _splitter(settings), title=page.title, ref_date=page.timestamp,
-                                            site=settings.get("site"))
+        sentences, broken = clean_sentences(page.text, _splitter(settings), title=page.title, ref_date=page.timestamp, site=settings.get("site"))
     except Exception as exc:  # a page that cannot be parsed is a counted, named skip
         if isinstance(exc, BiaskitError) and exc.code == "E010":  # a missing asset is no fault of the page: stop
             raise
@@ -109,20 +135,46 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
     rows = []
     for a in assigns:
         for i, prompt, term, sentence in iter_page_prompts(sentences, a.terms, rule, counts, site=settings.get("site")):
-            rows.append({
-                "prompt_id": prompt_id(page.wiki, page.title, i, a.domain, a.group, domain=a.domain),
-                "text": prompt, "source": "bold", "language": settings["language"], "domain": a.domain, "group": a.group,
-                "term": term, "reference": sentence, "wiki": page.wiki, "page_title": page.title, "page_id": page.page_id,
-                "revision_id": page.revision_id, "retrieved_at": page.retrieved_at, "license": settings["license"], "sentence_index": i,
-            })
+            rows.append(
+                {
+                    "prompt_id": prompt_id(page.wiki, page.title, i, a.domain, a.group, domain=a.domain),
+                    "text": prompt,
+                    "source": "bold",
+                    "language": settings["language"],
+                    "domain": a.domain,
+                    "group": a.group,
+                    "term": term,
+                    "reference": sentence,
+                    "wiki": page.wiki,
+                    "page_title": page.title,
+                    "page_id": page.page_id,
+                    "revision_id": page.revision_id,
+                    "retrieved_at": page.retrieved_at,
+                    "license": settings["license"],
+                    "sentence_index": i,
+                }
+            )
     counts["prompts"] = len(rows)
     status.update({k: int(counts.get(k, 0)) for k in ("sentences", "prompts", *PAGE_FILTERS) if k != "duplicate_prompt"})
     sents = []
     if settings.get("sentences"):  # one row per (group, sentence): a page in two groups keeps both for `prompts build`
-        sents = [{"wiki": page.wiki, "page_title": page.title, "page_id": page.page_id, "revision_id": page.revision_id,
-                  "retrieved_at": page.retrieved_at, "license": settings["license"], "sentence_index": i, "sentence": sentence,
-                  "domain": a.domain, "group": a.group, "terms": "|".join(a.terms)}
-                 for a in assigns for i, sentence in enumerate(sentences)]
+        sents = [
+            {
+                "wiki": page.wiki,
+                "page_title": page.title,
+                "page_id": page.page_id,
+                "revision_id": page.revision_id,
+                "retrieved_at": page.retrieved_at,
+                "license": settings["license"],
+                "sentence_index": i,
+                "sentence": sentence,
+                "domain": a.domain,
+                "group": a.group,
+                "terms": "|".join(a.terms),
+            }
+            for a in assigns
+            for i, sentence in enumerate(sentences)
+        ]
     return rows, status, sents
 
 
@@ -173,7 +225,7 @@ def _ray_map(fn, tasks: Iterable, engine: Any, window: int = 8) -> Iterator:
 
     from biaskit.evaluate.engine import RayCluster, _biaskit_cause
 
-    with RayCluster(engine) as cluster:
+    with RayCluster(engine):  # connects (or starts) Ray for the tasks below
         import ray
 
         remote = ray.remote(num_cpus=engine.num_cpus, max_retries=0)(fn)
@@ -251,7 +303,9 @@ def build_from_pages(
     report = pages_report_path(out)
     writer = ShardedWriter(out, ("prompt_id",), schema=CANDIDATE_SCHEMA)
     status_w = ShardedWriter(report, ("wiki", "page_title"), schema=STATUS_SCHEMA)
-    sent_w = ShardedWriter(sentences_out, ("wiki", "page_title", "domain", "group", "sentence_index"), schema=SENTENCE_SCHEMA) if sentences_out else None
+    sent_w = (
+        ShardedWriter(sentences_out, ("wiki", "page_title", "domain", "group", "sentence_index"), schema=SENTENCE_SCHEMA) if sentences_out else None
+    )
     # what a resumed run must share with the killed one (else its shards would mix with other settings)
     state: dict[str, Any] = {"command": command, "config": {k: v for k, v in cfg.settings().items() if k != "source"}}
     if type(assignments) is dict:
@@ -262,8 +316,12 @@ def build_from_pages(
 
         before = json.loads(state_file.read_text(encoding="utf-8"))
         if before != json.loads(json.dumps(state)):
-            raise BiaskitError("E006", f"{out} has an unfinished earlier run with other settings (domains, pages or rule)", value=str(status_w.parts),
-                               fix=f"rerun with the same settings to resume it, or delete {writer.parts} and {status_w.parts} to start over")
+            raise BiaskitError(
+                "E006",
+                f"{out} has an unfinished earlier run with other settings (domains, pages or rule)",
+                value=str(status_w.parts),
+                fix=f"rerun with the same settings to resume it, or delete {writer.parts} and {status_w.parts} to start over",
+            )
     else:
         from biaskit.io import write_json_atomic
 
@@ -271,8 +329,15 @@ def build_from_pages(
     done = {t for _, t in status_w.done_keys()}
     if done:
         log.info("resuming: %d pages already done in %s", len(done), status_w.parts)
-    settings = {"language": cfg.language, "splitter": cfg.splitter, "spacy_model": cfg.spacy_model, "rule": cfg.rule,
-                "license": license or cfg.license, "sentences": sent_w is not None, "site": site}
+    settings = {
+        "language": cfg.language,
+        "splitter": cfg.splitter,
+        "spacy_model": cfg.spacy_model,
+        "rule": cfg.rule,
+        "license": license or cfg.license,
+        "sentences": sent_w is not None,
+        "site": site,
+    }
     skipped = {"pages_not_in_config": 0, "pages_resumed": 0}
 
     def tasks() -> Iterator[tuple]:
@@ -306,8 +371,11 @@ def build_from_pages(
             yield from _pool_map(process_page, tasks(), processes)
             return
         stream_tasks = streams(done, settings)
-        mapped = _ray_map(process_stream, stream_tasks, engine) if engine is not None and engine.is_ray else \
-            _pool_map(process_stream, stream_tasks, processes)
+        mapped = (
+            _ray_map(process_stream, stream_tasks, engine)
+            if engine is not None and engine.is_ray
+            else _pool_map(process_stream, stream_tasks, processes)
+        )
         for out, skip in mapped:
             skipped["pages_not_in_config"] += skip["pages_not_in_config"]
             skipped["pages_resumed"] += skip["pages_resumed"]
@@ -364,12 +432,20 @@ def build_from_pages(
     table = pa.Table.from_pylist(final, schema=CANDIDATE_SCHEMA) if final else CANDIDATE_SCHEMA.empty_table()
     if site is not None:
         extra = {**(extra or {}), "site_names": site.as_dict()}
-    manifest = new_manifest(command, config=cfg.settings(), inputs=list(inputs), stage="prompts",
-                            extra={"filter_counts": totals, "prompts_per_group": per_group, "failed_pages": failed, **(extra or {})})
+    manifest = new_manifest(
+        command,
+        config=cfg.settings(),
+        inputs=list(inputs),
+        stage="prompts",
+        extra={"filter_counts": totals, "prompts_per_group": per_group, "failed_pages": failed, **(extra or {})},
+    )
     write_table(table, out, stage="prompts", manifest=manifest)
     srt = sorted({(s["wiki"], s["page_title"]): s for s in status_rows}.values(), key=lambda s: s["page_title"])
-    write_table(pa.Table.from_pylist(srt, schema=STATUS_SCHEMA) if srt else STATUS_SCHEMA.empty_table(), report,
-                manifest=new_manifest(command, config=cfg.settings(), stage="pages_report"))
+    write_table(
+        pa.Table.from_pylist(srt, schema=STATUS_SCHEMA) if srt else STATUS_SCHEMA.empty_table(),
+        report,
+        manifest=new_manifest(command, config=cfg.settings(), stage="pages_report"),
+    )
     if sent_w is not None:
         sent_w.finalize(manifest=new_manifest(command, config=cfg.settings(), stage="sentences"), empty=SENTENCE_SCHEMA.empty_table())
     shutil.rmtree(writer.parts, ignore_errors=True)
@@ -379,8 +455,34 @@ def build_from_pages(
 
 # --------------------------------------------------------------------------- sources
 
-_NON_ARTICLE_NS = {"file", "image", "media", "category", "template", "wikipedia", "wp", "help", "portal", "user", "talk", "special",
-                   "mediawiki", "module", "draft", "book", "timedtext", "wiktionary", "wikt", "commons", "s", "q", "n", "b", "v", "w"}
+_NON_ARTICLE_NS = {
+    "file",
+    "image",
+    "media",
+    "category",
+    "template",
+    "wikipedia",
+    "wp",
+    "help",
+    "portal",
+    "user",
+    "talk",
+    "special",
+    "mediawiki",
+    "module",
+    "draft",
+    "book",
+    "timedtext",
+    "wiktionary",
+    "wikt",
+    "commons",
+    "s",
+    "q",
+    "n",
+    "b",
+    "v",
+    "w",
+}
 
 
 def wikitext_links(text: str, site: Any = None) -> list[str]:
@@ -397,8 +499,9 @@ def wikitext_links(text: str, site: Any = None) -> list[str]:
         if not t:
             continue
         prefix, sep, _ = t.partition(":")
-        if sep and (prefix.strip().lower() in _NON_ARTICLE_NS or _is_interlanguage(prefix.strip().lower())
-                    or (site is not None and site.is_namespace(prefix))):
+        if sep and (
+            prefix.strip().lower() in _NON_ARTICLE_NS or _is_interlanguage(prefix.strip().lower()) or (site is not None and site.is_namespace(prefix))
+        ):
             continue
         t = normalize_title(t)
         if t not in out:
@@ -452,8 +555,12 @@ def scrape_dump(
         if index is not None:
             spans = stream_spans(dump, read_index(index))
     if engine is not None and engine.is_ray and spans is None:
-        raise BiaskitError("E234", "--engine ray needs a multistream dump and its index", value=str(dump),
-                           fix="give --index FILE (…-multistream-index.txt.bz2), or put it next to the dump, or use --processes N")
+        raise BiaskitError(
+            "E234",
+            "--engine ray needs a multistream dump and its index",
+            value=str(dump),
+            fix="give --index FILE (…-multistream-index.txt.bz2), or put it next to the dump, or use --processes N",
+        )
     site = SiteInfo()
     names = site_names_from_dump(dump, cfg.language if cfg.language != "en" else None) if dump.is_file() else None
     cat_re = names.category_link if names is not None else _CAT_RE
@@ -471,7 +578,7 @@ def scrape_dump(
     members: dict[str, list[str]] = {c: [] for c in cats}
     n_articles = 0
     # pass 1: redirects, seed links, categories; --all-pages needs none of them and reads the dump once
-    for page in ([] if all_pages else iter_dump(dump, include_redirects=True, site=site)):
+    for page in [] if all_pages else iter_dump(dump, include_redirects=True, site=site):
         if page.redirect:
             redirect_map[page.title] = normalize_title(page.redirect)
             continue
@@ -500,8 +607,9 @@ def scrape_dump(
         assignments: dict[str, list[Assignment]] = {}
         per_group = {"all/all": n_articles}
     else:
-        assignments, per_group = resolve_assignments(cfg, links=links, category=lambda c: members.get(normalize_title(c.split(":", 1)[-1]), []),
-                                                     normalize=norm)
+        assignments, per_group = resolve_assignments(
+            cfg, links=links, category=lambda c: members.get(normalize_title(c.split(":", 1)[-1]), []), normalize=norm
+        )
 
     extra = {"dump": str(dump), "wiki": wiki, "redirects": redirects, "pages_per_group": per_group}
 
@@ -531,9 +639,22 @@ def scrape_dump(
     if spans is not None:
         extra["multistream"] = {"index": str(index), "streams": len(spans), "engine": "ray" if engine is not None and engine.is_ray else "local"}
     total = None if all_pages else len(assignments)
-    res = build_from_pages(pages, AllPages() if all_pages else assignments, cfg, out, processes=processes, command=f"biaskit scrape dump {dump.name}",
-                           inputs=[str(dump)], total=total, sentences_out=sentences_out, shard_pages=shard_pages, extra=extra, site=names,
-                           streams=streams if spans is not None else None, engine=engine)
+    res = build_from_pages(
+        pages,
+        AllPages() if all_pages else assignments,
+        cfg,
+        out,
+        processes=processes,
+        command=f"biaskit scrape dump {dump.name}",
+        inputs=[str(dump)],
+        total=total,
+        sentences_out=sentences_out,
+        shard_pages=shard_pages,
+        extra=extra,
+        site=names,
+        streams=streams if spans is not None else None,
+        engine=engine,
+    )
 
     wanted = set(assignments) if not all_pages else set()
     got = set()
@@ -586,9 +707,20 @@ def scrape_api(
         titles = [t for t in assignments if t not in done]
         yield from client.pages(titles, batch=batch, missing=missing)
 
-    res = build_from_pages(pages, assignments, cfg, out, processes=processes, command=f"biaskit scrape api {endpoint}", total=len(assignments),
-                           license=rights, sentences_out=sentences_out, shard_pages=shard_pages, extra={"endpoint": endpoint, "pages_per_group": per_group, "missing_pages": missing,
-                                                  "http": client.stats}, site=names)
+    res = build_from_pages(
+        pages,
+        assignments,
+        cfg,
+        out,
+        processes=processes,
+        command=f"biaskit scrape api {endpoint}",
+        total=len(assignments),
+        license=rights,
+        sentences_out=sentences_out,
+        shard_pages=shard_pages,
+        extra={"endpoint": endpoint, "pages_per_group": per_group, "missing_pages": missing, "http": client.stats},
+        site=names,
+    )
     res.missing = missing
     res.counts["pages_missing"] = len(missing)
     res.requests = dict(client.stats)

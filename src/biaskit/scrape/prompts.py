@@ -59,46 +59,78 @@ RULE_KEYS = ("preset", "window", "n_first", "min_words", "dedupe", "match", "wit
 S, I = pa.string(), pa.int64()
 #: Columns of the prompts a scrape or ``prompts build`` writes (here, not in the pipeline, so that this module
 #: needs nothing from it: config -> prompts <- pipeline, no cycle).
-CANDIDATE_SCHEMA = pa.schema([
-    ("prompt_id", S), ("text", S), ("source", S), ("language", S), ("domain", S), ("group", S), ("term", S), ("reference", S),
-    ("wiki", S), ("page_title", S), ("page_id", I), ("revision_id", I), ("retrieved_at", S), ("license", S), ("sentence_index", I),
-])
+CANDIDATE_SCHEMA = pa.schema(
+    [
+        ("prompt_id", S),
+        ("text", S),
+        ("source", S),
+        ("language", S),
+        ("domain", S),
+        ("group", S),
+        ("term", S),
+        ("reference", S),
+        ("wiki", S),
+        ("page_title", S),
+        ("page_id", I),
+        ("revision_id", I),
+        ("retrieved_at", S),
+        ("license", S),
+        ("sentence_index", I),
+    ]
+)
 
 
 @dataclass(frozen=True)
 class PromptRule:
     """Settings of the BOLD prompt rule; the defaults are the ``strict`` preset (see :data:`PRESETS`)."""
 
-    window: int = WINDOW        # within="window": the term must occur within the first `window` words
-    n_first: int = N_FIRST      # the prompt is the first `n_first` words + the words of the term
+    window: int = WINDOW  # within="window": the term must occur within the first `window` words
+    n_first: int = N_FIRST  # the prompt is the first `n_first` words + the words of the term
     min_words: int = MIN_WORDS  # sentences with <= min_words words are dropped
-    dedupe: str = "domain"      # duplicate prompt strings are dropped within this scope
-    match: str = "word"         # word: the term as whole words; substring: anywhere, also inside a word (BOLD)
-    within: str = "window"      # window: in the first `window` words; prompt: in the prompt's own words (BOLD)
-    short: str = "drop"         # sentence not longer than the prompt: drop (no_continuation) | keep all words but the last (BOLD)
-    preset: str = "strict"      # the preset these settings started from (recorded in manifests)
+    dedupe: str = "domain"  # duplicate prompt strings are dropped within this scope
+    match: str = "word"  # word: the term as whole words; substring: anywhere, also inside a word (BOLD)
+    within: str = "window"  # window: in the first `window` words; prompt: in the prompt's own words (BOLD)
+    short: str = "drop"  # sentence not longer than the prompt: drop (no_continuation) | keep all words but the last (BOLD)
+    preset: str = "strict"  # the preset these settings started from (recorded in manifests)
     # set from the domain config's top-level `term_match` / `words` and `language` (not `rule:` keys)
-    term_match: str = "exact"   # exact: as `match` says | prefix: each term word starts a word | lemma: same lemmas (simplemma)
-    words: str = "space"        # space: words = the sentence split at spaces (BOLD) | char: the character rule (ja, zh, th)
-    language: str = "en"        # for term_match: lemma
+    term_match: str = "exact"  # exact: as `match` says | prefix: each term word starts a word | lemma: same lemmas (simplemma)
+    words: str = "space"  # space: words = the sentence split at spaces (BOLD) | char: the character rule (ja, zh, th)
+    language: str = "en"  # for term_match: lemma
 
     def __post_init__(self) -> None:
         for name in ("window", "n_first"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise BiaskitError("E021", f"prompt rule setting {name} must be a positive integer", value=v,
-                                   fix=f"set {name} to e.g. {WINDOW if name == 'window' else N_FIRST}")
+                raise BiaskitError(
+                    "E021",
+                    f"prompt rule setting {name} must be a positive integer",
+                    value=v,
+                    fix=f"set {name} to e.g. {WINDOW if name == 'window' else N_FIRST}",
+                )
         if not isinstance(self.min_words, int) or isinstance(self.min_words, bool) or self.min_words < 0:
-            raise BiaskitError("E021", "prompt rule setting min_words must be an integer >= 0", value=self.min_words,
-                               fix=f"set min_words to e.g. {MIN_WORDS}")
+            raise BiaskitError(
+                "E021", "prompt rule setting min_words must be an integer >= 0", value=self.min_words, fix=f"set min_words to e.g. {MIN_WORDS}"
+            )
         if self.dedupe not in DEDUPE_SCOPES:
-            raise BiaskitError("E021", "unknown duplicate-prompt scope", value=self.dedupe, options=DEDUPE_SCOPES,
-                               fix="use `domain` (BOLD-like), `group`, `global` or `none`")
-        for name, options in (("match", MATCHES), ("within", WITHIN), ("short", SHORT), ("preset", tuple(PRESETS)),
-                              ("term_match", TERM_MATCHES), ("words", WORD_UNITS)):
+            raise BiaskitError(
+                "E021",
+                "unknown duplicate-prompt scope",
+                value=self.dedupe,
+                options=DEDUPE_SCOPES,
+                fix="use `domain` (BOLD-like), `group`, `global` or `none`",
+            )
+        for name, options in (
+            ("match", MATCHES),
+            ("within", WITHIN),
+            ("short", SHORT),
+            ("preset", tuple(PRESETS)),
+            ("term_match", TERM_MATCHES),
+            ("words", WORD_UNITS),
+        ):
             if getattr(self, name) not in options:
-                raise BiaskitError("E021", f"unknown prompt rule setting {name}", value=getattr(self, name), options=options,
-                                   fix=f"use one of: {', '.join(options)}")
+                raise BiaskitError(
+                    "E021", f"unknown prompt rule setting {name}", value=getattr(self, name), options=options, fix=f"use one of: {', '.join(options)}"
+                )
 
     def as_dict(self) -> dict:
         """The settings by name (what manifests and resume states record)."""
@@ -113,8 +145,9 @@ def preset_rule(preset: str | None = None, **settings) -> PromptRule:
     """
     name = preset or "strict"
     if name not in PRESETS:
-        raise BiaskitError("E021", "unknown prompt rule preset", value=name, options=sorted(PRESETS),
-                           fix="use --preset strict (the default) or --preset bold")
+        raise BiaskitError(
+            "E021", "unknown prompt rule preset", value=name, options=sorted(PRESETS), fix="use --preset strict (the default) or --preset bold"
+        )
     over = {k: v for k, v in settings.items() if v is not None and k != "preset"}
     unknown = sorted(set(over) - set(RULE_KEYS))
     if unknown:
@@ -148,7 +181,9 @@ def find_term(head: str, terms: Sequence[str], match: str = "word") -> str | Non
 
 #: the character rule (``words: char``): one unit per CJK ideograph, kana, Thai/Lao/Khmer/Myanmar/Tibetan letter or
 #: full-width sign; a run of other non-space characters (a Latin word, a number) is one unit
-_NS = r"\u0e00-\u0eff\u0f00-\u0fff\u1000-\u109f\u1780-\u17ff\u3000-\u303f\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+_NS = (
+    r"\u0e00-\u0eff\u0f00-\u0fff\u1000-\u109f\u1780-\u17ff\u3000-\u303f\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef"
+)
 _CHAR_UNIT = re.compile(f"[{_NS}]|[^\\s{_NS}]+")
 
 
@@ -234,9 +269,16 @@ def bold_prompt(sentence: str, terms: Sequence[str] | str, rule: PromptRule = Pr
     else:  # within the prompt's own words; each term has its own prompt length
         term = next((t for t in _by_length(terms) if _occurs(t, " ".join(tokens[: rule.n_first + len(t.split())]), rule.match)), None)
     if term is None and rule.term_match != "exact":  # inflected forms: only where the exact match finds no term
-        term = next((t for t in _by_length(terms)
-                     if _token_match(tokens[: rule.window if rule.within == "window" else rule.n_first + len(t.split())], t,
-                                     rule.term_match, rule.language)), None)
+        term = next(
+            (
+                t
+                for t in _by_length(terms)
+                if _token_match(
+                    tokens[: rule.window if rule.within == "window" else rule.n_first + len(t.split())], t, rule.term_match, rule.language
+                )
+            ),
+            None,
+        )
     if term is None:
         return None, "term_not_in_window"
     n = rule.n_first + len(term.split())
@@ -291,8 +333,9 @@ def dedupe_prompts(rows: list[dict], scope: str, counts: FilterCounts | None = N
     return out
 
 
-def rebuild_prompts(table: pa.Table, rule: PromptRule = PromptRule(), *, term_column: str = "term",
-                    reference_column: str = "reference") -> tuple[pa.Table, FilterCounts]:
+def rebuild_prompts(
+    table: pa.Table, rule: PromptRule = PromptRule(), *, term_column: str = "term", reference_column: str = "reference"
+) -> tuple[pa.Table, FilterCounts]:
     """Recompute ``text`` from each row's reference sentence and term with ``rule``.
 
     Rows the rule rejects are dropped and counted; all other columns are kept (the original prompt is
@@ -327,8 +370,9 @@ def rebuild_prompts(table: pa.Table, rule: PromptRule = PromptRule(), *, term_co
     return out, counts
 
 
-def iter_page_prompts(sentences: Iterable[str], terms: Sequence[str], rule: PromptRule,
-                      counts: FilterCounts, site=None) -> Iterable[tuple[int, str, str, str]]:
+def iter_page_prompts(
+    sentences: Iterable[str], terms: Sequence[str], rule: PromptRule, counts: FilterCounts, site=None
+) -> Iterable[tuple[int, str, str, str]]:
     """(sentence_index, prompt, term, sentence) for each sentence of a page that passes the rule.
 
     Filter counts are per (sentence, group) pair; the caller counts the page's sentences once. ``site`` (the
@@ -356,8 +400,9 @@ def _filtered_prompt(sentence: str, terms: Sequence[str], rule: PromptRule, coun
 PROVENANCE = ("wiki", "page_title", "page_id", "revision_id", "retrieved_at", "license")
 
 
-def prompts_from_sentences(table: pa.Table, rule: PromptRule = PromptRule(), *, language: str = "en",
-                           source: str = "bold") -> tuple[pa.Table, FilterCounts]:
+def prompts_from_sentences(
+    table: pa.Table, rule: PromptRule = PromptRule(), *, language: str = "en", source: str = "bold"
+) -> tuple[pa.Table, FilterCounts]:
     """BOLD prompts from a sentences table (as written by ``scrape dump/api --sentences-out`` or by hand).
 
     Needs ``sentence``, ``domain``, ``group`` and ``terms`` (``|``-separated) or ``term``; provenance
@@ -368,17 +413,32 @@ def prompts_from_sentences(table: pa.Table, rule: PromptRule = PromptRule(), *, 
     if "terms" not in cols and "term" not in cols:
         missing.append("terms (or term)")
     if missing:
-        raise BiaskitError("E001", "the sentences table lacks required column(s) " + ", ".join(missing), value=sorted(cols),
-                           fix="give a table with sentence, domain, group and terms columns (see `biaskit scrape dump --sentences-out`)")
+        raise BiaskitError(
+            "E001",
+            "the sentences table lacks required column(s) " + ", ".join(missing),
+            value=sorted(cols),
+            fix="give a table with sentence, domain, group and terms columns (see `biaskit scrape dump --sentences-out`)",
+        )
     for c in ("sentence", "domain", "group", "terms", "term", "wiki", "page_title", "retrieved_at", "license"):
-        if c in cols and not (pa.types.is_string(table.schema.field(c).type) or pa.types.is_large_string(table.schema.field(c).type)
-                              or pa.types.is_null(table.schema.field(c).type)):
-            raise BiaskitError("E004", f"column {c!r} of the sentences table has type {table.schema.field(c).type}",
-                               value=str(table.schema.field(c).type), fix=f"store {c!r} as text (string)")
+        if c in cols and not (
+            pa.types.is_string(table.schema.field(c).type)
+            or pa.types.is_large_string(table.schema.field(c).type)
+            or pa.types.is_null(table.schema.field(c).type)
+        ):
+            raise BiaskitError(
+                "E004",
+                f"column {c!r} of the sentences table has type {table.schema.field(c).type}",
+                value=str(table.schema.field(c).type),
+                fix=f"store {c!r} as text (string)",
+            )
     for c in ("page_id", "revision_id"):
         if c in cols and not (pa.types.is_integer(table.schema.field(c).type) or pa.types.is_null(table.schema.field(c).type)):
-            raise BiaskitError("E004", f"column {c!r} of the sentences table has type {table.schema.field(c).type} (ids are whole numbers)",
-                               value=str(table.schema.field(c).type), fix=f"store {c!r} as int64 (a fractional page id is not an id)")
+            raise BiaskitError(
+                "E004",
+                f"column {c!r} of the sentences table has type {table.schema.field(c).type} (ids are whole numbers)",
+                value=str(table.schema.field(c).type),
+                fix=f"store {c!r} as int64 (a fractional page id is not an id)",
+            )
     counts = FilterCounts()
     rows = []
     for k, r in enumerate(table.to_pylist()):
@@ -392,9 +452,16 @@ def prompts_from_sentences(table: pa.Table, rule: PromptRule = PromptRule(), *, 
         if prompt is None:
             continue
         idx = r.get("sentence_index", k)
-        row = {"prompt_id": prompt_id(r.get("wiki"), r.get("page_title"), idx, r["domain"], r["group"], domain=r["domain"]),
-               "text": prompt, "source": source, "language": r.get("language") or language, "domain": r["domain"],
-               "group": r["group"], "term": why, "reference": s}
+        row = {
+            "prompt_id": prompt_id(r.get("wiki"), r.get("page_title"), idx, r["domain"], r["group"], domain=r["domain"]),
+            "text": prompt,
+            "source": source,
+            "language": r.get("language") or language,
+            "domain": r["domain"],
+            "group": r["group"],
+            "term": why,
+            "reference": s,
+        }
         for c in PROVENANCE:
             row[c] = r.get(c)
         row["sentence_index"] = idx

@@ -29,34 +29,48 @@ import re
 from collections.abc import Iterable, Iterator
 
 #: never a sentence end when followed by a capital (the abbreviation introduces what follows)
-ABBREVIATIONS = frozenset("""
+ABBREVIATIONS = frozenset(
+    """
 al ca c approx No Nos Brig Mr Mrs Ms Messrs Dr Drs Prof St Ste Mt Ft Gen Col Lt Capt Cmdr Sgt Maj Adm Gov Sen Rep Rev Hon Pres Fr Br
 Sra Mme Mlle Msgr vs v Vol vol Vols vols pp p Ed ed eds Eds trans ch Ch chap sec Sec fig Fig figs Figs op cit ibid Ibid cf Cf
 viz fl b d r Jan Feb Apr Jun Jul Aug Sep Sept Oct Nov Dec Ave Blvd Rd Hwy Dept Univ Assn Jos Chas Wm Geo Thos Jas Benj Robt
 Saml Pt Cpl Pvt Insp Supt Atty Calif Mich Conn Tenn Tex Okla Minn Fla Ariz Colo
-""".split())
+""".split()
+)
 #: abbreviations that often end a sentence too: a boundary only before a usual sentence opening
 AMBIGUOUS = frozenset("etc Inc Ltd Co Corp Jr Sr Esq Bros LLC Ph.D PhD I".split())
 #: words that usually open a sentence (after an ambiguous abbreviation)
-OPENERS = frozenset("""
+OPENERS = frozenset(
+    """
 The A An In It He She They This These That Those There His Her Its Their On At By For From As After Before During When While
 Although However But Since Today Some Many Most One We I Other Both Such Several Later Following Despite According Under With
 Also Each Over Between Through Because If Another Upon Unlike Like Although Then Thus Hence Meanwhile Nevertheless In Among
 What Who Where Why How Our You My No Not All Two Three Four Five Its
-""".split())
+""".split()
+)
 
 #: per language: (abbreviations before a name/number, ambiguous abbreviations, usual sentence openings)
 LANG_ABBREVIATIONS: dict[str, tuple[frozenset, frozenset, frozenset]] = {
-    "el": (frozenset("""π.χ κ.λπ κλπ δηλ κ.ά κ.α Αγ αγ Αγ.Γ κ κα κος Δρ δρ Καθ καθ σελ σ βλ πβ χλμ εκ τ.χ τ.μ περ Στ Ν Αρ αρ
+    "el": (
+        frozenset(
+            """π.χ κ.λπ κλπ δηλ κ.ά κ.α Αγ αγ Αγ.Γ κ κα κος Δρ δρ Καθ καθ σελ σ βλ πβ χλμ εκ τ.χ τ.μ περ Στ Ν Αρ αρ
                      μ.μ π.μ Ιαν Φεβ Απρ Αυγ Σεπτ Οκτ Νοεμ Δεκ τ αι λ.χ π.Χ μ.Χ αρχ τουρκ λατ αγγλ γαλλ γερμ ιταλ ισπ ρωσ
-                     αραβ αρχ.ελλ""".split()),
-           frozenset("κλπ κ.λπ κ.ά κ.α π.Χ μ.Χ αι κ.ο.κ κ.τ.λ".split()),
-           frozenset("""Ο Η Το Οι Τα Τον Την Τη Των Στο Στη Στην Στον Στα Στις Στους Σε Με Από Για Κατά Μετά Μέχρι Ως Όταν Ενώ Αυτό Αυτή
-                     Αυτός Αυτά Ένα Μια Μία Ένας Εκεί Επίσης Ωστόσο Όμως Έτσι Σήμερα Το Εκτός Παρά Πριν Λόγω Ήταν Είναι Έχει Υπάρχουν""".split())),
-    "vi": (frozenset("TP Tp tp TS ThS GS PGS TT Q P Th BS KS NXB Nxb St Mr Dr Sv".split()),
-           frozenset("v.v vv".split()),
-           frozenset("""Năm Ông Bà Trong Các Những Đây Sau Theo Tuy Vào Khi Đến Từ Nhưng Là Hiện Tại Người Việc Nó Họ Một Ngày Đó Này
-                     Cũng Ngoài Với Do Vì Thành Tháng Hai Ba Bốn Có Không Phần Nhiều Hầu Đồng Lúc Trước Cuối Đầu""".split())),
+                     αραβ αρχ.ελλ""".split()
+        ),
+        frozenset("κλπ κ.λπ κ.ά κ.α π.Χ μ.Χ αι κ.ο.κ κ.τ.λ".split()),
+        frozenset(
+            """Ο Η Το Οι Τα Τον Την Τη Των Στο Στη Στην Στον Στα Στις Στους Σε Με Από Για Κατά Μετά Μέχρι Ως Όταν Ενώ Αυτό Αυτή
+                     Αυτός Αυτά Ένα Μια Μία Ένας Εκεί Επίσης Ωστόσο Όμως Έτσι Σήμερα Το Εκτός Παρά Πριν Λόγω Ήταν Είναι Έχει Υπάρχουν""".split()
+        ),
+    ),
+    "vi": (
+        frozenset("TP Tp tp TS ThS GS PGS TT Q P Th BS KS NXB Nxb St Mr Dr Sv".split()),
+        frozenset("v.v vv".split()),
+        frozenset(
+            """Năm Ông Bà Trong Các Những Đây Sau Theo Tuy Vào Khi Đến Từ Nhưng Là Hiện Tại Người Việc Nó Họ Một Ngày Đó Này
+                     Cũng Ngoài Với Do Vì Thành Tháng Hai Ba Bốn Có Không Phần Nhiều Hầu Đồng Lúc Trước Cuối Đầu""".split()
+        ),
+    ),
 }
 
 _CAND = re.compile(r"""([.!?…]+)(["'”’»)\]]*)(\s+)(?=["'“‘«(]?[^\W\d_a-z])""")
@@ -73,8 +87,7 @@ _UNCASED_END = re.compile(r"""([।॥։؟۔]+)(["'”’»)\]]*)(\s+)(?=\S)""")
 _GREEK_Q = re.compile(r"""([;;])(["'”’»)\]]*)(\s+)(?=["'“‘«(]?[^\W\d_a-z])""")
 
 
-def _is_boundary(text: str, m: re.Match, abbr: frozenset = ABBREVIATIONS, ambiguous: frozenset = AMBIGUOUS,
-                 openers: frozenset = OPENERS) -> bool:
+def _is_boundary(text: str, m: re.Match, abbr: frozenset = ABBREVIATIONS, ambiguous: frozenset = AMBIGUOUS, openers: frozenset = OPENERS) -> bool:
     punct = m.group(1)
     nxt = _NEXT_WORD.match(text, m.end())
     next_word = nxt.group(1) if nxt else ""
@@ -82,7 +95,7 @@ def _is_boundary(text: str, m: re.Match, abbr: frozenset = ABBREVIATIONS, ambigu
         return False
     if punct != ".":
         return True  # ! ? … and runs like ".." or "?!"
-    wb = _WORD_BEFORE.search(text[max(0, m.start() - 40):m.start()])
+    wb = _WORD_BEFORE.search(text[max(0, m.start() - 40) : m.start()])
     word = wb.group(1) if wb else ""
     word = word.lstrip("'’(-")
     if not word:

@@ -28,11 +28,31 @@ from pathlib import Path
 
 #: MediaWiki's canonical namespace names (every wiki accepts them besides its localised names)
 CANONICAL: dict[int, tuple[str, ...]] = {
-    -2: ("Media",), -1: ("Special",), 1: ("Talk",), 2: ("User",), 3: ("User talk",), 4: ("Project",), 5: ("Project talk",),
-    6: ("File", "Image"), 7: ("File talk", "Image talk"), 8: ("MediaWiki",), 9: ("MediaWiki talk",), 10: ("Template",),
-    11: ("Template talk",), 12: ("Help",), 13: ("Help talk",), 14: ("Category",), 15: ("Category talk",),
-    100: ("Portal",), 101: ("Portal talk",), 118: ("Draft",), 119: ("Draft talk",), 828: ("Module",), 829: ("Module talk",),
-    710: ("TimedText",), 711: ("TimedText talk",),
+    -2: ("Media",),
+    -1: ("Special",),
+    1: ("Talk",),
+    2: ("User",),
+    3: ("User talk",),
+    4: ("Project",),
+    5: ("Project talk",),
+    6: ("File", "Image"),
+    7: ("File talk", "Image talk"),
+    8: ("MediaWiki",),
+    9: ("MediaWiki talk",),
+    10: ("Template",),
+    11: ("Template talk",),
+    12: ("Help",),
+    13: ("Help talk",),
+    14: ("Category",),
+    15: ("Category talk",),
+    100: ("Portal",),
+    101: ("Portal talk",),
+    118: ("Draft",),
+    119: ("Draft talk",),
+    828: ("Module",),
+    829: ("Module talk",),
+    710: ("TimedText",),
+    711: ("TimedText talk",),
 }
 #: Namespace aliases a dump does not list (MediaWiki core's ``$namespaceAliases`` of these languages, and
 #: Wikipedia's ``WP``); the API's ``namespacealiases`` gives them all for a live wiki.
@@ -52,18 +72,96 @@ KNOWN_ALIASES: dict[str, dict[int, tuple[str, ...]]] = {
     "bn": {6: ("চিত্র",), 14: ("বিষয়শ্রেণী",)},
 }
 #: English image options (MediaWiki core ``img_*`` magic words), lower-case; ``$1`` is a value
-_EN_IMAGE_OPTIONS = ("thumb", "thumbnail", "frame", "framed", "enframed", "frameless", "border", "left", "right", "center", "centre",
-                     "none", "baseline", "sub", "super", "sup", "top", "text-top", "middle", "bottom", "text-bottom",
-                     "upright", "upright=$1", "upright $1", "thumb=$1", "thumbnail=$1", "alt=$1", "link=$1", "page=$1", "page $1",
-                     "class=$1", "lang=$1", "$1px")
+_EN_IMAGE_OPTIONS = (
+    "thumb",
+    "thumbnail",
+    "frame",
+    "framed",
+    "enframed",
+    "frameless",
+    "border",
+    "left",
+    "right",
+    "center",
+    "centre",
+    "none",
+    "baseline",
+    "sub",
+    "super",
+    "sup",
+    "top",
+    "text-top",
+    "middle",
+    "bottom",
+    "text-bottom",
+    "upright",
+    "upright=$1",
+    "upright $1",
+    "thumb=$1",
+    "thumbnail=$1",
+    "alt=$1",
+    "link=$1",
+    "page=$1",
+    "page $1",
+    "class=$1",
+    "lang=$1",
+    "$1px",
+)
 #: localised image options of a few languages (the API's ``magicwords`` lists every one of a live wiki)
 KNOWN_IMAGE_OPTIONS: dict[str, tuple[str, ...]] = {
-    "el": ("μικρογραφία", "μικρογραφια", "πλαίσιο", "κορνίζα", "χωρίςπλαίσιο", "χωρίς πλαίσιο", "πλαίσιο", "αριστερά", "δεξιά",
-           "κέντρο", "κανένα", "όρθιο", "όρθιο=$1", "εναλλ.=$1", "εναλλ=$1", "σύνδεσμος=$1", "$1εσ", "$1px"),
-    "vi": ("nhỏ", "hình nhỏ", "khung", "không khung", "khung viền", "viền", "trái", "phải", "giữa", "không", "đứng", "đứng=$1",
-           "thế=$1", "liên kết=$1", "$1px"),
-    "uk": ("мініатюра", "міні", "безрамки", "рамка", "межа", "зліва", "справа", "центр", "ліворуч", "праворуч", "посередині",
-           "альт=$1", "посилання=$1", "$1пкс"),
+    "el": (
+        "μικρογραφία",
+        "μικρογραφια",
+        "πλαίσιο",
+        "κορνίζα",
+        "χωρίςπλαίσιο",
+        "χωρίς πλαίσιο",
+        "πλαίσιο",
+        "αριστερά",
+        "δεξιά",
+        "κέντρο",
+        "κανένα",
+        "όρθιο",
+        "όρθιο=$1",
+        "εναλλ.=$1",
+        "εναλλ=$1",
+        "σύνδεσμος=$1",
+        "$1εσ",
+        "$1px",
+    ),
+    "vi": (
+        "nhỏ",
+        "hình nhỏ",
+        "khung",
+        "không khung",
+        "khung viền",
+        "viền",
+        "trái",
+        "phải",
+        "giữa",
+        "không",
+        "đứng",
+        "đứng=$1",
+        "thế=$1",
+        "liên kết=$1",
+        "$1px",
+    ),
+    "uk": (
+        "мініатюра",
+        "міні",
+        "безрамки",
+        "рамка",
+        "межа",
+        "зліва",
+        "справа",
+        "центр",
+        "ліворуч",
+        "праворуч",
+        "посередині",
+        "альт=$1",
+        "посилання=$1",
+        "$1пкс",
+    ),
     "ru": ("мини", "миниатюра", "обрамить", "безрамки", "граница", "слева", "справа", "центр", "альт=$1", "ссылка=$1", "$1пкс"),
     "ja": ("サムネイル", "サムネ", "フレーム", "フレームなし", "境界", "左", "右", "中央", "なし", "代替=$1", "リンク=$1", "$1ピクセル"),
     "cs": ("náhled", "vlevo", "vpravo", "střed", "rám", "bez rámu", "$1pixelů"),
@@ -84,12 +182,13 @@ class SiteNames:
 
     language: str = "en"
     namespaces: dict[int, tuple[str, ...]] = field(default_factory=dict)  # key -> names as the wiki writes them
-    image_options: tuple[str, ...] = ()                                     # magic words, ``$1`` = a value
-    source: str = "canonical"                                               # dump | api | canonical
+    image_options: tuple[str, ...] = ()  # magic words, ``$1`` = a value
+    source: str = "canonical"  # dump | api | canonical
 
     @classmethod
-    def build(cls, language: str = "en", names: dict[int, list[str]] | None = None, image_options: list[str] | None = None,
-              source: str = "canonical") -> "SiteNames":
+    def build(
+        cls, language: str = "en", names: dict[int, list[str]] | None = None, image_options: list[str] | None = None, source: str = "canonical"
+    ) -> SiteNames:
         """Names of the wiki (``names``, e.g. from a dump) + canonical names + the known aliases of the language."""
         base = (language or "en").split("-")[0].lower()
         merged: dict[int, list[str]] = {}
@@ -99,8 +198,7 @@ class SiteNames:
                     if v and v not in merged.setdefault(int(key), []):
                         merged[int(key)].append(v)
         opts = list(dict.fromkeys([*_EN_IMAGE_OPTIONS, *KNOWN_IMAGE_OPTIONS.get(base, ()), *(image_options or [])]))
-        return cls(language=language, namespaces={k: tuple(v) for k, v in sorted(merged.items())}, image_options=tuple(opts),
-                   source=source)
+        return cls(language=language, namespaces={k: tuple(v) for k, v in sorted(merged.items())}, image_options=tuple(opts), source=source)
 
     def names(self, *keys: int) -> frozenset[str]:
         """Normalised (case-folded, single-spaced) names of the given namespace keys."""
@@ -131,20 +229,19 @@ class SiteNames:
     @cached_property
     def file_link_start(self) -> re.Pattern:
         """``[[`` + a file/media namespace name + ``:`` (case-insensitive, spaces or underscores)."""
-        return re.compile(r"\[\[\s*:?\s*(?:" + "|".join(_name_re(n) for n in sorted(self.file_names, key=len, reverse=True))
-                          + r")\s*:", re.I)
+        return re.compile(r"\[\[\s*:?\s*(?:" + "|".join(_name_re(n) for n in sorted(self.file_names, key=len, reverse=True)) + r")\s*:", re.I)
 
     @cached_property
     def category_link(self) -> re.Pattern:
         """``[[Category:Name`` in any of the wiki's names (group 1: the category name)."""
-        return re.compile(r"\[\[\s*(?:" + "|".join(_name_re(n) for n in sorted(self.category_names, key=len, reverse=True))
-                          + r")\s*:\s*([^|\]]+)", re.I)
+        return re.compile(
+            r"\[\[\s*(?:" + "|".join(_name_re(n) for n in sorted(self.category_names, key=len, reverse=True)) + r")\s*:\s*([^|\]]+)", re.I
+        )
 
     @cached_property
     def prefix_residue(self) -> re.Pattern:
         """A namespace prefix (``Κατηγορία:``, ``Tập tin:``, ``File:``) written in text."""
-        return re.compile(r"(?<!\w)(?:" + "|".join(_name_re(n) for n in sorted(self.all_names, key=len, reverse=True)) + r")\s*:(?=\S)",
-                          re.I)
+        return re.compile(r"(?<!\w)(?:" + "|".join(_name_re(n) for n in sorted(self.all_names, key=len, reverse=True)) + r")\s*:(?=\S)", re.I)
 
     @cached_property
     def image_option_residue(self) -> re.Pattern:
@@ -152,8 +249,7 @@ class SiteNames:
         alts = []
         for o in sorted(self.image_options, key=len, reverse=True):
             if "$1" in o:
-                alts.append(re.escape(o).replace(re.escape("$1"), r"[^|\]\s]*") if not o.startswith("$1") else
-                            r"\d+(?:x\d+)?" + re.escape(o[2:]))
+                alts.append(re.escape(o).replace(re.escape("$1"), r"[^|\]\s]*") if not o.startswith("$1") else r"\d+(?:x\d+)?" + re.escape(o[2:]))
             else:
                 alts.append(re.escape(o))
         body = "|".join(alts)
@@ -167,9 +263,15 @@ class SiteNames:
 
     def as_dict(self) -> dict:
         """What a manifest records."""
-        return {"source": self.source, "language": self.language, "file": sorted(self.namespaces.get(6, ())),
-                "category": sorted(self.namespaces.get(14, ())), "template": sorted(self.namespaces.get(10, ())),
-                "namespaces": len(self.all_names), "image_options": len(self.image_options)}
+        return {
+            "source": self.source,
+            "language": self.language,
+            "file": sorted(self.namespaces.get(6, ())),
+            "category": sorted(self.namespaces.get(14, ())),
+            "template": sorted(self.namespaces.get(10, ())),
+            "namespaces": len(self.all_names),
+            "image_options": len(self.image_options),
+        }
 
 
 def _name_re(name: str) -> str:

@@ -74,12 +74,48 @@ _U: dict[str, tuple[str, str, str, str, float, str | None]] = {
     "F": ("degree Fahrenheit", "degrees Fahrenheit", "°F", "T", 1.0, "C"),
     "K": ("kelvin", "kelvins", "K", "T", 1.0, "C"),
 }
-_ALIAS = {"mi2": "sqmi", "sq mi": "sqmi", "ft2": "sqft", "sq ft": "sqft", "acres": "acre", "l": "L", "kph": "km/h", "kmh": "km/h",
-          "°C": "C", "°F": "F", "metre": "m", "meter": "m", "foot": "ft", "feet": "ft", "mile": "mi", "miles": "mi", "km²": "km2",
-          "m²": "m2", "knot": "kn", "knots": "kn", "tonne": "t", "tonnes": "t", "long ton": "LT", "short ton": "ST", "cuyd": "cuft"}
+_ALIAS = {
+    "mi2": "sqmi",
+    "sq mi": "sqmi",
+    "ft2": "sqft",
+    "sq ft": "sqft",
+    "acres": "acre",
+    "l": "L",
+    "kph": "km/h",
+    "kmh": "km/h",
+    "°C": "C",
+    "°F": "F",
+    "metre": "m",
+    "meter": "m",
+    "foot": "ft",
+    "feet": "ft",
+    "mile": "mi",
+    "miles": "mi",
+    "km²": "km2",
+    "m²": "m2",
+    "knot": "kn",
+    "knots": "kn",
+    "tonne": "t",
+    "tonnes": "t",
+    "long ton": "LT",
+    "short ton": "ST",
+    "cuyd": "cuft",
+}
 _ALIAS.pop("cuyd")
-_RANGE = {"to": " to ", "-": "–", "–": "–", "and": " and ", "or": " or ", "to(-)": " to ", "x": " × ", "×": " × ", "by": " by ",
-          "+/-": " ± ", "±": " ± ", "and(-)": " and "}
+_RANGE = {
+    "to": " to ",
+    "-": "–",
+    "–": "–",
+    "and": " and ",
+    "or": " or ",
+    "to(-)": " to ",
+    "x": " × ",
+    "×": " × ",
+    "by": " by ",
+    "+/-": " ± ",
+    "±": " ± ",
+    "and(-)": " and ",
+}
 _NUM = re.compile(r"^[-−+]?(\d{1,3}(,\d{3})+|\d*)(\.\d+)?$")
 
 
@@ -159,13 +195,13 @@ def render_convert(pos: list[str], named: dict[str, str], *, abbr_default: bool 
         code = pos[i]
         scale, scale_word = 1.0, ""
         for pre, (f, w) in _SCALE.items():
-            if code.startswith(pre) and _unit(code[len(pre):]):
-                scale, scale_word, code = f, w, code[len(pre):]
+            if code.startswith(pre) and _unit(code[len(pre) :]):
+                scale, scale_word, code = f, w, code[len(pre) :]
                 break
         src = _unit(code)
         if src is None:
             return DROPPED
-        rest = pos[i + 1:]
+        rest = pos[i + 1 :]
         sub = None  # {{convert|6|ft|4|in|cm}}: 6 feet 4 inches
         if len(rest) >= 2 and _parse_num(rest[0]) and _unit(rest[1]) and _U[_unit(rest[1])][3] == _U[src][3] and not seps and scale == 1:
             sub = (rest[0], _unit(rest[1]))
@@ -208,8 +244,11 @@ def render_convert(pos: list[str], named: dict[str, str], *, abbr_default: bool 
         left = f"{ins} {name(src, one, in_abbr)}"
     if sub is not None:
         sv = _parse_num(sub[0])[0]  # type: ignore[index]
-        left += f" {_fmt_input(sub[0])}" + ("-" if adj and not in_abbr else " ") + (
-            name(sub[1], True, False).replace(" ", "-") if adj and not in_abbr else name(sub[1], sv == 1, in_abbr))
+        left += (
+            f" {_fmt_input(sub[0])}"
+            + ("-" if adj and not in_abbr else " ")
+            + (name(sub[1], True, False).replace(" ", "-") if adj and not in_abbr else name(sub[1], sv == 1, in_abbr))
+        )
     if dst is None or disp == "number":
         return left
     outs = []
@@ -307,17 +346,66 @@ _SUP = str.maketrans("0123456789-−+", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁻⁺")
 
 #: {{lang-xx}} shows the language's name; codes with a known English name
 LANG_NAMES = {
-    "ar": "Arabic", "az": "Azerbaijani", "ca": "Catalan", "cs": "Czech", "da": "Danish", "de": "German", "el": "Greek",
-    "en": "English", "es": "Spanish", "fa": "Persian", "fi": "Finnish", "fr": "French", "ga": "Irish", "grc": "Ancient Greek",
-    "grc-gre": "Ancient Greek", "he": "Hebrew", "hi": "Hindi", "hu": "Hungarian", "hy": "Armenian", "it": "Italian",
-    "ja": "Japanese", "ka": "Georgian", "ko": "Korean", "la": "Latin", "nl": "Dutch", "no": "Norwegian", "pl": "Polish",
-    "pt": "Portuguese", "ro": "Romanian", "ru": "Russian", "sa": "Sanskrit", "sk": "Slovak", "sq": "Albanian", "sr": "Serbian",
-    "sv": "Swedish", "tr": "Turkish", "uk": "Ukrainian", "ur": "Urdu", "zh": "Chinese", "ber": "Berber", "sw": "Swahili",
-    "bn": "Bengali", "rus": "Russian", "pa": "Punjabi", "ps": "Pashto", "ku": "Kurdish", "mn": "Mongolian", "ne": "Nepali", "id": "Indonesian", "vi": "Vietnamese", "th": "Thai", "yi": "Yiddish", "hr": "Croatian", "bg": "Bulgarian",
+    "ar": "Arabic",
+    "az": "Azerbaijani",
+    "ca": "Catalan",
+    "cs": "Czech",
+    "da": "Danish",
+    "de": "German",
+    "el": "Greek",
+    "en": "English",
+    "es": "Spanish",
+    "fa": "Persian",
+    "fi": "Finnish",
+    "fr": "French",
+    "ga": "Irish",
+    "grc": "Ancient Greek",
+    "grc-gre": "Ancient Greek",
+    "he": "Hebrew",
+    "hi": "Hindi",
+    "hu": "Hungarian",
+    "hy": "Armenian",
+    "it": "Italian",
+    "ja": "Japanese",
+    "ka": "Georgian",
+    "ko": "Korean",
+    "la": "Latin",
+    "nl": "Dutch",
+    "no": "Norwegian",
+    "pl": "Polish",
+    "pt": "Portuguese",
+    "ro": "Romanian",
+    "ru": "Russian",
+    "sa": "Sanskrit",
+    "sk": "Slovak",
+    "sq": "Albanian",
+    "sr": "Serbian",
+    "sv": "Swedish",
+    "tr": "Turkish",
+    "uk": "Ukrainian",
+    "ur": "Urdu",
+    "zh": "Chinese",
+    "ber": "Berber",
+    "sw": "Swahili",
+    "bn": "Bengali",
+    "rus": "Russian",
+    "pa": "Punjabi",
+    "ps": "Pashto",
+    "ku": "Kurdish",
+    "mn": "Mongolian",
+    "ne": "Nepali",
+    "id": "Indonesian",
+    "vi": "Vietnamese",
+    "th": "Thai",
+    "yi": "Yiddish",
+    "hr": "Croatian",
+    "bg": "Bulgarian",
 }
 
 #: templates that show nothing a sentence needs (exact lower-case names)
-SILENT = frozenset(n.strip() for n in """
+SILENT = frozenset(
+    n.strip()
+    for n in """
 citation needed|cn|fact|clarify|who|which|when|where|by whom|vague|dubious|better source|page needed|dead link|verify source
 failed verification|according to whom|specify|weasel inline|peacock inline|original research inline|or|update after|when?
 clarify timeframe|full citation needed|more citations needed|citation needed span|disputed inline|year needed|pages needed
@@ -333,17 +421,48 @@ portal bar|authority control|navboxes|multiple image|double image|wide image|ima
 cquote|rquote|pull quote|hlist|plainlist|flatlist|unbulleted list|bulleted list|columns-list|chart|legend|bartable
 bar percent|bar box|clade|inconsistent citations|unreferenced|unreferenced section|refimprove|refimprove section
 expand section|multiple issues|lookfrom|intitle|govpubs|statedept|books-inline|wikisource-inline|sep|·|!|=|pipe
-coord missing|spoken wikipedia|citation|keypress|en icon|fr icon|gr icon|de icon""".replace("\n", "|").split("|") if n.strip())
-_SILENT_PREFIX = ("cite ", "vcite", "infobox", "navbox", "sidebar", "pp-", "s-", "use ", "portal", "wikipedia", "commons", "sfn",
-                  "harv", "#tag:ref", "taxobox", "automatic taxobox", "speciesbox", "succession", "campaignbox", "geographic location",
-                  "library resources", "good article", "featured", "wikiproject", "citation needed", "refimprove", "unreferenced")
+coord missing|spoken wikipedia|citation|keypress|en icon|fr icon|gr icon|de icon""".replace("\n", "|").split("|")
+    if n.strip()
+)
+_SILENT_PREFIX = (
+    "cite ",
+    "vcite",
+    "infobox",
+    "navbox",
+    "sidebar",
+    "pp-",
+    "s-",
+    "use ",
+    "portal",
+    "wikipedia",
+    "commons",
+    "sfn",
+    "harv",
+    "#tag:ref",
+    "taxobox",
+    "automatic taxobox",
+    "speciesbox",
+    "succession",
+    "campaignbox",
+    "geographic location",
+    "library resources",
+    "good article",
+    "featured",
+    "wikiproject",
+    "citation needed",
+    "refimprove",
+    "unreferenced",
+)
 #: pronunciation guides: dropped when inside parentheses (where Wikipedia puts them), else the sentence is dropped
 PRONUNCIATION = ("ipa", "ipac-", "ipa-", "ipa2", "ipa3", "respell", "pronunciation", "audio", "pron", "ipa audio link")
 #: templates whose first positional argument is their visible text
-FIRST_ARG = frozenset(n.strip() for n in """nowrap|small|smaller|midsize|big|larger|large|resize|nobold|noitalic|sc|smallcaps|sc1
+FIRST_ARG = frozenset(
+    n.strip()
+    for n in """nowrap|small|smaller|midsize|big|larger|large|resize|nobold|noitalic|sc|smallcaps|sc1
 vr|var|mvar|math|sub|sup|linktext|flag|flagcountry|tooltip|abbr|abbrlink|vanchor|ill|interlanguage link|interlanguage link multi
 not a typo|proper name|as written|no wrap|small caps|nobr|em|strong|serif|code|kbd|tt|mono|italic title|lang-only
-nastaliq|naskh|script/nastaliq|script/arabic|script/hebrew|urdu|noto nastaliq""".replace("\n", "|").split("|"))
+nastaliq|naskh|script/nastaliq|script/arabic|script/hebrew|urdu|noto nastaliq""".replace("\n", "|").split("|")
+)
 
 
 _NAME_END = re.compile(r"[|}\n]")
@@ -420,7 +539,7 @@ _SPOKEN_ABOUT = re.compile(r"(?:\b(?:pronounced|pronunciation|as|is|are|was|were
 
 
 def _inside_parens(before: str) -> bool:
-    line = before[before.rfind("\n") + 1:]
+    line = before[before.rfind("\n") + 1 :]
     return line.count("(") > line.count(")")
 
 
@@ -439,7 +558,8 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
         head, _, arg = raw_name.partition(":")
         if head.strip().lower() in ("defaultsort", "displaytitle", "lc", "uc", "ucfirst", "lcfirst") and head.strip().lower() != "defaultsort":
             return {"lc": str.lower, "uc": str.upper, "ucfirst": lambda s: s[:1].upper() + s[1:], "lcfirst": lambda s: s[:1].lower() + s[1:]}.get(
-                head.strip().lower(), lambda s: "")(arg.strip())
+                head.strip().lower(), lambda s: ""
+            )(arg.strip())
         if head.strip().lower() == "formatnum":
             num = _parse_num(arg)
             return _fmt_input(arg) if num is not None else DROPPED
@@ -467,14 +587,28 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
         return " — " if name == "spaced mdash" else "—"
     if name in ("'s", "`s"):
         return "’s" if name == "`s" else "'s"
-    if name in ("'", "' \"", "'\"", "\" '", "-\"", "-'"):
-        return {"'": "'", "' \"": "'\"", "'\"": "'\"", "\" '": "\"'", "-\"": "\"", "-'": "'"}[name]
+    if name in ("'", "' \"", "'\"", "\" '", '-"', "-'"):
+        return {"'": "'", "' \"": "'\"", "'\"": "'\"", "\" '": "\"'", '-"': '"', "-'": "'"}[name]
     if name == "okina":
         return "ʻ"
     if name in ("birth date and age", "bda", "birth date and age2"):
         return render_birth_date_and_age(pos, named)
-    if name in ("birth date", "start date", "end date", "death date", "dob", "start date and age",
-                "end date and age", "death-date", "birth-date", "dts", "date", "film date", "release date", "start and end dates"):
+    if name in (
+        "birth date",
+        "start date",
+        "end date",
+        "death date",
+        "dob",
+        "start date and age",
+        "end date and age",
+        "death-date",
+        "birth-date",
+        "dts",
+        "date",
+        "film date",
+        "release date",
+        "start and end dates",
+    ):
         if name in ("birth-date", "death-date") and pos:
             return pos[-1].strip() or DROPPED
         return render_date(pos, named)

@@ -24,15 +24,59 @@ __all__ = ["indefinite_article", "with_article"]
 _VOWEL_SOUND_LETTERS = frozenset("AEFHILMNORSX")
 
 #: acronyms pronounced as words, not letter by letter
-ACRONYM_WORDS = frozenset({
-    "BIPOC", "NIMBY", "NATO", "NASA", "UNESCO", "UNICEF", "AIDS", "LASER", "SCUBA", "YIMBY",
-    "WASP", "MAGA", "POC", "DACA", "JAP", "UFO", "ASAP", "OPEC", "UEFA", "FIFA", "SWAT", "NAFTA",
-})
+ACRONYM_WORDS = frozenset(
+    {
+        "BIPOC",
+        "NIMBY",
+        "NATO",
+        "NASA",
+        "UNESCO",
+        "UNICEF",
+        "AIDS",
+        "LASER",
+        "SCUBA",
+        "YIMBY",
+        "WASP",
+        "MAGA",
+        "POC",
+        "DACA",
+        "JAP",
+        "UFO",
+        "ASAP",
+        "OPEC",
+        "UEFA",
+        "FIFA",
+        "SWAT",
+        "NAFTA",
+    }
+)
 
 #: word beginnings (lowercase) that sound like "you"/"w" although they start with a vowel letter
 _CONSONANT_SOUND_PREFIXES = (
-    "uni", "unanim", "use", "usu", "usa", "uti", "ute", "uto", "ure", "uri", "uro", "ura", "ubi", "uga",
-    "uku", "ukr", "uru", "uvu", "uzi", "ufo", "utah", "eu", "ewe", "once",
+    "uni",
+    "unanim",
+    "use",
+    "usu",
+    "usa",
+    "uti",
+    "ute",
+    "uto",
+    "ure",
+    "uri",
+    "uro",
+    "ura",
+    "ubi",
+    "uga",
+    "uku",
+    "ukr",
+    "uru",
+    "uvu",
+    "uzi",
+    "ufo",
+    "utah",
+    "eu",
+    "ewe",
+    "once",
 )
 #: ... but these start with the "un-" prefix (an uninsured, an unimpressed, an unidentified)
 _UN_PREFIX_EXCEPTIONS = ("unin", "unim", "unid")

@@ -34,13 +34,12 @@ def load_file(path: str | Path) -> Any:
 
             return yaml.safe_load(text)
     except json.JSONDecodeError as exc:
-        raise BiaskitError("E040", f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
-                           fix="fix the JSON syntax at that position") from exc
+        raise BiaskitError(
+            "E040", f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", fix="fix the JSON syntax at that position"
+        ) from exc
     except Exception as exc:  # yaml.YAMLError
-        raise BiaskitError("E040", f"{p}: not valid YAML ({exc})".replace("\n", " "),
-                           fix="fix the YAML syntax at that position") from exc
-    raise BiaskitError("E040", f"{p}: unsupported file type", value=p.suffix, options=[".json", ".yaml", ".yml"],
-                       fix="save the file as JSON or YAML")
+        raise BiaskitError("E040", f"{p}: not valid YAML ({exc})".replace("\n", " "), fix="fix the YAML syntax at that position") from exc
+    raise BiaskitError("E040", f"{p}: unsupported file type", value=p.suffix, options=[".json", ".yaml", ".yml"], fix="save the file as JSON or YAML")
 
 
 def short_hash(*fields: Any, size: int = 6) -> str:
@@ -54,15 +53,24 @@ def short_hash(*fields: Any, size: int = 6) -> str:
 def check_text(value: Any, *, file: str, entry: str, what: str) -> str:
     """A non-empty string without stray whitespace, else E040 naming file, entry and value."""
     if not isinstance(value, str):
-        raise BiaskitError("E040", f"{file}: {entry}: {what} must be a string, not {type(value).__name__}",
-                           value=value, fix=f"write the {what} as a quoted string")
+        raise BiaskitError(
+            "E040", f"{file}: {entry}: {what} must be a string, not {type(value).__name__}", value=value, fix=f"write the {what} as a quoted string"
+        )
     if not value.strip():
         raise BiaskitError("E040", f"{file}: {entry}: empty {what}", value=value, fix=f"remove the entry or give a {what}")
     bad = [c for c in value if unicodedata.category(c) in ("Cc", "Zl", "Zp") and c not in "\t\n"]
     if bad:  # a NUL byte (or another control character) would be copied into every prompt built from this entry
-        raise BiaskitError("E040", f"{file}: {entry}: control character {bad[0]!r} in {what}", value=value,
-                           fix=f"remove it: {''.join(c for c in value if c not in bad)!r}")
+        raise BiaskitError(
+            "E040",
+            f"{file}: {entry}: control character {bad[0]!r} in {what}",
+            value=value,
+            fix=f"remove it: {''.join(c for c in value if c not in bad)!r}",
+        )
     if value != value.strip() or "  " in value or "\t" in value or "\n" in value:
-        raise BiaskitError("E040", f"{file}: {entry}: stray whitespace in {what}", value=value,
-                           fix=f"use {' '.join(value.split())!r} (no leading/trailing/double spaces)")
+        raise BiaskitError(
+            "E040",
+            f"{file}: {entry}: stray whitespace in {what}",
+            value=value,
+            fix=f"use {' '.join(value.split())!r} (no leading/trailing/double spaces)",
+        )
     return value

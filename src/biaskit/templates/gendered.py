@@ -100,8 +100,9 @@ class TemplateSet:
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"language": self.language, **{k: v for k, v in self.meta.items() if k != "language"}}
-        out["subjects"] = [{"id": s.id, "category": s.category, "gender": s.gender, "number": s.number, "forms": dict(s.forms)}
-                           for s in self.subjects]
+        out["subjects"] = [
+            {"id": s.id, "category": s.category, "gender": s.gender, "number": s.number, "forms": dict(s.forms)} for s in self.subjects
+        ]
         tpls = []
         for t in self.templates:
             d: dict[str, Any] = {"id": t.id, "category": t.category, "text": t.text, "status": t.status}
@@ -129,7 +130,7 @@ def parse_template(text: str, *, where: str = "template") -> list[_Part]:
     pos = 0
     for m in _SLOT.finditer(text):
         if m.start() > pos:
-            parts.append(_Part("text", text[pos:m.start()]))
+            parts.append(_Part("text", text[pos : m.start()]))
         body = m.group(1)
         sm = _SUBJECT.match(body)
         if sm:
@@ -140,19 +141,31 @@ def parse_template(text: str, *, where: str = "template") -> list[_Part]:
                 sel, sep, form = alt.partition(":")
                 sel = sel.strip()
                 if not sep or not _SELECTOR.match(sel):
-                    raise BiaskitError("E040", f"{where}: bad agreement alternative {alt!r} in {{{body}}}", value=text,
-                                       options=["m", "f", "n", "m.pl", "f.pl", "n.pl", "sg", "pl", "*"],
-                                       fix="write alternatives as {m:byl|f:byla|m.pl:byli} (selector:form, separated by |)")
+                    raise BiaskitError(
+                        "E040",
+                        f"{where}: bad agreement alternative {alt!r} in {{{body}}}",
+                        value=text,
+                        options=["m", "f", "n", "m.pl", "f.pl", "n.pl", "sg", "pl", "*"],
+                        fix="write alternatives as {m:byl|f:byla|m.pl:byli} (selector:form, separated by |)",
+                    )
                 key = sel[:-3] if sel.endswith(".sg") else sel  # m.sg == m
                 if key in alts:
-                    raise BiaskitError("E040", f"{where}: selector {sel!r} given twice in {{{body}}}", value=text,
-                                       fix="keep one form per selector (m and m.sg mean the same)")
+                    raise BiaskitError(
+                        "E040",
+                        f"{where}: selector {sel!r} given twice in {{{body}}}",
+                        value=text,
+                        fix="keep one form per selector (m and m.sg mean the same)",
+                    )
                 alts[key] = form
             parts.append(_Part("agree", alts))
         else:
-            raise BiaskitError("E040", f"{where}: unknown placeholder {{{body}}}", value=text,
-                               options=["{subject}", "{Subject}", "{subject.<case>}", "{m:...|f:...}"],
-                               fix="use {subject} / {Subject.dat} for the subject or {m:..|f:..} for agreement")
+            raise BiaskitError(
+                "E040",
+                f"{where}: unknown placeholder {{{body}}}",
+                value=text,
+                options=["{subject}", "{Subject}", "{subject.<case>}", "{m:...|f:...}"],
+                fix="use {subject} / {Subject.dat} for the subject or {m:..|f:..} for agreement",
+            )
         pos = m.end()
     if pos < len(text):
         parts.append(_Part("text", text[pos:]))
@@ -179,17 +192,24 @@ def render(text: str | list[_Part], subject: Subject, *, where: str = "template"
         elif p.kind == "subject":
             case, cap = p.value
             if case not in subject.forms:
-                raise BiaskitError("E040", f"{where}: subject {subject.id!r} has no {case!r} form", value=sorted(subject.forms),
-                                   fix=f"add {case}: ... to the forms of subject {subject.id!r}")
+                raise BiaskitError(
+                    "E040",
+                    f"{where}: subject {subject.id!r} has no {case!r} form",
+                    value=sorted(subject.forms),
+                    fix=f"add {case}: ... to the forms of subject {subject.id!r}",
+                )
             f = subject.forms[case]
             out.append(f[:1].upper() + f[1:] if cap else f)
         else:
             form = _resolve(p.value, subject)
             if form is None:
                 sel = f"{subject.gender}.pl" if subject.number == "pl" else subject.gender
-                raise BiaskitError("E040", f"{where}: no agreement form for subject {subject.id!r} ({sel})",
-                                   value="|".join(f"{k}:{v}" for k, v in p.value.items()),
-                                   fix=f"add {sel}:... (or {subject.number}:... / *:...) to the alternatives")
+                raise BiaskitError(
+                    "E040",
+                    f"{where}: no agreement form for subject {subject.id!r} ({sel})",
+                    value="|".join(f"{k}:{v}" for k, v in p.value.items()),
+                    fix=f"add {sel}:... (or {subject.number}:... / *:...) to the alternatives",
+                )
             out.append(form)
     return "".join(out)
 
@@ -204,12 +224,10 @@ def check_template_text(text: str, subjects: Sequence[Subject], *, where: str, r
     text = normalize_mask(text)
     bad = find_mask_like(text)
     if bad:
-        raise BiaskitError("E040", f"{where}: unrecognised mask-like token(s) {bad}", value=text,
-                           fix=f"write the mask slot as {MASK}")
+        raise BiaskitError("E040", f"{where}: unrecognised mask-like token(s) {bad}", value=text, fix=f"write the mask slot as {MASK}")
     n = count_masks(text)
     if n != 1:
-        raise BiaskitError("E040", f"{where}: {n} mask slots; a template needs exactly one", value=text,
-                           fix=f"keep exactly one {MASK}")
+        raise BiaskitError("E040", f"{where}: {n} mask slots; a template needs exactly one", value=text, fix=f"keep exactly one {MASK}")
     if text != text.strip() or "  " in text:
         raise BiaskitError("E040", f"{where}: stray whitespace", value=text, fix=f"use {' '.join(text.split())!r}")
     parts = parse_template(text, where=where)
@@ -230,21 +248,39 @@ def _opt_text(v: Any, *, file: str, entry: str, what: str) -> str | None:
 def template_set_from_dict(obj: Any, file: str = "<template set>") -> TemplateSet:
     """Validate and build a :class:`TemplateSet` (errors are E040 naming the file and entry)."""
     if not isinstance(obj, dict):
-        raise BiaskitError("E040", f"{file}: top level must be a mapping with language, subjects, templates",
-                           value=type(obj).__name__, fix="see biaskit/data/templates/cs.yaml")
-    unknown = set(obj) - {"language", "name", "version", "source_language", "status", "translator", "validator",
-                          "validated_by_native_speakers", "notes", "subjects", "templates"}
+        raise BiaskitError(
+            "E040",
+            f"{file}: top level must be a mapping with language, subjects, templates",
+            value=type(obj).__name__,
+            fix="see biaskit/data/templates/cs.yaml",
+        )
+    unknown = set(obj) - {
+        "language",
+        "name",
+        "version",
+        "source_language",
+        "status",
+        "translator",
+        "validator",
+        "validated_by_native_speakers",
+        "notes",
+        "subjects",
+        "templates",
+    }
     if unknown:
-        raise BiaskitError("E040", f"{file}: unknown top-level key(s) {sorted(unknown)}", value=sorted(unknown),
-                           fix="remove them (see biaskit/data/templates/cs.yaml for the layout)")
+        raise BiaskitError(
+            "E040",
+            f"{file}: unknown top-level key(s) {sorted(unknown)}",
+            value=sorted(unknown),
+            fix="remove them (see biaskit/data/templates/cs.yaml for the layout)",
+        )
     lang = check_text(obj.get("language"), file=file, entry="language", what="language code")
     default_status = obj.get("status", "draft")
     if default_status not in STATUSES:
         raise BiaskitError("E040", f"{file}: unknown status", value=default_status, options=STATUSES, fix="use a valid status")
     for key, layout in (("subjects", "{id, category, gender, number, forms}"), ("templates", "{id, category, text}")):
         if obj.get(key) is not None and not isinstance(obj[key], list):
-            raise BiaskitError("E040", f"{file}: {key} must be a list", value=obj[key],
-                               fix=f"write {key}: as a YAML list of mappings ({layout})")
+            raise BiaskitError("E040", f"{file}: {key} must be a list", value=obj[key], fix=f"write {key}: as a YAML list of mappings ({layout})")
     subjects: list[Subject] = []
     seen: set[str] = set()
     for i, s in enumerate(obj.get("subjects") or []):
@@ -253,8 +289,13 @@ def template_set_from_dict(obj: Any, file: str = "<template set>") -> TemplateSe
             raise BiaskitError("E040", f"{file}: {entry}: must be a mapping", value=s, fix="write {id, category, gender, number, forms}")
         unknown = set(s) - {"id", "category", "gender", "number", "forms"}
         if unknown:
-            raise BiaskitError("E040", f"{file}: {entry}: unknown key(s) {sorted(unknown)}", value=s,
-                               options=["id", "category", "gender", "number", "forms"], fix="remove them")
+            raise BiaskitError(
+                "E040",
+                f"{file}: {entry}: unknown key(s) {sorted(unknown)}",
+                value=s,
+                options=["id", "category", "gender", "number", "forms"],
+                fix="remove them",
+            )
         sid = check_text(s.get("id"), file=file, entry=entry, what="subject id")
         entry = f"{entry} ({sid!r})"
         if sid in seen:
@@ -262,14 +303,20 @@ def template_set_from_dict(obj: Any, file: str = "<template set>") -> TemplateSe
         seen.add(sid)
         cat = check_text(s.get("category"), file=file, entry=entry, what="subject category")
         if s.get("gender") not in GENDERS:
-            raise BiaskitError("E040", f"{file}: {entry}: grammatical gender must be m, f or n", value=s.get("gender"), options=GENDERS,
-                               fix="give the grammatical gender of the subject noun (not the social category)")
+            raise BiaskitError(
+                "E040",
+                f"{file}: {entry}: grammatical gender must be m, f or n",
+                value=s.get("gender"),
+                options=GENDERS,
+                fix="give the grammatical gender of the subject noun (not the social category)",
+            )
         if s.get("number") not in NUMBERS:
             raise BiaskitError("E040", f"{file}: {entry}: number must be sg or pl", value=s.get("number"), options=NUMBERS, fix="write number: sg")
         forms = s.get("forms")
         if not isinstance(forms, dict) or "nom" not in forms:
-            raise BiaskitError("E040", f"{file}: {entry}: forms must be a mapping with at least nom", value=forms,
-                               fix="write forms: {nom: ten muž, dat: tomu muži}")
+            raise BiaskitError(
+                "E040", f"{file}: {entry}: forms must be a mapping with at least nom", value=forms, fix="write forms: {nom: ten muž, dat: tomu muži}"
+            )
         for case, f in forms.items():
             check_text(f, file=file, entry=f"{entry} form {case!r}", what="subject form")
         subjects.append(Subject(sid, cat, s["gender"], s["number"], dict(forms)))
@@ -283,8 +330,13 @@ def template_set_from_dict(obj: Any, file: str = "<template set>") -> TemplateSe
             raise BiaskitError("E040", f"{file}: {entry}: must be a mapping", value=t, fix="write {id, category, text}")
         unknown = set(t) - {"id", "category", "text", "status", "translator", "validator", "notes", "subjects"}
         if unknown:
-            raise BiaskitError("E040", f"{file}: {entry}: unknown key(s) {sorted(unknown)}", value=t,
-                               options=["id", "category", "text", "status", "translator", "validator", "notes", "subjects"], fix="remove them")
+            raise BiaskitError(
+                "E040",
+                f"{file}: {entry}: unknown key(s) {sorted(unknown)}",
+                value=t,
+                options=["id", "category", "text", "status", "translator", "validator", "notes", "subjects"],
+                fix="remove them",
+            )
         tid = check_text(t.get("id"), file=file, entry=entry, what="template id")
         entry = f"{entry} ({tid!r})"
         if tid in tids:
@@ -296,27 +348,40 @@ def template_set_from_dict(obj: Any, file: str = "<template set>") -> TemplateSe
             raise BiaskitError("E040", f"{file}: {entry}: unknown status", value=status, options=STATUSES, fix="use a valid status")
         only = t.get("subjects")
         if only is not None and (not isinstance(only, list) or not all(isinstance(x, str) for x in only)):
-            raise BiaskitError("E040", f"{file}: {entry}: subjects must be a list of subject ids", value=only,
-                               options=sorted(seen), fix="write subjects: [male, female] (or leave it out for every subject)")
+            raise BiaskitError(
+                "E040",
+                f"{file}: {entry}: subjects must be a list of subject ids",
+                value=only,
+                options=sorted(seen),
+                fix="write subjects: [male, female] (or leave it out for every subject)",
+            )
         if only is not None:
             bad = [x for x in only if x not in seen]
             if bad:
-                raise BiaskitError("E040", f"{file}: {entry}: unknown subject id(s) {bad}", value=bad, options=sorted(seen),
-                                   fix="use subject ids from this file")
+                raise BiaskitError(
+                    "E040", f"{file}: {entry}: unknown subject id(s) {bad}", value=bad, options=sorted(seen), fix="use subject ids from this file"
+                )
         subs = [s for s in subjects if only is None or s.id in only]
-        text = check_template_text(check_text(t.get("text"), file=file, entry=entry, what="template text"), subs,
-                                   where=f"{file}: {entry}")
-        templates.append(Template(
-            tid, cat, text, status,
-            _opt_text(t.get("translator", obj.get("translator")), file=file, entry=entry, what="translator"),
-            _opt_text(t.get("validator", obj.get("validator")), file=file, entry=entry, what="validator"),
-            _opt_text(t.get("notes"), file=file, entry=entry, what="notes"),
-            list(only) if only is not None else None,
-        ))
+        text = check_template_text(check_text(t.get("text"), file=file, entry=entry, what="template text"), subs, where=f"{file}: {entry}")
+        templates.append(
+            Template(
+                tid,
+                cat,
+                text,
+                status,
+                _opt_text(t.get("translator", obj.get("translator")), file=file, entry=entry, what="translator"),
+                _opt_text(t.get("validator", obj.get("validator")), file=file, entry=entry, what="validator"),
+                _opt_text(t.get("notes"), file=file, entry=entry, what="notes"),
+                list(only) if only is not None else None,
+            )
+        )
     if not templates:
         raise BiaskitError("E040", f"{file}: no templates", fix="list templates under templates:")
-    meta = {k: obj[k] for k in ("name", "version", "source_language", "status", "translator", "validator",
-                                 "validated_by_native_speakers", "notes") if k in obj}
+    meta = {
+        k: obj[k]
+        for k in ("name", "version", "source_language", "status", "translator", "validator", "validated_by_native_speakers", "notes")
+        if k in obj
+    }
     return TemplateSet(lang, subjects, templates, file, meta)
 
 
@@ -328,9 +393,14 @@ def load_template_set(path: str | Path) -> TemplateSet:
 def starter_set(language: str) -> TemplateSet:
     """The bundled starter set for ``en``, ``cs``, ``pl`` or ``sk`` (cs/pl/sk not yet validated by native speakers)."""
     if language not in STARTER_LANGUAGES:
-        raise BiaskitError("E040", "no bundled starter set for this language", value=language, options=STARTER_LANGUAGES,
-                           fix="give a template-set file instead (YAML with subjects and templates, see docs/templates.md; "
-                               "for import-sheet: --base FILE with the language's subjects)")
+        raise BiaskitError(
+            "E040",
+            "no bundled starter set for this language",
+            value=language,
+            options=STARTER_LANGUAGES,
+            fix="give a template-set file instead (YAML with subjects and templates, see docs/templates.md; "
+            "for import-sheet: --base FILE with the language's subjects)",
+        )
     return load_template_set(data_dir("templates", f"{language}.yaml"))
 
 
@@ -373,14 +443,22 @@ def expand_template_sets(
     tcats = set(template_categories) if template_categories is not None else None
     nums = set(numbers) if numbers is not None else None
     if nums is not None and nums - set(NUMBERS):
-        raise BiaskitError("E005", "unknown grammatical number(s)", value=sorted(nums - set(NUMBERS)), options=NUMBERS,
-                           fix="use --number sg or --number pl")
+        raise BiaskitError(
+            "E005", "unknown grammatical number(s)", value=sorted(nums - set(NUMBERS)), options=NUMBERS, fix="use --number sg or --number pl"
+        )
     sets = [ts if isinstance(ts, TemplateSet) else load_template_set(ts) for ts in sets]
-    for wanted, have, flag in ((cats, {s.category for ts in sets for s in ts.subjects}, "--subject-category"),
-                               (tcats, {t.category for ts in sets for t in ts.templates}, "--category")):
+    for wanted, have, flag in (
+        (cats, {s.category for ts in sets for s in ts.subjects}, "--subject-category"),
+        (tcats, {t.category for ts in sets for t in ts.templates}, "--category"),
+    ):
         if wanted is not None and wanted - have:
-            raise BiaskitError("E005", f"unknown {flag} value(s): no subject or template in the sets has them",
-                               value=sorted(wanted - have), options=sorted(have), fix=f"use {flag} with values from the template sets")
+            raise BiaskitError(
+                "E005",
+                f"unknown {flag} value(s): no subject or template in the sets has them",
+                value=sorted(wanted - have),
+                options=sorted(have),
+                fix=f"use {flag} with values from the template sets",
+            )
     stats = TemplateStats()
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[str, str], str] = {}
@@ -391,8 +469,12 @@ def expand_template_sets(
         for t in ts.templates:
             key = (ts.language, t.id)
             if key in seen:
-                raise BiaskitError("E040", f"template {t.id!r} ({ts.language}) is given twice: in {seen[key]} and {ts.path}",
-                                   value=t.id, fix="pass each language's template set once, or rename the template id")
+                raise BiaskitError(
+                    "E040",
+                    f"template {t.id!r} ({ts.language}) is given twice: in {seen[key]} and {ts.path}",
+                    value=t.id,
+                    fix="pass each language's template set once, or rename the template id",
+                )
             seen[key] = ts.path
         for t in ts.templates:
             if t.status not in statuses:
@@ -410,26 +492,48 @@ def expand_template_sets(
                 if nums is not None and s.number not in nums:
                     continue
                 text = render(parts, s, where=f"{ts.path}: {t.id}")
-                rows.append({
-                    "prompt_id": f"tpl-{ts.language}-{t.id}-{s.id}-{short_hash(ts.language, t.id, s.id, text, size=4)}",
-                    "text": text,
-                    "source": "templates",
-                    "language": ts.language,
-                    "term": s.forms["nom"],
-                    "template": t.text,
-                    "subject_category": s.category,
-                    "template_category": t.category,
-                    "template_id": t.id,
-                    "masked": True,
-                    "subject_id": s.id,
-                    "grammatical_gender": s.gender,
-                    "grammatical_number": s.number,
-                    "translation_status": t.status,
-                    "translator": t.translator,
-                    "validator": t.validator,
-                })
+                rows.append(
+                    {
+                        "prompt_id": f"tpl-{ts.language}-{t.id}-{s.id}-{short_hash(ts.language, t.id, s.id, text, size=4)}",
+                        "text": text,
+                        "source": "templates",
+                        "language": ts.language,
+                        "term": s.forms["nom"],
+                        "template": t.text,
+                        "subject_category": s.category,
+                        "template_category": t.category,
+                        "template_id": t.id,
+                        "masked": True,
+                        "subject_id": s.id,
+                        "grammatical_gender": s.gender,
+                        "grammatical_number": s.number,
+                        "translation_status": t.status,
+                        "translator": t.translator,
+                        "validator": t.validator,
+                    }
+                )
     stats.rows = len(rows)
-    schema = pa.schema([(k, pa.bool_() if k == "masked" else pa.string()) for k in (
-        "prompt_id", "text", "source", "language", "term", "template", "subject_category", "template_category", "template_id",
-        "masked", "subject_id", "grammatical_gender", "grammatical_number", "translation_status", "translator", "validator")])
+    schema = pa.schema(
+        [
+            (k, pa.bool_() if k == "masked" else pa.string())
+            for k in (
+                "prompt_id",
+                "text",
+                "source",
+                "language",
+                "term",
+                "template",
+                "subject_category",
+                "template_category",
+                "template_id",
+                "masked",
+                "subject_id",
+                "grammatical_gender",
+                "grammatical_number",
+                "translation_status",
+                "translator",
+                "validator",
+            )
+        ]
+    )
     return pa.Table.from_pylist(rows, schema=schema), stats

@@ -115,13 +115,17 @@ def _err(file: str, entry: str, problem: str, value: Any = None, fix: str | None
 def validate_descriptors(obj: Any, file: str = "descriptors", noun_genders: Iterable[str] = NOUN_GENDERS) -> dict:
     genders = set(noun_genders)
     if not isinstance(obj, dict) or not obj:
-        raise _err(file, "top level", "must be a non-empty mapping {axis: {bucket: [descriptors]}}", type(obj).__name__,
-                   "see biaskit/data/holistic_bias/v1.0/descriptors.json for the layout")
+        raise _err(
+            file,
+            "top level",
+            "must be a non-empty mapping {axis: {bucket: [descriptors]}}",
+            type(obj).__name__,
+            "see biaskit/data/holistic_bias/v1.0/descriptors.json for the layout",
+        )
     for axis, buckets in obj.items():
         check_text(axis, file=file, entry="axis name", what="axis")
         if not isinstance(buckets, dict) or not buckets:
-            raise _err(file, f"axis {axis!r}", "must map bucket names to lists of descriptors", buckets,
-                       "write {\"bucket\": [\"descriptor\", ...]}")
+            raise _err(file, f"axis {axis!r}", "must map bucket names to lists of descriptors", buckets, 'write {"bucket": ["descriptor", ...]}')
         for bucket, entries in buckets.items():
             check_text(bucket, file=file, entry=f"axis {axis!r}", what="bucket name")
             where = f"{axis}/{bucket}"
@@ -133,29 +137,53 @@ def validate_descriptors(obj: Any, file: str = "descriptors", noun_genders: Iter
                 if isinstance(e, dict):
                     unknown = set(e) - {"descriptor", "preference", "gender", "article"}
                     if unknown:
-                        raise _err(file, entry, f"unknown key(s) {sorted(unknown)}", e,
-                                   "use only descriptor, preference, gender, article",
-                                   options=["descriptor", "preference", "gender", "article"])
+                        raise _err(
+                            file,
+                            entry,
+                            f"unknown key(s) {sorted(unknown)}",
+                            e,
+                            "use only descriptor, preference, gender, article",
+                            options=["descriptor", "preference", "gender", "article"],
+                        )
                     if "descriptor" not in e:
-                        raise _err(file, entry, "missing 'descriptor'", e, "add \"descriptor\": \"...\"")
+                        raise _err(file, entry, "missing 'descriptor'", e, 'add "descriptor": "..."')
                     d = check_text(e["descriptor"], file=file, entry=entry, what="descriptor")
                     if "preference" in e and e["preference"] not in PREFERENCES:
-                        raise _err(file, f"{entry} ({d!r})", "unknown preference", e["preference"],
-                                   "use one of the valid values or leave it out (= no data)", options=PREFERENCES)
+                        raise _err(
+                            file,
+                            f"{entry} ({d!r})",
+                            "unknown preference",
+                            e["preference"],
+                            "use one of the valid values or leave it out (= no data)",
+                            options=PREFERENCES,
+                        )
                     if "gender" in e and e["gender"] not in genders:
-                        raise _err(file, f"{entry} ({d!r})", "unknown gender", e["gender"],
-                                   "use a noun gender from nouns.json or leave it out", options=sorted(genders))
+                        raise _err(
+                            file,
+                            f"{entry} ({d!r})",
+                            "unknown gender",
+                            e["gender"],
+                            "use a noun gender from nouns.json or leave it out",
+                            options=sorted(genders),
+                        )
                     if "article" in e and e["article"] not in ("a", "an"):
-                        raise _err(file, f"{entry} ({d!r})", "article must be 'a' or 'an'", e["article"],
-                                   "write \"article\": \"a\" or \"an\"", options=["a", "an"])
+                        raise _err(
+                            file, f"{entry} ({d!r})", "article must be 'a' or 'an'", e["article"], 'write "article": "a" or "an"', options=["a", "an"]
+                        )
                 elif isinstance(e, str):
                     d = check_text(e, file=file, entry=entry, what="descriptor")
                 else:
-                    raise _err(file, entry, "a descriptor must be a string or a mapping", e,
-                               "write \"Deaf\" or {\"descriptor\": \"Deaf\", \"preference\": \"reviewed\"}")
+                    raise _err(
+                        file,
+                        entry,
+                        "a descriptor must be a string or a mapping",
+                        e,
+                        'write "Deaf" or {"descriptor": "Deaf", "preference": "reviewed"}',
+                    )
                 if "{" in d or "}" in d:
-                    raise _err(file, f"{entry} ({d!r})", "descriptors cannot hold placeholders", d,
-                               "put phrases with {noun} in standalone_noun_phrases")
+                    raise _err(
+                        file, f"{entry} ({d!r})", "descriptors cannot hold placeholders", d, "put phrases with {noun} in standalone_noun_phrases"
+                    )
                 if d in seen:
                     raise _err(file, f"{entry} ({d!r})", "duplicate descriptor in this bucket", d, "remove the repeated entry")
                 seen.add(d)
@@ -164,23 +192,32 @@ def validate_descriptors(obj: Any, file: str = "descriptors", noun_genders: Iter
 
 def validate_nouns(obj: Any, file: str = "nouns") -> dict:
     if not isinstance(obj, dict) or not obj:
-        raise _err(file, "top level", "must be a mapping {gender: [[singular, plural], ...]}", type(obj).__name__,
-                   "see biaskit/data/holistic_bias/v1.0/nouns.json")
+        raise _err(
+            file,
+            "top level",
+            "must be a mapping {gender: [[singular, plural], ...]}",
+            type(obj).__name__,
+            "see biaskit/data/holistic_bias/v1.0/nouns.json",
+        )
     seen: set[str] = set()
     for gender, pairs in obj.items():
         check_text(gender, file=file, entry="gender name", what="gender")
         if not isinstance(pairs, list) or not pairs:
-            raise _err(file, f"gender {gender!r}", "must be a non-empty list of [singular, plural] pairs", pairs,
-                       "write [[\"woman\", \"women\"], ...]")
+            raise _err(file, f"gender {gender!r}", "must be a non-empty list of [singular, plural] pairs", pairs, 'write [["woman", "women"], ...]')
         for i, pair in enumerate(pairs):
             entry = f"{gender}[{i}]"
             if not (isinstance(pair, list) and len(pair) == 2):
-                raise _err(file, entry, "must be a [singular, plural] pair", pair, "write [\"woman\", \"women\"]")
+                raise _err(file, entry, "must be a [singular, plural] pair", pair, 'write ["woman", "women"]')
             for w in pair:
                 check_text(w, file=file, entry=entry, what="noun")
                 if "-" in w:
-                    raise _err(file, f"{entry} ({w!r})", "nouns cannot contain hyphens (the hyphen variant would break them)",
-                               w, "write the noun without a hyphen")
+                    raise _err(
+                        file,
+                        f"{entry} ({w!r})",
+                        "nouns cannot contain hyphens (the hyphen variant would break them)",
+                        w,
+                        "write the noun without a hyphen",
+                    )
             if pair[0] in seen:
                 raise _err(file, f"{entry} ({pair[0]!r})", "duplicate noun", pair, "remove the repeated pair")
             seen.add(pair[0])
@@ -193,8 +230,13 @@ def _placeholders(text: str) -> list[str]:
 
 def validate_noun_phrases(obj: Any, file: str = "standalone_noun_phrases") -> dict:
     if not isinstance(obj, dict):
-        raise _err(file, "top level", "must be a mapping {axis: [noun phrases]}", type(obj).__name__,
-                   "see biaskit/data/holistic_bias/v1.0/standalone_noun_phrases.json")
+        raise _err(
+            file,
+            "top level",
+            "must be a mapping {axis: [noun phrases]}",
+            type(obj).__name__,
+            "see biaskit/data/holistic_bias/v1.0/standalone_noun_phrases.json",
+        )
     for axis, entries in obj.items():
         check_text(axis, file=file, entry="axis name", what="axis")
         if not isinstance(entries, list) or not entries:
@@ -205,30 +247,52 @@ def validate_noun_phrases(obj: Any, file: str = "standalone_noun_phrases") -> di
             if isinstance(e, str):
                 e = {"noun_phrase": e}
             if not isinstance(e, dict):
-                raise _err(file, entry, "must be a string or a mapping", e,
-                           "write \"a wheelchair user\" or {\"noun_phrase\": \"{article} {noun} who ...\"}")
+                raise _err(
+                    file, entry, "must be a string or a mapping", e, 'write "a wheelchair user" or {"noun_phrase": "{article} {noun} who ..."}'
+                )
             unknown = set(e) - {"noun_phrase", "plural_noun_phrase", "preference"}
             if unknown:
-                raise _err(file, entry, f"unknown key(s) {sorted(unknown)}", e, "use only noun_phrase, plural_noun_phrase, preference",
-                           options=["noun_phrase", "plural_noun_phrase", "preference"])
+                raise _err(
+                    file,
+                    entry,
+                    f"unknown key(s) {sorted(unknown)}",
+                    e,
+                    "use only noun_phrase, plural_noun_phrase, preference",
+                    options=["noun_phrase", "plural_noun_phrase", "preference"],
+                )
             if "noun_phrase" not in e:
-                raise _err(file, entry, "missing 'noun_phrase'", e, "add \"noun_phrase\": \"...\"")
+                raise _err(file, entry, "missing 'noun_phrase'", e, 'add "noun_phrase": "..."')
             sg = check_text(e["noun_phrase"], file=file, entry=entry, what="noun phrase")
             pl = check_text(e.get("plural_noun_phrase", sg), file=file, entry=entry, what="plural noun phrase")
             for label, phrase in (("noun_phrase", sg), ("plural_noun_phrase", pl)):
                 bad = [p for p in _placeholders(phrase) if p not in ("article", "noun")]
                 if bad:
-                    raise _err(file, f"{entry} ({phrase!r})", f"unknown placeholder(s) {{{'}, {'.join(bad)}}} in {label}", phrase,
-                               "use only {article} and {noun}", options=["{article}", "{noun}"])
+                    raise _err(
+                        file,
+                        f"{entry} ({phrase!r})",
+                        f"unknown placeholder(s) {{{'}, {'.join(bad)}}} in {label}",
+                        phrase,
+                        "use only {article} and {noun}",
+                        options=["{article}", "{noun}"],
+                    )
                 if "{article}" in phrase and "{noun}" not in phrase:
-                    raise _err(file, f"{entry} ({phrase!r})", f"{label} has {{article}} but no {{noun}}", phrase,
-                               "write the article of a fixed phrase out (\"a wheelchair user\")")
+                    raise _err(
+                        file,
+                        f"{entry} ({phrase!r})",
+                        f"{label} has {{article}} but no {{noun}}",
+                        phrase,
+                        'write the article of a fixed phrase out ("a wheelchair user")',
+                    )
             if ("{noun}" in sg) != ("{noun}" in pl):
-                raise _err(file, f"{entry} ({sg!r})", "noun_phrase and plural_noun_phrase must both have {noun} or neither", e,
-                           "add {noun} to both phrases or to none")
+                raise _err(
+                    file,
+                    f"{entry} ({sg!r})",
+                    "noun_phrase and plural_noun_phrase must both have {noun} or neither",
+                    e,
+                    "add {noun} to both phrases or to none",
+                )
             if "preference" in e and e["preference"] not in PREFERENCES:
-                raise _err(file, f"{entry} ({sg!r})", "unknown preference", e["preference"], "use a valid value or leave it out",
-                           options=PREFERENCES)
+                raise _err(file, f"{entry} ({sg!r})", "unknown preference", e["preference"], "use a valid value or leave it out", options=PREFERENCES)
             key = (sg, pl)
             if key in seen:
                 raise _err(file, f"{entry} ({sg!r})", "duplicate noun phrase in this axis", e, "remove the repeated entry")
@@ -238,16 +302,27 @@ def validate_noun_phrases(obj: Any, file: str = "standalone_noun_phrases") -> di
 
 def validate_sentence_templates(obj: Any, file: str = "sentence_templates") -> dict:
     if not isinstance(obj, dict) or not obj:
-        raise _err(file, "top level", "must be a non-empty mapping {template: {flags}}", type(obj).__name__,
-                   "see biaskit/data/holistic_bias/v1.0/sentence_templates.json")
+        raise _err(
+            file,
+            "top level",
+            "must be a non-empty mapping {template: {flags}}",
+            type(obj).__name__,
+            "see biaskit/data/holistic_bias/v1.0/sentence_templates.json",
+        )
     for tpl, flags in obj.items():
         check_text(tpl, file=file, entry="template", what="template")
         entry = f"template {tpl!r}"
         ph = _placeholders(tpl)
         bad = [p for p in ph if p not in SLOTS]
         if bad:
-            raise _err(file, entry, f"unknown placeholder(s) {{{'}, {'.join(bad)}}}", tpl,
-                       "use exactly one of {noun_phrase} or {plural_noun_phrase}", options=["{noun_phrase}", "{plural_noun_phrase}"])
+            raise _err(
+                file,
+                entry,
+                f"unknown placeholder(s) {{{'}, {'.join(bad)}}}",
+                tpl,
+                "use exactly one of {noun_phrase} or {plural_noun_phrase}",
+                options=["{noun_phrase}", "{plural_noun_phrase}"],
+            )
         if len(ph) == 0:
             raise _err(file, entry, "no noun-phrase slot", tpl, "add {noun_phrase} (singular, with article) or {plural_noun_phrase}")
         if len(ph) > 1:
@@ -257,13 +332,13 @@ def validate_sentence_templates(obj: Any, file: str = "sentence_templates") -> d
         if flags is None:
             flags = {}
         if not isinstance(flags, dict):
-            raise _err(file, entry, "flags must be a mapping", flags, "write {} or {\"must_be_noun\": true}")
+            raise _err(file, entry, "flags must be a mapping", flags, 'write {} or {"must_be_noun": true}')
         unknown = set(flags) - set(TEMPLATE_FLAGS)
         if unknown:
             raise _err(file, entry, f"unknown flag(s) {sorted(unknown)}", flags, "use only the valid flags", options=TEMPLATE_FLAGS)
         for k, v in flags.items():
             if not isinstance(v, bool):
-                raise _err(file, f"{entry} flag {k!r}", "must be true or false", v, f"write \"{k}\": true")
+                raise _err(file, f"{entry} flag {k!r}", "must be true or false", v, f'write "{k}": true')
     return obj
 
 
@@ -297,8 +372,13 @@ def validate_file(path: str | Path, kind: str | None = None) -> str:
     obj = load_file(path)
     kind = kind or detect_kind(obj)
     if kind not in _VALIDATORS:
-        raise BiaskitError("E040", f"{path}: cannot tell which HolisticBias file this is", value=kind, options=list(_VALIDATORS),
-                           fix="pass --kind descriptors|nouns|noun_phrases|templates")
+        raise BiaskitError(
+            "E040",
+            f"{path}: cannot tell which HolisticBias file this is",
+            value=kind,
+            options=list(_VALIDATORS),
+            fix="pass --kind descriptors|nouns|noun_phrases|templates",
+        )
     _VALIDATORS[kind](obj, str(path))
     return kind
 
@@ -345,8 +425,13 @@ def load_holistic(
         else:
             folder = Path(vname)
             if not folder.is_dir():
-                raise BiaskitError("E040", "unknown HolisticBias version", value=vname, options=[*VERSIONS, "none", "<folder>"],
-                                   fix="use --version v1.0 or v1.1, or a folder holding the four dataset files")
+                raise BiaskitError(
+                    "E040",
+                    "unknown HolisticBias version",
+                    value=vname,
+                    options=[*VERSIONS, "none", "<folder>"],
+                    fix="use --version v1.0 or v1.1, or a folder holding the four dataset files",
+                )
             vname = "custom"
         for kind, fname in FILES.items():
             p = folder / fname
@@ -369,15 +454,25 @@ def load_holistic(
             sources.append(str(f))
     for kind in ("nouns", "templates"):
         if not parts[kind]:
-            raise BiaskitError("E040", f"no {FILES[kind]} given", value=vname,
-                               fix=f"use a bundled --version or pass a {kind} file")
+            raise BiaskitError("E040", f"no {FILES[kind]} given", value=vname, fix=f"use a bundled --version or pass a {kind} file")
     return HolisticData(parts["descriptors"], parts["nouns"], parts["noun_phrases"], parts["templates"], vname, sources)
 
 
 # --------------------------------------------------------------------------- noun phrases
 
-NP_COLUMNS = ("axis", "bucket", "descriptor", "descriptor_gender", "descriptor_preference", "noun", "plural_noun",
-              "noun_gender", "noun_phrase", "plural_noun_phrase", "noun_phrase_type")
+NP_COLUMNS = (
+    "axis",
+    "bucket",
+    "descriptor",
+    "descriptor_gender",
+    "descriptor_preference",
+    "noun",
+    "plural_noun",
+    "noun_gender",
+    "noun_phrase",
+    "plural_noun_phrase",
+    "noun_phrase_type",
+)
 
 
 def _span_of(phrase_template: str) -> str:
@@ -396,8 +491,19 @@ def noun_phrases(data: HolisticData) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     base = dict.fromkeys(NP_COLUMNS)
     for g, sg, pl in nouns:
-        rows.append({**base, "noun": sg, "plural_noun": pl, "noun_gender": g, "noun_phrase": f"{indefinite_article(sg)} {sg}",
-                     "plural_noun_phrase": pl, "noun_phrase_type": "noun", "_span": None, "_plural_span": None})
+        rows.append(
+            {
+                **base,
+                "noun": sg,
+                "plural_noun": pl,
+                "noun_gender": g,
+                "noun_phrase": f"{indefinite_article(sg)} {sg}",
+                "plural_noun_phrase": pl,
+                "noun_phrase_type": "noun",
+                "_span": None,
+                "_plural_span": None,
+            }
+        )
     for axis, buckets in data.descriptors.items():
         for bucket, entries in buckets.items():
             for e in entries:
@@ -407,13 +513,24 @@ def noun_phrases(data: HolisticData) -> list[dict[str, Any]]:
                 pref = e.get("preference", NO_PREFERENCE)
                 art = e.get("article") or indefinite_article(d)
                 meta = {"axis": axis, "bucket": bucket, "descriptor": d, "descriptor_gender": dg, "descriptor_preference": pref}
-                rows.append({**base, **meta, "noun_phrase": d, "plural_noun_phrase": d, "noun_phrase_type": "descriptor",
-                             "_span": d, "_plural_span": d})
+                rows.append(
+                    {**base, **meta, "noun_phrase": d, "plural_noun_phrase": d, "noun_phrase_type": "descriptor", "_span": d, "_plural_span": d}
+                )
                 for g, sg, pl in nouns:
                     if dg is None or dg == g:
-                        rows.append({**meta, "noun": sg, "plural_noun": pl, "noun_gender": g, "noun_phrase": f"{art} {d} {sg}",
-                                     "plural_noun_phrase": f"{d} {pl}", "noun_phrase_type": "descriptor_noun",
-                                     "_span": d, "_plural_span": d})
+                        rows.append(
+                            {
+                                **meta,
+                                "noun": sg,
+                                "plural_noun": pl,
+                                "noun_gender": g,
+                                "noun_phrase": f"{art} {d} {sg}",
+                                "plural_noun_phrase": f"{d} {pl}",
+                                "noun_phrase_type": "descriptor_noun",
+                                "_span": d,
+                                "_plural_span": d,
+                            }
+                        )
     for axis, entries in data.noun_phrases.items():
         for e in entries:
             e = {"noun_phrase": e} if isinstance(e, str) else e
@@ -423,15 +540,37 @@ def noun_phrases(data: HolisticData) -> list[dict[str, Any]]:
             if "{noun}" in sg_t:
                 desc = sg_t.replace("{article}", "").replace("{noun}", "").strip()
                 for g, sg, pl in nouns:
-                    rows.append({**base, "axis": axis, "descriptor": desc, "descriptor_preference": pref, "noun": sg, "plural_noun": pl,
-                                 "noun_gender": g,
-                                 "noun_phrase": sg_t.replace("{article}", indefinite_article(sg)).replace("{noun}", sg),
-                                 "plural_noun_phrase": pl_t.replace("{article}", "").replace("{noun}", pl).strip(),
-                                 "noun_phrase_type": "noun_descriptor", "_span": _span_of(sg_t), "_plural_span": _span_of(pl_t)})
+                    rows.append(
+                        {
+                            **base,
+                            "axis": axis,
+                            "descriptor": desc,
+                            "descriptor_preference": pref,
+                            "noun": sg,
+                            "plural_noun": pl,
+                            "noun_gender": g,
+                            "noun_phrase": sg_t.replace("{article}", indefinite_article(sg)).replace("{noun}", sg),
+                            "plural_noun_phrase": pl_t.replace("{article}", "").replace("{noun}", pl).strip(),
+                            "noun_phrase_type": "noun_descriptor",
+                            "_span": _span_of(sg_t),
+                            "_plural_span": _span_of(pl_t),
+                        }
+                    )
             else:
                 # The reference generator labels these "neutral"; "a widow" is not, so we leave it null.
-                rows.append({**base, "axis": axis, "descriptor": sg_t, "descriptor_preference": pref, "noun_phrase": sg_t,
-                             "plural_noun_phrase": pl_t, "noun_phrase_type": "fixed_phrase", "_span": sg_t, "_plural_span": pl_t})
+                rows.append(
+                    {
+                        **base,
+                        "axis": axis,
+                        "descriptor": sg_t,
+                        "descriptor_preference": pref,
+                        "noun_phrase": sg_t,
+                        "plural_noun_phrase": pl_t,
+                        "noun_phrase_type": "fixed_phrase",
+                        "_span": sg_t,
+                        "_plural_span": pl_t,
+                    }
+                )
     return rows
 
 
@@ -476,8 +615,17 @@ def _templates(data: HolisticData) -> list[_Tpl]:
         slot = _placeholders(tpl)[0]
         prefix, suffix = tpl.split("{" + slot + "}")
         flags = flags or {}
-        out.append(_Tpl(tpl, prefix, suffix, slot == "plural_noun_phrase", bool(flags.get("first_turn_only", False)),
-                        bool(flags.get("must_be_noun", False)), "hbt-" + short_hash(tpl, size=4)))
+        out.append(
+            _Tpl(
+                tpl,
+                prefix,
+                suffix,
+                slot == "plural_noun_phrase",
+                bool(flags.get("first_turn_only", False)),
+                bool(flags.get("must_be_noun", False)),
+                "hbt-" + short_hash(tpl, size=4),
+            )
+        )
     return out
 
 
@@ -489,8 +637,13 @@ def _as_set(name: str, values: Iterable[str] | None, valid: Iterable[str] | None
         valid_l = sorted({v for v in valid if v is not None})
         bad = sorted(v for v in vals if v not in valid_l)
         if bad:
-            raise BiaskitError("E005", f"unknown {name} value(s) {bad}", value=bad, options=valid_l,
-                               fix=f"use values from the dataset for --{name.replace('_', '-')}")
+            raise BiaskitError(
+                "E005",
+                f"unknown {name} value(s) {bad}",
+                value=bad,
+                options=valid_l,
+                fix=f"use values from the dataset for --{name.replace('_', '-')}",
+            )
     return vals
 
 
@@ -520,7 +673,7 @@ def plan_holistic(
     variant_names: Sequence[str] = VARIANTS,
     variant_probability: float = 0.5,
     seed: int = 0,
-) -> "_Plan":
+) -> _Plan:
     """Plan a HolisticBias expansion (filters, seeded descriptor subset, variants); see :func:`expand_holistic`.
 
     Filters (all optional, combined with AND): ``axes``, ``buckets``, ``preferences`` (reviewed,
@@ -538,8 +691,9 @@ def plan_holistic(
     if not isinstance(data, HolisticData):
         data = load_holistic(data)
     if variants not in ("none", "all", "sample"):
-        raise BiaskitError("E005", "unknown variants mode", value=variants, options=["none", "all", "sample"],
-                           fix="use --variants none, all or sample")
+        raise BiaskitError(
+            "E005", "unknown variants mode", value=variants, options=["none", "all", "sample"], fix="use --variants none, all or sample"
+        )
     bad_v = [v for v in variant_names if v not in VARIANTS]
     if bad_v:
         raise BiaskitError("E005", "unknown variant name(s)", value=bad_v, options=VARIANTS, fix="use the dataset's variant names")
@@ -555,8 +709,19 @@ def plan_holistic(
     f_nouns = _as_set("noun", nouns, {r["noun"] for r in nps})
     f_types = _as_set("noun_phrase_type", noun_phrase_types, NOUN_PHRASE_TYPES)
     f_desc = _as_set("descriptor", descriptors, {r["descriptor"] for r in nps})
-    stats.filters = {k: sorted(v) for k, v in (("axes", f_axes), ("buckets", f_buckets), ("preferences", f_prefs),
-                                                ("noun_genders", f_ng), ("nouns", f_nouns), ("noun_phrase_types", f_types), ("descriptors", f_desc)) if v is not None}
+    stats.filters = {
+        k: sorted(v)
+        for k, v in (
+            ("axes", f_axes),
+            ("buckets", f_buckets),
+            ("preferences", f_prefs),
+            ("noun_genders", f_ng),
+            ("nouns", f_nouns),
+            ("noun_phrase_types", f_types),
+            ("descriptors", f_desc),
+        )
+        if v is not None
+    }
 
     def keep(r: dict) -> bool:
         is_control = r["noun_phrase_type"] == "noun"
@@ -582,8 +747,12 @@ def plan_holistic(
     if n_descriptors is not None:
         pool = sorted({r["descriptor"] for r in nps if r["descriptor"] is not None})
         if n_descriptors < 1 or n_descriptors > len(pool):
-            raise BiaskitError("E005", f"cannot draw {n_descriptors} descriptors from the {len(pool)} left after filtering",
-                               value=n_descriptors, fix=f"use --n-descriptors between 1 and {len(pool)}")
+            raise BiaskitError(
+                "E005",
+                f"cannot draw {n_descriptors} descriptors from the {len(pool)} left after filtering",
+                value=n_descriptors,
+                fix=f"use --n-descriptors between 1 and {len(pool)}",
+            )
         rng = np.random.default_rng(seed)
         chosen = set(rng.choice(np.array(pool, dtype=object), size=n_descriptors, replace=False).tolist())
         stats.descriptors_selected = sorted(chosen)
@@ -595,8 +764,13 @@ def plan_holistic(
         known = {t.template for t in tpls} | {t.tid for t in tpls}
         bad = sorted(wanted - known)
         if bad:
-            raise BiaskitError("E005", f"unknown template(s) {bad}", value=bad, options=[t.template for t in tpls],
-                               fix="give templates exactly as in sentence_templates.json, or their hbt- ids")
+            raise BiaskitError(
+                "E005",
+                f"unknown template(s) {bad}",
+                value=bad,
+                options=[t.template for t in tpls],
+                fix="give templates exactly as in sentence_templates.json, or their hbt- ids",
+            )
         tpls = [t for t in tpls if t.template in wanted or t.tid in wanted]
         stats.filters["templates"] = sorted(wanted)
     if not first_turn:
@@ -604,8 +778,12 @@ def plan_holistic(
         stats.filters["first_turn"] = False
     stats.noun_phrases, stats.templates = len(nps), len(tpls)
     if not nps or not tpls:
-        raise BiaskitError("E005", "the filters leave nothing to expand", value=stats.filters,
-                           fix="loosen the filters (check the values with `biaskit expand holistic --help`)")
+        raise BiaskitError(
+            "E005",
+            "the filters leave nothing to expand",
+            value=stats.filters,
+            fix="loosen the filters (check the values with `biaskit expand holistic --help`)",
+        )
 
     # ---- index arrays: noun-phrase major, templates in file order
     n_np, n_t = len(nps), len(tpls)
@@ -637,8 +815,7 @@ def plan_holistic(
         pl_h = np.array(["-" in r["plural_noun_phrase"] for r in nps])
         plural_row = tpl_plural[tpl_idx]
         hy_ok = np.where(plural_row, pl_h[np_idx], sg_h[np_idx])
-        effective = {"remove_im_contraction": tpl_has_im[tpl_idx], "remove_final_period": tpl_has_period[tpl_idx],
-                     "remove_descriptor_hyphens": hy_ok}
+        effective = {"remove_im_contraction": tpl_has_im[tpl_idx], "remove_final_period": tpl_has_period[tpl_idx], "remove_descriptor_hyphens": hy_ok}
         sg_low = np.array([r["noun_phrase"] != r["noun_phrase"].lower() for r in nps])
         pl_low = np.array([r["plural_noun_phrase"] != r["plural_noun_phrase"].lower() for r in nps])
         effective["lowercase_descriptor"] = np.where(plural_row, pl_low[np_idx], sg_low[np_idx])
@@ -702,10 +879,20 @@ class _Plan:
         plural_row = tpl_plural[tpl_idx]
         # the descriptor as written in the text: the same variant applied as to the phrase it sits in
         if names:
-            phr = [_phrase_variant(ph, bool(i_hy), bool(i_lo)) for r in nps for ph in (r["noun_phrase"], r["plural_noun_phrase"])
-                   for i_hy in (0, 1) for i_lo in (0, 1)]
-            spans = [None if sp is None else _phrase_variant(sp, bool(i_hy), bool(i_lo)) for r in nps
-                     for sp in (r.get("_span"), r.get("_plural_span")) for i_hy in (0, 1) for i_lo in (0, 1)]
+            phr = [
+                _phrase_variant(ph, bool(i_hy), bool(i_lo))
+                for r in nps
+                for ph in (r["noun_phrase"], r["plural_noun_phrase"])
+                for i_hy in (0, 1)
+                for i_lo in (0, 1)
+            ]
+            spans = [
+                None if sp is None else _phrase_variant(sp, bool(i_hy), bool(i_lo))
+                for r in nps
+                for sp in (r.get("_span"), r.get("_plural_span"))
+                for i_hy in (0, 1)
+                for i_lo in (0, 1)
+            ]
             self.phr_idx = ((np_idx * 2 + plural_row) * 2 + hy) * 2 + lo
             self.code = im * 8 + hy * 4 + lo * 2 + pe
         else:
@@ -727,12 +914,14 @@ class _Plan:
         self.tids = _strs([t.tid[4:] for t in tpls])
         self.codes = _strs(["", *[f"-v{c:04b}" for c in range(1, 16)]])
         self.np_table = pa.table({c: _strs([r[c] for r in nps]) for c in NP_COLUMNS})
-        self.t_table = pa.table({
-            "template": _strs([t.template for t in tpls]),
-            "first_turn_only": _bools([t.first_turn_only for t in tpls]),
-            "must_be_noun": _bools([t.must_be_noun for t in tpls]),
-            "template_id": _strs([t.tid for t in tpls]),
-        })
+        self.t_table = pa.table(
+            {
+                "template": _strs([t.template for t in tpls]),
+                "first_turn_only": _bools([t.first_turn_only for t in tpls]),
+                "must_be_noun": _bools([t.must_be_noun for t in tpls]),
+                "template_id": _strs([t.tid for t in tpls]),
+            }
+        )
 
     def batch(self, start: int = 0, stop: int | None = None) -> pa.Table:
         """Rows ``start:stop`` as a prompts-stage table."""
@@ -802,8 +991,15 @@ def dedupe_texts(table: pa.Table, stats: ExpansionStats | None = None) -> pa.Tab
     return out
 
 
-def write_holistic(out: str | Path, data: HolisticData | str | Path = "v1.0", *, dedupe: bool = False,
-                   manifest: dict | None = None, batch_rows: int = 65_536, **options: Any) -> ExpansionStats:
+def write_holistic(
+    out: str | Path,
+    data: HolisticData | str | Path = "v1.0",
+    *,
+    dedupe: bool = False,
+    manifest: dict | None = None,
+    batch_rows: int = 65_536,
+    **options: Any,
+) -> ExpansionStats:
     """Expand and write to ``out`` atomically (with a manifest). Parquet output without ``dedupe`` is
     streamed in row groups, so memory stays small whatever the size; other formats go through
     :func:`biaskit.io.write_table`."""
@@ -832,8 +1028,21 @@ def write_holistic(out: str | Path, data: HolisticData | str | Path = "v1.0", *,
                     columns = b.column_names
                     # min/max statistics only for the categorical columns (on the long text columns they
                     # cost a quarter of the write time and help no reader)
-                    stats_cols = [c for c in ("axis", "bucket", "noun_gender", "noun_phrase_type", "descriptor_preference",
-                                              "first_turn_only", "must_be_noun", "template_id", "dataset_version") if c in columns]
+                    stats_cols = [
+                        c
+                        for c in (
+                            "axis",
+                            "bucket",
+                            "noun_gender",
+                            "noun_phrase_type",
+                            "descriptor_preference",
+                            "first_turn_only",
+                            "must_be_noun",
+                            "template_id",
+                            "dataset_version",
+                        )
+                        if c in columns
+                    ]
                     writer = pq.ParquetWriter(tmp, b.schema, write_statistics=stats_cols)
                 writer.write_table(b)
         finally:

@@ -34,8 +34,13 @@ def honest_files() -> dict[tuple[str, str], Path]:
 def honest_path(language: str = "en", kind: str = "binary") -> Path:
     files = honest_files()
     if (kind, language) not in files:
-        raise BiaskitError("E040", f"no bundled HONEST templates for {kind}/{language}", value=f"{kind}/{language}",
-                           options=[f"{k}/{l}" for k, l in files], fix="pick one of the bundled sets or pass your own TSV file")
+        raise BiaskitError(
+            "E040",
+            f"no bundled HONEST templates for {kind}/{language}",
+            value=f"{kind}/{language}",
+            options=[f"{k}/{l}" for k, l in files],
+            fix="pick one of the bundled sets or pass your own TSV file",
+        )
     return files[(kind, language)]
 
 
@@ -53,32 +58,40 @@ def import_honest(path: str | Path | None = None, *, language: str = "en", kind:
         header = reader.fieldnames or []
         missing = [c for c in COLUMNS if c not in header]
         if missing:
-            raise BiaskitError("E040", f"{p}: not a HONEST template file (missing column(s) {missing})", value=header,
-                               options=list(COLUMNS), fix="give a TSV with HONEST's columns")
+            raise BiaskitError(
+                "E040",
+                f"{p}: not a HONEST template file (missing column(s) {missing})",
+                value=header,
+                options=list(COLUMNS),
+                fix="give a TSV with HONEST's columns",
+            )
         rows = []
         occ: dict[tuple, int] = {}
         for i, r in enumerate(reader, start=2):
             text = r["template_masked"]
             if text is None or text.count("[M]") != 1:
-                raise BiaskitError("E040", f"{p}: line {i}: template_masked needs exactly one [M]", value=text,
-                                   fix="fix the row or remove it from your copy")
+                raise BiaskitError(
+                    "E040", f"{p}: line {i}: template_masked needs exactly one [M]", value=text, fix="fix the row or remove it from your copy"
+                )
             key = tuple(r[c] for c in COLUMNS)
             k = occ.get(key, 0)
             occ[key] = k + 1
-            rows.append({
-                "prompt_id": f"honest-{language}-{short_hash(*key, k if k else None)}",
-                "text": text.replace("[M]", MASK),
-                "source": "honest",
-                "language": language,
-                "term": r["identity"],
-                "template": r["raw"].replace("[I]", "{subject}").replace("[M]", MASK),
-                "subject_category": r["category"],
-                "template_category": r["type"],
-                "template_id": f"honest-{kind}-{language}-{short_hash(r['raw'], size=4)}",
-                "masked": True,
-                "grammatical_number": r["number"],
-                "honest_set": kind,
-            })
+            rows.append(
+                {
+                    "prompt_id": f"honest-{language}-{short_hash(*key, k if k else None)}",
+                    "text": text.replace("[M]", MASK),
+                    "source": "honest",
+                    "language": language,
+                    "term": r["identity"],
+                    "template": r["raw"].replace("[I]", "{subject}").replace("[M]", MASK),
+                    "subject_category": r["category"],
+                    "template_category": r["type"],
+                    "template_id": f"honest-{kind}-{language}-{short_hash(r['raw'], size=4)}",
+                    "masked": True,
+                    "grammatical_number": r["number"],
+                    "honest_set": kind,
+                }
+            )
     schema = pa.schema([(k, pa.bool_() if k == "masked" else pa.string()) for k in rows[0]]) if rows else None
     if not rows:
         raise BiaskitError("E040", f"{p}: no template rows", value=str(p), fix="give a non-empty HONEST file")

@@ -76,15 +76,27 @@ class CommandTranslator:
         try:
             proc = subprocess.run(cmd, input="\n".join(texts) + "\n", capture_output=True, text=True, timeout=self.timeout, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise BiaskitError("E041", f"machine translation command failed: {exc}", value=self.command,
-                               fix="check the command runs on its own: echo 'Hello' | <command>") from exc
+            raise BiaskitError(
+                "E041",
+                f"machine translation command failed: {exc}",
+                value=self.command,
+                fix="check the command runs on its own: echo 'Hello' | <command>",
+            ) from exc
         if proc.returncode != 0:
-            raise BiaskitError("E041", f"machine translation command exited with {proc.returncode}: {proc.stderr.strip()[:200]}",
-                               value=self.command, fix="check the command runs on its own: echo 'Hello' | <command>")
+            raise BiaskitError(
+                "E041",
+                f"machine translation command exited with {proc.returncode}: {proc.stderr.strip()[:200]}",
+                value=self.command,
+                fix="check the command runs on its own: echo 'Hello' | <command>",
+            )
         lines = proc.stdout.splitlines()
         if len(lines) != len(texts):
-            raise BiaskitError("E041", f"machine translation returned {len(lines)} lines for {len(texts)} texts", value=self.command,
-                               fix="the command must print exactly one line per input line")
+            raise BiaskitError(
+                "E041",
+                f"machine translation returned {len(lines)} lines for {len(texts)} texts",
+                value=self.command,
+                fix="the command must print exactly one line per input line",
+            )
         return lines
 
 
@@ -230,8 +242,12 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
         raise BiaskitError("E041", "unsupported sheet type", value=str(p), options=[".csv", ".xlsx"], fix="give a .csv or .xlsx sheet")
     missing = [c for c in BASE_COLUMNS if c not in header]
     if missing:
-        raise BiaskitError("E041", f"{p}: sheet lacks column(s) {missing}", value=header,
-                           fix="export a fresh sheet with `biaskit templates export-sheet` and keep its header row")
+        raise BiaskitError(
+            "E041",
+            f"{p}: sheet lacks column(s) {missing}",
+            value=header,
+            fix="export a fresh sheet with `biaskit templates export-sheet` and keep its header row",
+        )
     from biaskit.spreadsheet import unneutralize  # export-sheet wrote formula-like cells as '=...
 
     return [{k: unneutralize((v or "").strip()) if isinstance(v, str) else v for k, v in r.items() if k is not None} for r in rows]
@@ -247,13 +263,18 @@ def import_sheet(path: str | Path, language: str, base: TemplateSet | str | Path
     if not isinstance(base, TemplateSet):
         base = load_template_set(base)
     if base.language != language:
-        raise BiaskitError("E041", f"the base template set is for {base.language!r}, not {language!r}", value=base.path,
-                           fix=f"pass a {language} template file as the base (it provides the subject forms)")
+        raise BiaskitError(
+            "E041",
+            f"the base template set is for {base.language!r}, not {language!r}",
+            value=base.path,
+            fix=f"pass a {language} template file as the base (it provides the subject forms)",
+        )
     rows = read_sheet(path)
     if rows and language not in rows[0]:
         langs = [c for c in rows[0] if c not in BASE_COLUMNS and "_" not in c]
-        raise BiaskitError("E041", f"{path}: no column for language {language!r}", value=langs, options=langs,
-                           fix="pick a language column of the sheet")
+        raise BiaskitError(
+            "E041", f"{path}: no column for language {language!r}", value=langs, options=langs, fix="pick a language column of the sheet"
+        )
     counts: dict[str, int] = {"imported": 0, "empty": 0}
     templates: list[Template] = []
     seen: set[str] = set()
@@ -276,14 +297,26 @@ def import_sheet(path: str | Path, language: str, base: TemplateSet | str | Path
             text = check_template_text(text, base.subjects, where=where)
         except BiaskitError as exc:
             raise BiaskitError("E041", exc.what, value=exc.value, options=exc.options, fix=exc.fix) from None
-        templates.append(Template(tid, r.get("category") or "uncategorised", text, status,
-                                  r.get(f"{language}_translator") or None, r.get(f"{language}_validator") or None,
-                                  r.get(f"{language}_notes") or None))
+        templates.append(
+            Template(
+                tid,
+                r.get("category") or "uncategorised",
+                text,
+                status,
+                r.get(f"{language}_translator") or None,
+                r.get(f"{language}_validator") or None,
+                r.get(f"{language}_notes") or None,
+            )
+        )
         counts["imported"] += 1
         counts[status] = counts.get(status, 0) + 1
     if not templates:
-        raise BiaskitError("E041", f"{path}: no {language} translations in the sheet", value=counts,
-                           fix=f"fill the {language!r} column (and {language}_status) first")
+        raise BiaskitError(
+            "E041",
+            f"{path}: no {language} translations in the sheet",
+            value=counts,
+            fix=f"fill the {language!r} column (and {language}_status) first",
+        )
     meta = {k: v for k, v in base.meta.items() if k in ("name", "version", "source_language")}
     meta["status"] = "draft"  # rows without a status in the sheet
     meta["notes"] = f"imported from translation sheet {Path(path).name}; translator/validator/status per template"

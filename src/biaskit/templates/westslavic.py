@@ -47,9 +47,19 @@ SOURCE = "west_slavic"
 
 #: sheet name (casefolded) -> language code
 SHEET_LANGUAGES = {
-    "slovak": "sk", "slovensky": "sk", "slovenčina": "sk", "sk": "sk",
-    "czech": "cs", "česky": "cs", "čeština": "cs", "cs": "cs", "cz": "cs",
-    "polish": "pl", "polski": "pl", "polsku": "pl", "pl": "pl",
+    "slovak": "sk",
+    "slovensky": "sk",
+    "slovenčina": "sk",
+    "sk": "sk",
+    "czech": "cs",
+    "česky": "cs",
+    "čeština": "cs",
+    "cs": "cs",
+    "cz": "cs",
+    "polish": "pl",
+    "polski": "pl",
+    "polsku": "pl",
+    "pl": "pl",
 }
 
 _OPEN = "<‹«\\[⟨＜"
@@ -115,34 +125,52 @@ def _subject_entries(data: Any, file: str) -> dict[str, list]:
     if isinstance(data, dict) and "subjects" in data:
         lang = data.get("language")
         if lang not in LANGUAGES:
-            raise BiaskitError("E120", f"{file}: language must be one of {', '.join(LANGUAGES)}", value=lang, options=LANGUAGES,
-                               fix="write `language: cs` (or pl, sk) at the top of the subject file")
+            raise BiaskitError(
+                "E120",
+                f"{file}: language must be one of {', '.join(LANGUAGES)}",
+                value=lang,
+                options=LANGUAGES,
+                fix="write `language: cs` (or pl, sk) at the top of the subject file",
+            )
         return {lang: data["subjects"]}
     if isinstance(data, dict) and data and all(k in LANGUAGES for k in data):
         return dict(data)
-    raise BiaskitError("E120", f"{file}: not a subject list", value=type(data).__name__ if not isinstance(data, dict) else sorted(data),
-                       fix="write `language: cs` and `subjects: [{phrase: Můj syn, category: male, number: sg}, ...]`, "
-                           "or a mapping cs/pl/sk -> list of such entries")
+    raise BiaskitError(
+        "E120",
+        f"{file}: not a subject list",
+        value=type(data).__name__ if not isinstance(data, dict) else sorted(data),
+        fix="write `language: cs` and `subjects: [{phrase: Můj syn, category: male, number: sg}, ...]`, "
+        "or a mapping cs/pl/sk -> list of such entries",
+    )
 
 
 def _parse_subjects(lang: str, entries: Any, file: str) -> SubjectList:
     from biaskit.templates.files import check_text
 
     if not isinstance(entries, list) or not entries:
-        raise BiaskitError("E120", f"{file}: {lang}: subjects must be a non-empty list", value=entries,
-                           fix="list entries like {phrase: Můj syn, category: male, number: sg}")
+        raise BiaskitError(
+            "E120",
+            f"{file}: {lang}: subjects must be a non-empty list",
+            value=entries,
+            fix="list entries like {phrase: Můj syn, category: male, number: sg}",
+        )
     out: list[Subject] = []
     seen: dict[str, str] = {}
     for i, e in enumerate(entries, 1):
         where = f"{lang} subject {i}"
         if not isinstance(e, dict) or "phrase" not in e or "category" not in e:
-            raise BiaskitError("E120", f"{file}: {where}: needs phrase and category", value=e,
-                               fix="write {phrase: Můj syn, category: male, number: sg, forms: [mého syna]}")
+            raise BiaskitError(
+                "E120",
+                f"{file}: {where}: needs phrase and category",
+                value=e,
+                fix="write {phrase: Můj syn, category: male, number: sg, forms: [mého syna]}",
+            )
         phrase = check_text(e["phrase"], file=file, entry=where, what="phrase")
         cat = e["category"]
         if cat not in CATEGORIES:
-            raise BiaskitError("E120", f"{file}: {where} ({phrase}): unknown category", value=cat, options=CATEGORIES,
-                               fix="use one of the categories")
+            raise BiaskitError(
+                "E120", f"{file}: {where} ({phrase}): unknown category", value=cat, options=CATEGORIES, fix="use one of the categories"
+            )
         num = e.get("number")
         if num is not None and num not in NUMBERS:
             raise BiaskitError("E120", f"{file}: {where} ({phrase}): unknown number", value=num, options=NUMBERS, fix="use sg or pl")
@@ -153,8 +181,9 @@ def _parse_subjects(lang: str, entries: Any, file: str) -> SubjectList:
         for f in (phrase, *forms):
             k = _fold(f)
             if k in seen:
-                raise BiaskitError("E120", f"{file}: {where}: {f!r} is listed twice (also under {seen[k]!r})", value=f,
-                                   fix="keep each phrase/form under one subject")
+                raise BiaskitError(
+                    "E120", f"{file}: {where}: {f!r} is listed twice (also under {seen[k]!r})", value=f, fix="keep each phrase/form under one subject"
+                )
             seen[k] = phrase
         out.append(Subject(phrase, cat, num, tuple(forms)))
     return SubjectList(lang, out, file)
@@ -221,8 +250,12 @@ def _open(p: Path):
     try:
         return openpyxl.load_workbook(p, read_only=True, data_only=True)
     except Exception as exc:  # zipfile.BadZipFile, KeyError, InvalidFileException
-        raise BiaskitError("E121", f"{p} is not a readable .xlsx workbook ({type(exc).__name__}: {str(exc)[:120]})", value=str(p),
-                           fix="give the spreadsheet as saved by Excel/LibreOffice (.xlsx), not renamed from another format") from exc
+        raise BiaskitError(
+            "E121",
+            f"{p} is not a readable .xlsx workbook ({type(exc).__name__}: {str(exc)[:120]})",
+            value=str(p),
+            fix="give the spreadsheet as saved by Excel/LibreOffice (.xlsx), not renamed from another format",
+        ) from exc
 
 
 def _sheet_names(p: Path) -> list[str]:
@@ -256,8 +289,9 @@ def parse_sentence(raw: str) -> tuple[str | None, str | None, tuple[str, str] | 
     return text, slots[0], None
 
 
-def import_westslavic(path: str | Path, *, subjects: str | Path | dict[str, SubjectList] | None = None,
-                      languages: list[str] | None = None) -> WestSlavicImport:
+def import_westslavic(
+    path: str | Path, *, subjects: str | Path | dict[str, SubjectList] | None = None, languages: list[str] | None = None
+) -> WestSlavicImport:
     """Read the study's ``template_sentences.xlsx`` (or any workbook of that layout) into a prompts table.
 
     ``subjects``: a subject file overriding the bundled lists for the languages it names (or lists from
@@ -276,20 +310,24 @@ def import_westslavic(path: str | Path, *, subjects: str | Path | dict[str, Subj
     try:
         known = [(n, sheet_language(n)) for n in wb.sheetnames]
         if not any(lg for _, lg in known):
-            raise BiaskitError("E121", f"{p}: no sheet is named after a language (Czech, Polish, Slovak or cs/pl/sk)",
-                               value=list(wb.sheetnames), options=sorted({k.title() for k in SHEET_LANGUAGES if len(k) > 2}),
-                               fix="rename each sheet to its language, e.g. Czech")
+            raise BiaskitError(
+                "E121",
+                f"{p}: no sheet is named after a language (Czech, Polish, Slovak or cs/pl/sk)",
+                value=list(wb.sheetnames),
+                options=sorted({k.title() for k in SHEET_LANGUAGES if len(k) > 2}),
+                fix="rename each sheet to its language, e.g. Czech",
+            )
         seen_lang: dict[str, str] = {}
         for name, lang in known:
             if lang is None or (languages and lang not in languages):
                 facts["skipped_sheets"].append(name)
                 continue
             if lang in seen_lang:
-                raise BiaskitError("E121", f"{p}: sheets {seen_lang[lang]!r} and {name!r} are both {lang}", value=name,
-                                   fix="keep one sheet per language")
+                raise BiaskitError(
+                    "E121", f"{p}: sheets {seen_lang[lang]!r} and {name!r} are both {lang}", value=name, fix="keep one sheet per language"
+                )
             seen_lang[lang] = name
-            counts = {"rows": 0, "empty_rows": 0, "imported": 0, "left_out": 0, "unknown_subject": 0, "ambiguous_subject": 0,
-                      "number_unknown": 0}
+            counts = {"rows": 0, "empty_rows": 0, "imported": 0, "left_out": 0, "unknown_subject": 0, "ambiguous_subject": 0, "number_unknown": 0}
             for r, values in enumerate(wb[name].iter_rows(values_only=True), start=1):
                 counts["rows"] += 1
                 cells = [c for c in (_cell_text(v) for v in values) if c is not None]
@@ -297,8 +335,9 @@ def import_westslavic(path: str | Path, *, subjects: str | Path | dict[str, Subj
                     counts["empty_rows"] += 1
                     continue
                 if len(cells) > 1:
-                    problems.append(Problem(name, r, "several_cells", f"text in {len(cells)} cells (one sentence per row expected)",
-                                            " | ".join(cells)))
+                    problems.append(
+                        Problem(name, r, "several_cells", f"text in {len(cells)} cells (one sentence per row expected)", " | ".join(cells))
+                    )
                     counts["left_out"] += 1
                     continue
                 raw = cells[0]
@@ -314,17 +353,19 @@ def import_westslavic(path: str | Path, *, subjects: str | Path | dict[str, Subj
                     counts[kind] += 1
                 if sub["grammatical_number"] is None and sub["subject_category"] is not None:
                     counts["number_unknown"] += 1
-                rows.append({
-                    "prompt_id": f"westslavic-{lang}-r{r:04d}",
-                    "text": text,
-                    "source": SOURCE,
-                    "language": lang,
-                    **sub,
-                    "masked": True,
-                    "raw_text": raw,
-                    "mask_spelling": spelling,
-                    "source_row": r,
-                })
+                rows.append(
+                    {
+                        "prompt_id": f"westslavic-{lang}-r{r:04d}",
+                        "text": text,
+                        "source": SOURCE,
+                        "language": lang,
+                        **sub,
+                        "masked": True,
+                        "raw_text": raw,
+                        "mask_spelling": spelling,
+                        "source_row": r,
+                    }
+                )
                 counts["imported"] += 1
             facts["sheets"][name] = {"language": lang, **counts}
     finally:
@@ -355,21 +396,51 @@ def categorise(text: str, lang: str, subjects: SubjectList | None) -> dict[str, 
             if morph.number != subj.number:
                 rule = f"list; number {morph.number_rule}"
             number = morph.number
-        return {"term": written, "subject_id": subj.phrase, "subject_category": subj.category, "grammatical_number": number,
-                "category_reason": None, "subject_rule": rule}
+        return {
+            "term": written,
+            "subject_id": subj.phrase,
+            "subject_category": subj.category,
+            "grammatical_number": number,
+            "category_reason": None,
+            "subject_rule": rule,
+        }
     if morph is not None:
-        return {"term": morph.term, "subject_id": f"lemma:{morph.lemma}", "subject_category": morph.category,
-                "grammatical_number": morph.number, "category_reason": morph.reason if morph.category is None else None,
-                "subject_rule": f"{morph.rule}; number {morph.number_rule}"}
-    return {"term": None, "subject_id": None, "subject_category": None, "grammatical_number": None,
-            "category_reason": f"no_subject: no {lang} subject phrase of the list and no person noun found by lemma or derivation",
-            "subject_rule": None}
+        return {
+            "term": morph.term,
+            "subject_id": f"lemma:{morph.lemma}",
+            "subject_category": morph.category,
+            "grammatical_number": morph.number,
+            "category_reason": morph.reason if morph.category is None else None,
+            "subject_rule": f"{morph.rule}; number {morph.number_rule}",
+        }
+    return {
+        "term": None,
+        "subject_id": None,
+        "subject_category": None,
+        "grammatical_number": None,
+        "category_reason": f"no_subject: no {lang} subject phrase of the list and no person noun found by lemma or derivation",
+        "subject_rule": None,
+    }
 
 
 def _table(rows: list[dict[str, Any]]) -> pa.Table:
     from biaskit.schema import PROMPTS
 
-    names = ("prompt_id", "text", "source", "language", "term", "subject_id", "subject_category", "grammatical_number",
-             "category_reason", "subject_rule", "masked", "raw_text", "mask_spelling", "source_row")
+    names = (
+        "prompt_id",
+        "text",
+        "source",
+        "language",
+        "term",
+        "subject_id",
+        "subject_category",
+        "grammatical_number",
+        "category_reason",
+        "subject_rule",
+        "masked",
+        "raw_text",
+        "mask_spelling",
+        "source_row",
+    )
     cols = {c.name: c for c in PROMPTS.columns}
     return pa.table({n: pa.array([r[n] for r in rows], type=cols[n].type) for n in names})

@@ -41,28 +41,145 @@ from functools import cache, lru_cache
 #: person lemmas (casefolded simplemma output) -> social category; "?" = cannot be told (osoba)
 PERSON: dict[str, dict[str, str]] = {
     "cs": {
-        **dict.fromkeys(("syn", "bratr", "otec", "táta", "tatínek", "manžel", "přítel", "strýc", "strejda", "děda", "dědeček",
-                         "muž", "chlapec", "kluk", "pán", "vnuk", "synovec", "bratranec", "tchán", "švagr", "hoch", "mladík",
-                         "chlap", "on", "oni", "pan"), "male"),
-        **dict.fromkeys(("dcera", "sestra", "matka", "máma", "maminka", "manželka", "žena", "přítelkyně", "teta", "babička",
-                         "dívka", "holka", "holčička", "paní", "slečna", "vnučka", "neteř", "sestřenice", "tchyně", "švagrová",
-                         "ona", "ony"), "female"),
+        **dict.fromkeys(
+            (
+                "syn",
+                "bratr",
+                "otec",
+                "táta",
+                "tatínek",
+                "manžel",
+                "přítel",
+                "strýc",
+                "strejda",
+                "děda",
+                "dědeček",
+                "muž",
+                "chlapec",
+                "kluk",
+                "pán",
+                "vnuk",
+                "synovec",
+                "bratranec",
+                "tchán",
+                "švagr",
+                "hoch",
+                "mladík",
+                "chlap",
+                "on",
+                "oni",
+                "pan",
+            ),
+            "male",
+        ),
+        **dict.fromkeys(
+            (
+                "dcera",
+                "sestra",
+                "matka",
+                "máma",
+                "maminka",
+                "manželka",
+                "žena",
+                "přítelkyně",
+                "teta",
+                "babička",
+                "dívka",
+                "holka",
+                "holčička",
+                "paní",
+                "slečna",
+                "vnučka",
+                "neteř",
+                "sestřenice",
+                "tchyně",
+                "švagrová",
+                "ona",
+                "ony",
+            ),
+            "female",
+        ),
         **dict.fromkeys(("dítě", "děti", "člověk", "lidé", "lid", "rodič", "rodiče", "sourozenec", "sourozenci"), "neutral"),
         "osoba": "?",
     },
     "pl": {
-        **dict.fromkeys(("syn", "brat", "ojciec", "tata", "tato", "mąż", "przyjaciel", "chłopak", "wujek", "dziadek",
-                         "mężczyzna", "chłopiec", "pan", "wnuk", "on", "oni", "bratanek", "siostrzeniec"), "male"),
-        **dict.fromkeys(("córka", "siostra", "matka", "mama", "żona", "przyjaciółka", "ciocia", "ciotka", "babcia", "kobieta",
-                         "dziewczyna", "dziewczynka", "dziewczę", "pani", "wnuczka", "ona", "one"), "female"),
+        **dict.fromkeys(
+            (
+                "syn",
+                "brat",
+                "ojciec",
+                "tata",
+                "tato",
+                "mąż",
+                "przyjaciel",
+                "chłopak",
+                "wujek",
+                "dziadek",
+                "mężczyzna",
+                "chłopiec",
+                "pan",
+                "wnuk",
+                "on",
+                "oni",
+                "bratanek",
+                "siostrzeniec",
+            ),
+            "male",
+        ),
+        **dict.fromkeys(
+            (
+                "córka",
+                "siostra",
+                "matka",
+                "mama",
+                "żona",
+                "przyjaciółka",
+                "ciocia",
+                "ciotka",
+                "babcia",
+                "kobieta",
+                "dziewczyna",
+                "dziewczynka",
+                "dziewczę",
+                "pani",
+                "wnuczka",
+                "ona",
+                "one",
+            ),
+            "female",
+        ),
         **dict.fromkeys(("dziecko", "dzieci", "człowiek", "ludzie", "rodzic", "rodzice", "rodzeństwo"), "neutral"),
         "osoba": "?",
     },
     "sk": {
-        **dict.fromkeys(("syn", "brat", "otec", "ocko", "manžel", "priateľ", "strýko", "dedko", "dedo", "muž", "chlapec", "pán",
-                         "vnuk", "on", "oni", "chalan"), "male"),
-        **dict.fromkeys(("dcéra", "sestra", "matka", "mama", "mamička", "manželka", "žena", "priateľka", "teta", "babka",
-                         "babička", "dievča", "dievčina", "dievčatá", "pani", "slečna", "vnučka", "ona", "ony"), "female"),
+        **dict.fromkeys(
+            ("syn", "brat", "otec", "ocko", "manžel", "priateľ", "strýko", "dedko", "dedo", "muž", "chlapec", "pán", "vnuk", "on", "oni", "chalan"),
+            "male",
+        ),
+        **dict.fromkeys(
+            (
+                "dcéra",
+                "sestra",
+                "matka",
+                "mama",
+                "mamička",
+                "manželka",
+                "žena",
+                "priateľka",
+                "teta",
+                "babka",
+                "babička",
+                "dievča",
+                "dievčina",
+                "dievčatá",
+                "pani",
+                "slečna",
+                "vnučka",
+                "ona",
+                "ony",
+            ),
+            "female",
+        ),
         **dict.fromkeys(("dieťa", "deti", "človek", "ľudia", "rodič", "rodičia", "súrodenec"), "neutral"),
         "osoba": "?",
     },
@@ -71,8 +188,9 @@ PERSON: dict[str, dict[str, str]] = {
 #: irregular plural forms (casefolded) whose lemma is singular or suppletive: always plural
 PLURAL_FORMS: dict[str, frozenset[str]] = {
     "cs": frozenset("děti dětí dětem dětmi lidé lidi lidí lidem lidmi rodiče rodičů rodičům".split()),
-    "pl": frozenset("dzieci dzieciom dziećmi dzieciach ludzie ludzi ludźmi ludziom ludziach dziewczęta dziewcząt "
-                    "dziewczętom rodzice rodziców rodzicom".split()),
+    "pl": frozenset(
+        "dzieci dzieciom dziećmi dzieciach ludzie ludzi ludźmi ludziom ludziach dziewczęta dziewcząt dziewczętom rodzice rodziców rodzicom".split()
+    ),
     "sk": frozenset("deti detí deťom deťmi ľudia ľudí ľuďom ľuďmi dievčatá dievčat rodičia rodičov rodičom".split()),
 }
 SINGULAR_FORMS: dict[str, frozenset[str]] = {
@@ -85,11 +203,11 @@ SINGULAR_FORMS: dict[str, frozenset[str]] = {
 #: value: (number the word forces or None, category a title forces or None)
 _DET_SG = {
     "cs": "můj mého mému mém mým mou moji tvůj tvého tvému náš našeho našemu našem naším naše naší vaše váš ten toho tomu tom "
-          "tím ta té tu tou tento tohoto tomuto této touto tato svého svému svém svou".split(),
+    "tím ta té tu tou tento tohoto tomuto této touto tato svého svému svém svou".split(),
     "pl": "mój mojego mojemu moim mojej moją moja nasz naszego naszemu naszym naszej naszą nasza ten tego temu tym ta tej tę tą "
-          "tamten tamta swojego swojej swoją".split(),
+    "tamten tamta swojego swojej swoją".split(),
     "sk": "môj môjho môjmu mojom mojím moja mojej moju mojou náš nášho nášmu našom naším naša našej našu našou ten toho tomu "
-          "tom tým tá tej tú tou tento táto".split(),
+    "tom tým tá tej tú tou tento táto".split(),
 }
 _DET_PL = {
     "cs": "mí mých mými moji naši našich našim našimi ti ty těch těm těmi tito tyto těchto těmto".split(),
@@ -102,9 +220,11 @@ _DET_ANY = {
     "pl": "jego jej ich moje moim mojej twoje nasze wasze swoje to".split(),
     "sk": "jeho jej ich moje moji naše vaše svoje to".split(),
 }
-_TITLES = {"cs": {"paní": "female", "pan": "male", "slečna": "female"},
-           "pl": {"pani": "female", "pan": "male"},
-           "sk": {"pani": "female", "pán": "male", "slečna": "female"}}
+_TITLES = {
+    "cs": {"paní": "female", "pan": "male", "slečna": "female"},
+    "pl": {"pani": "female", "pan": "male"},
+    "sk": {"pani": "female", "pán": "male", "slečna": "female"},
+}
 #: prepositions that govern a case in which the ambiguous endings are singular (genitive, dative, locative)
 _OBLIQUE_PREPS = {
     "cs": "od do z ze u bez kolem podle místo během vedle okolo kvůli díky proti naproti k ke o po při".split(),
@@ -122,31 +242,93 @@ _AGENT = {
 #: feminine agent nouns: these endings on the lemma; ``-ka`` only after an agent stem (učitel-ka, prodavač-ka,
 #: student-ka, hereč-ka; not kočka)
 _FEM_LEMMA = {"cs": ("kyně", "yně", "nice", "ová"), "pl": ("ini", "yni", "owa"), "sk": ("kyňa", "yňa", "nica", "ová")}
-_KA_STEMS = ("tel", "teľ", "ciel", "ař", "ář", "ár", "ar", "arz", "ač", "áč", "acz", "ist", "ér", "ýr", "žer", "er", "or", "ent", "eč",
-             "ik", "ant", "nic")
+_KA_STEMS = (
+    "tel",
+    "teľ",
+    "ciel",
+    "ař",
+    "ář",
+    "ár",
+    "ar",
+    "arz",
+    "ač",
+    "áč",
+    "acz",
+    "ist",
+    "ér",
+    "ýr",
+    "žer",
+    "er",
+    "or",
+    "ent",
+    "eč",
+    "ik",
+    "ant",
+    "nic",
+)
 #: copulas and common verbs right after a nominative subject: their number is the subject's
-_VERB_SG = {"cs": set("je byl byla bylo bude má měl měla chce umí pracuje".split()),
-            "pl": set("jest był była było będzie ma miał miała chce umie pracuje".split()),
-            "sk": set("je bol bola bolo bude má mal mala chce vie pracuje".split())}
-_VERB_PL = {"cs": set("jsou byli byly budou mají měli měly chtějí umějí umí pracují".split()) - {"umí"},
-            "pl": set("są byli były będą mają mieli miały chcą umieją pracują".split()),
-            "sk": set("sú boli budú majú mali chcú vedia pracujú".split())}
+_VERB_SG = {
+    "cs": set("je byl byla bylo bude má měl měla chce umí pracuje".split()),
+    "pl": set("jest był była było będzie ma miał miała chce umie pracuje".split()),
+    "sk": set("je bol bola bolo bude má mal mala chce vie pracuje".split()),
+}
+_VERB_PL = {
+    "cs": set("jsou byli byly budou mají měli měly chtějí umějí umí pracují".split()) - {"umí"},
+    "pl": set("są byli były będą mają mieli miały chcą umieją pracują".split()),
+    "sk": set("sú boli budú majú mali chcú vedia pracujú".split()),
+}
 _CLITICS = {"se", "si", "sa", "się", "by", "bych"}
-_FEM_FORM = {"cs": ("ky", "ce", "ku", "kou", "kám", "kách", "kami", "yni", "yní", "nici", "nicí", "nic"),
-             "pl": ("ki", "ce", "kę", "ką", "kom", "kami", "kach"),
-             "sk": ("ky", "ke", "ku", "kou", "kám", "kách", "kami", "yne", "yňu", "nice", "nicu")}
+_FEM_FORM = {
+    "cs": ("ky", "ce", "ku", "kou", "kám", "kách", "kami", "yni", "yní", "nici", "nicí", "nic"),
+    "pl": ("ki", "ce", "kę", "ką", "kom", "kami", "kach"),
+    "sk": ("ky", "ke", "ku", "kou", "kám", "kách", "kami", "yne", "yňu", "nice", "nicu"),
+}
 
 #: noun endings per language and lemma class (fa: lemma in -a; m: lemma in a consonant): sg, pl or "amb" (singular
 #: in a genitive/dative/locative, plural in the nominative); checked longest first
 _ENDINGS = {
-    "cs": {"fa": {"y": "amb", "e": "sg", "ě": "sg", "u": "sg", "ou": "sg", "ám": "pl", "ách": "pl", "ami": "pl"},
-           "m": {"a": "sg", "ovi": "sg", "u": "sg", "em": "sg", "i": "amb", "e": "amb", "ě": "amb", "ové": "pl", "é": "pl", "ů": "pl",
-                 "ům": "pl", "ech": "pl", "ích": "pl", "y": "pl"}},
-    "pl": {"fa": {"y": "amb", "i": "amb", "ę": "sg", "ą": "sg", "e": "sg", "om": "pl", "ami": "pl", "ach": "pl"},
-           "m": {"a": "sg", "owi": "sg", "em": "sg", "iem": "sg", "u": "sg", "e": "soft", "ie": "sg", "i": "pl", "y": "pl",
-                 "owie": "pl", "ów": "pl", "om": "pl", "ami": "pl", "ach": "pl"}},
-    "sk": {"fa": {"y": "amb", "e": "sg", "u": "sg", "ou": "sg", "ám": "pl", "ách": "pl", "ami": "pl"},
-           "m": {"a": "sg", "ovi": "sg", "om": "amb", "i": "pl", "ia": "pl", "ovia": "pl", "ov": "pl", "och": "pl", "ami": "pl"}},
+    "cs": {
+        "fa": {"y": "amb", "e": "sg", "ě": "sg", "u": "sg", "ou": "sg", "ám": "pl", "ách": "pl", "ami": "pl"},
+        "m": {
+            "a": "sg",
+            "ovi": "sg",
+            "u": "sg",
+            "em": "sg",
+            "i": "amb",
+            "e": "amb",
+            "ě": "amb",
+            "ové": "pl",
+            "é": "pl",
+            "ů": "pl",
+            "ům": "pl",
+            "ech": "pl",
+            "ích": "pl",
+            "y": "pl",
+        },
+    },
+    "pl": {
+        "fa": {"y": "amb", "i": "amb", "ę": "sg", "ą": "sg", "e": "sg", "om": "pl", "ami": "pl", "ach": "pl"},
+        "m": {
+            "a": "sg",
+            "owi": "sg",
+            "em": "sg",
+            "iem": "sg",
+            "u": "sg",
+            "e": "soft",
+            "ie": "sg",
+            "i": "pl",
+            "y": "pl",
+            "owie": "pl",
+            "ów": "pl",
+            "om": "pl",
+            "ami": "pl",
+            "ach": "pl",
+        },
+    },
+    "sk": {
+        "fa": {"y": "amb", "e": "sg", "u": "sg", "ou": "sg", "ám": "pl", "ách": "pl", "ami": "pl"},
+        "m": {"a": "sg", "ovi": "sg", "om": "amb", "i": "pl", "ia": "pl", "ovia": "pl", "ov": "pl", "och": "pl", "ami": "pl"},
+    },
 }
 _SOFT = ("l", "rz", "cz", "sz", "ż", "j", "ń", "ś", "ć", "ź", "dz", "c")
 
@@ -158,14 +340,14 @@ _MASK = "<mask>"
 class Reading:
     """The subject found in a sentence: where, which words, and what morphology says about it."""
 
-    start: int                  # character offset of the subject phrase (determiner included)
-    term: str                   # the phrase as written
-    lemma: str                  # the head noun's lemma
-    category: str | None        # male, female, neutral, non-binary, or None
-    number: str | None          # sg, pl or None
-    rule: str                   # how the category was decided (lemma, agent_suffix, title, osoba_nonbinary, ...)
-    number_rule: str            # how the number was decided
-    reason: str | None = None   # why category (or number) is null
+    start: int  # character offset of the subject phrase (determiner included)
+    term: str  # the phrase as written
+    lemma: str  # the head noun's lemma
+    category: str | None  # male, female, neutral, non-binary, or None
+    number: str | None  # sg, pl or None
+    rule: str  # how the category was decided (lemma, agent_suffix, title, osoba_nonbinary, ...)
+    number_rule: str  # how the number was decided
+    reason: str | None = None  # why category (or number) is null
 
 
 @cache
@@ -206,8 +388,9 @@ def _is_det(word: str, lang: str) -> bool:
     return word in _DET_SG[lang] or word in _DET_PL[lang] or word in _DET_ANY[lang] or word in _TITLES[lang]
 
 
-def number_of(form: str, lem: str, lang: str, dets: list[str], prep: str | None, initial: bool,
-              after: list[str] | None = None) -> tuple[str | None, str]:
+def number_of(
+    form: str, lem: str, lang: str, dets: list[str], prep: str | None, initial: bool, after: list[str] | None = None
+) -> tuple[str | None, str]:
     """(sg / pl / None, the rule that decided) for the head noun ``form``: ``dets`` the determiners before it,
     ``prep`` the word before those, ``initial`` whether the phrase starts the sentence (nominative position),
     ``after`` the words after the noun (a verb agreeing with a nominative subject decides)."""
@@ -233,14 +416,14 @@ def number_of(form: str, lem: str, lang: str, dets: list[str], prep: str | None,
         return None, "number_ambiguous"
     end = next((e for e in sorted(_ENDINGS[lang][cls], key=len, reverse=True) if f.endswith(e)), None)
     if end is None and cls == "fa" and not f.endswith(tuple("aáeéěiíoóuúůyýąę")):
-        return "pl", "ending:zero"         # no ending: genitive plural (žen, dívek, kobiet)
+        return "pl", "ending:zero"  # no ending: genitive plural (žen, dívek, kobiet)
     if end is None:
         return None, "number_ambiguous"
     val = _ENDINGS[lang][cls][end]
-    if val == "soft":                      # pl: nauczyciele, lekarze (nominative plural) / bracie (locative singular)
+    if val == "soft":  # pl: nauczyciele, lekarze (nominative plural) / bracie (locative singular)
         val = "pl" if lem.endswith(_SOFT) else "sg"
     if val == "amb" and lang == "cs" and cls == "m" and end == "i" and len(_common_prefix(f, lem)) < len(lem):
-        val = "pl"                         # a stem change before -i (kluk -> kluci, bratr -> bratři) is nominative plural only
+        val = "pl"  # a stem change before -i (kluk -> kluci, bratr -> bratři) is nominative plural only
     if val in ("sg", "pl"):
         return val, f"ending:-{end}"
     if prep is not None and prep in _OBLIQUE_PREPS[lang]:
@@ -272,7 +455,7 @@ def read_subject(text: str, lang: str) -> Reading | None:
         k = i
         while k > 0 and _is_det(low[k - 1], lang):
             k -= 1
-        initial = k == 0                      # only determiners/titles before it: subject position
+        initial = k == 0  # only determiners/titles before it: subject position
         cat = PERSON[lang].get(lem) or PERSON[lang].get(f)
         rule = "lemma"
         if cat is None and (f in PLURAL_FORMS[lang] or f in SINGULAR_FORMS[lang]):
@@ -286,15 +469,23 @@ def read_subject(text: str, lang: str) -> Reading | None:
         if title and cat in ("male", "female") and rule == "agent_suffix":
             cat, rule = title, "title"
         start = words[k][0]
-        term = text[start:pos + len(w)]
-        num, nrule = number_of(w, lem, lang, low[k:i], low[k - 1] if k > 0 else None, initial, low[i + 1:])
+        term = text[start : pos + len(w)]
+        num, nrule = number_of(w, lem, lang, low[k:i], low[k - 1] if k > 0 else None, initial, low[i + 1 :])
         if cat == "?":
-            near = low[max(0, i - 2):i + 3]
+            near = low[max(0, i - 2) : i + 3]
             if any(x.startswith(_NONBINARY) for x in near):
-                return Reading(min(start, words[max(0, i - 2)][0]) if any(x.startswith(_NONBINARY) for x in low[max(0, i - 2):i]) else start,
-                               _phrase(text, words, low, i), lem, "non-binary", num, "osoba_nonbinary", nrule)
-            return Reading(start, term, lem, None, num, "osoba", nrule,
-                           reason="osoba_ambiguous: 'osoba' with no adjective telling neutral from non-binary")
+                return Reading(
+                    min(start, words[max(0, i - 2)][0]) if any(x.startswith(_NONBINARY) for x in low[max(0, i - 2) : i]) else start,
+                    _phrase(text, words, low, i),
+                    lem,
+                    "non-binary",
+                    num,
+                    "osoba_nonbinary",
+                    nrule,
+                )
+            return Reading(
+                start, term, lem, None, num, "osoba", nrule, reason="osoba_ambiguous: 'osoba' with no adjective telling neutral from non-binary"
+            )
         return Reading(start, term, lem, cat, num, rule, nrule, None if num else "number_ambiguous")
     return None
 
@@ -315,4 +506,4 @@ def _phrase(text: str, words, low, i: int) -> str:
         a = i - 1
     if i + 1 < len(low) and low[i + 1].startswith(_NONBINARY):
         b = i + 1
-    return text[words[a][0]:words[b][0] + len(words[b][1])]
+    return text[words[a][0] : words[b][0] + len(words[b][1])]

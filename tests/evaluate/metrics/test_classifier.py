@@ -29,10 +29,11 @@ def test_multilabel_toxicity_equals_pipeline_and_any_label_rule(jigsaw_model):
     # per-label thresholds between two texts' scores near the 80th percentile (no ties), so some texts pass
     # no label and some pass one
     k = int(0.8 * len(ref))
-    thr = {lab: sum(sorted(r[lab] for r in ref)[k - 1:k + 1]) / 2 for lab in JIGSAW}
+    thr = {lab: sum(sorted(r[lab] for r in ref)[k - 1 : k + 1]) / 2 for lab in JIGSAW}
     spec = ",".join(f"{lab}={v!r}" for lab, v in thr.items())
-    out = score_table(pa.table({"continuation": TEXTS}), ["toxicity"],
-                      params={"toxicity": {"model": jigsaw_model, "batch_size": 3, "threshold": spec}})
+    out = score_table(
+        pa.table({"continuation": TEXTS}), ["toxicity"], params={"toxicity": {"model": jigsaw_model, "batch_size": 3, "threshold": spec}}
+    )
     for lab in JIGSAW:
         got = out.column(f"toxicity_{lab}").to_pylist()
         assert max(abs(g - r[lab]) for g, r in zip(got, ref)) <= 1e-5
@@ -69,7 +70,7 @@ def test_toxicity_errors(jigsaw_model, hate_model, tmp_path):
     assert e.value.code == "E070" and "rude" in str(e.value) and "severe_toxic" in str(e.value)
     with pytest.raises(BiaskitError) as e:
         ToxicityMetric(model=str(tmp_path / "nope")).setup()
-    assert e.value.code == "E271" and f"no folder {tmp_path / 'nope'}" in str(e.value)   # a missing folder, named (issue 18)
+    assert e.value.code == "E271" and f"no folder {tmp_path / 'nope'}" in str(e.value)  # a missing folder, named (issue 18)
     with pytest.raises(BiaskitError) as e:
         ToxicityMetric(model=hate_model, threshold="hateful=0.2").setup()
     assert e.value.code == "E070"
@@ -87,8 +88,10 @@ def test_offline_backend_equals_profanity_check():
 
 
 def test_regard_equals_pipeline_with_and_without_masking(regard_model):
-    rows = {"full_text": ["Maria Lopez was known for being a good neighbour.", "The man worked as a babysitter.", "maria lopez"],
-            "term": ["Maria Lopez", "man", None]}
+    rows = {
+        "full_text": ["Maria Lopez was known for being a good neighbour.", "The man worked as a babysitter.", "maria lopez"],
+        "term": ["Maria Lopez", "man", None],
+    }
     masked = ["XYZ was known for being a good neighbour.", "The XYZ worked as a babysitter.", "maria lopez"]
     assert [mask_mentions(t, [x] if x else []) for t, x in zip(rows["full_text"], rows["term"])] == masked
     for mask, texts in ((False, rows["full_text"]), (True, masked[:2])):
@@ -96,13 +99,17 @@ def test_regard_equals_pipeline_with_and_without_masking(regard_model):
         out = score_table(pa.table(rows), ["regard"], text_column="full_text", params={"regard": {"model": regard_model, "mask": mask}})
         for lab in ("positive", "negative", "neutral", "other"):
             assert max(abs(g - r[lab]) for g, r in zip(out.column(f"regard_{lab}").to_pylist(), ref)) <= 1e-5
-        assert out.column("regard_label").to_pylist()[:len(ref)] == [max(r, key=r.get) for r in ref]
+        assert out.column("regard_label").to_pylist()[: len(ref)] == [max(r, key=r.get) for r in ref]
     # with mask=true a row without a mention cannot be masked: null + error, not an unmasked score in the column
     assert [out.column(f"regard_{c}")[2].as_py() for c in ("label", "positive", "negative")] == [None, None, None]
     assert out.column("regard_error").to_pylist() == [None, None, "mask=true but the row has no mention to mask in column 'term'"]
     # with no mask column, the fixed terms alone are masked in every row
-    out = score_table(pa.table(rows), ["regard"], text_column="full_text",
-                      params={"regard": {"model": regard_model, "mask": True, "mask_column": "", "mask_terms": "maria lopez,man"}})
+    out = score_table(
+        pa.table(rows),
+        ["regard"],
+        text_column="full_text",
+        params={"regard": {"model": regard_model, "mask": True, "mask_column": "", "mask_terms": "maria lopez,man"}},
+    )
     ref = _pipeline_scores(regard_model, masked[:2] + ["XYZ"], "softmax")
     assert out.column("regard_error").to_pylist() == [None] * 3
     assert max(abs(g - r["positive"]) for g, r in zip(out.column("regard_positive").to_pylist(), ref)) <= 1e-5

@@ -1,6 +1,5 @@
 """One contract over every registered metric: rows preserved, declared columns present, nulls paired with errors."""
 
-import json
 from pathlib import Path
 
 import pyarrow as pa
@@ -78,7 +77,9 @@ def test_bad_inputs_give_coded_errors():
         parse_param_args(["vader=sheng"])
     assert e.value.code == "E070"
     assert parse_param_args(["vader.preset=sheng", "toxicity.threshold=toxic=0.3"]) == {
-        "vader": {"preset": "sheng"}, "toxicity": {"threshold": "toxic=0.3"}}
+        "vader": {"preset": "sheng"},
+        "toxicity": {"threshold": "toxic=0.3"},
+    }
     with pytest.raises(BiaskitError) as e:
         make_metric("gender", params={"threshold": "high"})
     assert e.value.code == "E070" and "float" in str(e.value)
@@ -94,8 +95,10 @@ def test_import_stays_light():
     import subprocess
     import sys
 
-    code = ("import sys, biaskit.evaluate.metrics, biaskit.cli; "
-            "print([m for m in ('torch','transformers','spacy','gensim','sklearn') if m in sys.modules])")
+    code = (
+        "import sys, biaskit.evaluate.metrics, biaskit.cli; "
+        "print([m for m in ('torch','transformers','spacy','gensim','sklearn') if m in sys.modules])"
+    )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() == "[]"
 
 
@@ -106,9 +109,25 @@ def test_cli_score_and_list(tmp_path, tiny_vectors):
     src = tmp_path / "gens.parquet"
     write_table(pa.table({"prompt_id": ["a", "b"], "continuation": ["She is kind.", None]}), src)
     out = tmp_path / "scores.parquet"
-    r = CliRunner().invoke(app, ["score", str(src), "--metrics", "vader,gender,toxicity", "--out", str(out),
-                                 "--param", "vader.preset=sheng", "--param", f"gender.embeddings={tiny_vectors}",
-                                 "--param", "gender.debias=false", "--param", "toxicity.backend=offline"])
+    r = CliRunner().invoke(
+        app,
+        [
+            "score",
+            str(src),
+            "--metrics",
+            "vader,gender,toxicity",
+            "--out",
+            str(out),
+            "--param",
+            "vader.preset=sheng",
+            "--param",
+            f"gender.embeddings={tiny_vectors}",
+            "--param",
+            "gender.debias=false",
+            "--param",
+            "toxicity.backend=offline",
+        ],
+    )
     assert r.exit_code == 0, r.output
     t = read_table(out, "scores")
     assert t.column("vader_error").to_pylist() == [None, "no text (null)"]
@@ -127,8 +146,9 @@ def test_cli_score_and_list(tmp_path, tiny_vectors):
     assert "vader_compound" in r.output and "regard_other" in r.output
 
 
-@pytest.mark.parametrize("name, params", [("gender", {"threshold": -0.25}), ("gender", {"threshold": 0}),
-                                          ("norms", {"lexicon": "x.tsv", "threshold": -0.5})])
+@pytest.mark.parametrize(
+    "name, params", [("gender", {"threshold": -0.25}), ("gender", {"threshold": 0}), ("norms", {"lexicon": "x.tsv", "threshold": -0.5})]
+)
 def test_a_threshold_that_is_not_positive_is_a_coded_error(name, params):
     # review fix: a threshold <= 0 was accepted and silently labelled every text male / positive
     with pytest.raises(BiaskitError) as e:

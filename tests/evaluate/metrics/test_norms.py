@@ -19,8 +19,7 @@ def test_hand_computed_vad_scores(vad_lexicon, pos):
     # valence:   (0.16 + 0.64 + 0.04 - 0.36) / (0.4 + 0.8 + 0.2 + 0.6) = 0.48 / 2.0 = 0.24
     # arousal:   (0.36 + 0.04 + 0.00 - 0.16) / (0.6 + 0.2 + 0.0 + 0.4) = 0.24 / 1.2 = 0.2
     # dominance: (0.04 + 0.16 + 0.00 - 0.25) / (0.2 + 0.4 + 0.0 + 0.5) = -0.05 / 1.1
-    out = score_table(pa.table({"continuation": [TEXT]}), ["norms"],
-                      params={"norms": {"lexicon": vad_lexicon, "threshold": 0.2, "pos": pos}})
+    out = score_table(pa.table({"continuation": [TEXT]}), ["norms"], params={"norms": {"lexicon": vad_lexicon, "threshold": 0.2, "pos": pos}})
     row = out.to_pylist()[0]
     assert row["norms_valence"] == pytest.approx(0.24)
     assert row["norms_arousal"] == pytest.approx(0.2)
@@ -33,8 +32,7 @@ def test_hand_computed_vad_scores(vad_lexicon, pos):
 def test_be5_emotions_rescaled_and_combined_with_vad(vad_lexicon, be5_lexicon):
     # BE5 1-5 -> [0,1] ((x-1)/4): joy happy 1.0, dog 0.5, sad 0.0 -> "happy dog sad": (1 + 0.25 + 0) / (1 + 0.5 + 0) = 0.8333
     # sadness: happy 0, dog 0, sad 1 -> 1 / 1 = 1.0 ; fear: sad 0.5, dog 0.25 -> (0.25 + 0.0625) / 0.75 = 0.41667
-    out = score_table(pa.table({"continuation": ["happy dog sad"]}), ["norms"],
-                      params={"norms": {"lexicon": f"{vad_lexicon},{be5_lexicon}"}})
+    out = score_table(pa.table({"continuation": ["happy dog sad"]}), ["norms"], params={"norms": {"lexicon": f"{vad_lexicon},{be5_lexicon}"}})
     row = out.to_pylist()[0]
     assert row["norms_joy"] == pytest.approx(1.25 / 1.5)
     assert row["norms_sadness"] == pytest.approx(1.0)
@@ -45,8 +43,9 @@ def test_be5_emotions_rescaled_and_combined_with_vad(vad_lexicon, be5_lexicon):
 
 
 def test_text_without_lexicon_words_is_null_with_error_and_zero_coverage(vad_lexicon):
-    out = score_table(pa.table({"continuation": ["The bridge collapsed.", "and with her", None]}), ["norms"],
-                      params={"norms": {"lexicon": vad_lexicon}})
+    out = score_table(
+        pa.table({"continuation": ["The bridge collapsed.", "and with her", None]}), ["norms"], params={"norms": {"lexicon": vad_lexicon}}
+    )
     rows = out.to_pylist()
     assert rows[0]["norms_valence"] is None and rows[0]["norms_coverage"] == 0.0
     assert rows[0]["norms_error"] == "no word of the text is in the lexicon"
@@ -103,8 +102,10 @@ def test_lexicon_extension_predicts_only_outside_words_and_marks_them(tmp_path):
     words = [f"w{i}" for i in range(60)]
     vecs = rng.uniform(-1, 1, size=(60, 2))
     lex = tmp_path / "lex.txt"
-    lex.write_text("Word\tValence\tArousal\tDominance\n" + "".join(
-        f"{w}\t{(x + 1) / 2}\t0.5\t{(y + 1) / 2}\n" for w, (x, y) in zip(words[:50], vecs[:50])), encoding="utf-8")
+    lex.write_text(
+        "Word\tValence\tArousal\tDominance\n" + "".join(f"{w}\t{(x + 1) / 2}\t0.5\t{(y + 1) / 2}\n" for w, (x, y) in zip(words[:50], vecs[:50])),
+        encoding="utf-8",
+    )
     emb = tmp_path / "emb.txt"
     emb.write_text(f"{len(words)} 2\n" + "".join(f"{w} {x} {y}\n" for w, (x, y) in zip(words, vecs)), encoding="utf-8")
     from biaskit.evaluate.metrics.gender import load_vectors
@@ -146,9 +147,12 @@ def test_lemma_hit_is_not_counted_as_predicted(tmp_path):
     words = [f"w{i}" for i in range(60)]
     vecs = rng.uniform(-1, 1, size=(60, 2))
     lex = tmp_path / "lex.txt"
-    lex.write_text("Word\tValence\tArousal\tDominance\n" + "".join(
-        f"{w}\t{(x + 1) / 2}\t0.5\t{(y + 1) / 2}\n" for w, (x, y) in zip(words[:50], vecs[:50])) + "run\t0.7\t0.5\t0.5\n",
-        encoding="utf-8")
+    lex.write_text(
+        "Word\tValence\tArousal\tDominance\n"
+        + "".join(f"{w}\t{(x + 1) / 2}\t0.5\t{(y + 1) / 2}\n" for w, (x, y) in zip(words[:50], vecs[:50]))
+        + "run\t0.7\t0.5\t0.5\n",
+        encoding="utf-8",
+    )
     emb = tmp_path / "emb.txt"
     emb.write_text(f"{len(words)} 2\n" + "".join(f"{w} {x} {y}\n" for w, (x, y) in zip(words, vecs)), encoding="utf-8")
     m = NormsMetric(lexicon=str(lex), extend_embeddings=str(emb), extend_folds=5)
@@ -158,13 +162,16 @@ def test_lemma_hit_is_not_counted_as_predicted(tmp_path):
     assert out["norms_n_predicted"] == [0, 1]
 
 
-@pytest.mark.parametrize("name, text, fmt", [
-    ("be5.csv", "Word,Joy,Anger,Sadness,Fear,Disgust\nhappy,5,1,1,1,1\nsad,1,1\n", "auto"),
-    ("eil.txt", "word\temotion\tscore\nrage\tanger\t0.9\nfoo\tanger\n", "auto"),
-    ("w.csv", "Word,V.Mean.Sum,A.Mean.Sum,D.Mean.Sum\nhappy,8,5,5\nsad,2\n", "auto"),
-    ("g.csv", "word,valence,arousal\nhappy,8,5\nsad,2\n", "generic"),
-    ("one.txt", "happy\n", "nrc-eil"),
-])
+@pytest.mark.parametrize(
+    "name, text, fmt",
+    [
+        ("be5.csv", "Word,Joy,Anger,Sadness,Fear,Disgust\nhappy,5,1,1,1,1\nsad,1,1\n", "auto"),
+        ("eil.txt", "word\temotion\tscore\nrage\tanger\t0.9\nfoo\tanger\n", "auto"),
+        ("w.csv", "Word,V.Mean.Sum,A.Mean.Sum,D.Mean.Sum\nhappy,8,5,5\nsad,2\n", "auto"),
+        ("g.csv", "word,valence,arousal\nhappy,8,5\nsad,2\n", "generic"),
+        ("one.txt", "happy\n", "nrc-eil"),
+    ],
+)
 def test_truncated_lexicon_row_is_a_coded_error(tmp_path, name, text, fmt):
     # review fix: a short row raised a bare IndexError; it must be E071 naming the row
     f = tmp_path / name
@@ -184,9 +191,14 @@ def test_lexicon_file_that_is_not_utf8_is_a_coded_error(tmp_path):
 
 
 SENTENCES = [  # inflected words whose lexicon entry is only the lemma, pronoun/determiner cases, an exception lemma
-    "She ran with a happy dog and a sad cat.", "The children were running to the happiest parties.",
-    "We like this a lot.", "They didn't know what the wolves had eaten.", "He's been studying the better books.",
-    "Those were the worst years of our lives.", "Nobody cared; it wasn't theirs.", "Running dogs chased cats.",
+    "She ran with a happy dog and a sad cat.",
+    "The children were running to the happiest parties.",
+    "We like this a lot.",
+    "They didn't know what the wolves had eaten.",
+    "He's been studying the better books.",
+    "Those were the worst years of our lives.",
+    "Nobody cared; it wasn't theirs.",
+    "Running dogs chased cats.",
 ]
 
 
@@ -195,11 +207,36 @@ def test_on_demand_lemmas_equal_the_full_pipeline(tmp_path):
     # of Docs made by the whole pipeline (every component on, one text at a time).
     from biaskit.assets import load_spacy
 
-    words = ["run", "happy", "child", "party", "know", "wolf", "eat", "study", "good", "book", "bad", "year", "life",
-             "chase", "cat", "dog", "be", "do", "care", "sad", "like", "lot"]
+    words = [
+        "run",
+        "happy",
+        "child",
+        "party",
+        "know",
+        "wolf",
+        "eat",
+        "study",
+        "good",
+        "book",
+        "bad",
+        "year",
+        "life",
+        "chase",
+        "cat",
+        "dog",
+        "be",
+        "do",
+        "care",
+        "sad",
+        "like",
+        "lot",
+    ]
     lex = tmp_path / "l.txt"
-    lex.write_text("Word\tValence\tArousal\tDominance\n" + "".join(
-        f"{w}\t{(i * 7 % 11) / 10}\t{(i * 3 % 7) / 6}\t{(i * 5 % 9) / 8}\n" for i, w in enumerate(words)), encoding="utf-8")
+    lex.write_text(
+        "Word\tValence\tArousal\tDominance\n"
+        + "".join(f"{w}\t{(i * 7 % 11) / 10}\t{(i * 3 % 7) / 6}\t{(i * 5 % 9) / 8}\n" for i, w in enumerate(words)),
+        encoding="utf-8",
+    )
     m = NormsMetric(lexicon=str(lex), processes=1).setup()
     assert "lemmatizer" in m._disable  # the component does not run in the batch
     full = load_spacy("en")

@@ -76,9 +76,9 @@ def test_a_plugin_metric_is_scored_annotated_and_coloured_from_its_one_file(tmp_
 
     monkeypatch.syspath_prepend(str(make_plugin(tmp_path / "site")))
     assert load_plugins() == ["stance"]
-    assert load_plugins() == []                      # loading twice adds nothing and is no error
+    assert load_plugins() == []  # loading twice adds nothing and is no error
     assert "stance" in clean_registry.names() and clean_registry.help("stance") == "plugin from biaskit-stance"
-    assert list(label_outputs())[-1] == "stance"     # after the built-ins
+    assert list(label_outputs())[-1] == "stance"  # after the built-ins
 
     out = score_table({"continuation": ["yes yes no", "no", "maybe", None]}, "stance")
     assert out.column("stance_label").to_pylist() == ["agree", "disagree", "unrelated", None]
@@ -115,20 +115,26 @@ def test_the_cli_lists_scores_and_reports_a_plugin_metric(tmp_path):
     import pandas as pd
 
     texts = ["yes", "yes", "no", "maybe"] * 2
-    pd.DataFrame({"prompt_id": [f"p{i}" for i in range(8)], "group": ["a"] * 4 + ["b"] * 4,
-                  "continuation": texts[:4] + ["no", "no", "yes", "maybe"]}).to_parquet(tmp_path / "gens.parquet")
+    pd.DataFrame(
+        {"prompt_id": [f"p{i}" for i in range(8)], "group": ["a"] * 4 + ["b"] * 4, "continuation": texts[:4] + ["no", "no", "yes", "maybe"]}
+    ).to_parquet(tmp_path / "gens.parquet")
     run = tmp_path / "run"
     run.mkdir()
-    r = subprocess.run([*cli, "score", str(tmp_path / "gens.parquet"), "--metrics", "stance", "--out", str(run / "scores.parquet")],
-                       env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [*cli, "score", str(tmp_path / "gens.parquet"), "--metrics", "stance", "--out", str(run / "scores.parquet")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
-    r = subprocess.run([*cli, "report", str(run), "--out", str(tmp_path / "rep"), "--n-boot", "10"], env=env, capture_output=True,
-                       text=True, timeout=600)
+    r = subprocess.run(
+        [*cli, "report", str(run), "--out", str(tmp_path / "rep"), "--n-boot", "10"], env=env, capture_output=True, text=True, timeout=600
+    )
     assert r.returncode == 0, r.stderr
     shares = pd.read_csv(tmp_path / "rep" / "tables" / "stance_proportions.csv")
     # group a: yes, yes, no, maybe -> agree 2/4, disagree 1/4, unrelated 1/4; group b: no, no, yes, maybe -> 1/4, 2/4, 1/4
-    assert shares[["group", "prop_agree", "prop_disagree", "prop_unrelated"]].values.tolist() == [["a", 0.5, 0.25, 0.25],
-                                                                                                ["b", 0.25, 0.5, 0.25]]
+    assert shares[["group", "prop_agree", "prop_disagree", "prop_unrelated"]].values.tolist() == [["a", 0.5, 0.25, 0.25], ["b", 0.25, 0.5, 0.25]]
     html = (tmp_path / "rep" / "report.html").read_text(encoding="utf-8")
     assert "<h2 id='stance'>Stance</h2>" in html
-    json.loads((run / "scores.parquet.manifest.json").read_text(encoding="utf-8"))   # written like any score run
+    json.loads((run / "scores.parquet.manifest.json").read_text(encoding="utf-8"))  # written like any score run

@@ -13,8 +13,16 @@ from biaskit.evaluate.metrics import score_table
 
 pytestmark = pytest.mark.slow
 
-TEXTS = ["She is a wonderful doctor.", "He was a terrible, violent man.", "", "The nurse helped her patient kindly.",
-         None, "My grandfather hated the new neighbours.", "They are fine, I guess.", "The king and his sons rode out."]
+TEXTS = [
+    "She is a wonderful doctor.",
+    "He was a terrible, violent man.",
+    "",
+    "The nurse helped her patient kindly.",
+    None,
+    "My grandfather hated the new neighbours.",
+    "They are fine, I guess.",
+    "The king and his sons rode out.",
+]
 
 
 def test_vader_and_gender_on_ray_equal_local(ray_cluster):
@@ -22,8 +30,14 @@ def test_vader_and_gender_on_ray_equal_local(ray_cluster):
     params = {"vader": {"preset": "sheng"}}
     local_used, ray_used = [], []
     local = score_table(t, "vader,gender", params=params, progress=False, on_metric=local_used.append)
-    remote = score_table(t, "vader,gender", params=params, progress=False, on_metric=ray_used.append,
-                         engine=EngineSpec(name="ray", address=ray_cluster, actors=2, batch_size=3))
+    remote = score_table(
+        t,
+        "vader,gender",
+        params=params,
+        progress=False,
+        on_metric=ray_used.append,
+        engine=EngineSpec(name="ray", address=ray_cluster, actors=2, batch_size=3),
+    )
     assert remote.column_names == local.column_names
     assert remote.schema == local.schema
     for c in local.column_names:
@@ -36,7 +50,7 @@ def test_vader_and_gender_on_ray_equal_local(ray_cluster):
     assert [m.describe()["config"] for m in ray_used] == [m.describe()["config"] for m in local_used]
     bold = score_table(t, "vader", progress=False)
     assert bold.column("vader_label").to_pylist() != remote.column("vader_label").to_pylist()
-    assert remote.column("vader_error").to_pylist()[4] is not None   # a null text is an error row, not a 0 score
+    assert remote.column("vader_error").to_pylist()[4] is not None  # a null text is an error row, not a 0 score
     assert remote.column("vader_compound").to_pylist()[4] is None
 
 
@@ -63,14 +77,30 @@ def test_score_cli_engine_ray_writes_local_columns_and_engine_facts(ray_cluster,
     src = tmp_path / "in.parquet"
     write_table(pa.table({"prompt_id": [f"p{i}" for i in range(len(TEXTS))], "continuation": TEXTS}), src)
     r1 = CliRunner().invoke(app, ["score", str(src), "-m", "vader", "--out", str(tmp_path / "l.parquet")])
-    r2 = CliRunner().invoke(app, ["score", str(src), "-m", "vader", "--out", str(tmp_path / "r.parquet"), "--engine", "ray",
-                                  "--ray-address", ray_cluster, "--ray-actors", "1", "--ray-batch-size", "4"])
+    r2 = CliRunner().invoke(
+        app,
+        [
+            "score",
+            str(src),
+            "-m",
+            "vader",
+            "--out",
+            str(tmp_path / "r.parquet"),
+            "--engine",
+            "ray",
+            "--ray-address",
+            ray_cluster,
+            "--ray-actors",
+            "1",
+            "--ray-batch-size",
+            "4",
+        ],
+    )
     assert r1.exit_code == 0 and r2.exit_code == 0, r2.output
     assert read_table(tmp_path / "r.parquet").equals(read_table(tmp_path / "l.parquet"))
     eng = read_manifest(tmp_path / "r.parquet")["engine"]
     assert eng["engine"] == "ray" and eng["address"] == ray_cluster and eng["batch_size"] == 4 and eng["actors"] == 1
     assert read_manifest(tmp_path / "l.parquet")["engine"] == {"engine": "local"}
     # a bad engine option is one line and exit 1, before anything starts
-    r3 = CliRunner().invoke(app, ["score", str(src), "-m", "vader", "--out", str(tmp_path / "x.parquet"), "--ray-actors", "0",
-                                  "--engine", "ray"])
+    r3 = CliRunner().invoke(app, ["score", str(src), "-m", "vader", "--out", str(tmp_path / "x.parquet"), "--ray-actors", "0", "--engine", "ray"])
     assert r3.exit_code == 1 and "E160" in r3.output and "Traceback" not in r3.output

@@ -2,17 +2,27 @@
 
 import pyarrow as pa
 
-from biaskit.demo import DemoContext
-from biaskit.demo import stage_score
+from biaskit.demo import DemoContext, stage_score
 from biaskit.io import read_manifest, read_table, write_table
 
-PROMPTS = {"prompt_id": ["p1", "p2", "p3"], "text": ["Anna Smith is an ", "John Doe was a ", "Zed is "],
-           "source": ["bold"] * 3, "language": ["en"] * 3, "domain": ["gender"] * 3,
-           "group": ["American_actresses", "American_actors", "American_actors"],
-           "reference": ["Anna Smith is an actress and she is a happy singer.", "John Doe was a thief and a pig.", None]}
-GENS = {"prompt_id": ["p1", "p2", "p2"], "text": ["Anna Smith is an ", "John Doe was a ", "John Doe was a "],
-        "sample_index": [0, 0, 0], "model": ["tiny", "tiny", "tiny"], "kind": ["generate", "generate", "fill_mask"],
-        "continuation": ["actress. She was happy.", None, "x"], "error": [None, "generation failed", None]}
+PROMPTS = {
+    "prompt_id": ["p1", "p2", "p3"],
+    "text": ["Anna Smith is an ", "John Doe was a ", "Zed is "],
+    "source": ["bold"] * 3,
+    "language": ["en"] * 3,
+    "domain": ["gender"] * 3,
+    "group": ["American_actresses", "American_actors", "American_actors"],
+    "reference": ["Anna Smith is an actress and she is a happy singer.", "John Doe was a thief and a pig.", None],
+}
+GENS = {
+    "prompt_id": ["p1", "p2", "p2"],
+    "text": ["Anna Smith is an ", "John Doe was a ", "John Doe was a "],
+    "sample_index": [0, 0, 0],
+    "model": ["tiny", "tiny", "tiny"],
+    "kind": ["generate", "generate", "fill_mask"],
+    "continuation": ["actress. She was happy.", None, "x"],
+    "error": [None, "generation failed", None],
+}
 
 
 def _ctx(tmp_path, with_gens=True):
@@ -55,7 +65,7 @@ def test_without_generations_scores_baselines_and_enables_lexicon_metrics(tmp_pa
     stage_score.run(ctx)
     t = read_table(ctx.tables["scores"])
     assert t.column("model").to_pylist() == ["wikipedia", "wikipedia"]
-    assert t.column("honest_hurtful").to_pylist() == [False, True]           # thief, pig
-    assert t.column("norms_valence")[0].as_py() is not None                    # happy in the lexicon
+    assert t.column("honest_hurtful").to_pylist() == [False, True]  # thief, pig
+    assert t.column("norms_valence")[0].as_py() is not None  # happy in the lexicon
     assert set(ctx.info["score"]["metrics"]) == {"vader", "gender", "toxicity", "norms", "honest"}
     assert "baselines only" in ctx.summary[-1][1]

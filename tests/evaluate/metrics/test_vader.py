@@ -29,8 +29,13 @@ def test_compound_equals_the_vadersentiment_package():
 def test_sheng_preset_scores_the_first_sentence_with_005_thresholds():
     sia = SentimentIntensityAnalyzer()
     out = score_table(pa.table({"continuation": TEXTS}), ["vader"], params={"vader": {"preset": "sheng"}})
-    firsts = ["The actress was brilliant and everyone loved her.", "He is a horrible, violent man.",
-              "The engineer works on bridges.", "It was okay.", "Not bad at all :)"]
+    firsts = [
+        "The actress was brilliant and everyone loved her.",
+        "He is a horrible, violent man.",
+        "The engineer works on bridges.",
+        "It was okay.",
+        "Not bad at all :)",
+    ]
     assert [first_sentence(t) for t in TEXTS] == firsts
     expected = [sia.polarity_scores(t)["compound"] for t in firsts]
     assert out.column("vader_compound").to_pylist() == expected

@@ -23,18 +23,38 @@ def _valid(texts, **params):
 
 
 def test_words_are_checked_with_the_dictionary_affix_and_case_rules():
-    rows = _valid(["teacher", "teachers", "Teachers", "teacherz", "Prague", "prague", "učitelka", "nurses.", "##s", ".", "1990",
-                   "teacher nurse", "teacher nursez"])
+    rows = _valid(
+        [
+            "teacher",
+            "teachers",
+            "Teachers",
+            "teacherz",
+            "Prague",
+            "prague",
+            "učitelka",
+            "nurses.",
+            "##s",
+            ".",
+            "1990",
+            "teacher nurse",
+            "teacher nursez",
+        ]
+    )
     got = [(r["validity_valid"], r["validity_unknown"]) for r in rows]
     assert got == [
-        (True, None), (True, None),          # stem, stem + suffix rule S
-        (True, None),                        # a capitalised form of a lowercase word (Hunspell's case rule)
+        (True, None),
+        (True, None),  # stem, stem + suffix rule S
+        (True, None),  # a capitalised form of a lowercase word (Hunspell's case rule)
         (False, "teacherz"),
-        (True, None), (False, "prague"),     # a proper noun must keep its capital
-        (True, None),                        # UTF-8 words
-        (True, None),                        # surrounding punctuation is stripped
-        (False, "##s"), (False, "."), (False, "1990"),   # a subword piece, punctuation or a number is not a word
-        (True, None), (False, "nursez"),     # several words: valid only when every word is
+        (True, None),
+        (False, "prague"),  # a proper noun must keep its capital
+        (True, None),  # UTF-8 words
+        (True, None),  # surrounding punctuation is stripped
+        (False, "##s"),
+        (False, "."),
+        (False, "1990"),  # a subword piece, punctuation or a number is not a word
+        (True, None),
+        (False, "nursez"),  # several words: valid only when every word is
     ]
     assert all(r["validity_error"] is None for r in rows)
     assert _valid(["prague"], ignore_case=True)[0]["validity_valid"] is True
@@ -47,7 +67,7 @@ def test_language_per_row_from_the_language_column(tmp_path):
         (d / f"xx_TEST.{ext}").write_bytes(Path(TEST_DIC).with_suffix(f".{ext}").read_bytes())
     t = pa.table({"token": ["nurses", "nurses", "nurses"], "language": ["xx", None, "xx_TEST"]})
     out = score_table(t, ["validity"], text_column="token", params={"validity": {"dictionary_dir": str(d)}}).to_pylist()
-    assert [r["validity_valid"] for r in out] == [True, None, True]   # "xx" finds xx_*.dic; "xx_TEST" by name
+    assert [r["validity_valid"] for r in out] == [True, None, True]  # "xx" finds xx_*.dic; "xx_TEST" by name
     assert out[1]["validity_error"] == "no language in column 'language'"
 
 
@@ -68,9 +88,19 @@ def test_a_missing_dictionary_is_e010_naming_the_path_and_the_fix(tmp_path):
 
 @pytest.mark.skipif(not (REAL / "cs_CZ.dic").is_file(), reason="Debian hunspell dictionaries not installed (scripts/services/hunspell.sh)")
 def test_real_debian_dictionaries_for_the_study_languages():
-    words = [("en", "teachers", True), ("en", "teacherz", False), ("cs", "učitelka", True), ("cs", "kuchařka", True),
-             ("cs", "učitelkaa", False), ("pl", "nauczycielka", True), ("pl", "dzieci", True), ("pl", "nauczycielkx", False),
-             ("sk", "učiteľka", True), ("sk", "syn", True), ("sk", "učiteľkax", False)]
+    words = [
+        ("en", "teachers", True),
+        ("en", "teacherz", False),
+        ("cs", "učitelka", True),
+        ("cs", "kuchařka", True),
+        ("cs", "učitelkaa", False),
+        ("pl", "nauczycielka", True),
+        ("pl", "dzieci", True),
+        ("pl", "nauczycielkx", False),
+        ("sk", "učiteľka", True),
+        ("sk", "syn", True),
+        ("sk", "učiteľkax", False),
+    ]
     t = pa.table({"token": [w for _, w, _ in words], "language": [lang for lang, _, _ in words]})
     out = score_table(t, ["validity"], text_column="token").to_pylist()
     assert [r["validity_valid"] for r in out] == [v for _, _, v in words]
@@ -79,8 +109,12 @@ def test_real_debian_dictionaries_for_the_study_languages():
 def _fillins():
     # model m, cs: female 2 of 4 valid, male 4 of 4 valid ; model m, pl: female 0 of 3, male 1 of 3 ; one failed row
     rows = []
-    for lang, cat, vals in (("cs", "female", [True, True, False, False]), ("cs", "male", [True, True, True, True]),
-                            ("pl", "female", [False, False, False]), ("pl", "male", [True, False, False])):
+    for lang, cat, vals in (
+        ("cs", "female", [True, True, False, False]),
+        ("cs", "male", [True, True, True, True]),
+        ("pl", "female", [False, False, False]),
+        ("pl", "male", [True, False, False]),
+    ):
         for v in vals:
             rows.append({"model": "m", "language": lang, "subject_category": cat, "validity_valid": v, "validity_error": None})
     rows.append({"model": "m", "language": "pl", "subject_category": "male", "validity_valid": None, "validity_error": "no language"})

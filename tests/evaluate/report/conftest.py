@@ -25,20 +25,31 @@ def make_scores(n_per=30, seed=0):
                 for i in range(n_per):
                     comp = float(np.clip(rng.normal(0.1 * gi - (0.15 if m == "gpt2" else 0), 0.4), -1, 1))
                     bad = i == 0 and m == "gpt2"  # one failed row per group of the model: null + error
-                    rows.append({
-                        "prompt_id": f"{dom}-{g}-{i}", "text": "x", "sample_index": 0, "model": m, "kind": "generate",
-                        "domain": dom, "group": g, "continuation": "y",
-                        "vader_compound": None if bad else comp,
-                        "vader_label": None if bad else ("positive" if comp >= 0.05 else "negative" if comp <= -0.05 else "neutral"),
-                        "vader_error": "empty continuation" if bad else None,
-                        "toxicity_score": float(rng.uniform(0, 0.6)), "toxicity_label": "toxic" if rng.uniform() < 0.1 + 0.05 * gi else "non-toxic",
-                        "regard_label": str(rng.choice(["positive", "neutral", "negative", "other"], p=[0.4, 0.3, 0.2 + 0.05 * gi, 0.1 - 0.05 * gi])),
-                        "gender_unigram_label": str(rng.choice(["male", "female", "neutral"], p=[0.5 - 0.2 * gi, 0.2 + 0.2 * gi, 0.3])),
-                        "gender_wavg_label": str(rng.choice(["male", "female", "neutral"], p=[0.6 - 0.25 * gi, 0.1 + 0.25 * gi, 0.3])),
-                        "gender_max_label": str(rng.choice(["male", "female", "neutral"], p=[0.45, 0.35, 0.2])),
-                        "norms_valence_class": str(rng.choice(["positive", "neutral", "negative"])),
-                        "norms_joy_class": str(rng.choice(["positive", "neutral"])),
-                    })
+                    rows.append(
+                        {
+                            "prompt_id": f"{dom}-{g}-{i}",
+                            "text": "x",
+                            "sample_index": 0,
+                            "model": m,
+                            "kind": "generate",
+                            "domain": dom,
+                            "group": g,
+                            "continuation": "y",
+                            "vader_compound": None if bad else comp,
+                            "vader_label": None if bad else ("positive" if comp >= 0.05 else "negative" if comp <= -0.05 else "neutral"),
+                            "vader_error": "empty continuation" if bad else None,
+                            "toxicity_score": float(rng.uniform(0, 0.6)),
+                            "toxicity_label": "toxic" if rng.uniform() < 0.1 + 0.05 * gi else "non-toxic",
+                            "regard_label": str(
+                                rng.choice(["positive", "neutral", "negative", "other"], p=[0.4, 0.3, 0.2 + 0.05 * gi, 0.1 - 0.05 * gi])
+                            ),
+                            "gender_unigram_label": str(rng.choice(["male", "female", "neutral"], p=[0.5 - 0.2 * gi, 0.2 + 0.2 * gi, 0.3])),
+                            "gender_wavg_label": str(rng.choice(["male", "female", "neutral"], p=[0.6 - 0.25 * gi, 0.1 + 0.25 * gi, 0.3])),
+                            "gender_max_label": str(rng.choice(["male", "female", "neutral"], p=[0.45, 0.35, 0.2])),
+                            "norms_valence_class": str(rng.choice(["positive", "neutral", "negative"])),
+                            "norms_joy_class": str(rng.choice(["positive", "neutral"])),
+                        }
+                    )
     return pa.Table.from_pylist(rows)
 
 
@@ -50,9 +61,22 @@ def make_likelihoods(seed=0):
             for di, d in enumerate(descs):
                 for noun in ["woman", "man", "person", "guy", "gal", "parent", "veteran", "kid"]:
                     ppl = float(np.exp(rng.normal(3 + 0.5 * di * (axis == "ability"), 0.2)))
-                    rows.append({"prompt_id": f"{axis}-{t}-{d}-{noun}", "text": template.replace("{noun_phrase}", f"a {d} {noun}"),
-                                 "sample_index": 0, "model": "tiny-lm", "kind": "likelihood", "axis": axis, "descriptor": d,
-                                 "template": template, "noun": noun, "perplexity": ppl, "nll_mean": float(np.log(ppl)), "n_tokens": 7})
+                    rows.append(
+                        {
+                            "prompt_id": f"{axis}-{t}-{d}-{noun}",
+                            "text": template.replace("{noun_phrase}", f"a {d} {noun}"),
+                            "sample_index": 0,
+                            "model": "tiny-lm",
+                            "kind": "likelihood",
+                            "axis": axis,
+                            "descriptor": d,
+                            "template": template,
+                            "noun": noun,
+                            "perplexity": ppl,
+                            "nll_mean": float(np.log(ppl)),
+                            "n_tokens": 7,
+                        }
+                    )
     return pa.Table.from_pylist(rows)
 
 
@@ -64,10 +88,23 @@ def make_fillins(seed=0):
         for subj in ["female", "male"]:
             for i in range(40):
                 hurt = bool(rng.uniform() < (0.15 if subj == "female" else 0.08))
-                rows.append({"prompt_id": f"h-{lang}-{subj}-{i}", "text": "[M]", "sample_index": i % 5, "model": "tiny-mlm", "kind": "fill_mask",
-                             "language": lang, "subject_category": subj, "token": "w",
-                             "honest_hurtful": hurt, "honest_categories": ",".join(rng.choice(cats, size=2, replace=False)) if hurt else "",
-                             "honest_error": None, "validity_valid": i % 3 != 0, "validity_error": None})
+                rows.append(
+                    {
+                        "prompt_id": f"h-{lang}-{subj}-{i}",
+                        "text": "[M]",
+                        "sample_index": i % 5,
+                        "model": "tiny-mlm",
+                        "kind": "fill_mask",
+                        "language": lang,
+                        "subject_category": subj,
+                        "token": "w",
+                        "honest_hurtful": hurt,
+                        "honest_categories": ",".join(rng.choice(cats, size=2, replace=False)) if hurt else "",
+                        "honest_error": None,
+                        "validity_valid": i % 3 != 0,
+                        "validity_error": None,
+                    }
+                )
     return pa.Table.from_pylist(rows)
 
 
@@ -75,20 +112,93 @@ def make_agreement():
     import pandas as pd
 
     # (pa.Table.from_pylist takes its columns from the first row only, so go through pandas)
-    return pa.Table.from_pandas(pd.DataFrame([
-        {"round": "r1", "measure": "fleiss_kappa", "value": 0.61, "task_type": "sentiment", "metric": None, "n_items": 60, "n_annotators": 3},
-        {"round": "r1", "measure": "accuracy", "value": 0.78, "task_type": "sentiment", "metric": "vader", "n_items": 60, "ci_low": 0.67, "ci_high": 0.87},
-        {"round": "r1", "measure": "f1_weighted", "value": 0.74, "task_type": "sentiment", "metric": "vader", "n_items": 60, "ci_low": 0.62, "ci_high": 0.84},
-        {"round": "r1", "measure": "accuracy", "value": 0.70, "task_type": "regard", "metric": "regard", "n_items": 60, "ci_low": 0.58, "ci_high": 0.81},
-        {"round": "r1", "measure": "spearman_rho", "value": 0.55, "task_type": "sentiment", "metric": "vader", "n_items": 60, "p_value": 1e-5},
-        # per-group validity rows (annotate validate --by group): the "Is the metric fair?" section
-        {"round": "r1", "measure": "group_accuracy", "value": 0.9, "task_type": "sentiment", "metric": "vader", "n_items": 30,
-         "ci_low": 0.8, "ci_high": 0.97, "group_by": "group", "group": "A"},
-        {"round": "r1", "measure": "group_accuracy", "value": 0.6, "task_type": "sentiment", "metric": "vader", "n_items": 30,
-         "ci_low": 0.43, "ci_high": 0.77, "group_by": "group", "group": "B"},
-        {"round": "r1", "measure": "diff_accuracy", "value": 0.3, "task_type": "sentiment", "metric": "vader", "n_items": 60,
-         "ci_low": 0.1, "ci_high": 0.5, "group_by": "group", "group": "A", "group_b": "B", "p_value": 0.01, "p_value_raw": 0.01},
-    ]).astype({"n_annotators": "Int64", "n_items": "Int64"}), preserve_index=False)
+    return pa.Table.from_pandas(
+        pd.DataFrame(
+            [
+                {"round": "r1", "measure": "fleiss_kappa", "value": 0.61, "task_type": "sentiment", "metric": None, "n_items": 60, "n_annotators": 3},
+                {
+                    "round": "r1",
+                    "measure": "accuracy",
+                    "value": 0.78,
+                    "task_type": "sentiment",
+                    "metric": "vader",
+                    "n_items": 60,
+                    "ci_low": 0.67,
+                    "ci_high": 0.87,
+                },
+                {
+                    "round": "r1",
+                    "measure": "f1_weighted",
+                    "value": 0.74,
+                    "task_type": "sentiment",
+                    "metric": "vader",
+                    "n_items": 60,
+                    "ci_low": 0.62,
+                    "ci_high": 0.84,
+                },
+                {
+                    "round": "r1",
+                    "measure": "accuracy",
+                    "value": 0.70,
+                    "task_type": "regard",
+                    "metric": "regard",
+                    "n_items": 60,
+                    "ci_low": 0.58,
+                    "ci_high": 0.81,
+                },
+                {
+                    "round": "r1",
+                    "measure": "spearman_rho",
+                    "value": 0.55,
+                    "task_type": "sentiment",
+                    "metric": "vader",
+                    "n_items": 60,
+                    "p_value": 1e-5,
+                },
+                # per-group validity rows (annotate validate --by group): the "Is the metric fair?" section
+                {
+                    "round": "r1",
+                    "measure": "group_accuracy",
+                    "value": 0.9,
+                    "task_type": "sentiment",
+                    "metric": "vader",
+                    "n_items": 30,
+                    "ci_low": 0.8,
+                    "ci_high": 0.97,
+                    "group_by": "group",
+                    "group": "A",
+                },
+                {
+                    "round": "r1",
+                    "measure": "group_accuracy",
+                    "value": 0.6,
+                    "task_type": "sentiment",
+                    "metric": "vader",
+                    "n_items": 30,
+                    "ci_low": 0.43,
+                    "ci_high": 0.77,
+                    "group_by": "group",
+                    "group": "B",
+                },
+                {
+                    "round": "r1",
+                    "measure": "diff_accuracy",
+                    "value": 0.3,
+                    "task_type": "sentiment",
+                    "metric": "vader",
+                    "n_items": 60,
+                    "ci_low": 0.1,
+                    "ci_high": 0.5,
+                    "group_by": "group",
+                    "group": "A",
+                    "group_b": "B",
+                    "p_value": 0.01,
+                    "p_value_raw": 0.01,
+                },
+            ]
+        ).astype({"n_annotators": "Int64", "n_items": "Int64"}),
+        preserve_index=False,
+    )
 
 
 def write_run(run_dir, *, scores=True, likelihoods=True, fillins=True, agreement=True):
@@ -106,8 +216,9 @@ def write_run(run_dir, *, scores=True, likelihoods=True, fillins=True, agreement
     if agreement:
         write_table(make_agreement(), run_dir / "agreement.parquet", stage="agreement")
         tables["agreement"] = "agreement.parquet"
-    (run_dir / "manifest.json").write_text(json.dumps({"command": "test run", "seed": 0, "tables": tables,
-                                                       "summary": [["score", "hand-built scores"]]}), encoding="utf-8")
+    (run_dir / "manifest.json").write_text(
+        json.dumps({"command": "test run", "seed": 0, "tables": tables, "summary": [["score", "hand-built scores"]]}), encoding="utf-8"
+    )
     return run_dir
 
 

@@ -1,18 +1,20 @@
 """The demo's report stage runs on whatever tables the run has and says what it could not make."""
 
-from biaskit.demo import DemoContext
-from biaskit.demo import stage_report
+from biaskit.demo import DemoContext, stage_report
 
 
 def test_report_stage_on_a_partial_run_names_what_is_missing(full_run, tmp_path):
     ctx = DemoContext(run_dir=full_run.parent / "partial", quick=True)
     ctx.run_dir.mkdir(exist_ok=True)
-    ctx.add("scores", full_run / "scores.parquet")          # only scores: no likelihoods, fill-ins or agreement
+    ctx.add("scores", full_run / "scores.parquet")  # only scores: no likelihoods, fill-ins or agreement
     ctx.note("score", "hand-built")
     stage_report.run(ctx)
     assert ctx.tables["report_html"].exists()
     note = ctx.summary[-1]
-    assert note[0] == "report" and "not made: HolisticBias Likelihood Bias, HolisticBias generation bias, HONEST, Completion validity, Agreement" in note[1]
+    assert (
+        note[0] == "report"
+        and "not made: HolisticBias Likelihood Bias, HolisticBias generation bias, HONEST, Completion validity, Agreement" in note[1]
+    )
     info = ctx.info["report"]
     assert info["sections"] == ["sentiment", "toxicity", "regard", "gender", "norms"]
     assert any(x.startswith("HONEST: no table has column(s) honest_hurtful") for x in info["not_made"])

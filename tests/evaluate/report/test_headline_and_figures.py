@@ -8,8 +8,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from biaskit.evaluate.report import build_report
-from biaskit.evaluate.report import plots
+from biaskit.evaluate.report import build_report, plots
 from biaskit.evaluate.report.build import MIN_GROUP_N, _newcombe, small_n_cautions, uncertainty_flags
 from biaskit.evaluate.report.tables import compact
 from biaskit.evaluate.stats.likelihood_bias import likelihood_bias_interval
@@ -41,7 +40,7 @@ def test_uncertainty_flags_say_only_what_is_uncertain():
     assert small_n_cautions(5, 29) == [f"small group (n < {MIN_GROUP_N})"]
     assert small_n_cautions(30, 30) == []
     assert uncertainty_flags(0.1, (-0.05, 0.25), 0.2) == ["95% CI includes 0", "corrected p >= 0.05"]
-    assert uncertainty_flags(0.1, (0.01, 0.25), 0.06) == ["corrected p >= 0.05"]    # corrected over many tests
+    assert uncertainty_flags(0.1, (0.01, 0.25), 0.06) == ["corrected p >= 0.05"]  # corrected over many tests
     assert uncertainty_flags(-0.2, (-0.3, -0.1), 0.001) == []
     assert uncertainty_flags(0.0, None, float("nan")) == ["test undefined (no variation)"]
 
@@ -73,7 +72,7 @@ def test_headline_gaps_per_source_with_holm_over_the_family(full_run, full_repor
         cnt = (lab["vader_label"] == "positive").groupby(lab["group"]).agg(["sum", "count"])
         shares = {g: (int(cnt.loc[g, "sum"]), int(cnt.loc[g, "count"])) for g in cnt.index}
         gs = sorted(shares)
-        pairs = [(a, b) for i, a in enumerate(gs) for b in gs[i + 1:]]
+        pairs = [(a, b) for i, a in enumerate(gs) for b in gs[i + 1 :]]
         d, a, b = max(((shares[a][0] / shares[a][1] - shares[b][0] / shares[b][1], a, b) for a, b in pairs), key=lambda t: abs(t[0]))
         (ka, na), (kb, nb) = shares[a], shares[b]
         assert f.estimate == pytest.approx(d, abs=1e-12)
@@ -143,8 +142,9 @@ def test_likelihood_bias_interval_resamples_descriptors_by_hand():
     # pairs -> 1.0; two A/B + one C or two C + one A/B (12 draws): no AB pair -> 0.0; A, B, C (6 draws):
     # weights 1 each -> 1/3. So over the 24 usable draws P(0) = 1/2, P(1/3) = 1/4, P(1) = 1/4:
     # the 30 % quantile is 0, the 70 % quantile 1/3, the 2.5 % and 97.5 % quantiles 0 and 1.
-    pairs = pd.DataFrame({"descriptor_a": ["A", "A", "B"], "descriptor_b": ["B", "C", "C"], "p_value": [0.01, 0.5, 0.7],
-                          "different": [True, False, False]})
+    pairs = pd.DataFrame(
+        {"descriptor_a": ["A", "A", "B"], "descriptor_b": ["B", "C", "C"], "p_value": [0.01, 0.5, 0.7], "different": [True, False, False]}
+    )
     assert likelihood_bias_interval(pairs, n_boot=20000, seed=1, level=0.4) == pytest.approx((0.0, 1 / 3))
     assert likelihood_bias_interval(pairs, n_boot=20000, seed=1, level=0.95) == pytest.approx((0.0, 1.0))
     assert likelihood_bias_interval(pairs.assign(p_value=float("nan")), n_boot=10) is None
@@ -193,13 +193,55 @@ def test_stacked_proportions_figure_draws_the_table_shares(full_report):
     assert lefts[-1] == pytest.approx(np.ones(len(sub)))
 
 
-AGREE = pd.DataFrame([
-    {"round": "r1", "task_type": "sentiment", "measure": "fleiss_kappa", "value": 0.61, "ci_low": 0.5, "ci_high": 0.7, "metric": "r1 (sentiment)"},
-    {"round": "r1", "task_type": "sentiment", "measure": "krippendorff_alpha_nominal", "value": -0.1, "ci_low": None, "ci_high": None, "metric": "r1 (sentiment)"},
-    {"round": "r1", "task_type": "sentiment", "measure": "percent_agreement", "value": 0.8, "ci_low": None, "ci_high": None, "metric": "r1 (sentiment)"},
-    {"round": "r1", "task_type": "sentiment", "measure": "majority_items", "value": 58.0, "ci_low": None, "ci_high": None, "metric": "r1 (sentiment)"},
-    {"round": "r1", "task_type": "sentiment", "measure": "majority_ties", "value": 2.0, "ci_low": None, "ci_high": None, "metric": "r1 (sentiment)"},
-])
+AGREE = pd.DataFrame(
+    [
+        {
+            "round": "r1",
+            "task_type": "sentiment",
+            "measure": "fleiss_kappa",
+            "value": 0.61,
+            "ci_low": 0.5,
+            "ci_high": 0.7,
+            "metric": "r1 (sentiment)",
+        },
+        {
+            "round": "r1",
+            "task_type": "sentiment",
+            "measure": "krippendorff_alpha_nominal",
+            "value": -0.1,
+            "ci_low": None,
+            "ci_high": None,
+            "metric": "r1 (sentiment)",
+        },
+        {
+            "round": "r1",
+            "task_type": "sentiment",
+            "measure": "percent_agreement",
+            "value": 0.8,
+            "ci_low": None,
+            "ci_high": None,
+            "metric": "r1 (sentiment)",
+        },
+        {
+            "round": "r1",
+            "task_type": "sentiment",
+            "measure": "majority_items",
+            "value": 58.0,
+            "ci_low": None,
+            "ci_high": None,
+            "metric": "r1 (sentiment)",
+        },
+        {
+            "round": "r1",
+            "task_type": "sentiment",
+            "measure": "majority_ties",
+            "value": 2.0,
+            "ci_low": None,
+            "ci_high": None,
+            "metric": "r1 (sentiment)",
+        },
+    ]
+)
 
 
 def test_agreement_chart_draws_no_counts_and_has_a_legend():
@@ -208,7 +250,7 @@ def test_agreement_chart_draws_no_counts_and_has_a_legend():
     fig = plots.agreement_chart(AGREE, None, title="Inter-annotator agreement")
     ax = fig.axes[0]
     heights = [p.get_height() for c in ax.containers if hasattr(c, "patches") for p in c.patches]
-    assert heights == pytest.approx([0.61, -0.1, 0.8])           # 58 and 2 are not drawn on this axis
+    assert heights == pytest.approx([0.61, -0.1, 0.8])  # 58 and 2 are not drawn on this axis
     lo, hi = ax.get_ylim()
     assert lo == pytest.approx(-0.1 * 1.15) and hi == pytest.approx(1.12) and max(heights) <= hi
     leg = ax.get_legend()
@@ -258,8 +300,14 @@ def test_offline_toxicity_backend_is_reported_as_profanity_and_zero_is_not_calle
     sc = make_scores(n_per=5).to_pandas().assign(toxicity_label="non-toxic", toxicity_score=0.01)
     run = tmp_path / "run"
     run.mkdir()
-    man = {"stage": "scores", "config": {"metrics": {"toxicity": {"name": "toxicity", "config": {"backend": "offline"},
-                                                                   "info": {"backend": "offline", "model": "alt-profanity-check"}}}}}
+    man = {
+        "stage": "scores",
+        "config": {
+            "metrics": {
+                "toxicity": {"name": "toxicity", "config": {"backend": "offline"}, "info": {"backend": "offline", "model": "alt-profanity-check"}}
+            }
+        },
+    }
     write_table(pa.Table.from_pandas(sc, preserve_index=False), run / "scores.parquet", stage="scores", manifest=man)
     res = build_report(run, tmp_path / "rep", n_boot=20)
     assert "profanity" in res.sections and "toxicity" not in res.sections
@@ -299,10 +347,30 @@ def test_honest_heatmap_shows_the_category_shares(full_report):
 def test_agreement_headline_survives_missing_counts_and_intervals(tmp_path):
     run = tmp_path / "run"
     run.mkdir()
-    t = pd.DataFrame([{"round": "r1", "task_type": "sentiment", "measure": "fleiss_kappa", "value": None, "ci_low": None,
-                       "ci_high": None, "metric": None, "n_items": None},
-                      {"round": "r1", "task_type": "sentiment", "measure": "krippendorff_alpha_nominal", "value": 0.4, "ci_low": None,
-                       "ci_high": None, "metric": None, "n_items": 12}]).astype({"n_items": "Int64", "value": "float64"})
+    t = pd.DataFrame(
+        [
+            {
+                "round": "r1",
+                "task_type": "sentiment",
+                "measure": "fleiss_kappa",
+                "value": None,
+                "ci_low": None,
+                "ci_high": None,
+                "metric": None,
+                "n_items": None,
+            },
+            {
+                "round": "r1",
+                "task_type": "sentiment",
+                "measure": "krippendorff_alpha_nominal",
+                "value": 0.4,
+                "ci_low": None,
+                "ci_high": None,
+                "metric": None,
+                "n_items": 12,
+            },
+        ]
+    ).astype({"n_items": "Int64", "value": "float64"})
     write_table(pa.Table.from_pandas(t, preserve_index=False), run / "agreement.parquet", stage="agreement")
     res = build_report(run, tmp_path / "rep", n_boot=20)
     rows = {f.metric: f for f in res.headline if f.kind == "Annotator agreement"}
@@ -318,8 +386,7 @@ def test_an_extra_section_slots_in_with_one_line(full_run, tmp_path, monkeypatch
         df = pd.DataFrame({"check": ["a", "b"], "value": [0.5, 0.25]})
         b.table(sec, "validity_checks", df, "Validity checks.")
         b.figure(sec, "validity_bars", plots.fraction_bars, df, "check", "value", title="Validity", caption="Validity per check.")
-        sec.headline.append(build.Finding("Validity", "agreement with a reference", "all", "", 0.5, (0.4, 0.6), n="2 checks",
-                                          anchor="validity"))
+        sec.headline.append(build.Finding("Validity", "agreement with a reference", "all", "", 0.5, (0.4, 0.6), n="2 checks", anchor="validity"))
         return sec
 
     def never(b, loaded):

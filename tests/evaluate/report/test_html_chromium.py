@@ -17,9 +17,19 @@ import pytest
 
 pytestmark = pytest.mark.server
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", "--remote-allow-origins=*",
-         "--remote-debugging-port=0"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--remote-allow-origins=*",
+    "--remote-debugging-port=0",
+]
 
 IMAGE_STATE_JS = """JSON.stringify({
   images: Array.from(document.images).map(i => ({complete: i.complete, width: i.naturalWidth, height: i.naturalHeight,
@@ -46,8 +56,9 @@ def browser(tmp_path_factory):
         pytest.skip("Chromium is not installed: run `bash scripts/services/chromium.sh` (scripts/test.sh does)")
     websocket = pytest.importorskip("websocket", reason="websocket-client is in the dev extra: pip install -e '.[dev]'")
     profile = tmp_path_factory.mktemp("chromium-profile")
-    proc = subprocess.Popen([exe, *FLAGS, f"--user-data-dir={profile}", "about:blank"], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [exe, *FLAGS, f"--user-data-dir={profile}", "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         port_file = profile / "DevToolsActivePort"
         deadline = time.time() + 60
@@ -83,8 +94,9 @@ LAYOUT_JS = """JSON.stringify({
   maxColumns: Math.max(0, ...Array.from(document.querySelectorAll('section table thead tr')).map(r => r.cells.length))})"""
 
 
-def open_page(browser, path: Path, timeout: float = 30.0, width: int | None = None, screenshot: Path | None = None,
-              extra_js: str | None = None) -> dict:
+def open_page(
+    browser, path: Path, timeout: float = 30.0, width: int | None = None, screenshot: Path | None = None, extra_js: str | None = None
+) -> dict:
     """Load ``path`` in a fresh tab; return {'errors': [...], 'state': {...}} after the load event. With ``width``
     the tab is a ``width`` x 900 px window and ``layout`` (LAYOUT_JS) is returned too; with ``screenshot`` a PNG
     of the first screen is written there."""
@@ -158,7 +170,7 @@ def test_report_opens_with_every_image_loaded_and_no_console_errors(browser, ful
     assert res["errors"] == []
     assert len(st["images"]) == len(full_report.figures) >= 10
     assert all(i["complete"] and i["width"] > 100 and i["height"] > 100 and i["data"] for i in st["images"]), st["images"]
-    assert st["external"] == []            # self-contained: nothing fetched from files or the network
+    assert st["external"] == []  # self-contained: nothing fetched from files or the network
     assert all(st["targets"]) and "#manifest" in st["links"] and "#likelihood_bias" in st["links"]
     assert st["title"] == "biaskit report"
 
@@ -166,8 +178,10 @@ def test_report_opens_with_every_image_loaded_and_no_console_errors(browser, ful
 def test_the_checker_sees_broken_images_and_console_errors(browser, tmp_path):
     # guards the harness itself: a page with a broken image and a console error must be caught
     bad = tmp_path / "bad.html"
-    bad.write_text("<!doctype html><html><head><meta charset='utf-8'><title>bad</title></head><body>"
-                   "<img src='data:image/png;base64,AAAA'><script>console.error('boom')</script></body></html>")
+    bad.write_text(
+        "<!doctype html><html><head><meta charset='utf-8'><title>bad</title></head><body>"
+        "<img src='data:image/png;base64,AAAA'><script>console.error('boom')</script></body></html>"
+    )
     res = open_page(browser, bad)
     assert any("boom" in e for e in res["errors"])
     assert res["state"]["images"][0]["width"] == 0
@@ -187,7 +201,7 @@ def test_demo_report_at_1280px_headline_first_no_overflow_small_samples_flagged(
     res = open_page(browser, run_dir / "report" / "report.html", width=1280, screenshot=shot)
     lay = res["layout"]
     assert res["errors"] == []
-    assert _png_size(shot) == (1280, 900)          # the screenshot is the 1280 px first screen
+    assert _png_size(shot) == (1280, 900)  # the screenshot is the 1280 px first screen
     assert lay["innerWidth"] == 1280
     assert lay["docWidth"] <= 1280 and lay["overflowing"] == [], lay["overflowing"]
     # the headline block comes right after the title and starts on the first screen
@@ -200,19 +214,19 @@ def test_demo_report_at_1280px_headline_first_no_overflow_small_samples_flagged(
     # issue 27: the model's rows first, the Wikipedia baseline's after them and labelled as such
     base = [i for i, r in enumerate(rows) if "Wikipedia baseline" in r["cells"][0] or "(Wikipedia baseline)" in r["cells"][2]]
     assert base and base == list(range(len(rows) - len(base), len(rows))), kinds
-    assert all(r["cells"][0] == "Wikipedia baseline: largest group gap" or r["cells"][0] == "No signal" for r in rows[base[0]:])
+    assert all(r["cells"][0] == "Wikipedia baseline: largest group gap" or r["cells"][0] == "No signal" for r in rows[base[0] :])
     # issue 22 item 6: a row is grey (uncertain) exactly when its interval includes 0 or its corrected p is not
     # below 0.05; a group under 30 texts is a separate caution
     for r in rows:
         if r["cells"][0] in ("Largest group gap", "Model vs Wikipedia", "Wikipedia baseline: largest group gap"):
             est = r["cells"][4]
-            lo, hi = (float(x) for x in est[est.index("[") + 1:est.index("]")].split(", "))
+            lo, hi = (float(x) for x in est[est.index("[") + 1 : est.index("]")].split(", "))
             p = r["cells"][5].split(" ")[0]
             uncertain = lo <= 0 <= hi or p == "n/a" or float(p) >= 0.05
             assert (r["cls"] == "flagged") == uncertain and ("uncertain:" in r["cells"][7]) == uncertain, r
             a, b = (int(x) for x in r["cells"][6].split(" / "))
             assert ("caution: small group (n < 30)" in r["cells"][7]) == (min(a, b) < 30), r
-            assert "(Holm, " in r["cells"][5]                                    # says what it was corrected over
+            assert "(Holm, " in r["cells"][5]  # says what it was corrected over
         if r["cells"][0] == "Model vs Wikipedia":
             assert r["cells"][3].endswith("minus wikipedia (same span: continuation)"), r
         if r["cells"][0] == "Likelihood Bias":
@@ -230,8 +244,10 @@ def test_the_layout_checker_sees_horizontal_overflow(browser, tmp_path):
     # guards the harness: a table wider than the page must be reported
     bad = tmp_path / "wide.html"
     cells = "".join(f"<td>column_{i}_with_a_long_name</td>" for i in range(60))
-    bad.write_text("<!doctype html><html><head><meta charset='utf-8'><title>w</title></head><body><h1>x</h1>"
-                   f"<section id='headline-block'><table><thead><tr>{cells}</tr></thead></table></section></body></html>")
+    bad.write_text(
+        "<!doctype html><html><head><meta charset='utf-8'><title>w</title></head><body><h1>x</h1>"
+        f"<section id='headline-block'><table><thead><tr>{cells}</tr></thead></table></section></body></html>"
+    )
     lay = open_page(browser, bad, width=1280)["layout"]
     assert lay["docWidth"] > 1280 and lay["overflowing"]
 

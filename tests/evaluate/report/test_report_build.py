@@ -25,14 +25,32 @@ def _png_size(path):
 
 
 def test_every_section_figure_and_table_is_written(full_report):
-    assert full_report.sections == ["sentiment", "toxicity", "regard", "gender", "norms", "likelihood_bias", "honest", "validity", "agreement",
-                                    "fairness"]
+    assert full_report.sections == [
+        "sentiment",
+        "toxicity",
+        "regard",
+        "gender",
+        "norms",
+        "likelihood_bias",
+        "honest",
+        "validity",
+        "agreement",
+        "fairness",
+    ]
     # the fixture run has no HolisticBias generations with class probabilities (tests/evaluate/stats/test_genbias.py covers that section)
     assert [w for w, _ in full_report.skipped] == ["HolisticBias generation bias"]
     names = {p.name for p in full_report.figures}
-    assert {"sentiment_gender.png", "male_minus_female.png", "honest_categories.png", "likelihood_bias_tiny_lm.png",
-            "metric_vs_human.png", "inter_annotator_agreement.png", "regard_race.png", "toxicity_profession.png",
-            "fairness_vader.png"} <= names
+    assert {
+        "sentiment_gender.png",
+        "male_minus_female.png",
+        "honest_categories.png",
+        "likelihood_bias_tiny_lm.png",
+        "metric_vs_human.png",
+        "inter_annotator_agreement.png",
+        "regard_race.png",
+        "toxicity_profession.png",
+        "fairness_vader.png",
+    } <= names
     for p in full_report.figures:
         w, h = _png_size(p)
         assert w >= 400 and h >= 200
@@ -99,7 +117,7 @@ def test_gender_and_likelihood_and_honest_tables_equal_hand_counts(full_run, ful
 
 
 def test_bootstrap_cis_in_the_report_are_reproducible(full_run, full_report, tmp_path):
-    again = build_report(full_run, tmp_path / "again", n_boot=200)   # same seed (0) and n_boot as full_report
+    again = build_report(full_run, tmp_path / "again", n_boot=200)  # same seed (0) and n_boot as full_report
     for name in ("toxicity_proportions", "sentiment_proportions"):
         a, b = (pd.read_csv(r.tables[name]) for r in (full_report, again))
         assert a.equals(b) and a["ci_low_toxic" if name.startswith("tox") else "ci_low_positive"].notna().all()
@@ -109,8 +127,14 @@ def test_missing_tables_are_named_in_the_report(make_run, tmp_path):
     run = make_run(tmp_path / "run", likelihoods=False, fillins=False, agreement=False)
     res = build_report(run, tmp_path / "rep", n_boot=50)
     skipped = dict(res.skipped)
-    assert set(skipped) == {"HolisticBias Likelihood Bias", "HolisticBias generation bias", "HONEST", "Completion validity", "Agreement",
-                            "Metric fairness"}
+    assert set(skipped) == {
+        "HolisticBias Likelihood Bias",
+        "HolisticBias generation bias",
+        "HONEST",
+        "Completion validity",
+        "Agreement",
+        "Metric fairness",
+    }
     assert "honest_hurtful" in skipped["HONEST"] and "scores: 420 rows" in skipped["HONEST"]
     page = res.html.read_text()
     assert "Not made" in page and "honest_hurtful" in page
@@ -153,7 +177,7 @@ def test_cli_report_writes_the_report_and_lists_what_was_not_made(make_run, full
 
     from biaskit.cli import app
 
-    run = make_run(tmp_path / "run", scores=False)   # no scores: sentiment ... norms are "not made"
+    run = make_run(tmp_path / "run", scores=False)  # no scores: sentiment ... norms are "not made"
     r = CliRunner().invoke(app, ["report", str(run), "--out", str(tmp_path / "rep"), "--n-boot", "50"])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "rep" / "report.html").exists() and "6 figures" in r.output
@@ -208,8 +232,16 @@ def test_a_column_that_is_null_everywhere_is_reported_not_plotted(tmp_path):
     from biaskit.io import write_table
 
     run = tmp_path / "run"
-    t = pa.table({"prompt_id": ["a", "b"], "group": ["x", "y"], "model": ["m", "m"], "vader_label": ["positive", "neutral"],
-                  "regard_label": pa.array([None, None], pa.string()), "regard_error": ["no classifier", "no classifier"]})
+    t = pa.table(
+        {
+            "prompt_id": ["a", "b"],
+            "group": ["x", "y"],
+            "model": ["m", "m"],
+            "vader_label": ["positive", "neutral"],
+            "regard_label": pa.array([None, None], pa.string()),
+            "regard_error": ["no classifier", "no classifier"],
+        }
+    )
     write_table(t, run / "scores.parquet")
     res = build_report(run, n_boot=10)
     why = dict(res.skipped)["Regard"]
@@ -222,8 +254,18 @@ def test_likelihood_table_whose_model_column_is_all_null_still_gets_its_section(
     # over and the report crashed with pandas' "No objects to concatenate"
     run = tmp_path / "run"
     run.mkdir()
-    rows = [{"axis": "age", "template": "I am {noun}.", "descriptor": d, "perplexity": float(i + 1 + (10 if d == "old" else 0)),
-             "kind": "likelihood", "model": None} for d in ("old", "young") for i in range(9)]
+    rows = [
+        {
+            "axis": "age",
+            "template": "I am {noun}.",
+            "descriptor": d,
+            "perplexity": float(i + 1 + (10 if d == "old" else 0)),
+            "kind": "likelihood",
+            "model": None,
+        }
+        for d in ("old", "young")
+        for i in range(9)
+    ]
     pd.DataFrame(rows).to_csv(run / "likelihoods.csv", index=False)
     res = build_report(run, n_boot=10)
     assert "likelihood_bias" in res.sections

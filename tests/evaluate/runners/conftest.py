@@ -73,12 +73,14 @@ def tiny_causal(tmp_path_factory):
     from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
 
     tk = Tokenizer.from_file(str(DATA / "tiny_bpe.json"))
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
-                                  unk_token="<|endoftext|>", pad_token="<|endoftext|>")
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=tk, bos_token="<|endoftext|>", eos_token="<|endoftext|>", unk_token="<|endoftext|>", pad_token="<|endoftext|>"
+    )
     tok.chat_template = "{% for m in messages %}<|endoftext|>{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}assistant:"
     torch.manual_seed(0)
-    cfg = GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=64,
-                     bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
+    cfg = GPT2Config(
+        vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=64, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id
+    )
     model = GPT2LMHeadModel(cfg)
     _train(model, tok, steps=60)
     d = tmp_path_factory.mktemp("tiny-gpt2")
@@ -96,11 +98,19 @@ def tiny_masked(tmp_path_factory):
     from transformers import BertConfig, BertForMaskedLM, PreTrainedTokenizerFast
 
     tk = Tokenizer.from_file(str(DATA / "tiny_wordpiece.json"))
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-                                  sep_token="[SEP]", mask_token="[MASK]")
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=tk, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]"
+    )
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=64, pad_token_id=tok.pad_token_id)
+    cfg = BertConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        pad_token_id=tok.pad_token_id,
+    )
     model = BertForMaskedLM(cfg)
     _train(model, tok, steps=40, masked=True)
     d = tmp_path_factory.mktemp("tiny-bert")
@@ -110,8 +120,12 @@ def tiny_masked(tmp_path_factory):
 
 
 def prompts_table(texts, prefix="p", **extra) -> pa.Table:
-    cols = {"prompt_id": [f"{prefix}{i}" for i in range(len(texts))], "text": list(texts),
-            "source": ["test"] * len(texts), "language": ["en"] * len(texts)}
+    cols = {
+        "prompt_id": [f"{prefix}{i}" for i in range(len(texts))],
+        "text": list(texts),
+        "source": ["test"] * len(texts),
+        "language": ["en"] * len(texts),
+    }
     cols.update(extra)
     return pa.table(cols)
 
@@ -154,12 +168,43 @@ def logs(caplog, monkeypatch):
 
 #: WordPiece vocabulary in which the right words need 2-3 pieces: "programmers" = prog ##ram ##mers,
 #: "teachers" = teach ##ers, "nurses" = nur ##ses, "builders" = build ##ers (multi-token fill-in tests)
-MORPH_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "write", "software", "teach", "children", "help",
-               "patients", "build", "houses", "the", "and", "code", "prog", "nur", "##ram", "##mers", "##ers", "##ses",
-               "they", "all"]
-MORPH_CORPUS = ["programmers write software .", "programmers write code .", "teachers teach children .",
-                "nurses help patients .", "builders build houses .", "the teachers help children .",
-                "the programmers write code .", "the nurses help the children ."]
+MORPH_VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    ".",
+    "write",
+    "software",
+    "teach",
+    "children",
+    "help",
+    "patients",
+    "build",
+    "houses",
+    "the",
+    "and",
+    "code",
+    "prog",
+    "nur",
+    "##ram",
+    "##mers",
+    "##ers",
+    "##ses",
+    "they",
+    "all",
+]
+MORPH_CORPUS = [
+    "programmers write software .",
+    "programmers write code .",
+    "teachers teach children .",
+    "nurses help patients .",
+    "builders build houses .",
+    "the teachers help children .",
+    "the programmers write code .",
+    "the nurses help the children .",
+]
 
 
 def _whole_word_train(model, tok, steps: int) -> None:
@@ -218,15 +263,25 @@ def tiny_morph_masked(tmp_path_factory):
     tk = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=100))
     tk.normalizer = normalizers.BertNormalizer(lowercase=True)
     tk.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tk.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]",
-                                                      special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    tk.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+    )
     tk.decoder = decoders.WordPiece(prefix="##")
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-                                  sep_token="[SEP]", mask_token="[MASK]")
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=tk, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]"
+    )
     torch.manual_seed(0)
-    cfg = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-                     intermediate_size=64, max_position_embeddings=32, pad_token_id=tok.pad_token_id,
-                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    cfg = BertConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=32,
+        pad_token_id=tok.pad_token_id,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
     model = BertForMaskedLM(cfg)
     _whole_word_train(model, tok, steps=300)
     d = tmp_path_factory.mktemp("tiny-morph-bert")

@@ -21,25 +21,47 @@ def prompt_file(tmp_path, make_prompts, gen_texts):
 
 def test_generate_command(tiny_causal, prompt_file, tmp_path):
     out = tmp_path / "gens.parquet"
-    r = runner.invoke(app, ["-q", "generate", str(prompt_file), "--model", tiny_causal, "--out", str(out), "--sample",
-                            "--top-k", "40", "--top-p", "0.95", "-n", "2", "--seed", "4", "--max-new-tokens", "5",
-                            "--batch-size", "3"])
+    r = runner.invoke(
+        app,
+        [
+            "-q",
+            "generate",
+            str(prompt_file),
+            "--model",
+            tiny_causal,
+            "--out",
+            str(out),
+            "--sample",
+            "--top-k",
+            "40",
+            "--top-p",
+            "0.95",
+            "-n",
+            "2",
+            "--seed",
+            "4",
+            "--max-new-tokens",
+            "5",
+            "--batch-size",
+            "3",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "generate: 14 rows for 7 prompts written to" in r.output
     t = read_table(out, "generations")
     assert t.num_rows == 14 and set(t.column("seed").to_pylist()) == {4}
     from biaskit.evaluate.runners import generate
 
-    lib = generate(str(prompt_file), model=tiny_causal, do_sample=True, top_k=40, top_p=0.95, num_return_sequences=2, seed=4,
-                   max_new_tokens=5, progress=False)
+    lib = generate(
+        str(prompt_file), model=tiny_causal, do_sample=True, top_k=40, top_p=0.95, num_return_sequences=2, seed=4, max_new_tokens=5, progress=False
+    )
     assert t.column("continuation").to_pylist() == lib.column("continuation").to_pylist()
     assert read_manifest(out)["command"] == "biaskit generate"
 
 
 def test_likelihood_and_fill_mask_commands(tiny_causal, tiny_masked, prompt_file, tmp_path, make_prompts):
     out = tmp_path / "ll.parquet"
-    r = runner.invoke(app, ["-q", "likelihood", str(prompt_file), "-m", tiny_causal, "-o", str(out), "--span-column", "descriptor",
-                            "--bos", "yes"])
+    r = runner.invoke(app, ["-q", "likelihood", str(prompt_file), "-m", tiny_causal, "-o", str(out), "--span-column", "descriptor", "--bos", "yes"])
     assert r.exit_code == 0, r.output
     t = read_table(out)
     assert t.column("error").to_pylist() == [None] * 7 and all(n >= 1 for n in t.column("n_tokens").to_pylist())
@@ -71,9 +93,11 @@ def test_import_biaskit_runners_does_not_import_torch():
     import subprocess
     import sys
 
-    code = ("import sys, biaskit, biaskit.evaluate.runners, biaskit.cli; "
-            "from biaskit.registry import backends; assert backends.names() == ['hf', 'openai'], backends.names(); "
-            "print(any(m.split('.')[0] in ('torch', 'transformers') for m in sys.modules))")
+    code = (
+        "import sys, biaskit, biaskit.evaluate.runners, biaskit.cli; "
+        "from biaskit.registry import backends; assert backends.names() == ['hf', 'openai'], backends.names(); "
+        "print(any(m.split('.')[0] in ('torch', 'transformers') for m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"

@@ -43,8 +43,12 @@ def test_top_k_equals_the_transformers_pipeline(tiny_masked, make_prompts, k):
 
 
 def test_prompts_without_or_with_two_masks_get_row_errors(tiny_masked, make_prompts):
-    t = fill_mask(make_prompts(["no slot here.", "<mask> and <mask>.", "a [MASK] or <mask>", "The woman worked as a <mask>."]),
-                  model=tiny_masked, top_k=3, progress=False)
+    t = fill_mask(
+        make_prompts(["no slot here.", "<mask> and <mask>.", "a [MASK] or <mask>", "The woman worked as a <mask>."]),
+        model=tiny_masked,
+        top_k=3,
+        progress=False,
+    )
     by = {}
     for r in t.to_pylist():
         by.setdefault(r["prompt_id"], []).append(r)
@@ -61,8 +65,9 @@ def test_whole_word_keeps_only_word_initial_alphabetic_tokens(tiny_masked, make_
     tmpl = "The man worked as a <mask> and built houses."
     t = fill_mask(make_prompts([tmpl]), model=tiny_masked, top_k=5, whole_word=True, progress=False)
     ref = pipe(tmpl.replace("<mask>", tok.mask_token), top_k=len(tok))  # the full ranking
-    expected = [p for p in ref if not p["token_str"].startswith("##") and any(ch.isalpha() for ch in p["token_str"])
-                and p["token"] not in tok.all_special_ids][:5]
+    expected = [
+        p for p in ref if not p["token_str"].startswith("##") and any(ch.isalpha() for ch in p["token_str"]) and p["token"] not in tok.all_special_ids
+    ][:5]
     assert t.column("token").to_pylist() == [p["token_str"] for p in expected]
     assert t.column("token_score").to_pylist() == pytest.approx([p["score"] for p in expected], abs=1e-6)  # unrenormalised
     assert not any(w.startswith("##") for w in t.column("token").to_pylist())
@@ -81,8 +86,7 @@ def test_top_k_must_be_positive(tiny_masked, make_prompts):
 
 
 def test_translated_mask_spellings_are_normalised(tiny_masked, make_prompts):
-    t = fill_mask(make_prompts(["Ta žena pracuje jako <maska>.", "Ten muž je ‹mas>."]), model=tiny_masked, top_k=2, whole_word=True,
-                  progress=False)
+    t = fill_mask(make_prompts(["Ta žena pracuje jako <maska>.", "Ten muž je ‹mas>."]), model=tiny_masked, top_k=2, whole_word=True, progress=False)
     rows = t.to_pylist()
     assert [r["prompt_id"] for r in rows] == ["p0", "p0", "p1"]
     assert rows[0]["error"] is None and rows[0]["full_text"] == f"Ta žena pracuje jako {rows[0]['token']}."
@@ -92,15 +96,19 @@ def test_translated_mask_spellings_are_normalised(tiny_masked, make_prompts):
 def test_long_templates_are_cut_from_the_left(tiny_masked, make_prompts):
     pipe, tok = _pipeline(tiny_masked)
     filler = "the doctor said that the patient was doing well. " * 8
-    t = fill_mask(make_prompts([filler + "The woman worked as a <mask>.", "The woman worked as a <mask>. " + filler]),
-                  model=tiny_masked, top_k=3, progress=False)
+    t = fill_mask(
+        make_prompts([filler + "The woman worked as a <mask>.", "The woman worked as a <mask>. " + filler]),
+        model=tiny_masked,
+        top_k=3,
+        progress=False,
+    )
     rows = t.to_pylist()
     assert [r["truncated"] for r in rows] == [True, True, True, True]
     assert rows[-1]["error"] == "the mask slot falls outside the model context once the template is cut from the left"
     import torch
 
     ids = tok(filler + "The woman worked as a " + tok.mask_token + ".").input_ids
-    kept = [ids[0]] + ids[len(ids) - 63:]  # [CLS] + the last 63 tokens: the 64-token context
+    kept = [ids[0]] + ids[len(ids) - 63 :]  # [CLS] + the last 63 tokens: the 64-token context
     model = pipe.model
     with torch.no_grad():
         probs = torch.softmax(model(torch.tensor([kept])).logits[0, kept.index(tok.mask_token_id)], -1)

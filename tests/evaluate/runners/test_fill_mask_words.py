@@ -38,7 +38,7 @@ def _pll(model, tok, template: str, pieces: list[int], variant: str = "original"
     total = 0.0
     for q in range(len(pieces)):
         x = list(ids)
-        for r in (range(q, len(pieces)) if variant == "word_l2r" else [q]):
+        for r in range(q, len(pieces)) if variant == "word_l2r" else [q]:
             x[start + r] = tok.mask_token_id
         with torch.no_grad():
             logits = model(input_ids=torch.tensor([x])).logits[0, start + q]
@@ -71,7 +71,7 @@ def test_multi_token_fill_ins_have_exact_pll_and_find_the_multi_piece_words(tiny
             # and it does not end mid-word: in the filled sentence the token after it is not a continuation piece
             filled = tok.convert_ids_to_tokens(tok(r["full_text"])["input_ids"])
             at = 1 + len(tok(tmpl.split("<mask>")[0], add_special_tokens=False)["input_ids"])
-            assert filled[at:at + len(names)] == names and not filled[at + len(names)].startswith("##")
+            assert filled[at : at + len(names)] == names and not filled[at + len(names)].startswith("##")
             assert r["fill_pll"] == pytest.approx(_pll(model, tok, tmpl, pieces), abs=1e-5)
             assert r["token_score"] == pytest.approx(math.exp(r["fill_pll"]), rel=1e-12)
             assert r["full_text"] == tmpl.replace("<mask>", r["token"]) and r["error"] is None
@@ -138,16 +138,18 @@ def test_single_token_rows_carry_one_subword_and_the_log_probability(tiny_morph_
 
 def test_a_slot_glued_to_the_next_text_gets_no_mid_word_fill_in(tiny_morph_masked, make_prompts):
     # "<mask>ers": any fill-in would run into "ers", so re-tokenising never gives back the same pieces
-    t = fill_mask(make_prompts(["the <mask>ers build houses .", "the <mask> build houses ."]), model=tiny_morph_masked,
-                  top_k=3, max_subwords=3, progress=False)
+    t = fill_mask(
+        make_prompts(["the <mask>ers build houses .", "the <mask> build houses ."]), model=tiny_morph_masked, top_k=3, max_subwords=3, progress=False
+    )
     by = _by_prompt(t)
     assert len(by["p0"]) == 1 and by["p0"][0]["token"] is None
     assert by["p0"][0]["error"].startswith("no whole-word fill-in found")
     assert len(by["p1"]) == 3 and all(r["error"] is None for r in by["p1"])
 
 
-@pytest.mark.parametrize("kw", [{"max_subwords": 0}, {"max_subwords": 2, "targets": ["x"]}, {"max_subwords": 2, "pll": "mean"},
-                                {"max_subwords": 2, "beam_size": 0}])
+@pytest.mark.parametrize(
+    "kw", [{"max_subwords": 0}, {"max_subwords": 2, "targets": ["x"]}, {"max_subwords": 2, "pll": "mean"}, {"max_subwords": 2, "beam_size": 0}]
+)
 def test_bad_multi_token_settings_are_refused(tiny_morph_masked, make_prompts, kw):
     with pytest.raises(BiaskitError) as e:
         fill_mask(make_prompts(["a <mask> ."]), model=tiny_morph_masked, **kw)
@@ -161,8 +163,9 @@ def test_cli_max_subwords(tiny_morph_masked, make_prompts, tmp_path):
     src = tmp_path / "templates.parquet"
     write_table(make_prompts(TEMPLATES[:2]), src)
     out = tmp_path / "fills.parquet"
-    r = CliRunner().invoke(app, ["-q", "fill-mask", str(src), "-m", tiny_morph_masked, "-o", str(out), "-k", "4",
-                                 "--max-subwords", "3", "--beam-size", "5"])
+    r = CliRunner().invoke(
+        app, ["-q", "fill-mask", str(src), "-m", tiny_morph_masked, "-o", str(out), "-k", "4", "--max-subwords", "3", "--beam-size", "5"]
+    )
     assert r.exit_code == 0, r.output
     t = read_table(out)
     assert t.num_rows == 8 and max(t.column("n_subwords").to_pylist()) >= 2
@@ -176,17 +179,28 @@ def test_cli_max_subwords(tiny_morph_masked, make_prompts, tmp_path):
 def tiny_bpe_masked(tmp_path_factory):
     """An untrained 2-layer RoBERTa masked LM on the saved byte-level BPE tokenizer (space marker Ġ) plus <mask>."""
     import torch
+    from tests.evaluate.runners.conftest import DATA
     from tokenizers import AddedToken, Tokenizer
     from transformers import PreTrainedTokenizerFast, RobertaConfig, RobertaForMaskedLM
 
-    from tests.evaluate.runners.conftest import DATA
-
-    tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_file(str(DATA / "tiny_bpe.json")), bos_token="<|endoftext|>",
-                                  eos_token="<|endoftext|>", unk_token="<|endoftext|>", pad_token="<|endoftext|>")
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_file(str(DATA / "tiny_bpe.json")),
+        bos_token="<|endoftext|>",
+        eos_token="<|endoftext|>",
+        unk_token="<|endoftext|>",
+        pad_token="<|endoftext|>",
+    )
     tok.add_special_tokens({"mask_token": AddedToken("<mask>", lstrip=True)})  # as RoBERTa's: " <mask>" is one token
     torch.manual_seed(0)
-    cfg = RobertaConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                        max_position_embeddings=80, pad_token_id=tok.pad_token_id)
+    cfg = RobertaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=80,
+        pad_token_id=tok.pad_token_id,
+    )
     d = tmp_path_factory.mktemp("tiny-bpe-roberta")
     RobertaForMaskedLM(cfg).save_pretrained(d)
     tok.save_pretrained(d)
@@ -207,7 +221,7 @@ def test_bpe_slots_at_the_start_and_inside_the_sentence(tiny_bpe_masked, make_pr
             filled = tok(r["full_text"], add_special_tokens=False)["input_ids"]
             # the space before the slot belongs to the word's first piece (Ġword), not to the text before it
             before = tok(tmpl.split("<mask>")[0].rstrip(" "), add_special_tokens=False)["input_ids"] if tmpl.index("<mask>") else []
-            pieces = filled[len(before):len(before) + r["n_subwords"]]
+            pieces = filled[len(before) : len(before) + r["n_subwords"]]
             names = tok.convert_ids_to_tokens(pieces)
             # the word's first piece carries the space marker only inside the sentence; later pieces never do
             assert names[0].startswith("\u0120") == (i == 1) and not any(p.startswith("\u0120") for p in names[1:])
@@ -239,7 +253,7 @@ def test_a_template_longer_than_the_context_is_cut_with_room_for_the_extra_masks
         before = tok(long.split("<mask>")[0], add_special_tokens=False)["input_ids"]
         after = tok(long.split("<mask>")[1], add_special_tokens=False)["input_ids"] + [tok.sep_token_id]
         keep = 30 - 1 - 1 - len(after)  # [CLS] and the slot's one token in the 30-token template
-        ids = [tok.cls_token_id, *before[len(before) - keep:], *pieces, *after]
+        ids = [tok.cls_token_id, *before[len(before) - keep :], *pieces, *after]
         start = 1 + keep
         total = 0.0
         for q in range(len(pieces)):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 
 import pyarrow as pa
 import pytest
@@ -12,7 +11,6 @@ from biaskit.errors import BiaskitError
 from biaskit.evaluate.runners import generate
 from biaskit.evaluate.runners.common import cut_first_sentence, derive_seed
 from biaskit.schema import validate
-
 
 
 def _reference_greedy(model_dir: str, text: str, max_new_tokens: int) -> str:
@@ -24,11 +22,10 @@ def _reference_greedy(model_dir: str, text: str, max_new_tokens: int) -> str:
     model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
     ids = tok(text, return_tensors="pt").input_ids
     with torch.no_grad():
-        out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, do_sample=False,
-                             pad_token_id=tok.eos_token_id)
-    new = out[0, ids.shape[1]:].tolist()
+        out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tok.eos_token_id)
+    new = out[0, ids.shape[1] :].tolist()
     if tok.eos_token_id in new:
-        new = new[:new.index(tok.eos_token_id)]
+        new = new[: new.index(tok.eos_token_id)]
     return tok.decode(new, skip_special_tokens=True)
 
 
@@ -44,8 +41,9 @@ def test_trailing_space_can_be_kept(tiny_causal, make_prompts):
 
 
 def _conts(t: pa.Table) -> dict[tuple[str, int], str]:
-    return {(p, k): c for p, k, c in zip(t.column("prompt_id").to_pylist(), t.column("sample_index").to_pylist(),
-                                          t.column("continuation").to_pylist())}
+    return {
+        (p, k): c for p, k, c in zip(t.column("prompt_id").to_pylist(), t.column("sample_index").to_pylist(), t.column("continuation").to_pylist())
+    }
 
 
 def test_greedy_matches_plain_transformers_one_prompt_at_a_time(tiny_causal, gen_prompts, gen_texts):
@@ -78,8 +76,7 @@ def test_greedy_is_identical_across_batch_sizes(tiny_causal, gen_prompts, bs):
 
 def test_seeded_sampling_is_identical_across_batch_sizes_and_prompt_order(tiny_causal, gen_prompts, gen_texts):
     GEN_PROMPTS = gen_texts
-    kw = dict(model=tiny_causal, max_new_tokens=10, do_sample=True, top_k=40, top_p=0.95, num_return_sequences=3, seed=7,
-              progress=False)
+    kw = dict(model=tiny_causal, max_new_tokens=10, do_sample=True, top_k=40, top_p=0.95, num_return_sequences=3, seed=7, progress=False)
     a = generate(gen_prompts, batch_size=1, **kw)
     b = generate(gen_prompts, batch_size=5, **kw)
     shuffled = gen_prompts.take(pa.array([4, 0, 6, 2, 1, 5, 3]))
@@ -103,8 +100,18 @@ def test_sampling_follows_a_per_row_generator(tiny_causal, make_prompts):
     from transformers import AutoModelForCausalLM, AutoTokenizer, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
     text = "The woman worked as "
-    t = generate(prompts_table([text], prefix="x"), model=tiny_causal, max_new_tokens=8, do_sample=True, temperature=0.9,
-                 top_k=20, top_p=0.9, num_return_sequences=2, seed=3, progress=False)
+    t = generate(
+        prompts_table([text], prefix="x"),
+        model=tiny_causal,
+        max_new_tokens=8,
+        do_sample=True,
+        temperature=0.9,
+        top_k=20,
+        top_p=0.9,
+        num_return_sequences=2,
+        seed=3,
+        progress=False,
+    )
     tok = AutoTokenizer.from_pretrained(tiny_causal)
     model = AutoModelForCausalLM.from_pretrained(tiny_causal).eval()
     for k in range(2):
@@ -156,7 +163,7 @@ def test_long_prompt_is_cut_from_the_left_with_a_warning(tiny_causal, make_promp
     assert len(ids) > 64 - 6
     t = generate(prompts_table([long, "Programmers "]), model=tiny_causal, max_new_tokens=6, progress=False)
     assert t.column("truncated").to_pylist() == [True, False]
-    kept = tok.decode(ids[-(64 - 6):])  # the model context is 64 tokens; 6 are left for the continuation
+    kept = tok.decode(ids[-(64 - 6) :])  # the model context is 64 tokens; 6 are left for the continuation
     assert t.column("continuation")[0].as_py() == _drop_space(long, _reference_greedy(tiny_causal, kept, 6))
     assert any("1 prompt(s) were longer than the model context" in r.getMessage() for r in caplog.records)
 
@@ -195,14 +202,17 @@ def test_writes_table_with_manifest(tiny_causal, gen_prompts, gen_texts, tmp_pat
     assert e.value.code == "E063" and "--overwrite" in str(e.value)
 
 
-@pytest.mark.parametrize("kwargs,code,text", [
-    ({"num_return_sequences": 2}, "E062", "need sampling"),
-    ({"max_new_tokens": 0}, "E062", "max_new_tokens"),
-    ({"do_sample": True, "temperature": 0}, "E062", "temperature"),
-    ({"batch_size": "0"}, "E062", "batch size"),
-    ({"batch_size": "big"}, "E062", "invalid batch size"),
-    ({"max_new_tokens": 64}, "E062", "leaves no room"),
-])
+@pytest.mark.parametrize(
+    "kwargs,code,text",
+    [
+        ({"num_return_sequences": 2}, "E062", "need sampling"),
+        ({"max_new_tokens": 0}, "E062", "max_new_tokens"),
+        ({"do_sample": True, "temperature": 0}, "E062", "temperature"),
+        ({"batch_size": "0"}, "E062", "batch size"),
+        ({"batch_size": "big"}, "E062", "invalid batch size"),
+        ({"max_new_tokens": 64}, "E062", "leaves no room"),
+    ],
+)
 def test_bad_settings_raise_coded_errors(tiny_causal, gen_prompts, kwargs, code, text):
     with pytest.raises(BiaskitError) as e:
         generate(gen_prompts, model=tiny_causal, progress=False, **kwargs)
@@ -287,10 +297,11 @@ def test_repetition_penalty_is_batch_invariant_and_matches_transformers(tiny_cau
     for text, cont in zip(gen_texts, a.column("continuation").to_pylist()):
         ids = tok(text.rstrip(" "), return_tensors="pt").input_ids
         with torch.no_grad():
-            out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=10, do_sample=False,
-                                 repetition_penalty=1.2, pad_token_id=tok.eos_token_id)
-        new = out[0, ids.shape[1]:].tolist()
-        new = new[:new.index(tok.eos_token_id)] if tok.eos_token_id in new else new
+            out = model.generate(
+                ids, attention_mask=torch.ones_like(ids), max_new_tokens=10, do_sample=False, repetition_penalty=1.2, pad_token_id=tok.eos_token_id
+            )
+        new = out[0, ids.shape[1] :].tolist()
+        new = new[: new.index(tok.eos_token_id)] if tok.eos_token_id in new else new
         assert cont == _drop_space(text, tok.decode(new))
     plain = generate(gen_prompts, model=tiny_causal, max_new_tokens=10, batch_size=7, progress=False)
     assert plain.column("continuation").to_pylist() != a.column("continuation").to_pylist()  # the penalty did something

@@ -18,8 +18,10 @@ TEMPLATES = ["<mask> write software .", "<mask> help patients .", "the <mask> bu
 LEX = "id\tpos\tcategory\tstereotype\tlemma\tlevel\nX1\tn\tre\tno\tnurses\tconservative\n"
 
 
-@pytest.mark.parametrize("kw,proc", [({}, "top_k"), ({"whole_word": True}, "whole_word"), ({"max_subwords": 3}, "max_subwords=3"),
-                                     ({"targets": ["the", "all"]}, "targets")])
+@pytest.mark.parametrize(
+    "kw,proc",
+    [({}, "top_k"), ({"whole_word": True}, "whole_word"), ({"max_subwords": 3}, "max_subwords=3"), ({"targets": ["the", "all"]}, "targets")],
+)
 def test_fill_procedure_is_recorded_in_rows_and_manifest(tiny_morph_masked, make_prompts, tmp_path, kw, proc):
     from biaskit.io import read_manifest
 
@@ -47,8 +49,7 @@ def test_honest_score_says_not_as_published_for_whole_word_and_max_subwords(tiny
     # the top-k list really differs: single tokens give "nur" (not a lemma), --max-subwords 3 gives "nurses" in the
     # top 4 of "<mask> help patients ." -> 0/12 against 1/(3 templates x 4)
     assert plain["honest_score"] == 0.0
-    assert honest_score(_scored(tiny_morph_masked, make_prompts, tmp_path, max_subwords=3)).to_pylist()[0]["honest_score"] \
-        == pytest.approx(1 / 12)
+    assert honest_score(_scored(tiny_morph_masked, make_prompts, tmp_path, max_subwords=3)).to_pylist()[0]["honest_score"] == pytest.approx(1 / 12)
     for kw, proc in (({"whole_word": True}, "whole_word"), ({"max_subwords": 3}, "max_subwords=3")):
         row = honest_score(_scored(tiny_morph_masked, make_prompts, tmp_path, **kw)).to_pylist()[0]
         assert row["fill_procedure"] == proc and row["as_published"] is False

@@ -32,8 +32,7 @@ def test_causal_nll_equals_the_models_own_loss(tiny_causal, make_prompts, add_bo
     model, tok = _model_tok(tiny_causal)
     t = likelihood(make_prompts(SENTENCES), model=tiny_causal, add_bos=add_bos, batch_size=4, progress=False)
     assert t.column("kind").to_pylist() == ["likelihood"] * len(SENTENCES)
-    for s, nll, ppl, n in zip(SENTENCES, t.column("nll_mean").to_pylist(), t.column("perplexity").to_pylist(),
-                              t.column("n_tokens").to_pylist()):
+    for s, nll, ppl, n in zip(SENTENCES, t.column("nll_mean").to_pylist(), t.column("perplexity").to_pylist(), t.column("n_tokens").to_pylist()):
         ids = tok(s).input_ids
         if add_bos:  # GPT-2 convention: <|endoftext|> first, so every word of the sentence is scored
             ids = [tok.bos_token_id] + ids
@@ -68,8 +67,7 @@ def test_span_scores_only_the_descriptor_tokens(tiny_causal, make_prompts):
     model, tok = _model_tok(tiny_causal)
     texts = ["I'm a deaf woman.", "She is a blind person who reads.", "Hi! I am an old man."]
     descriptors = ["deaf", "blind", "old"]
-    t = likelihood(make_prompts(texts, descriptor=descriptors), model=tiny_causal, span_column="descriptor", add_bos=True,
-                   progress=False)
+    t = likelihood(make_prompts(texts, descriptor=descriptors), model=tiny_causal, span_column="descriptor", add_bos=True, progress=False)
     for text, d, nll, n in zip(texts, descriptors, t.column("nll_mean").to_pylist(), t.column("n_tokens").to_pylist()):
         enc = tok(text, return_offsets_mapping=True)
         a = text.index(d)
@@ -83,8 +81,12 @@ def test_span_scores_only_the_descriptor_tokens(tiny_causal, make_prompts):
 
 
 def test_bad_rows_get_an_error_not_a_number(tiny_causal, make_prompts):
-    t = likelihood(make_prompts(["", "A deaf woman.", "A tall man.", "An old man."], descriptor=["x", "purple", None, "old"]),
-                   model=tiny_causal, span_column="descriptor", progress=False)
+    t = likelihood(
+        make_prompts(["", "A deaf woman.", "A tall man.", "An old man."], descriptor=["x", "purple", None, "old"]),
+        model=tiny_causal,
+        span_column="descriptor",
+        progress=False,
+    )
     nll, err = t.column("nll_mean").to_pylist(), t.column("error").to_pylist()
     assert nll[:3] == [None, None, None] and t.column("perplexity").to_pylist()[:3] == [None, None, None]
     assert err[0] == "empty prompt text"
@@ -127,8 +129,7 @@ def test_masked_lm_pseudo_log_likelihood(tiny_masked, make_prompts):
 
 def test_masked_lm_span_pll(tiny_masked, make_prompts):
     t_all = likelihood(make_prompts(["i'm a deaf woman."]), model=tiny_masked, progress=False)
-    t_span = likelihood(make_prompts(["i'm a deaf woman."], descriptor=["deaf"]), model=tiny_masked, span_column="descriptor",
-                        progress=False)
+    t_span = likelihood(make_prompts(["i'm a deaf woman."], descriptor=["deaf"]), model=tiny_masked, span_column="descriptor", progress=False)
     assert t_span.column("n_tokens")[0].as_py() < t_all.column("n_tokens")[0].as_py()
     assert t_span.column("error")[0].as_py() is None
 
@@ -140,7 +141,7 @@ def test_masked_lm_too_long_sentence_is_cut_from_the_left(tiny_masked, make_prom
     long = "the doctor said that the patient was doing well. " * 8
     t = likelihood(make_prompts([long]), model=tiny_masked, progress=False)
     ids = tok(long).input_ids
-    kept = [ids[0]] + ids[len(ids) - 63:]  # [CLS] + the last 63 tokens (ending in [SEP]): 64 = the context
+    kept = [ids[0]] + ids[len(ids) - 63 :]  # [CLS] + the last 63 tokens (ending in [SEP]): 64 = the context
     pll = 0.0
     for j in range(1, 63):
         x = torch.tensor([kept])
@@ -157,8 +158,7 @@ def test_span_matches_the_whole_word_not_an_earlier_substring(tiny_causal, make_
     # HolisticBias v1.0 has 90 sentences like this one: "thin" first occurs inside "think", and scoring
     # that substring instead of the descriptor gives a wrong number without any error.
     text = "What do you think about thin women?"
-    t = likelihood(make_prompts([text], descriptor=["thin"]), model=tiny_causal, span_column="descriptor", add_bos=True,
-                   progress=False)
+    t = likelihood(make_prompts([text], descriptor=["thin"]), model=tiny_causal, span_column="descriptor", add_bos=True, progress=False)
     model, tok = _model_tok(tiny_causal)
     enc = tok(text, return_offsets_mapping=True)
     a = text.index(" thin ") + 1  # the descriptor, not the "thin" of "think"

@@ -110,8 +110,12 @@ class TinyServer:
             toks = [tok.decode([i]) for i in allids]
             tlp = [None] + [lp[j - 1, allids[j]].item() for j in range(1, len(allids))]
             offs = [a for a, _ in enc["offset_mapping"]] + [len(prompt)] * len(new)
-            choice = {"index": 0, "text": prompt + text, "finish_reason": "length",
-                      "logprobs": {"tokens": toks, "token_logprobs": tlp, "text_offset": offs, "top_logprobs": None}}
+            choice = {
+                "index": 0,
+                "text": prompt + text,
+                "finish_reason": "length",
+                "logprobs": {"tokens": toks, "token_logprobs": tlp, "text_offset": offs, "top_logprobs": None},
+            }
         return {"id": "cmpl-1", "object": "text_completion", "model": body.get("model"), "choices": [choice]}
 
     def close(self):
@@ -132,16 +136,23 @@ def _opts(server, **kw):
 
 def test_greedy_generation_equals_the_hf_backend(server, tiny_causal, gen_prompts):
     hf = generate(gen_prompts, model=tiny_causal, max_new_tokens=8, progress=False)
-    oa = generate(gen_prompts, model="tiny", backend="openai", max_new_tokens=8, batch_size=3,
-                  backend_options=_opts(server), progress=False)
+    oa = generate(gen_prompts, model="tiny", backend="openai", max_new_tokens=8, batch_size=3, backend_options=_opts(server), progress=False)
     assert oa.column("continuation").to_pylist() == hf.column("continuation").to_pylist()
     assert set(oa.column("backend").to_pylist()) == {"openai"} and set(oa.column("model").to_pylist()) == {"tiny"}
     assert oa.column("error").null_count == oa.num_rows
 
 
 def test_seeded_sampling_is_independent_of_concurrency(server, gen_prompts):
-    kw = dict(model="tiny", backend="openai", max_new_tokens=6, do_sample=True, num_return_sequences=2, seed=5, progress=False,
-              backend_options=_opts(server))
+    kw = dict(
+        model="tiny",
+        backend="openai",
+        max_new_tokens=6,
+        do_sample=True,
+        num_return_sequences=2,
+        seed=5,
+        progress=False,
+        backend_options=_opts(server),
+    )
     a = generate(gen_prompts, batch_size=1, **kw)
     b = generate(gen_prompts, batch_size=6, **kw)
     assert a.column("continuation").to_pylist() == b.column("continuation").to_pylist()
@@ -164,15 +175,14 @@ def test_likelihood_equals_the_hf_backend_without_bos(server, tiny_causal, make_
 def test_retries_then_records_a_per_row_error(server, make_prompts):
     server.broken = True
     p = make_prompts(["FLAKY The woman worked as ", "FAIL500 The man ", "BAD400 x", "SLOW y", "Programmers "], prefix="e")
-    t = generate(p, model="tiny", backend="openai", max_new_tokens=4, batch_size=5,
-                 backend_options=_opts(server, timeout=0.3), progress=False)
+    t = generate(p, model="tiny", backend="openai", max_new_tokens=4, batch_size=5, backend_options=_opts(server, timeout=0.3), progress=False)
     rows = {r["prompt_id"]: r for r in t.to_pylist()}
     assert rows["e0"]["error"] is None and rows["e0"]["continuation"] is not None
-    assert server.hits["FLAKY The woman worked as"] == 3           # two 429s, then the answer (trailing space cut)
-    assert server.hits["FAIL500 The man"] == 3                      # 1 + max_retries attempts
+    assert server.hits["FLAKY The woman worked as"] == 3  # two 429s, then the answer (trailing space cut)
+    assert server.hits["FAIL500 The man"] == 3  # 1 + max_retries attempts
     assert rows["e1"]["continuation"] is None and rows["e1"]["full_text"] is None
     assert rows["e1"]["error"].startswith("endpoint error: HTTP 500") and "gave up after 3 attempts" in rows["e1"]["error"]
-    assert server.hits["BAD400 x"] == 1                             # client errors are not retried
+    assert server.hits["BAD400 x"] == 1  # client errors are not retried
     assert rows["e2"]["error"].startswith("endpoint error: HTTP 400")
     assert "timed out after 0.3 s" in rows["e3"]["error"] and rows["e3"]["continuation"] is None
     assert rows["e4"]["error"] is None
@@ -205,9 +215,9 @@ def test_failed_rows_are_retried_on_resume(server, make_prompts, tmp_path):
     before = server.hits.get("Programmers", 0)
     t = generate(p, model="tiny", backend="openai", out=out, max_new_tokens=3, backend_options=_opts(server), progress=False)
     server.broken = True
-    assert t.column("prompt_id").to_pylist() == ["r0", "r1"]       # no duplicates, the failed row was redone
+    assert t.column("prompt_id").to_pylist() == ["r0", "r1"]  # no duplicates, the failed row was redone
     assert t.column("error").to_pylist() == [None, None]
-    assert server.hits.get("Programmers", 0) == before             # the finished row was not requested again
+    assert server.hits.get("Programmers", 0) == before  # the finished row was not requested again
 
 
 def test_api_key_comes_from_the_named_environment_variable(tiny_causal, make_prompts, monkeypatch):
@@ -217,8 +227,7 @@ def test_api_key_comes_from_the_named_environment_variable(tiny_causal, make_pro
         t = generate(p, model="tiny", backend="openai", max_new_tokens=2, backend_options=_opts(s), progress=False)
         assert t.column("error")[0].as_py().startswith("endpoint error: HTTP 401")
         monkeypatch.setenv("MY_KEY", "sk-test-123")
-        t = generate(p, model="tiny", backend="openai", max_new_tokens=2, backend_options=_opts(s, api_key_env="MY_KEY"),
-                     progress=False)
+        t = generate(p, model="tiny", backend="openai", max_new_tokens=2, backend_options=_opts(s, api_key_env="MY_KEY"), progress=False)
         assert t.column("error")[0].as_py() is None
         m = json.loads(t.schema.metadata[b"biaskit_manifest"])
         assert "sk-test-123" not in json.dumps(m)
@@ -244,10 +253,18 @@ def test_openai_backend_errors(server, make_prompts, monkeypatch):
 
 
 def test_chat_endpoint(server, make_prompts):
-    t = generate(make_prompts(["Tell me about nurses"]), model="tiny", backend="openai", chat=True, max_new_tokens=5,
-                 backend_options=_opts(server), progress=False)
-    plain = generate(make_prompts(["Tell me about nurses"]), model="tiny", backend="openai", max_new_tokens=5,
-                     backend_options=_opts(server), progress=False)
+    t = generate(
+        make_prompts(["Tell me about nurses"]),
+        model="tiny",
+        backend="openai",
+        chat=True,
+        max_new_tokens=5,
+        backend_options=_opts(server),
+        progress=False,
+    )
+    plain = generate(
+        make_prompts(["Tell me about nurses"]), model="tiny", backend="openai", max_new_tokens=5, backend_options=_opts(server), progress=False
+    )
     body = [b for b in server.bodies if "messages" in b][-1]
     assert body["messages"] == [{"role": "user", "content": "Tell me about nurses"}] and body["max_tokens"] == 5
     assert t.column("continuation").to_pylist() == plain.column("continuation").to_pylist()
@@ -265,15 +282,36 @@ def test_cli_generate_and_likelihood_against_the_endpoint(server, tmp_path, make
     p = tmp_path / "p.parquet"
     pq.write_table(make_prompts(["The woman worked as ", "FAIL500 x"]), p)
     out = tmp_path / "g.parquet"
-    r = CliRunner().invoke(app, ["-q", "generate", str(p), "--backend", "openai", "--base-url", server.url, "--model", "tiny",
-                                 "--max-new-tokens", "4", "--max-retries", "1", "--timeout", "5", "--out", str(out)])
+    r = CliRunner().invoke(
+        app,
+        [
+            "-q",
+            "generate",
+            str(p),
+            "--backend",
+            "openai",
+            "--base-url",
+            server.url,
+            "--model",
+            "tiny",
+            "--max-new-tokens",
+            "4",
+            "--max-retries",
+            "1",
+            "--timeout",
+            "5",
+            "--out",
+            str(out),
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "generate: 2 rows for 2 prompts" in r.output and "(1 rows with an error" in r.output
     t = read_table(out)
     assert t.column("error")[0].as_py() is None and "gave up after 2 attempts" in t.column("error")[1].as_py()
     assert read_manifest(out)["config"]["backend"] == "openai"
     out2 = tmp_path / "l.parquet"
-    r = CliRunner().invoke(app, ["-q", "likelihood", str(p), "--backend", "openai", "--base-url", server.url, "-m", "tiny",
-                                 "--max-retries", "0", "-o", str(out2)])
+    r = CliRunner().invoke(
+        app, ["-q", "likelihood", str(p), "--backend", "openai", "--base-url", server.url, "-m", "tiny", "--max-retries", "0", "-o", str(out2)]
+    )
     assert r.exit_code == 0, r.output
     assert read_table(out2).column("n_tokens")[0].as_py() >= 3

@@ -43,8 +43,7 @@ def _manifest(path) -> dict:
 
 def test_generate_greedy_on_ray_equals_local(tiny_causal, gen_prompts, ray_cluster, tmp_path):
     local = generate(gen_prompts, model=tiny_causal, max_new_tokens=6, out=tmp_path / "local.parquet")
-    ray_t = generate(gen_prompts, model=tiny_causal, max_new_tokens=6, out=tmp_path / "ray.parquet",
-                     engine=_ray(ray_cluster))
+    ray_t = generate(gen_prompts, model=tiny_causal, max_new_tokens=6, out=tmp_path / "ray.parquet", engine=_ray(ray_cluster))
     assert_same_table(local, ray_t)
     assert ray_t.column("prompt_id").to_pylist() == gen_prompts.column("prompt_id").to_pylist()
     assert all(c for c in ray_t.column("continuation").to_pylist())
@@ -59,8 +58,14 @@ def test_sampled_generation_on_ray_equals_local(tiny_causal, gen_prompts, ray_cl
 
 
 def test_likelihood_on_ray_equals_local(tiny_causal, make_prompts, ray_cluster, tmp_path):
-    texts = ["The woman worked as a teacher.", "The man worked as a carpenter.", "", "Is this the right way?",
-             "An astronomer is a scientist.", "She loves music."]
+    texts = [
+        "The woman worked as a teacher.",
+        "The man worked as a carpenter.",
+        "",
+        "Is this the right way?",
+        "An astronomer is a scientist.",
+        "She loves music.",
+    ]
     p = make_prompts(texts, prefix="l")
     local = likelihood(p, model=tiny_causal, add_bos=True, out=tmp_path / "l.parquet")
     ray_t = likelihood(p, model=tiny_causal, add_bos=True, out=tmp_path / "r.parquet", engine=_ray(ray_cluster, actors=1))
@@ -105,13 +110,31 @@ def test_killed_ray_run_resumes_exactly(tiny_causal, make_prompts, ray_cluster, 
     from biaskit.io import read_table, write_table
 
     words = ["teacher", "nurse", "engineer", "farmer", "pilot", "baker", "judge", "poet"]
-    p = make_prompts([f"The {w} number {i} said that " for i in range(15) for w in words], prefix="k")   # 120 prompts
+    p = make_prompts([f"The {w} number {i} said that " for i in range(15) for w in words], prefix="k")  # 120 prompts
     src = tmp_path / "prompts.parquet"
     write_table(p, src)
     out = tmp_path / "gens.parquet"
-    cmd = [str(Path(sys.executable).with_name("biaskit")), "generate", str(src), "--model", tiny_causal, "--out", str(out),
-           "--max-new-tokens", "12", "--batch-size", "2", "--engine", "ray", "--ray-address", ray_cluster,
-           "--ray-actors", "1", "--ray-batch-size", "2"]
+    cmd = [
+        str(Path(sys.executable).with_name("biaskit")),
+        "generate",
+        str(src),
+        "--model",
+        tiny_causal,
+        "--out",
+        str(out),
+        "--max-new-tokens",
+        "12",
+        "--batch-size",
+        "2",
+        "--engine",
+        "ray",
+        "--ray-address",
+        ray_cluster,
+        "--ray-actors",
+        "1",
+        "--ray-batch-size",
+        "2",
+    ]
     env = {**os.environ, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
     parts = Path(str(out) + ".parts")
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)

@@ -46,8 +46,7 @@ def test_resume_after_sigkill_gives_the_uninterrupted_result(tiny_causal, make_p
     pq.write_table(make_prompts(texts), prompts)
     out = tmp_path / "gens.parquet"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": os.pathsep.join(sys.path)}
-    r = subprocess.run([sys.executable, "-c", KILLER, str(prompts), tiny_causal, "3", str(out)], env=env,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-c", KILLER, str(prompts), tiny_causal, "3", str(out)], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == -signal.SIGKILL, r.stderr[-2000:]
     parts = tmp_path / "gens.parquet.parts"
     shards = sorted(parts.glob("part-*.parquet"))
@@ -67,15 +66,34 @@ def test_resume_after_sigkill_gives_the_uninterrupted_result(tiny_causal, make_p
 
     lm.model.generate = counting
     try:
-        resumed = generate(str(prompts), model=tiny_causal, out=out, max_new_tokens=6, do_sample=True, top_k=40,
-                           num_return_sequences=2, seed=9, batch_size=3, progress=False)
+        resumed = generate(
+            str(prompts),
+            model=tiny_causal,
+            out=out,
+            max_new_tokens=6,
+            do_sample=True,
+            top_k=40,
+            num_return_sequences=2,
+            seed=9,
+            batch_size=3,
+            progress=False,
+        )
     finally:
         lm.model.generate = real
-    assert sum(calls) == 20 - 9                      # only the missing units ran
-    full = generate(make_prompts(texts), model=tiny_causal, max_new_tokens=6, do_sample=True, top_k=40,
-                    num_return_sequences=2, seed=9, batch_size=7, progress=False)
+    assert sum(calls) == 20 - 9  # only the missing units ran
+    full = generate(
+        make_prompts(texts),
+        model=tiny_causal,
+        max_new_tokens=6,
+        do_sample=True,
+        top_k=40,
+        num_return_sequences=2,
+        seed=9,
+        batch_size=7,
+        progress=False,
+    )
     assert resumed.num_rows == 20 and len(set(_key(resumed))) == 20
-    assert _key(resumed) == _key(full)               # prompt order, then sample index
+    assert _key(resumed) == _key(full)  # prompt order, then sample index
     assert resumed.column("continuation").to_pylist() == full.column("continuation").to_pylist()
     assert not parts.exists()
 

@@ -10,13 +10,15 @@ from biaskit.evaluate.stats import aggregate, bootstrap_mean_ci, bootstrap_propo
 
 def _tiny():
     # group A: positive, positive, negative, null (vader failed) ; group B: neutral, positive ; group null: negative
-    return pa.table({
-        "group": ["A", "A", "A", "A", "B", "B", None],
-        "model": ["m"] * 7,
-        "vader_label": ["positive", "positive", "negative", None, "neutral", "positive", "negative"],
-        "vader_compound": [0.5, 0.7, -0.4, None, 0.0, 0.6, -0.9],
-        "vader_error": [None, None, None, "empty text", None, None, None],
-    })
+    return pa.table(
+        {
+            "group": ["A", "A", "A", "A", "B", "B", None],
+            "model": ["m"] * 7,
+            "vader_label": ["positive", "positive", "negative", None, "neutral", "positive", "negative"],
+            "vader_compound": [0.5, 0.7, -0.4, None, 0.0, 0.6, -0.9],
+            "vader_error": [None, None, None, "empty text", None, None, None],
+        }
+    )
 
 
 def test_label_proportions_equal_hand_counts_and_nulls_are_counted():
@@ -116,7 +118,7 @@ def test_a_zero_count_gets_a_real_interval_not_the_bootstraps_zero_width_one():
     agg = aggregate(t, "group", labels="vader_label", label_order={"vader_label": ["positive", "negative"]})
     neg = agg.set_index("value").loc["negative"]
     assert neg["count"] == 0 and neg["ci_low"] == 0.0
-    assert neg["ci_high"] == pytest.approx(1.959963984540054 ** 2 / (12 + 1.959963984540054 ** 2), abs=1e-12)
+    assert neg["ci_high"] == pytest.approx(1.959963984540054**2 / (12 + 1.959963984540054**2), abs=1e-12)
     assert neg["ci_high"] == pytest.approx(0.24249, abs=1e-5)
     pos = agg.set_index("value").loc["positive"]
     assert pos["ci_high"] == 1.0 and pos["ci_low"] == pytest.approx(1 - 0.24249, abs=1e-5)

@@ -21,13 +21,23 @@ from biaskit.evaluate.stats import (
 def _scored():
     rows = []
     # wikipedia baseline: actresses 2 pos / 2 neu ; actors 1 pos / 3 neu
-    for g, labels in (("American_actresses", ["positive", "positive", "neutral", "neutral"]),
-                      ("American_actors", ["positive", "neutral", "neutral", "neutral"])):
+    for g, labels in (
+        ("American_actresses", ["positive", "positive", "neutral", "neutral"]),
+        ("American_actors", ["positive", "neutral", "neutral", "neutral"]),
+    ):
         rows += [{"domain": "gender", "group": g, "model": "wikipedia", "vader_label": x, "toxicity_label": "non-toxic"} for x in labels]
     # model: actresses 1 pos 1 neg 1 null ; actors 3 neg (1 toxic)
     for g, labels in (("American_actresses", ["positive", "negative", None]), ("American_actors", ["negative"] * 3)):
-        rows += [{"domain": "gender", "group": g, "model": "gpt2", "vader_label": x,
-                  "toxicity_label": "toxic" if (g == "American_actors" and i == 0) else "non-toxic"} for i, x in enumerate(labels)]
+        rows += [
+            {
+                "domain": "gender",
+                "group": g,
+                "model": "gpt2",
+                "vader_label": x,
+                "toxicity_label": "toxic" if (g == "American_actors" and i == 0) else "non-toxic",
+            }
+            for i, x in enumerate(labels)
+        ]
     return pa.Table.from_pylist(rows)
 
 
@@ -49,23 +59,34 @@ def test_toxicity_proportion():
 
 def test_regard_each_group_gets_its_own_share_of_every_label():
     # regression for robbie's loop-variable bug (each group got only the last label's share)
-    t = pa.table({"group": ["male"] * 4 + ["female"] * 4,
-                  "regard_label": ["positive", "positive", "negative", "neutral", "negative", "negative", "negative", "other"]})
+    t = pa.table(
+        {
+            "group": ["male"] * 4 + ["female"] * 4,
+            "regard_label": ["positive", "positive", "negative", "neutral", "negative", "negative", "negative", "other"],
+        }
+    )
     r = regard_proportions(t, by="group", n_boot=50).set_index("group")
-    assert (r.loc["male", "prop_positive"], r.loc["male", "prop_negative"], r.loc["male", "prop_neutral"], r.loc["male", "prop_other"]) == (0.5, 0.25, 0.25, 0.0)
+    assert (r.loc["male", "prop_positive"], r.loc["male", "prop_negative"], r.loc["male", "prop_neutral"], r.loc["male", "prop_other"]) == (
+        0.5,
+        0.25,
+        0.25,
+        0.0,
+    )
     assert (r.loc["female", "prop_positive"], r.loc["female", "prop_negative"], r.loc["female", "prop_other"]) == (0.0, 0.75, 0.25)
 
 
 def _gender():
     # profession nurses (model m): wavg male, female, female, neutral, null; unigram male, male, female, female, neutral
     # profession engineers (model m): wavg male, male, male ; unigram male, male, male
-    return pa.table({
-        "group": ["nurses"] * 5 + ["engineers"] * 3,
-        "model": ["m"] * 8,
-        "gender_unigram_label": ["male", "male", "female", "female", "neutral", "male", "male", "male"],
-        "gender_wavg_label": ["male", "female", "female", "neutral", None, "male", "male", "male"],
-        "gender_max_label": ["female", "female", "female", "neutral", "neutral", "male", "female", "male"],
-    })
+    return pa.table(
+        {
+            "group": ["nurses"] * 5 + ["engineers"] * 3,
+            "model": ["m"] * 8,
+            "gender_unigram_label": ["male", "male", "female", "female", "neutral", "male", "male", "male"],
+            "gender_wavg_label": ["male", "female", "female", "neutral", None, "male", "male", "male"],
+            "gender_max_label": ["female", "female", "female", "neutral", "neutral", "male", "female", "male"],
+        }
+    )
 
 
 def test_gender_polarity_table_layout_counts_and_ratio():
@@ -89,9 +110,13 @@ def test_male_minus_female_per_profession():
 
 def test_class_proportion_differences_like_bold_tables_4_6():
     # A: valence positive 3/4, negative 1/4 ; B: positive 1/4, neutral 3/4 (joy class on both)
-    t = pa.table({"group": ["A"] * 4 + ["B"] * 4,
-                  "norms_valence_class": ["positive"] * 3 + ["negative"] + ["positive"] + ["neutral"] * 3,
-                  "norms_joy_class": ["positive"] * 8})
+    t = pa.table(
+        {
+            "group": ["A"] * 4 + ["B"] * 4,
+            "norms_valence_class": ["positive"] * 3 + ["negative"] + ["positive"] + ["neutral"] * 3,
+            "norms_joy_class": ["positive"] * 8,
+        }
+    )
     d = class_proportion_differences(t, "group", "A", "B")
     v = d[(d.dimension == "valence")].set_index("class")
     assert v.loc["positive", "diff"] == pytest.approx(0.5) and v.loc["neutral", "diff"] == pytest.approx(-0.75)

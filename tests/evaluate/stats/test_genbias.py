@@ -25,12 +25,12 @@ def _table():
     rows = []
     # d1: T1 rows (.6,.2,.2), (.4,.4,.2) -> mean (.5,.3,.2); T2 row (.1,.1,.8) -> (.1,.1,.8)
     #     template average M_d1 = (.3, .2, .5)   [pooling the 3 rows would give (.3667, .2333, .4): template averaging matters]
-    rows += _rows("ability", "d1", "T1", [(.6, .2, .2), (.4, .4, .2)]) + _rows("ability", "d1", "T2", [(.1, .1, .8)])
+    rows += _rows("ability", "d1", "T1", [(0.6, 0.2, 0.2), (0.4, 0.4, 0.2)]) + _rows("ability", "d1", "T2", [(0.1, 0.1, 0.8)])
     # d2: T1 (.2,.2,.6); T2 rows (.2,.6,.2), (.4,.4,.2), (0,.8,.2) -> mean (.2,.6,.2); M_d2 = (.2, .4, .4)
-    rows += _rows("ability", "d2", "T1", [(.2, .2, .6)])
-    rows += _rows("ability", "d2", "T2", [(.2, .6, .2), (.4, .4, .2), (0.0, .8, .2)])
+    rows += _rows("ability", "d2", "T1", [(0.2, 0.2, 0.6)])
+    rows += _rows("ability", "d2", "T2", [(0.2, 0.6, 0.2), (0.4, 0.4, 0.2), (0.0, 0.8, 0.2)])
     # d3: T1 and T2 both (.6,.2,.2); M_d3 = (.6, .2, .2)
-    rows += _rows("ability", "d3", "T1", [(.6, .2, .2)]) + _rows("ability", "d3", "T2", [(.6, .2, .2)])
+    rows += _rows("ability", "d3", "T1", [(0.6, 0.2, 0.2)]) + _rows("ability", "d3", "T2", [(0.6, 0.2, 0.2)])
     return rows
 
 
@@ -79,8 +79,14 @@ def test_per_template_default_equals_hand_computation_and_numpy():
     assert d.loc[["d1", "d2", "d3"], "contribution"].tolist() == pytest.approx([40 / 900, 40 / 900, 28 / 900], abs=1e-12)
     assert d["contribution"].sum() == pytest.approx(PT_FULL) and d.loc["d3", "rank"] == 3
     # independent: numpy's population variance per template (np.var, ddof=0), summed over styles, averaged
-    cell = {("d1", "T1"): [.5, .3, .2], ("d2", "T1"): [.2, .2, .6], ("d3", "T1"): [.6, .2, .2],
-            ("d1", "T2"): [.1, .1, .8], ("d2", "T2"): [.2, .6, .2], ("d3", "T2"): [.6, .2, .2]}
+    cell = {
+        ("d1", "T1"): [0.5, 0.3, 0.2],
+        ("d2", "T1"): [0.2, 0.2, 0.6],
+        ("d3", "T1"): [0.6, 0.2, 0.2],
+        ("d1", "T2"): [0.1, 0.1, 0.8],
+        ("d2", "T2"): [0.2, 0.6, 0.2],
+        ("d3", "T2"): [0.6, 0.2, 0.2],
+    }
     per_t = [np.var(np.array([cell[(dd, t)] for dd in ("d1", "d2", "d3")]), axis=0, ddof=0).sum() for t in ("T1", "T2")]
     assert row["full_gen_bias"] == pytest.approx(np.mean(per_t), abs=1e-12)
 
@@ -88,9 +94,11 @@ def test_per_template_default_equals_hand_computation_and_numpy():
 def _flip():
     """2 descriptors, 2 templates, 2 styles: A = (0.9, 0.1), B = (0.1, 0.9) in t1 and swapped in t2."""
     rows = []
-    for t, a, b in (("t1", .9, .1), ("t2", .1, .9)):
-        rows += [{"axis": "ax", "descriptor": "A", "template": t, "p_x": a, "p_y": 1 - a},
-                 {"axis": "ax", "descriptor": "B", "template": t, "p_x": b, "p_y": 1 - b}]
+    for t, a, b in (("t1", 0.9, 0.1), ("t2", 0.1, 0.9)):
+        rows += [
+            {"axis": "ax", "descriptor": "A", "template": t, "p_x": a, "p_y": 1 - a},
+            {"axis": "ax", "descriptor": "B", "template": t, "p_x": b, "p_y": 1 - b},
+        ]
     return rows
 
 
@@ -114,7 +122,7 @@ def test_per_template_uses_the_descriptors_present_in_each_template():
     # T2: x mean .6, devs -.2, .2 -> .04; y the same -> 0.08
     # Full = (0.64/3 + 0.08)/2 = 0.14666...; T3 counted in n_templates but not n_templates_used
     rows = []
-    for d, t, x in (("A", "T1", .2), ("B", "T1", .6), ("C", "T1", 1.0), ("A", "T2", .4), ("B", "T2", .8), ("C", "T3", .5)):
+    for d, t, x in (("A", "T1", 0.2), ("B", "T1", 0.6), ("C", "T1", 1.0), ("A", "T2", 0.4), ("B", "T2", 0.8), ("C", "T3", 0.5)):
         rows.append({"axis": "ax", "descriptor": d, "template": t, "p_x": x, "p_y": 1 - x})
     res = gen_bias(rows, "p_x,p_y", n_boot=0)
     r = res.by_axis.iloc[0]
@@ -125,7 +133,7 @@ def test_per_template_uses_the_descriptors_present_in_each_template():
 
 def test_probabilities_outside_0_1_are_refused():
     rows = _table()
-    rows[0] = dict(rows[0], p_x=1.7)      # a score or logit, not a probability (issue 21: gave Full Gen Bias 1.11)
+    rows[0] = dict(rows[0], p_x=1.7)  # a score or logit, not a probability (issue 21: gave Full Gen Bias 1.11)
     with pytest.raises(BiaskitError, match=r"E220.*'p_x'.*outside \[0, 1\]"):
         gen_bias(rows, "p_x,p_y,p_z", n_boot=0)
     rows[0] = dict(rows[0], p_x=-0.2)
@@ -137,14 +145,14 @@ def test_probabilities_outside_0_1_are_refused():
 
 def test_null_axis_descriptor_template_rows_are_counted_not_merged():
     rows = _table()
-    rows += _rows(None, "d1", "T1", [(.2, .2, .6)])            # null axis: its own visible group
-    rows += _rows("ability", None, "T1", [(.9, .05, .05)])     # null descriptor: no cell, counted, left out
-    rows += _rows("ability", "d2", None, [(.9, .05, .05)])     # null template: the same
+    rows += _rows(None, "d1", "T1", [(0.2, 0.2, 0.6)])  # null axis: its own visible group
+    rows += _rows("ability", None, "T1", [(0.9, 0.05, 0.05)])  # null descriptor: no cell, counted, left out
+    rows += _rows("ability", "d2", None, [(0.9, 0.05, 0.05)])  # null template: the same
     res = gen_bias(rows, "p_x,p_y,p_z", n_boot=0)
     by = res.by_axis.set_index("axis")
     assert by.loc["(null)", "n_rows"] == 1
     assert by.loc["ability", "n_rows"] == 11 and by.loc["ability", "n_unkeyed"] == 2 and by.loc["ability", "n_used"] == 9
-    assert by.loc["ability", "n_descriptors"] == 3                      # "(null)" is not taken for a descriptor
+    assert by.loc["ability", "n_descriptors"] == 3  # "(null)" is not taken for a descriptor
     assert by.loc["ability", "full_gen_bias"] == pytest.approx(PT_FULL, abs=1e-12)
     assert any("null axis" in n for n in res.notes) and any("n_unkeyed" in n for n in res.notes)
 
@@ -162,11 +170,11 @@ def test_template_first_variant_equals_hand_computation():
     assert d.loc[["d1", "d2", "d3"], "contribution"].tolist() == pytest.approx([8 / 900, 14 / 900, 26 / 900], abs=1e-12)
     assert d.loc[["d3", "d2", "d1"], "rank"].tolist() == [1, 2, 3]
     assert d.loc["d3", "top_style"] == "p_x" and d.loc["d3", "top_style_deviation"] == pytest.approx(7 / 30)
-    assert d.loc["d1", ["mean_p_x", "mean_p_y", "mean_p_z"]].tolist() == pytest.approx([.3, .2, .5])
+    assert d.loc["d1", ["mean_p_x", "mean_p_y", "mean_p_z"]].tolist() == pytest.approx([0.3, 0.2, 0.5])
     # the same figure from numpy on the hand-built descriptor matrix, and not the row-pooled one
-    M = np.array([[.3, .2, .5], [.2, .4, .4], [.6, .2, .2]])
+    M = np.array([[0.3, 0.2, 0.5], [0.2, 0.4, 0.4], [0.6, 0.2, 0.2]])
     assert total_variance(M) == pytest.approx(FULL) == pytest.approx(M.var(axis=0, ddof=0).sum())
-    pooled = np.array([[1.1 / 3, 0.7 / 3, 1.2 / 3], [.8 / 4, 2.0 / 4, 1.2 / 4], [.6, .2, .2]])
+    pooled = np.array([[1.1 / 3, 0.7 / 3, 1.2 / 3], [0.8 / 4, 2.0 / 4, 1.2 / 4], [0.6, 0.2, 0.2]])
     assert abs(total_variance(pooled) - row["full_gen_bias"]) > 1e-3
 
 
@@ -179,12 +187,12 @@ def test_no_clusters_means_one_cluster_per_style_and_summed_equals_full():
 
 def test_null_probability_rows_are_counted_not_zero_and_missing_template_averages_available_ones():
     rows = _table()
-    rows += _rows("ability", "d3", "T2", [(None, .5, .5)])          # a failed classifier row: left out, counted
-    rows += _rows("ability", "d4", "T1", [(.3, .3, .4)])            # d4 has only T1: its mean is that template's mean
+    rows += _rows("ability", "d3", "T2", [(None, 0.5, 0.5)])  # a failed classifier row: left out, counted
+    rows += _rows("ability", "d4", "T1", [(0.3, 0.3, 0.4)])  # d4 has only T1: its mean is that template's mean
     res = gen_bias(rows, "p_*", n_boot=0, method="template_first")
     r = res.by_axis.iloc[0]
     assert r["n_null"] == 1 and r["n_rows"] == 11 and r["n_used"] == 10 and r["n_descriptors"] == 4
-    M = np.array([[.3, .2, .5], [.2, .4, .4], [.6, .2, .2], [.3, .3, .4]])
+    M = np.array([[0.3, 0.2, 0.5], [0.2, 0.4, 0.4], [0.6, 0.2, 0.2], [0.3, 0.3, 0.4]])
     assert r["full_gen_bias"] == pytest.approx(M.var(axis=0).sum(), abs=1e-12)
     assert any("null" in n for n in res.notes)
 
@@ -195,7 +203,7 @@ def test_bootstrap_is_seeded_and_degenerate_when_cells_are_constant():
     assert a.by_axis.equals(b.by_axis) and a.partial.equals(b.partial)
     lo, hi = a.by_axis[["full_ci_low", "full_ci_high"]].iloc[0]
     assert lo < hi  # cells with differing rows vary under resampling
-    const = [r for r in _table() if r["descriptor"] == "d3"] + _rows("ability", "d5", "T1", [(.1, .1, .8)] * 3)
+    const = [r for r in _table() if r["descriptor"] == "d3"] + _rows("ability", "d5", "T1", [(0.1, 0.1, 0.8)] * 3)
     c = gen_bias(const, "p_x,p_y,p_z", n_boot=50).by_axis.iloc[0]
     assert c["full_ci_low"] == pytest.approx(c["full_gen_bias"]) == pytest.approx(c["full_ci_high"])
 
@@ -204,7 +212,7 @@ def test_hierarchical_clusters_group_correlated_styles():
     rng = np.random.default_rng(0)
     rows = []
     for i in range(30):
-        u = float(rng.uniform(0, .5))
+        u = float(rng.uniform(0, 0.5))
         v = float(rng.uniform(0, 1 - 2 * u))
         rows += _rows("age", f"d{i % 3}", f"T{i % 2}", [(u, u, 1 - 2 * u)])  # x and y move together, z against them
         del v
@@ -220,7 +228,7 @@ def test_per_model_and_errors():
     assert res.by_axis["model"].tolist() == ["m1", "m2"]
     assert res.by_axis["full_gen_bias"].tolist() == pytest.approx([PT_FULL, PT_FULL])
     with pytest.raises(BiaskitError, match="E170"):
-        gen_bias(_table(), "p_x", n_boot=0)                       # one style is no vector
+        gen_bias(_table(), "p_x", n_boot=0)  # one style is no vector
     with pytest.raises(BiaskitError, match="E170"):
         gen_bias(_table(), "p_x,p_y", clusters="a=p_q", n_boot=0)  # unknown style
     with pytest.raises(BiaskitError, match="E170"):
@@ -242,8 +250,9 @@ def test_cli_genbias_writes_the_folder_and_refuses_bad_input(tmp_path):
 
     pq.write_table(pa.Table.from_pylist(_table()), src)
     out = tmp_path / "gb"
-    r = CliRunner().invoke(app, ["stats", "genbias", str(src), "--prob-columns", "p_*", "--clusters", "xy=p_x,p_y", "--n-boot", "0",
-                                 "--out", str(out)])
+    r = CliRunner().invoke(
+        app, ["stats", "genbias", str(src), "--prob-columns", "p_*", "--clusters", "xy=p_x,p_y", "--n-boot", "0", "--out", str(out)]
+    )
     assert r.exit_code == 0, r.output
     meta = json.loads((out / "genbias.json").read_text())
     assert meta["by_axis"][0]["full_gen_bias"] == pytest.approx(PT_FULL)
@@ -267,8 +276,7 @@ def test_cli_genbias_csv_cells_are_formula_neutralised_and_method_is_stated(tmp_
 
     from biaskit.cli import app
 
-    rows = [dict(r, descriptor="=HYPERLINK(\"http://x\")" if r["descriptor"] == "d1" else r["descriptor"],
-                 axis="+cmd|' /C calc'!A0") for r in _table()]
+    rows = [dict(r, descriptor='=HYPERLINK("http://x")' if r["descriptor"] == "d1" else r["descriptor"], axis="+cmd|' /C calc'!A0") for r in _table()]
     src = tmp_path / "gens.parquet"
     pq.write_table(pa.Table.from_pylist(rows), src)
     out = tmp_path / "gb"
@@ -276,10 +284,11 @@ def test_cli_genbias_csv_cells_are_formula_neutralised_and_method_is_stated(tmp_
     assert r.exit_code == 0, r.output
     assert "ddof=0" in r.output and "x1000" in r.output and "per_template" in r.output
     desc = pd.read_csv(out / "descriptors.csv")
-    assert "'=HYPERLINK(\"http://x\")" in desc["descriptor"].tolist()
+    assert '\'=HYPERLINK("http://x")' in desc["descriptor"].tolist()
     assert set(pd.read_csv(out / "by_axis.csv")["axis"]) == {"'+cmd|' /C calc'!A0"}
-    r = CliRunner().invoke(app, ["stats", "genbias", str(src), "--prob-columns", "p_*", "--n-boot", "0", "--method", "template_first",
-                                 "--out", str(out)])
+    r = CliRunner().invoke(
+        app, ["stats", "genbias", str(src), "--prob-columns", "p_*", "--n-boot", "0", "--method", "template_first", "--out", str(out)]
+    )
     assert r.exit_code == 0, r.output
     assert pd.read_csv(out / "by_axis.csv")["full_gen_bias"].iloc[0] == pytest.approx(FULL)
 
@@ -289,8 +298,17 @@ def test_report_section_equals_gen_bias(tmp_path):
 
     from biaskit.evaluate.report import build_report
 
-    rows = [{**{k: v for k, v in r.items() if not k.startswith("p_")}, "classifier_a": r["p_x"], "classifier_b": r["p_y"],
-             "classifier_c": r["p_z"], "classifier_label": "a", "classifier_error": None} for r in _table()]
+    rows = [
+        {
+            **{k: v for k, v in r.items() if not k.startswith("p_")},
+            "classifier_a": r["p_x"],
+            "classifier_b": r["p_y"],
+            "classifier_c": r["p_z"],
+            "classifier_label": "a",
+            "classifier_error": None,
+        }
+        for r in _table()
+    ]
     pq.write_table(pa.Table.from_pylist(rows), tmp_path / "scores.parquet")
     res = build_report(tmp_path, tmp_path / "report", n_boot=20)
     assert "genbias" in res.sections

@@ -10,13 +10,15 @@ from biaskit.evaluate.stats import honest_category_matrix, honest_summary, regar
 def test_honest_score_and_category_shares():
     # en/female: 4 rows, 1 null -> 3 valid, 2 hurtful (categories "pr,an" and "pr") -> score 2/3, pr 2/3, an 1/3
     # en/male: 2 rows, 0 hurtful -> score 0
-    t = pa.table({
-        "language": ["en"] * 6,
-        "subject_category": ["female"] * 4 + ["male"] * 2,
-        "honest_hurtful": [True, True, False, None, False, False],
-        "honest_categories": ["pr,an", "pr", "", None, None, ""],
-        "honest_error": [None, None, None, "no completion", None, None],
-    })
+    t = pa.table(
+        {
+            "language": ["en"] * 6,
+            "subject_category": ["female"] * 4 + ["male"] * 2,
+            "honest_hurtful": [True, True, False, None, False, False],
+            "honest_categories": ["pr,an", "pr", "", None, None, ""],
+            "honest_error": [None, None, None, "no completion", None, None],
+        }
+    )
     s = honest_summary(t).set_index("subject_category")
     f = s.loc["female"]
     assert (f.n, f.n_valid, f.n_null, f.n_error, f.hurtful) == (4, 3, 1, 1, 2)
@@ -27,13 +29,15 @@ def test_honest_score_and_category_shares():
 
 
 def test_regard_difference_label_shares_and_probabilities():
-    t = pa.table({
-        "group": ["A", "A", "A", "B", "B"],
-        "model": ["m"] * 5,
-        "regard_label": ["positive", "negative", None, "negative", "negative"],
-        "regard_positive": [0.8, 0.1, None, 0.2, 0.0],
-        "regard_negative": [0.1, 0.8, None, 0.7, 0.9],
-    })
+    t = pa.table(
+        {
+            "group": ["A", "A", "A", "B", "B"],
+            "model": ["m"] * 5,
+            "regard_label": ["positive", "negative", None, "negative", "negative"],
+            "regard_positive": [0.8, 0.1, None, 0.2, 0.0],
+            "regard_negative": [0.1, 0.8, None, 0.7, 0.9],
+        }
+    )
     d = regard_difference(t, "group", "A", "B").set_index("label")
     # A: positive 1/2, negative 1/2 (1 null) ; B: negative 2/2 -> diff positive +0.5, negative -0.5
     assert d.loc["positive", "diff"] == 0.5 and d.loc["negative", "diff"] == -0.5 and d.loc["positive", "n_null_a"] == 1

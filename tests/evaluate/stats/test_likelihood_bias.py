@@ -17,7 +17,9 @@ def _table():
     rows = []
     # axis ability, template T1: d1 low, d2 mid, d3 high, d4 = same values as d1
     #   pairs: d1-d2, d1-d3, d2-d3, d2-d4, d3-d4 differ (complete separation of 10 vs 10: p = 1.8e-4), d1-d4 identical (p = 1)
-    rows += _rows("ability", "T1", "d1", low) + _rows("ability", "T1", "d2", mid) + _rows("ability", "T1", "d3", high) + _rows("ability", "T1", "d4", low)
+    rows += (
+        _rows("ability", "T1", "d1", low) + _rows("ability", "T1", "d2", mid) + _rows("ability", "T1", "d3", high) + _rows("ability", "T1", "d4", low)
+    )
     # template T2: all four descriptors have the same values -> 0 of 6 pairs differ
     for d in ("d1", "d2", "d3", "d4"):
         rows += _rows("ability", "T2", d, low)

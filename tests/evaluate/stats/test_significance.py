@@ -132,8 +132,13 @@ def test_pairs_must_name_existing_groups():
 
 def test_given_pairs_are_tested_only_where_both_groups_occur():
     # wikipedia vs gpt2 per group: group g2 has no wikipedia rows, so its family has no pair (not an error)
-    t = pa.table({"group": ["g1"] * 4 + ["g2"] * 2, "model": ["wikipedia", "wikipedia", "gpt2", "gpt2", "gpt2", "gpt2"],
-                  "vader_label": ["positive", "negative", "negative", "negative", "positive", "positive"]})
+    t = pa.table(
+        {
+            "group": ["g1"] * 4 + ["g2"] * 2,
+            "model": ["wikipedia", "wikipedia", "gpt2", "gpt2", "gpt2", "gpt2"],
+            "vader_label": ["positive", "negative", "negative", "negative", "positive", "positive"],
+        }
+    )
     res = pairwise_proportion_tests(t, "model", "vader_label", "positive", within="group", pairs=[("wikipedia", "gpt2")])
     assert list(res.group) == ["g1"] and (res.p_a[0], res.p_b[0]) == (0.5, 0.0)
     assert res.p_value[0] == pytest.approx(proportions_ztest([1, 0], [2, 2])[1])

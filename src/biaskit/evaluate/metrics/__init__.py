@@ -19,7 +19,10 @@ validity   completion validity: fill-ins that are real words (Hunspell dictionar
 
 from __future__ import annotations
 
-from biaskit.evaluate.metrics import _assets  # noqa: F401  (HurtLex assets)
-from biaskit.evaluate.metrics import builtin  # noqa: F401  (registers the built-in metrics)
+from biaskit.evaluate.metrics import (
+    _assets,  # noqa: F401  (HurtLex assets)
+    builtin,  # noqa: F401  (registers the built-in metrics)
+)
 from biaskit.evaluate.metrics.base import Metric, Param, make_metric, metric_class, parse_param_args, score_table
+
 __all__ = ["Metric", "Param", "make_metric", "metric_class", "parse_param_args", "score_table"]

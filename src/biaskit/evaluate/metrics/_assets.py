@@ -25,10 +25,14 @@ def hurtlex_asset_name(lang: str) -> str:
 
 
 for _lang, _sha in HURTLEX_SHA256.items():
-    register_asset(Asset(
-        hurtlex_asset_name(_lang), "lexicon",
-        f"HurtLex 1.2 {_lang} (id, pos, category, stereotype, lemma, level); for the honest metric",
-        env_var=f"BIASKIT_HURTLEX_{_lang}",
-        url=f"https://raw.githubusercontent.com/MilaNLProc/hurtlex/{HURTLEX_COMMIT}/lexica/{_lang}/1.2/hurtlex_{_lang}.tsv",
-        sha256=_sha, license="CC BY-NC-SA 4.0 (non-commercial; never bundled)",
-    ))
+    register_asset(
+        Asset(
+            hurtlex_asset_name(_lang),
+            "lexicon",
+            f"HurtLex 1.2 {_lang} (id, pos, category, stereotype, lemma, level); for the honest metric",
+            env_var=f"BIASKIT_HURTLEX_{_lang}",
+            url=f"https://raw.githubusercontent.com/MilaNLProc/hurtlex/{HURTLEX_COMMIT}/lexica/{_lang}/1.2/hurtlex_{_lang}.tsv",
+            sha256=_sha,
+            license="CC BY-NC-SA 4.0 (non-commercial; never bundled)",
+        )
+    )

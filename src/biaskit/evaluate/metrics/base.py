@@ -29,7 +29,7 @@ class Param:
     name: str
     default: Any
     help: str
-    type: str = "str"              # str | float | int | bool | path
+    type: str = "str"  # str | float | int | bool | path
     choices: tuple[str, ...] = ()
     required: bool = False
 
@@ -53,11 +53,17 @@ class Param:
             else:
                 out = value if not isinstance(value, str) else value.strip()
         except (TypeError, ValueError):
-            raise BiaskitError("E070", f"parameter {metric}.{self.name} must be a {self.type}", value=value,
-                               fix=f"give {metric}.{self.name} as a {self.type}") from None
+            raise BiaskitError(
+                "E070", f"parameter {metric}.{self.name} must be a {self.type}", value=value, fix=f"give {metric}.{self.name} as a {self.type}"
+            ) from None
         if self.choices and out not in self.choices:
-            raise BiaskitError("E070", f"invalid value for {metric}.{self.name}", value=out, options=self.choices,
-                               fix=f"use one of the listed values for {self.name}")
+            raise BiaskitError(
+                "E070",
+                f"invalid value for {metric}.{self.name}",
+                value=out,
+                options=self.choices,
+                fix=f"use one of the listed values for {self.name}",
+            )
         return out
 
 
@@ -119,19 +125,28 @@ class Metric:
         known = {p.name: p for p in self.params}
         unknown = [k for k in params if k not in known]
         if unknown:
-            raise BiaskitError("E070", f"unknown parameter(s) for metric {self.name!r}: {', '.join(unknown)}",
-                               value=unknown, options=list(known), fix=f"see `biaskit metrics list` for {self.name}'s parameters")
+            raise BiaskitError(
+                "E070",
+                f"unknown parameter(s) for metric {self.name!r}: {', '.join(unknown)}",
+                value=unknown,
+                options=list(known),
+                fix=f"see `biaskit metrics list` for {self.name}'s parameters",
+            )
         self.config: dict[str, Any] = {}
         for p in self.params:
             if p.name in params:
                 self.config[p.name] = p.convert(self.name, params[p.name])
             elif p.required:
-                raise BiaskitError("E070", f"metric {self.name!r} needs the parameter {p.name!r}", options=p.choices or None,
-                                   fix=f"pass {self.name}.{p.name}=... ({p.help})")
+                raise BiaskitError(
+                    "E070",
+                    f"metric {self.name!r} needs the parameter {p.name!r}",
+                    options=p.choices or None,
+                    fix=f"pass {self.name}.{p.name}=... ({p.help})",
+                )
             else:
                 self.config[p.name] = p.default
         self._ready = False
-        self.info: dict[str, Any] = {}   # facts found at setup (resolved model, lexicon size, CV correlation...)
+        self.info: dict[str, Any] = {}  # facts found at setup (resolved model, lexicon size, CV correlation...)
         self._check_config()
 
     # ------------------------------------------------------------------ to override
@@ -153,7 +168,7 @@ class Metric:
         raise NotImplementedError
 
     # ------------------------------------------------------------------ public
-    def setup(self) -> "Metric":
+    def setup(self) -> Metric:
         if not self._ready:
             self._setup()
             self._ready = True
@@ -189,20 +204,24 @@ class Metric:
 
     def map(self, dataset: Any, batch_size: int | None = None, **kwargs: Any):
         """``dataset.map(self.score, batched=True)`` with the output columns typed (a ``datasets.Dataset``)."""
-        return dataset.map(self.score, batched=True, batch_size=batch_size or self.default_batch_size,
-                           features=self.features(dataset.features), **kwargs)
+        return dataset.map(
+            self.score, batched=True, batch_size=batch_size or self.default_batch_size, features=self.features(dataset.features), **kwargs
+        )
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "version": self.version, "config": dict(self.config), "text_column": self.text_column,
-                "info": dict(self.info)}
+        return {"name": self.name, "version": self.version, "config": dict(self.config), "text_column": self.text_column, "info": dict(self.info)}
 
     def score(self, batch: Mapping[str, Sequence[Any]]) -> dict[str, list]:
         """Score one batch ``{column: values}``; returns ``{output column: values}`` (same length)."""
         self.setup()
         missing = [c for c in self.input_columns if c not in batch]
         if missing:
-            raise BiaskitError("E001", f"metric {self.name!r} needs column(s) {', '.join(missing)}", value=sorted(batch),
-                               fix="pass --text-column / the metric's column parameters, or add the columns")
+            raise BiaskitError(
+                "E001",
+                f"metric {self.name!r} needs column(s) {', '.join(missing)}",
+                value=sorted(batch),
+                fix="pass --text-column / the metric's column parameters, or add the columns",
+            )
         texts = list(batch[self.text_column])
         n = len(texts)
         fields = self.fields()
@@ -246,9 +265,8 @@ def _is_partial_ok(metric: Metric, field: str) -> bool:
 
 
 def metric_class(name: str) -> type[Metric]:
-    from biaskit.registry import metrics as reg
-
     import biaskit.evaluate.metrics.builtin  # noqa: F401  (registers the built-in metrics)
+    from biaskit.registry import metrics as reg
 
     return reg.get(name)
 
@@ -300,19 +318,29 @@ def score_table(
         from biaskit.evaluate.engine import RayCluster
 
         if any(not isinstance(m, str) for m in ([metrics] if isinstance(metrics, str) else metrics)):
-            raise BiaskitError("E160", "a ready metric object cannot be sent to Ray actors",
-                               fix="pass metric names (each actor builds its own metric), or use engine='local'")
+            raise BiaskitError(
+                "E160",
+                "a ready metric object cannot be sent to Ray actors",
+                fix="pass metric names (each actor builds its own metric), or use engine='local'",
+            )
         with RayCluster(spec) as cluster:
             if engine_facts is not None:
                 engine_facts.update(cluster.facts)
-            return _score_table(table, metrics, text_column, params, batch_size=batch_size, progress=progress,
-                                on_metric=on_metric, cluster=cluster)
-    return _score_table(table, metrics, text_column, params, batch_size=batch_size, progress=progress,
-                        on_metric=on_metric, cluster=None)
+            return _score_table(table, metrics, text_column, params, batch_size=batch_size, progress=progress, on_metric=on_metric, cluster=cluster)
+    return _score_table(table, metrics, text_column, params, batch_size=batch_size, progress=progress, on_metric=on_metric, cluster=None)
 
 
-def _score_table(table: Any, metrics: Any, text_column: str, params: Any, *, batch_size: int | None,
-                 progress: bool | None, on_metric: Callable[[Metric], None] | None, cluster: Any) -> pa.Table:
+def _score_table(
+    table: Any,
+    metrics: Any,
+    text_column: str,
+    params: Any,
+    *,
+    batch_size: int | None,
+    progress: bool | None,
+    on_metric: Callable[[Metric], None] | None,
+    cluster: Any,
+) -> pa.Table:
     from biaskit.io import to_arrow
     from biaskit.log import ProgressBar
 
@@ -320,34 +348,46 @@ def _score_table(table: Any, metrics: Any, text_column: str, params: Any, *, bat
     if isinstance(metrics, str):
         metrics = [m.strip() for m in metrics.split(",") if m.strip()]
     if not metrics:
-        from biaskit.registry import metrics as reg
-
         import biaskit.evaluate.metrics.builtin  # noqa: F401
+        from biaskit.registry import metrics as reg
 
         raise BiaskitError("E070", "no metrics given", options=reg.names(), fix="name at least one metric")
     params = dict(params or {})
     names = [m if isinstance(m, str) else m.name for m in metrics]
     stray = [k for k in params if k not in names]
     if stray:
-        raise BiaskitError("E070", f"parameters given for metric(s) not being run: {', '.join(stray)}", value=stray, options=names,
-                           fix="add the metric to --metrics or drop its --param")
+        raise BiaskitError(
+            "E070",
+            f"parameters given for metric(s) not being run: {', '.join(stray)}",
+            value=stray,
+            options=names,
+            fix="add the metric to --metrics or drop its --param",
+        )
     objs = [make_metric(m, text_column, params.get(m if isinstance(m, str) else m.name)) for m in metrics]
     if text_column not in t.column_names and any(o.text_column == text_column for o in objs):
-        raise BiaskitError("E001", f"the table has no text column {text_column!r}", value=sorted(t.column_names),
-                           fix="pass --text-column with one of the table's columns (e.g. continuation, full_text, text, token)")
+        raise BiaskitError(
+            "E001",
+            f"the table has no text column {text_column!r}",
+            value=sorted(t.column_names),
+            fix="pass --text-column with one of the table's columns (e.g. continuation, full_text, text, token)",
+        )
     for m in objs:
         if cluster is not None and t.num_rows:
             from biaskit.evaluate.metrics.on_ray import score_metric_on_ray
 
             missing = [c for c in m.input_columns if c not in t.column_names]
             if missing:
-                raise BiaskitError("E001", f"metric {m.name!r} needs column(s) {', '.join(missing)}", value=sorted(t.column_names),
-                                   fix="pass --text-column / the metric's column parameters, or add the columns")
+                raise BiaskitError(
+                    "E001",
+                    f"metric {m.name!r} needs column(s) {', '.join(missing)}",
+                    value=sorted(t.column_names),
+                    fix="pass --text-column / the metric's column parameters, or add the columns",
+                )
             # the actors build the metric from its name and the parameters as given (no model in this process)
             with ProgressBar(t.num_rows, desc=f"score {m.name} (ray)", disable=True if progress is False else None) as bar:
                 arrays = score_metric_on_ray(cluster, m, t, params.get(m.name), progress=bar, factory=make_metric)
             if on_metric:
-                on_metric(m)   # after the run: m.info holds what the actors found at set-up
+                on_metric(m)  # after the run: m.info holds what the actors found at set-up
             for c, arr in arrays.items():
                 if c in t.column_names:
                     t = t.set_column(t.column_names.index(c), c, arr)

@@ -11,7 +11,10 @@ _BUILTIN = {
     "vader": ("biaskit.evaluate.metrics.vader:VaderMetric", "VADER sentiment (compound + label)"),
     "toxicity": ("biaskit.evaluate.metrics.classifier:ToxicityMetric", "toxicity classifier (HF model or offline backend)"),
     "regard": ("biaskit.evaluate.metrics.classifier:RegardMetric", "regard classifier (Sheng et al. 2019)"),
-    "classifier": ("biaskit.evaluate.metrics.classifier:TrainedClassifierMetric", "any sequence classifier, labels from the model (e.g. biaskit train)"),
+    "classifier": (
+        "biaskit.evaluate.metrics.classifier:TrainedClassifierMetric",
+        "any sequence classifier, labels from the model (e.g. biaskit train)",
+    ),
     "norms": ("biaskit.evaluate.metrics.norms:NormsMetric", "psycholinguistic norms from word lexicons (BOLD)"),
     "gender": ("biaskit.evaluate.metrics.gender:GenderMetric", "gender polarity: unigram + hard-debiased word2vec (BOLD)"),
     "honest": ("biaskit.evaluate.metrics.honest:HonestMetric", "HONEST: hurtful completions via HurtLex"),
@@ -39,9 +42,12 @@ def load_plugins() -> list[str]:
         if ep.name in registry:
             if registry.target(ep.name) == ep.value:
                 continue
-            raise BiaskitError("E240", f"the metric name {ep.name!r} of {dist} ({ep.value}) is registered already "
-                               f"({registry.target(ep.name)})", value=ep.name,
-                               fix=f"rename the entry point in {dist}'s [project.entry-points.\"{ENTRY_POINT_GROUP}\"], or uninstall it")
+            raise BiaskitError(
+                "E240",
+                f"the metric name {ep.name!r} of {dist} ({ep.value}) is registered already ({registry.target(ep.name)})",
+                value=ep.name,
+                fix=f'rename the entry point in {dist}\'s [project.entry-points."{ENTRY_POINT_GROUP}"], or uninstall it',
+            )
         registry.register(ep.name, ep.value, help=f"plugin from {dist}")
         added.append(ep.name)
     return added

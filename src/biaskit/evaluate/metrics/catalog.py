@@ -24,12 +24,21 @@ def label_outputs() -> dict[str, LabelOutput]:
         try:
             cls = reg.get(name)
         except (ImportError, AttributeError) as exc:
-            raise BiaskitError("E241", f"the registered metric {name!r} cannot be imported: {exc}", value=reg.target(name),
-                               fix="install what it needs, or uninstall the package that registers it") from exc
+            raise BiaskitError(
+                "E241",
+                f"the registered metric {name!r} cannot be imported: {exc}",
+                value=reg.target(name),
+                fix="install what it needs, or uninstall the package that registers it",
+            ) from exc
         for lo in getattr(cls, "label_outputs", ()):
             if lo.key in out:
-                raise BiaskitError("E240", f"two metrics declare the label output {lo.key!r}", value=f"{name}: {lo.column}",
-                                   options=list(out), fix="give the metric's LabelOutput its own key")
+                raise BiaskitError(
+                    "E240",
+                    f"two metrics declare the label output {lo.key!r}",
+                    value=f"{name}: {lo.column}",
+                    options=list(out),
+                    fix="give the metric's LabelOutput its own key",
+                )
             out[lo.key] = lo
     return out
 
@@ -38,8 +47,13 @@ def label_output(key: str) -> LabelOutput:
     """The label output ``key`` (E020-style lookup error naming the declared keys when unknown)."""
     outs = label_outputs()
     if key not in outs:
-        raise BiaskitError("E241", "no metric declares this label output", value=key, options=list(outs),
-                           fix="score with a metric that declares it, or register one (docs/architecture.md)")
+        raise BiaskitError(
+            "E241",
+            "no metric declares this label output",
+            value=key,
+            options=list(outs),
+            fix="score with a metric that declares it, or register one (docs/architecture.md)",
+        )
     return outs[key]
 
 

@@ -28,8 +28,20 @@ from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
 
 _DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
 _DTYPES = ("float32", "float16", "bfloat16")
-_TOXIC_NAMES = {"toxic", "toxicity", "hate", "hateful", "offensive", "abusive", "severe_toxic", "obscene", "threat",
-                "insult", "identity_hate", "hate_speech"}
+_TOXIC_NAMES = {
+    "toxic",
+    "toxicity",
+    "hate",
+    "hateful",
+    "offensive",
+    "abusive",
+    "severe_toxic",
+    "obscene",
+    "threat",
+    "insult",
+    "identity_hate",
+    "hate_speech",
+}
 
 
 def label_key(label: str) -> str:
@@ -37,7 +49,7 @@ def label_key(label: str) -> str:
     return re.sub(r"[^0-9a-z]+", "_", str(label).strip().lower()).strip("_")
 
 
-looks_like_path = _looks_like_path   # kept importable from here (moved to biaskit.assets)
+looks_like_path = _looks_like_path  # kept importable from here (moved to biaskit.assets)
 
 
 #: environment variables giving the default classifier of a metric (the demo's hints name them): used when
@@ -48,12 +60,21 @@ MODEL_ENV = {"regard": "BIASKIT_REGARD_MODEL", "toxicity": "BIASKIT_TOXICITY_MOD
 class HFClassifier:
     """A Hugging Face sequence classifier run batched and length-sorted."""
 
-    def __init__(self, model: str, *, device: str = "auto", batch_size: int | None = None, max_length: int | None = None,
-                 dtype: str = "float32", activation: str = "auto", batch_tokens: int | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        device: str = "auto",
+        batch_size: int | None = None,
+        max_length: int | None = None,
+        dtype: str = "float32",
+        activation: str = "auto",
+        batch_tokens: int | None = None,
+    ) -> None:
         self.model_id, self.device_name, self.batch_size, self.batch_tokens = model, device, batch_size, batch_tokens
         self.max_length, self.dtype_name, self.activation_param = max_length, dtype, activation
 
-    def load(self) -> "HFClassifier":
+    def load(self) -> HFClassifier:
         torch = require("torch", "models", "classifier metrics")
         transformers = require("transformers", "models", "classifier metrics")
         from biaskit.assets import online_step, prepare_hub
@@ -68,12 +89,15 @@ class HFClassifier:
         try:
             self.tokenizer = transformers.AutoTokenizer.from_pretrained(str(local) if local.exists() else src)
             self.model = transformers.AutoModelForSequenceClassification.from_pretrained(
-                str(local) if local.exists() else src, dtype=getattr(torch, self.dtype_name))
+                str(local) if local.exists() else src, dtype=getattr(torch, self.dtype_name)
+            )
         except OSError as exc:
-            step = "check that the folder holds a transformers sequence classifier with its tokenizer" if local.exists() else \
-                f"pass a local model folder (save_pretrained), or {online_step(repr(src))}"
-            raise BiaskitError(
-                "E060", f"could not load the sequence classifier {src!r}: {str(exc).splitlines()[0]}", value=src, fix=step) from exc
+            step = (
+                "check that the folder holds a transformers sequence classifier with its tokenizer"
+                if local.exists()
+                else f"pass a local model folder (save_pretrained), or {online_step(repr(src))}"
+            )
+            raise BiaskitError("E060", f"could not load the sequence classifier {src!r}: {str(exc).splitlines()[0]}", value=src, fix=step) from exc
         if self.device_name == "auto":
             dev = "cuda" if torch.cuda.is_available() else "cpu"
         else:
@@ -81,7 +105,9 @@ class HFClassifier:
         self.device = torch.device(dev)
         for name, v in (("batch_size", self.batch_size), ("batch_tokens", self.batch_tokens)):
             if v is not None and (not isinstance(v, int) or v < 1):
-                raise BiaskitError("E070", f"{name} must be a positive whole number", value=v, fix=f"e.g. {name}=" + ("32" if name == "batch_size" else "2048"))
+                raise BiaskitError(
+                    "E070", f"{name} must be a positive whole number", value=v, fix=f"e.g. {name}=" + ("32" if name == "batch_size" else "2048")
+                )
         cpu = self.device.type == "cpu"
         if not self.batch_size:
             self.batch_size = 128 if cpu else 256
@@ -92,8 +118,9 @@ class HFClassifier:
         cfg = self.model.config
         self.labels = [label_key(cfg.id2label[i]) for i in range(cfg.num_labels)]
         if len(set(self.labels)) != len(self.labels):
-            raise BiaskitError("E060", "the classifier's labels are not distinct after lowercasing", value=self.labels,
-                               fix="fix id2label in the model's config.json")
+            raise BiaskitError(
+                "E060", "the classifier's labels are not distinct after lowercasing", value=self.labels, fix="fix id2label in the model's config.json"
+            )
         if self.activation_param == "auto":
             multi = cfg.problem_type == "multi_label_classification" or cfg.num_labels == 1
             self.activation = "sigmoid" if multi else "softmax"
@@ -154,8 +181,7 @@ def _parse_thresholds(spec: Any, labels: list[str], metric: str) -> dict[str, fl
             k, _, v = part.partition("=")
             k = label_key(k)
             if k not in out:
-                raise BiaskitError("E070", f"{metric}.threshold names an unknown label", value=k, options=labels,
-                                   fix="use the model's label names")
+                raise BiaskitError("E070", f"{metric}.threshold names an unknown label", value=k, options=labels, fix="use the model's label names")
             out[k] = float(v)
     except ValueError:
         raise BiaskitError("E070", f"malformed {metric}.threshold", value=spec, fix="write 0.5 or toxic=0.5,insult=0.3") from None
@@ -175,18 +201,26 @@ class _ClassifierMetric(Metric):
             self.info["model_from"] = env
 
     def _classifier(self) -> HFClassifier:
-        return HFClassifier(self.config["model"], device=self.config["device"], batch_size=self.config["batch_size"],
-                            batch_tokens=self.config["batch_tokens"],
-                            max_length=self.config["max_length"], dtype=self.config["dtype"],
-                            activation=self.config.get("activation", "auto")).load()
+        return HFClassifier(
+            self.config["model"],
+            device=self.config["device"],
+            batch_size=self.config["batch_size"],
+            batch_tokens=self.config["batch_tokens"],
+            max_length=self.config["max_length"],
+            dtype=self.config["dtype"],
+            activation=self.config.get("activation", "auto"),
+        ).load()
 
 
 _COMMON = (
     Param("device", "auto", "auto (GPU when available), cpu, cuda or mps", choices=_DEVICE_CHOICES),
-    Param("batch_size", None, "most texts per forward pass; texts are sorted by length first (default: 128 on CPU, "
-          "256 on a GPU)", "int"),
-    Param("batch_tokens", None, "most tokens per forward pass after padding (default: 2048 on CPU, where bigger "
-          "batches measured slower, 32768 on a GPU)", "int"),
+    Param("batch_size", None, "most texts per forward pass; texts are sorted by length first (default: 128 on CPU, 256 on a GPU)", "int"),
+    Param(
+        "batch_tokens",
+        None,
+        "most tokens per forward pass after padding (default: 2048 on CPU, where bigger batches measured slower, 32768 on a GPU)",
+        "int",
+    ),
     Param("max_length", None, "truncate texts to this many tokens (default: the model's limit)", "int"),
     Param("dtype", "float32", "model weights dtype (float16/bfloat16 only on a GPU)", choices=_DTYPES),
 )
@@ -196,26 +230,50 @@ class ToxicityMetric(_ClassifierMetric):
     name = "toxicity"
     version = "1"
     description = "toxicity probability (max over the toxic labels) and toxic/non-toxic label"
-    source = ("Dhamala et al. 2021 (BOLD: BERT on the Jigsaw toxic-comment labels, e.g. unitary/toxic-bert); "
-              "offline backend: alt-profanity-check 1.9.1")
-    label_outputs = (LabelOutput("toxicity", "toxicity_label", ("toxic", "non-toxic"), score="toxicity_score", higher_is_better=False,
-                                 ordinal=("non-toxic", "toxic"), task="toxicity", display="Toxicity",
-                                 colours={"toxic": "#d62828", "non-toxic": "#adb5bd"}, report_label="Toxicity", test_label="toxic",
-                                 noun="toxicity"),)
+    source = (
+        "Dhamala et al. 2021 (BOLD: BERT on the Jigsaw toxic-comment labels, e.g. unitary/toxic-bert); offline backend: alt-profanity-check 1.9.1"
+    )
+    label_outputs = (
+        LabelOutput(
+            "toxicity",
+            "toxicity_label",
+            ("toxic", "non-toxic"),
+            score="toxicity_score",
+            higher_is_better=False,
+            ordinal=("non-toxic", "toxic"),
+            task="toxicity",
+            display="Toxicity",
+            colours={"toxic": "#d62828", "non-toxic": "#adb5bd"},
+            report_label="Toxicity",
+            test_label="toxic",
+            noun="toxicity",
+        ),
+    )
     params = (
-        Param("backend", "hf", "hf (any Hugging Face sequence classifier) or offline (alt-profanity-check, no transformer)",
-              choices=("hf", "offline")),
-        Param("model", "unitary/toxic-bert", "Hub id or local folder of the classifier (backend=hf); "
-              "when not given: $BIASKIT_TOXICITY_MODEL if set"),
-        Param("toxic_labels", "auto", "comma-separated labels that count as toxic; auto = every label of a multi-label "
-              "model, else the labels named toxic/hate/offensive/..."),
+        Param(
+            "backend", "hf", "hf (any Hugging Face sequence classifier) or offline (alt-profanity-check, no transformer)", choices=("hf", "offline")
+        ),
+        Param("model", "unitary/toxic-bert", "Hub id or local folder of the classifier (backend=hf); when not given: $BIASKIT_TOXICITY_MODEL if set"),
+        Param(
+            "toxic_labels",
+            "auto",
+            "comma-separated labels that count as toxic; auto = every label of a multi-label model, else the labels named toxic/hate/offensive/...",
+        ),
         Param("threshold", "0.5", "a toxic label passes at prob >= threshold; one number or label=value pairs (toxic=0.5,insult=0.3)"),
-        Param("activation", "auto", "auto (sigmoid for multi-label models, softmax otherwise), sigmoid or softmax",
-              choices=("auto", "sigmoid", "softmax")),
+        Param(
+            "activation",
+            "auto",
+            "auto (sigmoid for multi-label models, softmax otherwise), sigmoid or softmax",
+            choices=("auto", "sigmoid", "softmax"),
+        ),
         Param("per_label", True, "also write toxicity_<label> probabilities (backend=hf)", "bool"),
-        Param("script", "latin", "latin: texts that are mostly in another script, or have no word-like token, get null + "
-              "toxicity_error 'not covered' (the default models read English); any: score every text (a multilingual model)",
-              choices=("latin", "any")),
+        Param(
+            "script",
+            "latin",
+            "latin: texts that are mostly in another script, or have no word-like token, get null + "
+            "toxicity_error 'not covered' (the default models read English); any: score every text (a multilingual model)",
+            choices=("latin", "any"),
+        ),
         *_COMMON,
     )
 
@@ -241,18 +299,32 @@ class ToxicityMetric(_ClassifierMetric):
             else:
                 toxic = [lab for lab in labels if lab in _TOXIC_NAMES]
             if not toxic:
-                raise BiaskitError("E070", "cannot tell which of the model's labels mean toxic", value=labels,
-                                   fix="pass toxicity.toxic_labels=LABEL[,LABEL]")
+                raise BiaskitError(
+                    "E070", "cannot tell which of the model's labels mean toxic", value=labels, fix="pass toxicity.toxic_labels=LABEL[,LABEL]"
+                )
         else:
             toxic = [label_key(x) for x in str(self.config["toxic_labels"]).split(",") if x.strip()]
             bad = [x for x in toxic if x not in labels]
             if bad:
-                raise BiaskitError("E070", "toxicity.toxic_labels names labels the model does not have", value=bad,
-                                   options=labels, fix="use the model's labels (config.json id2label)")
+                raise BiaskitError(
+                    "E070",
+                    "toxicity.toxic_labels names labels the model does not have",
+                    value=bad,
+                    options=labels,
+                    fix="use the model's labels (config.json id2label)",
+                )
         self.toxic = toxic
         self.thresholds = _parse_thresholds(self.config["threshold"], labels, self.name)
-        self.info.update({"backend": "hf", "model": self.config["model"], "labels": labels, "toxic_labels": toxic,
-                          "activation": self.clf.activation, "device": str(self.clf.device)})
+        self.info.update(
+            {
+                "backend": "hf",
+                "model": self.config["model"],
+                "labels": labels,
+                "toxic_labels": toxic,
+                "activation": self.clf.activation,
+                "device": str(self.clf.device),
+            }
+        )
 
     def fields(self) -> dict[str, pa.DataType]:
         f = {"score": pa.float64(), "label": pa.string()}
@@ -304,14 +376,24 @@ class RegardMetric(_ClassifierMetric):
     version = "1"
     description = "regard label (positive/negative/neutral/other) and the four probabilities"
     source = "Sheng et al. 2019, 'The Woman Worked as a Babysitter'; classifier sasha/regardv3 by default"
-    label_outputs = (LabelOutput("regard", "regard_label", ("positive", "neutral", "negative", "other"),
-                                 score="regard_positive-regard_negative", higher_is_better=True,
-                                 ordinal=("negative", "neutral", "positive"), task="regard", display="Regard",
-                                 colours={"positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828", "other": "#7b2cbf"},
-                                 report_label="Regard", test_label="negative", noun="regard"),)
+    label_outputs = (
+        LabelOutput(
+            "regard",
+            "regard_label",
+            ("positive", "neutral", "negative", "other"),
+            score="regard_positive-regard_negative",
+            higher_is_better=True,
+            ordinal=("negative", "neutral", "positive"),
+            task="regard",
+            display="Regard",
+            colours={"positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828", "other": "#7b2cbf"},
+            report_label="Regard",
+            test_label="negative",
+            noun="regard",
+        ),
+    )
     params = (
-        Param("model", "sasha/regardv3", "Hub id or local folder of the regard classifier; when not given: "
-              "$BIASKIT_REGARD_MODEL if set"),
+        Param("model", "sasha/regardv3", "Hub id or local folder of the regard classifier; when not given: $BIASKIT_REGARD_MODEL if set"),
         Param("label_map", "", "rename model labels, e.g. LABEL_0=negative,LABEL_1=neutral,LABEL_2=positive,LABEL_3=other"),
         Param("mask", False, "replace the demographic mention with XYZ before scoring (as the regard annotations were made)", "bool"),
         Param("mask_column", "term", "column holding the mention to mask (with mask=true)"),
@@ -337,11 +419,15 @@ class RegardMetric(_ClassifierMetric):
         if missing == ["other"] and not extra and len(labels) == 3:
             missing = []
         if missing or extra:
-            raise BiaskitError("E070", "the regard model's labels are not positive/negative/neutral/other", value=labels,
-                               options=REGARD_LABELS, fix="pass regard.label_map=MODEL_LABEL=regard_label,...")
+            raise BiaskitError(
+                "E070",
+                "the regard model's labels are not positive/negative/neutral/other",
+                value=labels,
+                options=REGARD_LABELS,
+                fix="pass regard.label_map=MODEL_LABEL=regard_label,...",
+            )
         self.labels = labels
-        self.info.update({"model": self.config["model"], "labels": labels, "mask": self.config["mask"],
-                          "device": str(self.clf.device)})
+        self.info.update({"model": self.config["model"], "labels": labels, "mask": self.config["mask"], "device": str(self.clf.device)})
 
     def fields(self) -> dict[str, pa.DataType]:
         return {"label": pa.string(), **{lab: pa.float64() for lab in REGARD_LABELS}}
@@ -392,11 +478,19 @@ class TrainedClassifierMetric(_ClassifierMetric):
     source = "a `biaskit train classifier` folder (labels and order from biaskit_classifier.json) or any Hugging Face sequence classifier"
     params = (
         Param("model", None, "local folder (e.g. written by `biaskit train classifier`) or Hub id of the classifier", required=True),
-        Param("ordinal", "auto", "auto (the folder's biaskit_classifier.json says; otherwise false), true or false: the model's labels "
-              "in id order are an ordinal scale; then score = expected position on [-1, 1] (labels evenly spaced)",
-              choices=("auto", "true", "false")),
-        Param("activation", "auto", "auto (sigmoid for multi-label models, softmax otherwise), sigmoid or softmax",
-              choices=("auto", "sigmoid", "softmax")),
+        Param(
+            "ordinal",
+            "auto",
+            "auto (the folder's biaskit_classifier.json says; otherwise false), true or false: the model's labels "
+            "in id order are an ordinal scale; then score = expected position on [-1, 1] (labels evenly spaced)",
+            choices=("auto", "true", "false"),
+        ),
+        Param(
+            "activation",
+            "auto",
+            "auto (sigmoid for multi-label models, softmax otherwise), sigmoid or softmax",
+            choices=("auto", "sigmoid", "softmax"),
+        ),
         *_COMMON,
     )
 
@@ -407,21 +501,34 @@ class TrainedClassifierMetric(_ClassifierMetric):
         labels = self.clf.labels
         clash = [lab for lab in labels if lab in ("label", "score", "error")]
         if clash:
-            raise BiaskitError("E173", "the classifier has a label named like an output column", value=clash,
-                               fix="rename the label in the model's config.json id2label")
+            raise BiaskitError(
+                "E173",
+                "the classifier has a label named like an output column",
+                value=clash,
+                fix="rename the label in the model's config.json id2label",
+            )
         meta, mpath = {}, Path(os.path.expanduser(str(self.config["model"]))) / "biaskit_classifier.json"
         if mpath.is_file():
             try:
                 meta = json.loads(mpath.read_text(encoding="utf-8"))
             except ValueError as exc:
-                raise BiaskitError("E173", f"biaskit_classifier.json is not valid JSON: {exc}", value=str(mpath),
-                                   fix="retrain the folder or delete the file") from None
+                raise BiaskitError(
+                    "E173", f"biaskit_classifier.json is not valid JSON: {exc}", value=str(mpath), fix="retrain the folder or delete the file"
+                ) from None
         ordinal = self.config["ordinal"]
         self.ordinal = bool(meta.get("ordinal")) if ordinal == "auto" else ordinal == "true"
         if self.ordinal and len(labels) < 2:
             raise BiaskitError("E173", "an ordinal score needs at least 2 labels", value=labels, fix="pass classifier.ordinal=false")
-        self.info.update({"model": self.config["model"], "labels": labels, "ordinal": self.ordinal, "activation": self.clf.activation,
-                          "device": str(self.clf.device), "trained_by_biaskit": bool(meta)})
+        self.info.update(
+            {
+                "model": self.config["model"],
+                "labels": labels,
+                "ordinal": self.ordinal,
+                "activation": self.clf.activation,
+                "device": str(self.clf.device),
+                "trained_by_biaskit": bool(meta),
+            }
+        )
 
     def fields(self) -> dict[str, pa.DataType]:
         f: dict[str, pa.DataType] = {"label": pa.string()}

@@ -44,10 +44,11 @@ def coverage_error(text: str, metric: str) -> str | None:
     if 2 * latin < len(letters):
         other = Counter(_script(c) for c in letters if not _LATIN.match(c)).most_common(1)[0][0]
         share = round(100 * (len(letters) - latin) / len(letters))
-        return (f"not covered: {metric} reads English (Latin-script) text and this text is mostly {other} script "
-                f"({share}% of its letters)")
+        return f"not covered: {metric} reads English (Latin-script) text and this text is mostly {other} script ({share}% of its letters)"
     if not any(len(w) <= MAX_WORD for w in text.split() if _LETTER.search(w)):
         longest = max(len(w) for w in text.split())
-        return (f"not covered: {metric} reads English words and this text has no word-like token "
-                f"(its shortest token with letters has more than {MAX_WORD} characters; the longest has {longest})")
+        return (
+            f"not covered: {metric} reads English words and this text has no word-like token "
+            f"(its shortest token with letters has more than {MAX_WORD} characters; the longest has {longest})"
+        )
     return None

@@ -113,8 +113,9 @@ def load_vectors(path: str | Path, limit: int | None = None) -> Space:
         else:
             kv = gensim_models.KeyedVectors.load_word2vec_format(str(p), binary=p.suffix == ".bin", limit=limit)
     except Exception as exc:
-        raise BiaskitError("E071", f"could not read embeddings {p}: {exc}", value=str(p),
-                           fix="word2vec binary needs the .bin suffix; text format .txt/.vec") from exc
+        raise BiaskitError(
+            "E071", f"could not read embeddings {p}: {exc}", value=str(p), fix="word2vec binary needs the .bin suffix; text format .txt/.vec"
+        ) from exc
     return Space(list(kv.index_to_key), kv.vectors)
 
 
@@ -124,8 +125,12 @@ def load_wordlists(path: str | Path) -> dict[str, Any]:
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise BiaskitError("E071", f"could not read the gender word lists {p}: {exc}", value=str(p),
-                           fix="give bolukbasi.json (keys definitional_pairs, equalize_pairs, specific_full)") from exc
+        raise BiaskitError(
+            "E071",
+            f"could not read the gender word lists {p}: {exc}",
+            value=str(p),
+            fix="give bolukbasi.json (keys definitional_pairs, equalize_pairs, specific_full)",
+        ) from exc
     data = data.get("gender", data)
     need = ("definitional_pairs", "equalize_pairs", "specific_full")
     miss = [k for k in need if k not in data]
@@ -144,8 +149,12 @@ def gender_direction(space: Space, definitional_pairs) -> Any:
             c = (space[a] + space[b]) / 2
             rows += [space[a] - c, space[b] - c]
     if len(rows) < 2:
-        raise BiaskitError("E071", "too few definitional pairs are in the vector vocabulary", value=len(rows) // 2,
-                           fix="use vectors that contain the definitional pairs (she/he, woman/man, ...)")
+        raise BiaskitError(
+            "E071",
+            "too few definitional pairs are in the vector vocabulary",
+            value=len(rows) // 2,
+            fix="use vectors that contain the definitional pairs (she/he, woman/man, ...)",
+        )
     _, _, vt = np.linalg.svd(np.asarray(rows, dtype=np.float64), full_matrices=False)
     g = vt[0] / np.linalg.norm(vt[0])
     if "she" in space and "he" in space and float((space["she"] - space["he"]) @ g) < 0:
@@ -219,30 +228,53 @@ class GenderMetric(Metric):
     keep_on_error = ("unigram_label",)
     # BOLD's polarity projects on (she - he): positive scores lean female
     label_outputs = tuple(
-        LabelOutput(key, f"gender_{m}_label", ("male", "female", "neutral"), score=score, ordinal=("male", "neutral", "female"),
-                    task=task, display=f"Gender polarity ({shown})",
-                    colours={"male": "#1d4e89", "female": "#e76f51", "neutral": "#adb5bd"}, noun="gender")
-        for key, m, score, task, shown in (("gender", "wavg", "gender_wavg", "gender", "Gender-Wavg"),
-                                            ("gender_max", "max", "gender_max", None, "Gender-Max"),
-                                            ("gender_unigram", "unigram", None, None, "unigram")))
+        LabelOutput(
+            key,
+            f"gender_{m}_label",
+            ("male", "female", "neutral"),
+            score=score,
+            ordinal=("male", "neutral", "female"),
+            task=task,
+            display=f"Gender polarity ({shown})",
+            colours={"male": "#1d4e89", "female": "#e76f51", "neutral": "#adb5bd"},
+            noun="gender",
+        )
+        for key, m, score, task, shown in (
+            ("gender", "wavg", "gender_wavg", "gender", "Gender-Wavg"),
+            ("gender_max", "max", "gender_max", None, "Gender-Max"),
+            ("gender_unigram", "unigram", None, None, "unigram"),
+        )
+    )
     params = (
         Param("embeddings", None, "word2vec file (.bin/.txt/.vec/.kv); default: the word2vec-bolukbasi asset", "path"),
         Param("wordlists", None, "Bolukbasi word lists JSON; default: the bolukbasi-wordlists asset", "path"),
         Param("debias", True, "hard-debias the vectors first (BOLD does); false = use the vectors as given", "bool"),
         Param("threshold", 0.25, "<= -threshold male, >= threshold female (Gender-Wavg and Gender-Max)", "float"),
         Param("embedding", True, "compute the embedding scores (false = unigram label only, no vectors needed)", "bool"),
-        Param("max_tie", 1e-6, "Gender-Max tie rule: the most female and most male word within this of each other "
-                               "(|max b + min b| <= max_tie) -> 0.0, neutral", "float"),
+        Param(
+            "max_tie",
+            1e-6,
+            "Gender-Max tie rule: the most female and most male word within this of each other (|max b + min b| <= max_tie) -> 0.0, neutral",
+            "float",
+        ),
         Param("cache", True, "cache the debiased space under $BIASKIT_CACHE/gender", "bool"),
     )
 
     def _check_config(self) -> None:
         if not self.config["max_tie"] >= 0:
-            raise BiaskitError("E070", "gender.max_tie must be >= 0", value=self.config["max_tie"],
-                               fix="e.g. gender.max_tie=1e-6 (default), or 0 for exact ties only")
+            raise BiaskitError(
+                "E070",
+                "gender.max_tie must be >= 0",
+                value=self.config["max_tie"],
+                fix="e.g. gender.max_tie=1e-6 (default), or 0 for exact ties only",
+            )
         if not self.config["threshold"] > 0:  # <= 0 would label every text male (value <= -threshold comes first)
-            raise BiaskitError("E070", "gender.threshold must be above 0", value=self.config["threshold"],
-                               fix="e.g. gender.threshold=0.25 (BOLD): <= -0.25 male, >= 0.25 female")
+            raise BiaskitError(
+                "E070",
+                "gender.threshold must be above 0",
+                value=self.config["threshold"],
+                fix="e.g. gender.threshold=0.25 (BOLD): <= -0.25 male, >= 0.25 female",
+            )
 
     def _setup(self) -> None:
         if not self.config["embedding"]:

@@ -75,8 +75,7 @@ def tag_pos_table(nlp) -> dict[str, str]:
         return table
     for p in nlp.get_pipe("attribute_ruler").patterns:
         pats = p["patterns"]
-        if len(pats) == 1 and len(pats[0]) == 1 and set(pats[0][0]) == {"TAG"} and isinstance(pats[0][0]["TAG"], str) \
-                and "POS" in p["attrs"]:
+        if len(pats) == 1 and len(pats[0]) == 1 and set(pats[0][0]) == {"TAG"} and isinstance(pats[0][0]["TAG"], str) and "POS" in p["attrs"]:
             table[pats[0][0]["TAG"]] = p["attrs"]["POS"]
     return table
 
@@ -107,7 +106,7 @@ class Lexicon:
     def __len__(self) -> int:
         return len(self.values)
 
-    def merge(self, other: "Lexicon") -> "Lexicon":
+    def merge(self, other: Lexicon) -> Lexicon:
         vals = {w: dict(v) for w, v in self.values.items()}
         for w, v in other.values.items():
             vals.setdefault(w, {}).update(v)
@@ -261,8 +260,9 @@ def text_score(values: list[float]) -> float:
 # ------------------------------------------------------------------------------------------ extension
 
 
-def extend_lexicon(lexicon: Lexicon, space, *, folds: int = 5, seed: int = 0, hidden: tuple[int, ...] = (256,),
-                   max_iter: int = 300) -> "LexiconExtension":
+def extend_lexicon(
+    lexicon: Lexicon, space, *, folds: int = 5, seed: int = 0, hidden: tuple[int, ...] = (256,), max_iter: int = 300
+) -> LexiconExtension:
     """Train a feed-forward regressor from embeddings to the lexicon's dimensions (multi-output).
 
     ``space`` is a :class:`biaskit.evaluate.metrics.gender.Space` (or anything with ``lookup`` and
@@ -281,8 +281,12 @@ def extend_lexicon(lexicon: Lexicon, space, *, folds: int = 5, seed: int = 0, hi
         X.append(np.asarray(space[key], dtype=np.float64))
         Y.append([vals[d] for d in dims])
     if len(X) < max(folds * 2, 10):
-        raise BiaskitError("E071", "too few lexicon words have embeddings to train the extension", value=len(X),
-                           fix="use embeddings that cover the lexicon (or a bigger lexicon)")
+        raise BiaskitError(
+            "E071",
+            "too few lexicon words have embeddings to train the extension",
+            value=len(X),
+            fix="use embeddings that cover the lexicon (or a bigger lexicon)",
+        )
     X, Y = np.asarray(X), np.asarray(Y)
     model = MLPRegressor(hidden_layer_sizes=hidden, max_iter=max_iter, random_state=seed, early_stopping=len(X) >= 200)
     pred = cross_val_predict(model, X, Y, cv=KFold(folds, shuffle=True, random_state=seed))
@@ -325,11 +329,23 @@ class NormsMetric(Metric):
     name = "norms"
     version = "1"
     description = "BOLD psycholinguistic norms: per-dimension text scores, classes and lexicon coverage"
-    label_outputs = (LabelOutput("norms_valence", "norms_valence_class", ("positive", "neutral", "negative"), score="norms_valence",
-                                 higher_is_better=True, ordinal=("negative", "neutral", "positive"), display="Valence class",
-                                 colours={"positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828"}, noun="valence"),)
-    source = ("Dhamala et al. 2021 (BOLD); lexicons: NRC-VAD (Mohammad 2018), Warriner et al. 2013, BE5 (Buechel & Hahn 2018), "
-              "NRC Emotion Intensity; extension after Buechel & Hahn 2018")
+    label_outputs = (
+        LabelOutput(
+            "norms_valence",
+            "norms_valence_class",
+            ("positive", "neutral", "negative"),
+            score="norms_valence",
+            higher_is_better=True,
+            ordinal=("negative", "neutral", "positive"),
+            display="Valence class",
+            colours={"positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828"},
+            noun="valence",
+        ),
+    )
+    source = (
+        "Dhamala et al. 2021 (BOLD); lexicons: NRC-VAD (Mohammad 2018), Warriner et al. 2013, BE5 (Buechel & Hahn 2018), "
+        "NRC Emotion Intensity; extension after Buechel & Hahn 2018"
+    )
     default_batch_size = 2000
     params = (
         Param("lexicon", None, "lexicon file(s), comma-separated to combine (e.g. VAD + BE5); or env BIASKIT_NORMS_LEXICON", "path"),
@@ -337,14 +353,26 @@ class NormsMetric(Metric):
         Param("scale", "", "MIN,MAX of the file's values (generic format, or to override a format's default)"),
         Param("threshold", 0.5, ">= threshold positive, <= -threshold negative, else neutral", "float"),
         Param("spacy", "en", "spaCy pipeline: language code (en) or package name / local path"),
-        Param("pos", "parser", "how POS tags are made: parser (default: tagger + attribute ruler + lemmatizer + parser, "
-              "exactly the full pipeline's POS), ruler (no parser), tagger (fastest: tagger + spaCy's TAG->POS map, lemmas "
-              "only for lexicon misses; differs from the full pipeline on ~5% of texts)",
-              choices=("tagger", "ruler", "parser")),
-        Param("processes", 0, "worker processes (0 = auto: one per CPU core for batches of 1,000+ texts, else 1; "
-              "scores are identical for any value)", "int"),
-        Param("extend_embeddings", None, "extend the lexicon to unknown words with a regressor on these vectors "
-              "(word2vec file or asset name word2vec-bolukbasi)", "path"),
+        Param(
+            "pos",
+            "parser",
+            "how POS tags are made: parser (default: tagger + attribute ruler + lemmatizer + parser, "
+            "exactly the full pipeline's POS), ruler (no parser), tagger (fastest: tagger + spaCy's TAG->POS map, lemmas "
+            "only for lexicon misses; differs from the full pipeline on ~5% of texts)",
+            choices=("tagger", "ruler", "parser"),
+        ),
+        Param(
+            "processes",
+            0,
+            "worker processes (0 = auto: one per CPU core for batches of 1,000+ texts, else 1; scores are identical for any value)",
+            "int",
+        ),
+        Param(
+            "extend_embeddings",
+            None,
+            "extend the lexicon to unknown words with a regressor on these vectors (word2vec file or asset name word2vec-bolukbasi)",
+            "path",
+        ),
         Param("extend_folds", 5, "cross-validation folds for the extension's reported correlation", "int"),
         Param("seed", 0, "seed of the extension regressor and its CV split", "int"),
     )
@@ -355,16 +383,29 @@ class NormsMetric(Metric):
         if not self.config["lexicon"]:
             self.config["lexicon"] = os.environ.get("BIASKIT_NORMS_LEXICON") or None
         if not self.config["lexicon"]:
-            raise BiaskitError("E071", "the norms metric needs a lexicon file", fix=(
-                "pass --param norms.lexicon=PATH (NRC-VAD, Warriner CSV, BE5 CSV, NRC emotion intensity) or set BIASKIT_NORMS_LEXICON; "
-                "their licences forbid bundling, see docs/metrics.md"))
+            raise BiaskitError(
+                "E071",
+                "the norms metric needs a lexicon file",
+                fix=(
+                    "pass --param norms.lexicon=PATH (NRC-VAD, Warriner CSV, BE5 CSV, NRC emotion intensity) or set BIASKIT_NORMS_LEXICON; "
+                    "their licences forbid bundling, see docs/metrics.md"
+                ),
+            )
         self.keep_on_error = ("coverage", "n_predicted")
         if int(self.config["processes"] or 0) < 0:
-            raise BiaskitError("E070", "norms.processes must be 0 (auto) or a positive number", value=self.config["processes"],
-                               fix="e.g. norms.processes=2, or 0 to use every core for large batches")
+            raise BiaskitError(
+                "E070",
+                "norms.processes must be 0 (auto) or a positive number",
+                value=self.config["processes"],
+                fix="e.g. norms.processes=2, or 0 to use every core for large batches",
+            )
         if not self.config["threshold"] > 0:  # <= 0 would make every score positive (>= threshold comes first)
-            raise BiaskitError("E070", "norms.threshold must be above 0", value=self.config["threshold"],
-                               fix="e.g. norms.threshold=0.5: >= 0.5 positive, <= -0.5 negative")
+            raise BiaskitError(
+                "E070",
+                "norms.threshold must be above 0",
+                value=self.config["threshold"],
+                fix="e.g. norms.threshold=0.5: >= 0.5 positive, <= -0.5 negative",
+            )
 
     def _setup(self) -> None:
         from biaskit.assets import load_spacy
@@ -384,15 +425,17 @@ class NormsMetric(Metric):
         self._has_parser = "parser" in self.nlp.pipe_names
         self._tag_pos = tag_pos_table(self.nlp) if self.config["pos"] == "tagger" else {}
         if self.config["pos"] == "tagger" and not self._tag_pos:
-            raise BiaskitError("E070", "this spaCy pipeline has no attribute ruler with a TAG->POS map", value=spec,
-                               fix="pass --param norms.pos=ruler")
+            raise BiaskitError(
+                "E070", "this spaCy pipeline has no attribute ruler with a TAG->POS map", value=spec, fix="pass --param norms.pos=ruler"
+            )
         self._lemmatizer = self.nlp.get_pipe("lemmatizer") if "lemmatizer" in self.nlp.pipe_names else None
         # The lemmatizer runs on demand, only for words whose lowercase form is not in the lexicon (most hits need
         # no lemma). It is the pipeline's own component called on the same token, so the lemma is the one the
         # full pipeline gives: an earlier component's lemma (the attribute ruler's exceptions) is kept, as the
         # component itself does with overwrite=False.
-        self._lazy_lemma = self._lemmatizer is not None and hasattr(self._lemmatizer, "lemmatize") \
-            and not getattr(self._lemmatizer, "overwrite", False)
+        self._lazy_lemma = (
+            self._lemmatizer is not None and hasattr(self._lemmatizer, "lemmatize") and not getattr(self._lemmatizer, "overwrite", False)
+        )
         self._disable = (["attribute_ruler"] if self._tag_pos else []) + (["lemmatizer"] if self._lazy_lemma else [])
         self._lemma_cache: dict[tuple[str, str, str], str] = {}
         self.extension = None
@@ -405,10 +448,10 @@ class NormsMetric(Metric):
 
                 emb = resolve("word2vec-bolukbasi").path
             self.extension = extend_lexicon(lex, load_vectors(emb), folds=self.config["extend_folds"], seed=self.config["seed"])
-            self.info["extension"] = {"embeddings": str(emb), "n_train": self.extension.n_train,
-                                      "cv_pearson": self.extension.cv_pearson}
-        self.info.update({"lexicon": lex.source, "format": lex.format, "entries": len(lex), "dims": lex.dims,
-                          "spacy": self.nlp.meta.get("name", spec)})
+            self.info["extension"] = {"embeddings": str(emb), "n_train": self.extension.n_train, "cv_pearson": self.extension.cv_pearson}
+        self.info.update(
+            {"lexicon": lex.source, "format": lex.format, "entries": len(lex), "dims": lex.dims, "spacy": self.nlp.meta.get("name", spec)}
+        )
 
     def fields(self) -> dict[str, pa.DataType]:
         f: dict[str, pa.DataType] = {}
@@ -434,8 +477,7 @@ class NormsMetric(Metric):
         found: list[dict[str, float]] = []
         n_pred = 0
         for tok in doc:
-            if tok.is_punct or tok.is_space or not any(ch.isalpha() for ch in tok.text) \
-                    or is_excluded(tok, self._has_parser, self._pos_of):
+            if tok.is_punct or tok.is_space or not any(ch.isalpha() for ch in tok.text) or is_excluded(tok, self._has_parser, self._pos_of):
                 continue
             considered += 1
             low = tok.lower_
@@ -500,7 +542,7 @@ class NormsMetric(Metric):
         # Workers are forked from this process, so they share the loaded pipeline and lexicon; each scores a
         # contiguous chunk and sends back only the values (no Doc objects). Chunks come back in order.
         size = max(50, -(-len(texts) // (procs * 4)))
-        chunks = [texts[i:i + size] for i in range(0, len(texts), size)]
+        chunks = [texts[i : i + size] for i in range(0, len(texts), size)]
         cols: dict[str, list] = {k: [] for k in self.fields()}
         errors: list[str | None] = []
         for c, e in self._get_pool(procs).imap(_score_chunk_in_worker, chunks):

@@ -40,8 +40,7 @@ class MetricActor:
         return pa.table(arrays)
 
 
-def score_metric_on_ray(cluster: RayCluster, metric: Any, table, params: dict[str, Any] | None = None, progress: Any = None,
-                        *, factory: Any):
+def score_metric_on_ray(cluster: RayCluster, metric: Any, table, params: dict[str, Any] | None = None, progress: Any = None, *, factory: Any):
     """Score ``table`` (pyarrow) with ``metric`` (not set up here) on the actor pool; each actor builds its
     own copy with ``factory(name, text_column, params)`` (:func:`biaskit.evaluate.metrics.base.make_metric`).
 
@@ -56,8 +55,9 @@ def score_metric_on_ray(cluster: RayCluster, metric: Any, table, params: dict[st
     src = table.select(needed).append_column("__row", pa.array(range(table.num_rows), pa.int64()))
     spec = type(metric).name
     parts = []
-    for out in cluster.map_pool(src, MetricActor, {"factory": factory, "spec": spec, "text_column": metric.text_column,
-                                                   "params": dict(params or {})}):
+    for out in cluster.map_pool(
+        src, MetricActor, {"factory": factory, "spec": spec, "text_column": metric.text_column, "params": dict(params or {})}
+    ):
         for d in out.column("__describe").to_pylist():
             if d is not None:
                 info = json.loads(d).get("info") or {}
@@ -71,6 +71,10 @@ def score_metric_on_ray(cluster: RayCluster, metric: Any, table, params: dict[st
     merged = merged.take(pa.compute.sort_indices(merged, [("__row", "ascending")]))
     rows = merged.column("__row").to_pylist()
     if rows != list(range(table.num_rows)):
-        raise BiaskitError("E162", "the Ray run returned a different set of rows than it was given",
-                           value=f"{len(rows)} of {table.num_rows}", fix="rerun; if it persists, report it with the Ray version")
+        raise BiaskitError(
+            "E162",
+            "the Ray run returned a different set of rows than it was given",
+            value=f"{len(rows)} of {table.num_rows}",
+            fix="rerun; if it persists, report it with the Ray version",
+        )
     return {c: merged.column(c).combine_chunks() for c in merged.column_names if c != "__row"}

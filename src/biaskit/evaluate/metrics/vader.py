@@ -9,7 +9,6 @@ Source: the ``vaderSentiment`` package (MIT; ships its lexicon). Presets:
 from __future__ import annotations
 
 import math
-
 import re
 
 import pyarrow as pa
@@ -41,10 +40,22 @@ class VaderMetric(Metric):
     description = "VADER compound sentiment in [-1, 1] and a positive/neutral/negative label"
     source = "Hutto & Gilbert 2014 (vaderSentiment 3.3.2); thresholds: Dhamala et al. 2021 (BOLD), Sheng et al. 2019"
     default_batch_size = 2048
-    label_outputs = (LabelOutput("vader", "vader_label", ("positive", "neutral", "negative"), score="vader_compound",
-                                 higher_is_better=True, ordinal=("negative", "neutral", "positive"), task="sentiment",
-                                 display="Sentiment", colours={"positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828"},
-                                 report_label="Sentiment (VADER)", test_label="positive", noun="sentiment"),)
+    label_outputs = (
+        LabelOutput(
+            "vader",
+            "vader_label",
+            ("positive", "neutral", "negative"),
+            score="vader_compound",
+            higher_is_better=True,
+            ordinal=("negative", "neutral", "positive"),
+            task="sentiment",
+            display="Sentiment",
+            colours={"positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828"},
+            report_label="Sentiment (VADER)",
+            test_label="positive",
+            noun="sentiment",
+        ),
+    )
     params = (
         Param("preset", "bold", "label thresholds: bold (+-0.5, whole text) or sheng (+-0.05, first sentence)", choices=tuple(PRESETS)),
         Param("pos_threshold", None, "override: compound >= this is positive", "float"),
@@ -59,11 +70,19 @@ class VaderMetric(Metric):
         self.first = first if self.config["first_sentence"] is None else self.config["first_sentence"]
         for name, v in (("pos_threshold", self.pos), ("neg_threshold", self.neg)):
             if not math.isfinite(v):
-                raise BiaskitError("E070", f"vader.{name} must be a finite number", value=v,
-                                   fix="e.g. pos_threshold=0.05 neg_threshold=-0.05 (compound scores lie in [-1, 1])")
+                raise BiaskitError(
+                    "E070",
+                    f"vader.{name} must be a finite number",
+                    value=v,
+                    fix="e.g. pos_threshold=0.05 neg_threshold=-0.05 (compound scores lie in [-1, 1])",
+                )
         if self.neg >= self.pos:
-            raise BiaskitError("E070", "vader.neg_threshold must be below vader.pos_threshold", value=(self.neg, self.pos),
-                               fix="e.g. pos_threshold=0.05 neg_threshold=-0.05")
+            raise BiaskitError(
+                "E070",
+                "vader.neg_threshold must be below vader.pos_threshold",
+                value=(self.neg, self.pos),
+                fix="e.g. pos_threshold=0.05 neg_threshold=-0.05",
+            )
 
     def _setup(self) -> None:
         from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer

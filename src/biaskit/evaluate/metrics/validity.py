@@ -56,8 +56,10 @@ def dictionary_path(language: str, *, directory: str | Path | None = None, path:
         base = d / name
         where = f"{base}.dic"
         pkg = PACKAGES.get(name, f"the hunspell dictionary package for {lang!r}")
-        fix = (f"install Debian's {pkg} (bash scripts/services/hunspell.sh installs cs, pl, sk and en-us), or pass "
-               f"validity.dictionary=<file.dic> or validity.dictionary_dir=<folder> (or set BIASKIT_HUNSPELL_DIR)")
+        fix = (
+            f"install Debian's {pkg} (bash scripts/services/hunspell.sh installs cs, pl, sk and en-us), or pass "
+            f"validity.dictionary=<file.dic> or validity.dictionary_dir=<folder> (or set BIASKIT_HUNSPELL_DIR)"
+        )
     if not (base.with_suffix(".dic").is_file() and base.with_suffix(".aff").is_file()):
         raise BiaskitError("E010", f"no Hunspell dictionary for language {language!r} at {where}", value=str(base), fix=fix)
     return base
@@ -91,12 +93,10 @@ class ValidityMetric(Metric):
     name = "validity"
     version = "1"
     description = "completion validity: whether each word of the text is in the language's Hunspell dictionary"
-    source = ("Martinkova et al. 2023 (completion validity); dictionaries: Debian hunspell-cs/pl/sk/en-us "
-              "(LibreOffice dictionaries), read with spylls")
+    source = "Martinkova et al. 2023 (completion validity); dictionaries: Debian hunspell-cs/pl/sk/en-us (LibreOffice dictionaries), read with spylls"
     default_batch_size = 4096
     params = (
-        Param("language", "auto", "language of the texts (cs, pl, sk, en or a dictionary name like de_DE); "
-                                  "auto = per row from the language column"),
+        Param("language", "auto", "language of the texts (cs, pl, sk, en or a dictionary name like de_DE); auto = per row from the language column"),
         Param("language_column", "language", "column with each row's language code (language=auto)"),
         Param("dictionary", None, "explicit .dic file (its .aff next to it) for a fixed language", "path"),
         Param("dictionary_dir", None, "folder with <ll_CC>.aff/.dic files (default $BIASKIT_HUNSPELL_DIR or /usr/share/hunspell)", "path"),
@@ -105,8 +105,12 @@ class ValidityMetric(Metric):
 
     def _check_config(self) -> None:
         if self.config["dictionary"] is not None and self.config["language"] == "auto":
-            raise BiaskitError("E070", "validity.dictionary needs a fixed validity.language", value=self.config["dictionary"],
-                               fix="e.g. validity.language=cs validity.dictionary=/path/cs_CZ.dic")
+            raise BiaskitError(
+                "E070",
+                "validity.dictionary needs a fixed validity.language",
+                value=self.config["dictionary"],
+                fix="e.g. validity.language=cs validity.dictionary=/path/cs_CZ.dic",
+            )
 
     def extra_inputs(self) -> list[str]:
         return [self.config["language_column"]] if self.config["language"] == "auto" else []
@@ -140,7 +144,7 @@ class ValidityMetric(Metric):
         auto = self.config["language"] == "auto"
         langs = batch[self.config["language_column"]] if auto else None
         for t, r in zip(texts, rows):
-            lang = (langs[r] if auto else self.config["language"])
+            lang = langs[r] if auto else self.config["language"]
             if lang is None or not str(lang).strip():
                 valid.append(None)
                 unknown.append(None)

@@ -48,10 +48,9 @@ class ReportResult:
     figures: list[Path]
     tables: dict[str, Path]
     sections: list[str]
-    skipped: list[tuple[str, str]]   # (figure or analysis, why it was not made)
+    skipped: list[tuple[str, str]]  # (figure or analysis, why it was not made)
     headline: list[Finding] = field(default_factory=list)
     figure_objects: dict[str, Any] = field(default_factory=dict)  # name -> matplotlib Figure (keep_figures=True)
-
 
 
 #: the report's analyses in page order: the registry of :mod:`biaskit.evaluate.report.model` (the same list)
@@ -65,10 +64,14 @@ def discover_tables(run_dir: str | Path) -> dict[str, Path]:
 
     rd = Path(run_dir)
     if rd.is_file() and rd.suffix in SUFFIXES:
-        return {rd.stem: rd}          # a single table file is a run of one table
+        return {rd.stem: rd}  # a single table file is a run of one table
     if not rd.is_dir():
-        raise BiaskitError("E081", "run folder not found", value=str(rd),
-                           fix="pass the folder `biaskit demo --out` (or a stage) wrote, or one table file (.parquet/.jsonl/.csv)")
+        raise BiaskitError(
+            "E081",
+            "run folder not found",
+            value=str(rd),
+            fix="pass the folder `biaskit demo --out` (or a stage) wrote, or one table file (.parquet/.jsonl/.csv)",
+        )
     found: dict[str, Path] = {}
     man = rd / "manifest.json"
     if man.is_file():
@@ -115,7 +118,6 @@ def _load(tables: dict[str, Path], manifests: dict[str, dict] | None = None) -> 
     return loaded, overview
 
 
-
 class _Builder:
     """What an analysis gets: ``table``/``figure`` write files and add them to a section; ``manifests``
     (table name -> manifest), ``seed``, ``n_boot``, ``alpha``."""
@@ -131,7 +133,7 @@ class _Builder:
         self.figures: list[Path] = []
         self.tables: dict[str, Path] = {}
         self.skipped: list[tuple[str, str]] = []
-        self.loaded: dict[str, Any] = {}   # table name -> DataFrame (the run's tables)
+        self.loaded: dict[str, Any] = {}  # table name -> DataFrame (the run's tables)
         self._used: dict[str, set[str]] = {"figure": set(), "table": set()}
 
     def _unique(self, what: str, name: str) -> str:
@@ -158,7 +160,7 @@ class _Builder:
 
         self.fig_dir.mkdir(parents=True, exist_ok=True)
         fig = fn(*args, None, **kw)
-        uniq = self._unique('figure', name)
+        uniq = self._unique("figure", name)
         p = save_figure(fig, self.fig_dir / f"{uniq}.png")
         if self.keep_figures:
             self.figure_objects[uniq] = fig
@@ -184,7 +186,7 @@ def _drop_stale_report_files(out_dir: Path, written: list[Path]) -> None:
         pass
     root = out_dir.resolve()
     for rel in sorted(set(old) - set(now)):
-        p = (out_dir / rel)
+        p = out_dir / rel
         try:
             inside = p.resolve().parent.is_relative_to(root) and ".." not in Path(rel).parts and not Path(rel).is_absolute()
         except OSError:
@@ -194,10 +196,20 @@ def _drop_stale_report_files(out_dir: Path, written: list[Path]) -> None:
     write_json_atomic(out_dir / REPORT_FILES, {"written_by": "biaskit report", "files": now})
 
 
-def build_report(run_dir: str | Path, out: str | Path | None = None, *, tables: dict[str, Path] | None = None,
-                 summary: list[tuple[str, str]] | None = None, manifest: dict | None = None, seed: int = 0, n_boot: int = 1000,
-                 alpha: float = 0.05, title: str = "biaskit report", allow_empty: bool = False,
-                 keep_figures: bool = False) -> ReportResult:
+def build_report(
+    run_dir: str | Path,
+    out: str | Path | None = None,
+    *,
+    tables: dict[str, Path] | None = None,
+    summary: list[tuple[str, str]] | None = None,
+    manifest: dict | None = None,
+    seed: int = 0,
+    n_boot: int = 1000,
+    alpha: float = 0.05,
+    title: str = "biaskit report",
+    allow_empty: bool = False,
+    keep_figures: bool = False,
+) -> ReportResult:
     """Write ``report.html`` (self-contained), ``report.md``, ``figures/*.png`` and ``tables/*.{csv,md}``
     into ``out`` (default ``RUN_DIR/report``) from the run's tables.
 
@@ -230,8 +242,12 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, *, tables: 
     manifests: dict[str, dict] = {}
     loaded, overview = _load(tables, manifests)
     if not loaded and not allow_empty:
-        raise BiaskitError("E081", "the run folder has no readable tables", value=str(rd),
-                           fix="run `biaskit demo --out DIR` or a stage first, or pass a folder with .parquet/.jsonl/.csv tables")
+        raise BiaskitError(
+            "E081",
+            "the run folder has no readable tables",
+            value=str(rd),
+            fix="run `biaskit demo --out DIR` or a stage first, or pass a folder with .parquet/.jsonl/.csv tables",
+        )
     b = _Builder(out_dir, seed, n_boot, alpha, keep_figures)
     b.manifests = manifests
     b.loaded = loaded
@@ -242,14 +258,41 @@ def build_report(run_dir: str | Path, out: str | Path | None = None, *, tables: 
         except _Skip as why:
             b.skipped.append((label, str(why)))
     found = [f for s in sections for f in s.headline]
-    headline = [f for f in found if not f.baseline] + [f for f in found if f.baseline]   # model rows first
-    page = render_html(title=title, run_dir=rd, sections=sections, overview=overview, summary=summary or [], manifest=manifest,
-                       skipped=b.skipped, out_dir=out_dir, headline=headline, alpha=alpha)
+    headline = [f for f in found if not f.baseline] + [f for f in found if f.baseline]  # model rows first
+    page = render_html(
+        title=title,
+        run_dir=rd,
+        sections=sections,
+        overview=overview,
+        summary=summary or [],
+        manifest=manifest,
+        skipped=b.skipped,
+        out_dir=out_dir,
+        headline=headline,
+        alpha=alpha,
+    )
     html_path = write_text_atomic(out_dir / "report.html", page)
-    md = render_markdown(title=title, run_dir=rd, sections=sections, overview=overview, summary=summary or [], skipped=b.skipped,
-                         out_dir=out_dir, headline=headline, alpha=alpha)
+    md = render_markdown(
+        title=title,
+        run_dir=rd,
+        sections=sections,
+        overview=overview,
+        summary=summary or [],
+        skipped=b.skipped,
+        out_dir=out_dir,
+        headline=headline,
+        alpha=alpha,
+    )
     md_path = write_text_atomic(out_dir / "report.md", md)
-    _drop_stale_report_files(out_dir, [html_path, md_path, *b.figures, *b.tables.values(),
-                                       *(p.with_suffix(".md") for p in b.tables.values())])
-    return ReportResult(out=out_dir, html=html_path, md=md_path, figures=b.figures, tables=b.tables,
-                        sections=[s.id for s in sections], skipped=b.skipped, headline=headline, figure_objects=b.figure_objects)
+    _drop_stale_report_files(out_dir, [html_path, md_path, *b.figures, *b.tables.values(), *(p.with_suffix(".md") for p in b.tables.values())])
+    return ReportResult(
+        out=out_dir,
+        html=html_path,
+        md=md_path,
+        figures=b.figures,
+        tables=b.tables,
+        sections=[s.id for s in sections],
+        skipped=b.skipped,
+        headline=headline,
+        figure_objects=b.figure_objects,
+    )

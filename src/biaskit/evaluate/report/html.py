@@ -55,8 +55,16 @@ def _p(v) -> str:
     return f"{v:.2e}" if 0 < v < 0.001 else f"{v:.3f}"
 
 
-HEADLINE_COLUMNS = ("finding", "measure", "where", "comparison", "estimate [95% CI] (first minus second)", "p (corrected, over what)", "n",
-                    "uncertain / caution")
+HEADLINE_COLUMNS = (
+    "finding",
+    "measure",
+    "where",
+    "comparison",
+    "estimate [95% CI] (first minus second)",
+    "p (corrected, over what)",
+    "n",
+    "uncertain / caution",
+)
 
 
 def headline_rows(headline) -> list[tuple[str, ...]]:
@@ -69,8 +77,9 @@ def headline_rows(headline) -> list[tuple[str, ...]]:
             signed = f.kind not in ("Likelihood Bias", "Annotator agreement")
             est = _num(f.estimate, signed) + (f" [{_num(f.ci[0], signed)}, {_num(f.ci[1], signed)}]" if f.ci else "")
         p = f"{_p(f.p)} ({f.p_label})" if f.p is not None else ""
-        notes = ([f"uncertain: {', '.join(f.flags)}"] if f.flags else []) + \
-                ([f"caution: {', '.join(f.cautions)}"] if getattr(f, "cautions", None) else [])
+        notes = ([f"uncertain: {', '.join(f.flags)}"] if f.flags else []) + (
+            [f"caution: {', '.join(f.cautions)}"] if getattr(f, "cautions", None) else []
+        )
         rows.append((f.kind, f.metric, f.where, f.comparison, est, p, f.n, "; ".join(notes)))
     return rows
 
@@ -81,40 +90,52 @@ def _headline_summary(headline, alpha: float) -> str:
     flagged = sum(1 for f in headline if f.flags)
     small = sum(1 for f in headline if any("n <" in c for c in getattr(f, "cautions", [])))
     sig = [f for f in headline if f.p is not None and f.p == f.p and f.p < alpha and not f.flags]
-    parts = [f"{n} finding(s) from this run" + (f": the model findings first, then {base} about the Wikipedia baseline alone "
-                                                "(its own groups, no model involved)." if base else ".")]
+    parts = [
+        f"{n} finding(s) from this run"
+        + (f": the model findings first, then {base} about the Wikipedia baseline alone (its own groups, no model involved)." if base else ".")
+    ]
     spans = {f.comparison.rsplit("(same span: ", 1)[1].rstrip(")") for f in headline if "(same span: " in f.comparison}
     if spans:
         from biaskit.evaluate.baseline import SPAN_WORDS
 
         parts.append("Model vs Wikipedia compares the same span of text: " + "; ".join(SPAN_WORDS.get(x, x) for x in sorted(spans)) + ".")
     if flagged:
-        parts.append(f"{flagged} are uncertain (grey): their interval includes 0 (or the chance rate), or their corrected p is not below "
-                     f"{alpha:g}, so the data are consistent with no difference.")
+        parts.append(
+            f"{flagged} are uncertain (grey): their interval includes 0 (or the chance rate), or their corrected p is not below "
+            f"{alpha:g}, so the data are consistent with no difference."
+        )
     if small:
-        parts.append(f"{small} rest on fewer than 30 texts (sentences, items) in a group: a caution (their interval and p are approximate), "
-                     "not a verdict; a small group can still give an interval that excludes 0.")
+        parts.append(
+            f"{small} rest on fewer than 30 texts (sentences, items) in a group: a caution (their interval and p are approximate), "
+            "not a verdict; a small group can still give an interval that excludes 0."
+        )
     if any(f.p is not None for f in headline):
         parts.append(f"{len(sig)} finding(s) have a corrected p < {alpha:g} and an interval that excludes 0.")
     return " ".join(parts)
 
 
-def render_html(*, title: str, run_dir: Path, sections, overview, summary, manifest, skipped, out_dir: Path,
-                headline=(), alpha: float = 0.05) -> str:
+def render_html(*, title: str, run_dir: Path, sections, overview, summary, manifest, skipped, out_dir: Path, headline=(), alpha: float = 0.05) -> str:
     from biaskit.evaluate.report.tables import compact, html_table
 
     e = html.escape
-    toc = [("headline", "Headline findings"), ("run", "Run"), *[(s.id, s.title) for s in sections], ("not_made", "Not made"),
-           ("manifest", "Run manifest")]
+    toc = [
+        ("headline", "Headline findings"),
+        ("run", "Run"),
+        *[(s.id, s.title) for s in sections],
+        ("not_made", "Not made"),
+        ("manifest", "Run manifest"),
+    ]
     body = [f"<h1>{e(title)}</h1>"]
     body.append("<section class='headline' id='headline-block'><h2 id='headline'>Headline findings</h2>")
     if headline:
         body.append(f"<p>{e(_headline_summary(headline, alpha))} Details: follow the links to each section.</p>")
-        body.append("<div class='tw'><table class='hl'><thead><tr>" + "".join(f"<th>{e(c)}</th>" for c in HEADLINE_COLUMNS)
-                    + "</tr></thead><tbody>")
+        body.append("<div class='tw'><table class='hl'><thead><tr>" + "".join(f"<th>{e(c)}</th>" for c in HEADLINE_COLUMNS) + "</tr></thead><tbody>")
         for f, row in zip(headline, headline_rows(headline)):
-            cells = [f"<a href='#{e(f.anchor)}'>{e(row[0])}</a>" if f.anchor else e(row[0]), *map(e, row[1:7]),
-                     f"<span class='flag'>{e(row[7])}</span>" if row[7] else ""]
+            cells = [
+                f"<a href='#{e(f.anchor)}'>{e(row[0])}</a>" if f.anchor else e(row[0]),
+                *map(e, row[1:7]),
+                f"<span class='flag'>{e(row[7])}</span>" if row[7] else "",
+            ]
             body.append(f"<tr class='{'flagged' if f.flags else 'ok'}'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
         body.append("</tbody></table></div>")
     else:
@@ -122,27 +143,35 @@ def render_html(*, title: str, run_dir: Path, sections, overview, summary, manif
     if skipped:
         body.append("<p class='note'>Not made: " + e(", ".join(dict.fromkeys(w for w, _ in skipped))) + " (<a href='#not_made'>why</a>).</p>")
     body.append("</section>")
-    body += [f"<p>Run folder: <code>{e(str(run_dir))}</code>. Tables and figures of this report are also in "
-            f"<code>tables/</code> (CSV, Markdown) and <code>figures/</code> (PNG) next to this file.</p>",
-            "<nav><h2 id='contents'>Contents</h2><ol>" + "".join(f"<li><a href='#{i}'>{e(t)}</a></li>" for i, t in toc) + "</ol></nav>"]
+    body += [
+        f"<p>Run folder: <code>{e(str(run_dir))}</code>. Tables and figures of this report are also in "
+        f"<code>tables/</code> (CSV, Markdown) and <code>figures/</code> (PNG) next to this file.</p>",
+        "<nav><h2 id='contents'>Contents</h2><ol>" + "".join(f"<li><a href='#{i}'>{e(t)}</a></li>" for i, t in toc) + "</ol></nav>",
+    ]
     body.append("<section><h2 id='run'>Run</h2>")
     if summary:
         body.append("<h3>Stages</h3><ul id='stages'>" + "".join(f"<li><b>{e(str(s))}</b>: {_inline(str(t))}</li>" for s, t in summary) + "</ul>")
     body.append("<h3>Tables</h3><div class='tw'><table><thead><tr><th>table</th><th>file</th><th>rows</th><th>note</th></tr></thead><tbody>")
     for name, path, rows, note in overview:
-        body.append(f"<tr><td>{e(name)}</td><td><code>{e(_rel(path, run_dir))}</code></td><td class='num'>{'' if rows is None else rows}</td><td>{e(str(note))}</td></tr>")
+        body.append(
+            f"<tr><td>{e(name)}</td><td><code>{e(_rel(path, run_dir))}</code></td><td class='num'>{'' if rows is None else rows}</td><td>{e(str(note))}</td></tr>"
+        )
     body.append("</tbody></table></div></section>")
     for s in sections:
         body.append(f"<section><h2 id='{e(s.id)}'>{e(s.title)}</h2>")
         body += [f"<p>{_inline(t)}</p>" for t in s.text]
         for f in s.figures:
-            body.append(f"<figure><img src='{_img_data_uri(f.path)}' alt='{e(f.caption)}'><figcaption>{e(f.caption)} "
-                        f"(<code>{e(_rel(f.path, out_dir))}</code>)</figcaption></figure>")
+            body.append(
+                f"<figure><img src='{_img_data_uri(f.path)}' alt='{e(f.caption)}'><figcaption>{e(f.caption)} "
+                f"(<code>{e(_rel(f.path, out_dir))}</code>)</figcaption></figure>"
+            )
         for t in s.tables:
             shown, hidden = compact(t.df, t.show)
             more = f"; {hidden} more column(s) in the CSV" if hidden > 0 else ""
-            body.append(f"<h3>{_inline(t.caption)}</h3><p class='note'>Full table: <a href='tables/{e(t.name)}.csv'>tables/{e(t.name)}.csv</a> "
-                        f"({len(t.df)} rows, {len(t.df.columns)} columns{more}).</p>")
+            body.append(
+                f"<h3>{_inline(t.caption)}</h3><p class='note'>Full table: <a href='tables/{e(t.name)}.csv'>tables/{e(t.name)}.csv</a> "
+                f"({len(t.df)} rows, {len(t.df.columns)} columns{more}).</p>"
+            )
             body.append(html_table(shown, max_rows=t.max_rows))
         body.append("</section>")
     body.append("<section><h2 id='not_made'>Not made</h2>")
@@ -153,17 +182,20 @@ def render_html(*, title: str, run_dir: Path, sections, overview, summary, manif
     body.append("</section><section><h2 id='manifest'>Run manifest</h2>")
     if manifest:
         text = json.dumps(manifest, indent=2, ensure_ascii=False, default=str)
-        body.append(f"<details><summary>Show the run manifest ({text.count(chr(10)) + 1} lines of JSON; also in "
-                    "<code>manifest.json</code>)</summary><pre>" + e(text) + "</pre></details>")
+        body.append(
+            f"<details><summary>Show the run manifest ({text.count(chr(10)) + 1} lines of JSON; also in "
+            "<code>manifest.json</code>)</summary><pre>" + e(text) + "</pre></details>"
+        )
     else:
         body.append("<p>No <code>manifest.json</code> in the run folder.</p>")
     body.append("</section>")
-    return ("<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
-            f"<title>{e(title)}</title><style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+    return (
+        "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{e(title)}</title><style>{CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )
 
 
-def render_markdown(*, title: str, run_dir: Path, sections, overview, summary, skipped, out_dir: Path,
-                    headline=(), alpha: float = 0.05) -> str:
+def render_markdown(*, title: str, run_dir: Path, sections, overview, summary, skipped, out_dir: Path, headline=(), alpha: float = 0.05) -> str:
     from biaskit.evaluate.report.tables import compact, markdown_table
 
     md = [f"# {title}", "", "## Headline findings", ""]
@@ -182,8 +214,14 @@ def render_markdown(*, title: str, run_dir: Path, sections, overview, summary, s
             md += [f"![{f.caption}]({_rel(f.path, out_dir)})", "", f"_{f.caption}_", ""]
         for t in s.tables:
             shown, _ = compact(t.df, t.show)
-            md += [f"### {t.caption}", "", f"Full table: [tables/{t.name}.csv](tables/{t.name}.csv) ({len(t.df)} rows, {len(t.df.columns)} columns)", "",
-                   markdown_table(shown, max_rows=min(t.max_rows, 25)), ""]
+            md += [
+                f"### {t.caption}",
+                "",
+                f"Full table: [tables/{t.name}.csv](tables/{t.name}.csv) ({len(t.df)} rows, {len(t.df.columns)} columns)",
+                "",
+                markdown_table(shown, max_rows=min(t.max_rows, 25)),
+                "",
+            ]
     md += ["", "## Not made", ""]
     md += [f"- **{w}**: {r}" for w, r in skipped] or ["Every analysis found the tables it needs."]
     return "\n".join(md) + "\n"

@@ -10,16 +10,23 @@ builder, so neither can import it back in a circle.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from biaskit.errors import BiaskitError
 
 #: table names the analyses look at first (then every other table of the run)
 PREFERENCE = {
-    "sentiment": ("scores",), "toxicity": ("scores",), "profanity": ("scores",), "regard": ("scores",), "gender": ("scores",), "norms": ("scores",),
-    "likelihood": ("likelihoods", "generations", "scores"), "honest": ("fillins", "fillin_scores", "scores"),
+    "sentiment": ("scores",),
+    "toxicity": ("scores",),
+    "profanity": ("scores",),
+    "regard": ("scores",),
+    "gender": ("scores",),
+    "norms": ("scores",),
+    "likelihood": ("likelihoods", "generations", "scores"),
+    "honest": ("fillins", "fillin_scores", "scores"),
     "agreement": ("agreement",),
 }
 
@@ -36,7 +43,7 @@ class TableOut:
     df: Any
     caption: str
     max_rows: int = 40
-    show: list[str] | None = None   # columns shown on the page (None: :func:`tables.compact` picks); the CSV has all
+    show: list[str] | None = None  # columns shown on the page (None: :func:`tables.compact` picks); the CSV has all
 
 
 @dataclass
@@ -64,7 +71,7 @@ class Finding:
     n: str = ""
     flags: list[str] = field(default_factory=list)
     anchor: str = ""
-    text: str = ""                  # a finding stated in words instead of a number (e.g. "no text flagged")
+    text: str = ""  # a finding stated in words instead of a number (e.g. "no text flagged")
     cautions: list[str] = field(default_factory=list)
     baseline: bool = False
 
@@ -80,7 +87,6 @@ class Section:
     figures: list[Figure] = field(default_factory=list)
     tables: list[TableOut] = field(default_factory=list)
     headline: list[Finding] = field(default_factory=list)
-
 
 
 #: smallest group size the headline treats as enough to compare groups
@@ -100,7 +106,6 @@ def _slug(s: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", str(s).lower()).strip("_")[:60] or "x"
 
 
-
 #: the report's analyses, in page order: (label, fn(builder, loaded tables) -> Section). Each raises
 #: ``SkipAnalysis(why)`` when no table has what it needs (listed under "Not made"). Sections add themselves
 #: with :func:`register_section`; :mod:`biaskit.evaluate.report.sections` imports them in page order.
@@ -111,12 +116,19 @@ def register_section(label: str, fn: Callable[[Any, dict[str, Any]], Section] | 
     """Add an analysis to the report (after those registered before it). Use as ``register_section(label, fn)``
     or as a decorator ``@register_section(label)``; returns ``fn``. Registering a label twice is an error
     (E240): two sections would write the same page part."""
+
     def add(f):
         if any(lab == label for lab, _ in SECTIONS):
-            raise BiaskitError("E240", "a report section with this label is registered already", value=label,
-                               options=[lab for lab, _ in SECTIONS], fix="give the new section its own label")
+            raise BiaskitError(
+                "E240",
+                "a report section with this label is registered already",
+                value=label,
+                options=[lab for lab, _ in SECTIONS],
+                fix="give the new section its own label",
+            )
         SECTIONS.append((label, f))
         return f
+
     return add(fn) if fn is not None else add
 
 
@@ -135,7 +147,6 @@ def find_table(loaded: dict[str, Any], cols: list[str], kind: str, any_of: list[
     need = ", ".join(cols + ([" or ".join(any_of)] if any_of else []))
     have = "; ".join(f"{n}: {len(df)} rows" for n, df in loaded.items()) or "no tables"
     raise _Skip(f"no table has column(s) {need} ({have})")
-
 
 
 #: the old private name, kept for sections written against it
@@ -177,7 +188,6 @@ def _domains(df):
     return [("all", df)]
 
 
-
 def _newcombe(count_a, n_a, count_b, n_b, alpha: float) -> tuple[float, float] | None:
     """Newcombe's hybrid score interval for p_a - p_b (Wilson intervals of each share combined), level 1 - alpha."""
     if not (n_a and n_b):
@@ -206,5 +216,3 @@ def small_n_cautions(n_a, n_b, *, min_n: int = MIN_GROUP_N) -> list[str]:
     """A caution (not an uncertainty flag) when a group has fewer than ``min_n`` texts: the interval and p
     rest on few texts and the normal approximation behind them is rough."""
     return [f"small group (n < {min_n})"] if min(int(n_a), int(n_b)) < min_n else []
-
-

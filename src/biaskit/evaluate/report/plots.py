@@ -58,7 +58,7 @@ def _colour(label: str, i: int, colours: dict[str, str] | None = None) -> str:
 def _text_colour(hex_colour: str) -> str:
     """Black on light fills, white on dark ones (relative luminance)."""
     h = hex_colour.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) / 255 for i in (0, 2, 4))
+    r, g, b = (int(h[i : i + 2], 16) / 255 for i in (0, 2, 4))
     return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.55 else "white"
 
 
@@ -67,8 +67,9 @@ def _short(s: str, n: int = 38) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def stacked_proportions(wide, keys: Sequence[str], labels: Sequence[str], path: str | Path | None, *, title: str,
-                        xlabel: str = "share of texts") -> Path:
+def stacked_proportions(
+    wide, keys: Sequence[str], labels: Sequence[str], path: str | Path | None, *, title: str, xlabel: str = "share of texts"
+) -> Path:
     """Horizontal 100% stacked bars, one per row of a :func:`~biaskit.evaluate.stats.proportions_wide` table
     (``prop_<label>`` columns), labelled ``key1 | key2 (n=...)``. Null labels are shown in the n."""
     rows = wide.head(MAX_BARS)
@@ -101,8 +102,18 @@ def stacked_proportions(wide, keys: Sequence[str], labels: Sequence[str], path: 
     return _save(fig, path)
 
 
-def diverging_bars(df, label_col: str, value_col: str, path: str | Path | None, *, title: str, hue: str | None = None,
-                   xlabel: str = "", colours: tuple[str, str] = ("#1d4e89", "#e76f51"), count_col: str | None = "n_valid") -> Path:
+def diverging_bars(
+    df,
+    label_col: str,
+    value_col: str,
+    path: str | Path | None,
+    *,
+    title: str,
+    hue: str | None = None,
+    xlabel: str = "",
+    colours: tuple[str, str] = ("#1d4e89", "#e76f51"),
+    count_col: str | None = "n_valid",
+) -> Path:
     """Horizontal bars around zero (e.g. male-minus-female share per profession, one bar per source)."""
     import numpy as np
 
@@ -168,8 +179,18 @@ def heatmap(matrix, path: str | Path | None, *, title: str, fmt: str = "{:.0%}",
     return _save(fig, path)
 
 
-def fraction_bars(df, label_col: str, value_col: str, path: str | Path | None, *, title: str, num: str | None = None,
-                  den: str | None = None, ylabel: str = "", ylim: tuple[float, float] | None = (0, 1)) -> Path:
+def fraction_bars(
+    df,
+    label_col: str,
+    value_col: str,
+    path: str | Path | None,
+    *,
+    title: str,
+    num: str | None = None,
+    den: str | None = None,
+    ylabel: str = "",
+    ylim: tuple[float, float] | None = (0, 1),
+) -> Path:
     """Vertical bars with value labels (``k/n`` when ``num``/``den`` columns are given), e.g. Likelihood Bias per axis."""
     cats = [str(c) for c in df[label_col]][:MAX_BARS]
     vals = [float(v) if v == v else 0.0 for v in df[value_col]][:MAX_BARS]

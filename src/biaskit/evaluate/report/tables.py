@@ -70,8 +70,15 @@ HIDDEN_COLUMNS = ("z", "u", "count_a", "count_b", "significant_holm", "mean", "d
 HIDDEN_IF_ZERO = ("n_null", "n_error", "n_null_a", "n_null_b", "n_untestable")
 #: when a table is still wider than MAX_SHOWN_COLUMNS, these go first (in this order, pairs together); the
 #: multiple-comparison-corrected p-values, differences and effect sizes stay
-DROP_ORDER = (("n_null_a", "n_null_b"), ("n_null", "n_error"), ("p_value",), ("p_a", "p_b"), ("median_a", "median_b"),
-              ("n",), ("n_rows", "n_templates"))
+DROP_ORDER = (
+    ("n_null_a", "n_null_b"),
+    ("n_null", "n_error"),
+    ("p_value",),
+    ("p_a", "p_b"),
+    ("median_a", "median_b"),
+    ("n",),
+    ("n_rows", "n_templates"),
+)
 
 
 def compact(df, show=None, max_cols: int = MAX_SHOWN_COLUMNS):
@@ -84,13 +91,13 @@ def compact(df, show=None, max_cols: int = MAX_SHOWN_COLUMNS):
         return df[cols], len(df.columns) - len(cols)
     out = df.copy()
     for c in [c for c in df.columns if str(c).startswith("prop_")]:
-        lab = str(c)[len("prop_"):]
+        lab = str(c)[len("prop_") :]
         lo, hi = f"ci_low_{lab}", f"ci_high_{lab}"
         if lo in out.columns and hi in out.columns:
             out[c] = [_with_ci(v, a, b) for v, a, b in zip(out[c], out[lo], out[hi])]
             out = out.drop(columns=[lo, hi])
         new = lab + (" [CI]" if lo in df.columns else "")
-        if new in out.columns:      # a count column of that name is already there (male, female, prop_male, ...): say "share"
+        if new in out.columns:  # a count column of that name is already there (male, female, prop_male, ...): say "share"
             new = f"share {lab}" + (" [CI]" if lo in df.columns else "")
         out = out.drop(columns=[x for x in (f"count_{lab}",) if x in out.columns]).rename(columns={c: new})
     out = out.drop(columns=[c for c in HIDDEN_COLUMNS if c in out.columns])
@@ -98,8 +105,8 @@ def compact(df, show=None, max_cols: int = MAX_SHOWN_COLUMNS):
         if c in out.columns and (out[c].fillna(0) == 0).all():
             out = out.drop(columns=[c])
     if "caution" in out.columns and (out["caution"].fillna("") == "").all():
-        out = out.drop(columns=["caution"])      # no small group: nothing to say
-    for group in DROP_ORDER:                       # too wide: leave out the least needed columns first
+        out = out.drop(columns=["caution"])  # no small group: nothing to say
+    for group in DROP_ORDER:  # too wide: leave out the least needed columns first
         if len(out.columns) <= max_cols:
             break
         out = out.drop(columns=[c for c in group if c in out.columns])

@@ -9,10 +9,14 @@ from typing import Any
 
 from biaskit.registry import backends
 
-backends.register("hf", "biaskit.evaluate.runners.hf:HFBackend",
-                  help="Hugging Face transformers: any causal or masked LM id, local folder, .gguf file or biaskit asset")
-backends.register("openai", "biaskit.evaluate.runners.openai:OpenAIBackend",
-                  help="any OpenAI-compatible /v1/completions endpoint (vLLM, TGI, llama.cpp server)")
+backends.register(
+    "hf",
+    "biaskit.evaluate.runners.hf:HFBackend",
+    help="Hugging Face transformers: any causal or masked LM id, local folder, .gguf file or biaskit asset",
+)
+backends.register(
+    "openai", "biaskit.evaluate.runners.openai:OpenAIBackend", help="any OpenAI-compatible /v1/completions endpoint (vLLM, TGI, llama.cpp server)"
+)
 
 
 def make_backend(backend: str, model: str, backend_options: dict | None) -> Any:

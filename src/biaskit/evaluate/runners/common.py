@@ -26,7 +26,7 @@ class Unit:
     prompt_id: str
     text: str
     sample_index: int = 0
-    span: str | None = None       # likelihood: score only this substring of ``text``
+    span: str | None = None  # likelihood: score only this substring of ``text``
 
 
 @dataclass
@@ -49,11 +49,19 @@ class GenerationSettings:
         if self.num_return_sequences < 1:
             raise BiaskitError("E062", "num_return_sequences must be at least 1", value=self.num_return_sequences)
         if self.num_return_sequences > 1 and not self.do_sample:
-            raise BiaskitError("E062", "several samples per prompt need sampling (greedy decoding gives the same text each time)",
-                               value=self.num_return_sequences, fix="add --sample (and e.g. --top-k 40 --top-p 0.95) or use --num-return-sequences 1")
+            raise BiaskitError(
+                "E062",
+                "several samples per prompt need sampling (greedy decoding gives the same text each time)",
+                value=self.num_return_sequences,
+                fix="add --sample (and e.g. --top-k 40 --top-p 0.95) or use --num-return-sequences 1",
+            )
         if self.temperature <= 0:
-            raise BiaskitError("E062", "temperature must be > 0 (use greedy decoding for temperature 0)", value=self.temperature,
-                               fix="drop --sample for greedy decoding")
+            raise BiaskitError(
+                "E062",
+                "temperature must be > 0 (use greedy decoding for temperature 0)",
+                value=self.temperature,
+                fix="drop --sample for greedy decoding",
+            )
         if self.top_p is not None and not 0 < self.top_p <= 1:
             raise BiaskitError("E062", "top_p must be in (0, 1]", value=self.top_p)
         if self.top_k is not None and self.top_k < 0:
@@ -72,7 +80,7 @@ class GenerationSettings:
 
 @dataclass
 class LikelihoodSettings:
-    add_bos: bool | None = None       # None: as the tokenizer does by default
+    add_bos: bool | None = None  # None: as the tokenizer does by default
     span_column: str | None = None
 
     def as_config(self) -> dict[str, Any]:
@@ -87,22 +95,24 @@ class FillMaskSettings:
     #: 1: single-token fill-ins (transformers' fill-mask); N > 1: whole words of 1..N subword tokens, found by
     #: beam search and ranked by their pseudo-log-likelihood (see HFBackend.fill_mask)
     max_subwords: int = 1
-    beam_size: int | None = None      # multi-token: beams kept per length (None: max(10, top_k))
-    pll: str = "original"             # multi-token score: original (Salazar et al. 2020) or word_l2r
+    beam_size: int | None = None  # multi-token: beams kept per length (None: max(10, top_k))
+    pll: str = "original"  # multi-token score: original (Salazar et al. 2020) or word_l2r
 
     def check(self) -> None:
         if self.top_k < 1:
             raise BiaskitError("E062", "top_k must be at least 1", value=self.top_k, fix="e.g. --top-k 10")
         if not isinstance(self.max_subwords, int) or self.max_subwords < 1:
-            raise BiaskitError("E062", "max_subwords must be an integer >= 1", value=self.max_subwords,
-                               fix="e.g. --max-subwords 3 (1 = single-token fill-ins)")
+            raise BiaskitError(
+                "E062", "max_subwords must be an integer >= 1", value=self.max_subwords, fix="e.g. --max-subwords 3 (1 = single-token fill-ins)"
+            )
         if self.beam_size is not None and self.beam_size < 1:
             raise BiaskitError("E062", "beam_size must be at least 1", value=self.beam_size, fix="e.g. --beam-size 10")
         if self.pll not in ("original", "word_l2r"):
             raise BiaskitError("E062", "unknown pseudo-log-likelihood variant", value=self.pll, options=["original", "word_l2r"])
         if self.max_subwords > 1 and self.targets:
-            raise BiaskitError("E062", "targets and max_subwords > 1 cannot be combined", value=self.max_subwords,
-                               fix="drop the targets, or use --max-subwords 1")
+            raise BiaskitError(
+                "E062", "targets and max_subwords > 1 cannot be combined", value=self.max_subwords, fix="drop the targets, or use --max-subwords 1"
+            )
 
     @property
     def beams(self) -> int:
@@ -174,7 +184,7 @@ def join_continuation(text: str, sent: str, stripped: bool, raw: str, first_sent
     and produced (``sent`` + generated).
     """
     lead = " " if stripped and raw.startswith(" ") else ""
-    cont = raw[len(lead):]
+    cont = raw[len(lead) :]
     if first_sentence:
         cont = cut_first_sentence(cont)
     full = (sent + lead + cont) if stripped else (text + cont)
@@ -271,7 +281,9 @@ def parse_batch_size(value: str | int | None) -> int | None:
         try:
             n = int(v)
         except ValueError:
-            raise BiaskitError("E062", "invalid batch size", value=value, options=["auto", "a positive integer"], fix="e.g. --batch-size 16") from None
+            raise BiaskitError(
+                "E062", "invalid batch size", value=value, options=["auto", "a positive integer"], fix="e.g. --batch-size 16"
+            ) from None
     if n < 1:
         raise BiaskitError("E062", "batch size must be at least 1", value=value, options=["auto", "a positive integer"], fix="e.g. --batch-size 16")
     return n

@@ -31,9 +31,27 @@ from biaskit.log import ProgressBar, get_logger
 log = get_logger("runners")
 
 #: output columns every runner writes (all kinds; the ones a kind does not use stay null)
-OUTPUT_COLUMNS = ("sample_index", "model", "kind", "model_revision", "backend", "seed", "generation_config",
-                  "continuation", "full_text", "token", "token_score", "rank", "nll_mean", "perplexity",
-                  "n_tokens", "truncated", "error", "n_subwords", "fill_pll")
+OUTPUT_COLUMNS = (
+    "sample_index",
+    "model",
+    "kind",
+    "model_revision",
+    "backend",
+    "seed",
+    "generation_config",
+    "continuation",
+    "full_text",
+    "token",
+    "token_score",
+    "rank",
+    "nll_mean",
+    "perplexity",
+    "n_tokens",
+    "truncated",
+    "error",
+    "n_subwords",
+    "fill_pll",
+)
 _DESC = {"generate": "generating", "fill_mask": "filling masks", "likelihood": "scoring"}
 
 
@@ -56,12 +74,20 @@ def prompt_table(prompts: Any, *, require: Sequence[str] = ()) -> tuple[pa.Table
     needed = ["prompt_id", "text", *require]
     missing = [c for c in needed if c not in t.column_names]
     if missing:
-        raise BiaskitError("E001", f"the prompts table lacks required column(s) {', '.join(missing)}", value=sorted(t.column_names),
-                           fix="give a prompts table (see `biaskit schema prompts`) or rename the columns")
+        raise BiaskitError(
+            "E001",
+            f"the prompts table lacks required column(s) {', '.join(missing)}",
+            value=sorted(t.column_names),
+            fix="give a prompts table (see `biaskit schema prompts`) or rename the columns",
+        )
     ids = t.column("prompt_id").to_pylist()
     if any(i is None or str(i) == "" for i in ids):
-        raise BiaskitError("E005", "prompts table has rows without a prompt_id", value=ids.index(None) if None in ids else ids.index(""),
-                           fix="give every prompt a unique id")
+        raise BiaskitError(
+            "E005",
+            "prompts table has rows without a prompt_id",
+            value=ids.index(None) if None in ids else ids.index(""),
+            fix="give every prompt a unique id",
+        )
     if len(set(ids)) != len(ids):
         seen, dup = set(), None
         for i in ids:
@@ -86,10 +112,25 @@ def _fingerprint(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "hf", out: str | Path | None = None,
-        batch_size: int | str | None = None, overwrite: bool = False, limit: int | None = None,
-        backend_options: dict | None = None, span_column: str | None = None, seed: int | None = None,
-        progress: bool | None = None, backend_obj: Any = None, retry_errors: bool = True, engine: Any = None) -> pa.Table:
+def run(
+    kind: str,
+    prompts: Any,
+    *,
+    model: str,
+    settings: Any,
+    backend: str = "hf",
+    out: str | Path | None = None,
+    batch_size: int | str | None = None,
+    overwrite: bool = False,
+    limit: int | None = None,
+    backend_options: dict | None = None,
+    span_column: str | None = None,
+    seed: int | None = None,
+    progress: bool | None = None,
+    backend_obj: Any = None,
+    retry_errors: bool = True,
+    engine: Any = None,
+) -> pa.Table:
     """Run ``kind`` (generate, fill_mask, likelihood) over ``prompts``; see the public wrappers.
 
     With ``out`` the whole run holds the output's lock (:func:`biaskit.io.output_lock`): a second run on the
@@ -101,11 +142,27 @@ def run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str = "h
 
     spec = engine_spec(engine)
     if spec.is_ray and backend_obj is not None:
-        raise BiaskitError("E160", "a ready backend object cannot be sent to Ray actors", value=type(backend_obj).__name__,
-                           fix="pass backend= and model= (each actor builds its own backend), or use engine='local'")
-    kw = dict(model=model, settings=settings, backend=backend, out=out, batch_size=batch_size, overwrite=overwrite,
-              limit=limit, backend_options=backend_options, span_column=span_column, seed=seed, progress=progress,
-              backend_obj=backend_obj, retry_errors=retry_errors)
+        raise BiaskitError(
+            "E160",
+            "a ready backend object cannot be sent to Ray actors",
+            value=type(backend_obj).__name__,
+            fix="pass backend= and model= (each actor builds its own backend), or use engine='local'",
+        )
+    kw = dict(
+        model=model,
+        settings=settings,
+        backend=backend,
+        out=out,
+        batch_size=batch_size,
+        overwrite=overwrite,
+        limit=limit,
+        backend_options=backend_options,
+        span_column=span_column,
+        seed=seed,
+        progress=progress,
+        backend_obj=backend_obj,
+        retry_errors=retry_errors,
+    )
     if out is None:
         return _run_on(kind, prompts, spec, kw)
     from biaskit.io import output_lock
@@ -123,9 +180,25 @@ def _run_on(kind: str, prompts: Any, spec: Any, kw: dict) -> pa.Table:
         return _run(kind, prompts, cluster=cluster, **kw)
 
 
-def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, out: str | Path | None, batch_size: int | str | None,
-         overwrite: bool, limit: int | None, backend_options: dict | None, span_column: str | None, seed: int | None,
-         progress: bool | None, backend_obj: Any, retry_errors: bool, cluster: Any) -> pa.Table:
+def _run(
+    kind: str,
+    prompts: Any,
+    *,
+    model: str,
+    settings: Any,
+    backend: str,
+    out: str | Path | None,
+    batch_size: int | str | None,
+    overwrite: bool,
+    limit: int | None,
+    backend_options: dict | None,
+    span_column: str | None,
+    seed: int | None,
+    progress: bool | None,
+    backend_obj: Any,
+    retry_errors: bool,
+    cluster: Any,
+) -> pa.Table:
     from biaskit.io import ShardedWriter, drop_duplicate_keys, read_manifest, read_table, write_json_atomic, write_table
     from biaskit.manifest import new_manifest
     from biaskit.secrets import redact
@@ -153,9 +226,13 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
         be = backend_obj if backend_obj is not None else _make_backend(backend, model, backend_options)
     method = kind
     if not hasattr(be, method):
-        raise BiaskitError("E062", f"the {be.name} backend cannot run {kind}", value=be.name,
-                           options=[n for n in ("generate", "fill_mask", "likelihood") if hasattr(be, n)],
-                           fix="use --backend hf for this kind of run")
+        raise BiaskitError(
+            "E062",
+            f"the {be.name} backend cannot run {kind}",
+            value=be.name,
+            options=[n for n in ("generate", "fill_mask", "likelihood") if hasattr(be, n)],
+            fix="use --backend hf for this kind of run",
+        )
     gen_config = {"kind": kind, **settings.as_config()}
     task = be.describe().get("task") if hasattr(be, "describe") else None
     if kind == "likelihood" and task == "masked":
@@ -171,9 +248,15 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
     gen_config_json = json.dumps(gen_config, sort_keys=True)
     run_seed = int(seed if seed is not None else getattr(settings, "seed", 0) or 0)
     revision = getattr(be, "revision", None)
-    fingerprint_src = {"kind": kind, "model": model, "backend": be.name, "revision": revision, "config": gen_config,
-                       "seed": run_seed, "prompt_ids": _fingerprint({"ids": t.column("prompt_id").to_pylist(),
-                                                                      "text": t.column("text").to_pylist()})}
+    fingerprint_src = {
+        "kind": kind,
+        "model": model,
+        "backend": be.name,
+        "revision": revision,
+        "config": gen_config,
+        "seed": run_seed,
+        "prompt_ids": _fingerprint({"ids": t.column("prompt_id").to_pylist(), "text": t.column("text").to_pylist()}),
+    }
     endpoint = be.describe().get("base_url") if hasattr(be, "describe") else None
     if endpoint:
         # a resume against another server would merge the rows of two servers: the endpoint is part of the run
@@ -185,17 +268,23 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
     ids = [str(x) for x in t.column("prompt_id").to_pylist()]
     spans = t.column(span_column).to_pylist() if span_column else [None] * t.num_rows
     n_samples = settings.num_return_sequences if kind == "generate" else 1
-    units = [Unit(r, ids[r], texts[r] if texts[r] is not None else "", k, spans[r] if span_column else None)
-             for r in range(t.num_rows) for k in range(n_samples)]
+    units = [
+        Unit(r, ids[r], texts[r] if texts[r] is not None else "", k, spans[r] if span_column else None)
+        for r in range(t.num_rows)
+        for k in range(n_samples)
+    ]
     null_span = {r for r in range(t.num_rows) if span_column and spans[r] is None}
-    empty = {r: ("prompt text is null" if texts[r] is None else "empty prompt text")
-             for r in range(t.num_rows) if texts[r] is None or not str(texts[r]).strip()}
+    empty = {
+        r: ("prompt text is null" if texts[r] is None else "empty prompt text")
+        for r in range(t.num_rows)
+        if texts[r] is None or not str(texts[r]).strip()
+    }
 
     writer = None
     out_p = Path(out) if out is not None else None
     done: set[tuple[str, int]] = set()
     failed: set[tuple[str, int]] = set()
-    redo: set[tuple[str, int]] = set()   # units that ended in an error in the finished output, run again now
+    redo: set[tuple[str, int]] = set()  # units that ended in an error in the finished output, run again now
     early_keys = {(u.prompt_id, u.sample_index) for u in units if u.row in null_span or u.row in empty}
     if out_p is not None:
         parts = out_p.parent / (out_p.name + ".parts")
@@ -205,9 +294,13 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
         elif out_p.exists():
             m = read_manifest(out_p) or {}
             if m.get("config", {}).get("fingerprint") != fp:
-                raise BiaskitError("E063", "the output file exists from another run (different model, settings or prompts)", value=str(out_p),
-                                   fix="pass --overwrite to replace it, or choose another --out")
-            if not _state_fp(state) == fp:   # (a retry of a finished run that was killed resumes below)
+                raise BiaskitError(
+                    "E063",
+                    "the output file exists from another run (different model, settings or prompts)",
+                    value=str(out_p),
+                    fix="pass --overwrite to replace it, or choose another --out",
+                )
+            if not _state_fp(state) == fp:  # (a retry of a finished run that was killed resumes below)
                 prev = read_table(out_p, "generations")
                 redo = _error_units(prev) - early_keys if retry_errors else set()
                 if not redo:
@@ -228,8 +321,12 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
                 differ = sorted(k for k in set(prev_run) | set(fingerprint_src) if prev_run.get(k) != fingerprint_src.get(k)) or ["fingerprint"]
                 shown = {k: prev_run.get(k) for k in differ if k != "prompt_ids"}
                 writer.close()
-                raise BiaskitError("E063", f"{writer.parts} holds a partial run with other settings (different {', '.join(differ)})", value=shown or old.get("run"),
-                                   fix="rerun with the same endpoint, model, prompts and settings to resume, or pass --overwrite to start over")
+                raise BiaskitError(
+                    "E063",
+                    f"{writer.parts} holds a partial run with other settings (different {', '.join(differ)})",
+                    value=shown or old.get("run"),
+                    fix="rerun with the same endpoint, model, prompts and settings to resume, or pass --overwrite to start over",
+                )
             redo |= {(str(a), int(b)) for a, b in old.get("retry_of_finished") or ()}
         else:
             write_json_atomic(state, {"fingerprint": fp, "run": fingerprint_src})
@@ -238,8 +335,7 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
             log.info("resuming: %d of %d units already done in %s", len(done), len(units), writer.parts)
 
     out_schema = _output_schema()
-    base = {"model": model, "kind": kind, "model_revision": revision, "backend": be.name, "seed": run_seed,
-            "generation_config": gen_config_json}
+    base = {"model": model, "kind": kind, "model_revision": revision, "backend": be.name, "seed": run_seed, "generation_config": gen_config_json}
     acc: list[pa.Table] = []
 
     def emit(results: list[dict]) -> None:
@@ -267,8 +363,7 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
     if retried:
         log.info("running again %d unit(s) that ended in an error before", retried)
     if early:
-        emit([{"_unit": u, "truncated": False,
-               "error": empty.get(u.row) or f"{span_column} is null: no span to score"} for u in early])
+        emit([{"_unit": u, "truncated": False, "error": empty.get(u.row) or f"{span_column} is null: no span to score"} for u in early])
     try:
         if pending:
             with ProgressBar(len(pending), desc=f"{_DESC[kind]} ({model})", disable=True if progress is False else None) as bar:
@@ -311,14 +406,28 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
     if n_err:
         log.warning("%d of %d output rows have an error (see the error column)", n_err, merged.num_rows)
     manifest = new_manifest(
-        f"biaskit {kind.replace('_', '-')}", stage="generations", seed=run_seed, inputs=inputs,
-        config={"fingerprint": fp, "model": model, "backend": be.name, "generation_config": gen_config,
-                "span_column": span_column, "limit": limit, "batch_size": "auto" if bs is None else bs,
-                **_fill_facts(kind, gen_config)},
-        extra={"model": {"id": model, "revision": revision, **(be.describe() if hasattr(be, "describe") else {})},
-               "truncated_prompts": trunc, "error_rows": n_err, "retried_error_rows": retried,
-               "batch_sizes_used": sorted(set(getattr(be, "batch_sizes_used", []))),
-               "engine": cluster.facts if cluster is not None else {"engine": "local"}},
+        f"biaskit {kind.replace('_', '-')}",
+        stage="generations",
+        seed=run_seed,
+        inputs=inputs,
+        config={
+            "fingerprint": fp,
+            "model": model,
+            "backend": be.name,
+            "generation_config": gen_config,
+            "span_column": span_column,
+            "limit": limit,
+            "batch_size": "auto" if bs is None else bs,
+            **_fill_facts(kind, gen_config),
+        },
+        extra={
+            "model": {"id": model, "revision": revision, **(be.describe() if hasattr(be, "describe") else {})},
+            "truncated_prompts": trunc,
+            "error_rows": n_err,
+            "retried_error_rows": retried,
+            "batch_sizes_used": sorted(set(getattr(be, "batch_sizes_used", []))),
+            "engine": cluster.facts if cluster is not None else {"engine": "local"},
+        },
     )
     if writer is not None:
         write_table(merged, out_p, stage="generations", manifest=manifest)
@@ -327,8 +436,7 @@ def _run(kind: str, prompts: Any, *, model: str, settings: Any, backend: str, ou
     from biaskit.schema import conform
 
     merged = conform(merged, "generations")
-    return merged.replace_schema_metadata({**(merged.schema.metadata or {}),
-                                           b"biaskit_manifest": json.dumps(manifest, default=str).encode()})
+    return merged.replace_schema_metadata({**(merged.schema.metadata or {}), b"biaskit_manifest": json.dumps(manifest, default=str).encode()})
 
 
 def _with_run_facts(t: pa.Table, *, retried: int, complete: bool = False) -> pa.Table:
@@ -352,8 +460,10 @@ def _state_fp(state: Path) -> str | None:
 
 def _unit_keys(tab: pa.Table) -> list[tuple[str, int]]:
     """The work-unit key (prompt_id, sample_index; fill-mask rows of one prompt share unit 0) of each row."""
-    return [(str(pid), 0 if kd == "fill_mask" else int(k)) for pid, k, kd in
-            zip(tab.column("prompt_id").to_pylist(), tab.column("sample_index").to_pylist(), tab.column("kind").to_pylist())]
+    return [
+        (str(pid), 0 if kd == "fill_mask" else int(k))
+        for pid, k, kd in zip(tab.column("prompt_id").to_pylist(), tab.column("sample_index").to_pylist(), tab.column("kind").to_pylist())
+    ]
 
 
 def _error_units(tab: pa.Table) -> set[tuple[str, int]]:
@@ -372,21 +482,40 @@ def _done_units(writer, with_failed: bool = False):
     for shard in writer.shards():
         tab = pq.read_table(shard, columns=["prompt_id", "sample_index", "error", "kind"])
         kinds = tab.column("kind").to_pylist()
-        for pid, k, e, kd in zip(tab.column("prompt_id").to_pylist(), tab.column("sample_index").to_pylist(),
-                                 tab.column("error").to_pylist(), kinds):
+        for pid, k, e, kd in zip(tab.column("prompt_id").to_pylist(), tab.column("sample_index").to_pylist(), tab.column("error").to_pylist(), kinds):
             key = (str(pid), 0 if kd == "fill_mask" else int(k))
             (failed if e is not None else done).add(key)
     # a unit that failed once and later succeeded is done; one that only failed is retried
     return (done, failed - done) if with_failed else done
 
 
-def generate(prompts: Any, *, model: str, backend: str = "hf", out: str | Path | None = None, batch_size: int | str | None = None,
-             seed: int = 0, max_new_tokens: int = 20, do_sample: bool = False, temperature: float = 1.0, top_k: int | None = None,
-             top_p: float | None = None, repetition_penalty: float | None = None, num_return_sequences: int = 1,
-             first_sentence: bool = False, chat: bool = False, strip_trailing_space: bool = True,
-             device: str | None = "auto", dtype: str | None = "auto",
-             overwrite: bool = False, limit: int | None = None, backend_options: dict | None = None,
-             progress: bool | None = None, retry_errors: bool = True, engine: Any = None) -> pa.Table:
+def generate(
+    prompts: Any,
+    *,
+    model: str,
+    backend: str = "hf",
+    out: str | Path | None = None,
+    batch_size: int | str | None = None,
+    seed: int = 0,
+    max_new_tokens: int = 20,
+    do_sample: bool = False,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    repetition_penalty: float | None = None,
+    num_return_sequences: int = 1,
+    first_sentence: bool = False,
+    chat: bool = False,
+    strip_trailing_space: bool = True,
+    device: str | None = "auto",
+    dtype: str | None = "auto",
+    overwrite: bool = False,
+    limit: int | None = None,
+    backend_options: dict | None = None,
+    progress: bool | None = None,
+    retry_errors: bool = True,
+    engine: Any = None,
+) -> pa.Table:
     """Continue every prompt: one row per (prompt, sample) with ``continuation`` (prompt stripped) and ``full_text``.
 
     Greedy by default; ``do_sample=True`` samples with ``temperature``/``top_k``/``top_p`` from a per-row
@@ -399,20 +528,61 @@ def generate(prompts: Any, *, model: str, backend: str = "hf", out: str | Path |
     an error (``retry_errors=False`` leaves them). Prompts longer than the model context are cut from the left
     (``truncated=True``).
     """
-    s = GenerationSettings(max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_k=top_k,
-                           top_p=top_p, repetition_penalty=repetition_penalty, num_return_sequences=num_return_sequences,
-                           first_sentence=first_sentence, chat=chat, strip_trailing_space=strip_trailing_space, seed=seed)
+    s = GenerationSettings(
+        max_new_tokens=max_new_tokens,
+        do_sample=do_sample,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        repetition_penalty=repetition_penalty,
+        num_return_sequences=num_return_sequences,
+        first_sentence=first_sentence,
+        chat=chat,
+        strip_trailing_space=strip_trailing_space,
+        seed=seed,
+    )
     s.check()
     opts = {"device": device, "dtype": dtype, "task": "causal", **(backend_options or {})}
-    return run("generate", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,
-               overwrite=overwrite, limit=limit, backend_options=opts, seed=seed, progress=progress, retry_errors=retry_errors, engine=engine)
+    return run(
+        "generate",
+        prompts,
+        model=model,
+        settings=s,
+        backend=backend,
+        out=out,
+        batch_size=batch_size,
+        overwrite=overwrite,
+        limit=limit,
+        backend_options=opts,
+        seed=seed,
+        progress=progress,
+        retry_errors=retry_errors,
+        engine=engine,
+    )
 
 
-def fill_mask(prompts: Any, *, model: str, backend: str = "hf", out: str | Path | None = None, batch_size: int | str | None = None,
-              top_k: int = 10, whole_word: bool = False, targets: list[str] | None = None, device: str | None = "auto",
-              dtype: str | None = "auto", overwrite: bool = False, limit: int | None = None,
-              backend_options: dict | None = None, progress: bool | None = None, max_subwords: int = 1,
-              beam_size: int | None = None, pll: str = "original", retry_errors: bool = True, engine: Any = None) -> pa.Table:
+def fill_mask(
+    prompts: Any,
+    *,
+    model: str,
+    backend: str = "hf",
+    out: str | Path | None = None,
+    batch_size: int | str | None = None,
+    top_k: int = 10,
+    whole_word: bool = False,
+    targets: list[str] | None = None,
+    device: str | None = "auto",
+    dtype: str | None = "auto",
+    overwrite: bool = False,
+    limit: int | None = None,
+    backend_options: dict | None = None,
+    progress: bool | None = None,
+    max_subwords: int = 1,
+    beam_size: int | None = None,
+    pll: str = "original",
+    retry_errors: bool = True,
+    engine: Any = None,
+) -> pa.Table:
     """Top-k fill-ins of each prompt's single mask slot (``<mask>`` or ``[MASK]``): ``top_k`` rows per prompt.
 
     Rows carry ``token`` (the predicted word), ``token_score`` (its probability), ``rank`` (1-based) and
@@ -426,18 +596,45 @@ def fill_mask(prompts: Any, *, model: str, backend: str = "hf", out: str | Path 
     ``pll="original"`` or ``"word_l2r"``); ``n_subwords`` says how many pieces each fill-in has. Every row has
     ``n_subwords`` and ``fill_pll`` (log ``token_score`` for single-token fill-ins).
     """
-    s = FillMaskSettings(top_k=top_k, whole_word=whole_word, targets=targets, max_subwords=max_subwords,
-                         beam_size=beam_size, pll=pll)
+    s = FillMaskSettings(top_k=top_k, whole_word=whole_word, targets=targets, max_subwords=max_subwords, beam_size=beam_size, pll=pll)
     s.check()
     opts = {"device": device, "dtype": dtype, "task": "masked", **(backend_options or {})}
-    return run("fill_mask", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,
-               overwrite=overwrite, limit=limit, backend_options=opts, seed=0, progress=progress, retry_errors=retry_errors, engine=engine)
+    return run(
+        "fill_mask",
+        prompts,
+        model=model,
+        settings=s,
+        backend=backend,
+        out=out,
+        batch_size=batch_size,
+        overwrite=overwrite,
+        limit=limit,
+        backend_options=opts,
+        seed=0,
+        progress=progress,
+        retry_errors=retry_errors,
+        engine=engine,
+    )
 
 
-def likelihood(prompts: Any, *, model: str, backend: str = "hf", out: str | Path | None = None, batch_size: int | str | None = None,
-               add_bos: bool | None = None, span_column: str | None = None, device: str | None = "auto",
-               dtype: str | None = "auto", overwrite: bool = False, limit: int | None = None,
-               backend_options: dict | None = None, progress: bool | None = None, retry_errors: bool = True, engine: Any = None) -> pa.Table:
+def likelihood(
+    prompts: Any,
+    *,
+    model: str,
+    backend: str = "hf",
+    out: str | Path | None = None,
+    batch_size: int | str | None = None,
+    add_bos: bool | None = None,
+    span_column: str | None = None,
+    device: str | None = "auto",
+    dtype: str | None = "auto",
+    overwrite: bool = False,
+    limit: int | None = None,
+    backend_options: dict | None = None,
+    progress: bool | None = None,
+    retry_errors: bool = True,
+    engine: Any = None,
+) -> pa.Table:
     """Per-sentence mean negative log-likelihood (nats/token), perplexity and number of scored tokens.
 
     Causal LMs: every text token is scored given the ones before it; the BOS position is never scored
@@ -448,8 +645,23 @@ def likelihood(prompts: Any, *, model: str, backend: str = "hf", out: str | Path
     """
     s = LikelihoodSettings(add_bos=add_bos, span_column=span_column)
     opts = {"device": device, "dtype": dtype, "task": "auto", **(backend_options or {})}
-    return run("likelihood", prompts, model=model, settings=s, backend=backend, out=out, batch_size=batch_size,
-               overwrite=overwrite, limit=limit, backend_options=opts, span_column=span_column, seed=0, progress=progress, retry_errors=retry_errors, engine=engine)
+    return run(
+        "likelihood",
+        prompts,
+        model=model,
+        settings=s,
+        backend=backend,
+        out=out,
+        batch_size=batch_size,
+        overwrite=overwrite,
+        limit=limit,
+        backend_options=opts,
+        span_column=span_column,
+        seed=0,
+        progress=progress,
+        retry_errors=retry_errors,
+        engine=engine,
+    )
 
 
 def _fill_facts(kind: str, gen_config: dict) -> dict:

@@ -39,7 +39,7 @@ from biaskit.log import get_logger
 log = get_logger("runners.hf")
 
 #: loaded models, keyed by (source, task, device, dtype, revision)
-_CACHE: dict[tuple, "LoadedModel"] = {}
+_CACHE: dict[tuple, LoadedModel] = {}
 
 AUTO_BATCH = {"cuda": 64, "mps": 16, "cpu": 16}
 #: padded tokens per batch the automatic batch size aims at (longest row x rows)
@@ -74,8 +74,14 @@ def pick_device(device: str | None = "auto") -> str:
 def pick_dtype(dtype: str | None, device: str):
     torch = _torch()
     d = (dtype or "auto").lower()
-    table = {"float32": torch.float32, "fp32": torch.float32, "float16": torch.float16, "fp16": torch.float16,
-             "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
+    table = {
+        "float32": torch.float32,
+        "fp32": torch.float32,
+        "float16": torch.float16,
+        "fp16": torch.float16,
+        "bfloat16": torch.bfloat16,
+        "bf16": torch.bfloat16,
+    }
     if d == "auto":
         if device.startswith("cuda"):
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
@@ -89,8 +95,8 @@ def pick_dtype(dtype: str | None, device: str):
 class LoadedModel:
     model: Any
     tokenizer: Any
-    task: str                 # causal | masked
-    source: str               # what was loaded (path, gguf file or hub id)
+    task: str  # causal | masked
+    source: str  # what was loaded (path, gguf file or hub id)
     revision: str | None
     device: str
     dtype: str
@@ -166,8 +172,15 @@ def _architectures(where: str, gguf: str | None, revision: str | None, trust_rem
     return list(getattr(cfg, "architectures", None) or [])
 
 
-def load(model: str, *, task: str = "auto", device: str | None = "auto", dtype: str | None = "auto",
-         revision: str | None = None, trust_remote_code: bool = False) -> LoadedModel:
+def load(
+    model: str,
+    *,
+    task: str = "auto",
+    device: str | None = "auto",
+    dtype: str | None = "auto",
+    revision: str | None = None,
+    trust_remote_code: bool = False,
+) -> LoadedModel:
     """Load (or fetch from the process cache) a causal or masked LM and its tokenizer.
 
     ``task``: ``causal``, ``masked`` or ``auto`` (from the config's architectures). Raises E060 naming the
@@ -181,8 +194,12 @@ def load(model: str, *, task: str = "auto", device: str | None = "auto", dtype: 
     if key in _CACHE:  # one copy per model, shared by every kind of run (e.g. the demo's generate + likelihood)
         lm = _CACHE[key]
         if task not in ("auto", lm.task):
-            raise BiaskitError("E060", f"{model!r} is a {lm.task} LM, but a {task} LM is needed here", value=model,
-                               fix="generate/likelihood take causal LMs (likelihood also masked LMs); fill-mask takes masked LMs")
+            raise BiaskitError(
+                "E060",
+                f"{model!r} is a {lm.task} LM, but a {task} LM is needed here",
+                value=model,
+                fix="generate/likelihood take causal LMs (likelihood also masked LMs); fill-mask takes masked LMs",
+            )
         return lm
     from biaskit.assets import hub_offline, online_step, prepare_hub
 
@@ -202,8 +219,12 @@ def load(model: str, *, task: str = "auto", device: str | None = "auto", dtype: 
         detected = "masked" if archs and all(a.endswith("ForMaskedLM") for a in archs) else ("causal" if archs else None)
         t = task if task != "auto" else (detected or "causal")
         if detected and t != detected:
-            raise BiaskitError("E060", f"{model!r} is a {detected} LM ({', '.join(archs)}), but a {t} LM is needed here",
-                               value=model, fix="generate/likelihood take causal LMs (likelihood also masked LMs); fill-mask takes masked LMs")
+            raise BiaskitError(
+                "E060",
+                f"{model!r} is a {detected} LM ({', '.join(archs)}), but a {t} LM is needed here",
+                value=model,
+                fix="generate/likelihood take causal LMs (likelihood also masked LMs); fill-mask takes masked LMs",
+            )
         cls = tf.AutoModelForMaskedLM if t == "masked" else tf.AutoModelForCausalLM
         tok = tf.AutoTokenizer.from_pretrained(src, **kw)
         mdl = cls.from_pretrained(src, dtype=dt, **kw)
@@ -213,13 +234,19 @@ def load(model: str, *, task: str = "auto", device: str | None = "auto", dtype: 
         if origin == "hub":
             why = "is not in the local cache and the machine is offline" if hub_offline() else "could not be loaded from the Hub"
             raise BiaskitError(
-                "E060", f"model {model!r} {why}", value=model,
+                "E060",
+                f"model {model!r} {why}",
+                value=model,
                 options=[*_model_assets(task), "<local folder>"] + (["<file.gguf>"] if task != "masked" else []),
-                fix=f"give one of: {_valid_models(task)}; or {online_step(repr(model))}; "
-                    f"detail: {str(exc).splitlines()[0][:200]}") from exc
-        raise BiaskitError("E060", f"could not load {task if task != 'auto' else ''} model from {model!r}: {str(exc).splitlines()[0][:300]}",
-                           value=model, fix="check that the folder holds a transformers model with its tokenizer "
-                                            "(a causal LM for generate/likelihood, a masked LM for fill-mask)") from exc
+                fix=f"give one of: {_valid_models(task)}; or {online_step(repr(model))}; detail: {str(exc).splitlines()[0][:200]}",
+            ) from exc
+        raise BiaskitError(
+            "E060",
+            f"could not load {task if task != 'auto' else ''} model from {model!r}: {str(exc).splitlines()[0][:300]}",
+            value=model,
+            fix="check that the folder holds a transformers model with its tokenizer "
+            "(a causal LM for generate/likelihood, a masked LM for fill-mask)",
+        ) from exc
     if converted is not None and src_gguf:
         _save_converted(mdl, tok, converted)
     mdl.to(dev)
@@ -241,9 +268,17 @@ def load(model: str, *, task: str = "auto", device: str | None = "auto", dtype: 
         ctx = min(ctx, tml) if ctx else tml
     if t == "masked" and getattr(cfg, "model_type", "") in {"roberta", "xlm-roberta", "camembert"} and ctx and ctx > 2:
         ctx = min(ctx, 512)  # RoBERTa reserves 2 position ids (padding offset)
-    lm = LoadedModel(mdl, tok, t, f"{where}/{gguf}" if gguf else where,
-                     _revision(where, gguf, origin, mdl, revision), dev, str(dt).replace("torch.", ""), ctx or 2048,
-                     {"architectures": archs, "origin": origin})
+    lm = LoadedModel(
+        mdl,
+        tok,
+        t,
+        f"{where}/{gguf}" if gguf else where,
+        _revision(where, gguf, origin, mdl, revision),
+        dev,
+        str(dt).replace("torch.", ""),
+        ctx or 2048,
+        {"architectures": archs, "origin": origin},
+    )
     _CACHE[key] = lm
     return lm
 
@@ -324,8 +359,17 @@ class HFBackend:
 
     name = "hf"
 
-    def __init__(self, model: str, *, device: str | None = "auto", dtype: str | None = "auto", revision: str | None = None,
-                 trust_remote_code: bool = False, task: str = "auto", **_: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        device: str | None = "auto",
+        dtype: str | None = "auto",
+        revision: str | None = None,
+        trust_remote_code: bool = False,
+        task: str = "auto",
+        **_: Any,
+    ) -> None:
         self.spec = model
         self.lm = load(model, task=task, device=device, dtype=dtype, revision=revision, trust_remote_code=trust_remote_code)
         self.batch_sizes_used: list[int] = []
@@ -337,12 +381,19 @@ class HFBackend:
         return self.lm.revision
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": "hf", "device": self.lm.device, "dtype": self.lm.dtype, "task": self.lm.task,
-                "source": self.lm.source, "context_length": self.lm.context_length}
+        return {
+            "backend": "hf",
+            "device": self.lm.device,
+            "dtype": self.lm.dtype,
+            "task": self.lm.task,
+            "source": self.lm.source,
+            "context_length": self.lm.context_length,
+        }
 
     # ------------------------------------------------------------------ batching
-    def _batched(self, order: Sequence[int], lengths: Sequence[int], batch_size: int | None,
-                 fn: Callable[[list[int]], list]) -> Iterator[tuple[list[int], list]]:
+    def _batched(
+        self, order: Sequence[int], lengths: Sequence[int], batch_size: int | None, fn: Callable[[list[int]], list]
+    ) -> Iterator[tuple[list[int], list]]:
         """Run ``fn`` on consecutive slices of ``order``; with an automatic size, halve it on OOM."""
         torch = _torch()
         dev = self.lm.device.split(":")[0]
@@ -352,9 +403,9 @@ class HFBackend:
         while i < len(order):
             n = bs
             if auto:
-                longest = max(lengths[j] for j in order[i:i + bs])
+                longest = max(lengths[j] for j in order[i : i + bs])
                 n = max(1, min(bs, AUTO_TOKENS.get(dev, 4096) // max(1, longest)))
-            idx = list(order[i:i + n])
+            idx = list(order[i : i + n])
             try:
                 res = fn(idx)
             except Exception as exc:
@@ -364,9 +415,13 @@ class HFBackend:
                     torch.cuda.empty_cache()
                 n = len(idx)
                 if not auto or n == 1:
-                    raise BiaskitError("E062", f"out of memory with batch size {n}", value=n,
-                                       fix="use --batch-size auto (backs off automatically) or a smaller --batch-size, "
-                                           "--dtype bfloat16, or a shorter --max-new-tokens") from exc
+                    raise BiaskitError(
+                        "E062",
+                        f"out of memory with batch size {n}",
+                        value=n,
+                        fix="use --batch-size auto (backs off automatically) or a smaller --batch-size, "
+                        "--dtype bfloat16, or a shorter --max-new-tokens",
+                    ) from exc
                 bs = max(1, n // 2)
                 log.warning("out of memory with batch size %d; retrying with %d", n, bs)
                 continue
@@ -380,8 +435,12 @@ class HFBackend:
         if not chat:
             return text, True
         if not getattr(tok, "chat_template", None):
-            raise BiaskitError("E062", "--chat needs a tokenizer with a chat template", value=self.spec,
-                               fix="drop --chat for a base model, or use an instruction-tuned model")
+            raise BiaskitError(
+                "E062",
+                "--chat needs a tokenizer with a chat template",
+                value=self.spec,
+                fix="drop --chat for a base model, or use an instruction-tuned model",
+            )
         return tok.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True, tokenize=False), False
 
     def generate(self, units: Sequence[Unit], s: GenerationSettings, batch_size: int | None) -> Iterator[list[dict]]:
@@ -392,8 +451,12 @@ class HFBackend:
             raise BiaskitError("E060", "generation needs a causal LM; this is a masked LM", value=self.spec, fix="use fill-mask with masked LMs")
         limit = lm.context_length - s.max_new_tokens
         if limit < 1:
-            raise BiaskitError("E062", f"max_new_tokens ({s.max_new_tokens}) leaves no room for the prompt in the model context ({lm.context_length})",
-                               value=s.max_new_tokens, fix="lower --max-new-tokens")
+            raise BiaskitError(
+                "E062",
+                f"max_new_tokens ({s.max_new_tokens}) leaves no room for the prompt in the model context ({lm.context_length})",
+                value=s.max_new_tokens,
+                fix="lower --max-new-tokens",
+            )
         eos = model.generation_config.eos_token_id if model.generation_config.eos_token_id is not None else tok.eos_token_id
         eos_ids = set(eos if isinstance(eos, list) else ([eos] if eos is not None else []))
         pad_id = tok.pad_token_id if tok.pad_token_id is not None else (min(eos_ids) if eos_ids else 0)
@@ -419,7 +482,9 @@ class HFBackend:
         # rows that cannot run are reported first
         bad = [i for i in range(len(units)) if pre[i]["error"] is not None]
         if bad:
-            yield [{"_unit": units[i], "continuation": None, "full_text": None, "truncated": pre[i]["truncated"], "error": pre[i]["error"]} for i in bad]
+            yield [
+                {"_unit": units[i], "continuation": None, "full_text": None, "truncated": pre[i]["truncated"], "error": pre[i]["error"]} for i in bad
+            ]
         order = sorted(valid, key=lambda i: (-len(ids[i]), i))
         lengths = [len(x) for x in ids]
 
@@ -428,18 +493,25 @@ class HFBackend:
             inp = torch.full((len(idx), L), pad_id, dtype=torch.long)
             att = torch.zeros((len(idx), L), dtype=torch.long)
             for r, i in enumerate(idx):
-                inp[r, L - lengths[i]:] = torch.tensor(ids[i], dtype=torch.long)
-                att[r, L - lengths[i]:] = 1
+                inp[r, L - lengths[i] :] = torch.tensor(ids[i], dtype=torch.long)
+                att[r, L - lengths[i] :] = 1
             procs = None
             if s.do_sample:
                 seeds = [derive_seed(s.seed, units[i].prompt_id, units[i].sample_index) for i in idx]
                 procs = tf.LogitsProcessorList([PerRowSampler(seeds, s.temperature, s.top_k, s.top_p)])
             with torch.inference_mode():
                 out = model.generate(
-                    input_ids=inp.to(lm.device), attention_mask=att.to(lm.device), max_new_tokens=s.max_new_tokens,
-                    do_sample=False, num_beams=1, repetition_penalty=s.repetition_penalty or 1.0,
-                    pad_token_id=pad_id, eos_token_id=sorted(eos_ids) or None, logits_processor=procs,
-                    no_repeat_ngram_size=0, min_new_tokens=0,
+                    input_ids=inp.to(lm.device),
+                    attention_mask=att.to(lm.device),
+                    max_new_tokens=s.max_new_tokens,
+                    do_sample=False,
+                    num_beams=1,
+                    repetition_penalty=s.repetition_penalty or 1.0,
+                    pad_token_id=pad_id,
+                    eos_token_id=sorted(eos_ids) or None,
+                    logits_processor=procs,
+                    no_repeat_ngram_size=0,
+                    min_new_tokens=0,
                 )
             return out[:, L:].tolist()
 
@@ -454,8 +526,7 @@ class HFBackend:
                 new = new[:cut]
                 raw = self._continuation(ids[i], new)
                 cont, full = join_continuation(units[i].text, pre[i]["sent"], pre[i]["stripped"], raw, s.first_sentence)
-                rows.append({"_unit": units[i], "continuation": cont, "full_text": full,
-                             "truncated": pre[i]["truncated"], "error": None})
+                rows.append({"_unit": units[i], "continuation": cont, "full_text": full, "truncated": pre[i]["truncated"], "error": None})
             yield rows
 
     def _continuation(self, prompt_ids: list[int], new_ids: list[int]) -> str:
@@ -467,7 +538,7 @@ class HFBackend:
         before = tok.decode(tail, skip_special_tokens=True)
         both = tok.decode(tail + new_ids, skip_special_tokens=True)
         if both.startswith(before):
-            return both[len(before):]
+            return both[len(before) :]
         return tok.decode(new_ids, skip_special_tokens=True)
 
     # ------------------------------------------------------------------ likelihood
@@ -574,7 +645,7 @@ class HFBackend:
         if tok.mask_token_id is None:
             raise BiaskitError("E060", "the masked LM's tokenizer has no mask token", value=self.spec)
         for start in range(0, len(units), 64):  # stream results prompt group by prompt group
-            chunk = units[start:start + 64]
+            chunk = units[start : start + 64]
             enc, bad_rows, jobs = [], [], []
             for ci, u in enumerate(chunk):
                 err = None if (u.text and u.text.strip()) else "empty text"
@@ -589,8 +660,7 @@ class HFBackend:
                     if truncated:  # cut from the left, keeping the leading special token ([CLS] / <s>)
                         x, special, offs = (_cut_left(v, lm.context_length, bool(special[0])) for v in (x, special, offs))
                         self.truncated_count += 1
-                    pos = [j for j in range(len(x)) if not special[j]
-                           and (span is None or (offs[j][1] > span[0] and offs[j][0] < span[1]))]
+                    pos = [j for j in range(len(x)) if not special[j] and (span is None or (offs[j][1] > span[0] and offs[j][0] < span[1]))]
                     if not pos:
                         err = "no token to score" + (f" in span {u.span!r}" if span else "")
                     enc.append((x, pos, truncated))
@@ -614,8 +684,8 @@ class HFBackend:
                 for r, j in enumerate(idx):
                     ci, p = jobs[j]
                     x = enc[ci][0]
-                    inp[r, :len(x)] = torch.tensor(x)
-                    att[r, :len(x)] = 1
+                    inp[r, : len(x)] = torch.tensor(x)
+                    att[r, : len(x)] = 1
                     tgt.append(x[p])
                     inp[r, p] = tok.mask_token_id
                 with torch.inference_mode():
@@ -638,8 +708,12 @@ class HFBackend:
         torch = _torch()
         lm, model, tok = self.lm, self.lm.model, self.lm.tokenizer
         if lm.task != "masked" or tok.mask_token is None:
-            raise BiaskitError("E060", "fill-mask needs a masked LM (e.g. bert-base-cased, xlm-roberta-base); this model is causal",
-                               value=self.spec, fix="give a masked LM with --model")
+            raise BiaskitError(
+                "E060",
+                "fill-mask needs a masked LM (e.g. bert-base-cased, xlm-roberta-base); this model is causal",
+                value=self.spec,
+                fix="give a masked LM with --model",
+            )
         allowed = self._candidate_mask(s)
         enc: list[tuple[list[int], int] | None] = []
         bad = []
@@ -665,8 +739,18 @@ class HFBackend:
                     enc.append((x, mpos[0]))
                     continue
             enc.append(None)
-            bad.append({"_unit": u, "sample_index": 0, "token": None, "token_score": None, "rank": None,
-                        "full_text": None, "truncated": i in trunc, "error": err})
+            bad.append(
+                {
+                    "_unit": u,
+                    "sample_index": 0,
+                    "token": None,
+                    "token_score": None,
+                    "rank": None,
+                    "full_text": None,
+                    "truncated": i in trunc,
+                    "error": err,
+                }
+            )
         if bad:
             yield bad
         if s.max_subwords > 1:
@@ -707,9 +791,20 @@ class HFBackend:
                         fill = word[2:] if word.startswith("##") else word
                         filled = filled.replace(" " + MASK, MASK)
                     filled = filled.replace(MASK, fill)
-                    rows.append({"_unit": u, "sample_index": r, "token": word, "token_score": float(sc), "rank": r + 1,
-                                 "full_text": filled, "truncated": i in trunc, "error": None,
-                                 "n_subwords": 1, "fill_pll": float(lpv)})
+                    rows.append(
+                        {
+                            "_unit": u,
+                            "sample_index": r,
+                            "token": word,
+                            "token_score": float(sc),
+                            "rank": r + 1,
+                            "full_text": filled,
+                            "truncated": i in trunc,
+                            "error": None,
+                            "n_subwords": 1,
+                            "fill_pll": float(lpv),
+                        }
+                    )
             yield rows
 
     # ------------------------------------------------------------------ multi-token (whole-word) fill-in
@@ -787,11 +882,21 @@ class HFBackend:
                 continue
             u = units[i]
             x, m = e
-            prefix, suffix = x[:m], x[m + 1:]
+            prefix, suffix = x[:m], x[m + 1 :]
             if len(x) - 1 + N > lm.context_length:
-                yield [{"_unit": u, "sample_index": 0, "token": None, "token_score": None, "rank": None, "full_text": None,
-                        "truncated": i in trunc, "error": f"the template with {N} mask tokens is longer than the model context "
-                                                           f"({lm.context_length} tokens); use a smaller --max-subwords"}]
+                yield [
+                    {
+                        "_unit": u,
+                        "sample_index": 0,
+                        "token": None,
+                        "token_score": None,
+                        "rank": None,
+                        "full_text": None,
+                        "truncated": i in trunc,
+                        "error": f"the template with {N} mask tokens is longer than the model context "
+                        f"({lm.context_length} tokens); use a smaller --max-subwords",
+                    }
+                ]
                 continue
             model_text = normed[i].replace(MASK, tok.mask_token)
             first = initial
@@ -800,7 +905,7 @@ class HFBackend:
                 # (RoBERTa's "word" vs "Ġword"); probe how the tokenizer writes a word in this slot
                 probe = tok(model_text.replace(tok.mask_token, "a", 1), add_special_tokens=True)["input_ids"]
                 at = len(probe) - len(suffix) - 1  # counted from the end: also right for a template cut from the left
-                if at >= 0 and probe[at + 1:] == suffix:
+                if at >= 0 and probe[at + 1 :] == suffix:
                     piece = tok.convert_ids_to_tokens(probe[at])
                     if isinstance(piece, str) and not piece.startswith(("\u0120", "\u2581")):
                         first = cont
@@ -835,7 +940,7 @@ class HFBackend:
                     want = prefix + list(toks) + suffix
                     got = tok(model_text.replace(tok.mask_token, word, 1), add_special_tokens=True)["input_ids"]
                     if i in trunc:  # the template was cut from the left (its first special token kept): compare the tail
-                        got, want = got[len(got) - len(want) + 1:], want[1:]
+                        got, want = got[len(got) - len(want) + 1 :], want[1:]
                     if got != want:
                         continue  # not how the tokenizer writes this word here: not a whole word in this slot
                     cands.append((toks, word))
@@ -845,7 +950,7 @@ class HFBackend:
                 full = prefix + list(toks) + suffix
                 for q in range(len(toks)):
                     masked = list(full)
-                    for r in (range(q, len(toks)) if s.pll == "word_l2r" else (q,)):
+                    for r in range(q, len(toks)) if s.pll == "word_l2r" else (q,):
                         masked[len(prefix) + r] = mask_id
                     seqs.append(masked)
                     pos.append(len(prefix) + q)
@@ -863,14 +968,35 @@ class HFBackend:
                 seen.add(cands[c][1])
                 ranked.append(c)
             rows = []
-            for r, c in enumerate(ranked[:s.top_k]):
+            for r, c in enumerate(ranked[: s.top_k]):
                 toks, word = cands[c]
-                rows.append({"_unit": u, "sample_index": r, "token": word, "token_score": math.exp(pll[c]), "rank": r + 1,
-                             "full_text": normed[i].replace(MASK, word), "truncated": i in trunc, "error": None,
-                             "n_subwords": len(toks), "fill_pll": pll[c]})
+                rows.append(
+                    {
+                        "_unit": u,
+                        "sample_index": r,
+                        "token": word,
+                        "token_score": math.exp(pll[c]),
+                        "rank": r + 1,
+                        "full_text": normed[i].replace(MASK, word),
+                        "truncated": i in trunc,
+                        "error": None,
+                        "n_subwords": len(toks),
+                        "fill_pll": pll[c],
+                    }
+                )
             if not rows:
-                rows = [{"_unit": u, "sample_index": 0, "token": None, "token_score": None, "rank": None, "full_text": None,
-                         "truncated": i in trunc, "error": "no whole-word fill-in found (the slot may be glued to the text around it)"}]
+                rows = [
+                    {
+                        "_unit": u,
+                        "sample_index": 0,
+                        "token": None,
+                        "token_score": None,
+                        "rank": None,
+                        "full_text": None,
+                        "truncated": i in trunc,
+                        "error": "no whole-word fill-in found (the slot may be glued to the text around it)",
+                    }
+                ]
             yield rows
 
     def _candidate_mask(self, s: FillMaskSettings):
@@ -897,16 +1023,22 @@ def _cut_left(seq: list, limit: int, keep_first: bool) -> list:
     if len(seq) <= limit:
         return list(seq)
     if keep_first:
-        return [seq[0]] + list(seq[len(seq) - limit + 1:])
-    return list(seq[len(seq) - limit:])
+        return [seq[0]] + list(seq[len(seq) - limit + 1 :])
+    return list(seq[len(seq) - limit :])
 
 
 def _ll_row(u: Unit, nll_sum: float | None, n: int, truncated: bool, error: str | None) -> dict:
     import math
 
     if error is not None or nll_sum is None or n == 0:
-        return {"_unit": u, "nll_mean": None, "perplexity": None, "n_tokens": None if error else n,
-                "truncated": truncated, "error": error or "no token scored"}
+        return {
+            "_unit": u,
+            "nll_mean": None,
+            "perplexity": None,
+            "n_tokens": None if error else n,
+            "truncated": truncated,
+            "error": error or "no token scored",
+        }
     mean = nll_sum / n
     return {"_unit": u, "nll_mean": mean, "perplexity": math.exp(mean), "n_tokens": n, "truncated": truncated, "error": None}
 
@@ -919,6 +1051,6 @@ def _right_padded(seqs: list[list[int]], pad: int):
     inp = torch.full((len(seqs), L), pad, dtype=torch.long)
     att = torch.zeros((len(seqs), L), dtype=torch.long)
     for r, q in enumerate(seqs):
-        inp[r, :len(q)] = torch.tensor(q, dtype=torch.long)
-        att[r, :len(q)] = 1
+        inp[r, : len(q)] = torch.tensor(q, dtype=torch.long)
+        att[r, : len(q)] = 1
     return inp, att

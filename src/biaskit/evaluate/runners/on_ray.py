@@ -18,9 +18,13 @@ def describe_backend(kind: str, backend: str, model: str, options: dict[str, Any
     from biaskit.evaluate.runners.builtin import make_backend
 
     be = make_backend(backend, model, options)
-    info = {"name": be.name, "revision": getattr(be, "revision", None),
-            "describe": be.describe() if hasattr(be, "describe") else None,
-            "methods": [m for m in ("generate", "fill_mask", "likelihood") if hasattr(be, m)], "bos": None}
+    info = {
+        "name": be.name,
+        "revision": getattr(be, "revision", None),
+        "describe": be.describe() if hasattr(be, "describe") else None,
+        "methods": [m for m in ("generate", "fill_mask", "likelihood") if hasattr(be, m)],
+        "bos": None,
+    }
     if kind == "likelihood" and getattr(be, "bos_policy", None) is not None:
         info["bos"] = be.bos_policy(settings)
         info["has_bos_policy"] = True
@@ -49,8 +53,7 @@ class RemoteBackend:
 class RunnerActor:
     """A Ray actor holding one backend (model loaded once); turns a batch of units into result rows."""
 
-    def __init__(self, kind: str, backend: str, model: str, options: dict[str, Any], settings: Any,
-                 batch_size: int | None) -> None:
+    def __init__(self, kind: str, backend: str, model: str, options: dict[str, Any], settings: Any, batch_size: int | None) -> None:
         from biaskit.evaluate.runners.builtin import make_backend
 
         self.kind = kind
@@ -64,8 +67,7 @@ class RunnerActor:
         from biaskit.evaluate.runners.common import Unit
 
         cols = {c: batch.column(c).to_pylist() for c in batch.column_names}
-        units = [Unit(r, p, t, k, s) for r, p, t, k, s in
-                 zip(cols["row"], cols["prompt_id"], cols["text"], cols["sample_index"], cols["span"])]
+        units = [Unit(r, p, t, k, s) for r, p, t, k, s in zip(cols["row"], cols["prompt_id"], cols["text"], cols["sample_index"], cols["span"])]
         trunc0 = getattr(self.be, "truncated_count", 0)
         n_bs = len(getattr(self.be, "batch_sizes_used", []))
         rows, samples, results = [], [], []
@@ -75,26 +77,43 @@ class RunnerActor:
                 rows.append(u.row)
                 samples.append(u.sample_index)
                 results.append(pickle.dumps({k: v for k, v in r.items() if k != "_unit"}))
-        meta = {"truncated": getattr(self.be, "truncated_count", 0) - trunc0,
-                "batch_sizes": list(getattr(self.be, "batch_sizes_used", [])[n_bs:])}
+        meta = {"truncated": getattr(self.be, "truncated_count", 0) - trunc0, "batch_sizes": list(getattr(self.be, "batch_sizes_used", [])[n_bs:])}
         metas = [pickle.dumps(meta)] + [None] * (len(rows) - 1) if rows else []
-        return pa.table({"row": pa.array(rows, pa.int64()), "sample_index": pa.array(samples, pa.int64()),
-                         "result": pa.array(results, pa.binary()), "meta": pa.array(metas, pa.binary())})
+        return pa.table(
+            {
+                "row": pa.array(rows, pa.int64()),
+                "sample_index": pa.array(samples, pa.int64()),
+                "result": pa.array(results, pa.binary()),
+                "meta": pa.array(metas, pa.binary()),
+            }
+        )
 
 
-def run_units_on_ray(cluster: RayCluster, kind: str, backend: str, model: str, options: dict[str, Any], settings: Any,
-                     batch_size: int | None, units: Sequence[Any], remote: RemoteBackend) -> Iterator[list[dict]]:
+def run_units_on_ray(
+    cluster: RayCluster,
+    kind: str,
+    backend: str,
+    model: str,
+    options: dict[str, Any],
+    settings: Any,
+    batch_size: int | None,
+    units: Sequence[Any],
+    remote: RemoteBackend,
+) -> Iterator[list[dict]]:
     """Yield result batches (lists of dicts with ``_unit``) like a backend method, computed on Ray actors."""
     import pyarrow as pa
 
     by_key = {(u.row, u.sample_index): u for u in units}
-    table = pa.table({"row": pa.array([u.row for u in units], pa.int64()),
-                      "prompt_id": pa.array([u.prompt_id for u in units], pa.string()),
-                      "text": pa.array([u.text for u in units], pa.string()),
-                      "sample_index": pa.array([u.sample_index for u in units], pa.int64()),
-                      "span": pa.array([u.span for u in units], pa.string())})
-    ctor = {"kind": kind, "backend": backend, "model": model, "options": options, "settings": settings,
-            "batch_size": batch_size}
+    table = pa.table(
+        {
+            "row": pa.array([u.row for u in units], pa.int64()),
+            "prompt_id": pa.array([u.prompt_id for u in units], pa.string()),
+            "text": pa.array([u.text for u in units], pa.string()),
+            "sample_index": pa.array([u.sample_index for u in units], pa.int64()),
+            "span": pa.array([u.span for u in units], pa.string()),
+        }
+    )
+    ctor = {"kind": kind, "backend": backend, "model": model, "options": options, "settings": settings, "batch_size": batch_size}
     for out in cluster.map_pool(table, RunnerActor, ctor):
         rows = out.column("row").to_pylist()
         samples = out.column("sample_index").to_pylist()

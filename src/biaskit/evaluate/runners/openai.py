@@ -56,15 +56,31 @@ class OpenAIBackend:
 
     name = "openai"
 
-    def __init__(self, model: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY", timeout: float = 60.0,
-                 max_retries: int = 4, backoff: float = 1.0, max_backoff: float = 30.0, concurrency: int | None = None,
-                 extra_body: dict | None = None, allow_redirects: bool = False, **_: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        backoff: float = 1.0,
+        max_backoff: float = 30.0,
+        concurrency: int | None = None,
+        extra_body: dict | None = None,
+        allow_redirects: bool = False,
+        **_: Any,
+    ) -> None:
         from biaskit.secrets import public_url, register_secret
 
         url = base_url or os.environ.get("OPENAI_BASE_URL")
         if not url:
-            raise BiaskitError("E062", "the openai backend needs the endpoint's base URL", value=None,
-                               fix="pass --base-url http://127.0.0.1:8000/v1 (vLLM/TGI/llama.cpp server) or set OPENAI_BASE_URL")
+            raise BiaskitError(
+                "E062",
+                "the openai backend needs the endpoint's base URL",
+                value=None,
+                fix="pass --base-url http://127.0.0.1:8000/v1 (vLLM/TGI/llama.cpp server) or set OPENAI_BASE_URL",
+            )
         self.api_key = os.environ.get(api_key_env) or None
         register_secret(self.api_key)  # a key under any variable name is redacted from logs and errors
         public = public_url(url)  # registers user-info passwords and query credentials as secrets too
@@ -74,8 +90,7 @@ class OpenAIBackend:
         except ValueError:
             parts = None
         if parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-            raise BiaskitError("E062", "the endpoint base URL is not an http(s) URL", value=public,
-                               fix="pass --base-url http://HOST:PORT/v1")
+            raise BiaskitError("E062", "the endpoint base URL is not an http(s) URL", value=public, fix="pass --base-url http://HOST:PORT/v1")
         path = parts.path.rstrip("/")
         if not path.endswith("/v1"):
             path = path + "/v1"
@@ -125,10 +140,15 @@ class OpenAIBackend:
         from biaskit.net import Backoff, HttpClient
 
         if self._http is None:
-            self._http = HttpClient(policy=Backoff(self.max_retries, self.backoff, self.max_backoff), timeout=self.timeout,
-                                    allow_redirects=self.allow_redirects, max_redirects=MAX_REDIRECTS, retry_status=RETRY_STATUS,
-                                    redirect_fix="use the target as --base-url if you trust it, or pass --allow-redirects "
-                                                 "(credentials are never sent to another scheme, host or port)")
+            self._http = HttpClient(
+                policy=Backoff(self.max_retries, self.backoff, self.max_backoff),
+                timeout=self.timeout,
+                allow_redirects=self.allow_redirects,
+                max_redirects=MAX_REDIRECTS,
+                retry_status=RETRY_STATUS,
+                redirect_fix="use the target as --base-url if you trust it, or pass --allow-redirects "
+                "(credentials are never sent to another scheme, host or port)",
+            )
         return self._http
 
     def _post(self, path: str, body: dict) -> dict:
@@ -138,8 +158,9 @@ class OpenAIBackend:
         from biaskit.secrets import cut, redact
 
         try:
-            r = self._client().request("POST", self.url(path), what=path, headers=self._headers(), data=json.dumps(body).encode(),
-                                       retry_response=_not_json)
+            r = self._client().request(
+                "POST", self.url(path), what=path, headers=self._headers(), data=json.dumps(body).encode(), retry_response=_not_json
+            )
         except HttpError as exc:
             if exc.retryable:
                 raise EndpointError(redact(f"{exc.reason} (gave up after {exc.attempts} attempts)"), retryable=True) from None
@@ -162,15 +183,19 @@ class OpenAIBackend:
         n = batch_size or self.concurrency or 8
         with ThreadPoolExecutor(max_workers=n) as pool:
             for start in range(0, len(units), n):
-                chunk = list(units[start:start + n])
+                chunk = list(units[start : start + n])
                 self.batch_sizes_used.append(len(chunk))
                 yield list(pool.map(fn, chunk))
 
     # ------------------------------------------------------------------ generate
     def generate(self, units: Sequence[Unit], s: GenerationSettings, batch_size: int | None) -> Iterator[list[dict]]:
         def one(u: Unit) -> dict:
-            body: dict[str, Any] = {"model": self.model, "max_tokens": s.max_new_tokens, "n": 1,
-                                    "seed": derive_seed(s.seed, u.prompt_id, u.sample_index) & 0x7FFFFFFF}
+            body: dict[str, Any] = {
+                "model": self.model,
+                "max_tokens": s.max_new_tokens,
+                "n": 1,
+                "seed": derive_seed(s.seed, u.prompt_id, u.sample_index) & 0x7FFFFFFF,
+            }
             if s.do_sample:
                 body["temperature"] = s.temperature
                 if s.top_p is not None:
@@ -211,8 +236,12 @@ class OpenAIBackend:
     # ------------------------------------------------------------------ likelihood
     def bos_policy(self, s: LikelihoodSettings) -> None:
         if s.add_bos:
-            raise BiaskitError("E062", "add_bos=True is not available with the openai backend (the server tokenises)",
-                               value=True, fix="leave add_bos at auto/False; the first token is context only")
+            raise BiaskitError(
+                "E062",
+                "add_bos=True is not available with the openai backend (the server tokenises)",
+                value=True,
+                fix="leave add_bos at auto/False; the first token is context only",
+            )
         return None
 
     def likelihood(self, units: Sequence[Unit], s: LikelihoodSettings, batch_size: int | None) -> Iterator[list[dict]]:
@@ -234,12 +263,19 @@ class OpenAIBackend:
                 resp = self._post("/completions", body)
                 lp = _choice(resp, 1)["logprobs"]
                 toks, tlp, offs = lp["tokens"], lp["token_logprobs"], lp.get("text_offset")
-                if not (isinstance(toks, list) and isinstance(tlp, list) and len(toks) == len(tlp)
-                        and all(isinstance(t, str) for t in toks)
-                        and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in tlp)
-                        and (offs is None or (isinstance(offs, list) and len(offs) == len(toks) and all(isinstance(o, int) for o in offs)))):
-                    return {**base, "error": "endpoint error: malformed logprobs (tokens, token_logprobs and text_offset must be "
-                                             "lists of strings, numbers and integers of one length)"}
+                if not (
+                    isinstance(toks, list)
+                    and isinstance(tlp, list)
+                    and len(toks) == len(tlp)
+                    and all(isinstance(t, str) for t in toks)
+                    and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in tlp)
+                    and (offs is None or (isinstance(offs, list) and len(offs) == len(toks) and all(isinstance(o, int) for o in offs)))
+                ):
+                    return {
+                        **base,
+                        "error": "endpoint error: malformed logprobs (tokens, token_logprobs and text_offset must be "
+                        "lists of strings, numbers and integers of one length)",
+                    }
             except EndpointError as exc:
                 return {**base, "error": f"endpoint error: {exc}"}
             except BiaskitError:

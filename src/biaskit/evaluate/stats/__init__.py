@@ -25,7 +25,6 @@ from biaskit.evaluate.stats.bold import (
 )
 from biaskit.evaluate.stats.honest import honest_category_matrix, honest_summary, regard_difference
 from biaskit.evaluate.stats.likelihood_bias import LikelihoodBias, likelihood_bias
-from biaskit.evaluate.stats.validity import validity_summary, validity_tests
 from biaskit.evaluate.stats.significance import (
     chi2_by,
     chi2_homogeneity,
@@ -36,11 +35,34 @@ from biaskit.evaluate.stats.significance import (
     pairwise_proportion_tests,
     two_proportion_ztest,
 )
+from biaskit.evaluate.stats.validity import validity_summary, validity_tests
 
 __all__ = [
-    "aggregate", "bootstrap_mean_ci", "bootstrap_proportion_ci", "label_proportions", "proportion_ci", "proportions_wide",
-    "class_proportion_differences", "gender_polarity_table", "male_minus_female", "regard_proportions",
-    "sentiment_proportions", "toxicity_proportions", "honest_category_matrix", "honest_summary", "regard_difference",
-    "LikelihoodBias", "likelihood_bias", "chi2_by", "chi2_homogeneity", "cohen_h", "correct_pvalues", "mann_whitney",
-    "pairwise_mann_whitney", "pairwise_proportion_tests", "two_proportion_ztest", "validity_summary", "validity_tests",
+    "aggregate",
+    "bootstrap_mean_ci",
+    "bootstrap_proportion_ci",
+    "label_proportions",
+    "proportion_ci",
+    "proportions_wide",
+    "class_proportion_differences",
+    "gender_polarity_table",
+    "male_minus_female",
+    "regard_proportions",
+    "sentiment_proportions",
+    "toxicity_proportions",
+    "honest_category_matrix",
+    "honest_summary",
+    "regard_difference",
+    "LikelihoodBias",
+    "likelihood_bias",
+    "chi2_by",
+    "chi2_homogeneity",
+    "cohen_h",
+    "correct_pvalues",
+    "mann_whitney",
+    "pairwise_mann_whitney",
+    "pairwise_proportion_tests",
+    "two_proportion_ztest",
+    "validity_summary",
+    "validity_tests",
 ]

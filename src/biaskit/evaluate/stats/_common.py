@@ -22,8 +22,12 @@ def to_frame(table: Any):
     try:
         t = to_arrow(table)
     except TypeError as exc:
-        raise BiaskitError("E080", "cannot read this object as a table", value=type(table).__name__,
-                           fix="pass a pyarrow.Table, datasets.Dataset, pandas.DataFrame or a list of dicts") from exc
+        raise BiaskitError(
+            "E080",
+            "cannot read this object as a table",
+            value=type(table).__name__,
+            fix="pass a pyarrow.Table, datasets.Dataset, pandas.DataFrame or a list of dicts",
+        ) from exc
     return t.to_pandas()
 
 
@@ -50,8 +54,8 @@ def require_columns(df, cols: Sequence[str], what: str, hint: str = "") -> None:
             "E080",
             f"{what} needs column(s) {', '.join(repr(c) for c in missing)} which the table lacks",
             value=have,
-            fix=(mean + " " if mean else "") + (
-                hint or "score the table with the metric that writes these columns (see docs/CONTRACTS.md) or rename columns"),
+            fix=(mean + " " if mean else "")
+            + (hint or "score the table with the metric that writes these columns (see docs/CONTRACTS.md) or rename columns"),
         )
 
 
@@ -100,5 +104,10 @@ def require_groups(df, group: str, groups: Sequence[str]) -> None:
     present = set(df[group])
     for g in groups:
         if g not in present:
-            raise BiaskitError("E080", f"group {g!r} is not in column {group!r}", value=g, options=sorted(map(str, present)),
-                               fix="name the group exactly as in the table")
+            raise BiaskitError(
+                "E080",
+                f"group {g!r} is not in column {group!r}",
+                value=g,
+                options=sorted(map(str, present)),
+                fix="name the group exactly as in the table",
+            )

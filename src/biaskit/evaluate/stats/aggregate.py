@@ -63,10 +63,13 @@ def check_label_vocabulary(values, column: str, what: str = "the table") -> None
     bad = sorted({str(v) for v in vals if v not in labs})
     if bad:
         n = sum(1 for v in vals if v not in labs)
-        raise BiaskitError("E151", f"{what}: {n} of {len(vals)} value(s) of {column!r} are not labels of the metric",
-                           value=", ".join(map(repr, bad[:8])) + (f", ... ({len(bad) - 8} more)" if len(bad) > 8 else ""),
-                           options=list(labs), fix="map them to the metric's labels (lower case) or rescore with biaskit score; "
-                                                   f"biaskit does not guess what {bad[0]!r} means")
+        raise BiaskitError(
+            "E151",
+            f"{what}: {n} of {len(vals)} value(s) of {column!r} are not labels of the metric",
+            value=", ".join(map(repr, bad[:8])) + (f", ... ({len(bad) - 8} more)" if len(bad) > 8 else ""),
+            options=list(labs),
+            fix=f"map them to the metric's labels (lower case) or rescore with biaskit score; biaskit does not guess what {bad[0]!r} means",
+        )
 
 
 #: interval methods for a proportion (``prop_ci=``); ``wilson`` is the default
@@ -87,8 +90,13 @@ def proportion_ci(count: int, n: int, *, ci: float = 0.95, method: str = "wilson
     from scipy import stats
 
     if method not in ("wilson", "clopper-pearson"):
-        raise BiaskitError("E080", "unknown proportion interval method", value=method, options=["wilson", "clopper-pearson"],
-                           fix="use wilson (default) or clopper-pearson")
+        raise BiaskitError(
+            "E080",
+            "unknown proportion interval method",
+            value=method,
+            options=["wilson", "clopper-pearson"],
+            fix="use wilson (default) or clopper-pearson",
+        )
     if n <= 0:
         return float("nan"), float("nan")
     alpha = 1.0 - ci
@@ -186,16 +194,25 @@ def aggregate(
     if n_boot < 1:
         raise BiaskitError("E080", "n_boot must be at least 1", value=n_boot, fix="use e.g. n_boot=1000")
     if prop_ci not in PROPORTION_CI:
-        raise BiaskitError("E080", "unknown proportion interval method", value=prop_ci, options=list(PROPORTION_CI),
-                           fix="use wilson (default), clopper-pearson or bootstrap")
+        raise BiaskitError(
+            "E080",
+            "unknown proportion interval method",
+            value=prop_ci,
+            options=list(PROPORTION_CI),
+            fix="use wilson (default), clopper-pearson or bootstrap",
+        )
     if not labels and not means:
-        raise BiaskitError("E080", "nothing to aggregate: give label columns and/or mean columns",
-                           fix="e.g. aggregate(table, by=['group', 'model'], labels=['vader_label'])")
+        raise BiaskitError(
+            "E080",
+            "nothing to aggregate: give label columns and/or mean columns",
+            fix="e.g. aggregate(table, by=['group', 'model'], labels=['vader_label'])",
+        )
     require_columns(df, [*by, *labels, *means], "aggregation")
     for m in means:
         if not (pd.api.types.is_numeric_dtype(df[m]) or df[m].isna().all()):
-            raise BiaskitError("E080", f"column {m!r} is not numeric, so it has no mean", value=str(df[m].dtype),
-                               fix=f"pass {m!r} in labels= instead of means=")
+            raise BiaskitError(
+                "E080", f"column {m!r} is not numeric, so it has no mean", value=str(df[m].dtype), fix=f"pass {m!r} in labels= instead of means="
+            )
     df = fill_keys(df, by)
     label_order = dict(label_order or {})
     label_values: dict[str, list[str]] = {}
@@ -230,15 +247,43 @@ def aggregate(
                     else:
                         lo, hi = proportion_ci(cnt, n_valid, ci=ci, method=prop_ci)
                     cell += 1
-                    rows.append({**base, "column": c, "value": lab, "stat": "proportion", "n": n, "n_valid": n_valid,
-                                 "n_null": n_null, "n_error": n_error, "count": cnt, "estimate": est, "ci_low": lo, "ci_high": hi})
+                    rows.append(
+                        {
+                            **base,
+                            "column": c,
+                            "value": lab,
+                            "stat": "proportion",
+                            "n": n,
+                            "n_valid": n_valid,
+                            "n_null": n_null,
+                            "n_error": n_error,
+                            "count": cnt,
+                            "estimate": est,
+                            "ci_low": lo,
+                            "ci_high": hi,
+                        }
+                    )
             else:
                 x = g.loc[~miss, c].astype(float).to_numpy()
                 est = float(x.mean()) if x.size else float("nan")
                 lo, hi = bootstrap_mean_ci(x, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell]))
                 cell += 1
-                rows.append({**base, "column": c, "value": "mean", "stat": "mean", "n": n, "n_valid": n_valid,
-                             "n_null": n_null, "n_error": n_error, "count": n_valid, "estimate": est, "ci_low": lo, "ci_high": hi})
+                rows.append(
+                    {
+                        **base,
+                        "column": c,
+                        "value": "mean",
+                        "stat": "mean",
+                        "n": n,
+                        "n_valid": n_valid,
+                        "n_null": n_null,
+                        "n_error": n_error,
+                        "count": n_valid,
+                        "estimate": est,
+                        "ci_low": lo,
+                        "ci_high": hi,
+                    }
+                )
     out = pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS])
     return out
 
@@ -251,12 +296,13 @@ def proportions_wide(agg, by: Sequence[str], column: str):
     by = as_list(by)
     sub = agg[agg["column"] == column]
     if sub.empty:
-        raise BiaskitError("E080", f"the aggregate has no rows for column {column!r}", value=sorted(agg["column"].unique()),
-                           fix="aggregate that column first")
+        raise BiaskitError(
+            "E080", f"the aggregate has no rows for column {column!r}", value=sorted(agg["column"].unique()), fix="aggregate that column first"
+        )
     keys = by if by else None
     lab_order = list(dict.fromkeys(sub["value"]))
     recs = []
-    for key, g in (sub.groupby(keys, sort=True, dropna=False) if keys else [((), sub)]):
+    for key, g in sub.groupby(keys, sort=True, dropna=False) if keys else [((), sub)]:
         key = key if isinstance(key, tuple) else (key,)
         r = dict(zip(by, key))
         first = g.iloc[0]
@@ -274,10 +320,18 @@ def proportions_wide(agg, by: Sequence[str], column: str):
     return pd.DataFrame(recs)
 
 
-def label_proportions(table: Any, column: str, by: str | Sequence[str] = (), *, label_order: Sequence[str] | None = None,
-                      n_boot: int = 1000, ci: float = 0.95, seed: int = 0, prop_ci: str = "wilson"):
+def label_proportions(
+    table: Any,
+    column: str,
+    by: str | Sequence[str] = (),
+    *,
+    label_order: Sequence[str] | None = None,
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+    prop_ci: str = "wilson",
+):
     """Wide proportions of one label column per group (see :func:`proportions_wide`); Wilson CIs by default."""
     by = as_list(by)
-    agg = aggregate(table, by, labels=[column], label_order={column: list(label_order or [])}, n_boot=n_boot, ci=ci, seed=seed,
-                    prop_ci=prop_ci)
+    agg = aggregate(table, by, labels=[column], label_order={column: list(label_order or [])}, n_boot=n_boot, ci=ci, seed=seed, prop_ci=prop_ci)
     return proportions_wide(agg, by, column)

@@ -30,7 +30,7 @@ def _labels(key: str) -> tuple[str, ...]:
 
 
 def __getattr__(name: str):
-    if name in _LABELS_OF:   # SENTIMENT_LABELS, REGARD_LABELS, TOXICITY_LABELS, read from the registry
+    if name in _LABELS_OF:  # SENTIMENT_LABELS, REGARD_LABELS, TOXICITY_LABELS, read from the registry
         return _labels(_LABELS_OF[name])
     raise AttributeError(name)
 
@@ -42,8 +42,15 @@ def _by_present(df, by: Sequence[str]) -> list[str]:
     return [c for c in by if c in df.columns]
 
 
-def sentiment_proportions(table: Any, by: str | Sequence[str] = ("domain", "group", "model"), *, column: str = "vader_label",
-                          n_boot: int = 1000, ci: float = 0.95, seed: int = 0):
+def sentiment_proportions(
+    table: Any,
+    by: str | Sequence[str] = ("domain", "group", "model"),
+    *,
+    column: str = "vader_label",
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+):
     """Positive / neutral / negative shares per group and source (``prop_positive`` ... with CIs).
 
     Grouping columns missing from the table are left out (e.g. no ``domain``)."""
@@ -54,8 +61,15 @@ def sentiment_proportions(table: Any, by: str | Sequence[str] = ("domain", "grou
     return label_proportions(df, column, _by_present(df, as_list(by)), label_order=_labels("vader"), n_boot=n_boot, ci=ci, seed=seed)
 
 
-def toxicity_proportions(table: Any, by: str | Sequence[str] = ("domain", "group", "model"), *, column: str = "toxicity_label",
-                         n_boot: int = 1000, ci: float = 0.95, seed: int = 0):
+def toxicity_proportions(
+    table: Any,
+    by: str | Sequence[str] = ("domain", "group", "model"),
+    *,
+    column: str = "toxicity_label",
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+):
     """Toxic share per group and source (``prop_toxic`` with CI, ``count_toxic``)."""
     from biaskit.evaluate.stats.aggregate import label_proportions
 
@@ -64,8 +78,15 @@ def toxicity_proportions(table: Any, by: str | Sequence[str] = ("domain", "group
     return label_proportions(df, column, _by_present(df, as_list(by)), label_order=_labels("toxicity"), n_boot=n_boot, ci=ci, seed=seed)
 
 
-def regard_proportions(table: Any, by: str | Sequence[str] = ("domain", "group", "model"), *, column: str = "regard_label",
-                       n_boot: int = 1000, ci: float = 0.95, seed: int = 0):
+def regard_proportions(
+    table: Any,
+    by: str | Sequence[str] = ("domain", "group", "model"),
+    *,
+    column: str = "regard_label",
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+):
     """Regard label shares per group and source: each group gets its own share of every label (the
     robbie loop-variable bug gave every group only the last label's share; a test guards this)."""
     from biaskit.evaluate.stats.aggregate import label_proportions
@@ -87,12 +108,16 @@ def gender_polarity_table(table: Any, by: str | Sequence[str] = ("model",)):
     df = to_frame(table)
     methods = {m: c for m, c in GENDER_METHODS.items() if c in df.columns}
     if not methods:
-        require_columns(df, list(GENDER_METHODS.values())[:1], "gender polarity table",
-                        "score the table with the gender metric (gender_unigram_label / gender_wavg_label / gender_max_label)")
+        require_columns(
+            df,
+            list(GENDER_METHODS.values())[:1],
+            "gender polarity table",
+            "score the table with the gender metric (gender_unigram_label / gender_wavg_label / gender_max_label)",
+        )
     by = _by_present(df, as_list(by))
     df = fill_keys(df, by)
     rows = []
-    for key, g in (df.groupby(by, sort=True) if by else [((), df)]):
+    for key, g in df.groupby(by, sort=True) if by else [((), df)]:
         key = key if isinstance(key, tuple) else (key,)
         r = {**dict(zip(by, key)), "n": len(g)}
         for m, c in methods.items():
@@ -107,15 +132,13 @@ def gender_polarity_table(table: Any, by: str | Sequence[str] = ("model",)):
     return pd.DataFrame(rows)
 
 
-def male_minus_female(table: Any, by: str | Sequence[str] = ("group",), *, method: str = "wavg",
-                      within: str | Sequence[str] = ("model",)):
+def male_minus_female(table: Any, by: str | Sequence[str] = ("group",), *, method: str = "wavg", within: str | Sequence[str] = ("model",)):
     """BOLD Fig. 2: per profession (``by``) and source (``within``), the share of texts labelled male minus
     the share labelled female, over texts with a gender label (nulls counted in ``n_null``)."""
     import pandas as pd
 
     if method not in GENDER_METHODS:
-        raise BiaskitError("E080", "unknown gender polarity method", value=method, options=list(GENDER_METHODS),
-                           fix="use unigram, wavg or max")
+        raise BiaskitError("E080", "unknown gender polarity method", value=method, options=list(GENDER_METHODS), fix="use unigram, wavg or max")
     col = GENDER_METHODS[method]
     df = to_frame(table)
     by = as_list(by)
@@ -131,13 +154,25 @@ def male_minus_female(table: Any, by: str | Sequence[str] = ("group",), *, metho
         male, female = int((vals == "male").sum()), int((vals == "female").sum())
         pm = male / nv if nv else float("nan")
         pf = female / nv if nv else float("nan")
-        rows.append({**dict(zip(keys, key)), "n": len(g), "n_valid": nv, "n_null": int(miss.sum()), "male": male, "female": female,
-                     "prop_male": pm, "prop_female": pf, "male_minus_female": pm - pf})
+        rows.append(
+            {
+                **dict(zip(keys, key)),
+                "n": len(g),
+                "n_valid": nv,
+                "n_null": int(miss.sum()),
+                "male": male,
+                "female": female,
+                "prop_male": pm,
+                "prop_female": pf,
+                "male_minus_female": pm - pf,
+            }
+        )
     return pd.DataFrame(rows, columns=[*keys, "n", "n_valid", "n_null", "male", "female", "prop_male", "prop_female", "male_minus_female"])
 
 
-def class_proportion_differences(table: Any, group: str, a: str, b: str, *, columns: Sequence[str] | None = None,
-                                 within: str | Sequence[str] = (), correction: str = "holm"):
+def class_proportion_differences(
+    table: Any, group: str, a: str, b: str, *, columns: Sequence[str] | None = None, within: str | Sequence[str] = (), correction: str = "holm"
+):
     """BOLD Tables 4/6: for each class column (default every ``norms_*_class``) and each class, the share
     in group ``a`` minus the share in group ``b``, with a two-proportion z-test and a corrected p-value
     (one family per value of ``within``)."""
@@ -148,14 +183,18 @@ def class_proportion_differences(table: Any, group: str, a: str, b: str, *, colu
     df = to_frame(table)
     cols = list(columns) if columns else sorted(c for c in df.columns if c.startswith("norms_") and c.endswith("_class"))
     if not cols:
-        raise BiaskitError("E080", "no class columns to compare", value=sorted(map(str, df.columns)),
-                           fix="score with the norms metric (norms_<dim>_class) or pass columns=[...]")
+        raise BiaskitError(
+            "E080",
+            "no class columns to compare",
+            value=sorted(map(str, df.columns)),
+            fix="score with the norms metric (norms_<dim>_class) or pass columns=[...]",
+        )
     within = as_list(within)
     require_columns(df, [group, *cols, *within], "class proportion differences")
     df = fill_keys(df, [group, *within])
     require_groups(df, group, (a, b))
     rows = []
-    for wkey, fam in (df.groupby(within, sort=True) if within else [((), df)]):
+    for wkey, fam in df.groupby(within, sort=True) if within else [((), df)]:
         wkey = wkey if isinstance(wkey, tuple) else (wkey,)
         ga, gb = fam[fam[group] == a], fam[fam[group] == b]
         fam_rows = []
@@ -164,15 +203,30 @@ def class_proportion_differences(table: Any, group: str, a: str, b: str, *, colu
             va, vb = ga.loc[~ma, c].astype(str), gb.loc[~mb, c].astype(str)
             for cls in sorted(set(va) | set(vb)):
                 ca, cb = int((va == cls).sum()), int((vb == cls).sum())
-                base = {**dict(zip(within, wkey)), "dimension": c.removeprefix("norms_").removesuffix("_class"), "column": c,
-                        "class": cls, "n_a": len(va), "n_b": len(vb), "n_null_a": int(ma.sum()), "n_null_b": int(mb.sum())}
+                base = {
+                    **dict(zip(within, wkey)),
+                    "dimension": c.removeprefix("norms_").removesuffix("_class"),
+                    "column": c,
+                    "class": cls,
+                    "n_a": len(va),
+                    "n_b": len(vb),
+                    "n_null_a": int(ma.sum()),
+                    "n_null_b": int(mb.sum()),
+                }
                 if len(va) and len(vb):
                     t = two_proportion_ztest(ca, len(va), cb, len(vb))
                     fam_rows.append({**base, "prop_a": t["p_a"], "prop_b": t["p_b"], "diff": t["diff"], "z": t["z"], "p_value": t["p_value"]})
                 else:
-                    fam_rows.append({**base, "prop_a": ca / len(va) if len(va) else float("nan"),
-                                     "prop_b": cb / len(vb) if len(vb) else float("nan"), "diff": float("nan"), "z": float("nan"),
-                                     "p_value": float("nan")})
+                    fam_rows.append(
+                        {
+                            **base,
+                            "prop_a": ca / len(va) if len(va) else float("nan"),
+                            "prop_b": cb / len(vb) if len(vb) else float("nan"),
+                            "diff": float("nan"),
+                            "z": float("nan"),
+                            "p_value": float("nan"),
+                        }
+                    )
         for r, p in zip(fam_rows, correct_pvalues([r["p_value"] for r in fam_rows], correction)):
             r["p_adjusted"] = p
         rows += fam_rows

@@ -65,10 +65,12 @@ PROB_TOL = 1e-6
 class GenBias:
     """Result of :func:`gen_bias` (pandas DataFrames)."""
 
-    by_axis: Any       # [model,] axis, method, counts, ddof, full_gen_bias(+ci, x1000), summed_cluster_gen_bias(+ci, x1000), error
-    partial: Any       # [model,] axis, method, cluster, styles, partial_gen_bias(+ci, x1000), share, summed_cluster_gen_bias(+ci, x1000)
-    descriptors: Any   # [model,] axis, method, descriptor, n, n_templates, contribution, share, rank, top_style(+contribution, deviation), <style means>
-    clusters: Any      # style, cluster
+    by_axis: Any  # [model,] axis, method, counts, ddof, full_gen_bias(+ci, x1000), summed_cluster_gen_bias(+ci, x1000), error
+    partial: Any  # [model,] axis, method, cluster, styles, partial_gen_bias(+ci, x1000), share, summed_cluster_gen_bias(+ci, x1000)
+    descriptors: (
+        Any  # [model,] axis, method, descriptor, n, n_templates, contribution, share, rank, top_style(+contribution, deviation), <style means>
+    )
+    clusters: Any  # style, cluster
     styles: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     method: str = "per_template"
@@ -92,17 +94,29 @@ def resolve_prob_columns(columns: Sequence[str], spec: str | Sequence[str]) -> l
         if any(ch in it for ch in "*?["):
             hit = [c for c in columns if fnmatch.fnmatchcase(c, it) and not c.endswith(_NOT_PROBS)]
             if not hit:
-                raise BiaskitError("E170", f"no column matches the probability pattern {it!r}", value=sorted(columns)[:30],
-                                   fix="name the style probability columns, e.g. --prob-columns 'regard_*' or a,b,c")
+                raise BiaskitError(
+                    "E170",
+                    f"no column matches the probability pattern {it!r}",
+                    value=sorted(columns)[:30],
+                    fix="name the style probability columns, e.g. --prob-columns 'regard_*' or a,b,c",
+                )
             out.extend(h for h in hit if h not in out)
         elif it not in columns:
-            raise BiaskitError("E170", f"probability column {it!r} is not in the table", value=sorted(columns)[:30],
-                               fix="name existing columns, or score the table with --style-model")
+            raise BiaskitError(
+                "E170",
+                f"probability column {it!r} is not in the table",
+                value=sorted(columns)[:30],
+                fix="name existing columns, or score the table with --style-model",
+            )
         elif it not in out:
             out.append(it)
     if len(out) < 2:
-        raise BiaskitError("E170", "a style vector needs at least 2 probability columns", value=out,
-                           fix="pass every class probability of the style classifier (e.g. --prob-columns 'regard_*')")
+        raise BiaskitError(
+            "E170",
+            "a style vector needs at least 2 probability columns",
+            value=out,
+            fix="pass every class probability of the style classifier (e.g. --prob-columns 'regard_*')",
+        )
     return out
 
 
@@ -118,8 +132,9 @@ def parse_clusters(spec: str | Mapping[str, Sequence[str]] | None, styles: Seque
                 continue
             name, sep, rest = part.partition("=")
             if not sep or not name.strip():
-                raise BiaskitError("E170", "malformed style cluster", value=part,
-                                   fix="write NAME=style,style;NAME=style (e.g. warm=joy,love;cold=anger,fear)")
+                raise BiaskitError(
+                    "E170", "malformed style cluster", value=part, fix="write NAME=style,style;NAME=style (e.g. warm=joy,love;cold=anger,fear)"
+                )
             m[name.strip()] = [s.strip() for s in rest.split(",") if s.strip()]
     else:
         m = {str(k): list(v) for k, v in spec.items()}
@@ -127,8 +142,13 @@ def parse_clusters(spec: str | Mapping[str, Sequence[str]] | None, styles: Seque
     for name, members in m.items():
         for s in members:
             if s not in styles:
-                raise BiaskitError("E170", f"style cluster {name!r} names an unknown style", value=s, options=styles,
-                                   fix="use the style names (probability columns) of the table")
+                raise BiaskitError(
+                    "E170",
+                    f"style cluster {name!r} names an unknown style",
+                    value=s,
+                    options=styles,
+                    fix="use the style names (probability columns) of the table",
+                )
             if s in seen:
                 raise BiaskitError("E170", "a style is in two clusters", value=s, fix=f"keep {s!r} in one cluster only")
             seen[s] = name
@@ -149,8 +169,12 @@ def cluster_styles(P, styles: Sequence[str], n_clusters: int) -> dict[str, list[
 
     k = len(styles)
     if not isinstance(n_clusters, int) or not (1 <= n_clusters <= k):
-        raise BiaskitError("E170", f"n_clusters must be between 1 and the number of styles ({k})", value=n_clusters,
-                           fix="pass e.g. --n-clusters 2, or give --clusters")
+        raise BiaskitError(
+            "E170",
+            f"n_clusters must be between 1 and the number of styles ({k})",
+            value=n_clusters,
+            fix="pass e.g. --n-clusters 2, or give --clusters",
+        )
     P = np.asarray(P, dtype=float)
     if k == 1 or n_clusters == k:
         return {f"c{i + 1}": [s] for i, s in enumerate(styles)}
@@ -169,8 +193,13 @@ def cluster_styles(P, styles: Sequence[str], n_clusters: int) -> dict[str, list[
 
 def check_method(method: str) -> str:
     if method not in METHODS:
-        raise BiaskitError("E220", "unknown generation-bias method", value=method, options=METHODS,
-                           fix="use per_template (the paper's definition, default) or template_first (biaskit's earlier order)")
+        raise BiaskitError(
+            "E220",
+            "unknown generation-bias method",
+            value=method,
+            options=METHODS,
+            fix="use per_template (the paper's definition, default) or template_first (biaskit's earlier order)",
+        )
     return method
 
 
@@ -184,9 +213,12 @@ def check_probabilities(vals, cols: Sequence[str]) -> None:
     if out.any():
         j = int(np.argmax(out.any(axis=0)))
         i = int(np.argmax(out[:, j]))
-        raise BiaskitError("E220", f"style probability column {cols[j]!r} has values outside [0, 1] "
-                                   f"({int(out.sum())} cell(s) in all, first at row {i})", value=float(vals[i, j]),
-                           fix="pass class probabilities (softmax/sigmoid outputs), not scores or logits; or use --style-model")
+        raise BiaskitError(
+            "E220",
+            f"style probability column {cols[j]!r} has values outside [0, 1] ({int(out.sum())} cell(s) in all, first at row {i})",
+            value=float(vals[i, j]),
+            fix="pass class probabilities (softmax/sigmoid outputs), not scores or logits; or use --style-model",
+        )
 
 
 def _cells(g, descriptor: str, template: str):
@@ -220,7 +252,7 @@ def _to_method(C, mask, method: str):
 
     if method == "per_template":
         return C, mask
-    cnt = mask.sum(axis=0)                                          # templates per descriptor
+    cnt = mask.sum(axis=0)  # templates per descriptor
     M = (C * mask[..., None]).sum(axis=-3) / np.maximum(cnt, 1)[:, None]
     return M[..., None, :, :], (cnt > 0)[None, :]
 
@@ -234,8 +266,8 @@ def _variances(C, mask):
     use = n_t >= 2
     n = np.maximum(n_t, 1)[:, None]
     m = mask[..., None]
-    mu = (C * m).sum(axis=-2) / n                                   # ..., T, S
-    dev2 = ((C - mu[..., None, :]) * m) ** 2 / n[..., None]         # ..., T, D, S (each term / n_t)
+    mu = (C * m).sum(axis=-2) / n  # ..., T, S
+    dev2 = ((C - mu[..., None, :]) * m) ** 2 / n[..., None]  # ..., T, D, S (each term / n_t)
     return dev2.sum(axis=-2), dev2, use
 
 
@@ -243,18 +275,30 @@ def _figures(C, mask, S):
     """(full, partial per cluster, summed per cluster): means over the usable templates of the sums over styles of
     the per-template variances across descriptors (see the module docstring). Leading axes of C are kept."""
     var, _, use = _variances(C, mask)
-    v = var[..., use, :]                                            # ..., T_use, S
+    v = var[..., use, :]  # ..., T_use, S
     full = v.sum(axis=-1).mean(axis=-1)
-    partial = (v @ S).mean(axis=-2)                                 # ..., K
+    partial = (v @ S).mean(axis=-2)  # ..., K
     varq, _, _ = _variances(C @ S, mask)
-    summed = varq[..., use, :].mean(axis=-2)                        # ..., K
+    summed = varq[..., use, :].mean(axis=-2)  # ..., K
     return full, partial, summed
 
 
-def gen_bias(table: Any, prob_columns: str | Sequence[str], *, axis: str = "axis", descriptor: str = "descriptor",
-             template: str = "template", clusters: str | Mapping[str, Sequence[str]] | None = None, n_clusters: int | None = None,
-             n_boot: int = 1000, ci: float = 0.95, seed: int = 0, top: int = 10, style_names: Sequence[str] | None = None,
-             method: str = "per_template") -> GenBias:
+def gen_bias(
+    table: Any,
+    prob_columns: str | Sequence[str],
+    *,
+    axis: str = "axis",
+    descriptor: str = "descriptor",
+    template: str = "template",
+    clusters: str | Mapping[str, Sequence[str]] | None = None,
+    n_clusters: int | None = None,
+    n_boot: int = 1000,
+    ci: float = 0.95,
+    seed: int = 0,
+    top: int = 10,
+    style_names: Sequence[str] | None = None,
+    method: str = "per_template",
+) -> GenBias:
     """Full / Partial / Summed-Cluster Gen Bias per axis (and per ``model`` when the table has that column).
 
     ``method``: ``per_template`` (default, Smith et al. 2022: variance across descriptors within each template, averaged
@@ -277,8 +321,12 @@ def gen_bias(table: Any, prob_columns: str | Sequence[str], *, axis: str = "axis
     df = to_frame(table)
     missing = [c for c in (axis, descriptor, template) if c not in df.columns]
     if missing:
-        raise BiaskitError("E170", f"generation bias needs column(s) {', '.join(map(repr, missing))}", value=sorted(map(str, df.columns))[:30],
-                           fix="use generations of HolisticBias prompts (`biaskit expand holistic` then `biaskit generate`), which carry axis, descriptor, template")
+        raise BiaskitError(
+            "E170",
+            f"generation bias needs column(s) {', '.join(map(repr, missing))}",
+            value=sorted(map(str, df.columns))[:30],
+            fix="use generations of HolisticBias prompts (`biaskit expand holistic` then `biaskit generate`), which carry axis, descriptor, template",
+        )
     cols = resolve_prob_columns(list(map(str, df.columns)), prob_columns)
     styles = list(style_names) if style_names is not None else cols
     if len(styles) != len(cols) or len(set(styles)) != len(styles):
@@ -303,17 +351,25 @@ def gen_bias(table: Any, prob_columns: str | Sequence[str], *, axis: str = "axis
     if bad.any():
         notes.append(f"{int(bad.sum())} rows with a null or non-numeric style probability left out (counted in n_null)")
     if unkeyed_all.any():
-        notes.append(f"{int(unkeyed_all.sum())} rows with a null descriptor or template left out (counted in n_unkeyed): "
-                     "they belong to no (descriptor, template) cell")
+        notes.append(
+            f"{int(unkeyed_all.sum())} rows with a null descriptor or template left out (counted in n_unkeyed): "
+            "they belong to no (descriptor, template) cell"
+        )
     P_all = np.where(np.isfinite(vals), vals, 0.0)  # rows with bad values are excluded below, never used as 0
     if clusters is not None and n_clusters is not None:
-        raise BiaskitError("E170", "give style clusters or a number of clusters, not both", value={"clusters": clusters, "n_clusters": n_clusters},
-                           fix="drop --clusters or --n-clusters")
+        raise BiaskitError(
+            "E170",
+            "give style clusters or a number of clusters, not both",
+            value={"clusters": clusters, "n_clusters": n_clusters},
+            fix="drop --clusters or --n-clusters",
+        )
     cl = parse_clusters(clusters, styles)
     if cl is None and n_clusters is not None:
         ok_rows = P_all[~bad]
         if len(ok_rows) < 3:
-            raise BiaskitError("E170", "too few generations to cluster the styles", value=int(len(ok_rows)), fix="give --clusters, or more generations")
+            raise BiaskitError(
+                "E170", "too few generations to cluster the styles", value=int(len(ok_rows)), fix="give --clusters, or more generations"
+            )
         cl = cluster_styles(ok_rows, styles, n_clusters)
     if cl is None:
         cl = {s: [s] for s in styles}
@@ -347,21 +403,45 @@ def gen_bias(table: Any, prob_columns: str | Sequence[str], *, axis: str = "axis
         C0, mask0 = _cell_means(P_all, cells, len(descs), len(tpls))
         C, mask = _to_method(C0, mask0, method)
         _, dev2, use = _variances(C, mask)
-        shape = {"n_descriptors": len(descs), "n_templates": len(tpls), "n_templates_used": int(use.sum()) if method == "per_template" else len(tpls),
-                 "n_styles": len(styles), "n_clusters": len(cnames), "ddof": DDOF}
+        shape = {
+            "n_descriptors": len(descs),
+            "n_templates": len(tpls),
+            "n_templates_used": int(use.sum()) if method == "per_template" else len(tpls),
+            "n_styles": len(styles),
+            "n_clusters": len(cnames),
+            "ddof": DDOF,
+        }
         if not use.any():
-            why = ("fewer than 2 descriptors with usable generations in every template: no variance across descriptors within a template"
-                   if method == "per_template" else "fewer than 2 descriptors with usable generations: no variance across descriptors")
-            axis_rows.append({**base, **counts, **shape, "full_gen_bias": None, "full_ci_low": None, "full_ci_high": None,
-                              "full_gen_bias_x1000": None, "summed_cluster_gen_bias": None, "summed_ci_low": None,
-                              "summed_ci_high": None, "summed_cluster_gen_bias_x1000": None, "error": why})
+            why = (
+                "fewer than 2 descriptors with usable generations in every template: no variance across descriptors within a template"
+                if method == "per_template"
+                else "fewer than 2 descriptors with usable generations: no variance across descriptors"
+            )
+            axis_rows.append(
+                {
+                    **base,
+                    **counts,
+                    **shape,
+                    "full_gen_bias": None,
+                    "full_ci_low": None,
+                    "full_ci_high": None,
+                    "full_gen_bias_x1000": None,
+                    "summed_cluster_gen_bias": None,
+                    "summed_ci_low": None,
+                    "summed_ci_high": None,
+                    "summed_cluster_gen_bias_x1000": None,
+                    "error": why,
+                }
+            )
             continue
         if method == "per_template" and not use.all():
-            notes.append(f"axis {kd[axis]!r}{' of model ' + repr(kd['model']) if keys else ''}: {int((~use).sum())} template(s) with "
-                         "fewer than 2 descriptors left out of the average over templates")
+            notes.append(
+                f"axis {kd[axis]!r}{' of model ' + repr(kd['model']) if keys else ''}: {int((~use).sum())} template(s) with "
+                "fewer than 2 descriptors left out of the average over templates"
+            )
         full, partial, summed = (np.asarray(x) for x in _figures(C, mask, S))
         full = float(full)
-        per_style = dev2[use].sum(axis=0) / int(use.sum())          # D x S: contributions per descriptor and style
+        per_style = dev2[use].sum(axis=0) / int(use.sum())  # D x S: contributions per descriptor and style
         contrib = per_style.sum(axis=1)
         boot_full = boot_part = boot_sum = None
         if n_boot:
@@ -384,17 +464,41 @@ def gen_bias(table: Any, prob_columns: str | Sequence[str], *, axis: str = "axis
         flo, fhi = q(boot_full)
         slo, shi = q(boot_sum.sum(axis=1) if boot_sum is not None else None)
         total_summed = float(summed.sum())
-        axis_rows.append({**base, **counts, **shape, "full_gen_bias": full, "full_ci_low": flo, "full_ci_high": fhi,
-                          "full_gen_bias_x1000": full * SCALE, "summed_cluster_gen_bias": total_summed, "summed_ci_low": slo,
-                          "summed_ci_high": shi, "summed_cluster_gen_bias_x1000": total_summed * SCALE, "error": None})
+        axis_rows.append(
+            {
+                **base,
+                **counts,
+                **shape,
+                "full_gen_bias": full,
+                "full_ci_low": flo,
+                "full_ci_high": fhi,
+                "full_gen_bias_x1000": full * SCALE,
+                "summed_cluster_gen_bias": total_summed,
+                "summed_ci_low": slo,
+                "summed_ci_high": shi,
+                "summed_cluster_gen_bias_x1000": total_summed * SCALE,
+                "error": None,
+            }
+        )
         for j, c in enumerate(cnames):
             lo, hi = q(boot_part[:, j] if boot_part is not None else None)
             slo_c, shi_c = q(boot_sum[:, j] if boot_sum is not None else None)
-            part_rows.append({**base, "cluster": c, "styles": ",".join(cl[c]), "partial_gen_bias": float(partial[j]),
-                              "ci_low": lo, "ci_high": hi, "partial_gen_bias_x1000": float(partial[j]) * SCALE,
-                              "share": float(partial[j] / full) if full > 0 else None,
-                              "summed_cluster_gen_bias": float(summed[j]), "summed_ci_low": slo_c, "summed_ci_high": shi_c,
-                              "summed_cluster_gen_bias_x1000": float(summed[j]) * SCALE})
+            part_rows.append(
+                {
+                    **base,
+                    "cluster": c,
+                    "styles": ",".join(cl[c]),
+                    "partial_gen_bias": float(partial[j]),
+                    "ci_low": lo,
+                    "ci_high": hi,
+                    "partial_gen_bias_x1000": float(partial[j]) * SCALE,
+                    "share": float(partial[j] / full) if full > 0 else None,
+                    "summed_cluster_gen_bias": float(summed[j]),
+                    "summed_ci_low": slo_c,
+                    "summed_ci_high": shi_c,
+                    "summed_cluster_gen_bias_x1000": float(summed[j]) * SCALE,
+                }
+            )
         order = sorted(range(len(descs)), key=lambda i: (-contrib[i], descs[i]))
         rank = {i: r + 1 for r, i in enumerate(order)}
         # display means: each descriptor's template-averaged style vector; signed deviation: mean over the templates
@@ -407,32 +511,78 @@ def gen_bias(table: Any, prob_columns: str | Sequence[str], *, axis: str = "axis
         mean_dev = dev[use].sum(axis=0) / cnt
         for i, d in enumerate(descs):
             js = int(np.argmax(per_style[i]))
-            row = {**base, "descriptor": d, "n": int(sum(len(ix) for (k, _t), ix in cells.items() if k == i)),
-                   "n_templates": int(mask0[:, i].sum()), "contribution": float(contrib[i]),
-                   "share": float(contrib[i] / full) if full > 0 else None, "rank": rank[i], "top": rank[i] <= top,
-                   "top_style": styles[js], "top_style_contribution": float(per_style[i, js]),
-                   "top_style_deviation": float(mean_dev[i, js])}
+            row = {
+                **base,
+                "descriptor": d,
+                "n": int(sum(len(ix) for (k, _t), ix in cells.items() if k == i)),
+                "n_templates": int(mask0[:, i].sum()),
+                "contribution": float(contrib[i]),
+                "share": float(contrib[i] / full) if full > 0 else None,
+                "rank": rank[i],
+                "top": rank[i] <= top,
+                "top_style": styles[js],
+                "top_style_contribution": float(per_style[i, js]),
+                "top_style_deviation": float(mean_dev[i, js]),
+            }
             row.update({f"mean_{s}": float(Mdisp[i, k]) for k, s in enumerate(styles)})
             desc_rows.append(row)
     kcols = (["model"] if keys else []) + ["axis", "method"]
-    by_axis = pd.DataFrame(axis_rows, columns=kcols + ["n_rows", "n_used", "n_null", "n_unkeyed", "n_descriptors", "n_templates",
-                                                       "n_templates_used", "n_styles", "n_clusters", "ddof",
-                                                       "full_gen_bias", "full_ci_low", "full_ci_high", "full_gen_bias_x1000",
-                                                       "summed_cluster_gen_bias", "summed_ci_low", "summed_ci_high",
-                                                       "summed_cluster_gen_bias_x1000", "error"])
-    partial_df = pd.DataFrame(part_rows, columns=kcols + ["cluster", "styles", "partial_gen_bias", "ci_low", "ci_high", "partial_gen_bias_x1000",
-                                                         "share", "summed_cluster_gen_bias", "summed_ci_low", "summed_ci_high",
-                                                         "summed_cluster_gen_bias_x1000"])
-    desc_df = pd.DataFrame(desc_rows, columns=kcols + ["descriptor", "n", "n_templates", "contribution", "share", "rank", "top", "top_style",
-                                                       "top_style_contribution", "top_style_deviation"] + [f"mean_{s}" for s in styles])
+    by_axis = pd.DataFrame(
+        axis_rows,
+        columns=kcols
+        + [
+            "n_rows",
+            "n_used",
+            "n_null",
+            "n_unkeyed",
+            "n_descriptors",
+            "n_templates",
+            "n_templates_used",
+            "n_styles",
+            "n_clusters",
+            "ddof",
+            "full_gen_bias",
+            "full_ci_low",
+            "full_ci_high",
+            "full_gen_bias_x1000",
+            "summed_cluster_gen_bias",
+            "summed_ci_low",
+            "summed_ci_high",
+            "summed_cluster_gen_bias_x1000",
+            "error",
+        ],
+    )
+    partial_df = pd.DataFrame(
+        part_rows,
+        columns=kcols
+        + [
+            "cluster",
+            "styles",
+            "partial_gen_bias",
+            "ci_low",
+            "ci_high",
+            "partial_gen_bias_x1000",
+            "share",
+            "summed_cluster_gen_bias",
+            "summed_ci_low",
+            "summed_ci_high",
+            "summed_cluster_gen_bias_x1000",
+        ],
+    )
+    desc_df = pd.DataFrame(
+        desc_rows,
+        columns=kcols
+        + ["descriptor", "n", "n_templates", "contribution", "share", "rank", "top", "top_style", "top_style_contribution", "top_style_deviation"]
+        + [f"mean_{s}" for s in styles],
+    )
     desc_df = desc_df.sort_values(kcols + ["rank"], kind="stable").reset_index(drop=True)
     clusters_df = pd.DataFrame([{"style": s, "cluster": c} for c in cnames for s in cl[c]], columns=["style", "cluster"])
-    return GenBias(by_axis=by_axis, partial=partial_df, descriptors=desc_df, clusters=clusters_df, styles=styles, notes=notes,
-                   method=method)
+    return GenBias(by_axis=by_axis, partial=partial_df, descriptors=desc_df, clusters=clusters_df, styles=styles, notes=notes, method=method)
 
 
-def style_probabilities(table: Any, model: str, *, text_column: str = "continuation", device: str = "auto",
-                        batch_size: int | None = None, prefix: str = "style_"):
+def style_probabilities(
+    table: Any, model: str, *, text_column: str = "continuation", device: str = "auto", batch_size: int | None = None, prefix: str = "style_"
+):
     """Add ``<prefix><label>`` probability columns from any HF sequence classifier (softmax/sigmoid as the
     model's config says, see :class:`biaskit.evaluate.metrics.classifier.HFClassifier`). Rows with no text
     get nulls. Returns (pyarrow table, probability column names, style names)."""
@@ -444,8 +594,12 @@ def style_probabilities(table: Any, model: str, *, text_column: str = "continuat
 
     t = to_arrow(table)
     if text_column not in t.column_names:
-        raise BiaskitError("E170", f"the generations table has no text column {text_column!r}", value=sorted(t.column_names)[:30],
-                           fix="pass --text-column (e.g. continuation or full_text)")
+        raise BiaskitError(
+            "E170",
+            f"the generations table has no text column {text_column!r}",
+            value=sorted(t.column_names)[:30],
+            fix="pass --text-column (e.g. continuation or full_text)",
+        )
     clf = HFClassifier(model, device=device, batch_size=batch_size).load()
     texts = t.column(text_column).to_pylist()
     ok = [i for i, x in enumerate(texts) if isinstance(x, str) and x.strip()]

@@ -64,14 +64,21 @@ def honest_summary(table: Any, by: str | Sequence[str] = ("language", "subject_c
     all_cats = sorted({c for cs in df["_cats"] for c in cs})
     ec = error_column(df, "honest_hurtful")
     rows = []
-    for key, g in (df.groupby(by, sort=True) if by else [((), df)]):
+    for key, g in df.groupby(by, sort=True) if by else [((), df)]:
         key = key if isinstance(key, tuple) else (key,)
         valid = g[g["_hurt"].notna()]
         nv = len(valid)
         hurt = int(valid["_hurt"].astype(bool).sum())
-        r = {**dict(zip(by, key)), "n": len(g), "n_valid": nv, "n_null": len(g) - nv, "n_error": int(g[ec].notna().sum()) if ec else 0,
-             "hurtful": hurt, "honest_score": hurt / nv if nv else float("nan"),
-             "fill_procedure": fill_procedures(g["generation_config"].tolist() if "generation_config" in g.columns else [None])[0]}
+        r = {
+            **dict(zip(by, key)),
+            "n": len(g),
+            "n_valid": nv,
+            "n_null": len(g) - nv,
+            "n_error": int(g[ec].notna().sum()) if ec else 0,
+            "hurtful": hurt,
+            "honest_score": hurt / nv if nv else float("nan"),
+            "fill_procedure": fill_procedures(g["generation_config"].tolist() if "generation_config" in g.columns else [None])[0],
+        }
         for c in all_cats:
             r[f"cat_{c}"] = (sum(c in cs for cs in valid["_cats"]) / nv) if nv else float("nan")
         rows.append(r)
@@ -87,8 +94,9 @@ def honest_category_matrix(summary):
     return m
 
 
-def regard_difference(table: Any, group: str, a: str, b: str, *, within: str | Sequence[str] = ("model",),
-                      use_probabilities: bool = False, column: str = "regard_label"):
+def regard_difference(
+    table: Any, group: str, a: str, b: str, *, within: str | Sequence[str] = ("model",), use_probabilities: bool = False, column: str = "regard_label"
+):
     """Regard of group ``a`` minus group ``b`` per label: mean of the label indicator (the label share) or,
     with ``use_probabilities``, the mean of ``regard_<label>`` probabilities. One row per ``within`` value
     and label with ``mean_a``, ``mean_b``, ``diff`` and the counts used (nulls counted)."""
@@ -109,10 +117,14 @@ def regard_difference(table: Any, group: str, a: str, b: str, *, within: str | S
     if use_probabilities:
         labels = [x for x in labels if f"regard_{x}" in df.columns]
         if not labels:
-            raise BiaskitError("E080", "no regard_<label> probability columns", value=sorted(map(str, df.columns)),
-                               fix="use_probabilities=False to compare label shares")
+            raise BiaskitError(
+                "E080",
+                "no regard_<label> probability columns",
+                value=sorted(map(str, df.columns)),
+                fix="use_probabilities=False to compare label shares",
+            )
     rows = []
-    for wkey, fam in (df.groupby(within, sort=True) if within else [((), df)]):
+    for wkey, fam in df.groupby(within, sort=True) if within else [((), df)]:
         wkey = wkey if isinstance(wkey, tuple) else (wkey,)
         ga, gb = fam[fam[group] == a], fam[fam[group] == b]
         for lab in labels:
@@ -122,8 +134,19 @@ def regard_difference(table: Any, group: str, a: str, b: str, *, within: str | S
                 xa = ga[column].map(lambda v, lab=lab: None if pd.isna(v) else float(v == lab)).astype(float)
                 xb = gb[column].map(lambda v, lab=lab: None if pd.isna(v) else float(v == lab)).astype(float)
             ma, mb = xa.mean(), xb.mean()
-            rows.append({**dict(zip(within, wkey)), "label": lab, "n_a": int(xa.notna().sum()), "n_b": int(xb.notna().sum()),
-                         "n_null_a": int(xa.isna().sum()), "n_null_b": int(xb.isna().sum()), "mean_a": ma, "mean_b": mb, "diff": ma - mb})
+            rows.append(
+                {
+                    **dict(zip(within, wkey)),
+                    "label": lab,
+                    "n_a": int(xa.notna().sum()),
+                    "n_b": int(xb.notna().sum()),
+                    "n_null_a": int(xa.isna().sum()),
+                    "n_null_b": int(xb.isna().sum()),
+                    "mean_a": ma,
+                    "mean_b": mb,
+                    "diff": ma - mb,
+                }
+            )
     out = pd.DataFrame(rows)
     out.insert(len(within), "group_a", a)
     out.insert(len(within) + 1, "group_b", b)

@@ -24,14 +24,22 @@ from biaskit.evaluate.stats._common import check_alpha, fill_keys, require_colum
 class LikelihoodBias:
     """Result of :func:`likelihood_bias` (all pandas DataFrames)."""
 
-    by_axis: Any        # axis, n_rows, n_null, n_templates, n_descriptors, n_pairs, n_different, n_untestable, fraction
-    pairs: Any          # axis, template, descriptor_a, descriptor_b, n_a, n_b, median_a, median_b, u, p_value, rank_biserial, different
-    ranking: Any        # axis, template, descriptor, n, median, mean, rank (1 = lowest perplexity = most likely)
+    by_axis: Any  # axis, n_rows, n_null, n_templates, n_descriptors, n_pairs, n_different, n_untestable, fraction
+    pairs: Any  # axis, template, descriptor_a, descriptor_b, n_a, n_b, median_a, median_b, u, p_value, rank_biserial, different
+    ranking: Any  # axis, template, descriptor, n, median, mean, rank (1 = lowest perplexity = most likely)
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> rows not used
 
 
-def likelihood_bias(table: Any, *, value: str = "perplexity", axis: str = "axis", template: str = "template",
-                    descriptor: str = "descriptor", alpha: float = 0.05, model: str | None = None) -> LikelihoodBias:
+def likelihood_bias(
+    table: Any,
+    *,
+    value: str = "perplexity",
+    axis: str = "axis",
+    template: str = "template",
+    descriptor: str = "descriptor",
+    alpha: float = 0.05,
+    model: str | None = None,
+) -> LikelihoodBias:
     """Compute HolisticBias' Likelihood Bias per axis.
 
     ``model``: keep only rows of this model (a table with several models must be split: a pair compared
@@ -48,8 +56,12 @@ def likelihood_bias(table: Any, *, value: str = "perplexity", axis: str = "axis"
     skipped: dict[str, int] = {}
     if value not in df.columns and value == "perplexity" and "nll_mean" in df.columns:
         value = "nll_mean"  # same ranking and same U test (perplexity = exp(nll_mean) is monotone)
-    require_columns(df, [axis, template, descriptor, value], "Likelihood Bias",
-                    "run the likelihood runner on HolisticBias prompts (columns axis, template, descriptor, perplexity)")
+    require_columns(
+        df,
+        [axis, template, descriptor, value],
+        "Likelihood Bias",
+        "run the likelihood runner on HolisticBias prompts (columns axis, template, descriptor, perplexity)",
+    )
     if "kind" in df.columns:
         other = df["kind"].notna() & (df["kind"] != "likelihood")
         if other.any():
@@ -64,8 +76,12 @@ def likelihood_bias(table: Any, *, value: str = "perplexity", axis: str = "axis"
             skipped["other models"] = int((~keep).sum())
             df = df[keep]
         elif len(models) > 1:
-            raise BiaskitError("E080", "the likelihood table holds several models; Likelihood Bias is per model", value=models,
-                               fix="pass model=... (one call per model)")
+            raise BiaskitError(
+                "E080",
+                "the likelihood table holds several models; Likelihood Bias is per model",
+                value=models,
+                fix="pass model=... (one call per model)",
+            )
     df = fill_keys(df, [axis, template, descriptor])
     df[value] = pd.to_numeric(df[value], errors="coerce")
     # a perplexity is exp(mean NLL) >= 1 and an NLL is >= 0: a negative or infinite value is a broken row, not a rank
@@ -76,10 +92,15 @@ def likelihood_bias(table: Any, *, value: str = "perplexity", axis: str = "axis"
         mask |= arr < low
     bad = arr[mask]
     if len(bad):
-        raise BiaskitError("E080", f"{len(bad)} value(s) of {value!r} are " + ("infinite or below " + f"{low:g}" if low is not None else "infinite")
-                           + f" (a {value} is finite" + (f" and >= {low:g})" if low is not None else ")"),
-                           value=sorted({float(x) for x in bad})[:5],
-                           fix="rescore those rows with biaskit likelihood (failed rows must be null with an error), or drop them")
+        raise BiaskitError(
+            "E080",
+            f"{len(bad)} value(s) of {value!r} are "
+            + ("infinite or below " + f"{low:g}" if low is not None else "infinite")
+            + f" (a {value} is finite"
+            + (f" and >= {low:g})" if low is not None else ")"),
+            value=sorted({float(x) for x in bad})[:5],
+            fix="rescore those rows with biaskit likelihood (failed rows must be null with an error), or drop them",
+        )
 
     pair_rows, rank_rows, axis_rows = [], [], []
     for ax, ga in df.groupby(axis, sort=True):
@@ -87,12 +108,22 @@ def likelihood_bias(table: Any, *, value: str = "perplexity", axis: str = "axis"
         n_pairs = n_diff = n_untestable = 0
         for tpl, gt in ga.groupby(template, sort=True):
             vals = {d: s[value].dropna().to_numpy(dtype=float) for d, s in gt.groupby(descriptor, sort=True)}
-            ranked = sorted(((float(pd.Series(v).median()) if len(v) else float("nan"), d) for d, v in vals.items()),
-                            key=lambda t: (t[0] != t[0], t[0], t[1]))
+            ranked = sorted(
+                ((float(pd.Series(v).median()) if len(v) else float("nan"), d) for d, v in vals.items()), key=lambda t: (t[0] != t[0], t[0], t[1])
+            )
             for r, (med, d) in enumerate(ranked, start=1):
                 v = vals[d]
-                rank_rows.append({"axis": ax, "template": tpl, "descriptor": d, "n": int(len(v)), "median": med,
-                                  "mean": float(v.mean()) if len(v) else float("nan"), "rank": r if med == med else None})
+                rank_rows.append(
+                    {
+                        "axis": ax,
+                        "template": tpl,
+                        "descriptor": d,
+                        "n": int(len(v)),
+                        "median": med,
+                        "mean": float(v.mean()) if len(v) else float("nan"),
+                        "rank": r if med == med else None,
+                    }
+                )
             meds = {d: med for med, d in ranked}
             for da, db in itertools.combinations(sorted(vals), 2):
                 xa, xb = vals[da], vals[db]
@@ -110,13 +141,39 @@ def likelihood_bias(table: Any, *, value: str = "perplexity", axis: str = "axis"
                 else:
                     n_untestable += 1
                 pair_rows.append({"axis": ax, "template": tpl, "descriptor_a": da, "descriptor_b": db, **res, "different": different})
-        axis_rows.append({"axis": ax, "n_rows": len(ga), "n_null": n_null_ax, "n_templates": int(ga[template].nunique()),
-                          "n_descriptors": int(ga[descriptor].nunique()), "n_pairs": n_pairs, "n_different": n_diff,
-                          "n_untestable": n_untestable, "fraction": n_diff / n_pairs if n_pairs else float("nan")})
-    by_axis = pd.DataFrame(axis_rows, columns=["axis", "n_rows", "n_null", "n_templates", "n_descriptors", "n_pairs", "n_different",
-                                               "n_untestable", "fraction"])
-    pairs = pd.DataFrame(pair_rows, columns=["axis", "template", "descriptor_a", "descriptor_b", "n_a", "n_b", "median_a", "median_b",
-                                             "u", "p_value", "rank_biserial", "different"])
+        axis_rows.append(
+            {
+                "axis": ax,
+                "n_rows": len(ga),
+                "n_null": n_null_ax,
+                "n_templates": int(ga[template].nunique()),
+                "n_descriptors": int(ga[descriptor].nunique()),
+                "n_pairs": n_pairs,
+                "n_different": n_diff,
+                "n_untestable": n_untestable,
+                "fraction": n_diff / n_pairs if n_pairs else float("nan"),
+            }
+        )
+    by_axis = pd.DataFrame(
+        axis_rows, columns=["axis", "n_rows", "n_null", "n_templates", "n_descriptors", "n_pairs", "n_different", "n_untestable", "fraction"]
+    )
+    pairs = pd.DataFrame(
+        pair_rows,
+        columns=[
+            "axis",
+            "template",
+            "descriptor_a",
+            "descriptor_b",
+            "n_a",
+            "n_b",
+            "median_a",
+            "median_b",
+            "u",
+            "p_value",
+            "rank_biserial",
+            "different",
+        ],
+    )
     ranking = pd.DataFrame(rank_rows, columns=["axis", "template", "descriptor", "n", "median", "mean", "rank"])
     return LikelihoodBias(by_axis=by_axis, pairs=pairs, ranking=ranking, skipped=skipped)
 
@@ -142,7 +199,7 @@ def likelihood_bias_interval(pairs: Any, *, n_boot: int = 1000, seed: int = 0, l
     diff = testable["different"].astype(float).to_numpy()
     rng = np.random.default_rng(seed)
     w = rng.multinomial(len(descs), [1 / len(descs)] * len(descs), size=n_boot).astype(float)  # (n_boot, descriptors)
-    pw = w[:, ia] * w[:, ib]                                                                     # (n_boot, pairs)
+    pw = w[:, ia] * w[:, ib]  # (n_boot, pairs)
     tot = pw.sum(axis=1)
     fr = (pw * diff).sum(axis=1)[tot > 0] / tot[tot > 0]
     if not len(fr):

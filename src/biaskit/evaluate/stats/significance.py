@@ -25,8 +25,12 @@ CORRECTIONS = ("holm", "bh", "none")
 
 def _check_count(count: int, n: int, name: str) -> None:
     if n <= 0 or count < 0 or count > n:
-        raise BiaskitError("E080", f"{name}: need 0 <= count <= n and n > 0", value={"count": count, "n": n},
-                           fix="pass the number of rows with the label and the number of rows with a valid label")
+        raise BiaskitError(
+            "E080",
+            f"{name}: need 0 <= count <= n and n > 0",
+            value={"count": count, "n": n},
+            fix="pass the number of rows with the label and the number of rows with a valid label",
+        )
 
 
 def cohen_h(p1: float, p2: float) -> float:
@@ -90,8 +94,12 @@ def mann_whitney(a, b) -> dict[str, float]:
     xa = np.asarray([np.nan if v is None else v for v in a], dtype=float)
     xb = np.asarray([np.nan if v is None else v for v in b], dtype=float)
     xa, xb = xa[~np.isnan(xa)], xb[~np.isnan(xb)]
-    out = {"n_a": int(xa.size), "n_b": int(xb.size), "median_a": float(np.median(xa)) if xa.size else float("nan"),
-           "median_b": float(np.median(xb)) if xb.size else float("nan")}
+    out = {
+        "n_a": int(xa.size),
+        "n_b": int(xb.size),
+        "median_a": float(np.median(xa)) if xa.size else float("nan"),
+        "median_b": float(np.median(xb)) if xb.size else float("nan"),
+    }
     if xa.size == 0 or xb.size == 0:
         return {**out, "u": float("nan"), "p_value": float("nan"), "rank_biserial": float("nan")}
     u, p = mwu_two_sided(xa, xb)
@@ -109,7 +117,7 @@ def _u_null_counts(n1: int, n2: int):
     a = _u_null_counts(n1 - 1, n2)
     b = _u_null_counts(n1, n2 - 1)
     out = np.zeros(n1 * n2 + 1, dtype=object)
-    out[n2:n2 + len(a)] += a
+    out[n2 : n2 + len(a)] += a
     out[: len(b)] += b
     return out
 
@@ -130,7 +138,7 @@ def mwu_two_sided(xa, xb) -> tuple[float, float]:
     n1, n2 = int(xa.size), int(xb.size)
     xy = np.concatenate([xa, xb])
     _, inv, counts = np.unique(xy, return_inverse=True, return_counts=True)
-    avg = np.cumsum(counts) - (counts - 1) / 2.0           # 1-based average rank of each distinct value
+    avg = np.cumsum(counts) - (counts - 1) / 2.0  # 1-based average rank of each distinct value
     r1 = float(avg[inv[:n1]].sum())
     u1 = r1 - n1 * (n1 + 1) / 2.0
     u = max(u1, n1 * n2 - u1)
@@ -147,7 +155,7 @@ def mwu_two_sided(xa, xb) -> tuple[float, float]:
         p = math.nan if z != z else math.erfc(z / math.sqrt(2))  # 2 * P(Z > z)
     else:
         c = _u_null_counts(n1, n2)
-        p = 2 * float(sum(c[int(round(u)):])) / float(math.comb(n1 + n2, n1))
+        p = 2 * float(sum(c[int(round(u)) :])) / float(math.comb(n1 + n2, n1))
     return float(u1), (p if p != p else float(min(max(p, 0.0), 1.0)))
 
 
@@ -166,7 +174,9 @@ def correct_pvalues(pvalues: Sequence[float], method: str = "holm") -> list[floa
         try:
             v = float("nan") if p is None else float(p)
         except (TypeError, ValueError):
-            raise BiaskitError("E080", f"p-value {i} is not a number", value=p, fix="pass numbers in [0, 1]; None or NaN for a missing test") from None
+            raise BiaskitError(
+                "E080", f"p-value {i} is not a number", value=p, fix="pass numbers in [0, 1]; None or NaN for a missing test"
+            ) from None
         if v == v and not 0.0 <= v <= 1.0:
             raise BiaskitError("E080", f"p-value {i} is outside [0, 1]", value=v, fix="pass p-values, not test statistics or log p-values")
         ps.append(v)
@@ -208,12 +218,21 @@ def _check_pairs(df, group: str, pairs: Sequence[tuple[str, str]] | None) -> Non
     groups = sorted(set(df[group]))
     bad = [g for p in pairs for g in p if g not in groups]
     if bad:
-        raise BiaskitError("E080", "pair names a group that is not in the table", value=bad, options=groups,
-                           fix="name groups exactly as in the group column")
+        raise BiaskitError(
+            "E080", "pair names a group that is not in the table", value=bad, options=groups, fix="name groups exactly as in the group column"
+        )
 
 
-def pairwise_proportion_tests(table: Any, group: str, column: str, label: str, *, within: str | Sequence[str] = (),
-                              pairs: Sequence[tuple[str, str]] | None = None, correction: str = "holm"):
+def pairwise_proportion_tests(
+    table: Any,
+    group: str,
+    column: str,
+    label: str,
+    *,
+    within: str | Sequence[str] = (),
+    pairs: Sequence[tuple[str, str]] | None = None,
+    correction: str = "holm",
+):
     """Two-proportion z-tests of the share of ``label`` in ``column`` between every pair of ``group`` values.
 
     ``within``: run the family separately inside each value of these columns (e.g. ``model``, ``domain``);
@@ -234,10 +253,15 @@ def pairwise_proportion_tests(table: Any, group: str, column: str, label: str, *
     check_label_vocabulary(df[column].tolist(), column)
     known = metric_labels(column) or sorted(set(df[column].dropna()))
     if str(label) not in known:  # 'POSITIVE' would be 0 of n in every group: a test of nothing
-        raise BiaskitError("E080", f"label {label!r} is not a label of column {column!r}", value=label, options=known,
-                           fix="pass --label with one of the column's labels (exact spelling)")
+        raise BiaskitError(
+            "E080",
+            f"label {label!r} is not a label of column {column!r}",
+            value=label,
+            options=known,
+            fix="pass --label with one of the column's labels (exact spelling)",
+        )
     rows = []
-    for wkey, fam in (df.groupby(within, sort=True, dropna=False) if within else [((), df)]):
+    for wkey, fam in df.groupby(within, sort=True, dropna=False) if within else [((), df)]:
         wkey = wkey if isinstance(wkey, tuple) else (wkey,)
         stats = {}
         for g, sub in fam.groupby(group, sort=True):
@@ -249,11 +273,29 @@ def pairwise_proportion_tests(table: Any, group: str, column: str, label: str, *
                 continue
             ca, na, nna = stats[a]
             cb, nb, nnb = stats[b]
-            base = {**dict(zip(within, wkey)), "group_a": a, "group_b": b, "count_a": ca, "n_a": na, "count_b": cb, "n_b": nb,
-                    "n_null_a": nna, "n_null_b": nnb}
+            base = {
+                **dict(zip(within, wkey)),
+                "group_a": a,
+                "group_b": b,
+                "count_a": ca,
+                "n_a": na,
+                "count_b": cb,
+                "n_b": nb,
+                "n_null_a": nna,
+                "n_null_b": nnb,
+            }
             if na == 0 or nb == 0:
-                fam_rows.append({**base, "p_a": float("nan"), "p_b": float("nan"), "diff": float("nan"), "z": float("nan"),
-                                 "p_value": float("nan"), "cohen_h": float("nan")})
+                fam_rows.append(
+                    {
+                        **base,
+                        "p_a": float("nan"),
+                        "p_b": float("nan"),
+                        "diff": float("nan"),
+                        "z": float("nan"),
+                        "p_value": float("nan"),
+                        "cohen_h": float("nan"),
+                    }
+                )
             else:
                 fam_rows.append({**base, **two_proportion_ztest(ca, na, cb, nb)})
         adj = correct_pvalues([r["p_value"] for r in fam_rows], correction)
@@ -261,13 +303,31 @@ def pairwise_proportion_tests(table: Any, group: str, column: str, label: str, *
             r["p_adjusted"] = p
             r["significant"] = bool(p < 0.05) if p == p else False
         rows += fam_rows
-    cols = [*within, "group_a", "group_b", "count_a", "n_a", "count_b", "n_b", "n_null_a", "n_null_b", "p_a", "p_b", "diff",
-            "z", "p_value", "p_adjusted", "cohen_h", "significant"]
+    cols = [
+        *within,
+        "group_a",
+        "group_b",
+        "count_a",
+        "n_a",
+        "count_b",
+        "n_b",
+        "n_null_a",
+        "n_null_b",
+        "p_a",
+        "p_b",
+        "diff",
+        "z",
+        "p_value",
+        "p_adjusted",
+        "cohen_h",
+        "significant",
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
-def pairwise_mann_whitney(table: Any, group: str, value: str, *, within: str | Sequence[str] = (),
-                          pairs: Sequence[tuple[str, str]] | None = None, correction: str = "holm"):
+def pairwise_mann_whitney(
+    table: Any, group: str, value: str, *, within: str | Sequence[str] = (), pairs: Sequence[tuple[str, str]] | None = None, correction: str = "holm"
+):
     """Mann-Whitney U between every pair of ``group`` values on a numeric column, corrected per family."""
     import pandas as pd
 
@@ -277,7 +337,7 @@ def pairwise_mann_whitney(table: Any, group: str, value: str, *, within: str | S
     df = fill_keys(df, [group, *within])
     _check_pairs(df, group, pairs)
     rows = []
-    for wkey, fam in (df.groupby(within, sort=True, dropna=False) if within else [((), df)]):
+    for wkey, fam in df.groupby(within, sort=True, dropna=False) if within else [((), df)]:
         wkey = wkey if isinstance(wkey, tuple) else (wkey,)
         vals = {g: pd.to_numeric(sub[value], errors="coerce") for g, sub in fam.groupby(group, sort=True)}
         fam_rows = []
@@ -285,15 +345,37 @@ def pairwise_mann_whitney(table: Any, group: str, value: str, *, within: str | S
             if a not in vals or b not in vals:
                 continue
             r = mann_whitney(vals[a].dropna().to_numpy(), vals[b].dropna().to_numpy())
-            fam_rows.append({**dict(zip(within, wkey)), "group_a": a, "group_b": b, "n_null_a": int(vals[a].isna().sum()),
-                             "n_null_b": int(vals[b].isna().sum()), **r})
+            fam_rows.append(
+                {
+                    **dict(zip(within, wkey)),
+                    "group_a": a,
+                    "group_b": b,
+                    "n_null_a": int(vals[a].isna().sum()),
+                    "n_null_b": int(vals[b].isna().sum()),
+                    **r,
+                }
+            )
         adj = correct_pvalues([r["p_value"] for r in fam_rows], correction)
         for r, p in zip(fam_rows, adj):
             r["p_adjusted"] = p
             r["significant"] = bool(p < 0.05) if p == p else False
         rows += fam_rows
-    cols = [*within, "group_a", "group_b", "n_a", "n_b", "n_null_a", "n_null_b", "median_a", "median_b", "u", "p_value",
-            "p_adjusted", "rank_biserial", "significant"]
+    cols = [
+        *within,
+        "group_a",
+        "group_b",
+        "n_a",
+        "n_b",
+        "n_null_a",
+        "n_null_b",
+        "median_a",
+        "median_b",
+        "u",
+        "p_value",
+        "p_adjusted",
+        "rank_biserial",
+        "significant",
+    ]
     return pd.DataFrame(rows, columns=cols)
 
 
@@ -310,12 +392,22 @@ def chi2_by(table: Any, group: str, column: str, *, within: str | Sequence[str] 
 
     df[column] = _label_strings(df[column])
     rows = []
-    for wkey, fam in (df.groupby(within, sort=True, dropna=False) if within else [((), df)]):
+    for wkey, fam in df.groupby(within, sort=True, dropna=False) if within else [((), df)]:
         wkey = wkey if isinstance(wkey, tuple) else (wkey,)
         miss = is_missing(fam[column])
         ct = pd.crosstab(fam.loc[~miss, group], fam.loc[~miss, column])
-        res = chi2_homogeneity(ct.values, correction=correction) if ct.size else \
-            {"chi2": float("nan"), "p_value": float("nan"), "dof": 0, "n": 0, "cramers_v": float("nan")}
-        rows.append({**dict(zip(within, wkey)), "groups": int(ct.shape[0]), "labels": int(ct.shape[1]) if ct.ndim == 2 else 0,
-                     "n_null": int(miss.sum()), **res})
+        res = (
+            chi2_homogeneity(ct.values, correction=correction)
+            if ct.size
+            else {"chi2": float("nan"), "p_value": float("nan"), "dof": 0, "n": 0, "cramers_v": float("nan")}
+        )
+        rows.append(
+            {
+                **dict(zip(within, wkey)),
+                "groups": int(ct.shape[0]),
+                "labels": int(ct.shape[1]) if ct.ndim == 2 else 0,
+                "n_null": int(miss.sum()),
+                **res,
+            }
+        )
     return pd.DataFrame(rows, columns=[*within, "groups", "labels", "n_null", "n", "chi2", "dof", "p_value", "cramers_v"])

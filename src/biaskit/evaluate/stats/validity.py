@@ -17,8 +17,7 @@ VALIDITY_BY = ("model", "language", "subject_category")
 _HINT = "score the fill-ins with the validity metric first: biaskit score FILLINS --metrics validity --text-column token"
 
 
-def validity_summary(table: Any, by: str | Sequence[str] = VALIDITY_BY, *, column: str = "validity_valid", ci: float = 0.95,
-                     method: str = "wilson"):
+def validity_summary(table: Any, by: str | Sequence[str] = VALIDITY_BY, *, column: str = "validity_valid", ci: float = 0.95, method: str = "wilson"):
     """Share of valid fill-ins per group: ``n`` rows, ``n_scored`` (with a validity value), ``n_null``,
     ``n_error``, ``valid`` (count), ``share_valid`` = valid / n_scored, ``ci_low``/``ci_high`` (Wilson by
     default, ``method="clopper-pearson"``). Grouping columns the table lacks are left out; rows are never dropped."""
@@ -33,21 +32,37 @@ def validity_summary(table: Any, by: str | Sequence[str] = VALIDITY_BY, *, colum
     df = fill_keys(df, by)
     err = "validity_error" if "validity_error" in df.columns and column != "validity_error" else None
     rows = []
-    for key, g in (df.groupby(by, sort=True, dropna=False) if by else [((), df)]):
+    for key, g in df.groupby(by, sort=True, dropna=False) if by else [((), df)]:
         key = key if isinstance(key, tuple) else (key,)
         vals = g[column]
         scored = vals.notna()
         n_scored = int(scored.sum())
         valid = int(vals[scored].astype(bool).sum())
         lo, hi = proportion_ci(valid, n_scored, ci=ci, method=method)
-        rows.append({**dict(zip(by, key)), "n": len(g), "n_scored": n_scored, "n_null": len(g) - n_scored,
-                     "n_error": int(g[err].notna().sum()) if err else 0, "valid": valid,
-                     "share_valid": valid / n_scored if n_scored else float("nan"), "ci_low": lo, "ci_high": hi})
+        rows.append(
+            {
+                **dict(zip(by, key)),
+                "n": len(g),
+                "n_scored": n_scored,
+                "n_null": len(g) - n_scored,
+                "n_error": int(g[err].notna().sum()) if err else 0,
+                "valid": valid,
+                "share_valid": valid / n_scored if n_scored else float("nan"),
+                "ci_low": lo,
+                "ci_high": hi,
+            }
+        )
     return pd.DataFrame(rows, columns=[*by, "n", "n_scored", "n_null", "n_error", "valid", "share_valid", "ci_low", "ci_high"])
 
 
-def validity_tests(table: Any, category: str = "subject_category", within: str | Sequence[str] = ("model", "language"), *,
-                   column: str = "validity_valid", correction: str = "holm"):
+def validity_tests(
+    table: Any,
+    category: str = "subject_category",
+    within: str | Sequence[str] = ("model", "language"),
+    *,
+    column: str = "validity_valid",
+    correction: str = "holm",
+):
     """Chi-square test of homogeneity (no continuity correction) of valid / not valid across ``category``,
     one test per value of ``within`` (columns the table lacks are left out): ``groups``, ``n``, ``chi2``,
     ``dof``, ``p_value``, ``cramers_v``, ``p_adjusted`` (``correction`` over the tests: holm, bh or none).

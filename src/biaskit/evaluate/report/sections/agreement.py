@@ -6,9 +6,9 @@ from biaskit.evaluate.report.model import MIN_GROUP_N, Finding, Section, _find, 
 
 
 def _agreement_section(b, loaded) -> Section:
-    from biaskit.evaluate.report.plots import agreement_chart
-
     import pandas as pd
+
+    from biaskit.evaluate.report.plots import agreement_chart
 
     name, df = _find(loaded, ["round", "measure", "value"], "agreement")
     # agreement and validation figures may sit in several agreement-stage tables (e.g. agreement + validation)
@@ -22,9 +22,16 @@ def _agreement_section(b, loaded) -> Section:
         v = df[df["metric"].notna()]
         main = v[v["measure"].isin(SUMMARY_MEASURES)]
         v = main if len(main) else v
-        b.figure(sec, "metric_vs_human", agreement_chart, v, title="Metric vs human labels",
-                 caption="Validation of each metric against the human majority label: " + ", ".join(dict.fromkeys(v["measure"]))
-                 + " (bootstrap CI where given; per-label precision/recall are in the table).")
+        b.figure(
+            sec,
+            "metric_vs_human",
+            agreement_chart,
+            v,
+            title="Metric vs human labels",
+            caption="Validation of each metric against the human majority label: "
+            + ", ".join(dict.fromkeys(v["measure"]))
+            + " (bootstrap CI where given; per-label precision/recall are in the table).",
+        )
     else:
         b.skipped.append(("metric-vs-human agreement chart", f"table `{name}` has no validation rows (metric set)"))
     overall = df
@@ -39,20 +46,40 @@ def _agreement_section(b, loaded) -> Section:
         drawn, counts = split_count_measures(ov)
         left = f" Counts ({', '.join(counts)}) are not drawn on this scale; they are in the table above." if counts else ""
         if len(drawn):
-            b.figure(sec, "inter_annotator_agreement", agreement_chart, drawn, title="Inter-annotator agreement",
-                     caption="Agreement coefficients between annotators per round (bootstrap CI where given)." + left)
+            b.figure(
+                sec,
+                "inter_annotator_agreement",
+                agreement_chart,
+                drawn,
+                title="Inter-annotator agreement",
+                caption="Agreement coefficients between annotators per round (bootstrap CI where given)." + left,
+            )
         for _, r in drawn[drawn["measure"].isin(("fleiss_kappa", "krippendorff_alpha_nominal"))].iterrows():
             n_items = None if pd.isna(r.get("n_items")) else int(r.get("n_items"))
             lo, hi = (r.get("ci_low"), r.get("ci_high"))
             ci = None if lo is None or hi is None or pd.isna(lo) or pd.isna(hi) else (float(lo), float(hi))
             value = None if pd.isna(r["value"]) else float(r["value"])
             cautions = [f"few items (n < {MIN_GROUP_N})"] if n_items is not None and n_items < MIN_GROUP_N else []
-            sec.headline.append(Finding("Annotator agreement", str(r["measure"]), str(r["metric"]), "", value, ci, None, "",
-                                        f"{n_items} items" if n_items is not None else "", [], "agreement", cautions=cautions))
+            sec.headline.append(
+                Finding(
+                    "Annotator agreement",
+                    str(r["measure"]),
+                    str(r["metric"]),
+                    "",
+                    value,
+                    ci,
+                    None,
+                    "",
+                    f"{n_items} items" if n_items is not None else "",
+                    [],
+                    "agreement",
+                    cautions=cautions,
+                )
+            )
     return sec
 
 
 SUMMARY_MEASURES = ("accuracy", "f1_weighted", "precision_weighted", "recall_weighted", "spearman_rho")
 
 
-register_section('Agreement', _agreement_section)
+register_section("Agreement", _agreement_section)

@@ -20,9 +20,9 @@ MAX_HEADLINES_PER_METRIC = 3
 
 def _rate_label(rate: str) -> str:
     if rate.startswith("miss_rate_"):
-        return f"miss rate of {rate[len('miss_rate_'):]}"
+        return f"miss rate of {rate[len('miss_rate_') :]}"
     if rate.startswith("false_alarm_rate_"):
-        return f"false-alarm rate of {rate[len('false_alarm_rate_'):]}"
+        return f"false-alarm rate of {rate[len('false_alarm_rate_') :]}"
     return rate.replace("_", " ")
 
 
@@ -50,14 +50,20 @@ def rates_chart(df, path: str | Path | None, *, title: str):
                 continue
             v = float(sub.loc[r, "value"])
             small = isinstance(sub.loc[r].get("note"), str) and "small group" in sub.loc[r].get("note")
-            ax.bar([px], [v], width=width, color=colours[i % len(colours)], hatch="//" if small else None,
-                   edgecolor="white" if small else None, label=g if px == pos[0] or r == rates[0] else None)
+            ax.bar(
+                [px],
+                [v],
+                width=width,
+                color=colours[i % len(colours)],
+                hatch="//" if small else None,
+                edgecolor="white" if small else None,
+                label=g if px == pos[0] or r == rates[0] else None,
+            )
             lo, hi = sub.loc[r].get("ci_low"), sub.loc[r].get("ci_high")
             if lo is not None and hi is not None and lo == lo and hi == hi:
-                ax.errorbar([px], [v], yerr=[[max(v - float(lo), 0)], [max(float(hi) - v, 0)]], fmt="none", ecolor="black",
-                            capsize=2, lw=0.8)
+                ax.errorbar([px], [v], yerr=[[max(v - float(lo), 0)], [max(float(hi) - v, 0)]], fmt="none", ecolor="black", capsize=2, lw=0.8)
     ax.set_xticks(x)
-    ax.set_xticklabels([_rate_label(r[len("group_"):]) for r in rates], rotation=30, ha="right", fontsize=8)
+    ax.set_xticklabels([_rate_label(r[len("group_") :]) for r in rates], rotation=30, ha="right", fontsize=8)
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("rate (0..1)")
     ax.set_title(title, fontsize=10)
@@ -71,17 +77,19 @@ def rates_chart(df, path: str | Path | None, *, title: str):
     return fig
 
 
-def finding_text(metric: str, rate: str, by: str, hi_group: str, lo_group: str, ratio: float, ci, p: float,
-                 n_hi: int | None, n_lo: int | None) -> str:
+def finding_text(
+    metric: str, rate: str, by: str, hi_group: str, lo_group: str, ratio: float, ci, p: float, n_hi: int | None, n_lo: int | None
+) -> str:
     """The headline sentence for a ratio of rates (``hi_group`` has the higher rate)."""
     ci_s = f"95% CI {ci[0]:.1f}-{ci[1]:.1f}, " if ci else ""
     n_s = f", n = {n_hi}/{n_lo}" if n_hi is not None and n_lo is not None else ""
     p_s = f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
     if rate.startswith("miss_rate_"):
-        what = f"misses {rate[len('miss_rate_'):]} for texts about {by} {hi_group} {ratio:.1f}x as often as for {by} {lo_group}"
+        what = f"misses {rate[len('miss_rate_') :]} for texts about {by} {hi_group} {ratio:.1f}x as often as for {by} {lo_group}"
     elif rate.startswith("false_alarm_rate_"):
-        what = (f"wrongly labels texts about {by} {hi_group} as {rate[len('false_alarm_rate_'):]} {ratio:.1f}x as often as "
-                f"texts about {by} {lo_group}")
+        what = (
+            f"wrongly labels texts about {by} {hi_group} as {rate[len('false_alarm_rate_') :]} {ratio:.1f}x as often as texts about {by} {lo_group}"
+        )
     else:
         what = f"has {ratio:.1f}x the {_rate_label(rate)} for texts about {by} {hi_group} than for {by} {lo_group}"
     return f"{metric} {what} ({ci_s}Holm p = {p_s}{n_s})"
@@ -95,7 +103,7 @@ def fairness_findings(df, alpha: float = 0.05) -> list[dict]:
 
     out = []
     grp = df[df["measure"].astype(str).str.startswith("group_")]
-    n_of = {(r["metric"], r["measure"][len("group_"):], r["group"]): r["n_items"] for _, r in grp.iterrows()}
+    n_of = {(r["metric"], r["measure"][len("group_") :], r["group"]): r["n_items"] for _, r in grp.iterrows()}
     pair = df[df["measure"].astype(str).str.startswith("diff_") & df["p_value_raw"].notna()].copy()
     # the headline family: every pair AND every rate of a metric (the table's p_value corrects over pairs only, per
     # rate; with 2k + 1 rates per metric that alone would let about one A/A comparison in four into the headline)
@@ -111,19 +119,35 @@ def fairness_findings(df, alpha: float = 0.05) -> list[dict]:
     for metric, sub in pair.groupby("metric", sort=True):
         k = 0
         for _, d in sub.iterrows():
-            rate = d["measure"][len("diff_"):]
+            rate = d["measure"][len("diff_") :]
             by = d["group_by"] or "group"
             a, b = d["group"], d["group_b"]
             if rate == "accuracy":
                 hi, lo = (a, b) if d["value"] > 0 else (b, a)
-                text = (f"{metric} is right for {by} {hi} {abs(d['value']) * 100:.0f} percentage points more often than for "
+                text = (
+                    (
+                        f"{metric} is right for {by} {hi} {abs(d['value']) * 100:.0f} percentage points more often than for "
                         f"{by} {lo} (95% CI {min(abs(d['ci_low']), abs(d['ci_high'])) * 100:.0f}-"
                         f"{max(abs(d['ci_low']), abs(d['ci_high'])) * 100:.0f}, Holm p = {d['p_value']:.2g}, "
-                        f"n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})") if pd.notna(d["ci_low"]) else \
-                    f"{metric} accuracy differs between {by} {a} and {b} by {d['value']:+.3f} (Holm p = {d['p_value']:.2g})"
-                out.append({"metric": metric, "rate": rate, "group": hi, "group_b": lo, "estimate": abs(float(d["value"])),
-                            "ci": None, "p": float(d["p_value"]), "by": by, "text": text,
-                            "n": f"{n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))}"})
+                        f"n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
+                    )
+                    if pd.notna(d["ci_low"])
+                    else f"{metric} accuracy differs between {by} {a} and {b} by {d['value']:+.3f} (Holm p = {d['p_value']:.2g})"
+                )
+                out.append(
+                    {
+                        "metric": metric,
+                        "rate": rate,
+                        "group": hi,
+                        "group_b": lo,
+                        "estimate": abs(float(d["value"])),
+                        "ci": None,
+                        "p": float(d["p_value"]),
+                        "by": by,
+                        "text": text,
+                        "n": f"{n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))}",
+                    }
+                )
             else:
                 rr = df[(df["measure"] == f"ratio_{rate}") & (df["metric"] == metric) & (df["group"] == a) & (df["group_b"] == b)]
                 r = rr.iloc[0] if len(rr) else None
@@ -133,19 +157,33 @@ def fairness_findings(df, alpha: float = 0.05) -> list[dict]:
                 if ratio is None or ratio == 0:
                     # the rate is 0 in one group: say it as a difference
                     hi, lo = (a, b) if d["value"] > 0 else (b, a)
-                    text = (f"{metric}: {_rate_label(rate)} {abs(d['value']):.2f} higher for {by} {hi} than for {by} {lo} "
-                            f"(Holm p = {d['p_value']:.2g}, n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})")
+                    text = (
+                        f"{metric}: {_rate_label(rate)} {abs(d['value']):.2f} higher for {by} {hi} than for {by} {lo} "
+                        f"(Holm p = {d['p_value']:.2g}, n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
+                    )
                     est = abs(float(d["value"]))
                 else:
                     if ratio < 1:
                         hi, lo, ratio = b, a, 1 / ratio
                         ci = (1 / ci[1], 1 / ci[0]) if ci and ci[0] > 0 else None
-                    text = finding_text(metric, rate, by, hi, lo, ratio, ci, float(d["p_value"]), n_of.get((metric, rate, hi)),
-                                        n_of.get((metric, rate, lo)))
+                    text = finding_text(
+                        metric, rate, by, hi, lo, ratio, ci, float(d["p_value"]), n_of.get((metric, rate, hi)), n_of.get((metric, rate, lo))
+                    )
                     est = ratio
-                out.append({"metric": metric, "rate": rate, "group": hi, "group_b": lo, "estimate": est, "ci": ci,
-                            "p": float(d["p_value"]), "by": by, "text": text,
-                            "n": f"{n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))}"})
+                out.append(
+                    {
+                        "metric": metric,
+                        "rate": rate,
+                        "group": hi,
+                        "group_b": lo,
+                        "estimate": est,
+                        "ci": ci,
+                        "p": float(d["p_value"]),
+                        "by": by,
+                        "text": text,
+                        "n": f"{n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))}",
+                    }
+                )
             k += 1
             if k >= MAX_HEADLINES_PER_METRIC:
                 break
@@ -163,40 +201,87 @@ def fairness_section(b, loaded):
         raise _Skip("no agreement table has per-group validation rows: run `biaskit annotate validate ... --by group`")
     df = pd.concat(frames, ignore_index=True)
     by = ", ".join(sorted({str(x) for x in df["group_by"].dropna()})) or "group"
-    sec = Section("fairness", "Is the metric fair?", [
-        f"Does each metric make more mistakes on texts about some groups ({by}) than about others? Per group: accuracy, "
-        "macro-F1 and Spearman against the human labels, and per class the miss rate (the humans say c, the metric does not) "
-        "and the false-alarm rate (the metric says c, the humans do not), with 95% bootstrap CIs over the group's items. "
-        "Every pair of groups is compared (difference and ratio with bootstrap CIs; two-sided permutation p-value over items, "
-        f"Holm-corrected over the pairs). Groups with fewer than 30 items are flagged ('small group'), not hidden; few "
-        "annotators per item make the human labels themselves noisy (see the agreement section)."])
+    sec = Section(
+        "fairness",
+        "Is the metric fair?",
+        [
+            f"Does each metric make more mistakes on texts about some groups ({by}) than about others? Per group: accuracy, "
+            "macro-F1 and Spearman against the human labels, and per class the miss rate (the humans say c, the metric does not) "
+            "and the false-alarm rate (the metric says c, the humans do not), with 95% bootstrap CIs over the group's items. "
+            "Every pair of groups is compared (difference and ratio with bootstrap CIs; two-sided permutation p-value over items, "
+            f"Holm-corrected over the pairs). Groups with fewer than 30 items are flagged ('small group'), not hidden; few "
+            "annotators per item make the human labels themselves noisy (see the agreement section)."
+        ],
+    )
     grp = df[df["measure"].astype(str).str.startswith("group_")]
     cols = [c for c in ("metric", "group_by", "group", "measure", "value", "ci_low", "ci_high", "n_items", "note", "error") if c in grp.columns]
     b.table(sec, "fairness_by_group", grp[cols], "Per-group validity of each metric (95% bootstrap CIs).", max_rows=80)
     pair = df[df["measure"].astype(str).str.startswith(("diff_", "ratio_"))]
-    pcols = [c for c in ("metric", "group_by", "group", "group_b", "measure", "value", "ci_low", "ci_high", "p_value_raw",
-                         "p_value", "n_items", "note", "error") if c in pair.columns]
+    pcols = [
+        c
+        for c in (
+            "metric",
+            "group_by",
+            "group",
+            "group_b",
+            "measure",
+            "value",
+            "ci_low",
+            "ci_high",
+            "p_value_raw",
+            "p_value",
+            "n_items",
+            "note",
+            "error",
+        )
+        if c in pair.columns
+    ]
     b.table(sec, "fairness_pairs", pair[pcols], "Differences between groups (p_value: Holm-corrected permutation p).", max_rows=60)
     for metric, sub in grp.groupby("metric", sort=True):
-        rates = sub[sub["measure"].isin(["group_accuracy"] + [m for m in sub["measure"].unique()
-                                                               if m.startswith(("group_miss_rate_", "group_false_alarm_rate_"))])]
+        rates = sub[
+            sub["measure"].isin(
+                ["group_accuracy"] + [m for m in sub["measure"].unique() if m.startswith(("group_miss_rate_", "group_false_alarm_rate_"))]
+            )
+        ]
         if rates["value"].notna().any():
-            b.figure(sec, f"fairness_{metric}", rates_chart, rates, title=f"{metric}: rates per group (95% bootstrap CI)",
-                     caption=f"{metric}: accuracy, miss rate and false-alarm rate per class for each group; error bars are 95% "
-                             "bootstrap CIs over the group's items; hatched bars: fewer than 30 items.")
+            b.figure(
+                sec,
+                f"fairness_{metric}",
+                rates_chart,
+                rates,
+                title=f"{metric}: rates per group (95% bootstrap CI)",
+                caption=f"{metric}: accuracy, miss rate and false-alarm rate per class for each group; error bars are 95% "
+                "bootstrap CIs over the group's items; hatched bars: fewer than 30 items.",
+            )
     found = fairness_findings(df, b.alpha)
     if found:
-        sec.text.append("Significant after Holm correction over all pairs and rates of the metric: "
-                        + "; ".join(f["text"] for f in found) + ".")
+        sec.text.append("Significant after Holm correction over all pairs and rates of the metric: " + "; ".join(f["text"] for f in found) + ".")
     else:
-        sec.text.append(f"No difference between groups is significant after Holm correction over all pairs and rates of each "
-                        f"metric (alpha = {b.alpha}).")
+        sec.text.append(
+            f"No difference between groups is significant after Holm correction over all pairs and rates of each metric (alpha = {b.alpha})."
+        )
     for f in found:
-        small = [g for g in (f["group"], f["group_b"])
-                 if any((r["group"] == g) and isinstance(r.get("note"), str) for _, r in grp[grp["metric"] == f["metric"]].iterrows())]
-        sec.headline.append(Finding("Metric fairness", f"{f['metric']}: {_rate_label(f['rate'])}", f["by"],
-                                    f"{f['group']} vs {f['group_b']}", f["estimate"], f["ci"], f["p"], "Holm", f["n"],
-                                    [f"small group ({', '.join(small)})"] if small else [], "fairness", text=f["text"]))
+        small = [
+            g
+            for g in (f["group"], f["group_b"])
+            if any((r["group"] == g) and isinstance(r.get("note"), str) for _, r in grp[grp["metric"] == f["metric"]].iterrows())
+        ]
+        sec.headline.append(
+            Finding(
+                "Metric fairness",
+                f"{f['metric']}: {_rate_label(f['rate'])}",
+                f["by"],
+                f"{f['group']} vs {f['group_b']}",
+                f["estimate"],
+                f["ci"],
+                f["p"],
+                "Holm",
+                f["n"],
+                [f"small group ({', '.join(small)})"] if small else [],
+                "fairness",
+                text=f["text"],
+            )
+        )
     return sec
 
 

@@ -13,9 +13,11 @@ from pathlib import Path
 from biaskit.evaluate.report.model import Figure, Section, _Skip, register_section
 
 #: probability families tried in order: (prefix, columns never taken as probabilities)
-FAMILIES = (("classifier_", ("classifier_label", "classifier_score", "classifier_error")),
-            ("regard_", ("regard_label", "regard_error")),
-            ("style_", ()))
+FAMILIES = (
+    ("classifier_", ("classifier_label", "classifier_score", "classifier_error")),
+    ("regard_", ("regard_label", "regard_error")),
+    ("style_", ()),
+)
 
 
 def _prob_columns(df) -> list[str] | None:
@@ -71,19 +73,26 @@ def genbias_section(b, loaded):
             found = (name, df, cols)
             break
     if found is None:
-        raise _Skip("no table has generations of HolisticBias prompts (axis, descriptor, template) with class-probability columns "
-                    "(classifier_*, regard_* or style_*): score HolisticBias generations with a classifier, or run "
-                    "`biaskit stats genbias GENERATIONS --style-model M`")
+        raise _Skip(
+            "no table has generations of HolisticBias prompts (axis, descriptor, template) with class-probability columns "
+            "(classifier_*, regard_* or style_*): score HolisticBias generations with a classifier, or run "
+            "`biaskit stats genbias GENERATIONS --style-model M`"
+        )
     name, df, cols = found
     res = gen_bias(df, cols, n_boot=b.n_boot, seed=b.seed)
-    sec = Section("genbias", "HolisticBias generation bias",
-                  [f"From table `{name}`, style vector = {', '.join(cols)}. Per axis, as Smith et al. (2022) define it: "
-                   "Full Gen Bias = (1/T) sum over templates t of sum over styles s of Var_d(mean style probability of descriptor d "
-                   f"in template t), the variance across descriptors within each template (population variance, ddof={DDOF}) "
-                   f"averaged over templates; the `*_x1000` columns show it x{SCALE}, the scale of the paper's tables. "
-                   "Partial Gen Bias per style (each style its own cluster here; `biaskit stats genbias "
-                   f"--clusters/--n-clusters` groups them); percentile bootstrap CIs over generations ({b.n_boot} resamples, seed {b.seed})."]
-                  + [f"Note: {n}." for n in res.notes])
+    sec = Section(
+        "genbias",
+        "HolisticBias generation bias",
+        [
+            f"From table `{name}`, style vector = {', '.join(cols)}. Per axis, as Smith et al. (2022) define it: "
+            "Full Gen Bias = (1/T) sum over templates t of sum over styles s of Var_d(mean style probability of descriptor d "
+            f"in template t), the variance across descriptors within each template (population variance, ddof={DDOF}) "
+            f"averaged over templates; the `*_x1000` columns show it x{SCALE}, the scale of the paper's tables. "
+            "Partial Gen Bias per style (each style its own cluster here; `biaskit stats genbias "
+            f"--clusters/--n-clusters` groups them); percentile bootstrap CIs over generations ({b.n_boot} resamples, seed {b.seed})."
+        ]
+        + [f"Note: {n}." for n in res.notes],
+    )
     b.table(sec, "genbias_by_axis", res.by_axis, "Full and Summed-Cluster Gen Bias per axis with bootstrap CIs.")
     if res.by_axis["full_gen_bias"].notna().any():
         b.fig_dir.mkdir(parents=True, exist_ok=True)

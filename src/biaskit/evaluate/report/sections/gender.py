@@ -12,12 +12,18 @@ def _gender_section(b, loaded) -> Section:
     from biaskit.evaluate.stats.bold import GENDER_METHODS
 
     name, df = _find(loaded, [], "gender", any_of=list(GENDER_METHODS.values()))
-    vocab = {lo.column: lo.labels for lo in label_outputs().values()}   # declared by the gender metric
+    vocab = {lo.column: lo.labels for lo in label_outputs().values()}  # declared by the gender metric
     for col in GENDER_METHODS.values():
         if col in df.columns:
             check_vocabulary(df, col, vocab[col], name)
-    sec = Section("gender", "Gender polarity", [f"From table `{name}` ({len(df)} rows). Male / female counts and the male/female ratio "
-                                                "for unigram matching, Gender-Wavg and Gender-Max (BOLD Table 3 layout); `*_null` counts texts with no label."])
+    sec = Section(
+        "gender",
+        "Gender polarity",
+        [
+            f"From table `{name}` ({len(df)} rows). Male / female counts and the male/female ratio "
+            "for unigram matching, Gender-Wavg and Gender-Max (BOLD Table 3 layout); `*_null` counts texts with no label."
+        ],
+    )
     b.table(sec, "gender_polarity_by_source", gender_polarity_table(df, by=("model",)), "Gender polarity per text source (BOLD Table 3 layout).")
     if "group" in df.columns:
         b.table(sec, "gender_polarity_by_group", gender_polarity_table(df, by=("domain", "group", "model")), "Gender polarity per group and source.")
@@ -30,13 +36,21 @@ def _gender_section(b, loaded) -> Section:
         from biaskit.evaluate.report.plots import diverging_bars
 
         hue = "model" if "model" in mmf.columns and mmf["model"].nunique() > 1 else None
-        b.figure(sec, "male_minus_female", diverging_bars, mmf, "group", "male_minus_female",
-                 title=f"Male minus female share per profession (gender_{method}_label)", hue=hue,
-                 xlabel="share labelled male - share labelled female",
-                 caption="Male-minus-female share per profession group and source (positive: more texts labelled male).")
+        b.figure(
+            sec,
+            "male_minus_female",
+            diverging_bars,
+            mmf,
+            "group",
+            "male_minus_female",
+            title=f"Male minus female share per profession (gender_{method}_label)",
+            hue=hue,
+            xlabel="share labelled male - share labelled female",
+            caption="Male-minus-female share per profession group and source (positive: more texts labelled male).",
+        )
     else:
         b.skipped.append(("male-minus-female bars per profession", f"table `{name}` has no `group` column"))
     return sec
 
 
-register_section('Gender polarity', _gender_section)
+register_section("Gender polarity", _gender_section)

@@ -13,11 +13,16 @@ def _honest_section(b, loaded) -> Section:
     name, df = _find(loaded, ["honest_hurtful"], "honest")
     # HONEST scores a masked LM's unfiltered top-k tokens: fill-ins from --whole-word/--max-subwords/targets are not that
     proc, published, note = fill_procedures(df["generation_config"].tolist() if "generation_config" in df.columns else [None])
-    sec = Section("honest", "HONEST" if published is not False else f"HONEST ({NOT_PUBLISHED})",
-                  [f"From table `{name}` ({len(df)} rows). HONEST score = share of completions that are hurtful "
-                   "(contain a HurtLex word); category columns give the share with a word of that HurtLex category. "
-                   f"Fill-in procedure: {proc}."] + ([f"**{note[0].upper() + note[1:]}.**" if published is False else f"Note: {note}."]
-                                                     if note else []))
+    sec = Section(
+        "honest",
+        "HONEST" if published is not False else f"HONEST ({NOT_PUBLISHED})",
+        [
+            f"From table `{name}` ({len(df)} rows). HONEST score = share of completions that are hurtful "
+            "(contain a HurtLex word); category columns give the share with a word of that HurtLex category. "
+            f"Fill-in procedure: {proc}."
+        ]
+        + ([f"**{note[0].upper() + note[1:]}.**" if published is False else f"Note: {note}."] if note else []),
+    )
     first = None
     for extra in ("subject_category", "template_category", "term"):
         if extra not in df.columns:
@@ -33,15 +38,33 @@ def _honest_section(b, loaded) -> Section:
     extra, s = first
     m = honest_category_matrix(s)
     if m.shape[1]:
-        b.figure(sec, "honest_categories", heatmap, m, title=f"HONEST: share of completions per HurtLex category ({extra})",
-                 xlabel="HurtLex category", caption="Share of completions with a word of each HurtLex category, per group.")
+        b.figure(
+            sec,
+            "honest_categories",
+            heatmap,
+            m,
+            title=f"HONEST: share of completions per HurtLex category ({extra})",
+            xlabel="HurtLex category",
+            caption="Share of completions with a word of each HurtLex category, per group.",
+        )
     else:
         b.skipped.append(("HONEST category heatmap", f"table `{name}` has no honest_categories values"))
         keys = [c for c in s.columns if c not in ("n", "n_valid", "n_null", "n_error", "hurtful", "honest_score", "fill_procedure")]
         s2 = s.assign(_label=s[keys].astype(str).agg(" | ".join, axis=1) if keys else "all")
-        b.figure(sec, "honest_scores", fraction_bars, s2, "_label", "honest_score", title="HONEST score", num="hurtful", den="n_valid",
-                 ylabel="share hurtful", caption="HONEST score per group.")
+        b.figure(
+            sec,
+            "honest_scores",
+            fraction_bars,
+            s2,
+            "_label",
+            "honest_score",
+            title="HONEST score",
+            num="hurtful",
+            den="n_valid",
+            ylabel="share hurtful",
+            caption="HONEST score per group.",
+        )
     return sec
 
 
-register_section('HONEST', _honest_section)
+register_section("HONEST", _honest_section)

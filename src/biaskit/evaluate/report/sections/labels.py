@@ -24,8 +24,7 @@ from biaskit.evaluate.report.model import (
 )
 
 
-def _gap_findings(b, z, *, kind: str, metric: str, anchor: str, where_cols: list[str], label_of, unit: str,
-                  baseline_of=None) -> list[Finding]:
+def _gap_findings(b, z, *, kind: str, metric: str, anchor: str, where_cols: list[str], label_of, unit: str, baseline_of=None) -> list[Finding]:
     """The row with the largest |diff| per ``where_cols`` value of a two-proportion z-test table, as findings.
 
     ``diff`` is ``group_a`` minus ``group_b`` (the tables are built so that this is the direction shown);
@@ -38,17 +37,30 @@ def _gap_findings(b, z, *, kind: str, metric: str, anchor: str, where_cols: list
     fams = z.groupby(where_cols, sort=True, dropna=False) if where_cols else [((), z)]
     for key, g in fams:
         if not (g["count_a"] + g["count_b"]).any():
-            continue   # no text of this family has the label: nothing to compare (said once as "No signal")
+            continue  # no text of this family has the label: nothing to compare (said once as "No signal")
         r = g.loc[g["diff"].abs().idxmax()]
         ci = _newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
         where, comparison = label_of(key if isinstance(key, tuple) else (key,), r)
         est = float(r["diff"])
         p = float(r["p_holm"]) if r["p_holm"] == r["p_holm"] else float("nan")
         k = int(r["holm_over"]) if "holm_over" in r.index else 1
-        out.append(Finding(kind, metric, where, comparison, est + 0.0, ci, p, f"Holm, {k} {'test' if k == 1 else 'tests'}: {unit}",
-                           f"{int(r['n_a'])} / {int(r['n_b'])}",
-                           uncertainty_flags(est, ci, p, alpha=b.alpha), anchor, cautions=small_n_cautions(r["n_a"], r["n_b"]),
-                           baseline=bool(baseline_of(r)) if baseline_of else False))
+        out.append(
+            Finding(
+                kind,
+                metric,
+                where,
+                comparison,
+                est + 0.0,
+                ci,
+                p,
+                f"Holm, {k} {'test' if k == 1 else 'tests'}: {unit}",
+                f"{int(r['n_a'])} / {int(r['n_b'])}",
+                uncertainty_flags(est, ci, p, alpha=b.alpha),
+                anchor,
+                cautions=small_n_cautions(r["n_a"], r["n_b"]),
+                baseline=bool(baseline_of(r)) if baseline_of else False,
+            )
+        )
     return out
 
 
@@ -69,11 +81,15 @@ def span_sentence(span: str | None) -> str:
     from biaskit.evaluate.baseline import SPAN_WORDS
 
     if span is None:
-        return ("Caution: the table does not record which span of the Wikipedia sentence the baseline rows were scored on. If it is the "
-                "whole sentence while the model was scored on its continuation only, the prompt's words are in one text and not the "
-                "other, and model-vs-Wikipedia differences are not like for like (`biaskit demo --baseline-span` records it).")
-    return (f"Model and Wikipedia baseline are scored on the same span (`{span}`): {SPAN_WORDS.get(span, span)}. "
-            "Every model-vs-Wikipedia difference is the model's share minus the baseline's.")
+        return (
+            "Caution: the table does not record which span of the Wikipedia sentence the baseline rows were scored on. If it is the "
+            "whole sentence while the model was scored on its continuation only, the prompt's words are in one text and not the "
+            "other, and model-vs-Wikipedia differences are not like for like (`biaskit demo --baseline-span` records it)."
+        )
+    return (
+        f"Model and Wikipedia baseline are scored on the same span (`{span}`): {SPAN_WORDS.get(span, span)}. "
+        "Every model-vs-Wikipedia difference is the model's share minus the baseline's."
+    )
 
 
 def _toxicity_backend(b, name: str) -> str | None:
@@ -87,8 +103,7 @@ def _toxicity_backend(b, name: str) -> str | None:
     return None
 
 
-def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, what: str, test_label: str,
-                   score: str | None = None) -> Section:
+def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, what: str, test_label: str, score: str | None = None) -> Section:
     from biaskit.evaluate.stats import chi2_by, label_proportions, pairwise_mann_whitney, pairwise_proportion_tests
 
     name, df = _find(loaded, [column], kind)
@@ -98,29 +113,60 @@ def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, wha
     if kind == "toxicity" and _toxicity_backend(b, name) == "offline":
         # alt-profanity-check detects profanity / offensive words; it is not a toxicity classifier
         kind, title, what, shown_label = "profanity", "Profanity (alt-profanity-check)", "profanity", "profane"
-        intro.append("These scores come from the offline `toxicity` backend, alt-profanity-check: a linear SVM on TF-IDF features that "
-                     "detects profanity and offensive words. It is not a toxicity classifier, so this section reports profanity: a text "
-                     "labelled `toxic` in `toxicity_label` is one whose profanity probability reached the threshold. For toxicity, score "
-                     "with a transformer classifier (`-p toxicity.model=...`, e.g. unitary/toxic-bert).")
-    sec = Section(kind, title, intro + [f"From table `{name}` ({len(df)} rows). Shares are over texts with a {what} label; "
-                                        f"`n_null` counts texts without one (failed or empty), `n_error` those with a `{column.split('_')[0]}_error`. "
-                                        "CIs: 95 % Wilson score intervals (a zero count still gets a real upper bound)."])
+        intro.append(
+            "These scores come from the offline `toxicity` backend, alt-profanity-check: a linear SVM on TF-IDF features that "
+            "detects profanity and offensive words. It is not a toxicity classifier, so this section reports profanity: a text "
+            "labelled `toxic` in `toxicity_label` is one whose profanity probability reached the threshold. For toxicity, score "
+            "with a transformer classifier (`-p toxicity.model=...`, e.g. unitary/toxic-bert)."
+        )
+    sec = Section(
+        kind,
+        title,
+        intro
+        + [
+            f"From table `{name}` ({len(df)} rows). Shares are over texts with a {what} label; "
+            f"`n_null` counts texts without one (failed or empty), `n_error` those with a `{column.split('_')[0]}_error`. "
+            "CIs: 95 % Wilson score intervals (a zero count still gets a real upper bound)."
+        ],
+    )
     metric_name = f"{title.split(' (')[0]}: share {shown_label}"
     n_hit = int((df[column] == test_label).sum())
     if n_hit == 0:
         n_lab = int(df[column].notna().sum())
-        sec.text.append(f"No text has the label `{test_label}` ({n_lab} labelled texts): there is no {what} gap between groups to report"
-                        + (", and this is not evidence that the texts are free of toxicity." if kind == "profanity" else "."))
-        sec.headline.append(Finding("No signal", metric_name, "all domains", "", None, n=f"{n_lab} texts", anchor=kind,
-                                    text=f"no text labelled {shown_label} (0 of {n_lab})"))
-        return sec   # one sentence says it: no all-grey 100 % figures, no tables of n/a tests
+        sec.text.append(
+            f"No text has the label `{test_label}` ({n_lab} labelled texts): there is no {what} gap between groups to report"
+            + (", and this is not evidence that the texts are free of toxicity." if kind == "profanity" else ".")
+        )
+        sec.headline.append(
+            Finding(
+                "No signal",
+                metric_name,
+                "all domains",
+                "",
+                None,
+                n=f"{n_lab} texts",
+                anchor=kind,
+                text=f"no text labelled {shown_label} (0 of {n_lab})",
+            )
+        )
+        return sec  # one sentence says it: no all-grey 100 % figures, no tables of n/a tests
     if "model" in df.columns:
         for m, sub in sorted(df.groupby("model"), key=lambda kv: str(kv[0])):
             n_lab = int(sub[column].notna().sum())
             if n_lab and not (sub[column] == test_label).any():
-                sec.headline.append(Finding("No signal", metric_name, f"all domains ({'Wikipedia baseline' if m == 'wikipedia' else m})", "",
-                                            None, n=f"{n_lab} texts", anchor=kind, text=f"no text labelled {shown_label} (0 of {n_lab})",
-                                            baseline=m == "wikipedia"))
+                sec.headline.append(
+                    Finding(
+                        "No signal",
+                        metric_name,
+                        f"all domains ({'Wikipedia baseline' if m == 'wikipedia' else m})",
+                        "",
+                        None,
+                        n=f"{n_lab} texts",
+                        anchor=kind,
+                        text=f"no text labelled {shown_label} (0 of {n_lab})",
+                        baseline=m == "wikipedia",
+                    )
+                )
     keys = [c for c in ("domain", "group", "model") if c in df.columns]
     wide = label_proportions(df, column, keys, label_order=labels, n_boot=b.n_boot, seed=b.seed)
     b.table(sec, f"{kind}_proportions", wide, f"{title}: shares per {', '.join(keys) or 'table'}")
@@ -129,33 +175,60 @@ def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, wha
     for dom, sub in _domains(wide):
         if not len(sub):
             continue
-        b.figure(sec, f"{kind}_{_slug(dom)}", _plot_stacked, sub, bar_keys, labs,
-                 title=f"{title} by group and source ({dom})" if dom != "all" else f"{title} by group and source",
-                 caption=f"{title}, domain {dom}: share of each label per group and text source (n = texts with a label).")
+        b.figure(
+            sec,
+            f"{kind}_{_slug(dom)}",
+            _plot_stacked,
+            sub,
+            bar_keys,
+            labs,
+            title=f"{title} by group and source ({dom})" if dom != "all" else f"{title} by group and source",
+            caption=f"{title}, domain {dom}: share of each label per group and text source (n = texts with a label).",
+        )
     if "group" in df.columns:
         within = [c for c in ("domain", "model") if c in df.columns]
         z = _with_bh(df, pairwise_proportion_tests, df, "group", column, test_label, within=within)
         if len(z):
-            b.table(sec, f"{kind}_{_slug(shown_label)}_ztests", z.rename(columns={"diff": "diff_a_minus_b"}),
-                    f"Two-proportion z-tests of the {shown_label} share between every pair of groups within {', '.join(within) or 'the table'}: "
-                    f"`diff_a_minus_b` = share of group_a minus share of group_b; Holm and Benjamini-Hochberg adjusted p per family "
-                    f"(`holm_over` tests); Cohen's h as effect size; `caution`: a group under {MIN_GROUP_N} texts.", max_rows=25)
+            b.table(
+                sec,
+                f"{kind}_{_slug(shown_label)}_ztests",
+                z.rename(columns={"diff": "diff_a_minus_b"}),
+                f"Two-proportion z-tests of the {shown_label} share between every pair of groups within {', '.join(within) or 'the table'}: "
+                f"`diff_a_minus_b` = share of group_a minus share of group_b; Holm and Benjamini-Hochberg adjusted p per family "
+                f"(`holm_over` tests); Cohen's h as effect size; `caution`: a group under {MIN_GROUP_N} texts.",
+                max_rows=25,
+            )
             if n_hit:
+
                 def lab(key, r, within=within):
                     kv = dict(zip(["domain"] if "domain" in within else [], key))
                     if "model" in r.index and r["model"] == "wikipedia":
                         return (kv.get("domain", "all") + " (Wikipedia baseline)", f"{r['group_a']} minus {r['group_b']}")
                     src = f" ({r['model']})" if "model" in r.index else ""
                     return (kv.get("domain", "all") + src, f"{r['group_a']} minus {r['group_b']}")
+
                 fam = [c for c in ("domain", "model") if c in z.columns]
-                sec.headline += _gap_findings(b, z, kind="Largest group gap", metric=metric_name, anchor=kind, where_cols=fam,
-                                              label_of=lab, unit="this domain's group pairs",
-                                              baseline_of=lambda r: "model" in r.index and r["model"] == "wikipedia")
+                sec.headline += _gap_findings(
+                    b,
+                    z,
+                    kind="Largest group gap",
+                    metric=metric_name,
+                    anchor=kind,
+                    where_cols=fam,
+                    label_of=lab,
+                    unit="this domain's group pairs",
+                    baseline_of=lambda r: "model" in r.index and r["model"] == "wikipedia",
+                )
                 for f in sec.headline:
                     if f.baseline and f.kind == "Largest group gap":
                         f.kind = "Wikipedia baseline: largest group gap"
         c = chi2_by(df, "group", column, within=within)
-        b.table(sec, f"{kind}_chi2_groups", c, f"Chi-square test of homogeneity of the label distribution across groups (per {', '.join(within) or 'table'}); Cramér's V.")
+        b.table(
+            sec,
+            f"{kind}_chi2_groups",
+            c,
+            f"Chi-square test of homogeneity of the label distribution across groups (per {', '.join(within) or 'table'}); Cramér's V.",
+        )
         if "model" in df.columns and df["model"].nunique() > 1:
             w2 = [c for c in ("domain",) if c in df.columns]
             c2 = chi2_by(df, "model", column, within=w2)
@@ -165,21 +238,42 @@ def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, wha
                 span = baseline_span(b, name)
                 sec.text.append(span_sentence(span))
                 pairs = [(m, "wikipedia") for m in models if m != "wikipedia"]
-                wz = _with_bh(df, pairwise_proportion_tests, df, "model", column, test_label,
-                              within=[c for c in ("domain", "group") if c in df.columns], pairs=pairs,
-                              family=[c for c in ("domain",) if c in df.columns])
-                b.table(sec, f"{kind}_{_slug(shown_label)}_vs_wikipedia",
-                        wz.rename(columns={"group_a": "model", "group_b": "baseline", "diff": "model_minus_wikipedia"}),
-                        f"Each model against the Wikipedia baseline: z-test of the {shown_label} share per group; "
-                        f"`model_minus_wikipedia` = the model's share minus the baseline's (the headline's direction); Holm / "
-                        f"Benjamini-Hochberg over every group and model of the domain (`holm_over` tests).", max_rows=25)
+                wz = _with_bh(
+                    df,
+                    pairwise_proportion_tests,
+                    df,
+                    "model",
+                    column,
+                    test_label,
+                    within=[c for c in ("domain", "group") if c in df.columns],
+                    pairs=pairs,
+                    family=[c for c in ("domain",) if c in df.columns],
+                )
+                b.table(
+                    sec,
+                    f"{kind}_{_slug(shown_label)}_vs_wikipedia",
+                    wz.rename(columns={"group_a": "model", "group_b": "baseline", "diff": "model_minus_wikipedia"}),
+                    f"Each model against the Wikipedia baseline: z-test of the {shown_label} share per group; "
+                    f"`model_minus_wikipedia` = the model's share minus the baseline's (the headline's direction); Holm / "
+                    f"Benjamini-Hochberg over every group and model of the domain (`holm_over` tests).",
+                    max_rows=25,
+                )
                 if n_hit and len(wz):
+
                     def lab_w(key, r):
                         dom = key[0] if "domain" in wz.columns else "all"
                         return (f"{dom} ({r['group']})" if "group" in r.index else dom, f"{r['group_a']} minus wikipedia")
-                    found = _gap_findings(b, wz, kind="Model vs Wikipedia", metric=metric_name, anchor=kind,
-                                          where_cols=[c for c in ("domain", "group_a") if c in wz.columns], label_of=lab_w,
-                                          unit="this domain's groups x models")
+
+                    found = _gap_findings(
+                        b,
+                        wz,
+                        kind="Model vs Wikipedia",
+                        metric=metric_name,
+                        anchor=kind,
+                        where_cols=[c for c in ("domain", "group_a") if c in wz.columns],
+                        label_of=lab_w,
+                        unit="this domain's groups x models",
+                    )
                     for f in found:
                         if span is None:
                             f.cautions.append("span of the Wikipedia baseline not recorded: may not be like for like")
@@ -190,8 +284,13 @@ def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, wha
         if score_col and score_col in df.columns:
             mw = _with_bh(df, pairwise_mann_whitney, df, "group", score_col, within=within)
             if len(mw):
-                b.table(sec, f"{kind}_{score_col}_mannwhitney", mw,
-                        f"Mann-Whitney U of `{score_col}` between pairs of groups; rank-biserial correlation as effect size.", max_rows=25)
+                b.table(
+                    sec,
+                    f"{kind}_{score_col}_mannwhitney",
+                    mw,
+                    f"Mann-Whitney U of `{score_col}` between pairs of groups; rank-biserial correlation as effect size.",
+                    max_rows=25,
+                )
     else:
         b.skipped.append((f"{title}: tests between groups", f"table `{name}` has no `group` column"))
     return sec
@@ -207,10 +306,13 @@ def check_vocabulary(df, column: str, labels, table: str) -> None:
     bad = sorted({repr(v) for v in vals if not isinstance(v, str) or v not in labels})
     if bad:
         n = int(sum(1 for v in vals if not isinstance(v, str) or v not in labels))
-        raise BiaskitError("E151", f"table `{table}`: {n} of {len(vals)} value(s) of {column!r} are not labels of the metric",
-                           value=", ".join(bad[:8]) + (f", ... ({len(bad) - 8} more)" if len(bad) > 8 else ""), options=list(labels),
-                           fix=f"map them to the metric's labels (lower case strings) or rescore with biaskit score; "
-                               f"the report does not guess what {bad[0]} means")
+        raise BiaskitError(
+            "E151",
+            f"table `{table}`: {n} of {len(vals)} value(s) of {column!r} are not labels of the metric",
+            value=", ".join(bad[:8]) + (f", ... ({len(bad) - 8} more)" if len(bad) > 8 else ""),
+            options=list(labels),
+            fix=f"map them to the metric's labels (lower case strings) or rescore with biaskit score; the report does not guess what {bad[0]} means",
+        )
 
 
 def _plot_stacked(sub, keys, labs, path, title):
@@ -229,22 +331,37 @@ def _regard_extra(b, sec: Section, loaded) -> None:
         if not 2 <= len(groups) <= 4:
             continue
         for i, a in enumerate(groups):
-            for bb in groups[i + 1:]:
+            for bb in groups[i + 1 :]:
                 d = regard_difference(sub, "group", a, bb, within=("model",))
                 d.insert(0, "domain", dom)
                 rows.append(d)
     if rows:
         import pandas as pd
 
-        b.table(sec, "regard_differences", pd.concat(rows, ignore_index=True),
-                "Regard difference: share of each regard label in group A minus group B (per source), for domains with 2-4 groups.")
+        b.table(
+            sec,
+            "regard_differences",
+            pd.concat(rows, ignore_index=True),
+            "Regard difference: share of each regard label in group A minus group B (per source), for domains with 2-4 groups.",
+        )
 
 
 def _section_of(lo):
     """The report section of a metric's declared label output (labels, score column, test label, names)."""
+
     def section(b, loaded):
-        return _label_section(b, loaded, kind=lo.task or lo.key, column=lo.column, title=lo.display or lo.key, labels=lo.labels,
-                              what=lo.noun or lo.key, test_label=lo.test_label or lo.labels[0], score=lo.score)
+        return _label_section(
+            b,
+            loaded,
+            kind=lo.task or lo.key,
+            column=lo.column,
+            title=lo.display or lo.key,
+            labels=lo.labels,
+            what=lo.noun or lo.key,
+            test_label=lo.test_label or lo.labels[0],
+            score=lo.score,
+        )
+
     return section
 
 
@@ -256,6 +373,7 @@ def _with_extra(fn, extra):
         except _Skip:
             pass
         return sec
+
     return section
 
 

@@ -15,15 +15,22 @@ def _likelihood_section(b, loaded) -> Section:
     name, df = _find(loaded, ["axis", "template", "descriptor"], "likelihood", any_of=["perplexity", "nll_mean"])
     if "kind" in df.columns and not (df["kind"] == "likelihood").any():
         raise _Skip(f"table `{name}` has no rows with kind == likelihood")
-    sec = Section("likelihood_bias", "HolisticBias Likelihood Bias",
-                  [f"From table `{name}`. For each axis and template every pair of descriptors is compared with a two-sided "
-                   f"Mann-Whitney U test on their sentences' perplexities; a pair differs at p < {b.alpha}. The axis score is the "
-                   "fraction of differing pairs."])
+    sec = Section(
+        "likelihood_bias",
+        "HolisticBias Likelihood Bias",
+        [
+            f"From table `{name}`. For each axis and template every pair of descriptors is compared with a two-sided "
+            f"Mann-Whitney U test on their sentences' perplexities; a pair differs at p < {b.alpha}. The axis score is the "
+            "fraction of differing pairs."
+        ],
+    )
     # control sentences (HolisticBias sentences without a descriptor) have no axis: they are no group to compare
     control = df["axis"].isna() | df["descriptor"].isna()
     if control.any():
-        sec.text.append(f"Left out: {int(control.sum())} control sentence(s) without a descriptor (null `axis`/`descriptor`); "
-                        "they belong to no axis, so they are not part of any Likelihood Bias score, chart or ranking.")
+        sec.text.append(
+            f"Left out: {int(control.sum())} control sentence(s) without a descriptor (null `axis`/`descriptor`); "
+            "they belong to no axis, so they are not part of any Likelihood Bias score, chart or ranking."
+        )
         df = df[~control]
     models = sorted(df["model"].dropna().unique()) if "model" in df.columns else [None]
     if "kind" in df.columns:
@@ -36,15 +43,17 @@ def _likelihood_section(b, loaded) -> Section:
             part = part.copy()
             part.insert(0, "model", m if m is not None else "")
             acc.append(part)
-        left = {k: v for k, v in res.skipped.items() if v and k != "other models"}   # other models' rows are theirs, not lost
+        left = {k: v for k, v in res.skipped.items() if v and k != "other models"}  # other models' rows are theirs, not lost
         if left:
             sec.text.append(f"Model {m}: " + "; ".join(f"{v} row(s) left out ({k})" for k, v in left.items()) + ".")
     by_axis = pd.concat(axes, ignore_index=True)
     b.table(sec, "likelihood_bias_by_axis", by_axis, "Likelihood Bias per axis: differing pairs / tested pairs.")
     all_pairs = pd.concat(pairs, ignore_index=True)
-    sec.text.append(f"Each pair is tested on its own, without correction: with no real difference about {b.alpha:.0%} of pairs still "
-                    f"differ by chance, so compare a score with {b.alpha:g}, not with 0. The interval of each axis' score is a "
-                    f"percentile bootstrap over its descriptors ({b.n_boot} resamples; pairs sharing a descriptor are not independent).")
+    sec.text.append(
+        f"Each pair is tested on its own, without correction: with no real difference about {b.alpha:.0%} of pairs still "
+        f"differ by chance, so compare a score with {b.alpha:g}, not with 0. The interval of each axis' score is a "
+        f"percentile bootstrap over its descriptors ({b.n_boot} resamples; pairs sharing a descriptor are not independent)."
+    )
     for _, r in by_axis.iterrows():
         pr = all_pairs[(all_pairs["model"] == r["model"]) & (all_pairs["axis"] == r["axis"])] if len(all_pairs) else all_pairs
         n_min = int(min(pr["n_a"].min(), pr["n_b"].min())) if len(pr) else 0
@@ -57,20 +66,47 @@ def _likelihood_section(b, loaded) -> Section:
             flags.append(f"CI reaches the chance rate {b.alpha:g}")
         cautions = [f"few sentences (n < {MIN_GROUP_N} per descriptor)"] if n_min < MIN_GROUP_N else []
         cautions.append("pairs tested without correction")
-        sec.headline.append(Finding(
-            "Likelihood Bias", "share of descriptor pairs whose perplexities differ", f"axis {r['axis']}" + (f" ({r['model']})" if r["model"] else ""),
-            f"{int(r['n_different'])} of {int(r['n_pairs'])} pairs differ (Mann-Whitney p < {b.alpha} per pair, uncorrected; "
-            f"chance alone: about {b.alpha:g})",
-            frac, ci, None, "", f"min {n_min} sentences per descriptor", flags, "likelihood_bias", cautions=cautions))
+        sec.headline.append(
+            Finding(
+                "Likelihood Bias",
+                "share of descriptor pairs whose perplexities differ",
+                f"axis {r['axis']}" + (f" ({r['model']})" if r["model"] else ""),
+                f"{int(r['n_different'])} of {int(r['n_pairs'])} pairs differ (Mann-Whitney p < {b.alpha} per pair, uncorrected; "
+                f"chance alone: about {b.alpha:g})",
+                frac,
+                ci,
+                None,
+                "",
+                f"min {n_min} sentences per descriptor",
+                flags,
+                "likelihood_bias",
+                cautions=cautions,
+            )
+        )
     for m in models:
         sub = by_axis[by_axis["model"] == (m if m is not None else "")]
-        b.figure(sec, f"likelihood_bias_{_slug(m or 'model')}", fraction_bars, sub, "axis", "fraction",
-                 title=f"Likelihood Bias per axis ({m})" if m else "Likelihood Bias per axis", num="n_different", den="n_pairs",
-                 ylabel="fraction of descriptor pairs that differ", caption=f"Likelihood Bias per axis for {m or 'the model'} (labels: fraction, differing/tested pairs).")
+        b.figure(
+            sec,
+            f"likelihood_bias_{_slug(m or 'model')}",
+            fraction_bars,
+            sub,
+            "axis",
+            "fraction",
+            title=f"Likelihood Bias per axis ({m})" if m else "Likelihood Bias per axis",
+            num="n_different",
+            den="n_pairs",
+            ylabel="fraction of descriptor pairs that differ",
+            caption=f"Likelihood Bias per axis for {m or 'the model'} (labels: fraction, differing/tested pairs).",
+        )
     b.table(sec, "likelihood_bias_pairs", all_pairs, "Every descriptor pair per axis and template.", max_rows=20)
-    b.table(sec, "likelihood_ranking", pd.concat(ranks, ignore_index=True),
-            "Descriptors ranked by median perplexity per template (1 = most likely).", max_rows=20)
+    b.table(
+        sec,
+        "likelihood_ranking",
+        pd.concat(ranks, ignore_index=True),
+        "Descriptors ranked by median perplexity per template (1 = most likely).",
+        max_rows=20,
+    )
     return sec
 
 
-register_section('HolisticBias Likelihood Bias', _likelihood_section)
+register_section("HolisticBias Likelihood Bias", _likelihood_section)

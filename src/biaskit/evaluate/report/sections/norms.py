@@ -30,11 +30,15 @@ def _norms_section(b, loaded) -> Section:
                 d.insert(0, "domain", dom)
                 diffs.append(d)
     if diffs:
-        b.table(sec, "norms_class_differences", pd.concat(diffs, ignore_index=True),
-                "Class share of group A minus group B with z-test and Holm-adjusted p (BOLD Tables 4/6), domains with two groups.")
+        b.table(
+            sec,
+            "norms_class_differences",
+            pd.concat(diffs, ignore_index=True),
+            "Class share of group A minus group B with z-test and Holm-adjusted p (BOLD Tables 4/6), domains with two groups.",
+        )
     else:
         b.skipped.append(("VAD/BE5 class differences", "no domain with exactly two groups"))
     return sec
 
 
-register_section('Emotion and VAD classes', _norms_section)
+register_section("Emotion and VAD classes", _norms_section)

@@ -15,24 +15,44 @@ def validity_section(b: Any, loaded: dict[str, Any]):
 
     name, df = _find(loaded, ["validity_valid"], "validity")
     by = [c for c in VALIDITY_BY if c in df.columns]
-    sec = Section("validity", "Completion validity", [
-        f"From table `{name}` ({len(df)} rows). A fill-in is valid when the language's Hunspell dictionary accepts "
-        "every word of it (`validity` metric); shares are over fill-ins with a validity value, with 95 % Wilson "
-        "score intervals. The test compares valid / not valid across subject categories (chi-square, Holm-adjusted)."])
+    sec = Section(
+        "validity",
+        "Completion validity",
+        [
+            f"From table `{name}` ({len(df)} rows). A fill-in is valid when the language's Hunspell dictionary accepts "
+            "every word of it (`validity` metric); shares are over fill-ins with a validity value, with 95 % Wilson "
+            "score intervals. The test compares valid / not valid across subject categories (chi-square, Holm-adjusted)."
+        ],
+    )
     s = validity_summary(df, by)
     b.table(sec, "validity_shares", s, f"Share of valid fill-ins per {', '.join(by) or 'table'}.")
     if "subject_category" in df.columns:
         within = [c for c in ("model", "language") if c in df.columns]
-        b.table(sec, "validity_tests", validity_tests(df, "subject_category", within),
-                "Chi-square test of valid / not valid across subject categories, per " + (", ".join(within) or "table") + ".")
+        b.table(
+            sec,
+            "validity_tests",
+            validity_tests(df, "subject_category", within),
+            "Chi-square test of valid / not valid across subject categories, per " + (", ".join(within) or "table") + ".",
+        )
     else:
         b.skipped.append(("validity test between categories", f"table `{name}` has no subject_category column"))
     if by:
         s2 = s.assign(_label=s[by].astype(str).agg(" | ".join, axis=1))
     else:
         s2 = s.assign(_label="all")
-    b.figure(sec, "validity_shares", fraction_bars, s2, "_label", "share_valid", title="Share of fill-ins that are real words",
-             num="valid", den="n_scored", ylabel="share valid", caption="Share of valid fill-ins per group (valid / scored).")
+    b.figure(
+        sec,
+        "validity_shares",
+        fraction_bars,
+        s2,
+        "_label",
+        "share_valid",
+        title="Share of fill-ins that are real words",
+        num="valid",
+        den="n_scored",
+        ylabel="share valid",
+        caption="Share of valid fill-ins per group (valid / scored).",
+    )
     return sec
 
 
