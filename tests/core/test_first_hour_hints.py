@@ -73,14 +73,15 @@ def test_when_the_user_set_offline_the_hint_names_that_variable(monkeypatch):
     assert assets.online_step("x") == "unset BIASKIT_OFFLINE (set here) and download x"
 
 
-def test_missing_local_regard_model_path_is_e010_naming_the_path(tmp_path):
+def test_missing_local_regard_model_path_is_e271_naming_the_path(tmp_path):
     t = tmp_path / "t.parquet"
     write_table(pa.table({"prompt_id": ["a"], "text": ["t"], "continuation": ["She was nice."]}), t)
     missing = tmp_path / "models" / "regardv3"
     r = runner.invoke(app, ["score", str(t), "-m", "regard", "-p", f"regard.model={missing}", "--out", str(tmp_path / "o.parquet")])
     lines = [ln for ln in r.output.splitlines() if ln.strip()]
     assert r.exit_code == 1 and len(lines) == 1, r.output
-    assert lines[0].startswith("error[E010]") and str(missing) in lines[0] and "repo" not in lines[0].lower()
+    # a path that is not there is said to be missing before any Hub attempt (E271, issue 27)
+    assert lines[0].startswith("error[E271]") and str(missing) in lines[0] and "repo" not in lines[0].lower()
 
 
 @pytest.mark.parametrize("model", ["./no-such-mlm", "biaskit-test/no-such-mlm"])
@@ -88,7 +89,8 @@ def test_fill_mask_never_offers_a_causal_lm(tmp_path, model):
     t = tmp_path / "t.parquet"
     write_table(pa.table({"prompt_id": ["a"], "text": ["The man is <mask>."], "source": ["templates"], "language": ["en"]}), t)
     r = runner.invoke(app, ["fill-mask", str(t), "--model", model, "--out", str(tmp_path / "o.parquet")])
-    assert r.exit_code == 1 and "error[E060]" in r.output
+    # a local path that is not there: E271 (no folder); a Hub id that cannot be loaded offline: E060
+    assert r.exit_code == 1 and ("error[E271]" if model.startswith("./") else "error[E060]") in r.output
     assert "smollm2" not in r.output.lower() and ".gguf" not in r.output
     assert "masked LM" in r.output
 
