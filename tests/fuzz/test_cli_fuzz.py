@@ -558,6 +558,13 @@ CASES: dict[str, Case] = {
             d / "ledger.jsonl",
         ],
     ),
+    "annotate aggregate": _table_case(
+        "annotations",
+        lambda f, d: ["annotate", "aggregate", f, "--samples", _valid(d, "samples"), "--method", "majority", "--out", d / "labels.parquet"],
+    ),
+    "annotate plan": _table_case(
+        "annotations", lambda f, d: ["annotate", "plan", "--validation", f, "--target-ci", "0.05", "--out", d / "plan.json"]
+    ),
     "annotate rounds": (TEXT_FILE_KINDS, _rounds),
     "annotate tasks": (["spec"], _annotate_tasks),
     "export lm-eval": _table_case("prompts", lambda f, d: ["export", "lm-eval", f, "--out", d / "tasks"]),

@@ -150,6 +150,8 @@ def test_the_out_commands_are_covered():
         "scrape api": "needs a MediaWiki server (tests/scrape)",
         "annotate pull": "needs a results file; the same write_table (tests/annotate)",
         "annotate validate": "needs labels; the same write_table (tests/annotate)",
+        "annotate aggregate": "needs annotations; the same write_table (tests/annotate/test_labelmodels.py)",
+        "annotate plan": "needs a validation table; writes plan.json atomically (tests/annotate/test_planning.py)",
         "import lm-eval": "needs lm-eval samples; the same write_table (tests/interop)",
     }
     missing = sorted(set(with_out) - set(BUILDERS) - set(elsewhere))

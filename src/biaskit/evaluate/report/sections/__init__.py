@@ -7,14 +7,16 @@ A new section: a module here that builds a :class:`~biaskit.evaluate.report.mode
 
 from __future__ import annotations
 
-from biaskit.evaluate.report.sections import (
-    agreement,  # noqa: F401
-    fairness,  # noqa: F401
-    genbias,  # noqa: F401
-    gender,  # noqa: F401
-    honest,  # noqa: F401
-    labels,  # noqa: F401  Sentiment, Toxicity, Regard
-    likelihood,  # noqa: F401
-    norms,  # noqa: F401
-    validity,  # noqa: F401
-)
+# isort: off
+# the order of these imports is the order of the sections on the page (ruff's isort must not sort them)
+from biaskit.evaluate.report.sections import labels  # noqa: F401  Sentiment, Toxicity, Regard
+from biaskit.evaluate.report.sections import gender  # noqa: F401
+from biaskit.evaluate.report.sections import norms  # noqa: F401
+from biaskit.evaluate.report.sections import likelihood  # noqa: F401
+from biaskit.evaluate.report.sections import genbias  # noqa: F401
+from biaskit.evaluate.report.sections import honest  # noqa: F401
+from biaskit.evaluate.report.sections import validity  # noqa: F401
+from biaskit.evaluate.report.sections import agreement  # noqa: F401
+from biaskit.evaluate.report.sections import fairness  # noqa: F401
+
+# isort: on
