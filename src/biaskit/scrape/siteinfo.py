@@ -302,7 +302,7 @@ def read_dump_siteinfo(path: str | Path) -> tuple[str, dict[int, list[str]], dic
                     general[tag] = (el.text or "").strip()
                 elif tag == "siteinfo":
                     break
-        except ET.ParseError:
+        except (ET.ParseError, EOFError, OSError):  # broken XML, a cut or non-bz2 stream
             pass  # a broken head: the page pass reports it (E032)
     return lang, names, general
 
