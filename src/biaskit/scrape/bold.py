@@ -25,33 +25,14 @@ import pyarrow as pa
 
 from biaskit.errors import BiaskitError
 from biaskit.io import locks_output
-from biaskit.scrape.prompts import prompt_id
+from biaskit.scrape.prompts import PROMPT_FIELDS, prompt_id
 
 LAYOUTS = ("github", "hub")
 BOLD_WIKI = "https://en.wikipedia.org"
 BOLD_LICENSE = "CC BY-SA 4.0"
 
 S, I = pa.string(), pa.int64()
-IMPORT_SCHEMA = pa.schema(
-    [
-        ("prompt_id", S),
-        ("text", S),
-        ("source", S),
-        ("language", S),
-        ("domain", S),
-        ("group", S),
-        ("term", S),
-        ("reference", S),
-        ("wiki", S),
-        ("page_title", S),
-        ("page_id", I),
-        ("revision_id", I),
-        ("retrieved_at", S),
-        ("license", S),
-        ("bold_name", S),
-        ("bold_index", I),
-    ]
-)
+IMPORT_SCHEMA = pa.schema([*PROMPT_FIELDS, ("bold_name", S), ("bold_index", I)])
 
 
 def _bad(what: str, value: Any, where: str) -> BiaskitError:
