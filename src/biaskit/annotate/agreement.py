@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.bootstrap import percentile_ci, resample_each
 from biaskit.errors import BiaskitError
 from biaskit.io import to_arrow
 
@@ -170,16 +171,7 @@ def bootstrap_ci(
     """Percentile bootstrap CI of ``stat(indices)`` over ``n`` items resampled with replacement."""
     if n_boot <= 0 or n < 2:
         return None, None
-    rng = np.random.default_rng(seed)
-    vals = []
-    for _ in range(n_boot):
-        v = stat(rng.integers(0, n, size=n))
-        if v is not None and np.isfinite(v):
-            vals.append(v)
-    if len(vals) < max(10, n_boot // 10):
-        return None, None
-    lo, hi = np.quantile(vals, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return float(lo), float(hi)
+    return percentile_ci(resample_each(stat, n), n_boot, np.random.default_rng(seed), level=level, min_finite=max(10, n_boot // 10))
 
 
 # --------------------------------------------------------------------------- majority vote

@@ -32,6 +32,7 @@ import numpy as np
 
 from biaskit.annotate.agreement import _row
 from biaskit.annotate.rankstats import _spearman_boot, spearman
+from biaskit.bootstrap import percentile_interval
 
 MIN_N = 30
 LEVEL = 0.95
@@ -62,11 +63,7 @@ def _rates_from_cm(cm: np.ndarray, labels: Sequence[str]) -> dict[str, np.ndarra
 
 
 def _ci(vals: np.ndarray) -> tuple[float | None, float | None]:
-    v = vals[np.isfinite(vals)]
-    if len(v) < max(10, len(vals) // 10):
-        return None, None
-    lo, hi = np.quantile(v, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2])
-    return float(lo), float(hi)
+    return percentile_interval(vals, LEVEL, min_finite=max(10, len(vals) // 10))
 
 
 def rate_measures(labels: Sequence[str]) -> list[str]:

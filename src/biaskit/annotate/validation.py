@@ -25,6 +25,7 @@ from biaskit.annotate.agreement import _row, majority_vote, rows_to_table
 from biaskit.annotate.metriccols import resolve
 from biaskit.annotate.rankstats import _spearman_boot, spearman  # noqa: F401  (spearman: public here too)
 from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.bootstrap import percentile_ci, percentile_interval, resample_each
 from biaskit.errors import BiaskitError
 from biaskit.io import to_arrow
 
@@ -429,11 +430,7 @@ def _spearman_ci(hx: np.ndarray, sx: np.ndarray, *, n_boot: int, seed: int, leve
     if n_boot <= 0 or n < 2:
         return None, None
     vals = _spearman_boot(hx, sx, n_boot, np.random.default_rng(seed))
-    vals = vals[np.isfinite(vals)]
-    if len(vals) < max(10, n_boot // 10):
-        return None, None
-    lo, hi = np.quantile(vals, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return float(lo), float(hi)
+    return percentile_interval(vals, level, min_finite=max(10, n_boot // 10))
 
 
 def confusion_stats(cm: np.ndarray) -> tuple[float, float, float, float]:
@@ -454,7 +451,8 @@ def _bootstrap_classification(y_true, y_pred, labels, *, n_boot: int, seed: int,
     """Percentile CIs of the four :func:`confusion_stats` figures, one resample serving all four.
 
     Uses the same resampling stream as :func:`~biaskit.annotate.agreement.bootstrap_ci` (items drawn with
-    replacement by ``default_rng(seed).integers``), vectorised through confusion-matrix counts.
+    replacement by ``default_rng(seed).integers``, :func:`biaskit.bootstrap.resample_each`), each resample
+    summarised through its confusion-matrix counts.
     """
     n = len(y_true)
     if n_boot <= 0 or n < 2:
@@ -462,13 +460,11 @@ def _bootstrap_classification(y_true, y_pred, labels, *, n_boot: int, seed: int,
     idx = {lab: i for i, lab in enumerate(labels)}
     k = len(labels)
     code = np.array([idx[a] * k + idx[b] for a, b in zip(y_true, y_pred)])
-    rng = np.random.default_rng(seed)
-    vals = np.empty((n_boot, 4))
-    for b in range(n_boot):
-        cm = np.bincount(code[rng.integers(0, n, size=n)], minlength=k * k).reshape(k, k)
-        vals[b] = confusion_stats(cm)
-    q = np.quantile(vals, [(1 - level) / 2, 1 - (1 - level) / 2], axis=0)
-    return [(float(q[0, j]), float(q[1, j])) for j in range(4)]
+
+    def stat(items: np.ndarray) -> tuple[float, float, float, float]:
+        return confusion_stats(np.bincount(code[items], minlength=k * k).reshape(k, k))
+
+    return percentile_ci(resample_each(stat, n), n_boot, np.random.default_rng(seed), level=level)
 
 
 def _balanced(th: Thresholds, scores, labels) -> float:
