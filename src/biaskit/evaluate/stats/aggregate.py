@@ -124,18 +124,20 @@ def bootstrap_proportion_ci(count: int, n: int, *, n_boot: int = 1000, ci: float
     """
     import numpy as np
 
+    from biaskit.bootstrap import percentile_ci
+
     if n <= 0:
         return float("nan"), float("nan")
     rng = rng if rng is not None else np.random.default_rng(0)
-    draws = rng.binomial(n, count / n, size=n_boot) / n
-    a = (1.0 - ci) / 2.0
-    lo, hi = np.quantile(draws, [a, 1.0 - a])
-    return float(lo), float(hi)
+    p = count / n
+    return percentile_ci(lambda g, k: g.binomial(n, p, size=k) / n, n_boot, rng, level=ci)
 
 
 def bootstrap_mean_ci(values, *, n_boot: int = 1000, ci: float = 0.95, rng=None) -> tuple[float, float]:
     """Percentile bootstrap CI of a mean (resampling values with replacement, in memory-bounded chunks)."""
     import numpy as np
+
+    from biaskit.bootstrap import percentile_ci
 
     x = np.asarray(values, dtype=float)
     n = x.size
@@ -143,17 +145,7 @@ def bootstrap_mean_ci(values, *, n_boot: int = 1000, ci: float = 0.95, rng=None)
         return float("nan"), float("nan")
     rng = rng if rng is not None else np.random.default_rng(0)
     chunk = max(1, min(n_boot, 5_000_000 // max(n, 1)))
-    means = []
-    done = 0
-    while done < n_boot:
-        k = min(chunk, n_boot - done)
-        idx = rng.integers(0, n, size=(k, n))
-        means.append(x[idx].mean(axis=1))
-        done += k
-    m = np.concatenate(means)
-    a = (1.0 - ci) / 2.0
-    lo, hi = np.quantile(m, [a, 1.0 - a])
-    return float(lo), float(hi)
+    return percentile_ci(lambda g, k: x[g.integers(0, n, size=(k, n))].mean(axis=1), n_boot, rng, level=ci, block=chunk)
 
 
 def aggregate(
