@@ -15,7 +15,10 @@ agreement coefficients in :mod:`biaskit.annotate.agreement`, classification figu
    than ``min_finite`` left gives no interval (``(None, None)``).
 
 :func:`percentile_ci` is both steps. This module imports nothing of biaskit (the floor of the layers in
-docs/architecture.md), so any stage may use it.
+docs/architecture.md), so any stage may use it. Generation bias (:mod:`biaskit.evaluate.stats.genbias`) and
+the likelihood-bias interval (:mod:`biaskit.evaluate.stats.likelihood_bias`) resample with multinomial weights
+over their own units (generations within a cell, descriptors of an axis) and take their intervals from
+:func:`percentile_interval` too.
 """
 
 from __future__ import annotations

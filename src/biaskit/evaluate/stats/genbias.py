@@ -538,21 +538,21 @@ def _bootstrap(ax: _AxisCells, P, S, method: str, n_boot: int, rng):
     return np.concatenate(fulls), np.concatenate(parts), np.concatenate(sums)
 
 
-def _interval(x, a: float):
-    """Percentile interval (a, 1 - a) of bootstrap values, or (None, None) without a bootstrap."""
-    import numpy as np
+def _interval(x, level: float):
+    """Percentile interval at ``level`` of bootstrap values (:func:`biaskit.bootstrap.percentile_interval`), or
+    (None, None) without a bootstrap."""
+    from biaskit.bootstrap import percentile_interval
 
     if x is None:
         return None, None
-    lo, hi = np.quantile(x, [a, 1 - a])
-    return float(lo), float(hi)
+    return percentile_interval(x, level)
 
 
-def _axis_row(base: dict, counts: dict, shape: dict, fig: _PointFigures, boot, a: float) -> dict:
+def _axis_row(base: dict, counts: dict, shape: dict, fig: _PointFigures, boot, level: float) -> dict:
     """The ``by_axis`` row of an axis with figures (CIs when ``boot`` holds the bootstrap)."""
     full = fig.full
-    flo, fhi = _interval(boot[0] if boot is not None else None, a)
-    slo, shi = _interval(boot[2].sum(axis=1) if boot is not None else None, a)
+    flo, fhi = _interval(boot[0] if boot is not None else None, level)
+    slo, shi = _interval(boot[2].sum(axis=1) if boot is not None else None, level)
     total_summed = float(fig.summed.sum())
     return {
         **base,
@@ -570,13 +570,13 @@ def _axis_row(base: dict, counts: dict, shape: dict, fig: _PointFigures, boot, a
     }
 
 
-def _partial_rows(base: dict, cl: _Clusters, fig: _PointFigures, boot, a: float) -> list[dict]:
+def _partial_rows(base: dict, cl: _Clusters, fig: _PointFigures, boot, level: float) -> list[dict]:
     """One ``partial`` row per cluster: Partial and Summed-Cluster Gen Bias with their CIs."""
     full, partial, summed = fig.full, fig.partial, fig.summed
     rows = []
     for j, c in enumerate(cl.names):
-        lo, hi = _interval(boot[1][:, j] if boot is not None else None, a)
-        slo_c, shi_c = _interval(boot[2][:, j] if boot is not None else None, a)
+        lo, hi = _interval(boot[1][:, j] if boot is not None else None, level)
+        slo_c, shi_c = _interval(boot[2][:, j] if boot is not None else None, level)
         rows.append(
             {
                 **base,
@@ -679,7 +679,6 @@ def gen_bias(
     gen = _read_generations(table, prob_columns, style_names, axis, descriptor, template)
     cl = _style_clusters(clusters, n_clusters, gen.styles, gen.P, gen.bad)
     rng = np.random.default_rng(seed)  # one generator for all axes, drawn in group order
-    a = (1.0 - ci) / 2.0
     axis_rows, part_rows, desc_rows = [], [], []
     group_keys = gen.keys + [axis]
     for key, g in gen.df.groupby(group_keys, sort=True):
@@ -709,8 +708,8 @@ def gen_bias(
             )
         fig = _point_figures(ax, cl.S)
         boot = _bootstrap(ax, gen.P, cl.S, method, n_boot, rng) if n_boot else None
-        axis_rows.append(_axis_row(base, counts, shape, fig, boot, a))
-        part_rows += _partial_rows(base, cl, fig, boot, a)
+        axis_rows.append(_axis_row(base, counts, shape, fig, boot, ci))
+        part_rows += _partial_rows(base, cl, fig, boot, ci)
         desc_rows += _descriptor_rows(base, ax, gen.styles, fig, top)
     return _assemble(axis_rows, part_rows, desc_rows, gen, cl, method)
 

@@ -242,5 +242,6 @@ def likelihood_bias_interval(pairs: Any, *, n_boot: int = 1000, seed: int = 0, l
     fr = (pw * diff).sum(axis=1)[tot > 0] / tot[tot > 0]
     if not len(fr):
         return None
-    a = (1 - level) / 2
-    return float(np.quantile(fr, a)), float(np.quantile(fr, 1 - a))
+    from biaskit.bootstrap import percentile_interval
+
+    return percentile_interval(fr, level)
