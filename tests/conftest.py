@@ -18,19 +18,53 @@ SLOW_FIXTURES = frozenset({"quick_demo", "tiny_causal", "tiny_masked", "tiny_mor
 SLOW_DIRS = ("train",)
 #: single tests that are slow without a slow fixture (every study language's real Hunspell dictionary)
 SLOW_TESTS = frozenset({"test_real_debian_dictionaries_for_the_study_languages"})
+#: tests measured as slow (CPU seconds, this process and its children), one node id per line; written by
+#: `python tests/measure_cpu.py` from a run with BIASKIT_TEST_CPU_LOG set (README, Development)
+SLOW_LIST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "slow_tests.txt")
+
+
+def _measured_slow() -> frozenset[str]:
+    try:
+        with open(SLOW_LIST, encoding="utf-8") as fh:
+            return frozenset(line.split("\t")[0].strip() for line in fh if line.strip() and not line.startswith("#"))
+    except FileNotFoundError:
+        return frozenset()
 
 
 def pytest_collection_modifyitems(config, items):
     """Mark tests `server` / `slow` from the fixtures they use, so `pytest -m "not slow and not server"` is the
     fast loop (README, Development) without a marker line in every test file. Explicit marks stay as they are."""
     tests_dir = os.path.dirname(os.path.abspath(__file__))
+    measured = _measured_slow()
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         if names & SERVER_FIXTURES:
             item.add_marker(pytest.mark.server)
         rel = os.path.relpath(str(item.path), tests_dir).split(os.sep)
-        if names & SLOW_FIXTURES or rel[0] in SLOW_DIRS or getattr(item, "originalname", item.name) in SLOW_TESTS:
+        if names & SLOW_FIXTURES or rel[0] in SLOW_DIRS or getattr(item, "originalname", item.name) in SLOW_TESTS or item.nodeid in measured:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With BIASKIT_TEST_CPU_LOG=FILE, append each test's CPU seconds (set-up, call and tear-down; this process
+    and the subprocesses it waited for) to FILE. CPU time, unlike wall time, hardly moves on a loaded machine,
+    so the slow list can be measured while other work runs."""
+    log = os.environ.get("BIASKIT_TEST_CPU_LOG")
+    if not log:
+        yield
+        return
+    import resource
+    import time
+
+    def cpu() -> float:
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return time.process_time() + kids.ru_utime + kids.ru_stime
+
+    start = cpu()
+    yield
+    with open(log, "a", encoding="utf-8") as fh:
+        fh.write(f"{item.nodeid}\t{cpu() - start:.3f}\n")
 
 
 def service_deadline(base_s: float) -> tuple[float, str]:
