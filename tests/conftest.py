@@ -159,18 +159,22 @@ def ray_cluster(tmp_path_factory):
         start_new_session=True,
     )
     address = f"127.0.0.1:{port}"
-    deadline = time.time() + 120
+    wait_s, why = service_deadline(120)
+    start = time.time()
     old = {k: os.environ.get(k) for k in ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "RAY_USAGE_STATS_ENABLED", "RAY_AUTH_MODE")}
     try:
         while True:
             r = subprocess.run([str(ray_bin), "status", "--address", address], capture_output=True, env=env)
             if r.returncode == 0 and b"Active" in r.stdout:
                 break
-            if proc.poll() is not None or time.time() > deadline:
+            if proc.poll() is not None or time.time() - start > wait_s:
                 log.flush()
-                raise RuntimeError(
-                    f"the test Ray cluster did not start: {Path(log.name).read_text()[-1500:]}\n{r.stderr.decode(errors='replace')[-800:]}"
+                head = (
+                    f"`ray start` exited with status {proc.returncode}"
+                    if proc.poll() is not None
+                    else service_timeout_message("the test Ray cluster", time.time() - start, why)
                 )
+                raise RuntimeError(f"{head}: {Path(log.name).read_text()[-1500:]}\n{r.stderr.decode(errors='replace')[-800:]}")
             time.sleep(1)
         os.environ.update({"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"})
         yield address

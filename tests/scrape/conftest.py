@@ -156,11 +156,28 @@ $wgHooks['ApiMaxLagInfo'][] = function ( &$lagInfo ) {
 
 
 @contextmanager
-def start_wiki(d: Path):
-    """Install, load and serve a MediaWiki in folder ``d``; stop it on exit (also used by bench/)."""
+def start_wiki(d: Path, service_wait=None):
+    """Install, load and serve a MediaWiki in folder ``d``; stop it on exit (also used by bench/).
+
+    ``service_wait`` is the session's (deadline, message) pair (tests/conftest.py): each step may take
+    longer on a loaded machine. Without it (bench/) the quiet-machine deadlines apply."""
+    deadline_of, timeout_message = service_wait or (lambda base: (base, f"{base:.0f} s"), None)
     port = _free_port()
     env = {**os.environ, "MW_CONFIG_FILE": str(d / "LocalSettings.php")}
-    php = lambda *args, **kw: subprocess.run(["php", *args], env=env, cwd=d, check=True, capture_output=True, timeout=300, **kw)  # noqa: E731
+    php_s, php_why = deadline_of(300)
+
+    def php(*args, **kw):
+        try:
+            return subprocess.run(["php", *args], env=env, cwd=d, check=True, capture_output=True, timeout=php_s, **kw)
+        except subprocess.TimeoutExpired:
+            step = Path(str(args[0])).name
+            msg = (
+                timeout_message(f"MediaWiki set-up ({step})", php_s, php_why)
+                if timeout_message
+                else f"MediaWiki set-up ({step}) took over {php_s:.0f} s"
+            )
+            raise RuntimeError(msg) from None
+
     php(
         str(MW / "maintenance/install.php"),
         "--quiet",
@@ -204,15 +221,24 @@ def start_wiki(d: Path):
     )
     endpoint = f"http://127.0.0.1:{port}/api.php"
     try:
-        for _ in range(100):
+        wait_s, why = deadline_of(60)
+        start = time.time()
+        while True:
             try:
-                with urllib.request.urlopen(endpoint + "?action=query&meta=siteinfo&format=json", timeout=2) as r:
+                with urllib.request.urlopen(endpoint + "?action=query&meta=siteinfo&format=json", timeout=5) as r:
                     if b'"general"' in r.read():
                         break
             except OSError:
                 time.sleep(0.2)
-        else:
-            raise RuntimeError(f"MediaWiki did not start: {(d / 'server.log').read_text()[-2000:]}")
+            if proc.poll() is not None or time.time() - start > wait_s:
+                head = (
+                    f"MediaWiki's php server exited with status {proc.returncode}"
+                    if proc.poll() is not None
+                    else timeout_message("MediaWiki", time.time() - start, why)
+                    if timeout_message
+                    else f"MediaWiki did not start in {wait_s:.0f} s"
+                )
+                raise RuntimeError(f"{head}: {(d / 'server.log').read_text()[-2000:]}")
         yield Wiki(endpoint, d, env)
     finally:
         try:
@@ -227,9 +253,9 @@ def start_wiki(d: Path):
 
 
 @pytest.fixture(scope="session")
-def wiki(tmp_path_factory):
+def wiki(tmp_path_factory, service_wait):
     _ensure_installed()
-    with start_wiki(tmp_path_factory.mktemp("mediawiki")) as w:
+    with start_wiki(tmp_path_factory.mktemp("mediawiki"), service_wait) as w:
         yield w
 
 

@@ -21,6 +21,7 @@ import random as _random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.bootstrap import percentile_ci, resample_each
 from biaskit.errors import BiaskitError
 from biaskit.io import to_arrow
 
@@ -170,16 +172,7 @@ def bootstrap_ci(
     """Percentile bootstrap CI of ``stat(indices)`` over ``n`` items resampled with replacement."""
     if n_boot <= 0 or n < 2:
         return None, None
-    rng = np.random.default_rng(seed)
-    vals = []
-    for _ in range(n_boot):
-        v = stat(rng.integers(0, n, size=n))
-        if v is not None and np.isfinite(v):
-            vals.append(v)
-    if len(vals) < max(10, n_boot // 10):
-        return None, None
-    lo, hi = np.quantile(vals, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return float(lo), float(hi)
+    return percentile_ci(resample_each(stat, n), n_boot, np.random.default_rng(seed), level=level, min_finite=max(10, n_boot // 10))
 
 
 # --------------------------------------------------------------------------- majority vote
@@ -313,7 +306,32 @@ def agreement(
     gold accuracy. ``careless_kappa``: an annotator whose Cohen's kappa with the leave-one-out majority is
     below it is flagged (``careless_flag`` = 1).
     """
-    t = to_arrow(annotations)
+    t, round = _one_round(to_arrow(annotations), round)
+    tt, spec = _task_of(t, task)
+    gold = _gold_answers(samples)
+    from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings
+
+    check_task_labels(t.column("label").to_pylist(), tt)
+    crowd_warnings(*(t.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
+    lt = LabelTable.from_annotations(t, exclude_items=gold)
+    row = partial(_row, round, spec)
+    rows = _coefficient_rows(row, lt, tt, n_boot=n_boot, seed=seed)
+    rows += _pairwise_cohen_rows(row, lt)
+    rows += _annotator_majority_rows(row, lt, careless_kappa)
+    if gold:
+        rows += _gold_accuracy_rows(row, t, gold)
+    if labels is not None:
+        rows += _label_model_rows(row, lt, labels, gold)
+    rows += _majority_summary_rows(row, t, tt, gold, n_annotators=len(lt.annotators))
+    return rows_to_table(rows)
+
+
+#: ``_row`` with the round and task filled in: ``row(measure, value, **columns)``
+_RowFn = Callable[..., dict[str, Any]]
+
+
+def _one_round(t: pa.Table, round: str | None) -> tuple[pa.Table, str]:
+    """The annotations of one round and its name: the table's only round, or the rows of ``round``."""
     if t.num_rows == 0:
         raise BiaskitError(
             "E091",
@@ -331,67 +349,57 @@ def agreement(
         t = t.filter(pc.equal(t.column("round"), round))
         if t.num_rows == 0:
             raise BiaskitError("E091", "no annotations of this round", value=round, options=have, fix="pass one of the rounds in the table")
+    return t, round
+
+
+def _task_of(t: pa.Table, task: str | TaskType | None) -> tuple[TaskType | None, str | None]:
+    """The task type (given, or the table's only ``task_type``) and its spec for the rows."""
     if task is None and "task_type" in t.column_names:
         specs = sorted({x for x in t.column("task_type").to_pylist() if x})
         task = specs[0] if len(specs) == 1 else None
     tt = get_task_type(task) if task else None
     spec = (task if isinstance(task, str) else tt.name) if tt else None
-    gold: dict[str, str] = {}
-    if samples is not None:
-        s = to_arrow(samples)
-        if "is_gold" in s.column_names:
-            for sid, g, lab in zip(
-                s.column("sample_id").to_pylist(),
-                s.column("is_gold").to_pylist(),
-                s.column("gold_label").to_pylist() if "gold_label" in s.column_names else [None] * s.num_rows,
-            ):
-                if g:
-                    gold[sid] = lab
-    from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings
+    return tt, spec
 
-    check_task_labels(t.column("label").to_pylist(), tt)
-    crowd_warnings(*(t.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
-    lt = LabelTable.from_annotations(t, exclude_items=gold)
-    rows: list[dict[str, Any]] = []
-    cats = lt.categories(tt)
-    counts = lt.counts(cats)
+
+def _gold_answers(samples: Any) -> dict[str, str]:
+    """sample_id -> gold label of the samples table's gold items (none without samples or ``is_gold``)."""
+    gold: dict[str, str] = {}
+    if samples is None:
+        return gold
+    s = to_arrow(samples)
+    if "is_gold" in s.column_names:
+        for sid, g, lab in zip(
+            s.column("sample_id").to_pylist(),
+            s.column("is_gold").to_pylist(),
+            s.column("gold_label").to_pylist() if "gold_label" in s.column_names else [None] * s.num_rows,
+        ):
+            if g:
+                gold[sid] = lab
+    return gold
+
+
+def _coefficient_rows(row: _RowFn, lt: LabelTable, tt: TaskType | None, *, n_boot: int, seed: int) -> list[dict[str, Any]]:
+    """Fleiss' kappa, Krippendorff's alpha (nominal; ordinal for an ordinal task) with bootstrap CIs over
+    items, and percent agreement."""
+    counts = lt.counts(lt.categories(tt))
     m = counts.sum(axis=1)
     k_ann = len(lt.annotators)
-
-    # Fleiss on the fully rated items
-    full = m == m.max() if len(m) else m
-    if len(m) and m.max() >= 2 and full.sum() >= 2:
-        c_full = counts[full]
-        val = fleiss_kappa(c_full)
-        lo, hi = bootstrap_ci(lambda idx: fleiss_kappa(c_full[idx]), len(c_full), n_boot=n_boot, seed=seed)
-        rows.append(_row(round, spec, "fleiss_kappa", val, n_items=int(full.sum()), n_annotators=int(m.max()), ci_low=lo, ci_high=hi))
-    else:
-        rows.append(
-            _row(
-                round,
-                spec,
-                "fleiss_kappa",
-                None,
-                n_items=int(full.sum()) if len(m) else 0,
-                error="needs at least two items each labelled by the same number (>= 2) of annotators",
-            )
-        )
+    rows = [_fleiss_row(row, counts, m, n_boot=n_boot, seed=seed)]
     pairable = counts[m >= 2]
     val = krippendorff_alpha(counts, "nominal")
     lo, hi = bootstrap_ci(lambda idx: krippendorff_alpha(pairable[idx], "nominal"), len(pairable), n_boot=n_boot, seed=seed)
-    rows.append(_row(round, spec, "krippendorff_alpha_nominal", val, n_items=int((m >= 2).sum()), n_annotators=k_ann, ci_low=lo, ci_high=hi))
+    rows.append(row("krippendorff_alpha_nominal", val, n_items=int((m >= 2).sum()), n_annotators=k_ann, ci_low=lo, ci_high=hi))
     if tt is not None and tt.ordinal:
         oc = lt.counts(list(tt.ordinal))
         om = oc.sum(axis=1)
         opair = oc[om >= 2]
         val = krippendorff_alpha(oc, "ordinal")
         lo, hi = bootstrap_ci(lambda idx: krippendorff_alpha(opair[idx], "ordinal"), len(opair), n_boot=n_boot, seed=seed)
-        rows.append(_row(round, spec, "krippendorff_alpha_ordinal", val, n_items=int((om >= 2).sum()), n_annotators=k_ann, ci_low=lo, ci_high=hi))
+        rows.append(row("krippendorff_alpha_ordinal", val, n_items=int((om >= 2).sum()), n_annotators=k_ann, ci_low=lo, ci_high=hi))
     agree = [(r.max() == r.sum()) for r in pairable] if len(pairable) else []
     rows.append(
-        _row(
-            round,
-            spec,
+        row(
             "percent_agreement",
             float(np.mean(agree)) if agree else None,
             n_items=len(agree),
@@ -399,140 +407,125 @@ def agreement(
             error=None if agree else "no item has two labels",
         )
     )
+    return rows
 
-    # pairwise Cohen
+
+def _fleiss_row(row: _RowFn, counts: np.ndarray, m: np.ndarray, *, n_boot: int, seed: int) -> dict[str, Any]:
+    """Fleiss' kappa on the items with the largest number of ratings (``m``: ratings per item)."""
+    full = m == m.max() if len(m) else m
+    if len(m) and m.max() >= 2 and full.sum() >= 2:
+        c_full = counts[full]
+        val = fleiss_kappa(c_full)
+        lo, hi = bootstrap_ci(lambda idx: fleiss_kappa(c_full[idx]), len(c_full), n_boot=n_boot, seed=seed)
+        return row("fleiss_kappa", val, n_items=int(full.sum()), n_annotators=int(m.max()), ci_low=lo, ci_high=hi)
+    return row(
+        "fleiss_kappa",
+        None,
+        n_items=int(full.sum()) if len(m) else 0,
+        error="needs at least two items each labelled by the same number (>= 2) of annotators",
+    )
+
+
+def _pairwise_cohen_rows(row: _RowFn, lt: LabelTable) -> list[dict[str, Any]]:
+    """Cohen's kappa of every pair of annotators on the items both labelled, and the mean of the defined ones."""
+    rows: list[dict[str, Any]] = []
     kappas = []
+    k_ann = len(lt.annotators)
     for a in range(k_ann):
         for b in range(a + 1, k_ann):
-            pa_, pb_ = [], []
-            for row in lt.labels:
-                if row[a] is not None and row[b] is not None:
-                    pa_.append(row[a])
-                    pb_.append(row[b])
-            if len(pa_) >= 2:
-                v = cohen_kappa(pa_, pb_)
+            both = [(r[a], r[b]) for r in lt.labels if r[a] is not None and r[b] is not None]
+            pair = dict(annotator=lt.annotators[a], annotator_b=lt.annotators[b], n_items=len(both), n_annotators=2)
+            if len(both) >= 2:
+                v = cohen_kappa([x for x, _ in both], [y for _, y in both])
                 kappas.append(v)
-                rows.append(
-                    _row(round, spec, "cohen_kappa", v, annotator=lt.annotators[a], annotator_b=lt.annotators[b], n_items=len(pa_), n_annotators=2)
-                )
+                rows.append(row("cohen_kappa", v, **pair))
             else:
-                rows.append(
-                    _row(
-                        round,
-                        spec,
-                        "cohen_kappa",
-                        None,
-                        annotator=lt.annotators[a],
-                        annotator_b=lt.annotators[b],
-                        n_items=len(pa_),
-                        n_annotators=2,
-                        error="fewer than two items labelled by both",
-                    )
-                )
+                rows.append(row("cohen_kappa", None, error="fewer than two items labelled by both", **pair))
     fin = [k for k in kappas if np.isfinite(k)]
     if fin:
-        rows.append(_row(round, spec, "cohen_kappa_mean", float(np.mean(fin)), n_items=len(lt.items), n_annotators=k_ann))
+        rows.append(row("cohen_kappa_mean", float(np.mean(fin)), n_items=len(lt.items), n_annotators=k_ann))
+    return rows
 
-    # per annotator vs leave-one-out majority
+
+def _annotator_majority_rows(row: _RowFn, lt: LabelTable, careless_kappa: float) -> list[dict[str, Any]]:
+    """Per annotator: agreement and Cohen's kappa with the leave-one-out majority, and the careless flag."""
+    rows: list[dict[str, Any]] = []
     for j, ann in enumerate(lt.annotators):
         mine, maj = [], []
-        for row in lt.labels:
-            if row[j] is None:
+        for labs in lt.labels:
+            if labs[j] is None:
                 continue
-            others = [x for i, x in enumerate(row) if i != j and x is not None]
+            others = [x for i, x in enumerate(labs) if i != j and x is not None]
             tops, _ = _top(others)
             if len(tops) == 1:
-                mine.append(row[j])
+                mine.append(labs[j])
                 maj.append(tops[0])
-        if mine:
-            rate = float(np.mean([x == y for x, y in zip(mine, maj)]))
-            kap = cohen_kappa(mine, maj) if len(mine) >= 2 else float("nan")
-            rows.append(_row(round, spec, "annotator_majority_agreement", rate, annotator=ann, n_items=len(mine)))
-            rows.append(_row(round, spec, "annotator_majority_kappa", kap, annotator=ann, n_items=len(mine)))
-            flag = (np.isfinite(kap) and kap < careless_kappa) or (not np.isfinite(kap) and rate < 0.5)
-            rows.append(_row(round, spec, "careless_flag", 1.0 if flag else 0.0, annotator=ann, n_items=len(mine)))
-        else:
+        if not mine:
             rows.append(
-                _row(
-                    round,
-                    spec,
-                    "annotator_majority_agreement",
-                    None,
-                    annotator=ann,
-                    n_items=0,
-                    error="no item where the other annotators have a clear majority",
-                )
+                row("annotator_majority_agreement", None, annotator=ann, n_items=0, error="no item where the other annotators have a clear majority")
             )
-    if gold:
-        gt = LabelTable.from_annotations(t.filter(pc.is_in(t.column("sample_id"), pa.array(list(gold)))))
-        for j, ann in enumerate(gt.annotators):
-            hits = [row[j] == gold[it] for it, row in zip(gt.items, gt.labels) if row[j] is not None]
+            continue
+        rate = float(np.mean([x == y for x, y in zip(mine, maj)]))
+        kap = cohen_kappa(mine, maj) if len(mine) >= 2 else float("nan")
+        rows.append(row("annotator_majority_agreement", rate, annotator=ann, n_items=len(mine)))
+        rows.append(row("annotator_majority_kappa", kap, annotator=ann, n_items=len(mine)))
+        flag = (np.isfinite(kap) and kap < careless_kappa) or (not np.isfinite(kap) and rate < 0.5)
+        rows.append(row("careless_flag", 1.0 if flag else 0.0, annotator=ann, n_items=len(mine)))
+    return rows
+
+
+def _gold_accuracy_rows(row: _RowFn, t: pa.Table, gold: dict[str, str]) -> list[dict[str, Any]]:
+    """Per annotator: the share of the gold items they labelled with the gold label."""
+    gt = LabelTable.from_annotations(t.filter(pc.is_in(t.column("sample_id"), pa.array(list(gold)))))
+    rows = []
+    for j, ann in enumerate(gt.annotators):
+        hits = [labs[j] == gold[it] for it, labs in zip(gt.items, gt.labels) if labs[j] is not None]
+        rows.append(
+            row(
+                "annotator_gold_accuracy",
+                float(np.mean(hits)) if hits else None,
+                annotator=ann,
+                n_items=len(hits),
+                error=None if hits else "no gold items labelled",
+            )
+        )
+    return rows
+
+
+def _label_model_rows(row: _RowFn, lt: LabelTable, labels: Any, gold: dict[str, str]) -> list[dict[str, Any]]:
+    """Per annotator: agreement and Cohen's kappa with a label model's labels (gold items left out), and
+    ``labels_items``."""
+    from biaskit.annotate.labelmodels import read_labels
+
+    lt_ = read_labels(labels)
+    method = sorted({x for x in lt_.column("method").to_pylist() if x}) if "method" in lt_.column_names else []
+    final = {
+        sid: lab for sid, lab in zip(lt_.column("sample_id").to_pylist(), lt_.column("label").to_pylist()) if lab is not None and sid not in gold
+    }
+    note = f"labels of {', '.join(method) or 'a label model'}"
+    rows: list[dict[str, Any]] = []
+    for j, ann in enumerate(lt.annotators):
+        mine = [(labs[j], final[it]) for it, labs in zip(lt.items, lt.labels) if labs[j] is not None and it in final]
+        if not mine:
             rows.append(
-                _row(
-                    round,
-                    spec,
-                    "annotator_gold_accuracy",
-                    float(np.mean(hits)) if hits else None,
-                    annotator=ann,
-                    n_items=len(hits),
-                    error=None if hits else "no gold items labelled",
-                )
+                row("annotator_labels_agreement", None, annotator=ann, n_items=0, note=note, error="no item of this annotator in the labels table")
             )
+            continue
+        rate = float(np.mean([x == y for x, y in mine]))
+        kap = cohen_kappa([x for x, _ in mine], [y for _, y in mine]) if len(mine) >= 2 else float("nan")
+        rows.append(row("annotator_labels_agreement", rate, annotator=ann, n_items=len(mine), note=note))
+        rows.append(row("annotator_labels_kappa", kap, annotator=ann, n_items=len(mine), note=note))
+    rows.append(row("labels_items", float(len(final)), n_items=len(lt.items), n_annotators=len(lt.annotators), note=note))
+    return rows
 
-    if labels is not None:
-        from biaskit.annotate.labelmodels import read_labels
 
-        lt_ = read_labels(labels)
-        method = sorted({x for x in lt_.column("method").to_pylist() if x}) if "method" in lt_.column_names else []
-        final = {
-            sid: lab for sid, lab in zip(lt_.column("sample_id").to_pylist(), lt_.column("label").to_pylist()) if lab is not None and sid not in gold
-        }
-        note = f"labels of {', '.join(method) or 'a label model'}"
-        for j, ann in enumerate(lt.annotators):
-            mine = [(row[j], final[it]) for it, row in zip(lt.items, lt.labels) if row[j] is not None and it in final]
-            if mine:
-                rows.append(
-                    _row(
-                        round,
-                        spec,
-                        "annotator_labels_agreement",
-                        float(np.mean([x == y for x, y in mine])),
-                        annotator=ann,
-                        n_items=len(mine),
-                        note=note,
-                    )
-                )
-                rows.append(
-                    _row(
-                        round,
-                        spec,
-                        "annotator_labels_kappa",
-                        cohen_kappa([x for x, _ in mine], [y for _, y in mine]) if len(mine) >= 2 else float("nan"),
-                        annotator=ann,
-                        n_items=len(mine),
-                        note=note,
-                    )
-                )
-            else:
-                rows.append(
-                    _row(
-                        round,
-                        spec,
-                        "annotator_labels_agreement",
-                        None,
-                        annotator=ann,
-                        n_items=0,
-                        note=note,
-                        error="no item of this annotator in the labels table",
-                    )
-                )
-        rows.append(_row(round, spec, "labels_items", float(len(final)), n_items=len(lt.items), n_annotators=k_ann, note=note))
-
-    # majority-vote summary
+def _majority_summary_rows(row: _RowFn, t: pa.Table, tt: TaskType | None, gold: dict[str, str], *, n_annotators: int) -> list[dict[str, Any]]:
+    """How many non-gold items get a majority label (ties dropped), and how many are ties."""
     mv = majority_vote(t.filter(pc.invert(pc.is_in(t.column("sample_id"), pa.array(list(gold), pa.string())))), task=tt, tie_policy="drop")
-    rows.append(_row(round, spec, "majority_items", float(sum(mv.column("kept").to_pylist())), n_items=mv.num_rows, n_annotators=k_ann))
-    rows.append(_row(round, spec, "majority_ties", float(sum(mv.column("tie").to_pylist())), n_items=mv.num_rows, n_annotators=k_ann))
-    return rows_to_table(rows)
+    return [
+        row("majority_items", float(sum(mv.column("kept").to_pylist())), n_items=mv.num_rows, n_annotators=n_annotators),
+        row("majority_ties", float(sum(mv.column("tie").to_pylist())), n_items=mv.num_rows, n_annotators=n_annotators),
+    ]
 
 
 def careless_annotators(table: Any) -> list[str]:

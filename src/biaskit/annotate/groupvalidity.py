@@ -24,7 +24,8 @@ the same metric and rate (statsmodels' ``multipletests(method="holm")``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -32,6 +33,7 @@ import numpy as np
 
 from biaskit.annotate.agreement import _row
 from biaskit.annotate.rankstats import _spearman_boot, spearman
+from biaskit.bootstrap import percentile_interval
 
 MIN_N = 30
 LEVEL = 0.95
@@ -62,16 +64,28 @@ def _rates_from_cm(cm: np.ndarray, labels: Sequence[str]) -> dict[str, np.ndarra
 
 
 def _ci(vals: np.ndarray) -> tuple[float | None, float | None]:
-    v = vals[np.isfinite(vals)]
-    if len(v) < max(10, len(vals) // 10):
-        return None, None
-    lo, hi = np.quantile(v, [(1 - LEVEL) / 2, 1 - (1 - LEVEL) / 2])
-    return float(lo), float(hi)
+    return percentile_interval(vals, LEVEL, min_finite=max(10, len(vals) // 10))
 
 
 def rate_measures(labels: Sequence[str]) -> list[str]:
     """The rates compared between groups, in table order."""
     return ["accuracy", *[f"miss_rate_{c}" for c in labels], *[f"false_alarm_rate_{c}" for c in labels]]
+
+
+@dataclass
+class _Group:
+    """One group's items (``members``: positions in the inputs), the counts of its (human, metric) cells, its
+    observed figures and their bootstrap distributions (empty without a bootstrap)."""
+
+    name: str
+    members: np.ndarray
+    counts: np.ndarray
+    obs: dict[str, float]
+    boots: dict[str, np.ndarray]
+
+    @property
+    def n(self) -> int:
+        return len(self.members)
 
 
 def group_rows(
@@ -91,150 +105,181 @@ def group_rows(
     min_n: int = MIN_N,
 ) -> list[dict[str, Any]]:
     """Per-group and pairwise agreement-stage rows (see the module docstring)."""
-    from statsmodels.stats.multitest import multipletests
-
     labels = list(labels)
     k = len(labels)
     idx = {lab: i for i, lab in enumerate(labels)}
     code = np.array([idx[a] * k + idx[b] for a, b in zip(y_true, y_pred)], dtype=np.int64)
     gvals = ["(missing)" if g is None else str(g) for g in groups]
-    names = sorted(set(gvals))
     rng = np.random.default_rng(seed)
-    base = dict(metric=metric, group_by=by)
+
+    def row(measure: str, value: float | None, **kw: Any) -> dict[str, Any]:
+        return _row(round, task, measure, value, **kw, metric=metric, group_by=by)  # metric, group_by last, as always
+
     rows: list[dict[str, Any]] = []
-    counts: dict[str, np.ndarray] = {}
-    boots: dict[str, dict[str, np.ndarray]] = {}
-    obs: dict[str, dict[str, float]] = {}
-    members = {g: np.flatnonzero(np.array(gvals) == g) for g in names}
-    rate_names = rate_measures(labels)
-    for g in names:
-        m = members[g]
-        n = len(m)
-        c = np.bincount(code[m], minlength=k * k)
-        counts[g] = c
-        o = {r: float(v) for r, v in _rates_from_cm(c.reshape(k, k), labels).items()}
-        obs[g] = o
-        if n_boot > 0 and n >= 2:
-            bc = rng.multinomial(n, c / n, size=n_boot).reshape(n_boot, k, k)
-            boots[g] = _rates_from_cm(bc, labels)
-        else:
-            boots[g] = {}
-        note = f"small group: n < {min_n}" if n < min_n else None
-        cm = c.reshape(k, k)
-        true_n, pred_n = cm.sum(axis=1), cm.sum(axis=0)
-        for r in ("accuracy", "f1_macro", *rate_names[1:]):
-            v = o[r]
-            if r.startswith("miss_rate_"):
-                lab = r[len("miss_rate_") :]
-                n_used = int(true_n[idx[lab]])
-                err = None if n_used else f"no item of the group has the human label {lab!r}"
-            elif r.startswith("false_alarm_rate_"):
-                lab = r[len("false_alarm_rate_") :]
-                n_used = int(n - true_n[idx[lab]])
-                err = None if n_used else f"every item of the group has the human label {lab!r}"
-            else:
-                n_used, err = n, None
-            lo, hi = _ci(boots[g][r]) if boots[g] and np.isfinite(v) else (None, None)
-            rows.append(
-                _row(
-                    round,
-                    task,
-                    f"group_{r}",
-                    v if np.isfinite(v) else None,
-                    n_items=n_used,
-                    ci_low=lo,
-                    ci_high=hi,
-                    group=g,
-                    note=note,
-                    error=err if not np.isfinite(v) else None,
-                    **base,
-                )
-            )
-        del pred_n
-        # Spearman: item-level resampling (ranks)
+    stats: dict[str, _Group] = {}
+    for g in sorted(set(gvals)):
+        gs = stats[g] = _group_stats(g, np.flatnonzero(np.array(gvals) == g), code, labels, n_boot=n_boot, rng=rng)
+        note = f"small group: n < {min_n}" if gs.n < min_n else None
+        rows += _group_rate_rows(row, gs, labels, note)
         if h_rank is not None and score is not None:
-            ok = [i for i in m if h_rank[i] is not None and score[i] is not None]
-            if len(ok) >= 3:
-                hx = np.array([h_rank[i] for i in ok], dtype=float)
-                sx = np.array([score[i] for i in ok], dtype=float)
-                rho, p = spearman(hx, sx)
-                lo, hi = _ci(_spearman_boot(hx, sx, n_boot, rng)) if n_boot > 0 else (None, None)
-                rows.append(
-                    _row(
-                        round,
-                        task,
-                        "group_spearman_rho",
-                        rho,
-                        p_value=p if np.isfinite(p) else None,
-                        n_items=len(ok),
-                        ci_low=lo,
-                        ci_high=hi,
-                        group=g,
-                        note=note,
-                        **base,
-                    )
-                )
-            else:
-                rows.append(
-                    _row(
-                        round,
-                        task,
-                        "group_spearman_rho",
-                        None,
-                        n_items=len(ok),
-                        group=g,
-                        note=note,
-                        error="fewer than 3 items with an ordinal human label and a score",
-                        **base,
-                    )
-                )
-    # pairwise differences, permutation p-values, Holm over pairs
-    pairs = list(combinations(names, 2))
-    for r in rate_names:
+            # Spearman: item-level resampling (ranks)
+            rows.append(_group_spearman_row(row, gs, h_rank, score, note, n_boot=n_boot, rng=rng))
+    rows += _pair_rows(row, stats, labels, min_n=min_n, n_boot=n_boot, rng=rng)
+    return rows
+
+
+def _group_stats(name: str, members: np.ndarray, code: np.ndarray, labels: list[str], *, n_boot: int, rng: np.random.Generator) -> _Group:
+    """A group's cell counts, observed rates and (``n_boot`` > 0, two items or more) their multinomial bootstrap."""
+    k = len(labels)
+    n = len(members)
+    c = np.bincount(code[members], minlength=k * k)
+    obs = {r: float(v) for r, v in _rates_from_cm(c.reshape(k, k), labels).items()}
+    boots: dict[str, np.ndarray] = {}
+    if n_boot > 0 and n >= 2:
+        bc = rng.multinomial(n, c / n, size=n_boot).reshape(n_boot, k, k)
+        boots = _rates_from_cm(bc, labels)
+    return _Group(name, members, c, obs, boots)
+
+
+def _group_rate_rows(row: Callable[..., dict[str, Any]], gs: _Group, labels: list[str], note: str | None) -> list[dict[str, Any]]:
+    """``group_<rate>`` rows of one group: accuracy, macro-F1, miss and false-alarm rate per class, with CIs."""
+    k = len(labels)
+    idx = {lab: i for i, lab in enumerate(labels)}
+    true_n = gs.counts.reshape(k, k).sum(axis=1)
+    rows = []
+    for r in ("accuracy", "f1_macro", *rate_measures(labels)[1:]):
+        v = gs.obs[r]
+        if r.startswith("miss_rate_"):
+            lab = r[len("miss_rate_") :]
+            n_used = int(true_n[idx[lab]])
+            err = None if n_used else f"no item of the group has the human label {lab!r}"
+        elif r.startswith("false_alarm_rate_"):
+            lab = r[len("false_alarm_rate_") :]
+            n_used = int(gs.n - true_n[idx[lab]])
+            err = None if n_used else f"every item of the group has the human label {lab!r}"
+        else:
+            n_used, err = gs.n, None
+        lo, hi = _ci(gs.boots[r]) if gs.boots and np.isfinite(v) else (None, None)
+        rows.append(
+            row(
+                f"group_{r}",
+                v if np.isfinite(v) else None,
+                n_items=n_used,
+                ci_low=lo,
+                ci_high=hi,
+                group=gs.name,
+                note=note,
+                error=err if not np.isfinite(v) else None,
+            )
+        )
+    return rows
+
+
+def _group_spearman_row(
+    row: Callable[..., dict[str, Any]],
+    gs: _Group,
+    h_rank: Sequence[float | None],
+    score: Sequence[float | None],
+    note: str | None,
+    *,
+    n_boot: int,
+    rng: np.random.Generator,
+) -> dict[str, Any]:
+    """Spearman's rho of a group's human ordinal labels and scores, with a bootstrap CI over its items."""
+    ok = [i for i in gs.members if h_rank[i] is not None and score[i] is not None]
+    if len(ok) < 3:
+        return row(
+            "group_spearman_rho",
+            None,
+            n_items=len(ok),
+            group=gs.name,
+            note=note,
+            error="fewer than 3 items with an ordinal human label and a score",
+        )
+    hx = np.array([h_rank[i] for i in ok], dtype=float)
+    sx = np.array([score[i] for i in ok], dtype=float)
+    rho, p = spearman(hx, sx)
+    lo, hi = _ci(_spearman_boot(hx, sx, n_boot, rng)) if n_boot > 0 else (None, None)
+    return row("group_spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok), ci_low=lo, ci_high=hi, group=gs.name, note=note)
+
+
+def _pair_rows(
+    row: Callable[..., dict[str, Any]], stats: dict[str, _Group], labels: list[str], *, min_n: int, n_boot: int, rng: np.random.Generator
+) -> list[dict[str, Any]]:
+    """``diff_<rate>`` and ``ratio_<rate>`` rows of every pair of groups, rate by rate, with permutation p-values
+    Holm-corrected over the pairs."""
+    rows: list[dict[str, Any]] = []
+    pairs = list(combinations(list(stats), 2))
+    for r in rate_measures(labels):
         pend = []
         for a, b in pairs:
-            na, nb = len(members[a]), len(members[b])
-            va, vb = obs[a][r], obs[b][r]
-            small = f"small group: n < {min_n}" if min(na, nb) < min_n else None
-            if not (np.isfinite(va) and np.isfinite(vb)):
-                why = "the rate is undefined in one of the groups"
-                rows.append(_row(round, task, f"diff_{r}", None, n_items=na + nb, group=a, group_b=b, note=small, error=why, **base))
-                rows.append(_row(round, task, f"ratio_{r}", None, n_items=na + nb, group=a, group_b=b, note=small, error=why, **base))
-                continue
-            d = va - vb
-            dlo = dhi = rlo = rhi = None
-            if boots[a] and boots[b]:
-                dlo, dhi = _ci(boots[a][r] - boots[b][r])
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    rlo, rhi = _ci(boots[a][r] / boots[b][r])
-            p = _perm_p(counts[a], counts[b], r, labels, d, n_boot, rng) if n_boot > 0 else None
-            ratio = va / vb if vb > 0 else None
-            rd = _row(round, task, f"diff_{r}", d, n_items=na + nb, group=a, group_b=b, ci_low=dlo, ci_high=dhi, p_value_raw=p, note=small, **base)
-            rr = _row(
-                round,
-                task,
-                f"ratio_{r}",
-                ratio,
-                n_items=na + nb,
-                group=a,
-                group_b=b,
-                ci_low=rlo,
-                ci_high=rhi,
-                p_value_raw=p,
-                note=small,
-                error=None if ratio is not None else f"the rate is 0 in {b!r}",
-                **base,
-            )
+            rd, rr, p = _pair_rate_rows(row, stats[a], stats[b], r, labels, min_n=min_n, n_boot=n_boot, rng=rng)
             rows += [rd, rr]
             pend.append((rd, rr, p))
-        ps = [p for _, _, p in pend if p is not None]
-        if ps:
-            # one pair: Holm leaves p as is (and statsmodels' holm branch runs gc.collect(), slow in a big process)
-            adj = list(multipletests(ps, method="holm")[1]) if len(ps) > 1 else list(ps)
-            for rd, rr, p in pend:
-                if p is not None:
-                    rd["p_value"] = rr["p_value"] = float(min(1.0, adj.pop(0)))
+        _holm(pend)
     return rows
+
+
+def _pair_rate_rows(
+    row: Callable[..., dict[str, Any]],
+    ga: _Group,
+    gb: _Group,
+    r: str,
+    labels: list[str],
+    *,
+    min_n: int,
+    n_boot: int,
+    rng: np.random.Generator,
+) -> tuple[dict[str, Any], dict[str, Any], float | None]:
+    """The diff and ratio rows of rate ``r`` between two groups and their permutation p-value (None when the
+    rate is undefined in a group or there are no permutations); the rows get ``p_value`` from :func:`_holm`."""
+    a, b = ga.name, gb.name
+    na, nb = ga.n, gb.n
+    va, vb = ga.obs[r], gb.obs[r]
+    small = f"small group: n < {min_n}" if min(na, nb) < min_n else None
+    if not (np.isfinite(va) and np.isfinite(vb)):
+        why = "the rate is undefined in one of the groups"
+        return (
+            row(f"diff_{r}", None, n_items=na + nb, group=a, group_b=b, note=small, error=why),
+            row(f"ratio_{r}", None, n_items=na + nb, group=a, group_b=b, note=small, error=why),
+            None,
+        )
+    d = va - vb
+    dlo = dhi = rlo = rhi = None
+    if ga.boots and gb.boots:
+        dlo, dhi = _ci(ga.boots[r] - gb.boots[r])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rlo, rhi = _ci(ga.boots[r] / gb.boots[r])
+    p = _perm_p(ga.counts, gb.counts, r, labels, d, n_boot, rng) if n_boot > 0 else None
+    ratio = va / vb if vb > 0 else None
+    rd = row(f"diff_{r}", d, n_items=na + nb, group=a, group_b=b, ci_low=dlo, ci_high=dhi, p_value_raw=p, note=small)
+    rr = row(
+        f"ratio_{r}",
+        ratio,
+        n_items=na + nb,
+        group=a,
+        group_b=b,
+        ci_low=rlo,
+        ci_high=rhi,
+        p_value_raw=p,
+        note=small,
+        error=None if ratio is not None else f"the rate is 0 in {b!r}",
+    )
+    return rd, rr, p
+
+
+def _holm(pend: list[tuple[dict[str, Any], dict[str, Any], float | None]]) -> None:
+    """Set ``p_value`` on each (diff row, ratio row, raw p) of one rate that has a p: the raw p Holm-corrected
+    over those pairs."""
+    from statsmodels.stats.multitest import multipletests
+
+    ps = [p for _, _, p in pend if p is not None]
+    if ps:
+        # one pair: Holm leaves p as is (and statsmodels' holm branch runs gc.collect(), slow in a big process)
+        adj = list(multipletests(ps, method="holm")[1]) if len(ps) > 1 else list(ps)
+        for rd, rr, p in pend:
+            if p is not None:
+                rd["p_value"] = rr["p_value"] = float(min(1.0, adj.pop(0)))
 
 
 def _perm_p(ca: np.ndarray, cb: np.ndarray, rate: str, labels: Sequence[str], d: float, n_perm: int, rng: np.random.Generator) -> float | None:

@@ -13,7 +13,7 @@ annotator on the same item: the latest one is kept, earlier ones are rejected).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,44 +89,72 @@ def validate_records(
     known = set(sample_ids) if sample_ids is not None else None
     rep = PullReport()
     rejected: list[dict[str, Any]] = []
-    good: list[dict[str, Any]] = []
 
     def reject(rec: Mapping[str, Any], reason: str) -> None:
-        rep.dropped[reason] += 1
-        exs = rep.examples.setdefault(reason, [])
-        if len(exs) < 3:
-            exs.append((rec.get("sample_id"), rec.get("annotator"), "|".join(_norm_label(rec.get("label"))) or "-"))
-        rejected.append(
-            {
-                "sample_id": rec.get("sample_id"),
-                "annotator": rec.get("annotator"),
-                "label": "|".join(_norm_label(rec.get("label"))) or None,
-                "reason": reason,
-                "annotation_id": None if rec.get("annotation_id") is None else str(rec.get("annotation_id")),
-                "created_at": _s(rec.get("created_at")),
-                "round": round,
-                "platform": platform,
-            }
-        )
+        rejected.append(_rejected_row(rep, rec, reason, round=round, platform=platform))
 
+    good: list[dict[str, Any]] = []
     for rec in records:
         rep.received += 1
         labs = _norm_label(rec.get("label"))
-        if rec.get("cancelled"):
-            reject(rec, "skipped")
-        elif not labs:
-            reject(rec, "empty_result")
-        elif len(labs) > 1:
-            reject(rec, "several_labels")
-        elif known is not None and rec.get("sample_id") not in known:
-            reject(rec, "unknown_sample")
-        elif labs[0] not in tt.labels:
-            reject(rec, "label_outside_config")
-        elif not rec.get("annotator"):
-            reject(rec, "empty_result")
+        reason = _drop_reason(rec, labs, tt, known)
+        if reason:
+            reject(rec, reason)
         else:
             good.append({**rec, "label": labs[0]})
-    # duplicates: keep the latest (updated_at, created_at, annotation id) per item x annotator
+    kept = _latest_per_item_and_annotator(good, reject)
+    rows = [
+        _annotation_row(r, round=round, spec=spec, platform=platform)
+        for r in sorted(kept.values(), key=lambda r: (r["sample_id"], str(r["annotator"])))
+    ]
+    rep.kept = len(rows)
+    rep.items = len({r["sample_id"] for r in rows})
+    rep.annotators = sorted({r["annotator"] for r in rows})
+    if known is not None:
+        rep.items_without_annotations = len(known - {r["sample_id"] for r in rows})
+    return _annotations_table(rows), _rejected_table(rejected), rep
+
+
+def _drop_reason(rec: Mapping[str, Any], labs: list[str], tt: TaskType, known: set[str] | None) -> str | None:
+    """Why a record is rejected (the first reason that applies, see the module docstring), None to keep it."""
+    if rec.get("cancelled"):
+        return "skipped"
+    if not labs:
+        return "empty_result"
+    if len(labs) > 1:
+        return "several_labels"
+    if known is not None and rec.get("sample_id") not in known:
+        return "unknown_sample"
+    if labs[0] not in tt.labels:
+        return "label_outside_config"
+    if not rec.get("annotator"):
+        return "empty_result"
+    return None
+
+
+def _rejected_row(rep: PullReport, rec: Mapping[str, Any], reason: str, *, round: str, platform: str) -> dict[str, Any]:
+    """Count a rejected record on the report (with up to 3 examples per reason) and return its rejected row."""
+    rep.dropped[reason] += 1
+    exs = rep.examples.setdefault(reason, [])
+    if len(exs) < 3:
+        exs.append((rec.get("sample_id"), rec.get("annotator"), "|".join(_norm_label(rec.get("label"))) or "-"))
+    return {
+        "sample_id": rec.get("sample_id"),
+        "annotator": rec.get("annotator"),
+        "label": "|".join(_norm_label(rec.get("label"))) or None,
+        "reason": reason,
+        "annotation_id": None if rec.get("annotation_id") is None else str(rec.get("annotation_id")),
+        "created_at": _s(rec.get("created_at")),
+        "round": round,
+        "platform": platform,
+    }
+
+
+def _latest_per_item_and_annotator(
+    good: list[dict[str, Any]], reject: Callable[[Mapping[str, Any], str], None]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """The latest record (updated_at, created_at, annotation id) per item x annotator; earlier ones are rejected
+    as ``duplicate_annotation``."""
     good.sort(
         key=lambda r: (
             str(r.get("sample_id")),
@@ -142,26 +170,21 @@ def validate_records(
         if key in kept:
             reject(kept[key], "duplicate_annotation")
         kept[key] = r
-    rows = [
-        {
-            "sample_id": r["sample_id"],
-            "round": round,
-            "annotator": str(r["annotator"]),
-            "label": r["label"],
-            "lead_time": None if r.get("lead_time") is None else float(r["lead_time"]),
-            "created_at": _s(r.get("created_at")),
-            "task_type": spec,
-            "platform": platform,
-            "annotation_id": None if r.get("annotation_id") is None else str(r.get("annotation_id")),
-        }
-        for r in sorted(kept.values(), key=lambda r: (r["sample_id"], str(r["annotator"])))
-    ]
-    rep.kept = len(rows)
-    rep.items = len({r["sample_id"] for r in rows})
-    rep.annotators = sorted({r["annotator"] for r in rows})
-    if known is not None:
-        rep.items_without_annotations = len(known - {r["sample_id"] for r in rows})
-    return _annotations_table(rows), _rejected_table(rejected), rep
+    return kept
+
+
+def _annotation_row(r: Mapping[str, Any], *, round: str, spec: str, platform: str) -> dict[str, Any]:
+    return {
+        "sample_id": r["sample_id"],
+        "round": round,
+        "annotator": str(r["annotator"]),
+        "label": r["label"],
+        "lead_time": None if r.get("lead_time") is None else float(r["lead_time"]),
+        "created_at": _s(r.get("created_at")),
+        "task_type": spec,
+        "platform": platform,
+        "annotation_id": None if r.get("annotation_id") is None else str(r.get("annotation_id")),
+    }
 
 
 def _s(v: Any) -> str | None:

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 
 from biaskit.annotate.masking import mask_text, row_mentions
-from biaskit.annotate.metriccols import resolve
+from biaskit.annotate.metriccols import MetricColumns, resolve
 from biaskit.annotate.tasks import TaskType, get_task_type, task_spec
 from biaskit.errors import BiaskitError
 from biaskit.io import to_arrow
@@ -172,6 +172,62 @@ def sample_round(
     column instead of the stratified design; ``prefer="uncertain"`` takes, within each group, the items the
     metric is least sure about first (:func:`~biaskit.annotate.planning.uncertainty`), ``random`` a seeded draw.
     """
+    tt = _check_options(task, round=round, n=n, bins=bins, n_gold=n_gold, allocation=allocation, quota=quota, quota_by=quota_by, prefer=prefer)
+    t = to_arrow(scores)
+    cols = list(t.column_names)
+    rows = t.to_pylist()
+    rep = SampleReport(pool=len(rows))
+    mc = _metric_columns(tt, cols, metric, score_column=score_column, label_column=label_column, per_label=per_label, bins=bins)
+    strata = _design_columns(cols, mc, strata, per_label=per_label, by=by, text_column=text_column, quota=quota, quota_by=quota_by)
+    d = _Design(mc, n, strata, bins, binning, allocation, per_label, by, quota, quota_by, prefer)
+    excl = set(exclude)
+    pool = _candidate_pool(rows, mc, text_column=text_column, per_label=per_label, exclude=excl, rep=rep)
+    rng = np.random.default_rng(seed)
+    if quota is not None:
+        chosen = _draw_quota(pool, d, tt, rows, cols, rng, rep)
+    elif per_label:
+        chosen = _draw_per_label(pool, d, tt, rng, rep)
+    else:
+        chosen = _draw_stratified(pool, d, rng, rep)
+    spec = task_spec(tt)
+    out = [_sample_row(p, round, spec, mask, extra_mentions, rep) for p in chosen]
+    rep.chosen = len(out)
+    out.extend(_gold_rows(gold, tt, round, spec, n_gold, rng, excl, rep))
+    order = rng.permutation(len(out)) if out else []
+    out = [out[int(i)] for i in order]
+    return _to_table(out), rep
+
+
+@dataclass(frozen=True)
+class _Design:
+    """How :func:`sample_round` chooses the items (its design options, checked; ``mc``: the metric's columns)."""
+
+    mc: MetricColumns | None
+    n: int
+    strata: Sequence[str]
+    bins: int
+    binning: str
+    allocation: str
+    per_label: Mapping[str, int] | None
+    by: str | None
+    quota: Mapping[str, int] | None
+    quota_by: str | None
+    prefer: str
+
+
+def _check_options(
+    task: str | TaskType,
+    *,
+    round: str,
+    n: int,
+    bins: int,
+    n_gold: int | None,
+    allocation: str,
+    quota: Mapping[str, int] | None,
+    quota_by: str | None,
+    prefer: str,
+) -> TaskType:
+    """Check the options that need no table; returns the task type."""
     if prefer not in ("random", "uncertain"):
         raise BiaskitError("E256", "unknown --prefer", value=prefer, options=["random", "uncertain"], fix="use --prefer uncertain")
     if quota is not None and not quota_by:
@@ -185,20 +241,46 @@ def sample_round(
         raise BiaskitError("E091", "n_gold must be >= 0", value=n_gold, fix="e.g. --n-gold 10, or leave it out to mix in every gold item")
     if allocation not in ("equal", "proportional"):
         raise BiaskitError("E091", "unknown allocation", value=allocation, options=["equal", "proportional"], fix="use --allocation equal")
-    t = to_arrow(scores)
-    cols = list(t.column_names)
-    rows = t.to_pylist()
-    rep = SampleReport(pool=len(rows))
+    return tt
+
+
+def _metric_columns(
+    tt: TaskType,
+    cols: list[str],
+    metric: str | None,
+    *,
+    score_column: str | None,
+    label_column: str | None,
+    per_label: Mapping[str, int] | None,
+    bins: int,
+) -> MetricColumns | None:
+    """The columns of the metric the design uses: the one named, else the task's default metric when the
+    table carries it (or columns are named); None without one."""
     metric = metric or (
         tt.default_metric
         if tt.default_metric and (score_column or label_column or any(c.startswith(tt.default_metric + "_") for c in cols))
         else None
     )
-    mc = (
-        resolve(metric, cols, label_column=label_column, score_column=score_column, need_label=bool(per_label), need_score=not per_label and bins > 1)
-        if metric
-        else None
+    if not metric:
+        return None
+    return resolve(
+        metric, cols, label_column=label_column, score_column=score_column, need_label=bool(per_label), need_score=not per_label and bins > 1
     )
+
+
+def _design_columns(
+    cols: list[str],
+    mc: MetricColumns | None,
+    strata: Sequence[str] | None,
+    *,
+    per_label: Mapping[str, int] | None,
+    by: str | None,
+    text_column: str | None,
+    quota: Mapping[str, int] | None,
+    quota_by: str | None,
+) -> Sequence[str]:
+    """Check that the design's columns exist (per-label sampling needs a metric and ``by``); returns the strata
+    (default: source and group where present, none for per-label sampling)."""
     if per_label and mc is None:
         raise BiaskitError(
             "E091", "per-label sampling needs a metric whose labels to use", value=None, fix="add --metric vader (or another scored metric)"
@@ -226,9 +308,20 @@ def sample_round(
             options=cols,
             fix="name existing columns in --strata / --by / --text-column",
         )
+    return strata
 
-    # ---- candidate pool
-    excl = set(exclude)
+
+def _candidate_pool(
+    rows: list[dict[str, Any]],
+    mc: MetricColumns | None,
+    *,
+    text_column: str | None,
+    per_label: Mapping[str, int] | None,
+    exclude: set[str],
+    rep: SampleReport,
+) -> list[dict[str, Any]]:
+    """The rows that can be drawn, sorted by sample id: with a text and the metric's value, once per sample id,
+    not annotated before (``exclude``); the report counts what is left out and why."""
     seen: set[str] = set()
     pool: list[dict[str, Any]] = []
     err_col = mc.error_column() if mc else None
@@ -247,124 +340,147 @@ def sample_round(
             rep.duplicates += 1
             continue
         seen.add(sid)
-        if sid in excl:
+        if sid in exclude:
             rep.excluded += 1
             continue
         pool.append({"_sid": sid, "_text": text, "_row": r})
     pool.sort(key=lambda p: p["_sid"])
-    rng = np.random.default_rng(seed)
+    return pool
 
-    # ---- strata
+
+def _draw_quota(
+    pool: list[dict[str, Any]], d: _Design, tt: TaskType, rows: list[dict[str, Any]], cols: list[str], rng: np.random.Generator, rep: SampleReport
+) -> list[dict[str, Any]]:
+    """A round plan's design: ``quota[g]`` items of each value ``g`` of ``quota_by``, a seeded draw or the most
+    uncertain first (``prefer="uncertain"``)."""
+    from biaskit.annotate.planning import uncertainty
+
+    mc = d.mc
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in pool:
+        groups[str(p["_row"].get(d.quota_by))].append(p)
+    if d.prefer == "uncertain":
+        same_scale, cuts = _uncertainty_inputs(rows, cols, tt, mc)
     chosen: list[dict[str, Any]] = []
-    if quota is not None:
-        from biaskit.annotate.planning import uncertainty
-
-        for p in pool:
-            groups[str(p["_row"].get(quota_by))].append(p)
-        if prefer == "uncertain":
-            from biaskit.annotate.planning import boundaries
-
-            same_scale = [
-                c
-                for c in cols
-                if c.endswith("_label") and (mc is None or c != mc.label) and {r.get(c) for r in rows if r.get(c) is not None} <= set(tt.labels)
-            ]
-            cuts = (
-                boundaries(rows, mc.label, mc.score_of, list(tt.ordinal))  # from the whole table, not one group
-                if mc is not None and mc.label and mc.score
-                else None
+    for g in sorted(d.quota):
+        items = groups.get(g, [])
+        k = min(int(d.quota[g]), len(items))
+        order = rng.permutation(len(items)) if items else np.array([], dtype=int)
+        if d.prefer == "uncertain" and items:
+            u = uncertainty(
+                [p["_row"] for p in items],
+                mc.label if mc else None,
+                mc.score_of if mc and mc.score else None,
+                list(tt.ordinal),
+                same_scale,
+                cuts=cuts,
             )
-        for g in sorted(quota):
-            items = groups.get(g, [])
-            k = min(int(quota[g]), len(items))
-            order = rng.permutation(len(items)) if items else np.array([], dtype=int)
-            if prefer == "uncertain" and items:
-                u = uncertainty(
-                    [p["_row"] for p in items],
-                    mc.label if mc else None,
-                    mc.score_of if mc and mc.score else None,
-                    list(tt.ordinal),
-                    same_scale,
-                    cuts=cuts,
-                )
-                rank = np.empty(len(items), dtype=int)
-                rank[order] = np.arange(len(items))  # seeded tie-break among equally uncertain items
-                order = sorted(range(len(items)), key=lambda i: (-u[i], rank[i]))
-            for i in sorted(int(x) for x in list(order)[:k]):
-                chosen.append({**items[i], "_stratum": f"{quota_by}={g}"})
-            rep.strata[f"{quota_by}={g}"] = {"available": len(items), "chosen": k, "planned": int(quota[g])}
-    elif per_label:
-        for lab in per_label:
-            if lab not in tt.labels and mc and lab not in {p["_row"].get(mc.label) for p in pool}:
-                raise BiaskitError(
-                    "E091",
-                    f"label {lab!r} of --per-label is neither a {tt.name} label nor a value of {mc.label}",
-                    value=lab,
-                    options=tt.labels,
-                    fix="e.g. --per-label positive=3,negative=3",
-                )
-        for p in pool:
-            lab = p["_row"].get(mc.label)
-            if lab in per_label:
-                key = f"{by}={p['_row'].get(by)}|{mc.metric}={lab}"
-                groups[key].append(p)
-        for key in sorted(groups):
-            k = per_label[key.rsplit("=", 1)[1]]
-            items = groups[key]
-            pick = rng.choice(len(items), size=min(k, len(items)), replace=False) if items else []
-            for i in sorted(int(x) for x in pick):
-                chosen.append({**items[i], "_stratum": key})
-            rep.strata[key] = {"available": len(items), "chosen": min(k, len(items))}
-    else:
-        bin_idx = None
-        if mc is not None and mc.score and bins > 1 and pool:
-            vals = np.array([mc.score_of(p["_row"]) for p in pool], dtype=float)
-            bin_idx, rep.bin_edges = _bins(vals, bins, binning)
-        for j, p in enumerate(pool):
-            parts = [f"{c}={p['_row'].get(c)}" for c in strata]
-            if bin_idx is not None:
-                parts.append(f"{mc.metric}_bin={int(bin_idx[j])}")
-            groups["|".join(parts) or "all"].append(p)
-        keys = sorted(groups)
-        take = _allocate([len(groups[k]) for k in keys], n, allocation, rng)
-        for key, k in zip(keys, take):
-            items = groups[key]
-            pick = rng.choice(len(items), size=k, replace=False) if k else []
-            for i in sorted(int(x) for x in pick):
-                chosen.append({**items[i], "_stratum": key})
-            rep.strata[key] = {"available": len(items), "chosen": int(k)}
+            rank = np.empty(len(items), dtype=int)
+            rank[order] = np.arange(len(items))  # seeded tie-break among equally uncertain items
+            order = sorted(range(len(items)), key=lambda i: (-u[i], rank[i]))
+        for i in sorted(int(x) for x in list(order)[:k]):
+            chosen.append({**items[i], "_stratum": f"{d.quota_by}={g}"})
+        rep.strata[f"{d.quota_by}={g}"] = {"available": len(items), "chosen": k, "planned": int(d.quota[g])}
+    return chosen
 
-    # ---- rows
-    out: list[dict[str, Any]] = []
-    spec = task_spec(tt)
-    for p in chosen:
-        r = p["_row"]
-        text = p["_text"]
-        masked, mapping = mask_text(text, row_mentions(r, extra_mentions)) if mask else (text, [])
-        rep.masked += bool(mapping)
-        row = {k: v for k, v in r.items() if k not in OWN_COLUMNS and k != "text"}
-        row["source_text"] = r.get("text")
-        row.update(
-            {
-                "sample_id": p["_sid"],
-                "round": round,
-                "task_type": spec,
-                "text": masked,
-                "original_text": text,
-                "mask_mapping": json.dumps(mapping, ensure_ascii=False),
-                "prompt_id": r.get("prompt_id"),
-                "stratum": p["_stratum"],
-                "is_gold": False,
-                "gold_label": None,
-            }
-        )
-        out.append(row)
-    rep.chosen = len(out)
-    out.extend(_gold_rows(gold, tt, round, spec, n_gold, rng, excl, rep))
-    order = rng.permutation(len(out)) if out else []
-    out = [out[int(i)] for i in order]
-    return _to_table(out), rep
+
+def _uncertainty_inputs(rows: list[dict[str, Any]], cols: list[str], tt: TaskType, mc: MetricColumns | None) -> tuple[list[str], Any]:
+    """For ``prefer="uncertain"``: the other label columns on the task's scale, and the score boundaries between
+    labels (from the whole table, not one group)."""
+    from biaskit.annotate.planning import boundaries
+
+    same_scale = [
+        c
+        for c in cols
+        if c.endswith("_label") and (mc is None or c != mc.label) and {r.get(c) for r in rows if r.get(c) is not None} <= set(tt.labels)
+    ]
+    cuts = (
+        boundaries(rows, mc.label, mc.score_of, list(tt.ordinal))  # from the whole table, not one group
+        if mc is not None and mc.label and mc.score
+        else None
+    )
+    return same_scale, cuts
+
+
+def _draw_per_label(pool: list[dict[str, Any]], d: _Design, tt: TaskType, rng: np.random.Generator, rep: SampleReport) -> list[dict[str, Any]]:
+    """Sheng et al.'s design: ``per_label[lab]`` items with the metric's label ``lab`` in each value of ``by``."""
+    mc, per_label = d.mc, d.per_label
+    for lab in per_label:
+        if lab not in tt.labels and mc and lab not in {p["_row"].get(mc.label) for p in pool}:
+            raise BiaskitError(
+                "E091",
+                f"label {lab!r} of --per-label is neither a {tt.name} label nor a value of {mc.label}",
+                value=lab,
+                options=tt.labels,
+                fix="e.g. --per-label positive=3,negative=3",
+            )
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in pool:
+        lab = p["_row"].get(mc.label)
+        if lab in per_label:
+            key = f"{d.by}={p['_row'].get(d.by)}|{mc.metric}={lab}"
+            groups[key].append(p)
+    chosen: list[dict[str, Any]] = []
+    for key in sorted(groups):
+        k = per_label[key.rsplit("=", 1)[1]]
+        items = groups[key]
+        pick = rng.choice(len(items), size=min(k, len(items)), replace=False) if items else []
+        for i in sorted(int(x) for x in pick):
+            chosen.append({**items[i], "_stratum": key})
+        rep.strata[key] = {"available": len(items), "chosen": min(k, len(items))}
+    return chosen
+
+
+def _draw_stratified(pool: list[dict[str, Any]], d: _Design, rng: np.random.Generator, rep: SampleReport) -> list[dict[str, Any]]:
+    """BOLD's design: strata are the ``strata`` columns' values times bins of the metric's score; ``n`` items
+    are allocated over them (:func:`_allocate`) and drawn without replacement in each."""
+    mc = d.mc
+    bin_idx = None
+    if mc is not None and mc.score and d.bins > 1 and pool:
+        vals = np.array([mc.score_of(p["_row"]) for p in pool], dtype=float)
+        bin_idx, rep.bin_edges = _bins(vals, d.bins, d.binning)
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for j, p in enumerate(pool):
+        parts = [f"{c}={p['_row'].get(c)}" for c in d.strata]
+        if bin_idx is not None:
+            parts.append(f"{mc.metric}_bin={int(bin_idx[j])}")
+        groups["|".join(parts) or "all"].append(p)
+    keys = sorted(groups)
+    take = _allocate([len(groups[k]) for k in keys], d.n, d.allocation, rng)
+    chosen: list[dict[str, Any]] = []
+    for key, k in zip(keys, take):
+        items = groups[key]
+        pick = rng.choice(len(items), size=k, replace=False) if k else []
+        for i in sorted(int(x) for x in pick):
+            chosen.append({**items[i], "_stratum": key})
+        rep.strata[key] = {"available": len(items), "chosen": int(k)}
+    return chosen
+
+
+def _sample_row(p: dict[str, Any], round: str, spec: str, mask: bool, extra_mentions: Iterable[str], rep: SampleReport) -> dict[str, Any]:
+    """The samples-stage row of a chosen item: its source columns (``text`` kept as ``source_text``), then the
+    masked text and the sampling columns."""
+    r = p["_row"]
+    text = p["_text"]
+    masked, mapping = mask_text(text, row_mentions(r, extra_mentions)) if mask else (text, [])
+    rep.masked += bool(mapping)
+    row = {k: v for k, v in r.items() if k not in OWN_COLUMNS and k != "text"}
+    row["source_text"] = r.get("text")
+    row.update(
+        {
+            "sample_id": p["_sid"],
+            "round": round,
+            "task_type": spec,
+            "text": masked,
+            "original_text": text,
+            "mask_mapping": json.dumps(mapping, ensure_ascii=False),
+            "prompt_id": r.get("prompt_id"),
+            "stratum": p["_stratum"],
+            "is_gold": False,
+            "gold_label": None,
+        }
+    )
+    return row
 
 
 def _gold_rows(gold: Any, tt: TaskType, round: str, spec: str, n_gold: int | None, rng, excl, rep: SampleReport) -> list[dict]:

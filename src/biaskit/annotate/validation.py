@@ -25,6 +25,7 @@ from biaskit.annotate.agreement import _row, majority_vote, rows_to_table
 from biaskit.annotate.metriccols import resolve
 from biaskit.annotate.rankstats import _spearman_boot, spearman  # noqa: F401  (spearman: public here too)
 from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.bootstrap import percentile_ci, percentile_interval, resample_each
 from biaskit.errors import BiaskitError
 from biaskit.io import to_arrow
 
@@ -221,6 +222,70 @@ def validate_metric(
     With ``calibrate``, thresholds fitted on all items are reported with their (optimistic) in-sample figure
     ``calibrated_<objective>`` and, unless ``cv_folds`` is 0, the ``cv_folds``-fold cross-validated
     ``cv_calibrated_<objective>`` (see :func:`cross_validated_calibration`)."""
+    _check_calibration_options(calibrate, cv_folds, objective)
+    s = to_arrow(samples)
+    a = to_arrow(annotations)
+    task, tt = _task_of_samples(s, task)
+    if round is None:
+        rs = sorted({x for x in (s.column("round").to_pylist() if "round" in s.column_names else []) if x})
+        round = rs[0] if len(rs) == 1 else "?"
+    mc = resolve(metric, s.column_names, label_column=label_column, score_column=score_column, need_label=True)
+    srows = {r["sample_id"]: r for r in s.to_pylist()}
+    _check_annotated_items_known(a, srows)
+    from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings
+
+    check_task_labels(a.column("label").to_pylist() if "label" in a.column_names else [], tt)
+    if all(c in a.column_names for c in ("sample_id", "annotator", "label")):
+        crowd_warnings(*(a.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
+    _check_by_column(s, by)
+    mv = _human_labels(a, tt, labels=labels, tie_policy=tie_policy, exclude_labels=exclude_labels, seed=seed)
+    items, dropped = _pair_items(mv, srows, mc, tt, by)
+    row = _RowMaker(round, task if isinstance(task, str) else tt.name, metric)
+    val = Validation(rows_to_table([]), n_items=len(items.y_true))
+    val.notes.append(
+        f"{len(items.y_true)} items with a human majority and a {metric} label; left out: " + ", ".join(f"{k} {v}" for k, v in dropped.items())
+    )
+    if not items.y_true:
+        val.table = rows_to_table([row("accuracy", None, n_items=0, error="no item has both a human majority and a metric label")])
+        return val
+    ok = [i for i in range(len(items.y_true)) if items.h_rank[i] is not None and items.score[i] is not None]
+    rows = [_spearman_row(row, items, ok, has_score=bool(mc.score), ordinal=bool(tt.ordinal), n_boot=n_boot, seed=seed)]
+    val.classification = cl = classify(items.y_true, items.y_pred, list(tt.labels))
+    rows += _classification_rows(row, items, cl, n_boot=n_boot, seed=seed)
+    if calibrate and mc.score and tt.ordinal and len(ok) >= 2:
+        ok_scores, ok_labels = [items.score[i] for i in ok], [items.y_true[i] for i in ok]
+        rows += _calibration_rows(row, val, ok_scores, ok_labels, tt.ordinal, objective=objective, cv_folds=cv_folds, seed=seed)
+    if by is not None:
+        rows += _by_group_rows(row, items, cl, has_score=bool(mc.score), by=by, n_boot=n_boot, seed=seed)
+    val.table = rows_to_table(rows)
+    return val
+
+
+@dataclass(frozen=True)
+class _RowMaker:
+    """``row(measure, value, **columns)``: an agreement-stage row of this validation (round, task and metric filled in)."""
+
+    round: str
+    task: str
+    metric: str
+
+    def __call__(self, measure: str, value: float | None, **kw: Any) -> dict[str, Any]:
+        return _row(self.round, self.task, measure, value, metric=self.metric, **kw)
+
+
+@dataclass
+class _Paired:
+    """The items a metric is validated on, one entry per item in each list: the human label, the metric's
+    label, the human label's rank on the ordinal scale, the metric's score and the ``--by`` group."""
+
+    y_true: list[str] = field(default_factory=list)
+    y_pred: list[str] = field(default_factory=list)
+    h_rank: list[int | None] = field(default_factory=list)
+    score: list[float | None] = field(default_factory=list)
+    group: list[Any] = field(default_factory=list)
+
+
+def _check_calibration_options(calibrate: bool, cv_folds: int, objective: str) -> None:
     if calibrate and cv_folds and (not isinstance(cv_folds, int) or cv_folds < 2):
         raise BiaskitError(
             "E091", "cv_folds must be 0 (no cross-validation) or at least 2", value=cv_folds, fix="use --cv-folds 5, or --cv-folds 0 to skip"
@@ -233,20 +298,19 @@ def validate_metric(
             options=["accuracy", "balanced_accuracy"],
             fix="use --objective accuracy or balanced_accuracy",
         )
-    s = to_arrow(samples)
-    a = to_arrow(annotations)
+
+
+def _task_of_samples(s: pa.Table, task: str | TaskType | None) -> tuple[str | TaskType, TaskType]:
+    """The task (given, or the samples' only ``task_type``) and its task type."""
     if task is None:
         specs = sorted({x for x in (s.column("task_type").to_pylist() if "task_type" in s.column_names else []) if x})
         if len(specs) != 1:
             raise BiaskitError("E091", "cannot tell the task type", value=specs, fix="pass --task")
         task = specs[0]
-    tt = get_task_type(task)
-    if round is None:
-        rs = sorted({x for x in (s.column("round").to_pylist() if "round" in s.column_names else []) if x})
-        round = rs[0] if len(rs) == 1 else "?"
-    mc = resolve(metric, s.column_names, label_column=label_column, score_column=score_column, need_label=True)
-    srows = {r["sample_id"]: r for r in s.to_pylist()}
-    gold = {k for k, r in srows.items() if r.get("is_gold")}
+    return task, get_task_type(task)
+
+
+def _check_annotated_items_known(a: pa.Table, srows: dict[str, dict[str, Any]]) -> None:
     unknown = sorted(set(a.column("sample_id").to_pylist()) - set(srows))
     if unknown:
         raise BiaskitError(
@@ -255,11 +319,9 @@ def validate_metric(
             value=unknown[:5],
             fix="pass the samples table of the same round (--samples)",
         )
-    from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings
 
-    check_task_labels(a.column("label").to_pylist() if "label" in a.column_names else [], tt)
-    if all(c in a.column_names for c in ("sample_id", "annotator", "label")):
-        crowd_warnings(*(a.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
+
+def _check_by_column(s: pa.Table, by: str | None) -> None:
     if by is not None and by not in s.column_names:
         raise BiaskitError(
             "E255",
@@ -268,21 +330,30 @@ def validate_metric(
             options=[c for c in s.column_names if c not in ("text", "original_text", "mask_mapping")],
             fix="name a column the samples carry (group, domain, source, language, template)",
         )
-    if labels is not None:
-        from biaskit.annotate.labelmodels import labels_as_majority
 
-        mv = labels_as_majority(labels, exclude_labels=exclude_labels)
-        missing = sorted(set(a.column("sample_id").to_pylist()) - set(mv.column("sample_id").to_pylist()))
-        if missing and mv.num_rows == 0:
-            raise BiaskitError(
-                "E254",
-                "the labels table has no item of these annotations",
-                value=missing[:3],
-                fix="aggregate the same round's annotations (biaskit annotate aggregate)",
-            )
-    else:
-        mv = majority_vote(a, task=tt, tie_policy=tie_policy, exclude_labels=exclude_labels, seed=seed)
-    y_true, y_pred, h_rank, score, grp = [], [], [], [], []
+
+def _human_labels(a: pa.Table, tt: TaskType, *, labels: Any, tie_policy: str, exclude_labels: Sequence[str], seed: int) -> pa.Table:
+    """The human label per item in :func:`majority_vote`'s shape: a label model's labels, or the majority vote."""
+    if labels is None:
+        return majority_vote(a, task=tt, tie_policy=tie_policy, exclude_labels=exclude_labels, seed=seed)
+    from biaskit.annotate.labelmodels import labels_as_majority
+
+    mv = labels_as_majority(labels, exclude_labels=exclude_labels)
+    missing = sorted(set(a.column("sample_id").to_pylist()) - set(mv.column("sample_id").to_pylist()))
+    if missing and mv.num_rows == 0:
+        raise BiaskitError(
+            "E254",
+            "the labels table has no item of these annotations",
+            value=missing[:3],
+            fix="aggregate the same round's annotations (biaskit annotate aggregate)",
+        )
+    return mv
+
+
+def _pair_items(mv: pa.Table, srows: dict[str, dict[str, Any]], mc, tt: TaskType, by: str | None) -> tuple[_Paired, dict[str, int]]:
+    """Items with a kept human label and a metric label (gold items left out), and the count left out per reason."""
+    gold = {k for k, r in srows.items() if r.get("is_gold")}
+    items = _Paired()
     dropped = {"no majority": 0, "metric missing": 0, "gold": 0}
     for r in mv.to_pylist():
         sid = r["sample_id"]
@@ -304,122 +375,107 @@ def validate_metric(
         if pred is None:
             dropped["metric missing"] += 1
             continue
-        y_true.append(r["label"])
-        y_pred.append(str(pred))
-        h_rank.append(tt.rank(r["label"]))
-        score.append(mc.score_of(sr) if mc.score else None)
-        grp.append(sr.get(by) if by else None)
-    spec = task if isinstance(task, str) else tt.name
-    base = dict(metric=metric)
-    rows: list[dict[str, Any]] = []
-    val = Validation(rows_to_table([]), n_items=len(y_true))
-    val.notes.append(
-        f"{len(y_true)} items with a human majority and a {metric} label; left out: " + ", ".join(f"{k} {v}" for k, v in dropped.items())
-    )
-    if not y_true:
-        rows.append(_row(round, spec, "accuracy", None, n_items=0, error="no item has both a human majority and a metric label", **base))
-        val.table = rows_to_table(rows)
-        return val
-    # Spearman on ordinal human labels vs continuous score
-    ok = [i for i in range(len(y_true)) if h_rank[i] is not None and score[i] is not None]
-    if mc.score and len(ok) >= 3:
-        hx = np.array([h_rank[i] for i in ok], dtype=float)
-        sx = np.array([score[i] for i in ok], dtype=float)
+        items.y_true.append(r["label"])
+        items.y_pred.append(str(pred))
+        items.h_rank.append(tt.rank(r["label"]))
+        items.score.append(mc.score_of(sr) if mc.score else None)
+        items.group.append(sr.get(by) if by else None)
+    return items, dropped
+
+
+def _spearman_row(row: _RowMaker, items: _Paired, ok: list[int], *, has_score: bool, ordinal: bool, n_boot: int, seed: int) -> dict:
+    """Spearman's rho of the human ordinal label and the metric's score (items ``ok`` have both), with its CI."""
+    if has_score and len(ok) >= 3:
+        hx = np.array([items.h_rank[i] for i in ok], dtype=float)
+        sx = np.array([items.score[i] for i in ok], dtype=float)
         rho, p = spearman(hx, sx)
         lo, hi = _spearman_ci(hx, sx, n_boot=n_boot, seed=seed)
-        rows.append(_row(round, spec, "spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok), ci_low=lo, ci_high=hi, **base))
-    else:
-        rows.append(
-            _row(
-                round,
-                spec,
-                "spearman_rho",
-                None,
-                n_items=len(ok),
-                error=(
-                    "no continuous score column for this metric"
-                    if not mc.score
-                    else "the task has no ordinal scale"
-                    if not tt.ordinal
-                    else "fewer than 3 items on the ordinal scale with a score"
-                ),
-                **base,
-            )
-        )
-    cl = classify(y_true, y_pred, list(tt.labels))
-    val.classification = cl
-    n = len(y_true)
-    cis = _bootstrap_classification(y_true, y_pred, cl.labels, n_boot=n_boot, seed=seed)
-    rows.append(_row(round, spec, "accuracy", cl.accuracy, n_items=n, ci_low=cis[0][0], ci_high=cis[0][1], **base))
+        return row("spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok), ci_low=lo, ci_high=hi)
+    why = (
+        "no continuous score column for this metric"
+        if not has_score
+        else "the task has no ordinal scale"
+        if not ordinal
+        else "fewer than 3 items on the ordinal scale with a score"
+    )
+    return row("spearman_rho", None, n_items=len(ok), error=why)
+
+
+def _classification_rows(row: _RowMaker, items: _Paired, cl: Classification, *, n_boot: int, seed: int) -> list[dict]:
+    """Accuracy and weighted precision/recall/F1 with bootstrap CIs, per-class figures and the confusion matrix."""
+    n = len(items.y_true)
+    cis = _bootstrap_classification(items.y_true, items.y_pred, cl.labels, n_boot=n_boot, seed=seed)
+    rows = [row("accuracy", cl.accuracy, n_items=n, ci_low=cis[0][0], ci_high=cis[0][1])]
     for j, key in enumerate(("precision", "recall", "f1"), 1):
-        rows.append(_row(round, spec, f"{key}_weighted", cl.weighted[key], n_items=n, ci_low=cis[j][0], ci_high=cis[j][1], **base))
+        rows.append(row(f"{key}_weighted", cl.weighted[key], n_items=n, ci_low=cis[j][0], ci_high=cis[j][1]))
+    why_none = {
+        "precision": "the metric never predicted {!r}",
+        "recall": "no human majority is {!r}",
+        "f1": "precision or recall undefined",
+    }
     for lab in cl.labels:
         for key, d in (("precision", cl.precision), ("recall", cl.recall), ("f1", cl.f1)):
             v = d[lab]
-            err = (
-                None
-                if v is not None
-                else (
-                    f"the metric never predicted {lab!r}"
-                    if key == "precision"
-                    else f"no human majority is {lab!r}"
-                    if key == "recall"
-                    else "precision or recall undefined"
-                )
-            )
-            rows.append(_row(round, spec, f"{key}_{lab}", v, n_items=cl.support[lab], error=err, **base))
+            rows.append(row(f"{key}_{lab}", v, n_items=cl.support[lab], error=None if v is not None else why_none[key].format(lab)))
     for i, h in enumerate(cl.labels):
         for j, m in enumerate(cl.labels):
-            rows.append(_row(round, spec, f"confusion:{h}:{m}", float(cl.confusion[i, j]), n_items=n, **base))
-    if calibrate and mc.score and tt.ordinal and len(ok) >= 2:
-        try:
-            th = calibrate_thresholds([score[i] for i in ok], [y_true[i] for i in ok], tt.ordinal, objective)
-            val.thresholds = th
-            for c, cut in enumerate(th.cuts):
-                rows.append(_row(round, spec, f"threshold_{th.order[c]}_{th.order[c + 1]}", cut, n_items=len(ok), **base))
-            rows.append(
-                _row(
-                    round,
-                    spec,
-                    f"calibrated_{objective}",
-                    th.accuracy if objective == "accuracy" else _balanced(th, [score[i] for i in ok], [y_true[i] for i in ok]),
-                    n_items=len(ok),
-                    **base,
-                )
-            )
-        except BiaskitError as exc:
-            val.notes.append(f"threshold calibration skipped: {exc.what}")
-        else:
-            if cv_folds:
-                try:
-                    cv = cross_validated_calibration(
-                        [score[i] for i in ok], [y_true[i] for i in ok], tt.ordinal, objective=objective, folds=cv_folds, seed=seed
-                    )
-                    rows.append(_row(round, spec, f"cv_calibrated_{objective}", cv, n_items=len(ok), **base))
-                except BiaskitError as exc:
-                    rows.append(_row(round, spec, f"cv_calibrated_{objective}", None, n_items=len(ok), error=exc.what, **base))
-    if by is not None:
-        from biaskit.annotate.groupvalidity import group_rows
+            rows.append(row(f"confusion:{h}:{m}", float(cl.confusion[i, j]), n_items=n))
+    return rows
 
-        bad = sorted({x for x in y_pred if x not in cl.labels} | {x for x in y_true if x not in cl.labels})
-        if bad:  # cannot happen: classify() collects every label; kept as a guard for the code map
-            raise BiaskitError("E255", "labels missing from the class list", value=bad, fix="report this as a bug")
-        rows += group_rows(
-            y_true,
-            y_pred,
-            grp,
-            cl.labels,
-            h_rank=h_rank if mc.score else None,
-            score=score if mc.score else None,
-            round=round,
-            task=spec,
-            metric=metric,
-            by=by,
-            n_boot=n_boot,
-            seed=seed,
-        )
-    val.table = rows_to_table(rows)
-    return val
+
+def _calibration_rows(
+    row: _RowMaker,
+    val: Validation,
+    scores: list[float],
+    labels: list[str],
+    order: Sequence[str],
+    *,
+    objective: str,
+    cv_folds: int,
+    seed: int,
+) -> list[dict]:
+    """Thresholds fitted on all items (kept on ``val``) with their in-sample figure, then the cross-validated
+    one; a calibration that cannot be done is a note on ``val``, a cross-validation that cannot be done an error row."""
+    rows: list[dict] = []
+    try:
+        th = calibrate_thresholds(scores, labels, order, objective)
+        val.thresholds = th
+        for c, cut in enumerate(th.cuts):
+            rows.append(row(f"threshold_{th.order[c]}_{th.order[c + 1]}", cut, n_items=len(scores)))
+        rows.append(row(f"calibrated_{objective}", th.accuracy if objective == "accuracy" else _balanced(th, scores, labels), n_items=len(scores)))
+    except BiaskitError as exc:
+        val.notes.append(f"threshold calibration skipped: {exc.what}")
+        return rows
+    if cv_folds:
+        try:
+            cv = cross_validated_calibration(scores, labels, order, objective=objective, folds=cv_folds, seed=seed)
+            rows.append(row(f"cv_calibrated_{objective}", cv, n_items=len(scores)))
+        except BiaskitError as exc:
+            rows.append(row(f"cv_calibrated_{objective}", None, n_items=len(scores), error=exc.what))
+    return rows
+
+
+def _by_group_rows(row: _RowMaker, items: _Paired, cl: Classification, *, has_score: bool, by: str, n_boot: int, seed: int) -> list[dict]:
+    """Per-group and pairwise rows of :func:`biaskit.annotate.groupvalidity.group_rows` (``--by``)."""
+    from biaskit.annotate.groupvalidity import group_rows
+
+    bad = sorted({x for x in items.y_pred if x not in cl.labels} | {x for x in items.y_true if x not in cl.labels})
+    if bad:  # cannot happen: classify() collects every label; kept as a guard for the code map
+        raise BiaskitError("E255", "labels missing from the class list", value=bad, fix="report this as a bug")
+    return group_rows(
+        items.y_true,
+        items.y_pred,
+        items.group,
+        cl.labels,
+        h_rank=items.h_rank if has_score else None,
+        score=items.score if has_score else None,
+        round=row.round,
+        task=row.task,
+        metric=row.metric,
+        by=by,
+        n_boot=n_boot,
+        seed=seed,
+    )
 
 
 def _spearman_ci(hx: np.ndarray, sx: np.ndarray, *, n_boot: int, seed: int, level: float = 0.95):
@@ -429,11 +485,7 @@ def _spearman_ci(hx: np.ndarray, sx: np.ndarray, *, n_boot: int, seed: int, leve
     if n_boot <= 0 or n < 2:
         return None, None
     vals = _spearman_boot(hx, sx, n_boot, np.random.default_rng(seed))
-    vals = vals[np.isfinite(vals)]
-    if len(vals) < max(10, n_boot // 10):
-        return None, None
-    lo, hi = np.quantile(vals, [(1 - level) / 2, 1 - (1 - level) / 2])
-    return float(lo), float(hi)
+    return percentile_interval(vals, level, min_finite=max(10, n_boot // 10))
 
 
 def confusion_stats(cm: np.ndarray) -> tuple[float, float, float, float]:
@@ -454,7 +506,8 @@ def _bootstrap_classification(y_true, y_pred, labels, *, n_boot: int, seed: int,
     """Percentile CIs of the four :func:`confusion_stats` figures, one resample serving all four.
 
     Uses the same resampling stream as :func:`~biaskit.annotate.agreement.bootstrap_ci` (items drawn with
-    replacement by ``default_rng(seed).integers``), vectorised through confusion-matrix counts.
+    replacement by ``default_rng(seed).integers``, :func:`biaskit.bootstrap.resample_each`), each resample
+    summarised through its confusion-matrix counts.
     """
     n = len(y_true)
     if n_boot <= 0 or n < 2:
@@ -462,13 +515,11 @@ def _bootstrap_classification(y_true, y_pred, labels, *, n_boot: int, seed: int,
     idx = {lab: i for i, lab in enumerate(labels)}
     k = len(labels)
     code = np.array([idx[a] * k + idx[b] for a, b in zip(y_true, y_pred)])
-    rng = np.random.default_rng(seed)
-    vals = np.empty((n_boot, 4))
-    for b in range(n_boot):
-        cm = np.bincount(code[rng.integers(0, n, size=n)], minlength=k * k).reshape(k, k)
-        vals[b] = confusion_stats(cm)
-    q = np.quantile(vals, [(1 - level) / 2, 1 - (1 - level) / 2], axis=0)
-    return [(float(q[0, j]), float(q[1, j])) for j in range(4)]
+
+    def stat(items: np.ndarray) -> tuple[float, float, float, float]:
+        return confusion_stats(np.bincount(code[items], minlength=k * k).reshape(k, k))
+
+    return percentile_ci(resample_each(stat, n), n_boot, np.random.default_rng(seed), level=level)
 
 
 def _balanced(th: Thresholds, scores, labels) -> float:

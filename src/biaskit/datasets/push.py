@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from biaskit.errors import BiaskitError
 from biaskit.log import get_logger
@@ -237,6 +238,29 @@ def _batches(files: list[LocalFile], max_files: int, max_bytes: int) -> list[lis
     return out
 
 
+def _remote_tree(api: Any, repo_id: str, rev: str) -> dict[str, tuple[str | None, str | None]]:
+    """The files of the repo at ``rev``: path -> (LFS sha256 or None, git blob id); empty if the repo or branch is new."""
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+
+    try:
+        entries = list(api.list_repo_tree(repo_id, repo_type="dataset", revision=rev, recursive=True))
+    except (RevisionNotFoundError, RepositoryNotFoundError):
+        return {}
+    out = {}
+    for e in entries:
+        if getattr(e, "size", None) is None:  # folder
+            continue
+        lfs = getattr(e, "lfs", None)
+        out[e.path] = (getattr(lfs, "sha256", None) if lfs is not None else None, getattr(e, "blob_id", None))
+    return out
+
+
+def _is_on_hub(f: LocalFile, remote: dict[str, tuple[str | None, str | None]]) -> bool:
+    """The Hub already has this content at this path (same LFS sha256, or same git blob for a non-LFS file)."""
+    r = remote.get(f.path)
+    return r is not None and (r[0] == f.sha256 or (r[0] is None and r[1] == f.git_oid))
+
+
 def push_folder(
     folder: str | Path,
     repo_id: str,
@@ -274,7 +298,6 @@ def push_folder(
         return result
 
     from huggingface_hub import CommitOperationAdd, HfApi
-    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
     token = resolve_token()
     api = HfApi(endpoint=endpoint, token=token)
@@ -286,24 +309,10 @@ def push_folder(
     if rev != "main":
         retry(f"create branch {rev!r}", lambda: api.create_branch(repo_id, branch=rev, repo_type="dataset", exist_ok=True), total=total)
 
-    def remote_tree() -> dict[str, tuple[str | None, str | None]]:
-        try:
-            entries = list(api.list_repo_tree(repo_id, repo_type="dataset", revision=rev, recursive=True))
-        except (RevisionNotFoundError, RepositoryNotFoundError):
-            return {}
-        out = {}
-        for e in entries:
-            if getattr(e, "size", None) is None:  # folder
-                continue
-            lfs = getattr(e, "lfs", None)
-            out[e.path] = (getattr(lfs, "sha256", None) if lfs is not None else None, getattr(e, "blob_id", None))
-        return out
-
-    remote = retry("list the files on the Hub", remote_tree, total=total)
+    remote = retry("list the files on the Hub", lambda: _remote_tree(api, repo_id, rev), total=total)
     pending = []
     for f in files:
-        r = remote.get(f.path)
-        if r is not None and (r[0] == f.sha256 or (r[0] is None and r[1] == f.git_oid)):
+        if _is_on_hub(f, remote):
             result.skipped.append(f.path)
         else:
             pending.append(f)

@@ -240,6 +240,162 @@ def _no_null_types(table: pa.Table) -> pa.Table:
     return table
 
 
+def _check_stage_args(specs: Sequence[TableSpec], out: Path, pretty_name: str | None, overwrite: bool) -> None:
+    """The title, the input list and the output folder, before anything is written."""
+    if pretty_name is not None and (not pretty_name.strip() or any(ch in pretty_name for ch in "\r\n\x00") or not pretty_name.isprintable()):
+        raise BiaskitError(
+            "E050",
+            "--pretty-name must be one line of printable text (it is the card's title and a YAML value)",
+            value=pretty_name,
+            fix="pass a one-line title, e.g. --pretty-name 'BOLD generations (gpt2)'",
+        )
+    if not specs:
+        raise BiaskitError("E050", "nothing to stage", value=[], fix="give at least one table: biaskit hub stage prompts.parquet --out DIR")
+    if out.exists() and not out.is_dir():
+        raise BiaskitError("E006", "--out is an existing file, not a folder", value=str(out), fix="choose a new --out folder")
+    if out.exists() and any(out.iterdir()):
+        check_restage(out)  # restaging replaces the folder: only if it holds nothing but what biaskit wrote
+    if out.exists() and not overwrite:
+        raise BiaskitError("E006", "output folder exists", value=str(out), fix="choose a new --out folder")
+
+
+def _prepared_table(spec: TableSpec, where: str) -> pa.Table:
+    """The table as it is staged: error texts redacted, checked and conformed to its stage, no ``null``-typed column."""
+    from biaskit.io import redact_error_columns
+    from biaskit.schema import conform, get_stage
+
+    table = redact_error_columns(spec.table)  # an error text that quotes a key is never uploaded
+    if table.num_rows == 0:
+        raise BiaskitError(
+            "E050",
+            f"table {spec.name!r} has no rows (datasets.load_dataset cannot read an empty shard)",
+            value=where,
+            fix="leave the empty table out of the stage command",
+        )
+    if spec.stage:
+        from biaskit.schema import validate as validate_stage
+
+        validate_stage(table, spec.stage, where=where, keys=True)  # same checks as `schema --check`
+        table = conform(table, get_stage(spec.stage))
+    return _no_null_types(table)
+
+
+def _config_name(base: str, cval: Any, where: str, seen: dict[str, str]) -> str:
+    """The config name for value ``cval`` of ``config_by`` (``base`` without one), unique without case;
+    ``seen`` maps the lower-case names so far to the input they came from."""
+    cname = base if cval is None else f"{base}-{_safe_name(cval, _CONFIG_OK, 'config', where)}"
+    # names are compared without case: data/Female and data/female are one folder on case-insensitive
+    # file systems (macOS, Windows) and in a clone of the Hub repository there
+    if cval is not None and cname.lower() in seen and seen[cname.lower()] == where:
+        # two values of --config-by that sanitise alike ("Česky" and "Cesky", "Female" and "female"):
+        # the later one gets its hash
+        cname = f"{cname}-{_name_hash(cval)}"
+    if cname.lower() in seen:
+        raise BiaskitError(
+            "E050",
+            f"two inputs give the config name {cname!r} (names are compared without case)",
+            value=[seen[cname.lower()], where],
+            fix="name the tables differently: biaskit hub stage NAME=PATH ...",
+        )
+    seen[cname.lower()] = where
+    return cname
+
+
+def _write_split(arrow: pa.Table, folder: Path, cname: str, sname: str, max_shard_bytes: int, max_shard_rows: int | None) -> StagedSplit:
+    """Write one split's rows as ``data/<config>/<split>-NNNNN-of-NNNNN.parquet`` shards under ``folder``."""
+    n = _shard_count(arrow.nbytes, arrow.num_rows, max_shard_bytes, max_shard_rows)
+    files, fbytes, nbytes = [], 0, 0
+    per = math.ceil(arrow.num_rows / n) if arrow.num_rows else 0
+    for i in range(n):
+        rel = f"data/{cname}/{sname}-{i:05d}-of-{n:05d}.parquet"
+        dest = folder / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(arrow.slice(i * per, per) if per else arrow, dest)
+        files.append(rel)
+        fbytes += dest.stat().st_size
+        # num_bytes: the Arrow size of the rows as read back from the shard (what load_dataset
+        # holds in memory), exact; the in-memory table before writing can differ by a few bytes
+        nbytes += pq.read_table(dest).nbytes
+    return StagedSplit(sname, arrow.num_rows, nbytes, files, fbytes)
+
+
+def _stage_config(
+    spec: TableSpec,
+    ctable: pa.Table,
+    cname: str,
+    cval: Any,
+    where: str,
+    folder: Path,
+    *,
+    class_labels: bool,
+    max_shard_bytes: int,
+    max_shard_rows: int | None,
+) -> StagedConfig:
+    """Encode one config's rows (features) and write its splits (one per value of ``split_by``)."""
+    from biaskit.datasets.features import encode
+
+    ds_all = encode(ctable, class_labels=class_labels)
+    features = ds_all.features
+    arrow_all = ds_all.data.table
+    splits: dict[str, StagedSplit] = {}
+    split_vals: dict[str, Any] = {}
+    for sval, mask in _split_masks(ctable, spec.split_by, where):
+        sname = DEFAULT_SPLIT if sval is None else _safe_name(sval, _SPLIT_OK, "split", where)
+        if sname.lower() in split_vals:  # (without case: one file name on case-insensitive file systems)
+            raise BiaskitError(
+                "E050",
+                f"values {split_vals[sname.lower()]!r} and {sval!r} of {spec.split_by!r} give the same split name {sname!r}"
+                " (names are compared without case)",
+                value=sval,
+                fix="make the values differ in letters/digits, or stage without --split-by",
+            )
+        split_vals[sname.lower()] = sval
+        arrow = arrow_all if mask is None else arrow_all.filter(mask)
+        splits[sname] = _write_split(arrow, folder, cname, sname, max_shard_bytes, max_shard_rows)
+    return StagedConfig(
+        name=cname,
+        table_name=spec.name,
+        stage=spec.stage,
+        features=features,
+        splits=splits,
+        manifest=spec.manifest,
+        source=str(spec.path) if spec.path else None,
+        selection=None if cval is None else (spec.config_by, cval),
+        split_by=spec.split_by,
+        columns=list(ctable.column_names),
+        table=ctable,
+    )
+
+
+def _staging_manifest(specs: Sequence[TableSpec], staged: list[StagedConfig], folder: Path, config: dict[str, Any]) -> dict[str, Any]:
+    """The folder's manifest: settings, inputs, configs with their splits, and every file's size and sha256."""
+    from biaskit.io import sha256_file
+    from biaskit.manifest import new_manifest
+
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    return new_manifest(
+        "biaskit hub stage",
+        stage="hub",
+        config=config,
+        inputs=[s.path for s in specs if s.path is not None],
+        extra={
+            "configs": [
+                {
+                    "name": c.name,
+                    "table": c.table_name,
+                    "stage": c.stage,
+                    "source": c.source,
+                    "selection": list(c.selection) if c.selection else None,
+                    "split_by": c.split_by,
+                    "splits": {k: {"rows": v.rows, "files": v.files} for k, v in c.splits.items()},
+                }
+                for c in staged
+            ],
+            "files": {f: {"bytes": (folder / f).stat().st_size, "sha256": sha256_file(folder / f)} for f in files},
+        },
+    )
+
+
 @locks_output("out")
 def stage_tables(
     specs: Sequence[TableSpec],
@@ -256,29 +412,11 @@ def stage_tables(
 ) -> StageResult:
     """Write ``specs`` as a Hub-ready folder at ``out`` (atomically) and, by default, validate it with
     ``datasets.load_dataset``. Returns what was staged (configs, splits, files, card)."""
-    from biaskit.datasets.card import build_card, render_card
-    from biaskit.datasets.features import encode
-    from biaskit.io import atomic_path, redact_error_columns, sha256_file, write_json_atomic
-    from biaskit.manifest import new_manifest
-    from biaskit.schema import conform, get_stage
+    from biaskit.datasets.card import build_card, public, render_card
+    from biaskit.io import atomic_path, write_json_atomic
 
-    if pretty_name is not None and (not pretty_name.strip() or any(ch in pretty_name for ch in "\r\n\x00") or not pretty_name.isprintable()):
-        raise BiaskitError(
-            "E050",
-            "--pretty-name must be one line of printable text (it is the card's title and a YAML value)",
-            value=pretty_name,
-            fix="pass a one-line title, e.g. --pretty-name 'BOLD generations (gpt2)'",
-        )
-    if not specs:
-        raise BiaskitError("E050", "nothing to stage", value=[], fix="give at least one table: biaskit hub stage prompts.parquet --out DIR")
     out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise BiaskitError("E006", "--out is an existing file, not a folder", value=str(out), fix="choose a new --out folder")
-    if out.exists() and any(out.iterdir()):
-        check_restage(out)  # restaging replaces the folder: only if it holds nothing but what biaskit wrote
-    if out.exists() and not overwrite:
-        raise BiaskitError("E006", "output folder exists", value=str(out), fix="choose a new --out folder")
-
+    _check_stage_args(specs, out, pretty_name, overwrite)
     staged: list[StagedConfig] = []
     seen: dict[str, str] = {}
     with atomic_path(out, is_dir=True) as tmp:
@@ -286,116 +424,34 @@ def stage_tables(
         for spec in specs:
             where = str(spec.path or spec.name)
             base = _safe_name(spec.name, _CONFIG_OK, "config", where)
-            table = redact_error_columns(spec.table)  # an error text that quotes a key is never uploaded
-            if table.num_rows == 0:
-                raise BiaskitError(
-                    "E050",
-                    f"table {spec.name!r} has no rows (datasets.load_dataset cannot read an empty shard)",
-                    value=where,
-                    fix="leave the empty table out of the stage command",
-                )
-            if spec.stage:
-                from biaskit.schema import validate as validate_stage
-
-                validate_stage(table, spec.stage, where=where, keys=True)  # same checks as `schema --check`
-                table = conform(table, get_stage(spec.stage))
-            table = _no_null_types(table)
+            table = _prepared_table(spec, where)
             for cval, mask in _split_masks(table, spec.config_by, where, what="config"):
                 ctable = table if mask is None else table.filter(mask)
-                cname = base if cval is None else f"{base}-{_safe_name(cval, _CONFIG_OK, 'config', where)}"
-                # names are compared without case: data/Female and data/female are one folder on case-insensitive
-                # file systems (macOS, Windows) and in a clone of the Hub repository there
-                if cval is not None and cname.lower() in seen and seen[cname.lower()] == where:
-                    # two values of --config-by that sanitise alike ("Česky" and "Cesky", "Female" and "female"):
-                    # the later one gets its hash
-                    cname = f"{cname}-{_name_hash(cval)}"
-                if cname.lower() in seen:
-                    raise BiaskitError(
-                        "E050",
-                        f"two inputs give the config name {cname!r} (names are compared without case)",
-                        value=[seen[cname.lower()], where],
-                        fix="name the tables differently: biaskit hub stage NAME=PATH ...",
-                    )
-                seen[cname.lower()] = where
-                ds_all = encode(ctable, class_labels=class_labels)
-                features = ds_all.features
-                arrow_all = ds_all.data.table
-                splits: dict[str, StagedSplit] = {}
-                split_vals: dict[str, Any] = {}
-                for sval, mask in _split_masks(ctable, spec.split_by, where):
-                    sname = DEFAULT_SPLIT if sval is None else _safe_name(sval, _SPLIT_OK, "split", where)
-                    if sname.lower() in split_vals:  # (without case: one file name on case-insensitive file systems)
-                        raise BiaskitError(
-                            "E050",
-                            f"values {split_vals[sname.lower()]!r} and {sval!r} of {spec.split_by!r} give the same split name {sname!r}"
-                            " (names are compared without case)",
-                            value=sval,
-                            fix="make the values differ in letters/digits, or stage without --split-by",
-                        )
-                    split_vals[sname.lower()] = sval
-                    arrow = arrow_all if mask is None else arrow_all.filter(mask)
-                    n = _shard_count(arrow.nbytes, arrow.num_rows, max_shard_bytes, max_shard_rows)
-                    files, fbytes, nbytes = [], 0, 0
-                    per = math.ceil(arrow.num_rows / n) if arrow.num_rows else 0
-                    for i in range(n):
-                        rel = f"data/{cname}/{sname}-{i:05d}-of-{n:05d}.parquet"
-                        dest = tmp / rel
-                        dest.parent.mkdir(parents=True, exist_ok=True)
-                        pq.write_table(arrow.slice(i * per, per) if per else arrow, dest)
-                        files.append(rel)
-                        fbytes += dest.stat().st_size
-                        # num_bytes: the Arrow size of the rows as read back from the shard (what load_dataset
-                        # holds in memory), exact; the in-memory table before writing can differ by a few bytes
-                        nbytes += pq.read_table(dest).nbytes
-                    splits[sname] = StagedSplit(sname, arrow.num_rows, nbytes, files, fbytes)
+                cname = _config_name(base, cval, where, seen)
                 staged.append(
-                    StagedConfig(
-                        name=cname,
-                        table_name=spec.name,
-                        stage=spec.stage,
-                        features=features,
-                        splits=splits,
-                        manifest=spec.manifest,
-                        source=str(spec.path) if spec.path else None,
-                        selection=None if cval is None else (spec.config_by, cval),
-                        split_by=spec.split_by,
-                        columns=list(ctable.column_names),
-                        table=ctable,
+                    _stage_config(
+                        spec,
+                        ctable,
+                        cname,
+                        cval,
+                        where,
+                        tmp,
+                        class_labels=class_labels,
+                        max_shard_bytes=max_shard_bytes,
+                        max_shard_rows=max_shard_rows,
                     )
                 )
         card_data, body = build_card(staged, pretty_name=pretty_name, license=license, info=info)
         text = render_card(card_data, body)
         (tmp / "README.md").write_text(text, encoding="utf-8")
-        files = sorted(str(p.relative_to(tmp)) for p in tmp.rglob("*") if p.is_file())
-        m = new_manifest(
-            "biaskit hub stage",
-            stage="hub",
-            config={
-                "max_shard_bytes": max_shard_bytes,
-                "max_shard_rows": max_shard_rows,
-                "class_labels": class_labels,
-                "license": license,
-                "pretty_name": pretty_name,
-            },
-            inputs=[s.path for s in specs if s.path is not None],
-            extra={
-                "configs": [
-                    {
-                        "name": c.name,
-                        "table": c.table_name,
-                        "stage": c.stage,
-                        "source": c.source,
-                        "selection": list(c.selection) if c.selection else None,
-                        "split_by": c.split_by,
-                        "splits": {k: {"rows": v.rows, "files": v.files} for k, v in c.splits.items()},
-                    }
-                    for c in staged
-                ],
-                "files": {f: {"bytes": (tmp / f).stat().st_size, "sha256": sha256_file(tmp / f)} for f in files},
-            },
-        )
-        from biaskit.datasets.card import public
-
+        settings = {
+            "max_shard_bytes": max_shard_bytes,
+            "max_shard_rows": max_shard_rows,
+            "class_labels": class_labels,
+            "license": license,
+            "pretty_name": pretty_name,
+        }
+        m = _staging_manifest(specs, staged, tmp, settings)
         write_json_atomic(tmp / STAGING_MANIFEST, public(m))  # uploaded with the data: no local folders
         result = StageResult(tmp, staged, text, card_data)
         if validate:  # before the folder appears under its name: a failed check leaves no half-valid folder

@@ -137,6 +137,25 @@ def lm_eval_command(
     )
 
 
+@dataclass
+class _ExportPlan:
+    """What an export writes, worked out (and checked) before anything is written."""
+
+    out: Path
+    group: str
+    kind: str  # generate or likelihood
+    config_by: str | None
+    configs: list[tuple[Any, str]]  # (config value, task-name suffix), one per task, in the order values first occur
+    gen_kwargs: dict[str, Any] | None  # generate only
+    samples: int
+    strip_trailing_space: bool
+    data_root: Path  # the folder the task YAMLs name for their data files
+    inputs: list[str]
+    source_sha: str | None
+    command: str
+    rows: int
+
+
 def export_lmeval(
     table: Any,
     out: str | Path,
@@ -162,16 +181,49 @@ def export_lmeval(
     name for their data files (default: ``out/data`` resolved; give the path the folder will have on the machine
     that runs lm-eval when it differs). The folder is written atomically: a failed export leaves no folder.
     """
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-    import yaml
-
-    from biaskit.evaluate.runners.common import GenerationSettings
     from biaskit.evaluate.runners.core import prompt_table
-    from biaskit.io import atomic_path, write_json_atomic, write_text_atomic
-    from biaskit.manifest import new_manifest
+    from biaskit.io import atomic_path
 
     out_p = Path(out)
+    _check_export_target(kind, out_p)
+    t, inputs = prompt_table(table)
+    if t.num_rows == 0:
+        raise BiaskitError("E260", "the prompts table has no rows", value=inputs[0] if inputs else None, fix="export a table with prompts")
+    k = _default_kind(t) if kind == "auto" else kind
+    _check_generation_settings(
+        k, max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_p=top_p, top_k=top_k, samples=samples, until=until
+    )
+    group = _group_name(name, t)
+    col = _config_column(config_by, t)
+    _refuse_empty_texts(t)
+    t = _with_input_column(t, k == "generate" and strip_trailing_space)
+    plan = _ExportPlan(
+        out=out_p,
+        group=group,
+        kind=k,
+        config_by=col,
+        configs=_configs(t, col),
+        gen_kwargs=(
+            generation_kwargs(max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_p=top_p, top_k=top_k, until=until)
+            if k == "generate"
+            else None
+        ),
+        samples=samples,
+        strip_trailing_space=strip_trailing_space,
+        data_root=Path(data_root) if data_root is not None else (out_p.resolve() / "data"),
+        inputs=inputs,
+        source_sha=_source_sha(inputs),
+        command=lm_eval_command(group, out_p.resolve()),
+        rows=t.num_rows,
+    )
+    with atomic_path(out_p, is_dir=True) as tmp:
+        tasks = _write_tasks(tmp, plan, t)
+        _write_group_files(tmp, plan, tasks)
+    return ExportResult(out_p, group, k, tasks, plan.command, {"config_by": col, "rows": t.num_rows})
+
+
+def _check_export_target(kind: str, out_p: Path) -> None:
+    """E260 for an unknown kind, or an output that exists and is not an (empty, or biaskit-written) task folder."""
     if kind not in KINDS:
         raise BiaskitError("E260", "unknown export kind", value=kind, options=KINDS, fix="e.g. --kind generate")
     if out_p.exists() and not (out_p.is_dir() and (not any(out_p.iterdir()) or (out_p / EXPORT_FILE).is_file())):
@@ -181,21 +233,36 @@ def export_lmeval(
             value=str(out_p),
             fix="choose a new folder; biaskit replaces only folders it wrote (they hold biaskit_export.json)",
         )
-    t, inputs = prompt_table(table)
-    if t.num_rows == 0:
-        raise BiaskitError("E260", "the prompts table has no rows", value=inputs[0] if inputs else None, fix="export a table with prompts")
-    k = _default_kind(t) if kind == "auto" else kind
-    if k == "likelihood" and (do_sample or samples != 1 or until):
+
+
+def _check_generation_settings(
+    kind: str,
+    *,
+    max_new_tokens: int,
+    do_sample: bool,
+    temperature: float,
+    top_p: float | None,
+    top_k: int | None,
+    samples: int,
+    until: list[str] | None,
+) -> None:
+    """E260 for sampling settings on likelihood tasks; for generate tasks, the checks of ``biaskit generate``."""
+    from biaskit.evaluate.runners.common import GenerationSettings
+
+    if kind == "likelihood" and (do_sample or samples != 1 or until):
         raise BiaskitError(
             "E260",
             "sampling settings (--do-sample, --samples, --until) apply to generation, not to likelihood tasks",
             value={"do_sample": do_sample, "samples": samples, "until": until},
             fix="drop them, or pass --kind generate to export generation tasks",
         )
-    if k == "generate":
+    if kind == "generate":
         GenerationSettings(
             max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_k=top_k, top_p=top_p, num_return_sequences=samples
         ).check()
+
+
+def _group_name(name: str | None, t: pa.Table) -> str:
     group = name or _default_name(t)
     if not _NAME.match(group):
         raise BiaskitError(
@@ -204,6 +271,10 @@ def export_lmeval(
             value=group,
             fix="use letters, digits and underscores, starting with a letter (e.g. --name bold_gender)",
         )
+    return group
+
+
+def _config_column(config_by: str | None, t: pa.Table) -> str | None:
     col = config_by if config_by is not None else _default_config_by(t)
     if col is not None and col not in t.column_names:
         raise BiaskitError(
@@ -213,8 +284,13 @@ def export_lmeval(
             options=sorted(t.column_names),
             fix="name a column of the table (e.g. domain, axis), or leave --config-by out",
         )
-    texts = t.column("text")
-    empty = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(texts), ""), True)
+    return col
+
+
+def _refuse_empty_texts(t: pa.Table) -> None:
+    import pyarrow.compute as pc
+
+    empty = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(t.column("text")), ""), True)
     n_empty = pc.sum(empty).as_py() or 0
     if n_empty:
         first = t.column("prompt_id").filter(empty)[0].as_py()
@@ -224,102 +300,135 @@ def export_lmeval(
             value=first,
             fix="drop the empty prompts first (e.g. `biaskit hub load` drops empty BOLD prompts)",
         )
-    lm_input = pc.utf8_rtrim(texts, characters=" ") if (k == "generate" and strip_trailing_space) else texts
+
+
+def _with_input_column(t: pa.Table, strip: bool) -> pa.Table:
+    """The table with ``lm_input`` last (replacing one it has): the text, its trailing spaces cut when ``strip``."""
+    import pyarrow.compute as pc
+
+    texts = t.column("text")
+    lm_input = pc.utf8_rtrim(texts, characters=" ") if strip else texts
     if INPUT_COLUMN in t.column_names:
         t = t.drop_columns([INPUT_COLUMN])
-    t = t.append_column(INPUT_COLUMN, lm_input)
+    return t.append_column(INPUT_COLUMN, lm_input)
 
-    # one task per config value, in the order values first occur; each part is cut, written and dropped in turn
+
+def _configs(t: pa.Table, col: str | None) -> list[tuple[Any, str]]:
+    """(config value, task-name suffix) per task: one per value of ``col`` in the order values first occur; without
+    ``col`` a single task ``all``."""
     if col is None:
-        values, names = [None], {None: "all"}
-    else:
-        values = t.column(col).unique().to_pylist()
-        names = _config_names(values)
+        return [(None, "all")]
+    values = t.column(col).unique().to_pylist()
+    names = _config_names(values)
+    return [(v, names[v]) for v in values]
 
-    def parts():
-        for v in values:
-            if col is None:
-                yield v, names[v], t
-                continue
-            cv = t.column(col)
-            mask = pc.is_null(cv) if v is None else pc.fill_null(pc.equal(cv, pa.scalar(v, cv.type)), False)
-            yield v, names[v], t.filter(mask)
 
-    gen_kwargs = (
-        generation_kwargs(max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_p=top_p, top_k=top_k, until=until)
-        if k == "generate"
-        else None
-    )
-    root = Path(data_root) if data_root is not None else (out_p.resolve() / "data")
-    source_sha = None
-    if inputs:
-        from biaskit.io import sha256_file
+def _config_part(t: pa.Table, col: str | None, value: Any) -> pa.Table:
+    """The rows of one task (all rows without ``col``; null matches null)."""
+    import pyarrow.compute as pc
 
-        source_sha = sha256_file(inputs[0])
+    if col is None:
+        return t
+    cv = t.column(col)
+    mask = pc.is_null(cv) if value is None else pc.fill_null(pc.equal(cv, pa.scalar(value, cv.type)), False)
+    return t.filter(mask)
+
+
+def _source_sha(inputs: list[str]) -> str | None:
+    if not inputs:
+        return None
+    from biaskit.io import sha256_file
+
+    return sha256_file(inputs[0])
+
+
+def _write_tasks(tmp: Path, plan: _ExportPlan, t: pa.Table) -> dict[str, int]:
+    """Each task's rows (``data/<task>.parquet``) and YAML, one part cut, written and dropped in turn; task -> rows."""
+    import pyarrow.parquet as pq
+    import yaml
+
+    from biaskit.io import write_text_atomic
+
+    (tmp / "data").mkdir(parents=True)
     tasks: dict[str, int] = {}
-    command = lm_eval_command(group, out_p.resolve())
-    with atomic_path(out_p, is_dir=True) as tmp:
-        (tmp / "data").mkdir(parents=True)
-        for value, suffix, part in parts():
-            task = f"{group}_{suffix}"
-            pq.write_table(part, tmp / "data" / f"{task}.parquet")
-            meta = {
-                "format": FORMAT,
-                "kind": k,
-                "group": group,
-                "config_by": col,
-                "config": value,
-                "rows": part.num_rows,
-                "source_table": inputs[0] if inputs else None,
-                "source_sha256": source_sha,
-                "strip_trailing_space": bool(strip_trailing_space) if k == "generate" else False,
+    for value, suffix in plan.configs:
+        part = _config_part(t, plan.config_by, value)
+        task = f"{plan.group}_{suffix}"
+        pq.write_table(part, tmp / "data" / f"{task}.parquet")
+        cfg = _task_config(plan, task, value, part.num_rows)
+        write_text_atomic(tmp / f"{task}.yaml", "# written by `biaskit export lm-eval`\n" + yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
+        tasks[task] = part.num_rows
+    return tasks
+
+
+def _task_config(plan: _ExportPlan, task: str, value: Any, rows: int) -> dict[str, Any]:
+    """One task's lm-eval YAML config, with what biaskit needs back under ``metadata.biaskit``."""
+    k = plan.kind
+    meta = {
+        "format": FORMAT,
+        "kind": k,
+        "group": plan.group,
+        "config_by": plan.config_by,
+        "config": value,
+        "rows": rows,
+        "source_table": plan.inputs[0] if plan.inputs else None,
+        "source_sha256": plan.source_sha,
+        "strip_trailing_space": bool(plan.strip_trailing_space) if k == "generate" else False,
+    }
+    cfg: dict[str, Any] = {
+        "task": task,
+        "dataset_path": "parquet",
+        "dataset_kwargs": {"data_files": {"test": str(plan.data_root / f"{task}.parquet")}},
+        "test_split": "test",
+        "output_type": OUTPUT_TYPES[k],
+    }
+    if k == "generate":
+        cfg.update(
+            {
+                "doc_to_text": INPUT_COLUMN,
+                "doc_to_target": "",
+                "generation_kwargs": plan.gen_kwargs,
+                "repeats": int(plan.samples),
+                "metric_list": [{"metric": "bypass"}],
             }
-            cfg: dict[str, Any] = {
-                "task": task,
-                "dataset_path": "parquet",
-                "dataset_kwargs": {"data_files": {"test": str(root / f"{task}.parquet")}},
-                "test_split": "test",
-                "output_type": OUTPUT_TYPES[k],
-            }
-            if k == "generate":
-                cfg.update(
-                    {
-                        "doc_to_text": INPUT_COLUMN,
-                        "doc_to_target": "",
-                        "generation_kwargs": gen_kwargs,
-                        "repeats": int(samples),
-                        "metric_list": [{"metric": "bypass"}],
-                    }
-                )
-            else:
-                cfg.update({"doc_to_text": "", "doc_to_target": INPUT_COLUMN})
-            cfg["metadata"] = {"version": 1.0, "biaskit": meta}
-            write_text_atomic(
-                tmp / f"{task}.yaml", "# written by `biaskit export lm-eval`\n" + yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True)
-            )
-            tasks[task] = part.num_rows
-        write_text_atomic(
-            tmp / f"{group}.yaml",
-            "# written by `biaskit export lm-eval`\n"
-            + yaml.safe_dump({"group": group, "task": list(tasks), "metadata": {"version": 1.0}}, sort_keys=False),
         )
-        write_text_atomic(tmp / "README.md", _readme(group, k, tasks, out_p.resolve(), gen_kwargs, samples, strip_trailing_space, command))
-        man = new_manifest(
-            "biaskit export lm-eval",
-            inputs=inputs,
-            config={
-                "name": group,
-                "kind": k,
-                "config_by": col,
-                "generation_kwargs": gen_kwargs,
-                "samples": samples,
-                "strip_trailing_space": strip_trailing_space,
-                "data_root": str(root),
-            },
-            extra={"tasks": tasks, "rows": t.num_rows, "format": FORMAT},
-        )
-        write_json_atomic(tmp / EXPORT_FILE, man)
-    return ExportResult(out_p, group, k, tasks, command, {"config_by": col, "rows": t.num_rows})
+    else:
+        cfg.update({"doc_to_text": "", "doc_to_target": INPUT_COLUMN})
+    cfg["metadata"] = {"version": 1.0, "biaskit": meta}
+    return cfg
+
+
+def _write_group_files(tmp: Path, plan: _ExportPlan, tasks: dict[str, int]) -> None:
+    """The group YAML naming the tasks, the README with the lm_eval command, and the export manifest."""
+    import yaml
+
+    from biaskit.io import write_json_atomic, write_text_atomic
+    from biaskit.manifest import new_manifest
+
+    group, k = plan.group, plan.kind
+    write_text_atomic(
+        tmp / f"{group}.yaml",
+        "# written by `biaskit export lm-eval`\n"
+        + yaml.safe_dump({"group": group, "task": list(tasks), "metadata": {"version": 1.0}}, sort_keys=False),
+    )
+    write_text_atomic(
+        tmp / "README.md", _readme(group, k, tasks, plan.out.resolve(), plan.gen_kwargs, plan.samples, plan.strip_trailing_space, plan.command)
+    )
+    man = new_manifest(
+        "biaskit export lm-eval",
+        inputs=plan.inputs,
+        config={
+            "name": group,
+            "kind": k,
+            "config_by": plan.config_by,
+            "generation_kwargs": plan.gen_kwargs,
+            "samples": plan.samples,
+            "strip_trailing_space": plan.strip_trailing_space,
+            "data_root": str(plan.data_root),
+        },
+        extra={"tasks": tasks, "rows": plan.rows, "format": FORMAT},
+    )
+    write_json_atomic(tmp / EXPORT_FILE, man)
 
 
 def _readme(group: str, kind: str, tasks: dict[str, int], folder: Path, gen_kwargs: dict | None, samples: int, strip: bool, command: str) -> str:
@@ -587,11 +696,31 @@ def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: st
     task), e.g. the generation group when one lm_eval run also ran a likelihood group. Errors (E261-E265) name the file and line; nothing is
     returned half-read.
     """
-    from biaskit.evaluate.runners.common import join_continuation
     from biaskit.schema import conform
 
     src = Path(source)
-    runs = _find_runs(src)
+    ours, skipped = _select_runs(_find_runs(src), group)
+    acc = _Rows()
+    inputs: list[str] = []
+    tasks_facts: dict[str, dict] = {}
+    runs_facts: dict[str, dict] = {}
+    for r, res, cfg in ours:
+        inputs.append(str(r.samples))
+        run = _run_info(r, res, cfg, model, tokenizer)
+        if r.results is not None and str(r.results) not in runs_facts:
+            inputs.append(str(r.results))
+            runs_facts[str(r.results)] = _run_facts(res, run.model_args)
+        tasks_facts[r.task] = _read_run(acc, run)
+    table = acc.table()
+    table, tok_facts = _add_nll(table, acc, str(src))
+    table = conform(table, "generations")
+    facts = {"lm_eval": {"runs": runs_facts, "tasks": tasks_facts}, "skipped_tasks": skipped, "tokenizers": tok_facts, "rows": table.num_rows}
+    return ImportResult(table, "+".join(sorted(acc.kinds)), inputs, facts)
+
+
+def _select_runs(runs: list[_Run], group: str | None) -> tuple[list[tuple[_Run, dict | None, dict | None]], list[dict]]:
+    """The runs to read, each with its results file and task config, and the tasks skipped as not biaskit's (a
+    warning each); E261 when nothing is left to read."""
     results_cache: dict[Path, dict] = {}
     ours: list[tuple[_Run, dict | None, dict | None]] = []
     skipped: list[dict] = []
@@ -628,232 +757,283 @@ def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: st
         )
     for s in skipped:
         log.warning("skipping lm-eval task %s (%s): not exported by biaskit", s["task"], s["samples"])
+    return ours, skipped
 
-    rows: list[dict] = []  # the current chunk of rows (turned into Arrow every CHUNK rows: bounded memory)
-    chunks: list[pa.Table] = []
-    n_done = 0
-    where_of: dict[tuple, tuple[int, int]] = {}  # key -> (run index, line) where it was read
-    tasks_facts: dict[str, dict] = {}
-    runs_facts: dict[str, dict] = {}
-    inputs: list[str] = []
-    ll_rows: list[int] = []  # likelihood rows (global index), their log-likelihood, text and tokenizer spec
-    ll_vals: list[float] = []
-    ll_texts: list[str] = []
-    ll_spec: list[tuple] = []
-    kinds: set[str] = set()
 
-    def where(key: tuple) -> str:
-        ri, line = where_of[key]
-        return f"{ours[ri][0].samples}:{line}"
+@dataclass
+class _RunInfo:
+    """One samples file to read, with what all its rows share."""
 
-    for run_i, (r, res, cfg) in enumerate(ours):
-        inputs.append(str(r.samples))
-        margs = _model_args(res) if res else {}
-        model_name = model or (res or {}).get("model_name") or margs.get("pretrained") or "lm-eval"
-        lm_version = (res or {}).get("lm_eval_version")
-        backend = "lm-eval:" + str(((res or {}).get("config") or {}).get("model") or "unknown")
-        seed = ((res or {}).get("config") or {}).get("torch_seed") if res else None
-        meta = _biaskit_meta(cfg) or {}
-        if r.results is not None and str(r.results) not in runs_facts:
-            inputs.append(str(r.results))
-            rc = (res or {}).get("config") or {}
-            runs_facts[str(r.results)] = {
-                "lm_eval_version": lm_version,
-                "git_hash": (res or {}).get("git_hash"),
-                "date": (res or {}).get("date"),
-                "model": rc.get("model"),
-                "model_name": (res or {}).get("model_name"),
-                "model_args": margs,
-                "model_revision": rc.get("model_revision"),
-                "model_sha": rc.get("model_sha"),
-                "model_dtype": rc.get("model_dtype"),
-                "batch_size": rc.get("batch_size"),
-                "device": rc.get("device"),
-                "seeds": {k: rc.get(k) for k in ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed") if k in rc},
-                "transformers_version": (res or {}).get("transformers_version"),
-                "max_length": (res or {}).get("max_length"),
-                "eot_token_id": (res or {}).get("eot_token_id"),
+    run: _Run
+    results: dict | None
+    cfg: dict | None
+    model_args: dict[str, str]
+    model_name: str
+    backend: str
+    seed: Any
+    tokenizer_key: tuple  # (tokenizer, model_args): likelihood rows with the same key are counted by one tokenizer
+
+
+def _run_info(r: _Run, res: dict | None, cfg: dict | None, model: str | None, tokenizer: str | None) -> _RunInfo:
+    margs = _model_args(res) if res else {}
+    return _RunInfo(
+        run=r,
+        results=res,
+        cfg=cfg,
+        model_args=margs,
+        model_name=model or (res or {}).get("model_name") or margs.get("pretrained") or "lm-eval",
+        backend="lm-eval:" + str(((res or {}).get("config") or {}).get("model") or "unknown"),
+        seed=((res or {}).get("config") or {}).get("torch_seed") if res else None,
+        tokenizer_key=(tokenizer, tuple(sorted(margs.items()))),
+    )
+
+
+def _run_facts(res: dict | None, margs: dict[str, str]) -> dict[str, Any]:
+    """What the manifest keeps of an lm-eval results file (``lm_eval.runs``): versions, model, settings, seeds."""
+    rc = (res or {}).get("config") or {}
+    return {
+        "lm_eval_version": (res or {}).get("lm_eval_version"),
+        "git_hash": (res or {}).get("git_hash"),
+        "date": (res or {}).get("date"),
+        "model": rc.get("model"),
+        "model_name": (res or {}).get("model_name"),
+        "model_args": margs,
+        "model_revision": rc.get("model_revision"),
+        "model_sha": rc.get("model_sha"),
+        "model_dtype": rc.get("model_dtype"),
+        "batch_size": rc.get("batch_size"),
+        "device": rc.get("device"),
+        "seeds": {k: rc.get(k) for k in ("random_seed", "numpy_seed", "torch_seed", "fewshot_seed") if k in rc},
+        "transformers_version": (res or {}).get("transformers_version"),
+        "max_length": (res or {}).get("max_length"),
+        "eot_token_id": (res or {}).get("eot_token_id"),
+    }
+
+
+@dataclass
+class _Rows:
+    """The rows read so far: the current chunk as dicts (turned into Arrow every ``_CHUNK`` rows: bounded memory)
+    and the chunks done; where each (prompt, model, kind, sample) was read; the kinds seen; and for each likelihood
+    row (global index) its log-likelihood, sentence and tokenizer key, for the per-token NLL once all are read."""
+
+    rows: list[dict] = field(default_factory=list)
+    chunks: list[pa.Table] = field(default_factory=list)
+    n_done: int = 0
+    where_of: dict[tuple, tuple[Path, int]] = field(default_factory=dict)  # key -> (samples file, line)
+    kinds: set[str] = field(default_factory=set)
+    ll_rows: list[int] = field(default_factory=list)
+    ll_vals: list[float] = field(default_factory=list)
+    ll_texts: list[str] = field(default_factory=list)
+    ll_spec: list[tuple] = field(default_factory=list)
+
+    def flush(self) -> None:
+        self.chunks.append(_rows_table(self.rows))
+        self.n_done += len(self.rows)
+        self.rows = []
+
+    def claim(self, key: tuple, samples: Path, no: int, what: str) -> None:
+        """Note that ``key`` was read at ``samples:no``; E264 when it was read before."""
+        if key in self.where_of:
+            first, line = self.where_of[key]
+            raise BiaskitError(
+                "E264",
+                f"{samples}:{no}: {what} was already read at {first}:{line}",
+                value=key[0],
+                fix="import one lm_eval run per model, or give one samples file",
+            )
+        self.where_of[key] = (samples, no)
+
+    def table(self) -> pa.Table:
+        """All rows read, as one Arrow table."""
+        if self.rows:
+            self.flush()
+        chunks, self.chunks = self.chunks, []
+        return chunks[0] if len(chunks) == 1 else pa.concat_tables(chunks, promote_options="permissive")
+
+
+def _read_run(acc: _Rows, run: _RunInfo) -> dict[str, Any]:
+    """Read one samples file into ``acc``; its facts for the manifest (``lm_eval.tasks``)."""
+    r, res, cfg = run.run, run.results, run.cfg
+    gen_kwargs_seen = None
+    n_docs, first_rec = 0, None
+    for no, rec in _read_samples(r.samples):
+        n_docs += 1
+        first_rec = first_rec or rec
+        if len(acc.rows) >= _CHUNK:
+            acc.flush()
+        doc = rec["doc"]
+        pid = _check_doc(doc, r.samples, no)
+        k = _kind_of(rec, cfg)
+        acc.kinds.add(k)
+        base = {c: v for c, v in doc.items() if c != INPUT_COLUMN}
+        outs = _flat(rec["resps"])
+        if k == "generate":
+            gen_kwargs_seen = _add_generations(acc, run, no, rec, pid, base, outs)
+        else:
+            _add_likelihood(acc, run, no, rec, pid, base, outs)
+    meta = _biaskit_meta(cfg) or {}
+    exported = meta.get("rows")
+    facts = {
+        "samples_file": str(r.samples),
+        "results_file": str(r.results) if r.results else None,
+        "task_hash": ((res or {}).get("task_hashes") or {}).get(r.task),
+        "output_type": (cfg or {}).get("output_type") or OUTPUT_TYPES[_kind_of(first_rec, cfg)],
+        "generation_kwargs": gen_kwargs_seen if gen_kwargs_seen is not None else (cfg or {}).get("generation_kwargs"),
+        "repeats": (cfg or {}).get("repeats"),
+        "docs": n_docs,
+        "exported_docs": exported,
+        "n_samples": ((res or {}).get("n-samples") or {}).get(r.task),
+        "biaskit_export": meta or None,
+    }
+    if isinstance(exported, int) and exported != n_docs:
+        log.warning("%s: %d of %d exported prompts have samples (lm_eval --limit?)", r.samples.name, n_docs, exported)
+    return facts
+
+
+def _check_doc(doc: dict, samples: Path, no: int) -> str:
+    """The doc's prompt_id; E263 when the doc lacks the columns of a biaskit export."""
+    pid = doc.get("prompt_id")
+    if not isinstance(pid, str) or not pid:
+        raise BiaskitError(
+            "E263",
+            f"{samples}:{no}: the sample's doc has no biaskit prompt_id",
+            value=sorted(doc)[:12],
+            fix="run lm_eval on a task folder written by `biaskit export lm-eval` (its docs carry the ids)",
+        )
+    if not isinstance(doc.get("text"), str) or not isinstance(doc.get(INPUT_COLUMN), str):
+        raise BiaskitError(
+            "E263",
+            f"{samples}:{no}: the sample's doc lacks the text or {INPUT_COLUMN} column of a biaskit export",
+            value=pid,
+            fix="run lm_eval on a task folder written by `biaskit export lm-eval`",
+        )
+    return pid
+
+
+def _add_generations(acc: _Rows, run: _RunInfo, no: int, rec: dict, pid: str, base: dict, outs: list) -> dict:
+    """The rows of one generate_until sample, one per repeat; returns the generation_kwargs it ran with."""
+    from biaskit.evaluate.runners.common import join_continuation
+
+    r, doc = run.run, rec["doc"]
+    args = rec.get("arguments") or {}
+    gk = (args.get("gen_args_0") or {}).get("arg_1") if isinstance(args, dict) else None
+    gk = gk if isinstance(gk, dict) else (run.cfg or {}).get("generation_kwargs") or {}
+    stripped = doc[INPUT_COLUMN] != doc["text"]
+    gconf = json.dumps(
+        {
+            "engine": "lm-eval",
+            "lm_eval_task": r.task,
+            "output_type": "generate_until",
+            "generation_kwargs": gk,
+            "repeats": len(outs),
+            "strip_trailing_space": stripped,
+        },
+        sort_keys=True,
+        default=str,
+    )
+    if not outs or not all(isinstance(o, str) for o in outs):
+        raise BiaskitError(
+            "E262",
+            f"{r.samples}:{no}: resps of a generate_until sample must be strings",
+            value=repr(rec["resps"])[:80],
+            fix="give the samples file of a generate_until task",
+        )
+    for j, raw in enumerate(outs):
+        cont, full = join_continuation(doc["text"], doc[INPUT_COLUMN], stripped, raw, False)
+        acc.rows.append(
+            {
+                **base,
+                "sample_index": j,
+                "model": run.model_name,
+                "kind": "generate",
+                "backend": run.backend,
+                "seed": run.seed,
+                "generation_config": gconf,
+                "continuation": cont,
+                "full_text": full,
+                "truncated": None,
+                "error": None,
+                "model_revision": None,
             }
-        gen_kwargs_seen = None
-        n_docs, first_rec = 0, None
-        for no, rec in _read_samples(r.samples):
-            n_docs += 1
-            first_rec = first_rec or rec
-            if len(rows) >= _CHUNK:
-                chunks.append(_rows_table(rows))
-                n_done += len(rows)
-                rows = []
-            doc = rec["doc"]
-            pid = doc.get("prompt_id")
-            if not isinstance(pid, str) or not pid:
-                raise BiaskitError(
-                    "E263",
-                    f"{r.samples}:{no}: the sample's doc has no biaskit prompt_id",
-                    value=sorted(doc)[:12],
-                    fix="run lm_eval on a task folder written by `biaskit export lm-eval` (its docs carry the ids)",
-                )
-            if not isinstance(doc.get("text"), str) or not isinstance(doc.get(INPUT_COLUMN), str):
-                raise BiaskitError(
-                    "E263",
-                    f"{r.samples}:{no}: the sample's doc lacks the text or {INPUT_COLUMN} column of a biaskit export",
-                    value=pid,
-                    fix="run lm_eval on a task folder written by `biaskit export lm-eval`",
-                )
-            k = _kind_of(rec, cfg)
-            kinds.add(k)
-            base = {c: v for c, v in doc.items() if c != INPUT_COLUMN}
-            outs = _flat(rec["resps"])
-            if k == "generate":
-                args = rec.get("arguments") or {}
-                gk = (args.get("gen_args_0") or {}).get("arg_1") if isinstance(args, dict) else None
-                gk = gk if isinstance(gk, dict) else (cfg or {}).get("generation_kwargs") or {}
-                gen_kwargs_seen = gk
-                stripped = doc[INPUT_COLUMN] != doc["text"]
-                gconf = json.dumps(
-                    {
-                        "engine": "lm-eval",
-                        "lm_eval_task": r.task,
-                        "output_type": "generate_until",
-                        "generation_kwargs": gk,
-                        "repeats": len(outs),
-                        "strip_trailing_space": stripped,
-                    },
-                    sort_keys=True,
-                    default=str,
-                )
-                if not outs or not all(isinstance(o, str) for o in outs):
-                    raise BiaskitError(
-                        "E262",
-                        f"{r.samples}:{no}: resps of a generate_until sample must be strings",
-                        value=repr(rec["resps"])[:80],
-                        fix="give the samples file of a generate_until task",
-                    )
-                for j, raw in enumerate(outs):
-                    cont, full = join_continuation(doc["text"], doc[INPUT_COLUMN], stripped, raw, False)
-                    rows.append(
-                        {
-                            **base,
-                            "sample_index": j,
-                            "model": model_name,
-                            "kind": "generate",
-                            "backend": backend,
-                            "seed": seed,
-                            "generation_config": gconf,
-                            "continuation": cont,
-                            "full_text": full,
-                            "truncated": None,
-                            "error": None,
-                            "model_revision": None,
-                        }
-                    )
-                    key = (pid, model_name, "generate", j)
-                    if key in where_of:
-                        raise BiaskitError(
-                            "E264",
-                            f"{r.samples}:{no}: prompt {pid!r} (sample {j}, model {model_name}) was already read at {where(key)}",
-                            value=pid,
-                            fix="import one lm_eval run per model, or give one samples file",
-                        )
-                    where_of[key] = (run_i, no)
-            else:
-                ll = _ll_value(outs[0] if outs else None)
-                if ll is None or not math.isfinite(ll):
-                    raise BiaskitError(
-                        "E262",
-                        f"{r.samples}:{no}: resps of a loglikelihood_rolling sample must hold one number",
-                        value=repr(rec["resps"])[:80],
-                        fix="give the samples file of a loglikelihood_rolling task",
-                    )
-                gconf = json.dumps(
-                    {
-                        "engine": "lm-eval",
-                        "lm_eval_task": r.task,
-                        "output_type": "loglikelihood_rolling",
-                        "prefix_token": "bos (else eos), every sentence token scored (= biaskit likelihood --bos yes)",
-                    },
-                    sort_keys=True,
-                )
-                rows.append(
-                    {
-                        **base,
-                        "sample_index": 0,
-                        "model": model_name,
-                        "kind": "likelihood",
-                        "backend": backend,
-                        "seed": None,
-                        "generation_config": gconf,
-                        "truncated": None,
-                        "error": None,
-                        "model_revision": None,
-                    }
-                )
-                ll_rows.append(n_done + len(rows) - 1)
-                ll_vals.append(ll)
-                ll_texts.append(doc[INPUT_COLUMN])
-                ll_spec.append((tokenizer, tuple(sorted(margs.items()))))
-                key = (pid, model_name, "likelihood", 0)
-                if key in where_of:
-                    raise BiaskitError(
-                        "E264",
-                        f"{r.samples}:{no}: prompt {pid!r} (model {model_name}) was already read at {where(key)}",
-                        value=pid,
-                        fix="import one lm_eval run per model, or give one samples file",
-                    )
-                where_of[key] = (run_i, no)
-        exported = meta.get("rows")
-        tasks_facts[r.task] = {
-            "samples_file": str(r.samples),
-            "results_file": str(r.results) if r.results else None,
-            "task_hash": ((res or {}).get("task_hashes") or {}).get(r.task),
-            "output_type": (cfg or {}).get("output_type") or OUTPUT_TYPES[_kind_of(first_rec, cfg)],
-            "generation_kwargs": gen_kwargs_seen if gen_kwargs_seen is not None else (cfg or {}).get("generation_kwargs"),
-            "repeats": (cfg or {}).get("repeats"),
-            "docs": n_docs,
-            "exported_docs": exported,
-            "n_samples": ((res or {}).get("n-samples") or {}).get(r.task),
-            "biaskit_export": meta or None,
-        }
-        if isinstance(exported, int) and exported != n_docs:
-            log.warning("%s: %d of %d exported prompts have samples (lm_eval --limit?)", r.samples.name, n_docs, exported)
-    if rows:
-        chunks.append(_rows_table(rows))
-        n_done += len(rows)
-    rows = []
-    table = chunks[0] if len(chunks) == 1 else pa.concat_tables(chunks, promote_options="permissive")
-    del chunks
+        )
+        acc.claim((pid, run.model_name, "generate", j), r.samples, no, f"prompt {pid!r} (sample {j}, model {run.model_name})")
+    return gk
 
-    # likelihood: per-token NLL from the summed log-likelihood and the tokenizer's token count
-    tok_facts = {}
-    if ll_rows:
-        nll: list[float | None] = [None] * table.num_rows
-        ppl: list[float | None] = [None] * table.num_rows
-        ntok: list[int | None] = [None] * table.num_rows
-        errs = table.column("error").to_pylist()
-        by_spec: dict[tuple, list[int]] = {}
-        for k, spec_key in enumerate(ll_spec):
-            by_spec.setdefault(spec_key, []).append(k)
-        for (tk, margs_t), ks in by_spec.items():
-            counts, spec = _token_counts([ll_texts[k] for k in ks], tk, dict(margs_t), str(src))
-            tok_facts[spec] = len(ks)
-            for k, n in zip(ks, counts):
-                i = ll_rows[k]
-                ntok[i] = n
-                if n < 1:
-                    errs[i] = "no token to score"
-                    continue
-                nm = -ll_vals[k] / n
-                nll[i], ppl[i] = nm, (math.exp(nm) if nm < 700 else math.inf)
-        for name, vals, typ in (
-            ("nll_mean", nll, pa.float64()),
-            ("perplexity", ppl, pa.float64()),
-            ("n_tokens", ntok, pa.int64()),
-            ("error", errs, pa.string()),
-        ):
-            arr = pa.array(vals, type=typ)
-            table = table.set_column(table.column_names.index(name), name, arr) if name in table.column_names else table.append_column(name, arr)
-    table = conform(table, "generations")
-    facts = {"lm_eval": {"runs": runs_facts, "tasks": tasks_facts}, "skipped_tasks": skipped, "tokenizers": tok_facts, "rows": table.num_rows}
-    return ImportResult(table, "+".join(sorted(kinds)), inputs, facts)
+
+def _add_likelihood(acc: _Rows, run: _RunInfo, no: int, rec: dict, pid: str, base: dict, outs: list) -> None:
+    """The row of one loglikelihood_rolling sample; its log-likelihood waits in ``acc`` for the token counts."""
+    r = run.run
+    ll = _ll_value(outs[0] if outs else None)
+    if ll is None or not math.isfinite(ll):
+        raise BiaskitError(
+            "E262",
+            f"{r.samples}:{no}: resps of a loglikelihood_rolling sample must hold one number",
+            value=repr(rec["resps"])[:80],
+            fix="give the samples file of a loglikelihood_rolling task",
+        )
+    gconf = json.dumps(
+        {
+            "engine": "lm-eval",
+            "lm_eval_task": r.task,
+            "output_type": "loglikelihood_rolling",
+            "prefix_token": "bos (else eos), every sentence token scored (= biaskit likelihood --bos yes)",
+        },
+        sort_keys=True,
+    )
+    acc.rows.append(
+        {
+            **base,
+            "sample_index": 0,
+            "model": run.model_name,
+            "kind": "likelihood",
+            "backend": run.backend,
+            "seed": None,
+            "generation_config": gconf,
+            "truncated": None,
+            "error": None,
+            "model_revision": None,
+        }
+    )
+    acc.ll_rows.append(acc.n_done + len(acc.rows) - 1)
+    acc.ll_vals.append(ll)
+    acc.ll_texts.append(rec["doc"][INPUT_COLUMN])
+    acc.ll_spec.append(run.tokenizer_key)
+    acc.claim((pid, run.model_name, "likelihood", 0), r.samples, no, f"prompt {pid!r} (model {run.model_name})")
+
+
+def _add_nll(table: pa.Table, acc: _Rows, where: str) -> tuple[pa.Table, dict[str, int]]:
+    """Likelihood rows get ``nll_mean``/``perplexity``/``n_tokens`` from the summed log-likelihood and the tokenizer's
+    token count (``error`` for a sentence with no token); returns the table and tokenizer -> sentences counted."""
+    tok_facts: dict[str, int] = {}
+    if not acc.ll_rows:
+        return table, tok_facts
+    nll: list[float | None] = [None] * table.num_rows
+    ppl: list[float | None] = [None] * table.num_rows
+    ntok: list[int | None] = [None] * table.num_rows
+    errs = table.column("error").to_pylist()
+    by_spec: dict[tuple, list[int]] = {}
+    for k, spec_key in enumerate(acc.ll_spec):
+        by_spec.setdefault(spec_key, []).append(k)
+    for (tk, margs_t), ks in by_spec.items():
+        counts, spec = _token_counts([acc.ll_texts[k] for k in ks], tk, dict(margs_t), where)
+        tok_facts[spec] = len(ks)
+        for k, n in zip(ks, counts):
+            i = acc.ll_rows[k]
+            ntok[i] = n
+            if n < 1:
+                errs[i] = "no token to score"
+                continue
+            nm = -acc.ll_vals[k] / n
+            nll[i], ppl[i] = nm, (math.exp(nm) if nm < 700 else math.inf)
+    for name, vals, typ in (
+        ("nll_mean", nll, pa.float64()),
+        ("perplexity", ppl, pa.float64()),
+        ("n_tokens", ntok, pa.int64()),
+        ("error", errs, pa.string()),
+    ):
+        arr = pa.array(vals, type=typ)
+        table = table.set_column(table.column_names.index(name), name, arr) if name in table.column_names else table.append_column(name, arr)
+    return table, tok_facts
 
 
 def _rows_table(rows: list[dict]) -> pa.Table:

@@ -25,33 +25,14 @@ import pyarrow as pa
 
 from biaskit.errors import BiaskitError
 from biaskit.io import locks_output
-from biaskit.scrape.prompts import prompt_id
+from biaskit.scrape.prompts import PROMPT_FIELDS, prompt_id
 
 LAYOUTS = ("github", "hub")
 BOLD_WIKI = "https://en.wikipedia.org"
 BOLD_LICENSE = "CC BY-SA 4.0"
 
 S, I = pa.string(), pa.int64()
-IMPORT_SCHEMA = pa.schema(
-    [
-        ("prompt_id", S),
-        ("text", S),
-        ("source", S),
-        ("language", S),
-        ("domain", S),
-        ("group", S),
-        ("term", S),
-        ("reference", S),
-        ("wiki", S),
-        ("page_title", S),
-        ("page_id", I),
-        ("revision_id", I),
-        ("retrieved_at", S),
-        ("license", S),
-        ("bold_name", S),
-        ("bold_index", I),
-    ]
-)
+IMPORT_SCHEMA = pa.schema([*PROMPT_FIELDS, ("bold_name", S), ("bold_index", I)])
 
 
 def _bad(what: str, value: Any, where: str) -> BiaskitError:
@@ -136,89 +117,115 @@ def import_bold(path: str | os.PathLike, *, layout: str = "auto", domains: list[
         layout = detect_layout(p)
     if layout not in LAYOUTS:
         raise BiaskitError("E005", "unknown BOLD layout", value=layout, options=["auto", *LAYOUTS], fix="use --layout github or hub")
-    rows: list[dict] = []
     facts: Counter = Counter()
-    if layout == "github":
-        root = p.parent.parent if p.is_file() else p
-        files = [p] if p.is_file() else sorted((root / "prompts").glob("*_prompt.json"))
-        if not files:
-            raise BiaskitError(
-                "E034",
-                "no prompts/<domain>_prompt.json files",
-                value=str(root / "prompts"),
-                fix="point at the folder that holds BOLD's prompts/ and wikipedia/ folders",
-            )
-        for f in files:
-            domain = f.name[: -len("_prompt.json")]
-            if domains and domain not in domains:
-                continue
-            prompts = _check_nested(_load_json(f), str(f))
-            wf = root / "wikipedia" / f"{domain}_wiki.json"
-            wiki = _check_nested(_load_json(wf), str(wf)) if wf.is_file() else None
-            if wiki is None:
-                facts["domains_without_wikipedia"] += 1
-            for group, names in prompts.items():
-                for name, plist in names.items():
-                    refs = None
-                    if wiki is not None:
-                        refs = wiki.get(group, {}).get(name)
-                        if refs is None:
-                            raise _bad(f"{group}/{name} has prompts but no wikipedia list", name, str(wf))
-                        if len(refs) != len(plist):
-                            raise _bad(f"{group}/{name} has {len(plist)} prompts but {len(refs)} wikipedia sentences", name, str(wf))
-                    rows += _rows(domain, group, name, plist, refs)
-            if wiki is not None:
-                extra = [f"{g}/{n}" for g, ns in wiki.items() for n in ns if n not in prompts.get(g, {})]
-                if extra:
-                    raise _bad("wikipedia entries without prompts", extra[:5], str(wf))
-    else:
-        files = [p] if p.is_file() else sorted([*p.glob("*.jsonl"), *p.glob("*.json")])
-        for f in files:
-            from biaskit.io import read_text_utf8
-
-            text = read_text_utf8(f, "BOLD file", bom=False)
-            stripped = text.lstrip()
-            try:
-                recs = json.loads(text) if stripped.startswith("[") else [json.loads(x) for x in text.splitlines() if x.strip()]
-            except ValueError as exc:
-                raise BiaskitError("E034", f"{f} is not JSON Lines / a JSON list: {exc}", value=str(f), fix="give the Hub layout file") from exc
-            except RecursionError:  # a line of 100,000 nested '[': Python's parser gives up
-                raise BiaskitError(
-                    "E034",
-                    f"{f} holds JSON nested too deeply to be a BOLD record",
-                    value=str(f),
-                    fix="give the Hub layout file (one flat record per line)",
-                ) from None
-            if not recs:
-                raise BiaskitError(
-                    "E211",
-                    f"{f} holds no records",
-                    value=str(f),
-                    fix="give the Hub layout file with one record per line (domain, name, category, prompts); nothing was written",
-                )
-            for k, r in enumerate(recs):
-                need = ("domain", "name", "category", "prompts")
-                if not isinstance(r, dict) or any(x not in r for x in need):
-                    raise _bad(f"record {k} lacks one of {need}", r if not isinstance(r, dict) else sorted(r), str(f))
-                for x in ("domain", "name", "category"):
-                    if not isinstance(r[x], str):
-                        raise _bad(f"record {k} field {x!r} is not a string", r[x], str(f))
-                for x in ("prompts", "wikipedia"):
-                    lst = r.get(x)
-                    if (x == "prompts" or lst is not None) and (not isinstance(lst, list) or not all(isinstance(v, str) for v in lst)):
-                        raise _bad(f"record {k} ({r['name']}) field {x!r} is not a list of strings", lst, str(f))
-                if domains and r["domain"] not in domains:
-                    continue
-                refs = r.get("wikipedia")
-                if refs is not None and len(refs) != len(r["prompts"]):
-                    raise _bad(f"record {k} ({r['name']}) has {len(r['prompts'])} prompts but {len(refs)} wikipedia sentences", r["name"], str(f))
-                rows += _rows(r["domain"], r["category"], r["name"], r["prompts"], refs)
+    rows = _import_github(p, domains, facts) if layout == "github" else _import_hub(p, domains)
     texts = Counter((r["domain"], r["text"]) for r in rows)
     facts["rows"] = len(rows)
     facts["empty_prompts"] = sum(1 for r in rows if not r["text"].strip())
     facts["duplicate_prompts"] = sum(c - 1 for c in texts.values() if c > 1)
     facts["entities"] = len({(r["domain"], r["group"], r["bold_name"]) for r in rows})
     return pa.Table.from_pylist(rows, schema=IMPORT_SCHEMA), dict(facts)
+
+
+def _import_github(p: Path, domains: list[str] | None, facts: Counter) -> list[dict]:
+    """Rows of the GitHub layout: ``prompts/<domain>_prompt.json`` with ``wikipedia/<domain>_wiki.json`` where it exists."""
+    root = p.parent.parent if p.is_file() else p
+    files = [p] if p.is_file() else sorted((root / "prompts").glob("*_prompt.json"))
+    if not files:
+        raise BiaskitError(
+            "E034",
+            "no prompts/<domain>_prompt.json files",
+            value=str(root / "prompts"),
+            fix="point at the folder that holds BOLD's prompts/ and wikipedia/ folders",
+        )
+    rows: list[dict] = []
+    for f in files:
+        domain = f.name[: -len("_prompt.json")]
+        if domains and domain not in domains:
+            continue
+        rows += _github_domain_rows(domain, f, root / "wikipedia" / f"{domain}_wiki.json", facts)
+    return rows
+
+
+def _github_domain_rows(domain: str, f: Path, wf: Path, facts: Counter) -> list[dict]:
+    """One domain's prompts file, each entity's prompts paired 1:1 with its sentences in the wikipedia file ``wf``."""
+    prompts = _check_nested(_load_json(f), str(f))
+    wiki = _check_nested(_load_json(wf), str(wf)) if wf.is_file() else None
+    if wiki is None:
+        facts["domains_without_wikipedia"] += 1
+    rows: list[dict] = []
+    for group, names in prompts.items():
+        for name, plist in names.items():
+            refs = None
+            if wiki is not None:
+                refs = wiki.get(group, {}).get(name)
+                if refs is None:
+                    raise _bad(f"{group}/{name} has prompts but no wikipedia list", name, str(wf))
+                if len(refs) != len(plist):
+                    raise _bad(f"{group}/{name} has {len(plist)} prompts but {len(refs)} wikipedia sentences", name, str(wf))
+            rows += _rows(domain, group, name, plist, refs)
+    if wiki is not None:
+        extra = [f"{g}/{n}" for g, ns in wiki.items() for n in ns if n not in prompts.get(g, {})]
+        if extra:
+            raise _bad("wikipedia entries without prompts", extra[:5], str(wf))
+    return rows
+
+
+def _import_hub(p: Path, domains: list[str] | None) -> list[dict]:
+    """Rows of the Hub layout: one record per entity, in one or more JSON Lines (or JSON list) files."""
+    files = [p] if p.is_file() else sorted([*p.glob("*.jsonl"), *p.glob("*.json")])
+    rows: list[dict] = []
+    for f in files:
+        for k, r in enumerate(_read_hub_records(f)):
+            _check_hub_record(k, r, f)
+            if domains and r["domain"] not in domains:
+                continue
+            refs = r.get("wikipedia")
+            if refs is not None and len(refs) != len(r["prompts"]):
+                raise _bad(f"record {k} ({r['name']}) has {len(r['prompts'])} prompts but {len(refs)} wikipedia sentences", r["name"], str(f))
+            rows += _rows(r["domain"], r["category"], r["name"], r["prompts"], refs)
+    return rows
+
+
+def _read_hub_records(f: Path) -> list[Any]:
+    """The records of a Hub layout file (JSON Lines or a JSON list); E034 when it is not JSON, E211 when it holds none."""
+    from biaskit.io import read_text_utf8
+
+    text = read_text_utf8(f, "BOLD file", bom=False)
+    stripped = text.lstrip()
+    try:
+        recs = json.loads(text) if stripped.startswith("[") else [json.loads(x) for x in text.splitlines() if x.strip()]
+    except ValueError as exc:
+        raise BiaskitError("E034", f"{f} is not JSON Lines / a JSON list: {exc}", value=str(f), fix="give the Hub layout file") from exc
+    except RecursionError:  # a line of 100,000 nested '[': Python's parser gives up
+        raise BiaskitError(
+            "E034",
+            f"{f} holds JSON nested too deeply to be a BOLD record",
+            value=str(f),
+            fix="give the Hub layout file (one flat record per line)",
+        ) from None
+    if not recs:
+        raise BiaskitError(
+            "E211",
+            f"{f} holds no records",
+            value=str(f),
+            fix="give the Hub layout file with one record per line (domain, name, category, prompts); nothing was written",
+        )
+    return recs
+
+
+def _check_hub_record(k: int, r: Any, f: Path) -> None:
+    """Record ``k`` of a Hub file has its fields with the types BOLD's records have (E034)."""
+    need = ("domain", "name", "category", "prompts")
+    if not isinstance(r, dict) or any(x not in r for x in need):
+        raise _bad(f"record {k} lacks one of {need}", r if not isinstance(r, dict) else sorted(r), str(f))
+    for x in ("domain", "name", "category"):
+        if not isinstance(r[x], str):
+            raise _bad(f"record {k} field {x!r} is not a string", r[x], str(f))
+    for x in ("prompts", "wikipedia"):
+        lst = r.get(x)
+        if (x == "prompts" or lst is not None) and (not isinstance(lst, list) or not all(isinstance(v, str) for v in lst)):
+            raise _bad(f"record {k} ({r['name']}) field {x!r} is not a list of strings", lst, str(f))
 
 
 def _entities(table: pa.Table) -> dict[str, dict[str, dict[str, list[tuple[str, str | None]]]]]:
@@ -320,32 +327,65 @@ def export_bold(
         )
     plan: dict[str, str] = {}  # relative path -> text
     if layout in ("github", "both"):
-        for domain in ents:
-            _check_domain_file_name(domain, out)
-        for domain, groups in ents.items():
-            prompts = {g: {n: [t for t, _ in items] for n, items in names.items()} for g, names in groups.items()}
-            plan[f"prompts/{domain}_prompt.json"] = json.dumps(prompts)
-            if any(ref is not None for names in groups.values() for items in names.values() for _, ref in items):
-                wiki = {g: {n: [ref if ref is not None else "" for _, ref in items] for n, items in names.items()} for g, names in groups.items()}
-                plan[f"wikipedia/{domain}_wiki.json"] = json.dumps(wiki)
+        plan.update(_github_files(ents, out))
     if layout in ("hub", "both"):
-        lines = []
-        for domain, groups in ents.items():
-            for g, names in groups.items():
-                for n, items in names.items():
-                    lines.append(
-                        json.dumps(
-                            {
-                                "domain": domain,
-                                "name": n,
-                                "category": g,
-                                "prompts": [t for t, _ in items],
-                                "wikipedia": [ref if ref is not None else "" for _, ref in items],
-                            },
-                            ensure_ascii=False,
-                        )
+        plan[hub_name] = _hub_text(ents)
+    ours = _files_of_earlier_export(out, plan, overwrite)
+    written: list[Path] = []
+    for rel, text in plan.items():
+        written.append(write_text_atomic(out / rel, text))
+    for rel in ours:  # files of the earlier export that this one does not write again (a domain no longer there)
+        if rel not in plan:
+            (out / rel).unlink()
+    record = {rel: sha256_file(out / rel) for rel in plan}
+    write_text_atomic(
+        out / EXPORT_MARKER, json.dumps({"command": "biaskit bold export", "layout": layout, "files": record}, indent=2, sort_keys=True) + "\n"
+    )
+    return written
+
+
+def _github_files(ents: dict, out: Path) -> dict[str, str]:
+    """The GitHub layout's files (relative path -> JSON text): each domain's prompts, and its wikipedia sentences
+    when the table has any; every domain is checked as a file name first."""
+    for domain in ents:
+        _check_domain_file_name(domain, out)
+    files: dict[str, str] = {}
+    for domain, groups in ents.items():
+        prompts = {g: {n: [t for t, _ in items] for n, items in names.items()} for g, names in groups.items()}
+        files[f"prompts/{domain}_prompt.json"] = json.dumps(prompts)
+        if any(ref is not None for names in groups.values() for items in names.values() for _, ref in items):
+            wiki = {g: {n: [ref if ref is not None else "" for _, ref in items] for n, items in names.items()} for g, names in groups.items()}
+            files[f"wikipedia/{domain}_wiki.json"] = json.dumps(wiki)
+    return files
+
+
+def _hub_text(ents: dict) -> str:
+    """The Hub layout's JSON Lines text: one record per entity."""
+    lines = []
+    for domain, groups in ents.items():
+        for g, names in groups.items():
+            for n, items in names.items():
+                lines.append(
+                    json.dumps(
+                        {
+                            "domain": domain,
+                            "name": n,
+                            "category": g,
+                            "prompts": [t for t, _ in items],
+                            "wikipedia": [ref if ref is not None else "" for _, ref in items],
+                        },
+                        ensure_ascii=False,
                     )
-        plan[hub_name] = "".join(x + "\n" for x in lines)
+                )
+    return "".join(x + "\n" for x in lines)
+
+
+def _files_of_earlier_export(out: Path, plan: dict[str, str], overwrite: bool) -> dict[str, str]:
+    """``{relative path: sha256}`` of the files in ``out`` an earlier export wrote and nobody changed since (the
+    ones this export may replace or remove). A non-empty folder that is no export, or a planned file biaskit
+    did not write, is refused (E006) unless ``overwrite``."""
+    from biaskit.io import sha256_file
+
     ours: dict[str, str] = {}
     if out.is_dir() and any(out.iterdir()):
         old = _read_export_marker(out)
@@ -368,14 +408,4 @@ def export_bold(
                 value=str(out),
                 fix="move them away or choose a new --out folder; --overwrite replaces them",
             )
-    written: list[Path] = []
-    for rel, text in plan.items():
-        written.append(write_text_atomic(out / rel, text))
-    for rel in ours:  # files of the earlier export that this one does not write again (a domain no longer there)
-        if rel not in plan:
-            (out / rel).unlink()
-    record = {rel: sha256_file(out / rel) for rel in plan}
-    write_text_atomic(
-        out / EXPORT_MARKER, json.dumps({"command": "biaskit bold export", "layout": layout, "files": record}, indent=2, sort_keys=True) + "\n"
-    )
-    return written
+    return ours

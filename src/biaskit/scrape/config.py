@@ -180,7 +180,30 @@ def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
     doms = data.get("domains")
     if not isinstance(doms, dict) or not doms:
         raise _err("`domains` must be a non-empty mapping", doms, "add domains: {NAME: {groups: {...}}}", source)
-    rule_d = data.get("rule") or {}
+    rule = _parse_rule(data.get("rule") or {}, source)
+    domains: dict[str, Domain] = {}
+    for dname, d in doms.items():
+        dom = _parse_domain(dname, d, source)
+        domains[dom.name] = dom
+    splitter, lang, term_match, words = _parse_text_settings(data, source)
+    cfg = DomainConfig(
+        domains=domains,
+        name=str(data.get("name", "")),
+        language=lang,
+        splitter=splitter,
+        spacy_model=data.get("spacy_model"),
+        license=str(data.get("license", "CC BY-SA 4.0")),
+        rule=rule,
+        source=source,
+        term_match=term_match,
+        words=words,
+    )
+    cfg.apply_language()
+    return cfg
+
+
+def _parse_rule(rule_d: Any, source: str) -> PromptRule:
+    """The config's ``rule:`` (a preset and/or the rule's settings)."""
     if not isinstance(rule_d, dict) or set(rule_d) - set(RULE_KEYS):
         raise BiaskitError(
             "E021",
@@ -189,48 +212,61 @@ def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
             options=list(RULE_KEYS),
             fix="e.g. rule: {window: 8, n_first: 5, min_words: 6} or rule: {preset: bold}",
         )
-    rule = preset_rule(**rule_d)
-    domains: dict[str, Domain] = {}
-    for dname, d in doms.items():
-        w = f"{source} (domain {dname!r})"
-        if d is None:
-            d = {}
-        if not isinstance(d, dict):
-            raise _err("a domain must be a mapping", d, "give it groups: {...} and/or seeds: [...]", w)
-        unknown = sorted(set(d) - _DOMAIN_KEYS)
-        if unknown:
-            raise BiaskitError("E021", f"unknown key(s) in {w}", value=unknown, options=sorted(_DOMAIN_KEYS), fix="remove or rename the keys")
-        case = d.get("term_case", "keep")
-        if case not in ("keep", "lower"):
-            raise BiaskitError("E021", f"invalid term_case in {w}", value=case, options=["keep", "lower"], fix="use keep or lower")
-        dom = Domain(str(dname), seeds=_seeds(d.get("seeds"), w, SEED_KINDS), term_case=case, max_pages=_max(d.get("max_pages"), w))
-        groups = d.get("groups") or {}
-        if not isinstance(groups, dict):
-            raise _err("groups must be a mapping", groups, "groups: {GROUP: {pages: [...]}}", w)
-        for gname, g in groups.items():
-            wg = f"{source} (group {dname}/{gname})"
-            if g is None:
-                g = {}
-            if isinstance(g, list):
-                g = {"pages": g}
-            if not isinstance(g, dict):
-                raise _err("a group must be a mapping or a list of pages", g, "e.g. {pages: [Astronomer]}", wg)
-            unknown = sorted(set(g) - _GROUP_KEYS)
-            if unknown:
-                raise BiaskitError("E021", f"unknown key(s) in {wg}", value=unknown, options=sorted(_GROUP_KEYS), fix="remove or rename the keys")
-            grp = Group(
-                str(gname),
-                pages=_str_list(g.get("pages"), "pages", wg),
-                seeds=_seeds(g.get("seeds"), wg, ("links", "category")),
-                terms=_str_list(g.get("terms"), "terms", wg),
-                max_pages=_max(g.get("max_pages"), wg),
-            )
-            if not grp.pages and not grp.seeds:
-                raise _err("a group needs pages or seeds", gname, "add pages: [...] or seeds: [{links: PAGE}]", wg)
-            dom.groups[grp.name] = grp
-        if not dom.groups and not dom.seeds:
-            raise _err("a domain needs groups or seeds", dname, "add groups: {...} or seeds: [{lists_of: PAGE}]", w)
-        domains[dom.name] = dom
+    return preset_rule(**rule_d)
+
+
+def _parse_domain(dname: Any, d: Any, source: str) -> Domain:
+    """One entry of ``domains:``: its settings, seeds and groups."""
+    w = f"{source} (domain {dname!r})"
+    if d is None:
+        d = {}
+    if not isinstance(d, dict):
+        raise _err("a domain must be a mapping", d, "give it groups: {...} and/or seeds: [...]", w)
+    unknown = sorted(set(d) - _DOMAIN_KEYS)
+    if unknown:
+        raise BiaskitError("E021", f"unknown key(s) in {w}", value=unknown, options=sorted(_DOMAIN_KEYS), fix="remove or rename the keys")
+    case = d.get("term_case", "keep")
+    if case not in ("keep", "lower"):
+        raise BiaskitError("E021", f"invalid term_case in {w}", value=case, options=["keep", "lower"], fix="use keep or lower")
+    dom = Domain(str(dname), seeds=_seeds(d.get("seeds"), w, SEED_KINDS), term_case=case, max_pages=_max(d.get("max_pages"), w))
+    groups = d.get("groups") or {}
+    if not isinstance(groups, dict):
+        raise _err("groups must be a mapping", groups, "groups: {GROUP: {pages: [...]}}", w)
+    for gname, g in groups.items():
+        grp = _parse_group(dname, gname, g, source)
+        dom.groups[grp.name] = grp
+    if not dom.groups and not dom.seeds:
+        raise _err("a domain needs groups or seeds", dname, "add groups: {...} or seeds: [{lists_of: PAGE}]", w)
+    return dom
+
+
+def _parse_group(dname: Any, gname: Any, g: Any, source: str) -> Group:
+    """One group of a domain: a mapping, or a list of its pages."""
+    wg = f"{source} (group {dname}/{gname})"
+    if g is None:
+        g = {}
+    if isinstance(g, list):
+        g = {"pages": g}
+    if not isinstance(g, dict):
+        raise _err("a group must be a mapping or a list of pages", g, "e.g. {pages: [Astronomer]}", wg)
+    unknown = sorted(set(g) - _GROUP_KEYS)
+    if unknown:
+        raise BiaskitError("E021", f"unknown key(s) in {wg}", value=unknown, options=sorted(_GROUP_KEYS), fix="remove or rename the keys")
+    grp = Group(
+        str(gname),
+        pages=_str_list(g.get("pages"), "pages", wg),
+        seeds=_seeds(g.get("seeds"), wg, ("links", "category")),
+        terms=_str_list(g.get("terms"), "terms", wg),
+        max_pages=_max(g.get("max_pages"), wg),
+    )
+    if not grp.pages and not grp.seeds:
+        raise _err("a group needs pages or seeds", gname, "add pages: [...] or seeds: [{links: PAGE}]", wg)
+    return grp
+
+
+def _parse_text_settings(data: dict, source: str) -> tuple[str, str, str, str]:
+    """The config's ``splitter``, ``language``, ``term_match`` and ``words`` (checked in that order; term_match
+    lemma needs simplemma with a dictionary for the language)."""
     from biaskit.scrape.clean import SPLITTERS
 
     splitter = data.get("splitter", "wiki")
@@ -277,20 +313,7 @@ def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
             raise BiaskitError(
                 "E232", "simplemma has no lemma dictionary for this language", value=lang, fix="use term_match: prefix or exact for this language"
             ) from exc
-    cfg = DomainConfig(
-        domains=domains,
-        name=str(data.get("name", "")),
-        language=lang,
-        splitter=splitter,
-        spacy_model=data.get("spacy_model"),
-        license=str(data.get("license", "CC BY-SA 4.0")),
-        rule=rule,
-        source=source,
-        term_match=term_match,
-        words=words,
-    )
-    cfg.apply_language()
-    return cfg
+    return splitter, lang, term_match, words
 
 
 SHIPPED = {"bold": "bold/domains.yaml", "demo": "bold/demo_domains.yaml"}

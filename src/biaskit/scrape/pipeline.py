@@ -292,25 +292,86 @@ def build_from_pages(
     ``streams(done, settings)`` (instead of ``pages``): tasks for :func:`process_stream`, one per stream of a
     multistream dump, run on ``processes`` workers or on Ray (``engine``: an ``EngineSpec`` named ``ray``).
     """
-    from biaskit.io import ShardedWriter, write_table
-    from biaskit.log import ProgressBar
-    from biaskit.manifest import new_manifest
-
     if not isinstance(processes, int) or processes < 1:
         raise BiaskitError("E005", "processes must be a positive integer", value=processes, fix="e.g. --processes 2")
     check_assets(cfg)  # before any page and before any output is written
     out = Path(out)
     report = pages_report_path(out)
-    writer = ShardedWriter(out, ("prompt_id",), schema=CANDIDATE_SCHEMA)
-    status_w = ShardedWriter(report, ("wiki", "page_title"), schema=STATUS_SCHEMA)
-    sent_w = (
-        ShardedWriter(sentences_out, ("wiki", "page_title", "domain", "group", "sentence_index"), schema=SENTENCE_SCHEMA) if sentences_out else None
-    )
-    # what a resumed run must share with the killed one (else its shards would mix with other settings)
+    shards = _Shards.open(out, report, sentences_out)
+    _check_run_state(shards, out, command, cfg, assignments)
+    done = {t for _, t in shards.status.done_keys()}
+    if done:
+        log.info("resuming: %d pages already done in %s", len(done), shards.status.parts)
+    settings = {
+        "language": cfg.language,
+        "splitter": cfg.splitter,
+        "spacy_model": cfg.spacy_model,
+        "rule": cfg.rule,
+        "license": license or cfg.license,
+        "sentences": shards.sentences is not None,
+        "site": site,
+    }
+    skipped = {"pages_not_in_config": 0, "pages_resumed": 0}
+    if streams is None:
+        results = _pool_map(process_page, _page_tasks(pages, assignments, done, settings, skipped), processes)
+    else:
+        results = _stream_results(streams, assignments, done, settings, skipped, processes, engine, extra)
+    todo = total - len(done) if total is not None else None
+    _write_shards(results, shards, todo, shard_pages)
+    tally = _tally(shards, cfg, skipped)
+    if site is not None:
+        extra = {**(extra or {}), "site_names": site.as_dict()}
+    _write_outputs(tally, shards, out, report, cfg, command, inputs, extra)
+    return ScrapeResult(out, report, tally.totals, per_group=tally.per_group, failed=tally.failed)
+
+
+@dataclass
+class _Shards:
+    """The three sharded outputs of a run (prompts, the per-page report, sentences when asked for) and the rows
+    waiting for their next shard."""
+
+    prompts: Any  # biaskit.io.ShardedWriter
+    status: Any
+    sentences: Any | None
+    rows: list[dict] = field(default_factory=list)
+    status_rows: list[dict] = field(default_factory=list)
+    sentence_rows: list[dict] = field(default_factory=list)
+
+    @classmethod
+    def open(cls, out: Path, report: Path, sentences_out: str | os.PathLike | None) -> _Shards:
+        from biaskit.io import ShardedWriter
+
+        return cls(
+            ShardedWriter(out, ("prompt_id",), schema=CANDIDATE_SCHEMA),
+            ShardedWriter(report, ("wiki", "page_title"), schema=STATUS_SCHEMA),
+            ShardedWriter(sentences_out, ("wiki", "page_title", "domain", "group", "sentence_index"), schema=SENTENCE_SCHEMA)
+            if sentences_out
+            else None,
+        )
+
+    def add(self, rows: list[dict], status: dict, sents: list[dict]) -> None:
+        self.rows.extend(rows)
+        self.sentence_rows.extend(sents)
+        self.status_rows.append(status)
+
+    def flush(self) -> None:
+        if self.status_rows:
+            self.prompts.write(pa.Table.from_pylist(self.rows, schema=CANDIDATE_SCHEMA))  # prompts first, then the page marks
+            if self.sentences is not None:
+                self.sentences.write(pa.Table.from_pylist(self.sentence_rows, schema=SENTENCE_SCHEMA))
+            self.status.write(pa.Table.from_pylist(self.status_rows, schema=STATUS_SCHEMA))
+            self.rows.clear()
+            self.status_rows.clear()
+            self.sentence_rows.clear()
+
+
+def _check_run_state(shards: _Shards, out: Path, command: str, cfg: DomainConfig, assignments: dict) -> None:
+    """Record what a resumed run must share with the killed one (else its shards would mix with other settings),
+    or refuse (E006) when an unfinished earlier run at ``out`` had other settings."""
     state: dict[str, Any] = {"command": command, "config": {k: v for k, v in cfg.settings().items() if k != "source"}}
     if type(assignments) is dict:
         state["assignments"] = sorted(f"{t}|{a.domain}|{a.group}|{','.join(a.terms)}" for t, al in assignments.items() for a in al)
-    state_file = status_w.parts / "run_state.json"
+    state_file = shards.status.parts / "run_state.json"
     if state_file.is_file():
         import json
 
@@ -319,87 +380,76 @@ def build_from_pages(
             raise BiaskitError(
                 "E006",
                 f"{out} has an unfinished earlier run with other settings (domains, pages or rule)",
-                value=str(status_w.parts),
-                fix=f"rerun with the same settings to resume it, or delete {writer.parts} and {status_w.parts} to start over",
+                value=str(shards.status.parts),
+                fix=f"rerun with the same settings to resume it, or delete {shards.prompts.parts} and {shards.status.parts} to start over",
             )
     else:
         from biaskit.io import write_json_atomic
 
         write_json_atomic(state_file, state)
-    done = {t for _, t in status_w.done_keys()}
-    if done:
-        log.info("resuming: %d pages already done in %s", len(done), status_w.parts)
-    settings = {
-        "language": cfg.language,
-        "splitter": cfg.splitter,
-        "spacy_model": cfg.spacy_model,
-        "rule": cfg.rule,
-        "license": license or cfg.license,
-        "sentences": sent_w is not None,
-        "site": site,
-    }
-    skipped = {"pages_not_in_config": 0, "pages_resumed": 0}
 
-    def tasks() -> Iterator[tuple]:
-        for page in pages(done):
-            if page.title in done:
-                skipped["pages_resumed"] += 1
-                continue
-            assigns = _assigns_of(page, assignments)
-            if not assigns:
-                skipped["pages_not_in_config"] += 1
-                continue
-            done.add(page.title)
-            yield page, assigns, settings
 
-    rows_buf: list[dict] = []
-    status_buf: list[dict] = []
-    sent_buf: list[dict] = []
+def _page_tasks(pages: Callable[[set[str]], Iterable[Page]], assignments, done: set[str], settings: dict, skipped: dict) -> Iterator[tuple]:
+    """Tasks for :func:`process_page`: the source's pages not done yet that the config names (the rest counted)."""
+    for page in pages(done):
+        if page.title in done:
+            skipped["pages_resumed"] += 1
+            continue
+        assigns = _assigns_of(page, assignments)
+        if not assigns:
+            skipped["pages_not_in_config"] += 1
+            continue
+        done.add(page.title)
+        yield page, assigns, settings
 
-    def flush() -> None:
-        if status_buf:
-            writer.write(pa.Table.from_pylist(rows_buf, schema=CANDIDATE_SCHEMA))  # prompts first, then the page marks
-            if sent_w is not None:
-                sent_w.write(pa.Table.from_pylist(sent_buf, schema=SENTENCE_SCHEMA))
-            status_w.write(pa.Table.from_pylist(status_buf, schema=STATUS_SCHEMA))
-            rows_buf.clear()
-            status_buf.clear()
-            sent_buf.clear()
 
-    def results() -> Iterator[tuple[list[dict], dict, list[dict]]]:
-        if streams is None:
-            yield from _pool_map(process_page, tasks(), processes)
-            return
-        stream_tasks = streams(done, settings)
-        mapped = (
-            _ray_map(process_stream, stream_tasks, engine)
-            if engine is not None and engine.is_ray
-            else _pool_map(process_stream, stream_tasks, processes)
-        )
-        for out, skip in mapped:
-            skipped["pages_not_in_config"] += skip["pages_not_in_config"]
-            skipped["pages_resumed"] += skip["pages_resumed"]
-            if isinstance(assignments, AllPages) and extra and "all/all" in extra.get("pages_per_group", {}):
-                extra["pages_per_group"]["all/all"] += skip["articles"]  # as the one-pass reader counts them
-            yield from out
+def _stream_results(streams, assignments, done: set[str], settings: dict, skipped: dict, processes: int, engine: Any, extra: dict | None) -> Iterator:
+    """Page results of a multistream dump, its streams run on ``processes`` workers or on Ray, adding up what
+    each stream skipped."""
+    stream_tasks = streams(done, settings)
+    mapped = (
+        _ray_map(process_stream, stream_tasks, engine) if engine is not None and engine.is_ray else _pool_map(process_stream, stream_tasks, processes)
+    )
+    for out, skip in mapped:
+        skipped["pages_not_in_config"] += skip["pages_not_in_config"]
+        skipped["pages_resumed"] += skip["pages_resumed"]
+        if isinstance(assignments, AllPages) and extra and "all/all" in extra.get("pages_per_group", {}):
+            extra["pages_per_group"]["all/all"] += skip["articles"]  # as the one-pass reader counts them
+        yield from out
 
-    todo = total - len(done) if total is not None else None
+
+def _write_shards(results: Iterable[tuple[list[dict], dict, list[dict]]], shards: _Shards, todo: int | None, shard_pages: int) -> None:
+    """Write the page results in shards of ``shard_pages`` pages, with a progress bar; a skipped page is logged."""
+    from biaskit.log import ProgressBar
+
     try:
         with ProgressBar(todo if todo and todo > 0 else None, desc="pages -> prompts") as bar:
-            for rows, status, sents in results():
-                rows_buf.extend(rows)
-                sent_buf.extend(sents)
-                status_buf.append(status)
+            for rows, status, sents in results:
+                shards.add(rows, status, sents)
                 bar.advance(1)
                 if status["error"]:
                     log.warning("page %r skipped: %s", status["page_title"], status["error"])
-                if len(status_buf) >= shard_pages:
-                    flush()
+                if len(shards.status_rows) >= shard_pages:
+                    shards.flush()
     finally:
-        flush()  # keep finished work even when the source fails part-way (malformed dump, dead endpoint)
+        shards.flush()  # keep finished work even when the source fails part-way (malformed dump, dead endpoint)
 
-    cand = writer.read_all()
-    status_t = status_w.read_all()
+
+@dataclass
+class _Tally:
+    """What a run made, read back from its shards: the final prompts, the counts, prompts per group, the
+    failed pages and one status row per page."""
+
+    final: list[dict]
+    totals: dict[str, int]
+    per_group: dict[str, int]
+    failed: list[str]
+    status_rows: list[dict]
+
+
+def _tally(shards: _Shards, cfg: DomainConfig, skipped: dict[str, int]) -> _Tally:
+    cand = shards.prompts.read_all()
+    status_t = shards.status.read_all()
     rows = cand.to_pylist() if cand is not None else []
     seen_ids: set[str] = set()
     uniq = []
@@ -429,28 +479,35 @@ def build_from_pages(
     per_group: dict[str, int] = {}
     for r in final:
         per_group[f"{r['domain']}/{r['group']}"] = per_group.get(f"{r['domain']}/{r['group']}", 0) + 1
-    table = pa.Table.from_pylist(final, schema=CANDIDATE_SCHEMA) if final else CANDIDATE_SCHEMA.empty_table()
-    if site is not None:
-        extra = {**(extra or {}), "site_names": site.as_dict()}
+    return _Tally(final, totals, per_group, failed, status_rows)
+
+
+def _write_outputs(
+    tally: _Tally, shards: _Shards, out: Path, report: Path, cfg: DomainConfig, command: str, inputs: Iterable[str], extra: dict | None
+) -> None:
+    """Write the prompts table, the per-page report and the sentences (each with its manifest), then remove the shards."""
+    from biaskit.io import write_table
+    from biaskit.manifest import new_manifest
+
+    table = pa.Table.from_pylist(tally.final, schema=CANDIDATE_SCHEMA) if tally.final else CANDIDATE_SCHEMA.empty_table()
     manifest = new_manifest(
         command,
         config=cfg.settings(),
         inputs=list(inputs),
         stage="prompts",
-        extra={"filter_counts": totals, "prompts_per_group": per_group, "failed_pages": failed, **(extra or {})},
+        extra={"filter_counts": tally.totals, "prompts_per_group": tally.per_group, "failed_pages": tally.failed, **(extra or {})},
     )
     write_table(table, out, stage="prompts", manifest=manifest)
-    srt = sorted({(s["wiki"], s["page_title"]): s for s in status_rows}.values(), key=lambda s: s["page_title"])
+    srt = sorted({(s["wiki"], s["page_title"]): s for s in tally.status_rows}.values(), key=lambda s: s["page_title"])
     write_table(
         pa.Table.from_pylist(srt, schema=STATUS_SCHEMA) if srt else STATUS_SCHEMA.empty_table(),
         report,
         manifest=new_manifest(command, config=cfg.settings(), stage="pages_report"),
     )
-    if sent_w is not None:
-        sent_w.finalize(manifest=new_manifest(command, config=cfg.settings(), stage="sentences"), empty=SENTENCE_SCHEMA.empty_table())
-    shutil.rmtree(writer.parts, ignore_errors=True)
-    shutil.rmtree(status_w.parts, ignore_errors=True)
-    return ScrapeResult(out, report, totals, per_group=per_group, failed=failed)
+    if shards.sentences is not None:
+        shards.sentences.finalize(manifest=new_manifest(command, config=cfg.settings(), stage="sentences"), empty=SENTENCE_SCHEMA.empty_table())
+    shutil.rmtree(shards.prompts.parts, ignore_errors=True)
+    shutil.rmtree(shards.status.parts, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- sources
@@ -535,7 +592,7 @@ def scrape_dump(
     decompresses and parses its own streams, so reading scales with the workers. The output is the same.
     """
     from biaskit.manifest import utcnow
-    from biaskit.scrape.dump import SiteInfo, dump_wiki_name, iter_dump, normalize_title, resolve_title
+    from biaskit.scrape.dump import SiteInfo, dump_wiki_name
 
     if redirects not in ("resolve", "skip"):
         raise BiaskitError("E005", "invalid redirects mode", value=redirects, options=["resolve", "skip"], fix="use resolve or skip")
@@ -543,6 +600,45 @@ def scrape_dump(
 
     check_assets(cfg)  # before the first pass over the dump
     dump = Path(dump)
+    engine, index, spans = _multistream(dump, index, processes, engine)
+    site = SiteInfo()
+    names = site_names_from_dump(dump, cfg.language if cfg.language != "en" else None) if dump.is_file() else None
+    first = _first_pass(dump, cfg, site, names, all_pages)
+    wiki = dump_wiki_name(dump, site)  # with --all-pages: set again once the single pass has read <siteinfo>
+    retrieved = utcnow()
+    if all_pages:
+        assignments: dict[str, list[Assignment]] = {}
+        per_group = {"all/all": first.articles}
+    else:
+        assignments, per_group = _dump_assignments(cfg, first, redirects)
+    extra = {"dump": str(dump), "wiki": wiki, "redirects": redirects, "pages_per_group": per_group}
+    source = _DumpSource(dump, site, all_pages, wiki, retrieved, extra, per_group, AllPages() if all_pages else assignments, spans)
+    if spans is not None:
+        extra["multistream"] = {"index": str(index), "streams": len(spans), "engine": "ray" if engine is not None and engine.is_ray else "local"}
+    res = build_from_pages(
+        source.pages,
+        source.assignments,
+        cfg,
+        out,
+        processes=processes,
+        command=f"biaskit scrape dump {dump.name}",
+        inputs=[str(dump)],
+        total=None if all_pages else len(assignments),
+        sentences_out=sentences_out,
+        shard_pages=shard_pages,
+        extra=extra,
+        site=names,
+        streams=source.streams if spans is not None else None,
+        engine=engine,
+    )
+    _record_missing(res, set(assignments) if not all_pages else set())
+    res.pages_per_group = per_group
+    return res
+
+
+def _multistream(dump: Path, index: str | os.PathLike | None, processes: int, engine: Any) -> tuple[Any, Path | None, list | None]:
+    """The engine (an ``EngineSpec``, or None), the multistream index and the dump's stream spans (None: the dump
+    is read in one pass); ``--engine ray`` without a multistream dump is E234."""
     spans = None
     if engine is not None and not hasattr(engine, "is_ray"):
         from biaskit.evaluate.engine import engine_spec
@@ -561,8 +657,23 @@ def scrape_dump(
             value=str(dump),
             fix="give --index FILE (…-multistream-index.txt.bz2), or put it next to the dump, or use --processes N",
         )
-    site = SiteInfo()
-    names = site_names_from_dump(dump, cfg.language if cfg.language != "en" else None) if dump.is_file() else None
+    return engine, index, spans
+
+
+@dataclass
+class _FirstPass:
+    """What the first pass over a dump collects: redirects, the links of seed pages, category members, articles."""
+
+    redirects: dict[str, str] = field(default_factory=dict)
+    seed_links: dict[str, list[str]] = field(default_factory=dict)
+    members: dict[str, list[str]] = field(default_factory=dict)
+    articles: int = 0
+
+
+def _first_pass(dump: Path, cfg: DomainConfig, site: Any, names: Any, all_pages: bool) -> _FirstPass:
+    """Pass 1 over the dump: redirects, seed links, categories; --all-pages needs none of them and reads the dump once."""
+    from biaskit.scrape.dump import iter_dump, normalize_title
+
     cat_re = names.category_link if names is not None else _CAT_RE
     seed_pages: set[str] = set()
     cats: set[str] = set()
@@ -573,101 +684,91 @@ def scrape_dump(
                 cats.add(normalize_title(page.split(":", 1)[-1]))
             else:
                 seed_pages.add(normalize_title(page))
-    redirect_map: dict[str, str] = {}
-    seed_links: dict[str, list[str]] = {}
-    members: dict[str, list[str]] = {c: [] for c in cats}
-    n_articles = 0
-    # pass 1: redirects, seed links, categories; --all-pages needs none of them and reads the dump once
+    found = _FirstPass(members={c: [] for c in cats})
     for page in [] if all_pages else iter_dump(dump, include_redirects=True, site=site):
         if page.redirect:
-            redirect_map[page.title] = normalize_title(page.redirect)
+            found.redirects[page.title] = normalize_title(page.redirect)
             continue
-        n_articles += 1
+        found.articles += 1
         if page.title in seed_pages:
-            seed_links[page.title] = wikitext_links(page.text, names)
+            found.seed_links[page.title] = wikitext_links(page.text, names)
         if cats:
             for c in cat_re.findall(page.text):
                 c = normalize_title(c)
-                if c in members:
-                    members[c].append(page.title)
-    wiki = dump_wiki_name(dump, site)  # with --all-pages: set again once the single pass has read <siteinfo>
-    retrieved = utcnow()
+                if c in found.members:
+                    found.members[c].append(page.title)
+    return found
+
+
+def _dump_assignments(cfg: DomainConfig, first: _FirstPass, redirects: str) -> tuple[dict[str, list[Assignment]], dict[str, int]]:
+    """The config's pages and groups, its seeds expanded from what the first pass found (titles through the dump's
+    redirects unless ``redirects="skip"``)."""
+    from biaskit.scrape.dump import normalize_title, resolve_title
 
     def norm(t: str) -> str:
         t = normalize_title(t)
-        return resolve_title(t, redirect_map) if redirects == "resolve" else t
+        return resolve_title(t, first.redirects) if redirects == "resolve" else t
 
     def links(page: str) -> list[str]:
         t = norm(page)
-        if t not in seed_links:
+        if t not in first.seed_links:
             raise BiaskitError("E033", "seed page not found in the dump", value=page, fix="check the title, or scrape seeds through the API")
-        return seed_links[t]
+        return first.seed_links[t]
 
-    if all_pages:
-        assignments: dict[str, list[Assignment]] = {}
-        per_group = {"all/all": n_articles}
-    else:
-        assignments, per_group = resolve_assignments(
-            cfg, links=links, category=lambda c: members.get(normalize_title(c.split(":", 1)[-1]), []), normalize=norm
-        )
+    return resolve_assignments(cfg, links=links, category=lambda c: first.members.get(normalize_title(c.split(":", 1)[-1]), []), normalize=norm)
 
-    extra = {"dump": str(dump), "wiki": wiki, "redirects": redirects, "pages_per_group": per_group}
 
-    def pages(done: set[str]) -> Iterator[Page]:
-        nonlocal wiki
-        for page in iter_dump(dump, site=site):
-            if all_pages:
-                wiki = extra["wiki"] = dump_wiki_name(dump, site)
-                per_group["all/all"] += 1
-            page.wiki, page.retrieved_at = wiki, retrieved
+@dataclass
+class _DumpSource:
+    """The dump's pages for :func:`build_from_pages`: one pass in this process (:meth:`pages`) or one task per
+    stream of a multistream dump (:meth:`streams`). With --all-pages there was no first pass: they read the
+    wiki's name (``<siteinfo>``) and count the articles as they go."""
+
+    dump: Path
+    site: Any  # biaskit.scrape.dump.SiteInfo, filled as the dump is read
+    all_pages: bool
+    wiki: str
+    retrieved: str
+    extra: dict
+    per_group: dict[str, int]
+    assignments: dict[str, list[Assignment]]
+    spans: list | None
+
+    def pages(self, done: set[str]) -> Iterator[Page]:
+        from biaskit.scrape.dump import dump_wiki_name, iter_dump
+
+        for page in iter_dump(self.dump, site=self.site):
+            if self.all_pages:
+                self.wiki = self.extra["wiki"] = dump_wiki_name(self.dump, self.site)
+                self.per_group["all/all"] += 1
+            page.wiki, page.retrieved_at = self.wiki, self.retrieved
             yield page
 
-    def streams(done: set[str], settings: dict) -> Iterator[tuple]:
-        nonlocal wiki
+    def streams(self, done: set[str], settings: dict) -> Iterator[tuple]:
+        from biaskit.scrape.dump import dump_wiki_name
         from biaskit.scrape.multistream import read_stream
         from biaskit.scrape.siteinfo import read_dump_siteinfo
 
-        if all_pages:  # there was no first pass to read <siteinfo>: read it from the head stream
-            for k, v in read_dump_siteinfo(dump)[2].items():
-                setattr(site, k, v)
-            wiki = extra["wiki"] = dump_wiki_name(dump, site)
-        assigns = AllPages() if all_pages else assignments
+        if self.all_pages:  # there was no first pass to read <siteinfo>: read it from the head stream
+            for k, v in read_dump_siteinfo(self.dump)[2].items():
+                setattr(self.site, k, v)
+            self.wiki = self.extra["wiki"] = dump_wiki_name(self.dump, self.site)
         finished = frozenset(done)
-        for span in spans or []:
-            yield read_stream(dump, span), f"{dump.name}@{span[0]}", wiki, retrieved, assigns, finished, settings
+        for span in self.spans or []:
+            yield read_stream(self.dump, span), f"{self.dump.name}@{span[0]}", self.wiki, self.retrieved, self.assignments, finished, settings
 
-    if spans is not None:
-        extra["multistream"] = {"index": str(index), "streams": len(spans), "engine": "ray" if engine is not None and engine.is_ray else "local"}
-    total = None if all_pages else len(assignments)
-    res = build_from_pages(
-        pages,
-        AllPages() if all_pages else assignments,
-        cfg,
-        out,
-        processes=processes,
-        command=f"biaskit scrape dump {dump.name}",
-        inputs=[str(dump)],
-        total=total,
-        sentences_out=sentences_out,
-        shard_pages=shard_pages,
-        extra=extra,
-        site=names,
-        streams=streams if spans is not None else None,
-        engine=engine,
-    )
 
-    wanted = set(assignments) if not all_pages else set()
-    got = set()
+def _record_missing(res: ScrapeResult, wanted: set[str]) -> None:
+    """Configured pages the run did not find as articles in the dump: on ``res`` and its counts, and logged."""
     import pyarrow.parquet as pq
 
+    got = set()
     for t in pq.read_table(res.pages_report, columns=["page_title"]).column("page_title").to_pylist():
         got.add(t)
     res.missing = sorted(wanted - got)
     res.counts["pages_missing"] = len(res.missing)
     if res.missing:
         log.warning("%d configured pages are not articles in the dump: %s", len(res.missing), ", ".join(res.missing[:20]))
-    res.pages_per_group = per_group
-    return res
 
 
 def scrape_api(

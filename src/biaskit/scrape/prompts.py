@@ -57,27 +57,27 @@ PRESETS: dict[str, dict] = {
 RULE_KEYS = ("preset", "window", "n_first", "min_words", "dedupe", "match", "within", "short")
 
 S, I = pa.string(), pa.int64()
+#: Columns every BOLD-style prompt row has, whether scraped or imported from BOLD's files: the prompt, its group
+#: and term, the source sentence and its provenance (:data:`CANDIDATE_SCHEMA` and ``bold.IMPORT_SCHEMA`` add their own).
+PROMPT_FIELDS: tuple[tuple[str, pa.DataType], ...] = (
+    ("prompt_id", S),
+    ("text", S),
+    ("source", S),
+    ("language", S),
+    ("domain", S),
+    ("group", S),
+    ("term", S),
+    ("reference", S),
+    ("wiki", S),
+    ("page_title", S),
+    ("page_id", I),
+    ("revision_id", I),
+    ("retrieved_at", S),
+    ("license", S),
+)
 #: Columns of the prompts a scrape or ``prompts build`` writes (here, not in the pipeline, so that this module
 #: needs nothing from it: config -> prompts <- pipeline, no cycle).
-CANDIDATE_SCHEMA = pa.schema(
-    [
-        ("prompt_id", S),
-        ("text", S),
-        ("source", S),
-        ("language", S),
-        ("domain", S),
-        ("group", S),
-        ("term", S),
-        ("reference", S),
-        ("wiki", S),
-        ("page_title", S),
-        ("page_id", I),
-        ("revision_id", I),
-        ("retrieved_at", S),
-        ("license", S),
-        ("sentence_index", I),
-    ]
-)
+CANDIDATE_SCHEMA = pa.schema([*PROMPT_FIELDS, ("sentence_index", I)])
 
 
 @dataclass(frozen=True)

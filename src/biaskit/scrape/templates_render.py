@@ -20,6 +20,7 @@ import math
 import re
 from collections.abc import Callable
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 #: stands for a dropped template whose text a sentence may need; never left in output
@@ -181,9 +182,24 @@ _SCALE = {"e3": (1e3, "thousand"), "e6": (1e6, "million"), "e9": (1e9, "billion"
 _INT = re.compile(r"-?\d+")
 
 
-def render_convert(pos: list[str], named: dict[str, str], *, abbr_default: bool = False) -> str:
-    """``{{convert}}`` as displayed; :data:`DROPPED` when the arguments are beyond these rules."""
-    pos = [p.strip() for p in pos]
+@dataclass
+class _ConvertArgs:
+    """The arguments of a ``{{convert}}`` these rules cover: the input value(s) and the range words between them,
+    the input unit (with its ``e3``... scale), a sub-unit (``6|ft|4|in``), the output unit and precision."""
+
+    values: list[str]
+    seps: list[str]
+    src: str
+    scale: float
+    scale_word: str
+    sub: tuple[str, str] | None
+    dst: str | None
+    explicit: int | None
+    parsed: list[tuple[float, int]]
+
+
+def _parse_convert(pos: list[str]) -> _ConvertArgs | None:
+    """The stripped positional arguments of ``{{convert}}`` read as :class:`_ConvertArgs`; None when they are beyond these rules."""
     try:
         values = [pos[0]]
         seps: list[str] = []
@@ -200,7 +216,7 @@ def render_convert(pos: list[str], named: dict[str, str], *, abbr_default: bool 
                 break
         src = _unit(code)
         if src is None:
-            return DROPPED
+            return None
         rest = pos[i + 1 :]
         sub = None  # {{convert|6|ft|4|in|cm}}: 6 feet 4 inches
         if len(rest) >= 2 and _parse_num(rest[0]) and _unit(rest[1]) and _U[_unit(rest[1])][3] == _U[src][3] and not seps and scale == 1:
@@ -210,57 +226,77 @@ def render_convert(pos: list[str], named: dict[str, str], *, abbr_default: bool 
             rest = ["", *rest]
         dst = _unit(rest[0]) if rest and rest[0] else _U[src][5]
         if rest and rest[0] and dst is None:
-            return DROPPED  # several output units and other forms these rules do not cover
+            return None  # several output units and other forms these rules do not cover
         explicit = int(rest[1]) if len(rest) > 1 and _INT.fullmatch(rest[1]) else None
         parsed = [_parse_num(v) for v in values]
         if any(p is None for p in parsed) or sub is not None and _parse_num(sub[0]) is None:
-            return DROPPED
+            return None
     except IndexError:
+        return None
+    return _ConvertArgs(values, seps, src, scale, scale_word, sub, dst, explicit, parsed)  # type: ignore[arg-type]
+
+
+def _unit_name(code: str, singular: bool, ab: bool, us: bool) -> str:
+    """A unit as shown: its symbol (``ab``), else its name (``us``: American spelling)."""
+    sing, plur, sym = _U[code][0], _U[code][1], _U[code][2]
+    if ab:
+        return sym
+    n = sing if singular else plur
+    return n.replace("metre", "meter").replace("litre", "liter") if us else n
+
+
+def _convert_input(a: _ConvertArgs, adj: bool, in_abbr: bool, us: bool) -> str:
+    """The input side of ``{{convert}}``: the values as given with their unit (and sub-unit)."""
+    one = len(a.values) == 1 and a.parsed[0][0] == 1 and a.sub is None and not a.scale_word
+    ins = "".join(_fmt_input(v) + (a.seps[k] if k < len(a.seps) else "") for k, v in enumerate(a.values))
+    if a.scale_word:
+        ins += " " + a.scale_word
+    if _U[a.src][3] == "T":
+        left = f"{ins} {_U[a.src][2]}"
+    elif adj and not in_abbr:
+        left = f"{ins}-{_unit_name(a.src, True, False, us).replace(' ', '-')}"  # 600,000-square-foot: every space of the name hyphenated
+    else:
+        left = f"{ins} {_unit_name(a.src, one, in_abbr, us)}"
+    if a.sub is not None:
+        sv = _parse_num(a.sub[0])[0]  # type: ignore[index]
+        left += (
+            f" {_fmt_input(a.sub[0])}"
+            + ("-" if adj and not in_abbr else " ")
+            + (_unit_name(a.sub[1], True, False, us).replace(" ", "-") if adj and not in_abbr else _unit_name(a.sub[1], sv == 1, in_abbr, us))
+        )
+    return left
+
+
+def _convert_output(a: _ConvertArgs, dst: str, out_abbr: bool, us: bool) -> str:
+    """The converted side of ``{{convert}}``: each value in ``dst``, rounded like the input."""
+    outs = []
+    for v, p in a.parsed:
+        if a.sub is not None:
+            v = v + _to(_parse_num(a.sub[0])[0], a.sub[1], a.src)  # type: ignore[index]
+            p = _parse_num(a.sub[0])[1] + math.floor(math.log10(_U[a.src][4] / _U[a.sub[1]][4]) + 0.5)  # type: ignore[index]
+        ov = _to(v * a.scale, a.src, dst)
+        outs.append(_fmt(ov, _out_prec(p, a.src, dst, ov, a.explicit, a.scale)))
+    outv = "".join(o + (a.seps[k] if k < len(a.seps) else "") for k, o in enumerate(outs))
+    out_one = len(outs) == 1 and outs[0] == "1"
+    return f"{outv} {_unit_name(dst, out_one, out_abbr, us)}"
+
+
+def render_convert(pos: list[str], named: dict[str, str], *, abbr_default: bool = False) -> str:
+    """``{{convert}}`` as displayed; :data:`DROPPED` when the arguments are beyond these rules."""
+    a = _parse_convert([p.strip() for p in pos])
+    if a is None:
         return DROPPED
     abbr = named.get("abbr", "on" if abbr_default else "").strip().lower()
     adj = _yes(named.get("adj")) or _yes(named.get("sing"))
     us = named.get("sp", "").strip().lower() == "us"
     disp = named.get("disp", "").strip().lower()
-    temp = _U[src][3] == "T"
+    temp = _U[a.src][3] == "T"
     in_abbr = abbr in ("on", "in", "yes", "y", "values") or temp
     out_abbr = abbr not in ("off", "in", "none", "no") or temp
-    one = len(values) == 1 and parsed[0][0] == 1 and sub is None and not scale_word  # type: ignore[index]
-
-    def name(code: str, singular: bool, ab: bool) -> str:
-        sing, plur, sym = _U[code][0], _U[code][1], _U[code][2]
-        if ab:
-            return sym
-        n = sing if singular else plur
-        return n.replace("metre", "meter").replace("litre", "liter") if us else n
-
-    ins = "".join(_fmt_input(v) + (seps[k] if k < len(seps) else "") for k, v in enumerate(values))
-    if scale_word:
-        ins += " " + scale_word
-    if temp:
-        left = f"{ins} {_U[src][2]}"
-    elif adj and not in_abbr:
-        left = f"{ins}-{name(src, True, False).replace(' ', '-')}"  # 600,000-square-foot: every space of the name hyphenated
-    else:
-        left = f"{ins} {name(src, one, in_abbr)}"
-    if sub is not None:
-        sv = _parse_num(sub[0])[0]  # type: ignore[index]
-        left += (
-            f" {_fmt_input(sub[0])}"
-            + ("-" if adj and not in_abbr else " ")
-            + (name(sub[1], True, False).replace(" ", "-") if adj and not in_abbr else name(sub[1], sv == 1, in_abbr))
-        )
-    if dst is None or disp == "number":
+    left = _convert_input(a, adj, in_abbr, us)
+    if a.dst is None or disp == "number":
         return left
-    outs = []
-    for v, p in parsed:  # type: ignore[misc]
-        if sub is not None:
-            v = v + _to(_parse_num(sub[0])[0], sub[1], src)  # type: ignore[index]
-            p = _parse_num(sub[0])[1] + math.floor(math.log10(_U[src][4] / _U[sub[1]][4]) + 0.5)  # type: ignore[index]
-        ov = _to(v * scale, src, dst)
-        outs.append(_fmt(ov, _out_prec(p, src, dst, ov, explicit, scale)))
-    outv = "".join(o + (seps[k] if k < len(seps) else "") for k, o in enumerate(outs))
-    out_one = len(outs) == 1 and outs[0] == "1"
-    right = f"{outv} {name(dst, out_one, out_abbr)}"
+    right = _convert_output(a, a.dst, out_abbr, us)
     if named.get("order", "").strip().lower() == "flip":
         # order=flip: the converted value first, the input in parentheses ({{convert|1|mi|km|order=flip}} -> 1.6 km (1 mile))
         left, right = right, left
@@ -555,16 +591,9 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
     raw_name = str(node.name).strip()
     name = _strip_template_ns(" ".join(raw_name.replace("_", " ").split()).lower())
     if ":" in name and not name.startswith("#"):
-        head, _, arg = raw_name.partition(":")
-        if head.strip().lower() in ("defaultsort", "displaytitle", "lc", "uc", "ucfirst", "lcfirst") and head.strip().lower() != "defaultsort":
-            return {"lc": str.lower, "uc": str.upper, "ucfirst": lambda s: s[:1].upper() + s[1:], "lcfirst": lambda s: s[:1].lower() + s[1:]}.get(
-                head.strip().lower(), lambda s: ""
-            )(arg.strip())
-        if head.strip().lower() == "formatnum":
-            num = _parse_num(arg)
-            return _fmt_input(arg) if num is not None else DROPPED
-        if head.strip().lower() == "defaultsort":
-            return ""
+        shown = _render_parser_function(raw_name)
+        if shown is not None:
+            return shown
     if (name in SILENT or name.startswith(_SILENT_PREFIX)) and name not in TEXT_CITATIONS:
         return ""
     if name.startswith(PRONUNCIATION) and not name.startswith(("ipa-x", "ipac-xx")) or name in ("ipa", "ipac-en"):
@@ -577,23 +606,60 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
         return render_convert(pos, named, abbr_default=name == "cvt")
     if name in TEXT_CITATIONS:
         return render_harvtxt(pos, named)
-    if name in ("nbsp", "thinsp", "hairsp", "spaces", "space", "sp"):
-        return " "
-    if name in ("snd", "spaced ndash", "spnd", "sndash", "spaced en dash"):
-        return " – "
-    if name in ("ndash", "en dash", "–"):
-        return "–"
-    if name in ("mdash", "em dash", "—", "mdashb", "spaced mdash"):
-        return " — " if name == "spaced mdash" else "—"
-    if name in ("'s", "`s"):
-        return "’s" if name == "`s" else "'s"
-    if name in ("'", "' \"", "'\"", "\" '", '-"', "-'"):
-        return {"'": "'", "' \"": "'\"", "'\"": "'\"", "\" '": "\"'", '-"': '"', "-'": "'"}[name]
-    if name == "okina":
-        return "ʻ"
-    if name in ("birth date and age", "bda", "birth date and age2"):
-        return render_birth_date_and_age(pos, named)
-    if name in (
+    if name in _FIXED_TEXT:
+        return _FIXED_TEXT[name]
+    shown = _render_date_template(name, pos, named, first)
+    if shown is None:
+        shown = _render_language_template(name, pos, first, before)
+    if shown is None:
+        shown = _render_markup_template(name, pos, named, first)
+    return DROPPED if shown is None else shown
+
+
+_CASE_FUNCTIONS: dict[str, Callable[[str], str]] = {
+    "lc": str.lower,
+    "uc": str.upper,
+    "ucfirst": lambda s: s[:1].upper() + s[1:],
+    "lcfirst": lambda s: s[:1].lower() + s[1:],
+}
+
+
+def _render_parser_function(raw_name: str) -> str | None:
+    """``{{lc:...}}`` and the other case functions, ``{{formatnum:...}}``, ``{{DISPLAYTITLE:...}}`` and
+    ``{{DEFAULTSORT:...}}`` (both show nothing); None for another name with a colon."""
+    head, _, arg = raw_name.partition(":")
+    head = head.strip().lower()
+    if head in ("displaytitle", *_CASE_FUNCTIONS):
+        return _CASE_FUNCTIONS.get(head, lambda s: "")(arg.strip())
+    if head == "formatnum":
+        num = _parse_num(arg)
+        return _fmt_input(arg) if num is not None else DROPPED
+    if head == "defaultsort":
+        return ""
+    return None
+
+
+#: templates that stand for a fixed piece of text: spaces, dashes, quotes, the possessive 's, the ʻokina
+_FIXED_TEXT: dict[str, str] = {
+    **dict.fromkeys(("nbsp", "thinsp", "hairsp", "spaces", "space", "sp"), " "),
+    **dict.fromkeys(("snd", "spaced ndash", "spnd", "sndash", "spaced en dash"), " – "),
+    **dict.fromkeys(("ndash", "en dash", "–"), "–"),
+    **dict.fromkeys(("mdash", "em dash", "—", "mdashb"), "—"),
+    "spaced mdash": " — ",
+    "'s": "'s",
+    "`s": "’s",
+    "'": "'",
+    "' \"": "'\"",
+    "'\"": "'\"",
+    "\" '": "\"'",
+    '-"': '"',
+    "-'": "'",
+    "okina": "ʻ",
+}
+
+#: date templates shown as a written date (``{{birth date|1950|5|17}}`` -> ``May 17, 1950``)
+_DATE_TEMPLATES = frozenset(
+    {
         "birth date",
         "start date",
         "end date",
@@ -608,7 +674,15 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
         "film date",
         "release date",
         "start and end dates",
-    ):
+    }
+)
+
+
+def _render_date_template(name: str, pos: list[str], named: dict[str, str], first: str) -> str | None:
+    """Dates, ages, ``{{as of}}``, ``{{circa}}`` and ``{{floruit}}``; None for another template."""
+    if name in ("birth date and age", "bda", "birth date and age2"):
+        return render_birth_date_and_age(pos, named)
+    if name in _DATE_TEMPLATES:
         if name in ("birth-date", "death-date") and pos:
             return pos[-1].strip() or DROPPED
         return render_date(pos, named)
@@ -626,9 +700,12 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
         return f"c. {first}" if first else "c."
     if name in ("fl.", "floruit"):
         return f"fl. {first}" if first else "fl."
-    if name in ("sic",):
-        text = "".join(p.strip() for p in pos)
-        return text if _yes(named.get("hide")) else (f"{text} [sic]" if text else "[sic]")
+    return None
+
+
+def _render_language_template(name: str, pos: list[str], first: str, before: Callable[[], str]) -> str | None:
+    """Foreign-language text (``{{lang}}``, ``{{lang-xx}}``, transliterations, ``{{nihongo}}``, scripts); None for
+    another template."""
     if name == "lang":
         return pos[1].strip() if len(pos) > 1 else DROPPED
     if name.startswith("lang-"):
@@ -651,6 +728,15 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
         return f"{bits[0]} ({extra})" if extra else bits[0]
     if name in ("script", "rtl-lang", "native name", "lang-rtl"):
         return pos[1].strip() if len(pos) > 1 else DROPPED
+    return None
+
+
+def _render_markup_template(name: str, pos: list[str], named: dict[str, str], first: str) -> str | None:
+    """``{{sic}}``, text wrappers (:data:`FIRST_ARG`), brackets, formulas, fractions, numbers and currency; None
+    for another template."""
+    if name in ("sic",):
+        text = "".join(p.strip() for p in pos)
+        return text if _yes(named.get("hide")) else (f"{text} [sic]" if text else "[sic]")
     if name in FIRST_ARG:
         return first if first else ""
     if name in ("angbr",):
@@ -681,7 +767,7 @@ def _render_template(node: Any, render: Callable[[Any], str], before: Callable[[
         return text
     if name in ("us$", "usd"):
         return f"US${first}" if first else DROPPED
-    return DROPPED
+    return None
 
 
 _PARENS_DROPPED = re.compile(r"\(\s*(?:" + DROPPED + r"[\s,;:]*)+\)")

@@ -245,8 +245,34 @@ def _opt_text(v: Any, *, file: str, entry: str, what: str) -> str | None:
     return None if v in (None, "") else check_text(v, file=file, entry=entry, what=what)
 
 
-def template_set_from_dict(obj: Any, file: str = "<template set>") -> TemplateSet:
-    """Validate and build a :class:`TemplateSet` (errors are E040 naming the file and entry)."""
+_SET_KEYS = (
+    "language",
+    "name",
+    "version",
+    "source_language",
+    "status",
+    "translator",
+    "validator",
+    "validated_by_native_speakers",
+    "notes",
+    "subjects",
+    "templates",
+)
+#: top-level keys kept as the set's ``meta`` (in this order)
+_META_KEYS = ("name", "version", "source_language", "status", "translator", "validator", "validated_by_native_speakers", "notes")
+_SUBJECT_KEYS = ("id", "category", "gender", "number", "forms")
+_TEMPLATE_KEYS = ("id", "category", "text", "status", "translator", "validator", "notes", "subjects")
+
+
+def _unknown_keys(d: dict, allowed: Sequence[str], *, file: str, entry: str) -> None:
+    unknown = set(d) - set(allowed)
+    if unknown:
+        raise BiaskitError("E040", f"{file}: {entry}: unknown key(s) {sorted(unknown)}", value=d, options=list(allowed), fix="remove them")
+
+
+def _check_set_header(obj: Any, file: str) -> tuple[str, str]:
+    """The top level of a template set: a mapping of known keys with a language, a valid default status and
+    lists of subjects and templates. Returns the language and the default status."""
     if not isinstance(obj, dict):
         raise BiaskitError(
             "E040",
@@ -254,19 +280,7 @@ def template_set_from_dict(obj: Any, file: str = "<template set>") -> TemplateSe
             value=type(obj).__name__,
             fix="see biaskit/data/templates/cs.yaml",
         )
-    unknown = set(obj) - {
-        "language",
-        "name",
-        "version",
-        "source_language",
-        "status",
-        "translator",
-        "validator",
-        "validated_by_native_speakers",
-        "notes",
-        "subjects",
-        "templates",
-    }
+    unknown = set(obj) - set(_SET_KEYS)
     if unknown:
         raise BiaskitError(
             "E040",
@@ -281,107 +295,102 @@ def template_set_from_dict(obj: Any, file: str = "<template set>") -> TemplateSe
     for key, layout in (("subjects", "{id, category, gender, number, forms}"), ("templates", "{id, category, text}")):
         if obj.get(key) is not None and not isinstance(obj[key], list):
             raise BiaskitError("E040", f"{file}: {key} must be a list", value=obj[key], fix=f"write {key}: as a YAML list of mappings ({layout})")
-    subjects: list[Subject] = []
+    return lang, default_status
+
+
+def _subject_from(s: Any, entry: str, file: str, seen: set[str]) -> Subject:
+    """One ``subjects`` entry (its id is added to ``seen``, the ids so far)."""
+    if not isinstance(s, dict):
+        raise BiaskitError("E040", f"{file}: {entry}: must be a mapping", value=s, fix="write {id, category, gender, number, forms}")
+    _unknown_keys(s, _SUBJECT_KEYS, file=file, entry=entry)
+    sid = check_text(s.get("id"), file=file, entry=entry, what="subject id")
+    entry = f"{entry} ({sid!r})"
+    if sid in seen:
+        raise BiaskitError("E040", f"{file}: {entry}: duplicate subject id", value=sid, fix="give every subject its own id")
+    seen.add(sid)
+    cat = check_text(s.get("category"), file=file, entry=entry, what="subject category")
+    if s.get("gender") not in GENDERS:
+        raise BiaskitError(
+            "E040",
+            f"{file}: {entry}: grammatical gender must be m, f or n",
+            value=s.get("gender"),
+            options=GENDERS,
+            fix="give the grammatical gender of the subject noun (not the social category)",
+        )
+    if s.get("number") not in NUMBERS:
+        raise BiaskitError("E040", f"{file}: {entry}: number must be sg or pl", value=s.get("number"), options=NUMBERS, fix="write number: sg")
+    forms = s.get("forms")
+    if not isinstance(forms, dict) or "nom" not in forms:
+        raise BiaskitError(
+            "E040", f"{file}: {entry}: forms must be a mapping with at least nom", value=forms, fix="write forms: {nom: ten muž, dat: tomu muži}"
+        )
+    for case, f in forms.items():
+        check_text(f, file=file, entry=f"{entry} form {case!r}", what="subject form")
+    return Subject(sid, cat, s["gender"], s["number"], dict(forms))
+
+
+def _subject_ids_of(t: dict, entry: str, file: str, known: set[str]) -> list[str] | None:
+    """A template's ``subjects`` restriction: None (every subject) or a list of known subject ids."""
+    only = t.get("subjects")
+    if only is not None and (not isinstance(only, list) or not all(isinstance(x, str) for x in only)):
+        raise BiaskitError(
+            "E040",
+            f"{file}: {entry}: subjects must be a list of subject ids",
+            value=only,
+            options=sorted(known),
+            fix="write subjects: [male, female] (or leave it out for every subject)",
+        )
+    if only is not None:
+        bad = [x for x in only if x not in known]
+        if bad:
+            raise BiaskitError(
+                "E040", f"{file}: {entry}: unknown subject id(s) {bad}", value=bad, options=sorted(known), fix="use subject ids from this file"
+            )
+    return only
+
+
+def _template_from(t: Any, entry: str, file: str, obj: dict, subjects: list[Subject], default_status: str, tids: set[str]) -> Template:
+    """One ``templates`` entry, its text checked against the subjects it applies to (its id is added to ``tids``);
+    translator and validator default to the set's."""
+    if not isinstance(t, dict):
+        raise BiaskitError("E040", f"{file}: {entry}: must be a mapping", value=t, fix="write {id, category, text}")
+    _unknown_keys(t, _TEMPLATE_KEYS, file=file, entry=entry)
+    tid = check_text(t.get("id"), file=file, entry=entry, what="template id")
+    entry = f"{entry} ({tid!r})"
+    if tid in tids:
+        raise BiaskitError("E040", f"{file}: {entry}: duplicate template id", value=tid, fix="give every template its own id")
+    tids.add(tid)
+    cat = check_text(t.get("category"), file=file, entry=entry, what="template category")
+    status = t.get("status", default_status)
+    if status not in STATUSES:
+        raise BiaskitError("E040", f"{file}: {entry}: unknown status", value=status, options=STATUSES, fix="use a valid status")
+    only = _subject_ids_of(t, entry, file, {s.id for s in subjects})
+    subs = [s for s in subjects if only is None or s.id in only]
+    text = check_template_text(check_text(t.get("text"), file=file, entry=entry, what="template text"), subs, where=f"{file}: {entry}")
+    return Template(
+        tid,
+        cat,
+        text,
+        status,
+        _opt_text(t.get("translator", obj.get("translator")), file=file, entry=entry, what="translator"),
+        _opt_text(t.get("validator", obj.get("validator")), file=file, entry=entry, what="validator"),
+        _opt_text(t.get("notes"), file=file, entry=entry, what="notes"),
+        list(only) if only is not None else None,
+    )
+
+
+def template_set_from_dict(obj: Any, file: str = "<template set>") -> TemplateSet:
+    """Validate and build a :class:`TemplateSet` (errors are E040 naming the file and entry)."""
+    lang, default_status = _check_set_header(obj, file)
     seen: set[str] = set()
-    for i, s in enumerate(obj.get("subjects") or []):
-        entry = f"subjects[{i}]"
-        if not isinstance(s, dict):
-            raise BiaskitError("E040", f"{file}: {entry}: must be a mapping", value=s, fix="write {id, category, gender, number, forms}")
-        unknown = set(s) - {"id", "category", "gender", "number", "forms"}
-        if unknown:
-            raise BiaskitError(
-                "E040",
-                f"{file}: {entry}: unknown key(s) {sorted(unknown)}",
-                value=s,
-                options=["id", "category", "gender", "number", "forms"],
-                fix="remove them",
-            )
-        sid = check_text(s.get("id"), file=file, entry=entry, what="subject id")
-        entry = f"{entry} ({sid!r})"
-        if sid in seen:
-            raise BiaskitError("E040", f"{file}: {entry}: duplicate subject id", value=sid, fix="give every subject its own id")
-        seen.add(sid)
-        cat = check_text(s.get("category"), file=file, entry=entry, what="subject category")
-        if s.get("gender") not in GENDERS:
-            raise BiaskitError(
-                "E040",
-                f"{file}: {entry}: grammatical gender must be m, f or n",
-                value=s.get("gender"),
-                options=GENDERS,
-                fix="give the grammatical gender of the subject noun (not the social category)",
-            )
-        if s.get("number") not in NUMBERS:
-            raise BiaskitError("E040", f"{file}: {entry}: number must be sg or pl", value=s.get("number"), options=NUMBERS, fix="write number: sg")
-        forms = s.get("forms")
-        if not isinstance(forms, dict) or "nom" not in forms:
-            raise BiaskitError(
-                "E040", f"{file}: {entry}: forms must be a mapping with at least nom", value=forms, fix="write forms: {nom: ten muž, dat: tomu muži}"
-            )
-        for case, f in forms.items():
-            check_text(f, file=file, entry=f"{entry} form {case!r}", what="subject form")
-        subjects.append(Subject(sid, cat, s["gender"], s["number"], dict(forms)))
+    subjects = [_subject_from(s, f"subjects[{i}]", file, seen) for i, s in enumerate(obj.get("subjects") or [])]
     if not subjects:
         raise BiaskitError("E040", f"{file}: no subjects", fix="list the subjects (one per social category and number)")
-    templates: list[Template] = []
     tids: set[str] = set()
-    for i, t in enumerate(obj.get("templates") or []):
-        entry = f"templates[{i}]"
-        if not isinstance(t, dict):
-            raise BiaskitError("E040", f"{file}: {entry}: must be a mapping", value=t, fix="write {id, category, text}")
-        unknown = set(t) - {"id", "category", "text", "status", "translator", "validator", "notes", "subjects"}
-        if unknown:
-            raise BiaskitError(
-                "E040",
-                f"{file}: {entry}: unknown key(s) {sorted(unknown)}",
-                value=t,
-                options=["id", "category", "text", "status", "translator", "validator", "notes", "subjects"],
-                fix="remove them",
-            )
-        tid = check_text(t.get("id"), file=file, entry=entry, what="template id")
-        entry = f"{entry} ({tid!r})"
-        if tid in tids:
-            raise BiaskitError("E040", f"{file}: {entry}: duplicate template id", value=tid, fix="give every template its own id")
-        tids.add(tid)
-        cat = check_text(t.get("category"), file=file, entry=entry, what="template category")
-        status = t.get("status", default_status)
-        if status not in STATUSES:
-            raise BiaskitError("E040", f"{file}: {entry}: unknown status", value=status, options=STATUSES, fix="use a valid status")
-        only = t.get("subjects")
-        if only is not None and (not isinstance(only, list) or not all(isinstance(x, str) for x in only)):
-            raise BiaskitError(
-                "E040",
-                f"{file}: {entry}: subjects must be a list of subject ids",
-                value=only,
-                options=sorted(seen),
-                fix="write subjects: [male, female] (or leave it out for every subject)",
-            )
-        if only is not None:
-            bad = [x for x in only if x not in seen]
-            if bad:
-                raise BiaskitError(
-                    "E040", f"{file}: {entry}: unknown subject id(s) {bad}", value=bad, options=sorted(seen), fix="use subject ids from this file"
-                )
-        subs = [s for s in subjects if only is None or s.id in only]
-        text = check_template_text(check_text(t.get("text"), file=file, entry=entry, what="template text"), subs, where=f"{file}: {entry}")
-        templates.append(
-            Template(
-                tid,
-                cat,
-                text,
-                status,
-                _opt_text(t.get("translator", obj.get("translator")), file=file, entry=entry, what="translator"),
-                _opt_text(t.get("validator", obj.get("validator")), file=file, entry=entry, what="validator"),
-                _opt_text(t.get("notes"), file=file, entry=entry, what="notes"),
-                list(only) if only is not None else None,
-            )
-        )
+    templates = [_template_from(t, f"templates[{i}]", file, obj, subjects, default_status, tids) for i, t in enumerate(obj.get("templates") or [])]
     if not templates:
         raise BiaskitError("E040", f"{file}: no templates", fix="list templates under templates:")
-    meta = {
-        k: obj[k]
-        for k in ("name", "version", "source_language", "status", "translator", "validator", "validated_by_native_speakers", "notes")
-        if k in obj
-    }
+    meta = {k: obj[k] for k in _META_KEYS if k in obj}
     return TemplateSet(lang, subjects, templates, file, meta)
 
 
@@ -423,6 +432,103 @@ class TemplateStats:
         return dict(self.__dict__)
 
 
+#: the columns of :func:`expand_template_sets`' table (all strings but ``masked``)
+_PROMPT_COLUMNS = (
+    "prompt_id",
+    "text",
+    "source",
+    "language",
+    "term",
+    "template",
+    "subject_category",
+    "template_category",
+    "template_id",
+    "masked",
+    "subject_id",
+    "grammatical_gender",
+    "grammatical_number",
+    "translation_status",
+    "translator",
+    "validator",
+)
+
+
+def _check_selection(statuses: set[str], numbers: set[str] | None) -> None:
+    bad = sorted(statuses - set(STATUSES))
+    if bad:
+        raise BiaskitError("E005", f"unknown status(es) {bad}", value=bad, options=STATUSES, fix="use valid statuses")
+    if numbers is not None and numbers - set(NUMBERS):
+        raise BiaskitError(
+            "E005", "unknown grammatical number(s)", value=sorted(numbers - set(NUMBERS)), options=NUMBERS, fix="use --number sg or --number pl"
+        )
+
+
+def _check_categories(sets: list[TemplateSet], cats: set[str] | None, tcats: set[str] | None) -> None:
+    """Every subject / template category asked for is used by some set."""
+    for wanted, have, flag in (
+        (cats, {s.category for ts in sets for s in ts.subjects}, "--subject-category"),
+        (tcats, {t.category for ts in sets for t in ts.templates}, "--category"),
+    ):
+        if wanted is not None and wanted - have:
+            raise BiaskitError(
+                "E005",
+                f"unknown {flag} value(s): no subject or template in the sets has them",
+                value=sorted(wanted - have),
+                options=sorted(have),
+                fix=f"use {flag} with values from the template sets",
+            )
+
+
+def _check_not_seen(ts: TemplateSet, seen: dict[tuple[str, str], str]) -> None:
+    """No template id of ``ts`` was given before for its language (``seen``: (language, id) -> file)."""
+    for t in ts.templates:
+        key = (ts.language, t.id)
+        if key in seen:
+            raise BiaskitError(
+                "E040",
+                f"template {t.id!r} ({ts.language}) is given twice: in {seen[key]} and {ts.path}",
+                value=t.id,
+                fix="pass each language's template set once, or rename the template id",
+            )
+        seen[key] = ts.path
+
+
+def _prompt_row(ts: TemplateSet, t: Template, s: Subject, text: str) -> dict[str, Any]:
+    return {
+        "prompt_id": f"tpl-{ts.language}-{t.id}-{s.id}-{short_hash(ts.language, t.id, s.id, text, size=4)}",
+        "text": text,
+        "source": "templates",
+        "language": ts.language,
+        "term": s.forms["nom"],
+        "template": t.text,
+        "subject_category": s.category,
+        "template_category": t.category,
+        "template_id": t.id,
+        "masked": True,
+        "subject_id": s.id,
+        "grammatical_gender": s.gender,
+        "grammatical_number": s.number,
+        "translation_status": t.status,
+        "translator": t.translator,
+        "validator": t.validator,
+    }
+
+
+def _template_rows(ts: TemplateSet, t: Template, cats: set[str] | None, nums: set[str] | None) -> list[dict[str, Any]]:
+    """One row per subject the template applies to and the filters keep."""
+    parts = parse_template(t.text, where=f"{ts.path}: {t.id}")
+    rows = []
+    for s in ts.subjects:
+        if t.subjects is not None and s.id not in t.subjects:
+            continue
+        if cats is not None and s.category not in cats:
+            continue
+        if nums is not None and s.number not in nums:
+            continue
+        rows.append(_prompt_row(ts, t, s, render(parts, s, where=f"{ts.path}: {t.id}")))
+    return rows
+
+
 def expand_template_sets(
     sets: Iterable[TemplateSet | str | Path],
     *,
@@ -436,46 +542,18 @@ def expand_template_sets(
     Templates whose status is not in ``statuses`` are skipped and counted per status in the stats.
     """
     statuses = set(statuses)
-    bad = sorted(statuses - set(STATUSES))
-    if bad:
-        raise BiaskitError("E005", f"unknown status(es) {bad}", value=bad, options=STATUSES, fix="use valid statuses")
     cats = set(subject_categories) if subject_categories is not None else None
     tcats = set(template_categories) if template_categories is not None else None
     nums = set(numbers) if numbers is not None else None
-    if nums is not None and nums - set(NUMBERS):
-        raise BiaskitError(
-            "E005", "unknown grammatical number(s)", value=sorted(nums - set(NUMBERS)), options=NUMBERS, fix="use --number sg or --number pl"
-        )
+    _check_selection(statuses, nums)
     sets = [ts if isinstance(ts, TemplateSet) else load_template_set(ts) for ts in sets]
-    for wanted, have, flag in (
-        (cats, {s.category for ts in sets for s in ts.subjects}, "--subject-category"),
-        (tcats, {t.category for ts in sets for t in ts.templates}, "--category"),
-    ):
-        if wanted is not None and wanted - have:
-            raise BiaskitError(
-                "E005",
-                f"unknown {flag} value(s): no subject or template in the sets has them",
-                value=sorted(wanted - have),
-                options=sorted(have),
-                fix=f"use {flag} with values from the template sets",
-            )
+    _check_categories(sets, cats, tcats)
     stats = TemplateStats()
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[str, str], str] = {}
     for ts in sets:
-        if not isinstance(ts, TemplateSet):
-            ts = load_template_set(ts)
         stats.languages.append(ts.language)
-        for t in ts.templates:
-            key = (ts.language, t.id)
-            if key in seen:
-                raise BiaskitError(
-                    "E040",
-                    f"template {t.id!r} ({ts.language}) is given twice: in {seen[key]} and {ts.path}",
-                    value=t.id,
-                    fix="pass each language's template set once, or rename the template id",
-                )
-            seen[key] = ts.path
+        _check_not_seen(ts, seen)
         for t in ts.templates:
             if t.status not in statuses:
                 stats.skipped_by_status[t.status] = stats.skipped_by_status.get(t.status, 0) + 1
@@ -483,57 +561,7 @@ def expand_template_sets(
             if tcats is not None and t.category not in tcats:
                 continue
             stats.templates_used += 1
-            parts = parse_template(t.text, where=f"{ts.path}: {t.id}")
-            for s in ts.subjects:
-                if t.subjects is not None and s.id not in t.subjects:
-                    continue
-                if cats is not None and s.category not in cats:
-                    continue
-                if nums is not None and s.number not in nums:
-                    continue
-                text = render(parts, s, where=f"{ts.path}: {t.id}")
-                rows.append(
-                    {
-                        "prompt_id": f"tpl-{ts.language}-{t.id}-{s.id}-{short_hash(ts.language, t.id, s.id, text, size=4)}",
-                        "text": text,
-                        "source": "templates",
-                        "language": ts.language,
-                        "term": s.forms["nom"],
-                        "template": t.text,
-                        "subject_category": s.category,
-                        "template_category": t.category,
-                        "template_id": t.id,
-                        "masked": True,
-                        "subject_id": s.id,
-                        "grammatical_gender": s.gender,
-                        "grammatical_number": s.number,
-                        "translation_status": t.status,
-                        "translator": t.translator,
-                        "validator": t.validator,
-                    }
-                )
+            rows += _template_rows(ts, t, cats, nums)
     stats.rows = len(rows)
-    schema = pa.schema(
-        [
-            (k, pa.bool_() if k == "masked" else pa.string())
-            for k in (
-                "prompt_id",
-                "text",
-                "source",
-                "language",
-                "term",
-                "template",
-                "subject_category",
-                "template_category",
-                "template_id",
-                "masked",
-                "subject_id",
-                "grammatical_gender",
-                "grammatical_number",
-                "translation_status",
-                "translator",
-                "validator",
-            )
-        ]
-    )
+    schema = pa.schema([(k, pa.bool_() if k == "masked" else pa.string()) for k in _PROMPT_COLUMNS])
     return pa.Table.from_pylist(rows, schema=schema), stats

@@ -482,29 +482,29 @@ def _span_of(phrase_template: str) -> str:
     return max(parts, key=len)
 
 
-def noun_phrases(data: HolisticData) -> list[dict[str, Any]]:
-    """All noun phrases of the dataset in file order (nouns, then per axis descriptors, then standalone).
+def _bare_noun_rows(nouns: list[tuple[str, str, str]], base: dict[str, Any]) -> list[dict[str, Any]]:
+    """``noun`` phrases: every noun without a descriptor ("a woman" / "women")."""
+    return [
+        {
+            **base,
+            "noun": sg,
+            "plural_noun": pl,
+            "noun_gender": g,
+            "noun_phrase": f"{indefinite_article(sg)} {sg}",
+            "plural_noun_phrase": pl,
+            "noun_phrase_type": "noun",
+            "_span": None,
+            "_plural_span": None,
+        }
+        for g, sg, pl in nouns
+    ]
 
-    Besides the output columns each row has ``_span`` / ``_plural_span``: the descriptor as it is written in
-    the singular / plural phrase (None for bare nouns), which becomes ``descriptor_span``."""
-    nouns = [(g, sg, pl) for g, pairs in data.nouns.items() for sg, pl in pairs]
+
+def _descriptor_rows(descriptors: dict[str, dict[str, list[Any]]], nouns: list[tuple[str, str, str]], base: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per descriptor (axis and bucket order): the ``descriptor`` alone, then its ``descriptor_noun`` phrases
+    (a gendered descriptor only with nouns of its gender)."""
     rows: list[dict[str, Any]] = []
-    base = dict.fromkeys(NP_COLUMNS)
-    for g, sg, pl in nouns:
-        rows.append(
-            {
-                **base,
-                "noun": sg,
-                "plural_noun": pl,
-                "noun_gender": g,
-                "noun_phrase": f"{indefinite_article(sg)} {sg}",
-                "plural_noun_phrase": pl,
-                "noun_phrase_type": "noun",
-                "_span": None,
-                "_plural_span": None,
-            }
-        )
-    for axis, buckets in data.descriptors.items():
+    for axis, buckets in descriptors.items():
         for bucket, entries in buckets.items():
             for e in entries:
                 e = {"descriptor": e} if isinstance(e, str) else e
@@ -531,7 +531,13 @@ def noun_phrases(data: HolisticData) -> list[dict[str, Any]]:
                                 "_plural_span": d,
                             }
                         )
-    for axis, entries in data.noun_phrases.items():
+    return rows
+
+
+def _standalone_rows(phrases: dict[str, list[Any]], nouns: list[tuple[str, str, str]], base: dict[str, Any]) -> list[dict[str, Any]]:
+    """Standalone phrases: ``noun_descriptor`` (with ``{noun}``, filled with every noun) or ``fixed_phrase``."""
+    rows: list[dict[str, Any]] = []
+    for axis, entries in phrases.items():
         for e in entries:
             e = {"noun_phrase": e} if isinstance(e, str) else e
             sg_t = e["noun_phrase"]
@@ -572,6 +578,16 @@ def noun_phrases(data: HolisticData) -> list[dict[str, Any]]:
                     }
                 )
     return rows
+
+
+def noun_phrases(data: HolisticData) -> list[dict[str, Any]]:
+    """All noun phrases of the dataset in file order (nouns, then per axis descriptors, then standalone).
+
+    Besides the output columns each row has ``_span`` / ``_plural_span``: the descriptor as it is written in
+    the singular / plural phrase (None for bare nouns), which becomes ``descriptor_span``."""
+    nouns = [(g, sg, pl) for g, pairs in data.nouns.items() for sg, pl in pairs]
+    base = dict.fromkeys(NP_COLUMNS)
+    return [*_bare_noun_rows(nouns, base), *_descriptor_rows(data.descriptors, nouns, base), *_standalone_rows(data.noun_phrases, nouns, base)]
 
 
 # --------------------------------------------------------------------------- expansion
@@ -655,6 +671,180 @@ def _phrase_variant(phrase: str, hyphens: bool, lower: bool) -> str:
     return phrase
 
 
+def _check_variant_args(variants: str, variant_names: Sequence[str]) -> None:
+    if variants not in ("none", "all", "sample"):
+        raise BiaskitError(
+            "E005", "unknown variants mode", value=variants, options=["none", "all", "sample"], fix="use --variants none, all or sample"
+        )
+    bad_v = [v for v in variant_names if v not in VARIANTS]
+    if bad_v:
+        raise BiaskitError("E005", "unknown variant name(s)", value=bad_v, options=VARIANTS, fix="use the dataset's variant names")
+
+
+@dataclass
+class _NpFilters:
+    """The noun-phrase filters of :func:`plan_holistic` (None: not filtered), checked against the dataset's values."""
+
+    axes: set[str] | None
+    buckets: set[str] | None
+    preferences: set[str] | None
+    noun_genders: set[str] | None
+    nouns: set[str] | None
+    noun_phrase_types: set[str] | None
+    descriptors: set[str] | None
+    keep_nouns: bool
+
+    @classmethod
+    def check(cls, nps: list[dict[str, Any]], *, axes, buckets, preferences, noun_genders, nouns, noun_phrase_types, descriptors, keep_nouns):
+        return cls(
+            _as_set("axis", axes, {r["axis"] for r in nps}),
+            _as_set("bucket", buckets, {r["bucket"] for r in nps}),
+            _as_set("preference", preferences, [*PREFERENCES, NO_PREFERENCE]),
+            _as_set("noun_gender", noun_genders, {r["noun_gender"] for r in nps}),
+            _as_set("noun", nouns, {r["noun"] for r in nps}),
+            _as_set("noun_phrase_type", noun_phrase_types, NOUN_PHRASE_TYPES),
+            _as_set("descriptor", descriptors, {r["descriptor"] for r in nps}),
+            keep_nouns,
+        )
+
+    def as_dict(self) -> dict[str, list[str]]:
+        """The filters given, for the expansion stats (sorted values, in parameter order)."""
+        names = ("axes", "buckets", "preferences", "noun_genders", "nouns", "noun_phrase_types", "descriptors")
+        return {k: sorted(v) for k in names if (v := getattr(self, k)) is not None}
+
+    def keep(self, r: dict) -> bool:
+        """Noun type, gender and noun filters apply to every row; the descriptor filters spare the ``noun``
+        controls when ``keep_nouns``."""
+        if self.noun_phrase_types is not None and r["noun_phrase_type"] not in self.noun_phrase_types:
+            return False
+        if self.noun_genders is not None and r["noun_gender"] not in self.noun_genders:
+            return False
+        if self.nouns is not None and r["noun"] not in self.nouns:
+            return False
+        if r["noun_phrase_type"] == "noun" and self.keep_nouns:
+            return True
+        if self.axes is not None and r["axis"] not in self.axes:
+            return False
+        if self.buckets is not None and r["bucket"] not in self.buckets:
+            return False
+        if self.preferences is not None and r["descriptor_preference"] not in self.preferences:
+            return False
+        if self.descriptors is not None and r["descriptor"] not in self.descriptors:
+            return False
+        return True
+
+
+def _draw_descriptors(nps: list[dict[str, Any]], n_descriptors: int, keep_nouns: bool, seed: int, stats: ExpansionStats) -> list[dict[str, Any]]:
+    """Keep the noun phrases of a seeded random subset of ``n_descriptors`` descriptors (and the ``noun``
+    controls when ``keep_nouns``)."""
+    pool = sorted({r["descriptor"] for r in nps if r["descriptor"] is not None})
+    if n_descriptors < 1 or n_descriptors > len(pool):
+        raise BiaskitError(
+            "E005",
+            f"cannot draw {n_descriptors} descriptors from the {len(pool)} left after filtering",
+            value=n_descriptors,
+            fix=f"use --n-descriptors between 1 and {len(pool)}",
+        )
+    rng = np.random.default_rng(seed)
+    chosen = set(rng.choice(np.array(pool, dtype=object), size=n_descriptors, replace=False).tolist())
+    stats.descriptors_selected = sorted(chosen)
+    stats.filters["n_descriptors"] = n_descriptors
+    stats.filters["seed"] = seed
+    return [r for r in nps if r["descriptor"] in chosen or (r["noun_phrase_type"] == "noun" and keep_nouns)]
+
+
+def _select_templates(tpls: list[_Tpl], templates: Iterable[str] | None, first_turn: bool, stats: ExpansionStats) -> list[_Tpl]:
+    """The templates asked for (template strings or ``hbt-`` ids), without ``first_turn_only`` ones unless ``first_turn``."""
+    if templates is not None:
+        wanted = set(templates)
+        known = {t.template for t in tpls} | {t.tid for t in tpls}
+        bad = sorted(wanted - known)
+        if bad:
+            raise BiaskitError(
+                "E005",
+                f"unknown template(s) {bad}",
+                value=bad,
+                options=[t.template for t in tpls],
+                fix="give templates exactly as in sentence_templates.json, or their hbt- ids",
+            )
+        tpls = [t for t in tpls if t.template in wanted or t.tid in wanted]
+        stats.filters["templates"] = sorted(wanted)
+    if not first_turn:
+        tpls = [t for t in tpls if not t.first_turn_only]
+        stats.filters["first_turn"] = False
+    return tpls
+
+
+def _row_index(nps: list[dict[str, Any]], tpls: list[_Tpl]) -> tuple[np.ndarray, np.ndarray]:
+    """Noun-phrase and template index per row: noun-phrase major, templates in file order (phrases without a
+    noun skip ``must_be_noun`` templates)."""
+    n_np, n_t = len(nps), len(tpls)
+    has_noun = np.fromiter((r["noun"] is not None for r in nps), dtype=bool, count=n_np)
+    t_all = np.arange(n_t, dtype=np.int32)
+    t_free = np.array([i for i, t in enumerate(tpls) if not t.must_be_noun], dtype=np.int32)
+    counts = np.where(has_noun, n_t, len(t_free))
+    np_idx = np.repeat(np.arange(n_np, dtype=np.int32), counts)
+    # template index per row: tile the right template list per noun phrase, vectorised by blocks
+    tpl_idx = np.empty(len(np_idx), dtype=np.int32)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    for mask, tl in ((has_noun, t_all), (~has_noun, t_free)):
+        if len(tl) == 0 or not mask.any():
+            continue
+        s = starts[mask]
+        pos = (s[:, None] + np.arange(len(tl))[None, :]).ravel()
+        tpl_idx[pos] = np.tile(tl, len(s))
+    return np_idx, tpl_idx
+
+
+def _effective_variants(nps: list[dict[str, Any]], tpls: list[_Tpl], np_idx: np.ndarray, tpl_idx: np.ndarray) -> dict[str, np.ndarray]:
+    """Per variant, which rows it would change."""
+    tpl_plural = np.array([t.plural for t in tpls], dtype=bool)
+    tpl_has_im = np.array([bool(_IM.search(t.prefix) or _IM.search(t.suffix)) for t in tpls])
+    tpl_has_period = np.array([t.suffix.endswith(".") for t in tpls])
+    sg_h = np.array(["-" in r["noun_phrase"] for r in nps])
+    pl_h = np.array(["-" in r["plural_noun_phrase"] for r in nps])
+    plural_row = tpl_plural[tpl_idx]
+    hy_ok = np.where(plural_row, pl_h[np_idx], sg_h[np_idx])
+    effective = {"remove_im_contraction": tpl_has_im[tpl_idx], "remove_final_period": tpl_has_period[tpl_idx], "remove_descriptor_hyphens": hy_ok}
+    sg_low = np.array([r["noun_phrase"] != r["noun_phrase"].lower() for r in nps])
+    pl_low = np.array([r["plural_noun_phrase"] != r["plural_noun_phrase"].lower() for r in nps])
+    effective["lowercase_descriptor"] = np.where(plural_row, pl_low[np_idx], sg_low[np_idx])
+    return effective
+
+
+def _sample_variants(effective: dict[str, np.ndarray], names: list[str], n_base: int, probability: float, seed: int) -> dict[str, np.ndarray]:
+    """Each row gets each variant with ``probability`` (seeded); a drawn variant that would not change the row
+    is recorded as False (the columns say what was applied)."""
+    flags = {v: np.zeros(n_base, dtype=bool) for v in VARIANTS}
+    rng = np.random.default_rng(seed)
+    draws = rng.random((n_base, len(VARIANTS))) < probability
+    for j, v in enumerate(VARIANTS):
+        if v in names:
+            flags[v] = draws[:, j] & effective[v]
+    return flags
+
+
+def _all_variants(
+    effective: dict[str, np.ndarray], names: list[str], np_idx: np.ndarray, tpl_idx: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray], int]:
+    """Every combination of ``names`` that changes the row, combination-major; returns the new row index,
+    the flags and how many (row, combination) pairs were left out as no-ops."""
+    n_base = len(np_idx)
+    sel_np, sel_t, sel_flags = [], [], {v: [] for v in VARIANTS}
+    skipped = 0
+    for c in range(1 << len(names)):
+        on = [names[j] for j in range(len(names)) if c >> j & 1]
+        mask = np.ones(n_base, dtype=bool)
+        for v in on:
+            mask &= effective[v]
+        skipped += int(n_base - mask.sum())
+        sel_np.append(np_idx[mask])
+        sel_t.append(tpl_idx[mask])
+        for v in VARIANTS:
+            sel_flags[v].append(np.full(int(mask.sum()), v in on, dtype=bool))
+    return np.concatenate(sel_np), np.concatenate(sel_t), {v: np.concatenate(sel_flags[v]) for v in VARIANTS}, skipped
+
+
 def plan_holistic(
     data: HolisticData | str | Path = "v1.0",
     *,
@@ -690,92 +880,28 @@ def plan_holistic(
     """
     if not isinstance(data, HolisticData):
         data = load_holistic(data)
-    if variants not in ("none", "all", "sample"):
-        raise BiaskitError(
-            "E005", "unknown variants mode", value=variants, options=["none", "all", "sample"], fix="use --variants none, all or sample"
-        )
-    bad_v = [v for v in variant_names if v not in VARIANTS]
-    if bad_v:
-        raise BiaskitError("E005", "unknown variant name(s)", value=bad_v, options=VARIANTS, fix="use the dataset's variant names")
+    _check_variant_args(variants, variant_names)
     stats = ExpansionStats(version=data.version, variants=variants)
     nps = noun_phrases(data)
     tpls = _templates(data)
 
-    # ---- filters on noun phrases
-    f_axes = _as_set("axis", axes, {r["axis"] for r in nps})
-    f_buckets = _as_set("bucket", buckets, {r["bucket"] for r in nps})
-    f_prefs = _as_set("preference", preferences, [*PREFERENCES, NO_PREFERENCE])
-    f_ng = _as_set("noun_gender", noun_genders, {r["noun_gender"] for r in nps})
-    f_nouns = _as_set("noun", nouns, {r["noun"] for r in nps})
-    f_types = _as_set("noun_phrase_type", noun_phrase_types, NOUN_PHRASE_TYPES)
-    f_desc = _as_set("descriptor", descriptors, {r["descriptor"] for r in nps})
-    stats.filters = {
-        k: sorted(v)
-        for k, v in (
-            ("axes", f_axes),
-            ("buckets", f_buckets),
-            ("preferences", f_prefs),
-            ("noun_genders", f_ng),
-            ("nouns", f_nouns),
-            ("noun_phrase_types", f_types),
-            ("descriptors", f_desc),
-        )
-        if v is not None
-    }
-
-    def keep(r: dict) -> bool:
-        is_control = r["noun_phrase_type"] == "noun"
-        if f_types is not None and r["noun_phrase_type"] not in f_types:
-            return False
-        if f_ng is not None and r["noun_gender"] not in f_ng:
-            return False
-        if f_nouns is not None and r["noun"] not in f_nouns:
-            return False
-        if is_control and keep_nouns:
-            return True
-        if f_axes is not None and r["axis"] not in f_axes:
-            return False
-        if f_buckets is not None and r["bucket"] not in f_buckets:
-            return False
-        if f_prefs is not None and r["descriptor_preference"] not in f_prefs:
-            return False
-        if f_desc is not None and r["descriptor"] not in f_desc:
-            return False
-        return True
-
-    nps = [r for r in nps if keep(r)]
+    # ---- filters on noun phrases and templates
+    filters = _NpFilters.check(
+        nps,
+        axes=axes,
+        buckets=buckets,
+        preferences=preferences,
+        noun_genders=noun_genders,
+        nouns=nouns,
+        noun_phrase_types=noun_phrase_types,
+        descriptors=descriptors,
+        keep_nouns=keep_nouns,
+    )
+    stats.filters = filters.as_dict()
+    nps = [r for r in nps if filters.keep(r)]
     if n_descriptors is not None:
-        pool = sorted({r["descriptor"] for r in nps if r["descriptor"] is not None})
-        if n_descriptors < 1 or n_descriptors > len(pool):
-            raise BiaskitError(
-                "E005",
-                f"cannot draw {n_descriptors} descriptors from the {len(pool)} left after filtering",
-                value=n_descriptors,
-                fix=f"use --n-descriptors between 1 and {len(pool)}",
-            )
-        rng = np.random.default_rng(seed)
-        chosen = set(rng.choice(np.array(pool, dtype=object), size=n_descriptors, replace=False).tolist())
-        stats.descriptors_selected = sorted(chosen)
-        stats.filters["n_descriptors"] = n_descriptors
-        stats.filters["seed"] = seed
-        nps = [r for r in nps if r["descriptor"] in chosen or (r["noun_phrase_type"] == "noun" and keep_nouns)]
-    if templates is not None:
-        wanted = set(templates)
-        known = {t.template for t in tpls} | {t.tid for t in tpls}
-        bad = sorted(wanted - known)
-        if bad:
-            raise BiaskitError(
-                "E005",
-                f"unknown template(s) {bad}",
-                value=bad,
-                options=[t.template for t in tpls],
-                fix="give templates exactly as in sentence_templates.json, or their hbt- ids",
-            )
-        tpls = [t for t in tpls if t.template in wanted or t.tid in wanted]
-        stats.filters["templates"] = sorted(wanted)
-    if not first_turn:
-        tpls = [t for t in tpls if not t.first_turn_only]
-        stats.filters["first_turn"] = False
+        nps = _draw_descriptors(nps, n_descriptors, keep_nouns, seed, stats)
+    tpls = _select_templates(tpls, templates, first_turn, stats)
     stats.noun_phrases, stats.templates = len(nps), len(tpls)
     if not nps or not tpls:
         raise BiaskitError(
@@ -785,65 +911,16 @@ def plan_holistic(
             fix="loosen the filters (check the values with `biaskit expand holistic --help`)",
         )
 
-    # ---- index arrays: noun-phrase major, templates in file order
-    n_np, n_t = len(nps), len(tpls)
-    has_noun = np.fromiter((r["noun"] is not None for r in nps), dtype=bool, count=n_np)
-    t_all = np.arange(n_t, dtype=np.int32)
-    t_free = np.array([i for i, t in enumerate(tpls) if not t.must_be_noun], dtype=np.int32)
-    counts = np.where(has_noun, n_t, len(t_free))
-    np_idx = np.repeat(np.arange(n_np, dtype=np.int32), counts)
-    # template index per row: tile the right template list per noun phrase, vectorised by blocks
-    tpl_idx = np.empty(len(np_idx), dtype=np.int32)
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    for mask, tl in ((has_noun, t_all), (~has_noun, t_free)):
-        if len(tl) == 0 or not mask.any():
-            continue
-        s = starts[mask]
-        pos = (s[:, None] + np.arange(len(tl))[None, :]).ravel()
-        tpl_idx[pos] = np.tile(tl, len(s))
-
-    # ---- variant flags per row
+    # ---- rows, then variant flags per row
+    np_idx, tpl_idx = _row_index(nps, tpls)
     names = [v for v in VARIANTS if v in variant_names] if variants != "none" else []
-    n_base = len(np_idx)
-    flags = {v: np.zeros(n_base, dtype=bool) for v in VARIANTS}
-    tpl_plural = np.array([t.plural for t in tpls], dtype=bool)
+    flags = {v: np.zeros(len(np_idx), dtype=bool) for v in VARIANTS}
     if names:
-        # which flags can change each base row
-        tpl_has_im = np.array([bool(_IM.search(t.prefix) or _IM.search(t.suffix)) for t in tpls])
-        tpl_has_period = np.array([t.suffix.endswith(".") for t in tpls])
-        sg_h = np.array(["-" in r["noun_phrase"] for r in nps])
-        pl_h = np.array(["-" in r["plural_noun_phrase"] for r in nps])
-        plural_row = tpl_plural[tpl_idx]
-        hy_ok = np.where(plural_row, pl_h[np_idx], sg_h[np_idx])
-        effective = {"remove_im_contraction": tpl_has_im[tpl_idx], "remove_final_period": tpl_has_period[tpl_idx], "remove_descriptor_hyphens": hy_ok}
-        sg_low = np.array([r["noun_phrase"] != r["noun_phrase"].lower() for r in nps])
-        pl_low = np.array([r["plural_noun_phrase"] != r["plural_noun_phrase"].lower() for r in nps])
-        effective["lowercase_descriptor"] = np.where(plural_row, pl_low[np_idx], sg_low[np_idx])
+        effective = _effective_variants(nps, tpls, np_idx, tpl_idx)
         if variants == "sample":
-            # a drawn variant that would not change the row is recorded as False (the columns say what was applied)
-            rng = np.random.default_rng(seed)
-            draws = rng.random((n_base, len(VARIANTS))) < variant_probability
-            for j, v in enumerate(VARIANTS):
-                if v in names:
-                    flags[v] = draws[:, j] & effective[v]
+            flags = _sample_variants(effective, names, len(np_idx), variant_probability, seed)
         else:
-            # all effective combinations, combination-major
-            combos = [c for c in range(1 << len(names))]
-            sel_np, sel_t, sel_flags = [], [], {v: [] for v in VARIANTS}
-            skipped = 0
-            for c in combos:
-                on = [names[j] for j in range(len(names)) if c >> j & 1]
-                mask = np.ones(n_base, dtype=bool)
-                for v in on:
-                    mask &= effective[v]
-                skipped += int(n_base - mask.sum())
-                sel_np.append(np_idx[mask])
-                sel_t.append(tpl_idx[mask])
-                for v in VARIANTS:
-                    sel_flags[v].append(np.full(int(mask.sum()), v in on, dtype=bool))
-            np_idx, tpl_idx = np.concatenate(sel_np), np.concatenate(sel_t)
-            flags = {v: np.concatenate(sel_flags[v]) for v in VARIANTS}
-            stats.variant_rows_skipped_as_no_op = skipped
+            np_idx, tpl_idx, flags, stats.variant_rows_skipped_as_no_op = _all_variants(effective, names, np_idx, tpl_idx)
     return _Plan(data, nps, tpls, np_idx, tpl_idx, flags, names, stats)
 
 

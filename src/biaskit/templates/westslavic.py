@@ -289,6 +289,49 @@ def parse_sentence(raw: str) -> tuple[str | None, str | None, tuple[str, str] | 
     return text, slots[0], None
 
 
+def _import_sheet(sheet, name: str, lang: str, subjects: SubjectList | None, rows: list[dict[str, Any]], problems: list[Problem]) -> dict[str, int]:
+    """Read one language sheet (one sentence per row) into ``rows`` and ``problems``; returns its counts."""
+    counts = {"rows": 0, "empty_rows": 0, "imported": 0, "left_out": 0, "unknown_subject": 0, "ambiguous_subject": 0, "number_unknown": 0}
+    for r, values in enumerate(sheet.iter_rows(values_only=True), start=1):
+        counts["rows"] += 1
+        cells = [c for c in (_cell_text(v) for v in values) if c is not None]
+        if not cells:
+            counts["empty_rows"] += 1
+            continue
+        if len(cells) > 1:
+            problems.append(Problem(name, r, "several_cells", f"text in {len(cells)} cells (one sentence per row expected)", " | ".join(cells)))
+            counts["left_out"] += 1
+            continue
+        raw = cells[0]
+        text, spelling, bad = parse_sentence(raw)
+        if bad:
+            problems.append(Problem(name, r, *bad, raw))
+            counts["left_out"] += 1
+            continue
+        sub = categorise(text, lang, subjects)
+        if sub["subject_category"] is None:
+            kind = "ambiguous_subject" if sub["category_reason"].startswith("osoba") else "unknown_subject"
+            problems.append(Problem(name, r, kind, f"{sub['category_reason']} (category left null)", raw, kept=True))
+            counts[kind] += 1
+        if sub["grammatical_number"] is None and sub["subject_category"] is not None:
+            counts["number_unknown"] += 1
+        rows.append(
+            {
+                "prompt_id": f"westslavic-{lang}-r{r:04d}",
+                "text": text,
+                "source": SOURCE,
+                "language": lang,
+                **sub,
+                "masked": True,
+                "raw_text": raw,
+                "mask_spelling": spelling,
+                "source_row": r,
+            }
+        )
+        counts["imported"] += 1
+    return counts
+
+
 def import_westslavic(
     path: str | Path, *, subjects: str | Path | dict[str, SubjectList] | None = None, languages: list[str] | None = None
 ) -> WestSlavicImport:
@@ -327,46 +370,7 @@ def import_westslavic(
                     "E121", f"{p}: sheets {seen_lang[lang]!r} and {name!r} are both {lang}", value=name, fix="keep one sheet per language"
                 )
             seen_lang[lang] = name
-            counts = {"rows": 0, "empty_rows": 0, "imported": 0, "left_out": 0, "unknown_subject": 0, "ambiguous_subject": 0, "number_unknown": 0}
-            for r, values in enumerate(wb[name].iter_rows(values_only=True), start=1):
-                counts["rows"] += 1
-                cells = [c for c in (_cell_text(v) for v in values) if c is not None]
-                if not cells:
-                    counts["empty_rows"] += 1
-                    continue
-                if len(cells) > 1:
-                    problems.append(
-                        Problem(name, r, "several_cells", f"text in {len(cells)} cells (one sentence per row expected)", " | ".join(cells))
-                    )
-                    counts["left_out"] += 1
-                    continue
-                raw = cells[0]
-                text, spelling, bad = parse_sentence(raw)
-                if bad:
-                    problems.append(Problem(name, r, *bad, raw))
-                    counts["left_out"] += 1
-                    continue
-                sub = categorise(text, lang, lists.get(lang))
-                if sub["subject_category"] is None:
-                    kind = "ambiguous_subject" if sub["category_reason"].startswith("osoba") else "unknown_subject"
-                    problems.append(Problem(name, r, kind, f"{sub['category_reason']} (category left null)", raw, kept=True))
-                    counts[kind] += 1
-                if sub["grammatical_number"] is None and sub["subject_category"] is not None:
-                    counts["number_unknown"] += 1
-                rows.append(
-                    {
-                        "prompt_id": f"westslavic-{lang}-r{r:04d}",
-                        "text": text,
-                        "source": SOURCE,
-                        "language": lang,
-                        **sub,
-                        "masked": True,
-                        "raw_text": raw,
-                        "mask_spelling": spelling,
-                        "source_row": r,
-                    }
-                )
-                counts["imported"] += 1
+            counts = _import_sheet(wb[name], name, lang, lists.get(lang), rows, problems)
             facts["sheets"][name] = {"language": lang, **counts}
     finally:
         wb.close()

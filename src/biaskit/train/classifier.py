@@ -509,6 +509,29 @@ def _load_base(base: str, data: LabelledData):
     return model, tok
 
 
+def _train_epoch(model, enc, lens, y, order: list[int], device, opt, sched, batch_size: int) -> float:
+    """One pass over ``order`` in batches (backward, optimiser and schedule step each); returns the summed loss."""
+    total = 0.0
+    for s in range(0, len(order), batch_size):
+        part = order[s : s + batch_size]
+        out = model(**_batch(enc, lens, part, device), labels=y[part].to(device))
+        out.loss.backward()
+        opt.step()
+        sched.step()
+        opt.zero_grad()
+        total += float(out.loss.detach()) * len(part)
+    return total
+
+
+def _epoch_line(epoch: int, cfg: TrainConfig, train_loss: float, score: float, best: float, best_epoch: int, per: float, stop: bool) -> str:
+    left = 0 if stop else cfg.epochs - epoch
+    return (
+        f"epoch {epoch}/{cfg.epochs}: train loss {train_loss:.3f}, dev {'macro F1' if cfg.select == 'macro_f1' else 'accuracy'} "
+        f"{100 * score:.1f} (best {100 * best:.1f}, epoch {best_epoch}); {per:.0f} s/epoch"
+        + ("; stopping early" if stop else f"; at most {_dur(left * per)} left in this run")
+    )
+
+
 def finetune_run(
     base: str,
     data: LabelledData,
@@ -549,15 +572,7 @@ def finetune_run(
     for epoch in range(1, cfg.epochs + 1):
         model.train()
         order = [train[i] for i in torch.randperm(len(train), generator=gen).tolist()]
-        total = 0.0
-        for s in range(0, len(order), cfg.batch_size):
-            part = order[s : s + cfg.batch_size]
-            out = model(**_batch(enc, lens, part, device), labels=y[part].to(device))
-            out.loss.backward()
-            opt.step()
-            sched.step()
-            opt.zero_grad()
-            total += float(out.loss.detach()) * len(part)
+        total = _train_epoch(model, enc, lens, y, order, device, opt, sched, cfg.batch_size)
         pred = _predict(model, enc, lens, dev, device, cfg.batch_size * 4)
         acc, f1 = accuracy_macro_f1([data.y[i] for i in dev], pred)
         score = f1 if cfg.select == "macro_f1" else acc
@@ -570,13 +585,7 @@ def finetune_run(
             bad_epochs += 1
         stop = not improved and bad_epochs >= cfg.patience
         if say is not None:
-            per = (time.perf_counter() - t0) / epoch
-            left = 0 if stop else cfg.epochs - epoch
-            say(
-                f"epoch {epoch}/{cfg.epochs}: train loss {total / len(train):.3f}, dev {'macro F1' if cfg.select == 'macro_f1' else 'accuracy'} "
-                f"{100 * score:.1f} (best {100 * best:.1f}, epoch {best_epoch}); {per:.0f} s/epoch"
-                + ("; stopping early" if stop else f"; at most {_dur(left * per)} left in this run")
-            )
+            say(_epoch_line(epoch, cfg, total / len(train), score, best, best_epoch, (time.perf_counter() - t0) / epoch, stop))
         if stop:
             break
     model.load_state_dict(best_state)
@@ -889,6 +898,176 @@ def majority_warnings(runs: list[dict[str, Any]]) -> list[str]:
     return [msg + ": more epochs (--epochs), another learning rate (--lr) or more labelled data may help; do not use it as a metric as is"]
 
 
+@dataclass
+class _Job:
+    """One ``train_classifier`` call's data and settings: what its marker and metrics.json say."""
+
+    data: LabelledData
+    cfg: TrainConfig
+    finetune: bool
+    base: str | None
+    fp: str
+    vmap: dict[str, int] | None
+    vhow: str
+    sizes: tuple[int, int, int]
+    source: str
+    text_column: str
+    label_column: str
+    data_license: str
+    task: str | None
+    version: str
+
+    def meta(self, saved_run: int | None) -> dict[str, Any]:
+        """The marker's content (without ``files``/``complete``)."""
+        data, cfg, finetune = self.data, self.cfg, self.finetune
+        return {
+            "labels": data.labels,
+            "ordinal": data.ordinal,
+            "label_map": data.label_map,
+            "base_model": cfg.base_model or DEFAULT_BASE if finetune else None,
+            "text_column": self.text_column,
+            "saved_run": saved_run if finetune else None,
+            "has_model": bool(finetune) and saved_run is not None,
+            "written_by": "biaskit train classifier",
+            "fingerprint": self.fp,
+            "runs_planned": cfg.runs,
+        }
+
+    def metrics(self, runs: list[dict[str, Any]], best_run: int | None) -> dict[str, Any]:
+        """metrics.json's content after ``runs``."""
+        data, cfg, finetune, sizes = self.data, self.cfg, self.finetune, self.sizes
+        return {
+            "biaskit_version": self.version,
+            "source": self.source,
+            "text_column": self.text_column,
+            "label_column": self.label_column,
+            "task": describe_task(data.labels, self.label_column, self.task),
+            "task_name": self.task,
+            "labels": data.labels,
+            "ordinal": data.ordinal,
+            "label_map": data.label_map,
+            "n_rows": data.n_rows,
+            "n_used": len(data.y),
+            "dropped": data.dropped,
+            "class_counts": data.counts(),
+            "base_model": cfg.base_model or DEFAULT_BASE if finetune else None,
+            "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
+            "split": {
+                "spec": cfg.split,
+                "train": sizes[0],
+                "dev": sizes[1],
+                "test": sizes[2],
+                "stratified": True,
+                "same_split_every_run": not cfg.resplit,
+                "seed": cfg.seed,
+            },
+            "vader_mapping": {"how": self.vhow, "map": {k: data.labels[v] for k, v in (self.vmap or {}).items()}},
+            "runs_planned": cfg.runs,
+            "runs_finished": len(runs),
+            "runs": runs,
+            "summary": _summarise(runs),
+            "saved_run": best_run if finetune else None,
+            "data_license": self.data_license,
+            "warnings": majority_warnings(runs),
+        }
+
+
+def _progress_say(say, progress: bool | None):
+    """Where progress lines go: ``say``, else nowhere when ``progress`` is False, else the ``biaskit.train`` logger."""
+    if say is not None:
+        return say
+    if progress is False:
+
+        def say(_text: str) -> None:
+            return None
+
+        return say
+    from biaskit.log import get_logger
+
+    return get_logger("train").info
+
+
+def _finished_runs(out: Path, folder: _Folder, runs: int) -> dict[int, dict[str, Any]]:
+    """The runs an interrupted job of the same data and settings already committed to ``out`` (run number -> run)."""
+    done: dict[int, dict[str, Any]] = {}
+    for r in range(runs):
+        p = out / "runs" / f"run-{r}.json"
+        if f"runs/run-{r}.json" in folder.files and p.is_file():
+            try:
+                done[r] = json.loads(p.read_text(encoding="utf-8"))
+            except ValueError:
+                pass
+    return done
+
+
+def _saved_of(done: dict[int, dict[str, Any]], old: dict | None, select: str) -> tuple[int | None, float]:
+    """The finished run whose model the folder holds, and its dev figure (None, -1.0 when none)."""
+    best_run, best_dev = None, -1.0
+    for r, run in sorted(done.items()):
+        ft = run["systems"].get("finetuned")
+        if ft and old.get("saved_run") == r:
+            best_run, best_dev = r, ft[f"dev_{select}"]
+    return best_run, best_dev
+
+
+def _new_run(job: _Job, r: int, split, split_seed: int, progress: bool | None, say, encoded):
+    """Run ``r``: the baselines and (when fine-tuning) the fine-tuned model on ``split``.
+
+    Returns the run's record, the model and tokenizer (None without fine-tuning) and the encoded texts to reuse."""
+    data, cfg = job.data, job.cfg
+    train, dev, test = split
+    y_test = [data.y[i] for i in test]
+    systems, maj_acc = _run_systems(data, cfg, split, split_seed, job.vmap, job.vhow)
+    model = tok = None
+    if job.finetune:
+
+        def said(text: str, _r=r) -> None:
+            say(f"run {_r + 1}/{cfg.runs} {text}")
+
+        res = finetune_run(job.base, data, split, cfg, seed=cfg.seed * 1000 + r, progress=progress, say=said, encoded=encoded)
+        model, tok, encoded = res.pop("_model"), res.pop("_tokenizer"), res.pop("_encoded")
+        pred = res.pop("test_pred")
+        res["pred_class_counts"] = {data.labels[k]: v for k, v in sorted(Counter(pred).items())}
+        systems["finetuned"] = res
+    run = {
+        "run": r,
+        "split_seed": split_seed,
+        "model_seed": cfg.seed * 1000 + r if job.finetune else None,
+        "sizes": {"train": len(train), "dev": len(dev), "test": len(test)},
+        "majority_accuracy": maj_acc,
+        "test_class_counts": {data.labels[k]: v for k, v in sorted(Counter(y_test).items())},
+        "systems": systems,
+    }
+    return run, model, tok, encoded
+
+
+def _commit_run(folder: _Folder, job: _Job, run: dict[str, Any], runs: list[dict[str, Any]], best_run: int | None, model, tok, first_split) -> None:
+    """Commit a finished run: marker (pending), the model when given (the new best), the run, metrics, card,
+    split, marker."""
+    is_best = model is not None
+    folder.marker(job.meta(best_run if not is_best else None), pending=True)
+    if is_best:
+        folder.put_model(model, tok)
+    folder.put_text(f"runs/run-{run['run']}.json", json.dumps(run, indent=2, default=str) + "\n")
+    metrics = job.metrics(runs, best_run)
+    folder.put_text("metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
+    folder.put_text("README.md", model_card(metrics))
+    folder.put_text("split.csv", _split_csv(job.data, first_split))
+    folder.drop_stale(folder.files)
+    complete = len(runs) == job.cfg.runs
+    folder.marker({**job.meta(best_run), "complete": complete}, pending=False)
+
+
+def _finished_line(run: dict[str, Any], cfg: TrainConfig, per: float, left: int, out: Path) -> str:
+    f = run["systems"].get("finetuned")
+    return (
+        f"run {run['run'] + 1}/{cfg.runs} finished"
+        + (f": test accuracy {100 * f['accuracy']:.1f}, macro F1 {100 * f['macro_f1']:.1f} (best epoch {f['best_epoch']})" if f else "")
+        + (f"; {_dur(per)} per run, about {_dur(left * per)} left" if left else "")
+        + f"; saved in {out}"
+    )
+
+
 def train_classifier(
     data: LabelledData,
     out: str | Path,
@@ -918,15 +1097,7 @@ def train_classifier(
     from biaskit import __version__
     from biaskit.io import output_lock
 
-    if say is None:
-        if progress is False:
-
-            def say(_text: str) -> None:
-                return None
-        else:
-            from biaskit.log import get_logger
-
-            say = get_logger("train").info
+    say = _progress_say(say, progress)
     out = Path(out)
     n = len(data.y)
     sizes = parse_split(cfg.split, n)
@@ -935,26 +1106,15 @@ def train_classifier(
         base = resolve_base_model(cfg.base_model) if finetune else None
         vmap, vhow = vader_mapping(data.labels, data.ordinal, cfg.vader_map) if "vader" in cfg.baselines else (None, "not asked")
         fp = _fingerprint(data, cfg, finetune, base)
+        job = _Job(data, cfg, finetune, base, fp, vmap, vhow, sizes, source, text_column, label_column, data_license, task, __version__)
         resume = old is not None and old.get("fingerprint") == fp
         folder = _Folder(out, old, resume)
         out.mkdir(parents=True, exist_ok=True)
-        done: dict[int, dict[str, Any]] = {}
-        if resume:
-            for r in range(cfg.runs):
-                p = out / "runs" / f"run-{r}.json"
-                if f"runs/run-{r}.json" in folder.files and p.is_file():
-                    try:
-                        done[r] = json.loads(p.read_text(encoding="utf-8"))
-                    except ValueError:
-                        pass
+        done = _finished_runs(out, folder, cfg.runs) if resume else {}
         if done:
             say(f"resuming in {out}: run(s) {', '.join(str(r + 1) for r in sorted(done))} of {cfg.runs} already finished")
         runs: list[dict[str, Any]] = []
-        best_run, best_dev = None, -1.0
-        for r, run in sorted(done.items()):
-            ft = run["systems"].get("finetuned")
-            if ft and old.get("saved_run") == r:
-                best_run, best_dev = r, ft[f"dev_{cfg.select}"]
+        best_run, best_dev = _saved_of(done, old, cfg.select)
         if finetune and done and best_run is None:  # the saved model is not one of the finished runs: redo them all
             done = {}
         splits_seen: dict[int, tuple] = {}
@@ -966,132 +1126,108 @@ def train_classifier(
                 split_seed = cfg.seed + r if cfg.resplit else cfg.seed
                 if split_seed not in splits_seen:
                     splits_seen[split_seed] = stratified_split(data.y, sizes, split_seed)
-                split = splits_seen[split_seed]
                 if r in done:
                     runs.append(done[r])
                     continue
-                train, dev, test = split
-                y_test = [data.y[i] for i in test]
-                systems, maj_acc = _run_systems(data, cfg, split, split_seed, vmap, vhow)
-                model = tok = None
-                if finetune:
-
-                    def said(text: str, _r=r) -> None:
-                        say(f"run {_r + 1}/{cfg.runs} {text}")
-
-                    res = finetune_run(base, data, split, cfg, seed=cfg.seed * 1000 + r, progress=progress, say=said, encoded=encoded)
-                    model, tok, encoded = res.pop("_model"), res.pop("_tokenizer"), res.pop("_encoded")
-                    pred = res.pop("test_pred")
-                    res["pred_class_counts"] = {data.labels[k]: v for k, v in sorted(Counter(pred).items())}
-                    systems["finetuned"] = res
-                run = {
-                    "run": r,
-                    "split_seed": split_seed,
-                    "model_seed": cfg.seed * 1000 + r if finetune else None,
-                    "sizes": {"train": len(train), "dev": len(dev), "test": len(test)},
-                    "majority_accuracy": maj_acc,
-                    "test_class_counts": {data.labels[k]: v for k, v in sorted(Counter(y_test).items())},
-                    "systems": systems,
-                }
+                run, model, tok, encoded = _new_run(job, r, splits_seen[split_seed], split_seed, progress, say, encoded)
                 runs.append(run)
-                is_best = finetune and systems["finetuned"][f"dev_{cfg.select}"] > best_dev
+                is_best = finetune and run["systems"]["finetuned"][f"dev_{cfg.select}"] > best_dev
                 if is_best:
-                    best_run, best_dev = r, systems["finetuned"][f"dev_{cfg.select}"]
-                # commit this run: marker (pending), model if best, the run, metrics, card, split, marker
-                meta_base = _meta(data, cfg, finetune, text_column, base, fp, best_run if not is_best else None)
-                folder.marker(meta_base, pending=True)
-                if is_best:
-                    folder.put_model(model, tok)
+                    best_run, best_dev = r, run["systems"]["finetuned"][f"dev_{cfg.select}"]
+                _commit_run(folder, job, run, runs, best_run, model if is_best else None, tok, splits_seen[cfg.seed])
                 del model, tok
-                folder.put_text(f"runs/run-{r}.json", json.dumps(run, indent=2, default=str) + "\n")
-                metrics = _metrics(
-                    data, cfg, finetune, runs, best_run, source, text_column, label_column, data_license, task, vhow, vmap, sizes, __version__
-                )
-                folder.put_text("metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
-                folder.put_text("README.md", model_card(metrics))
-                folder.put_text("split.csv", _split_csv(data, splits_seen[cfg.seed]))
-                folder.drop_stale(folder.files)
-                complete = len(runs) == cfg.runs
-                folder.marker({**_meta(data, cfg, finetune, text_column, base, fp, best_run), "complete": complete}, pending=False)
                 n_new += 1
                 per = (time.perf_counter() - t_start) / n_new
-                left = cfg.runs - len(runs)
-                f = systems.get("finetuned")
-                say(
-                    f"run {r + 1}/{cfg.runs} finished"
-                    + (f": test accuracy {100 * f['accuracy']:.1f}, macro F1 {100 * f['macro_f1']:.1f} (best epoch {f['best_epoch']})" if f else "")
-                    + (f"; {_dur(per)} per run, about {_dur(left * per)} left" if left else "")
-                    + f"; saved in {out}"
-                )
+                say(_finished_line(run, cfg, per, cfg.runs - len(runs), out))
         finally:
             if prev_threads is not None:
                 import torch
 
                 torch.set_num_threads(prev_threads)
-        metrics = _metrics(data, cfg, finetune, runs, best_run, source, text_column, label_column, data_license, task, vhow, vmap, sizes, __version__)
+        metrics = job.metrics(runs, best_run)
         if not n_new:  # everything was already there: refresh the card and metrics (e.g. another --data-license)
             folder.put_text("metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
             folder.put_text("README.md", model_card(metrics))
-            folder.marker({**_meta(data, cfg, finetune, text_column, base, fp, best_run), "complete": True}, pending=False)
+            folder.marker({**job.meta(best_run), "complete": True}, pending=False)
     return TrainResult(out=out, metrics=metrics, summary=metrics["summary"], saved_run=metrics["saved_run"] or 0, warnings=metrics["warnings"])
-
-
-def _meta(data: LabelledData, cfg: TrainConfig, finetune: bool, text_column: str, base: str | None, fp: str, saved_run: int | None):
-    return {
-        "labels": data.labels,
-        "ordinal": data.ordinal,
-        "label_map": data.label_map,
-        "base_model": cfg.base_model or DEFAULT_BASE if finetune else None,
-        "text_column": text_column,
-        "saved_run": saved_run if finetune else None,
-        "has_model": bool(finetune) and saved_run is not None,
-        "written_by": "biaskit train classifier",
-        "fingerprint": fp,
-        "runs_planned": cfg.runs,
-    }
-
-
-def _metrics(data, cfg, finetune, runs, best_run, source, text_column, label_column, data_license, task, vhow, vmap, sizes, version):
-    return {
-        "biaskit_version": version,
-        "source": source,
-        "text_column": text_column,
-        "label_column": label_column,
-        "task": describe_task(data.labels, label_column, task),
-        "task_name": task,
-        "labels": data.labels,
-        "ordinal": data.ordinal,
-        "label_map": data.label_map,
-        "n_rows": data.n_rows,
-        "n_used": len(data.y),
-        "dropped": data.dropped,
-        "class_counts": data.counts(),
-        "base_model": cfg.base_model or DEFAULT_BASE if finetune else None,
-        "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
-        "split": {
-            "spec": cfg.split,
-            "train": sizes[0],
-            "dev": sizes[1],
-            "test": sizes[2],
-            "stratified": True,
-            "same_split_every_run": not cfg.resplit,
-            "seed": cfg.seed,
-        },
-        "vader_mapping": {"how": vhow, "map": {k: data.labels[v] for k, v in (vmap or {}).items()}},
-        "runs_planned": cfg.runs,
-        "runs_finished": len(runs),
-        "runs": runs,
-        "summary": _summarise(runs),
-        "saved_run": best_run if finetune else None,
-        "data_license": data_license,
-        "warnings": majority_warnings(runs),
-    }
 
 
 def _f(v: float | None, pct: bool = True) -> str:
     if v is None:
         return "n/a"
     return f"{100 * v:.1f}" if pct else f"{v:.4f}"
+
+
+def _card_data_lines(m: dict[str, Any], lic: str) -> list[str]:
+    """The card's "Data" section."""
+    return [
+        "## Data",
+        "",
+        f"- source: `{_md(m.get('source') or 'in-memory table')}` (text column `{_md(m['text_column'])}`, label column `{_md(m['label_column'])}`)",
+        f"- rows: {m['n_rows']}; used: {m['n_used']}; dropped: " + (", ".join(f"{v} ({_md(k)})" for k, v in m["dropped"].items()) or "none"),
+        f"- classes (in order{', ordinal' if m['ordinal'] else ''}): " + ", ".join(f"`{_md(c)}` ({m['class_counts'][c]})" for c in m["labels"]),
+        "- label values: " + ", ".join(f"`{_md(k)}` -> `{_md(v)}`" for k, v in m["label_map"].items()),
+        f"- data licence: {_md(lic)}" + ("" if lic != "unknown" else " (not given: pass --data-license; the model inherits the data's terms)"),
+        "",
+    ]
+
+
+def _card_split_lines(m: dict[str, Any], planned: int, finished: int) -> list[str]:
+    """The card's "Split and runs" section."""
+    return [
+        "## Split and runs",
+        "",
+        f"- split `{_md(m['split']['spec'])}`: train {m['split']['train']}, dev {m['split']['dev']}, test {m['split']['test']} "
+        f"(stratified, seed {m['split']['seed']}, {'the same split in every run' if m['split']['same_split_every_run'] else 'a new split per run (seed + run)'})",
+        f"- runs: {finished}"
+        + (f" of {planned}" if finished < planned else "")
+        + f"; base model: `{_md(m.get('base_model'))}`; config: "
+        + ", ".join(f"{k}={m['config'][k]}" for k in ("epochs", "patience", "lr", "batch_size", "max_length", "weight_decay", "select")),
+        f"- VADER mapping: {m['vader_mapping']['how']}"
+        + (" (" + ", ".join(f"{k} -> {_md(v)}" for k, v in m["vader_mapping"]["map"].items()) + ")" if m["vader_mapping"]["map"] else ""),
+        "",
+    ]
+
+
+def _card_figure_lines(m: dict[str, Any]) -> list[str]:
+    """The card's test figures: mean ± sd per system, then every run."""
+    lines = ["## Test figures (mean ± sd over runs, %)", "", "| system | accuracy | macro F1 | runs |", "|---|---|---|---|"]
+    for s, v in m["summary"].items():
+        acc = _f(v["accuracy_mean"]) + ("" if v["accuracy_sd"] is None else f" ± {_f(v['accuracy_sd'])}")
+        f1 = _f(v["macro_f1_mean"]) + ("" if v["macro_f1_sd"] is None else f" ± {_f(v['macro_f1_sd'])}")
+        lines.append(f"| {s} | {acc} | {f1} | {v['runs']}" + (f" ({v['error']})" if v.get("error") else "") + " |")
+    lines += ["", "## Every run", "", "| run | split seed | system | accuracy | macro F1 | best epoch |", "|---|---|---|---|---|---|"]
+    for run in m["runs"]:
+        for s, v in run["systems"].items():
+            lines.append(
+                f"| {run['run']} | {run['split_seed']} | {s} | {_f(v.get('accuracy'))} | {_f(v.get('macro_f1'))} | {v.get('best_epoch', '')} |"
+            )
+    return lines
+
+
+def _card_use_lines(m: dict[str, Any]) -> list[str]:
+    """Which run the saved model is and how to use it (empty without a saved model)."""
+    if m.get("saved_run") is None:
+        return []
+    lines = [
+        "",
+        f"The saved model is run {m['saved_run']}'s (best dev {m['config']['select']}).",
+        "",
+        "## Use",
+        "",
+        "```bash",
+        "biaskit score TABLE --metrics classifier -p classifier.model=THIS_FOLDER --out scored.parquet",
+        "biaskit annotate validate ANNOTATIONS --samples SCORED_SAMPLES --metric classifier --out validation.parquet",
+        "```",
+        "",
+    ]
+    if set(m["labels"]) <= {"positive", "negative", "neutral", "other"}:
+        lines += [
+            "Its class names are those of the `regard` metric, so `-p regard.model=THIS_FOLDER` also loads it; "
+            "whether its scores mean regard depends on what the labels were annotated for (see above).",
+            "",
+        ]
+    return lines
 
 
 def model_card(m: dict[str, Any]) -> str:
@@ -1124,60 +1260,7 @@ def model_card(m: dict[str, Any]) -> str:
         ]
     for w in m.get("warnings") or []:
         lines += [f"**Warning: {w}.**", ""]
-    lines += [
-        "## Data",
-        "",
-        f"- source: `{_md(m.get('source') or 'in-memory table')}` (text column `{_md(m['text_column'])}`, label column `{_md(m['label_column'])}`)",
-        f"- rows: {m['n_rows']}; used: {m['n_used']}; dropped: " + (", ".join(f"{v} ({_md(k)})" for k, v in m["dropped"].items()) or "none"),
-        f"- classes (in order{', ordinal' if m['ordinal'] else ''}): " + ", ".join(f"`{_md(c)}` ({m['class_counts'][c]})" for c in m["labels"]),
-        "- label values: " + ", ".join(f"`{_md(k)}` -> `{_md(v)}`" for k, v in m["label_map"].items()),
-        f"- data licence: {_md(lic)}" + ("" if lic != "unknown" else " (not given: pass --data-license; the model inherits the data's terms)"),
-        "",
-        "## Split and runs",
-        "",
-        f"- split `{_md(m['split']['spec'])}`: train {m['split']['train']}, dev {m['split']['dev']}, test {m['split']['test']} "
-        f"(stratified, seed {m['split']['seed']}, {'the same split in every run' if m['split']['same_split_every_run'] else 'a new split per run (seed + run)'})",
-        f"- runs: {finished}"
-        + (f" of {planned}" if finished < planned else "")
-        + f"; base model: `{_md(m.get('base_model'))}`; config: "
-        + ", ".join(f"{k}={m['config'][k]}" for k in ("epochs", "patience", "lr", "batch_size", "max_length", "weight_decay", "select")),
-        f"- VADER mapping: {m['vader_mapping']['how']}"
-        + (" (" + ", ".join(f"{k} -> {_md(v)}" for k, v in m["vader_mapping"]["map"].items()) + ")" if m["vader_mapping"]["map"] else ""),
-        "",
-        "## Test figures (mean ± sd over runs, %)",
-        "",
-        "| system | accuracy | macro F1 | runs |",
-        "|---|---|---|---|",
-    ]
-    for s, v in m["summary"].items():
-        acc = _f(v["accuracy_mean"]) + ("" if v["accuracy_sd"] is None else f" ± {_f(v['accuracy_sd'])}")
-        f1 = _f(v["macro_f1_mean"]) + ("" if v["macro_f1_sd"] is None else f" ± {_f(v['macro_f1_sd'])}")
-        lines.append(f"| {s} | {acc} | {f1} | {v['runs']}" + (f" ({v['error']})" if v.get("error") else "") + " |")
-    lines += ["", "## Every run", "", "| run | split seed | system | accuracy | macro F1 | best epoch |", "|---|---|---|---|---|---|"]
-    for run in m["runs"]:
-        for s, v in run["systems"].items():
-            lines.append(
-                f"| {run['run']} | {run['split_seed']} | {s} | {_f(v.get('accuracy'))} | {_f(v.get('macro_f1'))} | {v.get('best_epoch', '')} |"
-            )
-    if m.get("saved_run") is not None:
-        lines += [
-            "",
-            f"The saved model is run {m['saved_run']}'s (best dev {m['config']['select']}).",
-            "",
-            "## Use",
-            "",
-            "```bash",
-            "biaskit score TABLE --metrics classifier -p classifier.model=THIS_FOLDER --out scored.parquet",
-            "biaskit annotate validate ANNOTATIONS --samples SCORED_SAMPLES --metric classifier --out validation.parquet",
-            "```",
-            "",
-        ]
-        if set(m["labels"]) <= {"positive", "negative", "neutral", "other"}:
-            lines += [
-                "Its class names are those of the `regard` metric, so `-p regard.model=THIS_FOLDER` also loads it; "
-                "whether its scores mean regard depends on what the labels were annotated for (see above).",
-                "",
-            ]
+    lines += _card_data_lines(m, lic) + _card_split_lines(m, planned, finished) + _card_figure_lines(m) + _card_use_lines(m)
     lines += [
         "## Limitations",
         "",

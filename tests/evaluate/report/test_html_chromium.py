@@ -50,7 +50,8 @@ def _chromium():
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory):
+def browser(tmp_path_factory, service_wait):
+    deadline_of, timeout_message = service_wait
     exe = _chromium()
     if exe is None:
         pytest.skip("Chromium is not installed: run `bash scripts/services/chromium.sh` (scripts/test.sh does)")
@@ -61,13 +62,17 @@ def browser(tmp_path_factory):
     )
     try:
         port_file = profile / "DevToolsActivePort"
-        deadline = time.time() + 60
-        while time.time() < deadline and not (port_file.exists() and port_file.read_text().strip()):
+        wait_s, why = deadline_of(60)
+        start = time.time()
+        while not (port_file.exists() and port_file.read_text().strip()):
             if proc.poll() is not None:
                 pytest.fail(f"chromium exited with status {proc.returncode} before opening its DevTools port")
+            if time.time() - start > wait_s:
+                pytest.fail(timeout_message("Chromium (its DevTools port)", time.time() - start, why))
             time.sleep(0.1)
         port = int(port_file.read_text().split()[0])
-        yield port, websocket
+        # a page gets 30 s on a quiet machine, more under load (the same scaling as the start-up wait)
+        yield port, websocket, deadline_of(30)
     finally:
         try:
             os.killpg(proc.pid, signal.SIGTERM)
@@ -95,12 +100,13 @@ LAYOUT_JS = """JSON.stringify({
 
 
 def open_page(
-    browser, path: Path, timeout: float = 30.0, width: int | None = None, screenshot: Path | None = None, extra_js: str | None = None
+    browser, path: Path, timeout: float | None = None, width: int | None = None, screenshot: Path | None = None, extra_js: str | None = None
 ) -> dict:
     """Load ``path`` in a fresh tab; return {'errors': [...], 'state': {...}} after the load event. With ``width``
     the tab is a ``width`` x 900 px window and ``layout`` (LAYOUT_JS) is returned too; with ``screenshot`` a PNG
     of the first screen is written there."""
-    port, websocket = browser
+    port, websocket, (page_s, why) = browser
+    timeout = page_s if timeout is None else timeout
     req = urllib.request.Request(f"http://127.0.0.1:{port}/json/new?about:blank", method="PUT")
     target = json.loads(urllib.request.urlopen(req, timeout=10).read())
     ws = websocket.create_connection(target["webSocketDebuggerUrl"], timeout=timeout, suppress_origin=True)
@@ -127,7 +133,7 @@ def open_page(
                 errors.append("log: " + m["params"]["entry"]["text"])
             if until(m):
                 return m
-        raise TimeoutError("chromium did not answer in time")
+        raise TimeoutError(f"chromium did not answer in {timeout:.0f} s (deadline {why})")
 
     try:
         for meth in ("Runtime.enable", "Log.enable", "Page.enable"):

@@ -330,21 +330,9 @@ def score_table(
     return _score_table(table, metrics, text_column, params, batch_size=batch_size, progress=progress, on_metric=on_metric, cluster=None)
 
 
-def _score_table(
-    table: Any,
-    metrics: Any,
-    text_column: str,
-    params: Any,
-    *,
-    batch_size: int | None,
-    progress: bool | None,
-    on_metric: Callable[[Metric], None] | None,
-    cluster: Any,
-) -> pa.Table:
-    from biaskit.io import to_arrow
-    from biaskit.log import ProgressBar
-
-    t = to_arrow(table)
+def _metric_objects(metrics: Any, text_column: str, params: Any) -> list[Metric]:
+    """The metrics to run (names, comma-separated names or objects), built with their parameters; parameters
+    for a metric not being run are an error."""
     if isinstance(metrics, str):
         metrics = [m.strip() for m in metrics.split(",") if m.strip()]
     if not metrics:
@@ -363,7 +351,69 @@ def _score_table(
             options=names,
             fix="add the metric to --metrics or drop its --param",
         )
-    objs = [make_metric(m, text_column, params.get(m if isinstance(m, str) else m.name)) for m in metrics]
+    return [make_metric(m, text_column, params.get(m if isinstance(m, str) else m.name)) for m in metrics]
+
+
+def _put_column(t: pa.Table, name: str, arr: Any) -> pa.Table:
+    """``t`` with column ``name`` replaced in place, or appended."""
+    if name in t.column_names:
+        return t.set_column(t.column_names.index(name), name, arr)
+    return t.append_column(name, arr)
+
+
+def _score_on_ray(t: pa.Table, m: Metric, params: Any, cluster: Any, progress: bool | None) -> dict[str, Any]:
+    """One metric's output columns, scored by the cluster's actors (each builds the metric from its name and
+    the parameters as given: no model in this process)."""
+    from biaskit.evaluate.metrics.on_ray import score_metric_on_ray
+    from biaskit.log import ProgressBar
+
+    missing = [c for c in m.input_columns if c not in t.column_names]
+    if missing:
+        raise BiaskitError(
+            "E001",
+            f"metric {m.name!r} needs column(s) {', '.join(missing)}",
+            value=sorted(t.column_names),
+            fix="pass --text-column / the metric's column parameters, or add the columns",
+        )
+    with ProgressBar(t.num_rows, desc=f"score {m.name} (ray)", disable=True if progress is False else None) as bar:
+        return score_metric_on_ray(cluster, m, t, params, progress=bar, factory=make_metric)
+
+
+def _score_here(t: pa.Table, m: Metric, batch_size: int | None, progress: bool | None) -> dict[str, pa.Array]:
+    """One (set-up) metric's output columns, scored in this process batch by batch."""
+    from biaskit.log import ProgressBar
+
+    bs = batch_size or m.default_batch_size
+    cols = m.output_columns()
+    acc: dict[str, list] = {c: [] for c in cols}
+    needed = m.input_columns
+    with ProgressBar(t.num_rows, desc=f"score {m.name}", disable=True if progress is False else None) as bar:
+        for start in range(0, t.num_rows, bs):
+            sl = t.slice(start, bs)
+            batch = {c: sl.column(c).to_pylist() for c in needed if c in sl.column_names}
+            res = m.score(batch)
+            for c in cols:
+                acc[c].extend(res[c])
+            bar.advance(sl.num_rows)
+    return {c: pa.array(acc[c], type=typ) for c, typ in cols.items()}
+
+
+def _score_table(
+    table: Any,
+    metrics: Any,
+    text_column: str,
+    params: Any,
+    *,
+    batch_size: int | None,
+    progress: bool | None,
+    on_metric: Callable[[Metric], None] | None,
+    cluster: Any,
+) -> pa.Table:
+    from biaskit.io import to_arrow
+
+    t = to_arrow(table)
+    objs = _metric_objects(metrics, text_column, params)
+    params = dict(params or {})
     if text_column not in t.column_names and any(o.text_column == text_column for o in objs):
         raise BiaskitError(
             "E001",
@@ -373,46 +423,14 @@ def _score_table(
         )
     for m in objs:
         if cluster is not None and t.num_rows:
-            from biaskit.evaluate.metrics.on_ray import score_metric_on_ray
-
-            missing = [c for c in m.input_columns if c not in t.column_names]
-            if missing:
-                raise BiaskitError(
-                    "E001",
-                    f"metric {m.name!r} needs column(s) {', '.join(missing)}",
-                    value=sorted(t.column_names),
-                    fix="pass --text-column / the metric's column parameters, or add the columns",
-                )
-            # the actors build the metric from its name and the parameters as given (no model in this process)
-            with ProgressBar(t.num_rows, desc=f"score {m.name} (ray)", disable=True if progress is False else None) as bar:
-                arrays = score_metric_on_ray(cluster, m, t, params.get(m.name), progress=bar, factory=make_metric)
+            arrays = _score_on_ray(t, m, params.get(m.name), cluster, progress)
             if on_metric:
                 on_metric(m)  # after the run: m.info holds what the actors found at set-up
-            for c, arr in arrays.items():
-                if c in t.column_names:
-                    t = t.set_column(t.column_names.index(c), c, arr)
-                else:
-                    t = t.append_column(c, arr)
-            continue
-        m.setup()
-        if on_metric:
-            on_metric(m)
-        bs = batch_size or m.default_batch_size
-        cols = m.output_columns()
-        acc: dict[str, list] = {c: [] for c in cols}
-        needed = m.input_columns
-        with ProgressBar(t.num_rows, desc=f"score {m.name}", disable=True if progress is False else None) as bar:
-            for start in range(0, t.num_rows, bs):
-                sl = t.slice(start, bs)
-                batch = {c: sl.column(c).to_pylist() for c in needed if c in sl.column_names}
-                res = m.score(batch)
-                for c in cols:
-                    acc[c].extend(res[c])
-                bar.advance(sl.num_rows)
-        for c, typ in cols.items():
-            arr = pa.array(acc[c], type=typ)
-            if c in t.column_names:
-                t = t.set_column(t.column_names.index(c), c, arr)
-            else:
-                t = t.append_column(c, arr)
+        else:
+            m.setup()
+            if on_metric:
+                on_metric(m)
+            arrays = _score_here(t, m, batch_size, progress)
+        for c, arr in arrays.items():
+            t = _put_column(t, c, arr)
     return t

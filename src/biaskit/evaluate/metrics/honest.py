@@ -359,6 +359,57 @@ def fill_procedures(configs: Sequence[Any]) -> tuple[str, bool | None, str | Non
     )
 
 
+def _completions_per_template(rows: list[dict], template_column: str, k: int | None) -> int:
+    """K: ``k`` when every template has ``k`` completions, or (``k`` None) the one count all templates share."""
+    per_tpl: dict[Any, int] = {}
+    for r in rows:
+        per_tpl[r[template_column]] = per_tpl.get(r[template_column], 0) + 1
+    counts = set(per_tpl.values())
+    if k is None:
+        if len(counts) > 1:
+            raise BiaskitError(
+                "E070",
+                "templates have different numbers of completions",
+                value=sorted(counts),
+                fix="pass k= (with a rank column) or give every template the same number of completions",
+            )
+        return counts.pop() if counts else 0
+    if any(c != k for c in counts):
+        raise BiaskitError("E070", f"some templates do not have {k} completions", value=sorted(counts), fix="check the fill-in table")
+    return k
+
+
+def _group_scores(g: str, rs: list[dict], template_column: str, k: int) -> list[dict[str, Any]]:
+    """One group's rows of :func:`honest_score`: ``all`` categories, then each category in the group's rows."""
+    proc, published, note = fill_procedures([r.get("generation_config") for r in rs])
+    n_tpl = len({r[template_column] for r in rs})
+    err = next((r["honest_error"] for r in rs if r["honest_error"]), None)
+    denom = n_tpl * k
+    cats = sorted({c for r in rs for c in (r["honest_categories"] or "").split(",") if c})
+    out = []
+    for cat in ["all", *cats]:
+        if cat == "all":
+            n = sum(bool(r["honest_hurtful"]) for r in rs)
+        else:
+            n = sum(cat in (r["honest_categories"] or "").split(",") for r in rs)
+        score = None if err or not denom else n / denom
+        out.append(
+            {
+                "group": g,
+                "category": cat,
+                "n_templates": n_tpl,
+                "k": k,
+                "n_hurtful": n,
+                "honest_score": score,
+                "error": f"unscorable completion in group: {err}" if err else (None if denom else "no completions"),
+                "fill_procedure": proc,
+                "as_published": published,
+                "note": note,
+            }
+        )
+    return out
+
+
 def honest_score(
     table: Any, *, template_column: str = "prompt_id", identity_column: str | None = None, k: int | None = None, rank_column: str = "rank"
 ) -> pa.Table:
@@ -387,52 +438,12 @@ def honest_score(
     rows = t.select([c for c in dict.fromkeys(need + opt)]).to_pylist()
     if k is not None and rank_column in t.column_names:
         rows = [r for r in rows if r[rank_column] is not None and r[rank_column] <= k]
-    per_tpl: dict[Any, int] = {}
-    for r in rows:
-        per_tpl[r[template_column]] = per_tpl.get(r[template_column], 0) + 1
-    counts = set(per_tpl.values())
-    if k is None:
-        if len(counts) > 1:
-            raise BiaskitError(
-                "E070",
-                "templates have different numbers of completions",
-                value=sorted(counts),
-                fix="pass k= (with a rank column) or give every template the same number of completions",
-            )
-        k = counts.pop() if counts else 0
-    elif any(c != k for c in counts):
-        raise BiaskitError("E070", f"some templates do not have {k} completions", value=sorted(counts), fix="check the fill-in table")
+    k = _completions_per_template(rows, template_column, k)
     groups: dict[str, list[dict]] = {"all": rows}
     if identity_column:
         for r in rows:
             groups.setdefault(str(r[identity_column]), []).append(r)
-    out = []
-    for g, rs in groups.items():
-        proc, published, note = fill_procedures([r.get("generation_config") for r in rs])
-        n_tpl = len({r[template_column] for r in rs})
-        err = next((r["honest_error"] for r in rs if r["honest_error"]), None)
-        denom = n_tpl * k
-        cats = sorted({c for r in rs for c in (r["honest_categories"] or "").split(",") if c})
-        for cat in ["all", *cats]:
-            if cat == "all":
-                n = sum(bool(r["honest_hurtful"]) for r in rs)
-            else:
-                n = sum(cat in (r["honest_categories"] or "").split(",") for r in rs)
-            score = None if err or not denom else n / denom
-            out.append(
-                {
-                    "group": g,
-                    "category": cat,
-                    "n_templates": n_tpl,
-                    "k": k,
-                    "n_hurtful": n,
-                    "honest_score": score,
-                    "error": f"unscorable completion in group: {err}" if err else (None if denom else "no completions"),
-                    "fill_procedure": proc,
-                    "as_published": published,
-                    "note": note,
-                }
-            )
+    out = [row for g, rs in groups.items() for row in _group_scores(g, rs, template_column, k)]
     return pa.Table.from_pylist(
         out,
         schema=pa.schema(

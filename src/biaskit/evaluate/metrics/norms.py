@@ -146,6 +146,112 @@ def _num(path, row_no, s) -> float:
     return v
 
 
+def _parse_scale(scale: tuple[float, float] | str | None) -> tuple[float, float] | str | None:
+    """``"MIN,MAX"`` as a pair (other values as given)."""
+    if isinstance(scale, str) and scale:
+        try:
+            lo, hi = (float(x) for x in scale.split(","))
+            return (lo, hi)
+        except ValueError:
+            raise BiaskitError("E070", "malformed lexicon scale", value=scale, fix="write scale=MIN,MAX e.g. 1,9") from None
+    return scale
+
+
+def _detect_format(p: Path, header: list[str], first_row: list[str], scale) -> str:
+    """The lexicon format from its header row (lower-cased cells)."""
+    if "v.mean.sum" in header:
+        return "warriner"
+    if {"joy", "anger", "sadness", "fear", "disgust"} <= set(header):
+        return "be5"
+    if len(header) == 3 and header[1] in DIMS + ("anticipation", "surprise", "trust", "emotion", "affectdimension"):
+        return "nrc-eil"
+    if len(header) >= 4 and (header[1:4] == list(VAD) or _is_number(header[1])):
+        return "nrc-vad"
+    if "word" in header and scale:
+        return "generic"
+    raise _fail(p, f"cannot tell the lexicon format from the header {first_row!r}", "pass --param norms.format=... (and scale= for generic)")
+
+
+class _LexiconValues:
+    """Collects rescaled values word by word; identical repeats are counted, conflicting ones are an error."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.values: dict[str, dict[str, float]] = {}
+        self.dupes = 0
+
+    def put(self, row_no: int, word: str, dim: str, v: float, src: tuple[float, float]) -> None:
+        p = self.path
+        w = word.strip().lower()
+        if not w:
+            raise _fail(p, f"row {row_no}: empty word")
+        if not (src[0] - 1e-9 <= v <= src[1] + 1e-9):
+            raise _fail(p, f"row {row_no}: {dim} value {v} outside the scale {src}", "check format/scale")
+        nv = rescale(v, src, dim)
+        old = self.values.setdefault(w, {})
+        if dim in old:
+            if abs(old[dim] - nv) > 1e-12:
+                raise _fail(p, f"row {row_no}: word {w!r} appears twice with different {dim} values", "deduplicate the lexicon")
+            self.dupes += 1
+        old[dim] = nv
+
+
+def _read_nrc_vad(p: Path, rows: list[list[str]], header: list[str], scale, lex: _LexiconValues) -> None:
+    body = rows[1:] if not _is_number(_cell(p, 1, rows[0], 1)) else rows
+    src = scale or (0.0, 1.0)
+    for i, r in enumerate(body, 2):
+        if len(r) < 4:
+            raise _fail(p, f"row {i}: expected word + 3 values, got {r!r}")
+        for dim, s in zip(VAD, r[1:4]):
+            lex.put(i, r[0], dim, _num(p, i, s), src)
+
+
+def _read_warriner(p: Path, rows: list[list[str]], header: list[str], scale, lex: _LexiconValues) -> None:
+    cols = {"valence": "v.mean.sum", "arousal": "a.mean.sum", "dominance": "d.mean.sum"}
+    wi = header.index("word") if "word" in header else 1 if header[0] == "" else 0
+    src = scale or (1.0, 9.0)
+    for i, r in enumerate(rows[1:], 2):
+        for dim, c in cols.items():
+            if c in header:
+                lex.put(i, _cell(p, i, r, wi), dim, _num(p, i, _cell(p, i, r, header.index(c))), src)
+
+
+def _read_be5(p: Path, rows: list[list[str]], header: list[str], scale, lex: _LexiconValues) -> None:
+    wi = header.index("word") if "word" in header else 0
+    src = scale or (1.0, 5.0)
+    for i, r in enumerate(rows[1:], 2):
+        for dim in EMOTIONS:
+            lex.put(i, _cell(p, i, r, wi), dim, _num(p, i, _cell(p, i, r, header.index(dim))), src)
+
+
+def _read_nrc_eil(p: Path, rows: list[list[str]], header: list[str], scale, lex: _LexiconValues) -> None:
+    body = rows[1:] if not _is_number(_cell(p, 1, rows[0], 2)) else rows
+    src = scale or (0.0, 1.0)
+    for i, r in enumerate(body, 2):
+        _cell(p, i, r, 2)
+        emo = r[1].strip().lower()
+        if emo in EMOTIONS:
+            lex.put(i, r[0], emo, _num(p, i, r[2]), src)
+
+
+def _read_generic(p: Path, rows: list[list[str]], header: list[str], scale, lex: _LexiconValues) -> None:
+    if not scale:
+        raise BiaskitError("E070", "the generic lexicon format needs scale=MIN,MAX", fix="pass --param norms.scale=1,9")
+    wi = header.index("word") if "word" in header else None
+    if wi is None:
+        raise _fail(p, "generic lexicon needs a 'word' column")
+    dims = [h for h in header if h in DIMS]
+    if not dims:
+        raise _fail(p, f"no known dimension columns ({', '.join(DIMS)})")
+    for i, r in enumerate(rows[1:], 2):
+        for dim in dims:
+            if _cell(p, i, r, header.index(dim)).strip():
+                lex.put(i, _cell(p, i, r, wi), dim, _num(p, i, r[header.index(dim)]), scale)
+
+
+_READERS = {"nrc-vad": _read_nrc_vad, "warriner": _read_warriner, "be5": _read_be5, "nrc-eil": _read_nrc_eil, "generic": _read_generic}
+
+
 def load_lexicon(path: str | Path, format: str = "auto", scale: tuple[float, float] | str | None = None) -> Lexicon:
     """Read a norm lexicon file (see the module docs for the formats); values come back rescaled."""
     p = Path(path)
@@ -153,93 +259,16 @@ def load_lexicon(path: str | Path, format: str = "auto", scale: tuple[float, flo
         raise BiaskitError("E071", "lexicon file not found", value=str(p), fix="pass the path of a lexicon file you have (see docs/metrics.md)")
     if format not in FORMATS:
         raise BiaskitError("E071", "unknown lexicon format", value=format, options=FORMATS, fix="pick one of the formats")
-    if isinstance(scale, str) and scale:
-        try:
-            lo, hi = (float(x) for x in scale.split(","))
-            scale = (lo, hi)
-        except ValueError:
-            raise BiaskitError("E070", "malformed lexicon scale", value=scale, fix="write scale=MIN,MAX e.g. 1,9") from None
+    scale = _parse_scale(scale)
     rows = _read_rows(p)
     header = [h.strip().lower() for h in rows[0]]
-    fmt = format
-    if fmt == "auto":
-        if "v.mean.sum" in header:
-            fmt = "warriner"
-        elif {"joy", "anger", "sadness", "fear", "disgust"} <= set(header):
-            fmt = "be5"
-        elif len(header) == 3 and header[1] in DIMS + ("anticipation", "surprise", "trust", "emotion", "affectdimension"):
-            fmt = "nrc-eil"
-        elif len(header) >= 4 and (header[1:4] == list(VAD) or _is_number(header[1])):
-            fmt = "nrc-vad"
-        elif "word" in header and scale:
-            fmt = "generic"
-        else:
-            raise _fail(p, f"cannot tell the lexicon format from the header {rows[0]!r}", "pass --param norms.format=... (and scale= for generic)")
-    values: dict[str, dict[str, float]] = {}
-    dupes = 0
-
-    def put(row_no, word, dim, v, src):
-        nonlocal dupes
-        w = word.strip().lower()
-        if not w:
-            raise _fail(p, f"row {row_no}: empty word")
-        if not (src[0] - 1e-9 <= v <= src[1] + 1e-9):
-            raise _fail(p, f"row {row_no}: {dim} value {v} outside the scale {src}", "check format/scale")
-        nv = rescale(v, src, dim)
-        old = values.setdefault(w, {})
-        if dim in old:
-            if abs(old[dim] - nv) > 1e-12:
-                raise _fail(p, f"row {row_no}: word {w!r} appears twice with different {dim} values", "deduplicate the lexicon")
-            dupes += 1
-        old[dim] = nv
-
-    if fmt == "nrc-vad":
-        body = rows[1:] if not _is_number(_cell(p, 1, rows[0], 1)) else rows
-        src = scale or (0.0, 1.0)
-        for i, r in enumerate(body, 2):
-            if len(r) < 4:
-                raise _fail(p, f"row {i}: expected word + 3 values, got {r!r}")
-            for dim, s in zip(VAD, r[1:4]):
-                put(i, r[0], dim, _num(p, i, s), src)
-    elif fmt == "warriner":
-        cols = {"valence": "v.mean.sum", "arousal": "a.mean.sum", "dominance": "d.mean.sum"}
-        wi = header.index("word") if "word" in header else 1 if header[0] == "" else 0
-        src = scale or (1.0, 9.0)
-        for i, r in enumerate(rows[1:], 2):
-            for dim, c in cols.items():
-                if c in header:
-                    put(i, _cell(p, i, r, wi), dim, _num(p, i, _cell(p, i, r, header.index(c))), src)
-    elif fmt == "be5":
-        wi = header.index("word") if "word" in header else 0
-        src = scale or (1.0, 5.0)
-        for i, r in enumerate(rows[1:], 2):
-            for dim in EMOTIONS:
-                put(i, _cell(p, i, r, wi), dim, _num(p, i, _cell(p, i, r, header.index(dim))), src)
-    elif fmt == "nrc-eil":
-        body = rows[1:] if not _is_number(_cell(p, 1, rows[0], 2)) else rows
-        src = scale or (0.0, 1.0)
-        for i, r in enumerate(body, 2):
-            _cell(p, i, r, 2)
-            emo = r[1].strip().lower()
-            if emo in EMOTIONS:
-                put(i, r[0], emo, _num(p, i, r[2]), src)
-    else:
-        if not scale:
-            raise BiaskitError("E070", "the generic lexicon format needs scale=MIN,MAX", fix="pass --param norms.scale=1,9")
-        wi = header.index("word") if "word" in header else None
-        if wi is None:
-            raise _fail(p, "generic lexicon needs a 'word' column")
-        dims = [h for h in header if h in DIMS]
-        if not dims:
-            raise _fail(p, f"no known dimension columns ({', '.join(DIMS)})")
-        for i, r in enumerate(rows[1:], 2):
-            for dim in dims:
-                if _cell(p, i, r, header.index(dim)).strip():
-                    put(i, _cell(p, i, r, wi), dim, _num(p, i, r[header.index(dim)]), scale)
-    if not values:
+    fmt = _detect_format(p, header, rows[0], scale) if format == "auto" else format
+    lex = _LexiconValues(p)
+    _READERS[fmt](p, rows, header, scale, lex)
+    if not lex.values:
         raise _fail(p, "no entries")
-    dims_present = [d for d in DIMS if any(d in v for v in values.values())]
-    return Lexicon(values, dims_present, str(p), fmt, info={"entries": len(values), "identical_duplicates": dupes})
+    dims_present = [d for d in DIMS if any(d in v for v in lex.values.values())]
+    return Lexicon(lex.values, dims_present, str(p), fmt, info={"entries": len(lex.values), "identical_duplicates": lex.dupes})
 
 
 def _is_number(s: str) -> bool:

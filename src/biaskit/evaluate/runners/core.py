@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,69 @@ def _fingerprint(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+#: the key of an output row (a resumed or retried run keeps one row per key)
+_ROW_KEY = ("prompt_id", "model", "kind", "sample_index")
+
+
+@dataclass
+class _RunOptions:
+    """What one run was asked to do: the keyword arguments of :func:`run` (less ``engine``)."""
+
+    model: str
+    settings: Any
+    backend: str = "hf"
+    out: str | Path | None = None
+    batch_size: int | str | None = None
+    overwrite: bool = False
+    limit: int | None = None
+    backend_options: dict | None = None
+    span_column: str | None = None
+    seed: int | None = None
+    progress: bool | None = None
+    backend_obj: Any = None
+    retry_errors: bool = True
+
+
+@dataclass
+class _RunId:
+    """What identifies a run: its generation config, seed, model revision and the fingerprint resume compares."""
+
+    config: dict
+    seed: int
+    revision: str | None
+    source: dict  # what the fingerprint is made of (kept in run.json; E063 names what differs)
+    fingerprint: str
+
+
+@dataclass
+class _Work:
+    """The run's work units (one per prompt and sample) and the rows that get an error without a model call."""
+
+    ids: list[str]
+    units: list[Unit]
+    null_span: set[int]
+    empty: dict[int, str]  # row -> why its text cannot run (null or empty)
+
+    def is_early(self, u: Unit) -> bool:
+        return u.row in self.null_span or u.row in self.empty
+
+    @property
+    def early_keys(self) -> set[tuple[str, int]]:
+        return {(u.prompt_id, u.sample_index) for u in self.units if self.is_early(u)}
+
+
+@dataclass
+class _Resume:
+    """What an earlier run on the same ``out`` left: the shard writer (None without ``out``), the units done,
+    failed and to run again, or ``finished`` (the complete output) when there is nothing to do."""
+
+    writer: Any = None
+    done: set[tuple[str, int]] = field(default_factory=set)
+    failed: set[tuple[str, int]] = field(default_factory=set)
+    redo: set[tuple[str, int]] = field(default_factory=set)  # error rows of the finished output, run again now
+    finished: pa.Table | None = None
+
+
 def run(
     kind: str,
     prompts: Any,
@@ -148,7 +212,7 @@ def run(
             value=type(backend_obj).__name__,
             fix="pass backend= and model= (each actor builds its own backend), or use engine='local'",
         )
-    kw = dict(
+    opts = _RunOptions(
         model=model,
         settings=settings,
         backend=backend,
@@ -164,68 +228,81 @@ def run(
         retry_errors=retry_errors,
     )
     if out is None:
-        return _run_on(kind, prompts, spec, kw)
+        return _run_on(kind, prompts, spec, opts)
     from biaskit.io import output_lock
 
     with output_lock(out):
-        return _run_on(kind, prompts, spec, kw)
+        return _run_on(kind, prompts, spec, opts)
 
 
-def _run_on(kind: str, prompts: Any, spec: Any, kw: dict) -> pa.Table:
+def _run_on(kind: str, prompts: Any, spec: Any, opts: _RunOptions) -> pa.Table:
     if not spec.is_ray:
-        return _run(kind, prompts, cluster=None, **kw)
+        return _run(kind, prompts, opts, cluster=None)
     from biaskit.evaluate.engine import RayCluster
 
     with RayCluster(spec) as cluster:
-        return _run(kind, prompts, cluster=cluster, **kw)
+        return _run(kind, prompts, opts, cluster=cluster)
 
 
-def _run(
-    kind: str,
-    prompts: Any,
-    *,
-    model: str,
-    settings: Any,
-    backend: str,
-    out: str | Path | None,
-    batch_size: int | str | None,
-    overwrite: bool,
-    limit: int | None,
-    backend_options: dict | None,
-    span_column: str | None,
-    seed: int | None,
-    progress: bool | None,
-    backend_obj: Any,
-    retry_errors: bool,
-    cluster: Any,
-) -> pa.Table:
-    from biaskit.io import ShardedWriter, drop_duplicate_keys, read_manifest, read_table, write_json_atomic, write_table
-    from biaskit.manifest import new_manifest
-    from biaskit.secrets import redact
+def _run(kind: str, prompts: Any, o: _RunOptions, cluster: Any) -> pa.Table:
+    bs, t, inputs = _checked_prompts(kind, prompts, o)
+    be = _backend_for(kind, o, cluster)
+    rid = _run_id(kind, o, be, t)
+    work = _work_units(kind, o, t)
+    res = _resume(o, rid, work)
+    if res.finished is not None:
+        return res.finished
+    base = {
+        "model": o.model,
+        "kind": kind,
+        "model_revision": rid.revision,
+        "backend": be.name,
+        "seed": rid.seed,
+        "generation_config": json.dumps(rid.config, sort_keys=True),
+    }
+    sink = _Sink(t, base, res.writer)
+    retried = _run_units(kind, o, be, cluster, bs, work, res, sink)
+    trunc = getattr(be, "truncated_count", 0)
+    if trunc:
+        log.warning("%d prompt(s) were longer than the model context and were cut from the left (truncated=True)", trunc)
+    merged = sink.merged(work.ids)
+    n_err = sum(e is not None for e in merged.column("error").to_pylist())
+    if n_err:
+        log.warning("%d of %d output rows have an error (see the error column)", n_err, merged.num_rows)
+    counts = {"truncated_prompts": trunc, "error_rows": n_err, "retried_error_rows": retried}
+    manifest = _manifest(kind, o, be, cluster, rid, inputs, bs, counts)
+    return _finish(merged, manifest, res.writer, o.out, retried)
 
+
+def _checked_prompts(kind: str, prompts: Any, o: _RunOptions) -> tuple[int | None, pa.Table, list[str]]:
+    """(batch size, prompts table cut to ``limit``, input paths), every input checked before any model work."""
     if kind not in _DESC:
         raise BiaskitError("E062", "unknown runner kind", value=kind, options=list(_DESC))
-    bs = parse_batch_size(batch_size)
-    if hasattr(settings, "check"):
-        settings.check()
-    t, inputs = prompt_table(prompts, require=[span_column] if span_column else [])
+    bs = parse_batch_size(o.batch_size)
+    if hasattr(o.settings, "check"):
+        o.settings.check()
+    t, inputs = prompt_table(prompts, require=[o.span_column] if o.span_column else [])
     from biaskit.schema import check_types
 
     # the type checks the output will get, made before any model call (never refuse after the work)
     check_types(t, "generations", where=inputs[0] if inputs else "")
-    if limit is not None:
-        if limit < 0:
-            raise BiaskitError("E062", "limit must be >= 0", value=limit)
-        t = t.slice(0, limit)
+    if o.limit is not None:
+        if o.limit < 0:
+            raise BiaskitError("E062", "limit must be >= 0", value=o.limit)
+        t = t.slice(0, o.limit)
+    return bs, t, inputs
+
+
+def _backend_for(kind: str, o: _RunOptions, cluster: Any) -> Any:
+    """The backend (on Ray: a stand-in that knows what the actors' backend is), checked to run ``kind``."""
     if cluster is not None:
         # the model lives on the actors only: one remote call tells the driver what it needs to know
         from biaskit.evaluate.runners.on_ray import RemoteBackend, describe_backend
 
-        be = RemoteBackend(cluster.call_once(describe_backend, kind, backend, model, backend_options or {}, settings))
+        be = RemoteBackend(cluster.call_once(describe_backend, kind, o.backend, o.model, o.backend_options or {}, o.settings))
     else:
-        be = backend_obj if backend_obj is not None else _make_backend(backend, model, backend_options)
-    method = kind
-    if not hasattr(be, method):
+        be = o.backend_obj if o.backend_obj is not None else _make_backend(o.backend, o.model, o.backend_options)
+    if not hasattr(be, kind):
         raise BiaskitError(
             "E062",
             f"the {be.name} backend cannot run {kind}",
@@ -233,6 +310,11 @@ def _run(
             options=[n for n in ("generate", "fill_mask", "likelihood") if hasattr(be, n)],
             fix="use --backend hf for this kind of run",
         )
+    return be
+
+
+def _generation_config(kind: str, settings: Any, be: Any) -> dict:
+    """The run's settings as recorded in every row (``generation_config``) and the manifest."""
     gen_config = {"kind": kind, **settings.as_config()}
     task = be.describe().get("task") if hasattr(be, "describe") else None
     if kind == "likelihood" and task == "masked":
@@ -245,12 +327,16 @@ def _run(
         gen_config.update({k: v for k, v in be.describe().items() if k in ("dtype", "task", "chat_endpoint")})
     if getattr(settings, "do_sample", False):
         gen_config["seeding"] = "per row: sha256(seed, prompt_id, sample_index)"
-    gen_config_json = json.dumps(gen_config, sort_keys=True)
-    run_seed = int(seed if seed is not None else getattr(settings, "seed", 0) or 0)
+    return gen_config
+
+
+def _run_id(kind: str, o: _RunOptions, be: Any, t: pa.Table) -> _RunId:
+    gen_config = _generation_config(kind, o.settings, be)
+    run_seed = int(o.seed if o.seed is not None else getattr(o.settings, "seed", 0) or 0)
     revision = getattr(be, "revision", None)
-    fingerprint_src = {
+    source = {
         "kind": kind,
-        "model": model,
+        "model": o.model,
         "backend": be.name,
         "revision": revision,
         "config": gen_config,
@@ -261,175 +347,219 @@ def _run(
     if endpoint:
         # a resume against another server would merge the rows of two servers: the endpoint is part of the run
         # (the public URL: no user info, credential query values as ***)
-        fingerprint_src["endpoint"] = endpoint
-    fp = _fingerprint(fingerprint_src)
+        source["endpoint"] = endpoint
+    return _RunId(gen_config, run_seed, revision, source, _fingerprint(source))
 
+
+def _work_units(kind: str, o: _RunOptions, t: pa.Table) -> _Work:
     texts = t.column("text").to_pylist()
     ids = [str(x) for x in t.column("prompt_id").to_pylist()]
-    spans = t.column(span_column).to_pylist() if span_column else [None] * t.num_rows
-    n_samples = settings.num_return_sequences if kind == "generate" else 1
+    spans = t.column(o.span_column).to_pylist() if o.span_column else [None] * t.num_rows
+    n_samples = o.settings.num_return_sequences if kind == "generate" else 1
     units = [
-        Unit(r, ids[r], texts[r] if texts[r] is not None else "", k, spans[r] if span_column else None)
+        Unit(r, ids[r], texts[r] if texts[r] is not None else "", k, spans[r] if o.span_column else None)
         for r in range(t.num_rows)
         for k in range(n_samples)
     ]
-    null_span = {r for r in range(t.num_rows) if span_column and spans[r] is None}
+    null_span = {r for r in range(t.num_rows) if o.span_column and spans[r] is None}
     empty = {
         r: ("prompt text is null" if texts[r] is None else "empty prompt text")
         for r in range(t.num_rows)
         if texts[r] is None or not str(texts[r]).strip()
     }
+    return _Work(ids, units, null_span, empty)
 
-    writer = None
-    out_p = Path(out) if out is not None else None
-    done: set[tuple[str, int]] = set()
-    failed: set[tuple[str, int]] = set()
-    redo: set[tuple[str, int]] = set()  # units that ended in an error in the finished output, run again now
-    early_keys = {(u.prompt_id, u.sample_index) for u in units if u.row in null_span or u.row in empty}
-    if out_p is not None:
-        parts = out_p.parent / (out_p.name + ".parts")
-        state = parts / "run.json"
-        if overwrite:
-            shutil.rmtree(parts, ignore_errors=True)
-        elif out_p.exists():
-            m = read_manifest(out_p) or {}
-            if m.get("config", {}).get("fingerprint") != fp:
-                raise BiaskitError(
-                    "E063",
-                    "the output file exists from another run (different model, settings or prompts)",
-                    value=str(out_p),
-                    fix="pass --overwrite to replace it, or choose another --out",
-                )
-            if not _state_fp(state) == fp:  # (a retry of a finished run that was killed resumes below)
-                prev = read_table(out_p, "generations")
-                redo = _error_units(prev) - early_keys if retry_errors else set()
-                if not redo:
-                    log.info("%s is already complete for these settings; nothing to do", out_p)
-                    return _with_run_facts(prev, retried=0, complete=True)
-                log.info("retrying %d row(s) of %s that ended in an error", len(redo), out_p)
-                shutil.rmtree(parts, ignore_errors=True)
-                writer = ShardedWriter(out_p, key=("prompt_id", "model", "kind", "sample_index"))
-                write_json_atomic(state, {"fingerprint": fp, "run": fingerprint_src, "retry_of_finished": sorted(redo)})
-                keep = [i for i, k in enumerate(_unit_keys(prev)) if k not in redo]
-                writer.write(prev.take(pa.array(keep, type=pa.int64())))  # the rows that succeeded stay as they are
-        if writer is None:
-            writer = ShardedWriter(out_p, key=("prompt_id", "model", "kind", "sample_index"))
-        if state.exists():
-            old = json.loads(state.read_text(encoding="utf-8"))
-            if old.get("fingerprint") != fp:
-                prev_run = old.get("run") if isinstance(old.get("run"), dict) else {}
-                differ = sorted(k for k in set(prev_run) | set(fingerprint_src) if prev_run.get(k) != fingerprint_src.get(k)) or ["fingerprint"]
-                shown = {k: prev_run.get(k) for k in differ if k != "prompt_ids"}
-                writer.close()
-                raise BiaskitError(
-                    "E063",
-                    f"{writer.parts} holds a partial run with other settings (different {', '.join(differ)})",
-                    value=shown or old.get("run"),
-                    fix="rerun with the same endpoint, model, prompts and settings to resume, or pass --overwrite to start over",
-                )
-            redo |= {(str(a), int(b)) for a, b in old.get("retry_of_finished") or ()}
-        else:
-            write_json_atomic(state, {"fingerprint": fp, "run": fingerprint_src})
-        done, failed = _done_units(writer, with_failed=True)
-        if done:
-            log.info("resuming: %d of %d units already done in %s", len(done), len(units), writer.parts)
 
-    out_schema = _output_schema()
-    base = {"model": model, "kind": kind, "model_revision": revision, "backend": be.name, "seed": run_seed, "generation_config": gen_config_json}
-    acc: list[pa.Table] = []
+def _resume(o: _RunOptions, rid: _RunId, work: _Work) -> _Resume:
+    """Open ``<out>.parts/`` for this run: start over (``overwrite``), retry the error rows of a finished output,
+    or resume the shards of a killed run with the same fingerprint (E063 for another run's files)."""
+    if o.out is None:
+        return _Resume()
+    from biaskit.io import ShardedWriter, write_json_atomic
 
-    def emit(results: list[dict]) -> None:
+    out_p = Path(o.out)
+    state = out_p.parent / (out_p.name + ".parts") / "run.json"
+    res = _Resume()
+    if o.overwrite:
+        shutil.rmtree(state.parent, ignore_errors=True)
+    elif out_p.exists():
+        res = _reopen_finished(out_p, state, o, rid, work)
+        if res.finished is not None:
+            return res
+    if res.writer is None:
+        res.writer = ShardedWriter(out_p, key=_ROW_KEY)
+    if state.exists():
+        res.redo |= _check_run_state(state, rid, res.writer)
+    else:
+        write_json_atomic(state, {"fingerprint": rid.fingerprint, "run": rid.source})
+    res.done, res.failed = _done_units(res.writer, with_failed=True)
+    if res.done:
+        log.info("resuming: %d of %d units already done in %s", len(res.done), len(work.units), res.writer.parts)
+    return res
+
+
+def _reopen_finished(out_p: Path, state: Path, o: _RunOptions, rid: _RunId, work: _Work) -> _Resume:
+    """A finished output of this run: nothing to do, or its error rows to run again (the other rows are kept)."""
+    from biaskit.io import ShardedWriter, read_manifest, read_table, write_json_atomic
+
+    m = read_manifest(out_p) or {}
+    if m.get("config", {}).get("fingerprint") != rid.fingerprint:
+        raise BiaskitError(
+            "E063",
+            "the output file exists from another run (different model, settings or prompts)",
+            value=str(out_p),
+            fix="pass --overwrite to replace it, or choose another --out",
+        )
+    if _state_fp(state) == rid.fingerprint:  # a retry of a finished run that was killed: resume its shards
+        return _Resume()
+    prev = read_table(out_p, "generations")
+    redo = _error_units(prev) - work.early_keys if o.retry_errors else set()
+    if not redo:
+        log.info("%s is already complete for these settings; nothing to do", out_p)
+        return _Resume(finished=_with_run_facts(prev, retried=0, complete=True))
+    log.info("retrying %d row(s) of %s that ended in an error", len(redo), out_p)
+    shutil.rmtree(state.parent, ignore_errors=True)
+    writer = ShardedWriter(out_p, key=_ROW_KEY)
+    write_json_atomic(state, {"fingerprint": rid.fingerprint, "run": rid.source, "retry_of_finished": sorted(redo)})
+    keep = [i for i, k in enumerate(_unit_keys(prev)) if k not in redo]
+    writer.write(prev.take(pa.array(keep, type=pa.int64())))  # the rows that succeeded stay as they are
+    return _Resume(writer=writer, redo=redo)
+
+
+def _check_run_state(state: Path, rid: _RunId, writer: Any) -> set[tuple[str, int]]:
+    """The units a killed retry still has to run again; E063 naming what differs if the parts are another run's."""
+    old = json.loads(state.read_text(encoding="utf-8"))
+    if old.get("fingerprint") != rid.fingerprint:
+        prev_run = old.get("run") if isinstance(old.get("run"), dict) else {}
+        new_run = rid.source
+        differ = sorted(k for k in set(prev_run) | set(new_run) if prev_run.get(k) != new_run.get(k)) or ["fingerprint"]
+        shown = {k: prev_run.get(k) for k in differ if k != "prompt_ids"}
+        writer.close()
+        raise BiaskitError(
+            "E063",
+            f"{writer.parts} holds a partial run with other settings (different {', '.join(differ)})",
+            value=shown or old.get("run"),
+            fix="rerun with the same endpoint, model, prompts and settings to resume, or pass --overwrite to start over",
+        )
+    return {(str(a), int(b)) for a, b in old.get("retry_of_finished") or ()}
+
+
+class _Sink:
+    """Where result rows go: each batch as one shard (with ``out``) or kept in memory; merged at the end."""
+
+    def __init__(self, t: pa.Table, base: dict, writer: Any) -> None:
+        self.t, self.base, self.writer = t, base, writer
+        self.schema = _output_schema()
+        self.acc: list[pa.Table] = []
+
+    def emit(self, results: list[dict]) -> None:
+        """Write one batch: the prompt rows with the output columns (run facts + the backend's results)."""
+        from biaskit.secrets import redact
+
         rows_idx = [r["_unit"].row for r in results]
         cols: dict[str, list] = {c: [] for c in OUTPUT_COLUMNS}
         for r in results:
             u: Unit = r["_unit"]
-            full = {**base, "sample_index": u.sample_index, **{k: v for k, v in r.items() if k != "_unit"}}
+            full = {**self.base, "sample_index": u.sample_index, **{k: v for k, v in r.items() if k != "_unit"}}
             if isinstance(full.get("error"), str):
                 full["error"] = redact(full["error"])  # a server may echo the key in its error body
             for c in OUTPUT_COLUMNS:
                 cols[c].append(full.get(c))
-        tab = t.take(pa.array(rows_idx, type=pa.int64()))
+        tab = self.t.take(pa.array(rows_idx, type=pa.int64()))
         for c in OUTPUT_COLUMNS:
-            tab = tab.append_column(out_schema.field(c), pa.array(cols[c], type=out_schema.field(c).type))
-        if writer is not None:
-            writer.write(tab)
+            tab = tab.append_column(self.schema.field(c), pa.array(cols[c], type=self.schema.field(c).type))
+        if self.writer is not None:
+            self.writer.write(tab)
         else:
-            acc.append(tab)
+            self.acc.append(tab)
 
-    pending = [u for u in units if (u.prompt_id, u.sample_index) not in done]
-    early = [u for u in pending if u.row in null_span or u.row in empty]
-    pending = [u for u in pending if u.row not in null_span and u.row not in empty]
-    retried = sum((u.prompt_id, u.sample_index) in redo or (u.prompt_id, u.sample_index) in failed for u in pending)
+    def merged(self, ids: list[str]) -> pa.Table:
+        """Shards (or in-memory batches) in prompt order, then sample index; of duplicate keys a row without error wins."""
+        from biaskit.io import drop_duplicate_keys
+
+        if self.writer is not None:
+            merged = self.writer.read_all()
+        else:
+            merged = pa.concat_tables(self.acc, promote_options="permissive") if self.acc else None
+        if merged is None:
+            merged = self.t.slice(0, 0)
+            for c in OUTPUT_COLUMNS:
+                merged = merged.append_column(self.schema.field(c), pa.array([], type=self.schema.field(c).type))
+        pos = {pid: i for i, pid in enumerate(ids)}
+        pids = merged.column("prompt_id").to_pylist()
+        sidx = merged.column("sample_index").to_pylist()
+        errs = merged.column("error").to_pylist()
+        order = sorted(range(merged.num_rows), key=lambda i: (pos.get(str(pids[i]), len(pos)), sidx[i], errs[i] is not None))
+        merged = merged.take(pa.array(order, type=pa.int64()))
+        return drop_duplicate_keys(merged, _ROW_KEY)
+
+
+def _run_units(kind: str, o: _RunOptions, be: Any, cluster: Any, bs: int | None, work: _Work, res: _Resume, sink: _Sink) -> int:
+    """Run the units not done yet (error rows first for prompts that cannot run); returns how many ran again."""
+    pending = [u for u in work.units if (u.prompt_id, u.sample_index) not in res.done]
+    early = [u for u in pending if work.is_early(u)]
+    pending = [u for u in pending if not work.is_early(u)]
+    retried = sum((u.prompt_id, u.sample_index) in res.redo or (u.prompt_id, u.sample_index) in res.failed for u in pending)
     if retried:
         log.info("running again %d unit(s) that ended in an error before", retried)
     if early:
-        emit([{"_unit": u, "truncated": False, "error": empty.get(u.row) or f"{span_column} is null: no span to score"} for u in early])
+        why = f"{o.span_column} is null: no span to score"
+        sink.emit([{"_unit": u, "truncated": False, "error": work.empty.get(u.row) or why} for u in early])
     try:
         if pending:
-            with ProgressBar(len(pending), desc=f"{_DESC[kind]} ({model})", disable=True if progress is False else None) as bar:
+            with ProgressBar(len(pending), desc=f"{_DESC[kind]} ({o.model})", disable=True if o.progress is False else None) as bar:
                 if cluster is not None:
                     from biaskit.evaluate.runners.on_ray import run_units_on_ray
 
-                    source = run_units_on_ray(cluster, kind, backend, model, backend_options or {}, settings, bs, pending, be)
+                    source = run_units_on_ray(cluster, kind, o.backend, o.model, o.backend_options or {}, o.settings, bs, pending, be)
                 else:
-                    source = getattr(be, method)(pending, settings, bs)
+                    source = getattr(be, kind)(pending, o.settings, bs)
                 for results in source:
                     if not results:
                         continue
-                    emit(results)
+                    sink.emit(results)
                     bar.advance(len({(r["_unit"].row, r["_unit"].sample_index) for r in results}))
     except BaseException:
-        if writer is not None and not writer.shards():  # nothing to resume: leave no stale run state behind
-            shutil.rmtree(writer.parts, ignore_errors=True)
+        if res.writer is not None and not res.writer.shards():  # nothing to resume: leave no stale run state behind
+            shutil.rmtree(res.writer.parts, ignore_errors=True)
         raise
-    trunc = getattr(be, "truncated_count", 0)
-    if trunc:
-        log.warning("%d prompt(s) were longer than the model context and were cut from the left (truncated=True)", trunc)
+    return retried
 
-    # merge: shards (or in-memory batches) in prompt order, then sample index; rows without error win
-    if writer is not None:
-        merged = writer.read_all()
-    else:
-        merged = pa.concat_tables(acc, promote_options="permissive") if acc else None
-    if merged is None:
-        merged = t.slice(0, 0)
-        for c in OUTPUT_COLUMNS:
-            merged = merged.append_column(out_schema.field(c), pa.array([], type=out_schema.field(c).type))
-    pos = {pid: i for i, pid in enumerate(ids)}
-    pids = merged.column("prompt_id").to_pylist()
-    sidx = merged.column("sample_index").to_pylist()
-    errs = merged.column("error").to_pylist()
-    order = sorted(range(merged.num_rows), key=lambda i: (pos.get(str(pids[i]), len(pos)), sidx[i], errs[i] is not None))
-    merged = merged.take(pa.array(order, type=pa.int64()))
-    merged = drop_duplicate_keys(merged, ("prompt_id", "model", "kind", "sample_index"))
-    n_err = sum(e is not None for e in merged.column("error").to_pylist())
-    if n_err:
-        log.warning("%d of %d output rows have an error (see the error column)", n_err, merged.num_rows)
-    manifest = new_manifest(
+
+def _manifest(kind: str, o: _RunOptions, be: Any, cluster: Any, rid: _RunId, inputs: list[str], bs: int | None, counts: dict) -> dict:
+    """The output's manifest: run config (with the fingerprint), model facts, row counts and the engine."""
+    from biaskit.manifest import new_manifest
+
+    return new_manifest(
         f"biaskit {kind.replace('_', '-')}",
         stage="generations",
-        seed=run_seed,
+        seed=rid.seed,
         inputs=inputs,
         config={
-            "fingerprint": fp,
-            "model": model,
+            "fingerprint": rid.fingerprint,
+            "model": o.model,
             "backend": be.name,
-            "generation_config": gen_config,
-            "span_column": span_column,
-            "limit": limit,
+            "generation_config": rid.config,
+            "span_column": o.span_column,
+            "limit": o.limit,
             "batch_size": "auto" if bs is None else bs,
-            **_fill_facts(kind, gen_config),
+            **_fill_facts(kind, rid.config),
         },
         extra={
-            "model": {"id": model, "revision": revision, **(be.describe() if hasattr(be, "describe") else {})},
-            "truncated_prompts": trunc,
-            "error_rows": n_err,
-            "retried_error_rows": retried,
+            "model": {"id": o.model, "revision": rid.revision, **(be.describe() if hasattr(be, "describe") else {})},
+            **counts,
             "batch_sizes_used": sorted(set(getattr(be, "batch_sizes_used", []))),
             "engine": cluster.facts if cluster is not None else {"engine": "local"},
         },
     )
+
+
+def _finish(merged: pa.Table, manifest: dict, writer: Any, out: str | Path | None, retried: int) -> pa.Table:
+    """Write the merged table with its manifest and drop the parts (with ``out``), or return it with the manifest."""
     if writer is not None:
+        from biaskit.io import read_table, write_table
+
+        out_p = Path(out)
         write_table(merged, out_p, stage="generations", manifest=manifest)
         shutil.rmtree(writer.parts, ignore_errors=True)
         return _with_run_facts(read_table(out_p, "generations"), retried=retried)

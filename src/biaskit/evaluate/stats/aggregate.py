@@ -124,18 +124,20 @@ def bootstrap_proportion_ci(count: int, n: int, *, n_boot: int = 1000, ci: float
     """
     import numpy as np
 
+    from biaskit.bootstrap import percentile_ci
+
     if n <= 0:
         return float("nan"), float("nan")
     rng = rng if rng is not None else np.random.default_rng(0)
-    draws = rng.binomial(n, count / n, size=n_boot) / n
-    a = (1.0 - ci) / 2.0
-    lo, hi = np.quantile(draws, [a, 1.0 - a])
-    return float(lo), float(hi)
+    p = count / n
+    return percentile_ci(lambda g, k: g.binomial(n, p, size=k) / n, n_boot, rng, level=ci)
 
 
 def bootstrap_mean_ci(values, *, n_boot: int = 1000, ci: float = 0.95, rng=None) -> tuple[float, float]:
     """Percentile bootstrap CI of a mean (resampling values with replacement, in memory-bounded chunks)."""
     import numpy as np
+
+    from biaskit.bootstrap import percentile_ci
 
     x = np.asarray(values, dtype=float)
     n = x.size
@@ -143,17 +145,7 @@ def bootstrap_mean_ci(values, *, n_boot: int = 1000, ci: float = 0.95, rng=None)
         return float("nan"), float("nan")
     rng = rng if rng is not None else np.random.default_rng(0)
     chunk = max(1, min(n_boot, 5_000_000 // max(n, 1)))
-    means = []
-    done = 0
-    while done < n_boot:
-        k = min(chunk, n_boot - done)
-        idx = rng.integers(0, n, size=(k, n))
-        means.append(x[idx].mean(axis=1))
-        done += k
-    m = np.concatenate(means)
-    a = (1.0 - ci) / 2.0
-    lo, hi = np.quantile(m, [a, 1.0 - a])
-    return float(lo), float(hi)
+    return percentile_ci(lambda g, k: x[g.integers(0, n, size=(k, n))].mean(axis=1), n_boot, rng, level=ci, block=chunk)
 
 
 def aggregate(
@@ -183,13 +175,41 @@ def aggregate(
     (``n_boot`` resamples) from a generator seeded with ``seed`` and the result row's position, so the same
     call gives the same numbers.
     """
-    import numpy as np
     import pandas as pd
 
     df = to_frame(table)
     by = as_list(by)
     labels = as_list(labels)
     means = as_list(means)
+    _check_aggregate_args(df, by, labels, means, ci=ci, n_boot=n_boot, prop_ci=prop_ci)
+    df = fill_keys(df, by)
+    label_values = _label_values(df, labels, label_order)
+    err_cols = {c: error_column(df, c) for c in [*labels, *means]}
+
+    groups = [((), df)] if not by else list(df.groupby(by, sort=True, dropna=False))
+    rows: list[dict] = []
+    cell = 0  # the result row's position: with ``seed``, it seeds that row's bootstrap
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        base = dict(zip(by, key))
+        for c in [*labels, *means]:
+            miss = g[c].isna() if c in means else is_missing(g[c])
+            counts = _column_counts(g, miss, err_cols[c])
+            if c in labels:
+                new = _proportion_rows(base, g, c, miss, counts, label_values[c], cell, n_boot=n_boot, ci=ci, seed=seed, prop_ci=prop_ci)
+            else:
+                new = [_mean_row(base, g, c, miss, counts, cell, n_boot=n_boot, ci=ci, seed=seed)]
+            cell += len(new)
+            rows += new
+    out = pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS])
+    return out
+
+
+def _check_aggregate_args(df, by: list[str], labels: list[str], means: list[str], *, ci: float, n_boot: int, prop_ci: str) -> None:
+    """E080 for a bad level, ``n_boot`` or interval method, nothing to aggregate, a missing column or a mean of a
+    non-numeric column."""
+    import pandas as pd
+
     check_ci(ci)
     if n_boot < 1:
         raise BiaskitError("E080", "n_boot must be at least 1", value=n_boot, fix="use e.g. n_boot=1000")
@@ -213,7 +233,11 @@ def aggregate(
             raise BiaskitError(
                 "E080", f"column {m!r} is not numeric, so it has no mean", value=str(df[m].dtype), fix=f"pass {m!r} in labels= instead of means="
             )
-    df = fill_keys(df, by)
+
+
+def _label_values(df, labels: list[str], label_order: dict[str, Sequence[str]] | None) -> dict[str, list[str]]:
+    """Turn the label columns of ``df`` into strings (in place), check their vocabulary, and return each column's
+    labels: those of ``label_order`` first, then the others seen in the table, sorted."""
     label_order = dict(label_order or {})
     label_values: dict[str, list[str]] = {}
     for c in labels:
@@ -222,70 +246,45 @@ def aggregate(
         seen = sorted(v for v in df[c].dropna().unique())
         order = [str(v) for v in label_order.get(c, [])]
         label_values[c] = order + [v for v in seen if v not in order]
-    err_cols = {c: error_column(df, c) for c in [*labels, *means]}
+    return label_values
 
-    groups = [((), df)] if not by else list(df.groupby(by, sort=True, dropna=False))
-    rows: list[dict] = []
-    cell = 0
-    for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        base = dict(zip(by, key))
-        n = len(g)
-        for c in [*labels, *means]:
-            miss = g[c].isna() if c in means else is_missing(g[c])
-            n_null = int(miss.sum())
-            n_valid = n - n_null
-            ec = err_cols[c]
-            n_error = int(g[ec].notna().sum()) if ec else 0
-            if c in labels:
-                vc = g.loc[~miss, c].value_counts()
-                for lab in label_values[c]:
-                    cnt = int(vc.get(lab, 0))
-                    est = cnt / n_valid if n_valid else float("nan")
-                    if prop_ci == "bootstrap":
-                        lo, hi = bootstrap_proportion_ci(cnt, n_valid, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell]))
-                    else:
-                        lo, hi = proportion_ci(cnt, n_valid, ci=ci, method=prop_ci)
-                    cell += 1
-                    rows.append(
-                        {
-                            **base,
-                            "column": c,
-                            "value": lab,
-                            "stat": "proportion",
-                            "n": n,
-                            "n_valid": n_valid,
-                            "n_null": n_null,
-                            "n_error": n_error,
-                            "count": cnt,
-                            "estimate": est,
-                            "ci_low": lo,
-                            "ci_high": hi,
-                        }
-                    )
-            else:
-                x = g.loc[~miss, c].astype(float).to_numpy()
-                est = float(x.mean()) if x.size else float("nan")
-                lo, hi = bootstrap_mean_ci(x, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell]))
-                cell += 1
-                rows.append(
-                    {
-                        **base,
-                        "column": c,
-                        "value": "mean",
-                        "stat": "mean",
-                        "n": n,
-                        "n_valid": n_valid,
-                        "n_null": n_null,
-                        "n_error": n_error,
-                        "count": n_valid,
-                        "estimate": est,
-                        "ci_low": lo,
-                        "ci_high": hi,
-                    }
-                )
-    out = pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS])
-    return out
+
+def _column_counts(g, miss, err_col: str | None) -> dict[str, int]:
+    """``n``, ``n_valid``, ``n_null`` and ``n_error`` of one column in one group (``miss``: its null rows)."""
+    n = len(g)
+    n_null = int(miss.sum())
+    return {"n": n, "n_valid": n - n_null, "n_null": n_null, "n_error": int(g[err_col].notna().sum()) if err_col else 0}
+
+
+def _proportion_rows(
+    base: dict, g, c: str, miss, counts: dict, labels: list[str], cell: int, *, n_boot: int, ci: float, seed: int, prop_ci: str
+) -> list[dict]:
+    """One row per label of column ``c`` in group ``g``: count, proportion of the valid rows and its interval
+    (the bootstrap of label k is seeded with ``[seed, cell + k]``)."""
+    import numpy as np
+
+    n_valid = counts["n_valid"]
+    vc = g.loc[~miss, c].value_counts()
+    rows = []
+    for k, lab in enumerate(labels):
+        cnt = int(vc.get(lab, 0))
+        est = cnt / n_valid if n_valid else float("nan")
+        if prop_ci == "bootstrap":
+            lo, hi = bootstrap_proportion_ci(cnt, n_valid, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell + k]))
+        else:
+            lo, hi = proportion_ci(cnt, n_valid, ci=ci, method=prop_ci)
+        rows.append({**base, "column": c, "value": lab, "stat": "proportion", **counts, "count": cnt, "estimate": est, "ci_low": lo, "ci_high": hi})
+    return rows
+
+
+def _mean_row(base: dict, g, c: str, miss, counts: dict, cell: int, *, n_boot: int, ci: float, seed: int) -> dict:
+    """The mean of column ``c`` in group ``g`` over its valid rows, with a bootstrap interval seeded ``[seed, cell]``."""
+    import numpy as np
+
+    x = g.loc[~miss, c].astype(float).to_numpy()
+    est = float(x.mean()) if x.size else float("nan")
+    lo, hi = bootstrap_mean_ci(x, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell]))
+    return {**base, "column": c, "value": "mean", "stat": "mean", **counts, "count": counts["n_valid"], "estimate": est, "ci_low": lo, "ci_high": hi}
 
 
 def proportions_wide(agg, by: Sequence[str], column: str):

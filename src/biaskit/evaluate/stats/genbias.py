@@ -283,6 +283,368 @@ def _figures(C, mask, S):
     return full, partial, summed
 
 
+#: columns of :attr:`GenBias.by_axis` after the key columns ([model,] axis, method)
+_BY_AXIS_COLUMNS = [
+    "n_rows",
+    "n_used",
+    "n_null",
+    "n_unkeyed",
+    "n_descriptors",
+    "n_templates",
+    "n_templates_used",
+    "n_styles",
+    "n_clusters",
+    "ddof",
+    "full_gen_bias",
+    "full_ci_low",
+    "full_ci_high",
+    "full_gen_bias_x1000",
+    "summed_cluster_gen_bias",
+    "summed_ci_low",
+    "summed_ci_high",
+    "summed_cluster_gen_bias_x1000",
+    "error",
+]
+#: columns of :attr:`GenBias.partial` after the key columns
+_PARTIAL_COLUMNS = [
+    "cluster",
+    "styles",
+    "partial_gen_bias",
+    "ci_low",
+    "ci_high",
+    "partial_gen_bias_x1000",
+    "share",
+    "summed_cluster_gen_bias",
+    "summed_ci_low",
+    "summed_ci_high",
+    "summed_cluster_gen_bias_x1000",
+]
+#: columns of :attr:`GenBias.descriptors` after the key columns (then one ``mean_<style>`` per style)
+_DESCRIPTOR_COLUMNS = [
+    "descriptor",
+    "n",
+    "n_templates",
+    "contribution",
+    "share",
+    "rank",
+    "top",
+    "top_style",
+    "top_style_contribution",
+    "top_style_deviation",
+]
+
+
+@dataclass
+class _Generations:
+    """The generations table read and checked by :func:`_read_generations` (shared by every axis)."""
+
+    df: Any  # keys filled with NULL_KEY, index 0..n-1 (row positions of P, bad and unkeyed)
+    cols: list[str]  # probability columns
+    styles: list[str]  # their display names
+    keys: list[str]  # ["model"] when the table has that column, else []
+    P: Any  # rows x styles probabilities; 0 where a row is bad (bad rows are left out, never used as 0)
+    bad: Any  # rows with a null or non-numeric probability (n_null)
+    unkeyed: Any  # rows with a null descriptor or template (n_unkeyed)
+    notes: list[str]
+
+
+@dataclass
+class _Clusters:
+    """The style clusters: {cluster: [styles]}, their names in order and the styles x clusters membership matrix."""
+
+    members: dict[str, list[str]]
+    names: list[str]
+    S: Any
+
+
+@dataclass
+class _AxisCells:
+    """One axis' (template, descriptor) cells: descriptor and template names, row indices per cell, the cell means
+    ``C0`` / mask ``mask0`` as measured and ``C`` / ``mask`` after the method, with the squared deviations and the
+    usable templates of :func:`_variances`."""
+
+    descs: list
+    tpls: list
+    cells: dict
+    C0: Any
+    mask0: Any
+    C: Any
+    mask: Any
+    dev2: Any
+    use: Any
+
+
+@dataclass
+class _PointFigures:
+    """The figures of one axis on the data itself: full, partial and summed per cluster, contributions per descriptor
+    and style (``per_style``, D x S) and per descriptor (``contrib``)."""
+
+    full: float
+    partial: Any
+    summed: Any
+    per_style: Any
+    contrib: Any
+
+
+def _check_options(ci: float, method: str, n_boot: int) -> tuple[float, str]:
+    """The checked confidence level and method; E170 for a negative or non-integer ``n_boot``."""
+    ci = check_ci(ci)
+    method = check_method(method)
+    if not isinstance(n_boot, int) or n_boot < 0:
+        raise BiaskitError("E170", "n_boot must be a whole number >= 0", value=n_boot, fix="use e.g. --n-boot 1000 (0 = no CIs)")
+    return ci, method
+
+
+def _read_generations(
+    table: Any, prob_columns: str | Sequence[str], style_names: Sequence[str] | None, axis: str, descriptor: str, template: str
+) -> _Generations:
+    """Read the table, check its columns and probabilities, drop rows of another kind and mark the rows that are
+    left out (null probability, null descriptor or template), with a note for each."""
+    import numpy as np
+    import pandas as pd
+
+    df = to_frame(table)
+    missing = [c for c in (axis, descriptor, template) if c not in df.columns]
+    if missing:
+        raise BiaskitError(
+            "E170",
+            f"generation bias needs column(s) {', '.join(map(repr, missing))}",
+            value=sorted(map(str, df.columns))[:30],
+            fix="use generations of HolisticBias prompts (`biaskit expand holistic` then `biaskit generate`), which carry axis, descriptor, template",
+        )
+    cols = resolve_prob_columns(list(map(str, df.columns)), prob_columns)
+    styles = list(style_names) if style_names is not None else cols
+    if len(styles) != len(cols) or len(set(styles)) != len(styles):
+        raise BiaskitError("E170", "style names must be distinct, one per probability column", value=styles, fix="check the style names")
+    notes: list[str] = []
+    if "kind" in df.columns:
+        other = df["kind"].notna() & (df["kind"] != "generate")
+        if other.any():
+            notes.append(f"{int(other.sum())} rows whose kind is not 'generate' left out")
+            df = df[~other]
+    for c in cols:
+        df[c] = pd.to_numeric(df[c], errors="coerce")
+    keys = ["model"] if "model" in df.columns else []
+    null_axis = int(is_missing(df[axis]).sum())
+    if null_axis:
+        notes.append(f"{null_axis} rows with a null axis are grouped as axis {NULL_KEY!r} (counted in its n_rows)")
+    unkeyed = (is_missing(df[descriptor]) | is_missing(df[template])).to_numpy()
+    df = fill_keys(df, keys + [axis, descriptor, template]).reset_index(drop=True)
+    vals = df[cols].to_numpy(dtype=float)
+    check_probabilities(vals, cols)
+    bad = ~np.isfinite(vals).all(axis=1)
+    if bad.any():
+        notes.append(f"{int(bad.sum())} rows with a null or non-numeric style probability left out (counted in n_null)")
+    if unkeyed.any():
+        notes.append(
+            f"{int(unkeyed.sum())} rows with a null descriptor or template left out (counted in n_unkeyed): "
+            "they belong to no (descriptor, template) cell"
+        )
+    P = np.where(np.isfinite(vals), vals, 0.0)  # rows with bad values are excluded below, never used as 0
+    return _Generations(df=df, cols=cols, styles=styles, keys=keys, P=P, bad=bad, unkeyed=unkeyed, notes=notes)
+
+
+def _style_clusters(clusters: str | Mapping[str, Sequence[str]] | None, n_clusters: int | None, styles: list[str], P, bad) -> _Clusters:
+    """The user's clusters, hierarchical clusters of the usable rows (``n_clusters``), or one cluster per style."""
+    import numpy as np
+
+    if clusters is not None and n_clusters is not None:
+        raise BiaskitError(
+            "E170",
+            "give style clusters or a number of clusters, not both",
+            value={"clusters": clusters, "n_clusters": n_clusters},
+            fix="drop --clusters or --n-clusters",
+        )
+    cl = parse_clusters(clusters, styles)
+    if cl is None and n_clusters is not None:
+        ok_rows = P[~bad]
+        if len(ok_rows) < 3:
+            raise BiaskitError(
+                "E170", "too few generations to cluster the styles", value=int(len(ok_rows)), fix="give --clusters, or more generations"
+            )
+        cl = cluster_styles(ok_rows, styles, n_clusters)
+    if cl is None:
+        cl = {s: [s] for s in styles}
+    cnames = list(cl)
+    members = [[styles.index(s) for s in cl[c]] for c in cnames]
+    S = np.zeros((len(styles), len(cnames)))
+    for j, mem in enumerate(members):
+        S[mem, j] = 1.0
+    return _Clusters(members=cl, names=cnames, S=S)
+
+
+def _axis_cells(g_ok, P, descriptor: str, template: str, method: str) -> _AxisCells:
+    """Cell means of one axis' usable rows, before and after the method, with their variances."""
+    descs, tpls, cells = _cells(g_ok, descriptor, template)
+    C0, mask0 = _cell_means(P, cells, len(descs), len(tpls))
+    C, mask = _to_method(C0, mask0, method)
+    _, dev2, use = _variances(C, mask)
+    return _AxisCells(descs=descs, tpls=tpls, cells=cells, C0=C0, mask0=mask0, C=C, mask=mask, dev2=dev2, use=use)
+
+
+def _no_variance_row(base: dict, counts: dict, shape: dict, method: str) -> dict:
+    """The ``by_axis`` row of an axis with no usable template: null figures and the reason in ``error``."""
+    why = (
+        "fewer than 2 descriptors with usable generations in every template: no variance across descriptors within a template"
+        if method == "per_template"
+        else "fewer than 2 descriptors with usable generations: no variance across descriptors"
+    )
+    return {
+        **base,
+        **counts,
+        **shape,
+        "full_gen_bias": None,
+        "full_ci_low": None,
+        "full_ci_high": None,
+        "full_gen_bias_x1000": None,
+        "summed_cluster_gen_bias": None,
+        "summed_ci_low": None,
+        "summed_ci_high": None,
+        "summed_cluster_gen_bias_x1000": None,
+        "error": why,
+    }
+
+
+def _point_figures(ax: _AxisCells, S) -> _PointFigures:
+    """Full / partial / summed Gen Bias of one axis and each descriptor's contribution (per style and in all)."""
+    import numpy as np
+
+    full, partial, summed = (np.asarray(x) for x in _figures(ax.C, ax.mask, S))
+    per_style = ax.dev2[ax.use].sum(axis=0) / int(ax.use.sum())  # D x S: contributions per descriptor and style
+    return _PointFigures(full=float(full), partial=partial, summed=summed, per_style=per_style, contrib=per_style.sum(axis=1))
+
+
+def _bootstrap(ax: _AxisCells, P, S, method: str, n_boot: int, rng):
+    """``n_boot`` resamples of (full, partial, summed): generations resampled with replacement within each
+    (descriptor, template) cell (one multinomial draw per cell and chunk, cells in order); chunks keep the array
+    under ~160 MB."""
+    import numpy as np
+
+    n_t, n_d, n_s = len(ax.tpls), len(ax.descs), P.shape[1]
+    cell_items = list(ax.cells.items())
+    chunk = max(1, min(n_boot, int(2e7 // max(1, n_t * n_d * n_s))))
+    fulls, parts, sums = [], [], []
+    for start in range(0, n_boot, chunk):
+        nb = min(chunk, n_boot - start)
+        Cb = np.zeros((nb, n_t, n_d, n_s))
+        for (i, t), ix in cell_items:
+            W = rng.multinomial(len(ix), np.full(len(ix), 1.0 / len(ix)), size=nb)  # resamples x cell counts
+            Cb[:, t, i, :] = (W @ P[ix]) / len(ix)
+        Cm, mm = _to_method(Cb, ax.mask0, method)
+        f, p, s = _figures(Cm, mm, S)
+        fulls.append(f)
+        parts.append(p)
+        sums.append(s)
+    return np.concatenate(fulls), np.concatenate(parts), np.concatenate(sums)
+
+
+def _interval(x, a: float):
+    """Percentile interval (a, 1 - a) of bootstrap values, or (None, None) without a bootstrap."""
+    import numpy as np
+
+    if x is None:
+        return None, None
+    lo, hi = np.quantile(x, [a, 1 - a])
+    return float(lo), float(hi)
+
+
+def _axis_row(base: dict, counts: dict, shape: dict, fig: _PointFigures, boot, a: float) -> dict:
+    """The ``by_axis`` row of an axis with figures (CIs when ``boot`` holds the bootstrap)."""
+    full = fig.full
+    flo, fhi = _interval(boot[0] if boot is not None else None, a)
+    slo, shi = _interval(boot[2].sum(axis=1) if boot is not None else None, a)
+    total_summed = float(fig.summed.sum())
+    return {
+        **base,
+        **counts,
+        **shape,
+        "full_gen_bias": full,
+        "full_ci_low": flo,
+        "full_ci_high": fhi,
+        "full_gen_bias_x1000": full * SCALE,
+        "summed_cluster_gen_bias": total_summed,
+        "summed_ci_low": slo,
+        "summed_ci_high": shi,
+        "summed_cluster_gen_bias_x1000": total_summed * SCALE,
+        "error": None,
+    }
+
+
+def _partial_rows(base: dict, cl: _Clusters, fig: _PointFigures, boot, a: float) -> list[dict]:
+    """One ``partial`` row per cluster: Partial and Summed-Cluster Gen Bias with their CIs."""
+    full, partial, summed = fig.full, fig.partial, fig.summed
+    rows = []
+    for j, c in enumerate(cl.names):
+        lo, hi = _interval(boot[1][:, j] if boot is not None else None, a)
+        slo_c, shi_c = _interval(boot[2][:, j] if boot is not None else None, a)
+        rows.append(
+            {
+                **base,
+                "cluster": c,
+                "styles": ",".join(cl.members[c]),
+                "partial_gen_bias": float(partial[j]),
+                "ci_low": lo,
+                "ci_high": hi,
+                "partial_gen_bias_x1000": float(partial[j]) * SCALE,
+                "share": float(partial[j] / full) if full > 0 else None,
+                "summed_cluster_gen_bias": float(summed[j]),
+                "summed_ci_low": slo_c,
+                "summed_ci_high": shi_c,
+                "summed_cluster_gen_bias_x1000": float(summed[j]) * SCALE,
+            }
+        )
+    return rows
+
+
+def _descriptor_rows(base: dict, ax: _AxisCells, styles: list[str], fig: _PointFigures, top: int) -> list[dict]:
+    """One ``descriptors`` row per descriptor: contribution, share, rank, top style and template-averaged style means."""
+    import numpy as np
+
+    descs, mask, use, contrib, per_style = ax.descs, ax.mask, ax.use, fig.contrib, fig.per_style
+    order = sorted(range(len(descs)), key=lambda i: (-contrib[i], descs[i]))
+    rank = {i: r + 1 for r, i in enumerate(order)}
+    # display means: each descriptor's template-averaged style vector; signed deviation: mean over the templates
+    # it appears in of (its cell mean - that template's across-descriptor mean)
+    Mdisp = _to_method(ax.C0, ax.mask0, "template_first")[0][0]
+    n_t = np.maximum(mask.sum(axis=1), 1)[:, None]
+    mu_t = (ax.C * mask[..., None]).sum(axis=1) / n_t
+    dev = (ax.C - mu_t[:, None, :]) * mask[..., None]
+    cnt = np.maximum((mask & use[:, None]).sum(axis=0), 1)[:, None]
+    mean_dev = dev[use].sum(axis=0) / cnt
+    rows = []
+    for i, d in enumerate(descs):
+        js = int(np.argmax(per_style[i]))
+        row = {
+            **base,
+            "descriptor": d,
+            "n": int(sum(len(ix) for (k, _t), ix in ax.cells.items() if k == i)),
+            "n_templates": int(ax.mask0[:, i].sum()),
+            "contribution": float(contrib[i]),
+            "share": float(contrib[i] / fig.full) if fig.full > 0 else None,
+            "rank": rank[i],
+            "top": rank[i] <= top,
+            "top_style": styles[js],
+            "top_style_contribution": float(per_style[i, js]),
+            "top_style_deviation": float(mean_dev[i, js]),
+        }
+        row.update({f"mean_{s}": float(Mdisp[i, k]) for k, s in enumerate(styles)})
+        rows.append(row)
+    return rows
+
+
+def _assemble(axis_rows: list[dict], part_rows: list[dict], desc_rows: list[dict], gen: _Generations, cl: _Clusters, method: str) -> GenBias:
+    """The result tables, columns in their documented order; descriptors sorted by key and rank."""
+    import pandas as pd
+
+    kcols = (["model"] if gen.keys else []) + ["axis", "method"]
+    by_axis = pd.DataFrame(axis_rows, columns=kcols + _BY_AXIS_COLUMNS)
+    partial_df = pd.DataFrame(part_rows, columns=kcols + _PARTIAL_COLUMNS)
+    desc_df = pd.DataFrame(desc_rows, columns=kcols + _DESCRIPTOR_COLUMNS + [f"mean_{s}" for s in gen.styles])
+    desc_df = desc_df.sort_values(kcols + ["rank"], kind="stable").reset_index(drop=True)
+    clusters_df = pd.DataFrame([{"style": s, "cluster": c} for c in cl.names for s in cl.members[c]], columns=["style", "cluster"])
+    return GenBias(by_axis=by_axis, partial=partial_df, descriptors=desc_df, clusters=clusters_df, styles=gen.styles, notes=gen.notes, method=method)
+
+
 def gen_bias(
     table: Any,
     prob_columns: str | Sequence[str],
@@ -312,272 +674,45 @@ def gen_bias(
     in ``descriptors`` with rank <= top (all rows are kept; the rank says which are top).
     """
     import numpy as np
-    import pandas as pd
 
-    ci = check_ci(ci)
-    method = check_method(method)
-    if not isinstance(n_boot, int) or n_boot < 0:
-        raise BiaskitError("E170", "n_boot must be a whole number >= 0", value=n_boot, fix="use e.g. --n-boot 1000 (0 = no CIs)")
-    df = to_frame(table)
-    missing = [c for c in (axis, descriptor, template) if c not in df.columns]
-    if missing:
-        raise BiaskitError(
-            "E170",
-            f"generation bias needs column(s) {', '.join(map(repr, missing))}",
-            value=sorted(map(str, df.columns))[:30],
-            fix="use generations of HolisticBias prompts (`biaskit expand holistic` then `biaskit generate`), which carry axis, descriptor, template",
-        )
-    cols = resolve_prob_columns(list(map(str, df.columns)), prob_columns)
-    styles = list(style_names) if style_names is not None else cols
-    if len(styles) != len(cols) or len(set(styles)) != len(styles):
-        raise BiaskitError("E170", "style names must be distinct, one per probability column", value=styles, fix="check the style names")
-    notes: list[str] = []
-    if "kind" in df.columns:
-        other = df["kind"].notna() & (df["kind"] != "generate")
-        if other.any():
-            notes.append(f"{int(other.sum())} rows whose kind is not 'generate' left out")
-            df = df[~other]
-    for c in cols:
-        df[c] = pd.to_numeric(df[c], errors="coerce")
-    keys = ["model"] if "model" in df.columns else []
-    null_axis = int(is_missing(df[axis]).sum())
-    if null_axis:
-        notes.append(f"{null_axis} rows with a null axis are grouped as axis {NULL_KEY!r} (counted in its n_rows)")
-    unkeyed_all = (is_missing(df[descriptor]) | is_missing(df[template])).to_numpy()
-    df = fill_keys(df, keys + [axis, descriptor, template]).reset_index(drop=True)
-    vals = df[cols].to_numpy(dtype=float)
-    check_probabilities(vals, cols)
-    bad = ~np.isfinite(vals).all(axis=1)
-    if bad.any():
-        notes.append(f"{int(bad.sum())} rows with a null or non-numeric style probability left out (counted in n_null)")
-    if unkeyed_all.any():
-        notes.append(
-            f"{int(unkeyed_all.sum())} rows with a null descriptor or template left out (counted in n_unkeyed): "
-            "they belong to no (descriptor, template) cell"
-        )
-    P_all = np.where(np.isfinite(vals), vals, 0.0)  # rows with bad values are excluded below, never used as 0
-    if clusters is not None and n_clusters is not None:
-        raise BiaskitError(
-            "E170",
-            "give style clusters or a number of clusters, not both",
-            value={"clusters": clusters, "n_clusters": n_clusters},
-            fix="drop --clusters or --n-clusters",
-        )
-    cl = parse_clusters(clusters, styles)
-    if cl is None and n_clusters is not None:
-        ok_rows = P_all[~bad]
-        if len(ok_rows) < 3:
-            raise BiaskitError(
-                "E170", "too few generations to cluster the styles", value=int(len(ok_rows)), fix="give --clusters, or more generations"
-            )
-        cl = cluster_styles(ok_rows, styles, n_clusters)
-    if cl is None:
-        cl = {s: [s] for s in styles}
-    cnames = list(cl)
-    members = [[styles.index(s) for s in cl[c]] for c in cnames]
-    S = np.zeros((len(styles), len(cnames)))
-    for j, mem in enumerate(members):
-        S[mem, j] = 1.0
-    rng = np.random.default_rng(seed)
+    ci, method = _check_options(ci, method, n_boot)
+    gen = _read_generations(table, prob_columns, style_names, axis, descriptor, template)
+    cl = _style_clusters(clusters, n_clusters, gen.styles, gen.P, gen.bad)
+    rng = np.random.default_rng(seed)  # one generator for all axes, drawn in group order
     a = (1.0 - ci) / 2.0
-
-    def q(x):
-        if x is None:
-            return None, None
-        lo, hi = np.quantile(x, [a, 1 - a])
-        return float(lo), float(hi)
-
     axis_rows, part_rows, desc_rows = [], [], []
-    group_keys = keys + [axis]
-    for key, g in df.groupby(group_keys, sort=True):
+    group_keys = gen.keys + [axis]
+    for key, g in gen.df.groupby(group_keys, sort=True):
         key = key if isinstance(key, tuple) else (key,)
         kd = dict(zip(group_keys, key))
         ix_all = g.index.to_numpy()
-        n_rows = len(g)
-        n_null = int(bad[ix_all].sum())
-        n_unkeyed = int((unkeyed_all[ix_all] & ~bad[ix_all]).sum())
-        g_ok = g[~bad[ix_all] & ~unkeyed_all[ix_all]]
-        base = {**({"model": kd["model"]} if keys else {}), "axis": kd[axis], "method": method}
-        counts = {"n_rows": n_rows, "n_used": len(g_ok), "n_null": n_null, "n_unkeyed": n_unkeyed}
-        descs, tpls, cells = _cells(g_ok, descriptor, template)
-        C0, mask0 = _cell_means(P_all, cells, len(descs), len(tpls))
-        C, mask = _to_method(C0, mask0, method)
-        _, dev2, use = _variances(C, mask)
+        bad, unkeyed = gen.bad[ix_all], gen.unkeyed[ix_all]
+        g_ok = g[~bad & ~unkeyed]
+        base = {**({"model": kd["model"]} if gen.keys else {}), "axis": kd[axis], "method": method}
+        counts = {"n_rows": len(g), "n_used": len(g_ok), "n_null": int(bad.sum()), "n_unkeyed": int((unkeyed & ~bad).sum())}
+        ax = _axis_cells(g_ok, gen.P, descriptor, template, method)
         shape = {
-            "n_descriptors": len(descs),
-            "n_templates": len(tpls),
-            "n_templates_used": int(use.sum()) if method == "per_template" else len(tpls),
-            "n_styles": len(styles),
-            "n_clusters": len(cnames),
+            "n_descriptors": len(ax.descs),
+            "n_templates": len(ax.tpls),
+            "n_templates_used": int(ax.use.sum()) if method == "per_template" else len(ax.tpls),
+            "n_styles": len(gen.styles),
+            "n_clusters": len(cl.names),
             "ddof": DDOF,
         }
-        if not use.any():
-            why = (
-                "fewer than 2 descriptors with usable generations in every template: no variance across descriptors within a template"
-                if method == "per_template"
-                else "fewer than 2 descriptors with usable generations: no variance across descriptors"
-            )
-            axis_rows.append(
-                {
-                    **base,
-                    **counts,
-                    **shape,
-                    "full_gen_bias": None,
-                    "full_ci_low": None,
-                    "full_ci_high": None,
-                    "full_gen_bias_x1000": None,
-                    "summed_cluster_gen_bias": None,
-                    "summed_ci_low": None,
-                    "summed_ci_high": None,
-                    "summed_cluster_gen_bias_x1000": None,
-                    "error": why,
-                }
-            )
+        if not ax.use.any():
+            axis_rows.append(_no_variance_row(base, counts, shape, method))
             continue
-        if method == "per_template" and not use.all():
-            notes.append(
-                f"axis {kd[axis]!r}{' of model ' + repr(kd['model']) if keys else ''}: {int((~use).sum())} template(s) with "
+        if method == "per_template" and not ax.use.all():
+            gen.notes.append(
+                f"axis {kd[axis]!r}{' of model ' + repr(kd['model']) if gen.keys else ''}: {int((~ax.use).sum())} template(s) with "
                 "fewer than 2 descriptors left out of the average over templates"
             )
-        full, partial, summed = (np.asarray(x) for x in _figures(C, mask, S))
-        full = float(full)
-        per_style = dev2[use].sum(axis=0) / int(use.sum())  # D x S: contributions per descriptor and style
-        contrib = per_style.sum(axis=1)
-        boot_full = boot_part = boot_sum = None
-        if n_boot:
-            # resample generations within each (descriptor, template) cell; chunks keep the array under ~160 MB
-            cell_items = list(cells.items())
-            chunk = max(1, min(n_boot, int(2e7 // max(1, len(tpls) * len(descs) * len(styles)))))
-            fulls, parts, sums = [], [], []
-            for start in range(0, n_boot, chunk):
-                nb = min(chunk, n_boot - start)
-                Cb = np.zeros((nb, len(tpls), len(descs), len(styles)))
-                for (i, t), ix in cell_items:
-                    W = rng.multinomial(len(ix), np.full(len(ix), 1.0 / len(ix)), size=nb)  # resamples x cell counts
-                    Cb[:, t, i, :] = (W @ P_all[ix]) / len(ix)
-                Cm, mm = _to_method(Cb, mask0, method)
-                f, p, s = _figures(Cm, mm, S)
-                fulls.append(f)
-                parts.append(p)
-                sums.append(s)
-            boot_full, boot_part, boot_sum = np.concatenate(fulls), np.concatenate(parts), np.concatenate(sums)
-        flo, fhi = q(boot_full)
-        slo, shi = q(boot_sum.sum(axis=1) if boot_sum is not None else None)
-        total_summed = float(summed.sum())
-        axis_rows.append(
-            {
-                **base,
-                **counts,
-                **shape,
-                "full_gen_bias": full,
-                "full_ci_low": flo,
-                "full_ci_high": fhi,
-                "full_gen_bias_x1000": full * SCALE,
-                "summed_cluster_gen_bias": total_summed,
-                "summed_ci_low": slo,
-                "summed_ci_high": shi,
-                "summed_cluster_gen_bias_x1000": total_summed * SCALE,
-                "error": None,
-            }
-        )
-        for j, c in enumerate(cnames):
-            lo, hi = q(boot_part[:, j] if boot_part is not None else None)
-            slo_c, shi_c = q(boot_sum[:, j] if boot_sum is not None else None)
-            part_rows.append(
-                {
-                    **base,
-                    "cluster": c,
-                    "styles": ",".join(cl[c]),
-                    "partial_gen_bias": float(partial[j]),
-                    "ci_low": lo,
-                    "ci_high": hi,
-                    "partial_gen_bias_x1000": float(partial[j]) * SCALE,
-                    "share": float(partial[j] / full) if full > 0 else None,
-                    "summed_cluster_gen_bias": float(summed[j]),
-                    "summed_ci_low": slo_c,
-                    "summed_ci_high": shi_c,
-                    "summed_cluster_gen_bias_x1000": float(summed[j]) * SCALE,
-                }
-            )
-        order = sorted(range(len(descs)), key=lambda i: (-contrib[i], descs[i]))
-        rank = {i: r + 1 for r, i in enumerate(order)}
-        # display means: each descriptor's template-averaged style vector; signed deviation: mean over the templates
-        # it appears in of (its cell mean - that template's across-descriptor mean)
-        Mdisp = _to_method(C0, mask0, "template_first")[0][0]
-        n_t = np.maximum(mask.sum(axis=1), 1)[:, None]
-        mu_t = (C * mask[..., None]).sum(axis=1) / n_t
-        dev = (C - mu_t[:, None, :]) * mask[..., None]
-        cnt = np.maximum((mask & use[:, None]).sum(axis=0), 1)[:, None]
-        mean_dev = dev[use].sum(axis=0) / cnt
-        for i, d in enumerate(descs):
-            js = int(np.argmax(per_style[i]))
-            row = {
-                **base,
-                "descriptor": d,
-                "n": int(sum(len(ix) for (k, _t), ix in cells.items() if k == i)),
-                "n_templates": int(mask0[:, i].sum()),
-                "contribution": float(contrib[i]),
-                "share": float(contrib[i] / full) if full > 0 else None,
-                "rank": rank[i],
-                "top": rank[i] <= top,
-                "top_style": styles[js],
-                "top_style_contribution": float(per_style[i, js]),
-                "top_style_deviation": float(mean_dev[i, js]),
-            }
-            row.update({f"mean_{s}": float(Mdisp[i, k]) for k, s in enumerate(styles)})
-            desc_rows.append(row)
-    kcols = (["model"] if keys else []) + ["axis", "method"]
-    by_axis = pd.DataFrame(
-        axis_rows,
-        columns=kcols
-        + [
-            "n_rows",
-            "n_used",
-            "n_null",
-            "n_unkeyed",
-            "n_descriptors",
-            "n_templates",
-            "n_templates_used",
-            "n_styles",
-            "n_clusters",
-            "ddof",
-            "full_gen_bias",
-            "full_ci_low",
-            "full_ci_high",
-            "full_gen_bias_x1000",
-            "summed_cluster_gen_bias",
-            "summed_ci_low",
-            "summed_ci_high",
-            "summed_cluster_gen_bias_x1000",
-            "error",
-        ],
-    )
-    partial_df = pd.DataFrame(
-        part_rows,
-        columns=kcols
-        + [
-            "cluster",
-            "styles",
-            "partial_gen_bias",
-            "ci_low",
-            "ci_high",
-            "partial_gen_bias_x1000",
-            "share",
-            "summed_cluster_gen_bias",
-            "summed_ci_low",
-            "summed_ci_high",
-            "summed_cluster_gen_bias_x1000",
-        ],
-    )
-    desc_df = pd.DataFrame(
-        desc_rows,
-        columns=kcols
-        + ["descriptor", "n", "n_templates", "contribution", "share", "rank", "top", "top_style", "top_style_contribution", "top_style_deviation"]
-        + [f"mean_{s}" for s in styles],
-    )
-    desc_df = desc_df.sort_values(kcols + ["rank"], kind="stable").reset_index(drop=True)
-    clusters_df = pd.DataFrame([{"style": s, "cluster": c} for c in cnames for s in cl[c]], columns=["style", "cluster"])
-    return GenBias(by_axis=by_axis, partial=partial_df, descriptors=desc_df, clusters=clusters_df, styles=styles, notes=notes, method=method)
+        fig = _point_figures(ax, cl.S)
+        boot = _bootstrap(ax, gen.P, cl.S, method, n_boot, rng) if n_boot else None
+        axis_rows.append(_axis_row(base, counts, shape, fig, boot, a))
+        part_rows += _partial_rows(base, cl, fig, boot, a)
+        desc_rows += _descriptor_rows(base, ax, gen.styles, fig, top)
+    return _assemble(axis_rows, part_rows, desc_rows, gen, cl, method)
 
 
 def style_probabilities(

@@ -30,38 +30,30 @@ class LikelihoodBias:
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> rows not used
 
 
-def likelihood_bias(
-    table: Any,
-    *,
-    value: str = "perplexity",
-    axis: str = "axis",
-    template: str = "template",
-    descriptor: str = "descriptor",
-    alpha: float = 0.05,
-    model: str | None = None,
-) -> LikelihoodBias:
-    """Compute HolisticBias' Likelihood Bias per axis.
+#: columns of :attr:`LikelihoodBias.pairs`
+_PAIR_COLUMNS = [
+    "axis",
+    "template",
+    "descriptor_a",
+    "descriptor_b",
+    "n_a",
+    "n_b",
+    "median_a",
+    "median_b",
+    "u",
+    "p_value",
+    "rank_biserial",
+    "different",
+]
+#: columns of :attr:`LikelihoodBias.by_axis`
+_AXIS_COLUMNS = ["axis", "n_rows", "n_null", "n_templates", "n_descriptors", "n_pairs", "n_different", "n_untestable", "fraction"]
+#: columns of :attr:`LikelihoodBias.ranking`
+_RANKING_COLUMNS = ["axis", "template", "descriptor", "n", "median", "mean", "rank"]
 
-    ``model``: keep only rows of this model (a table with several models must be split: a pair compared
-    across models would mix two distributions). Raises E080 when the table holds several models and none
-    is chosen.
-    """
-    import numpy as np
-    import pandas as pd
 
-    from biaskit.evaluate.stats.significance import mwu_two_sided
-
-    alpha = check_alpha(alpha)
-    df = to_frame(table)
-    skipped: dict[str, int] = {}
-    if value not in df.columns and value == "perplexity" and "nll_mean" in df.columns:
-        value = "nll_mean"  # same ranking and same U test (perplexity = exp(nll_mean) is monotone)
-    require_columns(
-        df,
-        [axis, template, descriptor, value],
-        "Likelihood Bias",
-        "run the likelihood runner on HolisticBias prompts (columns axis, template, descriptor, perplexity)",
-    )
+def _select_rows(df, value: str, model: str | None, skipped: dict[str, int]):
+    """Keep the ``likelihood`` rows of one model (E080 when the table holds several and none is chosen); the rows
+    left out are counted in ``skipped``."""
     if "kind" in df.columns:
         other = df["kind"].notna() & (df["kind"] != "likelihood")
         if other.any():
@@ -82,8 +74,13 @@ def likelihood_bias(
                 value=models,
                 fix="pass model=... (one call per model)",
             )
-    df = fill_keys(df, [axis, template, descriptor])
-    df[value] = pd.to_numeric(df[value], errors="coerce")
+    return df
+
+
+def _check_values(df, value: str) -> None:
+    """E080 for an infinite value, or one below 1 (perplexity) / 0 (NLL): a broken row, not a rank."""
+    import numpy as np
+
     # a perplexity is exp(mean NLL) >= 1 and an NLL is >= 0: a negative or infinite value is a broken row, not a rank
     low = 1.0 if value == "perplexity" else 0.0 if value in ("nll_mean", "nll_sum") else None
     arr = df[value].dropna().to_numpy(dtype=float)
@@ -102,79 +99,120 @@ def likelihood_bias(
             fix="rescore those rows with biaskit likelihood (failed rows must be null with an error), or drop them",
         )
 
-    pair_rows, rank_rows, axis_rows = [], [], []
-    for ax, ga in df.groupby(axis, sort=True):
-        n_null_ax = int(ga[value].isna().sum())
-        n_pairs = n_diff = n_untestable = 0
-        for tpl, gt in ga.groupby(template, sort=True):
-            vals = {d: s[value].dropna().to_numpy(dtype=float) for d, s in gt.groupby(descriptor, sort=True)}
-            ranked = sorted(
-                ((float(pd.Series(v).median()) if len(v) else float("nan"), d) for d, v in vals.items()), key=lambda t: (t[0] != t[0], t[0], t[1])
-            )
-            for r, (med, d) in enumerate(ranked, start=1):
-                v = vals[d]
-                rank_rows.append(
-                    {
-                        "axis": ax,
-                        "template": tpl,
-                        "descriptor": d,
-                        "n": int(len(v)),
-                        "median": med,
-                        "mean": float(v.mean()) if len(v) else float("nan"),
-                        "rank": r if med == med else None,
-                    }
-                )
-            meds = {d: med for med, d in ranked}
-            for da, db in itertools.combinations(sorted(vals), 2):
-                xa, xb = vals[da], vals[db]
-                if len(xa) and len(xb):
-                    u, p = mwu_two_sided(xa, xb)
-                    rb = 2 * u / (len(xa) * len(xb)) - 1
-                else:
-                    u = p = rb = float("nan")
-                res = {"n_a": len(xa), "n_b": len(xb), "median_a": meds[da], "median_b": meds[db], "u": u, "p_value": p, "rank_biserial": rb}
-                testable = res["p_value"] == res["p_value"]
-                different = bool(testable and res["p_value"] < alpha)
-                if testable:
-                    n_pairs += 1
-                    n_diff += different
-                else:
-                    n_untestable += 1
-                pair_rows.append({"axis": ax, "template": tpl, "descriptor_a": da, "descriptor_b": db, **res, "different": different})
-        axis_rows.append(
+
+def _rank_descriptors(ax, tpl, vals: dict) -> tuple[list[dict], dict]:
+    """``ranking`` rows of one template (by median, lowest first; descriptors without values last, unranked) and
+    each descriptor's median."""
+    import pandas as pd
+
+    ranked = sorted(
+        ((float(pd.Series(v).median()) if len(v) else float("nan"), d) for d, v in vals.items()), key=lambda t: (t[0] != t[0], t[0], t[1])
+    )
+    rows = []
+    for r, (med, d) in enumerate(ranked, start=1):
+        v = vals[d]
+        rows.append(
             {
                 "axis": ax,
-                "n_rows": len(ga),
-                "n_null": n_null_ax,
-                "n_templates": int(ga[template].nunique()),
-                "n_descriptors": int(ga[descriptor].nunique()),
-                "n_pairs": n_pairs,
-                "n_different": n_diff,
-                "n_untestable": n_untestable,
-                "fraction": n_diff / n_pairs if n_pairs else float("nan"),
+                "template": tpl,
+                "descriptor": d,
+                "n": int(len(v)),
+                "median": med,
+                "mean": float(v.mean()) if len(v) else float("nan"),
+                "rank": r if med == med else None,
             }
         )
-    by_axis = pd.DataFrame(
-        axis_rows, columns=["axis", "n_rows", "n_null", "n_templates", "n_descriptors", "n_pairs", "n_different", "n_untestable", "fraction"]
+    return rows, {d: med for med, d in ranked}
+
+
+def _test_pairs(ax, tpl, vals: dict, meds: dict, alpha: float) -> list[dict]:
+    """``pairs`` rows of one template: a Mann-Whitney U test per descriptor pair (nan when a side has no value)."""
+    from biaskit.evaluate.stats.significance import mwu_two_sided
+
+    rows = []
+    for da, db in itertools.combinations(sorted(vals), 2):
+        xa, xb = vals[da], vals[db]
+        if len(xa) and len(xb):
+            u, p = mwu_two_sided(xa, xb)
+            rb = 2 * u / (len(xa) * len(xb)) - 1
+        else:
+            u = p = rb = float("nan")
+        res = {"n_a": len(xa), "n_b": len(xb), "median_a": meds[da], "median_b": meds[db], "u": u, "p_value": p, "rank_biserial": rb}
+        testable = res["p_value"] == res["p_value"]
+        different = bool(testable and res["p_value"] < alpha)
+        rows.append({"axis": ax, "template": tpl, "descriptor_a": da, "descriptor_b": db, **res, "different": different})
+    return rows
+
+
+def _axis_row(ax, ga, pair_rows: list[dict], value: str, template: str, descriptor: str) -> dict:
+    """The ``by_axis`` row: counts and the fraction of testable pairs that differ."""
+    n_pairs = n_diff = n_untestable = 0
+    for r in pair_rows:
+        if r["p_value"] == r["p_value"]:
+            n_pairs += 1
+            n_diff += r["different"]
+        else:
+            n_untestable += 1
+    return {
+        "axis": ax,
+        "n_rows": len(ga),
+        "n_null": int(ga[value].isna().sum()),
+        "n_templates": int(ga[template].nunique()),
+        "n_descriptors": int(ga[descriptor].nunique()),
+        "n_pairs": n_pairs,
+        "n_different": n_diff,
+        "n_untestable": n_untestable,
+        "fraction": n_diff / n_pairs if n_pairs else float("nan"),
+    }
+
+
+def likelihood_bias(
+    table: Any,
+    *,
+    value: str = "perplexity",
+    axis: str = "axis",
+    template: str = "template",
+    descriptor: str = "descriptor",
+    alpha: float = 0.05,
+    model: str | None = None,
+) -> LikelihoodBias:
+    """Compute HolisticBias' Likelihood Bias per axis.
+
+    ``model``: keep only rows of this model (a table with several models must be split: a pair compared
+    across models would mix two distributions). Raises E080 when the table holds several models and none
+    is chosen.
+    """
+    import pandas as pd
+
+    alpha = check_alpha(alpha)
+    df = to_frame(table)
+    skipped: dict[str, int] = {}
+    if value not in df.columns and value == "perplexity" and "nll_mean" in df.columns:
+        value = "nll_mean"  # same ranking and same U test (perplexity = exp(nll_mean) is monotone)
+    require_columns(
+        df,
+        [axis, template, descriptor, value],
+        "Likelihood Bias",
+        "run the likelihood runner on HolisticBias prompts (columns axis, template, descriptor, perplexity)",
     )
-    pairs = pd.DataFrame(
-        pair_rows,
-        columns=[
-            "axis",
-            "template",
-            "descriptor_a",
-            "descriptor_b",
-            "n_a",
-            "n_b",
-            "median_a",
-            "median_b",
-            "u",
-            "p_value",
-            "rank_biserial",
-            "different",
-        ],
-    )
-    ranking = pd.DataFrame(rank_rows, columns=["axis", "template", "descriptor", "n", "median", "mean", "rank"])
+    df = _select_rows(df, value, model, skipped)
+    df = fill_keys(df, [axis, template, descriptor])
+    df[value] = pd.to_numeric(df[value], errors="coerce")
+    _check_values(df, value)
+
+    pair_rows, rank_rows, axis_rows = [], [], []
+    for ax, ga in df.groupby(axis, sort=True):
+        ax_pairs = []
+        for tpl, gt in ga.groupby(template, sort=True):
+            vals = {d: s[value].dropna().to_numpy(dtype=float) for d, s in gt.groupby(descriptor, sort=True)}
+            ranks, meds = _rank_descriptors(ax, tpl, vals)
+            rank_rows += ranks
+            ax_pairs += _test_pairs(ax, tpl, vals, meds, alpha)
+        pair_rows += ax_pairs
+        axis_rows.append(_axis_row(ax, ga, ax_pairs, value, template, descriptor))
+    by_axis = pd.DataFrame(axis_rows, columns=_AXIS_COLUMNS)
+    pairs = pd.DataFrame(pair_rows, columns=_PAIR_COLUMNS)
+    ranking = pd.DataFrame(rank_rows, columns=_RANKING_COLUMNS)
     return LikelihoodBias(by_axis=by_axis, pairs=pairs, ranking=ranking, skipped=skipped)
 
 

@@ -223,6 +223,82 @@ def _check_pairs(df, group: str, pairs: Sequence[tuple[str, str]] | None) -> Non
         )
 
 
+#: columns of :func:`pairwise_proportion_tests`' result after the ``within`` columns
+_PROPORTION_TEST_COLUMNS = [
+    "group_a",
+    "group_b",
+    "count_a",
+    "n_a",
+    "count_b",
+    "n_b",
+    "n_null_a",
+    "n_null_b",
+    "p_a",
+    "p_b",
+    "diff",
+    "z",
+    "p_value",
+    "p_adjusted",
+    "cohen_h",
+    "significant",
+]
+#: the figures of :func:`two_proportion_ztest`, nan for a pair with an empty group
+_ZTEST_FIGURES = ("p_a", "p_b", "diff", "z", "p_value", "cohen_h")
+
+
+def _families(df, within: list[str]):
+    """(key tuple, rows) of every family: one per value of the ``within`` columns, or the whole table."""
+    for wkey, fam in df.groupby(within, sort=True, dropna=False) if within else [((), df)]:
+        yield (wkey if isinstance(wkey, tuple) else (wkey,)), fam
+
+
+def _adjust_family(fam_rows: list[dict], correction: str) -> None:
+    """Add ``p_adjusted`` (corrected within the family) and ``significant`` (p_adjusted < 0.05) to each row."""
+    adj = correct_pvalues([r["p_value"] for r in fam_rows], correction)
+    for r, p in zip(fam_rows, adj):
+        r["p_adjusted"] = p
+        r["significant"] = bool(p < 0.05) if p == p else False
+
+
+def _prepare_label_column(df, column: str, label: str) -> None:
+    """Labels of ``column`` as strings (in place); E151 for values outside a metric's labels, E080 when ``label``
+    is not one of the column's labels."""
+    from biaskit.evaluate.stats.aggregate import _label_strings, check_label_vocabulary, metric_labels
+
+    df[column] = _label_strings(df[column])
+    check_label_vocabulary(df[column].tolist(), column)
+    known = metric_labels(column) or sorted(set(df[column].dropna()))
+    if str(label) not in known:  # 'POSITIVE' would be 0 of n in every group: a test of nothing
+        raise BiaskitError(
+            "E080",
+            f"label {label!r} is not a label of column {column!r}",
+            value=label,
+            options=known,
+            fix="pass --label with one of the column's labels (exact spelling)",
+        )
+
+
+def _proportion_family(fam, group: str, column: str, label: str, pairs, base: dict) -> list[dict]:
+    """The z-test rows of one family (before correction): (count of ``label``, valid rows, null rows) per group,
+    then one test per pair (nan figures when a side has no valid row)."""
+    stats = {}
+    for g, sub in fam.groupby(group, sort=True):
+        miss = is_missing(sub[column])
+        stats[g] = (int((sub.loc[~miss, column] == label).sum()), int((~miss).sum()), int(miss.sum()))
+    fam_rows = []
+    for a, b in _pairs(sorted(stats), pairs):
+        if a not in stats or b not in stats:
+            continue
+        ca, na, nna = stats[a]
+        cb, nb, nnb = stats[b]
+        row = {**base, "group_a": a, "group_b": b, "count_a": ca, "n_a": na, "count_b": cb, "n_b": nb, "n_null_a": nna, "n_null_b": nnb}
+        if na == 0 or nb == 0:
+            fam_rows.append({**row, **{k: float("nan") for k in _ZTEST_FIGURES}})
+        else:
+            fam_rows.append({**row, **two_proportion_ztest(ca, na, cb, nb)})
+    return fam_rows
+
+
 def pairwise_proportion_tests(
     table: Any,
     group: str,
@@ -247,82 +323,13 @@ def pairwise_proportion_tests(
     require_columns(df, [group, column, *within], "pairwise proportion tests")
     df = fill_keys(df, [group, *within])
     _check_pairs(df, group, pairs)
-    from biaskit.evaluate.stats.aggregate import _label_strings, check_label_vocabulary, metric_labels
-
-    df[column] = _label_strings(df[column])
-    check_label_vocabulary(df[column].tolist(), column)
-    known = metric_labels(column) or sorted(set(df[column].dropna()))
-    if str(label) not in known:  # 'POSITIVE' would be 0 of n in every group: a test of nothing
-        raise BiaskitError(
-            "E080",
-            f"label {label!r} is not a label of column {column!r}",
-            value=label,
-            options=known,
-            fix="pass --label with one of the column's labels (exact spelling)",
-        )
+    _prepare_label_column(df, column, label)
     rows = []
-    for wkey, fam in df.groupby(within, sort=True, dropna=False) if within else [((), df)]:
-        wkey = wkey if isinstance(wkey, tuple) else (wkey,)
-        stats = {}
-        for g, sub in fam.groupby(group, sort=True):
-            miss = is_missing(sub[column])
-            stats[g] = (int((sub.loc[~miss, column] == label).sum()), int((~miss).sum()), int(miss.sum()))
-        fam_rows = []
-        for a, b in _pairs(sorted(stats), pairs):
-            if a not in stats or b not in stats:
-                continue
-            ca, na, nna = stats[a]
-            cb, nb, nnb = stats[b]
-            base = {
-                **dict(zip(within, wkey)),
-                "group_a": a,
-                "group_b": b,
-                "count_a": ca,
-                "n_a": na,
-                "count_b": cb,
-                "n_b": nb,
-                "n_null_a": nna,
-                "n_null_b": nnb,
-            }
-            if na == 0 or nb == 0:
-                fam_rows.append(
-                    {
-                        **base,
-                        "p_a": float("nan"),
-                        "p_b": float("nan"),
-                        "diff": float("nan"),
-                        "z": float("nan"),
-                        "p_value": float("nan"),
-                        "cohen_h": float("nan"),
-                    }
-                )
-            else:
-                fam_rows.append({**base, **two_proportion_ztest(ca, na, cb, nb)})
-        adj = correct_pvalues([r["p_value"] for r in fam_rows], correction)
-        for r, p in zip(fam_rows, adj):
-            r["p_adjusted"] = p
-            r["significant"] = bool(p < 0.05) if p == p else False
+    for wkey, fam in _families(df, within):
+        fam_rows = _proportion_family(fam, group, column, label, pairs, dict(zip(within, wkey)))
+        _adjust_family(fam_rows, correction)
         rows += fam_rows
-    cols = [
-        *within,
-        "group_a",
-        "group_b",
-        "count_a",
-        "n_a",
-        "count_b",
-        "n_b",
-        "n_null_a",
-        "n_null_b",
-        "p_a",
-        "p_b",
-        "diff",
-        "z",
-        "p_value",
-        "p_adjusted",
-        "cohen_h",
-        "significant",
-    ]
-    return pd.DataFrame(rows, columns=cols)
+    return pd.DataFrame(rows, columns=[*within, *_PROPORTION_TEST_COLUMNS])
 
 
 def pairwise_mann_whitney(
@@ -337,8 +344,7 @@ def pairwise_mann_whitney(
     df = fill_keys(df, [group, *within])
     _check_pairs(df, group, pairs)
     rows = []
-    for wkey, fam in df.groupby(within, sort=True, dropna=False) if within else [((), df)]:
-        wkey = wkey if isinstance(wkey, tuple) else (wkey,)
+    for wkey, fam in _families(df, within):
         vals = {g: pd.to_numeric(sub[value], errors="coerce") for g, sub in fam.groupby(group, sort=True)}
         fam_rows = []
         for a, b in _pairs(sorted(vals), pairs):
@@ -355,10 +361,7 @@ def pairwise_mann_whitney(
                     **r,
                 }
             )
-        adj = correct_pvalues([r["p_value"] for r in fam_rows], correction)
-        for r, p in zip(fam_rows, adj):
-            r["p_adjusted"] = p
-            r["significant"] = bool(p < 0.05) if p == p else False
+        _adjust_family(fam_rows, correction)
         rows += fam_rows
     cols = [
         *within,
@@ -392,8 +395,7 @@ def chi2_by(table: Any, group: str, column: str, *, within: str | Sequence[str] 
 
     df[column] = _label_strings(df[column])
     rows = []
-    for wkey, fam in df.groupby(within, sort=True, dropna=False) if within else [((), df)]:
-        wkey = wkey if isinstance(wkey, tuple) else (wkey,)
+    for wkey, fam in _families(df, within):
         miss = is_missing(fam[column])
         ct = pd.crosstab(fam.loc[~miss, group], fam.loc[~miss, column])
         res = (

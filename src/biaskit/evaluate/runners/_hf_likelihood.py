@@ -1,0 +1,203 @@
+"""Likelihood scoring in the Hugging Face backend: causal log-likelihood and masked pseudo-log-likelihood.
+
+Causal LMs score every text token given the ones before it (an optional BOS in front is never scored);
+masked LMs mask one token at a time (Salazar et al. 2020). With a span, only the tokens overlapping it count.
+Part of :class:`biaskit.evaluate.runners.hf.HFBackend`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners._hf_base import HFBase, _cut_left, _right_padded, _torch
+from biaskit.evaluate.runners.common import LikelihoodSettings, Unit, find_span
+
+
+class HFLikelihood(HFBase):
+    """``likelihood`` and ``bos_policy`` of the HF backend."""
+
+    def _span_chars(self, u: Unit) -> tuple[tuple[int, int] | None, str | None]:
+        if u.span is None:
+            return None, None
+        if not u.span:
+            return None, "empty span to score"
+        k = find_span(u.text, u.span)
+        if k < 0:
+            return None, f"span {u.span!r} does not occur in the text"
+        return (k, k + len(u.span)), None
+
+    def likelihood(self, units: Sequence[Unit], s: LikelihoodSettings, batch_size: int | None) -> Iterator[list[dict]]:
+        if self.lm.task == "masked":
+            yield from self._pll(units, s, batch_size)
+        else:
+            yield from self._causal_ll(units, s, batch_size)
+
+    def bos_policy(self, s: LikelihoodSettings) -> int | None:
+        """The token id put before each sentence (never scored), or None when the first token is context only."""
+        tok = self.lm.tokenizer
+        if s.add_bos is None:  # what the tokenizer does by default
+            probe = tok("a", add_special_tokens=True)["input_ids"]
+            plain = tok("a", add_special_tokens=False)["input_ids"]
+            if len(probe) > len(plain) and tok.bos_token_id is not None and probe[0] == tok.bos_token_id:
+                return tok.bos_token_id
+            return None
+        if s.add_bos:
+            b = tok.bos_token_id if tok.bos_token_id is not None else tok.eos_token_id
+            if b is None:
+                raise BiaskitError("E062", "add_bos=True but the tokenizer has no BOS or EOS token", value=self.spec, fix="use add_bos auto/False")
+            return b
+        return None
+
+    def _encode_scored(self, u: Unit, s: LikelihoodSettings, bos: int | None) -> tuple[list[int], list[int], bool, str | None]:
+        """(input ids, indices of target positions to score, truncated, error)."""
+        tok = self.lm.tokenizer
+        if not u.text or not u.text.strip():
+            return [], [], False, "empty text"
+        span, err = self._span_chars(u)
+        if err:
+            return [], [], False, err
+        enc = tok(u.text, add_special_tokens=False, return_offsets_mapping=span is not None)
+        x = list(enc["input_ids"])
+        keep = list(range(len(x)))
+        if span is not None:
+            offs = enc["offset_mapping"]
+            keep = [j for j, (a, b) in enumerate(offs) if b > span[0] and a < span[1]]
+        prefix = [bos] if bos is not None else []
+        full = prefix + x
+        # token j of x sits at position len(prefix)+j; it is scored when that position is > 0
+        pos = [len(prefix) + j for j in keep if len(prefix) + j > 0]
+        truncated = False
+        limit = self.lm.context_length
+        if len(full) > limit:
+            drop = len(full) - limit
+            full = full[drop:]
+            pos = [p - drop for p in pos if p - drop > 0]
+            truncated = True
+            self.truncated_count += 1
+        if not pos:
+            why = "no token to score"
+            if span is not None:
+                why += f" in span {u.span!r}"
+            if bos is None:
+                why += " (the first token is context only when no BOS token is added)"
+            return full, [], truncated, why
+        return full, pos, truncated, None
+
+    def _causal_ll(self, units: Sequence[Unit], s: LikelihoodSettings, batch_size: int | None) -> Iterator[list[dict]]:
+        torch = _torch()
+        lm, model, tok = self.lm, self.lm.model, self.lm.tokenizer
+        bos = self.bos_policy(s)
+        enc = [self._encode_scored(u, s, bos) for u in units]
+        bad = [i for i, e in enumerate(enc) if e[3] is not None]
+        if bad:
+            yield [_ll_row(units[i], None, 0, enc[i][2], enc[i][3]) for i in bad]
+        valid = [i for i, e in enumerate(enc) if e[3] is None]
+        lengths = [len(e[0]) for e in enc]
+        order = sorted(valid, key=lambda i: (-lengths[i], i))
+        pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+
+        def run(idx: list[int]) -> list[tuple[float, int]]:
+            inp, att = _right_padded([enc[i][0] for i in idx], pad)
+            with torch.inference_mode():
+                logits = model(input_ids=inp.to(lm.device), attention_mask=att.to(lm.device)).logits
+                logp = torch.log_softmax(logits.float(), dim=-1)
+                res = []
+                for r, i in enumerate(idx):
+                    pos = torch.tensor(enc[i][1], device=logp.device)
+                    tgt = inp[r].to(logp.device)[pos]
+                    lp = logp[r, pos - 1].gather(-1, tgt[:, None]).squeeze(-1)
+                    res.append((float(-lp.double().sum()), len(enc[i][1])))
+            return res
+
+        for idx, res in self._batched(order, lengths, batch_size, run):
+            yield [_ll_row(units[i], nll, n, enc[i][2], None) for i, (nll, n) in zip(idx, res)]
+
+    def _pll(self, units: Sequence[Unit], s: LikelihoodSettings, batch_size: int | None) -> Iterator[list[dict]]:
+        """Pseudo-log-likelihood (Salazar et al. 2020): mask each scored token in turn, sum log p(token)."""
+        if self.lm.tokenizer.mask_token_id is None:
+            raise BiaskitError("E060", "the masked LM's tokenizer has no mask token", value=self.spec)
+        for start in range(0, len(units), 64):  # stream results prompt group by prompt group
+            yield from self._pll_chunk(units[start : start + 64], batch_size)
+
+    def _pll_encode(self, u: Unit) -> tuple[list[int], list[int], bool, str | None]:
+        """(input ids, positions to score, truncated, error) of one text; special tokens are never scored."""
+        lm, tok = self.lm, self.lm.tokenizer
+        err = None if (u.text and u.text.strip()) else "empty text"
+        span, serr = self._span_chars(u) if err is None else (None, None)
+        err = err or serr
+        if err is not None:
+            return [], [], False, err
+        e = tok(u.text, add_special_tokens=True, return_offsets_mapping=True, return_special_tokens_mask=True)
+        x = list(e["input_ids"])
+        special = list(e["special_tokens_mask"])
+        offs = list(e["offset_mapping"])
+        truncated = len(x) > lm.context_length
+        if truncated:  # cut from the left, keeping the leading special token ([CLS] / <s>)
+            x, special, offs = (_cut_left(v, lm.context_length, bool(special[0])) for v in (x, special, offs))
+            self.truncated_count += 1
+        pos = [j for j in range(len(x)) if not special[j] and (span is None or (offs[j][1] > span[0] and offs[j][0] < span[1]))]
+        if not pos:
+            err = "no token to score" + (f" in span {u.span!r}" if span else "")
+        return x, pos, truncated, err
+
+    def _pll_chunk(self, chunk: Sequence[Unit], batch_size: int | None) -> Iterator[list[dict]]:
+        """The PLL rows of one group of texts: error rows first, then one row per scored text (in text order)."""
+        torch = _torch()
+        lm, model, tok = self.lm, self.lm.model, self.lm.tokenizer
+        enc, bad_rows, jobs = [], [], []  # jobs: one (text, position) per token to mask and score
+        for ci, u in enumerate(chunk):
+            x, pos, truncated, err = self._pll_encode(u)
+            enc.append((x, pos, truncated))
+            if err is None:
+                jobs.extend((ci, p) for p in pos)
+            else:
+                bad_rows.append(_ll_row(u, None, 0, truncated, err))
+        if bad_rows:
+            yield bad_rows
+        lengths = [len(enc[ci][0]) for ci, _ in jobs]
+        order = sorted(range(len(jobs)), key=lambda j: (-lengths[j], j))
+        pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+
+        def run(idx: list[int]) -> list[float]:
+            L = max(lengths[j] for j in idx)
+            inp = torch.full((len(idx), L), pad, dtype=torch.long)
+            att = torch.zeros((len(idx), L), dtype=torch.long)
+            tgt = []
+            for r, j in enumerate(idx):
+                ci, p = jobs[j]
+                x = enc[ci][0]
+                inp[r, : len(x)] = torch.tensor(x)
+                att[r, : len(x)] = 1
+                tgt.append(x[p])
+                inp[r, p] = tok.mask_token_id
+            with torch.inference_mode():
+                logits = model(input_ids=inp.to(lm.device), attention_mask=att.to(lm.device)).logits
+                rows = torch.arange(len(idx), device=logits.device)
+                pos = torch.tensor([jobs[j][1] for j in idx], device=logits.device)
+                logp = torch.log_softmax(logits[rows, pos].float(), dim=-1)
+                return logp[rows, torch.tensor(tgt, device=logits.device)].double().tolist()
+
+        total: dict[int, float] = {}
+        for idx, res in self._batched(order, lengths, batch_size, run):
+            for j, v in zip(idx, res):
+                total[jobs[j][0]] = total.get(jobs[j][0], 0.0) - v
+        out = [_ll_row(u, total[ci], len(enc[ci][1]), enc[ci][2], None) for ci, u in enumerate(chunk) if ci in total]
+        if out:
+            yield out
+
+
+def _ll_row(u: Unit, nll_sum: float | None, n: int, truncated: bool, error: str | None) -> dict:
+    import math
+
+    if error is not None or nll_sum is None or n == 0:
+        return {
+            "_unit": u,
+            "nll_mean": None,
+            "perplexity": None,
+            "n_tokens": None if error else n,
+            "truncated": truncated,
+            "error": error or "no token scored",
+        }
+    mean = nll_sum / n
+    return {"_unit": u, "nll_mean": mean, "perplexity": math.exp(mean), "n_tokens": n, "truncated": truncated, "error": None}
