@@ -222,21 +222,12 @@ def build_report(
     corrected p-values, model-vs-Wikipedia differences, Likelihood Bias per axis, ...), flagged when the groups
     are too small to say anything.
     """
-    from biaskit.evaluate.report.html import render_html, render_markdown
-    from biaskit.evaluate.stats._common import check_alpha
-    from biaskit.io import write_text_atomic
-
+    _check_options(alpha, n_boot)
     rd = Path(run_dir)
-    check_alpha(alpha)
-    if n_boot < 1:
-        raise BiaskitError("E081", "n_boot must be at least 1", value=n_boot, fix="use e.g. --n-boot 1000")
     tables = dict(tables) if tables is not None else discover_tables(rd)
     if rd.is_file():
-        rd = rd.parent
-    if manifest is None and (rd / "manifest.json").is_file():
-        manifest = json.loads((rd / "manifest.json").read_text(encoding="utf-8"))
-    if summary is None and manifest:
-        summary = [tuple(s) for s in manifest.get("summary", [])]
+        rd = rd.parent  # a run of one table file: its folder holds the manifest and the report
+    manifest, summary = _run_manifest(rd, manifest, summary)
     out_dir = Path(out) if out is not None else rd / "report"
     out_dir.mkdir(parents=True, exist_ok=True)
     manifests: dict[str, dict] = {}
@@ -251,39 +242,11 @@ def build_report(
     b = _Builder(out_dir, seed, n_boot, alpha, keep_figures)
     b.manifests = manifests
     b.loaded = loaded
-    sections: list[Section] = []
-    for label, fn in ANALYSES:
-        try:
-            sections.append(fn(b, loaded))
-        except _Skip as why:
-            b.skipped.append((label, str(why)))
+    sections = _run_sections(b, loaded)
     found = [f for s in sections for f in s.headline]
     headline = [f for f in found if not f.baseline] + [f for f in found if f.baseline]  # model rows first
-    page = render_html(
-        title=title,
-        run_dir=rd,
-        sections=sections,
-        overview=overview,
-        summary=summary or [],
-        manifest=manifest,
-        skipped=b.skipped,
-        out_dir=out_dir,
-        headline=headline,
-        alpha=alpha,
-    )
-    html_path = write_text_atomic(out_dir / "report.html", page)
-    md = render_markdown(
-        title=title,
-        run_dir=rd,
-        sections=sections,
-        overview=overview,
-        summary=summary or [],
-        skipped=b.skipped,
-        out_dir=out_dir,
-        headline=headline,
-        alpha=alpha,
-    )
-    md_path = write_text_atomic(out_dir / "report.md", md)
+    page = dict(title=title, run_dir=rd, sections=sections, overview=overview, summary=summary or [], out_dir=out_dir, headline=headline, alpha=alpha)
+    html_path, md_path = _write_pages(b, page, manifest)
     _drop_stale_report_files(out_dir, [html_path, md_path, *b.figures, *b.tables.values(), *(p.with_suffix(".md") for p in b.tables.values())])
     return ReportResult(
         out=out_dir,
@@ -296,3 +259,41 @@ def build_report(
         headline=headline,
         figure_objects=b.figure_objects,
     )
+
+
+def _check_options(alpha: float, n_boot: int) -> None:
+    from biaskit.evaluate.stats._common import check_alpha
+
+    check_alpha(alpha)
+    if n_boot < 1:
+        raise BiaskitError("E081", "n_boot must be at least 1", value=n_boot, fix="use e.g. --n-boot 1000")
+
+
+def _run_manifest(rd: Path, manifest: dict | None, summary: list[tuple[str, str]] | None):
+    """(manifest, summary): those given, else the run folder's ``manifest.json`` and its stage notes."""
+    if manifest is None and (rd / "manifest.json").is_file():
+        manifest = json.loads((rd / "manifest.json").read_text(encoding="utf-8"))
+    if summary is None and manifest:
+        summary = [tuple(s) for s in manifest.get("summary", [])]
+    return manifest, summary
+
+
+def _run_sections(b: _Builder, loaded: dict[str, Any]) -> list[Section]:
+    """Every registered analysis in page order; one that cannot be made is listed in ``b.skipped`` with why."""
+    sections: list[Section] = []
+    for label, fn in ANALYSES:
+        try:
+            sections.append(fn(b, loaded))
+        except _Skip as why:
+            b.skipped.append((label, str(why)))
+    return sections
+
+
+def _write_pages(b: _Builder, page: dict[str, Any], manifest: dict | None) -> tuple[Path, Path]:
+    """Write ``report.html`` (with the run manifest) and ``report.md`` from the same parts; returns their paths."""
+    from biaskit.evaluate.report.html import render_html, render_markdown
+    from biaskit.io import write_text_atomic
+
+    html_path = write_text_atomic(b.out / "report.html", render_html(**page, manifest=manifest, skipped=b.skipped))
+    md_path = write_text_atomic(b.out / "report.md", render_markdown(**page, skipped=b.skipped))
+    return html_path, md_path

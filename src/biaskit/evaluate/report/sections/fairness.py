@@ -99,107 +99,105 @@ def fairness_findings(df, alpha: float = 0.05) -> list[dict]:
     """Significant (Holm p < alpha) differences between groups, strongest first per metric, as dicts with the
     headline ``text`` and its numbers. Error rates are stated as ratios (higher over lower group); accuracy
     as a difference in percentage points."""
-    import pandas as pd
-
-    out = []
     grp = df[df["measure"].astype(str).str.startswith("group_")]
     n_of = {(r["metric"], r["measure"][len("group_") :], r["group"]): r["n_items"] for _, r in grp.iterrows()}
+    pair = _significant_pairs(df, alpha)
+    out = []
+    for metric, sub in pair.groupby("metric", sort=True):
+        for _, d in sub.head(MAX_HEADLINES_PER_METRIC).iterrows():
+            rate = d["measure"][len("diff_") :]
+            if rate == "accuracy":
+                out.append(_accuracy_finding(metric, d, n_of))
+            else:
+                out.append(_rate_finding(df, metric, rate, d, n_of))
+    return out
+
+
+def _significant_pairs(df, alpha: float):
+    """The ``diff_*`` rows whose p, Holm-corrected over every pair AND every rate of their metric, is below
+    ``alpha`` (in ``p_value``), sorted per metric by that p, then by the largest gap."""
+    from statsmodels.stats.multitest import multipletests
+
     pair = df[df["measure"].astype(str).str.startswith("diff_") & df["p_value_raw"].notna()].copy()
     # the headline family: every pair AND every rate of a metric (the table's p_value corrects over pairs only, per
     # rate; with 2k + 1 rates per metric that alone would let about one A/A comparison in four into the headline)
-    from statsmodels.stats.multitest import multipletests
-
     pair["p_family"] = float("nan")
     for _metric, idx in pair.groupby("metric").groups.items():
         raw = pair.loc[idx, "p_value_raw"].astype(float).to_numpy()
         pair.loc[idx, "p_family"] = multipletests(raw, method="holm")[1] if len(raw) > 1 else raw
     pair["p_value"] = pair["p_family"]
     pair = pair[pair["p_value"] < alpha]
-    pair = pair.assign(_size=-pair["value"].abs()).sort_values(["metric", "p_value", "_size"], kind="stable")  # smallest p, then largest gap
-    for metric, sub in pair.groupby("metric", sort=True):
-        k = 0
-        for _, d in sub.iterrows():
-            rate = d["measure"][len("diff_") :]
-            by = d["group_by"] or "group"
-            a, b = d["group"], d["group_b"]
-            if rate == "accuracy":
-                hi, lo = (a, b) if d["value"] > 0 else (b, a)
-                text = (
-                    (
-                        f"{metric} is right for {by} {hi} {abs(d['value']) * 100:.0f} percentage points more often than for "
-                        f"{by} {lo} (95% CI {min(abs(d['ci_low']), abs(d['ci_high'])) * 100:.0f}-"
-                        f"{max(abs(d['ci_low']), abs(d['ci_high'])) * 100:.0f}, Holm p = {d['p_value']:.2g}, "
-                        f"n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
-                    )
-                    if pd.notna(d["ci_low"])
-                    else f"{metric} accuracy differs between {by} {a} and {b} by {d['value']:+.3f} (Holm p = {d['p_value']:.2g})"
-                )
-                out.append(
-                    {
-                        "metric": metric,
-                        "rate": rate,
-                        "group": hi,
-                        "group_b": lo,
-                        "estimate": abs(float(d["value"])),
-                        "ci": None,
-                        "p": float(d["p_value"]),
-                        "by": by,
-                        "text": text,
-                        "n": f"{n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))}",
-                    }
-                )
-            else:
-                rr = df[(df["measure"] == f"ratio_{rate}") & (df["metric"] == metric) & (df["group"] == a) & (df["group_b"] == b)]
-                r = rr.iloc[0] if len(rr) else None
-                ratio = None if r is None or pd.isna(r["value"]) else float(r["value"])
-                ci = None if r is None or pd.isna(r["ci_low"]) or pd.isna(r["ci_high"]) else (float(r["ci_low"]), float(r["ci_high"]))
-                hi, lo = a, b
-                if ratio is None or ratio == 0:
-                    # the rate is 0 in one group: say it as a difference
-                    hi, lo = (a, b) if d["value"] > 0 else (b, a)
-                    text = (
-                        f"{metric}: {_rate_label(rate)} {abs(d['value']):.2f} higher for {by} {hi} than for {by} {lo} "
-                        f"(Holm p = {d['p_value']:.2g}, n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
-                    )
-                    est = abs(float(d["value"]))
-                else:
-                    if ratio < 1:
-                        hi, lo, ratio = b, a, 1 / ratio
-                        ci = (1 / ci[1], 1 / ci[0]) if ci and ci[0] > 0 else None
-                    text = finding_text(
-                        metric, rate, by, hi, lo, ratio, ci, float(d["p_value"]), n_of.get((metric, rate, hi)), n_of.get((metric, rate, lo))
-                    )
-                    est = ratio
-                out.append(
-                    {
-                        "metric": metric,
-                        "rate": rate,
-                        "group": hi,
-                        "group_b": lo,
-                        "estimate": est,
-                        "ci": ci,
-                        "p": float(d["p_value"]),
-                        "by": by,
-                        "text": text,
-                        "n": f"{n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))}",
-                    }
-                )
-            k += 1
-            if k >= MAX_HEADLINES_PER_METRIC:
-                break
-    return out
+    return pair.assign(_size=-pair["value"].abs()).sort_values(["metric", "p_value", "_size"], kind="stable")  # smallest p, then largest gap
+
+
+def _finding(metric, rate, d, n_of, *, hi, lo, estimate, ci, text) -> dict:
+    return {
+        "metric": metric,
+        "rate": rate,
+        "group": hi,
+        "group_b": lo,
+        "estimate": estimate,
+        "ci": ci,
+        "p": float(d["p_value"]),
+        "by": d["group_by"] or "group",
+        "text": text,
+        "n": f"{n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))}",
+    }
+
+
+def _accuracy_finding(metric, d, n_of) -> dict:
+    """An accuracy gap (row ``d``), as a difference in percentage points, higher group first."""
+    import pandas as pd
+
+    rate, by, a, b = "accuracy", d["group_by"] or "group", d["group"], d["group_b"]
+    hi, lo = (a, b) if d["value"] > 0 else (b, a)
+    text = (
+        (
+            f"{metric} is right for {by} {hi} {abs(d['value']) * 100:.0f} percentage points more often than for "
+            f"{by} {lo} (95% CI {min(abs(d['ci_low']), abs(d['ci_high'])) * 100:.0f}-"
+            f"{max(abs(d['ci_low']), abs(d['ci_high'])) * 100:.0f}, Holm p = {d['p_value']:.2g}, "
+            f"n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
+        )
+        if pd.notna(d["ci_low"])
+        else f"{metric} accuracy differs between {by} {a} and {b} by {d['value']:+.3f} (Holm p = {d['p_value']:.2g})"
+    )
+    return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=abs(float(d["value"])), ci=None, text=text)
+
+
+def _rate_finding(df, metric, rate, d, n_of) -> dict:
+    """An error-rate gap (row ``d``), as the ratio of the higher rate over the lower with its CI (from the pair's
+    ``ratio_*`` row); as a difference when the rate is 0 in one group (no ratio)."""
+    import pandas as pd
+
+    by, a, b = d["group_by"] or "group", d["group"], d["group_b"]
+    rr = df[(df["measure"] == f"ratio_{rate}") & (df["metric"] == metric) & (df["group"] == a) & (df["group_b"] == b)]
+    r = rr.iloc[0] if len(rr) else None
+    ratio = None if r is None or pd.isna(r["value"]) else float(r["value"])
+    ci = None if r is None or pd.isna(r["ci_low"]) or pd.isna(r["ci_high"]) else (float(r["ci_low"]), float(r["ci_high"]))
+    if ratio is None or ratio == 0:
+        # the rate is 0 in one group: say it as a difference
+        hi, lo = (a, b) if d["value"] > 0 else (b, a)
+        text = (
+            f"{metric}: {_rate_label(rate)} {abs(d['value']):.2f} higher for {by} {hi} than for {by} {lo} "
+            f"(Holm p = {d['p_value']:.2g}, n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
+        )
+        return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=abs(float(d["value"])), ci=ci, text=text)
+    hi, lo = a, b
+    if ratio < 1:
+        hi, lo, ratio = b, a, 1 / ratio
+        ci = (1 / ci[1], 1 / ci[0]) if ci and ci[0] > 0 else None
+    text = finding_text(metric, rate, by, hi, lo, ratio, ci, float(d["p_value"]), n_of.get((metric, rate, hi)), n_of.get((metric, rate, lo)))
+    return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=ratio, ci=ci, text=text)
+
+
+#: the columns of the per-group and the between-groups tables (those the rows have, in this order)
+_GROUP_COLS = ("metric", "group_by", "group", "measure", "value", "ci_low", "ci_high", "n_items", "note", "error")
+_PAIR_COLS = ("metric", "group_by", "group", "group_b", "measure", "value", "ci_low", "ci_high", "p_value_raw", "p_value", "n_items", "note", "error")
 
 
 def fairness_section(b, loaded):
     """The report section (raises the builder's skip exception when no table has per-group validation rows)."""
-    import pandas as pd
-
-    frames = [d for d in loaded.values() if all(c in d.columns for c in ("measure", "value", "group", "group_b", "metric"))]
-    frames = [d[d["measure"].astype(str).str.startswith(("group_", "diff_", "ratio_"))] for d in frames]
-    frames = [d for d in frames if len(d)]
-    if not frames:
-        raise _Skip("no agreement table has per-group validation rows: run `biaskit annotate validate ... --by group`")
-    df = pd.concat(frames, ignore_index=True)
+    df = _fairness_rows(loaded)
     by = ", ".join(sorted({str(x) for x in df["group_by"].dropna()})) or "group"
     sec = Section(
         "fairness",
@@ -214,29 +212,40 @@ def fairness_section(b, loaded):
         ],
     )
     grp = df[df["measure"].astype(str).str.startswith("group_")]
-    cols = [c for c in ("metric", "group_by", "group", "measure", "value", "ci_low", "ci_high", "n_items", "note", "error") if c in grp.columns]
-    b.table(sec, "fairness_by_group", grp[cols], "Per-group validity of each metric (95% bootstrap CIs).", max_rows=80)
+    b.table(
+        sec,
+        "fairness_by_group",
+        grp[[c for c in _GROUP_COLS if c in grp.columns]],
+        "Per-group validity of each metric (95% bootstrap CIs).",
+        max_rows=80,
+    )
     pair = df[df["measure"].astype(str).str.startswith(("diff_", "ratio_"))]
-    pcols = [
-        c
-        for c in (
-            "metric",
-            "group_by",
-            "group",
-            "group_b",
-            "measure",
-            "value",
-            "ci_low",
-            "ci_high",
-            "p_value_raw",
-            "p_value",
-            "n_items",
-            "note",
-            "error",
-        )
-        if c in pair.columns
-    ]
-    b.table(sec, "fairness_pairs", pair[pcols], "Differences between groups (p_value: Holm-corrected permutation p).", max_rows=60)
+    b.table(
+        sec,
+        "fairness_pairs",
+        pair[[c for c in _PAIR_COLS if c in pair.columns]],
+        "Differences between groups (p_value: Holm-corrected permutation p).",
+        max_rows=60,
+    )
+    _rate_figures(b, sec, grp)
+    _fairness_headline(b, sec, df, grp)
+    return sec
+
+
+def _fairness_rows(loaded):
+    """The per-group validation rows (``group_*``, ``diff_*``, ``ratio_*``) of every table that has them, as one frame."""
+    import pandas as pd
+
+    frames = [d for d in loaded.values() if all(c in d.columns for c in ("measure", "value", "group", "group_b", "metric"))]
+    frames = [d[d["measure"].astype(str).str.startswith(("group_", "diff_", "ratio_"))] for d in frames]
+    frames = [d for d in frames if len(d)]
+    if not frames:
+        raise _Skip("no agreement table has per-group validation rows: run `biaskit annotate validate ... --by group`")
+    return pd.concat(frames, ignore_index=True)
+
+
+def _rate_figures(b, sec: Section, grp) -> None:
+    """One chart per metric: accuracy, miss and false-alarm rates per group."""
     for metric, sub in grp.groupby("metric", sort=True):
         rates = sub[
             sub["measure"].isin(
@@ -253,6 +262,10 @@ def fairness_section(b, loaded):
                 caption=f"{metric}: accuracy, miss rate and false-alarm rate per class for each group; error bars are 95% "
                 "bootstrap CIs over the group's items; hatched bars: fewer than 30 items.",
             )
+
+
+def _fairness_headline(b, sec: Section, df, grp) -> None:
+    """The significant differences in one sentence of the section and as headline findings (a small group flagged)."""
     found = fairness_findings(df, b.alpha)
     if found:
         sec.text.append("Significant after Holm correction over all pairs and rates of the metric: " + "; ".join(f["text"] for f in found) + ".")
@@ -282,7 +295,6 @@ def fairness_section(b, loaded):
                 text=f["text"],
             )
         )
-    return sec
 
 
 register_section("Metric fairness", fairness_section)

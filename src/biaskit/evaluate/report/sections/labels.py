@@ -6,6 +6,9 @@ the largest gaps as headline findings."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics.catalog import label_outputs
 from biaskit.evaluate.report.model import (
@@ -103,81 +106,124 @@ def _toxicity_backend(b, name: str) -> str | None:
     return None
 
 
-def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, what: str, test_label: str, score: str | None = None) -> Section:
-    from biaskit.evaluate.stats import chi2_by, label_proportions, pairwise_mann_whitney, pairwise_proportion_tests
+@dataclass
+class _LabelRun:
+    """One label section in the making: the builder, the table it reads, the names the page shows, the section."""
 
+    b: Any
+    name: str  # the table's name
+    df: Any
+    kind: str  # the section id (``profanity`` for the offline toxicity backend)
+    column: str  # the label column
+    title: str
+    what: str  # the labels' noun ("sentiment")
+    test_label: str  # the label whose share the tests compare
+    shown_label: str  # how the page names it ("profane" for the offline toxicity backend)
+    score: str | None  # the score column compared with Mann-Whitney U, when the table has it
+    sec: Section = field(init=False)
+
+    @property
+    def metric_name(self) -> str:
+        return f"{self.title.split(' (')[0]}: share {self.shown_label}"
+
+
+def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, what: str, test_label: str, score: str | None = None) -> Section:
     name, df = _find(loaded, [column], kind)
     check_vocabulary(df, column, labels, name)
-    shown_label = test_label
-    intro = []
-    if kind == "toxicity" and _toxicity_backend(b, name) == "offline":
-        # alt-profanity-check detects profanity / offensive words; it is not a toxicity classifier
-        kind, title, what, shown_label = "profanity", "Profanity (alt-profanity-check)", "profanity", "profane"
-        intro.append(
-            "These scores come from the offline `toxicity` backend, alt-profanity-check: a linear SVM on TF-IDF features that "
-            "detects profanity and offensive words. It is not a toxicity classifier, so this section reports profanity: a text "
-            "labelled `toxic` in `toxicity_label` is one whose profanity probability reached the threshold. For toxicity, score "
-            "with a transformer classifier (`-p toxicity.model=...`, e.g. unitary/toxic-bert)."
-        )
-    sec = Section(
-        kind,
-        title,
+    run = _LabelRun(b, name, df, kind, column, title, what, test_label, test_label, score)
+    intro = _as_profanity(run)
+    run.sec = _open_section(run, intro)
+    if not (df[column] == test_label).any():
+        return _no_hit(run)  # one sentence says it: no all-grey 100 % figures, no tables of n/a tests
+    _no_signal_per_source(run)
+    _shares(run, labels)
+    if "group" in df.columns:
+        _group_tests(run)
+    else:
+        b.skipped.append((f"{run.title}: tests between groups", f"table `{name}` has no `group` column"))
+    return run.sec
+
+
+def _as_profanity(run: _LabelRun) -> list[str]:
+    """Scores of the offline ``toxicity`` backend are profanity: rename the section so, and return the paragraph
+    that says why (empty for every other label output)."""
+    if run.kind != "toxicity" or _toxicity_backend(run.b, run.name) != "offline":
+        return []
+    # alt-profanity-check detects profanity / offensive words; it is not a toxicity classifier
+    run.kind, run.title, run.what, run.shown_label = "profanity", "Profanity (alt-profanity-check)", "profanity", "profane"
+    return [
+        "These scores come from the offline `toxicity` backend, alt-profanity-check: a linear SVM on TF-IDF features that "
+        "detects profanity and offensive words. It is not a toxicity classifier, so this section reports profanity: a text "
+        "labelled `toxic` in `toxicity_label` is one whose profanity probability reached the threshold. For toxicity, score "
+        "with a transformer classifier (`-p toxicity.model=...`, e.g. unitary/toxic-bert)."
+    ]
+
+
+def _open_section(run: _LabelRun, intro: list[str]) -> Section:
+    return Section(
+        run.kind,
+        run.title,
         intro
         + [
-            f"From table `{name}` ({len(df)} rows). Shares are over texts with a {what} label; "
-            f"`n_null` counts texts without one (failed or empty), `n_error` those with a `{column.split('_')[0]}_error`. "
+            f"From table `{run.name}` ({len(run.df)} rows). Shares are over texts with a {run.what} label; "
+            f"`n_null` counts texts without one (failed or empty), `n_error` those with a `{run.column.split('_')[0]}_error`. "
             "CIs: 95 % Wilson score intervals (a zero count still gets a real upper bound)."
         ],
     )
-    metric_name = f"{title.split(' (')[0]}: share {shown_label}"
-    n_hit = int((df[column] == test_label).sum())
-    if n_hit == 0:
-        n_lab = int(df[column].notna().sum())
-        sec.text.append(
-            f"No text has the label `{test_label}` ({n_lab} labelled texts): there is no {what} gap between groups to report"
-            + (", and this is not evidence that the texts are free of toxicity." if kind == "profanity" else ".")
-        )
-        sec.headline.append(
-            Finding(
-                "No signal",
-                metric_name,
-                "all domains",
-                "",
-                None,
-                n=f"{n_lab} texts",
-                anchor=kind,
-                text=f"no text labelled {shown_label} (0 of {n_lab})",
-            )
-        )
-        return sec  # one sentence says it: no all-grey 100 % figures, no tables of n/a tests
-    if "model" in df.columns:
-        for m, sub in sorted(df.groupby("model"), key=lambda kv: str(kv[0])):
-            n_lab = int(sub[column].notna().sum())
-            if n_lab and not (sub[column] == test_label).any():
-                sec.headline.append(
-                    Finding(
-                        "No signal",
-                        metric_name,
-                        f"all domains ({'Wikipedia baseline' if m == 'wikipedia' else m})",
-                        "",
-                        None,
-                        n=f"{n_lab} texts",
-                        anchor=kind,
-                        text=f"no text labelled {shown_label} (0 of {n_lab})",
-                        baseline=m == "wikipedia",
-                    )
-                )
-    keys = [c for c in ("domain", "group", "model") if c in df.columns]
-    wide = label_proportions(df, column, keys, label_order=labels, n_boot=b.n_boot, seed=b.seed)
-    b.table(sec, f"{kind}_proportions", wide, f"{title}: shares per {', '.join(keys) or 'table'}")
+
+
+def _no_signal(run: _LabelRun, where: str, n_lab: int, *, baseline: bool = False) -> Finding:
+    return Finding(
+        "No signal",
+        run.metric_name,
+        where,
+        "",
+        None,
+        n=f"{n_lab} texts",
+        anchor=run.kind,
+        text=f"no text labelled {run.shown_label} (0 of {n_lab})",
+        baseline=baseline,
+    )
+
+
+def _no_hit(run: _LabelRun) -> Section:
+    """No text of the table has the tested label: the section is one sentence and a "No signal" headline."""
+    n_lab = int(run.df[run.column].notna().sum())
+    run.sec.text.append(
+        f"No text has the label `{run.test_label}` ({n_lab} labelled texts): there is no {run.what} gap between groups to report"
+        + (", and this is not evidence that the texts are free of toxicity." if run.kind == "profanity" else ".")
+    )
+    run.sec.headline.append(_no_signal(run, "all domains", n_lab))
+    return run.sec
+
+
+def _no_signal_per_source(run: _LabelRun) -> None:
+    """A "No signal" headline for each text source (model or Wikipedia baseline) none of whose texts has the label."""
+    if "model" not in run.df.columns:
+        return
+    for m, sub in sorted(run.df.groupby("model"), key=lambda kv: str(kv[0])):
+        n_lab = int(sub[run.column].notna().sum())
+        if n_lab and not (sub[run.column] == run.test_label).any():
+            where = f"all domains ({'Wikipedia baseline' if m == 'wikipedia' else m})"
+            run.sec.headline.append(_no_signal(run, where, n_lab, baseline=m == "wikipedia"))
+
+
+def _shares(run: _LabelRun, labels) -> None:
+    """The table of label shares per domain, group and source, and a stacked-bar figure per domain."""
+    from biaskit.evaluate.stats import label_proportions
+
+    b, title = run.b, run.title
+    keys = [c for c in ("domain", "group", "model") if c in run.df.columns]
+    wide = label_proportions(run.df, run.column, keys, label_order=labels, n_boot=b.n_boot, seed=b.seed)
+    b.table(run.sec, f"{run.kind}_proportions", wide, f"{title}: shares per {', '.join(keys) or 'table'}")
     labs = [c.removeprefix("prop_") for c in wide.columns if c.startswith("prop_")]
     bar_keys = [k for k in ("group", "model") if k in keys] or keys
     for dom, sub in _domains(wide):
         if not len(sub):
             continue
         b.figure(
-            sec,
-            f"{kind}_{_slug(dom)}",
+            run.sec,
+            f"{run.kind}_{_slug(dom)}",
             _plot_stacked,
             sub,
             bar_keys,
@@ -185,115 +231,149 @@ def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, wha
             title=f"{title} by group and source ({dom})" if dom != "all" else f"{title} by group and source",
             caption=f"{title}, domain {dom}: share of each label per group and text source (n = texts with a label).",
         )
-    if "group" in df.columns:
-        within = [c for c in ("domain", "model") if c in df.columns]
-        z = _with_bh(df, pairwise_proportion_tests, df, "group", column, test_label, within=within)
-        if len(z):
-            b.table(
-                sec,
-                f"{kind}_{_slug(shown_label)}_ztests",
-                z.rename(columns={"diff": "diff_a_minus_b"}),
-                f"Two-proportion z-tests of the {shown_label} share between every pair of groups within {', '.join(within) or 'the table'}: "
-                f"`diff_a_minus_b` = share of group_a minus share of group_b; Holm and Benjamini-Hochberg adjusted p per family "
-                f"(`holm_over` tests); Cohen's h as effect size; `caution`: a group under {MIN_GROUP_N} texts.",
-                max_rows=25,
-            )
-            if n_hit:
 
-                def lab(key, r, within=within):
-                    kv = dict(zip(["domain"] if "domain" in within else [], key))
-                    if "model" in r.index and r["model"] == "wikipedia":
-                        return (kv.get("domain", "all") + " (Wikipedia baseline)", f"{r['group_a']} minus {r['group_b']}")
-                    src = f" ({r['model']})" if "model" in r.index else ""
-                    return (kv.get("domain", "all") + src, f"{r['group_a']} minus {r['group_b']}")
 
-                fam = [c for c in ("domain", "model") if c in z.columns]
-                sec.headline += _gap_findings(
-                    b,
-                    z,
-                    kind="Largest group gap",
-                    metric=metric_name,
-                    anchor=kind,
-                    where_cols=fam,
-                    label_of=lab,
-                    unit="this domain's group pairs",
-                    baseline_of=lambda r: "model" in r.index and r["model"] == "wikipedia",
-                )
-                for f in sec.headline:
-                    if f.baseline and f.kind == "Largest group gap":
-                        f.kind = "Wikipedia baseline: largest group gap"
-        c = chi2_by(df, "group", column, within=within)
-        b.table(
-            sec,
-            f"{kind}_chi2_groups",
-            c,
-            f"Chi-square test of homogeneity of the label distribution across groups (per {', '.join(within) or 'table'}); Cramér's V.",
+def _group_tests(run: _LabelRun) -> None:
+    """Tests between groups (per domain and source): z-tests of the tested label's share with the largest gaps as
+    headline, chi-square of the whole label distribution, then the sources against each other, then the score."""
+    from biaskit.evaluate.stats import chi2_by
+
+    df = run.df
+    within = [c for c in ("domain", "model") if c in df.columns]
+    _group_ztests(run, within)
+    c = chi2_by(df, "group", run.column, within=within)
+    run.b.table(
+        run.sec,
+        f"{run.kind}_chi2_groups",
+        c,
+        f"Chi-square test of homogeneity of the label distribution across groups (per {', '.join(within) or 'table'}); Cramér's V.",
+    )
+    if "model" in df.columns and df["model"].nunique() > 1:
+        _source_tests(run)
+    if run.score and run.score in df.columns:
+        _score_mann_whitney(run, within)
+
+
+def _group_ztests(run: _LabelRun, within: list[str]) -> None:
+    """Two-proportion z-tests of the tested label's share between every pair of groups, and the largest gap per
+    domain and source as a headline finding (labelled as the Wikipedia baseline's where it is)."""
+    from biaskit.evaluate.stats import pairwise_proportion_tests
+
+    df, sec = run.df, run.sec
+    z = _with_bh(df, pairwise_proportion_tests, df, "group", run.column, run.test_label, within=within)
+    if not len(z):
+        return
+    run.b.table(
+        sec,
+        f"{run.kind}_{_slug(run.shown_label)}_ztests",
+        z.rename(columns={"diff": "diff_a_minus_b"}),
+        f"Two-proportion z-tests of the {run.shown_label} share between every pair of groups within {', '.join(within) or 'the table'}: "
+        f"`diff_a_minus_b` = share of group_a minus share of group_b; Holm and Benjamini-Hochberg adjusted p per family "
+        f"(`holm_over` tests); Cohen's h as effect size; `caution`: a group under {MIN_GROUP_N} texts.",
+        max_rows=25,
+    )
+
+    def lab(key, r):
+        kv = dict(zip(["domain"] if "domain" in within else [], key))
+        if "model" in r.index and r["model"] == "wikipedia":
+            return (kv.get("domain", "all") + " (Wikipedia baseline)", f"{r['group_a']} minus {r['group_b']}")
+        src = f" ({r['model']})" if "model" in r.index else ""
+        return (kv.get("domain", "all") + src, f"{r['group_a']} minus {r['group_b']}")
+
+    found = _gap_findings(
+        run.b,
+        z,
+        kind="Largest group gap",
+        metric=run.metric_name,
+        anchor=run.kind,
+        where_cols=[c for c in ("domain", "model") if c in z.columns],
+        label_of=lab,
+        unit="this domain's group pairs",
+        baseline_of=lambda r: "model" in r.index and r["model"] == "wikipedia",
+    )
+    for f in found:
+        if f.baseline:
+            f.kind = "Wikipedia baseline: largest group gap"
+    sec.headline += found
+
+
+def _source_tests(run: _LabelRun) -> None:
+    """Chi-square across text sources, and (when the table has the Wikipedia baseline) each model against it."""
+    from biaskit.evaluate.stats import chi2_by
+
+    df = run.df
+    c2 = chi2_by(df, "model", run.column, within=[c for c in ("domain",) if c in df.columns])
+    run.b.table(run.sec, f"{run.kind}_chi2_sources", c2, "Chi-square test of homogeneity across text sources (Wikipedia baseline and models).")
+    models = sorted(set(df["model"].dropna()))
+    if "wikipedia" in models:
+        _vs_wikipedia(run, models)
+
+
+def _vs_wikipedia(run: _LabelRun, models: list) -> None:
+    """Each model against the Wikipedia baseline per group (z-tests, Holm over the domain's groups and models) with
+    the span sentence, and the largest difference per domain and model as a headline finding."""
+    from biaskit.evaluate.stats import pairwise_proportion_tests
+
+    df, sec = run.df, run.sec
+    span = baseline_span(run.b, run.name)
+    sec.text.append(span_sentence(span))
+    wz = _with_bh(
+        df,
+        pairwise_proportion_tests,
+        df,
+        "model",
+        run.column,
+        run.test_label,
+        within=[c for c in ("domain", "group") if c in df.columns],
+        pairs=[(m, "wikipedia") for m in models if m != "wikipedia"],
+        family=[c for c in ("domain",) if c in df.columns],
+    )
+    run.b.table(
+        sec,
+        f"{run.kind}_{_slug(run.shown_label)}_vs_wikipedia",
+        wz.rename(columns={"group_a": "model", "group_b": "baseline", "diff": "model_minus_wikipedia"}),
+        f"Each model against the Wikipedia baseline: z-test of the {run.shown_label} share per group; "
+        f"`model_minus_wikipedia` = the model's share minus the baseline's (the headline's direction); Holm / "
+        f"Benjamini-Hochberg over every group and model of the domain (`holm_over` tests).",
+        max_rows=25,
+    )
+    if not len(wz):
+        return
+
+    def lab_w(key, r):
+        dom = key[0] if "domain" in wz.columns else "all"
+        return (f"{dom} ({r['group']})" if "group" in r.index else dom, f"{r['group_a']} minus wikipedia")
+
+    found = _gap_findings(
+        run.b,
+        wz,
+        kind="Model vs Wikipedia",
+        metric=run.metric_name,
+        anchor=run.kind,
+        where_cols=[c for c in ("domain", "group_a") if c in wz.columns],
+        label_of=lab_w,
+        unit="this domain's groups x models",
+    )
+    for f in found:
+        if span is None:
+            f.cautions.append("span of the Wikipedia baseline not recorded: may not be like for like")
+        else:
+            f.comparison += f" (same span: {span})"
+    sec.headline += found
+
+
+def _score_mann_whitney(run: _LabelRun, within: list[str]) -> None:
+    from biaskit.evaluate.stats import pairwise_mann_whitney
+
+    mw = _with_bh(run.df, pairwise_mann_whitney, run.df, "group", run.score, within=within)
+    if len(mw):
+        run.b.table(
+            run.sec,
+            f"{run.kind}_{run.score}_mannwhitney",
+            mw,
+            f"Mann-Whitney U of `{run.score}` between pairs of groups; rank-biserial correlation as effect size.",
+            max_rows=25,
         )
-        if "model" in df.columns and df["model"].nunique() > 1:
-            w2 = [c for c in ("domain",) if c in df.columns]
-            c2 = chi2_by(df, "model", column, within=w2)
-            b.table(sec, f"{kind}_chi2_sources", c2, "Chi-square test of homogeneity across text sources (Wikipedia baseline and models).")
-            models = sorted(set(df["model"].dropna()))
-            if "wikipedia" in models:
-                span = baseline_span(b, name)
-                sec.text.append(span_sentence(span))
-                pairs = [(m, "wikipedia") for m in models if m != "wikipedia"]
-                wz = _with_bh(
-                    df,
-                    pairwise_proportion_tests,
-                    df,
-                    "model",
-                    column,
-                    test_label,
-                    within=[c for c in ("domain", "group") if c in df.columns],
-                    pairs=pairs,
-                    family=[c for c in ("domain",) if c in df.columns],
-                )
-                b.table(
-                    sec,
-                    f"{kind}_{_slug(shown_label)}_vs_wikipedia",
-                    wz.rename(columns={"group_a": "model", "group_b": "baseline", "diff": "model_minus_wikipedia"}),
-                    f"Each model against the Wikipedia baseline: z-test of the {shown_label} share per group; "
-                    f"`model_minus_wikipedia` = the model's share minus the baseline's (the headline's direction); Holm / "
-                    f"Benjamini-Hochberg over every group and model of the domain (`holm_over` tests).",
-                    max_rows=25,
-                )
-                if n_hit and len(wz):
-
-                    def lab_w(key, r):
-                        dom = key[0] if "domain" in wz.columns else "all"
-                        return (f"{dom} ({r['group']})" if "group" in r.index else dom, f"{r['group_a']} minus wikipedia")
-
-                    found = _gap_findings(
-                        b,
-                        wz,
-                        kind="Model vs Wikipedia",
-                        metric=metric_name,
-                        anchor=kind,
-                        where_cols=[c for c in ("domain", "group_a") if c in wz.columns],
-                        label_of=lab_w,
-                        unit="this domain's groups x models",
-                    )
-                    for f in found:
-                        if span is None:
-                            f.cautions.append("span of the Wikipedia baseline not recorded: may not be like for like")
-                        else:
-                            f.comparison += f" (same span: {span})"
-                    sec.headline += found
-        score_col = score
-        if score_col and score_col in df.columns:
-            mw = _with_bh(df, pairwise_mann_whitney, df, "group", score_col, within=within)
-            if len(mw):
-                b.table(
-                    sec,
-                    f"{kind}_{score_col}_mannwhitney",
-                    mw,
-                    f"Mann-Whitney U of `{score_col}` between pairs of groups; rank-biserial correlation as effect size.",
-                    max_rows=25,
-                )
-    else:
-        b.skipped.append((f"{title}: tests between groups", f"table `{name}` has no `group` column"))
-    return sec
 
 
 def check_vocabulary(df, column: str, labels, table: str) -> None:
