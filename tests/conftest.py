@@ -12,8 +12,10 @@ import pytest  # noqa: E402
 
 #: fixtures that start a real server: a test using one (directly or through another fixture) is `server`
 SERVER_FIXTURES = frozenset({"ls_server", "ray_cluster", "wiki"})
-#: fixtures that build or train models or run the demo: a test using one is `slow`
-SLOW_FIXTURES = frozenset({"quick_demo", "tiny_causal", "tiny_masked", "tiny_morph_masked", "jigsaw_model", "hate_model", "regard_model"})
+#: fixtures that build or train models, run the demo or build a whole report (~40 CPU s): a test using one is `slow`
+SLOW_FIXTURES = frozenset(
+    {"full_report", "quick_demo", "tiny_causal", "tiny_masked", "tiny_morph_masked", "jigsaw_model", "hate_model", "regard_model"}
+)
 #: test folders that are slow as a whole (classifier training)
 SLOW_DIRS = ("train",)
 #: single tests that are slow without a slow fixture (every study language's real Hunspell dictionary)
