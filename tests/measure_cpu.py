@@ -26,14 +26,16 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("log", type=Path)
     ap.add_argument("--budget", type=float, default=75.0, help="CPU seconds the fast tests may take together")
+    ap.add_argument("--list", type=Path, default=LIST, help="the slow list to update (default: tests/slow_tests.txt)")
     args = ap.parse_args(argv)
+    out = args.list
     cpu: dict[str, float] = {}
     for line in args.log.read_text(encoding="utf-8").splitlines():
         node, _, secs = line.rpartition("\t")
         cpu[node] = cpu.get(node, 0.0) + float(secs)
     old = {}
-    if LIST.exists():
-        for line in LIST.read_text(encoding="utf-8").splitlines():
+    if out.exists():
+        for line in out.read_text(encoding="utf-8").splitlines():
             if line.strip() and not line.startswith("#"):
                 node, _, secs = line.partition("\t")
                 old[node.strip()] = secs.strip()
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> None:
         total -= secs
     kept = {n: s for n, s in old.items() if n not in cpu}
     rows = sorted({**kept, **slow}.items())
-    LIST.write_text(HEADER + "".join(f"{n}\t{s}\n" for n, s in rows), encoding="utf-8")
+    out.write_text(HEADER + "".join(f"{n}\t{s}\n" for n, s in rows), encoding="utf-8")
     print(f"{len(slow)} tests newly measured slow, {len(kept)} kept from the old list; the fast loop's tests take {total:.0f} CPU s")
 
 
