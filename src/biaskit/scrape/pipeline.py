@@ -198,15 +198,22 @@ def process_stream(task: tuple) -> tuple[list[tuple[list[dict], dict, list[dict]
     for page in iter_stream_pages(data, name):
         skipped["articles"] += 1
         page.wiki, page.retrieved_at = wiki, retrieved
-        if page.title in done:
-            skipped["pages_resumed"] += 1
-            continue
-        assigns = _assigns_of(page, assignments)
-        if not assigns:
-            skipped["pages_not_in_config"] += 1
-            continue
-        out.append(process_page((page, assigns, settings)))
+        assigns = _assigns_to_do(page, assignments, done, skipped)
+        if assigns:
+            out.append(process_page((page, assigns, settings)))
     return out, skipped
+
+
+def _assigns_to_do(page: Page, assignments, done: set[str], skipped: dict) -> list[Assignment]:
+    """The page's assignments, or [] (counted in ``skipped``) when it was done by an earlier run or the config
+    does not name it."""
+    if page.title in done:
+        skipped["pages_resumed"] += 1
+        return []
+    assigns = _assigns_of(page, assignments)
+    if not assigns:
+        skipped["pages_not_in_config"] += 1
+    return assigns
 
 
 def _assigns_of(page: Page, assignments) -> list[Assignment]:
@@ -392,15 +399,10 @@ def _check_run_state(shards: _Shards, out: Path, command: str, cfg: DomainConfig
 def _page_tasks(pages: Callable[[set[str]], Iterable[Page]], assignments, done: set[str], settings: dict, skipped: dict) -> Iterator[tuple]:
     """Tasks for :func:`process_page`: the source's pages not done yet that the config names (the rest counted)."""
     for page in pages(done):
-        if page.title in done:
-            skipped["pages_resumed"] += 1
-            continue
-        assigns = _assigns_of(page, assignments)
-        if not assigns:
-            skipped["pages_not_in_config"] += 1
-            continue
-        done.add(page.title)
-        yield page, assigns, settings
+        assigns = _assigns_to_do(page, assignments, done, skipped)
+        if assigns:
+            done.add(page.title)
+            yield page, assigns, settings
 
 
 def _stream_results(streams, assignments, done: set[str], settings: dict, skipped: dict, processes: int, engine: Any, extra: dict | None) -> Iterator:
