@@ -271,12 +271,12 @@ def _pair_rate_rows(
 def _holm(pend: list[tuple[dict[str, Any], dict[str, Any], float | None]]) -> None:
     """Set ``p_value`` on each (diff row, ratio row, raw p) of one rate that has a p: the raw p Holm-corrected
     over those pairs."""
-    from statsmodels.stats.multitest import multipletests
+    from biaskit.evaluate.stats.significance import holm
 
     ps = [p for _, _, p in pend if p is not None]
     if ps:
-        # one pair: Holm leaves p as is (and statsmodels' holm branch runs gc.collect(), slow in a big process)
-        adj = list(multipletests(ps, method="holm")[1]) if len(ps) > 1 else list(ps)
+        # one pair: Holm leaves p as is
+        adj = list(holm(ps)) if len(ps) > 1 else list(ps)
         for rd, rr, p in pend:
             if p is not None:
                 rd["p_value"] = rr["p_value"] = float(min(1.0, adj.pop(0)))

@@ -167,3 +167,16 @@ def test_fast_mann_whitney_equals_scipy_on_random_samples():
             assert np.isnan(r["p_value"])
         else:
             assert r["p_value"] == pytest.approx(ref.pvalue, rel=1e-9, abs=1e-15), (a, b)
+
+
+def test_holm_equals_statsmodels_to_the_bit():
+    from biaskit.evaluate.stats.significance import holm
+
+    rng = np.random.default_rng(7)
+    cases = [[0.3], [0.01, 0.01, 0.02], [0.9, 0.8, 0.7, 0.6]] + [list(rng.random(int(rng.integers(2, 60))) ** 3) for _ in range(200)]
+    cases += [list(np.round(rng.random(40), 2)) for _ in range(50)]  # many ties
+    for p in cases:
+        assert holm(p).tolist() == multipletests(p, method="holm")[1].tolist()
+    # by hand: sorted 0.01, 0.03, 0.04 -> 3 * 0.01 = 0.03, max(0.03, 2 * 0.03) = 0.06, max(0.06, 1 * 0.04) = 0.06
+    assert holm([0.04, 0.01, 0.03]).tolist() == pytest.approx([0.06, 0.03, 0.06])
+    assert holm([0.5, 0.6]).tolist() == [1.0, 1.0] and holm([]).size == 0  # 2 * 0.5 = 1.0; max(1.0, 0.6) capped at 1

@@ -116,7 +116,7 @@ def fairness_findings(df, alpha: float = 0.05) -> list[dict]:
 def _significant_pairs(df, alpha: float):
     """The ``diff_*`` rows whose p, Holm-corrected over every pair AND every rate of their metric, is below
     ``alpha`` (in ``p_value``), sorted per metric by that p, then by the largest gap."""
-    from statsmodels.stats.multitest import multipletests
+    from biaskit.evaluate.stats.significance import holm
 
     pair = df[df["measure"].astype(str).str.startswith("diff_") & df["p_value_raw"].notna()].copy()
     # the headline family: every pair AND every rate of a metric (the table's p_value corrects over pairs only, per
@@ -124,7 +124,7 @@ def _significant_pairs(df, alpha: float):
     pair["p_family"] = float("nan")
     for _metric, idx in pair.groupby("metric").groups.items():
         raw = pair.loc[idx, "p_value_raw"].astype(float).to_numpy()
-        pair.loc[idx, "p_family"] = multipletests(raw, method="holm")[1] if len(raw) > 1 else raw
+        pair.loc[idx, "p_family"] = holm(raw) if len(raw) > 1 else raw
     pair["p_value"] = pair["p_family"]
     pair = pair[pair["p_value"] < alpha]
     return pair.assign(_size=-pair["value"].abs()).sort_values(["metric", "p_value", "_size"], kind="stable")  # smallest p, then largest gap
