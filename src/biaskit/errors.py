@@ -97,6 +97,7 @@ CATALOGUE: dict[str, str] = {
     "E254": "not a labels table",
     "E255": "per-group validation input error",
     "E256": "round plan error",
+    "E300": "the endpoint gives no log-probabilities for the prompt",
 }
 
 

@@ -28,10 +28,22 @@ from biaskit.evaluate.runners.builtin import backends, make_backend
 KINDS = ("generate", "fill_mask", "likelihood")
 
 
+def _public_model(model: str, kwargs: dict) -> tuple[str, dict]:
+    """A local path as the openai backend's model id is recorded as its file name (the full id is still sent):
+    see :func:`biaskit.evaluate.runners.openai.split_served_model`."""
+    if kwargs.get("backend") != "openai":
+        return model, kwargs
+    from biaskit.evaluate.runners.openai import split_served_model
+
+    public, opts = split_served_model(model, "openai", kwargs.get("backend_options"))
+    return public, ({**kwargs, "backend_options": opts} if public != model else kwargs)
+
+
 def generate(prompts: Any, *, model: str, **kwargs: Any):
     """Generate continuations; see :func:`biaskit.evaluate.runners.core.generate`."""
     from biaskit.evaluate.runners.core import generate as _generate
 
+    model, kwargs = _public_model(model, kwargs)
     return _generate(prompts, model=model, **kwargs)
 
 
@@ -39,6 +51,7 @@ def fill_mask(prompts: Any, *, model: str, **kwargs: Any):
     """Top-k fill-ins of a template's mask; see :func:`biaskit.evaluate.runners.core.fill_mask`."""
     from biaskit.evaluate.runners.core import fill_mask as _fill_mask
 
+    model, kwargs = _public_model(model, kwargs)
     return _fill_mask(prompts, model=model, **kwargs)
 
 
@@ -46,6 +59,7 @@ def likelihood(prompts: Any, *, model: str, **kwargs: Any):
     """Per-sentence NLL / perplexity; see :func:`biaskit.evaluate.runners.core.likelihood`."""
     from biaskit.evaluate.runners.core import likelihood as _likelihood
 
+    model, kwargs = _public_model(model, kwargs)
     return _likelihood(prompts, model=model, **kwargs)
 
 

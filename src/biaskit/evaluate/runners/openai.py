@@ -3,8 +3,11 @@
 Generation sends one request per (prompt, sample) with ``seed`` = the per-row seed, so a server that honours
 seeds (vLLM, llama.cpp) gives the same samples whatever the concurrency. Likelihood uses the legacy
 completions options ``echo=true, logprobs=1`` and scores the prompt's own token log-probabilities (the first
-token has none: it is context only, like ``add_bos=False`` with the hf backend). ``chat=True`` uses
-``/v1/chat/completions`` instead (no likelihoods there).
+token has none: it is context only, like ``add_bos=False`` with the hf backend), read from vLLM's
+``prompt_logprobs`` or the echoed legacy ``logprobs`` (:func:`prompt_token_logprobs`); a server that ignores
+``echo`` (llama.cpp's) is error E300, never a number. ``chat=True`` uses ``/v1/chat/completions`` instead (no
+likelihoods there). A model id that is a local path (llama.cpp reports its GGUF's) is sent as it is and
+recorded as its file name (:func:`public_model_id`).
 
 HTTP goes through :mod:`biaskit.net` (requests' ``Session``, one per worker thread). Requests that time out,
 lose the connection, get HTTP 408/409/425/429/5xx or a body that is not JSON are retried with exponential
@@ -28,6 +31,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -69,6 +73,7 @@ class OpenAIBackend:
         concurrency: int | None = None,
         extra_body: dict | None = None,
         allow_redirects: bool = False,
+        served_model: str | None = None,
         **_: Any,
     ) -> None:
         from biaskit.secrets import public_url, register_secret
@@ -103,7 +108,10 @@ class OpenAIBackend:
             register_secret(self._basic)
         #: the endpoint without credentials (what manifests and messages show)
         self.base_url = public_url(urllib.parse.urlunsplit((self._scheme, netloc, path, parts.query, "")))
-        self.model = model
+        #: the model name biaskit records (a local path reduced to its file name: :func:`public_model_id`)
+        self.model = public_model_id(model)
+        #: the id sent in requests: the server's own name for the model, which may be a local path
+        self.request_model = served_model or model
         self.allow_redirects = bool(allow_redirects)
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
@@ -167,6 +175,8 @@ class OpenAIBackend:
             raise EndpointError(exc.reason, retryable=False) from None
         if not 200 <= r.status_code < 300:
             detail = (r.content[:ERROR_BODY_READ].decode("utf-8", "replace") if r.content else "").strip()
+            if self.request_model != self.model:  # a server quoting its model path in an error: the file name only
+                detail = detail.replace(self.request_model, self.model)
             # redacted whole, cut after: a key straddling the cut cannot survive as a prefix
             raise EndpointError(cut(f"HTTP {r.status_code} from {path}: {detail}", ERROR_TEXT_MAX), retryable=False)
         try:
@@ -191,7 +201,7 @@ class OpenAIBackend:
     def generate(self, units: Sequence[Unit], s: GenerationSettings, batch_size: int | None) -> Iterator[list[dict]]:
         def one(u: Unit) -> dict:
             body: dict[str, Any] = {
-                "model": self.model,
+                "model": self.request_model,
                 "max_tokens": s.max_new_tokens,
                 "n": 1,
                 "seed": derive_seed(s.seed, u.prompt_id, u.sample_index) & 0x7FFFFFFF,
@@ -257,37 +267,24 @@ class OpenAIBackend:
                 if k < 0:
                     return {**base, "error": f"span {u.span!r} does not occur in the text"}
                 span = (k, k + len(u.span))
-            body = {"model": self.model, "prompt": u.text, "max_tokens": 1, "echo": True, "logprobs": 1, "temperature": 0.0}
+            body = {"model": self.request_model, "prompt": u.text, "max_tokens": 1, "echo": True, "logprobs": 1, "temperature": 0.0}
             body.update(self.extra_body)
             try:
                 resp = self._post("/completions", body)
-                lp = _choice(resp, 1)["logprobs"]
-                toks, tlp, offs = lp["tokens"], lp["token_logprobs"], lp.get("text_offset")
-                if not (
-                    isinstance(toks, list)
-                    and isinstance(tlp, list)
-                    and len(toks) == len(tlp)
-                    and all(isinstance(t, str) for t in toks)
-                    and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in tlp)
-                    and (offs is None or (isinstance(offs, list) and len(offs) == len(toks) and all(isinstance(o, int) for o in offs)))
-                ):
-                    return {
-                        **base,
-                        "error": "endpoint error: malformed logprobs (tokens, token_logprobs and text_offset must be "
-                        "lists of strings, numbers and integers of one length)",
-                    }
+                got = prompt_token_logprobs(_choice(resp, 1), u.text, self.base_url)
             except EndpointError as exc:
                 return {**base, "error": f"endpoint error: {exc}"}
             except BiaskitError:
                 raise
             except (KeyError, IndexError, TypeError, AttributeError) as exc:
                 return {**base, "error": f"endpoint did not return prompt logprobs (needs echo+logprobs support): {exc!r}"}
-            if offs is None:
-                offs = []
-                pos = 0
-                for t in toks:
-                    offs.append(pos)
-                    pos += len(t)
+            if isinstance(got, str):
+                return {**base, "error": f"endpoint error: {got}"}
+            toks, tlp, offs = got
+            if span is not None and offs is None:
+                return {**base, "error": "endpoint error: the prompt's tokens do not spell the text, so the span cannot be placed"}
+            if offs is None:  # prompt tokens only (vLLM's prompt_logprobs), none of them generated
+                offs = [0] * len(toks)
             total, n = 0.0, 0
             for t, v, o in zip(toks, tlp, offs):
                 if o >= len(u.text):  # the generated token (echo returns prompt + completion)
@@ -304,6 +301,113 @@ class OpenAIBackend:
             return {**base, "nll_mean": mean, "perplexity": math.exp(mean), "n_tokens": n, "error": None}
 
         yield from self._map(units, batch_size, one)
+
+
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def public_model_id(model: str) -> str:
+    """The name biaskit records for a model served at an endpoint: a local filesystem path (``/srv/m/x.gguf``,
+    ``~/m``, ``./m``, ``C:\\m``, ``file:///m``) becomes its last part (``x.gguf``), anything else (a Hub id such
+    as ``meta-llama/Llama-3.1-8B``, a served name) stays as it is. llama.cpp's server reports the GGUF's full
+    path as its model id, and vLLM's default served name is the ``--model`` argument, often a local folder:
+    neither directory belongs in a table, a manifest or a card."""
+    if not isinstance(model, str):
+        return model
+    m = model.strip()
+    if m.startswith("file://"):
+        m = urllib.parse.unquote(urllib.parse.urlsplit(m).path)
+    elif not (m.startswith(("/", "~", "./", "../", ".\\", "..\\", "\\")) or _DRIVE.match(m)):
+        return model
+    name = re.split(r"[\\/]", m.rstrip("/\\"))[-1]
+    return name or model
+
+
+def split_served_model(model: str, backend: Any, backend_options: dict | None) -> tuple[str, dict | None]:
+    """(recorded model name, backend options) for a run: with the openai backend and a model id that is a local
+    path, the run records the file name (:func:`public_model_id`) and the backend sends the full id
+    (``served_model``). Every other case is returned unchanged."""
+    if backend != "openai" or not isinstance(model, str) or public_model_id(model) == model:
+        return model, backend_options
+    return public_model_id(model), {**(backend_options or {}), "served_model": model}
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _cumulative_offsets(toks: list[str]) -> list[int]:
+    offs, pos = [], 0
+    for t in toks:
+        offs.append(pos)
+        pos += len(t)
+    return offs
+
+
+def prompt_token_logprobs(choice: dict, prompt: str, endpoint: str) -> tuple[list[str], list, list[int] | None] | str:
+    """The prompt's tokens, their log-probabilities (None: not scored) and character offsets from a completions
+    choice, read from the first of:
+
+    1. vLLM's ``prompt_logprobs``: one entry per prompt token (the first None), each a dict token id ->
+       ``{"logprob", "rank", "decoded_token"}`` whose first entry is the prompt's own token (vLLM puts it before
+       the top-k); with ``prompt_token_ids`` the entry of that id. Offsets when the tokens spell the prompt.
+    2. OpenAI's legacy ``echo=true`` + ``logprobs``: ``tokens``, ``token_logprobs`` (first None) and
+       ``text_offset`` of the prompt followed by the completion, when the returned text does start with the prompt.
+
+    A server that answers neither (llama.cpp's server ignores ``echo`` and gives log-probs of generated tokens
+    only) is error E300: no number can be made from it. A malformed answer is a string (that row's error)."""
+    plp = choice.get("prompt_logprobs")
+    if plp is not None:
+        return _vllm_prompt_logprobs(plp, choice.get("prompt_token_ids"), prompt)
+    lp = choice.get("logprobs")
+    text = choice.get("text")
+    legacy = isinstance(lp, dict) and isinstance(lp.get("tokens"), list) and isinstance(lp.get("token_logprobs"), list)
+    if not (legacy and isinstance(text, str) and text.startswith(prompt)):
+        raise BiaskitError(
+            "E300",
+            "the endpoint returns no log-probabilities for the prompt's tokens (it ignored echo=true"
+            + (", as llama.cpp's server does" if isinstance(lp, dict) and "content" in lp else "")
+            + "), so likelihood cannot be computed",
+            value=endpoint,
+            fix="serve the model with vLLM (echo+logprobs or prompt_logprobs) or another server that echoes prompt "
+            "log-probs, or run likelihood with --backend hf on the same weights (docs/scale.md)",
+        )
+    toks, tlp, offs = lp["tokens"], lp["token_logprobs"], lp.get("text_offset")
+    if not (
+        len(toks) == len(tlp)
+        and all(isinstance(t, str) for t in toks)
+        and all(v is None or _is_number(v) for v in tlp)
+        and (offs is None or (isinstance(offs, list) and len(offs) == len(toks) and all(isinstance(o, int) for o in offs)))
+    ):
+        return "malformed logprobs (tokens, token_logprobs and text_offset must be lists of strings, numbers and integers of one length)"
+    return toks, tlp, offs if offs is not None else _cumulative_offsets(toks)
+
+
+def _vllm_prompt_logprobs(plp: Any, ids: Any, prompt: str) -> tuple[list[str], list, list[int] | None] | str:
+    """Tokens, log-probs and offsets from vLLM's ``prompt_logprobs`` (see :func:`prompt_token_logprobs`)."""
+    bad = "malformed prompt_logprobs (a list of null or token id -> {logprob, decoded_token} objects, one per prompt token)"
+    if not isinstance(plp, list) or (ids is not None and (not isinstance(ids, list) or len(ids) != len(plp))):
+        return bad
+    toks: list[str] = []
+    tlp: list = []
+    for k, pos in enumerate(plp):
+        if pos is None:
+            toks.append("")  # the first token: context only, its text is not given
+            tlp.append(None)
+            continue
+        if not isinstance(pos, dict) or not pos:
+            return bad
+        entry = pos.get(str(ids[k])) if ids is not None else next(iter(pos.values()))
+        if not isinstance(entry, dict) or not _is_number(entry.get("logprob")) or not isinstance(entry.get("decoded_token", ""), str):
+            return bad
+        toks.append(entry.get("decoded_token") or "")
+        tlp.append(entry["logprob"])
+    # the first token's text is what the prompt holds before the second token's: offsets from the end
+    rest = "".join(toks[1:])
+    if plp and plp[0] is None and prompt.endswith(rest):
+        toks[0] = prompt[: len(prompt) - len(rest)]
+    offs = _cumulative_offsets(toks) if "".join(toks) == prompt else None
+    return toks, tlp, offs
 
 
 def _choice(resp: dict, n: int) -> dict:
