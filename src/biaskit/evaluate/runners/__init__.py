@@ -30,21 +30,21 @@ KINDS = ("generate", "fill_mask", "likelihood")
 
 def generate(prompts: Any, *, model: str, **kwargs: Any):
     """Generate continuations; see :func:`biaskit.evaluate.runners.core.generate`."""
-    from biaskit.evaluate.runners.core import generate as _generate
+    from biaskit.evaluate.runners.api import generate as _generate
 
     return _generate(prompts, model=model, **kwargs)
 
 
 def fill_mask(prompts: Any, *, model: str, **kwargs: Any):
     """Top-k fill-ins of a template's mask; see :func:`biaskit.evaluate.runners.core.fill_mask`."""
-    from biaskit.evaluate.runners.core import fill_mask as _fill_mask
+    from biaskit.evaluate.runners.api import fill_mask as _fill_mask
 
     return _fill_mask(prompts, model=model, **kwargs)
 
 
 def likelihood(prompts: Any, *, model: str, **kwargs: Any):
     """Per-sentence NLL / perplexity; see :func:`biaskit.evaluate.runners.core.likelihood`."""
-    from biaskit.evaluate.runners.core import likelihood as _likelihood
+    from biaskit.evaluate.runners.api import likelihood as _likelihood
 
     return _likelihood(prompts, model=model, **kwargs)
 
