@@ -189,9 +189,9 @@ class ResponseCache:
         if row:
             return row[0]
         digest = sha256_file(f)
-        with c:
-            c.execute("DELETE FROM weights WHERE path=?", (memo[0],))
-            c.execute("INSERT OR REPLACE INTO weights VALUES (?, ?, ?, ?, ?, ?)", (*memo, digest))
+        with c as tx:
+            tx.execute("DELETE FROM weights WHERE path=?", (memo[0],))
+            tx.execute("INSERT OR REPLACE INTO weights VALUES (?, ?, ?, ?, ?, ?)", (*memo, digest))
         return digest
 
     def close(self) -> None:
@@ -242,7 +242,14 @@ def tokenizer_hash(tok: Any) -> str:
     """sha256 of a transformers tokenizer: its model (vocabulary, merges; the fast tokenizer's JSON), its
     settings and special tokens, and its chat template."""
     backend = getattr(tok, "backend_tokenizer", None)
-    body = backend.to_str() if backend is not None else json.dumps(sorted(tok.get_vocab().items()))
+    if backend is not None:
+        spec = json.loads(backend.to_str())
+        # the truncation and padding a call last set on the fast tokenizer: state, not the tokenizer itself
+        spec.pop("truncation", None)
+        spec.pop("padding", None)
+        body = json.dumps(spec, sort_keys=True)
+    else:
+        body = json.dumps(sorted(tok.get_vocab().items()))
     kwargs = {k: v for k, v in (getattr(tok, "init_kwargs", None) or {}).items() if k not in _TOKENIZER_PATHS}
     parts = {
         "class": type(tok).__name__,

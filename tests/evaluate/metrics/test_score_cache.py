@@ -29,7 +29,8 @@ def _regard(model: str, cache, texts=TEXTS, **params):
 def test_second_score_is_answered_from_the_cache(regard_model, tmp_path):
     cache = ResponseCache(tmp_path / "cache")
     first = _regard(regard_model, cache)
-    assert cache.stats()["hits"] == 1 and cache.stats()["misses"] == 3  # the fourth text repeats the first
+    assert cache.stats()["hits"] == 0 and cache.stats()["misses"] == 4  # one batch: the repeated text is scored with it
+    assert cache.info()["entries"] == 3  # ... and stored once
     again = ResponseCache(tmp_path / "cache")
     second = _regard(regard_model, again)
     assert again.stats() == {"hits": 4, "misses": 0, "path": str(tmp_path / "cache")}

@@ -21,6 +21,23 @@ from biaskit.evaluate.runners.builtin import make_backend
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_openai import TinyServer  # noqa: E402
 
+
+def _reference_greedy(model_dir: str, text: str, max_new_tokens: int) -> str:
+    """Independent computation: plain transformers generate on one unpadded prompt."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    ids = tok(text, return_tensors="pt").input_ids
+    with torch.no_grad():
+        out = model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=tok.eos_token_id)
+    new = out[0, ids.shape[1] :].tolist()
+    if tok.eos_token_id in new:
+        new = new[: new.index(tok.eos_token_id)]
+    return tok.decode(new, skip_special_tokens=True)
+
+
 CORE = Path(__file__).resolve().parents[3] / "src/biaskit/evaluate/runners/core.py"
 
 
@@ -107,7 +124,8 @@ def test_chat_format_with_a_system_prompt(tiny_causal, make_prompts):
     rendered = tok.apply_chat_template(
         [{"role": "system", "content": "Be kind."}, {"role": "user", "content": "Tell me about nurses"}], add_generation_prompt=True, tokenize=False
     )
-    assert t.column("full_text")[0].as_py() == rendered + t.column("continuation")[0].as_py()
+    assert t.column("continuation")[0].as_py() == _reference_greedy(tiny_causal, rendered, 5)
+    assert t.column("full_text")[0].as_py() == "Tell me about nurses" + t.column("continuation")[0].as_py()  # the prompt + the answer
     assert rendered.startswith("<|endoftext|>system: Be kind.\n<|endoftext|>user: Tell me about nurses\nassistant:")
     cfg = json.loads(t.column("generation_config")[0].as_py())
     assert (cfg["prompt_format"], cfg["system_prompt"], cfg["chat"]) == ("chat", "Be kind.", True)
@@ -130,7 +148,15 @@ def test_system_prompt_from_a_file_and_its_errors(tiny_causal, make_prompts, tmp
     assert r.exit_code == 0, r.output
     t = pq.read_table(out)
     assert json.loads(t.column("generation_config")[0].as_py())["system_prompt"] == "Answer in one word."
-    assert "system: Answer in one word." in t.column("full_text")[0].as_py()
+    same = generate(
+        make_prompts(["Tell me about nurses"]),
+        model=tiny_causal,
+        max_new_tokens=3,
+        prompt_format="chat",
+        system_prompt="Answer in one word.",
+        progress=False,
+    )
+    assert t.column("continuation").to_pylist() == same.column("continuation").to_pylist()
     for argv in (["--system-prompt", "hi"], ["--format", "xml"], ["--chat", "--format", "raw"]):
         r = CliRunner().invoke(app, ["generate", str(p), "--model", tiny_causal, *argv, "--out", str(tmp_path / "x.parquet")])
         assert r.exit_code == 1 and "E313" in r.output, (argv, r.output)

@@ -180,7 +180,14 @@ def test_a_changed_chat_template_is_a_miss(tiny_causal, make_prompts, tmp_path):
     _forget_loaded(folder)
     t = generate(p, model=folder, max_new_tokens=4, prompt_format="chat", cache=cache, progress=False)
     assert _cache_facts(t) == {"hits": 0, "misses": 1, "path": cache}
-    assert "assistant>" in t.column("full_text")[0].as_py()
+    from transformers import AutoTokenizer
+
+    rendered = AutoTokenizer.from_pretrained(folder).apply_chat_template(
+        [{"role": "user", "content": "Tell me about nurses"}], add_generation_prompt=True, tokenize=False
+    )
+    assert rendered.endswith("assistant>")  # the new template is the one used
+    fresh = generate(p, model=folder, max_new_tokens=4, prompt_format="chat", progress=False)
+    assert _outputs(t).equals(_outputs(fresh))
 
 
 def test_the_backend_and_every_identity_part_are_in_the_key():

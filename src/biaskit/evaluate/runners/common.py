@@ -136,6 +136,9 @@ class LikelihoodSettings:
     add_bos: bool | None = None  # None: as the tokenizer does by default
     span_column: str | None = None
 
+    def check(self) -> None:
+        """Nothing to check: every value is valid (``add_bos`` None/True/False, any span column)."""
+
     def as_config(self) -> dict[str, Any]:
         return {"add_bos": "auto" if self.add_bos is None else self.add_bos, "span_column": self.span_column}
 
