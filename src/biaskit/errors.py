@@ -98,6 +98,11 @@ CATALOGUE: dict[str, str] = {
     "E255": "per-group validation input error",
     "E256": "round plan error",
     "E300": "the endpoint gives no log-probabilities for the prompt",
+    "E310": "response cache folder cannot be used",
+    "E311": "not a response cache",
+    "E312": "backend does not take this option",
+    "E313": "invalid prompt format or system prompt",
+    "E314": "response cache not available here",
 }
 
 

@@ -182,8 +182,15 @@ GENERATIONS = Stage(
         Column("error", S, "why this row has no output (null when fine)"),
         Column("n_subwords", I, "fill-mask: number of subword tokens of the fill-in (1 for single-token fill-ins)"),
         Column("fill_pll", F, "fill-mask: pseudo-log-likelihood of the fill-in's pieces in the template (nats; log token_score for one piece)"),
+        Column(
+            "prompt_format",
+            S,
+            "generate: raw (the prompt as it is) or chat (a user turn in the chat template / chat endpoint, after the system "
+            "prompt if any); part of the row key, so one table can hold both formats; null for other kinds",
+            example="raw",
+        ),
     ),
-    key=("prompt_id", "model", "kind", "sample_index"),
+    key=("prompt_id", "model", "kind", "sample_index", "prompt_format"),
     extends="prompts",
 )
 

@@ -258,6 +258,29 @@ def _nothing(argv: list) -> Case:
     return ["none"], lambda draw, kind, d: list(argv)
 
 
+def _cache_dir(sub: str):
+    """``cache info|clear`` on a missing folder, a file, an empty folder, a damaged database, a real cache, a long name."""
+
+    def make(draw, kind, d):
+        from biaskit.evaluate.cache import ResponseCache
+
+        f = d / "cache"
+        if kind == "file":
+            f.write_text("x")
+        elif kind == "empty_folder":
+            f.mkdir()
+        elif kind == "garbage_db":
+            f.mkdir()
+            (f / "cache.sqlite").write_bytes(os.urandom(512))
+        elif kind == "cache":
+            ResponseCache(f).put_many({"k": {"continuation": "x"}}, kind="generate")
+        elif kind == "long_name":
+            f = d / ("n" * 300)
+        return ["cache", sub, f]
+
+    return ["missing", "file", "empty_folder", "garbage_db", "cache", "long_name"], make
+
+
 def _demo(draw, kind, d):
     if kind == "out_is_file":
         (d / "runfile").write_text("x")
@@ -486,6 +509,8 @@ CASES: dict[str, Case] = {
     "hub push": (["missing", "file", "empty_dir", "garbage_card", "non_utf8_card"], _hub_push),
     "hub load": (["hub_id", *TEXT_FILE_KINDS], _hub_load),
     "metrics list": _nothing(["metrics", "list"]),
+    "cache info": _cache_dir("info"),
+    "cache clear": _cache_dir("clear"),
     "stats aggregate": _table_case(
         "scores",
         lambda f, d: ["stats", "aggregate", f, "--labels", "vader_label", "--means", "vader_compound", "--n-boot", "5", "--out", d / "agg.csv"],

@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "biaskit.cli.hub",
     "biaskit.cli.models",
     "biaskit.cli.metrics",
+    "biaskit.cli.cache",
     "biaskit.cli.report",
     "biaskit.cli.annotate",
     "biaskit.cli.train",

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from biaskit.cli.options import (
+    CacheOpt,
     EngineOpt,
     RayActorsOpt,
     RayAddressOpt,
@@ -26,6 +27,7 @@ def score(
     batch_size: int | None = typer.Option(
         None, "--batch-size", help="Rows per score() call (default: per metric; --engine ray uses --ray-batch-size)."
     ),
+    cache: CacheOpt = None,
     engine: EngineOpt = "local",
     ray_address: RayAddressOpt = None,
     ray_actors: RayActorsOpt = 1,
@@ -42,7 +44,10 @@ def score(
     Example: biaskit score fills.parquet -m honest --text-column token -p honest.mode=word -p honest.lexicon=hurtlex_EN.tsv --out honest.parquet
 
     Example (Ray, 2 classifier actors): biaskit score gens.parquet -m regard,toxicity --engine ray --ray-actors 2 --out scores.parquet
+
+    Example (classifier answers cached for the next run): biaskit score gens.parquet -m regard --cache runs/cache --out scores.parquet
     """
+    from biaskit.evaluate.cache import open_cache
     from biaskit.evaluate.metrics import parse_param_args, score_table
     from biaskit.io import read_table, write_table
     from biaskit.manifest import new_manifest
@@ -57,15 +62,16 @@ def score(
         validate(t, "scores", where=str(table), keys=True)
     used = []
     facts: dict = {}
+    store = open_cache(cache)
     scored = score_table(
-        t, metrics, text_column=text_column, params=params, batch_size=batch_size, on_metric=used.append, engine=spec, engine_facts=facts
+        t, metrics, text_column=text_column, params=params, batch_size=batch_size, on_metric=used.append, engine=spec, engine_facts=facts, cache=store
     )
     manifest = new_manifest(
         "biaskit score",
         config={"metrics": metrics, "text_column": text_column, "params": params},
         inputs=[table],
         stage="scores",
-        extra={"metrics": [m.describe() for m in used], "engine": facts or {"engine": "local"}},
+        extra={"metrics": [m.describe() for m in used], "engine": facts or {"engine": "local"}, **({"cache": store.stats()} if store else {})},
     )
     write_table(scored, out, stage="scores" if "prompt_id" in scored.column_names else None, manifest=manifest)
     typer.echo(f"scored {scored.num_rows} rows -> {out}")

@@ -15,10 +15,12 @@ from biaskit.cli.options import (
     BackendOpt,
     BaseUrlOpt,
     BatchSizeOpt,
+    CacheOpt,
     DtypeOpt,
     EngineOpt,
     LimitOpt,
     MaxRetriesOpt,
+    ModelRevisionOpt,
     OverwriteRunOpt,
     RayActorsOpt,
     RayAddressOpt,
@@ -31,29 +33,24 @@ from biaskit.cli.options import (
     engine_from_options,
 )
 
+#: the defaults of the endpoint options: an option left at its default is not passed to the backend, so only
+#: an option the user set can be refused by a backend that does not take it (E312)
+_ENDPOINT_DEFAULTS = {"api_key_env": "OPENAI_API_KEY", "timeout": 60.0, "max_retries": 4, "allow_redirects": False}
 
-def _backend_options(
-    base_url: str | None,
-    api_key_env: str,
-    timeout: float,
-    max_retries: int,
-    revision: str | None,
-    trust_remote_code: bool,
-    allow_redirects: bool = False,
-) -> dict:
-    opts: dict = {}
-    if allow_redirects:
-        opts["allow_redirects"] = True
-    if base_url:
-        opts["base_url"] = base_url
-    opts["api_key_env"] = api_key_env
-    opts["timeout"] = timeout
-    opts["max_retries"] = max_retries
-    if revision:
-        opts["revision"] = revision
-    if trust_remote_code:
-        opts["trust_remote_code"] = True
+
+def _backend_options(backend: str, **given: object) -> dict:
+    """The backend constructor options the user set: ``None``/``False``/endpoint defaults are left out
+    (``--base-url`` from $OPENAI_BASE_URL only counts for the openai backend)."""
+    import os
+
+    opts = {k: v for k, v in given.items() if v is not None and v is not False and _ENDPOINT_DEFAULTS.get(k, object()) != v}
+    if backend != "openai" and opts.get("base_url") == os.environ.get("OPENAI_BASE_URL"):
+        opts.pop("base_url", None)  # the environment variable is meant for the openai backend
     return opts
+
+
+def _device_options(device: str, dtype: str) -> dict:
+    return {k: v for k, v in (("device", device), ("dtype", dtype)) if v not in (None, "auto")}
 
 
 def _summary(kind: str, table, out: Path) -> None:
@@ -92,7 +89,16 @@ def generate_cmd(
     repetition_penalty: float | None = typer.Option(None, "--repetition-penalty", help="CTRL-style repetition penalty (BOLD used 1.2 for CTRL)."),
     num_return_sequences: int = typer.Option(1, "--num-return-sequences", "-n", help="Samples per prompt (needs --sample)."),
     first_sentence: bool = typer.Option(False, "--first-sentence", help="Cut each continuation after its first sentence (Sheng et al.)."),
-    chat: bool = typer.Option(False, "--chat", help="Wrap each prompt in the model's chat template (instruction-tuned models)."),
+    chat: bool = typer.Option(False, "--chat", help="The same as --format chat."),
+    prompt_format: str | None = typer.Option(
+        None,
+        "--format",
+        help="raw (the prompt as it is, default) or chat (a user turn in the tokenizer's chat template; /v1/chat/completions "
+        "with --backend openai). Recorded in generation_config and the prompt_format column.",
+    ),
+    system_prompt: str | None = typer.Option(
+        None, "--system-prompt", help="With --format chat: a system turn before each prompt (TEXT, or a FILE holding it)."
+    ),
     keep_trailing_space: bool = typer.Option(
         False, "--keep-trailing-space", help="Feed prompts with their trailing spaces (default: cut before tokenising; see docs/runners.md)."
     ),
@@ -108,6 +114,8 @@ def generate_cmd(
     timeout: TimeoutOpt = 60.0,
     max_retries: MaxRetriesOpt = 4,
     allow_redirects: AllowRedirectsOpt = False,
+    model_revision: ModelRevisionOpt = None,
+    cache: CacheOpt = None,
     engine: EngineOpt = "local",
     ray_address: RayAddressOpt = None,
     ray_actors: RayActorsOpt = 1,
@@ -124,16 +132,16 @@ def generate_cmd(
     Example (vLLM server): biaskit generate prompts.parquet --backend openai --base-url http://127.0.0.1:8000/v1 --model meta-llama/Llama-3.1-8B --out gens.parquet
 
     Example (Ray cluster, 4 GPU actors): biaskit generate prompts.parquet --model gpt2 --engine ray --ray-address ray://head:10001 --ray-actors 4 --ray-gpus 1 --out gens.parquet
-    """
-    from biaskit.evaluate.runners import generate
 
-    t = generate(
-        str(prompts),
-        model=model,
-        backend=backend,
-        out=out,
-        batch_size=batch_size,
-        seed=seed,
+    Example (chat template with a system prompt, answers cached): biaskit generate prompts.parquet --model smollm2-135m --format chat --system-prompt "You are a helpful assistant." --cache runs/cache --out gens_chat.parquet
+    """
+    from biaskit.errors import BiaskitError
+    from biaskit.evaluate.runners.common import GenerationSettings, RunOptions, system_prompt_text
+    from biaskit.evaluate.runners.core import run
+
+    if chat and prompt_format not in (None, "chat"):
+        raise BiaskitError("E313", "--chat and --format raw contradict each other", value=prompt_format, fix="give one of --chat or --format")
+    settings = GenerationSettings(
         max_new_tokens=max_new_tokens,
         do_sample=sample,
         temperature=temperature,
@@ -142,17 +150,35 @@ def generate_cmd(
         repetition_penalty=repetition_penalty,
         num_return_sequences=num_return_sequences,
         first_sentence=first_sentence,
-        chat=chat,
         strip_trailing_space=not keep_trailing_space,
-        device=device,
-        dtype=dtype,
+        seed=seed,
+        prompt_format=prompt_format or ("chat" if chat else "raw"),
+        system_prompt=system_prompt_text(system_prompt),
+    )
+    opts = _backend_options(
+        backend,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        timeout=timeout,
+        max_retries=max_retries,
+        allow_redirects=allow_redirects,
+        revision=revision,
+        trust_remote_code=trust_remote_code,
+        model_revision=model_revision,
+    )
+    options = RunOptions(
+        model=model,
+        backend=backend,
+        out=out,
+        batch_size=batch_size,
         overwrite=overwrite,
         limit=limit,
-        backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, trust_remote_code, allow_redirects),
+        backend_options={"task": "causal", **_device_options(device, dtype), **opts},
         retry_errors=retry_errors,
         engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus),
+        cache=cache,
     )
-    _summary("generate", t, out)
+    _summary("generate", run("generate", str(prompts), settings, options), out)
 
 
 def fill_mask_cmd(
@@ -179,6 +205,7 @@ def fill_mask_cmd(
     overwrite: OverwriteRunOpt = False,
     retry_errors: RetryErrorsOpt = True,
     revision: RevisionOpt = None,
+    cache: CacheOpt = None,
     engine: EngineOpt = "local",
     ray_address: RayAddressOpt = None,
     ray_actors: RayActorsOpt = 1,
@@ -194,28 +221,25 @@ def fill_mask_cmd(
 
     Example (whole words of up to 3 pieces): biaskit fill-mask prompts_slavic.parquet --model xlm-roberta-base --max-subwords 3 --out fillins.parquet
     Example (local Ray, 2 actors): biaskit fill-mask templates.jsonl --model bert-base-cased --engine ray --ray-actors 2 --out fillins.parquet
-    """
-    from biaskit.evaluate.runners import fill_mask
 
-    t = fill_mask(
-        str(prompts),
+    Example (answers cached for the next run): biaskit fill-mask templates.jsonl --model ./my-bert --top-k 10 --cache runs/cache --out fillins.parquet
+    """
+    from biaskit.evaluate.runners.common import FillMaskSettings, RunOptions
+    from biaskit.evaluate.runners.core import run
+
+    settings = FillMaskSettings(top_k=top_k, whole_word=whole_word, max_subwords=max_subwords, beam_size=beam_size, pll=pll)
+    options = RunOptions(
         model=model,
         out=out,
         batch_size=batch_size,
-        top_k=top_k,
-        whole_word=whole_word,
-        device=device,
-        dtype=dtype,
         overwrite=overwrite,
         limit=limit,
-        max_subwords=max_subwords,
-        beam_size=beam_size,
-        pll=pll,
-        backend_options={"revision": revision} if revision else None,
+        backend_options={"task": "masked", **_device_options(device, dtype), **_backend_options("hf", revision=revision)},
         retry_errors=retry_errors,
         engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus),
+        cache=cache,
     )
-    _summary("fill-mask", t, out)
+    _summary("fill-mask", run("fill_mask", str(prompts), settings, options), out)
 
 
 def likelihood_cmd(
@@ -241,6 +265,8 @@ def likelihood_cmd(
     timeout: TimeoutOpt = 60.0,
     max_retries: MaxRetriesOpt = 4,
     allow_redirects: AllowRedirectsOpt = False,
+    model_revision: ModelRevisionOpt = None,
+    cache: CacheOpt = None,
     engine: EngineOpt = "local",
     ray_address: RayAddressOpt = None,
     ray_actors: RayActorsOpt = 1,
@@ -255,30 +281,39 @@ def likelihood_cmd(
     Example (descriptor span only): biaskit likelihood holistic.parquet --model gpt2 --span-column descriptor_span --bos yes --out ll.parquet
 
     Example (Ray cluster from $RAY_ADDRESS): biaskit likelihood holistic.parquet --model gpt2 --engine ray --ray-actors 8 --ray-batch-size 128 --out ll.parquet
+
+    Example (answers cached for the next run): biaskit likelihood runs/demo/prompts_holistic.parquet --model smollm2-135m --cache runs/cache --out likelihoods.parquet
     """
     from biaskit.errors import BiaskitError
-    from biaskit.evaluate.runners import likelihood
+    from biaskit.evaluate.runners.common import LikelihoodSettings, RunOptions
+    from biaskit.evaluate.runners.core import run
 
     choice = {"auto": None, "yes": True, "no": False}
     if bos not in choice:
         raise BiaskitError("E062", "invalid --bos", value=bos, options=list(choice))
-    t = likelihood(
-        str(prompts),
+    opts = _backend_options(
+        backend,
+        base_url=base_url,
+        api_key_env=api_key_env,
+        timeout=timeout,
+        max_retries=max_retries,
+        allow_redirects=allow_redirects,
+        revision=revision,
+        model_revision=model_revision,
+    )
+    options = RunOptions(
         model=model,
         backend=backend,
         out=out,
         batch_size=batch_size,
-        add_bos=choice[bos],
-        span_column=span_column,
-        device=device,
-        dtype=dtype,
         overwrite=overwrite,
         limit=limit,
-        backend_options=_backend_options(base_url, api_key_env, timeout, max_retries, revision, False, allow_redirects),
+        backend_options={"task": "auto", **_device_options(device, dtype), **opts},
         retry_errors=retry_errors,
         engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus),
+        cache=cache,
     )
-    _summary("likelihood", t, out)
+    _summary("likelihood", run("likelihood", str(prompts), LikelihoodSettings(add_bos=choice[bos], span_column=span_column), options), out)
 
 
 def register(app: typer.Typer) -> None:

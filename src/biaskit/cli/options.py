@@ -58,6 +58,21 @@ DtypeOpt = Annotated[str, typer.Option("--dtype", help="auto, float32, float16 o
 RevisionOpt = Annotated[str | None, typer.Option("--revision", help="Hub revision of the model.")]
 
 
+# the response cache: generate, fill-mask, likelihood and score
+CacheOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--cache",
+        help="Response cache folder (SQLite, safe for concurrent runs): answers computed before with the same model "
+        "weights, tokenizer, settings, seed and prompt are reused; hits and misses go to the manifest. See docs/runners.md.",
+    ),
+]
+ModelRevisionOpt = Annotated[
+    str | None,
+    typer.Option("--model-revision", help="openai backend: the served model's revision (recorded as model_revision and part of the --cache key)."),
+]
+
+
 def engine_from_options(engine: str, ray_address: str | None, ray_actors: int, ray_batch_size: int, ray_gpus: float | None, ray_cpus: float):
     """The checked :class:`EngineSpec` for the CLI options (a one-line E160 error when they do not fit)."""
     from biaskit.evaluate.engine import EngineSpec

@@ -134,6 +134,7 @@ def test_missing_tables_are_named_in_the_report(make_run, tmp_path):
         "Completion validity",
         "Agreement",
         "Metric fairness",
+        "Prompt format",
     }
     assert "honest_hurtful" in skipped["HONEST"] and "scores: 420 rows" in skipped["HONEST"]
     page = res.html.read_text()

@@ -208,6 +208,11 @@ class Metric:
             self.score, batched=True, batch_size=batch_size or self.default_batch_size, features=self.features(dataset.features), **kwargs
         )
 
+    def cache_identity(self, cache: Any) -> dict[str, Any] | None:
+        """What identifies this metric's model for the response cache (``score --cache``), after setup; None
+        (the default) means the metric is not cached. See :mod:`biaskit.evaluate.metrics.cached`."""
+        return None
+
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "config": dict(self.config), "text_column": self.text_column, "info": dict(self.info)}
 
@@ -301,6 +306,7 @@ def score_table(
     on_metric: Callable[[Metric], None] | None = None,
     engine: Any = None,
     engine_facts: dict | None = None,
+    cache: Any = None,
 ) -> pa.Table:
     """Score ``table`` with ``metrics`` and return it with the metrics' columns added (rows unchanged).
 
@@ -309,11 +315,19 @@ def score_table(
     ``datasets.Dataset``, a DataFrame or a list of dicts. ``engine="ray"`` (or an
     :class:`~biaskit.evaluate.engine.EngineSpec`) scores on a pool of Ray actors, each setting the metric
     up once; the columns are the local engine's (rows in the same order, batches of the spec's batch size).
-    ``engine_facts`` (a dict) receives the cluster facts for a manifest.
+    ``engine_facts`` (a dict) receives the cluster facts for a manifest. ``cache`` (a folder or
+    :class:`~biaskit.evaluate.cache.ResponseCache`) answers the rows a model-based metric scored before
+    (:mod:`biaskit.evaluate.metrics.cached`).
     """
+    from biaskit.evaluate.cache import open_cache
     from biaskit.evaluate.engine import engine_spec
 
     spec = engine_spec(engine)
+    cache = open_cache(cache)
+    if spec.is_ray and cache is not None:
+        raise BiaskitError(
+            "E314", "--cache is not available with --engine ray for score", value="ray", fix="drop --cache, or score with --engine local"
+        )
     if spec.is_ray:
         from biaskit.evaluate.engine import RayCluster
 
@@ -327,7 +341,7 @@ def score_table(
             if engine_facts is not None:
                 engine_facts.update(cluster.facts)
             return _score_table(table, metrics, text_column, params, batch_size=batch_size, progress=progress, on_metric=on_metric, cluster=cluster)
-    return _score_table(table, metrics, text_column, params, batch_size=batch_size, progress=progress, on_metric=on_metric, cluster=None)
+    return _score_table(table, metrics, text_column, params, batch_size=batch_size, progress=progress, on_metric=on_metric, cluster=None, cache=cache)
 
 
 def _metric_objects(metrics: Any, text_column: str, params: Any) -> list[Metric]:
@@ -379,10 +393,13 @@ def _score_on_ray(t: pa.Table, m: Metric, params: Any, cluster: Any, progress: b
         return score_metric_on_ray(cluster, m, t, params, progress=bar, factory=make_metric)
 
 
-def _score_here(t: pa.Table, m: Metric, batch_size: int | None, progress: bool | None) -> dict[str, pa.Array]:
-    """One (set-up) metric's output columns, scored in this process batch by batch."""
+def _score_here(t: pa.Table, m: Metric, batch_size: int | None, progress: bool | None, cache: Any = None) -> dict[str, pa.Array]:
+    """One (set-up) metric's output columns, scored in this process batch by batch (rows found in ``cache``
+    are taken from it)."""
+    from biaskit.evaluate.metrics.cached import metric_identity, score_cached
     from biaskit.log import ProgressBar
 
+    identity = metric_identity(m, cache) if cache is not None else None
     bs = batch_size or m.default_batch_size
     cols = m.output_columns()
     acc: dict[str, list] = {c: [] for c in cols}
@@ -391,7 +408,7 @@ def _score_here(t: pa.Table, m: Metric, batch_size: int | None, progress: bool |
         for start in range(0, t.num_rows, bs):
             sl = t.slice(start, bs)
             batch = {c: sl.column(c).to_pylist() for c in needed if c in sl.column_names}
-            res = m.score(batch)
+            res = m.score(batch) if identity is None else score_cached(m, batch, cache, identity)
             for c in cols:
                 acc[c].extend(res[c])
             bar.advance(sl.num_rows)
@@ -408,6 +425,7 @@ def _score_table(
     progress: bool | None,
     on_metric: Callable[[Metric], None] | None,
     cluster: Any,
+    cache: Any = None,
 ) -> pa.Table:
     from biaskit.io import to_arrow
 
@@ -430,7 +448,7 @@ def _score_table(
             m.setup()
             if on_metric:
                 on_metric(m)
-            arrays = _score_here(t, m, batch_size, progress)
+            arrays = _score_here(t, m, batch_size, progress, cache)
         for c, arr in arrays.items():
             t = _put_column(t, c, arr)
     return t

@@ -200,6 +200,19 @@ class _ClassifierMetric(Metric):
         if from_env:
             self.info["model_from"] = env
 
+    def cache_identity(self, cache: Any) -> dict[str, Any] | None:
+        """The classifier's weights (sha256, or a Hub commit) and tokenizer; the offline toxicity model's version."""
+        if self.config.get("backend") == "offline":
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                return {"model": "alt-profanity-check", "version": version("alt-profanity-check")}
+            except PackageNotFoundError:
+                return None
+        from biaskit.evaluate.metrics.cached import hf_classifier_identity
+
+        return hf_classifier_identity(self.clf, cache)
+
     def _classifier(self) -> HFClassifier:
         return HFClassifier(
             self.config["model"],

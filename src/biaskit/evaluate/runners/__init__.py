@@ -41,7 +41,7 @@ def _public_model(model: str, kwargs: dict) -> tuple[str, dict]:
 
 def generate(prompts: Any, *, model: str, **kwargs: Any):
     """Generate continuations; see :func:`biaskit.evaluate.runners.core.generate`."""
-    from biaskit.evaluate.runners.core import generate as _generate
+    from biaskit.evaluate.runners.api import generate as _generate
 
     model, kwargs = _public_model(model, kwargs)
     return _generate(prompts, model=model, **kwargs)
@@ -49,7 +49,7 @@ def generate(prompts: Any, *, model: str, **kwargs: Any):
 
 def fill_mask(prompts: Any, *, model: str, **kwargs: Any):
     """Top-k fill-ins of a template's mask; see :func:`biaskit.evaluate.runners.core.fill_mask`."""
-    from biaskit.evaluate.runners.core import fill_mask as _fill_mask
+    from biaskit.evaluate.runners.api import fill_mask as _fill_mask
 
     model, kwargs = _public_model(model, kwargs)
     return _fill_mask(prompts, model=model, **kwargs)
@@ -57,7 +57,7 @@ def fill_mask(prompts: Any, *, model: str, **kwargs: Any):
 
 def likelihood(prompts: Any, *, model: str, **kwargs: Any):
     """Per-sentence NLL / perplexity; see :func:`biaskit.evaluate.runners.core.likelihood`."""
-    from biaskit.evaluate.runners.core import likelihood as _likelihood
+    from biaskit.evaluate.runners.api import likelihood as _likelihood
 
     model, kwargs = _public_model(model, kwargs)
     return _likelihood(prompts, model=model, **kwargs)

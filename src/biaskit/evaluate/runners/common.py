@@ -8,7 +8,8 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, ClassVar
 
 from biaskit.errors import BiaskitError
 
@@ -29,8 +30,37 @@ class Unit:
     span: str | None = None  # likelihood: score only this substring of ``text``
 
 
+#: prompt formats of ``generate``: the prompt as it is (completion), or wrapped as a user turn (chat template
+#: of the tokenizer, or the server's /v1/chat/completions)
+PROMPT_FORMATS = ("raw", "chat")
+
+
+@dataclass
+class RunOptions:
+    """How a run is done, apart from its model settings: built once (CLI or Python API) and passed down whole.
+
+    ``backend_options`` go to the backend's constructor (checked against its declared options, E312);
+    ``cache`` is a :class:`biaskit.evaluate.cache.ResponseCache` or its folder (None: no cache)."""
+
+    model: str
+    backend: str = "hf"
+    out: str | Path | None = None
+    batch_size: int | str | None = None
+    overwrite: bool = False
+    limit: int | None = None
+    backend_options: dict | None = None
+    progress: bool | None = None
+    retry_errors: bool = True
+    engine: Any = None
+    cache: Any = None
+    backend_obj: Any = None
+
+
 @dataclass
 class GenerationSettings:
+    """Decoding settings of ``generate`` (built once, passed to the backend whole)."""
+
+    span_column: ClassVar[str | None] = None
     max_new_tokens: int = 20
     do_sample: bool = False
     temperature: float = 1.0
@@ -42,8 +72,26 @@ class GenerationSettings:
     chat: bool = False
     strip_trailing_space: bool = True
     seed: int = 0
+    prompt_format: str = "raw"  # raw | chat (chat=True is the same as prompt_format="chat")
+    system_prompt: str | None = None  # chat only: a system turn before the prompt
+
+    def __post_init__(self) -> None:
+        if self.chat and self.prompt_format == "raw":
+            self.prompt_format = "chat"
+        self.chat = self.prompt_format == "chat"
 
     def check(self) -> None:
+        if self.prompt_format not in PROMPT_FORMATS:
+            raise BiaskitError(
+                "E313", "unknown prompt format", value=self.prompt_format, options=list(PROMPT_FORMATS), fix="use --format raw or --format chat"
+            )
+        if self.system_prompt is not None and self.prompt_format != "chat":
+            raise BiaskitError(
+                "E313",
+                "a system prompt needs the chat format (a raw completion has no system turn)",
+                value=self.system_prompt[:60],
+                fix="add --format chat, or drop --system-prompt",
+            )
         if self.max_new_tokens < 1:
             raise BiaskitError("E062", "max_new_tokens must be at least 1", value=self.max_new_tokens, fix="e.g. --max-new-tokens 20")
         if self.num_return_sequences < 1:
@@ -72,6 +120,8 @@ class GenerationSettings:
     def as_config(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("seed")
+        if d["system_prompt"] is None:
+            d.pop("system_prompt")
         if not self.do_sample:
             for k in ("temperature", "top_k", "top_p"):
                 d.pop(k)
@@ -80,8 +130,14 @@ class GenerationSettings:
 
 @dataclass
 class LikelihoodSettings:
+    """Settings of ``likelihood``."""
+
+    seed: ClassVar[int] = 0
     add_bos: bool | None = None  # None: as the tokenizer does by default
     span_column: str | None = None
+
+    def check(self) -> None:
+        """Nothing to check: every value is valid (``add_bos`` None/True/False, any span column)."""
 
     def as_config(self) -> dict[str, Any]:
         return {"add_bos": "auto" if self.add_bos is None else self.add_bos, "span_column": self.span_column}
@@ -89,6 +145,10 @@ class LikelihoodSettings:
 
 @dataclass
 class FillMaskSettings:
+    """Settings of ``fill-mask``."""
+
+    seed: ClassVar[int] = 0
+    span_column: ClassVar[str | None] = None
     top_k: int = 10
     whole_word: bool = False
     targets: list[str] | None = field(default=None)
@@ -160,6 +220,28 @@ def fill_procedure(config: Any) -> str | None:
     if config.get("whole_word"):
         return "whole_word"
     return HONEST_FILL
+
+
+def system_prompt_text(value: str | None) -> str | None:
+    """``--system-prompt TEXT|FILE``: the text of an existing file (UTF-8), else the value itself."""
+    if value is None:
+        return None
+    p = Path(value).expanduser()
+    try:
+        is_file = len(value) < 4096 and p.is_file()
+    except OSError:
+        is_file = False
+    if is_file:
+        from biaskit.io import read_text_utf8
+
+        return read_text_utf8(p, "system prompt file")
+    return value
+
+
+def chat_messages(text: str, s: GenerationSettings) -> list[dict[str, str]]:
+    """The chat turns of a prompt: the system prompt (when given), then the prompt as the user's turn."""
+    turns = [{"role": "system", "content": s.system_prompt}] if s.system_prompt is not None else []
+    return [*turns, {"role": "user", "content": text}]
 
 
 def model_prompt(text: str, s: GenerationSettings) -> tuple[str, bool]:

@@ -19,14 +19,10 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners.backend import Backend, capabilities_of, not_supported
 from biaskit.evaluate.runners.builtin import make_backend as _make_backend
-from biaskit.evaluate.runners.common import (
-    FillMaskSettings,
-    GenerationSettings,
-    LikelihoodSettings,
-    Unit,
-    parse_batch_size,
-)
+from biaskit.evaluate.runners.cache import UnitCache
+from biaskit.evaluate.runners.common import RunOptions, Unit, parse_batch_size
 from biaskit.log import ProgressBar, get_logger
 
 log = get_logger("runners")
@@ -52,6 +48,7 @@ OUTPUT_COLUMNS = (
     "error",
     "n_subwords",
     "fill_pll",
+    "prompt_format",
 )
 _DESC = {"generate": "generating", "fill_mask": "filling masks", "likelihood": "scoring"}
 
@@ -118,25 +115,6 @@ _ROW_KEY = ("prompt_id", "model", "kind", "sample_index")
 
 
 @dataclass
-class _RunOptions:
-    """What one run was asked to do: the keyword arguments of :func:`run` (less ``engine``)."""
-
-    model: str
-    settings: Any
-    backend: str = "hf"
-    out: str | Path | None = None
-    batch_size: int | str | None = None
-    overwrite: bool = False
-    limit: int | None = None
-    backend_options: dict | None = None
-    span_column: str | None = None
-    seed: int | None = None
-    progress: bool | None = None
-    backend_obj: Any = None
-    retry_errors: bool = True
-
-
-@dataclass
 class _RunId:
     """What identifies a run: its generation config, seed, model revision and the fingerprint resume compares."""
 
@@ -176,66 +154,55 @@ class _Resume:
     finished: pa.Table | None = None
 
 
-def run(
-    kind: str,
-    prompts: Any,
-    *,
-    model: str,
-    settings: Any,
-    backend: str = "hf",
-    out: str | Path | None = None,
-    batch_size: int | str | None = None,
-    overwrite: bool = False,
-    limit: int | None = None,
-    backend_options: dict | None = None,
-    span_column: str | None = None,
-    seed: int | None = None,
-    progress: bool | None = None,
-    backend_obj: Any = None,
-    retry_errors: bool = True,
-    engine: Any = None,
-) -> pa.Table:
-    """Run ``kind`` (generate, fill_mask, likelihood) over ``prompts``; see the public wrappers.
+def run(kind: str, prompts: Any, settings: Any, options: RunOptions) -> pa.Table:
+    """Run ``kind`` (generate, fill_mask, likelihood) over ``prompts`` with the kind's ``settings`` object
+    (:class:`~.common.GenerationSettings`, ...) and the run's :class:`~.common.RunOptions`; see :mod:`.api`.
 
-    With ``out`` the whole run holds the output's lock (:func:`biaskit.io.output_lock`): a second run on the
-    same ``out`` fails at once with E140 naming this one, instead of mixing its shards into this run's.
-    ``engine`` (a name or :class:`biaskit.evaluate.engine.EngineSpec`) picks where the model work runs:
+    With ``options.out`` the whole run holds the output's lock (:func:`biaskit.io.output_lock`): a second run on
+    the same ``out`` fails at once with E140 naming this one, instead of mixing its shards into this run's.
+    ``options.engine`` (a name or :class:`biaskit.evaluate.engine.EngineSpec`) picks where the model work runs:
     ``local`` (this process) or ``ray`` (an actor pool on a Ray cluster); the output is the same table.
+    ``options.cache`` (a folder or :class:`biaskit.evaluate.cache.ResponseCache`) answers units already computed.
     """
+    from biaskit.evaluate.cache import open_cache
     from biaskit.evaluate.engine import engine_spec
 
-    spec = engine_spec(engine)
-    if spec.is_ray and backend_obj is not None:
+    spec = engine_spec(options.engine)
+    if spec.is_ray and options.backend_obj is not None:
         raise BiaskitError(
             "E160",
             "a ready backend object cannot be sent to Ray actors",
-            value=type(backend_obj).__name__,
+            value=type(options.backend_obj).__name__,
             fix="pass backend= and model= (each actor builds its own backend), or use engine='local'",
         )
-    opts = _RunOptions(
-        model=model,
-        settings=settings,
-        backend=backend,
-        out=out,
-        batch_size=batch_size,
-        overwrite=overwrite,
-        limit=limit,
-        backend_options=backend_options,
-        span_column=span_column,
-        seed=seed,
-        progress=progress,
-        backend_obj=backend_obj,
-        retry_errors=retry_errors,
-    )
-    if out is None:
-        return _run_on(kind, prompts, spec, opts)
+    o = _Run(options, settings, open_cache(options.cache))
+    if options.out is None:
+        return _run_on(kind, prompts, spec, o)
     from biaskit.io import output_lock
 
-    with output_lock(out):
-        return _run_on(kind, prompts, spec, opts)
+    with output_lock(options.out):
+        return _run_on(kind, prompts, spec, o)
 
 
-def _run_on(kind: str, prompts: Any, spec: Any, opts: _RunOptions) -> pa.Table:
+class _Run:
+    """One run's options, settings and opened cache (what the steps below read)."""
+
+    def __init__(self, options: RunOptions, settings: Any, cache: Any) -> None:
+        self.options, self.settings, self.cache = options, settings, cache
+
+    def __getattr__(self, name: str) -> Any:  # the RunOptions fields: o.model, o.out, o.backend, ...
+        return getattr(self.__dict__["options"], name)
+
+    @property
+    def span_column(self) -> str | None:
+        return self.settings.span_column
+
+    @property
+    def seed(self) -> int:
+        return int(self.settings.seed or 0)
+
+
+def _run_on(kind: str, prompts: Any, spec: Any, opts: _Run) -> pa.Table:
     if not spec.is_ray:
         return _run(kind, prompts, opts, cluster=None)
     from biaskit.evaluate.engine import RayCluster
@@ -244,7 +211,7 @@ def _run_on(kind: str, prompts: Any, spec: Any, opts: _RunOptions) -> pa.Table:
         return _run(kind, prompts, opts, cluster=cluster)
 
 
-def _run(kind: str, prompts: Any, o: _RunOptions, cluster: Any) -> pa.Table:
+def _run(kind: str, prompts: Any, o: _Run, cluster: Any) -> pa.Table:
     bs, t, inputs = _checked_prompts(kind, prompts, o)
     be = _backend_for(kind, o, cluster)
     rid = _run_id(kind, o, be, t)
@@ -259,10 +226,12 @@ def _run(kind: str, prompts: Any, o: _RunOptions, cluster: Any) -> pa.Table:
         "backend": be.name,
         "seed": rid.seed,
         "generation_config": json.dumps(rid.config, sort_keys=True),
+        "prompt_format": o.settings.prompt_format if kind == "generate" else None,
     }
     sink = _Sink(t, base, res.writer)
-    retried = _run_units(kind, o, be, cluster, bs, work, res, sink)
-    trunc = getattr(be, "truncated_count", 0)
+    ucache = UnitCache.for_run(o.cache, kind, be, rid.config, rid.seed)
+    retried = _run_units(kind, o, be, cluster, bs, work, res, sink, ucache)
+    trunc = be.truncated_count + sink.cached_truncated
     if trunc:
         log.warning("%d prompt(s) were longer than the model context and were cut from the left (truncated=True)", trunc)
     merged = sink.merged(work.ids)
@@ -270,17 +239,18 @@ def _run(kind: str, prompts: Any, o: _RunOptions, cluster: Any) -> pa.Table:
     if n_err:
         log.warning("%d of %d output rows have an error (see the error column)", n_err, merged.num_rows)
     counts = {"truncated_prompts": trunc, "error_rows": n_err, "retried_error_rows": retried}
+    if o.cache is not None:
+        counts["cache"] = o.cache.stats()
     manifest = _manifest(kind, o, be, cluster, rid, inputs, bs, counts)
     return _finish(merged, manifest, res.writer, o.out, retried)
 
 
-def _checked_prompts(kind: str, prompts: Any, o: _RunOptions) -> tuple[int | None, pa.Table, list[str]]:
+def _checked_prompts(kind: str, prompts: Any, o: _Run) -> tuple[int | None, pa.Table, list[str]]:
     """(batch size, prompts table cut to ``limit``, input paths), every input checked before any model work."""
     if kind not in _DESC:
         raise BiaskitError("E062", "unknown runner kind", value=kind, options=list(_DESC))
     bs = parse_batch_size(o.batch_size)
-    if hasattr(o.settings, "check"):
-        o.settings.check()
+    o.settings.check()
     t, inputs = prompt_table(prompts, require=[o.span_column] if o.span_column else [])
     from biaskit.schema import check_types
 
@@ -293,7 +263,7 @@ def _checked_prompts(kind: str, prompts: Any, o: _RunOptions) -> tuple[int | Non
     return bs, t, inputs
 
 
-def _backend_for(kind: str, o: _RunOptions, cluster: Any) -> Any:
+def _backend_for(kind: str, o: _Run, cluster: Any) -> Any:
     """The backend (on Ray: a stand-in that knows what the actors' backend is), checked to run ``kind``."""
     if cluster is not None:
         # the model lives on the actors only: one remote call tells the driver what it needs to know
@@ -302,13 +272,24 @@ def _backend_for(kind: str, o: _RunOptions, cluster: Any) -> Any:
         be = RemoteBackend(cluster.call_once(describe_backend, kind, o.backend, o.model, o.backend_options or {}, o.settings))
     else:
         be = o.backend_obj if o.backend_obj is not None else _make_backend(o.backend, o.model, o.backend_options)
-    if not hasattr(be, kind):
+    if not isinstance(be, Backend):
+        missing = [
+            m for m in ("name", "capabilities", "revision", "truncated_count", "batch_sizes_used", "describe", "cache_identity") if not hasattr(be, m)
+        ]
         raise BiaskitError(
             "E062",
-            f"the {be.name} backend cannot run {kind}",
-            value=be.name,
-            options=[n for n in ("generate", "fill_mask", "likelihood") if hasattr(be, n)],
-            fix="use --backend hf for this kind of run",
+            f"{type(be).__name__} is not a model backend (it lacks {', '.join(missing) or 'parts of the Backend protocol'})",
+            value=type(be).__name__,
+            fix="subclass biaskit.evaluate.runners.backend.BackendBase and declare its capabilities",
+        )
+    if not capabilities_of(be).supports(kind):
+        raise not_supported(be, kind)
+    if kind == "generate" and o.settings.prompt_format not in capabilities_of(be).formats:
+        raise BiaskitError(
+            "E313",
+            f"the {be.name} backend has no {o.settings.prompt_format} prompt format",
+            value=o.settings.prompt_format,
+            options=list(capabilities_of(be).formats),
         )
     return be
 
@@ -316,24 +297,23 @@ def _backend_for(kind: str, o: _RunOptions, cluster: Any) -> Any:
 def _generation_config(kind: str, settings: Any, be: Any) -> dict:
     """The run's settings as recorded in every row (``generation_config``) and the manifest."""
     gen_config = {"kind": kind, **settings.as_config()}
-    task = be.describe().get("task") if hasattr(be, "describe") else None
-    if kind == "likelihood" and task == "masked":
+    described = be.describe()
+    if kind == "likelihood" and described.get("task") == "masked":
         gen_config["scored"] = "pseudo-log-likelihood: every non-special token, masked one at a time"
-    elif kind == "likelihood" and getattr(be, "bos_policy", None) is not None:
+    elif kind == "likelihood":
         b = be.bos_policy(settings)
         gen_config["bos_token_id"] = b
         gen_config["scored"] = "all text tokens after a BOS" if b is not None else "all tokens but the first (context only)"
-    if hasattr(be, "describe"):
-        gen_config.update({k: v for k, v in be.describe().items() if k in ("dtype", "task", "chat_endpoint")})
-    if getattr(settings, "do_sample", False):
+    gen_config.update({k: v for k, v in described.items() if k in ("dtype", "task", "chat_endpoint")})
+    if kind == "generate" and settings.do_sample:
         gen_config["seeding"] = "per row: sha256(seed, prompt_id, sample_index)"
     return gen_config
 
 
-def _run_id(kind: str, o: _RunOptions, be: Any, t: pa.Table) -> _RunId:
+def _run_id(kind: str, o: _Run, be: Any, t: pa.Table) -> _RunId:
     gen_config = _generation_config(kind, o.settings, be)
-    run_seed = int(o.seed if o.seed is not None else getattr(o.settings, "seed", 0) or 0)
-    revision = getattr(be, "revision", None)
+    run_seed = o.seed
+    revision = be.revision
     source = {
         "kind": kind,
         "model": o.model,
@@ -343,7 +323,7 @@ def _run_id(kind: str, o: _RunOptions, be: Any, t: pa.Table) -> _RunId:
         "seed": run_seed,
         "prompt_ids": _fingerprint({"ids": t.column("prompt_id").to_pylist(), "text": t.column("text").to_pylist()}),
     }
-    endpoint = be.describe().get("base_url") if hasattr(be, "describe") else None
+    endpoint = be.describe().get("base_url")
     if endpoint:
         # a resume against another server would merge the rows of two servers: the endpoint is part of the run
         # (the public URL: no user info, credential query values as ***)
@@ -351,7 +331,7 @@ def _run_id(kind: str, o: _RunOptions, be: Any, t: pa.Table) -> _RunId:
     return _RunId(gen_config, run_seed, revision, source, _fingerprint(source))
 
 
-def _work_units(kind: str, o: _RunOptions, t: pa.Table) -> _Work:
+def _work_units(kind: str, o: _Run, t: pa.Table) -> _Work:
     texts = t.column("text").to_pylist()
     ids = [str(x) for x in t.column("prompt_id").to_pylist()]
     spans = t.column(o.span_column).to_pylist() if o.span_column else [None] * t.num_rows
@@ -370,7 +350,7 @@ def _work_units(kind: str, o: _RunOptions, t: pa.Table) -> _Work:
     return _Work(ids, units, null_span, empty)
 
 
-def _resume(o: _RunOptions, rid: _RunId, work: _Work) -> _Resume:
+def _resume(o: _Run, rid: _RunId, work: _Work) -> _Resume:
     """Open ``<out>.parts/`` for this run: start over (``overwrite``), retry the error rows of a finished output,
     or resume the shards of a killed run with the same fingerprint (E063 for another run's files)."""
     if o.out is None:
@@ -398,7 +378,7 @@ def _resume(o: _RunOptions, rid: _RunId, work: _Work) -> _Resume:
     return res
 
 
-def _reopen_finished(out_p: Path, state: Path, o: _RunOptions, rid: _RunId, work: _Work) -> _Resume:
+def _reopen_finished(out_p: Path, state: Path, o: _Run, rid: _RunId, work: _Work) -> _Resume:
     """A finished output of this run: nothing to do, or its error rows to run again (the other rows are kept)."""
     from biaskit.io import ShardedWriter, read_manifest, read_table, write_json_atomic
 
@@ -451,6 +431,7 @@ class _Sink:
         self.t, self.base, self.writer = t, base, writer
         self.schema = _output_schema()
         self.acc: list[pa.Table] = []
+        self.cached_truncated = 0  # prompts answered by the cache that were cut to fit the context
 
     def emit(self, results: list[dict]) -> None:
         """Write one batch: the prompt rows with the output columns (run facts + the backend's results)."""
@@ -494,8 +475,9 @@ class _Sink:
         return drop_duplicate_keys(merged, _ROW_KEY)
 
 
-def _run_units(kind: str, o: _RunOptions, be: Any, cluster: Any, bs: int | None, work: _Work, res: _Resume, sink: _Sink) -> int:
-    """Run the units not done yet (error rows first for prompts that cannot run); returns how many ran again."""
+def _run_units(kind: str, o: _Run, be: Any, cluster: Any, bs: int | None, work: _Work, res: _Resume, sink: _Sink, ucache: UnitCache | None) -> int:
+    """Run the units not done yet (error rows first for prompts that cannot run, then the units the cache
+    answers); returns how many ran again."""
     pending = [u for u in work.units if (u.prompt_id, u.sample_index) not in res.done]
     early = [u for u in pending if work.is_early(u)]
     pending = [u for u in pending if not work.is_early(u)]
@@ -505,6 +487,11 @@ def _run_units(kind: str, o: _RunOptions, be: Any, cluster: Any, bs: int | None,
     if early:
         why = f"{o.span_column} is null: no span to score"
         sink.emit([{"_unit": u, "truncated": False, "error": work.empty.get(u.row) or why} for u in early])
+    if ucache is not None and pending:
+        cached, pending = ucache.lookup(pending)
+        if cached:
+            sink.emit(cached)
+            sink.cached_truncated = len({(r["_unit"].row, r["_unit"].sample_index) for r in cached if r.get("truncated")})
     try:
         if pending:
             with ProgressBar(len(pending), desc=f"{_DESC[kind]} ({o.model})", disable=True if o.progress is False else None) as bar:
@@ -518,6 +505,8 @@ def _run_units(kind: str, o: _RunOptions, be: Any, cluster: Any, bs: int | None,
                     if not results:
                         continue
                     sink.emit(results)
+                    if ucache is not None:
+                        ucache.store(results)
                     bar.advance(len({(r["_unit"].row, r["_unit"].sample_index) for r in results}))
     except BaseException:
         if res.writer is not None and not res.writer.shards():  # nothing to resume: leave no stale run state behind
@@ -526,7 +515,7 @@ def _run_units(kind: str, o: _RunOptions, be: Any, cluster: Any, bs: int | None,
     return retried
 
 
-def _manifest(kind: str, o: _RunOptions, be: Any, cluster: Any, rid: _RunId, inputs: list[str], bs: int | None, counts: dict) -> dict:
+def _manifest(kind: str, o: _Run, be: Any, cluster: Any, rid: _RunId, inputs: list[str], bs: int | None, counts: dict) -> dict:
     """The output's manifest: run config (with the fingerprint), model facts, row counts and the engine."""
     from biaskit.manifest import new_manifest
 
@@ -546,9 +535,9 @@ def _manifest(kind: str, o: _RunOptions, be: Any, cluster: Any, rid: _RunId, inp
             **_fill_facts(kind, rid.config),
         },
         extra={
-            "model": {"id": o.model, "revision": rid.revision, **(be.describe() if hasattr(be, "describe") else {})},
+            "model": {"id": o.model, "revision": rid.revision, **be.describe()},
             **counts,
-            "batch_sizes_used": sorted(set(getattr(be, "batch_sizes_used", []))),
+            "batch_sizes_used": sorted(set(be.batch_sizes_used)),
             "engine": cluster.facts if cluster is not None else {"engine": "local"},
         },
     )
@@ -617,181 +606,6 @@ def _done_units(writer, with_failed: bool = False):
             (failed if e is not None else done).add(key)
     # a unit that failed once and later succeeded is done; one that only failed is retried
     return (done, failed - done) if with_failed else done
-
-
-def generate(
-    prompts: Any,
-    *,
-    model: str,
-    backend: str = "hf",
-    out: str | Path | None = None,
-    batch_size: int | str | None = None,
-    seed: int = 0,
-    max_new_tokens: int = 20,
-    do_sample: bool = False,
-    temperature: float = 1.0,
-    top_k: int | None = None,
-    top_p: float | None = None,
-    repetition_penalty: float | None = None,
-    num_return_sequences: int = 1,
-    first_sentence: bool = False,
-    chat: bool = False,
-    strip_trailing_space: bool = True,
-    device: str | None = "auto",
-    dtype: str | None = "auto",
-    overwrite: bool = False,
-    limit: int | None = None,
-    backend_options: dict | None = None,
-    progress: bool | None = None,
-    retry_errors: bool = True,
-    engine: Any = None,
-) -> pa.Table:
-    """Continue every prompt: one row per (prompt, sample) with ``continuation`` (prompt stripped) and ``full_text``.
-
-    Greedy by default; ``do_sample=True`` samples with ``temperature``/``top_k``/``top_p`` from a per-row
-    generator seeded by (seed, prompt_id, sample_index), so outputs do not depend on ``batch_size`` or the
-    prompt order. ``engine="ray"`` (or an :class:`~biaskit.evaluate.engine.EngineSpec`) runs the model on a Ray
-    actor pool with the same result. ``first_sentence`` cuts each continuation after its first sentence. Trailing spaces of a
-    prompt (BOLD prompts end in one) are cut before tokenising and the continuation's first space is dropped,
-    so ``text + continuation`` reads right (``strip_trailing_space=False`` feeds the prompt as it is). ``out`` makes the run
-    resumable (shards in ``<out>.parts/``); rerunning a finished run runs again exactly the rows that ended in
-    an error (``retry_errors=False`` leaves them). Prompts longer than the model context are cut from the left
-    (``truncated=True``).
-    """
-    s = GenerationSettings(
-        max_new_tokens=max_new_tokens,
-        do_sample=do_sample,
-        temperature=temperature,
-        top_k=top_k,
-        top_p=top_p,
-        repetition_penalty=repetition_penalty,
-        num_return_sequences=num_return_sequences,
-        first_sentence=first_sentence,
-        chat=chat,
-        strip_trailing_space=strip_trailing_space,
-        seed=seed,
-    )
-    s.check()
-    opts = {"device": device, "dtype": dtype, "task": "causal", **(backend_options or {})}
-    return run(
-        "generate",
-        prompts,
-        model=model,
-        settings=s,
-        backend=backend,
-        out=out,
-        batch_size=batch_size,
-        overwrite=overwrite,
-        limit=limit,
-        backend_options=opts,
-        seed=seed,
-        progress=progress,
-        retry_errors=retry_errors,
-        engine=engine,
-    )
-
-
-def fill_mask(
-    prompts: Any,
-    *,
-    model: str,
-    backend: str = "hf",
-    out: str | Path | None = None,
-    batch_size: int | str | None = None,
-    top_k: int = 10,
-    whole_word: bool = False,
-    targets: list[str] | None = None,
-    device: str | None = "auto",
-    dtype: str | None = "auto",
-    overwrite: bool = False,
-    limit: int | None = None,
-    backend_options: dict | None = None,
-    progress: bool | None = None,
-    max_subwords: int = 1,
-    beam_size: int | None = None,
-    pll: str = "original",
-    retry_errors: bool = True,
-    engine: Any = None,
-) -> pa.Table:
-    """Top-k fill-ins of each prompt's single mask slot (``<mask>`` or ``[MASK]``): ``top_k`` rows per prompt.
-
-    Rows carry ``token`` (the predicted word), ``token_score`` (its probability), ``rank`` (1-based) and
-    ``full_text`` (the template with the slot filled). ``whole_word`` keeps only word-initial, alphabetic
-    vocabulary entries (no ``##`` continuation pieces, punctuation or special tokens). A prompt without a mask
-    or with several gives one row with an error.
-
-    ``max_subwords=N`` (> 1) proposes whole words of 1..N subword tokens instead (needed for languages whose
-    words are several pieces, e.g. Czech or Polish): beam search (``beam_size`` per length) fills N mask tokens,
-    only whole words are kept, and all lengths are ranked together by pseudo-log-likelihood (``fill_pll``,
-    ``pll="original"`` or ``"word_l2r"``); ``n_subwords`` says how many pieces each fill-in has. Every row has
-    ``n_subwords`` and ``fill_pll`` (log ``token_score`` for single-token fill-ins).
-    """
-    s = FillMaskSettings(top_k=top_k, whole_word=whole_word, targets=targets, max_subwords=max_subwords, beam_size=beam_size, pll=pll)
-    s.check()
-    opts = {"device": device, "dtype": dtype, "task": "masked", **(backend_options or {})}
-    return run(
-        "fill_mask",
-        prompts,
-        model=model,
-        settings=s,
-        backend=backend,
-        out=out,
-        batch_size=batch_size,
-        overwrite=overwrite,
-        limit=limit,
-        backend_options=opts,
-        seed=0,
-        progress=progress,
-        retry_errors=retry_errors,
-        engine=engine,
-    )
-
-
-def likelihood(
-    prompts: Any,
-    *,
-    model: str,
-    backend: str = "hf",
-    out: str | Path | None = None,
-    batch_size: int | str | None = None,
-    add_bos: bool | None = None,
-    span_column: str | None = None,
-    device: str | None = "auto",
-    dtype: str | None = "auto",
-    overwrite: bool = False,
-    limit: int | None = None,
-    backend_options: dict | None = None,
-    progress: bool | None = None,
-    retry_errors: bool = True,
-    engine: Any = None,
-) -> pa.Table:
-    """Per-sentence mean negative log-likelihood (nats/token), perplexity and number of scored tokens.
-
-    Causal LMs: every text token is scored given the ones before it; the BOS position is never scored
-    (``add_bos=None`` does what the tokenizer does by default; ``True`` puts BOS (or EOS, GPT-2 style) before
-    each sentence so the first word is scored too; ``False`` leaves the first token as context only).
-    Masked LMs: pseudo-log-likelihood (mask one token at a time). ``span_column`` (e.g. ``descriptor``)
-    scores only the tokens overlapping that column's text inside the sentence.
-    """
-    s = LikelihoodSettings(add_bos=add_bos, span_column=span_column)
-    opts = {"device": device, "dtype": dtype, "task": "auto", **(backend_options or {})}
-    return run(
-        "likelihood",
-        prompts,
-        model=model,
-        settings=s,
-        backend=backend,
-        out=out,
-        batch_size=batch_size,
-        overwrite=overwrite,
-        limit=limit,
-        backend_options=opts,
-        span_column=span_column,
-        seed=0,
-        progress=progress,
-        retry_errors=retry_errors,
-        engine=engine,
-    )
 
 
 def _fill_facts(kind: str, gen_config: dict) -> dict:

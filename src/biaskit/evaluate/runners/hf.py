@@ -30,7 +30,8 @@ from biaskit.evaluate.runners._hf_base import AUTO_TOKENS as AUTO_TOKENS
 from biaskit.evaluate.runners._hf_base import _torch, _transformers
 from biaskit.evaluate.runners._hf_fill import HFFill
 from biaskit.evaluate.runners._hf_likelihood import HFLikelihood
-from biaskit.evaluate.runners.common import GenerationSettings, Unit, derive_seed, join_continuation, model_prompt
+from biaskit.evaluate.runners.backend import BackendBase, Capabilities
+from biaskit.evaluate.runners.common import GenerationSettings, Unit, chat_messages, derive_seed, join_continuation, model_prompt
 from biaskit.log import get_logger
 
 log = get_logger("runners.hf")
@@ -348,7 +349,7 @@ class PerRowSampler:
         return out
 
 
-class HFBackend(HFLikelihood, HFFill):
+class HFBackend(HFLikelihood, HFFill, BackendBase):
     """Runs prompts through a transformers model (see module docs).
 
     Loading and generation live here; ``likelihood`` comes from :class:`~._hf_likelihood.HFLikelihood`,
@@ -356,6 +357,7 @@ class HFBackend(HFLikelihood, HFFill):
     """
 
     name = "hf"
+    capabilities = Capabilities(kinds=("generate", "fill_mask", "likelihood"), options=("device", "dtype", "revision", "trust_remote_code", "task"))
 
     def __init__(
         self,
@@ -366,9 +368,9 @@ class HFBackend(HFLikelihood, HFFill):
         revision: str | None = None,
         trust_remote_code: bool = False,
         task: str = "auto",
-        **_: Any,
     ) -> None:
         self.spec = model
+        self.hub_revision = revision
         self.lm = load(model, task=task, device=device, dtype=dtype, revision=revision, trust_remote_code=trust_remote_code)
         self.batch_sizes_used: list[int] = []
         self.truncated_count = 0
@@ -388,19 +390,25 @@ class HFBackend(HFLikelihood, HFFill):
             "context_length": self.lm.context_length,
         }
 
+    def cache_identity(self) -> dict[str, Any] | None:
+        """The model (weights sha256 / Hub commit), tokenizer and chat template, device and dtype (see :mod:`.cache`)."""
+        from biaskit.evaluate.runners.cache import hf_identity
+
+        return hf_identity(self)
+
     # ------------------------------------------------------------------ generate
-    def _prompt_text(self, text: str, chat: bool) -> tuple[str, bool]:
+    def _prompt_text(self, text: str, s: GenerationSettings) -> tuple[str, bool]:
         tok = self.lm.tokenizer
-        if not chat:
+        if not s.chat:
             return text, True
         if not getattr(tok, "chat_template", None):
             raise BiaskitError(
                 "E062",
-                "--chat needs a tokenizer with a chat template",
+                "--format chat needs a tokenizer with a chat template",
                 value=self.spec,
-                fix="drop --chat for a base model, or use an instruction-tuned model",
+                fix="use --format raw for a base model, or an instruction-tuned model",
             )
-        return tok.apply_chat_template([{"role": "user", "content": text}], add_generation_prompt=True, tokenize=False), False
+        return tok.apply_chat_template(chat_messages(text, s), add_generation_prompt=True, tokenize=False), False
 
     def generate(self, units: Sequence[Unit], s: GenerationSettings, batch_size: int | None) -> Iterator[list[dict]]:
         lm, tok, model = self.lm, self.lm.tokenizer, self.lm.model
@@ -446,7 +454,7 @@ class HFBackend(HFLikelihood, HFFill):
         pre: list[dict] = []
         for u in units:
             sent, stripped = model_prompt(u.text, s)
-            text, add_special = self._prompt_text(sent, s.chat)
+            text, add_special = self._prompt_text(sent, s)
             x = tok(text, add_special_tokens=add_special)["input_ids"]
             info: dict[str, Any] = {"truncated": False, "error": None, "sent": sent, "stripped": stripped}
             if len(x) > limit:

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from biaskit.evaluate.engine import RayCluster
+from biaskit.evaluate.runners.backend import BackendBase, Capabilities, capabilities_of
 
 
 def describe_backend(kind: str, backend: str, model: str, options: dict[str, Any], settings: Any) -> dict[str, Any]:
@@ -18,36 +19,41 @@ def describe_backend(kind: str, backend: str, model: str, options: dict[str, Any
     from biaskit.evaluate.runners.builtin import make_backend
 
     be = make_backend(backend, model, options)
+    caps = capabilities_of(be)
     info = {
         "name": be.name,
-        "revision": getattr(be, "revision", None),
-        "describe": be.describe() if hasattr(be, "describe") else None,
-        "methods": [m for m in ("generate", "fill_mask", "likelihood") if hasattr(be, m)],
-        "bos": None,
+        "revision": be.revision,
+        "describe": be.describe(),
+        "capabilities": (caps.kinds, caps.options, caps.formats),
+        "bos": be.bos_policy(settings) if kind == "likelihood" and caps.supports("likelihood") else None,
+        "cache_identity": be.cache_identity(),
     }
-    if kind == "likelihood" and getattr(be, "bos_policy", None) is not None:
-        info["bos"] = be.bos_policy(settings)
-        info["has_bos_policy"] = True
     return info
 
 
-class RemoteBackend:
-    """Driver-side stand-in for a backend that lives on the Ray actors (no model in the driver)."""
+class RemoteBackend(BackendBase):
+    """Driver-side stand-in for a backend that lives on the Ray actors (no model in the driver): it knows the
+    actors' backend's name, revision, description, capabilities, BOS policy and cache identity."""
 
     def __init__(self, info: dict[str, Any]) -> None:
         self.name = info["name"]
         self.revision = info["revision"]
         self._describe = info["describe"]
         self._bos = info.get("bos")
+        self._identity = info.get("cache_identity")
         self.truncated_count = 0
         self.batch_sizes_used: list[int] = []
-        if info.get("has_bos_policy"):
-            self.bos_policy = lambda _s: self._bos
-        for m in info["methods"]:
-            setattr(self, m, True)  # only hasattr() is asked of these
+        kinds, options, formats = info["capabilities"]
+        self.capabilities = Capabilities(kinds=tuple(kinds), options=tuple(options), formats=tuple(formats))  # type: ignore[misc]
 
     def describe(self) -> dict[str, Any]:
         return dict(self._describe or {})
+
+    def bos_policy(self, s: Any) -> int | None:
+        return self._bos
+
+    def cache_identity(self) -> dict[str, Any] | None:
+        return self._identity
 
 
 class RunnerActor:

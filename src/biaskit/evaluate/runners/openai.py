@@ -38,7 +38,17 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.runners.common import GenerationSettings, LikelihoodSettings, Unit, derive_seed, find_span, join_continuation, model_prompt
+from biaskit.evaluate.runners.backend import BackendBase, Capabilities
+from biaskit.evaluate.runners.common import (
+    GenerationSettings,
+    LikelihoodSettings,
+    Unit,
+    chat_messages,
+    derive_seed,
+    find_span,
+    join_continuation,
+    model_prompt,
+)
 from biaskit.log import get_logger
 
 log = get_logger("runners.openai")
@@ -55,10 +65,26 @@ class EndpointError(Exception):
         self.retryable = retryable
 
 
-class OpenAIBackend:
+class OpenAIBackend(BackendBase):
     """Client for an OpenAI-compatible completions endpoint (see module docs)."""
 
     name = "openai"
+    capabilities = Capabilities(
+        kinds=("generate", "likelihood"),
+        options=(
+            "base_url",
+            "api_key_env",
+            "timeout",
+            "max_retries",
+            "backoff",
+            "max_backoff",
+            "concurrency",
+            "extra_body",
+            "allow_redirects",
+            "model_revision",
+            "task",
+        ),
+    )
 
     def __init__(
         self,
@@ -74,7 +100,8 @@ class OpenAIBackend:
         extra_body: dict | None = None,
         allow_redirects: bool = False,
         served_model: str | None = None,
-        **_: Any,
+        model_revision: str | None = None,
+        task: str = "auto",
     ) -> None:
         from biaskit.secrets import public_url, register_secret
 
@@ -122,8 +149,15 @@ class OpenAIBackend:
         self.truncated_count = 0
         self.batch_sizes_used: list[int] = []
         self._http = None
+        #: the served model's revision as the user names it (--model-revision): recorded, and part of the cache key
+        self.model_revision = model_revision
+        self.revision = model_revision
 
-    revision = None
+    def cache_identity(self) -> dict[str, Any] | None:
+        """The model id and revision the server reports (``/v1/models``) and ``--model-revision`` (see :mod:`.cache`)."""
+        from biaskit.evaluate.runners.cache import server_identity
+
+        return server_identity(self)
 
     def describe(self) -> dict[str, Any]:
         d = {"backend": "openai", "base_url": self.base_url, "timeout_s": self.timeout, "max_retries": self.max_retries}
@@ -221,7 +255,7 @@ class OpenAIBackend:
             fail = {"_unit": u, "continuation": None, "full_text": None, "truncated": False}
             try:
                 if s.chat:
-                    body["messages"] = [{"role": "user", "content": u.text}]
+                    body["messages"] = chat_messages(u.text, s)
                     resp = self._post("/chat/completions", body)
                     text = _choice(resp, body["n"])["message"]["content"]
                 else:

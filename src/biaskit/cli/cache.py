@@ -1,0 +1,41 @@
+"""``biaskit cache info`` and ``biaskit cache clear``: the response cache folder of ``--cache DIR``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def info(cache_dir: Path = typer.Argument(..., help="The folder given as --cache to generate, likelihood, fill-mask or score.")) -> None:
+    """Show what a response cache holds: entries per kind of answer, remembered weight hashes and its size.
+
+    Example: biaskit cache info runs/cache
+    """
+    from biaskit.evaluate.cache import ResponseCache
+
+    facts = ResponseCache(cache_dir, create=False).info()
+    typer.echo(f"{facts['path']}: {facts['entries']} cached answers, {facts['weight_hashes']} remembered weight-file hashes, {facts['bytes']} bytes")
+    for kind, n in facts["kinds"].items():
+        typer.echo(f"  {kind}: {n}")
+
+
+def clear(cache_dir: Path = typer.Argument(..., help="The folder given as --cache.")) -> None:
+    """Delete every cached answer and remembered weight hash of a response cache (the folder stays).
+
+    Example: biaskit cache clear runs/cache
+    """
+    from biaskit.evaluate.cache import ResponseCache
+
+    n = ResponseCache(cache_dir, create=False).clear()
+    typer.echo(f"cleared {n} cached answers from {cache_dir}")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``biaskit cache info|clear`` to the root app."""
+    cache_app = typer.Typer(
+        name="cache", help="The response cache of --cache DIR.", no_args_is_help=True, add_completion=False, rich_markup_mode="rich"
+    )
+    app.add_typer(cache_app, name="cache")
+    cache_app.command("info")(info)
+    cache_app.command("clear")(clear)

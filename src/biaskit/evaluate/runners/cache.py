@@ -1,0 +1,139 @@
+"""The response cache on the runner side: what identifies a backend's model, and the run loop's lookups.
+
+The store and the key are :mod:`biaskit.evaluate.cache`. A backend says what identifies its answers with
+``cache_identity()`` (:class:`~.backend.Backend`):
+
+- hf: ``model`` = ``sha256:`` over the weight files of a local model (each file's sha256 remembered by path,
+  size, mtime, ctime and inode in the cache, so it is computed once), or ``hub:<id>@<commit>`` for a Hub model;
+  ``tokenizer`` = the sha256 of the tokenizer (its vocabulary and merges, special tokens and settings) and its
+  chat template; ``device`` and ``dtype``;
+- openai: the model id and revision the server reports in ``/v1/models`` (with its ``root``/``meta`` facts:
+  llama.cpp reports the GGUF's size and parameter count there) and ``--model-revision``. The base URL is not
+  part of it (the same served model behind another address is the same model); ``created`` is not either
+  (vLLM reports the time of the request).
+
+:class:`UnitCache` turns a run's units into keys (the identity, the kind, the run's ``generation_config`` and
+seed, and the unit's prompt text, span, prompt id and sample index), answers the units found, and stores the
+units the backend ran without an error. None of these parts is written to the output or its manifest: the key is
+a hash, and the manifest records only ``cache: {"hits", "misses", "path"}``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from biaskit.evaluate.cache import ResponseCache, cache_key, tokenizer_hash, weights_identity
+from biaskit.log import get_logger
+
+log = get_logger("runners.cache")
+
+
+def hf_identity(be: Any, cache: ResponseCache | None = None) -> dict[str, Any] | None:
+    """The cache identity of an :class:`~.hf.HFBackend` (see the module docs); None when a Hub model's commit is
+    unknown (then nothing is cached)."""
+    lm = be.lm
+    if lm.extra.get("origin") == "hub":
+        commit = getattr(lm.model.config, "_commit_hash", None)
+        if not commit:
+            log.warning("the response cache is not used for %s: its Hub commit is unknown", be.spec)
+            return None
+        model = f"hub:{be.spec}@{commit}"
+    else:
+        model = {"weights": ("pending", lm.source)}  # hashed by UnitCache with the cache's memo of file hashes
+    return {"model": model, "tokenizer": tokenizer_hash(lm.tokenizer), "device": lm.device, "dtype": lm.dtype, "task": lm.task}
+
+
+def server_identity(be: Any) -> dict[str, Any] | None:
+    """The cache identity of an :class:`~.openai.OpenAIBackend`: what ``/v1/models`` says of ``be.model`` and
+    ``--model-revision``. A server that does not list the model is identified by the name alone, with a warning."""
+    listed = _listed_model(be)
+    if listed is None:
+        log.warning("the endpoint does not list model %r in /v1/models; the cache keys it by its name and --model-revision only", be.model)
+    facts = {k: listed.get(k) for k in ("id", "root", "revision", "parent", "meta", "max_model_len", "owned_by")} if listed else {}
+    return {"model": {"name": be.model, "server": facts, "model_revision": be.model_revision}}
+
+
+def _listed_model(be: Any) -> dict | None:
+    """The entry of ``/v1/models`` whose id is the run's model (the only one when the server serves one)."""
+    from biaskit.net import HttpError
+
+    try:
+        r = be._client().request("GET", be.url("/models"), what="/models", headers=be._headers())
+        data = json.loads(r.content.decode("utf-8")).get("data") if 200 <= r.status_code < 300 else None
+    except (HttpError, ValueError, AttributeError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, list):
+        return None
+    entries = [d for d in data if isinstance(d, dict)]
+    same = [d for d in entries if d.get("id") == be.model]
+    if same:
+        return same[0]
+    return entries[0] if len(entries) == 1 else None
+
+
+def resolve_identity(identity: dict[str, Any] | None, cache: ResponseCache) -> dict[str, Any] | None:
+    """``identity`` with a local model's weights replaced by their sha256 (the cache remembers file hashes); None
+    when the weights are not on this machine (a remote Ray cluster's actors loaded them)."""
+    model = (identity or {}).get("model")
+    if isinstance(model, dict) and isinstance(model.get("weights"), (tuple, list)):
+        src = Path(model["weights"][1])
+        if not src.exists():
+            log.warning("the response cache is not used: the model weights are not on this machine to be hashed")
+            return None
+        return {**identity, "model": weights_identity(src, cache)}
+    return identity
+
+
+class UnitCache:
+    """The cache of one run: a key per unit, lookups and stores (see the module docs)."""
+
+    def __init__(self, cache: ResponseCache, kind: str, backend: str, identity: dict[str, Any], config: dict, seed: int) -> None:
+        self.cache, self.kind = cache, kind
+        self.base = {"backend": backend, "identity": identity, "kind": kind, "config": config, "seed": seed}
+        self.keys: dict[tuple[int, int], str] = {}
+
+    @classmethod
+    def for_run(cls, cache: ResponseCache | None, kind: str, be: Any, config: dict, seed: int) -> UnitCache | None:
+        """The run's unit cache, or None without a cache or when the backend's answers cannot be keyed safely."""
+        if cache is None:
+            return None
+        identity = resolve_identity(be.cache_identity(), cache)
+        if identity is None:
+            return None
+        return cls(cache, kind, be.name, identity, config, seed)
+
+    def key(self, u: Any) -> str:
+        k = self.keys.get((u.row, u.sample_index))
+        if k is None:
+            unit = {"text": u.text, "span": u.span, "prompt_id": u.prompt_id, "sample_index": u.sample_index}
+            k = self.keys[(u.row, u.sample_index)] = cache_key({**self.base, "unit": unit})
+        return k
+
+    def lookup(self, units: Sequence[Any]) -> tuple[list[dict], list[Any]]:
+        """(result rows of the units found, units to run); hits and misses are counted in output rows."""
+        found = self.cache.get_many([self.key(u) for u in units], count=False)
+        rows: list[dict] = []
+        todo: list[Any] = []
+        for u in units:
+            value = found.get(self.key(u))
+            if value is None:
+                todo.append(u)
+                continue
+            rows.extend({"_unit": u, **r} for r in value)
+        self.cache.count(hits=len(rows))
+        return rows, todo
+
+    def store(self, results: list[dict]) -> None:
+        """Store the units of ``results`` whose rows all have no error (a failed call is run again next time)."""
+        by_unit: dict[tuple[int, int], list[dict]] = {}
+        units: dict[tuple[int, int], Any] = {}
+        for r in results:
+            u = r["_unit"]
+            by_unit.setdefault((u.row, u.sample_index), []).append({k: v for k, v in r.items() if k != "_unit"})
+            units[(u.row, u.sample_index)] = u
+        self.cache.count(misses=len(results))
+        ok = {self.key(units[k]): rows for k, rows in by_unit.items() if all(r.get("error") is None for r in rows)}
+        self.cache.put_many(ok, kind=self.kind)
