@@ -97,6 +97,12 @@ CATALOGUE: dict[str, str] = {
     "E254": "not a labels table",
     "E255": "per-group validation input error",
     "E256": "round plan error",
+    "E320": "judge task error (task file, labels, instruction)",
+    "E321": "judge option-order error",
+    "E322": "judge model has no chat template",
+    "E323": "judge label tokens cannot tell the labels apart",
+    "E324": "judge parameter error",
+    "E325": "judge report input error",
 }
 
 
