@@ -213,8 +213,15 @@ def _tiny_gpt2(tok, seed: int):
 
 
 @pytest.fixture(scope="session")
-def tiny_judge(tmp_path_factory):
-    """Folder with a random-initialised 2-layer GPT-2 (context 512) and a byte-level BPE tokenizer with a chat template."""
+def tiny_judge(judge_model_dir):
+    """The tiny chat judge for the judge's own tests (marks them slow: they load and run it many times)."""
+    return judge_model_dir
+
+
+@pytest.fixture(scope="session")
+def judge_model_dir(tmp_path_factory):
+    """Folder with a random-initialised 2-layer GPT-2 (context 512) and a byte-level BPE tokenizer with a chat
+    template (built in well under a second; the metric contract test uses it directly)."""
     import torch
 
     torch.set_num_threads(1)

@@ -11,7 +11,8 @@ paraphrased instructions (``judge_prompt_flip``); the ``judge_p_<label>`` column
 restricted distributions over all these prompts, and ``judge_label`` their argmax (ties: the task's first
 label). ``repeats=R`` (R >= 2) draws R sampled answers to the task's own prompt (``judge_retest``: all R drew
 the same label). Columns: ``judge_label``, ``judge_p_<label>`` (sum to 1), ``judge_score`` (ordinal tasks: the
-expected position on [-1, 1] of the ordinal labels), ``judge_flip``, ``judge_prompt_flip``, ``judge_retest``,
+expected position on [-1, 1] of the ordinal labels), ``judge_flip`` (with ``orders`` > 1), ``judge_prompt_flip``
+(with ``instructions``), ``judge_retest`` (with ``repeats``),
 ``judge_prompt_sha256`` (the task and instructions, see :func:`.judge_tasks.prompt_sha256`), ``judge_prompt``
 (the rendered prompt of the task's own order), ``judge_tokens_in``, ``judge_tokens_out`` and ``judge_error``.
 """
@@ -66,6 +67,12 @@ class JudgeMetric(Metric):
         Param("device", "auto", "auto, cpu, cuda or mps (hf)"),
         Param("dtype", "auto", "auto, float32, float16 or bfloat16 (hf)"),
         Param("top_logprobs", 20, "top tokens the server returns per answer (openai; OpenAI allows at most 20)", "int"),
+        Param(
+            "token_match",
+            "prefix",
+            "openai: a top token counts for a label when it is a prefix of only that label (prefix) or the whole label (exact)",
+            choices=("prefix", "exact"),
+        ),
         Param("concurrency", 4, "requests in flight (openai)", "int"),
         Param("timeout", 60.0, "seconds per request (openai)", "float"),
         Param("max_retries", 4, "retries per request (openai)", "int"),
@@ -118,6 +125,7 @@ class JudgeMetric(Metric):
                 concurrency=c["concurrency"],
                 timeout=c["timeout"],
                 max_retries=c["max_retries"],
+                match=c["token_match"],
             ).load(self.task.labels)
         else:
             from biaskit.evaluate.metrics.judge_local import LocalJudge
@@ -140,7 +148,14 @@ class JudgeMetric(Metric):
             f[f"p_{lab}"] = pa.float64()
         if self.task.ordinal:
             f["score"] = pa.float64()
-        f.update({"flip": pa.bool_(), "prompt_flip": pa.bool_(), "retest": pa.bool_(), "prompt_sha256": pa.string()})
+        # the consistency columns exist only when measured (orders > 1, paraphrases given, repeats asked)
+        if len(self.orders) > 1:
+            f["flip"] = pa.bool_()
+        if len(self.prompts) > 1:
+            f["prompt_flip"] = pa.bool_()
+        if self.config["repeats"]:
+            f["retest"] = pa.bool_()
+        f["prompt_sha256"] = pa.string()
         if self.config["record_prompt"]:
             f["prompt"] = pa.string()
         f.update({"tokens_in": pa.int64(), "tokens_out": pa.int64()})

@@ -3,9 +3,11 @@
 Each prompt is one request ``{"messages": ..., "max_tokens": 1, "temperature": 0, "logprobs": true,
 "top_logprobs": N}``; the server applies its own chat template. The label log-probabilities are read from the
 reply's ``choices[0].logprobs.content[0].top_logprobs`` (a list of ``{"token": ..., "logprob": ...}``, the
-OpenAI shape that vLLM and llama.cpp's server also return). A listed token counts for a label when the token,
-without surrounding white space (NFC), is a non-empty prefix of exactly that one label (``" pos"`` and
-``"positive"`` both count for ``positive``; their probabilities add up); case matters, as in the local judge.
+OpenAI shape that vLLM and llama.cpp's server also return). With ``judge.token_match=prefix`` (default) a listed
+token counts for a label when the token, without surrounding white space (NFC), is a non-empty prefix of exactly
+that one label (``" pos"`` and ``"positive"`` both count for ``positive``; their probabilities add up: every way
+the answer can begin the label); ``exact``: only a token that is the whole label (what the local judge's
+``first`` scoring gives for labels that are single tokens). Case matters, as in the local judge.
 Only the first answer token is seen, so this is the ``first`` label scoring of the local judge.
 
 A label not among the top N gets probability 0 in the restricted distribution (its true probability is below
@@ -29,12 +31,13 @@ from biaskit.evaluate.metrics.judge_local import JudgeAnswer
 from biaskit.evaluate.metrics.judge_tasks import nfc
 
 
-def label_of_token(token: str, labels: Sequence[str]) -> str | None:
-    """The one label the answer token ``token`` begins (None when it begins none or several)."""
+def label_of_token(token: str, labels: Sequence[str], match: str = "prefix") -> str | None:
+    """The one label the answer token ``token`` begins (``match="prefix"``) or is (``"exact"``); None when it
+    begins none or several."""
     s = nfc(token).strip()
     if not s:
         return None
-    hits = [lab for lab in labels if lab.startswith(s)]
+    hits = [lab for lab in labels if (lab.startswith(s) if match == "prefix" else lab == s)]
     return hits[0] if len(hits) == 1 else None
 
 
@@ -60,11 +63,11 @@ def top_logprobs_of(reply: Any) -> tuple[list[dict] | None, str | None]:
     return tops, None
 
 
-def label_logprobs(tops: list[dict], labels: Sequence[str]) -> tuple[list[float] | None, str | None]:
+def label_logprobs(tops: list[dict], labels: Sequence[str], match: str = "prefix") -> tuple[list[float] | None, str | None]:
     """Unnormalised label log-probabilities from the top tokens (labels not listed: -inf); or (None, why)."""
     acc: dict[str, list[float]] = {lab: [] for lab in labels}
     for t in tops:
-        lab = label_of_token(t["token"], labels)
+        lab = label_of_token(t["token"], labels, match)
         if lab is not None and math.isfinite(float(t["logprob"])):
             acc[lab].append(float(t["logprob"]))
     if not any(acc.values()):
@@ -94,11 +97,12 @@ class ServerJudge:
         concurrency: int = 4,
         timeout: float = 60.0,
         max_retries: int = 4,
+        match: str = "prefix",
     ) -> None:
         from biaskit.evaluate.runners.openai import OpenAIBackend
 
         self.client = OpenAIBackend(model, base_url=base_url, api_key_env=api_key_env, timeout=timeout, max_retries=max_retries)
-        self.model, self.top_logprobs, self.concurrency = model, top_logprobs, concurrency
+        self.model, self.top_logprobs, self.concurrency, self.match = model, top_logprobs, concurrency, match
 
     def load(self, labels: Sequence[str]) -> ServerJudge:
         self.labels = list(labels)
@@ -110,6 +114,7 @@ class ServerJudge:
             "model": self.model,
             "top_logprobs": self.top_logprobs,
             "label_scoring": "first",
+            "token_match": self.match,
             "chat_template": "applied by the server",
         }
 
@@ -147,8 +152,8 @@ class ServerJudge:
         tops, why = top_logprobs_of(reply)
         logp = None
         if tops is not None:
-            logp, why = label_logprobs(tops, self.labels)
-        draws = [_content_label(r, self.labels) for r in replies[1:]]
+            logp, why = label_logprobs(tops, self.labels, self.match)
+        draws = [_content_label(r, self.labels, self.match) for r in replies[1:]]
         return JudgeAnswer(logp, draws, tokens_in=tin if usage_seen else None, tokens_out=tout if usage_seen else None, error=why)
 
     def answer_messages(
@@ -159,9 +164,9 @@ class ServerJudge:
             return list(pool.map(self._one, jobs))
 
 
-def _content_label(reply: Any, labels: Sequence[str]) -> str | None:
+def _content_label(reply: Any, labels: Sequence[str], match: str) -> str | None:
     try:
         content = reply["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
         return None
-    return label_of_token(content, labels) if isinstance(content, str) else None
+    return label_of_token(content, labels, match) if isinstance(content, str) else None
