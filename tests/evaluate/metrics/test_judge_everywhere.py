@@ -193,3 +193,32 @@ def test_wilson_and_kappa_bootstrap_intervals_hold_their_coverage():
         lo, hi = kappa_bootstrap_interval(cm, n_boot=400, seed=s)
         hits += lo <= true_k <= hi
     assert 0.90 <= hits / 300 <= 0.98
+
+
+def test_the_judge_as_a_train_classifier_baseline_on_the_same_split(tmp_path, tiny_judge):
+    import csv
+
+    from sklearn.metrics import accuracy_score, f1_score
+
+    from biaskit.evaluate.metrics import score_table
+    from biaskit.train.classifier import TrainConfig, labelled_data, train_classifier
+
+    words = {"positive": ["kind", "brilliant", "honest"], "negative": ["rude", "lazy", "cruel"], "neutral": ["tall", "quiet", "from Brno"]}
+    rows = [{"text": f"The person was {w} ({i}).", "label": lab} for lab, ws in words.items() for i in range(5) for w in ws]
+    data = labelled_data(pa.Table.from_pylist(rows), labels="negative,neutral,positive")
+    cfg = TrainConfig(split="0.6/0.2/0.2", runs=1, seed=0, baselines=("majority", "judge"), judge_params={"model": tiny_judge}, device="cpu")
+    res = train_classifier(data, tmp_path / "look", cfg, progress=False, finetune=False)
+    test = [int(r["row"]) for r in csv.DictReader((tmp_path / "look" / "split.csv").open()) if r["part"] == "test"]
+    # the reference: the judge metric on the test texts, with the data's labels as a stance task
+    t = score_table(
+        pa.table({"text": [data.texts[i] for i in test]}),
+        "judge",
+        text_column="text",
+        params={"judge": {"model": tiny_judge, "task": "stance:negative,neutral,positive"}},
+        progress=False,
+    )
+    pred = t.column("judge_label").to_pylist()
+    truth = [data.labels[data.y[i]] for i in test]
+    assert res.summary["judge"]["accuracy_mean"] == pytest.approx(accuracy_score(truth, pred))
+    assert res.summary["judge"]["macro_f1_mean"] == pytest.approx(f1_score(truth, pred, labels=data.labels, average="macro", zero_division=0))
+    assert "judge" in (tmp_path / "look" / "README.md").read_text()
