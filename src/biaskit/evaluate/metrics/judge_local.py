@@ -121,8 +121,10 @@ class LocalJudge:
                 out[i] = JudgeAnswer([float(v) for v in logp[j]], draws, tokens_in=tin, tokens_out=1)
         return [a for a in out if a is not None]
 
-    def _forward(self, seqs: list[list[int]]):
-        """Log-softmax (float64 numpy, shape rows x length x vocab) of left-padded ``seqs``."""
+    def _forward(self, seqs: list[list[int]], keep: int):
+        """Log-softmax (float64 numpy, rows x ``keep`` x vocab) at the last ``keep`` positions of left-padded
+        ``seqs`` (the LM head runs only there: ``logits_to_keep``; every other position would cost a vocabulary-wide
+        product for nothing)."""
         import torch
 
         L = max(len(q) for q in seqs)
@@ -135,28 +137,29 @@ class LocalJudge:
         pos = (att.cumsum(-1) - 1).clamp(min=0)
         dev = self.lm.model.device
         with torch.inference_mode():
-            logits = self.lm.model(input_ids=inp.to(dev), attention_mask=att.to(dev), position_ids=pos.to(dev)).logits
-        return torch.log_softmax(logits.float(), dim=-1).double().cpu().numpy()
+            out = self.lm.model(input_ids=inp.to(dev), attention_mask=att.to(dev), position_ids=pos.to(dev), logits_to_keep=keep)
+            logits = out.logits[:, -keep:, :]
+            return torch.log_softmax(logits.float(), dim=-1).double().cpu().numpy()
 
     def _score_batch(self, seqs: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
         """(label log-probabilities rows x labels, the next-token log-softmax after each prompt rows x vocab)."""
         if self.label_scoring == "first":
-            lsm = self._forward(seqs)[:, -1, :]
+            lsm = self._forward(seqs, 1)[:, -1, :]
             return lsm[:, [ids[0] for ids in self.label_ids]], lsm
         n_lab = len(self.label_ids)
-        full = [q + lab for q in seqs for lab in self.label_ids]
-        lsm = self._forward(full)
+        K = max(len(x) for x in self.label_ids) + 1
+        lsm = self._forward([q + lab for q in seqs for lab in self.label_ids], K)
         logp = np.zeros((len(seqs), n_lab))
         last = np.zeros((len(seqs), lsm.shape[-1]))
-        L = lsm.shape[1]
         for r in range(len(seqs)):
             for k, lab in enumerate(self.label_ids):
                 row = lsm[r * n_lab + k]
                 m = len(lab)
-                # the label's tokens sit at positions L-m .. L-1 and are predicted from positions L-m-1 .. L-2
-                logp[r, k] = sum(row[L - m - 1 + t, tok] for t, tok in enumerate(lab))
+                # kept positions are the last K; the label's tokens (the last m) are predicted from kept
+                # positions K-m-1 .. K-2
+                logp[r, k] = sum(row[K - m - 1 + t, tok] for t, tok in enumerate(lab))
                 if k == 0:
-                    last[r] = row[L - m - 1]
+                    last[r] = row[K - m - 1]
         return logp, last
 
     def _draws(self, lsm_last: np.ndarray, repeats: int, temperature: float, seed: int) -> list[str | None]:
