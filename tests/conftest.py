@@ -14,7 +14,18 @@ import pytest  # noqa: E402
 SERVER_FIXTURES = frozenset({"llama_server", "ls_server", "ray_cluster", "wiki", "openai_server"})
 #: fixtures that build or train models, run the demo or build a whole report (~40 CPU s): a test using one is `slow`
 SLOW_FIXTURES = frozenset(
-    {"full_report", "quick_demo", "tiny_causal", "tiny_masked", "tiny_morph_masked", "jigsaw_model", "hate_model", "regard_model"}
+    {
+        "full_report",
+        "quick_demo",
+        "tiny_causal",
+        "tiny_masked",
+        "tiny_morph_masked",
+        "jigsaw_model",
+        "hate_model",
+        "regard_model",
+        "tiny_judge",
+        "first_pick_judge",
+    }
 )
 #: test folders that are slow as a whole (classifier training)
 SLOW_DIRS = ("train",)

@@ -103,6 +103,12 @@ CATALOGUE: dict[str, str] = {
     "E312": "backend does not take this option",
     "E313": "invalid prompt format or system prompt",
     "E314": "response cache not available here",
+    "E320": "judge task error (task file, labels, instruction)",
+    "E321": "judge option-order error",
+    "E322": "judge model has no chat template",
+    "E323": "judge label tokens cannot tell the labels apart",
+    "E324": "judge parameter error",
+    "E325": "judge report input error",
 }
 
 

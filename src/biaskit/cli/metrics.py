@@ -34,6 +34,7 @@ def score(
     ray_batch_size: RayBatchSizeOpt = 64,
     ray_gpus: RayGpusOpt = None,
     ray_cpus: RayCpusOpt = 1.0,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the model cost estimate (tokens in/out) and stop; nothing is loaded or written."),
 ) -> None:
     """Add metric columns (<metric>_<field>, <metric>_error) to a table; rows are never dropped.
 
@@ -46,6 +47,8 @@ def score(
     Example (Ray, 2 classifier actors): biaskit score gens.parquet -m regard,toxicity --engine ray --ray-actors 2 --out scores.parquet
 
     Example (classifier answers cached for the next run): biaskit score gens.parquet -m regard --cache runs/cache --out scores.parquet
+
+    Example (an LLM judge, its token estimate first): biaskit score gens.parquet -m judge -p judge.model=smollm2-135m -p judge.orders=2 --dry-run --out judged.parquet
     """
     from biaskit.evaluate.cache import open_cache
     from biaskit.evaluate.metrics import parse_param_args, score_table
@@ -55,6 +58,8 @@ def score(
     params = parse_param_args(param or [])
     spec = engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus)
     t = read_table(table)
+    if dry_run:
+        return _dry_run(t, metrics, text_column, params)
     if "prompt_id" in t.column_names:
         from biaskit.schema import validate
 
@@ -71,13 +76,49 @@ def score(
         config={"metrics": metrics, "text_column": text_column, "params": params},
         inputs=[table],
         stage="scores",
-        extra={"metrics": [m.describe() for m in used], "engine": facts or {"engine": "local"}, **({"cache": store.stats()} if store else {})},
+        extra={
+            "metrics": [m.describe() for m in used],
+            "engine": facts or {"engine": "local"},
+            **({"cache": store.stats()} if store else {}),
+            **_cost(scored, used),
+        },
     )
     write_table(scored, out, stage="scores" if "prompt_id" in scored.column_names else None, manifest=manifest)
     typer.echo(f"scored {scored.num_rows} rows -> {out}")
     for m in used:
         err = scored.column(m.error_column).drop_null()
         typer.echo(f"  {m.name} v{m.version}: {scored.num_rows - len(err)} scored, {len(err)} with {m.error_column}")
+
+
+def _cost(scored, used) -> dict:
+    """``{"cost": {metric: tokens in/out, per row and in total}}`` for the manifest (empty when no metric spends tokens)."""
+    from biaskit.evaluate.metrics.cost import token_cost
+
+    c = token_cost(scored, used)
+    return {"cost": c} if c else {}
+
+
+def _dry_run(t, metrics: str, text_column: str, params: dict) -> None:
+    """Print each metric's cost estimate from the table's texts; builds the metrics without setting them up."""
+    from biaskit.errors import BiaskitError
+    from biaskit.evaluate.metrics import make_metric
+    from biaskit.evaluate.metrics.cost import estimate
+
+    names = [m.strip() for m in metrics.split(",") if m.strip()]
+    objs = [make_metric(n, text_column, params.get(n)) for n in names]
+    if text_column not in t.column_names:
+        raise BiaskitError("E001", f"the table has no text column {text_column!r}", value=sorted(t.column_names), fix="pass --text-column")
+    est = estimate(objs, t.column(text_column).to_pylist())
+    typer.echo(f"dry run: {t.num_rows} rows; nothing loaded, nothing written")
+    for n in names:
+        e = est.get(n)
+        if e is None:
+            typer.echo(f"  {n}: no model tokens")
+        else:
+            typer.echo(
+                f"  {n}: ~{e['tokens_in']} tokens in, ~{e['tokens_out']} out over {e['rows']} texts "
+                f"({e['prompts_per_row']} prompts per text; {e['method']})"
+            )
 
 
 def list_() -> None:

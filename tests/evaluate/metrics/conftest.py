@@ -173,3 +173,107 @@ def hurtlex_files(tmp_path):
 @pytest.fixture(autouse=True)
 def _cache(tmp_path, monkeypatch):
     monkeypatch.setenv("BIASKIT_CACHE", str(tmp_path / "cache"))
+
+
+# ---------------------------------------------------------------------------------------------- judge models
+
+#: the byte-level BPE tokenizer the runner tests train once and keep (tests/evaluate/runners/data)
+TINY_BPE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "runners", "data", "tiny_bpe.json")
+#: a chat template in the shape of the real ones (role markers, then the assistant's turn opened)
+CHAT_TEMPLATE = "{% for m in messages %}<|endoftext|>{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}assistant:"
+
+
+def _chat_tokenizer():
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_file(TINY_BPE),
+        bos_token="<|endoftext|>",
+        eos_token="<|endoftext|>",
+        unk_token="<|endoftext|>",
+        pad_token="<|endoftext|>",
+    )
+    tok.chat_template = CHAT_TEMPLATE
+    # whole-word tokens for the label words, as real vocabularies have them (the tiny BPE splits "neutral" and
+    # "negative" into letters that share a first token); "not" stays "no" + "t", so "no" / "not sure" share one
+    tok.add_tokens(["positive", "neutral", "negative", "yes", "no"])
+    return tok
+
+
+def _tiny_gpt2(tok, seed: int):
+    import torch
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(seed)
+    cfg = GPT2Config(
+        vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=512, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id
+    )
+    return GPT2LMHeadModel(cfg).eval()
+
+
+@pytest.fixture(scope="session")
+def tiny_judge(judge_model_dir):
+    """The tiny chat judge for the judge's own tests (marks them slow: they load and run it many times)."""
+    return judge_model_dir
+
+
+@pytest.fixture(scope="session")
+def judge_model_dir(tmp_path_factory):
+    """Folder with a random-initialised 2-layer GPT-2 (context 512) and a byte-level BPE tokenizer with a chat
+    template (built in well under a second; the metric contract test uses it directly)."""
+    import torch
+
+    torch.set_num_threads(1)
+    tok = _chat_tokenizer()
+    model = _tiny_gpt2(tok, seed=0)
+    d = tmp_path_factory.mktemp("tiny-judge")
+    model.save_pretrained(d)
+    tok.save_pretrained(d)
+    return str(d)
+
+
+#: the task the first-pick judge was trained on: two labels, listed in the prompt
+PICK_TASK = "name: pick\nlabels: ['yes', 'no']\ninstruction: |-\n  Pick one of: {labels}.\n  Text: {text}\n"
+PICK_TEXTS = [s.split(".")[0] for s in SENTENCES] + ["The woman worked as a nurse", "My neighbour likes books", "It rained all day"]
+
+
+@pytest.fixture(scope="session")
+def first_pick_judge(tmp_path_factory):
+    """(model folder, task file) of a tiny chat judge trained to answer with whichever label the prompt lists
+    first: a deliberately order-sensitive judge (trained here on both orders of ``yes, no``)."""
+    import torch
+
+    torch.set_num_threads(1)
+    tok = _chat_tokenizer()
+    model = _tiny_gpt2(tok, seed=1)
+    d = tmp_path_factory.mktemp("first-pick-judge")
+    task = d / "pick.yaml"
+    task.write_text(PICK_TASK, encoding="utf-8")
+    seqs = []
+    for t in PICK_TEXTS:
+        for order in (("yes", "no"), ("no", "yes")):
+            user = f"Pick one of: {', '.join(order)}.\nText: {t}"
+            prompt = tok.apply_chat_template([{"role": "user", "content": user}], tokenize=False, add_generation_prompt=True)
+            ids = tok(prompt, add_special_tokens=False)["input_ids"]
+            seqs.append((ids, tok(order[0], add_special_tokens=False)["input_ids"][0]))
+    L = max(len(x) for x, _ in seqs)
+    inp = torch.full((len(seqs), L), tok.pad_token_id)
+    att = torch.zeros((len(seqs), L), dtype=torch.long)
+    for r, (ids, _) in enumerate(seqs):
+        inp[r, L - len(ids) :] = torch.tensor(ids)
+        att[r, L - len(ids) :] = 1
+    pos = (att.cumsum(-1) - 1).clamp(min=0)
+    target = torch.tensor([y for _, y in seqs])
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    model.train()
+    for _ in range(80):
+        logits = model(input_ids=inp, attention_mask=att, position_ids=pos).logits[:, -1]
+        loss = torch.nn.functional.cross_entropy(logits, target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    model.eval()
+    model.save_pretrained(d)
+    tok.save_pretrained(d)
+    return str(d), str(task)

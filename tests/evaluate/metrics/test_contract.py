@@ -15,7 +15,7 @@ TEXTS = ["She is a happy doctor.", None, "", "He was a thief and a pig.", "The s
 
 
 @pytest.fixture()
-def offline_params(jigsaw_model, regard_model, vad_lexicon, tiny_vectors, hurtlex_files):
+def offline_params(jigsaw_model, regard_model, vad_lexicon, tiny_vectors, hurtlex_files, judge_model_dir):
     """Parameters that make each registered metric run offline. A new metric must be added here."""
     return {
         "vader": {},
@@ -26,6 +26,7 @@ def offline_params(jigsaw_model, regard_model, vad_lexicon, tiny_vectors, hurtle
         "gender": {"embeddings": tiny_vectors, "debias": False},
         "honest": {"lexicon": hurtlex_files["en"], "mode": "sentence"},
         "validity": {"language": "xx", "dictionary": str(Path(__file__).parent / "data" / "hunspell" / "xx_TEST.dic")},
+        "judge": {"model": judge_model_dir},
     }
 
 

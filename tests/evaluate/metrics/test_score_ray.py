@@ -104,3 +104,21 @@ def test_score_cli_engine_ray_writes_local_columns_and_engine_facts(ray_cluster,
     # a bad engine option is one line and exit 1, before anything starts
     r3 = CliRunner().invoke(app, ["score", str(src), "-m", "vader", "--out", str(tmp_path / "x.parquet"), "--ray-actors", "0", "--engine", "ray"])
     assert r3.exit_code == 1 and "E160" in r3.output and "Traceback" not in r3.output
+
+
+def test_judge_on_ray_equals_local(ray_cluster, tiny_judge):
+    t = pa.table({"continuation": ["She is a kind doctor.", "", "He was a thief.", "They walked home.", "A quiet day."]})
+    params = {"judge": {"model": tiny_judge, "orders": 2}}
+    used = []
+    local = score_table(t, "judge", params=params, progress=False)
+    remote = score_table(
+        t, "judge", params=params, progress=False, on_metric=used.append, engine=EngineSpec(name="ray", address=ray_cluster, actors=2, batch_size=2)
+    )
+    assert remote.schema == local.schema
+    for c in local.column_names:
+        a, b = local.column(c).to_pylist(), remote.column(c).to_pylist()
+        if pa.types.is_floating(local.schema.field(c).type):
+            assert all((x is None) == (y is None) and (x is None or math.isclose(x, y, abs_tol=1e-6)) for x, y in zip(a, b)), c
+        else:
+            assert a == b, c
+    assert used[0].info["prompt_sha256"] == local.column("judge_prompt_sha256")[0].as_py() and "chat_template_sha256" in used[0].info

@@ -19,6 +19,7 @@ _BUILTIN = {
     "gender": ("biaskit.evaluate.metrics.gender:GenderMetric", "gender polarity: unigram + hard-debiased word2vec (BOLD)"),
     "honest": ("biaskit.evaluate.metrics.honest:HonestMetric", "HONEST: hurtful completions via HurtLex"),
     "validity": ("biaskit.evaluate.metrics.validity:ValidityMetric", "completion validity: real words per Hunspell dictionary"),
+    "judge": ("biaskit.evaluate.metrics.judge:JudgeMetric", "LLM-as-judge: label-word probabilities of a chat model (local or server)"),
 }
 for _name, (_target, _help) in _BUILTIN.items():
     if _name not in registry:

@@ -279,11 +279,14 @@ def _run_manifest(rd: Path, manifest: dict | None, summary: list[tuple[str, str]
 
 
 def _run_sections(b: _Builder, loaded: dict[str, Any]) -> list[Section]:
-    """Every registered analysis in page order; one that cannot be made is listed in ``b.skipped`` with why."""
+    """Every registered analysis in page order; one that cannot be made is listed in ``b.skipped`` with why; one
+    that returns None does not apply to the run at all (e.g. the judge section without a judge) and is not listed."""
     sections: list[Section] = []
     for label, fn in ANALYSES:
         try:
-            sections.append(fn(b, loaded))
+            sec = fn(b, loaded)
+            if sec is not None:
+                sections.append(sec)
         except _Skip as why:
             b.skipped.append((label, str(why)))
     return sections

@@ -17,6 +17,7 @@ from biaskit.evaluate.report.sections import genbias  # noqa: F401
 from biaskit.evaluate.report.sections import honest  # noqa: F401
 from biaskit.evaluate.report.sections import validity  # noqa: F401
 from biaskit.evaluate.report.sections import agreement  # noqa: F401
+from biaskit.evaluate.report.sections import judge  # noqa: F401  Can this judge be trusted?
 from biaskit.evaluate.report.sections import fairness  # noqa: F401
 from biaskit.evaluate.report.sections import formats  # noqa: F401  prompt format (raw vs chat)
 

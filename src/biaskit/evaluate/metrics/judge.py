@@ -1,0 +1,266 @@
+"""LLM-as-judge: a chat model (local, or behind an OpenAI-compatible server) labels each text.
+
+The label is read from the model's next-token distribution restricted to the task's label words
+(:mod:`.judge_local`: the first token of each label, or the summed log-probabilities of all its tokens;
+:mod:`.judge_server`: ``top_logprobs`` of ``/v1/chat/completions``), never parsed from generated text. The
+task (instruction, label words, their order) is a YAML file (:mod:`.judge_tasks`).
+
+Consistency, in the same run: ``orders=K`` asks each text with the labels listed in K orders
+(``judge_flip``: the label changed with the order); ``instructions=a.yaml,b.yaml`` asks it again with
+paraphrased instructions (``judge_prompt_flip``); the ``judge_p_<label>`` columns are the mean of the
+restricted distributions over all these prompts, and ``judge_label`` their argmax (ties: the task's first
+label). ``repeats=R`` (R >= 2) draws R sampled answers to the task's own prompt (``judge_retest``: all R drew
+the same label). Columns: ``judge_label``, ``judge_p_<label>`` (sum to 1), ``judge_score`` (ordinal tasks: the
+expected position on [-1, 1] of the ordinal labels), ``judge_flip`` (with ``orders`` > 1), ``judge_prompt_flip``
+(with ``instructions``), ``judge_retest`` (with ``repeats``),
+``judge_prompt_sha256`` (the task and instructions, see :func:`.judge_tasks.prompt_sha256`), ``judge_prompt``
+(the rendered prompt of the task's own order), ``judge_tokens_in``, ``judge_tokens_out`` and ``judge_error``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics.base import Metric, Param
+from biaskit.evaluate.metrics.judge_tasks import load_instruction, load_task, orders, prompt_sha256
+
+#: characters per token of the --dry-run estimate (no tokenizer is loaded for it)
+CHARS_PER_TOKEN = 4.0
+#: tokens a chat template adds per message in the --dry-run estimate
+TEMPLATE_TOKENS = 8
+
+
+def _split(s: Any) -> list[str]:
+    return [x.strip() for x in str(s or "").split(",") if x.strip()]
+
+
+class JudgeMetric(Metric):
+    name = "judge"
+    version = "1"
+    description = "LLM-as-judge: a chat model's label from its next-token probabilities over the label words, with order/prompt/retest checks"
+    source = "label words scored by next-token log-probabilities (a local chat model via transformers, or an OpenAI-compatible server)"
+    default_batch_size = 64
+    keep_on_error = ("prompt_sha256", "prompt", "tokens_in", "tokens_out")
+    params = (
+        Param("model", "smollm2-135m", "judge model: biaskit asset (smollm2-135m), Hub id or local folder (hf); the served model name (openai)"),
+        Param("backend", "hf", "hf (local transformers chat model) or openai (an OpenAI-compatible server)", choices=("hf", "openai")),
+        Param("base_url", None, "the server's base URL, e.g. http://127.0.0.1:8080/v1 (backend=openai; default $OPENAI_BASE_URL)"),
+        Param("api_key_env", "OPENAI_API_KEY", "environment variable holding the server's API key (never written anywhere)"),
+        Param("task", "sentiment", "sentiment, regard, toxicity, stance:LABEL,LABEL,... or a task .yaml file (instruction, labels, order)"),
+        Param(
+            "label_scoring",
+            "first",
+            "first (first token of each label) or sum (summed log-probs of all its tokens; hf only)",
+            choices=("first", "sum"),
+        ),
+        Param("orders", 1, "ask with the labels in this many orders (judge_flip; probabilities averaged over orders)", "int"),
+        Param("instructions", "", "comma-separated paraphrased instruction .yaml files asked as well (judge_prompt_flip)"),
+        Param("repeats", 0, "draw this many sampled answers (>= 2) for test-retest agreement (judge_retest)", "int"),
+        Param("temperature", 1.0, "sampling temperature of the repeats", "float"),
+        Param("seed", 0, "seed of the repeats' sampling", "int"),
+        Param("batch_size", 8, "prompts per forward pass (hf)", "int"),
+        Param("device", "auto", "auto, cpu, cuda or mps (hf)"),
+        Param("dtype", "auto", "auto, float32, float16 or bfloat16 (hf)"),
+        Param("top_logprobs", 20, "top tokens the server returns per answer (openai; OpenAI allows at most 20)", "int"),
+        Param(
+            "token_match",
+            "prefix",
+            "openai: a top token counts for a label when it is a prefix of only that label (prefix) or the whole label (exact)",
+            choices=("prefix", "exact"),
+        ),
+        Param("concurrency", 4, "requests in flight (openai)", "int"),
+        Param("timeout", 60.0, "seconds per request (openai)", "float"),
+        Param("max_retries", 4, "retries per request (openai)", "int"),
+        Param("record_prompt", True, "write the rendered prompt of each row (judge_prompt)", "bool"),
+    )
+
+    def _check_config(self) -> None:
+        c = self.config
+        self.task = load_task(c["task"])
+        self.prompts = [self.task] + [load_instruction(s, self.task) for s in _split(c["instructions"])]
+        self.orders = orders(self.task.labels, c["orders"])
+        if c["repeats"] not in (0,) and (c["repeats"] < 2 or c["repeats"] > 100):
+            raise BiaskitError("E324", "judge.repeats must be 0 or between 2 and 100", value=c["repeats"], fix="e.g. judge.repeats=5")
+        if c["repeats"] and not (math.isfinite(c["temperature"]) and c["temperature"] > 0):
+            raise BiaskitError(
+                "E324", "judge.temperature must be above 0 to sample repeats", value=c["temperature"], fix="e.g. judge.temperature=1.0"
+            )
+        for k in ("batch_size", "top_logprobs", "concurrency"):
+            if c[k] < 1:
+                raise BiaskitError("E324", f"judge.{k} must be at least 1", value=c[k], fix=f"e.g. judge.{k}=8")
+        if c["backend"] == "openai" and c["label_scoring"] == "sum":
+            raise BiaskitError(
+                "E324",
+                "judge.label_scoring=sum needs the local backend (a server returns only the first answer token's log-probabilities)",
+                value="sum",
+                fix="use judge.label_scoring=first with backend=openai",
+            )
+        self.sha256 = prompt_sha256(self.prompts)
+        self.info.update(
+            {
+                "task": self.task.name,
+                "task_source": self.task.source,
+                "labels": list(self.task.labels),
+                "prompt_sha256": self.sha256,
+                "orders": [list(o) for o in self.orders],
+                "instructions": [p.source for p in self.prompts],
+            }
+        )
+
+    def _setup(self) -> None:
+        c = self.config
+        if c["backend"] == "openai":
+            from biaskit.evaluate.metrics.judge_server import ServerJudge
+
+            self.judge: Any = ServerJudge(
+                c["model"],
+                base_url=c["base_url"],
+                api_key_env=c["api_key_env"],
+                top_logprobs=c["top_logprobs"],
+                concurrency=c["concurrency"],
+                timeout=c["timeout"],
+                max_retries=c["max_retries"],
+                match=c["token_match"],
+            ).load(self.task.labels)
+        else:
+            from biaskit.evaluate.metrics.judge_local import LocalJudge
+
+            self.judge = LocalJudge(c["model"], device=c["device"], dtype=c["dtype"], batch_size=c["batch_size"], label_scoring=c["label_scoring"])
+            self.judge.load(self.task.labels)
+        d = self.judge.describe()
+        tmpl = d.pop("chat_template", None)
+        if tmpl and tmpl != "applied by the server":
+            import hashlib
+
+            d["chat_template_sha256"] = hashlib.sha256(tmpl.encode("utf-8")).hexdigest()
+        # token totals are not kept here: under Ray each actor sees only its batches; `biaskit score` sums the
+        # judge_tokens_in/out columns into the manifest's "cost" entry (biaskit.evaluate.metrics.cost)
+        self.info.update({**d, "chat_template": tmpl})
+
+    def fields(self) -> dict[str, pa.DataType]:
+        f: dict[str, pa.DataType] = {"label": pa.string()}
+        for lab in self.task.labels:
+            f[f"p_{lab}"] = pa.float64()
+        if self.task.ordinal:
+            f["score"] = pa.float64()
+        # the consistency columns exist only when measured (orders > 1, paraphrases given, repeats asked)
+        if len(self.orders) > 1:
+            f["flip"] = pa.bool_()
+        if len(self.prompts) > 1:
+            f["prompt_flip"] = pa.bool_()
+        if self.config["repeats"]:
+            f["retest"] = pa.bool_()
+        f["prompt_sha256"] = pa.string()
+        if self.config["record_prompt"]:
+            f["prompt"] = pa.string()
+        f.update({"tokens_in": pa.int64(), "tokens_out": pa.int64()})
+        return f
+
+    # ------------------------------------------------------------------ scoring
+    def _seed(self, text: str) -> int:
+        from biaskit.evaluate.runners.common import derive_seed
+
+        return derive_seed(self.config["seed"], text, 0)
+
+    def _ask(self, texts: list[str]) -> tuple[list[list[Any]], list[str]]:
+        """Answers per text and prompt variant (variant 0: the task's own instruction and order, with the
+        repeats), and the rendered prompt of variant 0 per text."""
+        variants = [(p, o) for p in self.prompts for o in self.orders]
+        c = self.config
+        seeds = [self._seed(t) for t in texts]
+        msgs = [[p.messages(t, o) for p, o in variants] for t in texts]
+        first = [m[0] for m in msgs]
+        rest = [x for m in msgs for x in m[1:]]
+        if c["backend"] == "openai":
+            a0 = self.judge.answer_messages(first, repeats=c["repeats"], temperature=c["temperature"], seeds=seeds)
+            ar = self.judge.answer_messages(rest) if rest else []
+        else:
+            a0 = self.judge.answer([self.judge.render(m) for m in first], repeats=c["repeats"], temperature=c["temperature"], seeds=seeds)
+            ar = self.judge.answer([self.judge.render(m) for m in rest]) if rest else []
+        k = len(variants) - 1
+        answers = [[a0[i], *ar[i * k : (i + 1) * k]] for i in range(len(texts))]
+        return answers, [self.judge.render(m) for m in first]
+
+    def _score_texts(self, texts, batch, rows):
+        answers, rendered = self._ask(texts)
+        cols: dict[str, list] = {f: [] for f in self.fields()}
+        errors: list[str | None] = []
+        for ans, prompt in zip(answers, rendered):
+            vals, err = self._combine(ans)
+            vals.update({"prompt_sha256": self.sha256, "prompt": prompt})
+            tin = [a.tokens_in for a in ans]
+            tout = [a.tokens_out for a in ans]
+            vals["tokens_in"] = None if any(x is None for x in tin) else int(sum(tin))
+            vals["tokens_out"] = None if any(x is None for x in tout) else int(sum(tout))
+            for f in cols:
+                cols[f].append(vals.get(f))
+            errors.append(err)
+        return cols, errors
+
+    def _combine(self, ans: list[Any]) -> tuple[dict[str, Any], str | None]:
+        """The row's values from its answers (one per prompt variant): averaged probabilities, label, flips."""
+        bad = next((a for a in ans if a.error or a.logp is None), None)
+        if bad is not None:
+            return {}, bad.error or "the judge gave no answer"
+        labels = self.task.labels
+        P = np.array([_softmax(a.logp) for a in ans])  # variants x labels
+        mean = P.mean(axis=0)
+        mean = mean / mean.sum()
+        out: dict[str, Any] = {"label": labels[int(np.argmax(mean))]}
+        for j, lab in enumerate(labels):
+            out[f"p_{lab}"] = float(mean[j])
+        if self.task.ordinal:
+            idx = [labels.index(x) for x in self.task.ordinal]
+            w = mean[idx]
+            pos = np.linspace(-1.0, 1.0, len(idx))
+            out["score"] = float((w * pos).sum() / w.sum()) if w.sum() > 0 else None
+        n_o = len(self.orders)
+        per = P.reshape(len(self.prompts), n_o, len(labels))
+        out["flip"] = bool(any(len({int(np.argmax(r)) for r in per[i]}) > 1 for i in range(len(self.prompts)))) if n_o > 1 else None
+        if len(self.prompts) > 1:
+            out["prompt_flip"] = len({int(np.argmax(per[i].mean(axis=0))) for i in range(len(self.prompts))}) > 1
+        else:
+            out["prompt_flip"] = None
+        draws = ans[0].draws
+        out["retest"] = (len(set(draws)) == 1 and draws[0] is not None) if self.config["repeats"] else None
+        return out, None
+
+    # ------------------------------------------------------------------ cost
+    def estimate_cost(self, texts: list[Any]) -> dict[str, Any]:
+        """Tokens the run will take, estimated from characters (no model or tokenizer is loaded):
+        ``CHARS_PER_TOKEN`` characters per token plus ``TEMPLATE_TOKENS`` per chat message."""
+        n_var = len(self.prompts) * len(self.orders)
+        per_prompt_out = 1
+        tin = 0
+        rows = 0
+        for t in texts:
+            if not isinstance(t, str) or not t.strip():
+                continue
+            rows += 1
+            for p in self.prompts:
+                for o in self.orders:
+                    msgs = p.messages(t, o)
+                    tin += sum(math.ceil(len(m["content"]) / CHARS_PER_TOKEN) + TEMPLATE_TOKENS for m in msgs)
+        label_extra = len(self.task.labels) if self.config["label_scoring"] == "sum" else 1
+        rep = self.config["repeats"]
+        first_len = tin / max(1, rows * n_var)
+        tokens_in = int(tin * label_extra + rows * rep * first_len * (self.config["backend"] == "openai"))
+        tokens_out = rows * (n_var + rep) * per_prompt_out
+        return {
+            "rows": rows,
+            "prompts_per_row": n_var + (rep if self.config["backend"] == "openai" else 0),
+            "tokens_in": tokens_in,
+            "tokens_out": tokens_out,
+            "method": f"~{CHARS_PER_TOKEN:g} characters per token + {TEMPLATE_TOKENS} per chat message (no tokenizer loaded)",
+        }
+
+
+def _softmax(logp: list[float]) -> np.ndarray:
+    x = np.asarray(logp, dtype=np.float64)
+    x = np.exp(x - x.max())
+    return x / x.sum()

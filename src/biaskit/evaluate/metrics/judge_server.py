@@ -1,0 +1,172 @@
+"""The judge run through an OpenAI-compatible server (vLLM, llama.cpp server, hosted APIs): ``/v1/chat/completions``.
+
+Each prompt is one request ``{"messages": ..., "max_tokens": 1, "temperature": 0, "logprobs": true,
+"top_logprobs": N}``; the server applies its own chat template. The label log-probabilities are read from the
+reply's ``choices[0].logprobs.content[0].top_logprobs`` (a list of ``{"token": ..., "logprob": ...}``, the
+OpenAI shape that vLLM and llama.cpp's server also return). With ``judge.token_match=prefix`` (default) a listed
+token counts for a label when the token, without surrounding white space (NFC), is a non-empty prefix of exactly
+that one label (``" pos"`` and ``"positive"`` both count for ``positive``; their probabilities add up: every way
+the answer can begin the label); ``exact``: only a token that is the whole label (what the local judge's
+``first`` scoring gives for labels that are single tokens). Case matters, as in the local judge.
+Only the first answer token is seen, so this is the ``first`` label scoring of the local judge.
+
+A label not among the top N gets probability 0 in the restricted distribution (its true probability is below
+the smallest listed one; raise ``judge.top_logprobs`` when that matters). A reply without log-probabilities,
+or with none of the labels among its top tokens, is that row's error naming what is missing: never a guessed
+label. HTTP goes through the openai runner's client (:mod:`biaskit.net`: retries, redirect rules, redacted
+errors); the key comes from the environment variable ``judge.api_key_env`` and is never written.
+
+``judge.repeats=R`` sends R more requests per prompt at ``judge.temperature`` with seeds ``seed + r`` and reads the
+sampled answer token from ``choices[0].message.content``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from biaskit.evaluate.metrics.judge_local import JudgeAnswer
+from biaskit.evaluate.metrics.judge_tasks import nfc
+
+
+def label_of_token(token: str, labels: Sequence[str], match: str = "prefix") -> str | None:
+    """The one label the answer token ``token`` begins (``match="prefix"``) or is (``"exact"``); None when it
+    begins none or several."""
+    s = nfc(token).strip()
+    if not s:
+        return None
+    hits = [lab for lab in labels if (lab.startswith(s) if match == "prefix" else lab == s)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def top_logprobs_of(reply: Any) -> tuple[list[dict] | None, str | None]:
+    """``choices[0].logprobs.content[0].top_logprobs`` of a chat reply, or (None, what is missing)."""
+    path = "choices"
+    node = reply.get("choices") if isinstance(reply, dict) else None
+    if not isinstance(node, list) or not node:
+        return None, f"the server's reply has no {path}"
+    for key in ("logprobs", "content"):
+        prev = node[0] if isinstance(node, list) else node
+        path += "[0]." + key if isinstance(node, list) else "." + key
+        node = prev.get(key) if isinstance(prev, dict) else None
+        if node in (None, [], {}):
+            return None, f"the server's reply has no {path} (it returned no log-probabilities; the judge needs logprobs=true, top_logprobs=N)"
+    first = node[0] if isinstance(node, list) and node else None
+    tops = first.get("top_logprobs") if isinstance(first, dict) else None
+    if not isinstance(tops, list) or not tops:
+        return None, f"the server's reply has no {path}[0].top_logprobs (the judge needs the top tokens' log-probabilities)"
+    bad = [t for t in tops if not (isinstance(t, dict) and isinstance(t.get("token"), str) and isinstance(t.get("logprob"), (int, float)))]
+    if bad:
+        return None, f"the server's {path}[0].top_logprobs has entries without a token and a numeric logprob: {str(bad[0])[:80]}"
+    return tops, None
+
+
+def label_logprobs(tops: list[dict], labels: Sequence[str], match: str = "prefix") -> tuple[list[float] | None, str | None]:
+    """Unnormalised label log-probabilities from the top tokens (labels not listed: -inf); or (None, why)."""
+    acc: dict[str, list[float]] = {lab: [] for lab in labels}
+    for t in tops:
+        lab = label_of_token(t["token"], labels, match)
+        if lab is not None and math.isfinite(float(t["logprob"])):
+            acc[lab].append(float(t["logprob"]))
+    if not any(acc.values()):
+        shown = ", ".join(repr(t["token"]) for t in tops[:10])
+        return None, f"none of the labels {list(labels)} is among the server's top {len(tops)} answer tokens ({shown})"
+    out = []
+    for lab in labels:
+        v = acc[lab]
+        if not v:
+            out.append(float("-inf"))
+        else:
+            m = max(v)
+            out.append(m + math.log(sum(math.exp(x - m) for x in v)))
+    return out, None
+
+
+class ServerJudge:
+    """The judge behind an OpenAI-compatible chat endpoint (see the module docs)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None,
+        api_key_env: str = "OPENAI_API_KEY",
+        top_logprobs: int = 20,
+        concurrency: int = 4,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        match: str = "prefix",
+    ) -> None:
+        from biaskit.evaluate.runners.openai import OpenAIBackend
+
+        self.client = OpenAIBackend(model, base_url=base_url, api_key_env=api_key_env, timeout=timeout, max_retries=max_retries)
+        self.model, self.top_logprobs, self.concurrency, self.match = model, top_logprobs, concurrency, match
+
+    def load(self, labels: Sequence[str]) -> ServerJudge:
+        self.labels = list(labels)
+        return self
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **self.client.describe(),
+            "model": self.model,
+            "top_logprobs": self.top_logprobs,
+            "label_scoring": "first",
+            "token_match": self.match,
+            "chat_template": "applied by the server",
+        }
+
+    def render(self, messages: list[dict[str, str]]) -> str:
+        import json
+
+        return json.dumps(messages, ensure_ascii=False)  # what is sent; the server applies its template
+
+    def _ask(self, messages: list[dict], *, temperature: float, seed: int | None, logprobs: bool) -> dict:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": 1, "temperature": temperature}
+        if logprobs:
+            body.update({"logprobs": True, "top_logprobs": self.top_logprobs})
+        if seed is not None:
+            body["seed"] = int(seed) & 0x7FFFFFFF
+        return self.client._post("/chat/completions", body)
+
+    def _one(self, job: tuple[list[dict], int, int, float]) -> JudgeAnswer:
+        from biaskit.evaluate.runners.openai import EndpointError
+
+        messages, seed, repeats, temperature = job
+        tin = tout = 0
+        usage_seen = True
+        try:
+            reply = self._ask(messages, temperature=0.0, seed=seed, logprobs=True)
+            replies = [reply] + [self._ask(messages, temperature=temperature, seed=seed + 1 + r, logprobs=False) for r in range(repeats)]
+        except EndpointError as exc:
+            return JudgeAnswer(None, error=str(exc))
+        for r in replies:
+            u = r.get("usage") if isinstance(r, dict) else None
+            if isinstance(u, dict) and isinstance(u.get("prompt_tokens"), int):
+                tin += u["prompt_tokens"]
+                tout += int(u.get("completion_tokens") or 0)
+            else:
+                usage_seen = False
+        tops, why = top_logprobs_of(reply)
+        logp = None
+        if tops is not None:
+            logp, why = label_logprobs(tops, self.labels, self.match)
+        draws = [_content_label(r, self.labels, self.match) for r in replies[1:]]
+        return JudgeAnswer(logp, draws, tokens_in=tin if usage_seen else None, tokens_out=tout if usage_seen else None, error=why)
+
+    def answer_messages(
+        self, messages: Sequence[list[dict]], *, repeats: int = 0, temperature: float = 1.0, seeds: Sequence[int] = ()
+    ) -> list[JudgeAnswer]:
+        jobs = [(m, seeds[i] if seeds else i, repeats, temperature) for i, m in enumerate(messages)]
+        with ThreadPoolExecutor(max_workers=max(1, self.concurrency)) as pool:
+            return list(pool.map(self._one, jobs))
+
+
+def _content_label(reply: Any, labels: Sequence[str], match: str) -> str | None:
+    try:
+        content = reply["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        return None
+    return label_of_token(content, labels, match) if isinstance(content, str) else None
