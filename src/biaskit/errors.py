@@ -97,6 +97,11 @@ CATALOGUE: dict[str, str] = {
     "E254": "not a labels table",
     "E255": "per-group validation input error",
     "E256": "round plan error",
+    "E330": "confidence level outside (0, 1)",
+    "E331": "unknown interval method for a share",
+    "E332": "a test family needs at least one test and 0 < alpha < 1",
+    "E333": "unknown test family kind",
+    "E334": "smallest gap of interest (--min-gap) outside (0, 1)",
 }
 
 
