@@ -41,7 +41,7 @@ def _coverage(draws: int, rng) -> list[tuple]:
     return rows
 
 
-def _fairness_round(acc, n, rng, *, perm: int = 0):
+def _fairness_round(acc, n, rng):
     from biaskit.annotate.groupvalidity import group_rows
 
     yt = rng.choice(["negative", "positive"], size=(len(acc), n))
