@@ -109,6 +109,11 @@ CATALOGUE: dict[str, str] = {
     "E323": "judge label tokens cannot tell the labels apart",
     "E324": "judge parameter error",
     "E325": "judge report input error",
+    "E330": "confidence level outside (0, 1)",
+    "E331": "unknown interval method for a share",
+    "E332": "a test family needs at least one test and 0 < alpha < 1",
+    "E333": "unknown test family kind",
+    "E334": "smallest gap of interest (--min-gap) outside (0, 1)",
 }
 
 

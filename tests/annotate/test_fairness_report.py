@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
 import pytest
 
 from biaskit.annotate.validation import validate_metric
@@ -55,11 +60,70 @@ def test_report_has_the_fairness_section_a_figure_per_metric_and_a_headline_line
             assert f.estimate >= 1 and "Holm p =" in f.text
 
 
-def test_no_significant_difference_gives_no_headline_line(tmp_path):
+def test_no_significant_difference_gives_one_uncertain_line_with_its_verdict(tmp_path):
     ann, samples = synthetic_round({"A": 0.8, "B": 0.8}, n=60, seed=1)
     v = validate_metric(ann, samples, metric="vader", by="group", n_boot=200, seed=0, calibrate=False)
     assert all(r["p_value"] >= 0.05 for r in v.table.to_pylist() if r["measure"] == "diff_accuracy")
     write_table(v.table, tmp_path / "run" / "validation.parquet", stage="agreement")
     res = build_report(tmp_path / "run", tmp_path / "report", n_boot=50)
-    assert "fairness" in res.sections and not [f for f in res.headline if f.kind == "Metric fairness"]
-    assert "No difference between groups is significant" in (tmp_path / "report" / "report.md").read_text()
+    lines = [f for f in res.headline if f.kind == "Metric fairness"]
+    assert "fairness" in res.sections and len(lines) == 1 and lines[0].flags and lines[0].metric == "vader: accuracy"
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "No difference between groups is significant" in md
+    # the verdict: no evidence, with the texts per group a 5-point gap from the lower group's accuracy would need
+    # (power 0.8 at the family's Bonferroni alpha: 0.05 / family size)
+    from statsmodels.stats.power import NormalIndPower
+    from statsmodels.stats.proportion import proportion_effectsize
+
+    f = lines[0]
+    p0 = f.base_rate
+    want = math.ceil(NormalIndPower().solve_power(effect_size=proportion_effectsize(p0 + 0.05, p0), power=0.8, alpha=0.05 / f.family_size))
+    assert f"no evidence at this size: detecting a gap of 0.05 needs about {want:,} texts per group" in md
+    csv = pd.read_csv(tmp_path / "report" / "tables" / "headline.csv")
+    row = csv[csv["finding"] == "Metric fairness"].iloc[0]
+    assert row["verdict"].startswith("no evidence at this size") and row["family"] == "metric_fairness" and row["family_size"] == f.family_size
+
+
+def _planted_round(acc: dict[str, float], n: int, seed: int):
+    """A crowd round with binary sentiment: humans agree; the metric is right with probability acc[group]."""
+    rng = np.random.default_rng(seed)
+    samples, ann = [], []
+    for g, a in acc.items():
+        for i in range(n):
+            sid = f"{g}-{i:04d}"
+            t = ["negative", "positive"][rng.integers(2)]
+            m = t if rng.random() < a else ("positive" if t == "negative" else "negative")
+            samples.append({"sample_id": sid, "round": "r1", "task_type": "sentiment", "text": "x", "group": g, "vader_label": m, "is_gold": False})
+            ann += [{"sample_id": sid, "round": "r1", "annotator": w, "label": t, "task_type": "sentiment"} for w in "abc"]
+    return pa.Table.from_pylist(ann), pa.Table.from_pylist(samples)
+
+
+@pytest.mark.parametrize("planted", [True, False])
+def test_planted_group_is_significant_in_the_section_headline_and_headline_csv_and_a_a_is_not(tmp_path, planted):
+    acc = {f"g{i}": 0.9 for i in range(7)}
+    if planted:
+        acc["g0"] = 0.6
+    ann, samples = _planted_round(acc, 100, seed=21)
+    v = validate_metric(ann, samples, metric="vader", by="group", n_boot=0, seed=0, calibrate=False)
+    write_table(v.table, tmp_path / "run" / "validation.parquet", stage="agreement")
+    res = build_report(tmp_path / "run", tmp_path / "report", n_boot=50)  # default settings: alpha 0.05, min gap 0.05
+    lines = [f for f in res.headline if f.kind == "Metric fairness"]
+    csv = pd.read_csv(tmp_path / "report" / "tables" / "headline.csv")
+    fair = csv[csv["finding"] == "Metric fairness"]
+    md = (tmp_path / "report" / "report.md").read_text()
+    # the CLI's number (annotate validate writes p_value) is the page's number: same family, same p
+    diffs = {(r["measure"], r["group"], r["group_b"]): r for r in v.table.to_pylist() if r["measure"].startswith("diff_")}
+    if planted:
+        sig = [f for f in lines if not f.flags]
+        assert sig and all("g0" in f.comparison for f in sig)
+        assert (fair["verdict"] == "evidence of a gap").any() and all("g0" in c for c in fair[fair["verdict"] == "evidence of a gap"]["comparison"])
+        assert "evidence of a gap" in md and "Significant within the metric-fairness family" in md
+        for f in sig:
+            a, b = f.comparison.split(" vs ")
+            rate = {"vader: accuracy": "accuracy"}.get(f.metric)
+            if rate:
+                r = diffs.get(("diff_accuracy", a, b)) or diffs[("diff_accuracy", b, a)]
+                assert f.p == pytest.approx(r["p_value"], rel=1e-12)
+    else:
+        assert all(f.flags for f in lines) and not (fair["verdict"] == "evidence of a gap").any()
+        assert "No difference between groups is significant" in md

@@ -152,16 +152,23 @@ def test_unknown_calibration_objective_is_an_error_not_a_silently_skipped_calibr
     assert e.value.code == "E091" and "'balanced'" in str(e.value) and "balanced_accuracy" in str(e.value)
 
 
-def test_vectorised_bootstrap_equals_the_plain_one():
+def test_vectorised_bootstrap_equals_the_plain_one_and_accuracy_is_wilson():
     ann, samples = _round()
     v = validate_metric(ann, samples, metric="vader", n_boot=200, seed=4)
     c = classify(HUMAN, VADER, LABS)
     assert confusion_stats(c.confusion) == pytest.approx((c.accuracy, c.weighted["precision"], c.weighted["recall"], c.weighted["f1"]))
     yt, yp = np.array(HUMAN, dtype=object), np.array(VADER, dtype=object)
-    for measure, f in (("accuracy", lambda k: k.accuracy), ("f1_weighted", lambda k: k.weighted["f1"])):
+    for measure, f in (("f1_weighted", lambda k: k.weighted["f1"]),):
         ref = bootstrap_ci(lambda idx: f(classify(list(yt[idx]), list(yp[idx]), LABS)), len(yt), n_boot=200, seed=4)
         row = [r for r in v.table.to_pylist() if r["measure"] == measure][0]
-        assert (row["ci_low"], row["ci_high"]) == pytest.approx(ref)
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(ref) and row["ci_method"] == "percentile bootstrap"
+    # accuracy is a share: Wilson's interval (the inference layer), whatever n_boot is
+    from statsmodels.stats.proportion import proportion_confint
+
+    row = [r for r in v.table.to_pylist() if r["measure"] == "accuracy"][0]
+    right = int(np.trace(c.confusion))
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(proportion_confint(right, len(yt), method="wilson"), abs=1e-12)
+    assert row["ci_method"] == "wilson"
 
 
 def test_leave_one_out_calibration_by_hand():

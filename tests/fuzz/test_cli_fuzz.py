@@ -516,6 +516,7 @@ CASES: dict[str, Case] = {
         lambda f, d: ["stats", "aggregate", f, "--labels", "vader_label", "--means", "vader_compound", "--n-boot", "5", "--out", d / "agg.csv"],
     ),
     "stats ztest": _table_case("scores", lambda f, d: ["stats", "ztest", f, "--out", d / "z.csv"]),
+    "stats family": _table_case("scores", lambda f, d: ["stats", "family", f, "--kind", "group-gap", "--out", d / "fam.csv"]),
     "stats likelihood-bias": _table_case("generations", lambda f, d: ["stats", "likelihood-bias", f]),
     "stats genbias": _table_case(
         "generations", lambda f, d: ["stats", "genbias", f, "--prob-columns", "regard_*", "--n-boot", "5", "--out", d / "gb"]

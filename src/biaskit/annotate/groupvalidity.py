@@ -8,18 +8,18 @@ labels are compared with the human labels of that group's items:
 * per class ``c``: ``group_miss_rate_<c>`` = P(metric != c | human = c) (false-negative rate) and
   ``group_false_alarm_rate_<c>`` = P(metric = c | human != c) (false-positive rate).
 
-Each with a 95% percentile bootstrap CI over the group's items (``n_boot`` resamples; confusion-matrix
-figures are resampled through the multinomial distribution of the item's (human, metric) cell, which is
-the same as resampling items with replacement). A group with fewer than ``min_n`` (30) items keeps its rows
-with ``note`` = ``small group: n < 30``: flagged, never hidden.
+Intervals come from the inference layer (:mod:`biaskit.evaluate.stats.inference`, method in ``ci_method``):
+accuracy, miss and false-alarm rates are shares, with 95% Wilson intervals (never [1, 1] for an all-correct
+small group: 8 of 8 gives [0.676, 1.0]); macro-F1 and Spearman's rho have no closed form and get BCa bootstrap
+intervals over the group's items (``n_boot`` resamples; none when ``n_boot`` is 0). A group with fewer than
+``min_n`` (30) items keeps its rows with ``note`` = ``small group: n < 30``: flagged, never hidden.
 
 For every pair of groups (a, b) and every rate r (accuracy, miss and false-alarm rates): ``diff_<r>`` =
-r(a) - r(b) and ``ratio_<r>`` = r(a) / r(b), with percentile CIs from the two groups' independent
-bootstrap distributions, and a two-sided permutation p-value over items: the group labels of the two
-groups' items are permuted (the cell counts of group a under permutation follow a multivariate
-hypergeometric distribution, which is sampled exactly: ``n_boot`` permutations), p = (1 + #|d*| >= |d|) /
-(1 + permutations). ``p_value_raw`` is that p; ``p_value`` is Holm-corrected over the pairs of groups for
-the same metric and rate (statsmodels' ``multipletests(method="holm")``).
+r(a) - r(b) with Newcombe's hybrid score interval, ``ratio_<r>`` = r(a) / r(b) with the log interval (Katz,
+0.5 added to each count), and the two-sided Fisher exact test of the 2x2 table (group x hit / miss):
+``p_value_raw`` is its p, ``p_floor`` the smallest p its margins allow, and ``p_value`` is Holm-corrected
+within the metric-fairness family (:mod:`biaskit.evaluate.stats.families`: every pair of groups x every rate of
+the metric; ``family``, ``family_size``), the same p the report's "Is the metric fair?" section and headline show.
 """
 
 from __future__ import annotations
@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from biaskit.annotate.agreement import _row
-from biaskit.annotate.rankstats import _spearman_boot, spearman
-from biaskit.bootstrap import percentile_interval
+from biaskit.annotate.rankstats import spearman
+from biaskit.evaluate.stats import inference as inf
 
 MIN_N = 30
 LEVEL = 0.95
@@ -63,25 +63,40 @@ def _rates_from_cm(cm: np.ndarray, labels: Sequence[str]) -> dict[str, np.ndarra
     return out
 
 
-def _ci(vals: np.ndarray) -> tuple[float | None, float | None]:
-    return percentile_interval(vals, LEVEL, min_finite=max(10, len(vals) // 10))
-
-
 def rate_measures(labels: Sequence[str]) -> list[str]:
     """The rates compared between groups, in table order."""
     return ["accuracy", *[f"miss_rate_{c}" for c in labels], *[f"false_alarm_rate_{c}" for c in labels]]
 
 
+#: the family the pairwise p-values are corrected in (:data:`biaskit.evaluate.stats.families.FAMILIES`)
+FAMILY_KIND = "metric_fairness"
+
+
+def _rate_counts(cm: np.ndarray, labels: Sequence[str]) -> dict[str, tuple[int, int]]:
+    """(hits, items) of every share-type rate of a k x k confusion matrix ``cm[true, pred]``: accuracy = right / all;
+    miss rate of c = (human c, metric not c) / human c; false-alarm rate of c = (metric c, human not c) / human not c."""
+    n = int(cm.sum())
+    tp = np.diagonal(cm)
+    true_n = cm.sum(axis=1)
+    pred_n = cm.sum(axis=0)
+    out = {"accuracy": (int(tp.sum()), n)}
+    for j, lab in enumerate(labels):
+        out[f"miss_rate_{lab}"] = (int(true_n[j] - tp[j]), int(true_n[j]))
+    for j, lab in enumerate(labels):
+        out[f"false_alarm_rate_{lab}"] = (int(pred_n[j] - tp[j]), int(n - true_n[j]))
+    return out
+
+
 @dataclass
 class _Group:
     """One group's items (``members``: positions in the inputs), the counts of its (human, metric) cells, its
-    observed figures and their bootstrap distributions (empty without a bootstrap)."""
+    observed figures and the (hits, items) of each share-type rate."""
 
     name: str
     members: np.ndarray
     counts: np.ndarray
     obs: dict[str, float]
-    boots: dict[str, np.ndarray]
+    hits: dict[str, tuple[int, int]]
 
     @property
     def n(self) -> int:
@@ -104,62 +119,83 @@ def group_rows(
     seed: int = 0,
     min_n: int = MIN_N,
 ) -> list[dict[str, Any]]:
-    """Per-group and pairwise agreement-stage rows (see the module docstring)."""
+    """Per-group and pairwise agreement-stage rows of one metric (see the module docstring); ``n_boot``: BCa
+    resamples of the figures without a closed form (macro-F1, Spearman)."""
     labels = list(labels)
     k = len(labels)
     idx = {lab: i for i, lab in enumerate(labels)}
     code = np.array([idx[a] * k + idx[b] for a, b in zip(y_true, y_pred)], dtype=np.int64)
-    gvals = ["(missing)" if g is None else str(g) for g in groups]
-    rng = np.random.default_rng(seed)
+    gvals = np.array(["(missing)" if g is None else str(g) for g in groups], dtype=object)
 
     def row(measure: str, value: float | None, **kw: Any) -> dict[str, Any]:
         return _row(round, task, measure, value, **kw, metric=metric, group_by=by)  # metric, group_by last, as always
 
     rows: list[dict[str, Any]] = []
     stats: dict[str, _Group] = {}
-    for g in sorted(set(gvals)):
-        gs = stats[g] = _group_stats(g, np.flatnonzero(np.array(gvals) == g), code, labels, n_boot=n_boot, rng=rng)
+    for gi, g in enumerate(sorted(set(gvals))):
+        gs = stats[g] = _group_stats(g, np.flatnonzero(gvals == g), code, labels)
         note = f"small group: n < {min_n}" if gs.n < min_n else None
-        rows += _group_rate_rows(row, gs, labels, note)
+        rows += _group_rate_rows(row, gs, labels, note, code, n_boot=n_boot, seed=seed + gi)
         if h_rank is not None and score is not None:
-            # Spearman: item-level resampling (ranks)
-            rows.append(_group_spearman_row(row, gs, h_rank, score, note, n_boot=n_boot, rng=rng))
-    rows += _pair_rows(row, stats, labels, min_n=min_n, n_boot=n_boot, rng=rng)
+            rows.append(_group_spearman_row(row, gs, h_rank, score, note, n_boot=n_boot, seed=seed + gi))
+    from biaskit.evaluate.stats.families import family_name
+
+    rows += _pair_rows(row, stats, labels, min_n=min_n, family=family_name(FAMILY_KIND, {"metric": metric, "group_by": by}))
     return rows
 
 
-def _group_stats(name: str, members: np.ndarray, code: np.ndarray, labels: list[str], *, n_boot: int, rng: np.random.Generator) -> _Group:
-    """A group's cell counts, observed rates and (``n_boot`` > 0, two items or more) their multinomial bootstrap."""
+def _group_stats(name: str, members: np.ndarray, code: np.ndarray, labels: list[str]) -> _Group:
+    """A group's cell counts, observed rates and the (hits, items) of its share-type rates."""
     k = len(labels)
-    n = len(members)
     c = np.bincount(code[members], minlength=k * k)
-    obs = {r: float(v) for r, v in _rates_from_cm(c.reshape(k, k), labels).items()}
-    boots: dict[str, np.ndarray] = {}
-    if n_boot > 0 and n >= 2:
-        bc = rng.multinomial(n, c / n, size=n_boot).reshape(n_boot, k, k)
-        boots = _rates_from_cm(bc, labels)
-    return _Group(name, members, c, obs, boots)
+    cm = c.reshape(k, k)
+    obs = {r: float(v) for r, v in _rates_from_cm(cm, labels).items()}
+    return _Group(name, members, c, obs, _rate_counts(cm, labels))
 
 
-def _group_rate_rows(row: Callable[..., dict[str, Any]], gs: _Group, labels: list[str], note: str | None) -> list[dict[str, Any]]:
-    """``group_<rate>`` rows of one group: accuracy, macro-F1, miss and false-alarm rate per class, with CIs."""
+def _batch_confusion(codes: np.ndarray, kk: int) -> np.ndarray:
+    """Cell counts (``..., kk``) of arrays of item codes (``..., m``), by one offset bincount."""
+    flat = codes.reshape(-1, codes.shape[-1])
+    off = (np.arange(flat.shape[0]) * kk)[:, None]
+    bc = np.bincount((flat + off).ravel(), minlength=flat.shape[0] * kk).reshape(flat.shape[0], kk)
+    return bc.reshape(codes.shape[:-1] + (kk,))
+
+
+def _f1_interval(codes: np.ndarray, labels: list[str], *, n_boot: int, seed: int) -> tuple[float | None, float | None]:
+    """BCa interval of the macro-F1 of a group's items (no closed form)."""
     k = len(labels)
-    idx = {lab: i for i, lab in enumerate(labels)}
-    true_n = gs.counts.reshape(k, k).sum(axis=1)
+
+    def stat(c, axis=-1):
+        cm = _batch_confusion(np.moveaxis(np.asarray(c), axis, -1), k * k)
+        return _rates_from_cm(cm.reshape(cm.shape[:-1] + (k, k)), labels)["f1_macro"]
+
+    return inf.bca_interval((codes,), stat, n_resamples=n_boot, seed=seed)
+
+
+def _group_rate_rows(
+    row: Callable[..., dict[str, Any]], gs: _Group, labels: list[str], note: str | None, code: np.ndarray, *, n_boot: int, seed: int
+) -> list[dict[str, Any]]:
+    """``group_<rate>`` rows of one group: accuracy, macro-F1, miss and false-alarm rate per class, with CIs
+    (Wilson for the shares, BCa for macro-F1)."""
     rows = []
     for r in ("accuracy", "f1_macro", *rate_measures(labels)[1:]):
         v = gs.obs[r]
-        if r.startswith("miss_rate_"):
-            lab = r[len("miss_rate_") :]
-            n_used = int(true_n[idx[lab]])
-            err = None if n_used else f"no item of the group has the human label {lab!r}"
-        elif r.startswith("false_alarm_rate_"):
-            lab = r[len("false_alarm_rate_") :]
-            n_used = int(gs.n - true_n[idx[lab]])
-            err = None if n_used else f"every item of the group has the human label {lab!r}"
+        err = None
+        if r == "f1_macro":
+            n_used = gs.n
+            lo, hi = _f1_interval(code[gs.members], labels, n_boot=n_boot, seed=seed) if np.isfinite(v) else (None, None)
+            method = inf.BCA if lo is not None else None
         else:
-            n_used, err = gs.n, None
-        lo, hi = _ci(gs.boots[r]) if gs.boots and np.isfinite(v) else (None, None)
+            x, n_used = gs.hits[r]
+            lab = r.split("_rate_", 1)[-1]
+            if not n_used:
+                err = (
+                    f"no item of the group has the human label {lab!r}"
+                    if r.startswith("miss_")
+                    else f"every item of the group has the human label {lab!r}"
+                )
+            lo, hi = inf.proportion_interval(x, n_used) if n_used else (None, None)
+            method = inf.WILSON if n_used else None
         rows.append(
             row(
                 f"group_{r}",
@@ -167,12 +203,25 @@ def _group_rate_rows(row: Callable[..., dict[str, Any]], gs: _Group, labels: lis
                 n_items=n_used,
                 ci_low=lo,
                 ci_high=hi,
+                ci_method=method,
                 group=gs.name,
                 note=note,
                 error=err if not np.isfinite(v) else None,
             )
         )
     return rows
+
+
+def _spearman_stat(h, s, axis=-1):
+    """Spearman's rho along ``axis`` (average ranks for ties), vectorised over resamples."""
+    from scipy.stats import rankdata
+
+    rh = rankdata(np.moveaxis(np.asarray(h), axis, -1), axis=-1)
+    rs = rankdata(np.moveaxis(np.asarray(s), axis, -1), axis=-1)
+    rh = rh - rh.mean(axis=-1, keepdims=True)
+    rs = rs - rs.mean(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (rh * rs).sum(axis=-1) / np.sqrt((rh * rh).sum(axis=-1) * (rs * rs).sum(axis=-1))
 
 
 def _group_spearman_row(
@@ -183,9 +232,9 @@ def _group_spearman_row(
     note: str | None,
     *,
     n_boot: int,
-    rng: np.random.Generator,
+    seed: int,
 ) -> dict[str, Any]:
-    """Spearman's rho of a group's human ordinal labels and scores, with a bootstrap CI over its items."""
+    """Spearman's rho of a group's human ordinal labels and scores, with a BCa interval over its items."""
     ok = [i for i in gs.members if h_rank[i] is not None and score[i] is not None]
     if len(ok) < 3:
         return row(
@@ -199,101 +248,48 @@ def _group_spearman_row(
     hx = np.array([h_rank[i] for i in ok], dtype=float)
     sx = np.array([score[i] for i in ok], dtype=float)
     rho, p = spearman(hx, sx)
-    lo, hi = _ci(_spearman_boot(hx, sx, n_boot, rng)) if n_boot > 0 else (None, None)
-    return row("group_spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok), ci_low=lo, ci_high=hi, group=gs.name, note=note)
-
-
-def _pair_rows(
-    row: Callable[..., dict[str, Any]], stats: dict[str, _Group], labels: list[str], *, min_n: int, n_boot: int, rng: np.random.Generator
-) -> list[dict[str, Any]]:
-    """``diff_<rate>`` and ``ratio_<rate>`` rows of every pair of groups, rate by rate, with permutation p-values
-    Holm-corrected over the pairs."""
-    rows: list[dict[str, Any]] = []
-    pairs = list(combinations(list(stats), 2))
-    for r in rate_measures(labels):
-        pend = []
-        for a, b in pairs:
-            rd, rr, p = _pair_rate_rows(row, stats[a], stats[b], r, labels, min_n=min_n, n_boot=n_boot, rng=rng)
-            rows += [rd, rr]
-            pend.append((rd, rr, p))
-        _holm(pend)
-    return rows
-
-
-def _pair_rate_rows(
-    row: Callable[..., dict[str, Any]],
-    ga: _Group,
-    gb: _Group,
-    r: str,
-    labels: list[str],
-    *,
-    min_n: int,
-    n_boot: int,
-    rng: np.random.Generator,
-) -> tuple[dict[str, Any], dict[str, Any], float | None]:
-    """The diff and ratio rows of rate ``r`` between two groups and their permutation p-value (None when the
-    rate is undefined in a group or there are no permutations); the rows get ``p_value`` from :func:`_holm`."""
-    a, b = ga.name, gb.name
-    na, nb = ga.n, gb.n
-    va, vb = ga.obs[r], gb.obs[r]
-    small = f"small group: n < {min_n}" if min(na, nb) < min_n else None
-    if not (np.isfinite(va) and np.isfinite(vb)):
-        why = "the rate is undefined in one of the groups"
-        return (
-            row(f"diff_{r}", None, n_items=na + nb, group=a, group_b=b, note=small, error=why),
-            row(f"ratio_{r}", None, n_items=na + nb, group=a, group_b=b, note=small, error=why),
-            None,
-        )
-    d = va - vb
-    dlo = dhi = rlo = rhi = None
-    if ga.boots and gb.boots:
-        dlo, dhi = _ci(ga.boots[r] - gb.boots[r])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rlo, rhi = _ci(ga.boots[r] / gb.boots[r])
-    p = _perm_p(ga.counts, gb.counts, r, labels, d, n_boot, rng) if n_boot > 0 else None
-    ratio = va / vb if vb > 0 else None
-    rd = row(f"diff_{r}", d, n_items=na + nb, group=a, group_b=b, ci_low=dlo, ci_high=dhi, p_value_raw=p, note=small)
-    rr = row(
-        f"ratio_{r}",
-        ratio,
-        n_items=na + nb,
-        group=a,
-        group_b=b,
-        ci_low=rlo,
-        ci_high=rhi,
-        p_value_raw=p,
-        note=small,
-        error=None if ratio is not None else f"the rate is 0 in {b!r}",
+    lo, hi = inf.bca_interval((hx, sx), _spearman_stat, n_resamples=n_boot, seed=seed) if np.isfinite(rho) else (None, None)
+    return row(
+        "group_spearman_rho",
+        rho,
+        p_value=p if np.isfinite(p) else None,
+        n_items=len(ok),
+        ci_low=lo,
+        ci_high=hi,
+        ci_method=inf.BCA if lo is not None else None,
+        group=gs.name,
+        note=note,
     )
-    return rd, rr, p
 
 
-def _holm(pend: list[tuple[dict[str, Any], dict[str, Any], float | None]]) -> None:
-    """Set ``p_value`` on each (diff row, ratio row, raw p) of one rate that has a p: the raw p Holm-corrected
-    over those pairs."""
-    from biaskit.evaluate.stats.significance import holm
+def _pair_rows(row: Callable[..., dict[str, Any]], stats: dict[str, _Group], labels: list[str], *, min_n: int, family: str) -> list[dict[str, Any]]:
+    """``diff_<rate>`` and ``ratio_<rate>`` rows of every pair of groups, rate by rate: Newcombe and log-ratio
+    intervals, Fisher exact p-values (all tests at once), Holm-corrected over the whole family (every pair x rate)."""
+    pairs = list(combinations(list(stats), 2))
+    tests = [(r, a, b) for r in rate_measures(labels) for a, b in pairs]
+    cnt = np.array([(*stats[a].hits[r], *stats[b].hits[r]) for r, a, b in tests], dtype=np.int64).reshape(-1, 4)
+    x1, n1, x2, n2 = cnt.T
+    p, floor = inf.fisher_exact_2x2(x1, n1, x2, n2) if len(cnt) else (np.array([]), np.array([]))
+    dlo, dhi = inf.newcombe_interval(x1, n1, x2, n2)
+    rlo, rhi = inf.ratio_interval(x1, n1, x2, n2)
+    defined = (n1 > 0) & (n2 > 0)
+    from biaskit.evaluate.stats.families import holm_list
 
-    ps = [p for _, _, p in pend if p is not None]
-    if ps:
-        # one pair: Holm leaves p as is
-        adj = list(holm(ps)) if len(ps) > 1 else list(ps)
-        for rd, rr, p in pend:
-            if p is not None:
-                rd["p_value"] = rr["p_value"] = float(min(1.0, adj.pop(0)))
-
-
-def _perm_p(ca: np.ndarray, cb: np.ndarray, rate: str, labels: Sequence[str], d: float, n_perm: int, rng: np.random.Generator) -> float | None:
-    """Two-sided permutation p of rate(a) - rate(b): group a's cell counts under permutation are multivariate
-    hypergeometric draws from the pooled counts."""
-    k = len(labels)
-    pooled = (ca + cb).astype(np.int64)
-    na = int(ca.sum())
-    draws = rng.multivariate_hypergeometric(pooled, na, size=n_perm)
-    ra = _rates_from_cm(draws.reshape(n_perm, k, k), labels)[rate]
-    rb = _rates_from_cm((pooled - draws).reshape(n_perm, k, k), labels)[rate]
-    dd = ra - rb
-    ok = np.isfinite(dd)
-    if ok.sum() < max(10, n_perm // 10):
-        return None
-    hits = int((np.abs(dd[ok]) >= abs(d) - 1e-12).sum())
-    return float((1 + hits) / (1 + ok.sum()))
+    adj = holm_list([float(v) if ok else None for v, ok in zip(p, defined)])
+    size = int(defined.sum())
+    rows: list[dict[str, Any]] = []
+    for t, (r, a, b) in enumerate(tests):
+        na, nb = stats[a].n, stats[b].n
+        small = f"small group: n < {min_n}" if min(na, nb) < min_n else None
+        base = dict(n_items=na + nb, group=a, group_b=b, note=small)
+        if not defined[t]:
+            why = "the rate is undefined in one of the groups"
+            rows += [row(f"diff_{r}", None, **base, error=why), row(f"ratio_{r}", None, **base, error=why)]
+            continue
+        va, vb = stats[a].obs[r], stats[b].obs[r]
+        test = dict(p_value_raw=float(p[t]), p_floor=float(floor[t]), p_value=adj[t], family=family, family_size=size)
+        rows.append(row(f"diff_{r}", va - vb, **base, ci_low=float(dlo[t]), ci_high=float(dhi[t]), ci_method=inf.NEWCOMBE, **test))
+        ratio = va / vb if vb > 0 else None
+        rci = dict(ci_low=float(rlo[t]), ci_high=float(rhi[t]), ci_method=inf.RATIO_LOG) if ratio is not None else {}
+        rows.append(row(f"ratio_{r}", ratio, **base, **rci, **test, error=None if ratio is not None else f"the rate is 0 in {b!r}"))
+    return rows

@@ -2,7 +2,8 @@
 
 For each metric: Spearman's rho (with p-value) between the humans' ordinal label and the metric's
 continuous score, accuracy, support-weighted precision/recall/F1, per-class precision/recall/F1, the
-confusion matrix (rows = humans, columns = metric, BOLD Table 8 layout), percentile bootstrap CIs over
+confusion matrix (rows = humans, columns = metric, BOLD Table 8 layout), accuracy with a Wilson interval (a share;
+:mod:`biaskit.evaluate.stats.inference`) and the other figures with percentile bootstrap CIs over
 items, and threshold calibration: the cut points on the metric's score that best reproduce the humans'
 ordinal labels (BOLD set its gender thresholds "empirically"; here they are fitted and reported).
 
@@ -390,7 +391,8 @@ def _spearman_row(row: _RowMaker, items: _Paired, ok: list[int], *, has_score: b
         sx = np.array([items.score[i] for i in ok], dtype=float)
         rho, p = spearman(hx, sx)
         lo, hi = _spearman_ci(hx, sx, n_boot=n_boot, seed=seed)
-        return row("spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok), ci_low=lo, ci_high=hi)
+        method = "percentile bootstrap" if lo is not None else None
+        return row("spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok), ci_low=lo, ci_high=hi, ci_method=method)
     why = (
         "no continuous score column for this metric"
         if not has_score
@@ -405,9 +407,15 @@ def _classification_rows(row: _RowMaker, items: _Paired, cl: Classification, *, 
     """Accuracy and weighted precision/recall/F1 with bootstrap CIs, per-class figures and the confusion matrix."""
     n = len(items.y_true)
     cis = _bootstrap_classification(items.y_true, items.y_pred, cl.labels, n_boot=n_boot, seed=seed)
-    rows = [row("accuracy", cl.accuracy, n_items=n, ci_low=cis[0][0], ci_high=cis[0][1])]
+    # accuracy is a share: Wilson (the inference layer's interval for shares); the weighted figures have no closed form
+    from biaskit.evaluate.stats import inference as inf
+
+    right = int(np.trace(cl.confusion))
+    alo, ahi = inf.proportion_interval(right, n) if n else (None, None)
+    rows = [row("accuracy", cl.accuracy, n_items=n, ci_low=alo, ci_high=ahi, ci_method=inf.WILSON if n else None)]
     for j, key in enumerate(("precision", "recall", "f1"), 1):
-        rows.append(row(f"{key}_weighted", cl.weighted[key], n_items=n, ci_low=cis[j][0], ci_high=cis[j][1]))
+        method = "percentile bootstrap" if cis[j][0] is not None else None
+        rows.append(row(f"{key}_weighted", cl.weighted[key], n_items=n, ci_low=cis[j][0], ci_high=cis[j][1], ci_method=method))
     why_none = {
         "precision": "the metric never predicted {!r}",
         "recall": "no human majority is {!r}",

@@ -14,6 +14,9 @@ def report(
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples per confidence interval."),
     alpha: float = typer.Option(0.05, help="Significance level (Likelihood Bias pairs)."),
     title: str = typer.Option("biaskit report", help="Title of the report."),
+    min_gap: float = typer.Option(
+        0.05, "--min-gap", help="Smallest gap of interest (a share difference): the headline says how many texts per group would detect it."
+    ),
 ) -> None:
     """Write the statistical report of a run: report.html (self-contained, opens offline), report.md,
     figures/*.png and tables/*.csv + *.md. Figures whose tables or columns are missing are listed under
@@ -24,6 +27,8 @@ def report(
     Example: biaskit report runs/demo --out /tmp/report --n-boot 2000 --seed 1
 
     Example: biaskit report runs/demo/scores.parquet --out /tmp/scores-report
+
+    Example: biaskit report runs/demo --out /tmp/report --min-gap 0.1
     """
     from biaskit.evaluate.report import build_report
     from biaskit.io import output_lock
@@ -31,7 +36,7 @@ def report(
     # --out is locked by the CLI; the default folder (RUN_DIR/report) too, so two reports never write it at once
     target = out if out is not None else (run_dir.parent if run_dir.is_file() else run_dir) / "report"
     with output_lock(target, command="biaskit report"):
-        res = build_report(run_dir, out, seed=seed, n_boot=n_boot, alpha=alpha, title=title)
+        res = build_report(run_dir, out, seed=seed, n_boot=n_boot, alpha=alpha, title=title, min_gap=min_gap)
     typer.echo(f"report written to {res.html}")
     typer.echo(f"  {len(res.figures)} figures, {len(res.tables)} tables; sections: {', '.join(res.sections) or 'none'}")
     for what, why in res.skipped:
@@ -90,6 +95,32 @@ def ztest_cmd(
                 fix="pass --label with one of the column's labels",
             )
     _emit(pairwise_proportion_tests(t, group, column, label, within=within, correction=correction), out)
+
+
+def family_cmd(
+    table: Path = typer.Argument(..., help="Scored table (with domain, group and model columns; the Wikipedia baseline as model == wikipedia)."),
+    kind: str = typer.Option("model-vs-wikipedia", "--kind", help="Family kind: group-gap or model-vs-wikipedia (see docs/report.md, Families)."),
+    column: str = typer.Option("vader_label", help="Label column."),
+    label: str = typer.Option("positive", help="Label whose share is compared."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write CSV here (default: print Markdown)."),
+) -> None:
+    """The tests of one headline family, Holm-corrected within it: the same tests, families and corrected p (p_holm)
+    that the report's tables and headline show. group-gap: every pair of groups of one domain and text source;
+    model-vs-wikipedia: every group x model of one domain against the Wikipedia baseline.
+
+    Example: biaskit stats family runs/demo/scores.parquet --kind model-vs-wikipedia --column vader_label --label positive
+
+    Example: biaskit stats family runs/demo/scores.parquet --kind group-gap --column regard_label --label negative --out gaps.csv
+    """
+    from biaskit.evaluate.stats.families import proportion_family_tests
+    from biaskit.io import read_table
+
+    res = proportion_family_tests(read_table(table), kind, column, label)
+    _emit(res, out)
+    if out is None and len(res):
+        sizes = res.groupby("family", sort=False)["holm_over"].first()
+        for fam, k in sizes.items():
+            typer.echo(f"family {fam}: {int(k)} tests (p_holm is Holm-corrected within it)")
 
 
 def likelihood_bias_cmd(
@@ -230,6 +261,7 @@ def register(app: typer.Typer) -> None:
     app.command("report")(report)
     stats.command("aggregate")(aggregate_cmd)
     stats.command("ztest")(ztest_cmd)
+    stats.command("family")(family_cmd)
     stats.command("likelihood-bias")(likelihood_bias_cmd)
     stats.command("genbias")(genbias_cmd)
     stats.command("validity")(validity_cmd)

@@ -154,13 +154,16 @@ def test_headline_is_first_in_html_and_markdown(full_report):
     html = full_report.html.read_text()
     assert html.index("id='headline-block'") < html.index("<nav>") < html.index("id='run'")
     md = full_report.md.read_text().splitlines()
-    assert md[2] == "## Headline findings" and md[6].startswith("| finding | measure | where |")
+    # the verdict lines first (issue 33), then the table of the rows not folded under them
+    head = md[: md.index("## Run")]
+    assert md[2] == "## Headline findings" and head[6].startswith("- **")
+    assert any(x.startswith("| finding | measure | where |") for x in head)
 
 
 def test_wide_tables_collapse_and_link_the_full_csv(full_report):
     z = pd.read_csv(full_report.tables["sentiment_positive_ztests"])
     shown, hidden = compact(z)
-    assert len(z.columns) == 21
+    assert len(z.columns) == 22 and z["family"].str.startswith("group gap: domain=").all()  # the family is named
     assert len(shown.columns) <= 10 and {"z", "count_a", "count_b", "significant_holm", "holm_over"}.isdisjoint(shown.columns)
     # the reader's columns stay: who is compared, the small-n caution, group sizes, the difference (its direction
     # in the header), corrected p-values, effect size

@@ -93,6 +93,10 @@ LAYOUT_JS = """JSON.stringify({
   headlineTop: document.getElementById('headline-block') ? document.getElementById('headline-block').getBoundingClientRect().top : null,
   headlineRows: Array.from(document.querySelectorAll('#headline-block table.hl tbody tr')).map(r => ({
       cls: r.className, cells: Array.from(r.cells).map(c => c.textContent)})),
+  mainRows: Array.from(document.querySelectorAll('#headline-block table.hl:not(.fold) tbody tr')).map(r => r.cells[0].textContent + '|' + r.cells[2].textContent),
+  verdictLines: Array.from(document.querySelectorAll('#headline-block ul.verdicts > li')).map(li => ({
+      text: li.textContent, folded: li.querySelectorAll('details table.fold tbody tr').length,
+      top: li.getBoundingClientRect().top})),
   headlineLinksOk: Array.from(document.querySelectorAll('#headline-block a[href^=\"#\"]'))
       .every(a => !!document.getElementById(a.getAttribute('href').slice(1))),
   csvLinks: Array.from(document.querySelectorAll('a[href$=\".csv\"]')).map(a => a.getAttribute('href')),
@@ -217,10 +221,20 @@ def test_demo_report_at_1280px_headline_first_no_overflow_small_samples_flagged(
     # (the quick demo's model may write no positive text at all: its group gaps are then one "No signal" row)
     assert {"Model vs Wikipedia", "Likelihood Bias"} <= set(kinds) and ({"Largest group gap", "No signal"} & set(kinds)), kinds
     assert lay["headlineLinksOk"]
-    # issue 27: the model's rows first, the Wikipedia baseline's after them and labelled as such
-    base = [i for i, r in enumerate(rows) if "Wikipedia baseline" in r["cells"][0] or "(Wikipedia baseline)" in r["cells"][2]]
-    assert base and base == list(range(len(rows) - len(base), len(rows))), kinds
-    assert all(r["cells"][0] == "Wikipedia baseline: largest group gap" or r["cells"][0] == "No signal" for r in rows[base[0] :])
+    # issue 33: one verdict line per kind x domain x measure on the first screen, the uncertain rows folded under it
+    lines = lay["verdictLines"]
+    assert lines and lines[0]["top"] < 900, lines
+    assert all(("evidence of a gap" in v["text"]) or ("no evidence at this size" in v["text"]) or ("not enough data" in v["text"]) for v in lines)
+    assert sum(v["folded"] for v in lines) == sum(
+        1
+        for r in rows
+        if r["cls"] == "flagged"
+        and r["cells"][0] in ("Largest group gap", "Model vs Wikipedia", "Wikipedia baseline: largest group gap", "Metric fairness")
+    )
+    # issue 27: in the main table the model's rows first, the Wikipedia baseline's after them and labelled as such
+    main = lay["mainRows"]
+    base = [i for i, r in enumerate(main) if "Wikipedia baseline" in r.split("|")[0] or "(Wikipedia baseline)" in r.split("|")[1]]
+    assert base == list(range(len(main) - len(base), len(main))), main
     # issue 22 item 6: a row is grey (uncertain) exactly when its interval includes 0 or its corrected p is not
     # below 0.05; a group under 30 texts is a separate caution
     for r in rows:

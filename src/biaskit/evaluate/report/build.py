@@ -209,6 +209,7 @@ def build_report(
     title: str = "biaskit report",
     allow_empty: bool = False,
     keep_figures: bool = False,
+    min_gap: float = 0.05,
 ) -> ReportResult:
     """Write ``report.html`` (self-contained), ``report.md``, ``figures/*.png`` and ``tables/*.{csv,md}``
     into ``out`` (default ``RUN_DIR/report``) from the run's tables.
@@ -220,9 +221,14 @@ def build_report(
 
     The page opens with the headline block: every section's :class:`Finding` (largest group gaps with CIs and
     corrected p-values, model-vs-Wikipedia differences, Likelihood Bias per axis, ...), flagged when the groups
-    are too small to say anything.
+    are too small to say anything; above them one verdict line per kind of claim, domain and measure
+    (:mod:`biaskit.evaluate.report.headline`; ``min_gap``: the smallest gap of interest its power sentence plans
+    for), and the same headline as ``tables/headline.csv``.
     """
+    from biaskit.evaluate.report.headline import check_min_gap, write_headline_csv
+
     _check_options(alpha, n_boot)
+    check_min_gap(min_gap)
     rd = Path(run_dir)
     tables = dict(tables) if tables is not None else discover_tables(rd)
     if rd.is_file():
@@ -245,7 +251,18 @@ def build_report(
     sections = _run_sections(b, loaded)
     found = [f for s in sections for f in s.headline]
     headline = [f for f in found if not f.baseline] + [f for f in found if f.baseline]  # model rows first
-    page = dict(title=title, run_dir=rd, sections=sections, overview=overview, summary=summary or [], out_dir=out_dir, headline=headline, alpha=alpha)
+    page = dict(
+        title=title,
+        run_dir=rd,
+        sections=sections,
+        overview=overview,
+        summary=summary or [],
+        out_dir=out_dir,
+        headline=headline,
+        alpha=alpha,
+        min_gap=min_gap,
+    )
+    b.tables["headline"] = write_headline_csv(headline, out_dir, alpha, min_gap)
     html_path, md_path = _write_pages(b, page, manifest)
     _drop_stale_report_files(out_dir, [html_path, md_path, *b.figures, *b.tables.values(), *(p.with_suffix(".md") for p in b.tables.values())])
     return ReportResult(

@@ -13,6 +13,7 @@ body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;max-width:
 h1{border-bottom:2px solid #2a9d8f;padding-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #ddd}
 nav ol{columns:2}.headline{background:#f7fbfa;border:1px solid #cfe8e4;padding:.3em 1em .8em;margin:1em 0}
 .headline h2{margin-top:.4em}tr.flagged td{color:#6b6b6b}td .flag{color:#8a4b08;font-weight:600}
+ul.verdicts{padding-left:1.2em;margin:.4em 0}ul.verdicts li{margin:.15em 0}ul.verdicts details{margin:.2em 0 .4em}
 td,th{overflow-wrap:break-word}table.hl{width:100%}figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #eee}
 figcaption{font-size:.9em;color:#555}.tw{overflow-x:auto;margin:.5em 0}
 table{border-collapse:collapse;font-size:.82em}td,th{border:1px solid #ccc;padding:.15em .45em;vertical-align:top}
@@ -114,7 +115,58 @@ def _headline_summary(headline, alpha: float) -> str:
     return " ".join(parts)
 
 
-def render_html(*, title: str, run_dir: Path, sections, overview, summary, manifest, skipped, out_dir: Path, headline=(), alpha: float = 0.05) -> str:
+def _folded(headline, alpha: float, min_gap: float):
+    """(verdict lines, findings folded under each line, findings left in the main table): an uncertain finding of a
+    headline family folds under its verdict line; every other finding stays in the main table."""
+    from biaskit.evaluate.report.headline import verdicts
+
+    lines = verdicts(headline, alpha, min_gap)
+    folded = {id(f) for v in lines for f in v.findings if f.flags}
+    return lines, {id(v): [f for f in v.findings if f.flags] for v in lines}, [f for f in headline if id(f) not in folded]
+
+
+def _hl_table_html(rows_of, cls: str = "hl") -> str:
+    e = html.escape
+    out = ["<div class='tw'><table class='" + cls + "'><thead><tr>" + "".join(f"<th>{e(c)}</th>" for c in HEADLINE_COLUMNS) + "</tr></thead><tbody>"]
+    for f, row in zip(rows_of, headline_rows(rows_of)):
+        cells = [
+            f"<a href='#{e(f.anchor)}'>{e(row[0])}</a>" if f.anchor else e(row[0]),
+            *map(e, row[1:7]),
+            f"<span class='flag'>{e(row[7])}</span>" if row[7] else "",
+        ]
+        out.append(f"<tr class='{'flagged' if f.flags else 'ok'}'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    out.append("</tbody></table></div>")
+    return "".join(out)
+
+
+def _verdicts_html(lines, folds) -> str:
+    e = html.escape
+    items = []
+    for v in lines:
+        fold = folds[id(v)]
+        det = (
+            f"<details><summary>{len(fold)} uncertain row{'s' if len(fold) != 1 else ''}</summary>{_hl_table_html(fold, 'hl fold')}</details>"
+            if fold
+            else ""
+        )
+        items.append(f"<li><b>{e(v.title)}</b>: <span class='verdict'>{e(v.verdict)}</span>{det}</li>")
+    return "<ul class='verdicts'>" + "".join(items) + "</ul>" if items else ""
+
+
+def render_html(
+    *,
+    title: str,
+    run_dir: Path,
+    sections,
+    overview,
+    summary,
+    manifest,
+    skipped,
+    out_dir: Path,
+    headline=(),
+    alpha: float = 0.05,
+    min_gap: float = 0.05,
+) -> str:
     from biaskit.evaluate.report.tables import compact, html_table
 
     e = html.escape
@@ -128,16 +180,12 @@ def render_html(*, title: str, run_dir: Path, sections, overview, summary, manif
     body = [f"<h1>{e(title)}</h1>"]
     body.append("<section class='headline' id='headline-block'><h2 id='headline'>Headline findings</h2>")
     if headline:
+        lines, folds, main = _folded(headline, alpha, min_gap)
         body.append(f"<p>{e(_headline_summary(headline, alpha))} Details: follow the links to each section.</p>")
-        body.append("<div class='tw'><table class='hl'><thead><tr>" + "".join(f"<th>{e(c)}</th>" for c in HEADLINE_COLUMNS) + "</tr></thead><tbody>")
-        for f, row in zip(headline, headline_rows(headline)):
-            cells = [
-                f"<a href='#{e(f.anchor)}'>{e(row[0])}</a>" if f.anchor else e(row[0]),
-                *map(e, row[1:7]),
-                f"<span class='flag'>{e(row[7])}</span>" if row[7] else "",
-            ]
-            body.append(f"<tr class='{'flagged' if f.flags else 'ok'}'>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-        body.append("</tbody></table></div>")
+        body.append(_verdicts_html(lines, folds))
+        if main:
+            body.append(_hl_table_html(main))
+        body.append("<p class='note'>The same headline, every row: <a href='tables/headline.csv'>tables/headline.csv</a>.</p>")
     else:
         body.append("<p>No analysis produced a finding (see Not made).</p>")
     if skipped:
@@ -195,13 +243,28 @@ def render_html(*, title: str, run_dir: Path, sections, overview, summary, manif
     )
 
 
-def render_markdown(*, title: str, run_dir: Path, sections, overview, summary, skipped, out_dir: Path, headline=(), alpha: float = 0.05) -> str:
+def _md_table(rows_of) -> list[str]:
+    md = ["| " + " | ".join(HEADLINE_COLUMNS) + " |", "|" + "---|" * len(HEADLINE_COLUMNS)]
+    return md + ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in headline_rows(rows_of)]
+
+
+def render_markdown(
+    *, title: str, run_dir: Path, sections, overview, summary, skipped, out_dir: Path, headline=(), alpha: float = 0.05, min_gap: float = 0.05
+) -> str:
     from biaskit.evaluate.report.tables import compact, markdown_table
 
     md = [f"# {title}", "", "## Headline findings", ""]
     if headline:
-        md += [_headline_summary(headline, alpha), "", "| " + " | ".join(HEADLINE_COLUMNS) + " |", "|" + "---|" * len(HEADLINE_COLUMNS)]
-        md += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in headline_rows(headline)]
+        lines, folds, main = _folded(headline, alpha, min_gap)
+        md += [_headline_summary(headline, alpha), ""]
+        for v in lines:
+            md.append(f"- **{v.title}**: {v.verdict}")
+            fold = folds[id(v)]
+            if fold:
+                md += ["", f"  <details><summary>{len(fold)} uncertain row{'s' if len(fold) != 1 else ''}</summary>", ""]
+                md += ["  " + x for x in _md_table(fold)]
+                md += ["", "  </details>", ""]
+        md += [""] + (_md_table(main) if main else []) + ["", "The same headline, every row: [tables/headline.csv](tables/headline.csv)."]
     else:
         md.append("No analysis produced a finding (see Not made).")
     md += ["", f"Run folder: `{run_dir}`", "", "## Run", ""]

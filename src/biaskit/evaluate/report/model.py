@@ -74,6 +74,15 @@ class Finding:
     text: str = ""  # a finding stated in words instead of a number (e.g. "no text flagged")
     cautions: list[str] = field(default_factory=list)
     baseline: bool = False
+    #: the headline family the test belongs to (a key of :data:`biaskit.evaluate.stats.families.FAMILIES`; "" for a
+    #: finding that is no test of a family) and its size; ``domain``: the domain (or grouping column) the verdict
+    #: line groups it under; ``base_rate``: the share a gap is measured from and ``n_min`` the smaller group's size
+    #: (for the power behind "no evidence at this size")
+    family: str = ""
+    family_size: int | None = None
+    domain: str = ""
+    base_rate: float | None = None
+    n_min: int | None = None
 
 
 @dataclass
@@ -159,26 +168,11 @@ def _with_bh(df, fn, *args, family: list[str] | None = None, **kw):
     ``family``: the columns whose values make one correction family (default: the ``within`` columns the
     tests ran in); e.g. model-vs-Wikipedia tests run per domain and group but are corrected over every group of
     the domain. Adds ``holm_over`` (the number of tests in the row's family) and ``caution`` (a group under
-    :data:`MIN_GROUP_N` texts), next to the groups compared."""
-    from biaskit.evaluate.stats import correct_pvalues
+    :data:`MIN_GROUP_N` texts), next to the groups compared (:func:`biaskit.evaluate.stats.families.correct_family`)."""
+    from biaskit.evaluate.stats.families import correct_family
 
-    holm = fn(*args, correction="holm", **kw)
-    holm = holm.rename(columns={"p_adjusted": "p_holm", "significant": "significant_holm"})
-    fam_cols = [c for c in (kw.get("within", []) if family is None else family) if c in holm.columns]
-    holm["p_bh"] = float("nan")
-    holm["holm_over"] = 0
-    fams = [g.index for _, g in holm.groupby(fam_cols, sort=False, dropna=False)] if fam_cols else [holm.index]
-    for idx in fams:
-        ps = list(holm.loc[idx, "p_value"])
-        holm.loc[idx, "p_holm"] = correct_pvalues(ps, "holm")
-        holm.loc[idx, "p_bh"] = correct_pvalues(ps, "bh")
-        holm.loc[idx, "holm_over"] = sum(1 for v in ps if v == v)
-    if "significant_holm" in holm.columns:
-        holm["significant_holm"] = holm["p_holm"] < 0.05
-    if len(holm) and {"n_a", "n_b"} <= set(holm.columns):
-        small = holm[["n_a", "n_b"]].min(axis=1) < MIN_GROUP_N
-        holm.insert(list(holm.columns).index("group_b") + 1, "caution", [f"n < {MIN_GROUP_N}" if x else "" for x in small])
-    return holm
+    fam_cols = kw.get("within", []) if family is None else family
+    return correct_family(fn(*args, correction="holm", **kw), fam_cols)
 
 
 def _domains(df):

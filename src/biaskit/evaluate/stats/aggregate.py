@@ -79,40 +79,22 @@ PROPORTION_CI = ("wilson", "clopper-pearson", "bootstrap")
 def proportion_ci(count: int, n: int, *, ci: float = 0.95, method: str = "wilson") -> tuple[float, float]:
     """Confidence interval of a proportion ``count / n``: Wilson score (default) or Clopper-Pearson (exact).
 
-    Unlike a percentile bootstrap, both give a real interval when the count is 0 or n: 0 of 12 gives Wilson
-    [0, 0.2425] at 95 %, where a bootstrap gives [0, 0]. Wilson: centre (p + z²/2n) / (1 + z²/n), half-width
-    z / (1 + z²/n) * sqrt(p(1-p)/n + z²/4n²), z the normal quantile at (1+ci)/2 (Wilson 1927). Clopper-Pearson:
-    Beta(count, n-count+1) and Beta(count+1, n-count) quantiles, 0 / 1 at the ends. Both equal
+    The inference layer's interval (:func:`biaskit.evaluate.stats.inference.proportion_interval`, the same numbers
+    everywhere): unlike a percentile bootstrap, both give a real interval when the count is 0 or n (0 of 12 gives
+    Wilson [0, 0.2425] at 95 %, where a bootstrap gives [0, 0]). Both equal
     ``statsmodels.stats.proportion.proportion_confint`` (methods ``wilson`` / ``beta``; tested). (nan, nan) for n == 0.
     """
-    import math
+    from biaskit.evaluate.stats.inference import PROPORTION_METHODS, proportion_interval
 
-    from scipy import stats
-
-    if method not in ("wilson", "clopper-pearson"):
+    if method not in PROPORTION_METHODS:
         raise BiaskitError(
             "E080",
             "unknown proportion interval method",
             value=method,
-            options=["wilson", "clopper-pearson"],
+            options=list(PROPORTION_METHODS),
             fix="use wilson (default) or clopper-pearson",
         )
-    if n <= 0:
-        return float("nan"), float("nan")
-    alpha = 1.0 - ci
-    if method == "clopper-pearson":
-        lo = 0.0 if count == 0 else float(stats.beta.ppf(alpha / 2, count, n - count + 1))
-        hi = 1.0 if count == n else float(stats.beta.isf(alpha / 2, count + 1, n - count))
-        return lo, hi
-    z = float(stats.norm.isf(alpha / 2))
-    p = count / n
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    # at a zero (full) count the bound is exactly 0 (1); the formula leaves float rounding (e.g. 3e-17) there
-    lo = 0.0 if count == 0 else max(0.0, centre - half)
-    hi = 1.0 if count == n else min(1.0, centre + half)
-    return lo, hi
+    return proportion_interval(count, n, level=ci, method=method)
 
 
 def bootstrap_proportion_ci(count: int, n: int, *, n_boot: int = 1000, ci: float = 0.95, rng=None) -> tuple[float, float]:

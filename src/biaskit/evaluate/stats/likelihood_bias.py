@@ -223,7 +223,9 @@ def likelihood_bias_interval(pairs: Any, *, n_boot: int = 1000, seed: int = 0, l
     descriptors, so they are not independent tests: each bootstrap sample draws the axis' descriptors with
     replacement (weights ``w_d`` = times drawn) and recomputes the share of differing pairs over the testable
     pairs weighted by ``w_a * w_b`` (a descriptor drawn twice counts its pairs twice; it is never paired with
-    itself). Returns ``(low, high)`` at ``level``, or None when the axis has no testable pair.
+    itself). Returns ``(low, high)`` at ``level``, or None when the axis has no testable pair. When every resample
+    gives the same share (0 or 1: no pair or every pair differs), the percentile interval is a point; the Wilson
+    interval of that share over the axis' descriptors is returned instead (never a zero-width interval).
     """
     import numpy as np
 
@@ -244,4 +246,13 @@ def likelihood_bias_interval(pairs: Any, *, n_boot: int = 1000, seed: int = 0, l
         return None
     from biaskit.bootstrap import percentile_interval
 
-    return percentile_interval(fr, level)
+    lo, hi = percentile_interval(fr, level)
+    if hi - lo <= 0:
+        # every resample gives the same share (no pair differs, or every pair does): the bootstrap has collapsed to a
+        # point. A finite sample never gets a point as its interval: the Wilson interval of the share with n = the
+        # number of descriptors (the unit resampled, the independent units behind the dependent pairs) instead
+        from biaskit.evaluate.stats.inference import proportion_interval
+
+        share = float(diff.mean())
+        return proportion_interval(round(share * len(descs)), len(descs), level=level)
+    return lo, hi

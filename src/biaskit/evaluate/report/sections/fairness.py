@@ -1,12 +1,14 @@
 """Report section "Is the metric fair?": per-group validity of each metric (``annotate validate --by``).
 
 Self-contained (its own figure code); it registers itself on the section model. Reads the agreement-stage
-rows written by :mod:`biaskit.annotate.groupvalidity` (``group_*`` per group, ``diff_*``/``ratio_*`` per pair
-of groups with Holm-corrected permutation p-values). A headline line is added for every metric whose
-difference between two groups is significant after the Holm correction over every pair of groups and every
-rate of that metric (at the report's alpha; stricter than the table's per-rate correction), e.g.
-"vader misses negative for texts about group A 2.1x as often as for group B (95% CI 1.4-3.0, Holm p = 0.003,
-n = 120/131)".
+rows written by :mod:`biaskit.annotate.groupvalidity` (``group_*`` per group with Wilson / BCa intervals,
+``diff_*``/``ratio_*`` per pair of groups with Newcombe / log-ratio intervals and Fisher exact p-values). The
+p-values are Holm-corrected within the metric-fairness family (:mod:`biaskit.evaluate.stats.families`: every
+pair of groups x every rate of one metric), the same p that ``annotate validate`` writes. A headline line is
+added for every difference significant in that family (at the report's alpha), e.g. "vader misses negative for
+texts about group A 2.1x as often as for group B (95% CI 1.4-3.0, Holm p = 0.003, n = 120/131)"; a metric
+without one gets one uncertain line (its largest accuracy gap), so the headline's verdict says how many items
+per group a gap of the smallest size of interest would need.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def _rate_label(rate: str) -> str:
 
 def rates_chart(df, path: str | Path | None, *, title: str):
     """Bars: one cluster per rate (accuracy, miss and false-alarm rate per class), one bar per group, with
-    the 95% bootstrap CI as an error bar. Small groups (n < 30) are hatched."""
+    the 95% interval of the rows (Wilson for rates) as an error bar. Small groups (n < 30) are hatched."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -95,42 +97,54 @@ def finding_text(
     return f"{metric} {what} ({ci_s}Holm p = {p_s}{n_s})"
 
 
-def fairness_findings(df, alpha: float = 0.05) -> list[dict]:
-    """Significant (Holm p < alpha) differences between groups, strongest first per metric, as dicts with the
-    headline ``text`` and its numbers. Error rates are stated as ratios (higher over lower group); accuracy
-    as a difference in percentage points."""
+def fairness_findings(df, alpha: float = 0.05, *, representative: bool = False) -> list[dict]:
+    """Significant differences between groups (p < alpha within the metric-fairness family), strongest first per
+    metric, as dicts with the headline ``text`` and its numbers. Error rates are stated as ratios (higher over
+    lower group); accuracy as a difference in percentage points. ``representative``: a metric without a
+    significant difference gets its largest accuracy gap (an uncertain finding), so its verdict can be stated."""
     grp = df[df["measure"].astype(str).str.startswith("group_")]
     n_of = {(r["metric"], r["measure"][len("group_") :], r["group"]): r["n_items"] for _, r in grp.iterrows()}
-    pair = _significant_pairs(df, alpha)
+    v_of = {(r["metric"], r["measure"][len("group_") :], r["group"]): r["value"] for _, r in grp.iterrows()}
+    fam = _family_pairs(df)
+    pair = fam[fam["p_value"] < alpha].assign(_size=lambda x: -x["value"].abs()).sort_values(["metric", "p_value", "_size"], kind="stable")
     out = []
-    for metric, sub in pair.groupby("metric", sort=True):
+    for metric in sorted(set(fam["metric"].dropna())):
+        sub = pair[pair["metric"] == metric]
+        if not len(sub) and representative:
+            acc = fam[(fam["metric"] == metric) & (fam["measure"] == "diff_accuracy") & fam["value"].notna()]
+            sub = acc.loc[[acc["value"].abs().idxmax()]] if len(acc) else sub
         for _, d in sub.head(MAX_HEADLINES_PER_METRIC).iterrows():
             rate = d["measure"][len("diff_") :]
-            if rate == "accuracy":
-                out.append(_accuracy_finding(metric, d, n_of))
-            else:
-                out.append(_rate_finding(df, metric, rate, d, n_of))
+            f = _accuracy_finding(metric, d, n_of) if rate == "accuracy" else _rate_finding(df, metric, rate, d, n_of)
+            lo_rate = v_of.get((metric, rate, f["group_b"]))
+            f["base_rate"] = None if lo_rate is None or lo_rate != lo_rate else float(lo_rate)
+            f["significant"] = bool(f["p"] < alpha)
+            out.append(f)
     return out
 
 
-def _significant_pairs(df, alpha: float):
-    """The ``diff_*`` rows whose p, Holm-corrected over every pair AND every rate of their metric, is below
-    ``alpha`` (in ``p_value``), sorted per metric by that p, then by the largest gap."""
-    from biaskit.evaluate.stats.significance import holm
+def _family_pairs(df):
+    """The ``diff_*`` rows with a test, with ``p_value`` Holm-corrected within the metric-fairness family (every
+    pair x rate of one metric and grouping column; :mod:`biaskit.evaluate.stats.families`) and ``family_size``:
+    for tables ``annotate validate`` writes this is the ``p_value`` it wrote; older tables are corrected here."""
+    from biaskit.evaluate.stats.families import holm_within
 
     pair = df[df["measure"].astype(str).str.startswith("diff_") & df["p_value_raw"].notna()].copy()
-    # the headline family: every pair AND every rate of a metric (the table's p_value corrects over pairs only, per
-    # rate; with 2k + 1 rates per metric that alone would let about one A/A comparison in four into the headline)
-    pair["p_family"] = float("nan")
-    for _metric, idx in pair.groupby("metric").groups.items():
-        raw = pair.loc[idx, "p_value_raw"].astype(float).to_numpy()
-        pair.loc[idx, "p_family"] = holm(raw) if len(raw) > 1 else raw
-    pair["p_value"] = pair["p_family"]
+    pair = pair.drop(columns=[c for c in ("family", "family_size") if c in pair.columns])
+    pair["group_by"] = pair["group_by"].fillna("group") if "group_by" in pair.columns else "group"
+    return holm_within(pair, "metric_fairness", p_col="p_value_raw", out_col="p_value")
+
+
+def _significant_pairs(df, alpha: float):
+    """The ``diff_*`` rows significant (p < ``alpha``) within their metric-fairness family, sorted per metric by
+    p, then by the largest gap."""
+    pair = _family_pairs(df)
     pair = pair[pair["p_value"] < alpha]
     return pair.assign(_size=-pair["value"].abs()).sort_values(["metric", "p_value", "_size"], kind="stable")  # smallest p, then largest gap
 
 
-def _finding(metric, rate, d, n_of, *, hi, lo, estimate, ci, text) -> dict:
+def _finding(metric, rate, d, n_of, *, hi, lo, estimate, ci, text, null: float = 0.0) -> dict:
+    n_hi, n_lo = n_of.get((metric, rate, hi)), n_of.get((metric, rate, lo))
     return {
         "metric": metric,
         "rate": rate,
@@ -138,35 +152,43 @@ def _finding(metric, rate, d, n_of, *, hi, lo, estimate, ci, text) -> dict:
         "group_b": lo,
         "estimate": estimate,
         "ci": ci,
+        "null": null,  # the estimate's value under no difference: 0 for a difference, 1 for a ratio
         "p": float(d["p_value"]),
+        "family": str(d.get("family") or ""),
+        "family_size": int(d["family_size"]) if d.get("family_size") == d.get("family_size") and d.get("family_size") is not None else None,
         "by": d["group_by"] or "group",
         "text": text,
-        "n": f"{n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))}",
+        "n": f"{n_hi}/{n_lo}",
+        "n_min": min(int(n_hi), int(n_lo)) if n_hi is not None and n_lo is not None else None,
     }
 
 
-def _accuracy_finding(metric, d, n_of) -> dict:
-    """An accuracy gap (row ``d``), as a difference in percentage points, higher group first."""
+def _oriented_diff_ci(d, hi_is_a: bool):
+    """The Newcombe interval of row ``d`` (group minus group_b) for the higher group minus the lower one."""
     import pandas as pd
 
+    if pd.isna(d["ci_low"]) or pd.isna(d["ci_high"]):
+        return None
+    lo, hi = float(d["ci_low"]), float(d["ci_high"])
+    return (lo, hi) if hi_is_a else (-hi, -lo)
+
+
+def _accuracy_finding(metric, d, n_of) -> dict:
+    """An accuracy gap (row ``d``), as a difference in percentage points, higher group first, with its Newcombe CI."""
     rate, by, a, b = "accuracy", d["group_by"] or "group", d["group"], d["group_b"]
     hi, lo = (a, b) if d["value"] > 0 else (b, a)
+    ci = _oriented_diff_ci(d, hi == a)
+    ci_s = f"95% CI {ci[0] * 100:.0f} to {ci[1] * 100:.0f}, " if ci else ""
     text = (
-        (
-            f"{metric} is right for {by} {hi} {abs(d['value']) * 100:.0f} percentage points more often than for "
-            f"{by} {lo} (95% CI {min(abs(d['ci_low']), abs(d['ci_high'])) * 100:.0f}-"
-            f"{max(abs(d['ci_low']), abs(d['ci_high'])) * 100:.0f}, Holm p = {d['p_value']:.2g}, "
-            f"n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
-        )
-        if pd.notna(d["ci_low"])
-        else f"{metric} accuracy differs between {by} {a} and {b} by {d['value']:+.3f} (Holm p = {d['p_value']:.2g})"
+        f"{metric} is right for {by} {hi} {abs(d['value']) * 100:.0f} percentage points more often than for "
+        f"{by} {lo} ({ci_s}Holm p = {d['p_value']:.2g}, n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
     )
-    return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=abs(float(d["value"])), ci=None, text=text)
+    return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=abs(float(d["value"])), ci=ci, text=text)
 
 
 def _rate_finding(df, metric, rate, d, n_of) -> dict:
     """An error-rate gap (row ``d``), as the ratio of the higher rate over the lower with its CI (from the pair's
-    ``ratio_*`` row); as a difference when the rate is 0 in one group (no ratio)."""
+    ``ratio_*`` row); as a difference (Newcombe CI) when the rate is 0 in one group (no ratio)."""
     import pandas as pd
 
     by, a, b = d["group_by"] or "group", d["group"], d["group_b"]
@@ -181,18 +203,35 @@ def _rate_finding(df, metric, rate, d, n_of) -> dict:
             f"{metric}: {_rate_label(rate)} {abs(d['value']):.2f} higher for {by} {hi} than for {by} {lo} "
             f"(Holm p = {d['p_value']:.2g}, n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
         )
-        return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=abs(float(d["value"])), ci=ci, text=text)
+        return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=abs(float(d["value"])), ci=_oriented_diff_ci(d, hi == a), text=text)
     hi, lo = a, b
     if ratio < 1:
         hi, lo, ratio = b, a, 1 / ratio
         ci = (1 / ci[1], 1 / ci[0]) if ci and ci[0] > 0 else None
     text = finding_text(metric, rate, by, hi, lo, ratio, ci, float(d["p_value"]), n_of.get((metric, rate, hi)), n_of.get((metric, rate, lo)))
-    return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=ratio, ci=ci, text=text)
+    return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=ratio, ci=ci, text=text, null=1.0)
 
 
 #: the columns of the per-group and the between-groups tables (those the rows have, in this order)
-_GROUP_COLS = ("metric", "group_by", "group", "measure", "value", "ci_low", "ci_high", "n_items", "note", "error")
-_PAIR_COLS = ("metric", "group_by", "group", "group_b", "measure", "value", "ci_low", "ci_high", "p_value_raw", "p_value", "n_items", "note", "error")
+_GROUP_COLS = ("metric", "group_by", "group", "measure", "value", "ci_low", "ci_high", "ci_method", "n_items", "note", "error")
+_PAIR_COLS = (
+    "metric",
+    "group_by",
+    "group",
+    "group_b",
+    "measure",
+    "value",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "p_value_raw",
+    "p_floor",
+    "p_value",
+    "family_size",
+    "n_items",
+    "note",
+    "error",
+)
 
 
 def fairness_section(b, loaded):
@@ -205,10 +244,13 @@ def fairness_section(b, loaded):
         [
             f"Does each metric make more mistakes on texts about some groups ({by}) than about others? Per group: accuracy, "
             "macro-F1 and Spearman against the human labels, and per class the miss rate (the humans say c, the metric does not) "
-            "and the false-alarm rate (the metric says c, the humans do not), with 95% bootstrap CIs over the group's items. "
-            "Every pair of groups is compared (difference and ratio with bootstrap CIs; two-sided permutation p-value over items, "
-            f"Holm-corrected over the pairs). Groups with fewer than 30 items are flagged ('small group'), not hidden; few "
-            "annotators per item make the human labels themselves noisy (see the agreement section)."
+            "and the false-alarm rate (the metric says c, the humans do not). Rates are shares of the group's items, with 95% "
+            "Wilson intervals; macro-F1 and Spearman have no closed form and get BCa bootstrap intervals (`ci_method`). "
+            "Every pair of groups is compared: the difference with Newcombe's hybrid score interval, the ratio with the log "
+            "interval (Katz), and the two-sided Fisher exact test of the 2x2 table; `p_value` is Holm-corrected within the "
+            "metric-fairness family (every pair of groups x every rate of the metric, `family_size` tests), and `p_floor` is the "
+            "smallest p the test can give with those counts. Groups with fewer than 30 items are flagged ('small group'), not "
+            "hidden; few annotators per item make the human labels themselves noisy (see the agreement section)."
         ],
     )
     grp = df[df["measure"].astype(str).str.startswith("group_")]
@@ -216,7 +258,7 @@ def fairness_section(b, loaded):
         sec,
         "fairness_by_group",
         grp[[c for c in _GROUP_COLS if c in grp.columns]],
-        "Per-group validity of each metric (95% bootstrap CIs).",
+        "Per-group validity of each metric (95% Wilson intervals for rates, BCa bootstrap for macro-F1 and Spearman; `ci_method`).",
         max_rows=80,
     )
     pair = df[df["measure"].astype(str).str.startswith(("diff_", "ratio_"))]
@@ -224,7 +266,7 @@ def fairness_section(b, loaded):
         sec,
         "fairness_pairs",
         pair[[c for c in _PAIR_COLS if c in pair.columns]],
-        "Differences between groups (p_value: Holm-corrected permutation p).",
+        "Differences between groups (Newcombe / log-ratio intervals; p_value: Fisher exact, Holm-corrected within the metric-fairness family).",
         max_rows=60,
     )
     _rate_figures(b, sec, grp)
@@ -258,17 +300,23 @@ def _rate_figures(b, sec: Section, grp) -> None:
                 f"fairness_{metric}",
                 rates_chart,
                 rates,
-                title=f"{metric}: rates per group (95% bootstrap CI)",
+                title=f"{metric}: rates per group (95% Wilson CI)",
                 caption=f"{metric}: accuracy, miss rate and false-alarm rate per class for each group; error bars are 95% "
-                "bootstrap CIs over the group's items; hatched bars: fewer than 30 items.",
+                "Wilson intervals; hatched bars: fewer than 30 items.",
             )
 
 
 def _fairness_headline(b, sec: Section, df, grp) -> None:
-    """The significant differences in one sentence of the section and as headline findings (a small group flagged)."""
-    found = fairness_findings(df, b.alpha)
-    if found:
-        sec.text.append("Significant after Holm correction over all pairs and rates of the metric: " + "; ".join(f["text"] for f in found) + ".")
+    """The significant differences in one sentence of the section and as headline findings; a metric without one
+    gets its largest accuracy gap as an uncertain finding (folded under its verdict). A small group is a caution."""
+    from biaskit.evaluate.report.model import uncertainty_flags
+
+    found = fairness_findings(df, b.alpha, representative=True)
+    sig = [f for f in found if f["significant"]]
+    if sig:
+        sec.text.append(
+            "Significant within the metric-fairness family (Holm over every pair and rate of the metric): " + "; ".join(f["text"] for f in sig) + "."
+        )
     else:
         sec.text.append(
             f"No difference between groups is significant after Holm correction over all pairs and rates of each metric (alpha = {b.alpha})."
@@ -279,6 +327,9 @@ def _fairness_headline(b, sec: Section, df, grp) -> None:
             for g in (f["group"], f["group_b"])
             if any((r["group"] == g) and isinstance(r.get("note"), str) for _, r in grp[grp["metric"] == f["metric"]].iterrows())
         ]
+        ci = f["ci"]
+        shifted = (ci[0] - f["null"], ci[1] - f["null"]) if ci else None  # a ratio's interval excludes "no difference" when it excludes 1
+        k = f["family_size"]
         sec.headline.append(
             Finding(
                 "Metric fairness",
@@ -286,13 +337,19 @@ def _fairness_headline(b, sec: Section, df, grp) -> None:
                 f["by"],
                 f"{f['group']} vs {f['group_b']}",
                 f["estimate"],
-                f["ci"],
+                ci,
                 f["p"],
-                "Holm",
+                f"Holm, {k} tests: every pair x rate of {f['metric']}" if k else "Holm",
                 f["n"],
-                [f"small group ({', '.join(small)})"] if small else [],
+                uncertainty_flags(f["estimate"] - f["null"], shifted, f["p"], alpha=b.alpha),
                 "fairness",
                 text=f["text"],
+                cautions=[f"small group ({', '.join(small)})"] if small else [],
+                family="metric_fairness",
+                family_size=k,
+                domain=f["by"],
+                base_rate=f["base_rate"],
+                n_min=f["n_min"],
             )
         )
 

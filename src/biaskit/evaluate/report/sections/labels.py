@@ -27,7 +27,9 @@ from biaskit.evaluate.report.model import (
 )
 
 
-def _gap_findings(b, z, *, kind: str, metric: str, anchor: str, where_cols: list[str], label_of, unit: str, baseline_of=None) -> list[Finding]:
+def _gap_findings(
+    b, z, *, kind: str, metric: str, anchor: str, where_cols: list[str], label_of, unit: str, baseline_of=None, family: str = ""
+) -> list[Finding]:
     """The row with the largest |diff| per ``where_cols`` value of a two-proportion z-test table, as findings.
 
     ``diff`` is ``group_a`` minus ``group_b`` (the tables are built so that this is the direction shown);
@@ -62,6 +64,11 @@ def _gap_findings(b, z, *, kind: str, metric: str, anchor: str, where_cols: list
                 anchor,
                 cautions=small_n_cautions(r["n_a"], r["n_b"]),
                 baseline=bool(baseline_of(r)) if baseline_of else False,
+                family=family,
+                family_size=k,
+                domain=str(r["domain"]) if "domain" in r.index else "all",
+                base_rate=float((r["count_a"] + r["count_b"]) / (r["n_a"] + r["n_b"])) if r["n_a"] + r["n_b"] else None,
+                n_min=int(min(r["n_a"], r["n_b"])),
             )
         )
     return out
@@ -246,7 +253,8 @@ def _group_tests(run: _LabelRun) -> None:
         run.sec,
         f"{run.kind}_chi2_groups",
         c,
-        f"Chi-square test of homogeneity of the label distribution across groups (per {', '.join(within) or 'table'}); Cramér's V.",
+        f"Exploratory (in no headline family): chi-square test of homogeneity of the label distribution across groups (per "
+        f"{', '.join(within) or 'table'}); Cramér's V.",
     )
     if "model" in df.columns and df["model"].nunique() > 1:
         _source_tests(run)
@@ -257,10 +265,10 @@ def _group_tests(run: _LabelRun) -> None:
 def _group_ztests(run: _LabelRun, within: list[str]) -> None:
     """Two-proportion z-tests of the tested label's share between every pair of groups, and the largest gap per
     domain and source as a headline finding (labelled as the Wikipedia baseline's where it is)."""
-    from biaskit.evaluate.stats import pairwise_proportion_tests
+    from biaskit.evaluate.stats.families import proportion_family_tests
 
     df, sec = run.df, run.sec
-    z = _with_bh(df, pairwise_proportion_tests, df, "group", run.column, run.test_label, within=within)
+    z = proportion_family_tests(df, "group_gap", run.column, run.test_label)  # the family of `biaskit stats family --kind group-gap`
     if not len(z):
         return
     run.b.table(
@@ -269,7 +277,8 @@ def _group_ztests(run: _LabelRun, within: list[str]) -> None:
         z.rename(columns={"diff": "diff_a_minus_b"}),
         f"Two-proportion z-tests of the {run.shown_label} share between every pair of groups within {', '.join(within) or 'the table'}: "
         f"`diff_a_minus_b` = share of group_a minus share of group_b; Holm and Benjamini-Hochberg adjusted p per family "
-        f"(`holm_over` tests); Cohen's h as effect size; `caution`: a group under {MIN_GROUP_N} texts.",
+        f"(`holm_over` tests, the group-gap family named in `family`: every pair of groups of one domain and source); Cohen's h "
+        f"as effect size; `caution`: a group under {MIN_GROUP_N} texts.",
         max_rows=25,
     )
 
@@ -290,6 +299,7 @@ def _group_ztests(run: _LabelRun, within: list[str]) -> None:
         label_of=lab,
         unit="this domain's group pairs",
         baseline_of=lambda r: "model" in r.index and r["model"] == "wikipedia",
+        family="group_gap",
     )
     for f in found:
         if f.baseline:
@@ -303,7 +313,12 @@ def _source_tests(run: _LabelRun) -> None:
 
     df = run.df
     c2 = chi2_by(df, "model", run.column, within=[c for c in ("domain",) if c in df.columns])
-    run.b.table(run.sec, f"{run.kind}_chi2_sources", c2, "Chi-square test of homogeneity across text sources (Wikipedia baseline and models).")
+    run.b.table(
+        run.sec,
+        f"{run.kind}_chi2_sources",
+        c2,
+        "Exploratory (in no headline family): chi-square test of homogeneity across text sources (Wikipedia baseline and models).",
+    )
     models = sorted(set(df["model"].dropna()))
     if "wikipedia" in models:
         _vs_wikipedia(run, models)
@@ -312,22 +327,13 @@ def _source_tests(run: _LabelRun) -> None:
 def _vs_wikipedia(run: _LabelRun, models: list) -> None:
     """Each model against the Wikipedia baseline per group (z-tests, Holm over the domain's groups and models) with
     the span sentence, and the largest difference per domain and model as a headline finding."""
-    from biaskit.evaluate.stats import pairwise_proportion_tests
+    from biaskit.evaluate.stats.families import proportion_family_tests
 
     df, sec = run.df, run.sec
     span = baseline_span(run.b, run.name)
     sec.text.append(span_sentence(span))
-    wz = _with_bh(
-        df,
-        pairwise_proportion_tests,
-        df,
-        "model",
-        run.column,
-        run.test_label,
-        within=[c for c in ("domain", "group") if c in df.columns],
-        pairs=[(m, "wikipedia") for m in models if m != "wikipedia"],
-        family=[c for c in ("domain",) if c in df.columns],
-    )
+    # every group x model of the domain is one family: `biaskit stats family --kind model-vs-wikipedia` prints the same
+    wz = proportion_family_tests(df, "model_vs_wikipedia", run.column, run.test_label)
     run.b.table(
         sec,
         f"{run.kind}_{_slug(run.shown_label)}_vs_wikipedia",
@@ -353,6 +359,7 @@ def _vs_wikipedia(run: _LabelRun, models: list) -> None:
         where_cols=[c for c in ("domain", "group_a") if c in wz.columns],
         label_of=lab_w,
         unit="this domain's groups x models",
+        family="model_vs_wikipedia",
     )
     for f in found:
         if span is None:
@@ -371,7 +378,8 @@ def _score_mann_whitney(run: _LabelRun, within: list[str]) -> None:
             run.sec,
             f"{run.kind}_{run.score}_mannwhitney",
             mw,
-            f"Mann-Whitney U of `{run.score}` between pairs of groups; rank-biserial correlation as effect size.",
+            f"Exploratory (in no headline family; Holm / BH only within this table's families): Mann-Whitney U of `{run.score}` "
+            "between pairs of groups; rank-biserial correlation as effect size.",
             max_rows=25,
         )
 

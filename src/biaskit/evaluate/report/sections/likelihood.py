@@ -22,7 +22,12 @@ def _likelihood_section(b, loaded) -> Section:
     models = _likelihood_models(df)
     axes, pairs, ranks = _bias_per_model(b, sec, df, models)
     by_axis = pd.concat(axes, ignore_index=True)
-    b.table(sec, "likelihood_bias_by_axis", by_axis, "Likelihood Bias per axis: differing pairs / tested pairs.")
+    b.table(
+        sec,
+        "likelihood_bias_by_axis",
+        by_axis,
+        "Likelihood Bias per axis: differing pairs / tested pairs (exploratory: the pairs are tested without correction).",
+    )
     all_pairs = pd.concat(pairs, ignore_index=True)
     sec.text.append(
         f"Each pair is tested on its own, without correction: with no real difference about {b.alpha:.0%} of pairs still "

@@ -34,7 +34,7 @@ def _norms_section(b, loaded) -> Section:
             sec,
             "norms_class_differences",
             pd.concat(diffs, ignore_index=True),
-            "Class share of group A minus group B with z-test and Holm-adjusted p (BOLD Tables 4/6), domains with two groups.",
+            "Exploratory (in no headline family): class share of group A minus group B with z-test and Holm-adjusted p (BOLD Tables 4/6), domains with two groups.",
         )
     else:
         b.skipped.append(("VAD/BE5 class differences", "no domain with exactly two groups"))

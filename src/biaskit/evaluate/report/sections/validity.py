@@ -32,7 +32,9 @@ def validity_section(b: Any, loaded: dict[str, Any]):
             sec,
             "validity_tests",
             validity_tests(df, "subject_category", within),
-            "Chi-square test of valid / not valid across subject categories, per " + (", ".join(within) or "table") + ".",
+            "Exploratory (in no headline family): chi-square test of valid / not valid across subject categories, per "
+            + (", ".join(within) or "table")
+            + ".",
         )
     else:
         b.skipped.append(("validity test between categories", f"table `{name}` has no subject_category column"))

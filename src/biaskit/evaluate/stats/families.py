@@ -1,0 +1,176 @@
+"""The test families of biaskit, defined once: which tests are corrected together for which kind of claim.
+
+A family is the set of tests whose claims are read together; its p-values are Holm-corrected within it
+(family-wise error at alpha), and every output shows the family's name and size next to each corrected p.
+The report sections, the headline, ``biaskit stats family`` and ``annotate validate --by`` all take their
+families from :data:`FAMILIES`, so the command line and the page show the same family and the same p.
+
+========================  ======================================================================================
+kind                      members of one family
+========================  ======================================================================================
+``group_gap``             every pair of groups of one domain and one text source (a model or the Wikipedia
+                          baseline), for one measure (the share of one label of one metric)
+``model_vs_wikipedia``    every group x model of one domain, for one measure: each model's share minus the
+                          Wikipedia baseline's in each group of the domain
+``metric_fairness``       every pair of groups x every rate (accuracy, miss and false-alarm rate per class) of
+                          one metric against the human labels: the headline reads all rates of a metric together,
+                          so a family per rate would let about one A/A round in four into it
+========================  ======================================================================================
+
+Every other test a page shows (chi-square tests, Mann-Whitney U of scores, class-share z-tests, Likelihood
+Bias pairs) is **exploratory**: corrected within its own table at most, in no headline family, and labelled
+so (:data:`EXPLORATORY`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from biaskit.errors import BiaskitError
+
+
+@dataclass(frozen=True)
+class FamilyKind:
+    """One kind of claim: ``key`` (as in tables), ``title`` (how pages name it), ``members`` (what one family
+    holds, in words) and ``by`` (the columns whose values make one family, where a table has them)."""
+
+    key: str
+    title: str
+    members: str
+    by: tuple[str, ...]
+
+
+FAMILIES: dict[str, FamilyKind] = {
+    f.key: f
+    for f in (
+        FamilyKind("group_gap", "group gap", "every pair of groups of one domain and text source, one measure", ("domain", "model")),
+        FamilyKind("model_vs_wikipedia", "model vs Wikipedia", "every group x model of one domain, one measure", ("domain",)),
+        FamilyKind("metric_fairness", "metric fairness", "every pair of groups x every rate of one metric", ("metric", "group_by")),
+    )
+}
+
+#: the label of a test shown outside every headline family
+EXPLORATORY = "exploratory (in no headline family)"
+
+
+def family_kind(kind: str) -> FamilyKind:
+    k = kind.replace("-", "_")
+    if k not in FAMILIES:
+        raise BiaskitError(
+            "E333", "unknown test family kind", value=kind, options=[x.replace("_", "-") for x in FAMILIES], fix="name one of the kinds"
+        )
+    return FAMILIES[k]
+
+
+def family_name(kind: str, key: dict, measure: str = "") -> str:
+    """The name a row shows for its family, e.g. ``model vs Wikipedia: domain=gender; vader_label=positive``."""
+    fk = family_kind(kind)
+    parts = [f"{c}={key[c]}" for c in fk.by if c in key]
+    return f"{fk.title}: " + "; ".join(parts + ([measure] if measure else []))
+
+
+def holm_within(df, kind: str, *, p_col: str = "p_value", measure: str = "", out_col: str = "p_corrected"):
+    """``df`` with the Holm-corrected p of each row within its family of ``kind`` (``out_col``), ``family`` (its
+    name) and ``family_size`` (its tests with a p; a NaN p stays NaN and is not counted). The family columns
+    that ``df`` lacks are left out of the key (the whole table is then one family)."""
+    from biaskit.evaluate.stats.significance import correct_pvalues
+
+    fk = family_kind(kind)
+    out = df.copy()
+    cols = [c for c in fk.by if c in out.columns]
+    out[out_col] = float("nan")
+    out["family"] = ""
+    out["family_size"] = 0
+    groups = out.groupby(cols, sort=False, dropna=False) if cols else [((), out)]
+    for key, g in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        ps = list(g[p_col])
+        out.loc[g.index, out_col] = correct_pvalues(ps, "holm")
+        out.loc[g.index, "family"] = family_name(kind, dict(zip(cols, key)), measure)
+        out.loc[g.index, "family_size"] = sum(1 for v in ps if v == v)
+    return out
+
+
+def holm_list(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Holm over one family given as a list (None / NaN stay None and are not counted)."""
+    from biaskit.evaluate.stats.significance import correct_pvalues
+
+    adj = correct_pvalues([float("nan") if p is None else p for p in pvalues], "holm")
+    return [None if a != a else float(a) for a in adj]
+
+
+#: a group under this many texts gets a ``caution`` in test tables (the report's ``MIN_GROUP_N``)
+MIN_GROUP_N = 30
+
+
+def correct_family(tests, fam_cols: Sequence[str], *, kind: str | None = None, measure: str = ""):
+    """A pairwise test table (``p_value``, ``p_adjusted``, ``significant``) corrected within families: ``p_holm``
+    (Holm over the rows sharing the values of ``fam_cols``), ``p_bh`` (Benjamini-Hochberg, the same families),
+    ``holm_over`` (the family's tests with a p), ``caution`` (a group under :data:`MIN_GROUP_N` texts) and, with
+    ``kind``, ``family`` (the family's name)."""
+    from biaskit.evaluate.stats.significance import correct_pvalues
+
+    holm = tests.rename(columns={"p_adjusted": "p_holm", "significant": "significant_holm"})
+    cols = [c for c in fam_cols if c in holm.columns]
+    holm["p_bh"] = float("nan")
+    holm["holm_over"] = 0
+    if kind is not None:
+        holm["family"] = ""
+    fams = list(holm.groupby(cols, sort=False, dropna=False)) if cols else [((), holm)]
+    for key, g in fams:
+        idx = g.index
+        ps = list(holm.loc[idx, "p_value"])
+        holm.loc[idx, "p_holm"] = correct_pvalues(ps, "holm")
+        holm.loc[idx, "p_bh"] = correct_pvalues(ps, "bh")
+        holm.loc[idx, "holm_over"] = sum(1 for v in ps if v == v)
+        if kind is not None:
+            key = key if isinstance(key, tuple) else (key,)
+            holm.loc[idx, "family"] = family_name(kind, dict(zip(cols, key)), measure)
+    if "significant_holm" in holm.columns:
+        holm["significant_holm"] = holm["p_holm"] < 0.05
+    if len(holm) and {"n_a", "n_b"} <= set(holm.columns):
+        small = holm[["n_a", "n_b"]].min(axis=1) < MIN_GROUP_N
+        holm.insert(list(holm.columns).index("group_b") + 1, "caution", [f"n < {MIN_GROUP_N}" if x else "" for x in small])
+    return holm
+
+
+def proportion_family_tests(table, kind: str, column: str, label: str):
+    """The z-tests of the share of ``label`` in ``column`` that make the families of ``kind``, corrected within
+    them: exactly the tables the report shows and its headline reads (``biaskit stats family`` prints them).
+
+    ``group_gap``: every pair of ``group`` values within each domain and ``model`` (text source);
+    ``model_vs_wikipedia``: each model against the ``wikipedia`` rows within each domain and group, corrected over
+    every group x model of the domain. Columns: those of :func:`~biaskit.evaluate.stats.significance.pairwise_proportion_tests`
+    with ``p_holm``, ``p_bh``, ``holm_over`` (the family size), ``caution`` and ``family``."""
+    from biaskit.evaluate.stats._common import to_frame
+    from biaskit.evaluate.stats.significance import pairwise_proportion_tests
+
+    fk = family_kind(kind)
+    df = to_frame(table)
+    measure = f"{column}={label}"
+    if fk.key == "group_gap":
+        within = [c for c in ("domain", "model") if c in df.columns]
+        tests = pairwise_proportion_tests(df, "group", column, label, within=within, correction="holm")
+        return correct_family(tests, within, kind=fk.key, measure=measure)
+    if fk.key == "model_vs_wikipedia":
+        if "model" not in df.columns or not (df["model"] == "wikipedia").any():
+            raise BiaskitError(
+                "E333",
+                "a model-vs-Wikipedia family needs rows with model == 'wikipedia' (the baseline)",
+                value=sorted(map(str, set(df["model"].dropna()))) if "model" in df.columns else "no model column",
+                fix="score the Wikipedia baseline rows too (biaskit demo writes them), or use --kind group-gap",
+            )
+        models = sorted({str(m) for m in df["model"].dropna()})
+        within = [c for c in ("domain", "group") if c in df.columns]
+        tests = pairwise_proportion_tests(
+            df, "model", column, label, within=within, pairs=[(m, "wikipedia") for m in models if m != "wikipedia"], correction="holm"
+        )
+        return correct_family(tests, [c for c in ("domain",) if c in df.columns], kind=fk.key, measure=measure)
+    raise BiaskitError(
+        "E333",
+        "this family kind is not a family of share tests",
+        value=kind,
+        options=["group-gap", "model-vs-wikipedia"],
+        fix="use group-gap or model-vs-wikipedia",
+    )

@@ -1,0 +1,168 @@
+"""The headline's verdict lines and headline.csv, the test families (one definition for the page and the command
+line), and the property that no table of a report holds a zero-width interval."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from biaskit.cli import app
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.report.headline import CSV_COLUMNS, finding_verdict, verdicts
+from biaskit.evaluate.report.model import Finding
+
+
+def _zero_width_rows(tables_dir: Path) -> list[str]:
+    """Every (table, row, interval) whose finite bounds are equal: ci_low/ci_high and ci_low_<x>/ci_high_<x> pairs."""
+    bad = []
+    for csv in sorted(tables_dir.glob("*.csv")):
+        df = pd.read_csv(csv)
+        for lo in [c for c in df.columns if c.startswith("ci_low")]:
+            hi = "ci_high" + lo[len("ci_low") :]
+            if hi not in df.columns:
+                continue
+            a = pd.to_numeric(df[lo], errors="coerce")
+            b = pd.to_numeric(df[hi], errors="coerce")
+            both = a.notna() & b.notna()
+            for i in np.flatnonzero((both & (b - a <= 0)).to_numpy()):
+                bad.append(f"{csv.name} row {i}: {lo} = {a.iloc[i]}, {hi} = {b.iloc[i]}")
+    return bad
+
+
+def test_no_table_of_the_report_holds_a_zero_width_interval(full_report):
+    assert _zero_width_rows(full_report.out / "tables") == []
+
+
+def test_no_table_of_the_demo_report_holds_a_zero_width_interval(quick_demo):
+    run_dir, _ = quick_demo
+    assert _zero_width_rows(run_dir / "report" / "tables") == []
+
+
+def test_a_likelihood_bias_interval_that_collapses_becomes_wilsons_over_the_descriptors():
+    from biaskit.evaluate.stats.inference import proportion_interval
+    from biaskit.evaluate.stats.likelihood_bias import likelihood_bias_interval
+
+    # 4 descriptors, all 6 pairs differ: every descriptor resample gives 1.0, the percentile interval would be [1, 1]
+    d = ["a", "b", "c", "d"]
+    pairs = pd.DataFrame([{"descriptor_a": x, "descriptor_b": y, "p_value": 0.001, "different": True} for i, x in enumerate(d) for y in d[i + 1 :]])
+    assert likelihood_bias_interval(pairs, n_boot=200) == pytest.approx(proportion_interval(4, 4))
+    assert likelihood_bias_interval(pairs.assign(different=False), n_boot=200) == pytest.approx(proportion_interval(0, 4))
+
+
+def _fam_finding(**kw):
+    base = dict(kind="Model vs Wikipedia", metric="Sentiment: share positive", where="gender (A)", comparison="gpt2 minus wikipedia", estimate=0.1)
+    base.update(kw)
+    return Finding(**base)
+
+
+def test_finding_verdicts_evidence_no_evidence_with_power_and_not_enough_data():
+    from statsmodels.stats.power import NormalIndPower
+    from statsmodels.stats.proportion import proportion_effectsize
+
+    ev = _fam_finding(ci=(0.02, 0.2), p=0.001, family="model_vs_wikipedia", family_size=6, domain="gender", base_rate=0.3, n_min=80)
+    assert finding_verdict(ev, 0.05, 0.05) == "evidence of a gap"
+    no = _fam_finding(
+        ci=(-0.1, 0.2), p=0.4, flags=["95% CI includes 0"], family="model_vs_wikipedia", family_size=6, domain="gender", base_rate=0.3, n_min=80
+    )
+    want = math.ceil(NormalIndPower().solve_power(effect_size=proportion_effectsize(0.35, 0.3), power=0.8, alpha=0.05 / 6))
+    assert finding_verdict(no, 0.05, 0.05) == f"no evidence at this size: detecting a gap of 0.05 needs about {want:,} texts per group"
+    nd = _fam_finding(
+        p=float("nan"), flags=["test undefined (no variation)"], family="model_vs_wikipedia", family_size=6, domain="race", base_rate=0.0, n_min=5
+    )
+    assert finding_verdict(nd, 0.05, 0.05) == "not enough data"
+    assert finding_verdict(_fam_finding(), 0.05, 0.05) == ""  # no family: no verdict
+    lines = verdicts([ev, no, nd], 0.05, 0.05)
+    assert [(v.domain, v.verdict) for v in lines] == [("gender", "evidence of a gap"), ("race", "not enough data")]
+    lines = verdicts([no], 0.05, 0.1)
+    want10 = math.ceil(NormalIndPower().solve_power(effect_size=proportion_effectsize(0.4, 0.3), power=0.8, alpha=0.05 / 6))
+    assert lines[0].verdict.endswith(f"a gap of 0.1 needs about {want10:,} texts per group")
+    with pytest.raises(BiaskitError, match="E334"):
+        verdicts([no], 0.05, 1.5)
+
+
+def test_headline_csv_holds_every_finding_with_its_family_and_verdict(full_report):
+    csv = pd.read_csv(full_report.out / "tables" / "headline.csv")
+    assert tuple(csv.columns) == CSV_COLUMNS and len(csv) == len(full_report.headline)
+    for f, (_, r) in zip(full_report.headline, csv.iterrows()):
+        assert r["finding"] == f.kind and r["measure"] == f.metric and r["where"] == f.where
+        if f.family:
+            assert r["family"] == f.family and int(r["family_size"]) == f.family_size
+            assert r["p_corrected"] == pytest.approx(f.p, rel=1e-12, nan_ok=True)
+            assert r["verdict"] in ("evidence of a gap", "not enough data") or r["verdict"].startswith("no evidence at this size")
+            assert (r["verdict"] == "evidence of a gap") == (not f.flags and f.p == f.p)
+    md = (full_report.out / "report.md").read_text()
+    html = full_report.html.read_text()
+    for v in verdicts(full_report.headline):
+        assert f"**{v.title}**: {v.verdict}" in md
+        assert v.verdict.replace(",", "") in html.replace(",", "") or v.verdict in html
+    # an uncertain row of a family folds under its verdict line; the verdicts come before the main table
+    assert html.index("<ul class='verdicts'>") < html.index("<table class='hl'>") if "<table class='hl'>" in html else True
+    assert "uncertain row" in html and "<details>" in html.split("id='contents'")[0]
+
+
+def test_model_vs_wikipedia_family_holds_every_group_x_model_and_the_cli_prints_the_pages_p(full_run, full_report, tmp_path):
+    df = pd.read_parquet(full_run / "scores.parquet")
+    page = pd.read_csv(full_report.tables["sentiment_positive_vs_wikipedia"])
+    for dom, sub in page.groupby("domain"):
+        d = df[df["domain"] == dom]
+        n_tests = d["group"].nunique() * (d["model"].nunique() - 1)  # every group x model of the domain
+        assert len(sub) == n_tests and set(sub["holm_over"]) == {n_tests}
+        assert set(sub["family"]) == {f"model vs Wikipedia: domain={dom}; vader_label=positive"}
+    out = tmp_path / "fam.csv"
+    r = CliRunner().invoke(app, ["stats", "family", str(full_run / "scores.parquet"), "--kind", "model-vs-wikipedia", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    cli = pd.read_csv(out)
+    key = ["domain", "group"]
+    merged = cli.merge(page.rename(columns={"model": "group_a"}), on=[*key, "group_a"], suffixes=("_cli", "_page"))
+    assert len(merged) == len(page) == len(cli)
+    assert np.allclose(merged["p_holm_cli"], merged["p_holm_page"], equal_nan=True, rtol=0, atol=0)
+    assert (merged["family_cli"] == merged["family_page"]).all()
+    # and the headline's p is the table's
+    for f in full_report.headline:
+        if f.kind == "Model vs Wikipedia" and f.metric == "Sentiment: share positive":
+            dom, grp = f.where[:-1].split(" (")
+            row = cli[(cli["domain"] == dom) & (cli["group"] == grp)].iloc[0]
+            assert f.p == pytest.approx(row["p_holm"], rel=1e-12) and f.family_size == row["holm_over"]
+    # printed: the family and its size
+    r = CliRunner().invoke(app, ["stats", "family", str(full_run / "scores.parquet"), "--kind", "group-gap"])
+    assert r.exit_code == 0 and "family group gap: domain=gender; model=gpt2; vader_label=positive: 1 tests" in r.output, r.output
+
+
+def test_family_kind_unknown_and_no_baseline_are_coded_errors(full_run):
+    from biaskit.evaluate.stats.families import proportion_family_tests
+
+    df = pd.read_parquet(full_run / "scores.parquet")
+    with pytest.raises(BiaskitError, match="E333"):
+        proportion_family_tests(df, "everything", "vader_label", "positive")
+    with pytest.raises(BiaskitError, match="E333.*wikipedia"):
+        proportion_family_tests(df[df["model"] != "wikipedia"], "model-vs-wikipedia", "vader_label", "positive")
+
+
+def test_demo_model_vs_wikipedia_family_and_cli_equal_the_page(quick_demo, tmp_path):
+    run_dir, ctx = quick_demo
+    scores = Path(ctx.tables["scores"]) if hasattr(ctx, "tables") else run_dir / "scores.parquet"
+    csv = pd.read_csv(run_dir / "report" / "tables" / "headline.csv")
+    mv = csv[csv["finding"] == "Model vs Wikipedia"]
+    assert len(mv) and set(mv["family"]) == {"model_vs_wikipedia"}
+    df = pd.read_parquet(scores)
+    for _, r in mv.iterrows():
+        dom = r["where"].split(" (")[0]
+        d = df[df["domain"] == dom]
+        assert r["family_size"] <= d["group"].nunique() * (d["model"].nunique() - 1)
+        assert r["family_size"] >= 2 or d["group"].nunique() == 1
+    out = tmp_path / "fam.csv"
+    label = "positive"
+    res = CliRunner().invoke(
+        app, ["stats", "family", str(scores), "--kind", "model-vs-wikipedia", "--column", "vader_label", "--label", label, "--out", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    cli = pd.read_csv(out)
+    for _, r in mv[mv["measure"] == "Sentiment: share positive"].iterrows():
+        dom, grp = r["where"][:-1].split(" (")
+        row = cli[(cli["domain"] == dom) & (cli["group"] == grp)].iloc[0]
+        assert r["p_corrected"] == pytest.approx(row["p_holm"], rel=1e-12) and r["family_size"] == row["holm_over"]
