@@ -47,15 +47,24 @@ def aggregate_cmd(
     seed: int = typer.Option(0, help="Bootstrap seed."),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples (means; proportions with --prop-ci bootstrap)."),
     prop_ci: str = typer.Option("wilson", "--prop-ci", help="Interval of a label share: wilson (default), clopper-pearson or bootstrap."),
+    cluster: str = typer.Option(
+        "auto",
+        "--cluster",
+        help="Column of clusters of dependent texts: shares get Wilson on n / design effect (CR1), means a cluster bootstrap; auto = page_id, else template_id / template; none = independent.",
+    ),
 ) -> None:
     """Counts, label shares (Wilson CIs) and means (bootstrap CIs) per group; nulls counted in n_null.
+    With clusters (the default when the table has page_id or a template column) the intervals account for
+    texts of one page or template being alike; the ci_method column names the interval.
 
     Example: biaskit stats aggregate runs/demo/scores.parquet --by domain,group,model --labels vader_label --means vader_compound
+
+    Example: biaskit stats aggregate scores.parquet --by group --labels vader_label --cluster page_id
     """
     from biaskit.evaluate.stats import aggregate
     from biaskit.io import read_table
 
-    res = aggregate(read_table(table), by, labels=labels, means=means, n_boot=n_boot, seed=seed, prop_ci=prop_ci)
+    res = aggregate(read_table(table), by, labels=labels, means=means, n_boot=n_boot, seed=seed, prop_ci=prop_ci, cluster=cluster)
     _emit(res, out)
 
 
@@ -67,10 +76,19 @@ def ztest_cmd(
     within: str = typer.Option("", help="Comma-separated columns: one test family per value (e.g. domain,model)."),
     correction: str = typer.Option("holm", help="holm, bh or none."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write CSV here (default: print Markdown)."),
+    cluster: str = typer.Option(
+        "auto",
+        "--cluster",
+        help="Column whose values are clusters of dependent texts (CR1 cluster-robust interval, z and p): auto = page_id for scraped prompts, else template_id / template; none = independent texts (Newcombe interval).",
+    ),
 ) -> None:
-    """Two-proportion z-tests of a label's share between every pair of groups, with corrected p and Cohen's h.
+    """Two-proportion z-tests of a label's share between every pair of groups, with corrected p and Cohen's h,
+    and the difference diff = p_a - p_b with its 95% interval (ci_low, ci_high; the method column names it:
+    cr1-wald when clustered, newcombe otherwise).
 
     Example: biaskit stats ztest runs/demo/scores.parquet --column vader_label --label positive --within domain,model
+
+    Example: biaskit stats ztest scores.parquet --column vader_label --label positive --cluster page_id
     """
     from biaskit.errors import BiaskitError
     from biaskit.evaluate.stats import pairwise_proportion_tests
@@ -89,7 +107,7 @@ def ztest_cmd(
                 options=seen,
                 fix="pass --label with one of the column's labels",
             )
-    _emit(pairwise_proportion_tests(t, group, column, label, within=within, correction=correction), out)
+    _emit(pairwise_proportion_tests(t, group, column, label, within=within, correction=correction, cluster=cluster), out)
 
 
 def likelihood_bias_cmd(
@@ -233,6 +251,65 @@ def register(app: typer.Typer) -> None:
     stats.command("likelihood-bias")(likelihood_bias_cmd)
     stats.command("genbias")(genbias_cmd)
     stats.command("validity")(validity_cmd)
+    stats.command("ppi")(ppi_cmd)
+
+
+def ppi_cmd(
+    table: Path = typer.Argument(..., help="Scored table: the metric's label on every row (and the human label on some, or a round)."),
+    metric_column: str = typer.Option(..., "--metric-column", help="The metric's label column (e.g. vader_label)."),
+    label: str = typer.Option(..., "--label", help="Label whose share is estimated (e.g. negative)."),
+    by: str = typer.Option("group", "--by", help="Group column: one PPI estimate per value, and a gap per pair."),
+    human_column: str | None = typer.Option(None, "--human-column", help="Human label column of TABLE (null = unlabelled row)."),
+    samples: Path | None = typer.Option(None, "--samples", help="Or: the round's samples table (annotate sample), with --annotations or --labels."),
+    annotations: Path | None = typer.Option(None, "--annotations", help="The round's annotations (majority vote; ties and gold items left out)."),
+    labels: Path | None = typer.Option(None, "--labels", help="Or: the round's labels table (annotate aggregate)."),
+    lam: float | None = typer.Option(None, "--lam", help="Fixed λ in [0, 1] (1 = classic PPI); default: PPI++ power-tuned λ."),
+    ci: float = typer.Option(0.95, "--ci", help="Confidence level of the intervals."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the rows as CSV here (default: print Markdown)."),
+) -> None:
+    """Prediction-powered inference (PPI++): the metric's share of a label per group corrected by human labels.
+
+    Rows: share_metric (metric on all rows, Wilson), share_human (labelled rows, Wilson), share_ppi
+    (PPI++ or PPI with --lam, normal interval) per group; gap_metric, gap_human (Newcombe) and gap_ppi
+    (SE = sqrt(se_a^2 + se_b^2)) per pair of groups. Unlabelled rows = rows without a human label.
+
+    Example: biaskit stats ppi scores.parquet --metric-column vader_label --human-column human_label --label negative --by group --out ppi.csv
+
+    Example: biaskit stats ppi runs/demo/scores.parquet --metric-column vader_label --label negative --by group --samples r1/samples.parquet --annotations r1/annotations.parquet
+
+    Example: biaskit stats ppi scores.parquet --metric-column vader_label --label negative --samples r1/samples.parquet --labels r1/labels.parquet --lam 1
+    """
+    from biaskit.errors import BiaskitError
+    from biaskit.evaluate.stats.ppi import ppi_table
+    from biaskit.io import read_table
+
+    t = read_table(table)
+    if (human_column is None) == (samples is None):
+        raise BiaskitError(
+            "E346",
+            "give exactly one of --human-column and --samples (with --annotations or --labels)",
+            value={"human_column": human_column, "samples": None if samples is None else str(samples)},
+            fix="--human-column COL when TABLE holds the human labels; else --samples S --annotations A (or --labels L)",
+        )
+    info = None
+    if samples is not None:
+        from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round
+
+        t, info = join_round(
+            t,
+            read_table(samples, "samples"),
+            annotations=read_table(annotations, "annotations") if annotations else None,
+            labels=read_table(labels) if labels else None,
+        )
+        human_column = HUMAN_COLUMN
+    elif annotations is not None or labels is not None:
+        raise BiaskitError("E346", "--annotations and --labels need --samples", fix="add --samples SAMPLES (the round's samples table)")
+    res = ppi_table(t, metric_column=metric_column, human_column=human_column, label=label, by=by, lam=lam, level=ci)
+    if info is not None:
+        typer.echo(f"round: {info['matched']} labelled samples joined on {', '.join(info['keys'])}; {info['unmatched']} matched no scored row")
+        if info["stratified"]:
+            typer.echo("note: the round was drawn in strata; PPI assumes the labelled rows are a uniform random sample of each group")
+    _emit(res, out)
 
 
 def validity_cmd(
