@@ -18,5 +18,6 @@ from biaskit.evaluate.report.sections import honest  # noqa: F401
 from biaskit.evaluate.report.sections import validity  # noqa: F401
 from biaskit.evaluate.report.sections import agreement  # noqa: F401
 from biaskit.evaluate.report.sections import fairness  # noqa: F401
+from biaskit.evaluate.report.sections import ppi  # noqa: F401  The metric corrected by human labels
 
 # isort: on
