@@ -35,5 +35,5 @@ def test_report_stage_with_no_tables_still_writes_a_report(tmp_path):
     assert ctx.tables["report_html"].exists() and "0 figures" in ctx.summary[-1][1]
     from biaskit.evaluate.report.build import ANALYSES
 
-    # with no tables every analysis is listed as not made (10 since generation bias and validity joined)
-    assert len(ctx.info["report"]["not_made"]) == len(ANALYSES) == 11
+    # with no tables every analysis is listed as not made (12 since "The metric corrected by human labels" joined)
+    assert len(ctx.info["report"]["not_made"]) == len(ANALYSES) == 12

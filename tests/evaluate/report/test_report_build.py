@@ -160,7 +160,7 @@ def test_run_folder_errors_are_coded(tmp_path):
     with pytest.raises(BiaskitError, match="no readable tables"):
         build_report(tmp_path / "empty")
     res = build_report(tmp_path / "empty", allow_empty=True)
-    assert res.sections == [] and len(res.skipped) == len(ANALYSES) == 11 and res.html.exists()
+    assert res.sections == [] and len(res.skipped) == len(ANALYSES) == 12 and res.html.exists()
 
 
 def test_discover_tables_without_manifest_uses_table_files(full_run, tmp_path):

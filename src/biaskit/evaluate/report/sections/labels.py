@@ -42,7 +42,8 @@ def _gap_findings(b, z, *, kind: str, metric: str, anchor: str, where_cols: list
         if not (g["count_a"] + g["count_b"]).any():
             continue  # no text of this family has the label: nothing to compare (said once as "No signal")
         r = g.loc[g["diff"].abs().idxmax()]
-        ci = _newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
+        clustered = r.get("method") == "cr1-wald" and r["ci_low"] == r["ci_low"] and abs(b.alpha - 0.05) < 1e-12
+        ci = (float(r["ci_low"]), float(r["ci_high"])) if clustered else _newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
         where, comparison = label_of(key if isinstance(key, tuple) else (key,), r)
         est = float(r["diff"])
         p = float(r["p_holm"]) if r["p_holm"] == r["p_holm"] else float("nan")
@@ -260,16 +261,23 @@ def _group_ztests(run: _LabelRun, within: list[str]) -> None:
     from biaskit.evaluate.stats import pairwise_proportion_tests
 
     df, sec = run.df, run.sec
-    z = _with_bh(df, pairwise_proportion_tests, df, "group", run.column, run.test_label, within=within)
+    # texts of one page (page_id) or template are alike: cluster-robust (CR1) interval, z and p when the table has one
+    z = _with_bh(df, pairwise_proportion_tests, df, "group", run.column, run.test_label, within=within, cluster="auto")
     if not len(z):
         return
+    cl = z["cluster"].dropna()
+    how = (
+        f"interval, z and p cluster-robust (CR1, clusters = `{cl.iloc[0]}`)"
+        if len(cl)
+        else "interval: Newcombe (texts treated as independent: the table has no page_id or template column)"
+    )
     run.b.table(
         sec,
         f"{run.kind}_{_slug(run.shown_label)}_ztests",
         z.rename(columns={"diff": "diff_a_minus_b"}),
         f"Two-proportion z-tests of the {run.shown_label} share between every pair of groups within {', '.join(within) or 'the table'}: "
         f"`diff_a_minus_b` = share of group_a minus share of group_b; Holm and Benjamini-Hochberg adjusted p per family "
-        f"(`holm_over` tests); Cohen's h as effect size; `caution`: a group under {MIN_GROUP_N} texts.",
+        f"(`holm_over` tests); Cohen's h as effect size; `caution`: a group under {MIN_GROUP_N} texts; `ci_low`/`ci_high`: 95% {how}.",
         max_rows=25,
     )
 
