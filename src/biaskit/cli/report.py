@@ -115,15 +115,34 @@ def likelihood_bias_cmd(
     model: str | None = typer.Option(None, help="Model to use when the table holds several."),
     alpha: float = typer.Option(0.05, help="A descriptor pair differs at p < alpha."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write the per-axis CSV here (default: print Markdown)."),
+    paired_out: Path | None = typer.Option(
+        None,
+        "--paired-out",
+        help="Also write the paired analysis by template (Wilcoxon signed-rank per descriptor pair, paired bootstrap, spread across templates) as CSV.",
+    ),
 ) -> None:
     """HolisticBias Likelihood Bias: fraction of descriptor pairs per axis whose perplexities differ (Mann-Whitney U).
 
     Example: biaskit stats likelihood-bias runs/demo/likelihoods.parquet
+
+    Example: biaskit stats likelihood-bias runs/demo/likelihoods.parquet --paired-out paired.csv
     """
     from biaskit.evaluate.stats import likelihood_bias
     from biaskit.io import read_table
 
-    _emit(likelihood_bias(read_table(table), model=model, alpha=alpha).by_axis, out)
+    t = read_table(table)
+    res = likelihood_bias(t, model=model, alpha=alpha)
+    _emit(res.by_axis, out)
+    if paired_out is not None:
+        from biaskit.evaluate.stats.paired import paired_by_template
+
+        df = t.to_pandas()
+        if "kind" in df.columns:
+            df = df[df["kind"].isna() | (df["kind"] == "likelihood")]
+        if model is not None and "model" in df.columns:
+            df = df[df["model"] == model]
+        value = "perplexity" if "perplexity" in df.columns else "nll_mean"
+        _emit(paired_by_template(df[df["axis"].notna()], value), paired_out)
 
 
 def genbias_cmd(

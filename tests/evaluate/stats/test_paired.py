@@ -74,3 +74,19 @@ def test_paired_bad_value_column_is_coded():
     with pytest.raises(BiaskitError) as e:
         paired_by_template(df, "perplexity")
     assert e.value.code == "E347"
+
+
+def test_likelihood_bias_cli_writes_the_paired_table(tmp_path):
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+
+    df = _table(np.random.default_rng(0), shift={"deaf": 3.0}).assign(kind="likelihood")
+    src = tmp_path / "lik.csv"
+    df.to_csv(src, index=False)
+    res = CliRunner().invoke(app, ["stats", "likelihood-bias", str(src), "--out", str(tmp_path / "lb.csv"), "--paired-out", str(tmp_path / "p.csv")])
+    assert res.exit_code == 0, res.output
+    p = pd.read_csv(tmp_path / "p.csv")
+    assert len(p) == 3 and set(p["value"]) == {"perplexity"}
+    want = paired_by_template(df, "perplexity")
+    assert np.allclose(p["p_value"], want["p_value"], atol=1e-12)
