@@ -232,12 +232,27 @@ def genbias_cmd(
             "seed": seed,
             "notes": res.notes,
         }
-        _write_genbias(out, res, meta, t if style_model is not None else None)
-        typer.echo(f"wrote {out}/ (by_axis, partial, descriptors, clusters)")
+        _write_genbias(out, res, meta, t if style_model is not None else None, paired=_genbias_paired(t, res.styles, n_boot, seed))
+        typer.echo(f"wrote {out}/ (by_axis, partial, descriptors, clusters, paired)")
 
 
-def _write_genbias(out: Path, res, meta: dict, styles=None) -> None:
-    """The `stats genbias --out` folder, written atomically: the four CSVs, genbias.json and styles.parquet."""
+def _genbias_paired(t, styles: list, n_boot: int, seed: int):
+    """The paired analysis by template of one style's probability (the first style named *negative*, else the first):
+    within-template differences per descriptor pair (see :mod:`biaskit.evaluate.stats.paired`)."""
+    from biaskit.evaluate.stats.paired import paired_by_template
+
+    df = t.to_pandas() if hasattr(t, "to_pandas") else t
+    style = next((c for c in styles if "negative" in str(c)), styles[0] if styles else None)
+    if style is None or style not in df.columns:
+        return None
+    if "kind" in df.columns:
+        df = df[df["kind"].isna() | (df["kind"] == "generate")]
+    keep = df["axis"].notna() if "axis" in df.columns else slice(None)
+    return paired_by_template(df[keep], style, within=["model", "axis"], n_boot=n_boot, seed=seed)
+
+
+def _write_genbias(out: Path, res, meta: dict, styles=None, paired=None) -> None:
+    """The `stats genbias --out` folder, written atomically: the four CSVs (and paired.csv), genbias.json and styles.parquet."""
     import json
 
     from biaskit.io import atomic_path, write_table
@@ -245,7 +260,8 @@ def _write_genbias(out: Path, res, meta: dict, styles=None) -> None:
 
     with atomic_path(out, is_dir=True) as tmp:
         tmp.mkdir(parents=True)
-        for name, df in (("by_axis", res.by_axis), ("partial", res.partial), ("descriptors", res.descriptors), ("clusters", res.clusters)):
+        parts = [("by_axis", res.by_axis), ("partial", res.partial), ("descriptors", res.descriptors), ("clusters", res.clusters)]
+        for name, df in parts + ([("paired", paired)] if paired is not None else []):
             # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
             neutralize_frame(df).to_csv(tmp / f"{name}.csv", index=False)
         meta = {**meta, "by_axis": json.loads(res.by_axis.to_json(orient="records"))}
