@@ -114,6 +114,15 @@ CATALOGUE: dict[str, str] = {
     "E332": "a test family needs at least one test and 0 < alpha < 1",
     "E333": "unknown test family kind",
     "E334": "smallest gap of interest (--min-gap) outside (0, 1)",
+    "E340": "cluster column not in the table",
+    "E341": "clustered analysis input error",
+    "E342": "prediction-powered inference input error",
+    "E343": "group without a metric label (stats ppi)",
+    "E344": "label not in the metric or human column (stats ppi)",
+    "E345": "round does not match the scored table (stats ppi)",
+    "E346": "conflicting or missing human-label options (stats ppi)",
+    "E347": "paired template analysis input error",
+    "E348": "PPI round plan error",
 }
 
 

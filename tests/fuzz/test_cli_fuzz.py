@@ -522,6 +522,22 @@ CASES: dict[str, Case] = {
         "generations", lambda f, d: ["stats", "genbias", f, "--prob-columns", "regard_*", "--n-boot", "5", "--out", d / "gb"]
     ),
     "stats validity": _table_case("scores", lambda f, d: ["stats", "validity", f, "--out", d / "v.csv", "--tests-out", d / "vt.csv"]),
+    "stats ppi": _table_case(
+        "scores",
+        lambda f, d: [
+            "stats",
+            "ppi",
+            f,
+            "--metric-column",
+            "vader_label",
+            "--human-column",
+            "vader_label",
+            "--label",
+            "positive",
+            "--out",
+            d / "ppi.csv",
+        ],
+    ),
     # baselines only: bad input must be refused before any model is loaded (training itself is tested in tests/train)
     "train classifier": _table_case(
         "scores",

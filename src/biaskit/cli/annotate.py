@@ -559,33 +559,86 @@ def aggregate_cmd(
 
 
 def plan_cmd(
-    validation: Path = typer.Option(..., "--validation", help="Validation table with per-group rows (annotate validate --by)."),
+    validation: Path | None = typer.Option(None, "--validation", help="Validation table with per-group rows (annotate validate --by)."),
     out: Path = typer.Option(..., "--out", "-o", help="Plan file to write (JSON)."),
-    target_ci: float = typer.Option(0.05, "--target-ci", help="Target 95% CI half-width of the per-group rate."),
+    target_ci: float = typer.Option(0.05, "--target-ci", help="Target 95% CI half-width of the per-group rate (or of the PPI share with --ppi)."),
     rate: str = typer.Option("accuracy", "--rate", help="accuracy or miss_rate_<label> (e.g. miss_rate_negative)."),
     metric: str | None = typer.Option(None, "--metric", help="Metric to plan for when the table holds several."),
+    ppi: Path | None = typer.Option(
+        None, "--ppi", help="PPI view: the scored table; plans the human labels the PPI++ share of --label needs per --by group."
+    ),
+    metric_column: str | None = typer.Option(None, "--metric-column", help="With --ppi: the metric's label column (e.g. vader_label)."),
+    label: str | None = typer.Option(None, "--label", help="With --ppi: the label whose share is estimated."),
+    by: str = typer.Option("group", "--by", help="With --ppi: the group column."),
+    human_column: str | None = typer.Option(None, "--human-column", help="With --ppi: the human label column of the table."),
+    samples: Path | None = typer.Option(None, "--samples", help="With --ppi: or the pilot round's samples table, with --annotations or --labels."),
+    annotations: Path | None = typer.Option(None, "--annotations", help="With --ppi --samples: the round's annotations."),
+    labels: Path | None = typer.Option(None, "--labels", help="With --ppi --samples: the round's labels table (annotate aggregate)."),
 ) -> None:
-    """How many more items each group needs for its per-group rate's CI half-width to reach the target (normal approximation).
+    """How many more items each group needs for its per-group rate's CI half-width to reach the target (normal
+    approximation); with --ppi, how many more human labels bring the PPI++ interval of a label's share to it.
 
     Example: biaskit annotate plan --validation r1/validation.parquet --target-ci 0.05 --out r1/plan.json
+
+    Example: biaskit annotate plan --ppi runs/demo/scores.parquet --metric-column vader_label --label negative --by group --samples r1/samples.parquet --annotations r1/annotations.parquet --target-ci 0.03 --out r1/ppi_plan.json
     """
     import json
 
-    from biaskit.annotate.planning import plan_round
+    from biaskit.errors import BiaskitError
     from biaskit.io import read_table, write_text_atomic
 
-    p = plan_round(read_table(validation, "agreement"), target=target_ci, rate=rate, metric=metric)
-    p["validation"] = str(validation)
+    if (validation is None) == (ppi is None):
+        raise BiaskitError(
+            "E348", "give exactly one of --validation and --ppi", fix="--validation V (rates of annotate validate) or --ppi SCORED (PPI view)"
+        )
+    if ppi is not None:
+        p = _ppi_plan(ppi, target_ci, metric_column, label, by, human_column, samples, annotations, labels)
+    else:
+        from biaskit.annotate.planning import plan_round
+
+        p = plan_round(read_table(validation, "agreement"), target=target_ci, rate=rate, metric=metric)
+        p["validation"] = str(validation)
     write_text_atomic(out, json.dumps(p, indent=2, ensure_ascii=False) + "\n")
     for g, e in p["groups"].items():
         if e.get("n_more") is None:
             typer.echo(f"  {g}: {e.get('error')}")
             continue
+        now = f"{e['rate']:.3f} on {e['n_now']} items" if "rate" in e else f"PPI++ share {e['share_ppi']:.3f} from {e['n_now']} labels"
         typer.echo(
-            f"  {g}: {p['rate']} {e['rate']:.3f} on {e['n_now']} items, CI +-{e['half_width_now']:.3f}; "
+            f"  {g}: {p['rate']} {now}, CI +-{e['half_width_now']:.3f}; "
             f"{e['n_more']} more -> +-{e['half_width_planned']:.3f}" + (f" ({e['note']})" if e.get("note") else "")
         )
     typer.echo(f"{p['total_more']} more items in all -> {out}")
+
+
+def _ppi_plan(ppi: Path, target: float, metric_column, label, by, human_column, samples, annotations, labels) -> dict:
+    """The PPI view of `annotate plan` (see :mod:`biaskit.annotate.ppiplan`)."""
+    from biaskit.annotate.ppiplan import plan_ppi
+    from biaskit.errors import BiaskitError
+    from biaskit.io import read_table
+
+    if not metric_column or not label:
+        raise BiaskitError("E348", "--ppi needs --metric-column and --label", fix="e.g. --metric-column vader_label --label negative")
+    t = read_table(ppi)
+    if (human_column is None) == (samples is None):
+        raise BiaskitError(
+            "E346",
+            "give exactly one of --human-column and --samples (with --annotations or --labels)",
+            fix="--human-column COL, or --samples S --annotations A",
+        )
+    if samples is not None:
+        from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round
+
+        t, _ = join_round(
+            t,
+            read_table(samples, "samples"),
+            annotations=read_table(annotations, "annotations") if annotations else None,
+            labels=read_table(labels) if labels else None,
+        )
+        human_column = HUMAN_COLUMN
+    p = plan_ppi(t, metric_column=metric_column, human_column=human_column, label=label, by=by, target=target)
+    p["scored"] = str(ppi)
+    return p
 
 
 def rounds_cmd(ledger: Path | None = _LEDGER) -> None:

@@ -52,15 +52,24 @@ def aggregate_cmd(
     seed: int = typer.Option(0, help="Bootstrap seed."),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples (means; proportions with --prop-ci bootstrap)."),
     prop_ci: str = typer.Option("wilson", "--prop-ci", help="Interval of a label share: wilson (default), clopper-pearson or bootstrap."),
+    cluster: str = typer.Option(
+        "auto",
+        "--cluster",
+        help="Column of clusters of dependent texts: shares get Wilson on n / design effect (CR1), means a cluster bootstrap; auto = page_id, else template_id / template; none = independent.",
+    ),
 ) -> None:
     """Counts, label shares (Wilson CIs) and means (bootstrap CIs) per group; nulls counted in n_null.
+    With clusters (the default when the table has page_id or a template column) the intervals account for
+    texts of one page or template being alike; the ci_method column names the interval.
 
     Example: biaskit stats aggregate runs/demo/scores.parquet --by domain,group,model --labels vader_label --means vader_compound
+
+    Example: biaskit stats aggregate scores.parquet --by group --labels vader_label --cluster page_id
     """
     from biaskit.evaluate.stats import aggregate
     from biaskit.io import read_table
 
-    res = aggregate(read_table(table), by, labels=labels, means=means, n_boot=n_boot, seed=seed, prop_ci=prop_ci)
+    res = aggregate(read_table(table), by, labels=labels, means=means, n_boot=n_boot, seed=seed, prop_ci=prop_ci, cluster=cluster)
     _emit(res, out)
 
 
@@ -72,10 +81,19 @@ def ztest_cmd(
     within: str = typer.Option("", help="Comma-separated columns: one test family per value (e.g. domain,model)."),
     correction: str = typer.Option("holm", help="holm, bh or none."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write CSV here (default: print Markdown)."),
+    cluster: str = typer.Option(
+        "auto",
+        "--cluster",
+        help="Column whose values are clusters of dependent texts (CR1 cluster-robust interval, z and p): auto = page_id for scraped prompts, else template_id / template; none = independent texts (Newcombe interval).",
+    ),
 ) -> None:
-    """Two-proportion z-tests of a label's share between every pair of groups, with corrected p and Cohen's h.
+    """Two-proportion z-tests of a label's share between every pair of groups, with corrected p and Cohen's h,
+    and the difference diff = p_a - p_b with its 95% interval (ci_low, ci_high; the method column names it:
+    cr1-wald when clustered, newcombe otherwise).
 
     Example: biaskit stats ztest runs/demo/scores.parquet --column vader_label --label positive --within domain,model
+
+    Example: biaskit stats ztest scores.parquet --column vader_label --label positive --cluster page_id
     """
     from biaskit.errors import BiaskitError
     from biaskit.evaluate.stats import pairwise_proportion_tests
@@ -94,7 +112,7 @@ def ztest_cmd(
                 options=seen,
                 fix="pass --label with one of the column's labels",
             )
-    _emit(pairwise_proportion_tests(t, group, column, label, within=within, correction=correction), out)
+    _emit(pairwise_proportion_tests(t, group, column, label, within=within, correction=correction, cluster=cluster), out)
 
 
 def family_cmd(
@@ -128,15 +146,34 @@ def likelihood_bias_cmd(
     model: str | None = typer.Option(None, help="Model to use when the table holds several."),
     alpha: float = typer.Option(0.05, help="A descriptor pair differs at p < alpha."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Write the per-axis CSV here (default: print Markdown)."),
+    paired_out: Path | None = typer.Option(
+        None,
+        "--paired-out",
+        help="Also write the paired analysis by template (Wilcoxon signed-rank per descriptor pair, paired bootstrap, spread across templates) as CSV.",
+    ),
 ) -> None:
     """HolisticBias Likelihood Bias: fraction of descriptor pairs per axis whose perplexities differ (Mann-Whitney U).
 
     Example: biaskit stats likelihood-bias runs/demo/likelihoods.parquet
+
+    Example: biaskit stats likelihood-bias runs/demo/likelihoods.parquet --paired-out paired.csv
     """
     from biaskit.evaluate.stats import likelihood_bias
     from biaskit.io import read_table
 
-    _emit(likelihood_bias(read_table(table), model=model, alpha=alpha).by_axis, out)
+    t = read_table(table)
+    res = likelihood_bias(t, model=model, alpha=alpha)
+    _emit(res.by_axis, out)
+    if paired_out is not None:
+        from biaskit.evaluate.stats.paired import paired_by_template
+
+        df = t.to_pandas()
+        if "kind" in df.columns:
+            df = df[df["kind"].isna() | (df["kind"] == "likelihood")]
+        if model is not None and "model" in df.columns:
+            df = df[df["model"] == model]
+        value = "perplexity" if "perplexity" in df.columns else "nll_mean"
+        _emit(paired_by_template(df[df["axis"].notna()], value), paired_out)
 
 
 def genbias_cmd(
@@ -226,12 +263,27 @@ def genbias_cmd(
             "seed": seed,
             "notes": res.notes,
         }
-        _write_genbias(out, res, meta, t if style_model is not None else None)
-        typer.echo(f"wrote {out}/ (by_axis, partial, descriptors, clusters)")
+        _write_genbias(out, res, meta, t if style_model is not None else None, paired=_genbias_paired(t, res.styles, n_boot, seed))
+        typer.echo(f"wrote {out}/ (by_axis, partial, descriptors, clusters, paired)")
 
 
-def _write_genbias(out: Path, res, meta: dict, styles=None) -> None:
-    """The `stats genbias --out` folder, written atomically: the four CSVs, genbias.json and styles.parquet."""
+def _genbias_paired(t, styles: list, n_boot: int, seed: int):
+    """The paired analysis by template of one style's probability (the first style named *negative*, else the first):
+    within-template differences per descriptor pair (see :mod:`biaskit.evaluate.stats.paired`)."""
+    from biaskit.evaluate.stats.paired import paired_by_template
+
+    df = t.to_pandas() if hasattr(t, "to_pandas") else t
+    style = next((c for c in styles if "negative" in str(c)), styles[0] if styles else None)
+    if style is None or style not in df.columns:
+        return None
+    if "kind" in df.columns:
+        df = df[df["kind"].isna() | (df["kind"] == "generate")]
+    keep = df["axis"].notna() if "axis" in df.columns else slice(None)
+    return paired_by_template(df[keep], style, within=["model", "axis"], n_boot=n_boot, seed=seed)
+
+
+def _write_genbias(out: Path, res, meta: dict, styles=None, paired=None) -> None:
+    """The `stats genbias --out` folder, written atomically: the four CSVs (and paired.csv), genbias.json and styles.parquet."""
     import json
 
     from biaskit.io import atomic_path, write_table
@@ -239,7 +291,8 @@ def _write_genbias(out: Path, res, meta: dict, styles=None) -> None:
 
     with atomic_path(out, is_dir=True) as tmp:
         tmp.mkdir(parents=True)
-        for name, df in (("by_axis", res.by_axis), ("partial", res.partial), ("descriptors", res.descriptors), ("clusters", res.clusters)):
+        parts = [("by_axis", res.by_axis), ("partial", res.partial), ("descriptors", res.descriptors), ("clusters", res.clusters)]
+        for name, df in parts + ([("paired", paired)] if paired is not None else []):
             # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
             neutralize_frame(df).to_csv(tmp / f"{name}.csv", index=False)
         meta = {**meta, "by_axis": json.loads(res.by_axis.to_json(orient="records"))}
@@ -265,6 +318,65 @@ def register(app: typer.Typer) -> None:
     stats.command("likelihood-bias")(likelihood_bias_cmd)
     stats.command("genbias")(genbias_cmd)
     stats.command("validity")(validity_cmd)
+    stats.command("ppi")(ppi_cmd)
+
+
+def ppi_cmd(
+    table: Path = typer.Argument(..., help="Scored table: the metric's label on every row (and the human label on some, or a round)."),
+    metric_column: str = typer.Option(..., "--metric-column", help="The metric's label column (e.g. vader_label)."),
+    label: str = typer.Option(..., "--label", help="Label whose share is estimated (e.g. negative)."),
+    by: str = typer.Option("group", "--by", help="Group column: one PPI estimate per value, and a gap per pair."),
+    human_column: str | None = typer.Option(None, "--human-column", help="Human label column of TABLE (null = unlabelled row)."),
+    samples: Path | None = typer.Option(None, "--samples", help="Or: the round's samples table (annotate sample), with --annotations or --labels."),
+    annotations: Path | None = typer.Option(None, "--annotations", help="The round's annotations (majority vote; ties and gold items left out)."),
+    labels: Path | None = typer.Option(None, "--labels", help="Or: the round's labels table (annotate aggregate)."),
+    lam: float | None = typer.Option(None, "--lam", help="Fixed λ in [0, 1] (1 = classic PPI); default: PPI++ power-tuned λ."),
+    ci: float = typer.Option(0.95, "--ci", help="Confidence level of the intervals."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the rows as CSV here (default: print Markdown)."),
+) -> None:
+    """Prediction-powered inference (PPI++): the metric's share of a label per group corrected by human labels.
+
+    Rows: share_metric (metric on all rows, Wilson), share_human (labelled rows, Wilson), share_ppi
+    (PPI++ or PPI with --lam, normal interval) per group; gap_metric, gap_human (Newcombe) and gap_ppi
+    (SE = sqrt(se_a^2 + se_b^2)) per pair of groups. Unlabelled rows = rows without a human label.
+
+    Example: biaskit stats ppi scores.parquet --metric-column vader_label --human-column human_label --label negative --by group --out ppi.csv
+
+    Example: biaskit stats ppi runs/demo/scores.parquet --metric-column vader_label --label negative --by group --samples r1/samples.parquet --annotations r1/annotations.parquet
+
+    Example: biaskit stats ppi scores.parquet --metric-column vader_label --label negative --samples r1/samples.parquet --labels r1/labels.parquet --lam 1
+    """
+    from biaskit.errors import BiaskitError
+    from biaskit.evaluate.stats.ppi import ppi_table
+    from biaskit.io import read_table
+
+    t = read_table(table)
+    if (human_column is None) == (samples is None):
+        raise BiaskitError(
+            "E346",
+            "give exactly one of --human-column and --samples (with --annotations or --labels)",
+            value={"human_column": human_column, "samples": None if samples is None else str(samples)},
+            fix="--human-column COL when TABLE holds the human labels; else --samples S --annotations A (or --labels L)",
+        )
+    info = None
+    if samples is not None:
+        from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round
+
+        t, info = join_round(
+            t,
+            read_table(samples, "samples"),
+            annotations=read_table(annotations, "annotations") if annotations else None,
+            labels=read_table(labels) if labels else None,
+        )
+        human_column = HUMAN_COLUMN
+    elif annotations is not None or labels is not None:
+        raise BiaskitError("E346", "--annotations and --labels need --samples", fix="add --samples SAMPLES (the round's samples table)")
+    res = ppi_table(t, metric_column=metric_column, human_column=human_column, label=label, by=by, lam=lam, level=ci)
+    if info is not None:
+        typer.echo(f"round: {info['matched']} labelled samples joined on {', '.join(info['keys'])}; {info['unmatched']} matched no scored row")
+        if info["stratified"]:
+            typer.echo("note: the round was drawn in strata; PPI assumes the labelled rows are a uniform random sample of each group")
+    _emit(res, out)
 
 
 def validity_cmd(

@@ -257,7 +257,16 @@ def test_cli_genbias_writes_the_folder_and_refuses_bad_input(tmp_path):
     meta = json.loads((out / "genbias.json").read_text())
     assert meta["by_axis"][0]["full_gen_bias"] == pytest.approx(PT_FULL)
     assert meta["method"] == "per_template" and meta["ddof"] == 0 and "x1000" in meta["scale"]
-    assert {p.name for p in out.iterdir()} >= {"by_axis.csv", "partial.csv", "descriptors.csv", "clusters.csv", "genbias.json"}
+    assert {p.name for p in out.iterdir()} >= {"by_axis.csv", "partial.csv", "descriptors.csv", "clusters.csv", "genbias.json", "paired.csv"}
+    import pandas as pd
+
+    from biaskit.evaluate.stats.paired import paired_by_template
+
+    paired = pd.read_csv(out / "paired.csv")  # the paired analysis by template of the first style (no *negative* style here)
+    style = meta["styles"][0]
+    want = paired_by_template(pd.DataFrame(_table()), style, within=["model", "axis"], n_boot=0)
+    assert len(paired) == len(want) and set(paired["value"]) == {style}
+    assert paired["mean_diff"].tolist() == pytest.approx(want["mean_diff"].tolist(), abs=1e-12)
     r = CliRunner().invoke(app, ["stats", "genbias", str(src), "--out", str(out)])
     assert r.exit_code == 1 and "E170" in r.output and "Traceback" not in r.output
     r = CliRunner().invoke(app, ["stats", "genbias", str(src), "--prob-columns", "p_*", "--n-boot", "0", "--out", str(out)])

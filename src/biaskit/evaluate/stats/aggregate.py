@@ -141,6 +141,7 @@ def aggregate(
     ci: float = 0.95,
     seed: int = 0,
     prop_ci: str = "wilson",
+    cluster: str | None = None,
 ):
     """Aggregate per-text scores by any columns.
 
@@ -156,14 +157,24 @@ def aggregate(
     bootstrap used before, which gives [0, 0] for 0 of n). For means they are percentile bootstrap bounds
     (``n_boot`` resamples) from a generator seeded with ``seed`` and the result row's position, so the same
     call gives the same numbers.
+
+    ``cluster``: a column of clusters of dependent texts (``page_id``, ``template``; ``"auto"`` picks one, see
+    :func:`~biaskit.evaluate.stats.cluster.resolve_cluster`). Then a share's interval is Wilson on the effective
+    size n / design effect (CR1, ``ci_method`` wilson-deff-cr1) and a mean's a percentile bootstrap over clusters
+    (``cluster-bootstrap``), and the result gains the columns ``cluster, n_clusters, ci_method``.
     """
     import pandas as pd
+
+    from biaskit.evaluate.stats.cluster import resolve_cluster
 
     df = to_frame(table)
     by = as_list(by)
     labels = as_list(labels)
     means = as_list(means)
     _check_aggregate_args(df, by, labels, means, ci=ci, n_boot=n_boot, prop_ci=prop_ci)
+    cluster = resolve_cluster(df, cluster)
+    if cluster is not None:
+        return _clustered_aggregate(df, by, labels, means, cluster, label_order, n_boot=n_boot, ci=ci, seed=seed)
     df = fill_keys(df, by)
     label_values = _label_values(df, labels, label_order)
     err_cols = {c: error_column(df, c) for c in [*labels, *means]}
@@ -185,6 +196,69 @@ def aggregate(
             rows += new
     out = pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS])
     return out
+
+
+def _clustered_aggregate(df, by, labels, means, cluster: str, label_order, *, n_boot: int, ci: float, seed: int):
+    """:func:`aggregate` with cluster-robust intervals (see its docstring)."""
+    import pandas as pd
+
+    from biaskit.evaluate.stats.cluster import cluster_bootstrap_ci, clustered_share_ci
+
+    df = fill_keys(df, by)
+    label_values = _label_values(df, labels, label_order)
+    err_cols = {c: error_column(df, c) for c in [*labels, *means]}
+    rows: list[dict] = []
+    cell = 0
+    for key, g in [((), df)] if not by else list(df.groupby(by, sort=True, dropna=False)):
+        base = dict(zip(by, key if isinstance(key, tuple) else (key,)))
+        for c in [*labels, *means]:
+            miss = g[c].isna() if c in means else is_missing(g[c])
+            counts = _column_counts(g, miss, err_cols[c])
+            ids = g.loc[~miss, cluster].tolist()
+            n_cl = len({str(v) for v in ids})
+            extra = {"cluster": cluster, "n_clusters": n_cl}
+            if c in labels:
+                vals = g.loc[~miss, c]
+                for lab in label_values[c]:
+                    y = (vals == lab).to_numpy(dtype=float)
+                    r = clustered_share_ci(y, ids, level=ci)
+                    rows.append(
+                        {
+                            **base,
+                            "column": c,
+                            "value": lab,
+                            "stat": "proportion",
+                            **counts,
+                            "count": int(y.sum()),
+                            "estimate": r["estimate"],
+                            "ci_low": r["ci_low"],
+                            "ci_high": r["ci_high"],
+                            **extra,
+                            "ci_method": r["method"],
+                        }
+                    )
+                    cell += 1
+            else:
+                x = g.loc[~miss, c].astype(float).to_numpy()
+                lo, hi = cluster_bootstrap_ci(x, ids, n_boot=n_boot, level=ci, seed=seed + cell)
+                est = float(x.mean()) if x.size else float("nan")
+                rows.append(
+                    {
+                        **base,
+                        "column": c,
+                        "value": "mean",
+                        "stat": "mean",
+                        **counts,
+                        "count": counts["n_valid"],
+                        "estimate": est,
+                        "ci_low": lo,
+                        "ci_high": hi,
+                        **extra,
+                        "ci_method": "cluster-bootstrap",
+                    }
+                )
+                cell += 1
+    return pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS, "cluster", "n_clusters", "ci_method"])
 
 
 def _check_aggregate_args(df, by: list[str], labels: list[str], means: list[str], *, ci: float, n_boot: int, prop_ci: str) -> None:

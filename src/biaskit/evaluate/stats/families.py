@@ -135,7 +135,7 @@ def correct_family(tests, fam_cols: Sequence[str], *, kind: str | None = None, m
     return holm
 
 
-def proportion_family_tests(table, kind: str, column: str, label: str):
+def proportion_family_tests(table, kind: str, column: str, label: str, cluster: str | None = "auto"):
     """The z-tests of the share of ``label`` in ``column`` that make the families of ``kind``, corrected within
     them: exactly the tables the report shows and its headline reads (``biaskit stats family`` prints them).
 
@@ -151,7 +151,7 @@ def proportion_family_tests(table, kind: str, column: str, label: str):
     measure = f"{column}={label}"
     if fk.key == "group_gap":
         within = [c for c in ("domain", "model") if c in df.columns]
-        tests = pairwise_proportion_tests(df, "group", column, label, within=within, correction="holm")
+        tests = pairwise_proportion_tests(df, "group", column, label, within=within, correction="holm", cluster=cluster)
         return correct_family(tests, within, kind=fk.key, measure=measure)
     if fk.key == "model_vs_wikipedia":
         if "model" not in df.columns or not (df["model"] == "wikipedia").any():

@@ -259,6 +259,11 @@ _PROPORTION_TEST_COLUMNS = [
     "p_adjusted",
     "cohen_h",
     "significant",
+    "ci_low",
+    "ci_high",
+    "method",
+    "cluster",
+    "n_clusters",
 ]
 #: the figures of :func:`two_proportion_ztest`, nan for a pair with an empty group
 _ZTEST_FIGURES = ("p_a", "p_b", "diff", "z", "p_value", "cohen_h")
@@ -296,9 +301,31 @@ def _prepare_label_column(df, column: str, label: str) -> None:
         )
 
 
-def _proportion_family(fam, group: str, column: str, label: str, pairs, base: dict) -> list[dict]:
+def _pair_interval(fam, group: str, column: str, label: str, a: str, b: str, row: dict, cluster: str | None) -> dict:
+    """``ci_low, ci_high, method, cluster, n_clusters`` of the pair's difference p_a - p_b: Newcombe's hybrid
+    score interval (iid), or with ``cluster`` the CR1 cluster-robust Wald interval, whose z and p then replace
+    the pooled z-test's (see :mod:`biaskit.evaluate.stats.cluster`)."""
+    import math
+
+    out = {"ci_low": math.nan, "ci_high": math.nan, "method": "newcombe" if cluster is None else "cr1-wald", "cluster": cluster, "n_clusters": None}
+    if not row["n_a"] or not row["n_b"]:
+        return out
+    if cluster is None:
+        from biaskit.evaluate.stats.ppi import _newcombe
+
+        out["ci_low"], out["ci_high"] = _newcombe(row["count_a"], row["n_a"], row["count_b"], row["n_b"], 0.95)
+        return out
+    from biaskit.evaluate.stats.cluster import cr1_diff
+
+    sub = fam[fam[group].isin([a, b]) & ~is_missing(fam[column])]
+    r = cr1_diff((sub[column] == label).to_numpy(dtype=float), (sub[group] == a).to_numpy(), sub[cluster].tolist())
+    out.update(ci_low=r["ci_low"], ci_high=r["ci_high"], n_clusters=r["n_clusters"], z=r["z"], p_value=r["p_value"])
+    return out
+
+
+def _proportion_family(fam, group: str, column: str, label: str, pairs, base: dict, cluster: str | None = None) -> list[dict]:
     """The z-test rows of one family (before correction): (count of ``label``, valid rows, null rows) per group,
-    then one test per pair (nan figures when a side has no valid row)."""
+    then one test per pair (nan figures when a side has no valid row), with the interval of the difference."""
     stats = {}
     for g, sub in fam.groupby(group, sort=True):
         miss = is_missing(sub[column])
@@ -311,9 +338,10 @@ def _proportion_family(fam, group: str, column: str, label: str, pairs, base: di
         cb, nb, nnb = stats[b]
         row = {**base, "group_a": a, "group_b": b, "count_a": ca, "n_a": na, "count_b": cb, "n_b": nb, "n_null_a": nna, "n_null_b": nnb}
         if na == 0 or nb == 0:
-            fam_rows.append({**row, **{k: float("nan") for k in _ZTEST_FIGURES}})
+            row = {**row, **{k: float("nan") for k in _ZTEST_FIGURES}}
         else:
-            fam_rows.append({**row, **two_proportion_ztest(ca, na, cb, nb)})
+            row = {**row, **two_proportion_ztest(ca, na, cb, nb)}
+        fam_rows.append({**row, **_pair_interval(fam, group, column, label, a, b, row, cluster)})
     return fam_rows
 
 
@@ -326,25 +354,35 @@ def pairwise_proportion_tests(
     within: str | Sequence[str] = (),
     pairs: Sequence[tuple[str, str]] | None = None,
     correction: str = "holm",
+    cluster: str | None = None,
 ):
     """Two-proportion z-tests of the share of ``label`` in ``column`` between every pair of ``group`` values.
+
+    ``diff`` = p_a - p_b with ``ci_low``/``ci_high`` at 95%: Newcombe's hybrid score interval (``method``
+    newcombe), or with ``cluster`` (a column: page_id, template, ...; ``"auto"`` picks page_id / template_id /
+    template, see :func:`~biaskit.evaluate.stats.cluster.resolve_cluster`) the CR1 cluster-robust Wald interval
+    (``method`` cr1-wald), whose z and p then replace the pooled z-test's.
 
     ``within``: run the family separately inside each value of these columns (e.g. ``model``, ``domain``);
     the correction is applied per family. Rows with a null label are counted (``n_null_a/b``), not used.
     Returns a DataFrame: within columns, ``group_a, group_b, count_a, n_a, count_b, n_b, n_null_a, n_null_b,
-    p_a, p_b, diff, z, p_value, p_adjusted, cohen_h, significant`` (p_adjusted < 0.05).
+    p_a, p_b, diff, z, p_value, p_adjusted, cohen_h, significant`` (p_adjusted < 0.05), ``ci_low, ci_high, method,
+    cluster, n_clusters``.
     """
     import pandas as pd
+
+    from biaskit.evaluate.stats.cluster import resolve_cluster
 
     df = to_frame(table)
     within = as_list(within)
     require_columns(df, [group, column, *within], "pairwise proportion tests")
+    cluster = resolve_cluster(df, cluster)
     df = fill_keys(df, [group, *within])
     _check_pairs(df, group, pairs)
     _prepare_label_column(df, column, label)
     rows = []
     for wkey, fam in _families(df, within):
-        fam_rows = _proportion_family(fam, group, column, label, pairs, dict(zip(within, wkey)))
+        fam_rows = _proportion_family(fam, group, column, label, pairs, dict(zip(within, wkey)), cluster)
         _adjust_family(fam_rows, correction)
         rows += fam_rows
     return pd.DataFrame(rows, columns=[*within, *_PROPORTION_TEST_COLUMNS])

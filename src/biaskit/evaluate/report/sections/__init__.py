@@ -20,5 +20,6 @@ from biaskit.evaluate.report.sections import agreement  # noqa: F401
 from biaskit.evaluate.report.sections import judge  # noqa: F401  Can this judge be trusted?
 from biaskit.evaluate.report.sections import fairness  # noqa: F401
 from biaskit.evaluate.report.sections import formats  # noqa: F401  prompt format (raw vs chat)
+from biaskit.evaluate.report.sections import ppi  # noqa: F401  The metric corrected by human labels
 
 # isort: on

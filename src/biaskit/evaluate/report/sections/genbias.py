@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from biaskit.evaluate.report.model import Figure, Section, _Skip, register_section
+from biaskit.evaluate.report.model import Figure, Section, _Skip, _slug, register_section
 
 #: probability families tried in order: (prefix, columns never taken as probabilities)
 FAMILIES = (
@@ -102,6 +102,13 @@ def genbias_section(b, loaded):
     b.table(sec, "genbias_partial", res.partial, "Partial Gen Bias per style (adds up to the Full Gen Bias of the axis).")
     top = res.descriptors[res.descriptors["top"]]
     b.table(sec, "genbias_descriptors", top, "Descriptors that contribute most to the Full Gen Bias of their axis.", max_rows=30)
+    from biaskit.evaluate.report.sections.paired import add_paired
+
+    style = next((c for c in cols if "negative" in c), cols[0])  # one style's probability: the paired gap of that style
+    gens = df[df["kind"] == "generate"] if "kind" in df.columns else df
+    for m in sorted(gens["model"].dropna().unique()) if "model" in gens.columns else [None]:
+        sub = gens[gens["model"] == m] if m is not None else gens
+        add_paired(b, sec, sub, style, what=f"probability of {style}", name="genbias" + (f"_{_slug(m)}" if m else ""), model=m)
     return sec
 
 

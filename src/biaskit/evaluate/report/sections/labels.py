@@ -44,7 +44,8 @@ def _gap_findings(
         if not (g["count_a"] + g["count_b"]).any():
             continue  # no text of this family has the label: nothing to compare (said once as "No signal")
         r = g.loc[g["diff"].abs().idxmax()]
-        ci = _newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
+        clustered = r.get("method") == "cr1-wald" and r["ci_low"] == r["ci_low"] and abs(b.alpha - 0.05) < 1e-12
+        ci = (float(r["ci_low"]), float(r["ci_high"])) if clustered else _newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
         where, comparison = label_of(key if isinstance(key, tuple) else (key,), r)
         est = float(r["diff"])
         p = float(r["p_holm"]) if r["p_holm"] == r["p_holm"] else float("nan")
@@ -268,9 +269,17 @@ def _group_ztests(run: _LabelRun, within: list[str]) -> None:
     from biaskit.evaluate.stats.families import proportion_family_tests
 
     df, sec = run.df, run.sec
-    z = proportion_family_tests(df, "group_gap", run.column, run.test_label)  # the family of `biaskit stats family --kind group-gap`
+    # the family of `biaskit stats family --kind group-gap`; texts of one page (page_id) or template are alike, so the
+    # interval, z and p are cluster-robust (CR1) when the table has such a column
+    z = proportion_family_tests(df, "group_gap", run.column, run.test_label)
     if not len(z):
         return
+    cl = z["cluster"].dropna() if "cluster" in z.columns else z.iloc[0:0, 0]
+    how = (
+        f"interval, z and p cluster-robust (CR1, clusters = `{cl.iloc[0]}`)"
+        if len(cl)
+        else "interval: Newcombe (texts treated as independent: the table has no page_id or template column)"
+    )
     run.b.table(
         sec,
         f"{run.kind}_{_slug(run.shown_label)}_ztests",
@@ -278,7 +287,7 @@ def _group_ztests(run: _LabelRun, within: list[str]) -> None:
         f"Two-proportion z-tests of the {run.shown_label} share between every pair of groups within {', '.join(within) or 'the table'}: "
         f"`diff_a_minus_b` = share of group_a minus share of group_b; Holm and Benjamini-Hochberg adjusted p per family "
         f"(`holm_over` tests, the group-gap family named in `family`: every pair of groups of one domain and source); Cohen's h "
-        f"as effect size; `caution`: a group under {MIN_GROUP_N} texts.",
+        f"as effect size; `caution`: a group under {MIN_GROUP_N} texts; `ci_low`/`ci_high`: 95% {how}.",
         max_rows=25,
     )
 

@@ -37,6 +37,7 @@ def _likelihood_section(b, loaded) -> Section:
     for _, r in by_axis.iterrows():
         sec.headline.append(_axis_finding(b, r, all_pairs))
     _axis_figures(b, sec, by_axis, models)
+    _paired(b, sec, df, models)
     b.table(sec, "likelihood_bias_pairs", all_pairs, "Every descriptor pair per axis and template.", max_rows=20)
     b.table(
         sec,
@@ -46,6 +47,17 @@ def _likelihood_section(b, loaded) -> Section:
         max_rows=20,
     )
     return sec
+
+
+def _paired(b, sec: Section, df, models: list) -> None:
+    """The paired analysis by template of each model's perplexities (see :mod:`.paired`)."""
+    from biaskit.evaluate.report.sections.paired import add_paired
+
+    value = "perplexity" if "perplexity" in df.columns else "nll_mean"
+    rows = df[df["kind"] == "likelihood"] if "kind" in df.columns else df
+    for m in models:
+        sub = rows[rows["model"] == m] if m is not None and "model" in rows.columns else rows
+        add_paired(b, sec, sub, value, what=value, name="likelihood" + (f"_{_slug(m)}" if m else ""), model=m)
 
 
 def _likelihood_table(loaded):

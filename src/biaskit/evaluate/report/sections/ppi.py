@@ -1,0 +1,138 @@
+"""Report section "The metric corrected by human labels": prediction-powered inference per group.
+
+Made when the run holds an annotation round: a samples table (``annotate sample``), its human labels (an
+annotations table, majority vote, or a labels table of ``annotate aggregate``) and the scored table the round was
+drawn from (the metric's label column of the round's task, e.g. ``vader_label`` for sentiment, and ``group``).
+Per group and label it shows the metric-only share next to the PPI++ share (see
+:mod:`biaskit.evaluate.stats.ppi`). :func:`round_ppi_gaps` gives the ``gap_ppi`` rows for the headline.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from biaskit.evaluate.report.model import Section, _Skip, register_section
+
+#: the metric label column a round's task type is compared with
+TASK_COLUMNS = {"sentiment": "vader_label", "regard": "regard_label", "toxicity": "toxicity_label"}
+GROUP = "group"
+
+
+def _round_tables(loaded):
+    """(samples, annotations or None, labels or None, scored name, scored frame, metric column) of the run's round
+    (annotations win over labels when the run holds both)."""
+    samples = next((d for d in loaded.values() if {"sample_id", "round", "task_type", "text"} <= set(d.columns)), None)
+    if samples is None or not len(samples):
+        raise _Skip("no annotation round in the run (a samples table of `annotate sample` with its annotations or labels)")
+    ann = next((d for d in loaded.values() if {"sample_id", "annotator", "label"} <= set(d.columns)), None)
+    labs = next((d for d in loaded.values() if {"sample_id", "label", "confidence"} <= set(d.columns) and "annotator" not in d.columns), None)
+    if ann is None and labs is None:
+        raise _Skip("the round has no human labels yet (no annotations or labels table)")
+    task = str(samples["task_type"].dropna().iloc[0]) if samples["task_type"].notna().any() else ""
+    col = TASK_COLUMNS.get(task)
+    if col is None:
+        raise _Skip(f"no metric label column is known for task type {task!r} (known: {', '.join(TASK_COLUMNS)})")
+    for name, d in loaded.items():
+        if d is not samples and {col, GROUP, "prompt_id"} <= set(d.columns) and "sample_id" not in d.columns:
+            return samples, ann, labs, name, d, col
+    raise _Skip(f"no scored table with columns {col}, {GROUP} and prompt_id to correct with the round's labels")
+
+
+def round_ppi(loaded, *, level: float = 0.95):
+    """(rows of :func:`~biaskit.evaluate.stats.ppi.ppi_table` for every label of the metric column, with a ``label``
+    column first; scored table name; metric column; join info). Raises the report's skip exception without a round."""
+    import pandas as pd
+
+    from biaskit.evaluate.stats.ppi import ppi_table
+    from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round
+
+    samples, ann, labs, name, scored, col = _round_tables(loaded)
+    joined, info = join_round(scored, samples, annotations=ann, labels=labs if ann is None else None)
+    out = []
+    for lab in sorted(set(joined[col].dropna().astype(str))):
+        r = ppi_table(joined, metric_column=col, human_column=HUMAN_COLUMN, label=lab, by=GROUP, level=level)
+        r.insert(0, "label", lab)
+        out.append(r)
+    return pd.concat(out, ignore_index=True), name, col, info
+
+
+def round_ppi_gaps(loaded, *, level: float = 0.95):
+    """The ``gap_ppi`` rows (label, group, group_b, value, ci_low, ci_high, se, ...) of the run's round, or None when
+    the run holds no round: for the headline, which uses the PPI gap when a round exists."""
+    try:
+        rows, _, col, _ = round_ppi(loaded, level=level)
+    except _Skip:
+        return None
+    g = rows[rows["measure"] == "gap_ppi"].reset_index(drop=True)
+    g.insert(0, "metric_column", col)
+    return g
+
+
+def ppi_plot(rows, label: str, path: Path | None, *, title: str):
+    """Per group: the metric-only share and the PPI share of ``label`` with their 95% intervals."""
+    import numpy as np
+
+    from biaskit.evaluate.report.plots import _figure, _save
+
+    sub = rows[(rows["label"] == label) & rows["measure"].isin(["share_metric", "share_ppi", "share_human"])]
+    groups = sorted(sub["group"].unique(), key=str)
+    fig = _figure(max(5, 0.9 * len(groups) + 2), 3.8)
+    ax = fig.add_subplot(111)
+    x = np.arange(len(groups))
+    for k, (m, colour) in enumerate((("share_metric", "#e76f51"), ("share_human", "#8d99ae"), ("share_ppi", "#2a9d8f"))):
+        s = sub[sub["measure"] == m].set_index("group").reindex(groups)
+        v, lo, hi = (s[c].to_numpy(dtype=float) for c in ("value", "ci_low", "ci_high"))
+        ok = np.isfinite(v)
+        ax.errorbar(
+            x[ok] + (k - 1) * 0.2,
+            v[ok],
+            yerr=np.vstack([v[ok] - lo[ok], hi[ok] - v[ok]]),
+            fmt="o",
+            color=colour,
+            capsize=3,
+            label=m.replace("share_", ""),
+        )
+    ax.set_xticks(x, [str(g) for g in groups], rotation=30 if len(groups) > 4 else 0, ha="right" if len(groups) > 4 else "center", fontsize=8)
+    ax.set_ylabel(f"share of {label}")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
+def ppi_section(b, loaded) -> Section:
+    rows, name, col, info = round_ppi(loaded, level=1 - b.alpha)
+    sec = Section(
+        "ppi",
+        "The metric corrected by human labels",
+        [
+            f"The metric `{col}` labels every text of `{name}`; the annotators labelled a sample ({info['matched']} texts "
+            f"joined on {', '.join(info['keys'])}). Per group, prediction-powered inference (PPI++, Angelopoulos et al. "
+            "2023) combines both: share_ppi = lambda * metric share on the unlabelled texts + the mean of (human - lambda * metric) "
+            "on the labelled ones, lambda tuned for power. It is unbiased where the metric errs more for one group, and "
+            "narrower than the human-only share. share_metric and share_human: Wilson intervals; gaps: Newcombe (metric, human) "
+            "and a normal interval with SE = sqrt(se_a^2 + se_b^2) (PPI)."
+        ],
+    )
+    if info["stratified"]:
+        sec.text.append(
+            "Caution: the round was drawn in strata (score bins), so the labelled texts are not a uniform random sample of "
+            "each group, which PPI assumes; draw the round with `--bins 1` for an unbiased correction."
+        )
+    shares = rows[rows["measure"].str.startswith("share_")]
+    b.table(sec, "ppi_shares", shares, "Per group and label: metric-only, human-only and PPI++ share with intervals.")
+    b.table(sec, "ppi_gaps", rows[rows["measure"].str.startswith("gap_")], "Gaps between groups: metric-only, human-only and PPI.", max_rows=30)
+    labels = list(dict.fromkeys(rows["label"]))
+    focus = next((lab for lab in labels if lab == "negative"), labels[0])
+    b.figure(
+        sec,
+        "ppi_shares",
+        ppi_plot,
+        rows,
+        focus,
+        title=f"Share of {focus} per group: metric vs human labels vs PPI++",
+        caption=f"Share of {focus} per group ({int(100 * (1 - b.alpha))}% intervals): the metric alone, the annotated sample alone, and PPI++.",
+    )
+    return sec
+
+
+register_section("The metric corrected by human labels", ppi_section)

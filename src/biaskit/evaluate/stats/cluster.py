@@ -1,0 +1,241 @@
+"""Cluster-robust inference for texts that come in clusters (sentences of one Wikipedia page, one template).
+
+Sentences built from one page or one template share that page's or template's effect, so an interval that
+treats them as independent is too narrow. This module gives the intervals that do not:
+
+- :func:`cr1_diff`: the difference of two shares (or means) with the CR1 cluster-robust sandwich standard
+  error. It is the coefficient of the group indicator in the OLS fit ``y ~ 1 + d`` (``d`` = 1 for group A)
+  with ``cov_type="cluster"``, the statsmodels default small-sample factor ``G/(G-1) * (N-1)/(N-K)`` (K = 2) and
+  a normal critical value, i.e. ``statsmodels.api.OLS(y, [1, d]).fit(cov_type="cluster", cov_kwds={"groups":
+  ids}, use_t=False)`` (a test checks equality to 1e-9). Closed form: with residuals ``e_i = y_i - mean of i's
+  group`` and per cluster ``A_c`` = the sum of group A's residuals in cluster c, ``B_c`` = group B's,
+  ``Var(diff) = G/(G-1) * (N-1)/(N-2) * sum_c (A_c/N_A - B_c/N_B)^2``. A cluster may hold both groups (a
+  template filled with two descriptors).
+- :func:`cr1_mean`: one share or mean, ``y ~ 1`` with the cluster sandwich: ``Var = G/(G-1) * sum_c (S_c/N)^2``.
+- :func:`clustered_share_ci`: a share's interval under clustering: Wilson on the effective sample size
+  ``n / deff``, with the design effect ``deff = Var_CR1 / Var_iid`` (at least 1; Kish). Unlike the plain normal
+  interval it never has zero width and stays in [0, 1]; when the share is 0 or 1 (no spread to estimate deff
+  from) deff is 1.
+- :func:`cluster_bootstrap_ci`: a percentile bootstrap that resamples whole clusters, for statistics without
+  a sandwich form (means of skewed scores, template-level gaps).
+- :func:`default_cluster_column`: ``page_id`` for scraped prompts, else ``template_id``, else ``template``.
+
+A simulation test draws pages with their own rate from Beta(2, 6), 40 sentences per page and 60 pages per
+group, with no true gap: the CR1 95% intervals cover 0 in about 95% of sets, the iid ones far less.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from biaskit.errors import BiaskitError
+
+Z95 = 1.959963984540054
+
+#: the cluster columns tried, in order, when ``--cluster auto`` (the default) is given
+CLUSTER_DEFAULTS = ("page_id", "template_id", "template")
+#: names of the interval methods written in ``ci_method`` / ``method`` columns
+CR1_METHOD = "cr1-wald"
+CR1_SHARE_METHOD = "wilson-deff-cr1"
+
+
+def _z(level: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.isf((1.0 - level) / 2.0))
+
+
+def _codes(ids) -> tuple[np.ndarray, int]:
+    """Cluster ids (any hashable values; nulls form one cluster of their own) -> integer codes 0..G-1 and G."""
+    arr = np.asarray(ids)
+    if arr.dtype.kind in "iub":
+        uniq, codes = np.unique(arr, return_inverse=True)
+        return codes.astype(np.int64).ravel(), int(uniq.size)
+    import pandas as pd
+
+    codes, uniq = pd.factorize(pd.Series(arr.ravel(), dtype=object), sort=True, use_na_sentinel=True)
+    codes = np.asarray(codes, dtype=np.int64)
+    g = len(uniq)
+    if (codes < 0).any():  # the null ids: one more cluster
+        codes = np.where(codes < 0, g, codes)
+        g += 1
+    return codes, g
+
+
+def check_cluster_column(df, column: str) -> None:
+    """E340 when the cluster column is not in the table."""
+    if column not in df.columns:
+        raise BiaskitError(
+            "E340",
+            f"cluster column {column!r} is not in the table",
+            value=column,
+            options=sorted(map(str, df.columns))[:30],
+            fix="pass --cluster with a column of the table (page_id for scraped prompts, template for templated sets), auto or none",
+        )
+
+
+def resolve_cluster(df, cluster: str | None) -> str | None:
+    """The cluster column to use: ``None``/``"none"``/``""`` -> no clustering (iid); ``"auto"`` -> the first of
+    :data:`CLUSTER_DEFAULTS` that the table has with a non-null value (None when none); else the named column (E340
+    when missing)."""
+    if cluster is None or cluster in ("", "none"):
+        return None
+    if cluster == "auto":
+        return default_cluster_column(df)
+    check_cluster_column(df, cluster)
+    return cluster
+
+
+def default_cluster_column(df) -> str | None:
+    """``page_id`` (scraped prompts), else ``template_id`` or ``template`` (templated sets), else None."""
+    for c in CLUSTER_DEFAULTS:
+        if c in df.columns and df[c].notna().any():
+            return c
+    return None
+
+
+def cr1_diff(y, in_a, clusters, *, level: float = 0.95) -> dict[str, Any]:
+    """Difference ``mean(y | A) - mean(y | B)`` with its CR1 cluster-robust standard error and normal interval.
+
+    ``y``: outcomes (0/1 for a share); ``in_a``: True for group A rows, False for group B rows; ``clusters``: the
+    cluster id of each row. Returns ``diff, se, z, p_value, ci_low, ci_high, n_clusters, method``. With fewer
+    than 2 clusters, or a zero standard error (no spread), se, z, p and the interval are nan (never a zero-width
+    interval)."""
+    y = np.asarray(y, dtype=float)
+    a = np.asarray(in_a, dtype=bool)
+    codes, g = _codes(clusters)
+    n, na = y.size, int(a.sum())
+    nb = n - na
+    if na == 0 or nb == 0:
+        raise BiaskitError(
+            "E341", "both groups need at least one row for a clustered difference", value={"n_a": na, "n_b": nb}, fix="check the group values"
+        )
+    ma, mb = float(y[a].mean()), float(y[~a].mean())
+    e = y - np.where(a, ma, mb)
+    sa = np.bincount(codes, weights=np.where(a, e, 0.0), minlength=g)
+    sb = np.bincount(codes, weights=np.where(a, 0.0, e), minlength=g)
+    out = {"diff": ma - mb, "n_clusters": g, "method": CR1_METHOD}
+    if g < 2 or n <= 2:
+        return {**out, "se": math.nan, "z": math.nan, "p_value": math.nan, "ci_low": math.nan, "ci_high": math.nan}
+    adj = g / (g - 1.0) * (n - 1.0) / (n - 2.0)
+    var = adj * float(np.sum((sa / na - sb / nb) ** 2))
+    return {**out, **_wald(ma - mb, var, level)}
+
+
+def cr1_diff_batch(y, in_a, clusters, *, level: float = 0.95) -> dict[str, np.ndarray]:
+    """:func:`cr1_diff` of many outcome vectors with one design at once (``y``: sets x rows; simulations):
+    arrays ``diff, se, ci_low, ci_high``."""
+    y = np.asarray(y, dtype=float)
+    a = np.asarray(in_a, dtype=bool)
+    codes, g = _codes(clusters)
+    n, na = a.size, int(a.sum())
+    nb = n - na
+    ma, mb = y[:, a].mean(axis=1), y[:, ~a].mean(axis=1)
+    e = y - np.where(a[None, :], ma[:, None], mb[:, None])
+    ind = np.zeros((n, g))
+    ind[np.arange(n), codes] = 1.0
+    sa, sb = (e * a) @ ind, (e * ~a) @ ind
+    se = np.sqrt(g / (g - 1.0) * (n - 1.0) / (n - 2.0) * np.sum((sa / na - sb / nb) ** 2, axis=1))
+    z = _z(level)
+    d = ma - mb
+    return {"diff": d, "se": se, "ci_low": d - z * se, "ci_high": d + z * se}
+
+
+def cr1_mean(y, clusters, *, level: float = 0.95) -> dict[str, Any]:
+    """``mean(y)`` with the CR1 standard error of ``OLS(y, ones).fit(cov_type="cluster")`` (factor G/(G-1)) and a
+    normal interval: ``estimate, se, ci_low, ci_high, n_clusters, method``."""
+    y = np.asarray(y, dtype=float)
+    codes, g = _codes(clusters)
+    n = y.size
+    if n == 0:
+        return {"estimate": math.nan, "se": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n_clusters": 0, "method": CR1_METHOD}
+    m = float(y.mean())
+    s = np.bincount(codes, weights=y - m, minlength=g)
+    out = {"estimate": m, "n_clusters": g, "method": CR1_METHOD}
+    if g < 2:
+        return {**out, "se": math.nan, "ci_low": math.nan, "ci_high": math.nan}
+    var = g / (g - 1.0) * float(np.sum((s / n) ** 2))
+    w = _wald(m, var, level)
+    return {**out, "se": w["se"], "ci_low": w["ci_low"], "ci_high": w["ci_high"]}
+
+
+def _wald(est: float, var: float, level: float) -> dict[str, float]:
+    from scipy.stats import norm
+
+    se = math.sqrt(var) if var > 0 else math.nan
+    if se != se:
+        return {"se": math.nan, "z": math.nan, "p_value": math.nan, "ci_low": math.nan, "ci_high": math.nan}
+    z = _z(level)
+    stat = est / se
+    return {"se": se, "z": stat, "p_value": float(2 * norm.sf(abs(stat))), "ci_low": est - z * se, "ci_high": est + z * se}
+
+
+def design_effect(y, clusters) -> float:
+    """Kish design effect of a share or mean: CR1 variance over the iid variance ``var(y, ddof=1)/n`` (at least 1;
+    1 when y has no spread or there is one cluster)."""
+    y = np.asarray(y, dtype=float)
+    n = y.size
+    if n < 2:
+        return 1.0
+    iid = float(np.var(y, ddof=1)) / n
+    cr = cr1_mean(y, clusters)["se"]
+    if not iid > 0 or cr != cr:
+        return 1.0
+    return max(1.0, cr * cr / iid)
+
+
+def clustered_share_ci(y, clusters, *, level: float = 0.95) -> dict[str, Any]:
+    """A share's interval under clustering: Wilson on ``n / deff`` (see the module docstring). Returns
+    ``estimate, ci_low, ci_high, deff, n_eff, n_clusters, method``."""
+    from biaskit.evaluate.stats.aggregate import proportion_ci
+
+    y = np.asarray(y, dtype=float)
+    n = y.size
+    if n == 0:
+        return {
+            "estimate": math.nan,
+            "ci_low": math.nan,
+            "ci_high": math.nan,
+            "deff": math.nan,
+            "n_eff": 0.0,
+            "n_clusters": 0,
+            "method": CR1_SHARE_METHOD,
+        }
+    deff = design_effect(y, clusters)
+    n_eff = n / deff
+    p = float(y.mean())
+    lo, hi = _wilson_real(p, n_eff, level) if deff > 1 else proportion_ci(int(round(y.sum())), n, ci=level)
+    return {"estimate": p, "ci_low": lo, "ci_high": hi, "deff": deff, "n_eff": n_eff, "n_clusters": _codes(clusters)[1], "method": CR1_SHARE_METHOD}
+
+
+def _wilson_real(p: float, n: float, level: float) -> tuple[float, float]:
+    """Wilson score interval of share ``p`` on a real-valued (effective) ``n``."""
+    z = _z(level)
+    denom = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def cluster_bootstrap_ci(values, clusters, stat=None, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval resampling whole clusters (each replicate draws G clusters with replacement,
+    as multinomial weights on the clusters). ``stat(weights_per_row, values)`` -> one number; the default is the
+    weighted mean. (nan, nan) with fewer than 2 clusters."""
+    from biaskit.bootstrap import percentile_interval
+
+    x = np.asarray(values, dtype=float)
+    codes, g = _codes(clusters)
+    if g < 2 or x.size == 0:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    w = rng.multinomial(g, [1.0 / g] * g, size=n_boot).astype(float)  # (n_boot, G)
+    rw = w[:, codes]  # (n_boot, rows)
+    if stat is None:
+        reps = (rw * x).sum(axis=1) / rw.sum(axis=1)
+    else:
+        reps = np.array([stat(r, x) for r in rw], dtype=float)
+    lo, hi = percentile_interval(reps, level)
+    return float(lo), float(hi)

@@ -1,0 +1,70 @@
+"""The report section "The metric corrected by human labels" on a run folder holding a round."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+
+def _run(tmp_path, rng):
+    from biaskit.annotate.sampling import make_sample_id
+
+    rows = []
+    for g, recall in (("a", 0.9), ("b", 0.5)):  # the metric misses half of b's negative texts
+        for i in range(300):
+            neg = rng.random() < 0.3
+            pred = (rng.random() < recall) if neg else (rng.random() < 0.05)
+            rows.append(
+                {
+                    "prompt_id": f"{g}{i}",
+                    "model": "m",
+                    "group": g,
+                    "vader_label": "negative" if pred else "positive",
+                    "_truth": "negative" if neg else "positive",
+                }
+            )
+    df = pd.DataFrame(rows)
+    lab = df.groupby("group", group_keys=False).apply(lambda s: s.sample(80, random_state=1))
+    samples = pd.DataFrame(
+        {
+            "sample_id": [make_sample_id(p) for p in lab["prompt_id"]],
+            "round": "r1",
+            "task_type": "sentiment",
+            "text": "t",
+            "prompt_id": lab["prompt_id"].to_numpy(),
+            "model": "m",
+        }
+    )
+    ann = pd.DataFrame(
+        [{"sample_id": s, "round": "r1", "annotator": f"x{k}", "label": t} for s, t in zip(samples["sample_id"], lab["_truth"]) for k in range(3)]
+    )
+    df.drop(columns="_truth").to_parquet(tmp_path / "scores.parquet")
+    samples.to_parquet(tmp_path / "samples.parquet")
+    ann.to_parquet(tmp_path / "annotations.parquet")
+    return df, lab
+
+
+def test_ppi_section_shows_metric_next_to_ppi_share_and_exposes_the_gap_rows(tmp_path):
+    from biaskit.evaluate.report import build_report
+    from biaskit.evaluate.report.build import _load, discover_tables
+    from biaskit.evaluate.report.sections.ppi import round_ppi_gaps
+    from biaskit.evaluate.stats.ppi import ppi_table
+
+    df, lab = _run(tmp_path, np.random.default_rng(3))
+    res = build_report(tmp_path, tmp_path / "report", n_boot=50)
+    assert "ppi" in res.sections
+    shares = pd.read_csv(res.tables["ppi_shares"])
+    direct = df.assign(human=None)
+    direct.loc[lab.index, "human"] = lab["_truth"]
+    want = ppi_table(direct, metric_column="vader_label", human_column="human", label="negative", by="group")
+    got = shares[(shares["label"] == "negative") & (shares["measure"] == "share_ppi")].set_index("group")["value"]
+    exp = want[want["measure"] == "share_ppi"].set_index("group")["value"]
+    assert np.allclose(got.sort_index(), exp.sort_index(), atol=1e-12)
+    assert any(p.name == "ppi_shares.png" for p in res.figures)
+    loaded, _ = _load(discover_tables(tmp_path))
+    gaps = round_ppi_gaps(loaded)
+    neg = gaps[gaps["label"] == "negative"].iloc[0]
+    assert neg["group"] == "a" and neg["group_b"] == "b" and neg["ci_low"] <= 0 <= neg["ci_high"]
+    metric_gap = pd.read_csv(res.tables["ppi_gaps"]).query("label == 'negative' and measure == 'gap_metric'").iloc[0]
+    assert metric_gap["ci_low"] > 0  # the metric alone sees a gap that is not there
+    assert round_ppi_gaps({"scores": df}) is None  # no round: no PPI rows for the headline
