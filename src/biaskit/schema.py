@@ -138,7 +138,7 @@ PROMPTS = Stage(
         Column("subject_id", S, "gendered templates: id of the subject (e.g. cs-female-sg)"),
         Column("grammatical_gender", S, "grammatical gender of the subject (m, f, n), separate from the social category"),
         Column("grammatical_number", S, "grammatical number of the subject (sg, pl)"),
-        Column("category_reason", S, "why subject_category is null (West Slavic import: osoba_ambiguous, no_subject)"),
+        Column("category_reason", S, "why subject_category is null (West Slavic import: osoba_ambiguous, sheet_translation_defect, no_subject)"),
         Column(
             "subject_rule",
             S,

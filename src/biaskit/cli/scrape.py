@@ -62,7 +62,9 @@ preset_opt = typer.Option(
 def scrape_dump_cmd(
     dump: Path = typer.Argument(..., help="pages-articles dump (.xml or .xml.bz2)."),
     out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write (.parquet, .jsonl, .csv)."),
-    config: str = typer.Option("demo", "--config", "-c", help=CONFIG_HELP),
+    config: str | None = typer.Option(
+        None, "--config", "-c", help=CONFIG_HELP + " Default: demo, with the dump's own language (from its <siteinfo>) instead of demo's en."
+    ),
     config_file: Path | None = typer.Option(None, "--config-file", help=CONFIG_FILE_HELP),
     processes: int = typer.Option(1, "--processes", "-p", help="Worker processes for cleaning and sentence splitting."),
     redirects: str = typer.Option("resolve", "--redirects", help="resolve: a configured title that is a redirect means its target; skip: ignore it."),
@@ -104,8 +106,11 @@ def scrape_dump_cmd(
     from biaskit.scrape.pipeline import scrape_dump
 
     cfg = cap_pages(
-        load_config(_config_spec(config, config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages
+        load_config(_config_spec(config or "demo", config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)),
+        max_pages,
     )
+    if config is None and config_file is None:  # no config named: the dump's <siteinfo> says the language
+        cfg.language_named = cfg.words_named = False
     spec = None
     if engine != "local" or ray_address:
         from biaskit.evaluate.engine import engine_spec

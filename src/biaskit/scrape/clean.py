@@ -72,7 +72,12 @@ _INTERLANG = re.compile(r"^[a-z]{2,3}(?:-[a-z0-9]+)*$|^simple$|^be-x-old$|^zh-mi
 _LINE_DROP = "\x01"  # marks a line to drop (list item, definition, heading)
 
 #: strings that must never survive cleaning (checked on every sentence; a hit is a counted drop)
-RESIDUE = ("{{", "}}", "[[", "]]", "<ref", "</ref", "|", "File:", "Image:", "thumb|", "__", "==", "''", DROPPED, BROKEN)
+RESIDUE = ("{{", "}}", "[[", "]]", "<ref", "</ref", "File:", "Image:", "thumb|", "__", "==", "''", DROPPED, BROKEN)
+#: a ``|`` that is prose: right after a word (not after a space, a pipe or a bracket) and before a space or the end,
+#: and not before ``name =`` (``... খাই| তারপর``: a pipe typed for the danda). Every other ``|`` is markup: table
+#: cells (``||``, ``{|``, ``|-``), parameters (``| name =``), image options and link pipes (``thumb|200px``,
+#: ``đầu người|bình quân``), formulas (``f|S``), navigation bars (``A | B | C``).
+_PROSE_PIPE = re.compile(r"(?<=[^\s|{}\[\]!])\|(?=\s|$)(?!\s*[\w-]+\s*=)")
 #: HTML entities and tags left in text (``&amp;``, ``&#160;``, ``<span class=x>``, ``</div>``, ``<br/>``)
 _RESIDUE_RE = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});|</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
 
@@ -378,8 +383,15 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False, 
                 paragraphs.append(" ".join(current))
                 current = []
             continue
-        if stripped.startswith(_LINE_DROP) or stripped[0] in "|!{}=" or _is_nav_line(stripped):
-            # list items, headings, leftover table rows: not running prose; also ends a paragraph
+        if stripped[0] in ":;" and not current:
+            # an indent or definition marker that opens a paragraph is stripped (one after prose is punctuation
+            # left where a formula or template was removed: "... written as; however, ...")
+            stripped = stripped.lstrip(":; \t")
+            if not stripped:
+                continue
+        if stripped.startswith(_LINE_DROP) or stripped[0] in "|!{}=*#" or _is_nav_line(stripped):
+            # list items (also a literal * or # left at a line start), headings, leftover table rows: not running
+            # prose; also ends a paragraph
             if current:
                 paragraphs.append(" ".join(current))
                 current = []
@@ -416,6 +428,10 @@ def has_residue(sentence: str, site: Any = None) -> bool:
     namespace prefixes (``Κατηγορία:``, ``Tập tin:``); image options (``μικρογραφία|``, ``|200px``) hold a ``|``."""
     if any(r in sentence for r in RESIDUE) or _RESIDUE_RE.search(sentence) is not None:
         return True
+    if "|" in sentence and sentence.count("|") != len(_PROSE_PIPE.findall(sentence)):
+        return True
+    if sentence[:1] in "*#:;":  # a list or indent marker the cleaner did not remove
+        return True
     # image options need a "|", which RESIDUE already catches; a namespace prefix needs a ":"
     return site is not None and ":" in sentence and site.prefix_residue.search(sentence) is not None
 
@@ -425,12 +441,13 @@ def has_residue(sentence: str, site: Any = None) -> bool:
 SPLITTERS = ("wiki", "senter", "parser", "sentencizer")
 
 
-def load_splitter(language: str = "en", *, splitter: str = "wiki", model: str | None = None):
+def load_splitter(language: str = "en", *, splitter: str = "wiki", model: str | None = None, abbreviations: frozenset = frozenset()):
     """A sentence splitter: the rule-based :class:`~biaskit.scrape.sentences.WikiSplitter` or a spaCy pipeline.
 
     ``wiki`` (default) needs nothing; ``senter``/``parser`` use a trained pipeline (``model``, default: the
     language's known asset, e.g. en_core_web_sm); ``sentencizer`` needs no model (``spacy.blank(language)`` +
-    spaCy's rule-based sentencizer).
+    spaCy's rule-based sentencizer). ``abbreviations``: more words the ``wiki`` splitter never ends a sentence
+    after (learnt from a dump: :mod:`biaskit.scrape.abbrev`).
     """
     from biaskit.errors import require
 
@@ -445,7 +462,7 @@ def load_splitter(language: str = "en", *, splitter: str = "wiki", model: str | 
     if splitter == "wiki":
         from biaskit.scrape.sentences import WikiSplitter
 
-        return WikiSplitter(language)
+        return WikiSplitter(language, extra_abbreviations=abbreviations)
     spacy = require("spacy", "scrape", "sentence splitting")
     if splitter == "sentencizer":
         try:

@@ -79,6 +79,8 @@ class DomainConfig:
     source: str = ""
     term_match: str = "exact"  # exact | prefix | lemma (simplemma): how group terms are found in a sentence
     words: str = "space"  # space | char: what the rule counts as a word (char: default for ja, zh, th, ...)
+    language_named: bool = True  # the config names its language (else a dump's <siteinfo> language is used)
+    words_named: bool = True  # the config names its words unit (else it follows the language)
 
     def settings(self) -> dict[str, Any]:
         return {
@@ -91,6 +93,16 @@ class DomainConfig:
             "term_match": self.term_match,
             "words": self.words,
         }
+
+    def use_language(self, code: str) -> None:
+        """Take ``code`` as the language (a dump's own, when the config names none); the words unit follows it
+        unless the config names one."""
+        from biaskit.scrape.prompts import NO_SPACE_LANGUAGES
+
+        self.language = code
+        if not self.words_named:
+            self.words = "char" if code.split("-")[0] in NO_SPACE_LANGUAGES else "space"
+        self.apply_language()
 
     def apply_language(self) -> None:
         """Put the config's ``term_match``, ``words`` and ``language`` into its prompt rule."""
@@ -197,6 +209,8 @@ def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
         source=source,
         term_match=term_match,
         words=words,
+        language_named="language" in data,
+        words_named="words" in data,
     )
     cfg.apply_language()
     return cfg

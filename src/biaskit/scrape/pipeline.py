@@ -85,11 +85,12 @@ _NLP: dict[tuple, Any] = {}
 
 
 def _splitter(settings: dict):
-    key = (settings["language"], settings["splitter"], settings.get("spacy_model"))
+    abbr = settings.get("abbreviations") or frozenset()
+    key = (settings["language"], settings["splitter"], settings.get("spacy_model"), abbr)
     if key not in _NLP:
         from biaskit.scrape.clean import load_splitter
 
-        _NLP[key] = load_splitter(settings["language"], splitter=settings["splitter"], model=settings.get("spacy_model"))
+        _NLP[key] = load_splitter(settings["language"], splitter=settings["splitter"], model=settings.get("spacy_model"), abbreviations=abbr)
     return _NLP[key]
 
 
@@ -178,11 +179,16 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
     return rows, status, sents
 
 
+#: the per-group counts of ``--all-pages`` (one group per article) are summed under this key
+ALL_PAGES_KEY = "all/*"
+
+
 class AllPages(dict):
-    """``--all-pages``: every article is group ``all/all`` with its title as term."""
+    """``--all-pages``: every article is its own group of domain ``all`` (``group`` = the title), with its title as
+    term; the manifest sums the per-group counts under :data:`ALL_PAGES_KEY` and counts the groups."""
 
     def get(self, key, default=None):
-        return [Assignment("all", "all", (key,))]
+        return [Assignment("all", key, (key,))]
 
 
 def process_stream(task: tuple) -> tuple[list[tuple[list[dict], dict, list[dict]]], dict[str, int]]:
@@ -290,6 +296,7 @@ def build_from_pages(
     site: Any = None,
     streams: Callable[[set[str], dict], Iterable[tuple]] | None = None,
     engine: Any = None,
+    abbreviations: frozenset = frozenset(),
 ) -> ScrapeResult:
     """Run pages through the cleaner and the prompt rule and write the prompts table at ``out``.
 
@@ -298,6 +305,7 @@ def build_from_pages(
     ``site``: the wiki's namespace names and image options (:class:`~biaskit.scrape.siteinfo.SiteNames`).
     ``streams(done, settings)`` (instead of ``pages``): tasks for :func:`process_stream`, one per stream of a
     multistream dump, run on ``processes`` workers or on Ray (``engine``: an ``EngineSpec`` named ``ray``).
+    ``abbreviations``: words the ``wiki`` splitter never ends a sentence after (learnt: :mod:`biaskit.scrape.abbrev`).
     """
     if not isinstance(processes, int) or processes < 1:
         raise BiaskitError("E005", "processes must be a positive integer", value=processes, fix="e.g. --processes 2")
@@ -317,6 +325,7 @@ def build_from_pages(
         "license": license or cfg.license,
         "sentences": shards.sentences is not None,
         "site": site,
+        "abbreviations": frozenset(abbreviations),
     }
     skipped = {"pages_not_in_config": 0, "pages_resumed": 0}
     if streams is None:
@@ -326,6 +335,9 @@ def build_from_pages(
     todo = total - len(done) if total is not None else None
     _write_shards(results, shards, todo, shard_pages)
     tally = _tally(shards, cfg, skipped)
+    if isinstance(assignments, AllPages):  # one group per article: the manifest gets their sum and their number
+        extra = {**(extra or {}), "groups_with_prompts": len(tally.per_group)}
+        tally.per_group = {ALL_PAGES_KEY: sum(tally.per_group.values())}
     if site is not None:
         extra = {**(extra or {}), "site_names": site.as_dict()}
     _write_outputs(tally, shards, out, report, cfg, command, inputs, extra)
@@ -415,8 +427,8 @@ def _stream_results(streams, assignments, done: set[str], settings: dict, skippe
     for out, skip in mapped:
         skipped["pages_not_in_config"] += skip["pages_not_in_config"]
         skipped["pages_resumed"] += skip["pages_resumed"]
-        if isinstance(assignments, AllPages) and extra and "all/all" in extra.get("pages_per_group", {}):
-            extra["pages_per_group"]["all/all"] += skip["articles"]  # as the one-pass reader counts them
+        if isinstance(assignments, AllPages) and extra and ALL_PAGES_KEY in extra.get("pages_per_group", {}):
+            extra["pages_per_group"][ALL_PAGES_KEY] += skip["articles"]  # as the one-pass reader counts them
         yield from out
 
 
@@ -600,8 +612,9 @@ def scrape_dump(
         raise BiaskitError("E005", "invalid redirects mode", value=redirects, options=["resolve", "skip"], fix="use resolve or skip")
     from biaskit.scrape.siteinfo import site_names_from_dump
 
-    check_assets(cfg)  # before the first pass over the dump
     dump = Path(dump)
+    cfg, language_source = _dump_language(dump, cfg)
+    check_assets(cfg)  # before the first pass over the dump
     engine, index, spans = _multistream(dump, index, processes, engine)
     site = SiteInfo()
     names = site_names_from_dump(dump, cfg.language if cfg.language != "en" else None) if dump.is_file() else None
@@ -610,11 +623,16 @@ def scrape_dump(
     retrieved = utcnow()
     if all_pages:
         assignments: dict[str, list[Assignment]] = {}
-        per_group = {"all/all": first.articles}
+        per_group = {ALL_PAGES_KEY: first.articles}
     else:
         assignments, per_group = _dump_assignments(cfg, first, redirects)
     extra = {"dump": str(dump), "wiki": wiki, "redirects": redirects, "pages_per_group": per_group}
+    if language_source != "config":  # the config's own language is in the manifest's config already
+        extra["language_source"] = language_source
     source = _DumpSource(dump, site, all_pages, wiki, retrieved, extra, per_group, AllPages() if all_pages else assignments, spans)
+    learned = _learn_abbreviations(dump, cfg, names)
+    if learned is not None:
+        extra["abbreviations"] = learned.as_dict()
     if spans is not None:
         extra["multistream"] = {"index": str(index), "streams": len(spans), "engine": "ray" if engine is not None and engine.is_ray else "local"}
     res = build_from_pages(
@@ -632,10 +650,44 @@ def scrape_dump(
         site=names,
         streams=source.streams if spans is not None else None,
         engine=engine,
+        abbreviations=learned.words if learned is not None else frozenset(),
     )
     _record_missing(res, set(assignments) if not all_pages else set())
     res.pages_per_group = per_group
     return res
+
+
+def _dump_language(dump: Path, cfg: DomainConfig) -> tuple[DomainConfig, str]:
+    """The config to run with and where its language comes from: ``config`` when the config names one, else
+    the dump's ``<siteinfo>`` (``siteinfo:xml:lang``, ``siteinfo:base``, ``siteinfo:dbname``: a copy of ``cfg``
+    takes it); a dump that names none keeps the config's default (``default``)."""
+    if cfg.language_named:
+        return cfg, "config"
+    from dataclasses import replace
+
+    from biaskit.scrape.siteinfo import read_dump_siteinfo, siteinfo_language
+
+    lang, _, general = read_dump_siteinfo(dump) if dump.is_file() else ("", {}, {})
+    code, where = siteinfo_language(lang, general)
+    if code is None:
+        return cfg, "default"
+    cfg = replace(cfg)
+    cfg.use_language(code)
+    return cfg, where
+
+
+def _learn_abbreviations(dump: Path, cfg: DomainConfig, names: Any) -> Any:
+    """The abbreviations of a language the ``wiki`` splitter has no list for, learnt from the dump's first pages
+    (:mod:`biaskit.scrape.abbrev`); None when the language has a list or another splitter is used."""
+    from biaskit.scrape.abbrev import learn_from_pages, needs_learning
+
+    if not needs_learning(cfg.language, cfg.splitter) or not dump.is_file():
+        return None
+    from biaskit.scrape.dump import iter_dump
+
+    learned = learn_from_pages(iter_dump(dump), cfg.language, names)
+    log.info("learnt %d abbreviations from %d pages of %s (%s)", len(learned.as_dict()["words"]), learned.pages, dump.name, cfg.language)
+    return learned
 
 
 def _multistream(dump: Path, index: str | os.PathLike | None, processes: int, engine: Any) -> tuple[Any, Path | None, list | None]:
@@ -742,7 +794,7 @@ class _DumpSource:
         for page in iter_dump(self.dump, site=self.site):
             if self.all_pages:
                 self.wiki = self.extra["wiki"] = dump_wiki_name(self.dump, self.site)
-                self.per_group["all/all"] += 1
+                self.per_group[ALL_PAGES_KEY] += 1
             page.wiki, page.retrieved_at = self.wiki, self.retrieved
             yield page
 

@@ -12,11 +12,13 @@ capital letter, an opening quote or bracket before a capital, never before a low
   unless the next word is a usual sentence opening (``The``, ``In``, ``He``, ...).
 
 Other scripts (``WikiSplitter(language)``, ``split_text(text, language)``): ``。！？`` (Chinese, Japanese) end a
-sentence before any character, spaces or not (after a closing quote only before a space: ``「本当に？」と彼は言った``); ``।``/``॥`` (Bengali, Hindi danda), Armenian ``։`` and the Arabic
+sentence before any character, spaces or not (after a closing quote only before a space: ``「本当に？」と彼は言った``); ``।``/``॥`` (Bengali, Hindi danda; also a ``|`` typed for it after an Indic letter), Armenian ``։`` and the Arabic
 ``؟`` before a space (these scripts have no capitals); in Greek ``;`` is the question mark (before a space and a
 capital). Each language with a list in :data:`LANG_ABBREVIATIONS` adds its abbreviations (Greek ``π.χ.``, ``κ.ά.``,
 ``Αγ.``; Vietnamese ``TP.``, ``GS.``, ...) and sentence openings; others use the English lists, which only matter
-before a capital letter.
+before a capital letter, plus the abbreviations a dump scrape learns from the edition's own text
+(:mod:`biaskit.scrape.abbrev`); in a language without a list, a single lower-case letter of any script but Latin
+before the dot (Ukrainian ``м.``, ``с.``) is an abbreviation, never a sentence end.
 
 Pure Python and regular expressions: no model to load, about a hundred times faster than spaCy's senter.
 The gold set in ``tests/fixtures/wiki/sentence_boundaries.jsonl`` measures it against the other splitters
@@ -26,6 +28,7 @@ The gold set in ``tests/fixtures/wiki/sentence_boundaries.jsonl`` measures it ag
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator
 
 #: never a sentence end when followed by a capital (the abbreviation introduces what follows)
@@ -83,11 +86,15 @@ _NEXT_WORD = re.compile(r"""["'“‘«(]?([\w'’-]+)""")
 _CJK_END = re.compile(r"""([。！？]+)([」』”’）)\]】〉》"']*)\s*(?=\S)""")
 #: sentence ends of scripts without capitals (danda, double danda, Armenian full stop, Arabic question mark)
 _UNCASED_END = re.compile(r"""([।॥։؟۔]+)(["'”’»)\]]*)(\s+)(?=\S)""")
+#: a ``|`` typed for the danda: right after a letter of an Indic script (Devanagari to Sinhala), before a space
+_PIPE_DANDA = re.compile(r"""(?<=[\u0900-\u0DFF])(\|)(["'”’»)\]]*)(\s+)(?=\S)""")
 #: the Greek question mark ``;`` (U+003B or U+037E) before a capital
 _GREEK_Q = re.compile(r"""([;;])(["'”’»)\]]*)(\s+)(?=["'“‘«(]?[^\W\d_a-z])""")
 
 
-def _is_boundary(text: str, m: re.Match, abbr: frozenset = ABBREVIATIONS, ambiguous: frozenset = AMBIGUOUS, openers: frozenset = OPENERS) -> bool:
+def _is_boundary(
+    text: str, m: re.Match, abbr: frozenset = ABBREVIATIONS, ambiguous: frozenset = AMBIGUOUS, openers: frozenset = OPENERS, letters: bool = False
+) -> bool:
     punct = m.group(1)
     nxt = _NEXT_WORD.match(text, m.end())
     next_word = nxt.group(1) if nxt else ""
@@ -104,6 +111,8 @@ def _is_boundary(text: str, m: re.Match, abbr: frozenset = ABBREVIATIONS, ambigu
         # an initial ("J. R. R. Tolkien", "George W. Bush"), unless a usual sentence opening follows a letter used
         # as a name ("the themes set in A. After recapitulating", "Concerto in F. Some did not")
         return len(next_word) > 1 and next_word in openers
+    if letters and len(word) == 1 and word.islower() and not unicodedata.name(word, "LATIN").startswith("LATIN"):
+        return False  # no list for the language: a single lower-case letter of a non-Latin script is an abbreviation (м. Київ)
     if word in ambiguous or (word not in abbr and (_DOTTED.match(word) or word.lower() in ("e.g", "i.e"))):
         if word.lower() in ("e.g", "i.e"):
             return False
@@ -127,17 +136,20 @@ def split_text(text: str, language: str = "en", extra_abbreviations: frozenset =
     ``extra_abbreviations``: more words that never end a sentence (e.g. learnt from the dump by
     :func:`learn_abbreviations`)."""
     abbr, ambiguous, openers = _lists(language)
+    letters = (language or "en").split("-")[0].lower() not in ("en", *LANG_ABBREVIATIONS)
     if extra_abbreviations:
         abbr = abbr | extra_abbreviations
     cuts: list[tuple[int, int]] = []  # (end of the sentence, start of the next)
     for m in _CAND.finditer(text):
-        if _is_boundary(text, m, abbr, ambiguous, openers):
+        if _is_boundary(text, m, abbr, ambiguous, openers, letters):
             cuts.append((m.start(3), m.end()))
     if any(c in text for c in "。！？"):
         # after a closing quote the sentence goes on unless a space follows (「本当に？」と彼は言った。)
         cuts.extend((m.end(2), m.end()) for m in _CJK_END.finditer(text) if not m.group(2) or m.end() > m.end(2))
     if any(c in text for c in "।॥։؟۔"):
         cuts.extend((m.start(3), m.end()) for m in _UNCASED_END.finditer(text))
+    if "|" in text:
+        cuts.extend((m.start(3), m.end()) for m in _PIPE_DANDA.finditer(text))
     if (language or "").startswith("el") and (";" in text or ";" in text):
         cuts.extend((m.start(3), m.end()) for m in _GREEK_Q.finditer(text))
     out: list[str] = []

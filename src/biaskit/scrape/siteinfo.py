@@ -343,3 +343,36 @@ def current() -> SiteNames:
     if not _DEFAULT:
         _DEFAULT.append(SiteNames.build("en"))
     return _DEFAULT[0]
+
+
+#: Wikimedia project suffixes of a ``dbname`` (``elwiki``, ``viwiktionary``)
+_DB_SUFFIXES = ("wiktionary", "wikibooks", "wikinews", "wikiquote", "wikisource", "wikiversity", "wikivoyage", "wiki")
+#: Wikimedia subdomains / database prefixes that are not language codes as written
+_DB_LANG = {"simple": "en", "be-x-old": "be-tarask", "be_x_old": "be-tarask", "zh-classical": "lzh", "zh-min-nan": "nan", "zh-yue": "yue"}
+_CODE = re.compile(r"[a-z]{2,3}(?:-[a-z0-9]{2,8})*")
+_WIKIMEDIA_HOST = re.compile(
+    r"https?://([a-z0-9-]+)\.(?:m\.)?(?:wikipedia|wiktionary|wikibooks|wikinews|wikiquote|wikisource|wikiversity|wikivoyage)\.org/"
+)
+
+
+def _code(raw: str) -> str | None:
+    c = _DB_LANG.get(raw, raw.replace("_", "-").lower())
+    c = _DB_LANG.get(c, c)
+    return c if _CODE.fullmatch(c) else None
+
+
+def siteinfo_language(lang: str, general: dict[str, str]) -> tuple[str | None, str | None]:
+    """(language code, where it came from) of a dump, from what :func:`read_dump_siteinfo` returns: the
+    ``<mediawiki xml:lang>`` attribute (the wiki's content language), else the host of ``<base>`` on a Wikimedia
+    project (``https://el.wikipedia.org/...`` -> ``el``), else a Wikimedia ``<dbname>`` (``viwiki`` -> ``vi``,
+    ``simplewiki`` -> ``en``). (None, None) when none of them names one."""
+    if lang and _code(lang):
+        return _code(lang), "siteinfo:xml:lang"
+    m = _WIKIMEDIA_HOST.match(general.get("base", ""))
+    if m and _code(m.group(1)):
+        return _code(m.group(1)), "siteinfo:base"
+    db = general.get("dbname", "")
+    for suf in _DB_SUFFIXES:
+        if db.endswith(suf) and len(db) > len(suf) and _code(db[: -len(suf)]):
+            return _code(db[: -len(suf)]), "siteinfo:dbname"
+    return None, None

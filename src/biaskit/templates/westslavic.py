@@ -422,9 +422,21 @@ def categorise(text: str, lang: str, subjects: SubjectList | None) -> dict[str, 
         "subject_id": None,
         "subject_category": None,
         "grammatical_number": None,
-        "category_reason": f"no_subject: no {lang} subject phrase of the list and no person noun found by lemma or derivation",
+        "category_reason": _null_reason(text, lang),
         "subject_rule": None,
     }
+
+
+def _null_reason(text: str, lang: str) -> str:
+    """Why no subject was found: the sentence has none (it opens with a finite verb: the translation lost the
+    subject), or it has one that no list phrase, lemma or rule names."""
+    from biaskit.templates.westslavic_morph import _MASK, _WORD, lemma
+    from biaskit.templates.westslavic_rules import has_no_subject
+
+    words = _WORD.findall(text.replace(_MASK, " "))
+    if has_no_subject(words, lang, lemma):
+        return f"sheet_translation_defect: the sentence has no subject (it opens with the verb {words[0]!r}); the translation lost it"
+    return f"no_subject: no {lang} subject phrase of the list and no person noun found by lemma, derivation or rule"
 
 
 def _table(rows: list[dict[str, Any]]) -> pa.Table:

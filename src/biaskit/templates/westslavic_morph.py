@@ -38,6 +38,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
+from biaskit.templates.westslavic_rules import collective_number, group_noun
+
 #: person lemmas (casefolded simplemma output) -> social category; "?" = cannot be told (osoba)
 PERSON: dict[str, dict[str, str]] = {
     "cs": {
@@ -66,6 +68,7 @@ PERSON: dict[str, dict[str, str]] = {
                 "hoch",
                 "mladík",
                 "chlap",
+                "žák",
                 "on",
                 "oni",
                 "pan",
@@ -94,6 +97,7 @@ PERSON: dict[str, dict[str, str]] = {
                 "sestřenice",
                 "tchyně",
                 "švagrová",
+                "žákyně",
                 "ona",
                 "ony",
             ),
@@ -123,6 +127,7 @@ PERSON: dict[str, dict[str, str]] = {
                 "oni",
                 "bratanek",
                 "siostrzeniec",
+                "uczeń",
             ),
             "male",
         ),
@@ -143,6 +148,7 @@ PERSON: dict[str, dict[str, str]] = {
                 "dziewczę",
                 "pani",
                 "wnuczka",
+                "uczennica",
                 "ona",
                 "one",
             ),
@@ -153,7 +159,25 @@ PERSON: dict[str, dict[str, str]] = {
     },
     "sk": {
         **dict.fromkeys(
-            ("syn", "brat", "otec", "ocko", "manžel", "priateľ", "strýko", "dedko", "dedo", "muž", "chlapec", "pán", "vnuk", "on", "oni", "chalan"),
+            (
+                "syn",
+                "brat",
+                "otec",
+                "ocko",
+                "manžel",
+                "priateľ",
+                "strýko",
+                "dedko",
+                "dedo",
+                "muž",
+                "chlapec",
+                "pán",
+                "vnuk",
+                "on",
+                "oni",
+                "chalan",
+                "žiak",
+            ),
             "male",
         ),
         **dict.fromkeys(
@@ -175,6 +199,7 @@ PERSON: dict[str, dict[str, str]] = {
                 "pani",
                 "slečna",
                 "vnučka",
+                "žiačka",
                 "ona",
                 "ony",
             ),
@@ -464,13 +489,16 @@ def read_subject(text: str, lang: str) -> Reading | None:
             cat = _agent_gender(f, lem, lang)
             rule = "agent_suffix"
         if cat is None:
-            continue
+            grp = group_noun(low, i, lang)
+            if grp is None:
+                continue
+            cat, rule, lem = grp
         title = next((_TITLES[lang][x] for x in low[k:i] if x in _TITLES[lang]), None)
         if title and cat in ("male", "female") and rule == "agent_suffix":
             cat, rule = title, "title"
         start = words[k][0]
         term = text[start : pos + len(w)]
-        num, nrule = number_of(w, lem, lang, low[k:i], low[k - 1] if k > 0 else None, initial, low[i + 1 :])
+        num, nrule = collective_number(rule) or number_of(w, lem, lang, low[k:i], low[k - 1] if k > 0 else None, initial, low[i + 1 :])
         if cat == "?":
             near = low[max(0, i - 2) : i + 3]
             if any(x.startswith(_NONBINARY) for x in near):

@@ -907,6 +907,28 @@ def majority_warnings(runs: list[dict[str, Any]]) -> list[str]:
     return [msg + ": more epochs (--epochs), another learning rate (--lr) or more labelled data may help; do not use it as a metric as is"]
 
 
+def baseline_warnings(runs: list[dict[str, Any]]) -> list[str]:
+    """ "below the TF-IDF baseline" when the fine-tuned model's test macro-F1, averaged over the runs that have both,
+    is lower than the TF-IDF + logistic regression baseline's on the same splits."""
+    both = [r for r in runs if "finetuned" in r["systems"] and r["systems"].get("tfidf_logreg", {}).get("macro_f1") is not None]
+    both = [r for r in both if r["systems"]["finetuned"].get("macro_f1") is not None]
+    if not both:
+        return []
+    n = len(both)
+    ff = sum(r["systems"]["finetuned"]["macro_f1"] for r in both) / n
+    tf = sum(r["systems"]["tfidf_logreg"]["macro_f1"] for r in both) / n
+    if ff >= tf:
+        return []
+    worse = sum(r["systems"]["finetuned"]["macro_f1"] < r["systems"]["tfidf_logreg"]["macro_f1"] for r in both)
+    fa = sum(r["systems"]["finetuned"].get("accuracy") or 0.0 for r in both) / n
+    ta = sum(r["systems"]["tfidf_logreg"].get("accuracy") or 0.0 for r in both) / n
+    return [
+        f"the fine-tuned model scores below the TF-IDF + logistic regression baseline (macro-F1 {100 * ff:.1f} vs {100 * tf:.1f}, "
+        f"accuracy {100 * fa:.1f} vs {100 * ta:.1f}, mean over {n} run(s); below it in {worse}): the baseline is the better "
+        "classifier on this data; more epochs (--epochs), another learning rate (--lr) or another encoder (--base-model) may help"
+    ]
+
+
 @dataclass
 class _Job:
     """One ``train_classifier`` call's data and settings: what its marker and metrics.json say."""
@@ -977,7 +999,7 @@ class _Job:
             "summary": _summarise(runs),
             "saved_run": best_run if finetune else None,
             "data_license": self.data_license,
-            "warnings": majority_warnings(runs),
+            "warnings": majority_warnings(runs) + baseline_warnings(runs),
         }
 
 

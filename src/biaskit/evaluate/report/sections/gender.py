@@ -24,6 +24,9 @@ def _gender_section(b, loaded) -> Section:
             "for unigram matching, Gender-Wavg and Gender-Max (BOLD Table 3 layout); `*_null` counts texts with no label."
         ],
     )
+    note = coverage_note(b.manifests.get(name))
+    if note:
+        sec.text.append(note)
     b.table(sec, "gender_polarity_by_source", gender_polarity_table(df, by=("model",)), "Gender polarity per text source (BOLD Table 3 layout).")
     if "group" in df.columns:
         b.table(sec, "gender_polarity_by_group", gender_polarity_table(df, by=("domain", "group", "model")), "Gender polarity per group and source.")
@@ -51,6 +54,35 @@ def _gender_section(b, loaded) -> Section:
     else:
         b.skipped.append(("male-minus-female bars per profession", f"table `{name}` has no `group` column"))
     return sec
+
+
+def coverage_note(manifest) -> str | None:
+    """One sentence on how much of Bolukbasi's word lists the scoring's vector space held (from the gender
+    metric's ``info.wordlist_coverage`` in the scores manifest); None when the manifest does not say."""
+    from biaskit.manifest import metric_description
+
+    desc = metric_description(manifest, "gender")
+    cov = ((desc or {}).get("info") or {}).get("wordlist_coverage")
+    if not isinstance(cov, dict):
+        return None
+
+    def part(key: str, what: str) -> str:
+        c = cov.get(key) or {}
+        n, k = c.get("listed") or 0, c.get("in_space") or 0
+        return f"{k:,} of {n:,} {what} ({100 * k / n:.1f}%)" if n else f"no {what}"
+
+    return (
+        "Word-list coverage of the vector space: "
+        + "; ".join(
+            (
+                part("gender_specific", "gender-specific words"),
+                part("definitional_pairs", "definitional pairs"),
+                part("equalize_pairs", "equalize pairs"),
+            )
+        )
+        + ". A gendered word the space lacks is not scored, so texts using it lean neutral; for BOLD's full space give "
+        "`gender.embeddings=` the GoogleNews-vectors-negative300.bin (nothing else changes)."
+    )
 
 
 register_section("Gender polarity", _gender_section)
