@@ -466,10 +466,10 @@ def _write_table_locked(t: pa.Table, p: Path, fmt: str, manifest: dict | None) -
     if fmt == "arrow_dir":
         import datasets as hf_datasets
 
-        if p.exists() and not (p.is_dir() and (p / "state.json").is_file() and (p / "dataset_info.json").is_file()):
+        if p.exists() and not _is_datasets_folder(p):
             raise BiaskitError(
                 "E006",
-                "the output path exists and is not a `datasets` save_to_disk folder",
+                "the output path exists and is not a `datasets` save_to_disk folder (holding only its own files)",
                 value=str(p),
                 fix="choose a new path, or a file name ending in .parquet/.jsonl/.csv; biaskit replaces only its own folders",
             )
@@ -487,6 +487,29 @@ def _write_table_locked(t: pa.Table, p: Path, fmt: str, manifest: dict | None) -
         from biaskit.manifest import finish_manifest
 
         write_json_atomic(manifest_path(p), finish_manifest(manifest, p, t))
+
+
+def _is_datasets_folder(p: Path) -> bool:
+    """Whether ``p`` is a ``datasets`` save_to_disk folder and nothing else: its state.json and dataset_info.json
+    are what ``datasets`` writes, and every other file is an Arrow shard or biaskit's manifest. A folder that also
+    holds a user's files (or fake ``{}`` markers) is not one: replacing it would delete them."""
+    if not p.is_dir() or p.is_symlink():
+        return False
+    try:
+        state = json.loads((p / "state.json").read_text(encoding="utf-8"))
+        info = json.loads((p / "dataset_info.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    if not (isinstance(state, dict) and isinstance(state.get("_data_files"), list) and isinstance(info, dict)):
+        return False
+    for f in p.iterdir():
+        if not f.is_file() or f.is_symlink():
+            return False
+        if f.name not in ("state.json", "dataset_info.json", "biaskit_manifest.json") and not (
+            f.suffix == ".arrow" and f.name.startswith(("data-", "cache-"))
+        ):
+            return False
+    return True
 
 
 def drop_stale_manifest(path: str | os.PathLike) -> None:

@@ -265,6 +265,7 @@ def test_train_model_card_metrics_marker_and_split_hold_no_secret(tmp_path, cana
     t = pq.read_table(scores).to_pylist()
     for r in t:
         r["continuation"] = f"{r['continuation']} said grp-{KEY}"
+        r["vader_label"] = f"{r['vader_label']}-{KEY}"  # the label names reach the card, metrics.json and the marker
     pq.write_table(pa.Table.from_pylist(t), scores)
     args = ("train", "classifier", scores, "--text-column", "continuation", "--label-column", "vader_label", "--runs", "1")
     r = _cli(*args, "--baselines-only", "--out", tmp_path / "clf")

@@ -30,7 +30,6 @@ def save_round(
     table the items were drawn from: it names the round's project. Returns the ledger entry (with ``tasks``:
     the task and guideline files written, if any)."""
     from biaskit.annotate import ledger as led
-    from biaskit.hashing import sha256_file
     from biaskit.io import write_table
     from biaskit.manifest import new_manifest
 
@@ -42,7 +41,7 @@ def save_round(
         from biaskit.annotate.files import export_tasks
 
         files = export_tasks(table, tasks_out)
-    project, sha = led.project_of(pool), sha256_file(out)
+    project, sha = led.project_of(pool), sample_fingerprint(table)
     _warn_reuse(led.events(ledger), project, round_, sha)
     entry = led.record(
         "sample",
@@ -53,20 +52,27 @@ def save_round(
         samples=rep.chosen,
         gold=rep.gold,
         samples_path=str(Path(out).resolve()),
-        samples_sha256=sha,
+        samples_sha256=sha,  # (of the items drawn: see sample_fingerprint)
         seed=seed,
         strata=len(rep.strata),
     )
     return {**entry, "tasks": files}
 
 
+def sample_fingerprint(table: Any) -> str:
+    """What identifies a round's sample: the sha256 of its sorted ``sample_id`` values (the items drawn)."""
+    import hashlib
+
+    from biaskit.io import to_arrow
+
+    ids = sorted(str(x) for x in to_arrow(table).column("sample_id").to_pylist())
+    return hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
+
+
 def _warn_reuse(events: list[dict[str, Any]], project: str, round_: str, sha: str) -> None:
-    earlier = [
-        e
-        for e in events
-        if e.get("event") == "sample" and e.get("project") == project and e.get("round") == round_ and e.get("samples_sha256") != sha
-    ]
-    if earlier:
+    same = [e for e in events if e.get("event") == "sample" and e.get("project") == project and e.get("round") == round_]
+    earlier = [e for e in same if e.get("samples_sha256") != sha]
+    if earlier and not any(e.get("samples_sha256") == sha for e in same):  # (the same sample drawn again: the same round)
         warnings.warn(
             f"round {round_!r} of {project} was drawn before for a different sample ({earlier[-1].get('samples_path')}, "
             f"{earlier[-1].get('at')}); both are kept in the ledger, as separate rounds (give the new one another --round name to tell them apart)",
