@@ -94,13 +94,17 @@ def atomic_path(path: str | os.PathLike, *, is_dir: bool = False) -> Iterator[Pa
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
-    with atomic_path(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
-    return Path(path)
+    """Write ``text`` atomically, cleaned of secrets (the output layer: :func:`biaskit.output.write_text`)."""
+    from biaskit.output import write_text
+
+    return write_text(path, text)
 
 
 def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
-    return write_text_atomic(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=False, default=str) + "\n")
+    """Write ``obj`` as JSON atomically, cleaned of secrets (:func:`biaskit.output.write_json`)."""
+    from biaskit.output import write_json
+
+    return write_json(path, obj)
 
 
 # --------------------------------------------------------------------------- output locks
@@ -412,33 +416,17 @@ def _read_jsonl(p: Path) -> pa.Table:
 
 def redact_error_columns(t: pa.Table) -> pa.Table:
     """``t`` with secrets redacted: error texts (columns ``error`` and ``*_error``) get the full redaction
-    (known secret values and credential shapes), every other text column the known secret values and their
-    8+ character prefixes (:func:`biaskit.secrets.redact_known`).
+    (known secret values and credential shapes), every other text column the known secret values, their
+    8+ character prefixes and URL credentials (the output layer: :func:`biaskit.output.clean_table`).
 
     Error texts quote what a server or library said, which can echo a key ("Incorrect API key provided:
     Bearer sk-..."); a server can also answer with the key inside a normal completion (``continuation``,
     ``full_text``). Every table writer passes its rows through here (see :func:`biaskit.secrets.redact`).
     Data columns keep credential-shaped text that is not a known secret ("token=3" in a generated text).
     """
-    import pyarrow.compute as pc
+    from biaskit.output import clean_table
 
-    from biaskit.secrets import MIN_SECRET_PREFIX, known_secrets, redact, redact_known
-
-    secrets = known_secrets()
-    heads = sorted({s[:MIN_SECRET_PREFIX] for s in secrets})
-    for i, name in enumerate(t.column_names):
-        col = t.column(i)
-        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)) or col.null_count == len(col):
-            continue
-        is_error = name == "error" or name.endswith("_error")
-        if not is_error:
-            if not heads or not any(pc.any(pc.match_substring(col, h)).as_py() for h in heads):
-                continue  # (the common case: no known secret in this column, nothing to copy)
-        vals = col.to_pylist()
-        red = [(redact(v) if is_error else redact_known(v, secrets)) if isinstance(v, str) else v for v in vals]
-        if red != vals:
-            t = t.set_column(i, t.field(i), pa.array(red, type=col.type))
-    return t
+    return clean_table(t)
 
 
 def _write_jsonl(t: pa.Table, path: Path) -> None:
@@ -478,10 +466,10 @@ def _write_table_locked(t: pa.Table, p: Path, fmt: str, manifest: dict | None) -
     if fmt == "arrow_dir":
         import datasets as hf_datasets
 
-        if p.exists() and not (p.is_dir() and (p / "state.json").is_file() and (p / "dataset_info.json").is_file()):
+        if p.exists() and not _is_datasets_folder(p):
             raise BiaskitError(
                 "E006",
-                "the output path exists and is not a `datasets` save_to_disk folder",
+                "the output path exists and is not a `datasets` save_to_disk folder (holding only its own files)",
                 value=str(p),
                 fix="choose a new path, or a file name ending in .parquet/.jsonl/.csv; biaskit replaces only its own folders",
             )
@@ -499,6 +487,29 @@ def _write_table_locked(t: pa.Table, p: Path, fmt: str, manifest: dict | None) -
         from biaskit.manifest import finish_manifest
 
         write_json_atomic(manifest_path(p), finish_manifest(manifest, p, t))
+
+
+def _is_datasets_folder(p: Path) -> bool:
+    """Whether ``p`` is a ``datasets`` save_to_disk folder and nothing else: its state.json and dataset_info.json
+    are what ``datasets`` writes, and every other file is an Arrow shard or biaskit's manifest. A folder that also
+    holds a user's files (or fake ``{}`` markers) is not one: replacing it would delete them."""
+    if not p.is_dir() or p.is_symlink():
+        return False
+    try:
+        state = json.loads((p / "state.json").read_text(encoding="utf-8"))
+        info = json.loads((p / "dataset_info.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    if not (isinstance(state, dict) and isinstance(state.get("_data_files"), list) and isinstance(info, dict)):
+        return False
+    for f in p.iterdir():
+        if not f.is_file() or f.is_symlink():
+            return False
+        if f.name not in ("state.json", "dataset_info.json", "biaskit_manifest.json") and not (
+            f.suffix == ".arrow" and f.name.startswith(("data-", "cache-"))
+        ):
+            return False
+    return True
 
 
 def drop_stale_manifest(path: str | os.PathLike) -> None:

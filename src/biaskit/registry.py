@@ -21,6 +21,21 @@ class Registry:
         self._entries: dict[str, str | Any] = {}
         self._loaded: dict[str, Any] = {}
         self._help: dict[str, str] = {}
+        self._loaders: list[Callable[[], Any]] = []
+
+    def add_loader(self, fn: Callable[[], Any]) -> None:
+        """Run ``fn`` (e.g. the plugin loader) on the first lookup, not now: plugins load on first use, so a
+        broken or clashing plugin never breaks ``biaskit --help`` or a command that needs no registry."""
+        self._loaders.append(fn)
+
+    def _load(self) -> None:
+        while self._loaders:
+            fn = self._loaders.pop(0)  # (taken off first: the loader itself looks names up)
+            try:
+                fn()
+            except BaseException:
+                self._loaders.insert(0, fn)  # the same coded error again at the next lookup
+                raise
 
     def register(self, name: str, target: str | Any | None = None, *, help: str = "") -> Callable | Any:
         """Register ``target`` (an object or a lazy ``"module:attr"`` string) under ``name``.
@@ -44,31 +59,39 @@ class Registry:
         return _do(target)
 
     def names(self) -> list[str]:
+        self._load()
         return sorted(self._entries)
 
     def in_order(self) -> list[str]:
         """The names in the order they were registered (built-ins first, then plugins)."""
+        self._load()
         return list(self._entries)
 
     def target(self, name: str) -> str | Any:
         """What ``name`` was registered with (a lazy ``"module:attr"`` string or the object)."""
+        self._load()
         return self._entries[name]
 
     def help(self, name: str) -> str:
+        self._load()
         return self._help.get(name, "")
 
     def __contains__(self, name: str) -> bool:
+        self._load()
         return name in self._entries
 
     def __iter__(self) -> Iterator[str]:
+        self._load()
         return iter(self.names())
 
     def suggest(self, name: str, n: int = 3) -> list[str]:
+        self._load()
         lower = {k.lower(): k for k in self._entries}
         close = difflib.get_close_matches(name.lower(), list(lower), n=n, cutoff=0.5)
         return [lower[c] for c in close]
 
     def get(self, name: str) -> Any:
+        self._load()
         if name not in self._entries:
             sugg = self.suggest(name)
             fix = f"did you mean {', '.join(repr(s) for s in sugg)}?" if sugg else f"choose one of the registered {self.kind}s"

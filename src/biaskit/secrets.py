@@ -114,23 +114,37 @@ MIN_SECRET_PREFIX = 8
 
 def redact_known(text: str, secrets: list[str] | None = None) -> str:
     """``text`` with every known secret value, and every run of :data:`MIN_SECRET_PREFIX` or more leading
-    characters of one, replaced by ``***`` (no credential shapes: safe for data columns such as continuations)."""
+    characters of one, replaced by ``***`` (no credential shapes: safe for data columns such as continuations).
+
+    Every secret is removed in full first (longest first), and only then are prefixes masked: a prefix pass of
+    one secret must not cut the head off another secret that shares it (the rest would then be left in clear).
+    A masked prefix runs as far as the longest secret that matches there.
+    """
     if not isinstance(text, str) or not text:
         return text
-    for s in known_secrets() if secrets is None else secrets:
+    secrets = known_secrets() if secrets is None else sorted(set(secrets), key=len, reverse=True)
+    for s in secrets:
         if s in text:
             text = text.replace(s, "***")
-        if len(s) < MIN_SECRET_PREFIX:
-            continue
-        head = s[:MIN_SECRET_PREFIX]
+    by_head: dict[str, list[str]] = {}
+    for s in secrets:
+        if len(s) >= MIN_SECRET_PREFIX:
+            by_head.setdefault(s[:MIN_SECRET_PREFIX], []).append(s)
+    for head, group in by_head.items():
         start = text.find(head)
         while start != -1:
-            n = MIN_SECRET_PREFIX
-            while n < len(s) and start + n < len(text) and text[start + n] == s[n]:
-                n += 1
+            n = max(_common_run(text, start, s) for s in group)
             text = text[:start] + "***" + text[start + n :]
             start = text.find(head, start + 3)
     return text
+
+
+def _common_run(text: str, start: int, secret: str) -> int:
+    """How many leading characters of ``secret`` ``text`` holds from ``start``."""
+    n = 0
+    while n < len(secret) and start + n < len(text) and text[start + n] == secret[n]:
+        n += 1
+    return n
 
 
 def redact(text: str) -> str:
@@ -148,6 +162,29 @@ def redact(text: str) -> str:
     for pat, rep in _PATTERNS:
         text = pat.sub(rep, text)
     return text
+
+
+_URL_USERINFO = _PATTERNS[0][0]
+_URL_QUERY_SECRET = re.compile(r"(?i)([?&;](?:[A-Za-z0-9]+[_\-])*(?:" + _SUFFIX_ALT + "|" + _QUERY_ALT + r")=)(?!\*\*\*)[^\s\"'&,;<>)\]}#]+")
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with the credentials of every URL in it removed: ``user:password@`` and the values of
+    secret-named query parameters (``?token=``, ``&api_key=``, ``&sig=``, ``?key=``). Safe for data values: only
+    URL shapes are touched (``token=3`` in prose stays)."""
+    if not isinstance(text, str) or not text:
+        return text
+    if "@" in text and "://" in text:
+        text = _URL_USERINFO.sub(r"\1:***@", text)
+    if "=" in text and any(c in text for c in "?&;"):
+        text = _URL_QUERY_SECRET.sub(r"\1***", text)
+    return text
+
+
+def redact_data(text: str, secrets: list[str] | None = None) -> str:
+    """The redaction of every byte biaskit writes or prints (data values included): every known secret in full,
+    then its prefixes (:func:`redact_known`), then URL credentials (:func:`redact_urls`)."""
+    return redact_urls(redact_known(text, secrets))
 
 
 def cut(text: str, limit: int) -> str:
@@ -203,8 +240,12 @@ def public_url(url: str, *, register: bool = True) -> str:
 
 def scrub(obj: Any) -> Any:
     """A copy of ``obj`` without credential-like keys and with secret values redacted."""
-    if isinstance(obj, dict):
-        return {k: scrub(v) for k, v in obj.items() if not (isinstance(k, str) and (_SECRET_KEY.search(k) or _SECRET_KEY_CAMEL.search(k)))}
+    if isinstance(obj, dict):  # keys too: a group or annotator name can hold a secret (strata, per-group figures)
+        return {
+            (redact(k) if isinstance(k, str) else k): scrub(v)
+            for k, v in obj.items()
+            if not (isinstance(k, str) and (_SECRET_KEY.search(k) or _SECRET_KEY_CAMEL.search(k)))
+        }
     if isinstance(obj, (list, tuple)):
         return [scrub(v) for v in obj]
     if isinstance(obj, str):

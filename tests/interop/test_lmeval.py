@@ -114,7 +114,7 @@ def test_export_refuses_bad_settings_and_foreign_folders(tmp_path):
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")
     r = _cli("export", "lm-eval", src, "--out", foreign)
-    assert r.exit_code == 1 and "error[E260]" in r.output and "not an lm-eval task folder written by biaskit" in r.output
+    assert r.exit_code == 1 and "error[E006]" in r.output and "not a folder biaskit wrote" in r.output
     assert sorted(p.name for p in foreign.iterdir()) == ["notes.txt"]
     r = _cli("export", "lm-eval", src, "--out", tmp_path / "t", "--kind", "likelihood", "--samples", "3")
     assert r.exit_code == 1 and "error[E260]" in r.output and not (tmp_path / "t").exists()

@@ -23,7 +23,8 @@ import pyarrow as pa
 from biaskit.annotate.results import PullReport, samples_info, validate_records
 from biaskit.annotate.tasks import get_task_type
 from biaskit.errors import BiaskitError
-from biaskit.io import atomic_path, to_arrow, write_text_atomic
+from biaskit.io import to_arrow, write_text_atomic
+from biaskit.output import write_text
 
 TASK_COLUMNS = ("sample_id", "round", "task_type", "text", "choices")
 
@@ -56,17 +57,17 @@ def export_tasks(samples: Any, path: str | Path) -> tuple[Path, Path]:
         {"sample_id": r["sample_id"], "round": r["round"], "task_type": r["task_type"], "text": r["text"], "choices": "|".join(task.labels)}
         for r in s.select(["sample_id", "round", "task_type", "text"]).to_pylist()
     ]
-    with atomic_path(p) as tmp:
-        with open(tmp, "w", encoding="utf-8", newline="") as fh:
-            if fmt == ".csv":  # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
-                from biaskit.spreadsheet import neutralize
+    fh = io.StringIO(newline="")
+    if fmt == ".csv":  # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
+        from biaskit.spreadsheet import neutralize
 
-                w = csv.DictWriter(fh, fieldnames=TASK_COLUMNS)
-                w.writeheader()
-                w.writerows({k: neutralize(v) for k, v in r.items()} for r in rows)
-            else:
-                for r in rows:
-                    fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+        w = csv.DictWriter(fh, fieldnames=TASK_COLUMNS)
+        w.writeheader()
+        w.writerows({k: neutralize(v) for k, v in r.items()} for r in rows)
+    else:
+        for r in rows:
+            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
+    write_text(p, fh.getvalue())  # the output layer: cleaned, atomic
     g = p.parent / (p.name + ".guidelines.md")
     write_text_atomic(
         g,

@@ -3,7 +3,12 @@
 Default file: ``annotation-rounds.jsonl`` in the biaskit user cache (``$BIASKIT_CACHE``, default
 ``~/.cache/biaskit``), not the working directory (``--ledger`` or ``BIASKIT_ANNOTATION_LEDGER`` to change; the
 demo keeps its ledger in its run folder). A ledger an earlier biaskit left in the working directory is still
-used when it is there, so no recorded round is lost. Entries are scrubbed with :func:`biaskit.secrets.scrub`; URLs
+used when it is there, so no recorded round is lost.
+
+The history belongs to a project, not to the ledger file: every entry names its ``project`` (the resolved path of
+the table the round's items were drawn from, so two unrelated ``r1`` rounds of different folders never merge), and
+a round is one draw of one sample (``samples_sha256``): drawing a round name again for a different sample warns and
+keeps both (:func:`history` shows each). Entries are scrubbed with :func:`biaskit.secrets.scrub`; URLs
 are recorded without credentials and tokens are never written. :func:`history` folds the events into one
 summary row per round (sizes, annotators, agreement, validation figures), shown by
 ``biaskit annotate rounds``.
@@ -36,9 +41,29 @@ def ledger_path(path: str | Path | None = None) -> Path:
     return cache_dir() / DEFAULT
 
 
+def project_of(pool: str | Path) -> str:
+    """The project key of a round drawn from the table ``pool``: its resolved path."""
+    return str(Path(pool).resolve())
+
+
+def project_for(samples: str | Path | None, path: str | Path | None = None) -> str | None:
+    """The project of the round whose samples table is ``samples`` (from its ``sample`` entry); None if unknown."""
+    if samples is None:
+        return None
+    want = str(Path(samples).resolve())
+    found = None
+    for e in events(path):
+        if e.get("event") == "sample" and e.get("samples_path") == want:
+            found = e.get("project")
+    return found
+
+
 def record(event: str, round_: str, path: str | Path | None = None, **data: Any) -> dict[str, Any]:
-    """Append one event to the ledger (atomic per line: a single write of one line in append mode)."""
-    entry = scrub({"at": utcnow(), "round": round_, "event": event, **data})
+    """Append one event to the ledger (atomic per line: a single write of one line in append mode). Every
+    string (keys too) is scrubbed and cleaned by the output layer (:func:`biaskit.output.clean_obj`)."""
+    from biaskit.output import clean_obj
+
+    entry = clean_obj(scrub({"at": utcnow(), "round": round_, "event": event, **data}))
     p = ledger_path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     line = json.dumps(entry, ensure_ascii=False, default=str) + "\n"
@@ -107,43 +132,62 @@ def events(path: str | Path | None = None) -> list[dict[str, Any]]:
     return out
 
 
+def _round_key(e: dict[str, Any]) -> tuple:
+    return (e.get("project"), e["round"], e.get("samples_sha256") or e.get("samples_path"))
+
+
 def history(path: str | Path | None = None) -> list[dict[str, Any]]:
-    """One summary per round, in order of first appearance; later events overwrite earlier figures."""
-    rounds: dict[str, dict[str, Any]] = {}
+    """One summary per round of a project (one draw of a sample), in order of first appearance; later events
+    overwrite earlier figures. An event other than ``sample`` belongs to the round of its samples table
+    (``samples_path``), else to the latest round of that name in its project."""
+    rounds: dict[tuple, dict[str, Any]] = {}
+    latest: dict[tuple, tuple] = {}  # (project, round) -> key of its latest draw
+    by_path: dict[str, tuple] = {}
     for e in events(path):
-        r = rounds.setdefault(e["round"], {"round": e["round"], "first": e["at"], "events": 0})
+        if e.get("event") == "sample":
+            key = _round_key(e)
+            latest[(e.get("project"), e["round"])] = key
+            if e.get("samples_path"):
+                by_path[e["samples_path"]] = key
+        else:
+            key = by_path.get(e.get("samples_path") or "") or latest.get((e.get("project"), e["round"])) or (e.get("project"), e["round"], None)
+        r = rounds.setdefault(key, {"round": e["round"], "project": e.get("project"), "first": e["at"], "events": 0})
         r["events"] += 1
         r["last"] = e["at"]
-        ev = e.get("event")
-        if ev == "sample":
-            r.update({k: e.get(k) for k in ("task_type", "samples", "gold", "samples_path", "seed") if k in e})
-        elif ev == "push":
-            r.update({"project": e.get("title"), "server": e.get("url"), "pushed": e.get("total"), "annotators_per_task": e.get("annotators")})
-        elif ev == "pull":
-            r.update(
-                {
-                    "annotations": e.get("kept"),
-                    "dropped": e.get("dropped"),
-                    "annotators": e.get("annotators"),
-                    "items_annotated": e.get("items"),
-                    "platform": e.get("platform"),
-                }
-            )
-        elif ev == "agreement":
-            r.update(
-                {
-                    k: e.get(k)
-                    for k in ("fleiss_kappa", "krippendorff_alpha_nominal", "krippendorff_alpha_ordinal", "cohen_kappa_mean", "careless")
-                    if k in e
-                }
-            )
-        elif ev == "validate":
-            for m, figs in (e.get("metrics") or {}).items():
-                for k, v in figs.items():
-                    r[f"{m}.{k}"] = v
-            for m, widths in (e.get("group_ci") or {}).items():
-                r[f"{m}.accuracy_ci_width_by_{e.get('group_by') or 'group'}"] = widths
+        _fold(r, e)
     return list(rounds.values())
+
+
+def _fold(r: dict[str, Any], e: dict[str, Any]) -> None:
+    ev = e.get("event")
+    if ev == "sample":
+        r.update({k: e.get(k) for k in ("task_type", "samples", "gold", "samples_path", "seed") if k in e})
+    elif ev == "push":
+        r.update({"project_title": e.get("title"), "server": e.get("url"), "pushed": e.get("total"), "annotators_per_task": e.get("annotators")})
+    elif ev == "pull":
+        r.update(
+            {
+                "annotations": e.get("kept"),
+                "dropped": e.get("dropped"),
+                "annotators": e.get("annotators"),
+                "items_annotated": e.get("items"),
+                "platform": e.get("platform"),
+            }
+        )
+    elif ev == "agreement":
+        r.update(
+            {
+                k: e.get(k)
+                for k in ("fleiss_kappa", "krippendorff_alpha_nominal", "krippendorff_alpha_ordinal", "cohen_kappa_mean", "careless")
+                if k in e
+            }
+        )
+    elif ev == "validate":
+        for m, figs in (e.get("metrics") or {}).items():
+            for k, v in figs.items():
+                r[f"{m}.{k}"] = v
+        for m, widths in (e.get("group_ci") or {}).items():
+            r[f"{m}.accuracy_ci_width_by_{e.get('group_by') or 'group'}"] = widths
 
 
 def figures(table: Any, measures: tuple[str, ...]) -> dict[str, float | None]:

@@ -78,6 +78,14 @@ class BiaskitGroup(TyperGroup):
         super().__init__(*args, **kwargs)
         _install_output_locks(self)
 
+    def main(self, *args, **kwargs):
+        """Run the command line with stdout and stderr cleaned of secrets (the output layer,
+        :func:`biaskit.output.redacting_streams`): every listing and message of every command, old or new."""
+        from biaskit.output import redacting_streams
+
+        with redacting_streams():
+            return super().main(*args, **kwargs)
+
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)

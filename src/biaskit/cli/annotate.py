@@ -87,7 +87,7 @@ def sample(
     from biaskit.io import read_table
 
     t = read_table(scores)
-    excl, used = _excluded_items(exclude, exclude_previous, ledger, round_)
+    excl, used = _excluded_items(exclude, exclude_previous, ledger, round_, scores)
     pl = _parse_per_label(per_label)
     quota, quota_by, metric = _plan_quota(plan, prefer, metric)
     table, rep = sample_round(
@@ -134,29 +134,32 @@ def sample(
 
 
 def _save_round(table, rep, cfg: dict, *, out: Path, scores: Path, seed: int, tasks_out: Path | None, ledger: Path | None) -> None:
-    """Write the samples table (with its manifest), the optional task file, and the round's ledger entry."""
-    from biaskit.annotate import ledger as led
-    from biaskit.annotate.files import export_tasks
+    """Write the samples table (with its manifest), the optional task file, and the round's ledger entry
+    (:func:`biaskit.annotate.rounds.save_round`, which the demo calls too)."""
+    import warnings
 
-    round_, task = cfg["round"], cfg["task"]
-    _write(table, out, "samples", "biaskit annotate sample", {**cfg, "report": rep.as_dict()}, inputs=[scores], seed=seed)
+    from biaskit.annotate.rounds import RoundReuseWarning, save_round
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RoundReuseWarning)
+        entry = save_round(table, rep, cfg, out=out, pool=scores, seed=seed, ledger=ledger, tasks_out=tasks_out)
     typer.echo(
         f"{rep.chosen} items + {rep.gold} gold -> {out} (pool {rep.pool}, excluded {rep.excluded}, masked {rep.masked}, strata {len(rep.strata)})"
     )
-    if tasks_out:
-        f, g = export_tasks(table, tasks_out)
+    if entry.get("tasks"):
+        f, g = entry["tasks"]
         typer.echo(f"task file {f} and guidelines {g}")
-    led.record(
-        "sample",
-        round_,
-        ledger,
-        task_type=task,
-        samples=rep.chosen,
-        gold=rep.gold,
-        samples_path=str(out.resolve()),
-        seed=seed,
-        strata=len(rep.strata),
-    )
+    for w in caught:
+        typer.echo(f"warning[{w.category.__name__}]: {w.message}", err=True)
+
+
+def _round_ref(samples: Path | None, ledger: Path | None) -> dict:
+    """The ledger keys that tie an event to its round: the samples table and the round's project."""
+    from biaskit.annotate import ledger as led
+
+    if samples is None:
+        return {}
+    return {"samples_path": str(Path(samples).resolve()), "project": led.project_for(samples, ledger)}
 
 
 def _plan_quota(plan: Path | None, prefer: str, metric: str | None) -> tuple:
@@ -207,8 +210,9 @@ def _print_validation(m: str, v, by_: str | None) -> None:
         _print_groups(v.table)
 
 
-def _excluded_items(exclude: list[Path] | None, exclude_previous: bool, ledger: Path | None, round_: str) -> tuple[set[str], list[str]]:
-    """The sample ids earlier rounds drew (from --exclude files and, unless --include-previous, the ledger) and their files."""
+def _excluded_items(exclude: list[Path] | None, exclude_previous: bool, ledger: Path | None, round_: str, pool: Path) -> tuple[set[str], list[str]]:
+    """The sample ids earlier rounds drew (from --exclude files and, unless --include-previous, the ledger's earlier
+    rounds of the same project, i.e. drawn from the same pool table) and their files."""
     from biaskit.annotate import ledger as led
     from biaskit.errors import BiaskitError
     from biaskit.io import read_table
@@ -219,10 +223,14 @@ def _excluded_items(exclude: list[Path] | None, exclude_previous: bool, ledger: 
         excl.update(read_table(e, "samples").column("sample_id").to_pylist())
         used.append(str(e))
     if exclude_previous:
+        project = led.project_of(pool)
         latest = {
             ev.get("round"): ev.get("samples_path")
             for ev in led.events(ledger)
-            if ev.get("event") == "sample" and ev.get("round") != round_ and ev.get("samples_path")
+            if ev.get("event") == "sample"
+            and ev.get("round") != round_
+            and ev.get("samples_path")
+            and ev.get("project", project) == project  # (entries of an older biaskit name no project: kept as before)
         }
         for r_, p in latest.items():
             if not Path(p).exists():  # its items would silently be drawn again
@@ -299,6 +307,7 @@ def push_cmd(
         "push",
         round_,
         ledger,
+        **_round_ref(samples, ledger),
         url=rep.url,
         title=rep.title,
         project_id=rep.project_id,
@@ -362,7 +371,16 @@ def pull_cmd(
         typer.echo(f"rejected records kept in {rej_path}")
     round_ = s.column("round")[0].as_py() if s.num_rows else "?"
     led.record(
-        "pull", round_, ledger, platform=platform, kept=rep.kept, dropped=dict(rep.dropped), items=rep.items, annotators=rep.annotators, out=str(out)
+        "pull",
+        round_,
+        ledger,
+        **_round_ref(samples, ledger),
+        platform=platform,
+        kept=rep.kept,
+        dropped=dict(rep.dropped),
+        items=rep.items,
+        annotators=rep.annotators,
+        out=str(out),
     )
 
 
@@ -411,6 +429,7 @@ def agreement_cmd(
         "agreement",
         round_,
         ledger,
+        **_round_ref(samples, ledger),
         careless=bad,
         **led.figures(t, ("fleiss_kappa", "krippendorff_alpha_nominal", "krippendorff_alpha_ordinal", "cohen_kappa_mean")),
     )
@@ -506,6 +525,7 @@ def validate_cmd(
         "validate",
         t.column("round")[0].as_py() if t.num_rows else "?",
         ledger,
+        **_round_ref(samples, ledger),
         metrics=figs,
         **({"group_by": by_, "group_ci": group_ci} if by_ else {}),
     )
@@ -542,10 +562,12 @@ def aggregate_cmd(
     cfg = {"method": method, "task": task, "seed": seed}
     from biaskit.io import write_table
     from biaskit.manifest import new_manifest
+    from biaskit.ownership import check_side_file
 
     ins = [annotations] + ([samples] if samples else [])
-    write_table(res.labels, out, manifest=new_manifest("biaskit annotate aggregate", config=cfg, seed=seed, inputs=ins))
     ann_out = out.with_name(out.stem + ".annotators" + (out.suffix or ".parquet"))
+    check_side_file(ann_out, beside=out)  # a file of the user's there is never replaced (E006)
+    write_table(res.labels, out, manifest=new_manifest("biaskit annotate aggregate", config=cfg, seed=seed, inputs=ins))
     write_table(res.annotators, ann_out, manifest=new_manifest("biaskit annotate aggregate", config=cfg, seed=seed, inputs=ins))
     lab = res.labels.column("label").to_pylist()
     conf = [c for c in res.labels.column("confidence").to_pylist() if c is not None]

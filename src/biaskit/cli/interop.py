@@ -47,6 +47,13 @@ DataRootOpt = Annotated[
         help="Folder the task YAMLs name for their data files (default: OUT/data, absolute); the path on the machine that runs lm_eval.",
     ),
 ]
+OverwriteOpt = Annotated[
+    bool,
+    typer.Option(
+        "--overwrite",
+        help="Write into an --out folder biaskit did not write (or whose files were changed): only biaskit's own unchanged files are replaced, yours are kept.",
+    ),
+]
 
 OutputDirArg = Annotated[
     Path, typer.Argument(help="Folder lm_eval --output_path wrote (with --log_samples), or one samples_<task>_<date>.jsonl file.")
@@ -82,6 +89,7 @@ def export_lm_eval(
     until: UntilOpt = None,
     keep_trailing_space: KeepSpaceOpt = False,
     data_root: DataRootOpt = None,
+    overwrite: OverwriteOpt = False,
 ) -> None:
     """Write an lm-evaluation-harness task folder for a prompts table: one task per config plus a group.
 
@@ -108,6 +116,7 @@ def export_lm_eval(
         until=[_unescape(u) for u in until] if until else None,
         strip_trailing_space=not keep_trailing_space,
         data_root=data_root,
+        overwrite=overwrite,
     )
     typer.echo(f"exported {sum(res.tasks.values())} prompts as {len(res.tasks)} lm-eval {res.kind} task(s) in group {res.group} -> {res.folder}")
     for t, n in res.tasks.items():

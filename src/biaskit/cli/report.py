@@ -287,6 +287,7 @@ def _write_genbias(out: Path, res, meta: dict, styles=None, paired=None) -> None
     import json
 
     from biaskit.io import atomic_path, write_table
+    from biaskit.output import write_frame_csv, write_text
     from biaskit.spreadsheet import neutralize_frame
 
     with atomic_path(out, is_dir=True) as tmp:
@@ -294,9 +295,9 @@ def _write_genbias(out: Path, res, meta: dict, styles=None, paired=None) -> None
         parts = [("by_axis", res.by_axis), ("partial", res.partial), ("descriptors", res.descriptors), ("clusters", res.clusters)]
         for name, df in parts + ([("paired", paired)] if paired is not None else []):
             # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
-            neutralize_frame(df).to_csv(tmp / f"{name}.csv", index=False)
+            write_frame_csv(tmp / f"{name}.csv", neutralize_frame(df))
         meta = {**meta, "by_axis": json.loads(res.by_axis.to_json(orient="records"))}
-        (tmp / "genbias.json").write_text(json.dumps(meta, indent=2, default=str) + "\n", encoding="utf-8")
+        write_text(tmp / "genbias.json", json.dumps(meta, indent=2, default=str) + "\n")
         if styles is not None:
             write_table(styles, tmp / "styles.parquet")
 
@@ -405,11 +406,10 @@ def validity_cmd(
 
 def _emit(df, out: Path | None) -> None:
     if out is not None:
-        from biaskit.io import atomic_path
+        from biaskit.output import write_frame_csv
         from biaskit.spreadsheet import neutralize_frame
 
-        with atomic_path(out) as tmp:  # a CSV for spreadsheets: formula-like text cells get a leading ' (OWASP)
-            neutralize_frame(df).to_csv(tmp, index=False)
+        write_frame_csv(out, neutralize_frame(df))  # a CSV for spreadsheets: formula-like text cells get a leading ' (OWASP)
         typer.echo(f"wrote {len(df)} rows to {out}")
     else:
         from biaskit.evaluate.report.tables import markdown_table

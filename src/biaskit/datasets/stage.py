@@ -303,6 +303,8 @@ def _config_name(base: str, cval: Any, where: str, seen: dict[str, str]) -> str:
 
 def _write_split(arrow: pa.Table, folder: Path, cname: str, sname: str, max_shard_bytes: int, max_shard_rows: int | None) -> StagedSplit:
     """Write one split's rows as ``data/<config>/<split>-NNNNN-of-NNNNN.parquet`` shards under ``folder``."""
+    from biaskit.output import clean_table
+
     n = _shard_count(arrow.nbytes, arrow.num_rows, max_shard_bytes, max_shard_rows)
     files, fbytes, nbytes = [], 0, 0
     per = math.ceil(arrow.num_rows / n) if arrow.num_rows else 0
@@ -310,7 +312,7 @@ def _write_split(arrow: pa.Table, folder: Path, cname: str, sname: str, max_shar
         rel = f"data/{cname}/{sname}-{i:05d}-of-{n:05d}.parquet"
         dest = folder / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(arrow.slice(i * per, per) if per else arrow, dest)
+        pq.write_table(clean_table(arrow.slice(i * per, per) if per else arrow), dest)  # (the output layer's redaction)
         files.append(rel)
         fbytes += dest.stat().st_size
         # num_bytes: the Arrow size of the rows as read back from the shard (what load_dataset
@@ -414,6 +416,7 @@ def stage_tables(
     ``datasets.load_dataset``. Returns what was staged (configs, splits, files, card)."""
     from biaskit.datasets.card import build_card, public, render_card
     from biaskit.io import atomic_path, write_json_atomic
+    from biaskit.output import write_text
 
     out = Path(out)
     _check_stage_args(specs, out, pretty_name, overwrite)
@@ -443,7 +446,7 @@ def stage_tables(
                 )
         card_data, body = build_card(staged, pretty_name=pretty_name, license=license, info=info)
         text = render_card(card_data, body)
-        (tmp / "README.md").write_text(text, encoding="utf-8")
+        write_text(tmp / "README.md", text)
         settings = {
             "max_shard_bytes": max_shard_bytes,
             "max_shard_rows": max_shard_rows,

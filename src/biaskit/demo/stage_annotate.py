@@ -27,12 +27,10 @@ def _metric(cols: list[str]) -> tuple[str, str] | None:
 
 
 def run(ctx) -> None:
-    from biaskit.annotate import ledger as led
-    from biaskit.annotate.files import export_tasks
+    from biaskit.annotate.rounds import save_round
     from biaskit.annotate.sampling import sample_round
     from biaskit.errors import BiaskitError
-    from biaskit.io import read_table, write_table
-    from biaskit.manifest import new_manifest
+    from biaskit.io import read_table
     from biaskit.secrets import redact
 
     scores_path = ctx.tables.get("scores")
@@ -58,21 +56,19 @@ def run(ctx) -> None:
         ctx.note("annotate", "skipped: no scored texts to sample")
         return
     samples_path = ctx.run_dir / "samples.parquet"
-    write_table(
+    entry = save_round(  # the same files and ledger record as `biaskit annotate sample`
         samples,
-        samples_path,
-        stage="samples",
-        manifest=new_manifest(
-            "biaskit demo (annotate)",
-            config={"round": ROUND, "task": task, "metric": metric, "n": n, "strata": strata, "bins": 3, "report": rep.as_dict()},
-            seed=ctx.seed,
-            inputs=[scores_path],
-            stage="samples",
-        ),
+        rep,
+        {"round": ROUND, "task": task, "metric": metric, "n": n, "strata": strata, "bins": 3},
+        out=samples_path,
+        pool=Path(scores_path),
+        seed=ctx.seed,
+        ledger=ledger,
+        tasks_out=out_dir / "tasks.csv",
+        command="biaskit demo (annotate)",
     )
     ctx.add("samples", samples_path)
-    tasks_file, guide = export_tasks(samples, out_dir / "tasks.csv")
-    led.record("sample", ROUND, ledger, task_type=task, samples=rep.chosen, gold=rep.gold, samples_path=str(samples_path), seed=ctx.seed)
+    tasks_file, guide = entry["tasks"]
     info = {
         "round": ROUND,
         "task": task,
@@ -116,14 +112,26 @@ def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None
     from biaskit.manifest import new_manifest
 
     prep = push(samples, url=ctx.label_studio_url, annotators=3)
+    ref = {"samples_path": str(Path(samples_path).resolve()), "project": led.project_for(samples_path, ledger)}
     led.record(
-        "push", ROUND, ledger, url=prep.url, title=prep.title, project_id=prep.project_id, total=prep.total, imported=prep.imported, annotators=3
+        "push",
+        ROUND,
+        ledger,
+        **ref,
+        url=prep.url,
+        title=prep.title,
+        project_id=prep.project_id,
+        total=prep.total,
+        imported=prep.imported,
+        annotators=3,
     )
     info.update({"project": prep.title, "imported": prep.imported, "already_there": prep.already_there})
     res = pull(samples, url=ctx.label_studio_url, project=prep.title)
     rep = res.report
     info.update({"annotations": rep.kept, "dropped": dict(rep.dropped), "annotators": len(rep.annotators)})
-    led.record("pull", ROUND, ledger, platform="label-studio", kept=rep.kept, dropped=dict(rep.dropped), items=rep.items, annotators=rep.annotators)
+    led.record(
+        "pull", ROUND, ledger, **ref, platform="label-studio", kept=rep.kept, dropped=dict(rep.dropped), items=rep.items, annotators=rep.annotators
+    )
     if rep.kept == 0:
         ctx.note(
             "annotate",
@@ -163,8 +171,8 @@ def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None
     ctx.add("agreement", agr_path)
     figs = led.figures(agr, ("fleiss_kappa", "krippendorff_alpha_nominal"))
     vfigs = led.figures(val.table, ("spearman_rho", "accuracy", "f1_weighted"))
-    led.record("agreement", ROUND, ledger, **figs)
-    led.record("validate", ROUND, ledger, metrics={metric: vfigs})
+    led.record("agreement", ROUND, ledger, **ref, **figs)
+    led.record("validate", ROUND, ledger, **ref, metrics={metric: vfigs})
     info.update({**figs, **{f"{metric}_{k}": v for k, v in vfigs.items()}})
 
     def f(v):

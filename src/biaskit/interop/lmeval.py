@@ -49,6 +49,8 @@ OUTPUT_TYPES = {"generate": "generate_until", "likelihood": "loglikelihood_rolli
 #: the doc column holding the text given to the model
 INPUT_COLUMN = "lm_input"
 EXPORT_FILE = "biaskit_export.json"
+#: the ``kind`` of the export folder's marker (:mod:`biaskit.ownership`)
+MARKER_KIND = "lm-eval export"
 #: the config column used when none is given, by the table's ``source``
 DEFAULT_CONFIG_BY = {"bold": "domain", "holistic_bias": "axis"}
 _CHUNK = 20_000  # rows per Arrow chunk while importing
@@ -172,6 +174,7 @@ def export_lmeval(
     until: list[str] | None = None,
     strip_trailing_space: bool = True,
     data_root: str | Path | None = None,
+    overwrite: bool = False,
 ) -> ExportResult:
     """Write an lm-eval task folder for the prompts ``table`` (path or Arrow table) to ``out``; see the module doc.
 
@@ -179,13 +182,16 @@ def export_lmeval(
     for a HolisticBias table, generate otherwise). ``config_by``: one task per value of this column (default:
     ``domain`` for BOLD, ``axis`` for HolisticBias; none: a single task). ``data_root``: the folder the task YAMLs
     name for their data files (default: ``out/data`` resolved; give the path the folder will have on the machine
-    that runs lm-eval when it differs). The folder is written atomically: a failed export leaves no folder.
+    that runs lm-eval when it differs). Each file is written atomically, and the folder is owned as every output
+    folder is (:mod:`biaskit.ownership`): into an existing folder only when its ``biaskit_export.json`` lists
+    biaskit's files unchanged (else E006 unless ``overwrite``); a user's files there are never deleted.
     """
     from biaskit.evaluate.runners.core import prompt_table
-    from biaskit.io import atomic_path
+    from biaskit.ownership import claim_folder, write_owned_folder
 
     out_p = Path(out)
     _check_export_target(kind, out_p)
+    claim = claim_folder(out_p, EXPORT_FILE, MARKER_KIND, overwrite=overwrite)
     t, inputs = prompt_table(table)
     if t.num_rows == 0:
         raise BiaskitError("E260", "the prompts table has no rows", value=inputs[0] if inputs else None, fix="export a table with prompts")
@@ -216,23 +222,21 @@ def export_lmeval(
         command=lm_eval_command(group, out_p.resolve()),
         rows=t.num_rows,
     )
-    with atomic_path(out_p, is_dir=True) as tmp:
+
+    def fill(tmp: Path) -> dict[str, int]:
         tasks = _write_tasks(tmp, plan, t)
-        _write_group_files(tmp, plan, tasks)
+        marker.update(_write_group_files(tmp, plan, tasks))
+        return tasks
+
+    marker: dict[str, Any] = {}
+    tasks = write_owned_folder(claim, fill, marker)
     return ExportResult(out_p, group, k, tasks, plan.command, {"config_by": col, "rows": t.num_rows})
 
 
 def _check_export_target(kind: str, out_p: Path) -> None:
-    """E260 for an unknown kind, or an output that exists and is not an (empty, or biaskit-written) task folder."""
+    """E260 for an unknown kind (the folder itself is checked by :func:`biaskit.ownership.claim_folder`)."""
     if kind not in KINDS:
         raise BiaskitError("E260", "unknown export kind", value=kind, options=KINDS, fix="e.g. --kind generate")
-    if out_p.exists() and not (out_p.is_dir() and (not any(out_p.iterdir()) or (out_p / EXPORT_FILE).is_file())):
-        raise BiaskitError(
-            "E260",
-            "the output exists and is not an lm-eval task folder written by biaskit",
-            value=str(out_p),
-            fix="choose a new folder; biaskit replaces only folders it wrote (they hold biaskit_export.json)",
-        )
 
 
 def _check_generation_settings(
@@ -344,17 +348,17 @@ def _source_sha(inputs: list[str]) -> str | None:
 
 def _write_tasks(tmp: Path, plan: _ExportPlan, t: pa.Table) -> dict[str, int]:
     """Each task's rows (``data/<task>.parquet``) and YAML, one part cut, written and dropped in turn; task -> rows."""
-    import pyarrow.parquet as pq
     import yaml
 
     from biaskit.io import write_text_atomic
+    from biaskit.output import write_parquet
 
     (tmp / "data").mkdir(parents=True)
     tasks: dict[str, int] = {}
     for value, suffix in plan.configs:
         part = _config_part(t, plan.config_by, value)
         task = f"{plan.group}_{suffix}"
-        pq.write_table(part, tmp / "data" / f"{task}.parquet")
+        write_parquet(part, tmp / "data" / f"{task}.parquet")
         cfg = _task_config(plan, task, value, part.num_rows)
         write_text_atomic(tmp / f"{task}.yaml", "# written by `biaskit export lm-eval`\n" + yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
         tasks[task] = part.num_rows
@@ -398,11 +402,12 @@ def _task_config(plan: _ExportPlan, task: str, value: Any, rows: int) -> dict[st
     return cfg
 
 
-def _write_group_files(tmp: Path, plan: _ExportPlan, tasks: dict[str, int]) -> None:
-    """The group YAML naming the tasks, the README with the lm_eval command, and the export manifest."""
+def _write_group_files(tmp: Path, plan: _ExportPlan, tasks: dict[str, int]) -> dict[str, Any]:
+    """The group YAML naming the tasks and the README with the lm_eval command; returns the export manifest (the
+    folder's marker, written last by :func:`biaskit.ownership.write_owned_folder`)."""
     import yaml
 
-    from biaskit.io import write_json_atomic, write_text_atomic
+    from biaskit.io import write_text_atomic
     from biaskit.manifest import new_manifest
 
     group, k = plan.group, plan.kind
@@ -428,7 +433,7 @@ def _write_group_files(tmp: Path, plan: _ExportPlan, tasks: dict[str, int]) -> N
         },
         extra={"tasks": tasks, "rows": plan.rows, "format": FORMAT},
     )
-    write_json_atomic(tmp / EXPORT_FILE, man)
+    return man
 
 
 def _readme(group: str, kind: str, tasks: dict[str, int], folder: Path, gen_kwargs: dict | None, samples: int, strip: bool, command: str) -> str:
@@ -774,6 +779,15 @@ class _RunInfo:
     tokenizer_key: tuple  # (tokenizer, model_args): likelihood rows with the same key are counted by one tokenizer
 
 
+def _public_name(name: str) -> str:
+    """A model name as the ``model`` column may hold it: a URL (an API endpoint as lm-eval's model name) without
+    its user info and secret query values, which are remembered as secrets so no other output shows them."""
+    from biaskit.secrets import public_url, redact_data
+
+    name = str(name)
+    return redact_data(public_url(name)) if "://" in name else redact_data(name)
+
+
 def _run_info(r: _Run, res: dict | None, cfg: dict | None, model: str | None, tokenizer: str | None) -> _RunInfo:
     margs = _model_args(res) if res else {}
     return _RunInfo(
@@ -781,7 +795,7 @@ def _run_info(r: _Run, res: dict | None, cfg: dict | None, model: str | None, to
         results=res,
         cfg=cfg,
         model_args=margs,
-        model_name=model or (res or {}).get("model_name") or margs.get("pretrained") or "lm-eval",
+        model_name=_public_name(model or (res or {}).get("model_name") or margs.get("pretrained") or "lm-eval"),
         backend="lm-eval:" + str(((res or {}).get("config") or {}).get("model") or "unknown"),
         seed=((res or {}).get("config") or {}).get("torch_seed") if res else None,
         tokenizer_key=(tokenizer, tuple(sorted(margs.items()))),

@@ -183,9 +183,9 @@ def write_sheet(rows: list[dict[str, Any]], languages: Sequence[str], path: str 
         w.writeheader()
         for r in rows:
             w.writerow({c: neutralize(r.get(c, "")) for c in cols})
-        with atomic_path(p) as tmp:
-            tmp.write_text(buf.getvalue(), encoding="utf-8-sig")
-        return p
+        from biaskit.output import write_text
+
+        return write_text(p, buf.getvalue(), encoding="utf-8-sig")
     if suffix == ".xlsx":
         from biaskit.errors import require
 

@@ -54,4 +54,4 @@ def load_plugins() -> list[str]:
     return added
 
 
-load_plugins()
+registry.add_loader(load_plugins)  # plugins load on the first lookup of a metric name, not at import

@@ -129,14 +129,14 @@ MD_MAX_ROWS = 2000
 
 def write_table_files(df, out_dir: str | Path, name: str) -> dict[str, Path]:
     """Write ``<name>.csv`` (all rows, full precision) and ``<name>.md`` (first :data:`MD_MAX_ROWS`) into ``out_dir``."""
-    from biaskit.io import atomic_path, write_text_atomic
+    from biaskit.io import write_text_atomic
+    from biaskit.output import write_frame_csv
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv = out / f"{name}.csv"
     from biaskit.spreadsheet import neutralize_frame
 
-    with atomic_path(csv) as tmp:  # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
-        neutralize_frame(df).to_csv(tmp, index=False)
+    write_frame_csv(csv, neutralize_frame(df))  # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
     md = write_text_atomic(out / f"{name}.md", markdown_table(df, max_rows=MD_MAX_ROWS) + "\n")
     return {"csv": csv, "md": md}

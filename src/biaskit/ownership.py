@@ -1,0 +1,175 @@
+"""Folder ownership (part of the output layer, :mod:`biaskit.output`): which files biaskit may replace.
+
+A folder belongs to biaskit only if its marker file is well-formed, says it was written by biaskit (for this
+kind of output) and lists the folder's biaskit files with their sha256. Everything else in the folder is the
+user's: it is never replaced or deleted. ``{}`` or any other marker biaskit did not write, or a listed file whose
+content changed since (an edited README), is error E006 unless the caller passes ``overwrite``; even then only
+biaskit's own unchanged files are replaced, and a user's file in the way is kept as ``<name>.user-<n>``.
+
+:func:`write_owned_folder` stages the new files in a temporary sibling, moves each into place (the marker, last,
+lists the new files), and removes the earlier files of biaskit that were not written again and are unchanged.
+A side file (``<stem>.annotators.parquet`` next to ``--out``) is owned the same way through its manifest, which
+records its sha256 (:func:`check_side_file`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from biaskit.errors import BiaskitError
+
+WRITTEN_BY = "biaskit"
+_SHA = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass
+class FolderClaim:
+    """What biaskit may do in an output folder: ``owned`` are its unchanged files (relative path -> sha256)."""
+
+    out: Path
+    marker: str
+    kind: str
+    overwrite: bool = False
+    owned: dict[str, str] = field(default_factory=dict)
+
+
+def read_marker(path: Path, kind: str) -> dict[str, str] | None:
+    """The ``files`` (relative path -> sha256) of a well-formed marker of ``kind``; None when it is not one."""
+    try:
+        m = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(m, dict) or m.get("written_by") != WRITTEN_BY or m.get("kind") != kind:
+        return None
+    files = m.get("files")
+    if not isinstance(files, dict) or not files:
+        return None
+    out = {}
+    for rel, sha in files.items():
+        p = Path(rel) if isinstance(rel, str) else None
+        if p is None or p.is_absolute() or ".." in p.parts or not isinstance(sha, str) or not _SHA.match(sha):
+            return None
+        out[p.as_posix()] = sha
+    return out
+
+
+def _refuse(out: Path, what: str, fix: str) -> BiaskitError:
+    return BiaskitError("E006", f"{out}: {what}", value=str(out), fix=fix)
+
+
+def claim_folder(out: str | os.PathLike, marker: str, kind: str, *, overwrite: bool = False) -> FolderClaim:
+    """Check that biaskit may write the folder ``out`` (see the module doc); E006 otherwise."""
+    from biaskit.hashing import sha256_file
+
+    out = Path(out)
+    claim = FolderClaim(out, marker, kind, overwrite)
+    if not out.exists():
+        return claim
+    if not out.is_dir():
+        raise _refuse(out, "--out is an existing file, not a folder", "choose a new --out folder")
+    entries = [p for p in out.iterdir() if not p.name.startswith(".")]
+    if not entries:
+        return claim
+    files = read_marker(out / marker, kind)
+    how = "pass --overwrite to write into it anyway (only biaskit's own unchanged files are replaced; yours are kept)"
+    if files is None:
+        if not overwrite:
+            what = f"its {marker} was not written by biaskit" if (out / marker).exists() else f"the folder holds files and no {marker}"
+            raise _refuse(out, f"not a folder biaskit wrote ({what})", f"choose a new --out folder, or {how}")
+        return claim
+    edited = []
+    for rel, sha in files.items():
+        p = out / rel
+        if not p.is_file() or p.is_symlink():
+            continue
+        if sha256_file(p) == sha:
+            claim.owned[rel] = sha
+        else:
+            edited.append(rel)
+    if edited and not overwrite:
+        raise _refuse(
+            out,
+            f"file(s) biaskit wrote were changed since: {', '.join(sorted(edited)[:5])}",
+            f"move your changes away, or {how} (changed files are kept)",
+        )
+    return claim
+
+
+def _keep_aside(p: Path) -> Path:
+    n = 1
+    while (p.parent / f"{p.name}.user-{n}").exists():
+        n += 1
+    dest = p.parent / f"{p.name}.user-{n}"
+    os.replace(p, dest)
+    return dest
+
+
+def write_owned_folder(claim: FolderClaim, fill: Callable[[Path], Any], marker_extra: dict[str, Any] | None = None) -> Any:
+    """Run ``fill(staging_folder)``, then move what it wrote into ``claim.out`` (see the module doc) and write the
+    marker listing the new files. Returns what ``fill`` returned."""
+    from biaskit.hashing import sha256_file
+    from biaskit.output import write_json
+
+    out = claim.out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    try:
+        result = fill(tmp)
+        new = sorted(p.relative_to(tmp).as_posix() for p in tmp.rglob("*") if p.is_file() and p.name != claim.marker)
+        blocked = [rel for rel in new if (out / rel).exists() and rel not in claim.owned]
+        if blocked and not claim.overwrite:
+            raise _refuse(
+                out, f"biaskit would replace file(s) it did not write: {', '.join(blocked[:5])}", "move them away, or choose a new --out folder"
+            )
+        hashes = {rel: sha256_file(tmp / rel) for rel in new}
+        out.mkdir(parents=True, exist_ok=True)
+        for rel in new:
+            dest = out / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            if dest.exists() and rel not in claim.owned:
+                _keep_aside(dest)
+            os.replace(tmp / rel, dest)
+        for rel in sorted(set(claim.owned) - set(new)):  # earlier files of biaskit, unchanged and not written again
+            p = out / rel
+            if p.is_file() and sha256_file(p) == claim.owned[rel]:
+                p.unlink()
+        write_json(out / claim.marker, {**(marker_extra or {}), "written_by": WRITTEN_BY, "kind": claim.kind, "files": hashes})
+        return result
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def side_file_owned(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a table biaskit wrote and nobody changed since: its manifest records its sha256."""
+    from biaskit.hashing import sha256_file
+    from biaskit.io import MANIFEST_SUFFIX
+
+    p = Path(path)
+    man = p.parent / (p.name + MANIFEST_SUFFIX)
+    try:
+        m = json.loads(man.read_text(encoding="utf-8"))
+        sha = m["output"]["sha256"]
+    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return False
+    return isinstance(sha, str) and p.is_file() and sha256_file(p) == sha
+
+
+def check_side_file(path: str | os.PathLike, *, beside: str | os.PathLike) -> None:
+    """E006 when the side file ``path`` (written next to ``beside``) exists and is not biaskit's unchanged table."""
+    p = Path(path)
+    if p.exists() and not side_file_owned(p):
+        raise BiaskitError(
+            "E006",
+            f"{p} (written next to {beside}) exists and is not a table biaskit wrote there, unchanged",
+            value=str(p),
+            fix="move that file away, or choose another --out (biaskit replaces only its own unchanged files)",
+        )
