@@ -11,7 +11,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 import pytest  # noqa: E402
 
 #: fixtures that start a real server: a test using one (directly or through another fixture) is `server`
-SERVER_FIXTURES = frozenset({"ls_server", "ray_cluster", "wiki"})
+SERVER_FIXTURES = frozenset({"ls_server", "ray_cluster", "wiki", "tcp_not_ray"})
 #: fixtures that build or train models, run the demo or build a whole report (~40 CPU s): a test using one is `slow`
 SLOW_FIXTURES = frozenset(
     {"full_report", "quick_demo", "tiny_causal", "tiny_masked", "tiny_morph_masked", "jigsaw_model", "hate_model", "regard_model"}

@@ -97,6 +97,13 @@ CATALOGUE: dict[str, str] = {
     "E254": "not a labels table",
     "E255": "per-group validation input error",
     "E256": "round plan error",
+    "E380": "an input document is nested too deeply",
+    "E381": "a value of the wrong type or out of range in an input file",
+    "E382": "an unknown key in an input file",
+    "E383": "more worker processes than the machine has CPUs",
+    "E384": "the Ray address does not answer as Ray",
+    "E385": "a multistream index does not match its streams",
+    "E386": "an invalid label (not a label the task or metric declares)",
 }
 
 

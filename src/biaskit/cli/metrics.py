@@ -50,11 +50,11 @@ def score(
     params = parse_param_args(param or [])
     spec = engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus)
     t = read_table(table)
-    if "prompt_id" in t.column_names:
-        from biaskit.schema import validate
+    from biaskit.schema import validate
 
-        # the checks the output will get (types, row key), made before the work: never refuse after scoring
-        validate(t, "scores", where=str(table), keys=True)
+    # the checks the output will get (required prompt_id, types, row key), made before the work: never refuse
+    # after scoring, and never write a scores table that fails `biaskit schema scores --check`
+    validate(t, "scores", where=str(table), keys=True)
     used = []
     facts: dict = {}
     scored = score_table(
@@ -67,7 +67,7 @@ def score(
         stage="scores",
         extra={"metrics": [m.describe() for m in used], "engine": facts or {"engine": "local"}},
     )
-    write_table(scored, out, stage="scores" if "prompt_id" in scored.column_names else None, manifest=manifest)
+    write_table(scored, out, stage="scores", manifest=manifest)
     typer.echo(f"scored {scored.num_rows} rows -> {out}")
     for m in used:
         err = scored.column(m.error_column).drop_null()

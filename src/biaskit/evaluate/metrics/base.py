@@ -85,6 +85,8 @@ class LabelOutput:
     ``report_label``: the report section of the label shares (None: no generic label section); ``test_label``:
     the label whose share the section compares between groups; ``noun``: what the label measures, in words;
     ``question``: the annotation question, for a ``task`` that no built-in task type defines.
+    ``column_pattern``: a regular expression for further label columns with the same labels (a metric whose
+    label columns depend on its data, e.g. one ``norms_<dimension>_class`` per lexicon dimension).
     """
 
     key: str
@@ -100,6 +102,7 @@ class LabelOutput:
     test_label: str | None = None
     noun: str = ""
     question: str = ""
+    column_pattern: str = ""
 
 
 class Metric:
