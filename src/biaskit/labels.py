@@ -67,7 +67,11 @@ def check_values(
     nfc = isinstance(first, str) and unicodedata.normalize("NFC", first) in ok
     raise BiaskitError(
         code,
-        f"{what}: {sum(bad_counts.values())} of {len(vals)} value(s) of {column!r} are not labels of {of}"
+        (
+            f"{what}: {sum(bad_counts.values())} of {len(vals)} label(s) in {column!r} are outside {of}'s set"
+            if of.endswith(" task")
+            else f"{what}: {sum(bad_counts.values())} of {len(vals)} value(s) of {column!r} are not labels of {of}"
+        )
         + (" (they are labels in another Unicode form)" if nfc else ""),
         value=_shown(bad),
         options=list(labels),
