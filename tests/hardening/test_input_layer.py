@@ -320,3 +320,35 @@ def test_siteinfo_namespace_key_that_is_not_a_number(tmp_path):
     assert e.code == "E032" and "'abc'" in e.message and str(f) in e.message
     r = _cli("scrape", "dump", f, "--config", "demo", "--out", tmp_path / "p.parquet")
     assert r.exit_code == 1 and "error[E032]" in r.output and "Traceback" not in r.output
+
+
+def test_a_metric_writing_an_undeclared_label_is_refused_at_scoring():
+    from biaskit.evaluate.metrics import score_table
+    from biaskit.evaluate.metrics.base import LabelOutput, Metric
+
+    class Stance(Metric):
+        name = "stance_t"
+        label_outputs = (LabelOutput("stance_t", "stance_t_label", ("agree", "disagree")),)
+
+        def fields(self):
+            return {"label": pa.string()}
+
+        def _score_texts(self, texts, batch, rows):
+            return {"label": ["agree" if "yes" in t else "maybe" for t in texts]}, [None] * len(texts)
+
+    t = pa.table({"prompt_id": ["a", "b"], "continuation": ["yes", "no"]})
+    e = _code(score_table, t, [Stance()])
+    assert e.code == "E151" and "'stance_t_label'" in e.message and "'maybe'" in e.message and "valid: 'agree', 'disagree'" in e.message
+    ok = score_table(pa.table({"prompt_id": ["a"], "continuation": ["yes"]}), [Stance()])
+    assert ok.column("stance_t_label").to_pylist() == ["agree"]
+
+
+def test_deep_config_and_template_files_are_e380(tmp_path):
+    from biaskit.scrape.config import load_config
+    from biaskit.templates.files import load_file
+
+    for name in ("cfg.yaml", "cfg.json"):
+        f = tmp_path / name
+        f.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+        assert _code(load_config, str(f)).code == "E380"
+        assert _code(load_file, f).code == "E380"

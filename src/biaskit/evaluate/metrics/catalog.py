@@ -84,8 +84,8 @@ def vocabulary(column: str) -> tuple[str, ...] | None:
     outs = list(label_outputs().values())
     for lo in outs:
         if lo.column == column:
-            return lo.labels
+            return lo.labels or None  # (no closed vocabulary declared: the labels come with the data, e.g. a task file)
     for lo in outs:
         if lo.column_pattern and re.fullmatch(lo.column_pattern, column):
-            return lo.labels
+            return lo.labels or None
     return None
