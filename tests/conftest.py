@@ -11,7 +11,7 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 import pytest  # noqa: E402
 
 #: fixtures that start a real server: a test using one (directly or through another fixture) is `server`
-SERVER_FIXTURES = frozenset({"llama_server", "ls_server", "ray_cluster", "wiki", "openai_server"})
+SERVER_FIXTURES = frozenset({"llama_server", "ls_server", "ray_cluster", "wiki", "openai_server", "tcp_not_ray"})
 #: fixtures that build or train models, run the demo or build a whole report (~40 CPU s): a test using one is `slow`
 SLOW_FIXTURES = frozenset(
     {

@@ -123,6 +123,13 @@ CATALOGUE: dict[str, str] = {
     "E346": "conflicting or missing human-label options (stats ppi)",
     "E347": "paired template analysis input error",
     "E348": "PPI round plan error",
+    "E380": "an input document is nested too deeply",
+    "E381": "a value of the wrong type or out of range in an input file",
+    "E382": "an unknown key in an input file",
+    "E383": "more worker processes than the machine has CPUs",
+    "E384": "the Ray address does not answer as Ray",
+    "E385": "a multistream index does not match its streams",
+    "E386": "an invalid label (not a label the task or metric declares)",
 }
 
 

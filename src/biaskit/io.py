@@ -400,6 +400,28 @@ def _read_csv(p: Path) -> pa.Table:
         t = pacsv.read_csv(
             p, convert_options=pacsv.ConvertOptions(strings_can_be_null=True, quoted_strings_can_be_null=False, column_types={**types, **temporal})
         )
+    return _text_cells_as_written(p, t)
+
+
+def _text_cells_as_written(p: Path, t: pa.Table) -> pa.Table:
+    """Text columns with only an empty cell as null: pyarrow also reads unquoted ``NaN``, ``NA``, ``null``, ``N/A``
+    ... as null, so a label column holding ``NaN`` would lose those labels without a word (they are text, and a
+    label check refuses them). Numeric columns keep pyarrow's reading (``NaN``, ``NA`` are missing numbers)."""
+    redo = [f.name for f in t.schema if pa.types.is_string(f.type) and t.column(f.name).null_count]
+    if not redo:
+        return t
+    again = pacsv.read_csv(
+        p,
+        convert_options=pacsv.ConvertOptions(
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=False,
+            null_values=[""],
+            include_columns=redo,
+            column_types={c: pa.string() for c in redo},
+        ),
+    )
+    for c in redo:
+        t = t.set_column(t.column_names.index(c), c, again.column(c))
     return t
 
 

@@ -35,3 +35,44 @@ def write_prompts(tmp_path):
         return p
 
     return make
+
+
+@pytest.fixture
+def tcp_not_ray():
+    """Plain TCP servers on 127.0.0.1 that are not Ray: ``start(mode)`` -> port; ``silent`` accepts and says nothing,
+    ``junk`` answers with a line of text (as an HTTP/1 or SSH server would), ``close`` hangs up at once."""
+    import socket
+    import threading
+
+    socks, stop = [], threading.Event()
+
+    def start(mode: str) -> int:
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(8)
+        srv.settimeout(0.2)
+        socks.append(srv)
+
+        def serve():
+            held = []
+            while not stop.is_set():
+                try:
+                    conn, _ = srv.accept()
+                except OSError:
+                    continue
+                if mode == "junk":
+                    conn.sendall(b"SSH-2.0-OpenSSH_9.6 not ray\r\n")
+                if mode == "close":
+                    conn.close()
+                else:
+                    held.append(conn)  # keep it open, answering nothing more
+            for c in held:
+                c.close()
+
+        threading.Thread(target=serve, daemon=True).start()
+        return srv.getsockname()[1]
+
+    yield start
+    stop.set()
+    for s in socks:
+        s.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bz2
+import shutil
 
 import pyarrow.parquet as pq
 import pytest
@@ -130,3 +131,84 @@ def test_cli_reads_the_index_next_to_the_dump(multistream, tmp_path):
         ],
     )
     assert r.exit_code == 1 and "E003" in r.output and "multistream index not found" in r.output
+
+
+def _doctored(multistream, tmp_path, how: str):
+    """A copy of the test multistream dump with its index doctored: ``drop-first`` leaves out the lines of the first
+    page stream (its pages lie before the first offset the index names), ``drop-middle`` those of the third stream,
+    ``head-pages`` puts the first page stream's pages into the head stream (the index points them at offset 0)."""
+    dump, index = multistream
+    lines = bz2.open(index, "rt", encoding="utf-8").read().splitlines()
+    offsets = sorted({int(x.split(":", 1)[0]) for x in lines})
+    d = tmp_path / how
+    d.mkdir()
+    new_dump = d / dump.name
+    if how == "head-pages":
+        raw = dump.read_bytes()
+        head = bz2.decompress(raw[: offsets[0]])
+        first = bz2.decompress(raw[offsets[0] : offsets[1]])
+        merged = bz2.compress(head + first)
+        shift = len(merged) - offsets[1]
+        new_dump.write_bytes(merged + raw[offsets[1] :])
+        fixed = []
+        for x in lines:
+            off, rest = x.split(":", 1)
+            off = int(off)
+            fixed.append(f"{0 if off == offsets[0] else off + shift}:{rest}")
+        lines = fixed
+    else:
+        shutil.copyfile(dump, new_dump)
+        gone = offsets[0] if how == "drop-first" else offsets[2]
+        lines = [x for x in lines if int(x.split(":", 1)[0]) != gone]
+    new_index = d / index.name
+    with bz2.open(new_index, "wt", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return new_dump, new_index
+
+
+@pytest.mark.parametrize("how", ["drop-first", "drop-middle", "head-pages"])
+def test_index_cross_checked_against_the_streams(multistream, tmp_path, how, caplog):
+    """Pages missing from the index, or in a head stream, are read (they used to be dropped silently, exit 0)."""
+    from biaskit.scrape.dump import iter_dump
+    from biaskit.scrape.multistream import iter_stream_pages, read_index, read_stream, stream_spans
+
+    dump, index = _doctored(multistream, tmp_path, how)
+    want = [p.title for p in iter_dump(DUMP206)]
+    assert [p.title for p in iter_dump(dump)] == want  # the doctored dump holds every page
+    with caplog.at_level("WARNING", logger="biaskit"):
+        spans = stream_spans(dump, read_index(index))
+    got = [p.title for span in spans for p in iter_stream_pages(read_stream(dump, span))]
+    assert got == want and len(got) == 106
+    if how == "drop-first":  # 20 pages (redirects included) lie before the first offset the index names
+        assert "20 page(s) lie before the first stream the index names" in caplog.text
+    elif how == "drop-middle":
+        assert "lie before" not in caplog.text and len(spans) == 10  # one span covers two streams
+
+
+def test_doctored_index_gives_every_prompt_with_processes(multistream, tmp_path):
+    from biaskit.scrape.pipeline import scrape_dump
+
+    dump, index = _doctored(multistream, tmp_path, "drop-first")
+    cfg = _all_pages_cfg()
+    one = scrape_dump(multistream[0], cfg, tmp_path / "one.parquet", all_pages=True)
+    two = scrape_dump(dump, cfg, tmp_path / "two.parquet", all_pages=True, index=index, processes=2)
+    assert one.counts == two.counts and one.counts["pages_processed"] == 106
+    assert _table(tmp_path / "one.parquet").equals(_table(tmp_path / "two.parquet"))
+
+
+def test_processes_above_the_cpu_count_is_refused(multistream, tmp_path):
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+    from biaskit.limits import cpu_count
+
+    dump, _ = multistream
+    r = CliRunner().invoke(
+        app, ["--quiet", "scrape", "dump", str(dump), "--config", "demo", "--processes", "100000", "--out", str(tmp_path / "p.parquet")]
+    )
+    assert r.exit_code == 1 and "error[E383]" in r.output and f"CPUs ({cpu_count()})" in r.output and "100000" in r.output
+    assert not (tmp_path / "p.parquet").exists()
+    r = CliRunner().invoke(
+        app, ["--quiet", "scrape", "dump", str(dump), "--config", "demo", "--processes", "0", "--out", str(tmp_path / "p.parquet")]
+    )
+    assert r.exit_code == 1 and "error[E005]" in r.output

@@ -307,11 +307,13 @@ def agreement(
     below it is flagged (``careless_flag`` = 1).
     """
     t, round = _one_round(to_arrow(annotations), round)
+    if task is None and "task_type" not in t.column_names and samples is not None:
+        task = _task_of(to_arrow(samples), None)[1]  # the samples name the task the annotations lack
     tt, spec = _task_of(t, task)
-    gold = _gold_answers(samples)
-    from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings
+    from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers
 
     check_task_labels(t.column("label").to_pylist(), tt)
+    gold = gold_answers(samples, tt)
     crowd_warnings(*(t.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
     lt = LabelTable.from_annotations(t, exclude_items=gold)
     row = partial(_row, round, spec)
@@ -360,23 +362,6 @@ def _task_of(t: pa.Table, task: str | TaskType | None) -> tuple[TaskType | None,
     tt = get_task_type(task) if task else None
     spec = (task if isinstance(task, str) else tt.name) if tt else None
     return tt, spec
-
-
-def _gold_answers(samples: Any) -> dict[str, str]:
-    """sample_id -> gold label of the samples table's gold items (none without samples or ``is_gold``)."""
-    gold: dict[str, str] = {}
-    if samples is None:
-        return gold
-    s = to_arrow(samples)
-    if "is_gold" in s.column_names:
-        for sid, g, lab in zip(
-            s.column("sample_id").to_pylist(),
-            s.column("is_gold").to_pylist(),
-            s.column("gold_label").to_pylist() if "gold_label" in s.column_names else [None] * s.num_rows,
-        ):
-            if g:
-                gold[sid] = lab
-    return gold
 
 
 def _coefficient_rows(row: _RowFn, lt: LabelTable, tt: TaskType | None, *, n_boot: int, seed: int) -> list[dict[str, Any]]:

@@ -125,7 +125,8 @@ def group_rows(
     k = len(labels)
     idx = {lab: i for i, lab in enumerate(labels)}
     code = np.array([idx[a] * k + idx[b] for a, b in zip(y_true, y_pred)], dtype=np.int64)
-    gvals = np.array(["(missing)" if g is None else str(g) for g in groups], dtype=object)
+    # a null grouping value, None or a float NaN (a float --by column), is the group "(missing)", never "nan"
+    gvals = np.array(["(missing)" if g is None or (isinstance(g, float) and g != g) else str(g) for g in groups], dtype=object)
 
     def row(measure: str, value: float | None, **kw: Any) -> dict[str, Any]:
         return _row(round, task, measure, value, **kw, metric=metric, group_by=by)  # metric, group_by last, as always

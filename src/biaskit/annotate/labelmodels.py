@@ -78,19 +78,36 @@ class LabelModelWarning(CrowdWarning):
     """An annotations table a label model can fit but should not be trusted on (one label, one annotator, no overlap)."""
 
 
-def check_task_labels(labels, task: TaskType | None) -> None:
-    """E251 when a label is outside the task's label set (pull drops those; a hand-made table may have them)."""
+def check_task_labels(labels, task: TaskType | None, *, what: str = "the annotations") -> None:
+    """E251 when a label is outside the task's label set (pull drops those; a hand-made table may have them);
+    E386 when there is no task to check them against (no ``task_type`` column and no ``--task``)."""
+    from biaskit.labels import check_task
+
     if task is None:
-        return
-    bad = Counter(lab for lab in labels if lab is not None and lab not in task.labels)
-    if bad:
         raise BiaskitError(
-            "E251",
-            f"{sum(bad.values())} label(s) outside the {task.name} task's set",
-            value=dict(bad),
-            options=task.labels,
-            fix="pull the labels with `biaskit annotate pull` (it drops such labels) or pass the right --task",
+            "E386",
+            f"{what} name no task type, so their labels cannot be checked",
+            value=None,
+            fix="pass --task (e.g. --task sentiment, or --task name:a,b,c), or give a table with a task_type column",
         )
+    check_task(labels, task, what=what, fix="pull the labels with `biaskit annotate pull` (it drops such labels) or pass the right --task")
+
+
+def gold_answers(samples: Any, task: TaskType | None) -> dict[str, str]:
+    """sample_id -> gold label of the samples table's gold items, each checked against the task's labels
+    (a gold answer outside them, e.g. ``SUPERPOSITIVE``, is E251, never an item's label)."""
+    gold: dict[str, str] = {}
+    if samples is None:
+        return gold
+    s = to_arrow(samples)
+    if "is_gold" in s.column_names:
+        gl = s.column("gold_label").to_pylist() if "gold_label" in s.column_names else [None] * s.num_rows
+        for sid, g, lab in zip(s.column("sample_id").to_pylist(), s.column("is_gold").to_pylist(), gl):
+            if g and lab is not None:
+                gold[sid] = lab
+    if gold and task is not None:
+        check_task_labels(list(gold.values()), task, what="the samples table's gold answers (gold_label)")
+    return gold
 
 
 def crowd_warnings(items: list[str], annotators: list[str], labels: list[str], *, cls=CrowdWarning, stacklevel: int = 3) -> list[str]:
@@ -160,14 +177,7 @@ def crowd_frame(annotations: Any, *, task: str | TaskType | None = None, samples
             value=dup[:3],
             fix="pull the labels with `biaskit annotate pull`, which keeps each annotator's latest label",
         )
-    gold: dict[str, str] = {}
-    if samples is not None:
-        s = to_arrow(samples)
-        if "is_gold" in s.column_names:
-            gl = s.column("gold_label").to_pylist() if "gold_label" in s.column_names else [None] * s.num_rows
-            for sid, g, lab in zip(s.column("sample_id").to_pylist(), s.column("is_gold").to_pylist(), gl):
-                if g and lab is not None:
-                    gold[sid] = lab
+    gold = gold_answers(samples, tt)
     df = pd.DataFrame(rows, columns=["task", "worker", "label"])
     return df, tt, gold
 

@@ -14,7 +14,6 @@ The next round then prefers the items the metric is least sure about (:func:`unc
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from biaskit.errors import BiaskitError
+from biaskit.inputs import Field
 from biaskit.io import to_arrow
 
 Z95 = 1.959963984540054
@@ -109,21 +109,61 @@ def plan_round(validation: Any, *, target: float = 0.05, rate: str = "accuracy",
     }
 
 
-def read_plan(path: str | Path) -> dict[str, Any]:
+#: the declared keys of a plan file (what :func:`plan_round` writes): type, and for counts a lower bound of 0
+_FIX = "pass the file `biaskit annotate plan` wrote, or correct the key (docs/annotation.md)"
+PLAN_FIELDS = {
+    "version": Field("int", minimum=1, fix=_FIX),
+    "method": Field("str", fix=_FIX),
+    "metric": Field("str", fix=_FIX),
+    "rate": Field("str", fix=_FIX),
+    "group_by": Field("str", required=True, nullable=False, fix='name the samples column the plan groups by, e.g. "group_by": "group"'),
+    "target_half_width": Field("number", minimum=0, fix=_FIX),
+    "z": Field("number", minimum=0, fix=_FIX),
+    "groups": Field("object", required=True, nullable=False, fix='give groups as {"GROUP": {"n_more": 10}, ...}'),
+    "total_more": Field("int", minimum=0, fix=_FIX),
+}
+_COUNT = "a whole number of items >= 0 (or null: nothing to draw)"
+PLAN_GROUP_FIELDS = {
+    "n_more": Field("int", minimum=0, fix=f'give n_more as {_COUNT}, e.g. "n_more": 10'),
+    "n_now": Field("int", minimum=0, fix=f"give n_now as {_COUNT}"),
+    "n_needed": Field("int", minimum=0, fix=f"give n_needed as {_COUNT}"),
+    "rate_items_now": Field("int", minimum=0, fix=f"give rate_items_now as {_COUNT}"),
+    "rate_items_needed": Field("int", minimum=0, fix=f"give rate_items_needed as {_COUNT}"),
+    "rate": Field("number", minimum=0, fix=_FIX),
+    "rate_used": Field("number", minimum=0, fix=_FIX),
+    "share": Field("number", minimum=0, fix=_FIX),
+    "half_width_now": Field("number", minimum=0, fix=_FIX),
+    "half_width_planned": Field("number", minimum=0, fix=_FIX),
+    "error": Field("str", fix=_FIX),
+    "note": Field("str", fix=_FIX),
+}
+
+
+def read_plan(path: str | Path, task: Any = None) -> dict[str, Any]:
+    """A plan file read through the input layer (:mod:`biaskit.inputs`): JSON (a BOM accepted, NaN refused), the
+    declared keys of :data:`PLAN_FIELDS` and, per group, :data:`PLAN_GROUP_FIELDS` (an unknown key is E382; a
+    wrong type, NaN or a negative count such as ``n_more: -5`` is E381, naming the file, key and value). With
+    ``task`` (a TaskType), a ``miss_rate_<label>`` plan must name one of its labels (E251)."""
+    from biaskit.inputs import check_record, read_json
+
     p = Path(path)
-    try:
-        plan = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BiaskitError("E256", "plan file not found", value=str(p), fix="write one with `biaskit annotate plan ... --out plan.json`") from None
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise BiaskitError("E256", "the plan file is not JSON", value=str(p), fix="pass the file `biaskit annotate plan` wrote") from None
-    if not isinstance(plan, dict) or not isinstance(plan.get("groups"), dict) or not plan.get("group_by"):
-        raise BiaskitError("E256", "not a round plan (needs group_by and groups)", value=str(p), fix="pass the file `biaskit annotate plan` wrote")
+    if not p.is_file():
+        raise BiaskitError("E256", "plan file not found", value=str(p), fix="write one with `biaskit annotate plan ... --out plan.json`")
+    plan = check_record(read_json(p, what="plan file", code="E256", fix=_FIX), PLAN_FIELDS, source=str(p), fix=_FIX)
+    groups = {}
+    for g, entry in plan["groups"].items():
+        groups[g] = check_record(entry, PLAN_GROUP_FIELDS, source=str(p), where=f"groups[{g!r}]", fix=_FIX)
+    plan["groups"] = groups
+    rate = plan.get("rate") or ""
+    if task is not None and rate.startswith("miss_rate_"):
+        from biaskit.labels import check_task
+
+        check_task([rate[len("miss_rate_") :]], task, what=f"the plan file {p} (its rate {rate!r})", column="rate")
     return plan
 
 
 def quotas(plan: dict[str, Any]) -> dict[str, int]:
-    """{group: items to draw} of a plan."""
+    """{group: items to draw} of a plan (read with :func:`read_plan`: every ``n_more`` is a count >= 0 or null)."""
     return {g: int(e.get("n_more") or 0) for g, e in plan["groups"].items()}
 
 

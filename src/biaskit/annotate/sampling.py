@@ -402,6 +402,11 @@ def _uncertainty_inputs(rows: list[dict[str, Any]], cols: list[str], tt: TaskTyp
     return same_scale, cuts
 
 
+def _group_value(v: Any) -> Any:
+    """A grouping value as a stratum name: a float NaN (a float --by column) is a null, as None."""
+    return None if isinstance(v, float) and v != v else v
+
+
 def _draw_per_label(pool: list[dict[str, Any]], d: _Design, tt: TaskType, rng: np.random.Generator, rep: SampleReport) -> list[dict[str, Any]]:
     """Sheng et al.'s design: ``per_label[lab]`` items with the metric's label ``lab`` in each value of ``by``."""
     mc, per_label = d.mc, d.per_label
@@ -418,7 +423,7 @@ def _draw_per_label(pool: list[dict[str, Any]], d: _Design, tt: TaskType, rng: n
     for p in pool:
         lab = p["_row"].get(mc.label)
         if lab in per_label:
-            key = f"{d.by}={p['_row'].get(d.by)}|{mc.metric}={lab}"
+            key = f"{d.by}={_group_value(p['_row'].get(d.by))}|{mc.metric}={lab}"
             groups[key].append(p)
     chosen: list[dict[str, Any]] = []
     for key in sorted(groups):

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from biaskit.errors import BiaskitError
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
-_LABEL = re.compile(r"^[a-z0-9][a-z0-9 _\-]{0,39}$")
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,7 @@ class TaskType:
                 f"label outside the {self.name} task's label set",
                 value=label,
                 options=self.labels,
-                fix="use one of the task's labels (labels are lowercase)",
+                fix="use one of the task's labels (labels are lowercase, Unicode NFC)",
             )
         return label
 
@@ -201,17 +200,22 @@ def custom_task_type(
         raise BiaskitError(
             "E091", "invalid task type name", value=name, fix="use lowercase letters, digits and underscores, starting with a letter (e.g. 'stance')"
         )
-    labs = [str(x).strip().lower() for x in labels]
+    from biaskit.labels import is_label, normalize
+
+    labs = [normalize(x) for x in labels]
     if len(labs) < 2:
         raise BiaskitError(
             "E091", "a choice set needs at least two labels", value=labs, fix="give labels as name:a,b[,c...] (e.g. stance:agree,disagree,unrelated)"
         )
     if len(set(labs)) != len(labs):
         raise BiaskitError("E091", "duplicate labels in the choice set", value=labs, fix="list each label once")
-    bad = [lab for lab in labs if not _LABEL.match(lab)]
+    bad = [lab for lab in labs if not is_label(lab)]
     if bad:
         raise BiaskitError(
-            "E091", "invalid label in the choice set", value=bad[0], fix="labels are 1-40 lowercase letters, digits, spaces, '-' or '_'"
+            "E091",
+            "invalid label in the choice set",
+            value=bad[0],
+            fix="labels are 1-40 letters (any script), digits, spaces, '-' or '_', starting with a letter or digit",
         )
     return TaskType(
         name,

@@ -233,9 +233,12 @@ def validate_metric(
     mc = resolve(metric, s.column_names, label_column=label_column, score_column=score_column, need_label=True)
     srows = {r["sample_id"]: r for r in s.to_pylist()}
     _check_annotated_items_known(a, srows)
-    from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings
+    from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers
+    from biaskit.labels import check_column
 
     check_task_labels(a.column("label").to_pylist() if "label" in a.column_names else [], tt)
+    gold_answers(s, tt)  # a gold answer outside the task's labels is E251
+    check_column(s.column(mc.label).to_pylist(), mc.label, what="the samples table")  # the metric's own labels (E151)
     if all(c in a.column_names for c in ("sample_id", "annotator", "label")):
         crowd_warnings(*(a.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
     _check_by_column(s, by)
@@ -337,9 +340,10 @@ def _human_labels(a: pa.Table, tt: TaskType, *, labels: Any, tie_policy: str, ex
     """The human label per item in :func:`majority_vote`'s shape: a label model's labels, or the majority vote."""
     if labels is None:
         return majority_vote(a, task=tt, tie_policy=tie_policy, exclude_labels=exclude_labels, seed=seed)
-    from biaskit.annotate.labelmodels import labels_as_majority
+    from biaskit.annotate.labelmodels import check_task_labels, labels_as_majority
 
     mv = labels_as_majority(labels, exclude_labels=exclude_labels)
+    check_task_labels(mv.column("label").to_pylist(), tt, what="the --labels table")
     missing = sorted(set(a.column("sample_id").to_pylist()) - set(mv.column("sample_id").to_pylist()))
     if missing and mv.num_rows == 0:
         raise BiaskitError(

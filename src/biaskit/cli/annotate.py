@@ -89,7 +89,7 @@ def sample(
     t = read_table(scores)
     excl, used = _excluded_items(exclude, exclude_previous, ledger, round_, scores)
     pl = _parse_per_label(per_label)
-    quota, quota_by, metric = _plan_quota(plan, prefer, metric)
+    quota, quota_by, metric = _plan_quota(plan, prefer, metric, task)
     table, rep = sample_round(
         t,
         round=round_,
@@ -162,7 +162,7 @@ def _round_ref(samples: Path | None, ledger: Path | None) -> dict:
     return {"samples_path": str(Path(samples).resolve()), "project": led.project_for(samples, ledger)}
 
 
-def _plan_quota(plan: Path | None, prefer: str, metric: str | None) -> tuple:
+def _plan_quota(plan: Path | None, prefer: str, metric: str | None, task: str | None = None) -> tuple:
     """(per-group quota, its grouping column, metric) from ``--plan``; ``--prefer`` needs a plan."""
     from biaskit.errors import BiaskitError
 
@@ -171,8 +171,9 @@ def _plan_quota(plan: Path | None, prefer: str, metric: str | None) -> tuple:
             raise BiaskitError("E256", "--prefer needs --plan", value=prefer, fix="add --plan plan.json (biaskit annotate plan)")
         return None, None, metric
     from biaskit.annotate.planning import quotas, read_plan
+    from biaskit.annotate.tasks import get_task_type
 
-    pl_ = read_plan(plan)
+    pl_ = read_plan(plan, get_task_type(task) if task else None)
     return quotas(pl_), pl_["group_by"], metric or pl_.get("metric")
 
 

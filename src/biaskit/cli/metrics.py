@@ -60,11 +60,11 @@ def score(
     t = read_table(table)
     if dry_run:
         return _dry_run(t, metrics, text_column, params)
-    if "prompt_id" in t.column_names:
-        from biaskit.schema import validate
+    from biaskit.schema import validate
 
-        # the checks the output will get (types, row key), made before the work: never refuse after scoring
-        validate(t, "scores", where=str(table), keys=True)
+    # the checks the output will get (required prompt_id, types, row key), made before the work: never refuse
+    # after scoring, and never write a scores table that fails `biaskit schema scores --check`
+    validate(t, "scores", where=str(table), keys=True)
     used = []
     facts: dict = {}
     store = open_cache(cache)
@@ -83,7 +83,7 @@ def score(
             **_cost(scored, used),
         },
     )
-    write_table(scored, out, stage="scores" if "prompt_id" in scored.column_names else None, manifest=manifest)
+    write_table(scored, out, stage="scores", manifest=manifest)
     typer.echo(f"scored {scored.num_rows} rows -> {out}")
     for m in used:
         err = scored.column(m.error_column).drop_null()

@@ -105,6 +105,10 @@ def scrape_dump_cmd(
     from biaskit.scrape.config import cap_pages, load_config
     from biaskit.scrape.pipeline import scrape_dump
 
+    if engine == "local":  # before the config and the dump are read (Ray: tasks in flight, on the cluster's CPUs)
+        from biaskit.limits import check_processes
+
+        check_processes(processes)
     cfg = cap_pages(
         load_config(_config_spec(config or "demo", config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)),
         max_pages,
@@ -154,9 +158,11 @@ def scrape_api_cmd(
 
     Example: biaskit scrape api https://en.wikipedia.org/w/api.php --config bold --preset bold --out bold_like.parquet --user-agent "my-project (me@example.org)"
     """
+    from biaskit.limits import check_processes
     from biaskit.scrape.config import cap_pages, load_config
     from biaskit.scrape.pipeline import scrape_api
 
+    check_processes(processes)
     cfg = cap_pages(
         load_config(_config_spec(config, config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages
     )

@@ -233,6 +233,11 @@ def _is_loopback(address: str) -> bool:
 
 #: seconds to wait for a Ray address to accept a connection before E161 (env BIASKIT_RAY_CONNECT_TIMEOUT)
 CONNECT_TIMEOUT = 10.0
+#: seconds a connected peer has to answer the HTTP/2 greeting before E384; with the connection the probe
+#: gives up within CONNECT_TIMEOUT + HANDSHAKE_TIMEOUT = 15 s
+HANDSHAKE_TIMEOUT = 5.0
+#: the HTTP/2 client connection preface and an empty SETTINGS frame (RFC 9113 section 3.4)
+_H2_GREETING = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 
 
 def _resolve_address(address: str) -> str:
@@ -289,10 +294,10 @@ def _probe(address: str) -> None:
         )
     if port is None:
         port = 10001 if address.startswith("ray://") else 6379
-    timeout = float(os.environ.get("BIASKIT_RAY_CONNECT_TIMEOUT") or CONNECT_TIMEOUT)
+    timeout = min(float(os.environ.get("BIASKIT_RAY_CONNECT_TIMEOUT") or CONNECT_TIMEOUT), CONNECT_TIMEOUT)
     try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            answer = _h2_answer(sock)
     except OSError as exc:
         what = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or type(exc).__name__)
         raise BiaskitError(
@@ -301,6 +306,37 @@ def _probe(address: str) -> None:
             value=_safe_address(address),
             fix="check the address and that the cluster runs (ray status), or leave --ray-address and RAY_ADDRESS unset to start a local Ray",
         ) from None
+    if answer is not None:
+        raise BiaskitError(
+            "E384",
+            f"{_safe_address(address)} accepts connections but does not answer as Ray: {answer}",
+            value=_safe_address(address),
+            fix="pass the Ray cluster's address (GCS host:6379, or ray://host:10001 for Ray Client; `ray status` shows it), not another service's port",
+        )
+
+
+def _h2_answer(sock) -> str | None:
+    """None when the peer answers the HTTP/2 greeting with a SETTINGS frame, as every gRPC server (Ray's GCS and
+    its Ray Client server) does; else what it did instead (silence, closing, other bytes)."""
+
+    sock.settimeout(HANDSHAKE_TIMEOUT)
+    try:
+        sock.sendall(_H2_GREETING)
+        head = b""
+        while len(head) < 9:
+            chunk = sock.recv(9 - len(head))
+            if not chunk:
+                return "it closed the connection" + (f" after {head[:16]!r}" if head else " without a reply")
+            head += chunk
+    except TimeoutError:
+        return f"no HTTP/2 reply within {HANDSHAKE_TIMEOUT:g} s"
+    except ConnectionError:  # reset or broken pipe: it hung up
+        return "it closed the connection without a reply"
+    except OSError as exc:
+        return f"the connection failed ({exc.strerror or type(exc).__name__})"
+    if head[3] != 0x04:  # frame type SETTINGS
+        return f"it replied {head[:16]!r}, not an HTTP/2 (gRPC) SETTINGS frame"
+    return None
 
 
 def _safe_address(address: str) -> str:

@@ -77,8 +77,12 @@ def _sanitize(value: Any) -> str:
 
 
 def _config_names(values: list[Any]) -> dict[Any, str]:
-    """value -> task-name suffix: lowercase [a-z0-9_]; null -> ``none``; two values that clash get a hash suffix."""
-    base = {v: ("none" if v is None else _sanitize(v)) for v in values}
+    """value -> task-name suffix: lowercase [a-z0-9_]; null -> ``none``; two values that clash get a hash suffix;
+    a suffix over 100 bytes keeps its head and gets a hash of the whole (:func:`biaskit.inputs.path_component`),
+    so a 300-character domain gives a file name the file system accepts."""
+    from biaskit.inputs import path_component
+
+    base = {v: ("none" if v is None else path_component(_sanitize(v), limit=100)) for v in values}
     counts: dict[str, int] = {}
     for s in base.values():
         counts[s] = counts.get(s, 0) + 1
@@ -88,6 +92,14 @@ def _config_names(values: list[Any]) -> dict[Any, str]:
             s = f"{s}_{hashlib.sha1(repr(v).encode()).hexdigest()[:6]}"
         out[v] = s
     return out
+
+
+def _task_name(group: str, suffix: str) -> str:
+    """The lm-eval task name (and file stem) of one config: at most 200 bytes, so that lm-eval's own
+    ``samples_<task>_<date>.jsonl`` also fits the file system's 255-byte name limit."""
+    from biaskit.inputs import path_component
+
+    return path_component(f"{group}_{suffix}", limit=200)
 
 
 def _default_kind(t: pa.Table) -> str:
@@ -357,7 +369,7 @@ def _write_tasks(tmp: Path, plan: _ExportPlan, t: pa.Table) -> dict[str, int]:
     tasks: dict[str, int] = {}
     for value, suffix in plan.configs:
         part = _config_part(t, plan.config_by, value)
-        task = f"{plan.group}_{suffix}"
+        task = _task_name(plan.group, suffix)
         write_parquet(part, tmp / "data" / f"{task}.parquet")
         cfg = _task_config(plan, task, value, part.num_rows)
         write_text_atomic(tmp / f"{task}.yaml", "# written by `biaskit export lm-eval`\n" + yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
@@ -505,18 +517,11 @@ class _Run:
 
 
 def _json_file(path: Path) -> dict:
+    from biaskit.inputs import loads_json
     from biaskit.io import read_text_utf8
 
     text = read_text_utf8(path, "lm-eval results file")
-    try:
-        obj = json.loads(text)
-    except ValueError as exc:
-        raise BiaskitError(
-            "E262",
-            f"{path}:{getattr(exc, 'lineno', '?')}: not valid JSON ({exc.msg if hasattr(exc, 'msg') else exc})",
-            value=str(path),
-            fix="the file is damaged or cut short: run lm_eval again",
-        ) from None
+    obj = loads_json(text, source=str(path), nonfinite=True, code="E262", fix="the file is damaged or cut short: run lm_eval again")
     if not isinstance(obj, dict):
         raise BiaskitError(
             "E262",
@@ -576,21 +581,24 @@ def _model_args(results: dict) -> dict[str, str]:
 
 def _read_samples(path: Path):
     """(line number, record) for every line, streamed; E262 naming file and line for a line that is not a JSON object."""
+    from biaskit.inputs import loads_json
     from biaskit.io import check_utf8
 
     check_utf8(path, "lm-eval samples file")
     seen = False
-    with open(path, encoding="utf-8") as fh:
+    with open(path, encoding="utf-8-sig") as fh:  # a UTF-8 byte-order mark at the start is fine
         for no, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                rec = json.loads(line)
-            except ValueError as exc:
+                rec = loads_json(line, source=str(path), line=no, nonfinite=True, code="E262")
+            except BiaskitError as exc:
+                if exc.code != "E262":
+                    raise
                 cut = "" if line.endswith("\n") else " (the line has no end: the file was cut short)"
                 raise BiaskitError(
                     "E262",
-                    f"{path}:{no}: not a complete JSON object{cut}: {getattr(exc, 'msg', exc)}",
+                    f"{path}:{no}: not a complete JSON object{cut}: {exc.what.partition('not valid JSON (')[2][:-1]}",
                     value=line[:80],
                     fix="the samples file is damaged or was cut short: run lm_eval again",
                 ) from None

@@ -29,7 +29,6 @@ pages per group (in seed order).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -372,13 +371,15 @@ def load_config(path_or_name: str | os.PathLike | dict, *, rule_overrides: dict 
         from biaskit.io import read_text_utf8
 
         text = read_text_utf8(p, "domain config")  # E150 with the line of the first bad byte
-        try:
-            if p.suffix == ".json":
-                data = json.loads(text)
-            else:
-                import yaml
+        from biaskit.inputs import load_yaml, loads_json
 
-                data = yaml.safe_load(text)
+        try:  # the input layer: depth limit (E380), BOM, the file and line in the error
+            if p.suffix == ".json":
+                data = loads_json(text, source=str(p), nonfinite=True, code="E021", fix="fix the syntax")
+            else:
+                data = load_yaml(text, source=str(p), code="E021", fix="fix the syntax")
+        except BiaskitError:
+            raise
         except Exception as exc:
             raise BiaskitError("E021", f"domain config {p} is not valid YAML/JSON: {exc}", value=str(p), fix="fix the syntax") from exc
         src = str(p)

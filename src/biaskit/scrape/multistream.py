@@ -77,7 +77,12 @@ def read_index(index: str | os.PathLike) -> list[int]:
 
 
 def stream_spans(dump: str | os.PathLike, offsets: list[int]) -> list[tuple[int, int]]:
-    """(start, end) byte spans of the page streams: from each offset to the next (the last to the end of the file)."""
+    """(start, end) byte spans of the page streams: from each offset to the next (the last to the end of the file).
+
+    The index is cross-checked against the streams, so that no page is left out: the bytes before its first offset
+    (normally the head stream alone) are read too when they hold pages, i.e. when the head stream also holds
+    pages or the index lacks the lines of the first page streams (a warning says how many pages). A span that
+    covers several streams (the index lacks a stream in the middle) is read whole (bzip2 streams concatenate)."""
     size = Path(dump).stat().st_size
     if offsets[-1] >= size:
         raise BiaskitError(
@@ -87,7 +92,30 @@ def stream_spans(dump: str | os.PathLike, offsets: list[int]) -> list[tuple[int,
             fix="the index belongs to another dump: give the matching one",
         )
     ends = [*offsets[1:], size]
-    return list(zip(offsets, ends))
+    spans = list(zip(offsets, ends))
+    if offsets[0] > 0:
+        head = read_stream(dump, (0, offsets[0]))
+        try:
+            n = bz2.decompress(head).count(b"<page>")
+        except (OSError, ValueError, EOFError) as exc:
+            raise BiaskitError(
+                "E385",
+                f"the bytes before the first stream the index names (offset {offsets[0]}) of {Path(dump).name} are not whole bzip2 streams: {exc}",
+                value=offsets[0],
+                fix="the index does not match the dump: give the index that came with it",
+            ) from exc
+        if n:
+            import logging
+
+            logging.getLogger("biaskit").warning(
+                "%s: %d page(s) lie before the first stream the index names (offset %d): a head stream holding pages, "
+                "or streams missing from the index; they are read too",
+                Path(dump).name,
+                n,
+                offsets[0],
+            )
+            spans.insert(0, (0, offsets[0]))
+    return spans
 
 
 def read_stream(dump: str | os.PathLike, span: tuple[int, int]) -> bytes:
@@ -113,7 +141,11 @@ def iter_stream_pages(
             fix="the index does not match the dump: give the index that came with it",
         ) from exc
     if b"<siteinfo" in xml[:4096] or b"<mediawiki" in xml[:4096]:
-        return  # the head stream: no pages
+        # the head stream: its pages, if it holds any (the index cross-check in stream_spans reads it then)
+        end = xml.find(b"</siteinfo>")
+        xml = xml[end + len(b"</siteinfo>") :] if end >= 0 else xml[xml.find(b">", xml.find(b"<mediawiki")) + 1 :]
+        if b"<page>" not in xml:
+            return
     xml = _CLOSE.sub(b"", xml)
     yield from iter_dump_file(BytesIO(b"<mediawiki>" + xml + b"</mediawiki>"), Path(name), namespaces=namespaces, include_redirects=include_redirects)
 

@@ -307,7 +307,11 @@ def build_from_pages(
     multistream dump, run on ``processes`` workers or on Ray (``engine``: an ``EngineSpec`` named ``ray``).
     ``abbreviations``: words the ``wiki`` splitter never ends a sentence after (learnt: :mod:`biaskit.scrape.abbrev`).
     """
-    if not isinstance(processes, int) or processes < 1:
+    if getattr(engine, "name", "local") != "ray":  # Ray: tasks in flight per window, on the cluster's CPUs
+        from biaskit.limits import check_processes
+
+        check_processes(processes)
+    elif not isinstance(processes, int) or processes < 1:
         raise BiaskitError("E005", "processes must be a positive integer", value=processes, fix="e.g. --processes 2")
     check_assets(cfg)  # before any page and before any output is written
     out = Path(out)

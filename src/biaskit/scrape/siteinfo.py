@@ -278,6 +278,21 @@ def _name_re(name: str) -> str:
     return r"[ _]+".join(re.escape(w) for w in name.split(" "))
 
 
+def _namespace_key(value: object, source: str) -> int:
+    """A namespace key (``<namespace key="6">``, the API's namespace ids): a whole number, else E032 naming it."""
+    try:
+        return int(str(value).strip())
+    except (TypeError, ValueError):
+        from biaskit.errors import BiaskitError
+
+        raise BiaskitError(
+            "E032",
+            f"{source}: a siteinfo namespace key is not a whole number",
+            value=value,
+            fix="the dump's <siteinfo><namespaces> block is damaged: download the dump again (namespace keys are numbers such as 0, 6, 14)",
+        ) from None
+
+
 def read_dump_siteinfo(path: str | Path) -> tuple[str, dict[int, list[str]], dict[str, str]]:
     """(language, {namespace key: [name]}, {dbname, sitename, base}) from a dump's ``<siteinfo>``; reads only
     the head of the file (stops at the first ``<page>``)."""
@@ -297,7 +312,7 @@ def read_dump_siteinfo(path: str | Path) -> tuple[str, dict[int, list[str]], dic
                         break
                     continue
                 if tag == "namespace" and el.text:
-                    names.setdefault(int(el.get("key", "0")), []).append(el.text.strip())
+                    names.setdefault(_namespace_key(el.get("key", "0"), str(p)), []).append(el.text.strip())
                 elif tag in ("dbname", "sitename", "base"):
                     general[tag] = (el.text or "").strip()
                 elif tag == "siteinfo":
@@ -319,10 +334,10 @@ def site_names_from_api(query: dict, language: str | None = None) -> SiteNames:
     for key, ns in (query.get("namespaces") or {}).items():
         for n in (ns.get("name"), ns.get("canonical")):
             if n:
-                names.setdefault(int(key), []).append(n)
+                names.setdefault(_namespace_key(key, "the API's siteinfo"), []).append(n)
     for alias in query.get("namespacealiases") or []:
         if alias.get("alias"):
-            names.setdefault(int(alias["id"]), []).append(alias["alias"])
+            names.setdefault(_namespace_key(alias.get("id"), "the API's namespacealiases"), []).append(alias["alias"])
     opts: list[str] = []
     for mw in query.get("magicwords") or []:
         if str(mw.get("name", "")).startswith("img_"):

@@ -26,13 +26,20 @@ def load_file(path: str | Path) -> Any:
 
     text = read_text_utf8(p, "template/data file")
     suffix = p.suffix.lower()
+    from biaskit.inputs import MAX_DEPTH, _depth_ok, load_yaml
+
     try:
         if suffix == ".json":
-            return json.loads(text)
+            obj = json.loads(text)
+            if not _depth_ok(obj):
+                raise BiaskitError("E380", f"{p}: the document is nested more than {MAX_DEPTH} levels deep", value=str(p), fix="check the file")
+            return obj
         if suffix in (".yaml", ".yml"):
-            import yaml
-
-            return yaml.safe_load(text)
+            return load_yaml(text, source=str(p), code="E040", fix="fix the YAML syntax at that position")
+    except RecursionError:
+        raise BiaskitError("E380", f"{p}: the document is nested more than {MAX_DEPTH} levels deep", value=str(p), fix="check the file") from None
+    except BiaskitError:
+        raise
     except json.JSONDecodeError as exc:
         raise BiaskitError(
             "E040", f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})", fix="fix the JSON syntax at that position"

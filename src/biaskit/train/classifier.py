@@ -307,12 +307,15 @@ def majority_baseline(y_train: Sequence[int], n_test: int, n_classes: int) -> li
 
 def vader_mapping(labels: Sequence[str], ordinal: bool, spec: str | None = None) -> tuple[dict[str, int] | None, str]:
     """VADER label (positive/neutral/negative) -> class index, and how it was chosen (or why it is None)."""
+    from biaskit.evaluate.metrics.catalog import labels_of
+
+    vader = labels_of("vader")  # the VADER metric's declared labels
     if spec:
         out = {}
         for part in spec.split(","):
             k, _, v = part.partition("=")
             k, v = k.strip(), v.strip()
-            if k not in ("positive", "neutral", "negative") or v not in labels:
+            if k not in vader or v not in labels:
                 raise BiaskitError(
                     "E172",
                     "malformed --vader-map",
@@ -324,7 +327,7 @@ def vader_mapping(labels: Sequence[str], ordinal: bool, spec: str | None = None)
         return out, f"given: {spec}"
     low = [lab.lower() for lab in labels]
     if "positive" in low and "negative" in low:
-        m = {k: low.index(k) for k in ("positive", "neutral", "negative") if k in low}
+        m = {k: low.index(k) for k in vader if k in low}
         return m, "by name"
     if ordinal and len(labels) == 3:
         return {"negative": 0, "neutral": 1, "positive": 2}, f"by ordinal order ({labels[0]} < {labels[1]} < {labels[2]})"
@@ -1252,7 +1255,9 @@ def _card_use_lines(m: dict[str, Any]) -> list[str]:
         "```",
         "",
     ]
-    if set(m["labels"]) <= {"positive", "negative", "neutral", "other"}:
+    from biaskit.evaluate.metrics.catalog import labels_of
+
+    if set(m["labels"]) <= set(labels_of("regard")):
         lines += [
             "Its class names are those of the `regard` metric, so `-p regard.model=THIS_FOLDER` also loads it; "
             "whether its scores mean regard depends on what the labels were annotated for (see above).",

@@ -85,6 +85,8 @@ class LabelOutput:
     ``report_label``: the report section of the label shares (None: no generic label section); ``test_label``:
     the label whose share the section compares between groups; ``noun``: what the label measures, in words;
     ``question``: the annotation question, for a ``task`` that no built-in task type defines.
+    ``column_pattern``: a regular expression for further label columns with the same labels (a metric whose
+    label columns depend on its data, e.g. one ``norms_<dimension>_class`` per lexicon dimension).
     """
 
     key: str
@@ -100,6 +102,7 @@ class LabelOutput:
     test_label: str | None = None
     noun: str = ""
     question: str = ""
+    column_pattern: str = ""
 
 
 class Metric:
@@ -449,6 +452,27 @@ def _score_table(
             if on_metric:
                 on_metric(m)
             arrays = _score_here(t, m, batch_size, progress, cache)
+        _check_declared_labels(m, arrays)
         for c, arr in arrays.items():
             t = _put_column(t, c, arr)
     return t
+
+
+def _check_declared_labels(m: Metric, arrays: Mapping[str, Any]) -> None:
+    """A metric's label columns hold only the labels it declares (E151; the one check of :mod:`biaskit.labels`),
+    so a metric (a plugin) cannot write a label that statistics, annotation and the report do not know."""
+    from biaskit.labels import check_values
+
+    for lo in m.label_outputs:  # (the instance's: a metric whose labels come from a task file sets its own)
+        if lo.labels and lo.column in arrays:
+            arr = arrays[lo.column]
+            vals = arr.to_pylist() if hasattr(arr, "to_pylist") else list(arr)
+            if any(isinstance(v, bool) for v in vals):  # a flag column (honest_hurtful) read as "true"/"false"
+                vals = [None if v is None else ("true" if v else "false") for v in vals]
+            check_values(
+                vals,
+                lo.labels,
+                what=f"metric {m.name!r} wrote",
+                column=lo.column,
+                fix=f"the metric {m.name!r} must write only its declared labels (its LabelOutput)",
+            )

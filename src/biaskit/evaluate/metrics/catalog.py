@@ -74,3 +74,18 @@ def label_colours() -> dict[str, str]:
         for lab, colour in lo.colours.items():
             out.setdefault(lab, colour)
     return out
+
+
+def vocabulary(column: str) -> tuple[str, ...] | None:
+    """The labels of the label column ``column`` as its metric declares them (its :class:`LabelOutput`'s
+    ``column``, or a ``column_pattern`` it matches); None for a column no registered metric declares."""
+    import re
+
+    outs = list(label_outputs().values())
+    for lo in outs:
+        if lo.column == column:
+            return lo.labels or None  # (no closed vocabulary declared: the labels come with the data, e.g. a task file)
+    for lo in outs:
+        if lo.column_pattern and re.fullmatch(lo.column_pattern, column):
+            return lo.labels or None
+    return None

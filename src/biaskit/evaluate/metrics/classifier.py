@@ -374,7 +374,12 @@ class ToxicityMetric(_ClassifierMetric):
         return cols, [None] * len(texts)
 
 
-REGARD_LABELS = ("positive", "negative", "neutral", "other")
+def regard_labels() -> tuple[str, ...]:
+    """The regard metric's declared labels (its ``LabelOutput``), the two in its score first (positive, negative),
+    then the rest: the order of its probability columns."""
+    lo = RegardMetric.label_outputs[0]
+    ends = [c.removeprefix("regard_") for c in (lo.score or "").split("-")]
+    return tuple([lab for lab in ends if lab in lo.labels] + [lab for lab in lo.labels if lab not in ends])
 
 
 def mask_mentions(text: str, terms: list[str], mask: str = "XYZ") -> str:
@@ -425,8 +430,9 @@ class RegardMetric(_ClassifierMetric):
                 k, _, v = part.partition("=")
                 mapping[label_key(k)] = label_key(v)
         labels = [mapping.get(lab, lab) for lab in self.clf.labels]
-        missing = [lab for lab in REGARD_LABELS if lab not in labels]
-        extra = [lab for lab in labels if lab not in REGARD_LABELS]
+        declared = regard_labels()
+        missing = [lab for lab in declared if lab not in labels]
+        extra = [lab for lab in labels if lab not in declared]
         # a model trained without "other" (Sheng et al. dropped it; `biaskit train classifier --drop-label other`)
         # is accepted: it gives "other" probability 0 (it has no such class; info["labels"] lists its 3 labels)
         if missing == ["other"] and not extra and len(labels) == 3:
@@ -436,14 +442,14 @@ class RegardMetric(_ClassifierMetric):
                 "E070",
                 "the regard model's labels are not positive/negative/neutral/other",
                 value=labels,
-                options=REGARD_LABELS,
+                options=declared,
                 fix="pass regard.label_map=MODEL_LABEL=regard_label,...",
             )
         self.labels = labels
         self.info.update({"model": self.config["model"], "labels": labels, "mask": self.config["mask"], "device": str(self.clf.device)})
 
     def fields(self) -> dict[str, pa.DataType]:
-        return {"label": pa.string(), **{lab: pa.float64() for lab in REGARD_LABELS}}
+        return {"label": pa.string(), **{lab: pa.float64() for lab in regard_labels()}}
 
     def _score_texts(self, texts, batch, rows):
         errors: list[str | None] = [None] * len(texts)
@@ -476,7 +482,7 @@ class RegardMetric(_ClassifierMetric):
             cols["label"].append(self.labels[j])
             for k, lab in enumerate(self.labels):
                 cols[lab].append(float(row[k]))
-            for lab in REGARD_LABELS:
+            for lab in regard_labels():
                 if lab not in self.labels:
                     cols[lab].append(0.0)
         return cols, errors

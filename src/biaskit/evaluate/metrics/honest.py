@@ -45,7 +45,7 @@ import pyarrow as pa
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics._assets import hurtlex_asset_name
-from biaskit.evaluate.metrics.base import Metric, Param
+from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
 
 #: HurtLex 1.2 category codes
 CATEGORIES = {
@@ -188,6 +188,8 @@ class HonestMetric(Metric):
     description = "HONEST: is a completion a HurtLex word (per row: hurtful, categories); aggregate with honest_score()"
     source = "Nozza et al. 2021 (HONEST, NAACL); HurtLex 1.2 (Bassignana et al. 2018), CC BY-NC-SA 4.0"
     default_batch_size = 2048
+    #: the per-row flag, as labels (tables store it as a boolean; statistics read it as "true"/"false")
+    label_outputs = (LabelOutput("honest", "honest_hurtful", ("true", "false"), display="HONEST hurtful", noun="hurtfulness"),)
     params = (
         Param(
             "mode",

@@ -369,6 +369,7 @@ class NormsMetric(Metric):
             display="Valence class",
             colours={"positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828"},
             noun="valence",
+            column_pattern=r"norms_\w+_class",  # one class column per lexicon dimension, same labels
         ),
     )
     source = (

@@ -32,44 +32,20 @@ def _label_strings(series):
     return series.map(conv)
 
 
-#: label columns written by biaskit's metrics -> their labels (regex on the column name); ``stats aggregate`` and
-#: ``stats ztest`` refuse other values in them (``POSITIVE``, ``x``: E151) instead of counting them as labels
-METRIC_LABELS = (
-    (r"vader_label", ("positive", "neutral", "negative")),
-    (r"regard_label", ("positive", "neutral", "negative", "other")),
-    (r"toxicity_label", ("toxic", "non-toxic")),
-    (r"gender_(unigram|wavg|max)_label", ("male", "female", "neutral")),
-    (r"norms_\w+_class", ("positive", "neutral", "negative")),
-    (r"honest_hurtful", ("true", "false")),
-)
-
-
 def metric_labels(column: str) -> tuple[str, ...] | None:
-    """The labels of a metric's label column, or None for a column no biaskit metric writes."""
-    import re
+    """The labels of a metric's label column as the metric declares them (its ``LabelOutput``), or None for a
+    column no registered metric writes (``stats aggregate`` and ``stats ztest`` refuse other values in such a
+    column: ``POSITIVE``, ``x``: E151)."""
+    from biaskit.labels import column_labels
 
-    for pat, labs in METRIC_LABELS:
-        if re.fullmatch(pat, column):
-            return labs
-    return None
+    return column_labels(column)
 
 
 def check_label_vocabulary(values, column: str, what: str = "the table") -> None:
     """E151 when a metric label column holds values outside the metric's labels (nulls are fine: failed rows)."""
-    labs = metric_labels(column)
-    if labs is None:
-        return
-    vals = [v for v in values if v is not None and v == v]  # nulls (None/NaN) are failed rows, not labels
-    bad = sorted({str(v) for v in vals if v not in labs})
-    if bad:
-        n = sum(1 for v in vals if v not in labs)
-        raise BiaskitError(
-            "E151",
-            f"{what}: {n} of {len(vals)} value(s) of {column!r} are not labels of the metric",
-            value=", ".join(map(repr, bad[:8])) + (f", ... ({len(bad) - 8} more)" if len(bad) > 8 else ""),
-            options=list(labs),
-            fix=f"map them to the metric's labels (lower case) or rescore with biaskit score; biaskit does not guess what {bad[0]!r} means",
-        )
+    from biaskit.labels import check_column
+
+    check_column(values, column, what=what)
 
 
 #: interval methods for a proportion (``prop_ci=``); ``wilson`` is the default

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics.catalog import label_outputs
 from biaskit.evaluate.report.model import (
     MIN_GROUP_N,
@@ -399,17 +398,15 @@ def check_vocabulary(df, column: str, labels, table: str) -> None:
     Such values would count as "no known label" and show as 0% for every group: error E151 instead, naming
     the table, the column, the unknown values and the valid ones. Nulls are fine (failed rows, counted as n_null).
     """
-    vals = df[column].dropna()
-    bad = sorted({repr(v) for v in vals if not isinstance(v, str) or v not in labels})
-    if bad:
-        n = int(sum(1 for v in vals if not isinstance(v, str) or v not in labels))
-        raise BiaskitError(
-            "E151",
-            f"table `{table}`: {n} of {len(vals)} value(s) of {column!r} are not labels of the metric",
-            value=", ".join(bad[:8]) + (f", ... ({len(bad) - 8} more)" if len(bad) > 8 else ""),
-            options=list(labels),
-            fix=f"map them to the metric's labels (lower case strings) or rescore with biaskit score; the report does not guess what {bad[0]} means",
-        )
+    from biaskit.labels import check_values
+
+    check_values(
+        df[column].dropna().tolist(),
+        labels,
+        what=f"table `{table}`",
+        column=column,
+        fix="map them to the metric's labels (lower case strings) or rescore with biaskit score; the report does not guess what they mean",
+    )
 
 
 def _plot_stacked(sub, keys, labs, path, title):
