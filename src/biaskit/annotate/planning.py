@@ -114,6 +114,9 @@ _FIX = "pass the file `biaskit annotate plan` wrote, or correct the key (docs/an
 PLAN_FIELDS = {
     "version": Field("int", minimum=1, fix=_FIX),
     "method": Field("str", fix=_FIX),
+    "view": Field("str", fix=_FIX),  # "ppi" for the PPI view (annotate/ppiplan.py)
+    "validation": Field("str", fix=_FIX),  # the validation table the plan was made from (cli annotate plan)
+    "scored": Field("str", fix=_FIX),  # the scored table of the PPI view (cli annotate plan --ppi)
     "metric": Field("str", fix=_FIX),
     "rate": Field("str", fix=_FIX),
     "group_by": Field("str", required=True, nullable=False, fix='name the samples column the plan groups by, e.g. "group_by": "group"'),
@@ -136,6 +139,11 @@ PLAN_GROUP_FIELDS = {
     "half_width_planned": Field("number", minimum=0, fix=_FIX),
     "error": Field("str", fix=_FIX),
     "note": Field("str", fix=_FIX),
+    # the PPI view's keys (annotate/ppiplan.py)
+    "n_unlabelled": Field("int", minimum=0, fix=f"give n_unlabelled as {_COUNT}"),
+    "share_ppi": Field("number", fix=_FIX),
+    "lam_now": Field("number", minimum=0, fix=_FIX),
+    "lam_planned": Field("number", minimum=0, fix=_FIX),
 }
 
 
