@@ -133,6 +133,19 @@ MATRIX: dict[str, E] = {
         out="file",
         reads="table",
     ),
+    "stats family": E(
+        lambda i, d: ["stats", "family", i / "scores.parquet", "--kind", "group-gap", "--out", d / "fam.csv"], out="file", reads="table"
+    ),
+    "stats ppi": E(
+        lambda i, d: [
+            *("stats", "ppi", i / "scores.parquet", "--metric-column", "vader_label", "--human-column", "vader_label"),
+            *("--label", "positive", "--by", "group", "--out", d / "ppi.csv"),
+        ],
+        out="file",
+        reads="table",
+    ),
+    "cache info": E(lambda i, d: ["cache", "info", d / "cache"]),
+    "cache clear": E(lambda i, d: ["cache", "clear", d / "cache"]),
     "stats ztest": E(lambda i, d: ["stats", "ztest", i / "scores.parquet", "--out", d / "z.csv"], out="file", reads="table"),
     "stats likelihood-bias": E(lambda i, d: ["stats", "likelihood-bias", i / "scores.parquet"], reads="table"),
     "stats genbias": E(
@@ -185,7 +198,9 @@ MATRIX: dict[str, E] = {
         reads="table",
     ),
     "annotate aggregate": E(
-        lambda i, d: ["annotate", "aggregate", i / "ann.parquet", "--method", "majority", "--out", d / "labels.parquet"], out="file", reads="table"
+        lambda i, d: ["annotate", "aggregate", i / "ann.parquet", "--method", "majority", "--task", "sentiment", "--out", d / "labels.parquet"],
+        out="file",
+        reads="table",
     ),
     "annotate plan": E(lambda i, d: ["annotate", "plan", "--validation", i / "val.parquet", "--out", d / "plan.json"], out="file"),
     "annotate rounds": E(lambda i, d: ["annotate", "rounds", "--ledger", i / "ledger.jsonl"]),

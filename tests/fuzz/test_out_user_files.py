@@ -153,6 +153,8 @@ def test_the_out_commands_are_covered():
         "annotate aggregate": "needs annotations; the same write_table (tests/annotate/test_labelmodels.py)",
         "annotate plan": "needs a validation table; writes plan.json atomically (tests/annotate/test_planning.py)",
         "import lm-eval": "needs lm-eval samples; the same write_table (tests/interop)",
+        "stats family": "writes one CSV through the output layer (tests/core/test_command_matrix.py)",
+        "stats ppi": "writes one CSV through the output layer (tests/core/test_command_matrix.py)",
     }
     missing = sorted(set(with_out) - set(BUILDERS) - set(elsewhere))
     assert not missing, missing

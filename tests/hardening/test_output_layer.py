@@ -100,12 +100,12 @@ def test_aggregate_refuses_to_replace_a_users_annotators_file(tmp_path):
     ann = _annotations(tmp_path / "ann.parquet")
     side = tmp_path / "labels.annotators.parquet"
     side.write_bytes(b"my own table")
-    r = _cli("annotate", "aggregate", ann, "--method", "majority", "--out", tmp_path / "labels.parquet")
+    r = _cli("annotate", "aggregate", ann, "--method", "majority", "--task", "sentiment", "--out", tmp_path / "labels.parquet")
     assert r.exit_code == 1 and r.output.startswith("error[E006]") and "labels.annotators.parquet" in r.output, r.output
     assert side.read_bytes() == b"my own table"
     side.unlink()
     for _ in range(2):  # biaskit's own unchanged side file is replaced on a rerun
-        r = _cli("annotate", "aggregate", ann, "--method", "majority", "--out", tmp_path / "labels.parquet")
+        r = _cli("annotate", "aggregate", ann, "--method", "majority", "--task", "sentiment", "--out", tmp_path / "labels.parquet")
         assert r.exit_code == 0, r.output
     assert pq.read_table(side).num_rows == 3
 
@@ -230,7 +230,7 @@ def test_a_secret_inside_data_values_reaches_no_output_or_listing(tmp_path, cana
     ann = tmp_path / "ann.parquet"
     pq.write_table(pa.Table.from_pylist(rows), ann)
     later = [
-        ("annotate", "aggregate", ann, "--method", "majority", "--out", tmp_path / "labels.parquet"),
+        ("annotate", "aggregate", ann, "--method", "majority", "--task", "sentiment", "--out", tmp_path / "labels.parquet"),
         (
             "annotate",
             "validate",
