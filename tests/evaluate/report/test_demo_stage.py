@@ -20,6 +20,8 @@ def test_report_stage_on_a_partial_run_names_what_is_missing(full_run, tmp_path)
         "Completion validity",
         "Agreement",
         "Metric fairness",
+        "Prompt format",
+        "The metric corrected by human labels",
     }
     info = ctx.info["report"]
     assert info["sections"] == ["sentiment", "toxicity", "regard", "gender", "norms"]
