@@ -97,3 +97,32 @@ def plan_ppi(
         "groups": groups,
         "total_more": int(sum(e.get("n_more") or 0 for e in groups.values())),
     }
+
+
+def plan_ppi_files(scored, target: float, metric_column, label, by, human_column, samples=None, annotations=None, labels=None) -> dict[str, Any]:
+    """``annotate plan --ppi``: :func:`plan_ppi` of a scored table file, the human labels from its column or from a
+    round's samples + annotations / labels files (joined as ``stats ppi`` does)."""
+    from biaskit.io import read_table
+
+    if not metric_column or not label:
+        raise BiaskitError("E348", "--ppi needs --metric-column and --label", fix="e.g. --metric-column vader_label --label negative")
+    if (human_column is None) == (samples is None):
+        raise BiaskitError(
+            "E346",
+            "give exactly one of --human-column and --samples (with --annotations or --labels)",
+            fix="--human-column COL, or --samples S --annotations A",
+        )
+    t = read_table(scored)
+    if samples is not None:
+        from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round
+
+        t, _ = join_round(
+            t,
+            read_table(samples, "samples"),
+            annotations=read_table(annotations, "annotations") if annotations else None,
+            labels=read_table(labels) if labels else None,
+        )
+        human_column = HUMAN_COLUMN
+    p = plan_ppi(t, metric_column=metric_column, human_column=human_column, label=label, by=by, target=target)
+    p["scored"] = str(scored)
+    return p

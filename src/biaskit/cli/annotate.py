@@ -615,7 +615,9 @@ def plan_cmd(
             "E348", "give exactly one of --validation and --ppi", fix="--validation V (rates of annotate validate) or --ppi SCORED (PPI view)"
         )
     if ppi is not None:
-        p = _ppi_plan(ppi, target_ci, metric_column, label, by, human_column, samples, annotations, labels)
+        from biaskit.annotate.ppiplan import plan_ppi_files
+
+        p = plan_ppi_files(ppi, target_ci, metric_column, label, by, human_column, samples, annotations, labels)
     else:
         from biaskit.annotate.planning import plan_round
 
@@ -632,36 +634,6 @@ def plan_cmd(
             f"{e['n_more']} more -> +-{e['half_width_planned']:.3f}" + (f" ({e['note']})" if e.get("note") else "")
         )
     typer.echo(f"{p['total_more']} more items in all -> {out}")
-
-
-def _ppi_plan(ppi: Path, target: float, metric_column, label, by, human_column, samples, annotations, labels) -> dict:
-    """The PPI view of `annotate plan` (see :mod:`biaskit.annotate.ppiplan`)."""
-    from biaskit.annotate.ppiplan import plan_ppi
-    from biaskit.errors import BiaskitError
-    from biaskit.io import read_table
-
-    if not metric_column or not label:
-        raise BiaskitError("E348", "--ppi needs --metric-column and --label", fix="e.g. --metric-column vader_label --label negative")
-    t = read_table(ppi)
-    if (human_column is None) == (samples is None):
-        raise BiaskitError(
-            "E346",
-            "give exactly one of --human-column and --samples (with --annotations or --labels)",
-            fix="--human-column COL, or --samples S --annotations A",
-        )
-    if samples is not None:
-        from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round
-
-        t, _ = join_round(
-            t,
-            read_table(samples, "samples"),
-            annotations=read_table(annotations, "annotations") if annotations else None,
-            labels=read_table(labels) if labels else None,
-        )
-        human_column = HUMAN_COLUMN
-    p = plan_ppi(t, metric_column=metric_column, human_column=human_column, label=label, by=by, target=target)
-    p["scored"] = str(ppi)
-    return p
 
 
 def rounds_cmd(ledger: Path | None = _LEDGER) -> None:
