@@ -163,7 +163,8 @@ def test_headline_is_first_in_html_and_markdown(full_report):
 def test_wide_tables_collapse_and_link_the_full_csv(full_report):
     z = pd.read_csv(full_report.tables["sentiment_positive_ztests"])
     shown, hidden = compact(z)
-    assert len(z.columns) == 22 and z["family"].str.startswith("group gap: domain=").all()  # the family is named
+    assert len(z.columns) == 27  # 22, and the interval's method, cluster and n_clusters (+ ci_low/ci_high)
+    assert z["family"].str.startswith("group gap: domain=").all()  # the family is named
     assert len(shown.columns) <= 10 and {"z", "count_a", "count_b", "significant_holm", "holm_over"}.isdisjoint(shown.columns)
     # the reader's columns stay: who is compared, the small-n caution, group sizes, the difference (its direction
     # in the header), corrected p-values, effect size

@@ -38,7 +38,8 @@ def test_every_section_figure_and_table_is_written(full_report):
         "fairness",
     ]
     # the fixture run has no HolisticBias generations with class probabilities (tests/evaluate/stats/test_genbias.py covers that section)
-    assert [w for w, _ in full_report.skipped] == ["HolisticBias generation bias"]
+    # nor prompt formats or an annotation round (tests/evaluate/report/test_format_section.py and test_ppi_section.py)
+    assert [w for w, _ in full_report.skipped] == ["HolisticBias generation bias", "Prompt format", "The metric corrected by human labels"]
     names = {p.name for p in full_report.figures}
     assert {
         "sentiment_gender.png",
@@ -135,6 +136,7 @@ def test_missing_tables_are_named_in_the_report(make_run, tmp_path):
         "Agreement",
         "Metric fairness",
         "Prompt format",
+        "The metric corrected by human labels",
     }
     assert "honest_hurtful" in skipped["HONEST"] and "scores: 420 rows" in skipped["HONEST"]
     page = res.html.read_text()
@@ -182,7 +184,7 @@ def test_cli_report_writes_the_report_and_lists_what_was_not_made(make_run, full
     run = make_run(tmp_path / "run", scores=False)  # no scores: sentiment ... norms are "not made"
     r = CliRunner().invoke(app, ["report", str(run), "--out", str(tmp_path / "rep"), "--n-boot", "50"])
     assert r.exit_code == 0, r.output
-    assert (tmp_path / "rep" / "report.html").exists() and "6 figures" in r.output
+    assert (tmp_path / "rep" / "report.html").exists() and "7 figures" in r.output  # 6, and the template-sensitivity figure
     assert "not made: Sentiment (VADER): no table has column(s) vader_label" in r.output
     r = CliRunner().invoke(app, ["report", str(tmp_path / "missing")])
     assert r.exit_code == 1 and "E081" in r.output
@@ -225,7 +227,7 @@ def test_markdown_table_escapes_pipes_formats_numbers_and_notes_cut_rows():
 
 def test_a_single_table_file_is_a_run_of_one_table(full_run, tmp_path):
     res = build_report(full_run / "fillins.parquet", tmp_path / "rep", n_boot=20)
-    assert res.sections == ["honest", "validity"] and len(res.skipped) == 9
+    assert res.sections == ["honest", "validity"] and len(res.skipped) == 11  # 9, and the prompt-format and PPI sections
 
 
 def test_a_column_that_is_null_everywhere_is_reported_not_plotted(tmp_path):
