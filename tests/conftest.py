@@ -104,6 +104,19 @@ def service_timeout_message(name: str, waited: float, why: str) -> str:
     return f"{name} did not come up in {waited:.0f} s (deadline {why}); {cause}"
 
 
+@pytest.fixture(autouse=True)
+def _registered_secrets_stay_in_their_test():
+    """A secret a test registers (a login token, a URL password) is redacted for the rest of that process, as in a
+    CLI run; across tests it would mask text of unrelated tests (a registered ``biaskit-...`` token masks the
+    prefix ``biaskit-`` of a template set's name), so each test starts from the set it found."""
+    from biaskit import secrets
+
+    before = set(secrets._extra_secrets)
+    yield
+    secrets._extra_secrets.clear()
+    secrets._extra_secrets.update(before)
+
+
 @pytest.fixture(scope="session")
 def service_wait():
     """(deadline, message) helpers for fixtures that start a server (conftest modules cannot import each other)."""

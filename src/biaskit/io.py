@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from biaskit.arrow import to_arrow  # noqa: F401  (moved below io; re-exported)
 from biaskit.errors import BiaskitError
 from biaskit.hashing import sha256_file  # noqa: F401  (moved below io; re-exported)
+from biaskit.output import atomic_path  # noqa: F401  (the output layer's; many modules import it from here)
 
 try:  # POSIX advisory locks; the lock file's pid is checked instead where there are none
     import fcntl
@@ -63,34 +64,6 @@ def table_format(path: str | os.PathLike) -> str:
 
 
 # --------------------------------------------------------------------------- atomic primitives
-
-
-@contextmanager
-def atomic_path(path: str | os.PathLike, *, is_dir: bool = False) -> Iterator[Path]:
-    """Yield a temporary sibling path; on success rename it onto ``path``; on failure remove it."""
-    final = Path(path)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.parent / f".{final.name}.tmp-{uuid.uuid4().hex[:8]}"
-    try:
-        yield tmp
-        if is_dir:
-            if final.exists():
-                old = final.parent / f".{final.name}.old-{uuid.uuid4().hex[:8]}"
-                os.replace(final, old)
-                os.replace(tmp, final)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.replace(tmp, final)
-        else:
-            with open(tmp, "rb+") as fh:
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-    finally:
-        if tmp.exists():
-            if tmp.is_dir():
-                shutil.rmtree(tmp, ignore_errors=True)
-            else:
-                tmp.unlink()
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:

@@ -84,20 +84,6 @@ def check_values(
     )
 
 
-def column_labels(column: str) -> tuple[str, ...] | None:
-    """The labels a registered metric declares for label column ``column`` (None: not a metric's label column)."""
-    from biaskit.evaluate.metrics.catalog import vocabulary
-
-    return vocabulary(column)
-
-
-def check_column(values: Iterable[object], column: str, *, what: str = "the table", fix: str | None = None) -> None:
-    """E151 when ``column`` is a metric's label column and holds values outside the metric's labels."""
-    labs = column_labels(column)
-    if labs is not None:
-        check_values(values, labs, what=what, column=column, code="E151", fix=fix)
-
-
 def check_task(values: Iterable[object], task, *, what: str, column: str = "label", fix: str | None = None) -> None:
     """E251 when ``values`` hold labels outside the task's labels (``task``: a TaskType)."""
     check_values(

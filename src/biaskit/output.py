@@ -11,7 +11,7 @@ Three guarantees, each given once for every command, old or new:
   root command) all use it.
 - **Folder ownership.** :mod:`biaskit.ownership`: a folder (or a side file) is biaskit's only when a well-formed
   marker written by biaskit lists it with its sha256; anything else is the user's and is never replaced or deleted.
-- **Atomic writes.** Every file goes to a temporary sibling and is renamed into place (:func:`biaskit.io.atomic_path`).
+- **Atomic writes.** Every file goes to a temporary sibling and is renamed into place (:func:`atomic_path`).
 """
 
 from __future__ import annotations
@@ -19,13 +19,43 @@ from __future__ import annotations
 import io as _io
 import json
 import os
+import shutil
 import sys
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from biaskit.secrets import known_secrets, redact_data
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike, *, is_dir: bool = False) -> Iterator[Path]:
+    """Yield a temporary sibling path; on success rename it onto ``path``; on failure remove it."""
+    final = Path(path)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.parent / f".{final.name}.tmp-{uuid.uuid4().hex[:8]}"
+    try:
+        yield tmp
+        if is_dir:
+            if final.exists():
+                old = final.parent / f".{final.name}.old-{uuid.uuid4().hex[:8]}"
+                os.replace(final, old)
+                os.replace(tmp, final)
+                shutil.rmtree(old, ignore_errors=True)
+            else:
+                os.replace(tmp, final)
+        else:
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+    finally:
+        if tmp.exists():
+            if tmp.is_dir():
+                shutil.rmtree(tmp, ignore_errors=True)
+            else:
+                tmp.unlink()
 
 
 def clean(text: str) -> str:
@@ -46,8 +76,6 @@ def clean_obj(obj: Any) -> Any:
 
 def write_text(path: str | os.PathLike, text: str, *, encoding: str = "utf-8") -> Path:
     """Write ``text`` (cleaned) atomically to ``path``."""
-    from biaskit.io import atomic_path
-
     with atomic_path(path) as tmp:
         tmp.write_text(clean(text), encoding=encoding)
     return Path(path)
@@ -95,8 +123,6 @@ def write_parquet(t: Any, path: str | os.PathLike) -> Path:
     """Write an Arrow table (cleaned) as Parquet, atomically, without a manifest (files inside a folder
     biaskit owns, such as export data and hub shards)."""
     import pyarrow.parquet as pq
-
-    from biaskit.io import atomic_path
 
     with atomic_path(path) as tmp:
         pq.write_table(clean_table(t), tmp)

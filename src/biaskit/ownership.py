@@ -103,6 +103,37 @@ def claim_folder(out: str | os.PathLike, marker: str, kind: str, *, overwrite: b
     return claim
 
 
+def claim_stagewise(out: str | os.PathLike, marker: str, written_by: str, *, unmarked_ok: bool = False, writes: tuple[str, ...] = ()) -> None:
+    """Check a folder that a command fills file by file (the demo's run folder, a report folder): it is biaskit's
+    when it is missing or empty, or when its ``marker`` is a JSON object whose ``written_by`` is ``written_by``.
+    A marker of that name that biaskit did not write (``{}``) is E006. A folder with files and no marker is E006
+    too unless ``unmarked_ok`` (the command then writes beside the user's files and removes none), and even then
+    one of the files the command would write (``writes``) already there is E006: it is the user's."""
+    out = Path(out)
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise _refuse(out, "--out is an existing file, not a folder", "choose a new --out folder")
+    if not any(not p.name.startswith(".") for p in out.iterdir()):
+        return
+    m = out / marker
+    if m.exists():
+        try:
+            ours = json.loads(m.read_text(encoding="utf-8")).get("written_by") == written_by
+        except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+            ours = False
+        if not ours:
+            raise _refuse(out, f"not a folder biaskit wrote (its {marker} was not written by {written_by})", "choose a new --out folder")
+        return
+    if not unmarked_ok:
+        raise _refuse(out, f"not a folder biaskit wrote (it holds files and no {marker})", "choose a new or empty --out folder")
+    mine = [n for n in writes if (out / n).exists()]
+    if mine:
+        raise _refuse(
+            out, f"it holds {', '.join(mine)}, which biaskit did not write (no {marker})", "move those files away, or choose a new --out folder"
+        )
+
+
 def _keep_aside(p: Path) -> Path:
     n = 1
     while (p.parent / f"{p.name}.user-{n}").exists():

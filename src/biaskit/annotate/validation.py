@@ -234,7 +234,7 @@ def validate_metric(
     srows = {r["sample_id"]: r for r in s.to_pylist()}
     _check_annotated_items_known(a, srows)
     from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers
-    from biaskit.labels import check_column
+    from biaskit.evaluate.metrics.catalog import check_column
 
     check_task_labels(a.column("label").to_pylist() if "label" in a.column_names else [], tt)
     gold_answers(s, tt)  # a gold answer outside the task's labels is E251

@@ -38,6 +38,11 @@ class DemoContext:
         self.summary.append((stage, line))
 
 
+#: written first into the demo's run folder: a later demo run may write there (resume, rerun); nothing else is
+DEMO_MARKER = "biaskit_demo.json"
+DEMO_WRITTEN_BY = "biaskit demo"
+
+
 def run_demo(
     out: str | Path,
     *,
@@ -51,6 +56,7 @@ def run_demo(
     from biaskit.io import write_json_atomic
     from biaskit.log import get_logger
     from biaskit.manifest import new_manifest
+    from biaskit.ownership import claim_stagewise
 
     log = get_logger("demo")
     check_span(baseline_span)
@@ -64,7 +70,11 @@ def run_demo(
             value=str(run_dir),
             fix="choose a folder, e.g. --out runs/demo",
         )
+    # the run folder is the demo's (new, empty, or marked by an earlier demo run, finished or killed), never a user's
+    claim_stagewise(run_dir, DEMO_MARKER, DEMO_WRITTEN_BY)
     run_dir.mkdir(parents=True, exist_ok=True)
+    if not (run_dir / DEMO_MARKER).exists():
+        write_json_atomic(run_dir / DEMO_MARKER, {"written_by": DEMO_WRITTEN_BY})
     ctx = DemoContext(run_dir=run_dir, seed=seed, quick=quick, label_studio_url=label_studio_url, baseline_span=baseline_span)
     for name in stages:
         mod = importlib.import_module(f"biaskit.demo.stage_{name}")

@@ -72,7 +72,7 @@ def test_lexicon_metrics_are_not_cached(tmp_path):
 
 def test_score_command_records_the_cache_in_its_manifest(regard_model, tmp_path):
     inp = tmp_path / "g.parquet"
-    pq.write_table(pa.table({"continuation": TEXTS}), inp)
+    pq.write_table(pa.table({"prompt_id": [f"p{i}" for i in range(len(TEXTS))], "continuation": TEXTS}), inp)  # the scores schema needs prompt_id
     runner = CliRunner()
     for name in ("a", "b"):
         r = runner.invoke(

@@ -8,8 +8,11 @@ libraries load in ``setup()``), so reading the declarations loads no model.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics.base import LabelOutput
+from biaskit.labels import check_values
 
 
 def label_outputs() -> dict[str, LabelOutput]:
@@ -89,3 +92,16 @@ def vocabulary(column: str) -> tuple[str, ...] | None:
         if lo.column_pattern and re.fullmatch(lo.column_pattern, column):
             return lo.labels or None
     return None
+
+
+def column_labels(column: str) -> tuple[str, ...] | None:
+    """The labels a registered metric declares for label column ``column`` (None: not a metric's label column)."""
+    return vocabulary(column)
+
+
+def check_column(values: Iterable[object], column: str, *, what: str = "the table", fix: str | None = None) -> None:
+    """E151 when ``column`` is a metric's label column and holds values outside the metric's labels (the one check:
+    :func:`biaskit.labels.check_values`)."""
+    labs = column_labels(column)
+    if labs is not None:
+        check_values(values, labs, what=what, column=column, code="E151", fix=fix)

@@ -142,10 +142,19 @@ def load_task(spec: str) -> JudgeTask:
 
 def load_instruction(spec: str, task: JudgeTask) -> JudgeTask:
     """A paraphrased instruction for ``task`` (``judge.instructions=a.yaml,...``): a task file whose labels, when
-    it lists any, are the task's labels (same words; its order is the task's)."""
+    it lists any, are the task's labels (same words; its order is the task's), or the name of one that biaskit ships
+    (``sentiment_paraphrase``)."""
     p = Path(spec.strip()).expanduser()
+    shipped = _DATA / f"{nfc(spec.strip())}.yaml"
+    if not p.is_file() and "/" not in spec and shipped.is_file():
+        p = shipped
     if not p.is_file():
-        raise _bad("no such judge instruction file", spec, "give existing .yaml files: judge.instructions=a.yaml,b.yaml")
+        names = sorted(f.stem for f in _DATA.glob("*.yaml") if f.stem not in BUILTIN_TASKS and f.stem != "stance")
+        raise _bad(
+            "no such judge instruction file",
+            spec,
+            f"give existing .yaml files (judge.instructions=a.yaml,b.yaml) or a shipped one: {', '.join(names)}",
+        )
     d = _read_yaml(p)
     if isinstance(d, dict) and d.get("labels"):
         labs = _check_labels(d.get("labels"), str(p))

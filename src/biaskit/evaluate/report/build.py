@@ -171,6 +171,7 @@ class _Builder:
 #: the list of files the last report wrote into its folder (``report --out DIR``), so a new report removes the figures
 #: and tables of the previous one that it did not rewrite, and nothing else in the folder
 REPORT_FILES = "report_files.json"
+REPORT_WRITTEN_BY = "biaskit report"
 
 
 def _drop_stale_report_files(out_dir: Path, written: list[Path]) -> None:
@@ -180,7 +181,7 @@ def _drop_stale_report_files(out_dir: Path, written: list[Path]) -> None:
     old: list[str] = []
     try:
         prev = json.loads((out_dir / REPORT_FILES).read_text(encoding="utf-8"))
-        if isinstance(prev, dict) and prev.get("written_by") == "biaskit report" and isinstance(prev.get("files"), list):
+        if isinstance(prev, dict) and prev.get("written_by") == REPORT_WRITTEN_BY and isinstance(prev.get("files"), list):
             old = [f for f in prev["files"] if isinstance(f, str)]
     except (OSError, ValueError):
         pass
@@ -193,7 +194,7 @@ def _drop_stale_report_files(out_dir: Path, written: list[Path]) -> None:
             inside = False
         if inside and p.suffix in (".png", ".csv", ".md", ".html") and p.is_file() and not p.is_symlink():
             p.unlink()
-    write_json_atomic(out_dir / REPORT_FILES, {"written_by": "biaskit report", "files": now})
+    write_json_atomic(out_dir / REPORT_FILES, {"written_by": REPORT_WRITTEN_BY, "files": now})
 
 
 def build_report(
@@ -226,6 +227,7 @@ def build_report(
     for), and the same headline as ``tables/headline.csv``.
     """
     from biaskit.evaluate.report.headline import check_min_gap, write_headline_csv
+    from biaskit.ownership import claim_stagewise
 
     _check_options(alpha, n_boot)
     check_min_gap(min_gap)
@@ -235,6 +237,7 @@ def build_report(
         rd = rd.parent  # a run of one table file: its folder holds the manifest and the report
     manifest, summary = _run_manifest(rd, manifest, summary)
     out_dir = Path(out) if out is not None else rd / "report"
+    claim_stagewise(out_dir, REPORT_FILES, REPORT_WRITTEN_BY, unmarked_ok=True, writes=("report.html", "report.md"))
     out_dir.mkdir(parents=True, exist_ok=True)
     manifests: dict[str, dict] = {}
     loaded, overview = _load(tables, manifests)

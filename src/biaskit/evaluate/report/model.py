@@ -186,10 +186,9 @@ def _newcombe(count_a, n_a, count_b, n_b, alpha: float) -> tuple[float, float] |
     """Newcombe's hybrid score interval for p_a - p_b (Wilson intervals of each share combined), level 1 - alpha."""
     if not (n_a and n_b):
         return None
-    from statsmodels.stats.proportion import confint_proportions_2indep
+    from biaskit.evaluate.stats.inference import newcombe_interval
 
-    lo, hi = confint_proportions_2indep(int(count_a), int(n_a), int(count_b), int(n_b), method="newcomb", compare="diff", alpha=alpha)
-    return float(lo), float(hi)
+    return newcombe_interval(count_a, n_a, count_b, n_b, level=1.0 - alpha)
 
 
 def uncertainty_flags(estimate, ci, p=None, *, alpha: float = 0.05) -> list[str]:

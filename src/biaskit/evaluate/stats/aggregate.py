@@ -36,14 +36,14 @@ def metric_labels(column: str) -> tuple[str, ...] | None:
     """The labels of a metric's label column as the metric declares them (its ``LabelOutput``), or None for a
     column no registered metric writes (``stats aggregate`` and ``stats ztest`` refuse other values in such a
     column: ``POSITIVE``, ``x``: E151)."""
-    from biaskit.labels import column_labels
+    from biaskit.evaluate.metrics.catalog import column_labels
 
     return column_labels(column)
 
 
 def check_label_vocabulary(values, column: str, what: str = "the table") -> None:
     """E151 when a metric label column holds values outside the metric's labels (nulls are fine: failed rows)."""
-    from biaskit.labels import check_column
+    from biaskit.evaluate.metrics.catalog import check_column
 
     check_column(values, column, what=what)
 

@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.stats.inference import normal_quantile as _z
+from biaskit.evaluate.stats.inference import proportion_interval, proportion_intervals
 
 Z95 = 1.959963984540054
 
@@ -40,12 +42,6 @@ CLUSTER_DEFAULTS = ("page_id", "template_id", "template")
 #: names of the interval methods written in ``ci_method`` / ``method`` columns
 CR1_METHOD = "cr1-wald"
 CR1_SHARE_METHOD = "wilson-deff-cr1"
-
-
-def _z(level: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.isf((1.0 - level) / 2.0))
 
 
 def _codes(ids) -> tuple[np.ndarray, int]:
@@ -190,8 +186,6 @@ def design_effect(y, clusters) -> float:
 def clustered_share_ci(y, clusters, *, level: float = 0.95) -> dict[str, Any]:
     """A share's interval under clustering: Wilson on ``n / deff`` (see the module docstring). Returns
     ``estimate, ci_low, ci_high, deff, n_eff, n_clusters, method``."""
-    from biaskit.evaluate.stats.aggregate import proportion_ci
-
     y = np.asarray(y, dtype=float)
     n = y.size
     if n == 0:
@@ -207,17 +201,13 @@ def clustered_share_ci(y, clusters, *, level: float = 0.95) -> dict[str, Any]:
     deff = design_effect(y, clusters)
     n_eff = n / deff
     p = float(y.mean())
-    lo, hi = _wilson_real(p, n_eff, level) if deff > 1 else proportion_ci(int(round(y.sum())), n, ci=level)
+    # Wilson on the effective size n / deff (on n itself when the clusters add no variance)
+    lo, hi = (
+        (float(v[0]) for v in proportion_intervals([p * n_eff], [n_eff], level=level))
+        if deff > 1
+        else proportion_interval(int(round(y.sum())), n, level=level)
+    )
     return {"estimate": p, "ci_low": lo, "ci_high": hi, "deff": deff, "n_eff": n_eff, "n_clusters": _codes(clusters)[1], "method": CR1_SHARE_METHOD}
-
-
-def _wilson_real(p: float, n: float, level: float) -> tuple[float, float]:
-    """Wilson score interval of share ``p`` on a real-valued (effective) ``n``."""
-    z = _z(level)
-    denom = 1.0 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z / denom * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def cluster_bootstrap_ci(values, clusters, stat=None, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:

@@ -72,11 +72,15 @@ def check_proportion_method(method: str) -> str:
 
 
 @functools.lru_cache(maxsize=64)
-def _z(level: float) -> float:
-    """The two-sided normal quantile of ``level`` (cached: scipy's distribution call costs ~2 ms)."""
+def normal_quantile(level: float) -> float:
+    """The two-sided normal quantile of ``level``, z with P(|Z| <= z) = level (cached: scipy's distribution call
+    costs ~2 ms)."""
     from scipy import stats
 
     return float(stats.norm.isf((1.0 - level) / 2))
+
+
+_z = normal_quantile
 
 
 def _log_hypergeom(x, big_n, k, n1):

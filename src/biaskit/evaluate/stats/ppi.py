@@ -25,17 +25,13 @@ from typing import Any
 import numpy as np
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.stats.inference import newcombe_interval
+from biaskit.evaluate.stats.inference import normal_quantile as _z
 
 #: the ``measure`` values of :func:`ppi_table`'s rows
 MEASURES = ("share_metric", "share_human", "share_ppi", "gap_metric", "gap_human", "gap_ppi")
 #: columns of :func:`ppi_table`'s result
 PPI_COLUMNS = ["group", "group_b", "measure", "value", "ci_low", "ci_high", "se", "n_labelled", "n_unlabelled", "lam", "method", "error"]
-
-
-def _z(level: float) -> float:
-    from scipy.stats import norm
-
-    return float(norm.isf((1.0 - level) / 2.0))
 
 
 def ppi_lambda(y, yhat, yhat_unlabelled) -> float:
@@ -112,17 +108,6 @@ def gap(a: dict[str, Any], b: dict[str, Any], *, level: float = 0.95) -> dict[st
     return {"estimate": d, "se": se, "ci_low": d - z * se, "ci_high": d + z * se}
 
 
-def _newcombe(ka: int, na: int, kb: int, nb: int, level: float) -> tuple[float, float]:
-    """Newcombe's hybrid score interval (method 10) of p_a - p_b, from the two Wilson intervals."""
-    from biaskit.evaluate.stats.aggregate import proportion_ci
-
-    pa, pb = ka / na, kb / nb
-    la, ua = proportion_ci(ka, na, ci=level)
-    lb, ub = proportion_ci(kb, nb, ci=level)
-    d = pa - pb
-    return d - math.sqrt((pa - la) ** 2 + (ub - pb) ** 2), d + math.sqrt((ua - pa) ** 2 + (pb - lb) ** 2)
-
-
 def _row(group, measure: str, **kw) -> dict[str, Any]:
     r = dict.fromkeys(PPI_COLUMNS)
     r.update(group=group, measure=measure, **kw)
@@ -191,10 +176,10 @@ def _gap_rows(a, b, counts, est, lam, level) -> list[dict]:
     kma, nma, kha, nha, ua = counts[a]
     kmb, nmb, khb, nhb, ub = counts[b]
     both = {"group_b": b, "n_labelled": nha + nhb, "n_unlabelled": ua + ub}
-    lo, hi = _newcombe(kma, nma, kmb, nmb, level)
+    lo, hi = newcombe_interval(kma, nma, kmb, nmb, level=level)
     out = [_row(a, "gap_metric", value=kma / nma - kmb / nmb, ci_low=lo, ci_high=hi, method="newcombe", **both)]
     if nha and nhb:
-        lo, hi = _newcombe(kha, nha, khb, nhb, level)
+        lo, hi = newcombe_interval(kha, nha, khb, nhb, level=level)
         out.append(_row(a, "gap_human", value=kha / nha - khb / nhb, ci_low=lo, ci_high=hi, method="newcombe", **both))
     else:
         out.append(_row(a, "gap_human", method="newcombe", error="a group has no labelled row", **both))

@@ -311,9 +311,9 @@ def _pair_interval(fam, group: str, column: str, label: str, a: str, b: str, row
     if not row["n_a"] or not row["n_b"]:
         return out
     if cluster is None:
-        from biaskit.evaluate.stats.ppi import _newcombe
+        from biaskit.evaluate.stats.inference import newcombe_interval
 
-        out["ci_low"], out["ci_high"] = _newcombe(row["count_a"], row["n_a"], row["count_b"], row["n_b"], 0.95)
+        out["ci_low"], out["ci_high"] = newcombe_interval(row["count_a"], row["n_a"], row["count_b"], row["n_b"], level=0.95)
         return out
     from biaskit.evaluate.stats.cluster import cr1_diff
 

@@ -18,20 +18,13 @@ from typing import Any
 import numpy as np
 
 from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, register_section
+from biaskit.evaluate.stats.inference import proportion_interval
 
-Z95 = 1.959963984540054  # the 97.5 % quantile of the standard normal (scipy.stats.norm.ppf(0.975))
 
-
-def judge_wilson_interval(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
-    """Wilson score interval of the share ``k / n`` (statsmodels ``proportion_confint(method="wilson")``);
-    None for n = 0. (A small local one; the statistics layer's interval can replace it.)"""
-    if n <= 0:
-        return None
-    p = k / n
-    den = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / den
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return max(0.0, centre - half), min(1.0, centre + half)
+def judge_wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float, float] | None:
+    """The statistics layer's Wilson interval of the share ``k / n``
+    (:func:`biaskit.evaluate.stats.inference.proportion_interval`); None for n = 0."""
+    return None if n <= 0 else proportion_interval(k, n, level=level)
 
 
 def kappa_from_confusion(cm: np.ndarray) -> float:
