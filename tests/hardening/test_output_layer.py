@@ -295,3 +295,63 @@ def test_import_lm_eval_never_copies_model_url_credentials_and_hub_stage_never_p
                 assert n.encode() not in data, f"{n} in {p}"
     for out in (r.output, r2.output):
         assert "Canary" not in out
+
+
+def test_a_folder_filled_stage_by_stage_is_biaskits_only_under_its_own_marker(tmp_path):
+    """ownership.claim_stagewise (the demo's run folder, a report folder): missing, empty or marked by biaskit is
+    fine; a ``{}`` marker, a marker of another writer, or user files without a marker are E006, and with
+    ``unmarked_ok`` a file the command would write that is already there (the user's) is E006 too."""
+    from biaskit.errors import BiaskitError
+    from biaskit.ownership import claim_stagewise
+
+    claim_stagewise(tmp_path / "new", "m.json", "biaskit demo")  # missing
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / ".hidden").write_text("x")
+    claim_stagewise(tmp_path / "empty", "m.json", "biaskit demo")  # only dot files: empty
+    ours = tmp_path / "ours"
+    ours.mkdir()
+    (ours / "m.json").write_text(json.dumps({"written_by": "biaskit demo"}))
+    (ours / "scores.parquet").write_bytes(b"x")
+    claim_stagewise(ours, "m.json", "biaskit demo")
+    cases = {
+        "fake": ({"m.json": "{}\n", "notes.txt": "mine"}, {}),
+        "other writer": ({"m.json": json.dumps({"written_by": "biaskit report"}), "a.txt": "x"}, {}),
+        "not json": ({"m.json": "[1, 2", "a.txt": "x"}, {}),
+        "a list": ({"m.json": "[]", "a.txt": "x"}, {}),
+        "unmarked": ({"notes.txt": "mine"}, {}),
+        "unmarked, a file it writes": ({"report.html": "<p>mine</p>"}, {"unmarked_ok": True, "writes": ("report.html",)}),
+    }
+    for name, (files, kw) in cases.items():
+        d = tmp_path / name.replace(" ", "_").replace(",", "")
+        d.mkdir()
+        for rel, text in files.items():
+            (d / rel).write_text(text)
+        with pytest.raises(BiaskitError) as e:
+            claim_stagewise(d, "m.json", "biaskit demo", **kw)
+        assert e.value.code == "E006", name
+        assert {p.name: p.read_text() for p in d.iterdir()} == files, name  # nothing of the user's changed
+    mixed = tmp_path / "mixed"
+    mixed.mkdir()
+    (mixed / "notes.txt").write_text("mine")
+    claim_stagewise(mixed, "m.json", "biaskit report", unmarked_ok=True, writes=("report.html",))  # writes beside it
+    f = tmp_path / "afile"
+    f.write_text("x")
+    with pytest.raises(BiaskitError) as e:
+        claim_stagewise(f, "m.json", "biaskit demo")
+    assert e.value.code == "E006"
+
+
+def test_report_into_a_folder_holding_a_users_report_html_is_refused(tmp_path):
+    inp = tmp_path / "scores.parquet"
+    pq.write_table(pa.table({"prompt_id": ["a", "b"], "domain": ["d", "d"], "group": ["x", "y"], "vader_compound": [0.1, -0.2]}), inp)
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "report.html").write_text("<p>my report</p>")
+    r = CliRunner().invoke(app, ["report", str(inp), "--out", str(out), "--n-boot", "5"])
+    assert r.exit_code == 1 and "error[E006]" in r.output and "report.html" in r.output, r.output
+    assert (out / "report.html").read_text() == "<p>my report</p>"
+    # a report folder biaskit wrote is rewritten in place
+    new = tmp_path / "rep2"
+    r1 = CliRunner().invoke(app, ["report", str(inp), "--out", str(new), "--n-boot", "5"])
+    r2 = CliRunner().invoke(app, ["report", str(inp), "--out", str(new), "--n-boot", "5"])
+    assert r1.exit_code == 0 and r2.exit_code == 0, r1.output + r2.output

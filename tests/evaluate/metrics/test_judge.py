@@ -166,6 +166,20 @@ def test_repeats_give_test_retest_and_instructions_give_prompt_sensitivity(tiny_
     assert a.column("judge_prompt_sha256")[0].as_py() != c.column("judge_prompt_sha256")[0].as_py()
 
 
+def test_a_shipped_instruction_is_named_without_its_path_and_an_unknown_one_lists_them():
+    from importlib.resources import files
+
+    from biaskit.evaluate.metrics.judge_tasks import load_instruction, load_task
+
+    task = load_task("sentiment")
+    by_name = load_instruction("sentiment_paraphrase", task)
+    by_path = load_instruction(str(files("biaskit") / "data" / "judge" / "sentiment_paraphrase.yaml"), task)
+    assert by_name.canonical() == by_path.canonical() and by_name.instruction != task.instruction
+    with pytest.raises(BiaskitError) as e:
+        load_instruction("my_paraphrase.yaml", task)
+    assert e.value.code == "E320" and "sentiment_paraphrase" in str(e.value)
+
+
 def test_a_model_without_a_chat_template_and_bad_parameters_are_coded_errors(tiny_judge, tmp_path):
     import shutil
 
