@@ -178,3 +178,27 @@ def test_a_local_path_as_the_served_model_is_recorded_as_its_file_name(model, pu
     assert name == public
     assert opts == ({"base_url": "http://h/v1"} if public == model else {"base_url": "http://h/v1", "served_model": model})
     assert split_served_model(model, "hf", None) == (model, None)  # hf loads the path itself: unchanged
+
+
+def test_every_entry_point_records_a_served_local_path_as_its_file_name(recorded, make_prompts, tmp_path):
+    """The Python API and the CLI both pass through runners.core.run, which makes the model public once
+    (common.public_run_options): the server is sent the full path, the table and manifest hold the file name."""
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+
+    recorded.mode = "vllm_echo"
+    served = str(tmp_path / "models" / "SmolLM2.Q4_1.gguf")
+    p = make_prompts([DEAF, OLD], descriptor=["deaf", "old"])
+    t = likelihood(p, model=served, backend="openai", backend_options={"base_url": recorded.url, "max_retries": 0}, progress=False)
+    assert set(t.column("model").to_pylist()) == {"SmolLM2.Q4_1.gguf"} and recorded.bodies[-1]["model"] == served
+    src = tmp_path / "p.parquet"
+    pq.write_table(p, src)
+    out = tmp_path / "l.parquet"
+    args = ["likelihood", str(src), "--backend", "openai", "--base-url", recorded.url, "--model", served, "--out", str(out)]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert set(pq.read_table(out).column("model").to_pylist()) == {"SmolLM2.Q4_1.gguf"}
+    written = out.read_bytes() + (tmp_path / "l.parquet.manifest.json").read_bytes()
+    assert str(tmp_path / "models").encode() not in written and recorded.bodies[-1]["model"] == served

@@ -28,22 +28,10 @@ from biaskit.evaluate.runners.builtin import backends, make_backend
 KINDS = ("generate", "fill_mask", "likelihood")
 
 
-def _public_model(model: str, kwargs: dict) -> tuple[str, dict]:
-    """A local path as the openai backend's model id is recorded as its file name (the full id is still sent):
-    see :func:`biaskit.evaluate.runners.openai.split_served_model`."""
-    if kwargs.get("backend") != "openai":
-        return model, kwargs
-    from biaskit.evaluate.runners.openai import split_served_model
-
-    public, opts = split_served_model(model, "openai", kwargs.get("backend_options"))
-    return public, ({**kwargs, "backend_options": opts} if public != model else kwargs)
-
-
 def generate(prompts: Any, *, model: str, **kwargs: Any):
     """Generate continuations; see :func:`biaskit.evaluate.runners.core.generate`."""
     from biaskit.evaluate.runners.api import generate as _generate
 
-    model, kwargs = _public_model(model, kwargs)
     return _generate(prompts, model=model, **kwargs)
 
 
@@ -51,7 +39,6 @@ def fill_mask(prompts: Any, *, model: str, **kwargs: Any):
     """Top-k fill-ins of a template's mask; see :func:`biaskit.evaluate.runners.core.fill_mask`."""
     from biaskit.evaluate.runners.api import fill_mask as _fill_mask
 
-    model, kwargs = _public_model(model, kwargs)
     return _fill_mask(prompts, model=model, **kwargs)
 
 
@@ -59,7 +46,6 @@ def likelihood(prompts: Any, *, model: str, **kwargs: Any):
     """Per-sentence NLL / perplexity; see :func:`biaskit.evaluate.runners.core.likelihood`."""
     from biaskit.evaluate.runners.api import likelihood as _likelihood
 
-    model, kwargs = _public_model(model, kwargs)
     return _likelihood(prompts, model=model, **kwargs)
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import asdict, dataclass, field
+import urllib.parse
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -369,3 +370,39 @@ def parse_batch_size(value: str | int | None) -> int | None:
     if n < 1:
         raise BiaskitError("E062", "batch size must be at least 1", value=value, options=["auto", "a positive integer"], fix="e.g. --batch-size 16")
     return n
+
+
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def public_model_id(model: str) -> str:
+    """The name biaskit records for a model served at an endpoint: a local filesystem path (``/srv/m/x.gguf``,
+    ``~/m``, ``./m``, ``C:\\m``, ``file:///m``) becomes its last part (``x.gguf``), anything else (a Hub id such
+    as ``meta-llama/Llama-3.1-8B``, a served name) stays as it is. llama.cpp's server reports the GGUF's full
+    path as its model id, and vLLM's default served name is the ``--model`` argument, often a local folder:
+    neither directory belongs in a table, a manifest or a card."""
+    if not isinstance(model, str):
+        return model
+    m = model.strip()
+    if m.startswith("file://"):
+        m = urllib.parse.unquote(urllib.parse.urlsplit(m).path)
+    elif not (m.startswith(("/", "~", "./", "../", ".\\", "..\\", "\\")) or _DRIVE.match(m)):
+        return model
+    name = re.split(r"[\\/]", m.rstrip("/\\"))[-1]
+    return name or model
+
+
+def split_served_model(model: str, backend: Any, backend_options: dict | None) -> tuple[str, dict | None]:
+    """(recorded model name, backend options) for a run: with the openai backend and a model id that is a local
+    path, the run records the file name (:func:`public_model_id`) and the backend sends the full id
+    (``served_model``). Every other case is returned unchanged."""
+    if backend != "openai" or not isinstance(model, str) or public_model_id(model) == model:
+        return model, backend_options
+    return public_model_id(model), {**(backend_options or {}), "served_model": model}
+
+
+def public_run_options(options: RunOptions) -> RunOptions:
+    """``options`` with the recorded model made public (:func:`split_served_model`): the one place every run
+    (Python API, CLI, demo) passes through, so a served local path never reaches a table or a manifest."""
+    public, opts = split_served_model(options.model, options.backend, options.backend_options)
+    return options if public == options.model else replace(options, model=public, backend_options=opts)

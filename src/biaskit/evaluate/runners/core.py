@@ -22,7 +22,7 @@ from biaskit.errors import BiaskitError
 from biaskit.evaluate.runners.backend import Backend, capabilities_of, not_supported
 from biaskit.evaluate.runners.builtin import make_backend as _make_backend
 from biaskit.evaluate.runners.cache import UnitCache
-from biaskit.evaluate.runners.common import RunOptions, Unit, parse_batch_size
+from biaskit.evaluate.runners.common import RunOptions, Unit, parse_batch_size, public_run_options
 from biaskit.log import ProgressBar, get_logger
 
 log = get_logger("runners")
@@ -167,6 +167,7 @@ def run(kind: str, prompts: Any, settings: Any, options: RunOptions) -> pa.Table
     from biaskit.evaluate.cache import open_cache
     from biaskit.evaluate.engine import engine_spec
 
+    options = public_run_options(options)
     spec = engine_spec(options.engine)
     if spec.is_ray and options.backend_obj is not None:
         raise BiaskitError(

@@ -31,7 +31,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -39,7 +38,7 @@ from typing import Any
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.runners.backend import BackendBase, Capabilities
-from biaskit.evaluate.runners.common import (
+from biaskit.evaluate.runners.common import (  # public_model_id, split_served_model: re-exported
     GenerationSettings,
     LikelihoodSettings,
     Unit,
@@ -48,6 +47,8 @@ from biaskit.evaluate.runners.common import (
     find_span,
     join_continuation,
     model_prompt,
+    public_model_id,
+    split_served_model,  # noqa: F401  (re-exported: biaskit.evaluate.runners.openai.split_served_model)
 )
 from biaskit.log import get_logger
 
@@ -74,6 +75,7 @@ class OpenAIBackend(BackendBase):
         options=(
             "base_url",
             "api_key_env",
+            "served_model",  # the id sent to the server when the recorded one is a local path's file name
             "timeout",
             "max_retries",
             "backoff",
@@ -335,35 +337,6 @@ class OpenAIBackend(BackendBase):
             return {**base, "nll_mean": mean, "perplexity": math.exp(mean), "n_tokens": n, "error": None}
 
         yield from self._map(units, batch_size, one)
-
-
-_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
-
-
-def public_model_id(model: str) -> str:
-    """The name biaskit records for a model served at an endpoint: a local filesystem path (``/srv/m/x.gguf``,
-    ``~/m``, ``./m``, ``C:\\m``, ``file:///m``) becomes its last part (``x.gguf``), anything else (a Hub id such
-    as ``meta-llama/Llama-3.1-8B``, a served name) stays as it is. llama.cpp's server reports the GGUF's full
-    path as its model id, and vLLM's default served name is the ``--model`` argument, often a local folder:
-    neither directory belongs in a table, a manifest or a card."""
-    if not isinstance(model, str):
-        return model
-    m = model.strip()
-    if m.startswith("file://"):
-        m = urllib.parse.unquote(urllib.parse.urlsplit(m).path)
-    elif not (m.startswith(("/", "~", "./", "../", ".\\", "..\\", "\\")) or _DRIVE.match(m)):
-        return model
-    name = re.split(r"[\\/]", m.rstrip("/\\"))[-1]
-    return name or model
-
-
-def split_served_model(model: str, backend: Any, backend_options: dict | None) -> tuple[str, dict | None]:
-    """(recorded model name, backend options) for a run: with the openai backend and a model id that is a local
-    path, the run records the file name (:func:`public_model_id`) and the backend sends the full id
-    (``served_model``). Every other case is returned unchanged."""
-    if backend != "openai" or not isinstance(model, str) or public_model_id(model) == model:
-        return model, backend_options
-    return public_model_id(model), {**(backend_options or {}), "served_model": model}
 
 
 def _is_number(v: Any) -> bool:
