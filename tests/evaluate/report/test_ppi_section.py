@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import pandas as pd
 
 
@@ -68,3 +69,39 @@ def test_ppi_section_shows_metric_next_to_ppi_share_and_exposes_the_gap_rows(tmp
     metric_gap = pd.read_csv(res.tables["ppi_gaps"]).query("label == 'negative' and measure == 'gap_metric'").iloc[0]
     assert metric_gap["ci_low"] > 0  # the metric alone sees a gap that is not there
     assert round_ppi_gaps({"scores": df}) is None  # no round: no PPI rows for the headline
+
+
+def test_with_a_round_the_headline_states_the_ppi_gap_with_its_wald_p_holm_corrected(tmp_path):
+    """The metric misses half of group b's negative texts: its own gap excludes 0, the PPI gap (the headline's
+    line for the round) covers the true gap. p: 2 P(Z > |gap| / se), computed here with scipy from the gap row."""
+    from scipy import stats
+
+    from biaskit.evaluate.report import build_report
+    from biaskit.evaluate.report.sections.ppi import PPI_GAP_KIND, ppi_gap_finding
+
+    _run(tmp_path, np.random.default_rng(3))
+    res = build_report(tmp_path, tmp_path / "report", n_boot=50)
+    gaps = pd.read_csv(res.tables["ppi_gaps"]).query("label == 'negative' and measure == 'gap_ppi'").iloc[0]
+    found = [f for f in res.headline if f.kind == PPI_GAP_KIND]
+    assert len(found) == 1
+    f = found[0]
+    assert f.comparison == "a vs b" and f.family == "group_gap" and f.family_size == 1
+    assert f.estimate == pytest.approx(gaps["value"], abs=1e-12) and f.ci == pytest.approx((gaps["ci_low"], gaps["ci_high"]), abs=1e-12)
+    assert f.p == pytest.approx(2 * stats.norm.sf(abs(gaps["value"]) / gaps["se"]), rel=1e-9)  # one pair: Holm leaves it
+    assert "interval includes 0" in " ".join(f.flags) or f.ci[0] <= 0 <= f.ci[1]
+    head = pd.read_csv(res.tables["headline"])
+    assert (head["finding"] == PPI_GAP_KIND).sum() == 1
+    # three groups: three pairs, Holm over them (hand: sorted raw p times 3, 2, 1, made monotone, capped at 1)
+    rows = []
+    for g, (v, se) in {"a": (0.30, 0.05), "b": (0.20, 0.05), "c": (0.05, 0.05)}.items():
+        rows.append({"label": "negative", "measure": "share_ppi", "group": g, "group_b": None, "value": v, "se": se, "n_labelled": 40})
+    for a, b_ in (("a", "b"), ("a", "c"), ("b", "c")):
+        va, vb = {"a": 0.30, "b": 0.20, "c": 0.05}[a], {"a": 0.30, "b": 0.20, "c": 0.05}[b_]
+        rows.append(
+            {"label": "negative", "measure": "gap_ppi", "group": a, "group_b": b_, "value": va - vb, "se": 0.05 * 2**0.5, "ci_low": -1, "ci_high": 1}
+            | {"n_unlabelled": 100}
+        )
+    f3 = ppi_gap_finding(pd.DataFrame(rows), "vader_label", "negative", alpha=0.05)
+    raw = sorted(2 * stats.norm.sf(abs(d) / (0.05 * 2**0.5)) for d in (0.10, 0.25, 0.15))
+    holm = [min(1.0, max(raw[0] * 3, 0)), max(raw[0] * 3, raw[1] * 2), max(raw[0] * 3, raw[1] * 2, raw[2])]
+    assert f3.comparison == "a vs c" and f3.family_size == 3 and f3.p == pytest.approx(holm[0], rel=1e-9)

@@ -83,6 +83,17 @@ def normal_quantile(level: float) -> float:
 _z = normal_quantile
 
 
+def wald_p(estimate: float, se: float) -> float:
+    """Two-sided p of a normal (Wald) test of ``estimate == 0`` with standard error ``se``: 2 P(Z > |estimate| / se);
+    NaN when either is not finite or ``se`` is not positive (never a plausible number for an undefined test)."""
+    from scipy import stats
+
+    e, s = float(estimate), float(se)
+    if not (math.isfinite(e) and math.isfinite(s) and s > 0):
+        return float("nan")
+    return float(2.0 * stats.norm.sf(abs(e) / s))
+
+
 def _log_hypergeom(x, big_n, k, n1):
     """log P(X = x) of the hypergeometric count of group 1 (n1 draws of big_n, k hits): log C(k, x) + log C(big_n - k,
     n1 - x) - log C(big_n, n1), by gammaln (vectorised; scipy's distribution machinery is ~10x slower here)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from biaskit.evaluate.report.model import Section, _Skip, register_section
+from biaskit.evaluate.report.model import Finding, Section, _Skip, register_section, small_n_cautions, uncertainty_flags
 
 #: the metric label column a round's task type is compared with
 TASK_COLUMNS = {"sentiment": "vader_label", "regard": "regard_label", "toxicity": "toxicity_label"}
@@ -66,6 +66,53 @@ def round_ppi_gaps(loaded, *, level: float = 0.95):
     g = rows[rows["measure"] == "gap_ppi"].reset_index(drop=True)
     g.insert(0, "metric_column", col)
     return g
+
+
+#: the headline kind of the PPI gap (its verdict line is its own, next to the metric-only gaps')
+PPI_GAP_KIND = "Largest group gap, corrected by human labels (PPI)"
+
+
+def ppi_gap_finding(rows, col: str, label: str, *, alpha: float, stratified: bool = False) -> Finding | None:
+    """The headline finding of a round: the largest |gap_ppi| of ``label`` between two groups, with its normal
+    interval and its Wald p Holm-corrected over every pair of groups (the round's group-gap family; one measure).
+    None when no pair has a PPI gap."""
+    from biaskit.evaluate.stats.families import family_name, holm_list
+    from biaskit.evaluate.stats.inference import wald_p
+
+    g = rows[(rows["label"] == label) & (rows["measure"] == "gap_ppi") & rows["value"].notna()].reset_index(drop=True)
+    if not len(g):
+        return None
+    p_raw = [wald_p(v, se) for v, se in zip(g["value"], g["se"])]
+    p_holm = holm_list(p_raw)
+    k = sum(1 for p in p_raw if p == p)
+    i = int(g["value"].abs().idxmax())
+    r = g.loc[i]
+    share = rows[(rows["label"] == label) & (rows["measure"] == "share_ppi")].set_index("group")
+    n_lab = share["n_labelled"]
+    na, nb = int(n_lab.get(r["group"], 0)), int(n_lab.get(r["group_b"], 0))
+    est, ci = float(r["value"]) + 0.0, (float(r["ci_low"]), float(r["ci_high"]))
+    p = float("nan") if p_holm[i] is None else float(p_holm[i])
+    cautions = small_n_cautions(na, nb) + (["the round was drawn in strata (score bins): PPI assumes a uniform sample"] if stratified else [])
+    pair = share.reindex([r["group"], r["group_b"]])["value"]
+    return Finding(
+        PPI_GAP_KIND,
+        f"{col}: share {label}",
+        "the annotated round",
+        f"{r['group']} vs {r['group_b']}",
+        est,
+        ci,
+        p,
+        f"Holm, {k} {'test' if k == 1 else 'tests'}: group pairs ({family_name('group_gap', {}, f'{col}={label}')})",
+        f"{na} / {nb} labelled ({int(r['n_unlabelled'])} unlabelled)",
+        uncertainty_flags(est, ci, p, alpha=alpha),
+        "ppi",
+        cautions=cautions,
+        family="group_gap",
+        family_size=k,
+        domain="annotated round",
+        base_rate=float(pair.mean()) if pair.notna().all() else None,
+        n_min=min(na, nb),
+    )
 
 
 def ppi_plot(rows, label: str, path: Path | None, *, title: str):
@@ -123,6 +170,9 @@ def ppi_section(b, loaded) -> Section:
     b.table(sec, "ppi_gaps", rows[rows["measure"].str.startswith("gap_")], "Gaps between groups: metric-only, human-only and PPI.", max_rows=30)
     labels = list(dict.fromkeys(rows["label"]))
     focus = next((lab for lab in labels if lab == "negative"), labels[0])
+    found = ppi_gap_finding(rows, col, focus, alpha=b.alpha, stratified=bool(info["stratified"]))
+    if found is not None:  # when a round exists, the headline states the gap the human labels correct
+        sec.headline.append(found)
     b.figure(
         sec,
         "ppi_shares",
