@@ -21,10 +21,10 @@ from typing import Any
 import numpy as np
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.stats.inference import Z95
 from biaskit.inputs import Field
 from biaskit.io import to_arrow
 
-Z95 = 1.959963984540054
 
 
 def half_width(p: float, m: float, z: float = Z95) -> float:

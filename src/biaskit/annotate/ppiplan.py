@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.stats.inference import Z95
 
-Z95 = 1.959963984540054
 
 
 def predicted_half_widths(y, yhat, yhat_unlabelled, more, *, lam: float | None = None, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:

@@ -155,3 +155,11 @@ def test_bad_level_and_method_are_coded_errors():
         inf.proportion_interval(1, 2, level=1.5)
     with pytest.raises(BiaskitError, match="E331"):
         inf.proportion_interval(1, 2, method="bootstrap")
+
+
+def test_the_written_out_95_quantile_is_the_layers_quantile_and_scipys():
+    from scipy import stats
+
+    from biaskit.evaluate.stats.inference import Z95, normal_quantile
+
+    assert Z95 == normal_quantile(0.95) == float(stats.norm.ppf(0.975))

@@ -42,6 +42,8 @@ import numpy as np
 from biaskit.errors import BiaskitError
 
 LEVEL = 0.95
+#: the two-sided 95% normal quantile, normal_quantile(0.95) written out (tested equal), for defaults of signatures
+Z95 = 1.959963984540054
 WILSON = "wilson"
 CLOPPER_PEARSON = "clopper-pearson"
 NEWCOMBE = "newcombe hybrid score"
