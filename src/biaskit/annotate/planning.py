@@ -26,7 +26,6 @@ from biaskit.inputs import Field
 from biaskit.io import to_arrow
 
 
-
 def half_width(p: float, m: float, z: float = Z95) -> float:
     """Normal-approximation CI half-width of a proportion ``p`` on ``m`` items."""
     return z * math.sqrt(p * (1 - p) / m) if m > 0 else float("inf")

@@ -21,7 +21,6 @@ from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats.inference import Z95
 
 
-
 def predicted_half_widths(y, yhat, yhat_unlabelled, more, *, lam: float | None = None, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
     """(half-widths, λ) predicted for each number of extra labels in ``more`` (an int array, each < N)."""
     y, yh, yu = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))

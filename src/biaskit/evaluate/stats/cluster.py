@@ -35,7 +35,6 @@ from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats.inference import normal_quantile as _z
 from biaskit.evaluate.stats.inference import proportion_interval, proportion_intervals
 
-
 #: the cluster columns tried, in order, when ``--cluster auto`` (the default) is given
 CLUSTER_DEFAULTS = ("page_id", "template_id", "template")
 #: names of the interval methods written in ``ci_method`` / ``method`` columns
