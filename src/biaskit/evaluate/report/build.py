@@ -23,14 +23,12 @@ from biaskit.evaluate.report.model import (  # noqa: F401  (names sections and t
     Section,
     SkipAnalysis,
     TableOut,
-    _domains,
-    _find,
     _newcombe,
-    _Skip,
-    _slug,
     _with_bh,
+    by_domain,
     find_table,
     register_section,
+    slug,
     small_n_cautions,
     uncertainty_flags,
 )
@@ -307,7 +305,7 @@ def _run_sections(b: _Builder, loaded: dict[str, Any]) -> list[Section]:
             sec = fn(b, loaded)
             if sec is not None:
                 sections.append(sec)
-        except _Skip as why:
+        except SkipAnalysis as why:
             b.skipped.append((label, str(why)))
     return sections
 

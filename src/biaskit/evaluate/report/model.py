@@ -102,16 +102,13 @@ class Section:
 MIN_GROUP_N = 30
 
 
-class _Skip(Exception):
-    pass
+class SkipAnalysis(Exception):
+    """Raise this from an analysis (with the reason) when the run has no table it can use: the report lists it
+    under "Not made"."""
 
 
-#: raise this from an analysis (with the reason) when the run has no table it can use: the report lists it
-#: under "Not made"
-SkipAnalysis = _Skip
-
-
-def _slug(s: str) -> str:
+def slug(s: str) -> str:
+    """``s`` as a file-name part: lower case, runs of other characters as ``_``, at most 60 characters."""
     return re.sub(r"[^a-z0-9]+", "_", str(s).lower()).strip("_")[:60] or "x"
 
 
@@ -142,6 +139,8 @@ def register_section(label: str, fn: Callable[[Any, dict[str, Any]], Section] | 
 
 
 def find_table(loaded: dict[str, Any], cols: list[str], kind: str, any_of: list[str] | None = None):
+    """(name, frame) of the run's table that has every column of ``cols`` (and one of ``any_of``) with data,
+    preferring the tables :data:`PREFERENCE` names for ``kind``; :class:`SkipAnalysis` saying why otherwise."""
     order = [n for n in PREFERENCE.get(kind, ()) if n in loaded] + [n for n in loaded if n not in PREFERENCE.get(kind, ())]
     empty = []
     for n in order:
@@ -152,14 +151,10 @@ def find_table(loaded: dict[str, Any], cols: list[str], kind: str, any_of: list[
                 return n, df
             empty.append(f"`{n}` has {'/'.join(data_cols)} but every one of its {len(df)} rows is null")
     if empty:
-        raise _Skip("; ".join(empty) + " (see the metric's *_error column or the score stage's note)")
+        raise SkipAnalysis("; ".join(empty) + " (see the metric's *_error column or the score stage's note)")
     need = ", ".join(cols + ([" or ".join(any_of)] if any_of else []))
     have = "; ".join(f"{n}: {len(df)} rows" for n, df in loaded.items()) or "no tables"
-    raise _Skip(f"no table has column(s) {need} ({have})")
-
-
-#: the old private name, kept for sections written against it
-_find = find_table
+    raise SkipAnalysis(f"no table has column(s) {need} ({have})")
 
 
 def _with_bh(df, fn, *args, family: list[str] | None = None, **kw):
@@ -175,7 +170,8 @@ def _with_bh(df, fn, *args, family: list[str] | None = None, **kw):
     return correct_family(fn(*args, correction="holm", **kw), fam_cols)
 
 
-def _domains(df):
+def by_domain(df):
+    """[(domain, rows)] of ``df`` in domain order (nulls as ``(null)``); [("all", df)] without a domain column."""
     if "domain" in df.columns:
         vals = df["domain"].astype(object).where(df["domain"].notna(), "(null)")
         return [(str(d), df[vals == d]) for d in sorted(set(vals), key=str)]

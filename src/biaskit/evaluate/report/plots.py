@@ -16,7 +16,7 @@ _FALLBACK = ["#264653", "#2a9d8f", "#e9c46a", "#f4a261", "#e76f51", "#8ab17d", "
 MAX_BARS = 80
 
 
-def _figure(width: float, height: float):
+def new_figure(width: float, height: float):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -25,7 +25,7 @@ def _figure(width: float, height: float):
     return fig
 
 
-def _save(fig, path: str | Path | None):
+def finish_figure(fig, path: str | Path | None):
     """Lay out ``fig`` and write it as PNG to ``path``; with ``path=None`` return the Figure itself (tests read
     the plotted values, axis limits and legend entries from it; :func:`save_figure` writes it later)."""
     fig.tight_layout()
@@ -62,7 +62,7 @@ def _text_colour(hex_colour: str) -> str:
     return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.55 else "white"
 
 
-def _short(s: str, n: int = 38) -> str:
+def shorten(s: str, n: int = 38) -> str:
     s = str(s)
     return s if len(s) <= n else s[: n - 1] + "…"
 
@@ -75,11 +75,11 @@ def stacked_proportions(
     rows = wide.head(MAX_BARS)
     labels = [lab for lab in labels if f"prop_{lab}" in rows.columns]
     h = max(2.2, 0.32 * len(rows) + 1.4)
-    fig = _figure(9, h)
+    fig = new_figure(9, h)
     ax = fig.add_subplot(111)
     ylabels = []
     for _, r in rows.iterrows():
-        name = " | ".join(_short(r[k], 30) for k in keys)
+        name = " | ".join(shorten(r[k], 30) for k in keys)
         extra = f", {int(r['n_null'])} null" if r.get("n_null", 0) else ""
         ylabels.append(f"{name} (n={int(r['n_valid'])}{extra})")
     y = list(range(len(rows)))[::-1]
@@ -99,7 +99,7 @@ def stacked_proportions(
     more = f" (first {MAX_BARS} of {len(wide)})" if len(wide) > MAX_BARS else ""
     ax.set_title(title + more, fontsize=10)
     ax.legend(ncol=len(labels), loc="lower center", bbox_to_anchor=(0.5, 1.0 + 0.35 / h), fontsize=8, frameon=False)
-    return _save(fig, path)
+    return finish_figure(fig, path)
 
 
 def diverging_bars(
@@ -120,7 +120,7 @@ def diverging_bars(
     hues = list(dict.fromkeys(df[hue])) if hue else [None]
     cats = list(dict.fromkeys(df[label_col]))[:MAX_BARS]
     h = max(2.2, 0.3 * len(cats) * max(1, len(hues)) ** 0.6 + 1.2)
-    fig = _figure(8, h)
+    fig = new_figure(8, h)
     ax = fig.add_subplot(111)
     width = 0.8 / len(hues)
     base = np.arange(len(cats))[::-1]
@@ -142,14 +142,14 @@ def diverging_bars(
             ax.text(0 if v != v else v, yy, " " + txt + " ", va="center", ha="left" if (v != v or v >= 0) else "right", fontsize=6.5)
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_yticks(base)
-    ax.set_yticklabels([_short(c) for c in cats], fontsize=8)
+    ax.set_yticklabels([shorten(c) for c in cats], fontsize=8)
     lim = max([abs(float(v)) for v in df[value_col] if v == v] + [0.05])
     ax.set_xlim(-lim * 1.45, lim * 1.45)
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=10)
     if hue:
         ax.legend(fontsize=8, frameon=False, loc="best")
-    return _save(fig, path)
+    return finish_figure(fig, path)
 
 
 def heatmap(matrix, path: str | Path | None, *, title: str, fmt: str = "{:.0%}", cmap: str = "Reds", xlabel: str = "", ylabel: str = "") -> Path:
@@ -159,14 +159,14 @@ def heatmap(matrix, path: str | Path | None, *, title: str, fmt: str = "{:.0%}",
     m = matrix.head(MAX_BARS)
     vals = m.to_numpy(dtype=float)
     rows = [" | ".join(map(str, i)) if isinstance(i, tuple) else str(i) for i in m.index]
-    fig = _figure(max(5, 0.55 * len(m.columns) + 3), max(2.5, 0.38 * len(rows) + 1.6))
+    fig = new_figure(max(5, 0.55 * len(m.columns) + 3), max(2.5, 0.38 * len(rows) + 1.6))
     ax = fig.add_subplot(111)
     vmax = np.nanmax(vals) if np.isfinite(vals).any() and np.nanmax(vals) > 0 else 1.0
     im = ax.imshow(vals, cmap=cmap, vmin=0, vmax=vmax, aspect="auto")
     ax.set_xticks(range(len(m.columns)))
     ax.set_xticklabels([str(c) for c in m.columns], rotation=45, ha="right", fontsize=8)
     ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels([_short(r) for r in rows], fontsize=8)
+    ax.set_yticklabels([shorten(r) for r in rows], fontsize=8)
     for i in range(vals.shape[0]):
         for j in range(vals.shape[1]):
             v = vals[i, j]
@@ -176,7 +176,7 @@ def heatmap(matrix, path: str | Path | None, *, title: str, fmt: str = "{:.0%}",
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
-    return _save(fig, path)
+    return finish_figure(fig, path)
 
 
 def fraction_bars(
@@ -194,7 +194,7 @@ def fraction_bars(
     """Vertical bars with value labels (``k/n`` when ``num``/``den`` columns are given), e.g. Likelihood Bias per axis."""
     cats = [str(c) for c in df[label_col]][:MAX_BARS]
     vals = [float(v) if v == v else 0.0 for v in df[value_col]][:MAX_BARS]
-    fig = _figure(max(5, 0.6 * len(cats) + 2), 4)
+    fig = new_figure(max(5, 0.6 * len(cats) + 2), 4)
     ax = fig.add_subplot(111)
     ax.bar(range(len(cats)), vals, color="#2a9d8f")
     for i, (_, r) in enumerate(df.head(MAX_BARS).iterrows()):
@@ -202,12 +202,12 @@ def fraction_bars(
         txt = "n/a" if v != v else (f"{v:.2f}" + (f"\n{int(r[num])}/{int(r[den])}" if num and den else ""))
         ax.text(i, (0 if v != v else v) + 0.01, txt, ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(cats)))
-    ax.set_xticklabels([_short(c, 24) for c in cats], rotation=30 if len(cats) > 4 else 0, ha="right" if len(cats) > 4 else "center", fontsize=8)
+    ax.set_xticklabels([shorten(c, 24) for c in cats], rotation=30 if len(cats) > 4 else 0, ha="right" if len(cats) > 4 else "center", fontsize=8)
     if ylim:
         ax.set_ylim(ylim[0], max(ylim[1], max(vals + [0]) * 1.15))
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
-    return _save(fig, path)
+    return finish_figure(fig, path)
 
 
 #: agreement-table measures that are counts, not coefficients on a -1..1 / 0..1 scale (never drawn as bars there)
@@ -236,7 +236,7 @@ def agreement_chart(df, path: str | Path | None, *, title: str = "Metric vs huma
     df, _ = split_count_measures(df)
     metrics = list(dict.fromkeys(df["metric"]))
     measures = list(dict.fromkeys(df["measure"]))
-    fig = _figure(max(6, 1.2 * len(metrics) * max(1, len(measures)) ** 0.5 + 3.5), 4.2)
+    fig = new_figure(max(6, 1.2 * len(metrics) * max(1, len(measures)) ** 0.5 + 3.5), 4.2)
     ax = fig.add_subplot(111)
     width = min(0.8 / max(1, len(measures)), 0.4)
     x = np.arange(len(metrics))
@@ -263,11 +263,11 @@ def agreement_chart(df, path: str | Path | None, *, title: str = "Metric vs huma
             ax.text(px, top + 0.015, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(x)
-    ax.set_xticklabels([_short(m, 30) for m in metrics], fontsize=9)
+    ax.set_xticklabels([shorten(m, 30) for m in metrics], fontsize=9)
     lo = min([0.0] + [num(v) for v in df["value"] if num(v) == num(v)])
     ax.set_ylim(min(lo * 1.15, 0), 1.12)
     ax.set_ylabel("value (-1..1 scale)" if lo < 0 else "value (0..1 scale)")
     if measures:
         ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="measure", title_fontsize=8)
     ax.set_title(title, fontsize=10)
-    return _save(fig, path)
+    return finish_figure(fig, path)

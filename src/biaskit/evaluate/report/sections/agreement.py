@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from biaskit.evaluate.report.model import MIN_GROUP_N, Finding, Section, _find, register_section
+from biaskit.evaluate.report.model import MIN_GROUP_N, Finding, Section, find_table, register_section
 
 
 def _agreement_section(b, loaded) -> Section:
@@ -10,7 +10,7 @@ def _agreement_section(b, loaded) -> Section:
 
     from biaskit.evaluate.report.plots import agreement_chart
 
-    name, df = _find(loaded, ["round", "measure", "value"], "agreement")
+    name, df = find_table(loaded, ["round", "measure", "value"], "agreement")
     # agreement and validation figures may sit in several agreement-stage tables (e.g. agreement + validation)
     names = [n for n, d in loaded.items() if all(c in d.columns for c in ("round", "measure", "value"))]
     if len(names) > 1:

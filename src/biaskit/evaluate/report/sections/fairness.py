@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from biaskit.evaluate.report.model import Finding, Section, _Skip, register_section
+from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, register_section
 
 MAX_HEADLINES_PER_METRIC = 3
 
@@ -282,7 +282,7 @@ def _fairness_rows(loaded):
     frames = [d[d["measure"].astype(str).str.startswith(("group_", "diff_", "ratio_"))] for d in frames]
     frames = [d for d in frames if len(d)]
     if not frames:
-        raise _Skip("no agreement table has per-group validation rows: run `biaskit annotate validate ... --by group`")
+        raise SkipAnalysis("no agreement table has per-group validation rows: run `biaskit annotate validate ... --by group`")
     return pd.concat(frames, ignore_index=True)
 
 

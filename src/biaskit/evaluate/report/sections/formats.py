@@ -12,7 +12,7 @@ that are a conclusion in at least one format and that both formats could test.
 
 from __future__ import annotations
 
-from biaskit.evaluate.report.model import Finding, Section, _Skip, _slug, register_section
+from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, register_section, slug
 
 
 def _format_table(loaded):
@@ -28,7 +28,7 @@ def _format_table(loaded):
         usable = [lo for lo in los if lo.column in df.columns and df[lo.column].notna().any()]
         if usable:
             return name, df, usable
-    raise _Skip(
+    raise SkipAnalysis(
         "no table holds generations of two prompt formats (the prompt_format column: generate --format raw and --format chat) with a label metric"
     )
 
@@ -128,15 +128,15 @@ def formats_section(b, loaded):
                 "share_flipped": n_flips / n_drawn if n_drawn else float("nan"),
             }
         )
-        b.table(sec, f"formats_{_slug(lo.key)}", per, f"{what}: each format's conclusion per group pair (`flips`: not drawn by every format).")
+        b.table(sec, f"formats_{slug(lo.key)}", per, f"{what}: each format's conclusion per group pair (`flips`: not drawn by every format).")
         b.fig_dir.mkdir(parents=True, exist_ok=True)
-        p = _scatter(z, formats, b.fig_dir / f"formats_{_slug(lo.key)}.png", f"{what}: {n_flips} of {n_drawn} conclusions flip")
+        p = _scatter(z, formats, b.fig_dir / f"formats_{slug(lo.key)}.png", f"{what}: {n_flips} of {n_drawn} conclusions flip")
         b.figures.append(p)
         from biaskit.evaluate.report.model import Figure
 
         sec.figures.append(Figure(p, f"{what}: group-pair share differences in the two formats; a red x is a conclusion that flips."))
     if not rows:
-        raise _Skip(f"table `{name}` has formats {', '.join(fmts)} but no group pair could be tested in two formats")
+        raise SkipAnalysis(f"table `{name}` has formats {', '.join(fmts)} but no group pair could be tested in two formats")
     b.table(sec, "formats_flips", pd.DataFrame(rows), "Conclusions drawn in at least one format and how many flip between formats.")
     share = total_flips / total_drawn if total_drawn else None
     said = f"{total_flips} of {total_drawn} conclusions ({share:.0%}) flip between formats" if share is not None else "no format draws a conclusion"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from biaskit.evaluate.report.model import Figure, Section, _Skip, _slug, register_section
+from biaskit.evaluate.report.model import Figure, Section, SkipAnalysis, register_section, slug
 
 #: probability families tried in order: (prefix, columns never taken as probabilities)
 FAMILIES = (
@@ -73,7 +73,7 @@ def genbias_section(b, loaded):
             found = (name, df, cols)
             break
     if found is None:
-        raise _Skip(
+        raise SkipAnalysis(
             "no table has generations of HolisticBias prompts (axis, descriptor, template) with class-probability columns "
             "(classifier_*, regard_* or style_*): score HolisticBias generations with a classifier, or run "
             "`biaskit stats genbias GENERATIONS --style-model M`"
@@ -108,7 +108,7 @@ def genbias_section(b, loaded):
     gens = df[df["kind"] == "generate"] if "kind" in df.columns else df
     for m in sorted(gens["model"].dropna().unique()) if "model" in gens.columns else [None]:
         sub = gens[gens["model"] == m] if m is not None else gens
-        add_paired(b, sec, sub, style, what=f"probability of {style}", name="genbias" + (f"_{_slug(m)}" if m else ""), model=m)
+        add_paired(b, sec, sub, style, what=f"probability of {style}", name="genbias" + (f"_{slug(m)}" if m else ""), model=m)
     return sec
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from biaskit.evaluate.metrics.catalog import label_outputs
-from biaskit.evaluate.report.model import Section, _find, register_section
+from biaskit.evaluate.report.model import Section, find_table, register_section
 from biaskit.evaluate.report.sections.labels import check_vocabulary
 
 
@@ -11,7 +11,7 @@ def _gender_section(b, loaded) -> Section:
     from biaskit.evaluate.stats import gender_polarity_table, male_minus_female
     from biaskit.evaluate.stats.bold import GENDER_METHODS
 
-    name, df = _find(loaded, [], "gender", any_of=list(GENDER_METHODS.values()))
+    name, df = find_table(loaded, [], "gender", any_of=list(GENDER_METHODS.values()))
     vocab = {lo.column: lo.labels for lo in label_outputs().values()}  # declared by the gender metric
     for col in GENDER_METHODS.values():
         if col in df.columns:

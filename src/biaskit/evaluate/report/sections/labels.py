@@ -14,13 +14,13 @@ from biaskit.evaluate.report.model import (
     MIN_GROUP_N,
     Finding,
     Section,
-    _domains,
-    _find,
+    SkipAnalysis,
     _newcombe,
-    _Skip,
-    _slug,
     _with_bh,
+    by_domain,
+    find_table,
     register_section,
+    slug,
     small_n_cautions,
     uncertainty_flags,
 )
@@ -135,7 +135,7 @@ class _LabelRun:
 
 
 def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, what: str, test_label: str, score: str | None = None) -> Section:
-    name, df = _find(loaded, [column], kind)
+    name, df = find_table(loaded, [column], kind)
     check_vocabulary(df, column, labels, name)
     run = _LabelRun(b, name, df, kind, column, title, what, test_label, test_label, score)
     intro = _as_profanity(run)
@@ -225,12 +225,12 @@ def _shares(run: _LabelRun, labels) -> None:
     b.table(run.sec, f"{run.kind}_proportions", wide, f"{title}: shares per {', '.join(keys) or 'table'}")
     labs = [c.removeprefix("prop_") for c in wide.columns if c.startswith("prop_")]
     bar_keys = [k for k in ("group", "model") if k in keys] or keys
-    for dom, sub in _domains(wide):
+    for dom, sub in by_domain(wide):
         if not len(sub):
             continue
         b.figure(
             run.sec,
-            f"{run.kind}_{_slug(dom)}",
+            f"{run.kind}_{slug(dom)}",
             _plot_stacked,
             sub,
             bar_keys,
@@ -281,7 +281,7 @@ def _group_ztests(run: _LabelRun, within: list[str]) -> None:
     )
     run.b.table(
         sec,
-        f"{run.kind}_{_slug(run.shown_label)}_ztests",
+        f"{run.kind}_{slug(run.shown_label)}_ztests",
         z.rename(columns={"diff": "diff_a_minus_b"}),
         f"Two-proportion z-tests of the {run.shown_label} share between every pair of groups within {', '.join(within) or 'the table'}: "
         f"`diff_a_minus_b` = share of group_a minus share of group_b; Holm and Benjamini-Hochberg adjusted p per family "
@@ -344,7 +344,7 @@ def _vs_wikipedia(run: _LabelRun, models: list) -> None:
     wz = proportion_family_tests(df, "model_vs_wikipedia", run.column, run.test_label)
     run.b.table(
         sec,
-        f"{run.kind}_{_slug(run.shown_label)}_vs_wikipedia",
+        f"{run.kind}_{slug(run.shown_label)}_vs_wikipedia",
         wz.rename(columns={"group_a": "model", "group_b": "baseline", "diff": "model_minus_wikipedia"}),
         f"Each model against the Wikipedia baseline: z-test of the {run.shown_label} share per group; "
         f"`model_minus_wikipedia` = the model's share minus the baseline's (the headline's direction); Holm / "
@@ -418,9 +418,9 @@ def _plot_stacked(sub, keys, labs, path, title):
 def _regard_extra(b, sec: Section, loaded) -> None:
     from biaskit.evaluate.stats import regard_difference
 
-    name, df = _find(loaded, ["regard_label", "group"], "regard")
+    name, df = find_table(loaded, ["regard_label", "group"], "regard")
     rows = []
-    for dom, sub in _domains(df):
+    for dom, sub in by_domain(df):
         groups = sorted(set(sub["group"].dropna()))
         if not 2 <= len(groups) <= 4:
             continue
@@ -464,7 +464,7 @@ def _with_extra(fn, extra):
         sec = fn(b, loaded)
         try:
             extra(b, sec, loaded)
-        except _Skip:
+        except SkipAnalysis:
             pass
         return sec
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from biaskit.evaluate.report.model import MIN_GROUP_N, Finding, Section, _find, _Skip, _slug, register_section
+from biaskit.evaluate.report.model import MIN_GROUP_N, Finding, Section, SkipAnalysis, find_table, register_section, slug
 
 
 def _likelihood_section(b, loaded) -> Section:
@@ -57,14 +57,14 @@ def _paired(b, sec: Section, df, models: list) -> None:
     rows = df[df["kind"] == "likelihood"] if "kind" in df.columns else df
     for m in models:
         sub = rows[rows["model"] == m] if m is not None and "model" in rows.columns else rows
-        add_paired(b, sec, sub, value, what=value, name="likelihood" + (f"_{_slug(m)}" if m else ""), model=m)
+        add_paired(b, sec, sub, value, what=value, name="likelihood" + (f"_{slug(m)}" if m else ""), model=m)
 
 
 def _likelihood_table(loaded):
     """(name, df) of the table with HolisticBias likelihoods; skips when it has only other kinds of rows."""
-    name, df = _find(loaded, ["axis", "template", "descriptor"], "likelihood", any_of=["perplexity", "nll_mean"])
+    name, df = find_table(loaded, ["axis", "template", "descriptor"], "likelihood", any_of=["perplexity", "nll_mean"])
     if "kind" in df.columns and not (df["kind"] == "likelihood").any():
-        raise _Skip(f"table `{name}` has no rows with kind == likelihood")
+        raise SkipAnalysis(f"table `{name}` has no rows with kind == likelihood")
     return name, df
 
 
@@ -148,7 +148,7 @@ def _axis_figures(b, sec: Section, by_axis, models: list) -> None:
         sub = by_axis[by_axis["model"] == (m if m is not None else "")]
         b.figure(
             sec,
-            f"likelihood_bias_{_slug(m or 'model')}",
+            f"likelihood_bias_{slug(m or 'model')}",
             fraction_bars,
             sub,
             "axis",

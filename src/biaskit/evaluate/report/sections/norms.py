@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from biaskit.evaluate.report.model import PREFERENCE, Section, _domains, _Skip, register_section
+from biaskit.evaluate.report.model import PREFERENCE, Section, SkipAnalysis, by_domain, register_section
 
 
 def _norms_section(b, loaded) -> Section:
@@ -14,7 +14,7 @@ def _norms_section(b, loaded) -> Section:
     name = next((n for n in order if any(c.startswith("norms_") and c.endswith("_class") for c in loaded[n].columns)), None)
     if name is None:
         have = "; ".join(f"{n}: {len(d)} rows" for n, d in loaded.items()) or "no tables"
-        raise _Skip(f"no table has norms_<dim>_class columns ({have}); score with the norms metric and a lexicon")
+        raise SkipAnalysis(f"no table has norms_<dim>_class columns ({have}); score with the norms metric and a lexicon")
     df = loaded[name]
     cols = sorted(c for c in df.columns if c.startswith("norms_") and c.endswith("_class"))
     sec = Section("norms", "Emotion and VAD classes", [f"From table `{name}`: classes {', '.join(cols)}."])
@@ -23,7 +23,7 @@ def _norms_section(b, loaded) -> Section:
     b.table(sec, "norms_class_proportions", agg, "Class shares per group and source (long form).", max_rows=30)
     diffs = []
     if "group" in df.columns:
-        for dom, sub in _domains(df):
+        for dom, sub in by_domain(df):
             groups = sorted(set(sub["group"].dropna()))
             if len(groups) == 2:
                 d = class_proportion_differences(sub, "group", groups[0], groups[1], columns=cols, within=[c for c in ("model",) if c in sub.columns])

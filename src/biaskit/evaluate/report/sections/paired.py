@@ -11,10 +11,10 @@ def sensitivity_plot(top, path: Path | None, *, title: str, xlabel: str):
     the paired-bootstrap interval of the mean as a thick bar."""
     import numpy as np
 
-    from biaskit.evaluate.report.plots import _figure, _save, _short
+    from biaskit.evaluate.report.plots import finish_figure, new_figure, shorten
 
     d = top.head(20)
-    fig = _figure(7, max(2.5, 0.35 * len(d) + 1.2))
+    fig = new_figure(7, max(2.5, 0.35 * len(d) + 1.2))
     ax = fig.add_subplot(111)
     y = np.arange(len(d))[::-1]
     ax.hlines(y, d["min_diff"], d["max_diff"], color="#bbbbbb", lw=6, label="range over templates")
@@ -24,11 +24,11 @@ def sensitivity_plot(top, path: Path | None, *, title: str, xlabel: str):
     ax.axvline(0, color="#666666", lw=0.8, ls="--")
     lab = [f"{r.get('axis', '')}: {r['descriptor_a']} - {r['descriptor_b']}".strip(": ") for _, r in d.iterrows()]
     ax.set_yticks(y)
-    ax.set_yticklabels([_short(s, 40) for s in lab], fontsize=7)
+    ax.set_yticklabels([shorten(s, 40) for s in lab], fontsize=7)
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7, loc="best")
-    return _save(fig, path)
+    return finish_figure(fig, path)
 
 
 def add_paired(b, sec, df, value: str, *, what: str, name: str, model=None) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from biaskit.evaluate.report.model import Finding, Section, _Skip, register_section, small_n_cautions, uncertainty_flags
+from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, register_section, small_n_cautions, uncertainty_flags
 
 #: the metric label column a round's task type is compared with
 TASK_COLUMNS = {"sentiment": "vader_label", "regard": "regard_label", "toxicity": "toxicity_label"}
@@ -23,19 +23,19 @@ def _round_tables(loaded):
     (annotations win over labels when the run holds both)."""
     samples = next((d for d in loaded.values() if {"sample_id", "round", "task_type", "text"} <= set(d.columns)), None)
     if samples is None or not len(samples):
-        raise _Skip("no annotation round in the run (a samples table of `annotate sample` with its annotations or labels)")
+        raise SkipAnalysis("no annotation round in the run (a samples table of `annotate sample` with its annotations or labels)")
     ann = next((d for d in loaded.values() if {"sample_id", "annotator", "label"} <= set(d.columns)), None)
     labs = next((d for d in loaded.values() if {"sample_id", "label", "confidence"} <= set(d.columns) and "annotator" not in d.columns), None)
     if ann is None and labs is None:
-        raise _Skip("the round has no human labels yet (no annotations or labels table)")
+        raise SkipAnalysis("the round has no human labels yet (no annotations or labels table)")
     task = str(samples["task_type"].dropna().iloc[0]) if samples["task_type"].notna().any() else ""
     col = TASK_COLUMNS.get(task)
     if col is None:
-        raise _Skip(f"no metric label column is known for task type {task!r} (known: {', '.join(TASK_COLUMNS)})")
+        raise SkipAnalysis(f"no metric label column is known for task type {task!r} (known: {', '.join(TASK_COLUMNS)})")
     for name, d in loaded.items():
         if d is not samples and {col, GROUP, "prompt_id"} <= set(d.columns) and "sample_id" not in d.columns:
             return samples, ann, labs, name, d, col
-    raise _Skip(f"no scored table with columns {col}, {GROUP} and prompt_id to correct with the round's labels")
+    raise SkipAnalysis(f"no scored table with columns {col}, {GROUP} and prompt_id to correct with the round's labels")
 
 
 def round_ppi(loaded, *, level: float = 0.95):
@@ -61,7 +61,7 @@ def round_ppi_gaps(loaded, *, level: float = 0.95):
     the run holds no round: for the headline, which uses the PPI gap when a round exists."""
     try:
         rows, _, col, _ = round_ppi(loaded, level=level)
-    except _Skip:
+    except SkipAnalysis:
         return None
     g = rows[rows["measure"] == "gap_ppi"].reset_index(drop=True)
     g.insert(0, "metric_column", col)
@@ -119,11 +119,11 @@ def ppi_plot(rows, label: str, path: Path | None, *, title: str):
     """Per group: the metric-only share and the PPI share of ``label`` with their 95% intervals."""
     import numpy as np
 
-    from biaskit.evaluate.report.plots import _figure, _save
+    from biaskit.evaluate.report.plots import finish_figure, new_figure
 
     sub = rows[(rows["label"] == label) & rows["measure"].isin(["share_metric", "share_ppi", "share_human"])]
     groups = sorted(sub["group"].unique(), key=str)
-    fig = _figure(max(5, 0.9 * len(groups) + 2), 3.8)
+    fig = new_figure(max(5, 0.9 * len(groups) + 2), 3.8)
     ax = fig.add_subplot(111)
     x = np.arange(len(groups))
     for k, (m, colour) in enumerate((("share_metric", "#e76f51"), ("share_human", "#8d99ae"), ("share_ppi", "#2a9d8f"))):
@@ -143,7 +143,7 @@ def ppi_plot(rows, label: str, path: Path | None, *, title: str):
     ax.set_ylabel(f"share of {label}")
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return finish_figure(fig, path)
 
 
 def ppi_section(b, loaded) -> Section:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from biaskit.evaluate.report.model import Section, _find, register_section
+from biaskit.evaluate.report.model import Section, find_table, register_section
 
 
 def validity_section(b: Any, loaded: dict[str, Any]):
@@ -13,7 +13,7 @@ def validity_section(b: Any, loaded: dict[str, Any]):
     from biaskit.evaluate.report.plots import fraction_bars
     from biaskit.evaluate.stats.validity import VALIDITY_BY, validity_summary, validity_tests
 
-    name, df = _find(loaded, ["validity_valid"], "validity")
+    name, df = find_table(loaded, ["validity_valid"], "validity")
     by = [c for c in VALIDITY_BY if c in df.columns]
     sec = Section(
         "validity",
