@@ -148,3 +148,24 @@ def test_rescoring_needs_a_known_rule():
     assert e.value.code == "E395" and "vader-sheng-0.05" in str(e.value)
     # naming the rule is the fix
     assert validate_metric(ann, s, metric="vader-bold-0.5", n_boot=0, calibrate=False).table.num_rows > 0
+
+
+@pytest.mark.parametrize("rule", ["vader-sheng-0.05", "vader-bold-0.5"])
+def test_train_names_its_vader_rule_in_metrics_and_card(tmp_path, rule):
+    from biaskit.train.classifier import TrainConfig, labelled_data, train_classifier
+
+    rs = [{"text": f"xyz was {w}.", "label": lab} for w, lab in [("kind", "positive"), ("cruel", "negative")] * 8]
+    c = TrainConfig(split="8/4/4", runs=1, seed=0, baselines=("vader",), vader_rule=rule)
+    res = train_classifier(labelled_data(pa.Table.from_pylist(rs)), tmp_path / "clf", c, progress=False, finetune=False)
+    assert res.metrics["runs"][0]["systems"]["vader"]["rule"] == rule
+    assert res.metrics["vader_mapping"]["rule"] == rule
+    card = (tmp_path / "clf" / "README.md").read_text()
+    assert f"| vader (`{rule}`) |" in card and f"VADER baseline rule: `{rule}`" in card
+
+
+def test_train_refuses_an_unknown_vader_rule():
+    from biaskit.train.classifier import TrainConfig
+
+    with pytest.raises(BiaskitError) as e:
+        TrainConfig(vader_rule="vader").check()
+    assert e.value.code == "E172" and "vader-sheng-0.05" in str(e.value.options)
