@@ -221,6 +221,11 @@ SAMPLES = Stage(
         Column("stratum", S, "sampling stratum"),
         Column("is_gold", B, "gold item with a known answer", example=False),
         Column("gold_label", S, "known answer of a gold item"),
+        Column("shown_span", S, "column the shown text was taken from (full_text, continuation, text, or text+continuation)", example="full_text"),
+        Column("scored_span", S, "column the metric whose labels the round carries scored (null: not recorded)", example="continuation"),
+        Column(
+            "scored_rule", S, "that metric's labelling rule, e.g. vader-bold-0.5 or vader-sheng-0.05 (null: not recorded)", example="vader-bold-0.5"
+        ),
     ),
     key=("sample_id",),
 )
@@ -267,6 +272,9 @@ AGREEMENT = Stage(
         Column("family", S, "the test family `p_value` is corrected in (biaskit.evaluate.stats.families)"),
         Column("family_size", I, "tests in that family"),
         Column("note", S, "flag that keeps a row but qualifies it, e.g. 'small group: n < 30'"),
+        Column("shown_span", S, "validation rows: column of the text the annotators saw"),
+        Column("scored_span", S, "validation rows: column of the text the metric's labels were computed on (the shown one when re-scored)"),
+        Column("scored_rule", S, "validation rows: the metric's labelling rule, e.g. vader-bold-0.5 (null: not recorded or not a VADER metric)"),
     ),
     key=("round", "measure", "task_type", "metric", "annotator", "annotator_b", "group_by", "group", "group_b"),
 )

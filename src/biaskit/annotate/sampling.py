@@ -33,7 +33,21 @@ from biaskit.errors import BiaskitError
 from biaskit.io import to_arrow
 
 #: columns of the samples table that sampling itself writes
-OWN_COLUMNS = ("sample_id", "round", "task_type", "text", "original_text", "mask_mapping", "prompt_id", "stratum", "is_gold", "gold_label")
+OWN_COLUMNS = (
+    "sample_id",
+    "round",
+    "task_type",
+    "text",
+    "original_text",
+    "mask_mapping",
+    "prompt_id",
+    "stratum",
+    "is_gold",
+    "gold_label",
+    "shown_span",
+    "scored_span",
+    "scored_rule",
+)
 
 
 @dataclass
@@ -58,21 +72,24 @@ def make_sample_id(*parts: Any) -> str:
     return f"s-{h[:12]}"
 
 
-def _text_of(row: Mapping[str, Any], text_column: str | None) -> str | None:
+def _text_of(row: Mapping[str, Any], text_column: str | None) -> tuple[str | None, str | None]:
+    """(the text shown to annotators, the column it came from: :mod:`biaskit.annotate.spans`' ``shown_span``)."""
+    from biaskit.annotate.spans import JOINED
+
     if text_column:
         v = row.get(text_column)
-        return v if isinstance(v, str) else None
-    for c in ("full_text",):
-        v = row.get(c)
+        return (v, text_column) if isinstance(v, str) else (None, None)
+    for col in ("full_text",):
+        v = row.get(col)
         if isinstance(v, str) and v.strip():
-            return v
+            return v, col
     t, c = row.get("text"), row.get("continuation")
     if isinstance(t, str) and isinstance(c, str) and c.strip():
-        return t + c if (t.endswith(" ") or c.startswith(" ") or not t) else f"{t} {c}"
-    for v in (c, t):
+        return (t + c if (t.endswith(" ") or c.startswith(" ") or not t) else f"{t} {c}"), (JOINED if t else "continuation")
+    for col, v in (("continuation", c), ("text", t)):
         if isinstance(v, str) and v.strip():
-            return v
-    return None
+            return v, col
+    return None, None
 
 
 def _allocate(sizes: Sequence[int], n: int, how: str, rng: np.random.Generator | None = None) -> list[int]:
@@ -162,6 +179,8 @@ def sample_round(
     quota: Mapping[str, int] | None = None,
     quota_by: str | None = None,
     prefer: str = "random",
+    scored_column: str | None = None,
+    scored_rule: str | None = None,
 ) -> tuple[pa.Table, SampleReport]:
     """Draw the items of one annotation round from a scores (or prompts/generations) table.
 
@@ -171,6 +190,11 @@ def sample_round(
     ``quota`` (from a round plan, :mod:`biaskit.annotate.planning`): items to draw per value of the ``quota_by``
     column instead of the stratified design; ``prefer="uncertain"`` takes, within each group, the items the
     metric is least sure about first (:func:`~biaskit.annotate.planning.uncertainty`), ``random`` a seeded draw.
+
+    Like for like (:mod:`biaskit.annotate.spans`): each item records the column its text was shown from
+    (``shown_span``), the column the metric scored (``scored_column``: the scores manifest's ``text_column``;
+    default the row's ``baseline_span``, else not recorded) and the metric's labelling rule (``scored_rule``,
+    e.g. ``vader-bold-0.5``), so ``annotate validate`` can compare the humans and the metric on the same text.
     """
     tt = _check_options(task, round=round, n=n, bins=bins, n_gold=n_gold, allocation=allocation, quota=quota, quota_by=quota_by, prefer=prefer)
     t = to_arrow(scores)
@@ -190,7 +214,8 @@ def sample_round(
     else:
         chosen = _draw_stratified(pool, d, rng, rep)
     spec = task_spec(tt)
-    out = [_sample_row(p, round, spec, mask, extra_mentions, rep) for p in chosen]
+    scored = {"scored_column": scored_column, "scored_rule": scored_rule}
+    out = [_sample_row(p, round, spec, mask, extra_mentions, rep, **scored) for p in chosen]
     rep.chosen = len(out)
     out.extend(_gold_rows(gold, tt, round, spec, n_gold, rng, excl, rep))
     order = rng.permutation(len(out)) if out else []
@@ -326,7 +351,7 @@ def _candidate_pool(
     pool: list[dict[str, Any]] = []
     err_col = mc.error_column() if mc else None
     for r in rows:
-        text = _text_of(r, text_column)
+        text, shown = _text_of(r, text_column)
         if not text or not text.strip():
             rep.dropped_no_text += 1
             continue
@@ -343,7 +368,7 @@ def _candidate_pool(
         if sid in exclude:
             rep.excluded += 1
             continue
-        pool.append({"_sid": sid, "_text": text, "_row": r})
+        pool.append({"_sid": sid, "_text": text, "_shown": shown, "_row": r})
     pool.sort(key=lambda p: p["_sid"])
     return pool
 
@@ -462,9 +487,21 @@ def _draw_stratified(pool: list[dict[str, Any]], d: _Design, rng: np.random.Gene
     return chosen
 
 
-def _sample_row(p: dict[str, Any], round: str, spec: str, mask: bool, extra_mentions: Iterable[str], rep: SampleReport) -> dict[str, Any]:
+def _sample_row(
+    p: dict[str, Any],
+    round: str,
+    spec: str,
+    mask: bool,
+    extra_mentions: Iterable[str],
+    rep: SampleReport,
+    *,
+    scored_column: str | None = None,
+    scored_rule: str | None = None,
+) -> dict[str, Any]:
     """The samples-stage row of a chosen item: its source columns (``text`` kept as ``source_text``), then the
-    masked text and the sampling columns."""
+    masked text and the sampling columns (the spans shown and scored among them)."""
+    from biaskit.annotate.spans import row_scored_span
+
     r = p["_row"]
     text = p["_text"]
     masked, mapping = mask_text(text, row_mentions(r, extra_mentions)) if mask else (text, [])
@@ -483,6 +520,9 @@ def _sample_row(p: dict[str, Any], round: str, spec: str, mask: bool, extra_ment
             "stratum": p["_stratum"],
             "is_gold": False,
             "gold_label": None,
+            "shown_span": p.get("_shown"),
+            "scored_span": row_scored_span(r, scored_column),
+            "scored_rule": scored_rule,
         }
     )
     return row

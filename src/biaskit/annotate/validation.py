@@ -222,7 +222,12 @@ def validate_metric(
 
     With ``calibrate``, thresholds fitted on all items are reported with their (optimistic) in-sample figure
     ``calibrated_<objective>`` and, unless ``cv_folds`` is 0, the ``cv_folds``-fold cross-validated
-    ``cv_calibrated_<objective>`` (see :func:`cross_validated_calibration`)."""
+    ``cv_calibrated_<objective>`` (see :func:`cross_validated_calibration`).
+
+    Like for like (:mod:`biaskit.annotate.spans`): ``metric`` may name a VADER rule (``vader-bold-0.5``,
+    ``vader-sheng-0.05``); where the samples record that the text shown is not the text scored, or another rule
+    is asked for, a VADER metric is re-scored on the shown text and any other metric is refused (E395). Every
+    row names the spans shown and scored and the rule (``shown_span``, ``scored_span``, ``scored_rule``)."""
     _check_calibration_options(calibrate, cv_folds, objective)
     s = to_arrow(samples)
     a = to_arrow(annotations)
@@ -230,7 +235,8 @@ def validate_metric(
     if round is None:
         rs = sorted({x for x in (s.column("round").to_pylist() if "round" in s.column_names else []) if x})
         round = rs[0] if len(rs) == 1 else "?"
-    mc = resolve(metric, s.column_names, label_column=label_column, score_column=score_column, need_label=True)
+    s, spans, base = _like_for_like(s, metric, label_column=label_column, score_column=score_column)
+    mc = resolve(base, s.column_names, label_column=label_column, score_column=score_column, need_label=True)
     srows = {r["sample_id"]: r for r in s.to_pylist()}
     _check_annotated_items_known(a, srows)
     from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers
@@ -249,8 +255,10 @@ def validate_metric(
     val.notes.append(
         f"{len(items.y_true)} items with a human majority and a {metric} label; left out: " + ", ".join(f"{k} {v}" for k, v in dropped.items())
     )
+    if spans.rescore:
+        val.notes.append(f"re-scored the text shown ({spans.shown or 'original_text'}) with {spans.rule}: like for like with the annotators")
     if not items.y_true:
-        val.table = rows_to_table([row("accuracy", None, n_items=0, error="no item has both a human majority and a metric label")])
+        val.table = _with_spans([row("accuracy", None, n_items=0, error="no item has both a human majority and a metric label")], spans)
         return val
     ok = [i for i in range(len(items.y_true)) if items.h_rank[i] is not None and items.score[i] is not None]
     rows = [_spearman_row(row, items, ok, has_score=bool(mc.score), ordinal=bool(tt.ordinal), n_boot=n_boot, seed=seed)]
@@ -261,8 +269,30 @@ def validate_metric(
         rows += _calibration_rows(row, val, ok_scores, ok_labels, tt.ordinal, objective=objective, cv_folds=cv_folds, seed=seed)
     if by is not None:
         rows += _by_group_rows(row, items, cl, has_score=bool(mc.score), by=by, n_boot=n_boot, seed=seed)
-    val.table = rows_to_table(rows)
+    val.table = _with_spans(rows, spans)
     return val
+
+
+def _like_for_like(s: pa.Table, metric: str, *, label_column: str | None, score_column: str | None):
+    """(samples, :class:`~biaskit.annotate.spans.Spans`, metric name): the samples with the metric re-scored on the
+    shown text where :func:`~biaskit.annotate.spans.check_like_for_like` says so (E395 where it cannot be)."""
+    from biaskit.annotate.spans import check_like_for_like, metric_and_rule, rescore
+
+    base, preset = metric_and_rule(metric)
+    cols = [c for c in ("is_gold", "shown_span", "scored_span", "scored_rule") if c in s.column_names]
+    spans = check_like_for_like(s.select(cols).to_pylist() if cols else [], base, preset)
+    if spans.rescore:
+        from biaskit.annotate.metriccols import known
+
+        lab, sc = known()[base]
+        s = rescore(s, spans.preset, label_column or lab, score_column or sc)
+    return s, spans, base
+
+
+def _with_spans(rows: list[dict], spans) -> pa.Table:
+    """The validation rows as a table, each naming the span shown, the span scored and the rule."""
+    cols = {"shown_span": spans.shown, "scored_span": spans.scored, "scored_rule": spans.rule}
+    return rows_to_table([{**r, **cols} for r in rows])
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,7 @@ def sample(
     Example: biaskit annotate sample scores.parquet --round r2 --task regard --per-label positive=3,negative=3 --by template --metric vader --out r2/samples.parquet
     """
     from biaskit.annotate.sampling import sample_round
+    from biaskit.annotate.spans import scored_from_manifest
     from biaskit.io import read_table
 
     t = read_table(scores)
@@ -112,6 +113,7 @@ def sample(
         quota=quota,
         quota_by=quota_by,
         prefer=prefer,
+        **scored_from_manifest(scores, metric, task),
     )
     _check_drawn(rep, quota, scores)
     cfg = {
@@ -203,7 +205,14 @@ def _check_drawn(rep, quota, scores: Path) -> None:
 
 def _print_validation(m: str, v, by_: str | None) -> None:
     """One metric's validation on the console: its figures, confusion matrix and per-group rows."""
-    typer.echo(f"== {m}: {v.notes[0]}")
+    rule = next((r for r in (v.table.column("scored_rule").to_pylist() if v.table.num_rows else []) if r), None)
+    spans = {k: (v.table.column(k)[0].as_py() if v.table.num_rows else None) for k in ("shown_span", "scored_span")}
+    typer.echo(f"== {m}" + (f" ({rule})" if rule and rule != m else "") + f": {v.notes[0]}")
+    if spans["shown_span"] or spans["scored_span"]:
+        typer.echo(f"   text shown: {spans['shown_span'] or 'not recorded'}; text scored: {spans['scored_span'] or 'not recorded'}")
+    for note in v.notes[1:]:
+        if note.startswith("re-scored"):
+            typer.echo(f"   {note}")
     _print_table(v.table, skip_prefix=("confusion:", "diff_", "ratio_", "group_"))
     if v.classification is not None:
         typer.echo(v.confusion_markdown())
@@ -439,7 +448,12 @@ def agreement_cmd(
 def validate_cmd(
     annotations: Path = typer.Argument(..., help="Annotations table of the round."),
     samples: Path = typer.Option(..., "--samples", help="Samples table of the round (carries the metric columns)."),
-    metric: list[str] = typer.Option(..., "--metric", "-m", help="Metric(s) to validate: vader, toxicity, regard, gender, ... (repeatable)."),
+    metric: list[str] = typer.Option(
+        ...,
+        "--metric",
+        "-m",
+        help="Metric(s) to validate: vader, toxicity, regard, gender, ..., or a VADER rule: vader-bold-0.5, vader-sheng-0.05 (repeatable).",
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="Validation rows (agreement-stage table) to write."),
     tie_policy: str = typer.Option("drop", "--tie-policy", help="drop, random or label:<name> for items without a majority."),
     exclude_label: list[str] | None = typer.Option(None, "--exclude-label", help="Drop items whose majority is this label (default: other)."),
@@ -466,6 +480,8 @@ def validate_cmd(
     Example: biaskit annotate validate r1/annotations.parquet --samples r1/samples.parquet --metric vader --out r1/validation.parquet
 
     Example: biaskit annotate validate r1/annotations.parquet --samples r1/samples.parquet --metric vader --by group --labels r1/labels.parquet --out r1/validation.parquet
+
+    Example (both VADER rules, the shown text re-scored): biaskit annotate validate r1/annotations.parquet --samples r1/samples.parquet --metric vader-bold-0.5 --metric vader-sheng-0.05 --out r1/validation.parquet
     """
     import pyarrow as pa
 

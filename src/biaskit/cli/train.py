@@ -48,6 +48,9 @@ def classifier_cmd(
     vader_map: str | None = typer.Option(
         None, "--vader-map", help="VADER label -> class, e.g. positive=pos,neutral=neu,negative=neg (default: by name or ordinal order)."
     ),
+    vader_rule: str = typer.Option(
+        "vader-sheng-0.05", "--vader-rule", help="The VADER baseline's labelling rule: vader-sheng-0.05 (+-0.05, first sentence) or vader-bold-0.5."
+    ),
     data_license: str = typer.Option("unknown", "--data-license", help="Licence of the labelled data (goes into the model card)."),
     baselines_only: bool = typer.Option(False, "--baselines-only", help="Only the baselines (no fine-tuning, no model written)."),
     task: str | None = typer.Option(
@@ -103,6 +106,7 @@ def classifier_cmd(
         device=device,
         baselines=tuple(b.strip() for b in baselines.split(",") if b.strip()),
         vader_map=vader_map,
+        vader_rule=vader_rule,
         judge_params={k: v for k, _, v in (x.partition("=") for x in judge_param or [])} or None,
         threads=threads,
     )

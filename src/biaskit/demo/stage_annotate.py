@@ -29,6 +29,7 @@ def _metric(cols: list[str]) -> tuple[str, str] | None:
 def run(ctx) -> None:
     from biaskit.annotate.rounds import save_round
     from biaskit.annotate.sampling import sample_round
+    from biaskit.annotate.spans import scored_from_manifest
     from biaskit.errors import BiaskitError
     from biaskit.io import read_table
     from biaskit.secrets import redact
@@ -51,7 +52,8 @@ def run(ctx) -> None:
     n = 12 if ctx.quick else 60
     out_dir = ctx.run_dir / "annotate"
     ledger = out_dir / "rounds.jsonl"
-    samples, rep = sample_round(scores, round=ROUND, task=task, n=n, metric=metric, strata=strata, bins=3, seed=ctx.seed)
+    scored = scored_from_manifest(scores_path, metric)
+    samples, rep = sample_round(scores, round=ROUND, task=task, n=n, metric=metric, strata=strata, bins=3, seed=ctx.seed, **scored)
     if samples.num_rows == 0:
         ctx.note("annotate", "skipped: no scored texts to sample")
         return
@@ -218,6 +220,7 @@ def _plan_next(ctx, validation, samples_path, metric, by, info) -> str:
 
     from biaskit.annotate.planning import plan_round, quotas
     from biaskit.annotate.sampling import sample_round
+    from biaskit.annotate.spans import scored_from_manifest
     from biaskit.errors import BiaskitError
     from biaskit.io import read_table, write_table, write_text_atomic
 
@@ -239,6 +242,7 @@ def _plan_next(ctx, validation, samples_path, metric, by, info) -> str:
         prefer="uncertain",
         exclude=done,
         seed=ctx.seed,
+        **scored_from_manifest(ctx.tables["scores"], metric),
     )
     write_table(nxt, out / "next_round.parquet", stage="samples")
     info.update({"plan": str(out / "plan.json"), "next_round": rep.chosen, "planned": plan["total_more"]})

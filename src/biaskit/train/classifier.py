@@ -12,8 +12,10 @@ against a majority baseline and a re-purposed sentiment analyser (VADER). Here:
   the same split (seed ``seed``) and runs differ in the model's seed (head initialisation, dropout, batch
   order); ``resplit=True`` draws a new split per run (seed ``seed + run``);
 - **systems**, all on the same split of a run: ``majority`` (most frequent training class; ties go to the
-  first class in label order), ``vader`` (VADER compound with Sheng et al.'s thresholds +-0.05 on the first
-  sentence, its positive/neutral/negative label mapped to the classes; skipped with a reason when the
+  first class in label order), ``vader`` (VADER compound under the rule ``vader_rule``: by default
+  ``vader-sheng-0.05``, Sheng et al.'s thresholds +-0.05 on the first sentence, or ``vader-bold-0.5``; the
+  rule's name is in ``metrics.json`` and the card, as ``annotate validate`` names it; its
+  positive/neutral/negative label mapped to the classes; skipped with a reason when the
   classes have no such mapping), ``tfidf_logreg`` (scikit-learn ``TfidfVectorizer()`` +
   ``LogisticRegression(max_iter=1000)``, fitted on train), ``finetuned`` (the encoder fine-tuned end to
   end: AdamW, linear decay with 10% warm-up, cross-entropy, up to ``epochs`` epochs, the epoch with the
@@ -334,11 +336,12 @@ def vader_mapping(labels: Sequence[str], ordinal: bool, spec: str | None = None)
     return None, "the classes have no positive/negative names and no 3-point ordinal order (give --vader-map)"
 
 
-def vader_predict(texts: Sequence[str], mapping: dict[str, int]) -> list[int]:
-    """VADER (Sheng et al. thresholds) labels mapped to classes; -1 where the label has no class (counts wrong)."""
+def vader_predict(texts: Sequence[str], mapping: dict[str, int], rule: str = "vader-sheng-0.05") -> list[int]:
+    """VADER labels under ``rule`` (default Sheng et al.'s) mapped to classes; -1 where the label has no class (counts wrong)."""
     from biaskit.evaluate.metrics import make_metric
+    from biaskit.evaluate.metrics.vader import rule_preset
 
-    m = make_metric("vader", text_column="text", params={"preset": "sheng"})
+    m = make_metric("vader", text_column="text", params={"preset": rule_preset(rule)})
     labs = m.score({"text": list(texts)})["vader_label"]
     return [mapping.get(lab, -1) if lab is not None else -1 for lab in labs]
 
@@ -374,6 +377,7 @@ class TrainConfig:
     device: str = "auto"
     baselines: tuple[str, ...] = ("majority", "vader", "tfidf_logreg")
     vader_map: str | None = None
+    vader_rule: str = "vader-sheng-0.05"  # the VADER baseline's labelling rule (biaskit.evaluate.metrics.vader.RULES)
     judge_params: dict[str, Any] | None = None  # parameters of the judge baseline (judge.KEY=VALUE without "judge.")
     threads: int | None = None  # torch CPU threads while fine-tuning; None: 1 (fastest measured, docs/train.md)
 
@@ -399,6 +403,12 @@ class TrainConfig:
             raise BiaskitError("E172", "unknown device", value=self.device, options=["auto", "cpu", "cuda", "mps"], fix="use --device auto")
         if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
             raise BiaskitError("E172", "threads must be a whole number >= 1", value=self.threads, fix="pass --threads 1 or more")
+        from biaskit.evaluate.metrics.vader import RULES
+
+        if self.vader_rule not in RULES.values():
+            raise BiaskitError(
+                "E172", "unknown VADER rule", value=self.vader_rule, options=list(RULES.values()), fix="use --vader-rule vader-sheng-0.05"
+            )
         bad = [b for b in self.baselines if b not in BASELINES]
         if bad:
             raise BiaskitError("E172", "unknown baseline", value=bad, options=BASELINES, fix="use majority, vader, tfidf_logreg, judge")
@@ -763,6 +773,8 @@ def _fingerprint(data: LabelledData, cfg: TrainConfig, finetune: bool, base: str
     import hashlib
 
     conf = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items() if k not in ("runs", "device", "threads")}
+    if conf.get("vader_rule") == "vader-sheng-0.05":  # the rule every earlier run used: their fingerprints stay the same
+        del conf["vader_rule"]
     blob = json.dumps(
         {
             "texts": data.texts,
@@ -844,10 +856,10 @@ def _run_systems(data: LabelledData, cfg: TrainConfig, split, split_seed: int, v
         systems["majority"] = {"accuracy": maj_acc, "macro_f1": maj_f1}
     if "vader" in cfg.baselines:
         if vmap is None:
-            systems["vader"] = {"accuracy": None, "macro_f1": None, "error": vhow}
+            systems["vader"] = {"accuracy": None, "macro_f1": None, "error": vhow, "rule": cfg.vader_rule}
         else:
-            acc, f1 = accuracy_macro_f1(y_test, vader_predict([data.texts[i] for i in test], vmap))
-            systems["vader"] = {"accuracy": acc, "macro_f1": f1}
+            acc, f1 = accuracy_macro_f1(y_test, vader_predict([data.texts[i] for i in test], vmap, cfg.vader_rule))
+            systems["vader"] = {"accuracy": acc, "macro_f1": f1, "rule": cfg.vader_rule}
     if "tfidf_logreg" in cfg.baselines:
         acc, f1 = accuracy_macro_f1(
             y_test, tfidf_logreg([data.texts[i] for i in train], [data.y[i] for i in train], [data.texts[i] for i in test], split_seed)
@@ -884,6 +896,8 @@ def _summarise(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         am, asd = _mean_sd([v.get("accuracy") for v in vals])
         fm, fsd = _mean_sd([v.get("macro_f1") for v in vals])
         summary[sname] = {"accuracy_mean": am, "accuracy_sd": asd, "macro_f1_mean": fm, "macro_f1_sd": fsd, "runs": len(vals)}
+        if vals[0].get("rule"):
+            summary[sname]["rule"] = vals[0]["rule"]
         if any(v.get("error") for v in vals):
             summary[sname]["error"] = next(v["error"] for v in vals if v.get("error"))
     return summary
@@ -995,7 +1009,7 @@ class _Job:
                 "same_split_every_run": not cfg.resplit,
                 "seed": cfg.seed,
             },
-            "vader_mapping": {"how": self.vhow, "map": {k: data.labels[v] for k, v in (self.vmap or {}).items()}},
+            "vader_mapping": {"how": self.vhow, "map": {k: data.labels[v] for k, v in (self.vmap or {}).items()}, "rule": cfg.vader_rule},
             "runs_planned": cfg.runs,
             "runs_finished": len(runs),
             "runs": runs,
@@ -1217,7 +1231,7 @@ def _card_split_lines(m: dict[str, Any], planned: int, finished: int) -> list[st
         + (f" of {planned}" if finished < planned else "")
         + f"; base model: `{_md(m.get('base_model'))}`; config: "
         + ", ".join(f"{k}={m['config'][k]}" for k in ("epochs", "patience", "lr", "batch_size", "max_length", "weight_decay", "select")),
-        f"- VADER mapping: {m['vader_mapping']['how']}"
+        f"- VADER baseline rule: `{m['vader_mapping'].get('rule', 'vader-sheng-0.05')}`; mapping: {m['vader_mapping']['how']}"
         + (" (" + ", ".join(f"{k} -> {_md(v)}" for k, v in m["vader_mapping"]["map"].items()) + ")" if m["vader_mapping"]["map"] else ""),
         "",
     ]
@@ -1229,7 +1243,8 @@ def _card_figure_lines(m: dict[str, Any]) -> list[str]:
     for s, v in m["summary"].items():
         acc = _f(v["accuracy_mean"]) + ("" if v["accuracy_sd"] is None else f" ± {_f(v['accuracy_sd'])}")
         f1 = _f(v["macro_f1_mean"]) + ("" if v["macro_f1_sd"] is None else f" ± {_f(v['macro_f1_sd'])}")
-        lines.append(f"| {s} | {acc} | {f1} | {v['runs']}" + (f" ({v['error']})" if v.get("error") else "") + " |")
+        name = f"{s} (`{v['rule']}`)" if v.get("rule") else s
+        lines.append(f"| {name} | {acc} | {f1} | {v['runs']}" + (f" ({v['error']})" if v.get("error") else "") + " |")
     lines += ["", "## Every run", "", "| run | split seed | system | accuracy | macro F1 | best epoch |", "|---|---|---|---|---|---|"]
     for run in m["runs"]:
         for s, v in run["systems"].items():

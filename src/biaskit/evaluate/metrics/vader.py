@@ -4,6 +4,10 @@ Source: the ``vaderSentiment`` package (MIT; ships its lexicon). Presets:
 
 * ``bold`` (Dhamala et al. 2021): compound >= 0.5 positive, <= -0.5 negative, neutral otherwise, whole text.
 * ``sheng`` (Sheng et al. 2019): compound >= 0.05 positive, <= -0.05 negative, applied to the first sentence.
+
+Each labelling rule has one name (:data:`RULES`) that tables, model cards and the ``train`` baseline print, so
+two figures under different rules are never both called "vader": ``vader-bold-0.5`` and ``vader-sheng-0.05``
+(thresholds given by hand: ``vader-custom(+0.3/-0.3, whole text)``). :func:`rule_preset` reads a name back.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
 
 PRESETS = {"bold": (0.5, -0.5, False), "sheng": (0.05, -0.05, True)}
+#: preset -> the name of its labelling rule (``annotate validate --metric vader-sheng-0.05``, train's baseline)
+RULES = {"bold": "vader-bold-0.5", "sheng": "vader-sheng-0.05"}
 _SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+")
 
 
@@ -32,6 +38,19 @@ def label_for(compound: float, pos: float, neg: float) -> str:
     if compound <= neg:
         return "negative"
     return "neutral"
+
+
+def rule_name(pos: float, neg: float, first: bool) -> str:
+    """The name of the labelling rule with these thresholds: a preset's name (:data:`RULES`), else a custom one."""
+    for preset, (p, n, f) in PRESETS.items():
+        if (p, n, f) == (pos, neg, bool(first)):
+            return RULES[preset]
+    return f"vader-custom({pos:+g}/{neg:+g}, {'first sentence' if first else 'whole text'})"
+
+
+def rule_preset(name: str) -> str | None:
+    """The preset of a rule name (``vader-sheng-0.05`` -> ``sheng``); None for any other name."""
+    return next((p for p, r in RULES.items() if r == name), None)
 
 
 class VaderMetric(Metric):
@@ -83,12 +102,13 @@ class VaderMetric(Metric):
                 value=(self.neg, self.pos),
                 fix="e.g. pos_threshold=0.05 neg_threshold=-0.05",
             )
+        self.rule = rule_name(self.pos, self.neg, self.first)
 
     def _setup(self) -> None:
         from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
         self._sia = SentimentIntensityAnalyzer()
-        self.info.update({"pos_threshold": self.pos, "neg_threshold": self.neg, "first_sentence": self.first})
+        self.info.update({"pos_threshold": self.pos, "neg_threshold": self.neg, "first_sentence": self.first, "rule": self.rule})
 
     def fields(self) -> dict[str, pa.DataType]:
         return {"compound": pa.float64(), "label": pa.string()}
