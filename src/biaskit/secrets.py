@@ -83,7 +83,7 @@ _QUERY_ALT = "|".join(re.escape(n) for n in sorted(SECRET_QUERY_NAMES, key=len, 
 
 # credential shapes redacted whatever their value (a server may echo a key biaskit never saw, e.g. another
 # user's, or one read from a file): (pattern, replacement)
-_PATTERNS: tuple[tuple[re.Pattern, str], ...] = (
+_PATTERNS: tuple[tuple[re.Pattern, Any], ...] = (  # (pattern, replacement string or function)
     # URL user info: scheme://user:password@host
     (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]+):[^/\s@]+@"), r"\1:***@"),
     # Authorization / Proxy-Authorization header values (with or without a scheme word)

@@ -112,7 +112,7 @@ class ResponseCache:
                 fix="run `biaskit cache clear DIR` (or delete the folder) and run again",
             ) from None
 
-    def _conn(self) -> sqlite3.Connection:
+    def _conn(self) -> _Tx:
         """This thread's connection (WAL mode, 60 s busy timeout)."""
         c = getattr(self._local, "conn", None)
         if c is None:

@@ -346,7 +346,7 @@ def find_mask(text: str) -> tuple[str | None, str | None]:
 def to_model_mask(text: str, mask_token: str) -> tuple[str | None, str | None, str | None]:
     """(text for the model with the tokenizer's mask token, text with ``<mask>``, error)."""
     norm, err = find_mask(text)
-    if err is not None:
+    if err is not None or norm is None:
         return None, None, err
     return norm.replace(_mask_helpers()[0], mask_token), norm, None
 

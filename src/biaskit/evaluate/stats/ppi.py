@@ -74,7 +74,7 @@ def ppi_mean(y, yhat, yhat_unlabelled, *, lam: float | None = None, level: float
         )
     tuned = lam is None
     check_lam(lam)
-    lam = ppi_lambda(y, yh, yu) if tuned else float(lam)
+    lam = ppi_lambda(y, yh, yu) if lam is None else float(lam)
     est = lam * float(yu.mean()) + float((y - lam * yh).mean())
     se = math.sqrt((lam * yu).std() ** 2 / yu.size + (y - lam * yh).std() ** 2 / y.size)
     z = _z(level)
