@@ -46,6 +46,9 @@ class JudgeMetric(Metric):
     source = "label words scored by next-token log-probabilities (a local chat model via transformers, or an OpenAI-compatible server)"
     default_batch_size = 64
     keep_on_error = ("prompt_sha256", "prompt", "tokens_in", "tokens_out")
+    #: out of the cache key: the model is there as its identity (:meth:`cache_identity`), and the rest is how the
+    #: model is reached and how fast (the device and dtype are there as resolved, by the local judge's identity)
+    cache_ignores = ("model", "base_url", "api_key_env", "concurrency", "timeout", "max_retries", "device", "dtype")
     params = (
         Param("model", "smollm2-135m", "judge model: biaskit asset (smollm2-135m), Hub id or local folder (hf); the served model name (openai)"),
         Param("backend", "hf", "hf (local transformers chat model) or openai (an OpenAI-compatible server)", choices=("hf", "openai")),
@@ -141,6 +144,17 @@ class JudgeMetric(Metric):
         # token totals are not kept here: under Ray each actor sees only its batches; `biaskit score` sums the
         # judge_tokens_in/out columns into the manifest's "cost" entry (biaskit.evaluate.metrics.cost)
         self.info.update({**d, "chat_template": tmpl})
+
+    def cache_identity(self, cache: Any) -> dict[str, Any] | None:
+        """What identifies the judge's answers for ``score --cache`` (None: not cached): the model (hf: its
+        weights' sha256 or Hub commit, the tokenizer and chat template, device and dtype; openai: the model id
+        and revision the server reports, a local path cut to its file name), the sha256 of the task and
+        instructions and the label orders. :func:`.cached.metric_identity` adds the other parameters (task,
+        orders, repeats, temperature, seed, ...) and the row's text."""
+        own = self.judge.cache_identity(cache)
+        if own is None:
+            return None
+        return {"judge": own, "prompt_sha256": self.sha256, "orders": [list(o) for o in self.orders]}
 
     def fields(self) -> dict[str, pa.DataType]:
         f: dict[str, pa.DataType] = {"label": pa.string()}

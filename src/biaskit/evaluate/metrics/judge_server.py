@@ -111,12 +111,17 @@ class ServerJudge:
     def describe(self) -> dict[str, Any]:
         return {
             **self.client.describe(),
-            "model": self.model,
+            "model": self.client.model,  # a local path (llama.cpp's model id) cut to its file name
             "top_logprobs": self.top_logprobs,
             "label_scoring": "first",
             "token_match": self.match,
             "chat_template": "applied by the server",
         }
+
+    def cache_identity(self, cache: Any) -> dict[str, Any] | None:
+        """The served model's identity for the response cache: what the server reports of it (``/v1/models``),
+        as the openai backend's (:func:`biaskit.evaluate.runners.cache.server_identity`)."""
+        return self.client.cache_identity()
 
     def render(self, messages: list[dict[str, str]]) -> str:
         import json
@@ -124,7 +129,7 @@ class ServerJudge:
         return json.dumps(messages, ensure_ascii=False)  # what is sent; the server applies its template
 
     def _ask(self, messages: list[dict], *, temperature: float, seed: int | None, logprobs: bool) -> dict:
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": 1, "temperature": temperature}
+        body: dict[str, Any] = {"model": self.client.request_model, "messages": messages, "max_tokens": 1, "temperature": temperature}
         if logprobs:
             body.update({"logprobs": True, "top_logprobs": self.top_logprobs})
         if seed is not None:
