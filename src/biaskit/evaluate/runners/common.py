@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import urllib.parse
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -369,3 +370,23 @@ def parse_batch_size(value: str | int | None) -> int | None:
     if n < 1:
         raise BiaskitError("E062", "batch size must be at least 1", value=value, options=["auto", "a positive integer"], fix="e.g. --batch-size 16")
     return n
+
+
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+def public_model_id(model: str) -> str:
+    """The name biaskit records for a model served at an endpoint: a local filesystem path (``/srv/m/x.gguf``,
+    ``~/m``, ``./m``, ``C:\\m``, ``file:///m``) becomes its last part (``x.gguf``), anything else (a Hub id such
+    as ``meta-llama/Llama-3.1-8B``, a served name) stays as it is. llama.cpp's server reports the GGUF's full
+    path as its model id, and vLLM's default served name is the ``--model`` argument, often a local folder:
+    neither directory belongs in a table, a manifest or a card."""
+    if not isinstance(model, str):
+        return model
+    m = model.strip()
+    if m.startswith("file://"):
+        m = urllib.parse.unquote(urllib.parse.urlsplit(m).path)
+    elif not (m.startswith(("/", "~", "./", "../", ".\\", "..\\", "\\")) or _DRIVE.match(m)):
+        return model
+    name = re.split(r"[\\/]", m.rstrip("/\\"))[-1]
+    return name or model

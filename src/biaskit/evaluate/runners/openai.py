@@ -31,7 +31,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -48,6 +47,7 @@ from biaskit.evaluate.runners.common import (
     find_span,
     join_continuation,
     model_prompt,
+    public_model_id,
 )
 from biaskit.log import get_logger
 
@@ -335,26 +335,6 @@ class OpenAIBackend(BackendBase):
             return {**base, "nll_mean": mean, "perplexity": math.exp(mean), "n_tokens": n, "error": None}
 
         yield from self._map(units, batch_size, one)
-
-
-_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
-
-
-def public_model_id(model: str) -> str:
-    """The name biaskit records for a model served at an endpoint: a local filesystem path (``/srv/m/x.gguf``,
-    ``~/m``, ``./m``, ``C:\\m``, ``file:///m``) becomes its last part (``x.gguf``), anything else (a Hub id such
-    as ``meta-llama/Llama-3.1-8B``, a served name) stays as it is. llama.cpp's server reports the GGUF's full
-    path as its model id, and vLLM's default served name is the ``--model`` argument, often a local folder:
-    neither directory belongs in a table, a manifest or a card."""
-    if not isinstance(model, str):
-        return model
-    m = model.strip()
-    if m.startswith("file://"):
-        m = urllib.parse.unquote(urllib.parse.urlsplit(m).path)
-    elif not (m.startswith(("/", "~", "./", "../", ".\\", "..\\", "\\")) or _DRIVE.match(m)):
-        return model
-    name = re.split(r"[\\/]", m.rstrip("/\\"))[-1]
-    return name or model
 
 
 def split_served_model(model: str, backend: Any, backend_options: dict | None) -> tuple[str, dict | None]:
