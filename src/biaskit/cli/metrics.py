@@ -73,7 +73,7 @@ def score(
     )
     manifest = new_manifest(
         "biaskit score",
-        config={"metrics": metrics, "text_column": text_column, "params": params},
+        config={"metrics": metrics, "text_column": text_column, "params": _as_used(params, used)},
         inputs=[table],
         stage="scores",
         extra={
@@ -88,6 +88,17 @@ def score(
     for m in used:
         err = scored.column(m.error_column).drop_null()
         typer.echo(f"  {m.name} v{m.version}: {scored.num_rows - len(err)} scored, {len(err)} with {m.error_column}")
+
+
+def _as_used(params: dict, used: list) -> dict:
+    """The -p parameters as the metrics took them (converted to their types, and a server's local model path cut to
+    its file name by the judge: the directory never reaches the manifest)."""
+    by_name = {m.name: m for m in used}
+    out = {}
+    for name, given in params.items():
+        m = by_name.get(name)
+        out[name] = {k: (m.config[k] if m is not None and k in m.config else v) for k, v in given.items()} if isinstance(given, dict) else given
+    return out
 
 
 def _cost(scored, used) -> dict:

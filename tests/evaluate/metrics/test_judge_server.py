@@ -220,16 +220,134 @@ def test_server_repeats_sample_through_the_server_with_seeds(chat_server, monkey
     assert out.column("judge_tokens_out").to_pylist() == [4, 4]
 
 
-def pending_test_judge_against_a_real_llama_cpp_server(llama_server):
-    """Not collected yet (no ``test_`` prefix): the real llama.cpp server fixture ``llama_server`` (.base_url,
-    .model, .api_key) lands on the server branch; after the merge, rename this to ``test_...``. llama.cpp's
-    chat replies carry ``choices[0].logprobs.content[0].top_logprobs = [{"token", "logprob"}, ...]``."""
+def test_server_judge_answers_from_the_cache_and_keeps_the_key_out_of_it(chat_server, tmp_path, monkeypatch):
+    from biaskit.evaluate.cache import ResponseCache
+
+    monkeypatch.setenv("JUDGE_KEY", "sk-judge-secret-123")
+    t = pa.table({"continuation": TEXTS})
+    folder = tmp_path / "cache"
+
+    def run(**kw):
+        cache = ResponseCache(folder)
+        kw = {"top_logprobs": 400, **kw}  # the whole tiny vocabulary: every row has its labels (error rows are not cached)
+        out = score_table(t, "judge", params=_params(chat_server, **kw), cache=cache, progress=False)
+        return out, cache.stats()
+
+    first, s1 = run()
+    n_sent = len(chat_server.bodies)
+    assert (s1["hits"], s1["misses"], n_sent) == (0, 3, 3) and first.column("judge_error").null_count == 3
+    second, s2 = run(concurrency=1, timeout=30.0, max_retries=1)  # how the server is reached: not in the key
+    assert (s2["hits"], s2["misses"]) == (3, 0) and len(chat_server.bodies) == n_sent  # no request sent
+    assert second.equals(first)
+    assert run(top_logprobs=300)[1]["hits"] == 0  # what the server is asked for: in the key
+    assert run(extra_body='{"cache_prompt": false}')[1]["hits"] == 0
+    assert chat_server.bodies[-1]["cache_prompt"] is False and chat_server.bodies[-1]["max_tokens"] == 1
+    stored = b"".join(p.read_bytes() for p in folder.iterdir() if p.is_file())
+    assert b"sk-judge-secret-123" not in stored and stored  # the key is in no cached byte
+
+
+@pytest.mark.parametrize(
+    "body, backend, why",
+    [
+        ("[1, 2]", "openai", "must be a JSON object"),
+        ("{oops", "openai", "must be a JSON object"),
+        ('{"top_logprobs": 5, "model": "x"}', "openai", "sets model, top_logprobs"),
+        ('{"cache_prompt": false}', "hf", "needs judge.backend=openai"),
+    ],
+)
+def test_bad_extra_body_is_error_e324_naming_the_value(body, backend, why):
+    from biaskit.errors import BiaskitError
+    from biaskit.evaluate.metrics import make_metric
+
+    params = {"extra_body": body, "backend": backend, "base_url": "http://127.0.0.1:9/v1"}
+    with pytest.raises(BiaskitError) as e:
+        make_metric("judge", "continuation", params)
+    assert e.value.code == "E324" and why in str(e.value) and body in str(e.value)
+
+
+def _written_bytes(folder) -> bytes:
+    """Every file under ``folder`` (tables, manifests, the cache's database and its WAL), and each Parquet
+    table's decoded rows too."""
     import os
 
-    os.environ["LLAMA_JUDGE_KEY"] = llama_server.api_key or ""
-    params = {"judge": {"backend": "openai", "base_url": llama_server.base_url, "model": llama_server.model, "api_key_env": "LLAMA_JUDGE_KEY"}}
-    out = score_table(pa.table({"continuation": TEXTS}), "judge", params=params, progress=False).to_pylist()
-    for r in out:
-        assert r["judge_error"] is None, r["judge_error"]
-        assert abs(sum(r[f"judge_p_{x}"] for x in ("positive", "neutral", "negative")) - 1) < 1e-9
-        assert r["judge_tokens_in"] > 0
+    import pyarrow.parquet as pq
+
+    out = b""
+    for root, _, files in os.walk(folder):
+        for f in files:
+            p = os.path.join(root, f)
+            out += open(p, "rb").read()
+            if f.endswith(".parquet"):
+                out += json.dumps(pq.read_table(p).to_pylist(), default=str).encode()
+    return out
+
+
+def _prefix_mass(tops: list[dict], labels: list[str]) -> np.ndarray:
+    """The documented prefix rule on a reply's top tokens, written out here (no biaskit code): a token counts for
+    a label when its text, stripped, is a non-empty prefix of exactly that label; normalised over the labels."""
+    mass = np.zeros(len(labels))
+    for t in tops:
+        s = t["token"].strip()
+        hits = [j for j, lab in enumerate(labels) if s and lab.startswith(s)]
+        if len(hits) == 1:
+            mass[hits[0]] += np.exp(t["logprob"])
+    return mass / mass.sum()
+
+
+def test_judge_against_a_real_llama_cpp_server(llama_server, tmp_path, monkeypatch):
+    """``score -m judge`` through the openai backend against llama.cpp's server (the packaged SmolLM2 GGUF):
+    labels from ``top_logprobs``, equal to a request made here by hand; the canary key and the GGUF's folder
+    reach no written byte (table, manifest, response cache); a re-run is answered from the cache."""
+    import os
+
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+    from biaskit.evaluate.runners.openai import public_model_id
+
+    labels = ["positive", "neutral", "negative"]
+    monkeypatch.setenv("LLAMA_JUDGE_KEY", llama_server.api_key)
+    inp = tmp_path / "in" / "g.parquet"
+    inp.parent.mkdir()
+    pq.write_table(pa.table({"prompt_id": [f"p{i}" for i in range(len(TEXTS))], "continuation": TEXTS}), inp)
+    out = tmp_path / "out"
+    args = ["score", str(inp), "-m", "judge", "-p", "judge.backend=openai", "-p", f"judge.base_url={llama_server.base_url}"]
+    args += ["-p", f"judge.model={llama_server.model}", "-p", "judge.api_key_env=LLAMA_JUDGE_KEY", "--cache", str(out / "cache")]
+    # answers that do not depend on llama.cpp's prompt cache or on the requests batched with them (both move the
+    # probabilities by up to ~0.04 on this Q4_1 model), so that a request made by hand must give the same ones
+    args += ["-p", 'judge.extra_body={"cache_prompt": false}', "-p", "judge.concurrency=1"]
+    runs = []
+    for name in ("a", "b"):
+        r = CliRunner().invoke(app, [*args, "--out", str(out / f"{name}.parquet")])
+        assert r.exit_code == 0, r.output
+        assert llama_server.api_key not in r.output
+        runs.append(pq.read_table(out / f"{name}.parquet"))
+    rows = runs[0].to_pylist()
+    for row in rows:
+        assert row["judge_error"] is None, row["judge_error"]
+        assert row["judge_label"] in labels  # the task's vocabulary, nothing parsed from free text
+        p = np.array([row[f"judge_p_{x}"] for x in labels])
+        assert abs(p.sum() - 1.0) < 1e-9 and (p >= 0).all()
+        assert row["judge_label"] == labels[int(np.argmax(p))]
+        assert row["judge_tokens_in"] > 0 and row["judge_tokens_out"] == 1
+    # each text asked by hand (standard library HTTP), with the messages the judge recorded it sent
+    for row in rows:
+        messages = json.loads(row["judge_prompt"])
+        assert messages[-1]["role"] == "user" and row["continuation"] in messages[-1]["content"]
+        body = {"model": llama_server.model, "messages": messages, "max_tokens": 1, "temperature": 0.0, "logprobs": True}
+        status, reply = llama_server.post("/chat/completions", {**body, "top_logprobs": 20, "cache_prompt": False})
+        assert status == 200, reply
+        ref = _prefix_mass(reply["choices"][0]["logprobs"]["content"][0]["top_logprobs"], labels)
+        np.testing.assert_allclose([row[f"judge_p_{x}"] for x in labels], ref, atol=1e-6, rtol=0)
+        assert row["judge_label"] == labels[int(np.argmax(ref))]
+        assert row["judge_tokens_in"] == reply["usage"]["prompt_tokens"]
+    # the re-run: every row from the cache, the same table
+    manifest = json.loads((out / "b.parquet.manifest.json").read_text())
+    assert manifest["cache"] == {"hits": len(TEXTS), "misses": 0, "path": str(out / "cache")}
+    assert runs[1].equals(runs[0])
+    written = _written_bytes(out)
+    assert llama_server.api_key.encode() not in written
+    if llama_server.kind == "llama.cpp":  # llama.cpp reports the GGUF's full local path as its model id
+        assert os.path.dirname(llama_server.model).encode() not in written
+        assert public_model_id(llama_server.model).encode() in written  # recorded by its file name

@@ -276,3 +276,78 @@ def test_cache_folder_errors(tmp_path):
     with pytest.raises(BiaskitError) as e:
         ResponseCache(bad)
     assert e.value.code == "E311"
+
+
+class ModelsServer:
+    """A server that only answers ``GET /v1/models`` with ``self.data`` (the list it reports)."""
+
+    def __init__(self, data: list[dict]) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.data = data
+        outer = self
+
+        class H(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                body = json.dumps({"object": "list", "data": outer.data}).encode()
+                self.send_response(200 if self.path == "/v1/models" else 404)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+
+@pytest.fixture()
+def models_server():
+    s = ModelsServer([])
+    yield s
+    s.httpd.shutdown()
+
+
+def _served_identity(server, model: str) -> dict:
+    from biaskit.evaluate.runners.openai import OpenAIBackend
+
+    return OpenAIBackend(model, base_url=server.url, max_retries=0).cache_identity()
+
+
+def _facts(**kw) -> dict:
+    return {"id": None, "root": None, "revision": None, "parent": None, "meta": None, "max_model_len": None, "owned_by": None, **kw}
+
+
+def test_a_served_model_id_that_is_a_local_path_is_keyed_by_its_file_name(models_server):
+    meta = {"n_params": 134515008, "size": 97696992, "n_vocab": 49152}
+    gguf = "/home/alice/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+    models_server.data = [{"id": gguf, "object": "model", "created": 1, "owned_by": "llamacpp", "meta": meta}]
+    ident = _served_identity(models_server, gguf)  # the id as llama.cpp reports it, copied into --model
+    name = "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert ident == {"model": {"name": name, "server": _facts(id=name, owned_by="llamacpp", meta=meta), "model_revision": None}}
+    assert "alice" not in json.dumps(ident)
+    assert _served_identity(models_server, name) == ident  # the file name alone finds the listed model too
+    models_server.data = [{**models_server.data[0], "id": "/srv/other/" + name}]  # the same file served from elsewhere
+    assert cache_key(_served_identity(models_server, "/srv/other/" + name)) == cache_key(ident)
+    models_server.data = [{**models_server.data[0], "meta": {**meta, "size": 1}}]  # other weights under that name: a miss
+    assert cache_key(_served_identity(models_server, name)) != cache_key(ident)
+    two = [{"id": "/m/a.gguf", "meta": {"n_params": 1}}, {"id": "/m/b.gguf", "meta": {"n_params": 2}}]
+    models_server.data = two
+    assert _served_identity(models_server, "b.gguf")["model"]["server"] == _facts(id="b.gguf", meta={"n_params": 2})
+    assert _served_identity(models_server, "/m/a.gguf")["model"]["server"] == _facts(id="a.gguf", meta={"n_params": 1})
+
+
+def test_hub_ids_are_keyed_as_before_and_a_local_root_by_its_last_part(models_server):
+    entry = {"id": "HuggingFaceTB/SmolLM2-135M-Instruct", "root": "HuggingFaceTB/SmolLM2-135M-Instruct", "max_model_len": 2048}
+    models_server.data = [{**entry, "object": "model", "created": 5, "owned_by": "vllm"}]
+    ident = _served_identity(models_server, entry["id"])
+    # the identity a Hub id had before local paths were cut: every reported fact as it is (so old entries still hit)
+    before = {"model": {"name": entry["id"], "server": _facts(**entry, owned_by="vllm"), "model_revision": None}}
+    assert ident == before and cache_key(ident) == cache_key(before)
+    models_server.data = [{"id": "llama-3", "root": "/data/models/llama-3", "parent": None, "owned_by": "vllm"}]
+    ident = _served_identity(models_server, "llama-3")
+    assert ident["model"]["server"] == _facts(id="llama-3", root="llama-3", owned_by="vllm")

@@ -122,6 +122,9 @@ class Metric:
     default_batch_size: ClassVar[int] = 256
     #: what the metric's label columns mean (labels, score column, annotation task, report section, colours)
     label_outputs: ClassVar[tuple[LabelOutput, ...]] = ()
+    #: parameters left out of the response cache's key: how the model is reached or how fast, not what it
+    #: answers (``batch_size`` and ``batch_tokens`` always are); see :mod:`biaskit.evaluate.metrics.cached`
+    cache_ignores: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, text_column: str = "continuation", **params: Any) -> None:
         self.text_column = text_column

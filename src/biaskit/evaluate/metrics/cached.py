@@ -9,11 +9,13 @@ not stored, so they are scored again next time.
 Another metric (an LLM judge, say) opts in the same way::
 
     class JudgeMetric(Metric):
+        cache_ignores = ("base_url", "concurrency", "timeout")  # how the server is reached, not what it says
         def cache_identity(self, cache):
-            return {"model": self.config["model"], "server": ..., "prompt_template": ..., "seed": ...}
+            return {"judge": ..., "prompt_sha256": self.sha256, "orders": ...}
 
 and :func:`score_cached` (what ``score_table(..., cache=...)`` calls per batch) does the rest; or it calls
-:class:`biaskit.evaluate.cache.ResponseCache` directly for its own unit of work (see that module).
+:class:`biaskit.evaluate.cache.ResponseCache` directly for its own unit of work (see that module). The judge
+(:mod:`.judge`) does the former.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ def metric_identity(m: Any, cache: ResponseCache) -> dict[str, Any] | None:
     own = m.cache_identity(cache)
     if own is None:
         return None
-    params = {k: v for k, v in m.config.items() if k not in ("batch_size", "batch_tokens")}  # speed only, not results
+    ignored = ("batch_size", "batch_tokens", *getattr(m, "cache_ignores", ()))  # speed or transport, not results
+    params = {k: v for k, v in m.config.items() if k not in ignored}
     return {"metric": m.name, "version": m.version, "params": params, "text_column": m.text_column, "identity": own}
 
 

@@ -46,6 +46,9 @@ class JudgeMetric(Metric):
     source = "label words scored by next-token log-probabilities (a local chat model via transformers, or an OpenAI-compatible server)"
     default_batch_size = 64
     keep_on_error = ("prompt_sha256", "prompt", "tokens_in", "tokens_out")
+    #: out of the cache key: the model is there as its identity (:meth:`cache_identity`), and the rest is how the
+    #: model is reached and how fast (the device and dtype are there as resolved, by the local judge's identity)
+    cache_ignores = ("model", "base_url", "api_key_env", "concurrency", "timeout", "max_retries", "device", "dtype")
     params = (
         Param("model", "smollm2-135m", "judge model: biaskit asset (smollm2-135m), Hub id or local folder (hf); the served model name (openai)"),
         Param("backend", "hf", "hf (local transformers chat model) or openai (an OpenAI-compatible server)", choices=("hf", "openai")),
@@ -72,6 +75,11 @@ class JudgeMetric(Metric):
             "prefix",
             "openai: a top token counts for a label when it is a prefix of only that label (prefix) or the whole label (exact)",
             choices=("prefix", "exact"),
+        ),
+        Param(
+            "extra_body",
+            "",
+            'JSON object of extra request fields (openai), e.g. {"cache_prompt": false} for llama.cpp answers that do not depend on its prompt cache',
         ),
         Param("concurrency", 4, "requests in flight (openai)", "int"),
         Param("timeout", 60.0, "seconds per request (openai)", "float"),
@@ -100,6 +108,13 @@ class JudgeMetric(Metric):
                 value="sum",
                 fix="use judge.label_scoring=first with backend=openai",
             )
+        self.extra_body = _extra_body(c["extra_body"], c["backend"])
+        #: the id sent to a server; the config (and so the manifest) keeps a local path's file name only
+        self.served_model = c["model"]
+        if c["backend"] == "openai" and isinstance(c["model"], str):
+            from biaskit.evaluate.runners.common import public_model_id
+
+            c["model"] = public_model_id(c["model"])
         self.sha256 = prompt_sha256(self.prompts)
         self.info.update(
             {
@@ -118,7 +133,7 @@ class JudgeMetric(Metric):
             from biaskit.evaluate.metrics.judge_server import ServerJudge
 
             self.judge: Any = ServerJudge(
-                c["model"],
+                self.served_model,
                 base_url=c["base_url"],
                 api_key_env=c["api_key_env"],
                 top_logprobs=c["top_logprobs"],
@@ -126,6 +141,7 @@ class JudgeMetric(Metric):
                 timeout=c["timeout"],
                 max_retries=c["max_retries"],
                 match=c["token_match"],
+                extra_body=self.extra_body,
             ).load(self.task.labels)
         else:
             from biaskit.evaluate.metrics.judge_local import LocalJudge
@@ -141,6 +157,17 @@ class JudgeMetric(Metric):
         # token totals are not kept here: under Ray each actor sees only its batches; `biaskit score` sums the
         # judge_tokens_in/out columns into the manifest's "cost" entry (biaskit.evaluate.metrics.cost)
         self.info.update({**d, "chat_template": tmpl})
+
+    def cache_identity(self, cache: Any) -> dict[str, Any] | None:
+        """What identifies the judge's answers for ``score --cache`` (None: not cached): the model (hf: its
+        weights' sha256 or Hub commit, the tokenizer and chat template, device and dtype; openai: the model id
+        and revision the server reports, a local path cut to its file name), the sha256 of the task and
+        instructions and the label orders. :func:`.cached.metric_identity` adds the other parameters (task,
+        orders, repeats, temperature, seed, ...) and the row's text."""
+        own = self.judge.cache_identity(cache)
+        if own is None:
+            return None
+        return {"judge": own, "prompt_sha256": self.sha256, "orders": [list(o) for o in self.orders]}
 
     def fields(self) -> dict[str, pa.DataType]:
         f: dict[str, pa.DataType] = {"label": pa.string()}
@@ -258,6 +285,36 @@ class JudgeMetric(Metric):
             "tokens_out": tokens_out,
             "method": f"~{CHARS_PER_TOKEN:g} characters per token + {TEMPLATE_TOKENS} per chat message (no tokenizer loaded)",
         }
+
+
+#: request fields the judge sets itself (an extra_body may not change how the label is read)
+OWN_FIELDS = ("model", "messages", "max_tokens", "temperature", "logprobs", "top_logprobs", "seed", "n", "stream")
+
+
+def _extra_body(text: Any, backend: str) -> dict[str, Any]:
+    """``judge.extra_body`` as a dict (E324 when it is not a JSON object, sets a field the judge sets, or is given
+    without a server)."""
+    import json
+
+    if not str(text or "").strip():
+        return {}
+    if backend != "openai":
+        raise BiaskitError("E324", "judge.extra_body is sent to a server: it needs judge.backend=openai", value=text, fix="drop judge.extra_body")
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise BiaskitError("E324", "judge.extra_body must be a JSON object", value=text, fix="e.g. judge.extra_body='{\"cache_prompt\": false}'")
+    own = sorted(k for k in body if k in OWN_FIELDS)
+    if own:
+        raise BiaskitError(
+            "E324",
+            f"judge.extra_body sets {', '.join(own)}, which the judge sets itself to read the label",
+            value=text,
+            fix="leave those fields out (use judge.top_logprobs, judge.temperature and judge.seed)",
+        )
+    return body
 
 
 def _softmax(logp: list[float]) -> np.ndarray:

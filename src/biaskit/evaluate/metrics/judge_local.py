@@ -92,6 +92,13 @@ class LocalJudge:
             "chat_template": self.tok.chat_template,
         }
 
+    def cache_identity(self, cache: Any) -> dict[str, Any] | None:
+        """The loaded model's identity for the response cache, as the hf backend's (weights' sha256 or Hub
+        commit, tokenizer and chat template hash, device, dtype); None when a Hub model's commit is unknown."""
+        from biaskit.evaluate.runners.cache import hf_identity, resolve_identity
+
+        return resolve_identity(hf_identity(self, cache), cache)
+
     def render(self, messages: list[dict[str, str]]) -> str:
         """The prompt text: the chat template applied, ending where the assistant's answer begins."""
         return self.tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)

@@ -8,7 +8,10 @@ The store and the key are :mod:`biaskit.evaluate.cache`. A backend says what ide
   ``tokenizer`` = the sha256 of the tokenizer (its vocabulary and merges, special tokens and settings) and its
   chat template; ``device`` and ``dtype``;
 - openai: the model id and revision the server reports in ``/v1/models`` (with its ``root``/``meta`` facts:
-  llama.cpp reports the GGUF's size and parameter count there) and ``--model-revision``. The base URL is not
+  llama.cpp reports the GGUF's size and parameter count there) and ``--model-revision``. Ids that are local
+  paths (llama.cpp reports the GGUF's full path; vLLM's ``root`` is often a folder) are keyed by their last
+  part (:func:`~.common.public_model_id`), so a key does not hold a local directory and the same file served
+  from another folder is the same model; a Hub id or a served name is kept as it is. The base URL is not
   part of it (the same served model behind another address is the same model); ``created`` is not either
   (vLLM reports the time of the request).
 
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.evaluate.cache import ResponseCache, cache_key, tokenizer_hash, weights_identity
+from biaskit.evaluate.runners.common import public_model_id
 from biaskit.log import get_logger
 
 log = get_logger("runners.cache")
@@ -53,7 +57,10 @@ def server_identity(be: Any) -> dict[str, Any] | None:
     if listed is None:
         log.warning("the endpoint does not list model %r in /v1/models; the cache keys it by its name and --model-revision only", be.model)
     facts = {k: listed.get(k) for k in ("id", "root", "revision", "parent", "meta", "max_model_len", "owned_by")} if listed else {}
-    return {"model": {"name": be.model, "server": facts, "model_revision": be.model_revision}}
+    for k in ("id", "root", "parent"):  # a local path (llama.cpp's id, vLLM's root) keyed by its file name only
+        if isinstance(facts.get(k), str):
+            facts[k] = public_model_id(facts[k])
+    return {"model": {"name": public_model_id(be.model), "server": facts, "model_revision": be.model_revision}}
 
 
 def _listed_model(be: Any) -> dict | None:
@@ -68,7 +75,8 @@ def _listed_model(be: Any) -> dict | None:
     if not isinstance(data, list):
         return None
     entries = [d for d in data if isinstance(d, dict)]
-    same = [d for d in entries if d.get("id") == be.model]
+    wanted = {be.model, getattr(be, "request_model", be.model)}
+    same = [d for d in entries if d.get("id") in wanted or public_model_id(d.get("id")) == be.model]
     if same:
         return same[0]
     return entries[0] if len(entries) == 1 else None
