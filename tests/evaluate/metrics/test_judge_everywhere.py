@@ -91,6 +91,8 @@ def test_score_annotate_validate_by_group_and_the_report_section(tmp_path, tiny_
         "judge",
         "--n",
         "30",
+        "--text-column",
+        "continuation",  # the annotators see the text the judge scored (like for like; else validate refuses: E395)
         "--out",
         tmp_path / "r1.parquet",
     )
