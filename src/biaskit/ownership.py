@@ -19,7 +19,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ class FolderClaim:
     kind: str
     overwrite: bool = False
     owned: dict[str, str] = field(default_factory=dict)
+    previous: dict[str, Any] = field(default_factory=dict)  # the earlier marker's content, when it is biaskit's
 
 
 def read_marker(path: Path, kind: str) -> dict[str, str] | None:
@@ -53,7 +54,8 @@ def read_marker(path: Path, kind: str) -> dict[str, str] | None:
     if not isinstance(files, dict) or not files:
         return None
     out = {}
-    for rel, sha in files.items():
+    for rel, entry in files.items():
+        sha = entry.get("sha256") if isinstance(entry, dict) else entry  # {"bytes", "sha256"} (``sizes``) or the sha256
         p = Path(rel) if isinstance(rel, str) else None
         if p is None or p.is_absolute() or ".." in p.parts or not isinstance(sha, str) or not _SHA.match(sha):
             return None
@@ -65,8 +67,11 @@ def _refuse(out: Path, what: str, fix: str) -> BiaskitError:
     return BiaskitError("E006", f"{out}: {what}", value=str(out), fix=fix)
 
 
-def claim_folder(out: str | os.PathLike, marker: str, kind: str, *, overwrite: bool = False) -> FolderClaim:
-    """Check that biaskit may write the folder ``out`` (see the module doc); E006 otherwise."""
+def claim_folder(out: str | os.PathLike, marker: str, kind: str, *, overwrite: bool = False, exclusive: bool = False) -> FolderClaim:
+    """Check that biaskit may write the folder ``out`` (see the module doc); E006 otherwise.
+
+    ``exclusive``: the folder is published as a whole (``hub stage``: every file in it is uploaded), so a file
+    its marker does not list is E006 too unless ``overwrite``."""
     from biaskit.hashing import sha256_file
 
     out = Path(out)
@@ -80,6 +85,8 @@ def claim_folder(out: str | os.PathLike, marker: str, kind: str, *, overwrite: b
         return claim
     files = read_marker(out / marker, kind)
     how = "pass --overwrite to write into it anyway (only biaskit's own unchanged files are replaced; yours are kept)"
+    if files is not None:
+        claim.previous = json.loads((out / marker).read_text(encoding="utf-8"))
     if files is None:
         if not overwrite:
             what = f"its {marker} was not written by biaskit" if (out / marker).exists() else f"the folder holds files and no {marker}"
@@ -100,7 +107,27 @@ def claim_folder(out: str | os.PathLike, marker: str, kind: str, *, overwrite: b
             f"file(s) biaskit wrote were changed since: {', '.join(sorted(edited)[:5])}",
             f"move your changes away, or {how} (changed files are kept)",
         )
+    if exclusive and not overwrite:
+        _refuse_unlisted(out, marker, files)
     return claim
+
+
+def _refuse_unlisted(out: Path, marker: str, files: dict[str, str]) -> None:
+    """E006 when the folder holds a (non-hidden) file its marker does not list: it would be published with it."""
+    foreign = sorted(
+        rel
+        for p in out.rglob("*")
+        if (p.is_file() or p.is_symlink())
+        and (rel := p.relative_to(out).as_posix()) not in files
+        and rel != marker
+        and not any(part.startswith(".") for part in p.relative_to(out).parts)
+    )
+    if foreign:
+        raise _refuse(
+            out,
+            f"it holds {len(foreign)} file(s) biaskit did not write ({', '.join(foreign[:5])}), which would be published with it",
+            "move those files out of the folder, or choose a new --out folder",
+        )
 
 
 def claim_stagewise(out: str | os.PathLike, marker: str, written_by: str, *, unmarked_ok: bool = False, writes: tuple[str, ...] = ()) -> None:
@@ -143,9 +170,27 @@ def _keep_aside(p: Path) -> Path:
     return dest
 
 
-def write_owned_folder(claim: FolderClaim, fill: Callable[[Path], Any], marker_extra: dict[str, Any] | None = None) -> Any:
+def _remove_empty_parents(d: Path, out: Path) -> None:
+    while d != out and d.is_dir() and not any(d.iterdir()):
+        d.rmdir()
+        d = d.parent
+
+
+def write_owned_folder(
+    claim: FolderClaim,
+    fill: Callable[[Path], Any],
+    marker_extra: dict[str, Any] | None = None,
+    *,
+    sizes: bool = False,
+    keep: Iterable[str] = (),
+) -> Any:
     """Run ``fill(staging_folder)``, then move what it wrote into ``claim.out`` (see the module doc) and write the
-    marker listing the new files. Returns what ``fill`` returned."""
+    marker listing the new files. Returns what ``fill`` returned. ``marker_extra`` (read after ``fill``, which may
+    fill it in) goes into the marker too; ``sizes``: each file is listed as ``{"bytes": n, "sha256": ...}``.
+
+    ``keep``: earlier files of biaskit's (in ``claim.owned``) that stay as they are and stay listed, for a folder
+    committed in steps (``train classifier`` commits each finished run). Afterwards ``claim.owned`` lists what the
+    new marker lists, so the same claim commits the next step."""
     from biaskit.hashing import sha256_file
     from biaskit.output import write_json
 
@@ -161,7 +206,11 @@ def write_owned_folder(claim: FolderClaim, fill: Callable[[Path], Any], marker_e
             raise _refuse(
                 out, f"biaskit would replace file(s) it did not write: {', '.join(blocked[:5])}", "move them away, or choose a new --out folder"
             )
-        hashes = {rel: sha256_file(tmp / rel) for rel in new}
+        kept = {rel: claim.owned[rel] for rel in sorted(set(keep) & set(claim.owned) - set(new)) if (out / rel).is_file()}
+        hashes = dict(sorted({**kept, **{rel: sha256_file(tmp / rel) for rel in new}}.items()))
+        listed = (
+            {rel: {"bytes": ((tmp if rel in new else out) / rel).stat().st_size, "sha256": sha} for rel, sha in hashes.items()} if sizes else hashes
+        )
         out.mkdir(parents=True, exist_ok=True)
         for rel in new:
             dest = out / rel
@@ -169,11 +218,13 @@ def write_owned_folder(claim: FolderClaim, fill: Callable[[Path], Any], marker_e
             if dest.exists() and rel not in claim.owned:
                 _keep_aside(dest)
             os.replace(tmp / rel, dest)
-        for rel in sorted(set(claim.owned) - set(new)):  # earlier files of biaskit, unchanged and not written again
+        for rel in sorted(set(claim.owned) - set(hashes)):  # earlier files of biaskit, unchanged, not written again or kept
             p = out / rel
             if p.is_file() and sha256_file(p) == claim.owned[rel]:
                 p.unlink()
-        write_json(out / claim.marker, {**(marker_extra or {}), "written_by": WRITTEN_BY, "kind": claim.kind, "files": hashes})
+                _remove_empty_parents(p.parent, out)
+        write_json(out / claim.marker, {**(marker_extra or {}), "written_by": WRITTEN_BY, "kind": claim.kind, "files": listed})
+        claim.owned = dict(hashes)
         return result
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -368,7 +368,7 @@ def test_hub_restage_never_deletes_user_files_and_checks_the_marker(tmp_path):
     thesis.unlink()
     (out / "README.md").write_text("my own card")
     r = run_biaskit("hub", "stage", table, "--out", out)
-    assert r.returncode == 1 and "changed since staging (README.md)" in r.stderr, r.stderr
+    assert r.returncode == 1 and "were changed since: README.md" in r.stderr, r.stderr
     assert (out / "README.md").read_text() == "my own card"
     # a fake marker: a folder with `{}` as biaskit_manifest.json and a user's file
     fake = tmp_path / "fake"

@@ -355,3 +355,77 @@ def test_report_into_a_folder_holding_a_users_report_html_is_refused(tmp_path):
     r1 = CliRunner().invoke(app, ["report", str(inp), "--out", str(new), "--n-boot", "5"])
     r2 = CliRunner().invoke(app, ["report", str(inp), "--out", str(new), "--n-boot", "5"])
     assert r1.exit_code == 0 and r2.exit_code == 0, r1.output + r2.output
+
+
+# ------------------------------------------------------------------------- every folder output, one ownership layer
+
+
+def _genbias_input(path: Path) -> Path:
+    # two descriptors in each of two templates, three styles: enough for one axis's figures
+    vecs = {("d1", "T1"): (0.6, 0.2, 0.2), ("d2", "T1"): (0.2, 0.2, 0.6), ("d1", "T2"): (0.1, 0.1, 0.8), ("d2", "T2"): (0.4, 0.4, 0.2)}
+    rows = [
+        {"axis": "ability", "descriptor": d, "template": t, "continuation": "...", "kind": "generate", "p_x": x, "p_y": y, "p_z": z}
+        for (d, t), (x, y, z) in vecs.items()
+    ]
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    return path
+
+
+def _bold_prompts(path: Path) -> Path:
+    t = pq.read_table(_prompts(path))
+    pq.write_table(t.append_column("term", pa.array([f"nurse {i}" for i in range(t.num_rows)])), path)  # BOLD's entity names
+    return path
+
+
+# command -> (argv from the input folder and --out, the listed file the user edits, the command's --overwrite flag)
+FOLDER_OUTPUTS = {
+    "export lm-eval": (lambda d, out: ["export", "lm-eval", _prompts(d / "p.parquet"), "--out", out, "--name", "bold"], "README.md", "--overwrite"),
+    "hub stage": (lambda d, out: ["hub", "stage", f"prompts={_prompts(d / 'p.parquet')}", "--out", out], "README.md", None),
+    "bold export": (
+        lambda d, out: ["bold", "export", _bold_prompts(d / "p.parquet"), "--out", out, "--layout", "both"],
+        "prompts/profession_prompt.json",
+        "--overwrite",
+    ),
+    "stats genbias": (
+        lambda d, out: ["stats", "genbias", _genbias_input(d / "g.parquet"), "--prob-columns", "p_*", "--n-boot", "0", "--out", out],
+        "by_axis.csv",
+        None,
+    ),
+    "train classifier": (
+        lambda d, out: [
+            *("train", "classifier", _scores(d / "s.parquet", n=30), "--text-column", "continuation", "--label-column", "vader_label"),
+            *("--runs", "1", "--baselines-only", "--out", out),
+        ],
+        "README.md",
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("command", sorted(FOLDER_OUTPUTS))
+def test_a_folder_output_with_an_edited_file_is_refused_and_the_edit_kept(command, tmp_path):
+    argv, edited, overwrite = FOLDER_OUTPUTS[command]
+    d, out = tmp_path / "in", tmp_path / "out"
+    d.mkdir()
+    args = argv(d, out)
+    r = _cli(*args)
+    assert r.exit_code == 0, r.output
+    marker = next(json.loads(p.read_text()) for p in out.iterdir() if p.is_file() and _is_marker(p))
+    assert marker["written_by"] == "biaskit" and edited in marker["files"], marker.get("files")
+    mine = b"my own edit \xc5\xbe\n"
+    (out / edited).write_bytes(mine)
+    r = _cli(*args)
+    assert r.exit_code == 1 and r.output.startswith("error[E006]") and edited in r.output, r.output
+    assert (out / edited).read_bytes() == mine
+    if overwrite:  # biaskit writes its file, and the user's edit is kept beside it
+        r = _cli(*args, overwrite)
+        assert r.exit_code == 0, r.output
+        assert (out / f"{edited}.user-1").read_bytes() == mine and (out / edited).read_bytes() != mine
+
+
+def _is_marker(p: Path) -> bool:
+    try:
+        m = json.loads(p.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(m, dict) and m.get("written_by") == "biaskit" and isinstance(m.get("files"), dict)

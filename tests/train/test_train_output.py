@@ -5,6 +5,7 @@ majority-collapse warning, the task named, finished runs kept by a killed job an
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import os
 
@@ -88,7 +89,7 @@ def test_only_listed_files_of_the_previous_content_are_deleted(encoder, tmp_path
     marker = json.loads((out / "biaskit_classifier.json").read_text())
     (out / "old_weights.bin").write_text("written by an earlier run", encoding="utf-8")
     (out / "keep.bin").write_text("the user's", encoding="utf-8")
-    marker["files"].append("old_weights.bin")
+    marker["files"]["old_weights.bin"] = hashlib.sha256(b"written by an earlier run").hexdigest()  # listed, unchanged
     (out / "biaskit_classifier.json").write_text(json.dumps(marker))
     train_classifier(data(), out, cfg(encoder, seed=2), progress=False)
     assert not (out / "old_weights.bin").exists() and (out / "keep.bin").read_text() == "the user's"

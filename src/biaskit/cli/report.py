@@ -216,6 +216,7 @@ def genbias_cmd(
     from biaskit.errors import BiaskitError
     from biaskit.evaluate.stats.genbias import DDOF, SCALE, check_method, gen_bias, style_probabilities
     from biaskit.io import read_table
+    from biaskit.ownership import claim_folder
 
     check_method(method)
     if (style_model is None) == (prob_columns is None):
@@ -225,13 +226,7 @@ def genbias_cmd(
             value={"style_model": style_model, "prob_columns": prob_columns},
             fix="--style-model FOLDER_OR_ID scores the texts; --prob-columns uses probabilities already in the table",
         )
-    if out is not None and out.exists() and not (out.is_dir() and (out / "genbias.json").is_file()):
-        raise BiaskitError(
-            "E006",
-            "the output folder exists and is not a `stats genbias` output",
-            value=str(out),
-            fix="choose a new --out folder; biaskit replaces only folders it wrote",
-        )
+    claim = None if out is None else claim_folder(out, GENBIAS_MARKER, "stats genbias")  # before any work: E006 for a folder not ours
     t = read_table(generations)
     names = None
     if style_model is not None:
@@ -263,7 +258,7 @@ def genbias_cmd(
             "seed": seed,
             "notes": res.notes,
         }
-        _write_genbias(out, res, meta, t if style_model is not None else None, paired=_genbias_paired(t, res.styles, n_boot, seed))
+        _write_genbias(claim, res, meta, t if style_model is not None else None, paired=_genbias_paired(t, res.styles, n_boot, seed))
         typer.echo(f"wrote {out}/ (by_axis, partial, descriptors, clusters, paired)")
 
 
@@ -282,24 +277,29 @@ def _genbias_paired(t, styles: list, n_boot: int, seed: int):
     return paired_by_template(df[keep], style, within=["model", "axis"], n_boot=n_boot, seed=seed)
 
 
-def _write_genbias(out: Path, res, meta: dict, styles=None, paired=None) -> None:
-    """The `stats genbias --out` folder, written atomically: the four CSVs (and paired.csv), genbias.json and styles.parquet."""
+#: the `stats genbias --out` folder's metadata, also its ownership marker (:mod:`biaskit.ownership`)
+GENBIAS_MARKER = "genbias.json"
+
+
+def _write_genbias(claim, res, meta: dict, styles=None, paired=None) -> None:
+    """The `stats genbias --out` folder, through the ownership layer: the four CSVs (and paired.csv), styles.parquet
+    and genbias.json (the settings and the by-axis figures; the marker listing the files, written last)."""
     import json
 
-    from biaskit.io import atomic_path, write_table
-    from biaskit.output import write_frame_csv, write_text
+    from biaskit.io import write_table
+    from biaskit.output import write_frame_csv
+    from biaskit.ownership import write_owned_folder
     from biaskit.spreadsheet import neutralize_frame
 
-    with atomic_path(out, is_dir=True) as tmp:
-        tmp.mkdir(parents=True)
+    def fill(tmp: Path) -> None:
         parts = [("by_axis", res.by_axis), ("partial", res.partial), ("descriptors", res.descriptors), ("clusters", res.clusters)]
         for name, df in parts + ([("paired", paired)] if paired is not None else []):
             # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
             write_frame_csv(tmp / f"{name}.csv", neutralize_frame(df))
-        meta = {**meta, "by_axis": json.loads(res.by_axis.to_json(orient="records"))}
-        write_text(tmp / "genbias.json", json.dumps(meta, indent=2, default=str) + "\n")
         if styles is not None:
             write_table(styles, tmp / "styles.parquet")
+
+    write_owned_folder(claim, fill, {**meta, "by_axis": json.loads(res.by_axis.to_json(orient="records"))})
 
 
 def register(app: typer.Typer) -> None:

@@ -286,7 +286,11 @@ def bold_export(
     table: Path = typer.Argument(..., help="Prompts table (from `bold import`, `scrape ...` or `prompts rebuild`)."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder to write prompts/ + wikipedia/ (github) or bold.jsonl (hub) into."),
     layout: str = typer.Option("github", "--layout", help="github, hub or both."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Write into a folder biaskit did not write (files of the same names are replaced)."),
+    overwrite: bool = typer.Option(
+        False,
+        "--overwrite",
+        help="Write into a folder biaskit did not write, or whose files were edited (only biaskit's own unchanged files are replaced; yours are kept).",
+    ),
 ) -> None:
     """Export a prompts table to BOLD's layouts (entity = bold_name, else the page title, else the term; spaces as underscores).
 

@@ -14,7 +14,6 @@ per ``domain``); rows go to split ``train``, or one split per value of ``split_b
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -32,6 +31,8 @@ from biaskit.io import locks_output
 DEFAULT_SPLIT = "train"
 DEFAULT_MAX_SHARD_BYTES = 500 << 20  # same default as datasets' push_to_hub
 STAGING_MANIFEST = "biaskit_manifest.json"
+#: the ``kind`` of the staging manifest, the folder's marker (:mod:`biaskit.ownership`)
+MARKER_KIND = "hub stage"
 _CONFIG_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 _SPLIT_OK = re.compile(r"^\w+(\.\w+)*$")
 
@@ -240,8 +241,8 @@ def _no_null_types(table: pa.Table) -> pa.Table:
     return table
 
 
-def _check_stage_args(specs: Sequence[TableSpec], out: Path, pretty_name: str | None, overwrite: bool) -> None:
-    """The title, the input list and the output folder, before anything is written."""
+def _check_stage_args(specs: Sequence[TableSpec], pretty_name: str | None) -> None:
+    """The title and the input list, before anything is written."""
     if pretty_name is not None and (not pretty_name.strip() or any(ch in pretty_name for ch in "\r\n\x00") or not pretty_name.isprintable()):
         raise BiaskitError(
             "E050",
@@ -251,12 +252,6 @@ def _check_stage_args(specs: Sequence[TableSpec], out: Path, pretty_name: str | 
         )
     if not specs:
         raise BiaskitError("E050", "nothing to stage", value=[], fix="give at least one table: biaskit hub stage prompts.parquet --out DIR")
-    if out.exists() and not out.is_dir():
-        raise BiaskitError("E006", "--out is an existing file, not a folder", value=str(out), fix="choose a new --out folder")
-    if out.exists() and any(out.iterdir()):
-        check_restage(out)  # restaging replaces the folder: only if it holds nothing but what biaskit wrote
-    if out.exists() and not overwrite:
-        raise BiaskitError("E006", "output folder exists", value=str(out), fix="choose a new --out folder")
 
 
 def _prepared_table(spec: TableSpec, where: str) -> pa.Table:
@@ -369,12 +364,11 @@ def _stage_config(
     )
 
 
-def _staging_manifest(specs: Sequence[TableSpec], staged: list[StagedConfig], folder: Path, config: dict[str, Any]) -> dict[str, Any]:
-    """The folder's manifest: settings, inputs, configs with their splits, and every file's size and sha256."""
-    from biaskit.io import sha256_file
+def _staging_manifest(specs: Sequence[TableSpec], staged: list[StagedConfig], config: dict[str, Any]) -> dict[str, Any]:
+    """The folder's manifest: settings, inputs, configs with their splits (the ownership layer adds its ``files``,
+    each with its size and sha256)."""
     from biaskit.manifest import new_manifest
 
-    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
     return new_manifest(
         "biaskit hub stage",
         stage="hub",
@@ -393,7 +387,6 @@ def _staging_manifest(specs: Sequence[TableSpec], staged: list[StagedConfig], fo
                 }
                 for c in staged
             ],
-            "files": {f: {"bytes": (folder / f).stat().st_size, "sha256": sha256_file(folder / f)} for f in files},
         },
     )
 
@@ -409,60 +402,62 @@ def stage_tables(
     max_shard_bytes: int = DEFAULT_MAX_SHARD_BYTES,
     max_shard_rows: int | None = None,
     class_labels: bool = True,
-    overwrite: bool = True,
+    overwrite: bool = False,
     validate: bool = True,
 ) -> StageResult:
-    """Write ``specs`` as a Hub-ready folder at ``out`` (atomically) and, by default, validate it with
-    ``datasets.load_dataset``. Returns what was staged (configs, splits, files, card)."""
+    """Write ``specs`` as a Hub-ready folder at ``out`` and, by default, validate it with ``datasets.load_dataset``
+    before any file moves into ``out``. Returns what was staged (configs, splits, files, card).
+
+    The folder is owned as every output folder is (:mod:`biaskit.ownership`, marker ``biaskit_manifest.json``):
+    an earlier stage folder is restaged when it holds only hub stage's files, unchanged; anything else there is
+    E006 unless ``overwrite`` (then only biaskit's unchanged files are replaced and the others are kept)."""
     from biaskit.datasets.card import build_card, public, render_card
-    from biaskit.io import atomic_path, write_json_atomic
     from biaskit.output import write_text
+    from biaskit.ownership import claim_folder, write_owned_folder
 
     out = Path(out)
-    _check_stage_args(specs, out, pretty_name, overwrite)
-    staged: list[StagedConfig] = []
-    seen: dict[str, str] = {}
-    with atomic_path(out, is_dir=True) as tmp:
-        tmp.mkdir(parents=True)
-        for spec in specs:
-            where = str(spec.path or spec.name)
-            base = _safe_name(spec.name, _CONFIG_OK, "config", where)
-            table = _prepared_table(spec, where)
-            for cval, mask in _split_masks(table, spec.config_by, where, what="config"):
-                ctable = table if mask is None else table.filter(mask)
-                cname = _config_name(base, cval, where, seen)
-                staged.append(
-                    _stage_config(
-                        spec,
-                        ctable,
-                        cname,
-                        cval,
-                        where,
-                        tmp,
-                        class_labels=class_labels,
-                        max_shard_bytes=max_shard_bytes,
-                        max_shard_rows=max_shard_rows,
-                    )
-                )
+    _check_stage_args(specs, pretty_name)
+    # restaging replaces only hub stage's own unchanged files; any other file would be uploaded with the folder
+    claim = claim_folder(out, STAGING_MANIFEST, MARKER_KIND, overwrite=overwrite, exclusive=True)
+    settings = {
+        "max_shard_bytes": max_shard_bytes,
+        "max_shard_rows": max_shard_rows,
+        "class_labels": class_labels,
+        "license": license,
+        "pretty_name": pretty_name,
+    }
+    manifest: dict[str, Any] = {}
+
+    def fill(tmp: Path) -> StageResult:
+        staged = _stage_specs(specs, tmp, class_labels=class_labels, max_shard_bytes=max_shard_bytes, max_shard_rows=max_shard_rows)
         card_data, body = build_card(staged, pretty_name=pretty_name, license=license, info=info)
         text = render_card(card_data, body)
         write_text(tmp / "README.md", text)
-        settings = {
-            "max_shard_bytes": max_shard_bytes,
-            "max_shard_rows": max_shard_rows,
-            "class_labels": class_labels,
-            "license": license,
-            "pretty_name": pretty_name,
-        }
-        m = _staging_manifest(specs, staged, tmp, settings)
-        write_json_atomic(tmp / STAGING_MANIFEST, public(m))  # uploaded with the data: no local folders
+        manifest.update(public(_staging_manifest(specs, staged, settings)))  # uploaded with the data: no local folders
         result = StageResult(tmp, staged, text, card_data)
-        if validate:  # before the folder appears under its name: a failed check leaves no half-valid folder
+        if validate:  # before the files move into --out: a failed check leaves the folder as it was
             from biaskit.datasets.validate import validate_folder
 
             validate_folder(tmp, expected=result)
+        return result
+
+    result = write_owned_folder(claim, fill, manifest, sizes=True)  # the manifest, last, lists every file's size and sha256
     result.folder = out
     return result
+
+
+def _stage_specs(specs: Sequence[TableSpec], folder: Path, **kw: Any) -> list[StagedConfig]:
+    """Write every config of every input table under ``folder``."""
+    staged: list[StagedConfig] = []
+    seen: dict[str, str] = {}
+    for spec in specs:
+        where = str(spec.path or spec.name)
+        base = _safe_name(spec.name, _CONFIG_OK, "config", where)
+        table = _prepared_table(spec, where)
+        for cval, mask in _split_masks(table, spec.config_by, where, what="config"):
+            ctable = table if mask is None else table.filter(mask)
+            staged.append(_stage_config(spec, ctable, _config_name(base, cval, where, seen), cval, where, folder, **kw))
+    return staged
 
 
 def stage_paths(paths: Iterable[str], out: str | Path, *, config_by: str | None = None, split_by: str | None = None, **kw: Any) -> StageResult:
@@ -489,55 +484,3 @@ def stage_paths(paths: Iterable[str], out: str | Path, *, config_by: str | None 
         for s in having:
             setattr(s, opt, col)
     return stage_tables(specs, out, **kw)
-
-
-def check_restage(out: Path) -> None:
-    """E006 unless every file in the existing folder ``out`` is one ``hub stage`` wrote there, unchanged.
-
-    Restaging replaces the whole folder, so a file biaskit did not write (a user's notes) or one edited after
-    staging would be lost: the marker ``biaskit_manifest.json`` must be a ``hub stage`` manifest (its content is
-    checked, a ``{}`` does not pass) and its file list (with sha256) must cover every file in the folder."""
-    from biaskit.io import sha256_file
-
-    marker = out / STAGING_MANIFEST
-    man = None
-    if marker.is_file():
-        try:
-            man = json.loads(marker.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            man = None
-    files = man.get("files") if isinstance(man, dict) else None
-    if not (
-        isinstance(man, dict)
-        and man.get("command") == "biaskit hub stage"
-        and isinstance(files, dict)
-        and all(isinstance(v, dict) and isinstance(v.get("sha256"), str) for v in files.values())
-    ):
-        raise BiaskitError(
-            "E006",
-            "output folder exists and is not a folder staged by biaskit"
-            + (f" ({STAGING_MANIFEST} is not a `hub stage` manifest)" if marker.exists() else ""),
-            value=str(out),
-            fix="choose a new --out folder or remove this one",
-        )
-    foreign, changed = [], []
-    for f in sorted(x for x in out.rglob("*") if x.is_file() or x.is_symlink()):
-        rel = f.relative_to(out).as_posix()
-        if rel == STAGING_MANIFEST:
-            continue
-        if rel not in files or f.is_symlink():
-            foreign.append(rel)
-        elif sha256_file(f) != files[rel]["sha256"]:
-            changed.append(rel)
-    if foreign or changed:
-        what = (
-            (f"{len(foreign)} file(s) biaskit did not write ({', '.join(foreign[:5])})" if foreign else "")
-            + (" and " if foreign and changed else "")
-            + (f"{len(changed)} file(s) changed since staging ({', '.join(changed[:5])})" if changed else "")
-        )
-        raise BiaskitError(
-            "E006",
-            f"restaging {out} would delete {what}",
-            value=str(out),
-            fix="move those files out of the folder (or stage into a new --out folder); biaskit replaces only what it wrote",
-        )

@@ -289,19 +289,8 @@ def _check_domain_file_name(domain: Any, out: Path) -> None:
 
 #: the record of what `bold export` wrote into its folder (JSON; no .json suffix, so BOLD's readers skip it)
 EXPORT_MARKER = "biaskit_bold_export.manifest"
-
-
-def _read_export_marker(out: Path) -> dict[str, str] | None:
-    """``{relative path: sha256}`` of the files an earlier `bold export` wrote into ``out``, or None."""
-    f = out / EXPORT_MARKER
-    try:
-        m = json.loads(f.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    files = m.get("files") if isinstance(m, dict) and m.get("command") == "biaskit bold export" else None
-    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
-        return None
-    return files
+#: the ``kind`` of that record (:mod:`biaskit.ownership`)
+MARKER_KIND = "bold export"
 
 
 @locks_output("out_dir")
@@ -310,38 +299,32 @@ def export_bold(
 ) -> list[Path]:
     """Write ``table`` in BOLD's ``github`` layout (two JSON files per domain) or the ``hub`` JSON Lines file.
 
-    An existing, non-empty ``out_dir`` must be an earlier export (its record ``biaskit_bold_export.manifest``
-    lists every file it wrote, with sha256): files of that export are replaced (and those this export does
-    not write again are removed), a file biaskit did not write, or one changed since, is never touched (E006).
-    ``overwrite`` writes into any folder, replacing files of the same names (nothing else is removed).
+    The folder is owned as every output folder is (:mod:`biaskit.ownership`): an existing, non-empty ``out_dir``
+    must be an earlier export whose record ``biaskit_bold_export.manifest`` lists its files with their sha256.
+    Its files are replaced (and those this export does not write again are removed); a user's file is never
+    deleted, and a changed file of the export (or a folder biaskit did not write) is E006 unless ``overwrite``
+    (then only biaskit's unchanged files are replaced, a user's file in the way is kept as ``NAME.user-1``).
     """
-    from biaskit.io import sha256_file, write_text_atomic
+    from biaskit.output import write_text
+    from biaskit.ownership import claim_folder, write_owned_folder
 
     if layout not in (*LAYOUTS, "both"):
         raise BiaskitError("E005", "unknown BOLD layout", value=layout, options=[*LAYOUTS, "both"], fix="use --layout github, hub or both")
     ents = _entities(table)
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise BiaskitError(
-            "E006", "--out is an existing file, not a folder", value=str(out), fix="give a folder for the BOLD files, e.g. --out bold_export"
-        )
+    claim = claim_folder(out, EXPORT_MARKER, MARKER_KIND, overwrite=overwrite)
     plan: dict[str, str] = {}  # relative path -> text
     if layout in ("github", "both"):
         plan.update(_github_files(ents, out))
     if layout in ("hub", "both"):
         plan[hub_name] = _hub_text(ents)
-    ours = _files_of_earlier_export(out, plan, overwrite)
-    written: list[Path] = []
-    for rel, text in plan.items():
-        written.append(write_text_atomic(out / rel, text))
-    for rel in ours:  # files of the earlier export that this one does not write again (a domain no longer there)
-        if rel not in plan:
-            (out / rel).unlink()
-    record = {rel: sha256_file(out / rel) for rel in plan}
-    write_text_atomic(
-        out / EXPORT_MARKER, json.dumps({"command": "biaskit bold export", "layout": layout, "files": record}, indent=2, sort_keys=True) + "\n"
-    )
-    return written
+
+    def fill(tmp: Path) -> None:
+        for rel, text in plan.items():
+            write_text(tmp / rel, text)
+
+    write_owned_folder(claim, fill, {"command": "biaskit bold export", "layout": layout})
+    return [out / rel for rel in plan]
 
 
 def _github_files(ents: dict, out: Path) -> dict[str, str]:
@@ -378,34 +361,3 @@ def _hub_text(ents: dict) -> str:
                     )
                 )
     return "".join(x + "\n" for x in lines)
-
-
-def _files_of_earlier_export(out: Path, plan: dict[str, str], overwrite: bool) -> dict[str, str]:
-    """``{relative path: sha256}`` of the files in ``out`` an earlier export wrote and nobody changed since (the
-    ones this export may replace or remove). A non-empty folder that is no export, or a planned file biaskit
-    did not write, is refused (E006) unless ``overwrite``."""
-    from biaskit.io import sha256_file
-
-    ours: dict[str, str] = {}
-    if out.is_dir() and any(out.iterdir()):
-        old = _read_export_marker(out)
-        if old is None and not overwrite:
-            raise BiaskitError(
-                "E006",
-                "the output folder exists and was not written by `biaskit bold export`",
-                value=str(out),
-                fix="choose a new --out folder, or pass --overwrite to write into it (files of the same names are replaced)",
-            )
-        for rel, sha in (old or {}).items():
-            f = out / rel
-            if f.is_file() and not f.is_symlink() and sha256_file(f) == sha:
-                ours[rel] = sha
-        clash = sorted(rel for rel in plan if (out / rel).exists() and rel not in ours)
-        if clash and not overwrite:
-            raise BiaskitError(
-                "E006",
-                f"the export would replace {len(clash)} file(s) in {out} that biaskit did not write (or that changed since): {', '.join(clash[:5])}",
-                value=str(out),
-                fix="move them away or choose a new --out folder; --overwrite replaces them",
-            )
-    return ours

@@ -630,143 +630,44 @@ def _dur(seconds: float) -> str:
 
 # --------------------------------------------------------------------------------------------- output folder
 #
-# The folder is biaskit's when its biaskit_classifier.json is a JSON object with the marker's keys (an empty `{}` or
-# any other file of that name is not). The marker lists every file biaskit wrote there (``files``); replacing or
-# resuming deletes only those, so a user's own files in the folder are never touched. Each finished run is committed
-# as it finishes (runs/run-N.json, the best model so far, metrics.json, README.md, split.csv, then the marker), so a
-# killed job keeps its finished runs and the same command resumes after them (``fingerprint`` = data + settings).
+# The folder is owned as every output folder is (biaskit.ownership): biaskit_classifier.json is its marker (the
+# model's metadata that loading the classifier reads, plus the files biaskit wrote with their sha256). A fake marker
+# or an edited file is E006; replacing or resuming deletes only biaskit's own unchanged files, so a user's files in
+# the folder are never touched. Each finished run is committed as it finishes (runs/run-N.json, the best model so
+# far, metrics.json, README.md, split.csv, then the marker), so a killed job keeps its finished runs and the same
+# command resumes after them (``fingerprint`` = data + settings).
 
-#: files an earlier biaskit (whose marker had no ``files`` list) may have written: the only ones it replaces there
-_LEGACY_FILES = (
-    "biaskit_classifier.json",
-    "metrics.json",
-    "split.csv",
-    "README.md",
-    "config.json",
-    "model.safetensors",
-    "pytorch_model.bin",
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "vocab.txt",
-    "vocab.json",
-    "merges.txt",
-    "added_tokens.json",
-    "sentencepiece.bpe.model",
-    "spiece.model",
-    "generation_config.json",
-    "chat_template.jinja",
-)
+#: the ``kind`` of the folder's marker (:mod:`biaskit.ownership`)
+MARKER_KIND = "train classifier"
 
 
-def _not_ours(out: Path, why: str) -> BiaskitError:
-    return BiaskitError(
-        "E006",
-        f"the output folder exists and is not a biaskit-trained classifier ({why})",
-        value=str(out),
-        fix="choose a new --out folder; biaskit replaces only folders it wrote, and only the files it wrote there",
-    )
+def _save_model(model, tok, folder: Path) -> None:
+    """``save_pretrained`` of the model and tokenizer into ``folder``, without the shard progress bars."""
+    from transformers.utils import logging as hf_logging
 
-
-def _safe_rel(name: Any) -> bool:
-    if not isinstance(name, str) or not name or "\\" in name or "\x00" in name:
-        return False
-    p = Path(name)
-    return not p.is_absolute() and ".." not in p.parts and p.parts[0] != "."
-
-
-def read_marker(out: str | Path) -> dict | None:
-    """The marker of a folder ``train classifier`` wrote; None when ``out`` does not exist; E006 otherwise."""
-    out = Path(out)
-    if not out.exists():
-        return None
-    p = out / META_FILE
-    if not out.is_dir() or not p.is_file():
-        raise _not_ours(out, f"no {META_FILE}")
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # "Writing model shards" after every best run
     try:
-        meta = json.loads(p.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        raise _not_ours(out, f"its {META_FILE} is not JSON") from None
-    if not (
-        isinstance(meta, dict)
-        and isinstance(meta.get("labels"), list)
-        and len(meta["labels"]) >= 2
-        and all(isinstance(x, str) for x in meta["labels"])
-        and isinstance(meta.get("has_model"), bool)
-    ):
-        raise _not_ours(out, f"its {META_FILE} lacks the labels/has_model a biaskit classifier folder records")
-    files = meta.get("files")
-    if files is not None and not (isinstance(files, list) and all(_safe_rel(f) for f in files)):
-        raise _not_ours(out, f"the file list in its {META_FILE} names paths outside the folder")
-    return meta
+        model.to("cpu").save_pretrained(str(folder))
+        tok.save_pretrained(str(folder))
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
-def _owned_files(meta: dict | None) -> set[str]:
-    if meta is None:
-        return set()
-    return set(meta["files"]) if meta.get("files") is not None else set(_LEGACY_FILES)
+def _commit(claim, meta: dict[str, Any], texts: dict[str, str], *, keep: bool, model=None, tok=None) -> None:
+    """Commit ``texts`` (relative path -> text) and the model when given, then the marker ``meta``; the earlier
+    files of biaskit's stay when ``keep`` (a resumed job, a later run), else those not written again are removed."""
+    from biaskit.output import write_text
+    from biaskit.ownership import write_owned_folder
 
+    def fill(tmp: Path) -> None:
+        if model is not None:
+            _save_model(model, tok, tmp)
+        for rel, text in texts.items():
+            write_text(tmp / rel, text)
 
-class _Folder:
-    """Commits into the output folder file by file; deletes only files in the marker's list."""
-
-    def __init__(self, out: Path, old: dict | None, resume: bool) -> None:
-        self.out = out
-        self.old = _owned_files(old)  # files of the previous content, to delete at the first commit
-        self.files: set[str] = set(self.old) if resume else set()
-        self.stale = not resume and bool(self.old)
-
-    def put_text(self, name: str, text: str) -> None:
-        from biaskit.io import write_text_atomic
-
-        (self.out / name).parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(self.out / name, text)
-        self.files.add(name)
-
-    def put_model(self, model, tok) -> None:
-        """save_pretrained into a temporary sibling folder, then move each file in (one rename each)."""
-        import shutil
-        import tempfile
-
-        from transformers.utils import logging as hf_logging
-
-        tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.model-", dir=self.out.parent))
-        bars = hf_logging.is_progress_bar_enabled()
-        hf_logging.disable_progress_bar()  # "Writing model shards" after every best run
-        try:
-            model.to("cpu").save_pretrained(str(tmp))
-            tok.save_pretrained(str(tmp))
-            for f in sorted(x for x in tmp.rglob("*") if x.is_file()):
-                rel = f.relative_to(tmp).as_posix()
-                if rel == META_FILE or rel.startswith("runs/"):
-                    continue
-                (self.out / rel).parent.mkdir(parents=True, exist_ok=True)
-                os.replace(f, self.out / rel)
-                self.files.add(rel)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-            if bars:
-                hf_logging.enable_progress_bar()
-
-    def marker(self, meta: dict, pending: bool) -> None:
-        from biaskit.io import write_json_atomic
-
-        files = sorted(self.files | {META_FILE} | (self.old if self.stale else set()))
-        write_json_atomic(self.out / META_FILE, {**meta, "files": files, "complete": False if pending else meta.get("complete", False)})
-
-    def drop_stale(self, keep: set[str]) -> None:
-        """Delete the previous content's files that this content did not rewrite (first commit of a fresh start)."""
-        if not self.stale:
-            return
-        for rel in sorted(self.old - keep - {META_FILE}):
-            p = self.out / rel
-            if p.is_file() or p.is_symlink():
-                p.unlink()
-            d = p.parent
-            while d != self.out and d.is_dir() and not any(d.iterdir()):
-                d.rmdir()
-                d = d.parent
-        self.stale = False
+    write_owned_folder(claim, fill, meta, keep=claim.owned if keep else ())
 
 
 def _fingerprint(data: LabelledData, cfg: TrainConfig, finetune: bool, base: str | None) -> str:
@@ -966,7 +867,7 @@ class _Job:
     version: str
 
     def meta(self, saved_run: int | None) -> dict[str, Any]:
-        """The marker's content (without ``files``/``complete``)."""
+        """The marker's content (without ``files``/``complete``; the ownership layer adds ``written_by``/``kind``)."""
         data, cfg, finetune = self.data, self.cfg, self.finetune
         return {
             "labels": data.labels,
@@ -976,7 +877,6 @@ class _Job:
             "text_column": self.text_column,
             "saved_run": saved_run if finetune else None,
             "has_model": bool(finetune) and saved_run is not None,
-            "written_by": "biaskit train classifier",
             "fingerprint": self.fp,
             "runs_planned": cfg.runs,
         }
@@ -1035,12 +935,12 @@ def _progress_say(say, progress: bool | None):
     return get_logger("train").info
 
 
-def _finished_runs(out: Path, folder: _Folder, runs: int) -> dict[int, dict[str, Any]]:
-    """The runs an interrupted job of the same data and settings already committed to ``out`` (run number -> run)."""
+def _finished_runs(claim, runs: int) -> dict[int, dict[str, Any]]:
+    """The runs an interrupted job of the same data and settings already committed to the folder (run number -> run)."""
     done: dict[int, dict[str, Any]] = {}
     for r in range(runs):
-        p = out / "runs" / f"run-{r}.json"
-        if f"runs/run-{r}.json" in folder.files and p.is_file():
+        p = claim.out / "runs" / f"run-{r}.json"
+        if f"runs/run-{r}.json" in claim.owned and p.is_file():
             try:
                 done[r] = json.loads(p.read_text(encoding="utf-8"))
             except ValueError:
@@ -1089,21 +989,18 @@ def _new_run(job: _Job, r: int, split, split_seed: int, progress: bool | None, s
     return run, model, tok, encoded
 
 
-def _commit_run(folder: _Folder, job: _Job, run: dict[str, Any], runs: list[dict[str, Any]], best_run: int | None, model, tok, first_split) -> None:
-    """Commit a finished run: marker (pending), the model when given (the new best), the run, metrics, card,
-    split, marker."""
-    is_best = model is not None
-    folder.marker(job.meta(best_run if not is_best else None), pending=True)
-    if is_best:
-        folder.put_model(model, tok)
-    folder.put_text(f"runs/run-{run['run']}.json", json.dumps(run, indent=2, default=str) + "\n")
+def _commit_run(
+    claim, job: _Job, run: dict[str, Any], runs: list[dict[str, Any]], best_run: int | None, model, tok, first_split, *, keep: bool
+) -> None:
+    """Commit a finished run: the model when given (the new best), the run, metrics, card, split, then the marker."""
     metrics = job.metrics(runs, best_run)
-    folder.put_text("metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
-    folder.put_text("README.md", model_card(metrics))
-    folder.put_text("split.csv", _split_csv(job.data, first_split))
-    folder.drop_stale(folder.files)
-    complete = len(runs) == job.cfg.runs
-    folder.marker({**job.meta(best_run), "complete": complete}, pending=False)
+    texts = {
+        f"runs/run-{run['run']}.json": json.dumps(run, indent=2, default=str) + "\n",
+        "metrics.json": json.dumps(metrics, indent=2, default=str) + "\n",
+        "README.md": model_card(metrics),
+        "split.csv": _split_csv(job.data, first_split),
+    }
+    _commit(claim, {**job.meta(best_run), "complete": len(runs) == job.cfg.runs}, texts, keep=keep, model=model, tok=tok)
 
 
 def _finished_line(run: dict[str, Any], cfg: TrainConfig, per: float, left: int, out: Path) -> str:
@@ -1144,21 +1041,21 @@ def train_classifier(
     task = check_card_text(task, "--task") if task is not None else None
     from biaskit import __version__
     from biaskit.io import output_lock
+    from biaskit.ownership import claim_folder
 
     say = _progress_say(say, progress)
     out = Path(out)
     n = len(data.y)
     sizes = parse_split(cfg.split, n)
     with output_lock(out):
-        old = read_marker(out)
+        claim = claim_folder(out, META_FILE, MARKER_KIND)  # E006 for a folder, or an edited file, biaskit did not write
+        old = claim.previous
         base = resolve_base_model(cfg.base_model) if finetune else None
         vmap, vhow = vader_mapping(data.labels, data.ordinal, cfg.vader_map) if "vader" in cfg.baselines else (None, "not asked")
         fp = _fingerprint(data, cfg, finetune, base)
         job = _Job(data, cfg, finetune, base, fp, vmap, vhow, sizes, source, text_column, label_column, data_license, task, __version__)
-        resume = old is not None and old.get("fingerprint") == fp
-        folder = _Folder(out, old, resume)
-        out.mkdir(parents=True, exist_ok=True)
-        done = _finished_runs(out, folder, cfg.runs) if resume else {}
+        resume = bool(claim.owned) and old.get("fingerprint") == fp
+        done = _finished_runs(claim, cfg.runs) if resume else {}
         if done:
             say(f"resuming in {out}: run(s) {', '.join(str(r + 1) for r in sorted(done))} of {cfg.runs} already finished")
         runs: list[dict[str, Any]] = []
@@ -1182,7 +1079,7 @@ def train_classifier(
                 is_best = finetune and run["systems"]["finetuned"][f"dev_{cfg.select}"] > best_dev
                 if is_best:
                     best_run, best_dev = r, run["systems"]["finetuned"][f"dev_{cfg.select}"]
-                _commit_run(folder, job, run, runs, best_run, model if is_best else None, tok, splits_seen[cfg.seed])
+                _commit_run(claim, job, run, runs, best_run, model if is_best else None, tok, splits_seen[cfg.seed], keep=resume or n_new > 0)
                 del model, tok
                 n_new += 1
                 per = (time.perf_counter() - t_start) / n_new
@@ -1194,9 +1091,8 @@ def train_classifier(
                 torch.set_num_threads(prev_threads)
         metrics = job.metrics(runs, best_run)
         if not n_new:  # everything was already there: refresh the card and metrics (e.g. another --data-license)
-            folder.put_text("metrics.json", json.dumps(metrics, indent=2, default=str) + "\n")
-            folder.put_text("README.md", model_card(metrics))
-            folder.marker({**job.meta(best_run), "complete": True}, pending=False)
+            texts = {"metrics.json": json.dumps(metrics, indent=2, default=str) + "\n", "README.md": model_card(metrics)}
+            _commit(claim, {**job.meta(best_run), "complete": True}, texts, keep=True)
     return TrainResult(out=out, metrics=metrics, summary=metrics["summary"], saved_run=metrics["saved_run"] or 0, warnings=metrics["warnings"])
 
 
