@@ -52,7 +52,8 @@ def quiet() -> bool:
 
 
 def progress(items: Iterable[T], *, total: int | None = None, desc: str = "working", disable: bool | None = None) -> Iterator[T]:
-    """Iterate with a rich progress bar on stderr (hidden when quiet or not a terminal-ish stream)."""
+    """Iterate with a rich progress bar on stderr (hidden when quiet; plain lines every few seconds when stderr is not
+    a terminal: :class:`PlainProgress`)."""
     if disable is None:
         disable = quiet()
     if disable:
@@ -65,6 +66,13 @@ def progress(items: Iterable[T], *, total: int | None = None, desc: str = "worki
             total = len(items)  # type: ignore[arg-type]
         except TypeError:
             total = None
+    if not _interactive():
+        plain = PlainProgress(total, desc)
+        for item in items:
+            yield item
+            plain.advance()
+        plain.close()
+        return
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -81,16 +89,89 @@ def progress(items: Iterable[T], *, total: int | None = None, desc: str = "worki
             bar.advance(task)
 
 
+#: seconds between two progress lines when stderr is not a terminal (``BIASKIT_PROGRESS_SECONDS`` overrides)
+PLAIN_PROGRESS_SECONDS = 5.0
+
+
+def _plain_interval() -> float:
+    import os
+
+    try:
+        return max(0.0, float(os.environ.get("BIASKIT_PROGRESS_SECONDS", PLAIN_PROGRESS_SECONDS)))
+    except ValueError:
+        return PLAIN_PROGRESS_SECONDS
+
+
+def _fmt_seconds(s: float) -> str:
+    s = int(round(s))
+    return f"{s} s" if s < 90 else (f"{s // 60} min {s % 60:02d} s" if s < 5400 else f"{s / 3600:.1f} h")
+
+
+class PlainProgress:
+    """Progress for a stderr that is not a terminal (a log file, CI, a pipe), where a live bar shows nothing until
+    the end: one line every :func:`_plain_interval` seconds (``generating (smol): 120/600 (20%), 45 s, about
+    3 min 00 s left``), and a last line when the work ends, if any line was written. Work that ends within the
+    first interval writes nothing."""
+
+    def __init__(self, total: int | None, desc: str, *, interval: float | None = None, clock=None, stream=None) -> None:
+        import time
+
+        self.total, self.desc, self.done, self.lines = total, desc, 0, 0
+        self.interval = _plain_interval() if interval is None else interval
+        self.clock = clock or time.monotonic
+        self.stream = stream
+        self.t0 = self.last = self.clock()
+
+    def _line(self, now: float, final: bool = False) -> str:
+        el = now - self.t0
+        head = f"{self.desc}: {self.done}" + (f"/{self.total}" if self.total else "")
+        if self.total and not final:
+            left = el / self.done * (self.total - self.done) if self.done else None
+            pct = f" ({100 * self.done / self.total:.0f}%)"
+            return head + pct + f", {_fmt_seconds(el)}" + (f", about {_fmt_seconds(left)} left" if left is not None else "")
+        return head + (f" done in {_fmt_seconds(el)}" if final else f", {_fmt_seconds(el)}")
+
+    def _write(self, text: str) -> None:
+        from biaskit.secrets import redact
+
+        stream = self.stream or sys.stderr
+        stream.write(redact(text) + "\n")
+        stream.flush()
+        self.lines += 1
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        now = self.clock()
+        if now - self.last >= self.interval:
+            self.last = now
+            self._write(self._line(now))
+
+    def close(self) -> None:
+        if self.lines:
+            self._write(self._line(self.clock(), final=True))
+
+
+def _interactive() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
 class ProgressBar:
-    """A manual progress bar for work advanced in uneven steps (``bar.advance(n)``)."""
+    """A manual progress bar for work advanced in uneven steps (``bar.advance(n)``): a live bar on a terminal,
+    else :class:`PlainProgress` lines every few seconds."""
 
     def __init__(self, total: int | None, desc: str = "working", disable: bool | None = None) -> None:
         self.total, self.desc = total, desc
         self.disable = quiet() if disable is None else disable
         self._p = None
+        self._plain: PlainProgress | None = None
 
     def __enter__(self) -> ProgressBar:
-        if not self.disable:
+        if not self.disable and not _interactive():
+            self._plain = PlainProgress(self.total, self.desc)
+        elif not self.disable:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self._p = Progress(
@@ -106,9 +187,13 @@ class ProgressBar:
         return self
 
     def advance(self, n: int = 1) -> None:
+        if self._plain is not None:
+            self._plain.advance(n)
         if self._p is not None:
             self._p.advance(self._task, n)
 
     def __exit__(self, *exc) -> None:
+        if self._plain is not None and exc[0] is None:
+            self._plain.close()
         if self._p is not None:
             self._p.__exit__(*exc)

@@ -96,8 +96,15 @@ _PATTERNS: tuple[tuple[re.Pattern, Any], ...] = (  # (pattern, replacement strin
     # (the credential must contain a digit or one of - _ . so that prose such as "Bearer certificates" stays)
     (re.compile(r"\b([Bb]earer|BEARER)\s+(?!\*\*\*)(?=[A-Za-z~+/]*[0-9\-_.])[A-Za-z0-9\-._~+/]{6,}=*"), r"\1 ***"),
     # NAME=value in URLs, forms and messages for every name of SECRET_NAME_SUFFIXES: api_key=..., token=...,
-    # access_token=..., password=...
-    (re.compile(r"(?i)(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[_\-])*(?:" + _SUFFIX_ALT + r")=)(?!\*\*\*)[^\s\"'&,;<>)\]}]+"), r"\1***"),
+    # access_token=..., password=...; a bare true/false/yes/no/on/off is a switch, not a secret
+    # (LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true in a hint stays readable)
+    (
+        re.compile(
+            r"(?i)(?<![A-Za-z0-9])((?:[A-Za-z0-9]+[_\-])*(?:" + _SUFFIX_ALT + r")=)(?!\*\*\*)"
+            r"(?!(?:true|false|yes|no|on|off)(?:[\s\"'&,;<>)\]}]|\.(?:\s|$)|$))[^\s\"'&,;<>)\]}]+"
+        ),
+        r"\1***",
+    ),
     # the generic query names of SECRET_QUERY_NAMES in a query: ?key=..., &code=...
     (re.compile(r"(?i)([?&;](?:" + _QUERY_ALT + r")=)(?!\*\*\*)[^\s\"'&,;<>)\]}#]+"), r"\1***"),
     # the same names as JSON members: "api_key": "..."

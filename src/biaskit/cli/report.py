@@ -89,7 +89,8 @@ def ztest_cmd(
 ) -> None:
     """Two-proportion z-tests of a label's share between every pair of groups, with corrected p and Cohen's h,
     and the difference diff = p_a - p_b with its 95% interval (ci_low, ci_high; the method column names it:
-    cr1-wald when clustered, newcombe otherwise).
+    cr1-wald when clustered, newcombe otherwise). caution: n < 30 where either group has fewer than 30 texts
+    (the report's small-group caution: read such a test with care).
 
     Example: biaskit stats ztest runs/demo/scores.parquet --column vader_label --label positive --within domain,model
 
@@ -98,6 +99,7 @@ def ztest_cmd(
     from biaskit.errors import BiaskitError
     from biaskit.evaluate.stats import pairwise_proportion_tests
     from biaskit.evaluate.stats.aggregate import _label_strings, metric_labels
+    from biaskit.evaluate.stats.families import add_caution
     from biaskit.io import read_table
 
     t = read_table(table)
@@ -112,7 +114,8 @@ def ztest_cmd(
                 options=seen,
                 fix="pass --label with one of the column's labels",
             )
-    _emit(pairwise_proportion_tests(t, group, column, label, within=within, correction=correction, cluster=cluster), out)
+    tests = pairwise_proportion_tests(t, group, column, label, within=within, correction=correction, cluster=cluster)
+    _emit(add_caution(tests), out)
 
 
 def family_cmd(

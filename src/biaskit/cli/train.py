@@ -25,7 +25,14 @@ def classifier_cmd(
     ),
     drop_label: list[str] | None = typer.Option(None, "--drop-label", help="Label value to drop (repeatable), e.g. other or 2 as Sheng et al. did."),
     nominal: bool = typer.Option(False, "--nominal", help="The --labels order is not ordinal (no ordinal score when scoring)."),
-    split: str = typer.Option("0.7/0.2/0.1", "--split", help="train/dev/test as counts (212/60/30) or fractions (0.7/0.2/0.1); stratified."),
+    split: str | None = typer.Option(
+        None, "--split", help="train/dev/test as counts (212/60/30) or fractions (0.7/0.2/0.1); stratified. Default 0.7/0.2/0.1."
+    ),
+    split_column: str | None = typer.Option(
+        None,
+        "--split-column",
+        help="Use the table's own split: this column's values train/validation/test (e.g. a released train/dev/test split) instead of --split.",
+    ),
     runs: int = typer.Option(5, "--runs", help="Runs with different seeds; mean and sd are reported."),
     resplit: bool = typer.Option(False, "--resplit", help="A new split per run (seed + run) instead of one split for all runs."),
     seed: int = typer.Option(0, "--seed", help="Seed of the split and of the runs."),
@@ -69,31 +76,33 @@ def classifier_cmd(
 
     Example: biaskit train classifier r1/annotations.parquet --samples r1/samples.parquet --labels negative,neutral,positive --drop-label other --out models/r1
 
+    Example (a released split, column split = train/validation/test): biaskit train classifier regard.csv --labels -1=negative,0=neutral,1=positive --drop-label 2 --split-column split --out models/regard
+
     Example (the LLM judge as a baseline): biaskit train classifier labelled.csv --labels negative,neutral,positive --baselines majority,judge --judge-param model=smollm2-135m --baselines-only --out models/look
     """
     from biaskit.io import read_table
     from biaskit.train.classifier import TrainConfig, labelled_data, majority_labels, train_classifier
 
+    _check_options(aggregated, samples, split, split_column)
     t = read_table(table)
-    if aggregated is not None and samples is None:
-        from biaskit.errors import BiaskitError
-
-        raise BiaskitError(
-            "E254",
-            "--aggregated-labels needs --samples (the round's samples table, for the texts)",
-            value=str(aggregated),
-            fix="add --samples r1/samples.parquet",
-        )
     if samples is not None:
         t = majority_labels(t, read_table(samples, "samples"), text_column=text_column, label_table=read_table(aggregated) if aggregated else None)
         text_col, label_col = "text", "label"
     else:
         text_col, label_col = text_column, label_column
     drops = [x.strip() for d in (drop_label or []) for x in d.split(",") if x.strip()]
-    data = labelled_data(t, text_column=text_col, label_column=label_col, labels=labels, drop_labels=drops, ordinal=False if nominal else None)
+    data = labelled_data(
+        t,
+        text_column=text_col,
+        label_column=label_col,
+        labels=labels,
+        drop_labels=drops,
+        ordinal=False if nominal else None,
+        split_column=split_column,
+    )
     cfg = TrainConfig(
         base_model=base_model,
-        split=split,
+        split=split or "0.7/0.2/0.1",
         runs=runs,
         seed=seed,
         resplit=resplit,
@@ -114,7 +123,7 @@ def classifier_cmd(
         data,
         out,
         cfg,
-        source=str(table) + (f" + {samples}" if samples else ""),
+        source=table.name + (f" + {samples.name}" if samples else ""),
         data_license=data_license,
         text_column=text_col,
         label_column=label_col,
@@ -125,6 +134,33 @@ def classifier_cmd(
     for w in res.warnings:
         typer.echo(f"warning: {w}")
     typer.echo(f"wrote {out}/ (model card README.md, metrics.json)")
+
+
+def _check_options(aggregated: Path | None, samples: Path | None, split: str | None, split_column: str | None) -> None:
+    """Options that do not go together are E254."""
+    from biaskit.errors import BiaskitError
+
+    if aggregated is not None and samples is None:
+        raise BiaskitError(
+            "E254",
+            "--aggregated-labels needs --samples (the round's samples table, for the texts)",
+            value=str(aggregated),
+            fix="add --samples r1/samples.parquet",
+        )
+    if split_column is not None and split is not None:
+        raise BiaskitError(
+            "E254",
+            "--split-column takes the table's own split; --split draws a new one",
+            value=f"--split {split} --split-column {split_column}",
+            fix="leave out --split (the column decides) or --split-column (a stratified split)",
+        )
+    if split_column is not None and samples is not None:
+        raise BiaskitError(
+            "E254",
+            "--split-column needs a labelled table; an annotation round (--samples) has no split column",
+            value=split_column,
+            fix="export the round's labels to a table with a train/validation/test column, or leave out --split-column",
+        )
 
 
 def register(app: typer.Typer) -> None:

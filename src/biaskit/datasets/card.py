@@ -411,7 +411,7 @@ def build_card(configs, *, pretty_name: str | None = None, license: str | None =
     infos.to_dataset_card_data(data)
     from biaskit.secrets import redact
 
-    safe_info = public(json.loads(redact(json.dumps(dict(info or {}), default=str))))  # secrets/local paths out, keys kept
+    safe_info = public(json.loads(redact(json.dumps(dict(info or {}), default=str))))  # secrets and local paths out (keys too)
     return data.to_dict(), _body(configs, pretty, lic, lic_lines, total, safe_info)
 
 
@@ -499,9 +499,19 @@ _ABS_PATH = re.compile(r"^(/|[A-Za-z]:[\\/]|~/)")
 
 
 def public(obj: Any) -> Any:
-    """``obj`` with local absolute paths reduced to their file names (a public card shows no local folders)."""
+    """``obj`` with local absolute paths reduced to their file names (a public card shows no local folders), in
+    values and in keys (lm-eval's runs are keyed by their results file); two keys reduced to one name stay apart
+    as ``name (2)``."""
     if isinstance(obj, dict):
-        return {k: public(v) for k, v in obj.items()}
+        out: dict = {}
+        for k, v in obj.items():
+            key = public(k) if isinstance(k, str) else k
+            n = 1
+            while key in out:
+                n += 1
+                key = f"{public(k)} ({n})"
+            out[key] = public(v)
+        return out
     if isinstance(obj, (list, tuple)):
         return [public(v) for v in obj]
     if isinstance(obj, str) and _ABS_PATH.match(obj) and "\n" not in obj and len(obj) < 1000:

@@ -789,11 +789,16 @@ class _RunInfo:
 
 def _public_name(name: str) -> str:
     """A model name as the ``model`` column may hold it: a URL (an API endpoint as lm-eval's model name) without
-    its user info and secret query values, which are remembered as secrets so no other output shows them."""
+    its user info and secret query values, which are remembered as secrets so no other output shows them; a local
+    path (lm-eval's ``pretrained=/models/smol`` is its model name) as its last part (``smol``), as biaskit's
+    served-model runs record it, so no table, and no Hub card made from it, names the machine's folders."""
+    from biaskit.evaluate.runners.openai import public_model_id
     from biaskit.secrets import public_url, redact_data
 
     name = str(name)
-    return redact_data(public_url(name)) if "://" in name else redact_data(name)
+    if name.startswith("file://") or "://" not in name:
+        return redact_data(public_model_id(name))
+    return redact_data(public_url(name))
 
 
 def _run_info(r: _Run, res: dict | None, cfg: dict | None, model: str | None, tokenizer: str | None) -> _RunInfo:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -99,6 +100,9 @@ class LabelledData:
     label_map: dict[str, str]
     dropped: dict[str, int]
     n_rows: int
+    #: each used row's part (train/validation/test) from ``split_column`` (None: a stratified split is drawn)
+    parts: list[str] | None = None
+    split_column: str | None = None
 
     def counts(self) -> dict[str, int]:
         c = Counter(self.y)
@@ -113,12 +117,18 @@ def labelled_data(
     labels: str | Sequence[str] | None = None,
     drop_labels: Sequence[str] = (),
     ordinal: bool | None = None,
+    split_column: str | None = None,
 ) -> LabelledData:
-    """Texts and class indices from any table. Label values not in ``labels`` (and not dropped) are E171."""
+    """Texts and class indices from any table. Label values not in ``labels`` (and not dropped) are E171.
+    ``split_column``: the table's column holding each row's part of a released split (:mod:`biaskit.train.presplit`)."""
     from biaskit.evaluate.metrics.classifier import label_key
     from biaskit.io import to_arrow
+    from biaskit.train.presplit import check_split_values, missing_split_column
 
     t = to_arrow(table)
+    if split_column is not None and split_column not in t.column_names:
+        raise missing_split_column(split_column, t.column_names)
+    split_values = t.column(split_column).to_pylist() if split_column is not None else [None] * t.num_rows
     for c in (text_column, label_column):
         if c not in t.column_names:
             raise BiaskitError(
@@ -157,8 +167,8 @@ def labelled_data(
             fix="name the classes, e.g. --labels -1=negative,0=neutral,1=positive",
         )
     idx = {n: i for i, n in enumerate(names)}
-    X, y = [], []
-    for tx, r in zip(texts, raw):
+    X, y, kept_parts = [], [], []
+    for tx, r, sv in zip(texts, raw, split_values):
         if r is None:
             dropped["null label"] += 1
         elif r in drop or label_map.get(r) in drop:
@@ -168,6 +178,7 @@ def labelled_data(
         else:
             X.append(tx)
             y.append(idx[label_map[r]])
+            kept_parts.append(sv)
     if len(set(y)) < 2:
         raise BiaskitError(
             "E171",
@@ -175,7 +186,8 @@ def labelled_data(
             value=dict(Counter(names[i] for i in y)),
             fix="check --label-column, --labels and --drop-label",
         )
-    return LabelledData(X, y, names, ordinal, label_map, dict(dropped), t.num_rows)
+    parts = check_split_values(kept_parts, split_column) if split_column is not None else None
+    return LabelledData(X, y, names, ordinal, label_map, dict(dropped), t.num_rows, parts, split_column)
 
 
 def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text", tie_policy: str = "drop", seed: int = 0, label_table: Any = None):
@@ -250,6 +262,39 @@ def parse_split(spec: str, n: int) -> tuple[int, int, int]:
     if tr < 1 or dv < 1 or te < 1:
         raise BiaskitError("E172", "every part of the split needs at least one item", value=(tr, dv, te), fix="label more items or change --split")
     return tr, dv, te
+
+
+def split_sizes(data: LabelledData, cfg: TrainConfig) -> tuple[int, int, int]:
+    """(train, dev, test) counts: of ``--split`` (parse_split), or of the table's split column when the data has one."""
+    if data.parts is None:
+        return parse_split(cfg.split, len(data.y))
+    if cfg.resplit:
+        raise BiaskitError(
+            "E172",
+            "--resplit draws a new split per run, but --split-column fixes the split",
+            value=data.split_column,
+            fix="leave out --resplit (runs then differ in the model's seed) or --split-column",
+        )
+    from biaskit.train.presplit import predefined_split
+
+    return tuple(len(ix) for ix in predefined_split(data.parts, data.split_column or ""))  # type: ignore[return-value]
+
+
+def draw_split(data: LabelledData, sizes: tuple[int, int, int], seed: int) -> tuple[list[int], list[int], list[int]]:
+    """The run's split: the table's own (split column) or a stratified one of ``sizes`` seeded by ``seed``."""
+    if data.parts is not None:
+        from biaskit.train.presplit import predefined_split
+
+        return predefined_split(data.parts, data.split_column or "")
+    return stratified_split(data.y, sizes, seed)
+
+
+def split_record(data: LabelledData, cfg: TrainConfig, sizes: tuple[int, int, int]) -> dict[str, Any]:
+    """metrics.json's ``split``: how the split was made and its sizes."""
+    rec: dict[str, Any] = {"spec": cfg.split, "train": sizes[0], "dev": sizes[1], "test": sizes[2]}
+    if data.parts is not None:
+        return {**rec, "spec": f"column {data.split_column}", "predefined_column": data.split_column, "stratified": False}
+    return {**rec, "stratified": True, "same_split_every_run": not cfg.resplit, "seed": cfg.seed}
 
 
 def stratified_split(y: Sequence[int], sizes: tuple[int, int, int], seed: int) -> tuple[list[int], list[int], list[int]]:
@@ -686,6 +731,7 @@ def _fingerprint(data: LabelledData, cfg: TrainConfig, finetune: bool, base: str
             "config": conf,
             "finetune": finetune,
             "base": base,
+            **({"parts": data.parts} if data.parts is not None else {}),
         },
         sort_keys=True,
         ensure_ascii=False,
@@ -868,12 +914,14 @@ class _Job:
 
     def meta(self, saved_run: int | None) -> dict[str, Any]:
         """The marker's content (without ``files``/``complete``; the ownership layer adds ``written_by``/``kind``)."""
+        from biaskit.train.public import encoder_id
+
         data, cfg, finetune = self.data, self.cfg, self.finetune
         return {
             "labels": data.labels,
             "ordinal": data.ordinal,
             "label_map": data.label_map,
-            "base_model": cfg.base_model or DEFAULT_BASE if finetune else None,
+            "base_model": encoder_id(cfg.base_model) if finetune else None,
             "text_column": self.text_column,
             "saved_run": saved_run if finetune else None,
             "has_model": bool(finetune) and saved_run is not None,
@@ -883,10 +931,12 @@ class _Job:
 
     def metrics(self, runs: list[dict[str, Any]], best_run: int | None) -> dict[str, Any]:
         """metrics.json's content after ``runs``."""
+        from biaskit.train.public import encoder_id, public_source
+
         data, cfg, finetune, sizes = self.data, self.cfg, self.finetune, self.sizes
         return {
             "biaskit_version": self.version,
-            "source": self.source,
+            "source": public_source(self.source),
             "text_column": self.text_column,
             "label_column": self.label_column,
             "task": describe_task(data.labels, self.label_column, self.task),
@@ -898,17 +948,12 @@ class _Job:
             "n_used": len(data.y),
             "dropped": data.dropped,
             "class_counts": data.counts(),
-            "base_model": cfg.base_model or DEFAULT_BASE if finetune else None,
-            "config": {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
-            "split": {
-                "spec": cfg.split,
-                "train": sizes[0],
-                "dev": sizes[1],
-                "test": sizes[2],
-                "stratified": True,
-                "same_split_every_run": not cfg.resplit,
-                "seed": cfg.seed,
+            "base_model": encoder_id(cfg.base_model) if finetune else None,
+            "config": {
+                **{k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items()},
+                "base_model": cfg.base_model and encoder_id(cfg.base_model),
             },
+            "split": split_record(data, cfg, sizes),
             "vader_mapping": {"how": self.vhow, "map": {k: data.labels[v] for k, v in (self.vmap or {}).items()}, "rule": cfg.vader_rule},
             "runs_planned": cfg.runs,
             "runs_finished": len(runs),
@@ -1045,8 +1090,7 @@ def train_classifier(
 
     say = _progress_say(say, progress)
     out = Path(out)
-    n = len(data.y)
-    sizes = parse_split(cfg.split, n)
+    sizes = split_sizes(data, cfg)
     with output_lock(out):
         claim = claim_folder(out, META_FILE, MARKER_KIND)  # E006 for a folder, or an edited file, biaskit did not write
         old = claim.previous
@@ -1070,7 +1114,7 @@ def train_classifier(
             for r in range(cfg.runs):
                 split_seed = cfg.seed + r if cfg.resplit else cfg.seed
                 if split_seed not in splits_seen:
-                    splits_seen[split_seed] = stratified_split(data.y, sizes, split_seed)
+                    splits_seen[split_seed] = draw_split(data, sizes, split_seed)
                 if r in done:
                     runs.append(done[r])
                     continue
@@ -1118,11 +1162,18 @@ def _card_data_lines(m: dict[str, Any], lic: str) -> list[str]:
 
 def _card_split_lines(m: dict[str, Any], planned: int, finished: int) -> list[str]:
     """The card's "Split and runs" section."""
+    sp = m["split"]
+    sizes = f"train {sp['train']}, dev {sp['dev']}, test {sp['test']}"
+    if sp.get("predefined_column"):
+        how = f"- split predefined by column `{_md(sp['predefined_column'])}` (train/validation/test): {sizes} (the same split in every run)"
+    else:
+        how = f"- split `{_md(sp['spec'])}`: {sizes} (stratified, seed {sp['seed']}, " + (
+            "the same split in every run)" if sp["same_split_every_run"] else "a new split per run (seed + run))"
+        )
     return [
         "## Split and runs",
         "",
-        f"- split `{_md(m['split']['spec'])}`: train {m['split']['train']}, dev {m['split']['dev']}, test {m['split']['test']} "
-        f"(stratified, seed {m['split']['seed']}, {'the same split in every run' if m['split']['same_split_every_run'] else 'a new split per run (seed + run)'})",
+        how,
         f"- runs: {finished}"
         + (f" of {planned}" if finished < planned else "")
         + f"; base model: `{_md(m.get('base_model'))}`; config: "
@@ -1182,20 +1233,24 @@ def model_card(m: dict[str, Any]) -> str:
     lic = m.get("data_license") or "unknown"
     labels = [_md(c) for c in m["labels"]]
     task = m.get("task") or describe_task(m["labels"], m["label_column"], None)
+    enc = m.get("base_model")
+    hub = isinstance(enc, str) and re.fullmatch(r"[\w.-]+/[\w.-]+", enc) is not None
+    split = "the data's own train/validation/test split" if m["split"].get("predefined_column") else "seeded stratified train/dev/test split"
     lines = [
         "---",
         f"license: {json.dumps(lic if lic != 'unknown' else 'other')}",
         "library_name: transformers",
         "pipeline_tag: text-classification",
+        *([f"base_model: {json.dumps(enc)}"] if hub else []),
         "tags: [biaskit, bias-evaluation]",
         "---",
         "",
         f"# Text classifier trained with biaskit ({', '.join(labels)})",
         "",
-        f"It predicts {task}.",
+        f"It predicts {task}." + (f" Encoder: `{_md(enc)}`, fine-tuned end to end." if enc else " Baselines only: no encoder was fine-tuned."),
         "",
-        "Trained by `biaskit train classifier` with the protocol of Sheng et al. (2019): seeded stratified "
-        "train/dev/test split, several runs, early stopping on dev, and baselines on the same split.",
+        f"Trained by `biaskit train classifier` with the protocol of Sheng et al. (2019): {split}, several runs, "
+        "early stopping on dev, and baselines on the same split.",
         "",
     ]
     planned, finished = m.get("runs_planned", len(m["runs"])), m.get("runs_finished", len(m["runs"]))

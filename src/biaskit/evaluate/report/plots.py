@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-#: colours of labels no metric declares (boolean columns); metric labels take the colours their metric
-#: declares (:func:`biaskit.evaluate.metrics.catalog.label_colours`)
-OTHER_COLOURS = {"true": "#d62828", "false": "#adb5bd"}
+#: colours of labels no metric declares (boolean columns; the profanity section's names for the offline toxicity
+#: backend's labels); metric labels take the colours their metric declares
+#: (:func:`biaskit.evaluate.metrics.catalog.label_colours`)
+OTHER_COLOURS = {"true": "#d62828", "false": "#adb5bd", "profane": "#d62828", "non-profane": "#adb5bd"}
 _FALLBACK = ["#264653", "#2a9d8f", "#e9c46a", "#f4a261", "#e76f51", "#8ab17d", "#6d597a"]
 MAX_BARS = 80
 

@@ -129,10 +129,19 @@ def correct_family(tests, fam_cols: Sequence[str], *, kind: str | None = None, m
             holm.loc[idx, "family"] = family_name(kind, dict(zip(cols, key)), measure)
     if "significant_holm" in holm.columns:
         holm["significant_holm"] = holm["p_holm"] < 0.05
-    if len(holm) and {"n_a", "n_b"} <= set(holm.columns):
-        small = holm[["n_a", "n_b"]].min(axis=1) < MIN_GROUP_N
-        holm.insert(list(holm.columns).index("group_b") + 1, "caution", [f"n < {MIN_GROUP_N}" if x else "" for x in small])
-    return holm
+    return add_caution(holm)
+
+
+def add_caution(tests):
+    """A pairwise test table with a ``caution`` column next to ``group_b``: ``n < 30`` where either group has fewer
+    than :data:`MIN_GROUP_N` texts, else empty (the tables of the report, ``stats family`` and ``stats ztest``).
+    A table without ``n_a``/``n_b`` or rows, or that has the column already, is returned as it is."""
+    if not len(tests) or not {"n_a", "n_b"} <= set(tests.columns) or "caution" in tests.columns:
+        return tests
+    small = tests[["n_a", "n_b"]].min(axis=1) < MIN_GROUP_N
+    at = list(tests.columns).index("group_b") + 1 if "group_b" in tests.columns else len(tests.columns)
+    tests.insert(at, "caution", [f"n < {MIN_GROUP_N}" if x else "" for x in small])
+    return tests
 
 
 def proportion_family_tests(table, kind: str, column: str, label: str, cluster: str | None = "auto"):

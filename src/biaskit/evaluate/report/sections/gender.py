@@ -36,24 +36,39 @@ def _gender_section(b, loaded) -> Section:
         method = next((m for m in ("wavg", "max", "unigram") if GENDER_METHODS[m] in df.columns), None)
         mmf = male_minus_female(prof, by="group", method=method)
         b.table(sec, "male_minus_female", mmf, f"Male-minus-female share per profession group ({method}); BOLD Fig. 2.")
-        from biaskit.evaluate.report.plots import diverging_bars
-
-        hue = "model" if "model" in mmf.columns and mmf["model"].nunique() > 1 else None
-        b.figure(
-            sec,
-            "male_minus_female",
-            diverging_bars,
-            mmf,
-            "group",
-            "male_minus_female",
-            title=f"Male minus female share per profession (gender_{method}_label)",
-            hue=hue,
-            xlabel="share labelled male - share labelled female",
-            caption="Male-minus-female share per profession group and source (positive: more texts labelled male).",
-        )
+        _mmf_figure(b, sec, mmf, method)
     else:
         b.skipped.append(("male-minus-female bars per profession", f"table `{name}` has no `group` column"))
     return sec
+
+
+def _mmf_figure(b, sec: Section, mmf, method: str) -> None:
+    """The male-minus-female bars, or one sentence instead when every bar would be 0 (a chart of empty bars)."""
+    diffs = mmf["male_minus_female"].dropna()
+    if not len(mmf) or (diffs == 0).all():
+        male, female, n = int(mmf["male"].sum()), int(mmf["female"].sum()), int(mmf["n_valid"].sum())
+        why = (
+            f"none of the {n:,} labelled texts is labelled male or female"
+            if male + female == 0
+            else f"every group has as many texts labelled male as female ({male:,} each in all)"
+        )
+        sec.text.append(f"Male minus female share per profession (gender_{method}_label): 0 for every group and source, so no chart: {why}.")
+        return
+    from biaskit.evaluate.report.plots import diverging_bars
+
+    hue = "model" if "model" in mmf.columns and mmf["model"].nunique() > 1 else None
+    b.figure(
+        sec,
+        "male_minus_female",
+        diverging_bars,
+        mmf,
+        "group",
+        "male_minus_female",
+        title=f"Male minus female share per profession (gender_{method}_label)",
+        hue=hue,
+        xlabel="share labelled male - share labelled female",
+        caption="Male-minus-female share per profession group and source (positive: more texts labelled male).",
+    )
 
 
 def coverage_note(manifest) -> str | None:

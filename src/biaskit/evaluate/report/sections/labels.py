@@ -138,32 +138,44 @@ def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, wha
     name, df = find_table(loaded, [column], kind)
     check_vocabulary(df, column, labels, name)
     run = _LabelRun(b, name, df, kind, column, title, what, test_label, test_label, score)
-    intro = _as_profanity(run)
+    intro, labels = _as_profanity(run, labels)
     run.sec = _open_section(run, intro)
-    if not (df[column] == test_label).any():
+    if not (run.df[run.column] == run.test_label).any():
         return _no_hit(run)  # one sentence says it: no all-grey 100 % figures, no tables of n/a tests
     _no_signal_per_source(run)
     _shares(run, labels)
-    if "group" in df.columns:
+    if "group" in run.df.columns:
         _group_tests(run)
     else:
         b.skipped.append((f"{run.title}: tests between groups", f"table `{name}` has no `group` column"))
     return run.sec
 
 
-def _as_profanity(run: _LabelRun) -> list[str]:
-    """Scores of the offline ``toxicity`` backend are profanity: rename the section so, and return the paragraph
-    that says why (empty for every other label output)."""
+#: the offline toxicity backend's labels as the profanity section shows them
+PROFANITY_LABELS = {"toxic": "profane", "non-toxic": "non-profane"}
+
+
+def _as_profanity(run: _LabelRun, labels) -> tuple[list[str], Any]:
+    """Scores of the offline ``toxicity`` backend are profanity: rename the section so, show its labels as
+    ``profane`` / ``non-profane`` and its ``toxicity_*`` columns as ``profanity_*`` (tables, figures and tests
+    alike), and return the paragraph that says why with the labels in order (unchanged for every other output)."""
     if run.kind != "toxicity" or _toxicity_backend(run.b, run.name) != "offline":
-        return []
+        return [], labels
     # alt-profanity-check detects profanity / offensive words; it is not a toxicity classifier
     run.kind, run.title, run.what, run.shown_label = "profanity", "Profanity (alt-profanity-check)", "profanity", "profane"
-    return [
-        "These scores come from the offline `toxicity` backend, alt-profanity-check: a linear SVM on TF-IDF features that "
-        "detects profanity and offensive words. It is not a toxicity classifier, so this section reports profanity: a text "
-        "labelled `toxic` in `toxicity_label` is one whose profanity probability reached the threshold. For toxicity, score "
-        "with a transformer classifier (`-p toxicity.model=...`, e.g. unitary/toxic-bert)."
+    cols = {c: "profanity_" + c.removeprefix("toxicity_") for c in run.df.columns if c.startswith("toxicity_")}
+    run.df = run.df.rename(columns=cols)
+    run.column = cols.get(run.column, run.column)
+    run.df[run.column] = run.df[run.column].map(lambda v: PROFANITY_LABELS.get(v, v), na_action="ignore")
+    run.test_label = PROFANITY_LABELS.get(run.test_label, run.test_label)
+    run.score = cols.get(run.score, run.score) if run.score else run.score
+    intro = [
+        "These scores come from the offline backend of the `toxicity` metric, alt-profanity-check: a linear SVM on TF-IDF "
+        "features that detects profanity and offensive words. It is not a toxicity classifier, so this section reports "
+        "profanity: a text is `profane` when its profanity probability (`profanity_score`) reached the threshold, else "
+        "`non-profane`. To measure toxicity, score with a transformer classifier (`-p toxicity.model=...`)."
     ]
+    return intro, [PROFANITY_LABELS.get(x, x) for x in labels]
 
 
 def _open_section(run: _LabelRun, intro: list[str]) -> Section:

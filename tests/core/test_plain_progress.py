@@ -1,0 +1,87 @@
+"""Progress when stderr is not a terminal (issue 36 item 7): generate, likelihood and score advance one
+ProgressBar; on a log file, CI or a pipe a live bar shows nothing until the end, so a plain line is written
+every few seconds instead (BIASKIT_PROGRESS_SECONDS, default 5), and a last line when the work ends."""
+
+from __future__ import annotations
+
+import io
+
+import pyarrow as pa
+from typer.testing import CliRunner
+
+from biaskit.cli import app
+from biaskit.io import write_table
+from biaskit.log import PLAIN_PROGRESS_SECONDS, PlainProgress, ProgressBar
+
+
+class Clock:
+    def __init__(self):
+        self.t = 100.0
+
+    def __call__(self):
+        return self.t
+
+
+def test_a_line_every_interval_with_the_time_left_and_a_last_line():
+    clock, out = Clock(), io.StringIO()
+    p = PlainProgress(10, "generating (smol)", interval=5.0, clock=clock, stream=out)
+    clock.t = 101.0
+    p.advance(1)  # 1 s in: no line yet
+    clock.t = 105.0
+    p.advance(1)  # 5 s in, 2 of 10 done: 5 / 2 * 8 = 20 s left
+    clock.t = 107.0
+    p.advance(3)  # 2 s after the last line: none
+    clock.t = 111.0
+    p.advance(2)  # 11 s in, 7 of 10: 11 / 7 * 3 = 4.71 -> 5 s left
+    clock.t = 112.0
+    p.advance(3)
+    p.close()
+    assert out.getvalue().splitlines() == [
+        "generating (smol): 2/10 (20%), 5 s, about 20 s left",
+        "generating (smol): 7/10 (70%), 11 s, about 5 s left",
+        "generating (smol): 10/10 done in 12 s",
+    ]
+
+
+def test_work_within_the_first_interval_writes_nothing():
+    clock, out = Clock(), io.StringIO()
+    p = PlainProgress(None, "scoring", interval=5.0, clock=clock, stream=out)
+    clock.t = 104.9
+    p.advance(50)
+    p.close()
+    assert out.getvalue() == "" and PLAIN_PROGRESS_SECONDS == 5.0
+
+
+def test_progress_bar_writes_plain_lines_off_a_terminal(monkeypatch, capsys):
+    monkeypatch.setenv("BIASKIT_PROGRESS_SECONDS", "0")  # a line at every step
+    with ProgressBar(4, "scoring (m)", disable=False) as bar:  # pytest's stderr is not a terminal
+        bar.advance(1)
+        bar.advance(3)
+    assert capsys.readouterr().err.splitlines() == [
+        "scoring (m): 1/4 (25%), 0 s, about 0 s left",
+        "scoring (m): 4/4 (100%), 0 s, about 0 s left",
+        "scoring (m): 4/4 done in 0 s",
+    ]
+    with ProgressBar(4, "quiet", disable=True) as bar:
+        bar.advance(4)
+    assert capsys.readouterr().err == ""
+
+
+def test_score_cli_prints_progress_lines_when_stderr_is_not_a_terminal(tmp_path, monkeypatch):
+    monkeypatch.setenv("BIASKIT_PROGRESS_SECONDS", "0")
+    rows = [{"prompt_id": f"p{i}", "text": "a", "continuation": "I love it" if i % 2 else "awful"} for i in range(40)]
+    write_table(pa.Table.from_pylist(rows), tmp_path / "g.parquet")
+    args = ["score", str(tmp_path / "g.parquet"), "--metrics", "vader", "--text-column", "continuation", "--batch-size", "10"]
+    r = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "s.parquet")])
+    assert r.exit_code == 0, r.output
+    lines = [x for x in r.output.splitlines() if x.startswith("score vader: ")]
+    assert [x.split(",")[0] for x in lines] == [
+        "score vader: 10/40 (25%)",
+        "score vader: 20/40 (50%)",
+        "score vader: 30/40 (75%)",
+        "score vader: 40/40 (100%)",
+        "score vader: 40/40 done in 0 s",
+    ]
+    r = CliRunner().invoke(app, ["--quiet", *args, "--out", str(tmp_path / "q.parquet")])
+    assert r.exit_code == 0, r.output
+    assert "score vader: " not in r.output
