@@ -14,6 +14,9 @@ What holds for every file read through this module (``docs/hardening.md``, "The 
 * **Path components.** :func:`path_component` turns a name taken from data into a file-name component of at most
   255 bytes (the limit of ext4, APFS, NTFS): a longer one keeps its head and gets a hash of the whole name, so two
   long names never collide and a 300-character domain no longer fails with ``OSError: File name too long``.
+* **Names from data.** :func:`name_part` (a group, domain or model as part of a file or task name: lm-eval task
+  names, report figures and tables) removes known secrets and URL credentials *before* it lower-cases the value,
+  since a lower-cased secret is one the output layer's redaction can no longer find.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -225,3 +229,14 @@ def path_component(name: str, *, suffix: str = "", limit: int = MAX_COMPONENT_BY
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:12]
     head = name.encode("utf-8")[: max(1, room - len(digest) - 1)].decode("utf-8", "ignore")
     return f"{head}_{digest}"
+
+
+def name_part(value: Any, *, limit: int = MAX_COMPONENT_BYTES) -> str:
+    """A value from data (a group, a domain, a model name) as part of a file or task name: known secrets and URL
+    credentials removed first (:func:`biaskit.secrets.redact_data`; lower case would hide a secret from it), then
+    lower case, each run of characters other than ``a-z0-9`` as ``_``, ``x`` when nothing is left, and at most
+    ``limit`` bytes (:func:`path_component`)."""
+    from biaskit.secrets import redact_data
+
+    s = re.sub(r"[^a-z0-9]+", "_", redact_data(str(value)).lower()).strip("_")
+    return path_component(s or "x", limit=limit)

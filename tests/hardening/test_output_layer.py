@@ -429,3 +429,32 @@ def _is_marker(p: Path) -> bool:
     except (ValueError, UnicodeDecodeError):
         return False
     return isinstance(m, dict) and m.get("written_by") == "biaskit" and isinstance(m.get("files"), dict)
+
+
+def test_a_secret_in_a_group_or_domain_reaches_no_file_name_even_lower_cased(tmp_path, canary_env):
+    """File names made from data (lm-eval task names per group, report figures and tables per domain) are lower
+    case: a secret there was lower-cased before the output layer could find it, and so reached the names and the
+    files that name them (`biaskit_bold_grp_lsoutlayercanary0123456789abcdef.yaml`)."""
+    scores = _scores(tmp_path / "scores.parquet")
+    t = pq.read_table(scores).to_pylist()
+    for i, r in enumerate(t):
+        r["domain"] = f"dom-{KEY}" if i % 3 else "profession"
+    pq.write_table(pa.Table.from_pylist(t), scores)
+    for argv in (
+        ("export", "lm-eval", scores, "--out", tmp_path / "lmeval", "--config-by", "group"),
+        ("export", "lm-eval", scores, "--out", tmp_path / "lmeval_dom", "--config-by", "domain"),
+        ("report", scores, "--out", tmp_path / "report", "--n-boot", "5"),
+    ):
+        r = _cli(*argv)
+        assert r.exit_code == 0, (argv[:2], r.output)
+        assert KEY[:8].lower() not in r.output.lower()
+    tasks = sorted(p.name for p in (tmp_path / "lmeval").glob("*.yaml"))
+    assert tasks == ["biaskit_bold.yaml", "biaskit_bold_grp.yaml", "biaskit_bold_plain.yaml"], tasks  # grp-*** -> grp
+    figs = sorted(p.name for p in (tmp_path / "report" / "figures").glob("sentiment_*.png"))
+    assert figs == ["sentiment_dom.png", "sentiment_profession.png"], figs
+    needle = KEY[:8].lower()
+    written = [p for p in tmp_path.rglob("*") if p.name != "scores.parquet" and "cache" not in p.parts]
+    for p in written:
+        assert needle not in str(p.relative_to(tmp_path)).lower(), p
+        if p.is_file():
+            assert needle.encode() not in p.read_bytes().lower(), p

@@ -71,18 +71,13 @@ class ExportResult:
     facts: dict[str, Any] = field(default_factory=dict)
 
 
-def _sanitize(value: Any) -> str:
-    s = re.sub(r"[^a-z0-9]+", "_", str(value).lower()).strip("_")
-    return s or "x"
-
-
 def _config_names(values: list[Any]) -> dict[Any, str]:
     """value -> task-name suffix: lowercase [a-z0-9_]; null -> ``none``; two values that clash get a hash suffix;
-    a suffix over 100 bytes keeps its head and gets a hash of the whole (:func:`biaskit.inputs.path_component`),
-    so a 300-character domain gives a file name the file system accepts."""
-    from biaskit.inputs import path_component
+    a suffix over 100 bytes keeps its head and gets a hash of the whole (:func:`biaskit.inputs.name_part`, which
+    also removes known secrets first), so a 300-character domain gives a file name the file system accepts."""
+    from biaskit.inputs import name_part
 
-    base = {v: ("none" if v is None else path_component(_sanitize(v), limit=100)) for v in values}
+    base = {v: ("none" if v is None else name_part(v, limit=100)) for v in values}
     counts: dict[str, int] = {}
     for s in base.values():
         counts[s] = counts.get(s, 0) + 1
@@ -122,7 +117,9 @@ def _default_name(t: pa.Table) -> str:
     if "source" in t.column_names:
         src = t.column("source").unique().to_pylist()
         if len(src) == 1 and src[0]:
-            return "biaskit_" + _sanitize(src[0])
+            from biaskit.inputs import name_part
+
+            return "biaskit_" + name_part(src[0], limit=100)
     return "biaskit_prompts"
 
 

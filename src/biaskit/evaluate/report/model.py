@@ -9,7 +9,6 @@ builder, so neither can import it back in a circle.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,8 +107,11 @@ class SkipAnalysis(Exception):
 
 
 def slug(s: str) -> str:
-    """``s`` as a file-name part: lower case, runs of other characters as ``_``, at most 60 characters."""
-    return re.sub(r"[^a-z0-9]+", "_", str(s).lower()).strip("_")[:60] or "x"
+    """``s`` as a file-name part (:func:`biaskit.inputs.name_part`: known secrets removed, lower case, runs of
+    other characters as ``_``), at most 60 characters."""
+    from biaskit.inputs import name_part
+
+    return name_part(s)[:60] or "x"
 
 
 #: the report's analyses, in page order: (label, fn(builder, loaded tables) -> Section). Each raises
