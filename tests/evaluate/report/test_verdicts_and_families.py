@@ -18,7 +18,7 @@ from biaskit.evaluate.report.model import Finding
 
 
 def _zero_width_rows(tables_dir: Path) -> list[str]:
-    """Every (table, row, interval) whose finite bounds are equal: ci_low/ci_high and ci_low_<x>/ci_high_<x> pairs."""
+    """Every (table, row, interval) whose finite bounds are equal up to rounding (width <= 1e-9): ci_low/ci_high and ci_low_<x>/ci_high_<x> pairs."""
     bad = []
     for csv in sorted(tables_dir.glob("*.csv")):
         df = pd.read_csv(csv)
@@ -29,7 +29,7 @@ def _zero_width_rows(tables_dir: Path) -> list[str]:
             a = pd.to_numeric(df[lo], errors="coerce")
             b = pd.to_numeric(df[hi], errors="coerce")
             both = a.notna() & b.notna()
-            for i in np.flatnonzero((both & (b - a <= 0)).to_numpy()):
+            for i in np.flatnonzero((both & (b - a <= 1e-9)).to_numpy()):  # zero up to rounding counts (5e-17 did)
                 bad.append(f"{csv.name} row {i}: {lo} = {a.iloc[i]}, {hi} = {b.iloc[i]}")
     return bad
 

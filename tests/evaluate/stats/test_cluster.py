@@ -3,6 +3,8 @@ bootstrap, and `stats ztest --cluster`."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -169,3 +171,29 @@ def test_ztest_cli_with_cluster_writes_diff_and_cr1_interval(tmp_path):
     )
     assert z.loc[0, "method"] == "newcombe"
     assert abs(z.loc[0, "ci_low"] - lo) < 1e-12 and abs(z.loc[0, "ci_high"] - hi) < 1e-12
+
+
+def test_one_cluster_per_group_gives_no_interval_and_no_p_never_a_zero_width_one():
+    """The demo's case: each group's texts all come from one page. The sandwich is 0 up to rounding (each group's
+    residuals sum to 0 within its only cluster), so CR1 cannot estimate the between-page variance: nan and the
+    reason, where a z of 1e16 and p = 0 ("evidence of a gap" from 1 of 5 vs 0 of 4) came out before."""
+    from biaskit.evaluate.stats.cluster import cr1_diff
+    from biaskit.evaluate.stats.families import proportion_family_tests
+
+    y = np.array([1, 0, 0, 0, 0, 0, 0, 0, 0], dtype=float)
+    a = np.array([True] * 5 + [False] * 4)
+    r = cr1_diff(y, a, ["p1"] * 5 + ["p2"] * 4)
+    assert all(math.isnan(r[k]) for k in ("se", "z", "p_value", "ci_low", "ci_high")) and "fewer than 2 clusters" in r["undefined"]
+    # two clusters in one group and one in the other: still undefined
+    r = cr1_diff(y, a, ["p1", "p1", "p3", "p3", "p3", "p2", "p2", "p2", "p2"])
+    assert math.isnan(r["p_value"]) and "(2 and 1)" in r["undefined"]
+    # two pages per group: defined, and equal to statsmodels (the module's equality test covers the figures)
+    r = cr1_diff(y, a, ["p1", "p1", "p3", "p3", "p3", "p2", "p2", "p4", "p4"])
+    assert r["undefined"] is None and r["se"] > 0 and 0 < r["p_value"] < 1
+    df = pd.DataFrame(
+        {"domain": "gender", "model": "m", "group": ["men"] * 5 + ["women"] * 4, "page_id": ["p1"] * 5 + ["p2"] * 4}
+        | {"vader_label": ["positive"] + ["neutral"] * 8}
+    )
+    t = proportion_family_tests(df, "group_gap", "vader_label", "positive")
+    row = t.iloc[0]
+    assert row["method"] == "cr1-wald" and math.isnan(row["p_value"]) and math.isnan(row["ci_low"]) and math.isnan(row["p_holm"])

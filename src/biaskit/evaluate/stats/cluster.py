@@ -95,9 +95,10 @@ def cr1_diff(y, in_a, clusters, *, level: float = 0.95) -> dict[str, Any]:
     """Difference ``mean(y | A) - mean(y | B)`` with its CR1 cluster-robust standard error and normal interval.
 
     ``y``: outcomes (0/1 for a share); ``in_a``: True for group A rows, False for group B rows; ``clusters``: the
-    cluster id of each row. Returns ``diff, se, z, p_value, ci_low, ci_high, n_clusters, method``. With fewer
-    than 2 clusters, or a zero standard error (no spread), se, z, p and the interval are nan (never a zero-width
-    interval)."""
+    cluster id of each row. Returns ``diff, se, z, p_value, ci_low, ci_high, n_clusters, method``. When a group's
+    rows lie in fewer than 2 clusters (one page per group: the between-page variance cannot be estimated, and
+    the sandwich is 0 up to rounding), or the standard error is zero (no spread), se, z, p and the interval are
+    nan and ``undefined`` says why (never a zero-width interval or a p of 0)."""
     y = np.asarray(y, dtype=float)
     a = np.asarray(in_a, dtype=bool)
     codes, g = _codes(clusters)
@@ -112,11 +113,23 @@ def cr1_diff(y, in_a, clusters, *, level: float = 0.95) -> dict[str, Any]:
     sa = np.bincount(codes, weights=np.where(a, e, 0.0), minlength=g)
     sb = np.bincount(codes, weights=np.where(a, 0.0, e), minlength=g)
     out = {"diff": ma - mb, "n_clusters": g, "method": CR1_METHOD}
-    if g < 2 or n <= 2:
-        return {**out, "se": math.nan, "z": math.nan, "p_value": math.nan, "ci_low": math.nan, "ci_high": math.nan}
-    adj = g / (g - 1.0) * (n - 1.0) / (n - 2.0)
-    var = adj * float(np.sum((sa / na - sb / nb) ** 2))
-    return {**out, **_wald(ma - mb, var, level)}
+    ga, gb = int(np.unique(codes[a]).size), int(np.unique(codes[~a]).size)
+    why = None
+    if ga < 2 or gb < 2 or n <= 2:
+        why = f"a group's rows lie in fewer than 2 clusters ({ga} and {gb}): the between-cluster variance cannot be estimated"
+    else:
+        adj = g / (g - 1.0) * (n - 1.0) / (n - 2.0)
+        w = _wald(ma - mb, adj * float(np.sum((sa / na - sb / nb) ** 2)), level, scale=math.sqrt(_iid_var(y, a)))
+        if w["se"] == w["se"]:
+            return {**out, **w, "undefined": None}
+        why = "the cluster-robust standard error is 0 (no spread between clusters)"
+    return {**out, "se": math.nan, "z": math.nan, "p_value": math.nan, "ci_low": math.nan, "ci_high": math.nan, "undefined": why}
+
+
+def _iid_var(y: np.ndarray, a: np.ndarray) -> float:
+    """The iid (unpooled) variance of the difference of means, the yardstick of "zero up to rounding"."""
+    na, nb = int(a.sum()), int((~a).sum())
+    return float(np.var(y[a]) / max(na, 1) + np.var(y[~a]) / max(nb, 1))
 
 
 def cr1_diff_batch(y, in_a, clusters, *, level: float = 0.95) -> dict[str, np.ndarray]:
@@ -156,10 +169,14 @@ def cr1_mean(y, clusters, *, level: float = 0.95) -> dict[str, Any]:
     return {**out, "se": w["se"], "ci_low": w["ci_low"], "ci_high": w["ci_high"]}
 
 
-def _wald(est: float, var: float, level: float) -> dict[str, float]:
+def _wald(est: float, var: float, level: float, *, scale: float = 0.0) -> dict[str, float]:
+    """Normal (Wald) figures of ``est`` with variance ``var``; a standard error below 1e-9 of ``scale`` (the iid
+    one) or of 1 is rounding, not a measurement: nan."""
     from scipy.stats import norm
 
     se = math.sqrt(var) if var > 0 else math.nan
+    if se == se and se <= 1e-9 * max(scale, 1.0):
+        se = math.nan
     if se != se:
         return {"se": math.nan, "z": math.nan, "p_value": math.nan, "ci_low": math.nan, "ci_high": math.nan}
     z = _z(level)
