@@ -21,6 +21,7 @@ from io import BytesIO
 from pathlib import Path
 
 from biaskit.errors import BiaskitError
+from biaskit.output import atomic_path
 from biaskit.scrape.dump import Page, iter_dump_file
 
 
@@ -163,7 +164,7 @@ def write_multistream(
     head, body, tail = raw[:first], raw[first:end], raw[end:]
     pages = re.findall(rb"[ \t]*<page>.*?</page>\s*", body, re.S)
     lines: list[str] = []
-    with open(out, "wb") as fh:
+    with atomic_path(out) as tmp_out, open(tmp_out, "wb") as fh:  # atomically (the output layer)
         fh.write(bz2.compress(head))
         for i in range(0, len(pages), pages_per_stream):
             offset = fh.tell()
@@ -174,6 +175,6 @@ def write_multistream(
                 title = re.search(rb"<title>(.*?)</title>", pg, re.S)
                 lines.append(f"{offset}:{pid.group(1).decode() if pid else ''}:{title.group(1).decode('utf-8') if title else ''}")
         fh.write(bz2.compress(tail))
-    with bz2.open(index, "wt", encoding="utf-8") as fh:
+    with atomic_path(index) as tmp_index, bz2.open(tmp_index, "wt", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
     return out, index

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, register_section
+from biaskit.evaluate.report.plots import save_figure
 
 MAX_HEADLINES_PER_METRIC = 3
 
@@ -75,7 +76,7 @@ def rates_chart(df, path: str | Path | None, *, title: str):
         ax.legend(seen.values(), seen.keys(), fontsize=8, title="group", title_fontsize=8)
     fig.tight_layout()
     if path is not None:
-        fig.savefig(path)
+        save_figure(fig, path)  # atomically, through the output layer
     return fig
 
 

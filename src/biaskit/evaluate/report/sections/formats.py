@@ -13,6 +13,7 @@ that are a conclusion in at least one format and that both formats could test.
 from __future__ import annotations
 
 from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, register_section, slug
+from biaskit.evaluate.report.plots import save_figure
 
 
 def _format_table(loaded):
@@ -87,7 +88,7 @@ def _scatter(z, formats, path, title):
     ax.set_title(title, fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path)
+    save_figure(fig, path)  # atomically, through the output layer
     plt.close(fig)
     return path
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from biaskit.evaluate.report.model import Figure, Section, SkipAnalysis, register_section, slug
+from biaskit.evaluate.report.plots import save_figure
 
 #: probability families tried in order: (prefix, columns never taken as probabilities)
 FAMILIES = (
@@ -53,7 +54,7 @@ def _bars(by_axis, path: Path, title: str) -> Path:
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
     path = Path(path)
-    fig.savefig(path)
+    save_figure(fig, path)  # atomically, through the output layer
     plt.close(fig)
     return path
 
