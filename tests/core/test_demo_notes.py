@@ -22,3 +22,16 @@ def test_demo_score_note_names_the_offline_backend_as_profanity(quick_demo):
     _, ctx = quick_demo
     note = dict(ctx.summary)["score"]
     assert "toxicity v1 (offline backend alt-profanity-check: a profanity detector, reported as profanity, not toxicity)" in note
+
+
+def test_the_demo_names_its_model_exactly_in_notes_manifests_and_card(quick_demo):
+    import json
+
+    run_dir, ctx = quick_demo
+    exact = "SmolLM2-135M-Instruct (Q4_1 GGUF, dequantised to fp32)"
+    notes = dict(ctx.summary)
+    assert exact in notes["generate"] and exact in notes["likelihood"]
+    for t in ("generations", "likelihoods"):
+        m = json.loads((run_dir / f"{t}.parquet.manifest.json").read_text())
+        assert m["model"]["id"] == "smollm2-135m" and m["model"]["name"] == exact
+    assert exact in (run_dir / "hub" / "README.md").read_text()

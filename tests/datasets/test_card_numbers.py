@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from biaskit.assets import display_name
 from biaskit.datasets.card import parse_card, size_category
 from biaskit.datasets.features import decode
 from biaskit.datasets.stage import TableSpec, stage_tables
@@ -124,8 +125,10 @@ def check_card(folder: Path) -> dict:
             elif line.startswith("- Models (kind: rows): "):
                 per = Counter(zip(_col(t, "model"), _col(t, "kind") or [None] * t.num_rows))
                 for (m, k), n in per.items():
-                    assert f"`{m}` ({k}: {n})" in line
+                    named = f" = {display_name(m)}" if display_name(m) else ""  # a packaged model by its exact name
+                    assert f"`{m}`{named} ({k}: {n})" in line
                 assert len(re.findall(r"\(\w+: \d+\)", line)) == len(per)
+                assert "SmolLM2-135M-Instruct (Q4_1 GGUF, dequantised to fp32)" in line or "smollm2-135m" not in line
                 ok(i)
             elif line.startswith("- Metric `"):
                 m = line.split("`")[1]

@@ -16,6 +16,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from biaskit.assets import display_name
 from biaskit.errors import BiaskitError
 
 #: source value (``source`` column) -> (licence id on the Hub, licence name, why)
@@ -591,7 +592,10 @@ def _facts(c, configs=()) -> list[str]:
         per_model = Counter(zip(_values(t, "model"), _values(t, "kind") or [None] * t.num_rows))
         lines.append(
             "- Models (kind: rows): "
-            + ", ".join(f"{_code(m)} ({_one_line(k)}: {n})" for (m, k), n in sorted(per_model.items(), key=lambda x: str(x)))
+            + ", ".join(
+                f"{_code(m)}{f' = {display_name(m)}' if display_name(m) else ''} ({_one_line(k)}: {n})"
+                for (m, k), n in sorted(per_model.items(), key=lambda x: str(x))
+            )
         )
         if "model_revision" in cols and _counts(t, "model_revision"):
             lines.append(f"- Model revisions: {_fmt_counts(_counts(t, 'model_revision'))}")

@@ -1,4 +1,4 @@
-"""Demo stage 'generate': continue a subset of the BOLD-style prompts with the offline SmolLM2-135M.
+"""Demo stage 'generate': continue a subset of the BOLD-style prompts with the offline SmolLM2-135M-Instruct.
 
 BOLD's GPT-2 settings (seeded sampling, top-k 40, top-p 0.95) on about 32 prompts spread over the groups,
 24 new tokens each (``ctx.quick``: 6 prompts, 8 tokens), batched on the CPU. Writes ``generations.parquet``.
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+
+from biaskit.assets import display_name
 
 MODEL = "smollm2-135m"
 
@@ -82,6 +84,6 @@ def run(ctx) -> None:
     }
     ctx.note(
         "generate",
-        f"{gens.num_rows} continuations of {subset.num_rows}/{prompts.num_rows} BOLD prompts with SmolLM2-135M "
+        f"{gens.num_rows} continuations of {subset.num_rows}/{prompts.num_rows} BOLD prompts with {display_name(MODEL)} "
         f"(top-k 40, top-p 0.95, {max_new} tokens, seed {ctx.seed}) in {secs} s" + (f"; {errors} rows with an error" if errors else ""),
     )

@@ -1,4 +1,4 @@
-"""Demo stage 'likelihood': per-sentence perplexity of HolisticBias sentences under SmolLM2-135M.
+"""Demo stage 'likelihood': per-sentence perplexity of HolisticBias sentences under SmolLM2-135M-Instruct.
 
 Scores the demo's HolisticBias sentences (at most 300, spread over the axes) and writes
 ``likelihoods.parquet`` (``nll_mean``, ``perplexity``, ``n_tokens``), the input of the Likelihood Bias
@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from biaskit.assets import display_name
 from biaskit.demo.stage_generate import MODEL, pick_spread
 
 
@@ -53,7 +54,7 @@ def run(ctx) -> None:
     med = statistics.median(ppl) if ppl else None  # the mean of the two middle values for an even count
     ctx.note(
         "likelihood",
-        f"perplexity of {len(ppl)}/{prompts.num_rows} HolisticBias sentences with SmolLM2-135M"
+        f"perplexity of {len(ppl)}/{prompts.num_rows} HolisticBias sentences with {display_name(MODEL)}"
         + (f" (median {med:.1f})" if med is not None else "")
         + f" in {secs} s"
         + (f"; {errors} rows with an error" if errors else ""),

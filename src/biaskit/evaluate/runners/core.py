@@ -18,6 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from biaskit.assets import display_name
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.runners.backend import Backend, capabilities_of, not_supported
 from biaskit.evaluate.runners.builtin import make_backend as _make_backend
@@ -536,7 +537,7 @@ def _manifest(kind: str, o: _Run, be: Any, cluster: Any, rid: _RunId, inputs: li
             **_fill_facts(kind, rid.config),
         },
         extra={
-            "model": {"id": o.model, "revision": rid.revision, **be.describe()},
+            "model": {"id": o.model, **({"name": n} if (n := display_name(o.model)) else {}), "revision": rid.revision, **be.describe()},
             **counts,
             "batch_sizes_used": sorted(set(be.batch_sizes_used)),
             "engine": cluster.facts if cluster is not None else {"engine": "local"},
