@@ -13,15 +13,21 @@ Known assets are listed in :data:`ASSETS`; ``biaskit assets`` shows them and whe
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import importlib.util
 import os
+import socket
+import sys
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlparse
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, require
+from biaskit.io import atomic_path
+from biaskit.log import get_logger
 
 
 @dataclass(frozen=True)
@@ -84,8 +90,6 @@ def hub_offline() -> bool:
 
 
 def _probe_address() -> tuple[str, int]:
-    from urllib.parse import urlparse
-
     u = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
     return u.hostname or "huggingface.co", u.port or (80 if u.scheme == "http" else 443)
 
@@ -93,8 +97,6 @@ def _probe_address() -> tuple[str, int]:
 def hub_reachable(timeout: float = 3.0) -> bool:
     """One quick TCP connect to the Hub (``HF_ENDPOINT`` or huggingface.co), done once per process."""
     if "reachable" not in _NET:
-        import socket
-
         host, port = _probe_address()
         try:
             with socket.create_connection((host, port), timeout=timeout):
@@ -107,16 +109,12 @@ def hub_reachable(timeout: float = 3.0) -> bool:
 
 def url_reachable(url: str, timeout: float = 3.0) -> bool:
     """One quick TCP connect to ``url``'s host (once per host and process); False when an offline variable is set."""
-    from urllib.parse import urlparse
-
     if offline():
         return False
     u = urlparse(url)
     host, port = u.hostname or "", u.port or (80 if u.scheme == "http" else 443)
     key = ("host", host, port)
     if key not in _NET:
-        import socket
-
         try:
             with socket.create_connection((host, port), timeout=timeout):
                 _NET[key] = True
@@ -142,7 +140,6 @@ def prepare_hub() -> bool:
             hc.HF_HUB_OFFLINE = True
         except ImportError:
             pass
-        import sys
 
         if "datasets" in sys.modules:  # `datasets` keeps its own copy of the switch (read at import time)
             try:
@@ -153,7 +150,6 @@ def prepare_hub() -> bool:
                 pass
         else:
             os.environ["HF_DATASETS_OFFLINE"] = "1"  # read when `datasets` is imported later in this process
-        from biaskit.log import get_logger
 
         get_logger("biaskit.assets").warning(f"no network: {_NET.get('why')}; working offline (local folders and cached models only)")
     return False
@@ -416,7 +412,6 @@ def resolve(
     if name not in ASSETS:
         if path is not None:
             return resolve_path(path, name)
-        import difflib
 
         sugg = difflib.get_close_matches(name, list(ASSETS), n=3)
         raise BiaskitError(
@@ -450,8 +445,6 @@ def resolve_path(path: str | os.PathLike, name: str = "") -> Resolved:
 
 def download(asset: Asset) -> Path:
     """Download ``asset.url`` into the cache and check its sha256 (atomic: temp file + rename)."""
-    from biaskit.io import atomic_path
-
     assert asset.url
     target = cache_dir() / "downloads" / asset.name / Path(asset.url.split("?")[0]).name
     if target.exists() and (not asset.sha256 or _sha(target) == asset.sha256):
@@ -508,8 +501,6 @@ def _spacy_load_path(spacy, where: str, named: str, kwargs):
 
 def load_spacy(lang_or_name: str = "en", path: str | os.PathLike | None = None, **kwargs):
     """Load a spaCy pipeline: a local path, an installed package, else E010 (spaCy models are pip packages)."""
-    from biaskit.errors import require
-
     spacy = require("spacy", "scrape", "sentence splitting and POS tags")
     name = {"en": "en_core_web_sm", "cs": "cs_core_news_sm"}.get(lang_or_name, lang_or_name)
     if path is not None:

@@ -10,8 +10,11 @@ E04x templates, E05x hub, E06x models, E07x metrics, E08x statistics/reports, E0
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
 from typing import Any
+
+from biaskit.secrets import redact
 
 #: code -> short title. New codes are added here (a test checks every raised code is catalogued).
 CATALOGUE: dict[str, str] = {
@@ -177,8 +180,6 @@ class BiaskitError(Exception):
     def message(self) -> str:
         parts = [f"[{self.code}] {self.what}"]
         if self.value is not None:
-            from biaskit.secrets import redact
-
             v = redact(repr(self.value))  # redact first, cut after (a secret across the cut would survive in part)
             if len(v) > 200:
                 v = v[:197] + "..."
@@ -209,8 +210,6 @@ class MissingDependencyError(BiaskitError, ImportError):
 
 def require(module: str, extra: str, purpose: str = ""):
     """Import and return ``module``, or raise :class:`MissingDependencyError` naming ``extra``."""
-    import importlib
-
     try:
         return importlib.import_module(module)
     except ImportError as exc:  # pragma: no cover - exercised by monkeypatching in tests

@@ -30,7 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from biaskit.errors import BiaskitError
+from biaskit.io import check_utf8, read_text_utf8
+from biaskit.secrets import redact_data
 
 #: deepest nesting of arrays/objects accepted in an input document (biaskit's own files nest fewer than 10 deep)
 MAX_DEPTH = 200
@@ -93,8 +97,6 @@ def loads_json(text: str, *, source: str, line: int | None = None, nonfinite: bo
 
 def read_json(path: str | Path, *, what: str = "JSON file", nonfinite: bool = False, code: str = "E381", fix: str = "") -> Any:
     """A JSON file (UTF-8, BOM accepted) through :func:`loads_json`; a missing file is E003."""
-    from biaskit.io import read_text_utf8
-
     p = Path(path)
     if not p.is_file():
         raise BiaskitError("E003", f"{what} not found", value=str(p), fix="check the path")
@@ -105,8 +107,6 @@ def iter_jsonl(
     path: str | Path, *, what: str = "JSON Lines file", nonfinite: bool = False, code: str = "E381", fix: str = ""
 ) -> Iterator[tuple[int, Any]]:
     """(line number, record) for every non-blank line of a JSON Lines file (a BOM on the first line accepted)."""
-    from biaskit.io import check_utf8
-
     p = Path(path)
     check_utf8(p, what)
     with open(p, encoding="utf-8-sig") as fh:
@@ -117,8 +117,6 @@ def iter_jsonl(
 
 def load_yaml(text: str, *, source: str, code: str = "E021", fix: str = "") -> Any:
     """``yaml.safe_load`` of ``source`` with too deep nesting as E380 (PyYAML's composer recurses)."""
-    import yaml
-
     fix = fix or "check the file's YAML"
     try:
         obj = yaml.safe_load(text[1:] if text.startswith(_BOM) else text)
@@ -236,7 +234,5 @@ def name_part(value: Any, *, limit: int = MAX_COMPONENT_BYTES) -> str:
     credentials removed first (:func:`biaskit.secrets.redact_data`; lower case would hide a secret from it), then
     lower case, each run of characters other than ``a-z0-9`` as ``_``, ``x`` when nothing is left, and at most
     ``limit`` bytes (:func:`path_component`)."""
-    from biaskit.secrets import redact_data
-
     s = re.sub(r"[^a-z0-9]+", "_", redact_data(str(value)).lower()).strip("_")
     return path_component(s or "x", limit=limit)

@@ -11,7 +11,10 @@ every writer here.
 
 from __future__ import annotations
 
+import codecs
 import datetime as _dt
+import functools
+import inspect
 import json
 import os
 import shutil
@@ -32,7 +35,15 @@ import pyarrow.parquet as pq
 from biaskit.arrow import to_arrow  # noqa: F401  (moved below io; re-exported)
 from biaskit.errors import BiaskitError
 from biaskit.hashing import sha256_file  # noqa: F401  (moved below io; re-exported)
-from biaskit.output import atomic_path  # noqa: F401  (the output layer's; many modules import it from here)
+from biaskit.log import get_logger
+from biaskit.output import (
+    atomic_path,  # noqa: F401  (the output layer's; many modules import it from here)
+    clean_table,
+    write_json,
+    write_text,
+)
+from biaskit.schema import STAGES, conform, validate
+from biaskit.secrets import redact
 
 try:  # POSIX advisory locks; the lock file's pid is checked instead where there are none
     import fcntl
@@ -68,15 +79,11 @@ def table_format(path: str | os.PathLike) -> str:
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` atomically, cleaned of secrets (the output layer: :func:`biaskit.output.write_text`)."""
-    from biaskit.output import write_text
-
     return write_text(path, text)
 
 
 def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
     """Write ``obj`` as JSON atomically, cleaned of secrets (:func:`biaskit.output.write_json`)."""
-    from biaskit.output import write_json
-
     return write_json(path, obj)
 
 
@@ -131,8 +138,6 @@ def _read_lock(fd: int) -> dict:
 
 
 def _holder_text(h: dict) -> str:
-    from biaskit.secrets import redact
-
     cmd = h.get("command") or "unknown command"
     return redact(f"pid {h.get('pid', '?')} on host {h.get('host', '?')} ({cmd}, since {h.get('since', '?')})")
 
@@ -154,9 +159,6 @@ def acquire_output_lock(path: str | os.PathLike, *, command: str | None = None) 
 
     Release it with :func:`release_output_lock` (or use :func:`output_lock`).
     """
-    from biaskit.log import get_logger
-    from biaskit.secrets import redact
-
     lp = lock_path(path)
     key = str(lp)
     host = socket.gethostname()
@@ -261,8 +263,6 @@ def output_lock(path: str | os.PathLike, *, command: str | None = None) -> Itera
 
 def locks_output(param: str = "out"):
     """Decorator: the function holds :func:`output_lock` on its ``param`` argument (a path) while it runs."""
-    import functools
-    import inspect
 
     def deco(fn):
         sig = inspect.signature(fn)
@@ -295,8 +295,6 @@ def _utf8_error(path: Path, data_before: bytes, bad: bytes, what: str) -> Biaski
 
 def check_utf8(path: str | os.PathLike, what: str = "file", chunk: int = 1 << 20) -> None:
     """Raise E150 naming the file and the line of the first byte that is not UTF-8 (streamed, any size)."""
-    import codecs
-
     p = Path(path)
     dec = codecs.getincrementaldecoder("utf-8")()
     newlines = 0
@@ -348,8 +346,6 @@ def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Se
             "E005", f"could not read {fmt} table {p}: {exc}", fix="check that the file is complete and in the format its suffix says"
         ) from exc
     if stage:
-        from biaskit.schema import validate
-
         validate(t, stage, where=str(p), require=require, keys=keys)
     return t
 
@@ -357,8 +353,6 @@ def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Se
 def csv_text_columns() -> dict[str, pa.DataType]:
     """The text columns of every stage (with the stages they extend): read from a CSV as text, whatever they
     look like (ids such as round "1" or annotator "2", an ISO ``retrieved_at``, a ``text`` of "10")."""
-    from biaskit.schema import STAGES
-
     return {c.name: pa.string() for st in STAGES.values() for c in st.columns if pa.types.is_string(c.type)}
 
 
@@ -419,8 +413,6 @@ def redact_error_columns(t: pa.Table) -> pa.Table:
     ``full_text``). Every table writer passes its rows through here (see :func:`biaskit.secrets.redact`).
     Data columns keep credential-shaped text that is not a known secret ("token=3" in a generated text).
     """
-    from biaskit.output import clean_table
-
     return clean_table(t)
 
 
@@ -444,8 +436,6 @@ def write_table(
     """
     t = to_arrow(table)
     if stage:
-        from biaskit.schema import conform, validate
-
         validate(t, stage, where=str(path), keys=True)  # the checks `schema --check` makes: an output always passes them
         t = conform(t, stage)
     t = redact_error_columns(t)

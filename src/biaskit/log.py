@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
-from biaskit.secrets import RedactingFilter
+from rich.console import Console
+from rich.logging import RichHandler
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from biaskit.secrets import RedactingFilter, redact
 
 T = TypeVar("T")
 _state = {"quiet": False, "verbose": False, "configured": False}
@@ -18,15 +24,11 @@ logger = logging.getLogger("biaskit")
 def configure(quiet: bool = False, verbose: bool = False) -> None:
     _state["quiet"], _state["verbose"] = quiet, verbose
     if quiet:  # also silence the Hugging Face libraries' own tqdm bars (read when they are first imported)
-        import os
-
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
         os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
     level = logging.WARNING if quiet else (logging.DEBUG if verbose else logging.INFO)
     logger.setLevel(level)
     if not _state["configured"]:
-        from rich.logging import RichHandler
-
         handler = RichHandler(console=_console(), show_time=False, show_path=False, markup=False)
         handler.addFilter(RedactingFilter())
         logger.addHandler(handler)
@@ -35,8 +37,6 @@ def configure(quiet: bool = False, verbose: bool = False) -> None:
 
 
 def _console():
-    from rich.console import Console
-
     return Console(stderr=True)
 
 
@@ -59,7 +59,6 @@ def progress(items: Iterable[T], *, total: int | None = None, desc: str = "worki
     if disable:
         yield from items
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     if total is None:
         try:
@@ -94,8 +93,6 @@ PLAIN_PROGRESS_SECONDS = 5.0
 
 
 def _plain_interval() -> float:
-    import os
-
     try:
         return max(0.0, float(os.environ.get("BIASKIT_PROGRESS_SECONDS", PLAIN_PROGRESS_SECONDS)))
     except ValueError:
@@ -114,8 +111,6 @@ class PlainProgress:
     first interval writes nothing."""
 
     def __init__(self, total: int | None, desc: str, *, interval: float | None = None, clock=None, stream=None) -> None:
-        import time
-
         self.total, self.desc, self.done, self.lines = total, desc, 0, 0
         self.interval = _plain_interval() if interval is None else interval
         self.clock = clock or time.monotonic
@@ -132,8 +127,6 @@ class PlainProgress:
         return head + (f" done in {_fmt_seconds(el)}" if final else f", {_fmt_seconds(el)}")
 
     def _write(self, text: str) -> None:
-        from biaskit.secrets import redact
-
         stream = self.stream or sys.stderr
         stream.write(redact(text) + "\n")
         stream.flush()
@@ -172,8 +165,6 @@ class ProgressBar:
         if not self.disable and not _interactive():
             self._plain = PlainProgress(self.total, self.desc)
         elif not self.disable:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
             self._p = Progress(
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),

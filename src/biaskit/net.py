@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, require
 from biaskit.log import get_logger
 from biaskit.secrets import public_url, redact
 
@@ -186,8 +186,6 @@ class HttpClient:
         on_retry: Callable[[str], None] | None = None,
         redirect_fix: str | None = None,
     ) -> None:
-        from biaskit.errors import require
-
         self._requests = require("requests", "scrape", "biaskit's HTTP client")
         self.policy = policy or Backoff()
         self.timeout = float(timeout)

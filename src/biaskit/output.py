@@ -27,7 +27,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from biaskit.secrets import known_secrets, redact_data
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from biaskit.secrets import MIN_SECRET_PREFIX, known_secrets, redact, redact_data
 
 
 @contextmanager
@@ -98,10 +101,7 @@ def clean_table(t: Any) -> Any:
     redaction of :func:`biaskit.secrets.redact` (they quote what a server said), every other text column
     :func:`clean` (known secrets, their prefixes, URL credentials; other credential-shaped text stays data).
     Columns that hold no secret head and no URL are not copied."""
-    import pyarrow as pa
     import pyarrow.compute as pc
-
-    from biaskit.secrets import MIN_SECRET_PREFIX, redact
 
     secrets = known_secrets()
     heads = sorted({s[:MIN_SECRET_PREFIX] for s in secrets} | {"://"})
@@ -122,8 +122,6 @@ def clean_table(t: Any) -> Any:
 def write_parquet(t: Any, path: str | os.PathLike) -> Path:
     """Write an Arrow table (cleaned) as Parquet, atomically, without a manifest (files inside a folder
     biaskit owns, such as export data and hub shards)."""
-    import pyarrow.parquet as pq
-
     with atomic_path(path) as tmp:
         pq.write_table(clean_table(t), tmp)
     return Path(path)

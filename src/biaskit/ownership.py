@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.io import MANIFEST_SUFFIX
+from biaskit.output import write_json
 
 WRITTEN_BY = "biaskit"
 _SHA = re.compile(r"^[0-9a-f]{64}$")
@@ -192,7 +194,6 @@ def write_owned_folder(
     committed in steps (``train classifier`` commits each finished run). Afterwards ``claim.owned`` lists what the
     new marker lists, so the same claim commits the next step."""
     from biaskit.hashing import sha256_file
-    from biaskit.output import write_json
 
     out = claim.out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -233,7 +234,6 @@ def write_owned_folder(
 def side_file_owned(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a table biaskit wrote and nobody changed since: its manifest records its sha256."""
     from biaskit.hashing import sha256_file
-    from biaskit.io import MANIFEST_SUFFIX
 
     p = Path(path)
     man = p.parent / (p.name + MANIFEST_SUFFIX)

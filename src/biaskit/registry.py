@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import os
 from collections.abc import Callable, Iterator
+from pathlib import PurePath
 from typing import Any
 
 from biaskit.errors import BiaskitError
@@ -120,8 +122,5 @@ def is_path_spec(spec: str) -> bool:
     Shipped names never contain either, so a local folder called ``demo`` never shadows the shipped ``demo``
     config, and a shipped name never hides a file given as ``./demo`` or by an explicit ``--config-file``.
     """
-    import os
-    from pathlib import PurePath
-
     s = str(spec)
     return "/" in s or os.sep in s or (os.altsep is not None and os.altsep in s) or PurePath(s).suffix != ""

@@ -21,12 +21,14 @@ Stages (in pipeline order):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
+from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
 
 
@@ -382,7 +384,6 @@ def check_keys(table: Any, stage: str | Stage, *, where: str = "") -> None:
     st = get_stage(stage) if isinstance(stage, str) else stage
     if not st.key:
         return
-    from biaskit.arrow import to_arrow
 
     t = to_arrow(table)
     cols = [k for k in st.key if k in t.column_names]
@@ -433,8 +434,6 @@ def conform(table: pa.Table, stage: str | Stage) -> pa.Table:
 
 def markdown(stage: str | None = None) -> str:
     """Markdown documentation of one or all stages, with an example row each."""
-    import json
-
     stages = [get_stage(stage)] if stage else list(STAGES.values())
     out: list[str] = []
     for st in stages:

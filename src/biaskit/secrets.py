@@ -11,6 +11,7 @@ import logging
 import os
 import re
 from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 SECRET_ENV_VARS = (
     "HF_TOKEN",
@@ -214,15 +215,11 @@ def public_url(url: str, *, register: bool = True) -> str:
     With ``register`` the removed password and query values are remembered as secrets (:func:`register_secret`),
     so they are redacted wherever else they turn up (an error body that echoes them).
     """
-    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
-
     try:
         parts = urlsplit(url)
     except ValueError:
         return redact(url)
     if register and parts.password:
-        from urllib.parse import unquote
-
         register_secret(unquote(parts.password))
         register_secret(parts.password)
     host = parts.hostname or ""

@@ -28,10 +28,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers, read_labels
 from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.bootstrap import percentile_ci, resample_each
 from biaskit.errors import BiaskitError
 from biaskit.io import to_arrow
+from biaskit.schema import AGREEMENT
 
 TIE_POLICIES = ("drop", "random", "label:<name>")
 
@@ -310,7 +312,6 @@ def agreement(
     if task is None and "task_type" not in t.column_names and samples is not None:
         task = _task_of(to_arrow(samples), None)[1]  # the samples name the task the annotations lack
     tt, spec = _task_of(t, task)
-    from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers
 
     check_task_labels(t.column("label").to_pylist(), tt)
     gold = gold_answers(samples, tt)
@@ -480,8 +481,6 @@ def _gold_accuracy_rows(row: _RowFn, t: pa.Table, gold: dict[str, str]) -> list[
 def _label_model_rows(row: _RowFn, lt: LabelTable, labels: Any, gold: dict[str, str]) -> list[dict[str, Any]]:
     """Per annotator: agreement and Cohen's kappa with a label model's labels (gold items left out), and
     ``labels_items``."""
-    from biaskit.annotate.labelmodels import read_labels
-
     lt_ = read_labels(labels)
     method = sorted({x for x in lt_.column("method").to_pylist() if x}) if "method" in lt_.column_names else []
     final = {
@@ -524,8 +523,6 @@ def careless_annotators(table: Any) -> list[str]:
 
 
 def rows_to_table(rows: list[dict[str, Any]]) -> pa.Table:
-    from biaskit.schema import AGREEMENT
-
     schema = AGREEMENT.arrow_schema()
     return pa.Table.from_pylist([{f.name: r.get(f.name) for f in schema} for r in rows], schema=schema)
 

@@ -23,8 +23,9 @@ import pyarrow as pa
 from biaskit.annotate.results import PullReport, samples_info, validate_records
 from biaskit.annotate.tasks import get_task_type
 from biaskit.errors import BiaskitError
-from biaskit.io import to_arrow, write_text_atomic
+from biaskit.io import read_text_utf8, to_arrow, write_text_atomic
 from biaskit.output import write_text
+from biaskit.spreadsheet import neutralize
 
 TASK_COLUMNS = ("sample_id", "round", "task_type", "text", "choices")
 
@@ -59,8 +60,6 @@ def export_tasks(samples: Any, path: str | Path) -> tuple[Path, Path]:
     ]
     fh = io.StringIO(newline="")
     if fmt == ".csv":  # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
-        from biaskit.spreadsheet import neutralize
-
         w = csv.DictWriter(fh, fieldnames=TASK_COLUMNS)
         w.writeheader()
         w.writerows({k: neutralize(v) for k, v in r.items()} for r in rows)
@@ -85,7 +84,6 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         raise BiaskitError("E003", "result file not found", value=str(path), fix="check the path")
     fmt = path.suffix.lower()
-    from biaskit.io import read_text_utf8
 
     if fmt == ".csv":
         text = read_text_utf8(path, "result file")

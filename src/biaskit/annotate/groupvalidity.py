@@ -30,10 +30,12 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
+from scipy.stats import rankdata
 
 from biaskit.annotate.agreement import _row
 from biaskit.annotate.rankstats import spearman
 from biaskit.evaluate.stats import inference as inf
+from biaskit.evaluate.stats.families import family_name, holm_list
 
 MIN_N = 30
 LEVEL = 0.95
@@ -139,7 +141,6 @@ def group_rows(
         rows += _group_rate_rows(row, gs, labels, note, code, n_boot=n_boot, seed=seed + gi)
         if h_rank is not None and score is not None:
             rows.append(_group_spearman_row(row, gs, h_rank, score, note, n_boot=n_boot, seed=seed + gi))
-    from biaskit.evaluate.stats.families import family_name
 
     rows += _pair_rows(row, stats, labels, min_n=min_n, family=family_name(FAMILY_KIND, {"metric": metric, "group_by": by}))
     return rows
@@ -215,8 +216,6 @@ def _group_rate_rows(
 
 def _spearman_stat(h, s, axis=-1):
     """Spearman's rho along ``axis`` (average ranks for ties), vectorised over resamples."""
-    from scipy.stats import rankdata
-
     rh = rankdata(np.moveaxis(np.asarray(h), axis, -1), axis=-1)
     rs = rankdata(np.moveaxis(np.asarray(s), axis, -1), axis=-1)
     rh = rh - rh.mean(axis=-1, keepdims=True)
@@ -274,7 +273,6 @@ def _pair_rows(row: Callable[..., dict[str, Any]], stats: dict[str, _Group], lab
     dlo, dhi = inf.newcombe_interval(x1, n1, x2, n2)
     rlo, rhi = inf.ratio_interval(x1, n1, x2, n2)
     defined = (n1 > 0) & (n2 > 0)
-    from biaskit.evaluate.stats.families import holm_list
 
     adj = holm_list([float(v) if ok else None for v, ok in zip(p, defined)])
     size = int(defined.sum())

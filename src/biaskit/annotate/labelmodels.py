@@ -34,6 +34,7 @@ import pyarrow as pa
 from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.errors import BiaskitError, MissingDependencyError
 from biaskit.io import to_arrow
+from biaskit.labels import check_task
 
 METHODS = ("majority", "dawid-skene", "glad", "mace", "wawa")
 
@@ -81,8 +82,6 @@ class LabelModelWarning(CrowdWarning):
 def check_task_labels(labels, task: TaskType | None, *, what: str = "the annotations") -> None:
     """E251 when a label is outside the task's label set (pull drops those; a hand-made table may have them);
     E386 when there is no task to check them against (no ``task_type`` column and no ``--task``)."""
-    from biaskit.labels import check_task
-
     if task is None:
         raise BiaskitError(
             "E386",

@@ -23,6 +23,7 @@ import json
 import os
 import re
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +37,7 @@ from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.errors import BiaskitError, require
 from biaskit.io import to_arrow
 from biaskit.log import get_logger
+from biaskit.net import RETRY_STATUS, Backoff
 from biaskit.secrets import redact, register_secret
 
 log = get_logger("annotate.labelstudio")
@@ -113,8 +115,6 @@ class LabelStudio:
     def call(self, what: str, fn: Callable[[], Any], *, retries: int = 0) -> Any:
         import httpx
         from label_studio_sdk.core.api_error import ApiError
-
-        from biaskit.net import RETRY_STATUS, Backoff
 
         def retryable(exc: BaseException) -> bool:  # reads only (retries > 0): a refused connection, 429 and 5xx
             return isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)) or (isinstance(exc, ApiError) and exc.status_code in RETRY_STATUS)
@@ -278,8 +278,6 @@ class LabelStudio:
 
 def config_labels(label_config: str, from_name: str | None = None) -> list[str]:
     """Choice values of the (first or named) Choices control of a label config."""
-    import xml.etree.ElementTree as ET
-
     try:
         root = ET.fromstring(label_config)
     except ET.ParseError:

@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.io import acquire_output_lock, read_text_utf8, release_output_lock, to_arrow
 from biaskit.manifest import utcnow
+from biaskit.output import clean_obj
 from biaskit.secrets import scrub
 
 DEFAULT = "annotation-rounds.jsonl"
@@ -61,8 +64,6 @@ def project_for(samples: str | Path | None, path: str | Path | None = None) -> s
 def record(event: str, round_: str, path: str | Path | None = None, **data: Any) -> dict[str, Any]:
     """Append one event to the ledger (atomic per line: a single write of one line in append mode). Every
     string (keys too) is scrubbed and cleaned by the output layer (:func:`biaskit.output.clean_obj`)."""
-    from biaskit.output import clean_obj
-
     entry = clean_obj(scrub({"at": utcnow(), "round": round_, "event": event, **data}))
     p = ledger_path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -83,10 +84,6 @@ LOCK_WAIT = 10.0
 
 @contextmanager
 def _ledger_lock(p: Path):
-    import time
-
-    from biaskit.io import acquire_output_lock, release_output_lock
-
     deadline = time.monotonic() + LOCK_WAIT
     while True:
         try:
@@ -107,7 +104,6 @@ def events(path: str | Path | None = None) -> list[dict[str, Any]]:
     if not p.exists():
         return []
     out = []
-    from biaskit.io import read_text_utf8
 
     for i, line in enumerate(read_text_utf8(p, "round ledger").splitlines(), 1):
         if not line.strip():
@@ -192,8 +188,6 @@ def _fold(r: dict[str, Any], e: dict[str, Any]) -> None:
 
 def figures(table: Any, measures: tuple[str, ...]) -> dict[str, float | None]:
     """{measure: value} of the round-level rows (no annotator) of an agreement table."""
-    from biaskit.io import to_arrow
-
     out: dict[str, float | None] = {}
     for r in to_arrow(table).to_pylist():
         if r["measure"] in measures and not r.get("annotator"):
@@ -203,8 +197,6 @@ def figures(table: Any, measures: tuple[str, ...]) -> dict[str, float | None]:
 
 def group_ci_widths(table: Any) -> dict[str, float | None]:
     """{group: width of the 95% CI of the per-group accuracy} of a validation table (annotate validate --by)."""
-    from biaskit.io import to_arrow
-
     out: dict[str, float | None] = {}
     for r in to_arrow(table).to_pylist():
         if r["measure"] == "group_accuracy" and r.get("group") is not None:

@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics.catalog import label_outputs
 
 
 def known() -> dict[str, tuple[str, str]]:
     """metric -> (label column, score column or "a-b" difference of two columns), from the metrics' own
     declarations (:func:`biaskit.evaluate.metrics.catalog.label_outputs`); a label output without a score
     column gets the default ``<metric>_score``."""
-    from biaskit.evaluate.metrics.catalog import label_outputs
-
     return {k: (lo.column, lo.score or f"{k}_score") for k, lo in label_outputs().items()}
 
 

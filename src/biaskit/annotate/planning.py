@@ -22,8 +22,9 @@ import numpy as np
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats.inference import Z95
-from biaskit.inputs import Field
+from biaskit.inputs import Field, check_record, read_json
 from biaskit.io import to_arrow
+from biaskit.labels import check_task
 
 
 def half_width(p: float, m: float, z: float = Z95) -> float:
@@ -151,8 +152,6 @@ def read_plan(path: str | Path, task: Any = None) -> dict[str, Any]:
     declared keys of :data:`PLAN_FIELDS` and, per group, :data:`PLAN_GROUP_FIELDS` (an unknown key is E382; a
     wrong type, NaN or a negative count such as ``n_more: -5`` is E381, naming the file, key and value). With
     ``task`` (a TaskType), a ``miss_rate_<label>`` plan must name one of its labels (E251)."""
-    from biaskit.inputs import check_record, read_json
-
     p = Path(path)
     if not p.is_file():
         raise BiaskitError("E256", "plan file not found", value=str(p), fix="write one with `biaskit annotate plan ... --out plan.json`")
@@ -163,8 +162,6 @@ def read_plan(path: str | Path, task: Any = None) -> dict[str, Any]:
     plan["groups"] = groups
     rate = plan.get("rate") or ""
     if task is not None and rate.startswith("miss_rate_"):
-        from biaskit.labels import check_task
-
         check_task([rate[len("miss_rate_") :]], task, what=f"the plan file {p} (its rate {rate!r})", column="rate")
     return plan
 

@@ -18,7 +18,11 @@ from typing import Any
 import numpy as np
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.stats._common import fill_keys, require_columns, to_frame
 from biaskit.evaluate.stats.inference import Z95
+from biaskit.evaluate.stats.ppi import _binary, check_lam, ppi_mean
+from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round
+from biaskit.io import read_table
 
 
 def predicted_half_widths(y, yhat, yhat_unlabelled, more, *, lam: float | None = None, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
@@ -38,8 +42,6 @@ def predicted_half_widths(y, yhat, yhat_unlabelled, more, *, lam: float | None =
 
 
 def _group_plan(y, yh, yu, target: float, lam, z: float) -> dict[str, Any]:
-    from biaskit.evaluate.stats.ppi import ppi_mean
-
     n, big_n = int(y.size), int(yu.size)
     entry: dict[str, Any] = {"n_now": n, "n_unlabelled": big_n}
     if n < 2 or big_n < 2:
@@ -66,9 +68,6 @@ def plan_ppi(
     table: Any, *, metric_column: str, human_column: str, label: str, by: str, target: float = 0.05, lam: float | None = None, z: float = Z95
 ) -> dict[str, Any]:
     """The PPI plan of every group of ``by`` (see the module docstring); E348 for a bad target."""
-    from biaskit.evaluate.stats._common import fill_keys, require_columns, to_frame
-    from biaskit.evaluate.stats.ppi import _binary, check_lam
-
     if not (0 < target < 0.5):
         raise BiaskitError("E348", "the target CI half-width must be between 0 and 0.5", value=target, fix="e.g. --target-ci 0.03")
     check_lam(lam)
@@ -101,8 +100,6 @@ def plan_ppi(
 def plan_ppi_files(scored, target: float, metric_column, label, by, human_column, samples=None, annotations=None, labels=None) -> dict[str, Any]:
     """``annotate plan --ppi``: :func:`plan_ppi` of a scored table file, the human labels from its column or from a
     round's samples + annotations / labels files (joined as ``stats ppi`` does)."""
-    from biaskit.io import read_table
-
     if not metric_column or not label:
         raise BiaskitError("E348", "--ppi needs --metric-column and --label", fix="e.g. --metric-column vader_label --label negative")
     if (human_column is None) == (samples is None):
@@ -113,8 +110,6 @@ def plan_ppi_files(scored, target: float, metric_column, label, by, human_column
         )
     t = read_table(scored)
     if samples is not None:
-        from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round
-
         t, _ = join_round(
             t,
             read_table(samples, "samples"),

@@ -20,7 +20,9 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.errors import BiaskitError
 from biaskit.io import to_arrow
+from biaskit.schema import validate
 
 EXPLAIN = {
     "skipped": "the annotator skipped the task",
@@ -219,9 +221,6 @@ def _rejected_table(rows: list[dict[str, Any]]) -> pa.Table:
 
 def samples_info(samples: Any) -> tuple[str, str, list[str]]:
     """(round, task spec, sample ids) of a samples table with a single round and task type."""
-    from biaskit.errors import BiaskitError
-    from biaskit.schema import validate
-
     s = to_arrow(samples)
     validate(s, "samples")
     rounds = sorted({x for x in s.column("round").to_pylist() if x})

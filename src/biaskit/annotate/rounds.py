@@ -4,9 +4,15 @@ ledger entry keyed by project (:mod:`biaskit.annotate.ledger`). ``biaskit annota
 
 from __future__ import annotations
 
+import hashlib
 import warnings
 from pathlib import Path
 from typing import Any
+
+from biaskit.annotate import ledger as led
+from biaskit.annotate.files import export_tasks
+from biaskit.io import to_arrow, write_table
+from biaskit.manifest import new_manifest
 
 
 class RoundReuseWarning(UserWarning):
@@ -29,17 +35,11 @@ def save_round(
     guidelines to ``tasks_out`` when given, and the ``sample`` entry of the round in ``ledger``. ``pool`` is the
     table the items were drawn from: it names the round's project. Returns the ledger entry (with ``tasks``:
     the task and guideline files written, if any)."""
-    from biaskit.annotate import ledger as led
-    from biaskit.io import write_table
-    from biaskit.manifest import new_manifest
-
     round_, task = config["round"], config["task"]
     man = new_manifest(command, config={**config, "report": rep.as_dict()}, seed=seed, inputs=[pool], stage="samples")
     write_table(table, out, stage="samples", manifest=man)
     files = None
     if tasks_out:
-        from biaskit.annotate.files import export_tasks
-
         files = export_tasks(table, tasks_out)
     project, sha = led.project_of(pool), sample_fingerprint(table)
     _warn_reuse(led.events(ledger), project, round_, sha)
@@ -61,10 +61,6 @@ def save_round(
 
 def sample_fingerprint(table: Any) -> str:
     """What identifies a round's sample: the sha256 of its sorted ``sample_id`` values (the items drawn)."""
-    import hashlib
-
-    from biaskit.io import to_arrow
-
     ids = sorted(str(x) for x in to_arrow(table).column("sample_id").to_pylist())
     return hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
 

@@ -28,9 +28,12 @@ import pyarrow as pa
 
 from biaskit.annotate.masking import mask_text, row_mentions
 from biaskit.annotate.metriccols import MetricColumns, resolve
+from biaskit.annotate.planning import boundaries, uncertainty
+from biaskit.annotate.spans import JOINED, row_scored_span
 from biaskit.annotate.tasks import TaskType, get_task_type, task_spec
 from biaskit.errors import BiaskitError
 from biaskit.io import to_arrow
+from biaskit.schema import SAMPLES, conform
 
 #: columns of the samples table that sampling itself writes
 OWN_COLUMNS = (
@@ -74,8 +77,6 @@ def make_sample_id(*parts: Any) -> str:
 
 def _text_of(row: Mapping[str, Any], text_column: str | None) -> tuple[str | None, str | None]:
     """(the text shown to annotators, the column it came from: :mod:`biaskit.annotate.spans`' ``shown_span``)."""
-    from biaskit.annotate.spans import JOINED
-
     if text_column:
         v = row.get(text_column)
         return (v, text_column) if isinstance(v, str) else (None, None)
@@ -378,8 +379,6 @@ def _draw_quota(
 ) -> list[dict[str, Any]]:
     """A round plan's design: ``quota[g]`` items of each value ``g`` of ``quota_by``, a seeded draw or the most
     uncertain first (``prefer="uncertain"``)."""
-    from biaskit.annotate.planning import uncertainty
-
     mc = d.mc
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in pool:
@@ -412,8 +411,6 @@ def _draw_quota(
 def _uncertainty_inputs(rows: list[dict[str, Any]], cols: list[str], tt: TaskType, mc: MetricColumns | None) -> tuple[list[str], Any]:
     """For ``prefer="uncertain"``: the other label columns on the task's scale, and the score boundaries between
     labels (from the whole table, not one group)."""
-    from biaskit.annotate.planning import boundaries
-
     same_scale = [
         c
         for c in cols
@@ -500,8 +497,6 @@ def _sample_row(
 ) -> dict[str, Any]:
     """The samples-stage row of a chosen item: its source columns (``text`` kept as ``source_text``), then the
     masked text and the sampling columns (the spans shown and scored among them)."""
-    from biaskit.annotate.spans import row_scored_span
-
     r = p["_row"]
     text = p["_text"]
     masked, mapping = mask_text(text, row_mentions(r, extra_mentions)) if mask else (text, [])
@@ -575,8 +570,6 @@ def _gold_rows(gold: Any, tt: TaskType, round: str, spec: str, n_gold: int | Non
 
 
 def _to_table(rows: list[dict[str, Any]]) -> pa.Table:
-    from biaskit.schema import SAMPLES, conform
-
     names: list[str] = list(OWN_COLUMNS)
     for r in rows:
         for k in r:

@@ -19,7 +19,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
+from biaskit.annotate.tasks import get_task_type
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.baseline import text_column
+from biaskit.evaluate.metrics import make_metric
+from biaskit.evaluate.metrics.vader import RULES, rule_preset
+from biaskit.io import read_manifest
+from biaskit.manifest import metric_description
 
 #: the span of a shown text joined from the prompt (``text``) and the ``continuation``
 JOINED = "text+continuation"
@@ -29,8 +37,6 @@ RESCORABLE = ("vader",)
 
 def scored_of(manifest: Any, metric: str | None) -> tuple[str | None, str | None]:
     """(scored span, rule) of ``metric`` as a scores manifest records it (``None`` where it records nothing)."""
-    from biaskit.manifest import metric_description
-
     desc = metric_description(manifest, metric) if metric else None
     if not desc:
         return None, None
@@ -42,11 +48,7 @@ def scored_of(manifest: Any, metric: str | None) -> tuple[str | None, str | None
 def scored_from_manifest(scores_path: Any, metric: str | None, task: str | None = None) -> dict[str, str | None]:
     """``sample_round``'s ``scored_column`` and ``scored_rule`` from the manifest next to a scores table (the
     task's default metric when ``metric`` is None)."""
-    from biaskit.io import read_manifest
-
     if metric is None and task is not None:
-        from biaskit.annotate.tasks import get_task_type
-
         metric = get_task_type(task).default_metric
     span, rule = scored_of(read_manifest(scores_path), metric)
     return {"scored_column": span, "scored_rule": rule}
@@ -56,7 +58,6 @@ def rule_of(metric: str | None, config: Mapping[str, Any]) -> str | None:
     """The labelling rule's name of ``metric`` run with ``config`` (VADER only; None for other metrics)."""
     if metric != "vader":
         return None
-    from biaskit.evaluate.metrics import make_metric
 
     keys = ("preset", "pos_threshold", "neg_threshold", "first_sentence")
     return make_metric("vader", params={k: config[k] for k in keys if config.get(k) is not None}).rule
@@ -64,8 +65,6 @@ def rule_of(metric: str | None, config: Mapping[str, Any]) -> str | None:
 
 def metric_and_rule(spec: str) -> tuple[str, str | None]:
     """``vader-sheng-0.05`` -> (``vader``, ``sheng``); any other name -> (name, None)."""
-    from biaskit.evaluate.metrics.vader import rule_preset
-
     preset = rule_preset(spec)
     return ("vader", preset) if preset else (spec, None)
 
@@ -77,8 +76,6 @@ def row_scored_span(row: Mapping[str, Any], scored_column: str | None) -> str | 
         return scored_column
     span = row.get("baseline_span")
     if isinstance(span, str) and span:
-        from biaskit.evaluate.baseline import text_column
-
         return text_column(span)
     return None
 
@@ -119,8 +116,6 @@ def check_like_for_like(rows: Sequence[Mapping[str, Any]], metric: str, preset: 
             )
     want = None
     if preset is not None:
-        from biaskit.evaluate.metrics.vader import RULES
-
         want = RULES[preset]
     differ = shown is not None and scored is not None and shown != scored
     if not differ and (want is None or want == rule):
@@ -134,8 +129,6 @@ def check_like_for_like(rows: Sequence[Mapping[str, Any]], metric: str, preset: 
             f"or score {shown!r} with {metric} and sample from that table",
         )
     if preset is None:
-        from biaskit.evaluate.metrics.vader import rule_preset
-
         preset = rule_preset(rule) if rule else None
         if preset is None:
             raise BiaskitError(
@@ -145,7 +138,6 @@ def check_like_for_like(rows: Sequence[Mapping[str, Any]], metric: str, preset: 
                 value=rule,
                 fix="name the rule to validate: --metric vader-bold-0.5 or --metric vader-sheng-0.05",
             )
-    from biaskit.evaluate.metrics.vader import RULES
 
     return Spans(shown, shown, RULES[preset], rescore=True, preset=preset)
 
@@ -154,10 +146,6 @@ def rescore(samples: Any, preset: str, label: str, score: str | None) -> Any:
     """The samples table with the VADER label (and compound) of the text shown under ``preset``, in columns
     ``label`` and ``score``. The text scored is ``original_text``, the shown text before masking: the study's
     metric never sees the XYZ placeholders, and VADER's lexicon gives them no valence either."""
-    import pyarrow as pa
-
-    from biaskit.evaluate.metrics import make_metric
-
     m = make_metric("vader", text_column="original_text", params={"preset": preset})
     shown = samples.column("original_text" if "original_text" in samples.column_names else "text").to_pylist()
     out = m.score({"original_text": [t or "" for t in shown]})

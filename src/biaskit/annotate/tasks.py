@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics.catalog import for_task, label_outputs
+from biaskit.labels import is_label, normalize
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
@@ -106,8 +108,6 @@ def _from_metric(name: str, question: str, guidelines: str) -> TaskType:
     """A built-in task type whose labels, ordinal order and default metric are those the metric declares
     (:class:`~biaskit.evaluate.metrics.base.LabelOutput` with ``task == name``); the question and guidelines
     are annotation's own words."""
-    from biaskit.evaluate.metrics.catalog import for_task
-
     lo = for_task(name)
     if lo is None:
         raise BiaskitError("E241", "no registered metric declares this annotation task", value=name, fix="check biaskit.evaluate.metrics.builtin")
@@ -172,8 +172,6 @@ _BUILTIN_TASKS: dict[str, TaskType] = {t.name: t for t in (SENTIMENT, REGARD, TO
 def task_types() -> dict[str, TaskType]:
     """The built-in task types and one for every ``task`` a registered metric (a plugin) declares that no
     built-in has: its labels and ordinal order, its ``question`` (or a generic one) and the common guidelines."""
-    from biaskit.evaluate.metrics.catalog import label_outputs
-
     out = dict(_BUILTIN_TASKS)
     for lo in label_outputs().values():
         if lo.task and lo.task not in out:
@@ -200,7 +198,6 @@ def custom_task_type(
         raise BiaskitError(
             "E091", "invalid task type name", value=name, fix="use lowercase letters, digits and underscores, starting with a letter (e.g. 'stance')"
         )
-    from biaskit.labels import is_label, normalize
 
     labs = [normalize(x) for x in labels]
     if len(labs) < 2:

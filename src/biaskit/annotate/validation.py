@@ -23,11 +23,16 @@ import numpy as np
 import pyarrow as pa
 
 from biaskit.annotate.agreement import _row, majority_vote, rows_to_table
-from biaskit.annotate.metriccols import resolve
+from biaskit.annotate.groupvalidity import group_rows
+from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers, labels_as_majority
+from biaskit.annotate.metriccols import known, resolve
 from biaskit.annotate.rankstats import _spearman_boot, spearman  # noqa: F401  (spearman: public here too)
+from biaskit.annotate.spans import check_like_for_like, metric_and_rule, rescore
 from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.bootstrap import percentile_ci, percentile_interval, resample_each
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics.catalog import check_column
+from biaskit.evaluate.stats import inference as inf
 from biaskit.io import to_arrow
 
 
@@ -239,8 +244,6 @@ def validate_metric(
     mc = resolve(base, s.column_names, label_column=label_column, score_column=score_column, need_label=True)
     srows = {r["sample_id"]: r for r in s.to_pylist()}
     _check_annotated_items_known(a, srows)
-    from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers
-    from biaskit.evaluate.metrics.catalog import check_column
 
     check_task_labels(a.column("label").to_pylist() if "label" in a.column_names else [], tt)
     gold_answers(s, tt)  # a gold answer outside the task's labels is E251
@@ -276,14 +279,10 @@ def validate_metric(
 def _like_for_like(s: pa.Table, metric: str, *, label_column: str | None, score_column: str | None):
     """(samples, :class:`~biaskit.annotate.spans.Spans`, metric name): the samples with the metric re-scored on the
     shown text where :func:`~biaskit.annotate.spans.check_like_for_like` says so (E395 where it cannot be)."""
-    from biaskit.annotate.spans import check_like_for_like, metric_and_rule, rescore
-
     base, preset = metric_and_rule(metric)
     cols = [c for c in ("is_gold", "shown_span", "scored_span", "scored_rule") if c in s.column_names]
     spans = check_like_for_like(s.select(cols).to_pylist() if cols else [], base, preset)
     if spans.rescore:
-        from biaskit.annotate.metriccols import known
-
         lab, sc = known()[base]
         s = rescore(s, spans.preset, label_column or lab, score_column or sc)
     return s, spans, base
@@ -370,7 +369,6 @@ def _human_labels(a: pa.Table, tt: TaskType, *, labels: Any, tie_policy: str, ex
     """The human label per item in :func:`majority_vote`'s shape: a label model's labels, or the majority vote."""
     if labels is None:
         return majority_vote(a, task=tt, tie_policy=tie_policy, exclude_labels=exclude_labels, seed=seed)
-    from biaskit.annotate.labelmodels import check_task_labels, labels_as_majority
 
     mv = labels_as_majority(labels, exclude_labels=exclude_labels)
     check_task_labels(mv.column("label").to_pylist(), tt, what="the --labels table")
@@ -442,7 +440,6 @@ def _classification_rows(row: _RowMaker, items: _Paired, cl: Classification, *, 
     n = len(items.y_true)
     cis = _bootstrap_classification(items.y_true, items.y_pred, cl.labels, n_boot=n_boot, seed=seed)
     # accuracy is a share: Wilson (the inference layer's interval for shares); the weighted figures have no closed form
-    from biaskit.evaluate.stats import inference as inf
 
     right = int(np.trace(cl.confusion))
     alo, ahi = inf.proportion_interval(right, n) if n else (None, None)
@@ -499,8 +496,6 @@ def _calibration_rows(
 
 def _by_group_rows(row: _RowMaker, items: _Paired, cl: Classification, *, has_score: bool, by: str, n_boot: int, seed: int) -> list[dict]:
     """Per-group and pairwise rows of :func:`biaskit.annotate.groupvalidity.group_rows` (``--by``)."""
-    from biaskit.annotate.groupvalidity import group_rows
-
     bad = sorted({x for x in items.y_pred if x not in cl.labels} | {x for x in items.y_true if x not in cl.labels})
     if bad:  # cannot happen: classify() collects every label; kept as a guard for the code map
         raise BiaskitError("E255", "labels missing from the class list", value=bad, fix="report this as a bug")

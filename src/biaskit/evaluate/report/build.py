@@ -14,6 +14,8 @@ from typing import Any
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.report import sections as _sections  # noqa: F401  (the sections register themselves)
+from biaskit.evaluate.report.headline import check_min_gap, write_headline_csv
+from biaskit.evaluate.report.html import render_html, render_markdown
 from biaskit.evaluate.report.model import (  # noqa: F401  (names sections and tests used from here before the move)
     MIN_GROUP_N,
     PREFERENCE,
@@ -32,8 +34,13 @@ from biaskit.evaluate.report.model import (  # noqa: F401  (names sections and t
     small_n_cautions,
     uncertainty_flags,
 )
+from biaskit.evaluate.report.plots import save_figure
 from biaskit.evaluate.report.sections.agreement import SUMMARY_MEASURES, _agreement_section  # noqa: F401
 from biaskit.evaluate.report.sections.labels import check_vocabulary  # noqa: F401
+from biaskit.evaluate.report.tables import write_table_files
+from biaskit.evaluate.stats._common import check_alpha
+from biaskit.io import SUFFIXES, read_manifest, read_table, table_format, write_json_atomic, write_text_atomic
+from biaskit.ownership import claim_stagewise
 
 NOT_TABLES = ("report_html", "hub_dir", "report_dir")
 
@@ -58,8 +65,6 @@ ANALYSES = SECTIONS
 def discover_tables(run_dir: str | Path) -> dict[str, Path]:
     """Tables of a run folder: the ``tables`` map of its ``manifest.json`` when there is one, else every
     ``*.parquet`` / ``*.jsonl`` / ``*.csv`` file directly in the folder (name = file stem)."""
-    from biaskit.io import SUFFIXES
-
     rd = Path(run_dir)
     if rd.is_file() and rd.suffix in SUFFIXES:
         return {rd.stem: rd}  # a single table file is a run of one table
@@ -90,8 +95,6 @@ def discover_tables(run_dir: str | Path) -> dict[str, Path]:
 def _load(tables: dict[str, Path], manifests: dict[str, dict] | None = None) -> tuple[dict[str, Any], list[tuple[str, str, Any, Any]]]:
     """Read every table as pandas; returns (name -> df, overview rows (name, file, rows, note)); fills
     ``manifests`` (name -> the table's manifest) when given."""
-    from biaskit.io import read_manifest, read_table, table_format
-
     loaded, overview = {}, []
     for name, path in tables.items():
         if name in NOT_TABLES:
@@ -145,8 +148,6 @@ class _Builder:
         return cand
 
     def table(self, sec: Section, name: str, df, caption: str, max_rows: int = 40, show: list[str] | None = None) -> None:
-        from biaskit.evaluate.report.tables import write_table_files
-
         name = self._unique("table", name)
         paths = write_table_files(df, self.tab_dir, name)
         self.tables[name] = paths["csv"]
@@ -154,8 +155,6 @@ class _Builder:
 
     def figure(self, sec: Section, name: str, fn, *args, caption: str, **kw) -> None:
         """Draw with a :mod:`plots` function (called with ``path=None``, so it returns the Figure) and save it."""
-        from biaskit.evaluate.report.plots import save_figure
-
         self.fig_dir.mkdir(parents=True, exist_ok=True)
         fig = fn(*args, None, **kw)
         uniq = self._unique("figure", name)
@@ -173,8 +172,6 @@ REPORT_WRITTEN_BY = "biaskit report"
 
 
 def _drop_stale_report_files(out_dir: Path, written: list[Path]) -> None:
-    from biaskit.io import write_json_atomic
-
     now = sorted({p.resolve().relative_to(out_dir.resolve()).as_posix() for p in written})
     old: list[str] = []
     try:
@@ -224,9 +221,6 @@ def build_report(
     (:mod:`biaskit.evaluate.report.headline`; ``min_gap``: the smallest gap of interest its power sentence plans
     for), and the same headline as ``tables/headline.csv``.
     """
-    from biaskit.evaluate.report.headline import check_min_gap, write_headline_csv
-    from biaskit.ownership import claim_stagewise
-
     _check_options(alpha, n_boot)
     check_min_gap(min_gap)
     rd = Path(run_dir)
@@ -280,8 +274,6 @@ def build_report(
 
 
 def _check_options(alpha: float, n_boot: int) -> None:
-    from biaskit.evaluate.stats._common import check_alpha
-
     check_alpha(alpha)
     if n_boot < 1:
         raise BiaskitError("E081", "n_boot must be at least 1", value=n_boot, fix="use e.g. --n-boot 1000")
@@ -312,9 +304,6 @@ def _run_sections(b: _Builder, loaded: dict[str, Any]) -> list[Section]:
 
 def _write_pages(b: _Builder, page: dict[str, Any], manifest: dict | None) -> tuple[Path, Path]:
     """Write ``report.html`` (with the run manifest) and ``report.md`` from the same parts; returns their paths."""
-    from biaskit.evaluate.report.html import render_html, render_markdown
-    from biaskit.io import write_text_atomic
-
     html_path = write_text_atomic(b.out / "report.html", render_html(**page, manifest=manifest, skipped=b.skipped))
     md_path = write_text_atomic(b.out / "report.md", render_markdown(**page, skipped=b.skipped))
     return html_path, md_path

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.report.tables import write_table_files
+from biaskit.evaluate.stats.inference import n_per_group_for_gap
 
 #: the default smallest gap of interest (``--min-gap``): 5 percentage points of a share
 MIN_GAP = 0.05
@@ -47,8 +49,6 @@ def check_min_gap(min_gap: float) -> float:
 
 def needed_per_group(f, alpha: float, min_gap: float) -> int | None:
     """Texts per group to detect a gap of ``min_gap`` from the finding's share at its family's Bonferroni alpha."""
-    from biaskit.evaluate.stats.inference import n_per_group_for_gap
-
     if f.base_rate is None or f.base_rate != f.base_rate:
         return None
     return n_per_group_for_gap(float(f.base_rate), min_gap, alpha / max(1, int(f.family_size or 1)), power=POWER)
@@ -136,6 +136,4 @@ def headline_frame(headline, alpha: float = 0.05, min_gap: float = MIN_GAP):
 
 def write_headline_csv(headline, out_dir: Path, alpha: float = 0.05, min_gap: float = MIN_GAP) -> Path:
     """Write ``tables/headline.csv`` (and its ``.md``) into the report folder; returns the CSV's path."""
-    from biaskit.evaluate.report.tables import write_table_files
-
     return write_table_files(headline_frame(headline, alpha, min_gap), Path(out_dir) / "tables", "headline")["csv"]

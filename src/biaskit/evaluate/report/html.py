@@ -6,7 +6,12 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 from pathlib import Path
+
+from biaskit.evaluate.baseline import SPAN_WORDS
+from biaskit.evaluate.report.headline import verdicts
+from biaskit.evaluate.report.tables import compact, html_table, markdown_table
 
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;max-width:72em;margin:1.5em auto;padding:0 1em;color:#222;line-height:1.45}
@@ -25,8 +30,6 @@ code{background:#f3f5f6;padding:0 .2em}
 
 def _inline(text: str) -> str:
     """Escape text and show `backticked` parts as code."""
-    import re
-
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
 
 
@@ -97,8 +100,6 @@ def _headline_summary(headline, alpha: float) -> str:
     ]
     spans = {f.comparison.rsplit("(same span: ", 1)[1].rstrip(")") for f in headline if "(same span: " in f.comparison}
     if spans:
-        from biaskit.evaluate.baseline import SPAN_WORDS
-
         parts.append("Model vs Wikipedia compares the same span of text: " + "; ".join(SPAN_WORDS.get(x, x) for x in sorted(spans)) + ".")
     if flagged:
         parts.append(
@@ -118,8 +119,6 @@ def _headline_summary(headline, alpha: float) -> str:
 def _folded(headline, alpha: float, min_gap: float):
     """(verdict lines, findings folded under each line, findings left in the main table): an uncertain finding of a
     headline family folds under its verdict line; every other finding stays in the main table."""
-    from biaskit.evaluate.report.headline import verdicts
-
     lines = verdicts(headline, alpha, min_gap)
     folded = {id(f) for v in lines for f in v.findings if f.flags}
     return lines, {id(v): [f for f in v.findings if f.flags] for v in lines}, [f for f in headline if id(f) not in folded]
@@ -167,8 +166,6 @@ def render_html(
     alpha: float = 0.05,
     min_gap: float = 0.05,
 ) -> str:
-    from biaskit.evaluate.report.tables import compact, html_table
-
     e = html.escape
     toc = [
         ("headline", "Headline findings"),
@@ -251,8 +248,6 @@ def _md_table(rows_of) -> list[str]:
 def render_markdown(
     *, title: str, run_dir: Path, sections, overview, summary, skipped, out_dir: Path, headline=(), alpha: float = 0.05, min_gap: float = 0.05
 ) -> str:
-    from biaskit.evaluate.report.tables import compact, markdown_table
-
     md = [f"# {title}", "", "## Headline findings", ""]
     if headline:
         lines, folds, main = _folded(headline, alpha, min_gap)

@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.stats.families import correct_family
+from biaskit.evaluate.stats.inference import newcombe_interval
+from biaskit.inputs import name_part
 
 #: table names the analyses look at first (then every other table of the run)
 PREFERENCE = {
@@ -109,8 +112,6 @@ class SkipAnalysis(Exception):
 def slug(s: str) -> str:
     """``s`` as a file-name part (:func:`biaskit.inputs.name_part`: known secrets removed, lower case, runs of
     other characters as ``_``), at most 60 characters."""
-    from biaskit.inputs import name_part
-
     return name_part(s)[:60] or "x"
 
 
@@ -166,8 +167,6 @@ def _with_bh(df, fn, *args, family: list[str] | None = None, **kw):
     tests ran in); e.g. model-vs-Wikipedia tests run per domain and group but are corrected over every group of
     the domain. Adds ``holm_over`` (the number of tests in the row's family) and ``caution`` (a group under
     :data:`MIN_GROUP_N` texts), next to the groups compared (:func:`biaskit.evaluate.stats.families.correct_family`)."""
-    from biaskit.evaluate.stats.families import correct_family
-
     fam_cols = kw.get("within", []) if family is None else family
     return correct_family(fn(*args, correction="holm", **kw), fam_cols)
 
@@ -184,7 +183,6 @@ def _newcombe(count_a, n_a, count_b, n_b, alpha: float) -> tuple[float, float] |
     """Newcombe's hybrid score interval for p_a - p_b (Wilson intervals of each share combined), level 1 - alpha."""
     if not (n_a and n_b):
         return None
-    from biaskit.evaluate.stats.inference import newcombe_interval
 
     return newcombe_interval(count_a, n_a, count_b, n_b, level=1.0 - alpha)
 

@@ -9,6 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
+from biaskit.evaluate.metrics.catalog import label_colours as declared
+from biaskit.io import atomic_path
+
 #: colours of labels no metric declares (boolean columns; the profanity section's names for the offline toxicity
 #: backend's labels); metric labels take the colours their metric declares
 #: (:func:`biaskit.evaluate.metrics.catalog.label_colours`)
@@ -37,8 +42,6 @@ def finish_figure(fig, path: str | Path | None):
 
 def save_figure(fig, path: str | Path) -> Path:
     """Write a Figure made by one of the functions here (called with ``path=None``) as PNG, atomically."""
-    from biaskit.io import atomic_path
-
     p = Path(path)
     with atomic_path(p) as tmp:
         fig.savefig(tmp, format="png")
@@ -47,8 +50,6 @@ def save_figure(fig, path: str | Path) -> Path:
 
 def label_colours() -> dict[str, str]:
     """Label -> colour: the metrics' declared colours, then :data:`OTHER_COLOURS`."""
-    from biaskit.evaluate.metrics.catalog import label_colours as declared
-
     return {**OTHER_COLOURS, **declared()}
 
 
@@ -116,8 +117,6 @@ def diverging_bars(
     count_col: str | None = "n_valid",
 ) -> Path:
     """Horizontal bars around zero (e.g. male-minus-female share per profession, one bar per source)."""
-    import numpy as np
-
     hues = list(dict.fromkeys(df[hue])) if hue else [None]
     cats = list(dict.fromkeys(df[label_col]))[:MAX_BARS]
     h = max(2.2, 0.3 * len(cats) * max(1, len(hues)) ** 0.6 + 1.2)
@@ -155,8 +154,6 @@ def diverging_bars(
 
 def heatmap(matrix, path: str | Path | None, *, title: str, fmt: str = "{:.0%}", cmap: str = "Reds", xlabel: str = "", ylabel: str = "") -> Path:
     """Annotated heatmap of a DataFrame (index = rows, columns = columns), e.g. HONEST category shares."""
-    import numpy as np
-
     m = matrix.head(MAX_BARS)
     vals = m.to_numpy(dtype=float)
     rows = [" | ".join(map(str, i)) if isinstance(i, tuple) else str(i) for i in m.index]
@@ -232,8 +229,6 @@ def agreement_chart(df, path: str | Path | None, *, title: str = "Metric vs huma
     """Grouped bars of agreement / validation figures: one group per ``metric`` value, one bar per measure
     (legend), with the bootstrap CI as an error bar where ``ci_low``/``ci_high`` are given. Only measures on a
     -1..1 scale are drawn: count measures (:func:`split_count_measures`) are left out (they are in the table)."""
-    import numpy as np
-
     df, _ = split_count_measures(df)
     metrics = list(dict.fromkeys(df["metric"]))
     measures = list(dict.fromkeys(df["measure"]))

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from pathlib import Path
+
+from biaskit.io import write_text_atomic
+from biaskit.output import write_frame_csv
+from biaskit.spreadsheet import neutralize_frame
 
 
 def fmt_value(v, floatfmt: str = ".3f") -> str:
@@ -39,8 +44,6 @@ def markdown_table(df, *, max_rows: int | None = None, floatfmt: str = ".3f") ->
 def _breakable(text: str) -> str:
     """Escaped ``text`` with a line-break opportunity (``<wbr>``) after each ``_``, ``/`` and ``-``: a narrow
     column wraps "unigram_male" as "unigram_ / male", never inside a word (no ``overflow-wrap:anywhere``)."""
-    import re
-
     return re.sub(r"([_/-])(?=[^\s])", r"\1<wbr>", html.escape(text))
 
 
@@ -129,13 +132,9 @@ MD_MAX_ROWS = 2000
 
 def write_table_files(df, out_dir: str | Path, name: str) -> dict[str, Path]:
     """Write ``<name>.csv`` (all rows, full precision) and ``<name>.md`` (first :data:`MD_MAX_ROWS`) into ``out_dir``."""
-    from biaskit.io import write_text_atomic
-    from biaskit.output import write_frame_csv
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv = out / f"{name}.csv"
-    from biaskit.spreadsheet import neutralize_frame
 
     write_frame_csv(csv, neutralize_frame(df))  # opened in spreadsheets: text cells that would be formulas get a leading ' (OWASP)
     md = write_text_atomic(out / f"{name}.md", markdown_table(df, max_rows=MD_MAX_ROWS) + "\n")

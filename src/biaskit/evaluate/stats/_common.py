@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.io import to_arrow
 
 #: how a null value of a grouping column is shown in result tables (rows are never dropped)
 NULL_KEY = "(null)"
@@ -17,7 +19,6 @@ def to_frame(table: Any):
 
     if isinstance(table, pd.DataFrame):
         return table.copy()
-    from biaskit.io import to_arrow
 
     try:
         t = to_arrow(table)
@@ -43,8 +44,6 @@ def require_columns(df, cols: Sequence[str], what: str, hint: str = "") -> None:
     """Raise E080 naming the missing columns, the columns present and the fix."""
     missing = [c for c in cols if c not in df.columns]
     if missing:
-        import difflib
-
         have = sorted(map(str, df.columns))
         close = {c: difflib.get_close_matches(str(c), have, n=1, cutoff=0.6) for c in missing}
         close = {c: m[0] for c, m in close.items() if m}

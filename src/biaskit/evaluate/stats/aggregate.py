@@ -11,8 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
+from biaskit.bootstrap import percentile_ci
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics.catalog import check_column, column_labels
 from biaskit.evaluate.stats._common import as_list, check_ci, error_column, fill_keys, is_missing, require_columns, to_frame
+from biaskit.evaluate.stats.cluster import cluster_bootstrap_ci, clustered_share_ci, resolve_cluster
+from biaskit.evaluate.stats.inference import PROPORTION_METHODS, proportion_interval
 
 #: columns of :func:`aggregate`'s result after the grouping columns
 AGG_COLUMNS = ("column", "value", "stat", "n", "n_valid", "n_null", "n_error", "count", "estimate", "ci_low", "ci_high")
@@ -36,15 +42,11 @@ def metric_labels(column: str) -> tuple[str, ...] | None:
     """The labels of a metric's label column as the metric declares them (its ``LabelOutput``), or None for a
     column no registered metric writes (``stats aggregate`` and ``stats ztest`` refuse other values in such a
     column: ``POSITIVE``, ``x``: E151)."""
-    from biaskit.evaluate.metrics.catalog import column_labels
-
     return column_labels(column)
 
 
 def check_label_vocabulary(values, column: str, what: str = "the table") -> None:
     """E151 when a metric label column holds values outside the metric's labels (nulls are fine: failed rows)."""
-    from biaskit.evaluate.metrics.catalog import check_column
-
     check_column(values, column, what=what)
 
 
@@ -60,8 +62,6 @@ def proportion_ci(count: int, n: int, *, ci: float = 0.95, method: str = "wilson
     Wilson [0, 0.2425] at 95 %, where a bootstrap gives [0, 0]). Both equal
     ``statsmodels.stats.proportion.proportion_confint`` (methods ``wilson`` / ``beta``; tested). (nan, nan) for n == 0.
     """
-    from biaskit.evaluate.stats.inference import PROPORTION_METHODS, proportion_interval
-
     if method not in PROPORTION_METHODS:
         raise BiaskitError(
             "E080",
@@ -80,10 +80,6 @@ def bootstrap_proportion_ci(count: int, n: int, *, n_boot: int = 1000, ci: float
     so the bootstrap distribution is drawn directly from that binomial (same distribution, no n x n_boot
     index matrix). Returns (nan, nan) when n == 0.
     """
-    import numpy as np
-
-    from biaskit.bootstrap import percentile_ci
-
     if n <= 0:
         return float("nan"), float("nan")
     rng = rng if rng is not None else np.random.default_rng(0)
@@ -93,10 +89,6 @@ def bootstrap_proportion_ci(count: int, n: int, *, n_boot: int = 1000, ci: float
 
 def bootstrap_mean_ci(values, *, n_boot: int = 1000, ci: float = 0.95, rng=None) -> tuple[float, float]:
     """Percentile bootstrap CI of a mean (resampling values with replacement, in memory-bounded chunks)."""
-    import numpy as np
-
-    from biaskit.bootstrap import percentile_ci
-
     x = np.asarray(values, dtype=float)
     n = x.size
     if n == 0:
@@ -141,8 +133,6 @@ def aggregate(
     """
     import pandas as pd
 
-    from biaskit.evaluate.stats.cluster import resolve_cluster
-
     df = to_frame(table)
     by = as_list(by)
     labels = as_list(labels)
@@ -177,8 +167,6 @@ def aggregate(
 def _clustered_aggregate(df, by, labels, means, cluster: str, label_order, *, n_boot: int, ci: float, seed: int):
     """:func:`aggregate` with cluster-robust intervals (see its docstring)."""
     import pandas as pd
-
-    from biaskit.evaluate.stats.cluster import cluster_bootstrap_ci, clustered_share_ci
 
     df = fill_keys(df, by)
     label_values = _label_values(df, labels, label_order)
@@ -293,8 +281,6 @@ def _proportion_rows(
 ) -> list[dict]:
     """One row per label of column ``c`` in group ``g``: count, proportion of the valid rows and its interval
     (the bootstrap of label k is seeded with ``[seed, cell + k]``)."""
-    import numpy as np
-
     n_valid = counts["n_valid"]
     vc = g.loc[~miss, c].value_counts()
     rows = []
@@ -311,8 +297,6 @@ def _proportion_rows(
 
 def _mean_row(base: dict, g, c: str, miss, counts: dict, cell: int, *, n_boot: int, ci: float, seed: int) -> dict:
     """The mean of column ``c`` in group ``g`` over its valid rows, with a bootstrap interval seeded ``[seed, cell]``."""
-    import numpy as np
-
     x = g.loc[~miss, c].astype(float).to_numpy()
     est = float(x.mean()) if x.size else float("nan")
     lo, hi = bootstrap_mean_ci(x, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell]))

@@ -17,15 +17,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics.catalog import labels_of
 from biaskit.evaluate.stats._common import as_list, fill_keys, is_missing, require_columns, require_groups, to_frame
+from biaskit.evaluate.stats.aggregate import label_proportions
+from biaskit.evaluate.stats.significance import correct_pvalues, two_proportion_ztest
 
 #: the label vocabularies come from the metrics' declarations (biaskit.evaluate.metrics.catalog)
 _LABELS_OF = {"SENTIMENT_LABELS": "vader", "REGARD_LABELS": "regard", "TOXICITY_LABELS": "toxicity"}
 
 
 def _labels(key: str) -> tuple[str, ...]:
-    from biaskit.evaluate.metrics.catalog import labels_of
-
     return labels_of(key)
 
 
@@ -54,8 +55,6 @@ def sentiment_proportions(
     """Positive / neutral / negative shares per group and source (``prop_positive`` ... with CIs).
 
     Grouping columns missing from the table are left out (e.g. no ``domain``)."""
-    from biaskit.evaluate.stats.aggregate import label_proportions
-
     df = to_frame(table)
     require_columns(df, [column], "sentiment proportions", "score the table with the vader metric (vader_label)")
     return label_proportions(df, column, _by_present(df, as_list(by)), label_order=_labels("vader"), n_boot=n_boot, ci=ci, seed=seed)
@@ -71,8 +70,6 @@ def toxicity_proportions(
     seed: int = 0,
 ):
     """Toxic share per group and source (``prop_toxic`` with CI, ``count_toxic``)."""
-    from biaskit.evaluate.stats.aggregate import label_proportions
-
     df = to_frame(table)
     require_columns(df, [column], "toxicity proportions", "score the table with the toxicity metric (toxicity_label)")
     return label_proportions(df, column, _by_present(df, as_list(by)), label_order=_labels("toxicity"), n_boot=n_boot, ci=ci, seed=seed)
@@ -89,8 +86,6 @@ def regard_proportions(
 ):
     """Regard label shares per group and source: each group gets its own share of every label (the
     robbie loop-variable bug gave every group only the last label's share; a test guards this)."""
-    from biaskit.evaluate.stats.aggregate import label_proportions
-
     df = to_frame(table)
     require_columns(df, [column], "regard proportions", "score the table with the regard metric (regard_label)")
     return label_proportions(df, column, _by_present(df, as_list(by)), label_order=_labels("regard"), n_boot=n_boot, ci=ci, seed=seed)
@@ -177,8 +172,6 @@ def class_proportion_differences(
     in group ``a`` minus the share in group ``b``, with a two-proportion z-test and a corrected p-value
     (one family per value of ``within``)."""
     import pandas as pd
-
-    from biaskit.evaluate.stats.significance import correct_pvalues, two_proportion_ztest
 
     df = to_frame(table)
     cols = list(columns) if columns else sorted(c for c in df.columns if c.startswith("norms_") and c.endswith("_class"))

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from biaskit.bootstrap import percentile_interval
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats.inference import normal_quantile as _z
 from biaskit.evaluate.stats.inference import proportion_interval, proportion_intervals
@@ -229,8 +230,6 @@ def cluster_bootstrap_ci(values, clusters, stat=None, *, n_boot: int = 1000, lev
     """Percentile bootstrap interval resampling whole clusters (each replicate draws G clusters with replacement,
     as multinomial weights on the clusters). ``stat(weights_per_row, values)`` -> one number; the default is the
     weighted mean. (nan, nan) with fewer than 2 clusters."""
-    from biaskit.bootstrap import percentile_interval
-
     x = np.asarray(values, dtype=float)
     codes, g = _codes(clusters)
     if g < 2 or x.size == 0:

@@ -28,6 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.stats._common import to_frame
+from biaskit.evaluate.stats.significance import correct_pvalues, pairwise_proportion_tests
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,6 @@ def holm_within(df, kind: str, *, p_col: str = "p_value", measure: str = "", out
     """``df`` with the Holm-corrected p of each row within its family of ``kind`` (``out_col``), ``family`` (its
     name) and ``family_size`` (its tests with a p; a NaN p stays NaN and is not counted). The family columns
     that ``df`` lacks are left out of the key (the whole table is then one family)."""
-    from biaskit.evaluate.stats.significance import correct_pvalues
-
     fk = family_kind(kind)
     out = df.copy()
     cols = [c for c in fk.by if c in out.columns]
@@ -94,8 +94,6 @@ def holm_within(df, kind: str, *, p_col: str = "p_value", measure: str = "", out
 
 def holm_list(pvalues: Sequence[float | None]) -> list[float | None]:
     """Holm over one family given as a list (None / NaN stay None and are not counted)."""
-    from biaskit.evaluate.stats.significance import correct_pvalues
-
     adj = correct_pvalues([float("nan") if p is None else p for p in pvalues], "holm")
     return [None if a != a else float(a) for a in adj]
 
@@ -109,8 +107,6 @@ def correct_family(tests, fam_cols: Sequence[str], *, kind: str | None = None, m
     (Holm over the rows sharing the values of ``fam_cols``), ``p_bh`` (Benjamini-Hochberg, the same families),
     ``holm_over`` (the family's tests with a p), ``caution`` (a group under :data:`MIN_GROUP_N` texts) and, with
     ``kind``, ``family`` (the family's name)."""
-    from biaskit.evaluate.stats.significance import correct_pvalues
-
     holm = tests.rename(columns={"p_adjusted": "p_holm", "significant": "significant_holm"})
     cols = [c for c in fam_cols if c in holm.columns]
     holm["p_bh"] = float("nan")
@@ -152,9 +148,6 @@ def proportion_family_tests(table, kind: str, column: str, label: str, cluster: 
     ``model_vs_wikipedia``: each model against the ``wikipedia`` rows within each domain and group, corrected over
     every group x model of the domain. Columns: those of :func:`~biaskit.evaluate.stats.significance.pairwise_proportion_tests`
     with ``p_holm``, ``p_bh``, ``holm_over`` (the family size), ``caution`` and ``family``."""
-    from biaskit.evaluate.stats._common import to_frame
-    from biaskit.evaluate.stats.significance import pairwise_proportion_tests
-
     fk = family_kind(kind)
     df = to_frame(table)
     measure = f"{column}={label}"

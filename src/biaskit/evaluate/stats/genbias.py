@@ -46,8 +46,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+
+from biaskit.bootstrap import percentile_interval
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics.classifier import HFClassifier
 from biaskit.evaluate.stats._common import NULL_KEY, check_ci, fill_keys, is_missing, to_frame
+from biaskit.io import to_arrow
 
 #: columns that a probability-column pattern never selects (labels, errors, scores)
 _NOT_PROBS = ("_label", "_error", "_score")
@@ -78,8 +84,6 @@ class GenBias:
 
 def total_variance(M) -> float:
     """``sum over columns of the population variance (ddof=0) across rows`` of a (descriptors x styles) matrix."""
-    import numpy as np
-
     M = np.asarray(M, dtype=float)
     return float(((M - M.mean(axis=0)) ** 2).mean(axis=0).sum())
 
@@ -163,7 +167,6 @@ def cluster_styles(P, styles: Sequence[str], n_clusters: int) -> dict[str, list[
     """Hierarchical clustering of the styles: average linkage on ``1 - Pearson r`` between the styles'
     probability columns ``P`` (rows = generations), cut into ``n_clusters`` clusters. Named ``c1, c2, ...``
     in order of their first style."""
-    import numpy as np
     from scipy.cluster.hierarchy import fcluster, linkage
     from scipy.spatial.distance import squareform
 
@@ -206,8 +209,6 @@ def check_method(method: str) -> str:
 def check_probabilities(vals, cols: Sequence[str]) -> None:
     """Refuse (E220) style probabilities outside [0, 1] (beyond :data:`PROB_TOL` of float rounding): a
     variance of scores or logits is not a generation bias."""
-    import numpy as np
-
     with np.errstate(invalid="ignore"):
         out = np.isfinite(vals) & ((vals < -PROB_TOL) | (vals > 1 + PROB_TOL))
     if out.any():
@@ -223,8 +224,6 @@ def check_probabilities(vals, cols: Sequence[str]) -> None:
 
 def _cells(g, descriptor: str, template: str):
     """(descriptors, templates, {(descriptor index, template index): row-index array}) of one axis."""
-    import numpy as np
-
     descs = sorted(g[descriptor].unique())
     tpls = sorted(g[template].unique())
     di = {d: i for i, d in enumerate(descs)}
@@ -235,8 +234,6 @@ def _cells(g, descriptor: str, template: str):
 
 def _cell_means(P, cells, n_d: int, n_t: int):
     """Cell means C[t, d, s] (0 where the cell is empty) and the mask[t, d] of non-empty cells."""
-    import numpy as np
-
     C = np.zeros((n_t, n_d, P.shape[1]))
     mask = np.zeros((n_t, n_d), dtype=bool)
     for (i, t), ix in cells.items():
@@ -248,8 +245,6 @@ def _cell_means(P, cells, n_d: int, n_t: int):
 def _to_method(C, mask, method: str):
     """``template_first``: one pseudo-template holding each descriptor's template-averaged vector; ``per_template``:
     unchanged. ``C`` may carry leading bootstrap axes (..., T, D, S)."""
-    import numpy as np
-
     if method == "per_template":
         return C, mask
     cnt = mask.sum(axis=0)  # templates per descriptor
@@ -260,8 +255,6 @@ def _to_method(C, mask, method: str):
 def _variances(C, mask):
     """Per template t and style s: the population variance (ddof=0) across the descriptors present in t.
     Returns (var[..., T, S], squared deviations dev2[..., T, D, S] divided by n_t, usable templates[T])."""
-    import numpy as np
-
     n_t = mask.sum(axis=1)
     use = n_t >= 2
     n = np.maximum(n_t, 1)[:, None]
@@ -400,7 +393,6 @@ def _read_generations(
 ) -> _Generations:
     """Read the table, check its columns and probabilities, drop rows of another kind and mark the rows that are
     left out (null probability, null descriptor or template), with a note for each."""
-    import numpy as np
     import pandas as pd
 
     df = to_frame(table)
@@ -446,8 +438,6 @@ def _read_generations(
 
 def _style_clusters(clusters: str | Mapping[str, Sequence[str]] | None, n_clusters: int | None, styles: list[str], P, bad) -> _Clusters:
     """The user's clusters, hierarchical clusters of the usable rows (``n_clusters``), or one cluster per style."""
-    import numpy as np
-
     if clusters is not None and n_clusters is not None:
         raise BiaskitError(
             "E170",
@@ -507,8 +497,6 @@ def _no_variance_row(base: dict, counts: dict, shape: dict, method: str) -> dict
 
 def _point_figures(ax: _AxisCells, S) -> _PointFigures:
     """Full / partial / summed Gen Bias of one axis and each descriptor's contribution (per style and in all)."""
-    import numpy as np
-
     full, partial, summed = (np.asarray(x) for x in _figures(ax.C, ax.mask, S))
     per_style = ax.dev2[ax.use].sum(axis=0) / int(ax.use.sum())  # D x S: contributions per descriptor and style
     return _PointFigures(full=float(full), partial=partial, summed=summed, per_style=per_style, contrib=per_style.sum(axis=1))
@@ -518,8 +506,6 @@ def _bootstrap(ax: _AxisCells, P, S, method: str, n_boot: int, rng):
     """``n_boot`` resamples of (full, partial, summed): generations resampled with replacement within each
     (descriptor, template) cell (one multinomial draw per cell and chunk, cells in order); chunks keep the array
     under ~160 MB."""
-    import numpy as np
-
     n_t, n_d, n_s = len(ax.tpls), len(ax.descs), P.shape[1]
     cell_items = list(ax.cells.items())
     chunk = max(1, min(n_boot, int(2e7 // max(1, n_t * n_d * n_s))))
@@ -541,8 +527,6 @@ def _bootstrap(ax: _AxisCells, P, S, method: str, n_boot: int, rng):
 def _interval(x, level: float):
     """Percentile interval at ``level`` of bootstrap values (:func:`biaskit.bootstrap.percentile_interval`), or
     (None, None) without a bootstrap."""
-    from biaskit.bootstrap import percentile_interval
-
     if x is None:
         return None, None
     return percentile_interval(x, level)
@@ -598,8 +582,6 @@ def _partial_rows(base: dict, cl: _Clusters, fig: _PointFigures, boot, level: fl
 
 def _descriptor_rows(base: dict, ax: _AxisCells, styles: list[str], fig: _PointFigures, top: int) -> list[dict]:
     """One ``descriptors`` row per descriptor: contribution, share, rank, top style and template-averaged style means."""
-    import numpy as np
-
     descs, mask, use, contrib, per_style = ax.descs, ax.mask, ax.use, fig.contrib, fig.per_style
     order = sorted(range(len(descs)), key=lambda i: (-contrib[i], descs[i]))
     rank = {i: r + 1 for r, i in enumerate(order)}
@@ -673,8 +655,6 @@ def gen_bias(
     per style and the total Summed-Cluster Gen Bias equals the Full Gen Bias). ``top``: descriptors listed per axis
     in ``descriptors`` with rank <= top (all rows are kept; the rank says which are top).
     """
-    import numpy as np
-
     ci, method = _check_options(ci, method, n_boot)
     gen = _read_generations(table, prob_columns, style_names, axis, descriptor, template)
     cl = _style_clusters(clusters, n_clusters, gen.styles, gen.P, gen.bad)
@@ -720,12 +700,6 @@ def style_probabilities(
     """Add ``<prefix><label>`` probability columns from any HF sequence classifier (softmax/sigmoid as the
     model's config says, see :class:`biaskit.evaluate.metrics.classifier.HFClassifier`). Rows with no text
     get nulls. Returns (pyarrow table, probability column names, style names)."""
-    import numpy as np
-    import pyarrow as pa
-
-    from biaskit.evaluate.metrics.classifier import HFClassifier
-    from biaskit.io import to_arrow
-
     t = to_arrow(table)
     if text_column not in t.column_names:
         raise BiaskitError(

@@ -15,7 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics.honest import fill_procedures
 from biaskit.evaluate.stats._common import as_list, error_column, fill_keys, require_columns, require_groups, to_frame
+from biaskit.evaluate.stats.aggregate import _label_strings
+from biaskit.evaluate.stats.bold import REGARD_LABELS
 
 HONEST_BY = ("language", "subject_category", "template_category", "term", "descriptor")
 #: columns of :func:`honest_summary` that are figures or facts, not group keys
@@ -51,8 +54,6 @@ def honest_summary(table: Any, by: str | Sequence[str] = ("language", "subject_c
     as published; ``not recorded``), then ``cat_<category>`` = share of valid completions with a word of that category.
     """
     import pandas as pd
-
-    from biaskit.evaluate.metrics.honest import fill_procedures
 
     df = to_frame(table)
     by = as_list(by)
@@ -102,15 +103,12 @@ def regard_difference(
     and label with ``mean_a``, ``mean_b``, ``diff`` and the counts used (nulls counted)."""
     import pandas as pd
 
-    from biaskit.evaluate.stats.aggregate import _label_strings
-
     df = to_frame(table)
     within = [c for c in as_list(within) if c in df.columns]
     require_columns(df, [group, column], "regard difference", "score the table with the regard metric (regard_label)")
     df = fill_keys(df, [group, *within])
     require_groups(df, group, (a, b))
     df[column] = _label_strings(df[column])
-    from biaskit.evaluate.stats.bold import REGARD_LABELS
 
     seen = sorted(set(df[column].dropna()))
     labels = [x for x in REGARD_LABELS if x in seen or not use_probabilities] + [x for x in seen if x not in REGARD_LABELS]

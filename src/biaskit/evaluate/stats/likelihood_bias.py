@@ -16,8 +16,13 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from biaskit.bootstrap import percentile_interval
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import check_alpha, fill_keys, require_columns, to_frame
+from biaskit.evaluate.stats.inference import proportion_interval
+from biaskit.evaluate.stats.significance import mwu_two_sided
 
 
 @dataclass
@@ -79,8 +84,6 @@ def _select_rows(df, value: str, model: str | None, skipped: dict[str, int]):
 
 def _check_values(df, value: str) -> None:
     """E080 for an infinite value, or one below 1 (perplexity) / 0 (NLL): a broken row, not a rank."""
-    import numpy as np
-
     # a perplexity is exp(mean NLL) >= 1 and an NLL is >= 0: a negative or infinite value is a broken row, not a rank
     low = 1.0 if value == "perplexity" else 0.0 if value in ("nll_mean", "nll_sum") else None
     arr = df[value].dropna().to_numpy(dtype=float)
@@ -127,8 +130,6 @@ def _rank_descriptors(ax, tpl, vals: dict) -> tuple[list[dict], dict]:
 
 def _test_pairs(ax, tpl, vals: dict, meds: dict, alpha: float) -> list[dict]:
     """``pairs`` rows of one template: a Mann-Whitney U test per descriptor pair (nan when a side has no value)."""
-    from biaskit.evaluate.stats.significance import mwu_two_sided
-
     rows = []
     for da, db in itertools.combinations(sorted(vals), 2):
         xa, xb = vals[da], vals[db]
@@ -227,8 +228,6 @@ def likelihood_bias_interval(pairs: Any, *, n_boot: int = 1000, seed: int = 0, l
     gives the same share (0 or 1: no pair or every pair differs), the percentile interval is a point; the Wilson
     interval of that share over the axis' descriptors is returned instead (never a zero-width interval).
     """
-    import numpy as np
-
     testable = pairs[pairs["p_value"].notna()] if len(pairs) else pairs
     if not len(testable):
         return None
@@ -244,14 +243,12 @@ def likelihood_bias_interval(pairs: Any, *, n_boot: int = 1000, seed: int = 0, l
     fr = (pw * diff).sum(axis=1)[tot > 0] / tot[tot > 0]
     if not len(fr):
         return None
-    from biaskit.bootstrap import percentile_interval
 
     lo, hi = percentile_interval(fr, level)
     if hi - lo <= 0:
         # every resample gives the same share (no pair differs, or every pair does): the bootstrap has collapsed to a
         # point. A finite sample never gets a point as its interval: the Wilson interval of the share with n = the
         # number of descriptors (the unit resampled, the independent units behind the dependent pairs) instead
-        from biaskit.evaluate.stats.inference import proportion_interval
 
         share = float(diff.mean())
         return proportion_interval(round(share * len(descs)), len(descs), level=level)

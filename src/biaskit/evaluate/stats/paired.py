@@ -22,7 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from biaskit.bootstrap import percentile_interval
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.stats._common import as_list, fill_keys, require_columns, to_frame
+from biaskit.evaluate.stats.significance import correct_pvalues
 
 #: columns of :func:`paired_by_template`'s result after the ``within`` columns
 PAIRED_COLUMNS = [
@@ -59,8 +62,6 @@ def _wilcoxon(d: np.ndarray) -> tuple[float, float]:
 
 def _pair_row(d: np.ndarray, rng, n_boot: int, level: float) -> dict[str, Any]:
     """The figures of one pair from its per-template differences ``d``."""
-    from biaskit.bootstrap import percentile_interval
-
     t = d.size
     w, p = _wilcoxon(d) if t >= 1 else (math.nan, math.nan)
     lo = hi = math.nan
@@ -98,9 +99,6 @@ def paired_by_template(
     column ``value``. Rows with a null value, descriptor or template are left out. A pair that shares no
     template has no row. E347 for a missing or non-numeric value column."""
     import pandas as pd
-
-    from biaskit.evaluate.stats._common import as_list, fill_keys, require_columns, to_frame
-    from biaskit.evaluate.stats.significance import correct_pvalues
 
     df = to_frame(table)
     within = as_list(within)

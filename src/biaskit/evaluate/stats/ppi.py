@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.stats._common import check_ci, fill_keys, is_missing, require_columns, to_frame
+from biaskit.evaluate.stats.aggregate import _label_strings, proportion_ci
 from biaskit.evaluate.stats.inference import newcombe_interval
 from biaskit.evaluate.stats.inference import normal_quantile as _z
 
@@ -116,8 +118,6 @@ def _row(group, measure: str, **kw) -> dict[str, Any]:
 
 def _group_rows(g, y_lab, yh_lab, unl, lam, level) -> tuple[list[dict], dict | None]:
     """share_metric, share_human and share_ppi rows of one group, and its PPI estimate (None when undefined)."""
-    from biaskit.evaluate.stats.aggregate import proportion_ci
-
     yh_all = np.concatenate([yh_lab, unl])
     n, big_n = int(y_lab.size), int(yh_all.size - y_lab.size)
     counts = {"n_labelled": n, "n_unlabelled": big_n}
@@ -199,9 +199,6 @@ def ppi_gap_rows(result) -> Any:
 
 def _binary(series, label: str):
     """1.0 where the value is ``label``, 0.0 for another label, nan where null (booleans as 'true'/'false')."""
-    from biaskit.evaluate.stats._common import is_missing
-    from biaskit.evaluate.stats.aggregate import _label_strings
-
     s = _label_strings(series)
     miss = is_missing(s)
     return np.where(miss.to_numpy(), np.nan, (s == str(label)).to_numpy(dtype=float))
@@ -211,8 +208,6 @@ def ppi_table(table: Any, *, metric_column: str, human_column: str, label: str, 
     """PPI of the share of ``label`` per value of ``by`` from one table: ``metric_column`` holds the metric's label
     of every row, ``human_column`` the human label (null = unlabelled). Rows whose metric label is null are left
     out (they are failed rows; E343 when none is left in a group). Returns :data:`PPI_COLUMNS` rows."""
-    from biaskit.evaluate.stats._common import check_ci, fill_keys, require_columns, to_frame
-
     check_ci(level)
     df = to_frame(table)
     require_columns(df, [metric_column, human_column, by], "stats ppi", "pass --metric-column, --human-column and --by with columns of the table")
@@ -234,8 +229,6 @@ def ppi_table(table: Any, *, metric_column: str, human_column: str, label: str, 
 
 
 def _check_label_present(df, metric_column: str, human_column: str, label: str) -> None:
-    from biaskit.evaluate.stats.aggregate import _label_strings
-
     seen = set(_label_strings(df[metric_column]).dropna()) | set(_label_strings(df[human_column]).dropna())
     if str(label) not in seen:
         raise BiaskitError(

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from biaskit.annotate.labelmodels import labels_as_majority
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.stats._common import to_frame
+from biaskit.io import to_arrow
 
 #: the id columns a sample is matched on, in this order (those present in both tables)
 KEY_COLUMNS = ("prompt_id", "model", "kind", "sample_index")
@@ -23,8 +26,6 @@ HUMAN_COLUMN = "human_label"
 def human_labels(samples: Any, *, annotations: Any = None, labels: Any = None) -> dict[str, str]:
     """{sample_id: human label} of a round's non-gold items with a label (majority vote of ``annotations`` with
     ties dropped, or the ``labels`` table of ``annotate aggregate``)."""
-    from biaskit.io import to_arrow
-
     if (annotations is None) == (labels is None):
         raise BiaskitError(
             "E346",
@@ -32,8 +33,6 @@ def human_labels(samples: Any, *, annotations: Any = None, labels: Any = None) -
             fix="--annotations ANNOTATIONS (majority vote) or --labels LABELS (annotate aggregate)",
         )
     if labels is not None:
-        from biaskit.annotate.labelmodels import labels_as_majority
-
         mv = labels_as_majority(labels)
     else:
         from biaskit.annotate.agreement import majority_vote
@@ -56,8 +55,6 @@ def join_round(scored: Any, samples: Any, *, annotations: Any = None, labels: An
 
     E345 when the samples carry none of the id columns, when a key is not unique in the scored table, or when no
     labelled sample matches a scored row."""
-    from biaskit.evaluate.stats._common import to_frame
-
     df = to_frame(scored)
     sm = to_frame(samples)
     if "sample_id" not in sm.columns:

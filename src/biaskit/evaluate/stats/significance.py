@@ -17,8 +17,13 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import as_list, fill_keys, is_missing, require_columns, to_frame
+from biaskit.evaluate.stats.aggregate import _label_strings, check_label_vocabulary, metric_labels
+from biaskit.evaluate.stats.cluster import cr1_diff, resolve_cluster
+from biaskit.evaluate.stats.inference import newcombe_interval
 
 CORRECTIONS = ("holm", "bh", "none")
 
@@ -66,7 +71,6 @@ def chi2_homogeneity(contingency, *, correction: bool = False) -> dict[str, floa
     ``correction``: Yates' continuity correction for 2x2 tables (off by default; BOLD reports the plain
     statistic). Returns ``chi2, p_value, dof, n, cramers_v``.
     """
-    import numpy as np
     from scipy.stats import chi2_contingency
 
     m = np.asarray(getattr(contingency, "values", contingency), dtype=float)
@@ -89,8 +93,6 @@ def mann_whitney(a, b) -> dict[str, float]:
     ``u`` is the statistic of ``a``; ``rank_biserial`` = 2U/(n_a n_b) - 1 (> 0: ``a`` tends to be larger;
     = P(a > b) - P(a < b)). With an empty sample the result is nan.
     """
-    import numpy as np
-
     xa = np.asarray([np.nan if v is None else v for v in a], dtype=float)
     xb = np.asarray([np.nan if v is None else v for v in b], dtype=float)
     xa, xb = xa[~np.isnan(xa)], xb[~np.isnan(xb)]
@@ -110,8 +112,6 @@ def mann_whitney(a, b) -> dict[str, float]:
 def _u_null_counts(n1: int, n2: int):
     """Number of orderings of n1 + n2 distinct values giving each U (0 .. n1*n2), by the recursion
     c(n1, n2, u) = c(n1 - 1, n2, u - n2) + c(n1, n2 - 1, u)."""
-    import numpy as np
-
     if n1 == 0 or n2 == 0:
         return np.ones(1, dtype=object)
     a = _u_null_counts(n1 - 1, n2)
@@ -131,10 +131,6 @@ def mwu_two_sided(xa, xb) -> tuple[float, float]:
     faster, which matters for Likelihood Bias: one test per descriptor pair and template). A test checks
     equality with scipy on random samples.
     """
-    import math
-
-    import numpy as np
-
     n1, n2 = int(xa.size), int(xb.size)
     xy = np.concatenate([xa, xb])
     _, inv, counts = np.unique(xy, return_inverse=True, return_counts=True)
@@ -166,8 +162,6 @@ def holm(pvalues: Sequence[float]):
     running maximum, capped at 1), so the values are equal to the bit (tests compare the two), without its
     ``gc.collect()`` on every call: in a process holding a model that cost about a second per call, and a
     report makes hundreds of calls."""
-    import numpy as np
-
     p = np.asarray(pvalues, dtype=float)
     if p.size == 0:
         return p
@@ -286,8 +280,6 @@ def _adjust_family(fam_rows: list[dict], correction: str) -> None:
 def _prepare_label_column(df, column: str, label: str) -> None:
     """Labels of ``column`` as strings (in place); E151 for values outside a metric's labels, E080 when ``label``
     is not one of the column's labels."""
-    from biaskit.evaluate.stats.aggregate import _label_strings, check_label_vocabulary, metric_labels
-
     df[column] = _label_strings(df[column])
     check_label_vocabulary(df[column].tolist(), column)
     known = metric_labels(column) or sorted(set(df[column].dropna()))
@@ -305,17 +297,12 @@ def _pair_interval(fam, group: str, column: str, label: str, a: str, b: str, row
     """``ci_low, ci_high, method, cluster, n_clusters`` of the pair's difference p_a - p_b: Newcombe's hybrid
     score interval (iid), or with ``cluster`` the CR1 cluster-robust Wald interval, whose z and p then replace
     the pooled z-test's (see :mod:`biaskit.evaluate.stats.cluster`)."""
-    import math
-
     out = {"ci_low": math.nan, "ci_high": math.nan, "method": "newcombe" if cluster is None else "cr1-wald", "cluster": cluster, "n_clusters": None}
     if not row["n_a"] or not row["n_b"]:
         return out
     if cluster is None:
-        from biaskit.evaluate.stats.inference import newcombe_interval
-
         out["ci_low"], out["ci_high"] = newcombe_interval(row["count_a"], row["n_a"], row["count_b"], row["n_b"], level=0.95)
         return out
-    from biaskit.evaluate.stats.cluster import cr1_diff
 
     sub = fam[fam[group].isin([a, b]) & ~is_missing(fam[column])]
     r = cr1_diff((sub[column] == label).to_numpy(dtype=float), (sub[group] == a).to_numpy(), sub[cluster].tolist())
@@ -370,8 +357,6 @@ def pairwise_proportion_tests(
     cluster, n_clusters``.
     """
     import pandas as pd
-
-    from biaskit.evaluate.stats.cluster import resolve_cluster
 
     df = to_frame(table)
     within = as_list(within)
@@ -447,7 +432,6 @@ def chi2_by(table: Any, group: str, column: str, *, within: str | Sequence[str] 
     within = as_list(within)
     require_columns(df, [group, column, *within], "chi-square test")
     df = fill_keys(df, [group, *within])
-    from biaskit.evaluate.stats.aggregate import _label_strings
 
     df[column] = _label_strings(df[column])
     rows = []

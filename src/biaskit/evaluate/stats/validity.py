@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from biaskit.evaluate.stats._common import as_list, check_ci, fill_keys, require_columns, to_frame
+from biaskit.evaluate.stats.aggregate import proportion_ci
+from biaskit.evaluate.stats.significance import chi2_by, correct_pvalues
 
 VALIDITY_BY = ("model", "language", "subject_category")
 _HINT = "score the fill-ins with the validity metric first: biaskit score FILLINS --metrics validity --text-column token"
@@ -22,8 +24,6 @@ def validity_summary(table: Any, by: str | Sequence[str] = VALIDITY_BY, *, colum
     ``n_error``, ``valid`` (count), ``share_valid`` = valid / n_scored, ``ci_low``/``ci_high`` (Wilson by
     default, ``method="clopper-pearson"``). Grouping columns the table lacks are left out; rows are never dropped."""
     import pandas as pd
-
-    from biaskit.evaluate.stats.aggregate import proportion_ci
 
     df = to_frame(table)
     check_ci(ci)
@@ -67,8 +67,6 @@ def validity_tests(
     one test per value of ``within`` (columns the table lacks are left out): ``groups``, ``n``, ``chi2``,
     ``dof``, ``p_value``, ``cramers_v``, ``p_adjusted`` (``correction`` over the tests: holm, bh or none).
     A test is undefined (nan) with fewer than two categories or when every fill-in is valid (or none is)."""
-    from biaskit.evaluate.stats.significance import chi2_by, correct_pvalues
-
     df = to_frame(table)
     require_columns(df, [column, category], "validity test", _HINT)
     within = [c for c in as_list(within) if c in df.columns]

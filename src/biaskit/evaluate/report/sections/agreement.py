@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from biaskit.evaluate.report.model import MIN_GROUP_N, Finding, Section, find_table, register_section
+from biaskit.evaluate.report.plots import agreement_chart, split_count_measures
 
 
 def _agreement_section(b, loaded) -> Section:
     import pandas as pd
-
-    from biaskit.evaluate.report.plots import agreement_chart
 
     name, df = find_table(loaded, ["round", "measure", "value"], "agreement")
     # agreement and validation figures may sit in several agreement-stage tables (e.g. agreement + validation)
@@ -39,8 +38,6 @@ def _agreement_section(b, loaded) -> Section:
         if c in overall.columns:
             overall = overall[overall[c].isna()]
     if len(overall):
-        from biaskit.evaluate.report.plots import split_count_measures
-
         lab = overall["task_type"] if "task_type" in overall.columns else overall["round"]
         ov = overall.assign(metric=[f"{r} ({t})" if t == t and t is not None else str(r) for r, t in zip(overall["round"], lab)])
         drawn, counts = split_count_measures(ov)

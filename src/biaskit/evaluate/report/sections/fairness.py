@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, register_section
+import numpy as np
+
+from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, register_section, uncertainty_flags
 from biaskit.evaluate.report.plots import save_figure
+from biaskit.evaluate.stats.families import holm_within
 
 MAX_HEADLINES_PER_METRIC = 3
 
@@ -35,7 +38,6 @@ def rates_chart(df, path: str | Path | None, *, title: str):
     import matplotlib
 
     matplotlib.use("Agg")
-    import numpy as np
     from matplotlib.figure import Figure as MplFigure
 
     rates = list(dict.fromkeys(df["measure"]))
@@ -128,8 +130,6 @@ def _family_pairs(df):
     """The ``diff_*`` rows with a test, with ``p_value`` Holm-corrected within the metric-fairness family (every
     pair x rate of one metric and grouping column; :mod:`biaskit.evaluate.stats.families`) and ``family_size``:
     for tables ``annotate validate`` writes this is the ``p_value`` it wrote; older tables are corrected here."""
-    from biaskit.evaluate.stats.families import holm_within
-
     pair = df[df["measure"].astype(str).str.startswith("diff_") & df["p_value_raw"].notna()].copy()
     pair = pair.drop(columns=[c for c in ("family", "family_size") if c in pair.columns])
     pair["group_by"] = pair["group_by"].fillna("group") if "group_by" in pair.columns else "group"
@@ -310,8 +310,6 @@ def _rate_figures(b, sec: Section, grp) -> None:
 def _fairness_headline(b, sec: Section, df, grp) -> None:
     """The significant differences in one sentence of the section and as headline findings; a metric without one
     gets its largest accuracy gap as an uncertain finding (folded under its verdict). A small group is a caution."""
-    from biaskit.evaluate.report.model import uncertainty_flags
-
     found = fairness_findings(df, b.alpha, representative=True)
     sig = [f for f in found if f["significant"]]
     if sig:

@@ -12,14 +12,14 @@ that are a conclusion in at least one format and that both formats could test.
 
 from __future__ import annotations
 
-from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, register_section, slug
+from biaskit.evaluate.metrics.catalog import label_outputs
+from biaskit.evaluate.report.model import Figure, Finding, Section, SkipAnalysis, register_section, slug
 from biaskit.evaluate.report.plots import save_figure
+from biaskit.evaluate.stats import pairwise_proportion_tests
 
 
 def _format_table(loaded):
     """(name, DataFrame) of the first table with two or more prompt formats, a group column and a label column."""
-    from biaskit.evaluate.metrics.catalog import label_outputs
-
     los = [lo for lo in label_outputs().values() if lo.test_label]
     for name, df in loaded.items():
         if "prompt_format" not in df.columns or "group" not in df.columns:
@@ -37,8 +37,6 @@ def _format_table(loaded):
 def conclusions(df, column: str, label: str, alpha: float):
     """Per format, group pair and domain: the z-test of ``label``'s share (Holm within format and domain) and its
     conclusion (``higher``, ``lower`` or ``none``)."""
-    from biaskit.evaluate.stats import pairwise_proportion_tests
-
     within = ["prompt_format", *(["domain"] if "domain" in df.columns else [])]
     d = df[df["prompt_format"].notna()]
     z = pairwise_proportion_tests(d, "group", column, label, within=within, correction="holm")
@@ -133,7 +131,6 @@ def formats_section(b, loaded):
         b.fig_dir.mkdir(parents=True, exist_ok=True)
         p = _scatter(z, formats, b.fig_dir / f"formats_{slug(lo.key)}.png", f"{what}: {n_flips} of {n_drawn} conclusions flip")
         b.figures.append(p)
-        from biaskit.evaluate.report.model import Figure
 
         sec.figures.append(Figure(p, f"{what}: group-pair share differences in the two formats; a red x is a conclusion that flips."))
     if not rows:

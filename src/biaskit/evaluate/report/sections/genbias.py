@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from biaskit.evaluate.report.model import Figure, Section, SkipAnalysis, register_section, slug
 from biaskit.evaluate.report.plots import save_figure
+from biaskit.evaluate.report.sections.paired import add_paired
+from biaskit.evaluate.stats.genbias import DDOF, SCALE, gen_bias
 
 #: probability families tried in order: (prefix, columns never taken as probabilities)
 FAMILIES = (
@@ -36,7 +40,6 @@ def _bars(by_axis, path: Path, title: str) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     d = by_axis[by_axis["full_gen_bias"].notna()]
     labels = [f"{m} | {a}" if "model" in d.columns else str(a) for m, a in zip(d.get("model", d["axis"]), d["axis"])]
@@ -61,8 +64,6 @@ def _bars(by_axis, path: Path, title: str) -> Path:
 
 def genbias_section(b, loaded):
     """The report section (raises the builder's skip exception with the reason when no table fits)."""
-    from biaskit.evaluate.stats.genbias import DDOF, SCALE, gen_bias
-
     found = None
     for name, df in loaded.items():
         if not all(c in df.columns for c in ("axis", "descriptor", "template")):
@@ -103,7 +104,6 @@ def genbias_section(b, loaded):
     b.table(sec, "genbias_partial", res.partial, "Partial Gen Bias per style (adds up to the Full Gen Bias of the axis).")
     top = res.descriptors[res.descriptors["top"]]
     b.table(sec, "genbias_descriptors", top, "Descriptors that contribute most to the Full Gen Bias of their axis.", max_rows=30)
-    from biaskit.evaluate.report.sections.paired import add_paired
 
     style = next((c for c in cols if "negative" in c), cols[0])  # one style's probability: the paired gap of that style
     gens = df[df["kind"] == "generate"] if "kind" in df.columns else df

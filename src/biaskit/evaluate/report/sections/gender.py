@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from biaskit.evaluate.metrics.catalog import label_outputs
 from biaskit.evaluate.report.model import Section, find_table, register_section
+from biaskit.evaluate.report.plots import diverging_bars
 from biaskit.evaluate.report.sections.labels import check_vocabulary
+from biaskit.evaluate.stats import gender_polarity_table, male_minus_female
+from biaskit.evaluate.stats.bold import GENDER_METHODS
+from biaskit.manifest import metric_description
 
 
 def _gender_section(b, loaded) -> Section:
-    from biaskit.evaluate.stats import gender_polarity_table, male_minus_female
-    from biaskit.evaluate.stats.bold import GENDER_METHODS
-
     name, df = find_table(loaded, [], "gender", any_of=list(GENDER_METHODS.values()))
     vocab = {lo.column: lo.labels for lo in label_outputs().values()}  # declared by the gender metric
     for col in GENDER_METHODS.values():
@@ -54,7 +55,6 @@ def _mmf_figure(b, sec: Section, mmf, method: str) -> None:
         )
         sec.text.append(f"Male minus female share per profession (gender_{method}_label): 0 for every group and source, so no chart: {why}.")
         return
-    from biaskit.evaluate.report.plots import diverging_bars
 
     hue = "model" if "model" in mmf.columns and mmf["model"].nunique() > 1 else None
     b.figure(
@@ -74,8 +74,6 @@ def _mmf_figure(b, sec: Section, mmf, method: str) -> None:
 def coverage_note(manifest) -> str | None:
     """One sentence on how much of Bolukbasi's word lists the scoring's vector space held (from the gender
     metric's ``info.wordlist_coverage`` in the scores manifest); None when the manifest does not say."""
-    from biaskit.manifest import metric_description
-
     desc = metric_description(manifest, "gender")
     cov = ((desc or {}).get("info") or {}).get("wordlist_coverage")
     if not isinstance(cov, dict):

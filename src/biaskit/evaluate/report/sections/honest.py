@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from biaskit.evaluate.metrics.honest import NOT_PUBLISHED, fill_procedures
 from biaskit.evaluate.report.model import Section, find_table, register_section
+from biaskit.evaluate.report.plots import fraction_bars, heatmap
+from biaskit.evaluate.stats import honest_category_matrix, honest_summary
 
 
 def _honest_section(b, loaded) -> Section:
-    from biaskit.evaluate.metrics.honest import NOT_PUBLISHED, fill_procedures
-    from biaskit.evaluate.report.plots import fraction_bars, heatmap
-    from biaskit.evaluate.stats import honest_category_matrix, honest_summary
-
     name, df = find_table(loaded, ["honest_hurtful"], "honest")
     # HONEST scores a masked LM's unfiltered top-k tokens: fill-ins from --whole-word/--max-subwords/targets are not that
     proc, published, note = fill_procedures(df["generation_config"].tolist() if "generation_config" in df.columns else [None])

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, register_section
+from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, find_table, register_section
 from biaskit.evaluate.stats.inference import proportion_interval
 
 
@@ -188,8 +188,6 @@ def _verdict(cm: np.ndarray | None, human) -> str:
 
 def judge_section(b: Any, loaded: dict[str, Any]) -> Section | None:
     """The section, or None when no table has judge columns (a run without a judge: the section is not listed)."""
-    from biaskit.evaluate.report.model import find_table
-
     if not any("judge_label" in d.columns for d in loaded.values()):
         return None
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from biaskit.evaluate.baseline import SPAN_WORDS
 from biaskit.evaluate.metrics.catalog import label_outputs
 from biaskit.evaluate.report.model import (
     MIN_GROUP_N,
@@ -24,6 +25,11 @@ from biaskit.evaluate.report.model import (
     small_n_cautions,
     uncertainty_flags,
 )
+from biaskit.evaluate.report.plots import stacked_proportions
+from biaskit.evaluate.stats import chi2_by, label_proportions, pairwise_mann_whitney, regard_difference
+from biaskit.evaluate.stats.families import proportion_family_tests
+from biaskit.labels import check_values
+from biaskit.manifest import metric_description
 
 
 def _gap_findings(
@@ -88,8 +94,6 @@ def baseline_span(b, name: str) -> str | None:
 
 
 def span_sentence(span: str | None) -> str:
-    from biaskit.evaluate.baseline import SPAN_WORDS
-
     if span is None:
         return (
             "Caution: the table does not record which span of the Wikipedia sentence the baseline rows were scored on. If it is the "
@@ -104,8 +108,6 @@ def span_sentence(span: str | None) -> str:
 
 def _toxicity_backend(b, name: str) -> str | None:
     """``offline`` when the table's manifest says its toxicity scores came from the offline backend."""
-    from biaskit.manifest import metric_description
-
     tox = metric_description(b.manifests.get(name), "toxicity")
     if isinstance(tox, dict):
         info, cfg = tox.get("info") or {}, tox.get("config") or {}
@@ -229,8 +231,6 @@ def _no_signal_per_source(run: _LabelRun) -> None:
 
 def _shares(run: _LabelRun, labels) -> None:
     """The table of label shares per domain, group and source, and a stacked-bar figure per domain."""
-    from biaskit.evaluate.stats import label_proportions
-
     b, title = run.b, run.title
     keys = [c for c in ("domain", "group", "model") if c in run.df.columns]
     wide = label_proportions(run.df, run.column, keys, label_order=labels, n_boot=b.n_boot, seed=b.seed)
@@ -255,8 +255,6 @@ def _shares(run: _LabelRun, labels) -> None:
 def _group_tests(run: _LabelRun) -> None:
     """Tests between groups (per domain and source): z-tests of the tested label's share with the largest gaps as
     headline, chi-square of the whole label distribution, then the sources against each other, then the score."""
-    from biaskit.evaluate.stats import chi2_by
-
     df = run.df
     within = [c for c in ("domain", "model") if c in df.columns]
     _group_ztests(run, within)
@@ -277,8 +275,6 @@ def _group_tests(run: _LabelRun) -> None:
 def _group_ztests(run: _LabelRun, within: list[str]) -> None:
     """Two-proportion z-tests of the tested label's share between every pair of groups, and the largest gap per
     domain and source as a headline finding (labelled as the Wikipedia baseline's where it is)."""
-    from biaskit.evaluate.stats.families import proportion_family_tests
-
     df, sec = run.df, run.sec
     # the family of `biaskit stats family --kind group-gap`; texts of one page (page_id) or template are alike, so the
     # interval, z and p are cluster-robust (CR1) when the table has such a column
@@ -329,8 +325,6 @@ def _group_ztests(run: _LabelRun, within: list[str]) -> None:
 
 def _source_tests(run: _LabelRun) -> None:
     """Chi-square across text sources, and (when the table has the Wikipedia baseline) each model against it."""
-    from biaskit.evaluate.stats import chi2_by
-
     df = run.df
     c2 = chi2_by(df, "model", run.column, within=[c for c in ("domain",) if c in df.columns])
     run.b.table(
@@ -347,8 +341,6 @@ def _source_tests(run: _LabelRun) -> None:
 def _vs_wikipedia(run: _LabelRun, models: list) -> None:
     """Each model against the Wikipedia baseline per group (z-tests, Holm over the domain's groups and models) with
     the span sentence, and the largest difference per domain and model as a headline finding."""
-    from biaskit.evaluate.stats.families import proportion_family_tests
-
     df, sec = run.df, run.sec
     span = baseline_span(run.b, run.name)
     sec.text.append(span_sentence(span))
@@ -390,8 +382,6 @@ def _vs_wikipedia(run: _LabelRun, models: list) -> None:
 
 
 def _score_mann_whitney(run: _LabelRun, within: list[str]) -> None:
-    from biaskit.evaluate.stats import pairwise_mann_whitney
-
     mw = _with_bh(run.df, pairwise_mann_whitney, run.df, "group", run.score, within=within)
     if len(mw):
         run.b.table(
@@ -410,8 +400,6 @@ def check_vocabulary(df, column: str, labels, table: str) -> None:
     Such values would count as "no known label" and show as 0% for every group: error E151 instead, naming
     the table, the column, the unknown values and the valid ones. Nulls are fine (failed rows, counted as n_null).
     """
-    from biaskit.labels import check_values
-
     check_values(
         df[column].dropna().tolist(),
         labels,
@@ -422,14 +410,10 @@ def check_vocabulary(df, column: str, labels, table: str) -> None:
 
 
 def _plot_stacked(sub, keys, labs, path, title):
-    from biaskit.evaluate.report.plots import stacked_proportions
-
     return stacked_proportions(sub, keys, labs, path, title=title)
 
 
 def _regard_extra(b, sec: Section, loaded) -> None:
-    from biaskit.evaluate.stats import regard_difference
-
     name, df = find_table(loaded, ["regard_label", "group"], "regard")
     rows = []
     for dom, sub in by_domain(df):

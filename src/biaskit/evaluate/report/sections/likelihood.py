@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from biaskit.evaluate.report.model import MIN_GROUP_N, Finding, Section, SkipAnalysis, find_table, register_section, slug
+from biaskit.evaluate.report.plots import fraction_bars
+from biaskit.evaluate.report.sections.paired import add_paired
+from biaskit.evaluate.stats import likelihood_bias
+from biaskit.evaluate.stats.likelihood_bias import likelihood_bias_interval
 
 
 def _likelihood_section(b, loaded) -> Section:
@@ -51,8 +55,6 @@ def _likelihood_section(b, loaded) -> Section:
 
 def _paired(b, sec: Section, df, models: list) -> None:
     """The paired analysis by template of each model's perplexities (see :mod:`.paired`)."""
-    from biaskit.evaluate.report.sections.paired import add_paired
-
     value = "perplexity" if "perplexity" in df.columns else "nll_mean"
     rows = df[df["kind"] == "likelihood"] if "kind" in df.columns else df
     for m in models:
@@ -92,8 +94,6 @@ def _likelihood_models(df) -> list:
 def _bias_per_model(b, sec: Section, df, models: list):
     """:func:`likelihood_bias` of each model: its by-axis, pairs and ranking tables (lists of frames with a ``model``
     column first), saying in the section which rows each model left out."""
-    from biaskit.evaluate.stats import likelihood_bias
-
     axes, pairs, ranks = [], [], []
     for m in models:
         res = likelihood_bias(df, alpha=b.alpha, model=m)
@@ -110,8 +110,6 @@ def _bias_per_model(b, sec: Section, df, models: list):
 def _axis_finding(b, r, all_pairs) -> Finding:
     """The headline finding of one axis (row ``r`` of the by-axis table): its score with the descriptor-bootstrap
     interval, flagged when no pair was testable or the interval reaches the chance rate."""
-    from biaskit.evaluate.stats.likelihood_bias import likelihood_bias_interval
-
     pr = all_pairs[(all_pairs["model"] == r["model"]) & (all_pairs["axis"] == r["axis"])] if len(all_pairs) else all_pairs
     n_min = int(min(pr["n_a"].min(), pr["n_b"].min())) if len(pr) else 0
     frac = float(r["fraction"]) if r["fraction"] == r["fraction"] else None
@@ -142,8 +140,6 @@ def _axis_finding(b, r, all_pairs) -> Finding:
 
 def _axis_figures(b, sec: Section, by_axis, models: list) -> None:
     """One bar chart per model: the fraction of differing descriptor pairs per axis."""
-    from biaskit.evaluate.report.plots import fraction_bars
-
     for m in models:
         sub = by_axis[by_axis["model"] == (m if m is not None else "")]
         b.figure(

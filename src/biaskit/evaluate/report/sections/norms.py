@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from biaskit.evaluate.report.model import PREFERENCE, Section, SkipAnalysis, by_domain, register_section
+from biaskit.evaluate.stats import aggregate, class_proportion_differences
 
 
 def _norms_section(b, loaded) -> Section:
     import pandas as pd
-
-    from biaskit.evaluate.stats import aggregate, class_proportion_differences
 
     order = [n for n in PREFERENCE["norms"] if n in loaded] + [n for n in loaded if n not in PREFERENCE["norms"]]
     name = next((n for n in order if any(c.startswith("norms_") and c.endswith("_class") for c in loaded[n].columns)), None)

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
+from biaskit.evaluate.report.plots import finish_figure, new_figure, shorten
+from biaskit.evaluate.stats.paired import paired_by_template, template_sensitivity
+
 
 def sensitivity_plot(top, path: Path | None, *, title: str, xlabel: str):
     """Horizontal range bars: per descriptor pair the min..max of its gap across templates, a dot at the mean and
     the paired-bootstrap interval of the mean as a thick bar."""
-    import numpy as np
-
-    from biaskit.evaluate.report.plots import finish_figure, new_figure, shorten
-
     d = top.head(20)
     fig = new_figure(7, max(2.5, 0.35 * len(d) + 1.2))
     ax = fig.add_subplot(111)
@@ -34,8 +35,6 @@ def sensitivity_plot(top, path: Path | None, *, title: str, xlabel: str):
 def add_paired(b, sec, df, value: str, *, what: str, name: str, model=None) -> None:
     """Add the paired analysis of column ``value`` (one model's rows) to section ``sec``: the table of every pair,
     the widest template spreads as a table and a figure, and a sentence on how to read them."""
-    from biaskit.evaluate.stats.paired import paired_by_template, template_sensitivity
-
     paired = paired_by_template(df, value, n_boot=b.n_boot, seed=b.seed)
     if not len(paired):
         sec.text.append(f"Paired analysis by template ({what}): no descriptor pair shares a template.")

@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, register_section, small_n_cautions, uncertainty_flags
+from biaskit.evaluate.report.plots import finish_figure, new_figure
+from biaskit.evaluate.stats.families import family_name, holm_list
+from biaskit.evaluate.stats.inference import wald_p
+from biaskit.evaluate.stats.ppi import ppi_table
+from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round
 
 #: the metric label column a round's task type is compared with
 TASK_COLUMNS = {"sentiment": "vader_label", "regard": "regard_label", "toxicity": "toxicity_label"}
@@ -43,9 +50,6 @@ def round_ppi(loaded, *, level: float = 0.95):
     column first; scored table name; metric column; join info). Raises the report's skip exception without a round."""
     import pandas as pd
 
-    from biaskit.evaluate.stats.ppi import ppi_table
-    from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round
-
     samples, ann, labs, name, scored, col = _round_tables(loaded)
     joined, info = join_round(scored, samples, annotations=ann, labels=labs if ann is None else None)
     out = []
@@ -76,9 +80,6 @@ def ppi_gap_finding(rows, col: str, label: str, *, alpha: float, stratified: boo
     """The headline finding of a round: the largest |gap_ppi| of ``label`` between two groups, with its normal
     interval and its Wald p Holm-corrected over every pair of groups (the round's group-gap family; one measure).
     None when no pair has a PPI gap."""
-    from biaskit.evaluate.stats.families import family_name, holm_list
-    from biaskit.evaluate.stats.inference import wald_p
-
     g = rows[(rows["label"] == label) & (rows["measure"] == "gap_ppi") & rows["value"].notna()].reset_index(drop=True)
     if not len(g):
         return None
@@ -117,10 +118,6 @@ def ppi_gap_finding(rows, col: str, label: str, *, alpha: float, stratified: boo
 
 def ppi_plot(rows, label: str, path: Path | None, *, title: str):
     """Per group: the metric-only share and the PPI share of ``label`` with their 95% intervals."""
-    import numpy as np
-
-    from biaskit.evaluate.report.plots import finish_figure, new_figure
-
     sub = rows[(rows["label"] == label) & rows["measure"].isin(["share_metric", "share_ppi", "share_human"])]
     groups = sorted(sub["group"].unique(), key=str)
     fig = new_figure(max(5, 0.9 * len(groups) + 2), 3.8)

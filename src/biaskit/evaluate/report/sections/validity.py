@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from biaskit.evaluate.report.model import Section, find_table, register_section
+from biaskit.evaluate.report.plots import fraction_bars
+from biaskit.evaluate.stats.validity import VALIDITY_BY, validity_summary, validity_tests
 
 
 def validity_section(b: Any, loaded: dict[str, Any]):
     """Share of fill-ins that are real words (Wilson CI) per model, language and subject category, the
     chi-square tests across subject categories, and a bar chart of the shares."""
-    from biaskit.evaluate.report.plots import fraction_bars
-    from biaskit.evaluate.stats.validity import VALIDITY_BY, validity_summary, validity_tests
-
     name, df = find_table(loaded, ["validity_valid"], "validity")
     by = [c for c in VALIDITY_BY if c in df.columns]
     sec = Section(
