@@ -25,7 +25,9 @@ if mode == "biaskit":
 else:
     # naive: one dict per row in Python, then one Arrow table, then Parquet
     import pyarrow as pa, pyarrow.parquet as pq
-    from biaskit.templates.holistic import load_holistic, noun_phrases, _templates
+    from biaskit.templates.holistic_data import load_holistic
+    from biaskit.templates.holistic_phrases import noun_phrases
+    from biaskit.templates.holistic_plan import _templates
     data = load_holistic(version)
     tpls = _templates(data)
     recs = []

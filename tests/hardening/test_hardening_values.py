@@ -165,7 +165,7 @@ def test_lead_time_must_be_finite_and_not_negative(tmp_path, lead):
 
 
 def test_a_nul_byte_in_descriptors_is_refused(tmp_path):
-    from biaskit.templates.holistic import validate_descriptors
+    from biaskit.templates.holistic_data import validate_descriptors
 
     with pytest.raises(BiaskitError) as e:
         validate_descriptors({"ability": {"reviewed": ["Deaf", "bl\x00ind"]}}, file="mine.json")

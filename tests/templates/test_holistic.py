@@ -9,14 +9,9 @@ import pytest
 from biaskit.errors import BiaskitError
 from biaskit.io import read_manifest, read_table
 from biaskit.manifest import new_manifest
-from biaskit.templates.holistic import (
-    count_distinct_texts,
-    expand_holistic,
-    load_holistic,
-    naive_article_mistakes,
-    noun_phrases,
-    write_holistic,
-)
+from biaskit.templates.holistic import count_distinct_texts, expand_holistic, write_holistic
+from biaskit.templates.holistic_data import load_holistic
+from biaskit.templates.holistic_phrases import naive_article_mistakes, noun_phrases
 
 
 @cache
@@ -340,7 +335,7 @@ _word = st.text(alphabet=st.characters(whitelist_categories=("Ll", "Lu"), max_co
 @settings(max_examples=60, deadline=None)
 @given(word=_word, pad=st.sampled_from([" {}", "{} ", "{}  x", "\t{}", "{}\n"]))
 def test_any_stray_whitespace_is_rejected(word, pad):
-    from biaskit.templates.holistic import validate_descriptors
+    from biaskit.templates.holistic_data import validate_descriptors
 
     bad = pad.format(word)
     with pytest.raises(BiaskitError, match="stray whitespace"):

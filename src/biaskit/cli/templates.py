@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from biaskit.templates.holistic_data import VARIANTS, load_holistic, validate_file
+
 
 def _split(values: list[str] | None) -> list[str] | None:
     """Repeated options and comma-separated values both work: --axis ability --axis age == --axis ability,age."""
@@ -74,7 +76,7 @@ def expand_holistic_cmd(
     Example: biaskit expand holistic --n-descriptors 100 --seed 0 --variants sample --dedupe --out hb_small_set.parquet
     """
     from biaskit.manifest import new_manifest
-    from biaskit.templates.holistic import VARIANTS, load_holistic, write_holistic
+    from biaskit.templates.holistic import write_holistic
 
     data = load_holistic(
         version, descriptors=descriptors_file or (), nouns=nouns_file or (), noun_phrases=noun_phrases_file or (), templates=templates_file or ()
@@ -207,7 +209,6 @@ def validate_cmd(
     Example: biaskit templates validate my_templates_cs.yaml my_descriptors.yaml
     """
     from biaskit.templates.files import load_file
-    from biaskit.templates.holistic import validate_file
 
     for f in files:
         is_set = kind == "set"

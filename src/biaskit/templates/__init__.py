@@ -1,7 +1,9 @@
 """Template expansion: HolisticBias descriptor x noun x template, translated gendered templates, HONEST.
 
 * :mod:`biaskit.templates.holistic`: HolisticBias v1.0/v1.1 expansion (:func:`expand_holistic`,
-  :func:`write_holistic`, :func:`load_holistic` with user extension files).
+  :func:`write_holistic`); :mod:`biaskit.templates.holistic_data` loads and validates the data
+  (:func:`load_holistic` with user extension files), :mod:`biaskit.templates.holistic_phrases` builds the
+  noun phrases and :mod:`biaskit.templates.holistic_plan` the row plan (filters, variants).
 * :mod:`biaskit.templates.articles`: the indefinite article by pronunciation.
 * :mod:`biaskit.templates.gendered`: the template language for gendered fill-mask templates with
   West Slavic agreement, and the bundled cs/pl/sk/en starter sets (:func:`expand_template_sets`).
@@ -18,7 +20,7 @@ from biaskit.templates.mask import MASK, find_mask_like, normalize_mask, to_mode
 _LAZY = {
     "expand_holistic": "biaskit.templates.holistic",
     "write_holistic": "biaskit.templates.holistic",
-    "load_holistic": "biaskit.templates.holistic",
+    "load_holistic": "biaskit.templates.holistic_data",
     "indefinite_article": "biaskit.templates.articles",
     "expand_template_sets": "biaskit.templates.gendered",
     "load_template_set": "biaskit.templates.gendered",
