@@ -85,7 +85,9 @@ def main() -> None:
     a = ap.parse_args()
     import pyarrow as pa
 
-    from biaskit.train.classifier import TrainConfig, labelled_data, train_classifier
+    from biaskit.train.classifier import train_classifier
+    from biaskit.train.config import TrainConfig
+    from biaskit.train.data import labelled_data
 
     data = labelled_data(pa.Table.from_pylist(texts(a.n)), labels="negative,neutral,positive")
     results = []

@@ -230,7 +230,7 @@ def test_cli_agreement_validate_aggregate_on_bad_annotations(tmp_path, case, row
 
 def test_train_classifier_takes_the_label_models_labels():
     """train classifier --aggregated-labels: the labelled table holds the label model's labels, gold items left out."""
-    from biaskit.train.classifier import majority_labels
+    from biaskit.train.data import majority_labels
 
     ann, truth = simulated_crowd(seed=3, n_items=40)
     gold_ids = ["s0000", "s0001"]

@@ -109,7 +109,8 @@ def test_validate_uses_the_carried_labels_when_the_scored_text_was_shown():
 
 
 def test_a_named_rule_is_rescored_and_reported_under_trains_name():
-    from biaskit.train.classifier import TrainConfig, vader_predict
+    from biaskit.train.baselines import vader_predict
+    from biaskit.train.config import TrainConfig
 
     samples, ann = _round(text_column="continuation")
     rule = TrainConfig().vader_rule  # the train baseline's rule, by name
@@ -152,7 +153,9 @@ def test_rescoring_needs_a_known_rule():
 
 @pytest.mark.parametrize("rule", ["vader-sheng-0.05", "vader-bold-0.5"])
 def test_train_names_its_vader_rule_in_metrics_and_card(tmp_path, rule):
-    from biaskit.train.classifier import TrainConfig, labelled_data, train_classifier
+    from biaskit.train.classifier import train_classifier
+    from biaskit.train.config import TrainConfig
+    from biaskit.train.data import labelled_data
 
     rs = [{"text": f"xyz was {w}.", "label": lab} for w, lab in [("kind", "positive"), ("cruel", "negative")] * 8]
     c = TrainConfig(split="8/4/4", runs=1, seed=0, baselines=("vader",), vader_rule=rule)
@@ -164,7 +167,7 @@ def test_train_names_its_vader_rule_in_metrics_and_card(tmp_path, rule):
 
 
 def test_train_refuses_an_unknown_vader_rule():
-    from biaskit.train.classifier import TrainConfig
+    from biaskit.train.config import TrainConfig
 
     with pytest.raises(BiaskitError) as e:
         TrainConfig(vader_rule="vader").check()

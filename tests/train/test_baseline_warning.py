@@ -4,7 +4,7 @@ CLI path is the one tests/train/test_train_output.py checks for the majority war
 
 from __future__ import annotations
 
-from biaskit.train.classifier import baseline_warnings
+from biaskit.train.figures import baseline_warnings
 
 
 def _run(ft_f1, ft_acc, tf_f1, tf_acc):

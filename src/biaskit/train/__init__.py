@@ -9,6 +9,8 @@ torch/transformers/scikit-learn load inside the functions.
 
 from __future__ import annotations
 
-from biaskit.train.classifier import TrainConfig, TrainResult, labelled_data, parse_labels, parse_split, train_classifier
+from biaskit.train.classifier import TrainResult, train_classifier
+from biaskit.train.config import TrainConfig
+from biaskit.train.data import labelled_data, parse_labels, parse_split
 
 __all__ = ["TrainConfig", "TrainResult", "labelled_data", "parse_labels", "parse_split", "train_classifier"]

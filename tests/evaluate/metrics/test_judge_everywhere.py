@@ -203,7 +203,9 @@ def test_the_judge_as_a_train_classifier_baseline_on_the_same_split(tmp_path, ti
     from sklearn.metrics import accuracy_score, f1_score
 
     from biaskit.evaluate.metrics import score_table
-    from biaskit.train.classifier import TrainConfig, labelled_data, train_classifier
+    from biaskit.train.classifier import train_classifier
+    from biaskit.train.config import TrainConfig
+    from biaskit.train.data import labelled_data
 
     words = {"positive": ["kind", "brilliant", "honest"], "negative": ["rude", "lazy", "cruel"], "neutral": ["tall", "quiet", "from Brno"]}
     rows = [{"text": f"The person was {w} ({i}).", "label": lab} for lab, ws in words.items() for i in range(5) for w in ws]
