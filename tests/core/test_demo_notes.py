@@ -35,3 +35,25 @@ def test_the_demo_names_its_model_exactly_in_notes_manifests_and_card(quick_demo
         m = json.loads((run_dir / f"{t}.parquet.manifest.json").read_text())
         assert m["model"]["id"] == "smollm2-135m" and m["model"]["name"] == exact
     assert exact in (run_dir / "hub" / "README.md").read_text()
+
+
+def test_the_demo_writes_its_scores_through_the_library_function_biaskit_score_uses(quick_demo, tmp_path):
+    """Orchestration in the library: the demo's scores.parquet and `biaskit score`'s output get their manifest from
+    the one writer (evaluate.metrics.scores_out.write_scores): the same keys, the metrics as they ran."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+
+    run_dir, _ = quick_demo
+    demo = json.loads((run_dir / "scores.parquet.manifest.json").read_text())
+    out = tmp_path / "s.parquet"
+    r = CliRunner().invoke(app, ["score", str(run_dir / "generations.parquet"), "-m", "vader", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    cli = json.loads((tmp_path / "s.parquet.manifest.json").read_text())
+    assert set(demo) == set(cli)
+    assert demo["engine"] == cli["engine"] == {"engine": "local"}
+    assert "vader" in [m["name"] for m in demo["metrics"]] and [m["name"] for m in cli["metrics"]] == ["vader"]
+    vd = next(m for m in demo["metrics"] if m["name"] == "vader")
+    assert vd == cli["metrics"][0]  # the same metric, described the same way

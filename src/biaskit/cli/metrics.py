@@ -52,8 +52,8 @@ def score(
     """
     from biaskit.evaluate.cache import open_cache
     from biaskit.evaluate.metrics import parse_param_args, score_table
-    from biaskit.io import read_table, write_table
-    from biaskit.manifest import new_manifest
+    from biaskit.evaluate.metrics.scores_out import params_as_used, write_scores
+    from biaskit.io import read_table
 
     params = parse_param_args(param or [])
     spec = engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus)
@@ -71,42 +71,19 @@ def score(
     scored = score_table(
         t, metrics, text_column=text_column, params=params, batch_size=batch_size, on_metric=used.append, engine=spec, engine_facts=facts, cache=store
     )
-    manifest = new_manifest(
-        "biaskit score",
-        config={"metrics": metrics, "text_column": text_column, "params": _as_used(params, used)},
+    write_scores(
+        scored,
+        out,
+        used,
+        config={"metrics": metrics, "text_column": text_column, "params": params_as_used(params, used)},
         inputs=[table],
-        stage="scores",
-        extra={
-            "metrics": [m.describe() for m in used],
-            "engine": facts or {"engine": "local"},
-            **({"cache": store.stats()} if store else {}),
-            **_cost(scored, used),
-        },
+        engine_facts=facts,
+        cache=store,
     )
-    write_table(scored, out, stage="scores", manifest=manifest)
     typer.echo(f"scored {scored.num_rows} rows -> {out}")
     for m in used:
         err = scored.column(m.error_column).drop_null()
         typer.echo(f"  {m.name} v{m.version}: {scored.num_rows - len(err)} scored, {len(err)} with {m.error_column}")
-
-
-def _as_used(params: dict, used: list) -> dict:
-    """The -p parameters as the metrics took them (converted to their types, and a server's local model path cut to
-    its file name by the judge: the directory never reaches the manifest)."""
-    by_name = {m.name: m for m in used}
-    out = {}
-    for name, given in params.items():
-        m = by_name.get(name)
-        out[name] = {k: (m.config[k] if m is not None and k in m.config else v) for k, v in given.items()} if isinstance(given, dict) else given
-    return out
-
-
-def _cost(scored, used) -> dict:
-    """``{"cost": {metric: tokens in/out, per row and in total}}`` for the manifest (empty when no metric spends tokens)."""
-    from biaskit.evaluate.metrics.cost import token_cost
-
-    c = token_cost(scored, used)
-    return {"cost": c} if c else {}
 
 
 def _dry_run(t, metrics: str, text_column: str, params: dict) -> None:

@@ -96,8 +96,7 @@ def _backend_note(metric) -> str:
 def run(ctx) -> None:
     from biaskit.errors import BiaskitError
     from biaskit.evaluate.metrics import make_metric, score_table
-    from biaskit.io import write_table
-    from biaskit.manifest import new_manifest
+    from biaskit.evaluate.metrics.scores_out import write_scores
 
     table, notes = build_score_input(ctx)
     if table is None:
@@ -117,19 +116,20 @@ def run(ctx) -> None:
         except BiaskitError as exc:
             skipped[name] = str(exc)
     out = Path(ctx.run_dir) / "scores.parquet"
-    manifest = new_manifest(
-        "biaskit demo: score",
+    write_scores(  # the same manifest and writer as `biaskit score`
+        table,
+        out,
+        list(done.values()),
+        command="biaskit demo: score",
         config={
             "metrics": {n: m.describe() for n, m in done.items()},
             "skipped": skipped,
             "baseline_span": span,
             "baseline_span_means": SPAN_WORDS[span],
         },
-        inputs=[p for p in (ctx.tables.get("generations"), ctx.tables.get("prompts_bold")) if p],
-        stage="scores",
+        inputs=[ctx.tables.get("generations"), ctx.tables.get("prompts_bold")],
         seed=ctx.seed,
     )
-    write_table(table, out, stage="scores", manifest=manifest)
     ctx.add("scores", out)
     models = table.column("model").to_pylist()
     counts = {m: models.count(m) for m in dict.fromkeys(models)}
