@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biaskit import hashing  # (as a module: tests patch hashing.sha256_file)
 from biaskit.errors import BiaskitError
 from biaskit.io import MANIFEST_SUFFIX
 from biaskit.output import write_json
@@ -132,28 +133,41 @@ def _refuse_unlisted(out: Path, marker: str, files: dict[str, str]) -> None:
         )
 
 
-def claim_stagewise(out: str | os.PathLike, marker: str, written_by: str, *, unmarked_ok: bool = False, writes: tuple[str, ...] = ()) -> None:
+def claim_stagewise(
+    out: str | os.PathLike, marker: str, written_by: str, *, unmarked_ok: bool = False, writes: tuple[str, ...] = ()
+) -> dict[str, str]:
     """Check a folder that a command fills file by file (the demo's run folder, a report folder): it is biaskit's
     when it is missing or empty, or when its ``marker`` is a JSON object whose ``written_by`` is ``written_by``.
-    A marker of that name that biaskit did not write (``{}``) is E006. A folder with files and no marker is E006
+    A marker of that name that biaskit did not write (``{}``) is E006, and so is a file the marker lists
+    (:func:`mark_stagewise`: path -> sha256) that was changed since. A folder with files and no marker is E006
     too unless ``unmarked_ok`` (the command then writes beside the user's files and removes none), and even then
-    one of the files the command would write (``writes``) already there is E006: it is the user's."""
+    one of the files the command would write (``writes``) already there is E006: it is the user's.
+    Returns the files the marker lists (relative path -> sha256; {} for none)."""
     out = Path(out)
     if not out.exists():
-        return
+        return {}
     if not out.is_dir():
         raise _refuse(out, "--out is an existing file, not a folder", "choose a new --out folder")
     if not any(not p.name.startswith(".") for p in out.iterdir()):
-        return
+        return {}
     m = out / marker
     if m.exists():
         try:
-            ours = json.loads(m.read_text(encoding="utf-8")).get("written_by") == written_by
-        except (OSError, ValueError, UnicodeDecodeError, AttributeError):
-            ours = False
+            data = json.loads(m.read_text(encoding="utf-8"))
+            ours = isinstance(data, dict) and data.get("written_by") == written_by
+        except (OSError, ValueError, UnicodeDecodeError):
+            data, ours = None, False
         if not ours:
             raise _refuse(out, f"not a folder biaskit wrote (its {marker} was not written by {written_by})", "choose a new --out folder")
-        return
+        listed = _listed(data.get("files"))
+        edited = sorted(rel for rel, sha in listed.items() if (out / rel).is_file() and hashing.sha256_file(out / rel) != sha)
+        if edited:
+            raise _refuse(
+                out,
+                f"file(s) biaskit wrote were changed since: {', '.join(edited[:5])}",
+                "move your changed files away (biaskit would replace them), or choose a new --out folder",
+            )
+        return listed
     if not unmarked_ok:
         raise _refuse(out, f"not a folder biaskit wrote (it holds files and no {marker})", "choose a new or empty --out folder")
     mine = [n for n in writes if (out / n).exists()]
@@ -161,6 +175,35 @@ def claim_stagewise(out: str | os.PathLike, marker: str, written_by: str, *, unm
         raise _refuse(
             out, f"it holds {', '.join(mine)}, which biaskit did not write (no {marker})", "move those files away, or choose a new --out folder"
         )
+    return {}
+
+
+def _listed(files: Any) -> dict[str, str]:
+    """A marker's ``files`` as relative path -> sha256 (a list, an older marker's form, lists paths without one)."""
+    if isinstance(files, dict):
+        pairs = [(k, v) for k, v in files.items() if isinstance(v, str) and _SHA.match(v)]
+    else:
+        pairs = []
+    out = {}
+    for rel, sha in pairs:
+        p = Path(rel) if isinstance(rel, str) else None
+        if p is not None and not p.is_absolute() and ".." not in p.parts:
+            out[p.as_posix()] = sha
+    return out
+
+
+def mark_stagewise(out: str | os.PathLike, marker: str, written_by: str, files: Any, **extra: Any) -> Path:
+    """Write the marker of a folder filled file by file: ``written_by`` and each of ``files`` (paths inside ``out``)
+    with its sha256, so that :func:`claim_stagewise` finds a file changed since. Returns the marker's path."""
+    out = Path(out)
+    root = out.resolve()
+    listed = {}
+    for f in files:
+        p = Path(f)
+        p = p if p.is_absolute() else out / p
+        if p.is_file() and not p.is_symlink() and p.name != marker:
+            listed[p.resolve().relative_to(root).as_posix()] = hashing.sha256_file(p)
+    return write_json(out / marker, {**extra, "written_by": written_by, "files": dict(sorted(listed.items()))})
 
 
 def _keep_aside(p: Path) -> Path:

@@ -458,3 +458,33 @@ def test_a_secret_in_a_group_or_domain_reaches_no_file_name_even_lower_cased(tmp
         assert needle not in str(p.relative_to(tmp_path)).lower(), p
         if p.is_file():
             assert needle.encode() not in p.read_bytes().lower(), p
+
+
+def test_a_report_or_demo_file_the_user_edited_is_refused_and_kept(tmp_path, quick_demo):
+    """The folders filled file by file list their files with sha256 (ownership.mark_stagewise): an edited report.md
+    or scores.parquet is E006 on the next run, and keeps its bytes; an unchanged folder is rewritten in place."""
+    from biaskit.demo import DEMO_MARKER, run_demo
+    from biaskit.errors import BiaskitError
+
+    inp = tmp_path / "scores.parquet"
+    pq.write_table(pa.table({"prompt_id": ["a", "b"], "domain": ["d", "d"], "group": ["x", "y"], "vader_compound": [0.1, -0.2]}), inp)
+    rep = tmp_path / "rep"
+    args = ["report", str(inp), "--out", str(rep), "--n-boot", "5"]
+    assert CliRunner().invoke(app, args).exit_code == 0
+    marker = json.loads((rep / "report_files.json").read_text())
+    assert marker["written_by"] == "biaskit report" and len(marker["files"]["report.md"]) == 64
+    assert CliRunner().invoke(app, args).exit_code == 0  # unchanged: rewritten
+    (rep / "report.md").write_text("my notes on the report\n")
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 1 and "error[E006]" in r.output and "report.md" in r.output, r.output
+    assert (rep / "report.md").read_text() == "my notes on the report\n"
+    run_dir, _ = quick_demo
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    listed = json.loads((run / DEMO_MARKER).read_text())["files"]
+    assert "scores.parquet" in listed and not any(k.startswith(("report/", "hub/")) for k in listed)
+    (run / "scores.parquet").write_bytes(b"my own table")
+    with pytest.raises(BiaskitError) as e:
+        run_demo(run, quick=True, stages=("templates",))
+    assert e.value.code == "E006" and "scores.parquet" in str(e.value)
+    assert (run / "scores.parquet").read_bytes() == b"my own table"

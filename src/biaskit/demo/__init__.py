@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biaskit.ownership import claim_stagewise, mark_stagewise
+
 #: pipeline order of the demo stages
 STAGES = ("scrape", "templates", "generate", "likelihood", "fillmask", "score", "annotate", "train", "report", "hub")
 
@@ -56,7 +58,6 @@ def run_demo(
     from biaskit.io import write_json_atomic
     from biaskit.log import get_logger
     from biaskit.manifest import new_manifest
-    from biaskit.ownership import claim_stagewise
 
     log = get_logger("demo")
     check_span(baseline_span)
@@ -95,4 +96,12 @@ def run_demo(
         },
     )
     write_json_atomic(run_dir / "manifest.json", manifest)
+    # the run folder's marker lists the demo's files with their sha256 (report/ and hub/ have markers of their
+    # own), so a later demo run into it refuses a file the user changed since (E006) instead of replacing it
+    mark_stagewise(run_dir, DEMO_MARKER, DEMO_WRITTEN_BY, _run_files(run_dir))
     return ctx
+
+
+def _run_files(run_dir: Path) -> list[Path]:
+    """The files of a demo run folder that its own marker lists: all but report/, hub/ (each owned by its marker)."""
+    return [p for p in sorted(run_dir.rglob("*")) if p.is_file() and p.relative_to(run_dir).parts[0] not in ("report", "hub", DEMO_MARKER)]

@@ -39,8 +39,8 @@ from biaskit.evaluate.report.sections.agreement import SUMMARY_MEASURES, _agreem
 from biaskit.evaluate.report.sections.labels import check_vocabulary  # noqa: F401
 from biaskit.evaluate.report.tables import write_table_files
 from biaskit.evaluate.stats._common import check_alpha
-from biaskit.io import SUFFIXES, read_manifest, read_table, table_format, write_json_atomic, write_text_atomic
-from biaskit.ownership import claim_stagewise
+from biaskit.io import SUFFIXES, read_manifest, read_table, table_format, write_text_atomic
+from biaskit.ownership import claim_stagewise, mark_stagewise
 
 NOT_TABLES = ("report_html", "hub_dir", "report_dir")
 
@@ -171,25 +171,21 @@ REPORT_FILES = "report_files.json"
 REPORT_WRITTEN_BY = "biaskit report"
 
 
-def _drop_stale_report_files(out_dir: Path, written: list[Path]) -> None:
+def _drop_stale_report_files(out_dir: Path, written: list[Path], previous: dict[str, str]) -> None:
+    """Remove the files of the previous report here (``previous``: its marker's path -> sha256, each unchanged:
+    :func:`~biaskit.ownership.claim_stagewise` checked) that this report did not write again, then write the
+    marker listing this report's files with their sha256."""
     now = sorted({p.resolve().relative_to(out_dir.resolve()).as_posix() for p in written})
-    old: list[str] = []
-    try:
-        prev = json.loads((out_dir / REPORT_FILES).read_text(encoding="utf-8"))
-        if isinstance(prev, dict) and prev.get("written_by") == REPORT_WRITTEN_BY and isinstance(prev.get("files"), list):
-            old = [f for f in prev["files"] if isinstance(f, str)]
-    except (OSError, ValueError):
-        pass
     root = out_dir.resolve()
-    for rel in sorted(set(old) - set(now)):
+    for rel in sorted(set(previous) - set(now)):
         p = out_dir / rel
         try:
-            inside = p.resolve().parent.is_relative_to(root) and ".." not in Path(rel).parts and not Path(rel).is_absolute()
+            inside = p.resolve().parent.is_relative_to(root)
         except OSError:
             inside = False
         if inside and p.suffix in (".png", ".csv", ".md", ".html") and p.is_file() and not p.is_symlink():
             p.unlink()
-    write_json_atomic(out_dir / REPORT_FILES, {"written_by": REPORT_WRITTEN_BY, "files": now})
+    mark_stagewise(out_dir, REPORT_FILES, REPORT_WRITTEN_BY, now)
 
 
 def build_report(
@@ -229,7 +225,7 @@ def build_report(
         rd = rd.parent  # a run of one table file: its folder holds the manifest and the report
     manifest, summary = _run_manifest(rd, manifest, summary)
     out_dir = Path(out) if out is not None else rd / "report"
-    claim_stagewise(out_dir, REPORT_FILES, REPORT_WRITTEN_BY, unmarked_ok=True, writes=("report.html", "report.md"))
+    previous = claim_stagewise(out_dir, REPORT_FILES, REPORT_WRITTEN_BY, unmarked_ok=True, writes=("report.html", "report.md"))
     out_dir.mkdir(parents=True, exist_ok=True)
     manifests: dict[str, dict] = {}
     loaded, overview = _load(tables, manifests)
@@ -259,7 +255,9 @@ def build_report(
     )
     b.tables["headline"] = write_headline_csv(headline, out_dir, alpha, min_gap)
     html_path, md_path = _write_pages(b, page, manifest)
-    _drop_stale_report_files(out_dir, [html_path, md_path, *b.figures, *b.tables.values(), *(p.with_suffix(".md") for p in b.tables.values())])
+    _drop_stale_report_files(
+        out_dir, [html_path, md_path, *b.figures, *b.tables.values(), *(p.with_suffix(".md") for p in b.tables.values())], previous
+    )
     return ReportResult(
         out=out_dir,
         html=html_path,
