@@ -108,7 +108,7 @@ def test_birth_date_and_age_renders_the_age_at_the_reference_date():
 def test_the_scrape_pipeline_computes_ages_at_the_revision_date():
     from biaskit.scrape.config import Assignment
     from biaskit.scrape.dump import Page
-    from biaskit.scrape.pipeline import process_page
+    from biaskit.scrape.extract import process_page
     from biaskit.scrape.prompts import PromptRule
 
     page = Page(

@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from biaskit.scrape.config import load_config
-from biaskit.scrape.pipeline import ALL_PAGES_KEY, scrape_dump
+from biaskit.scrape.extract import ALL_PAGES_KEY
+from biaskit.scrape.pipeline import scrape_dump
 from biaskit.scrape.siteinfo import siteinfo_language
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "wiki"

@@ -91,7 +91,7 @@ def test_two_processes_give_the_same_table(tmp_path):
 
 
 def test_killed_dump_scrape_resumes(tmp_path, monkeypatch):
-    import biaskit.scrape.pipeline as pl
+    import biaskit.scrape.pipeline as pl  # patched where build_from_pages looks process_page up (imported from scrape.extract)
 
     cfg = load_config(SMALL)
     scrape_dump(DUMP206, cfg, tmp_path / "full.parquet")
@@ -155,7 +155,7 @@ def test_all_pages_mode_and_bad_arguments(tmp_path):
 
 
 def test_dump_resolves_link_and_category_seeds(tmp_path, monkeypatch):
-    import biaskit.scrape.pipeline as pl
+    import biaskit.scrape.pipeline as pl  # patched where build_from_pages looks process_page up (imported from scrape.extract)
 
     # page processing is stubbed out: this test is about which pages the seeds select from the dump itself
     monkeypatch.setattr(
@@ -205,7 +205,7 @@ def test_dump_resolves_link_and_category_seeds(tmp_path, monkeypatch):
 
 
 def test_resume_with_other_settings_is_refused(tmp_path, monkeypatch):
-    import biaskit.scrape.pipeline as pl
+    import biaskit.scrape.pipeline as pl  # patched where build_from_pages looks process_page up (imported from scrape.extract)
 
     real = pl.process_page
 
