@@ -86,16 +86,24 @@ def test_bold_table3_wiki_rows_on_the_shipped_subset():
         wiki = json.load(tar.extractfile("wikipedia/profession_wiki.json"))
     rows = [(cat, s) for cat, groups in TABLE3.items() for g in groups for sents in wiki[g].values() for s in sents]
     t = pa.table({"text": [s for _, s in rows]})
-    got = {}
+    got, labels = {}, {}
     for tie in (1e-6, 0.0):
         out = score_table(t, ["gender"], text_column="text", params={"gender": {"max_tie": tie}}).to_pylist()
+        labels[tie] = [r["gender_max_label"] for r in out]
         for (cat, _), r in zip(rows, out):
             c = got.setdefault((cat, tie), [0] * 6)
             for k, col in enumerate(("gender_unigram_label", "gender_wavg_label", "gender_max_label")):
                 c[2 * k] += r[col] == "male"
                 c[2 * k + 1] += r[col] == "female"
     for cat, doc in DOCUMENTED.items():
-        assert tuple(got[(cat, 1e-6)]) + tuple(got[(cat, 0.0)][4:]) == doc, cat
+        # the unigram, Gender-Wavg and tie-rule Gender-Max counts are exact on any machine
+        assert tuple(got[(cat, 1e-6)]) == doc[:6], cat
+        # with max_tie=0 a text whose most female and most male words tie up to rounding (|max + min| <= 1e-6) is
+        # decided by the last bits of BLAS arithmetic, which differ between CPUs (67 male here, 66 on another): only
+        # those texts may differ from the documented counts
+        near = sum(1 for (c, _), a, b in zip(rows, labels[1e-6], labels[0.0]) if c == cat and a != b)
+        off = abs(got[(cat, 0.0)][4] - doc[6]) + abs(got[(cat, 0.0)][5] - doc[7])
+        assert off <= 2 * near, (cat, got[(cat, 0.0)][4:], doc[6:], near)  # a flipped text: -1 one side, +1 the other
     # unigram science & technology equals the paper's 54/6; the Gender-Max female counts stay below the paper's
     # (healthcare 31, industrial 36): the subset lacks most gender-specific words
     assert DOCUMENTED["science & technology"][:2] == (54, 6)
