@@ -108,7 +108,9 @@ def service_timeout_message(name: str, waited: float, why: str) -> str:
 def _registered_secrets_stay_in_their_test():
     """A secret a test registers (a login token, a URL password) is redacted for the rest of that process, as in a
     CLI run; across tests it would mask text of unrelated tests (a registered ``biaskit-...`` token masks the
-    prefix ``biaskit-`` of a template set's name), so each test starts from the set it found."""
+    prefix ``biaskit-`` of a template set's name), so each test ends with the set it found. A session fixture's
+    secret (the Label Studio client's token) is registered before this snapshot and stays: such tokens must not
+    share an 8-character prefix with ordinary text (tests/annotate/conftest.py)."""
     from biaskit import secrets
 
     before = set(secrets._extra_secrets)

@@ -22,7 +22,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".venv-ls"
-TOKEN = "biaskit-test-token-0123456789abcdef"  # fixed admin token of the throw-away test server
+TOKEN = "lsTestAdminToken0123456789abcdef"  # fixed admin token of the throw-away test server (random-looking: a
+# registered secret masks its 8-character prefixes everywhere, and "biaskit-" would mask "biaskit-gendered-starter")
 # the migrated template holds the admin user with TOKEN: a changed token gets a new template
 TEMPLATE = VENV / f"biaskit-template-{hashlib.sha1(TOKEN.encode()).hexdigest()[:8]}"
 ANNOTATORS = ("ann1@example.com", "ann2@example.com", "ann3@example.com")
