@@ -94,14 +94,9 @@ def vocabulary(column: str) -> tuple[str, ...] | None:
     return None
 
 
-def column_labels(column: str) -> tuple[str, ...] | None:
-    """The labels a registered metric declares for label column ``column`` (None: not a metric's label column)."""
-    return vocabulary(column)
-
-
 def check_column(values: Iterable[object], column: str, *, what: str = "the table", fix: str | None = None) -> None:
     """E151 when ``column`` is a metric's label column and holds values outside the metric's labels (the one check:
     :func:`biaskit.labels.check_values`)."""
-    labs = column_labels(column)
+    labs = vocabulary(column)
     if labs is not None:
         check_values(values, labs, what=what, column=column, code="E151", fix=fix)

@@ -15,7 +15,7 @@ import numpy as np
 
 from biaskit.bootstrap import percentile_ci
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.metrics.catalog import check_column, column_labels
+from biaskit.evaluate.metrics.catalog import check_column, vocabulary
 from biaskit.evaluate.stats._common import as_list, check_ci, error_column, fill_keys, is_missing, require_columns, to_frame
 from biaskit.evaluate.stats.cluster import cluster_bootstrap_ci, clustered_share_ci, resolve_cluster
 from biaskit.evaluate.stats.inference import PROPORTION_METHODS, proportion_interval
@@ -42,7 +42,7 @@ def metric_labels(column: str) -> tuple[str, ...] | None:
     """The labels of a metric's label column as the metric declares them (its ``LabelOutput``), or None for a
     column no registered metric writes (``stats aggregate`` and ``stats ztest`` refuse other values in such a
     column: ``POSITIVE``, ``x``: E151)."""
-    return column_labels(column)
+    return vocabulary(column)
 
 
 def check_label_vocabulary(values, column: str, what: str = "the table") -> None:

@@ -34,7 +34,7 @@ import numpy as np
 from biaskit.bootstrap import percentile_interval
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats.inference import normal_quantile as _z
-from biaskit.evaluate.stats.inference import proportion_interval, proportion_intervals
+from biaskit.evaluate.stats.inference import proportion_interval, proportion_intervals, wald_p
 
 #: the cluster columns tried, in order, when ``--cluster auto`` (the default) is given
 CLUSTER_DEFAULTS = ("page_id", "template_id", "template")
@@ -173,8 +173,6 @@ def cr1_mean(y, clusters, *, level: float = 0.95) -> dict[str, Any]:
 def _wald(est: float, var: float, level: float, *, scale: float = 0.0) -> dict[str, float]:
     """Normal (Wald) figures of ``est`` with variance ``var``; a standard error below 1e-9 of ``scale`` (the iid
     one) or of 1 is rounding, not a measurement: nan."""
-    from scipy.stats import norm
-
     se = math.sqrt(var) if var > 0 else math.nan
     if se == se and se <= 1e-9 * max(scale, 1.0):
         se = math.nan
@@ -182,7 +180,7 @@ def _wald(est: float, var: float, level: float, *, scale: float = 0.0) -> dict[s
         return {"se": math.nan, "z": math.nan, "p_value": math.nan, "ci_low": math.nan, "ci_high": math.nan}
     z = _z(level)
     stat = est / se
-    return {"se": se, "z": stat, "p_value": float(2 * norm.sf(abs(stat))), "ci_low": est - z * se, "ci_high": est + z * se}
+    return {"se": se, "z": stat, "p_value": wald_p(est, se), "ci_low": est - z * se, "ci_high": est + z * se}
 
 
 def design_effect(y, clusters) -> float:
