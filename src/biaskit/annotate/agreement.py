@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers, read_labels
+from biaskit.annotate.labelmodels import MAJORITY_SCHEMA, check_task_labels, crowd_warnings, gold_answers, majority_row, read_labels
 from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.bootstrap import percentile_ci, resample_each
 from biaskit.errors import BiaskitError
@@ -217,7 +217,7 @@ def majority_vote(
         tt.check_label(tie_policy.split(":", 1)[1])
     lt = LabelTable.from_annotations(annotations)
     rnd = _random.Random(seed)
-    out: dict[str, list] = {k: [] for k in ("sample_id", "label", "n_votes", "n_top", "share", "tie", "kept", "reason")}
+    rows = []
     for item, row in zip(lt.items, lt.labels):
         labs = [x for x in row if x is not None]
         tops, best = _top(labs)
@@ -234,32 +234,8 @@ def majority_vote(
             reason = f"fewer than {min_votes} votes"
         elif label is not None and label in exclude_labels:
             reason = f"majority is {label!r} (excluded)"
-        for k, v in (
-            ("sample_id", item),
-            ("label", label),
-            ("n_votes", len(labs)),
-            ("n_top", best),
-            ("share", best / len(labs) if labs else None),
-            ("tie", tie),
-            ("kept", reason is None),
-            ("reason", reason),
-        ):
-            out[k].append(v)
-    return pa.table(
-        out,
-        schema=pa.schema(
-            [
-                ("sample_id", pa.string()),
-                ("label", pa.string()),
-                ("n_votes", pa.int64()),
-                ("n_top", pa.int64()),
-                ("share", pa.float64()),
-                ("tie", pa.bool_()),
-                ("kept", pa.bool_()),
-                ("reason", pa.string()),
-            ]
-        ),
-    )
+        rows.append(majority_row(item, label, n_votes=len(labs), n_top=best, share=best / len(labs) if labs else None, tie=tie, reason=reason))
+    return pa.Table.from_pylist(rows, schema=MAJORITY_SCHEMA)
 
 
 # --------------------------------------------------------------------------- agreement table

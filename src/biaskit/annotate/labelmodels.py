@@ -62,6 +62,20 @@ ANNOTATORS_SCHEMA = pa.schema(
     ]
 )
 
+#: the table of :func:`~biaskit.annotate.agreement.majority_vote` (and of :func:`labels_as_majority`): one row per item
+MAJORITY_SCHEMA = pa.schema(
+    [
+        ("sample_id", pa.string()),
+        ("label", pa.string()),
+        ("n_votes", pa.int64()),
+        ("n_top", pa.int64()),
+        ("share", pa.float64()),
+        ("tie", pa.bool_()),
+        ("kept", pa.bool_()),
+        ("reason", pa.string()),
+    ]
+)
+
 SKILL_MEASURES = {
     "majority": "share of the annotator's labels equal to the majority label",
     "dawid-skene": "mean diagonal of the annotator's confusion matrix (probability of giving the true label)",
@@ -356,10 +370,26 @@ def read_labels(labels: Any) -> pa.Table:
     return t
 
 
+def majority_row(
+    sample_id: str, label: str | None, *, n_votes: int | None, n_top: int | None, share: float | None, tie: bool, reason: str | None
+) -> dict[str, Any]:
+    """One row of :data:`MAJORITY_SCHEMA`: an item is kept when nothing gives a ``reason`` to leave it out."""
+    return {
+        "sample_id": sample_id,
+        "label": label,
+        "n_votes": n_votes,
+        "n_top": n_top,
+        "share": share,
+        "tie": tie,
+        "kept": reason is None,
+        "reason": reason,
+    }
+
+
 def labels_as_majority(labels: Any, *, exclude_labels=(), gold: set[str] | None = None) -> pa.Table:
     """A labels table in :func:`~biaskit.annotate.agreement.majority_vote`'s shape (kept/reason), for validate/train."""
     t = read_labels(labels)
-    out = {k: [] for k in ("sample_id", "label", "n_votes", "n_top", "share", "tie", "kept", "reason")}
+    rows = []
     n_ann = t.column("n_annotations").to_pylist() if "n_annotations" in t.column_names else [None] * t.num_rows
     conf = t.column("confidence").to_pylist() if "confidence" in t.column_names else [None] * t.num_rows
     isg = t.column("is_gold").to_pylist() if "is_gold" in t.column_names else [False] * t.num_rows
@@ -373,29 +403,5 @@ def labels_as_majority(labels: Any, *, exclude_labels=(), gold: set[str] | None 
             if lab in exclude_labels
             else None
         )
-        for k, v in (
-            ("sample_id", sid),
-            ("label", lab),
-            ("n_votes", n),
-            ("n_top", None),
-            ("share", c),
-            ("tie", False),
-            ("kept", reason is None),
-            ("reason", reason),
-        ):
-            out[k].append(v)
-    return pa.table(
-        out,
-        schema=pa.schema(
-            [
-                ("sample_id", pa.string()),
-                ("label", pa.string()),
-                ("n_votes", pa.int64()),
-                ("n_top", pa.int64()),
-                ("share", pa.float64()),
-                ("tie", pa.bool_()),
-                ("kept", pa.bool_()),
-                ("reason", pa.string()),
-            ]
-        ),
-    )
+        rows.append(majority_row(sid, lab, n_votes=n, n_top=None, share=c, tie=False, reason=reason))
+    return pa.Table.from_pylist(rows, schema=MAJORITY_SCHEMA)

@@ -22,7 +22,7 @@ import pyarrow as pa
 from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.errors import BiaskitError
 from biaskit.io import to_arrow
-from biaskit.schema import validate
+from biaskit.schema import ANNOTATIONS, validate
 
 EXPLAIN = {
     "skipped": "the annotator skipped the task",
@@ -198,19 +198,8 @@ def _s(v: Any) -> str | None:
 
 
 def _annotations_table(rows: list[dict[str, Any]]) -> pa.Table:
-    schema = pa.schema(
-        [
-            ("sample_id", pa.string()),
-            ("round", pa.string()),
-            ("annotator", pa.string()),
-            ("label", pa.string()),
-            ("lead_time", pa.float64()),
-            ("created_at", pa.string()),
-            ("task_type", pa.string()),
-            ("platform", pa.string()),
-            ("annotation_id", pa.string()),
-        ]
-    )
+    """The annotations stage's columns (:data:`biaskit.schema.ANNOTATIONS`) plus the platform's ``annotation_id``."""
+    schema = ANNOTATIONS.arrow_schema().append(pa.field("annotation_id", pa.string()))
     return pa.Table.from_pylist(rows, schema=schema)
 
 
