@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from biaskit.demo.common import input_table
+
 ROUND = "demo"
 
 
@@ -31,14 +33,12 @@ def run(ctx) -> None:
     from biaskit.annotate.sampling import sample_round
     from biaskit.annotate.spans import scored_from_manifest
     from biaskit.errors import BiaskitError
-    from biaskit.io import read_table
     from biaskit.secrets import redact
 
-    scores_path = ctx.tables.get("scores")
-    if scores_path is None or not Path(scores_path).exists():
-        ctx.note("annotate", "skipped: no scores table from the score stage")
+    scores = input_table(ctx, "annotate", "scores", "from the score stage")
+    if scores is None:
         return
-    scores = read_table(scores_path)
+    scores_path = ctx.tables["scores"]
     pick = _metric(list(scores.column_names))
     if pick is None:
         ctx.note("annotate", "skipped: the scores table has no vader/toxicity/regard columns to validate")

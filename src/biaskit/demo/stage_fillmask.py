@@ -8,16 +8,14 @@ a local folder or a cached Hub id of a masked LM (e.g. ``xlm-roberta-base``); it
 from __future__ import annotations
 
 import os
-import time
-from pathlib import Path
+
+from biaskit.demo.common import input_table, run_model
 
 ENV = "BIASKIT_DEMO_MASKED_LM"
 
 
 def run(ctx) -> None:
-    from biaskit.errors import BiaskitError
     from biaskit.evaluate.runners import fill_mask
-    from biaskit.io import read_table
 
     model = os.environ.get(ENV, "").strip()
     if not model:
@@ -28,29 +26,28 @@ def run(ctx) -> None:
         )
         ctx.info["fillmask"] = {"skipped": f"{ENV} not set"}
         return
-    path = ctx.tables.get("prompts_slavic")
-    if path is None or not Path(path).exists():
-        ctx.note("fillmask", "skipped: no prompts_slavic table (the templates stage did not write one)")
+    prompts = input_table(ctx, "fillmask", "prompts_slavic", "(the templates stage did not write one)")
+    if prompts is None:
         return
-    prompts = read_table(path)
     if "masked" in prompts.column_names:
         import pyarrow.compute as pc
 
         prompts = prompts.filter(pc.fill_null(prompts.column("masked"), False))
     n = 12 if ctx.quick else 200
     subset = prompts.slice(0, n)
-    out = Path(ctx.run_dir) / "fillins.parquet"
-    t0 = time.perf_counter()
-    try:
-        t = fill_mask(subset, model=model, out=out, top_k=10, batch_size="auto", overwrite=True)
-    except BiaskitError as exc:
-        if exc.code not in ("E010", "E011", "E060"):
-            raise
-        ctx.note("fillmask", f"skipped: {ENV}={model!r} could not be loaded ({exc.what})")
-        ctx.info["fillmask"] = {"skipped": str(exc)}
+    done = run_model(
+        ctx,
+        "fillmask",
+        "fillins",
+        fill_mask,
+        subset,
+        model=model,
+        unavailable=lambda exc: f"{ENV}={model!r} could not be loaded ({exc.what})",
+        top_k=10,
+    )
+    if done is None:
         return
-    secs = round(time.perf_counter() - t0, 1)
-    ctx.add("fillins", out)
+    t, secs = done
     errors = sum(e is not None for e in t.column("error").to_pylist())
     ctx.info["fillmask"] = {"model": model, "templates": subset.num_rows, "top_k": 10, "rows": t.num_rows, "errors": errors, "seconds": secs}
     ctx.note(

@@ -8,10 +8,8 @@ Without a ``prompts_bold`` table, or without the SmolLM2 asset, the stage says s
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
-
 from biaskit.assets import display_name
+from biaskit.demo.common import input_table, run_model
 
 MODEL = "smollm2-135m"
 
@@ -36,42 +34,25 @@ def pick_spread(table, n: int, group_col: str = "group"):
     return table.take(pa.array(sorted(picked), type=pa.int64()))
 
 
-def run(ctx) -> None:
-    from biaskit.errors import BiaskitError
-    from biaskit.evaluate.runners import generate
-    from biaskit.io import read_table
+def model_missing(exc) -> str:
+    """The note of a stage that skips because SmolLM2 cannot be loaded."""
+    return f"the SmolLM2 model is not available ({exc.fix or exc.what})"
 
-    path = ctx.tables.get("prompts_bold")
-    if path is None or not Path(path).exists():
-        ctx.note("generate", "skipped: no prompts_bold table (the scrape stage did not write one)")
+
+def run(ctx) -> None:
+    from biaskit.evaluate.runners import generate
+
+    prompts = input_table(ctx, "generate", "prompts_bold", "(the scrape stage did not write one)")
+    if prompts is None:
         return
-    prompts = read_table(path)
     n, max_new = (6, 8) if ctx.quick else (32, 24)
     subset = pick_spread(prompts, n)
-    settings = {"model": MODEL, "do_sample": True, "top_k": 40, "top_p": 0.95, "max_new_tokens": max_new, "seed": ctx.seed, "batch_size": "auto"}
-    out = Path(ctx.run_dir) / "generations.parquet"
-    t0 = time.perf_counter()
-    try:
-        gens = generate(
-            subset,
-            model=MODEL,
-            out=out,
-            max_new_tokens=max_new,
-            do_sample=True,
-            top_k=40,
-            top_p=0.95,
-            seed=ctx.seed,
-            batch_size="auto",
-            overwrite=True,
-        )
-    except BiaskitError as exc:
-        if exc.code not in ("E010", "E011", "E060"):
-            raise
-        ctx.note("generate", f"skipped: the SmolLM2 model is not available ({exc.fix or exc.what})")
-        ctx.info["generate"] = {"skipped": str(exc)}
+    sampling = {"do_sample": True, "top_k": 40, "top_p": 0.95, "max_new_tokens": max_new, "seed": ctx.seed}
+    settings = {"model": MODEL, **sampling, "batch_size": "auto"}
+    done = run_model(ctx, "generate", "generations", generate, subset, model=MODEL, unavailable=model_missing, **sampling)
+    if done is None:
         return
-    secs = round(time.perf_counter() - t0, 1)
-    ctx.add("generations", out)
+    gens, secs = done
     errors = sum(e is not None for e in gens.column("error").to_pylist())
     ctx.info["generate"] = {
         **settings,

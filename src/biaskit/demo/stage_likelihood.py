@@ -8,37 +8,23 @@ statistics. Shares the SmolLM2 loaded by the generate stage. Skips with a note w
 
 from __future__ import annotations
 
-import time
-from pathlib import Path
-
 from biaskit.assets import display_name
-from biaskit.demo.stage_generate import MODEL, pick_spread
+from biaskit.demo.common import input_table, run_model
+from biaskit.demo.stage_generate import MODEL, model_missing, pick_spread
 
 
 def run(ctx) -> None:
-    from biaskit.errors import BiaskitError
     from biaskit.evaluate.runners import likelihood
-    from biaskit.io import read_table
 
-    path = ctx.tables.get("prompts_holistic")
-    if path is None or not Path(path).exists():
-        ctx.note("likelihood", "skipped: no prompts_holistic table (the templates stage did not write one)")
+    prompts = input_table(ctx, "likelihood", "prompts_holistic", "(the templates stage did not write one)")
+    if prompts is None:
         return
-    prompts = read_table(path)
     n = 300
     subset = pick_spread(prompts, n, group_col="axis")
-    out = Path(ctx.run_dir) / "likelihoods.parquet"
-    t0 = time.perf_counter()
-    try:
-        ll = likelihood(subset, model=MODEL, out=out, batch_size="auto", overwrite=True)
-    except BiaskitError as exc:
-        if exc.code not in ("E010", "E011", "E060"):
-            raise
-        ctx.note("likelihood", f"skipped: the SmolLM2 model is not available ({exc.fix or exc.what})")
-        ctx.info["likelihood"] = {"skipped": str(exc)}
+    done = run_model(ctx, "likelihood", "likelihoods", likelihood, subset, model=MODEL, unavailable=model_missing)
+    if done is None:
         return
-    secs = round(time.perf_counter() - t0, 1)
-    ctx.add("likelihoods", out)
+    ll, secs = done
     ppl = [p for p in ll.column("perplexity").to_pylist() if p is not None]
     errors = ll.num_rows - len(ppl)
     ctx.info["likelihood"] = {
