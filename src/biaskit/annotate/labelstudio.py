@@ -126,55 +126,29 @@ class LabelStudio:
         # the SDK sends (max_retries=0); the shared policy of biaskit.net retries: 0.5 s, 1 s, ... or Retry-After
         try:
             return Backoff(retries, backoff=0.5, max_backoff=30.0).call(fn, retryable=retryable, retry_after=retry_after, what=what)
-        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
-            raise BiaskitError(
-                "E090",
-                f"cannot reach Label Studio at {self.url} ({what})",
-                value=redact(str(exc))[:120],
-                fix="start the server (label-studio start) or check --url / LABEL_STUDIO_URL",
-            ) from None
-        except httpx.TimeoutException as exc:
-            raise BiaskitError(
-                "E090",
-                f"Label Studio at {self.url} timed out ({what})",
-                value=redact(str(exc))[:120],
-                fix="retry; the operation is idempotent and resumes where it stopped",
-            ) from None
-        except httpx.TransportError as exc:
-            raise BiaskitError(
-                "E090",
-                f"the connection to Label Studio at {self.url} failed ({what})",
-                value=redact(str(exc))[:120],
-                fix="check the server is up and retry; push/pull are idempotent and resume where they stopped",
-            ) from None
-        except ApiError as exc:
-            code = exc.status_code
+        except httpx.TransportError as exc:  # no answer: the server is not there, too slow, or the connection broke
+            if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+                problem, fix = f"cannot reach Label Studio at {self.url}", "start the server (label-studio start) or check --url / LABEL_STUDIO_URL"
+            elif isinstance(exc, httpx.TimeoutException):
+                problem, fix = f"Label Studio at {self.url} timed out", "retry; the operation is idempotent and resumes where it stopped"
+            else:
+                problem = f"the connection to Label Studio at {self.url} failed"
+                fix = "check the server is up and retry; push/pull are idempotent and resume where they stopped"
+            raise BiaskitError("E090", f"{problem} ({what})", value=redact(str(exc))[:120], fix=fix) from None
+        except ApiError as exc:  # an answer that refuses: the token, the permission, the object, or the server's own error
+            status = exc.status_code
             body = redact(json.dumps(exc.body, default=str) if not isinstance(exc.body, str) else exc.body)[:300]
-            if code == 401:
-                raise BiaskitError(
+            code, problem, fix = {
+                401: (
                     "E090",
-                    f"Label Studio at {self.url} rejected the token ({what})",
-                    value=body,
-                    fix="check LABEL_STUDIO_API_KEY (Account & Settings > Access Token); legacy tokens "
+                    f"Label Studio at {self.url} rejected the token",
+                    "check LABEL_STUDIO_API_KEY (Account & Settings > Access Token); legacy tokens "
                     "need LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true on the server",
-                ) from None
-            if code == 403:
-                raise BiaskitError(
-                    "E090", f"the token may not do this on {self.url} ({what})", value=body, fix="use an administrator's or the project owner's token"
-                ) from None
-            if code == 404:
-                raise BiaskitError(
-                    "E092",
-                    f"not found on {self.url} ({what})",
-                    value=body,
-                    fix="check the project title / id (biaskit annotate rounds lists the rounds)",
-                ) from None
-            raise BiaskitError(
-                "E090",
-                f"Label Studio error {code} ({what})",
-                value=body,
-                fix="see the server's message; nothing was imported twice, rerun after fixing",
-            ) from None
+                ),
+                403: ("E090", f"the token may not do this on {self.url}", "use an administrator's or the project owner's token"),
+                404: ("E092", f"not found on {self.url}", "check the project title / id (biaskit annotate rounds lists the rounds)"),
+            }.get(status, ("E090", f"Label Studio error {status}", "see the server's message; nothing was imported twice, rerun after fixing"))
+            raise BiaskitError(code, f"{problem} ({what})", value=body, fix=fix) from None
 
     # ------------------------------------------------------------------ projects
     def find_project(self, title: str) -> Any | None:
