@@ -11,7 +11,7 @@ E04x templates, E05x hub, E06x models, E07x metrics, E08x statistics/reports, E0
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from biaskit.secrets import redact
@@ -196,6 +196,13 @@ class BiaskitError(Exception):
 
 def _rebuild_error(code: str, what: str, value: Any, options: Any, fix: Any) -> BiaskitError:
     return BiaskitError(code, what, value=value, options=options, fix=fix)
+
+
+def check_choice(code: str, what: str, value: Any, allowed: Collection[Any], *, fix: str, options: Iterable[Any] | None = None) -> None:
+    """Error ``code`` (``what``, naming ``value``, the valid ``options``, by default ``allowed``, and the ``fix``)
+    unless ``value`` is one of ``allowed``: the check of a value taken from a closed set."""
+    if value not in allowed:
+        raise BiaskitError(code, what, value=value, options=allowed if options is None else options, fix=fix)
 
 
 class MissingDependencyError(BiaskitError, ImportError):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from biaskit.errors import CATALOGUE, BiaskitError, MissingDependencyError
+from biaskit.errors import CATALOGUE, BiaskitError, MissingDependencyError, check_choice
 from biaskit.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,10 +39,26 @@ def test_error_codes_must_be_catalogued():
         BiaskitError("E999", "nope")
 
 
+def test_check_choice_passes_a_member_and_names_value_options_and_fix_otherwise():
+    assert check_choice("E091", "unknown allocation", "equal", ("equal", "proportional"), fix="use --allocation equal") is None
+    with pytest.raises(BiaskitError) as e:
+        check_choice("E091", "unknown allocation", "eq", ("equal", "proportional"), fix="use --allocation equal")
+    assert (e.value.code, e.value.what, e.value.value, e.value.options, e.value.fix) == (
+        "E091",
+        "unknown allocation",
+        "eq",
+        ["equal", "proportional"],
+        "use --allocation equal",
+    )
+    with pytest.raises(BiaskitError) as e:  # options shown can differ from the members checked (a dict: its keys)
+        check_choice("E091", "unknown task type", "x", {"sentiment": 1}, options=["sentiment", "<name>:<a>,<b>"], fix="f")
+    assert e.value.options == ["sentiment", "<name>:<a>,<b>"] and "got 'x'" in str(e.value)
+
+
 def test_every_raised_code_is_in_the_catalogue():
     codes = set()
     for f in (ROOT / "src" / "biaskit").rglob("*.py"):
-        codes |= set(re.findall(r"BiaskitError\(\s*\"(E\d{3})\"", f.read_text(encoding="utf-8")))
+        codes |= set(re.findall(r"(?:BiaskitError|check_choice)\(\s*\"(E\d{3})\"", f.read_text(encoding="utf-8")))
     assert codes, "no error codes found"
     assert codes <= set(CATALOGUE), codes - set(CATALOGUE)
 

@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from biaskit.annotate.tasks import TaskType, get_task_type
-from biaskit.errors import BiaskitError, MissingDependencyError
+from biaskit.errors import BiaskitError, MissingDependencyError, check_choice
 from biaskit.io import to_arrow
 from biaskit.labels import check_task
 
@@ -260,8 +260,7 @@ def aggregate(
     annotations: Any, *, method: str = "dawid-skene", samples: Any = None, task: str | TaskType | None = None, seed: int = 0, n_iter: int = 100
 ) -> Aggregation:
     """One label per item from the crowd's labels with a crowd-kit label model (see the module docstring)."""
-    if method not in METHODS:
-        raise BiaskitError("E253", "unknown label model", value=method, options=METHODS, fix="use --method dawid-skene (or majority)")
+    check_choice("E253", "unknown label model", method, METHODS, fix="use --method dawid-skene (or majority)")
     df, tt, gold = crowd_frame(annotations, task=task, samples=samples)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LabelModelWarning)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.stats.inference import Z95
 from biaskit.inputs import Field, check_record, read_json
 from biaskit.io import to_arrow
@@ -58,12 +58,11 @@ def plan_round(validation: Any, *, target: float = 0.05, rate: str = "accuracy",
         if len(metrics) != 1:
             raise BiaskitError("E256", "the validation table holds several metrics", value=metrics, options=metrics, fix="pass --metric NAME")
         metric = metrics[0]
-    elif metric not in metrics:
-        raise BiaskitError("E256", "no per-group rows for this metric", value=metric, options=metrics, fix="pass one of the metrics")
+    else:
+        check_choice("E256", "no per-group rows for this metric", metric, metrics, fix="pass one of the metrics")
     rows = [r for r in rows if r["metric"] == metric]
     rates = sorted({r["measure"][len("group_") :] for r in rows} - {"f1_macro", "spearman_rho"})
-    if rate not in rates:
-        raise BiaskitError("E256", "unknown rate to plan for", value=rate, options=rates, fix="use --rate accuracy or --rate miss_rate_<label>")
+    check_choice("E256", "unknown rate to plan for", rate, rates, fix="use --rate accuracy or --rate miss_rate_<label>")
     by = next((r.get("group_by") for r in rows if r.get("group_by")), None)
     size = {r["group"]: int(r["n_items"] or 0) for r in rows if r["measure"] == "group_accuracy"}
     groups: dict[str, Any] = {}

@@ -31,7 +31,7 @@ from biaskit.annotate.metriccols import MetricColumns, resolve
 from biaskit.annotate.planning import boundaries, uncertainty
 from biaskit.annotate.spans import JOINED, row_scored_span
 from biaskit.annotate.tasks import TaskType, get_task_type, task_spec
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.io import to_arrow
 from biaskit.schema import SAMPLES, conform
 
@@ -254,8 +254,7 @@ def _check_options(
     prefer: str,
 ) -> TaskType:
     """Check the options that need no table; returns the task type."""
-    if prefer not in ("random", "uncertain"):
-        raise BiaskitError("E256", "unknown --prefer", value=prefer, options=["random", "uncertain"], fix="use --prefer uncertain")
+    check_choice("E256", "unknown --prefer", prefer, ("random", "uncertain"), fix="use --prefer uncertain")
     if quota is not None and not quota_by:
         raise BiaskitError("E256", "a quota needs the column it counts by", value=None, fix="pass a plan written by `biaskit annotate plan`")
     tt = get_task_type(task)
@@ -265,8 +264,7 @@ def _check_options(
         raise BiaskitError("E091", "n must be >= 0 and bins >= 1", value={"n": n, "bins": bins}, fix="e.g. --n 100 --bins 4")
     if n_gold is not None and n_gold < 0:
         raise BiaskitError("E091", "n_gold must be >= 0", value=n_gold, fix="e.g. --n-gold 10, or leave it out to mix in every gold item")
-    if allocation not in ("equal", "proportional"):
-        raise BiaskitError("E091", "unknown allocation", value=allocation, options=["equal", "proportional"], fix="use --allocation equal")
+    check_choice("E091", "unknown allocation", allocation, ("equal", "proportional"), fix="use --allocation equal")
     return tt
 
 

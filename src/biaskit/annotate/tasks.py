@@ -15,7 +15,7 @@ import html
 import re
 from dataclasses import dataclass
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.catalog import for_task, label_outputs
 from biaskit.labels import is_label, normalize
 
@@ -44,14 +44,13 @@ class TaskType:
         return self.ordinal.index(label)
 
     def check_label(self, label: str) -> str:
-        if label not in self.labels:
-            raise BiaskitError(
-                "E091",
-                f"label outside the {self.name} task's label set",
-                value=label,
-                options=self.labels,
-                fix="use one of the task's labels (labels are lowercase, Unicode NFC)",
-            )
+        check_choice(
+            "E091",
+            f"label outside the {self.name} task's label set",
+            label,
+            self.labels,
+            fix="use one of the task's labels (labels are lowercase, Unicode NFC)",
+        )
         return label
 
     def label_config(self) -> str:
@@ -234,14 +233,14 @@ def get_task_type(spec: str | TaskType) -> TaskType:
             return custom_task_type(name.strip(), [x for x in rest.split("<")], ordinal=True)
         return custom_task_type(name.strip(), [x for x in rest.split(",")])
     types = task_types()
-    if spec not in types:
-        raise BiaskitError(
-            "E091",
-            "unknown task type",
-            value=spec,
-            options=[*types, "<name>:<a>,<b>,..."],
-            fix="pick a built-in task type or define a choice set as name:label1,label2",
-        )
+    check_choice(
+        "E091",
+        "unknown task type",
+        spec,
+        types,
+        options=[*types, "<name>:<a>,<b>,..."],
+        fix="pick a built-in task type or define a choice set as name:label1,label2",
+    )
     return types[spec]
 
 

@@ -30,10 +30,13 @@ from biaskit.annotate.rankstats import _spearman_boot, spearman  # noqa: F401  (
 from biaskit.annotate.spans import check_like_for_like, metric_and_rule, rescore
 from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.bootstrap import percentile_ci, percentile_interval, resample_each
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.catalog import check_column
 from biaskit.evaluate.stats import inference as inf
 from biaskit.io import to_arrow
+
+#: what :func:`calibrate_thresholds` can maximize
+OBJECTIVES = ("accuracy", "balanced_accuracy")
 
 
 @dataclass
@@ -93,10 +96,7 @@ def calibrate_thresholds(scores: Sequence[float], labels: Sequence[str], order: 
     ``objective``: ``accuracy`` or ``balanced_accuracy`` (mean per-class recall). Solved by dynamic
     programming over the sorted scores; cuts lie midway between neighbouring distinct scores.
     """
-    if objective not in ("accuracy", "balanced_accuracy"):
-        raise BiaskitError(
-            "E091", "unknown calibration objective", value=objective, options=["accuracy", "balanced_accuracy"], fix="use --objective accuracy"
-        )
+    check_choice("E091", "unknown calibration objective", objective, OBJECTIVES, fix="use --objective accuracy")
     order = list(order)
     pairs = [(float(s), lab) for s, lab in zip(scores, labels) if lab in order and s is not None and np.isfinite(s)]
     if len(pairs) < 2:
@@ -323,14 +323,8 @@ def _check_calibration_options(calibrate: bool, cv_folds: int, objective: str) -
         raise BiaskitError(
             "E091", "cv_folds must be 0 (no cross-validation) or at least 2", value=cv_folds, fix="use --cv-folds 5, or --cv-folds 0 to skip"
         )
-    if calibrate and objective not in ("accuracy", "balanced_accuracy"):
-        raise BiaskitError(
-            "E091",
-            "unknown calibration objective",
-            value=objective,
-            options=["accuracy", "balanced_accuracy"],
-            fix="use --objective accuracy or balanced_accuracy",
-        )
+    if calibrate:
+        check_choice("E091", "unknown calibration objective", objective, OBJECTIVES, fix="use --objective accuracy or balanced_accuracy")
 
 
 def _task_of_samples(s: pa.Table, task: str | TaskType | None) -> tuple[str | TaskType, TaskType]:
