@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from biaskit.annotate.labelmodels import MAJORITY_SCHEMA, check_task_labels, crowd_warnings, gold_answers, majority_row, read_labels
+from biaskit.annotate.labelmodels import MAJORITY_SCHEMA, check_task_labels, crowd_warnings, gold_answers, majority_row, read_annotations, read_labels
 from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.bootstrap import percentile_ci, resample_each
 from biaskit.errors import BiaskitError
@@ -51,12 +51,7 @@ class LabelTable:
 
     @classmethod
     def from_annotations(cls, annotations: Any, *, exclude_items: Iterable[str] = ()) -> LabelTable:
-        t = to_arrow(annotations)
-        for c in ("sample_id", "annotator", "label"):
-            if c not in t.column_names:
-                raise BiaskitError(
-                    "E001", f"the annotations table lacks column {c!r}", value=t.column_names, fix="give an annotations table (biaskit annotate pull)"
-                )
+        t = read_annotations(annotations)
         ex = set(exclude_items)
         by: dict[str, dict[str, str]] = defaultdict(dict)
         for sid, ann, lab in zip(*(t.column(c).to_pylist() for c in ("sample_id", "annotator", "label"))):

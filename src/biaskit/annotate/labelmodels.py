@@ -156,16 +156,22 @@ def _crowdkit():
     return aggregation
 
 
-def crowd_frame(annotations: Any, *, task: str | TaskType | None = None, samples: Any = None):
-    """(DataFrame task/worker/label, task type, gold answers) after biaskit's checks on the annotations."""
-    import pandas as pd
-
+def read_annotations(annotations: Any) -> pa.Table:
+    """An annotations table with the columns every crowd figure needs: sample_id, annotator, label (E001 names the first missing)."""
     t = to_arrow(annotations)
     for c in ("sample_id", "annotator", "label"):
         if c not in t.column_names:
             raise BiaskitError(
                 "E001", f"the annotations table lacks column {c!r}", value=t.column_names, fix="give an annotations table (biaskit annotate pull)"
             )
+    return t
+
+
+def crowd_frame(annotations: Any, *, task: str | TaskType | None = None, samples: Any = None):
+    """(DataFrame task/worker/label, task type, gold answers) after biaskit's checks on the annotations."""
+    import pandas as pd
+
+    t = read_annotations(annotations)
     if task is None and "task_type" in t.column_names:
         specs = sorted({x for x in t.column("task_type").to_pylist() if x})
         task = specs[0] if len(specs) == 1 else None
