@@ -128,6 +128,39 @@ def test_demo_stages_skip_with_a_note_when_inputs_are_missing(tmp_path, monkeypa
     assert "generations" not in ctx.tables and "fillins" not in ctx.tables
 
 
+def test_demo_run_model_records_the_table_or_skips_only_on_a_model_that_cannot_be_loaded(tmp_path):
+    import pyarrow as pa
+
+    from biaskit.demo.common import run_model
+    from biaskit.errors import BiaskitError
+
+    calls = []
+
+    def runner(prompts, **kw):
+        calls.append(kw)
+        return prompts
+
+    ctx = _Ctx(tmp_path)
+    t = pa.table({"prompt_id": ["p0"]})
+    table, secs = run_model(ctx, "likelihood", "likelihoods", runner, t, model="m", unavailable=lambda e: "no", top_k=3)
+    assert table is t and isinstance(secs, float) and ctx.tables == {"likelihoods": tmp_path / "likelihoods.parquet"}
+    assert calls == [{"model": "m", "out": tmp_path / "likelihoods.parquet", "batch_size": "auto", "overwrite": True, "top_k": 3}]
+
+    def missing(prompts, **kw):
+        raise BiaskitError("E011", "'torch' is not installed", fix="pip install 'biaskit[hf]'")
+
+    ctx = _Ctx(tmp_path)
+    assert run_model(ctx, "generate", "generations", missing, t, model="m", unavailable=lambda e: f"gone ({e.fix})") is None
+    assert ctx.summary == [("generate", "skipped: gone (pip install 'biaskit[hf]')")] and ctx.tables == {}
+    assert ctx.info == {"generate": {"skipped": "[E011] 'torch' is not installed; fix: pip install 'biaskit[hf]'"}}
+
+    def broken(prompts, **kw):
+        raise BiaskitError("E062", "bad settings")
+
+    with pytest.raises(BiaskitError, match="E062"):  # any other error is the user's to see, not a skip
+        run_model(_Ctx(tmp_path), "generate", "generations", broken, t, model="m", unavailable=lambda e: "no")
+
+
 def test_demo_fillmask_runs_with_a_masked_lm_from_the_environment(tiny_masked, tmp_path, monkeypatch, make_prompts):
     from biaskit.demo import stage_fillmask
 
