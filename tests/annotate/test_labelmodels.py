@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
 
+from biaskit.annotate import labelmodels
 from biaskit.annotate.labelmodels import METHODS, LabelModelWarning, aggregate, labels_as_majority
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, MissingDependencyError
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:crowdkit.*")
 
@@ -248,3 +251,11 @@ def test_train_classifier_takes_the_label_models_labels():
     want = {r["sample_id"]: r["label"] for r in res.labels.to_pylist() if not r["is_gold"]}
     assert {r["sample_id"]: r["label"] for r in t.to_pylist()} == want
     assert all(r["text"] == f"text {r['sample_id']}" for r in t.to_pylist())
+
+
+def test_a_missing_crowd_kit_is_E011_naming_the_extra(monkeypatch):
+    # sys.modules[name] = None makes `import crowdkit` raise ImportError, as on a machine without the package
+    monkeypatch.setitem(sys.modules, "crowdkit", None)
+    with pytest.raises(MissingDependencyError) as e:
+        labelmodels._crowdkit()
+    assert e.value.code == "E011" and "crowdkit" in str(e.value) and "pip install 'biaskit[annotate]'" in str(e.value)

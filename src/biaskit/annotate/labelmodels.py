@@ -149,10 +149,8 @@ class Aggregation:
 def _crowdkit():
     try:
         from crowdkit import aggregation
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise MissingDependencyError(
-            "E011", "label models need the crowd-kit package", value=str(exc), fix="pip install 'biaskit[annotate]'"
-        ) from None
+    except ImportError:
+        raise MissingDependencyError("crowdkit", "annotate", "the label models (crowd-kit)") from None
     return aggregation
 
 
