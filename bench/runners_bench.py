@@ -18,7 +18,10 @@ scripts/services/llama-server.sh; binary from $BIASKIT_LLAMA_SERVER or its cache
 SmolLM2-135M-Instruct Q4_1 GGUF, which is the file the ``smollm2-135m`` asset loads, against biaskit's HF
 backend (batched) and a transformers pipeline one prompt at a time, in one run. Then the openai backend's own
 overhead: ``generate --backend openai`` against the same server vs the same requests sent raw (requests, one
-session per thread, as many in flight), in alternating rounds, reported as the ratio of the medians.
+session per thread, as many in flight), in ``--rounds`` short interleaved pairs (the order alternating), reported
+two ways: the median of the per-pair wall-time ratios with a 95% bootstrap interval and a sign test, and the
+client process's extra CPU time in the backend over the raw requests as a share of the raw wall time (the
+backend's own work is client CPU; the server is another process, so other jobs' load barely moves it).
 Run: ``HF_HUB_OFFLINE=1 python bench/runners_bench.py --server [--prompts 16] [--max-new-tokens 16]``
 """
 
@@ -27,9 +30,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import resource
+import statistics
 import threading
 import time
+from math import comb
 
 PROFESSIONS = [
     "astronomer",
@@ -111,8 +117,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--server", action="store_true", help="llama.cpp server vs HF backend vs pipeline; openai backend overhead")
     ap.add_argument("--parallel", type=int, default=8, help="--server: server slots and requests in flight")
-    ap.add_argument("--rounds", type=int, default=3, help="--server: alternating rounds of raw requests / openai backend")
-    ap.add_argument("--overhead-prompts", type=int, default=48, help="--server: prompts per overhead round")
+    ap.add_argument("--rounds", type=int, default=16, help="--server: interleaved pairs (raw requests, openai backend)")
+    ap.add_argument("--overhead-prompts", type=int, default=16, help="--server: prompts per overhead run")
     ap.add_argument("--model", default="smollm2-135m")
     ap.add_argument("--prompts", type=int, default=24)
     ap.add_argument("--max-new-tokens", type=int, default=20)
@@ -290,9 +296,69 @@ def raw_requests(url: str, texts: list[str], max_tokens: int, parallel: int) -> 
     return time.perf_counter() - t0, out
 
 
-def server_main(args) -> None:
-    import statistics
+def timed(fn) -> tuple[float, float]:
+    """(wall seconds, this process's CPU seconds, all threads) of one call of ``fn``."""
+    c0, t0 = time.process_time(), time.perf_counter()
+    fn()
+    return time.perf_counter() - t0, time.process_time() - c0
 
+
+def median_interval(xs: list[float], reps: int = 2000, seed: int = 0) -> list[float]:
+    """95% percentile-bootstrap interval of the median of ``xs`` (resampled with a fixed seed)."""
+    rng = random.Random(seed)
+    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(reps))
+    return [meds[int(0.025 * reps)], meds[int(0.975 * reps) - 1]]
+
+
+def sign_test_p(xs: list[float]) -> float:
+    """Two-sided exact sign-test p of "the median of ``xs`` is 0" (zeros dropped)."""
+    pos, n = sum(x > 0 for x in xs), sum(x != 0 for x in xs)
+    if n == 0:
+        return 1.0
+    k = min(pos, n - pos)
+    return min(1.0, 2 * sum(comb(n, i) for i in range(k + 1)) / 2**n)
+
+
+def overhead_pairs(raw, backend, pairs: int) -> dict:
+    """The openai backend's overhead over raw requests, measured two ways on ``pairs`` interleaved pairs.
+
+    Each pair runs the same requests raw and through the backend back to back, the order alternating from pair
+    to pair (raw first, then backend first), so a drift in the machine's load falls on both sides alike.
+    * wall: the median of the per-pair ratios backend/raw - 1, a 95% bootstrap interval of that median, and
+      the sign-test p of "the median ratio is 1" (on a shared machine other jobs' load moves the wall times);
+    * client CPU: this process's CPU time in the backend minus its CPU time in the raw requests, per pair, as
+      a share of that pair's raw wall time. The server runs in another process, so this is the client-side
+      work alone (building requests, parsing, threads, the table), and other jobs' load barely moves it.
+    """
+    rows = []
+    for i in range(pairs):
+        if i % 2 == 0:
+            r, b = timed(raw), timed(backend)
+        else:
+            b, r = timed(backend), timed(raw)
+        rows.append((r, b))
+    ratio = [b[0] / r[0] - 1 for r, b in rows]
+    cpu_extra = [(b[1] - r[1]) / r[0] for r, b in rows]
+    r3 = lambda xs: [round(x, 3) for x in xs]  # noqa: E731
+    return {
+        "pairs": pairs,
+        "raw_wall_s": r3([r[0] for r, _ in rows]),
+        "backend_wall_s": r3([b[0] for _, b in rows]),
+        "raw_cpu_s": r3([r[1] for r, _ in rows]),
+        "backend_cpu_s": r3([b[1] for _, b in rows]),
+        "wall_ratio_minus_1": r3(ratio),
+        "wall_median_ratio_minus_1": round(statistics.median(ratio), 3),
+        "wall_median_95ci": r3(median_interval(ratio)),
+        "wall_backend_slower_pairs": f"{sum(x > 0 for x in ratio)}/{pairs}",
+        "wall_sign_test_p": round(sign_test_p(ratio), 3),
+        "client_cpu_extra_share_of_raw_wall": r3(cpu_extra),
+        "client_cpu_extra_median": round(statistics.median(cpu_extra), 3),
+        "client_cpu_extra_median_95ci": r3(median_interval(cpu_extra)),
+        "client_cpu_raw_share_of_raw_wall_median": round(statistics.median(r[1] / r[0] for r, _ in rows), 3),
+    }
+
+
+def server_main(args) -> None:
     import pyarrow as pa
     import torch
     from transformers import pipeline
@@ -350,23 +416,14 @@ def server_main(args) -> None:
         t0 = time.perf_counter()
         g = generate(prompts, **kw)
         row("llama_server_openai_backend", time.perf_counter() - t0, g.column("continuation").to_pylist(), ref=hf_conts)
-        # the backend's own overhead: the same requests raw vs through generate(), alternating rounds
+        # the backend's own overhead: the same requests raw vs through generate(), many short interleaved pairs
         otexts = [s.format(p) for s in STEMS for p in PROFESSIONS][: args.overhead_prompts]
         oprompts = pa.table({"prompt_id": [f"o{i}" for i in range(len(otexts))], "text": otexts})
-        raw_t, oa_t = [], []
-        for _ in range(args.rounds):
-            raw_t.append(raw_requests(url, otexts, args.max_new_tokens, args.parallel)[0])
-            t0 = time.perf_counter()
-            generate(oprompts, **kw)
-            oa_t.append(time.perf_counter() - t0)
-        res["openai_backend_overhead"] = {
-            "prompts": len(otexts),
-            "raw_s": [round(x, 2) for x in raw_t],
-            "openai_backend_s": [round(x, 2) for x in oa_t],
-            "median_ratio_minus_1": round(statistics.median(oa_t) / statistics.median(raw_t) - 1, 3),
-            "pairwise_ratio_minus_1": [round(b / a - 1, 3) for a, b in zip(raw_t, oa_t)],
-        }
-        print("overhead:", res["openai_backend_overhead"], flush=True)
+        res["openai_backend_overhead"] = overhead_pairs(
+            lambda: raw_requests(url, otexts, args.max_new_tokens, args.parallel), lambda: generate(oprompts, **kw), args.rounds
+        )
+        res["openai_backend_overhead"]["prompts"] = len(otexts)
+        print("overhead:", json.dumps(res["openai_backend_overhead"]), flush=True)
     finally:
         proc.terminate()
         proc.wait(timeout=30)

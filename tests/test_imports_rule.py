@@ -45,7 +45,7 @@ HEAVY_AT_IMPORT = {  # as before the hoisting (the same by scripts/hoist_imports
     "biaskit.datasets.stage": {"pyarrow.compute"},
     "biaskit.demo.stage_templates": {"pyarrow.compute"},
     "biaskit.templates.holistic": {"pyarrow.compute"},
-    "biaskit.templates.holistic_plan": {"pyarrow.compute"},  # split out of holistic (issue 32)
+    "biaskit.templates.holistic_plan": {"pyarrow.compute"},  # split out of holistic
 }
 
 

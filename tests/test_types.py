@@ -1,4 +1,4 @@
-"""Issue 32: a type checker runs. mypy checks the modules ``[tool.mypy] files`` lists in pyproject.toml (the layers
+"""A type checker runs. mypy checks the modules ``[tool.mypy] files`` lists in pyproject.toml (the layers
 every command passes through); a type error there fails this test. The list only grows."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18: the annotation guidelines say truthfully where the texts come from (the demo mixes Wikipedia
+"""The annotation guidelines say truthfully where the texts come from (the demo mixes Wikipedia
 sentences and model generations)."""
 
 import pyarrow as pa

@@ -1,4 +1,4 @@
-"""`annotate push` / `annotate pull` without a server (issue 36 item 7): the wrong-token hint shows
+"""`annotate push` / `annotate pull` without a server: the wrong-token hint shows
 LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN=true ("true" is a switch, not a secret) while the token stays hidden, and each
 command prints its summary once (the library logs it at debug level only; the CLI prints it)."""
 

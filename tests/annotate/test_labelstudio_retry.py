@@ -1,4 +1,4 @@
-"""Label Studio reads go through the shared retry policy of biaskit.net (issue 23 item 4): a refused
+"""Label Studio reads go through the shared retry policy of biaskit.net: a refused
 connection, 429 and 5xx are retried with Retry-After honoured; writes (retries=0) and 4xx are not."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18: help pages. No ``<bool>`` after flags; every ``Example:`` in every help page parses against its
+"""Help pages. No ``<bool>`` after flags; every ``Example:`` in every help page parses against its
 command (known options, valid values); the offline ones that need no input files run."""
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def test_no_type_shown_after_flags(path):
 
 @pytest.mark.parametrize("path", [p for p in COMMANDS] + [()])
 def test_usage_line_shows_no_placeholder_braces(path):
-    """Issue 36: typer writes a required argument as ``{samples}`` in the usage line; biaskit writes ``SAMPLES``."""
+    """Typer writes a required argument as ``{samples}`` in the usage line; biaskit writes ``SAMPLES``."""
     r = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
     usage = next(line for line in r.output.splitlines() if "Usage:" in line)
     assert "{" not in usage and "}" not in usage, usage

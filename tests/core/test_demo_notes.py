@@ -1,4 +1,4 @@
-"""Issue 18: the demo's notes are true: the perplexity median is the median (the mean of the two middle values
+"""The demo's notes are true: the perplexity median is the median (the mean of the two middle values
 for an even count, not the upper one), and the offline toxicity backend is named as a profanity detector."""
 
 import re

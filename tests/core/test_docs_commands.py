@@ -1,4 +1,4 @@
-"""Issue 27 item 4: every command line in docs/*.md runs on the bundled data after the commands before it, or is
+"""Every command line in docs/*.md runs on the bundled data after the commands before it, or is
 visibly marked with what it needs that biaskit does not ship: a trailing ``# needs: ...`` comment on the line
 (``# needs: your file``, ``network``, ``a Label Studio server``, ``a GPU``, ...), or ``# needs: ...`` as the first
 line of its code block (the whole block). Each doc runs in its own folder holding a copy of a quick demo run as
@@ -83,7 +83,7 @@ def test_doc_commands_run_in_order(doc, quick_demo, tmp_path):
         ran += 1
     assert ran
     if doc == "metrics.md":
-        # issue 27: the documented rescoring writes a new file, the demo's scores (with the Wikipedia baselines) stay
+        # the documented rescoring writes a new file, the demo's scores (with the Wikipedia baselines) stay
         import pyarrow.parquet as pq
 
         assert pq.read_table(tmp_path / "runs" / "demo" / "scores.parquet").column("model").to_pylist().count("wikipedia") > 0

@@ -1,4 +1,4 @@
-"""No module in src/ is over 800 lines (issue 32): a file that grows past it is split along its seams."""
+"""No module in src/ is over 800 lines: a file that grows past it is split along its seams."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 18: every hint biaskit prints works as printed (assets, offline without the setup scripts, model paths,
+"""Every hint biaskit prints works as printed (assets, offline without the setup scripts, model paths,
 fill-mask options)."""
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def test_missing_local_regard_model_path_is_e271_naming_the_path(tmp_path):
     r = runner.invoke(app, ["score", str(t), "-m", "regard", "-p", f"regard.model={missing}", "--out", str(tmp_path / "o.parquet")])
     lines = [ln for ln in r.output.splitlines() if ln.strip()]
     assert r.exit_code == 1 and len(lines) == 1, r.output
-    # a path that is not there is said to be missing before any Hub attempt (E271, issue 27)
+    # a path that is not there is said to be missing before any Hub attempt (E271)
     assert lines[0].startswith("error[E271]") and str(missing) in lines[0] and "repo" not in lines[0].lower()
 
 

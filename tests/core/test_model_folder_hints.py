@@ -1,4 +1,4 @@
-"""Issue 27 item 5: a relative model path that does not exist is named as a missing folder before any Hub
+"""A relative model path that does not exist is named as a missing folder before any Hub
 attempt (it used to be read as a Hub id and fail with a network error)."""
 
 import time
@@ -68,7 +68,7 @@ def test_cli_says_no_folder_at_once(tmp_path, args, monkeypatch):
 
 
 def test_hub_load_without_network_fails_at_once_without_retries(tmp_path):
-    # issue 27 item 5: no offline variable set, the Hub unreachable (a closed local port as HF_ENDPOINT): one probe
+    # no offline variable set, the Hub unreachable (a closed local port as HF_ENDPOINT): one probe
     # switches the process offline, so `datasets` does not retry 5 times for 25-50 s
     import os
     import subprocess
@@ -87,7 +87,7 @@ def test_hub_load_without_network_fails_at_once_without_retries(tmp_path):
 
 
 def test_assets_lists_masked_lm_and_train_base_and_no_download_promise_when_unreachable(monkeypatch):
-    # issue 27 item 5: no "download on first use" for HurtLex when its host cannot be reached; masked LMs and the
+    # no "download on first use" for HurtLex when its host cannot be reached; masked LMs and the
     # default base model of `train classifier` are listed
     import biaskit.evaluate.metrics._assets  # noqa: F401
     from biaskit import assets as a
@@ -108,7 +108,7 @@ def test_assets_lists_masked_lm_and_train_base_and_no_download_promise_when_unre
 
 
 def test_annotation_ledger_defaults_to_the_user_cache_not_the_working_folder(tmp_path, monkeypatch):
-    # issue 27 item 5: `annotate` no longer drops annotation-rounds.jsonl into the working folder
+    # `annotate` no longer drops annotation-rounds.jsonl into the working folder
     from biaskit.annotate import ledger
 
     monkeypatch.delenv("BIASKIT_ANNOTATION_LEDGER", raising=False)
@@ -125,7 +125,7 @@ def test_annotation_ledger_defaults_to_the_user_cache_not_the_working_folder(tmp
 
 
 def test_stats_ztest_typo_in_grouping_column_says_did_you_mean(tmp_path):
-    # issue 27 item 5: a mistyped --group gets "did you mean 'group'", not only "score the table with a metric"
+    # a mistyped --group gets "did you mean 'group'", not only "score the table with a metric"
     import pyarrow as pa
     from typer.testing import CliRunner
 

@@ -1,4 +1,4 @@
-"""biaskit.net, the one HTTP layer, against local servers on 127.0.0.1 (issue 23 item 4).
+"""biaskit.net, the one HTTP layer, against local servers on 127.0.0.1.
 
 Each server answers from a script: a list of (status, headers, body) replies in turn, then 200 "ok".
 Waits are recorded by a fake sleep instead of slept.
@@ -247,8 +247,8 @@ def test_a_cut_short_body_is_retried_and_named(srv):
 
 
 def test_a_secret_straddling_the_cut_is_redacted_whole(srv):
-    # the key starts at character 291 of the body: cutting the body at 300 first (the order issue 21 fixed in the
-    # old client) would keep "sk-net-te", too short to be recognised as a key; redacting first leaves "sk-***"
+    # the key starts at character 291 of the body: cutting the body at 300 first (the wrong order,
+    # cut before redacting) would keep "sk-net-te", too short to be recognised as a key; redacting first leaves "sk-***"
     srv.script = [(500, {}, ("x" * 290 + " " + KEY + " tail").encode())]
     with pytest.raises(HttpError) as e:
         client([], retries=0).request("GET", srv.url, what="/v1/completions")

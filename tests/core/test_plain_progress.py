@@ -1,4 +1,4 @@
-"""Progress when stderr is not a terminal (issue 36 item 7): generate, likelihood and score advance one
+"""Progress when stderr is not a terminal: generate, likelihood and score advance one
 ProgressBar; on a log file, CI or a pipe a live bar shows nothing until the end, so a plain line is written
 every few seconds instead (BIASKIT_PROGRESS_SECONDS, default 5), and a last line when the work ends."""
 

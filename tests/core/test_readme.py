@@ -46,7 +46,7 @@ def test_readme_walkthrough_runs(quick_demo, tmp_path):
 
 
 def test_readme_says_the_cpu_torch_build_only_with_torch_index_url():
-    # issue 27 item 4: demo.sh installs torch as pip finds it; the CPU build only with TORCH_INDEX_URL
+    # demo.sh installs torch as pip finds it; the CPU build only with TORCH_INDEX_URL
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     two = text.split("## The two commands", 1)[1].split("```", 1)[0]
     assert "the CPU build of torch first" not in two and "TORCH_INDEX_URL" in two

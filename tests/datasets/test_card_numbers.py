@@ -1,4 +1,4 @@
-"""Issue 18: every number in a staged dataset card, recomputed from the staged files alone (the parquet shards
+"""Every number in a staged dataset card, recomputed from the staged files alone (the parquet shards
 and the card), independently of the card code: row and column counts, byte sizes, per-config facts, licence
 row counts (each source once, no double counting) and tags."""
 
@@ -187,7 +187,7 @@ def check_card(folder: Path) -> dict:
                         holders.append(name)
                         ids |= set(hit)
                 assert (n, where) == (len(ids), holders), line
-                # issue 27: "N carry `LICENCE`" per licence the source's rows carry, recounted from their license column
+                # "N carry `LICENCE`" per licence the source's rows carry, recounted from their license column
                 for k, lic in re.findall(r"(\d+) carry `([^`]+)`", line):
                     lids = set()
                     for name, t in tables.items():
@@ -330,7 +330,7 @@ def test_demo_card_numbers_are_recomputed_from_its_files(quick_demo):
 
 
 def test_card_licences_per_row_full_sha256_dump_date_slavic_citation_no_null_columns(tmp_path):
-    # issue 27 item 6, on a table whose rows carry two licence versions (an old dump revision is CC BY-SA 3.0)
+    # licences per row, the full sha256, the dump date, the Slavic citation and no null columns, on a table whose rows carry two licence versions (an old dump revision is CC BY-SA 3.0)
     sha = "a53f4648dec40467ebdcbc7a1307eddb51fe6e28e9309f6ebde81ba0d04bea2d"
     prompts = PROMPTS.set_column(
         PROMPTS.schema.get_field_index("license"), "license", pa.array(["CC BY-SA 3.0", "CC BY-SA 3.0", "CC BY-SA 3.0", "CC BY-SA 4.0"])

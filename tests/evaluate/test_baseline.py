@@ -1,4 +1,4 @@
-"""Issue 27: the Wikipedia baseline is scored on the same span as the model (continuation vs the rest of the
+"""The Wikipedia baseline is scored on the same span as the model (continuation vs the rest of the
 sentence after the prompt, or prompt + continuation vs the whole sentence), and the choice is stated."""
 
 import json

@@ -1,4 +1,4 @@
-"""Issue 27 item 5: Ray's known-benign C++ log lines (an E-level core_worker.cc note on every Ray Data actor pool)
+"""Ray's known-benign C++ log lines (an E-level core_worker.cc note on every Ray Data actor pool)
 are dropped from the console on runs that succeed; every other stderr line still passes."""
 
 import subprocess

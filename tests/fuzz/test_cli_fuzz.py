@@ -1,4 +1,4 @@
-"""Fuzz every CLI command with bad inputs (issue 15).
+"""Fuzz every CLI command with bad inputs.
 
 Every command of the typer app (enumerated from the app itself, so a new command is fuzzed as soon as it has a
 case here, and :func:`test_every_command_has_a_fuzz_case` fails until it does) runs in-process under

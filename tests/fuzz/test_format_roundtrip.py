@@ -1,4 +1,4 @@
-"""Issue 21: every output format biaskit writes (Parquet, JSON Lines, CSV, a save_to_disk folder) read back
+"""Every output format biaskit writes (Parquet, JSON Lines, CSV, a save_to_disk folder) read back
 by every reader biaskit has for its own tables gives the rows that were written, value for value and type for
 type: ``read_table`` with and without a stage, the runners' ``prompt_table``, the table
 reader of ``hub stage`` (``spec_from_path``), and ``biaskit schema STAGE --check``.

@@ -1,10 +1,10 @@
-"""Issue 21: every command's ``--out`` pointed at a folder that holds a user's files. Whatever the command does
+"""Every command's ``--out`` pointed at a folder that holds a user's files. Whatever the command does
 (write into the folder, refuse it with a coded error), nothing of the user's may change: every file keeps its
 bytes, and none disappears. The folder holds a note, a thesis and a file under each name the command itself
 would write there (README.md, prompts/<domain>_prompt.json, bold.jsonl, biaskit_manifest.json with ``{}``, ...).
 
 Each command runs in-process (typer's CliRunner) on valid inputs, so the only thing in its way is the folder.
-``train classifier --out`` is covered by its own tests (tests/train, issue 21 part 2)."""
+``train classifier --out`` is covered by its own tests (tests/train)."""
 
 from __future__ import annotations
 
@@ -141,7 +141,7 @@ def test_the_out_commands_are_covered():
         if any("--out" in getattr(p, "opts", []) for p in c.params):
             with_out.append(cmd)
     elsewhere = {
-        "train classifier": "tests/train (issue 21 part 2)",
+        "train classifier": "tests/train",
         "fill-mask": "needs a model; the same write_table as generate",
         "likelihood": "needs a model; the same write_table as generate",
         "expand honest": "the same write_table as expand templates",

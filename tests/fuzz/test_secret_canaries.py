@@ -1,4 +1,4 @@
-"""Issue 21: secret canaries in every place a secret can enter biaskit, searched in every byte written.
+"""Secret canaries in every place a secret can enter biaskit, searched in every byte written.
 
 Places: the environment (HF_TOKEN, OPENAI_API_KEY, LABEL_STUDIO_API_KEY and the variable named by
 --api-key-env), the endpoint URL (user:password, credential query values ``api_key=``, ``key=``, ``code=``),

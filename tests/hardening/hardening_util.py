@@ -1,4 +1,4 @@
-"""Shared pieces of the hardening tests (issue 15): a scriptable fake OpenAI-compatible server on 127.0.0.1
+"""Shared pieces of the hardening tests: a scriptable fake OpenAI-compatible server on 127.0.0.1
 and a way to run the real ``biaskit`` command in a separate process."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 15 item 9: every undecodable or mistyped input file ends in one coded line naming the file, the row
+"""Every undecodable or mistyped input file ends in one coded line naming the file, the row
 when known, and the fix (never a traceback, never a silently binary column)."""
 
 import errno

@@ -1,4 +1,4 @@
-"""Issue 31 item 7, the cases that test_input_layer.py checks through library calls, run here as the commands a
+"""The cases that test_input_layer.py checks through library calls, run here as the commands a
 user types (typer's CliRunner): each must end in the coded error (or the right result) through the CLI too, with
 no traceback and nothing written."""
 

@@ -1,4 +1,4 @@
-"""Issue 15 item 10: CSV/XLSX files meant for spreadsheets neutralise formula cells (OWASP: prefix ')."""
+"""CSV/XLSX files meant for spreadsheets neutralise formula cells (OWASP: prefix ')."""
 
 import csv
 

@@ -1,7 +1,7 @@
-"""Issue 15 items 3 and 5: the OpenAI-compatible client against local fake servers.
+"""The OpenAI-compatible client against local fake servers.
 
-Item 3: credentials never cross origins on a redirect; a redirected POST is an error naming the target
-unless redirects are allowed. Item 5: one bad response (not UTF-8, a number as text, a cut-short body,
+Redirects: credentials never cross origins on a redirect; a redirected POST is an error naming the target
+unless redirects are allowed. Bad responses: one bad response (not UTF-8, a number as text, a cut-short body,
 fewer choices than asked, not an object) is one row's error; the run goes on and writes every row.
 """
 
@@ -96,7 +96,7 @@ def test_a_same_origin_redirect_keeps_the_key(fake_server, write_prompts, monkey
     assert t.column("continuation").to_pylist() == [" x-done"]
 
 
-# ---------------------------------------------------------------------------------------------- item 5
+# --------------------------------------------------------------------------------------- bad responses
 
 
 def _bad_responses(server):

@@ -1,4 +1,4 @@
-"""Issue 15 item 1: one writer per output. Two real processes on the same --out: one finishes with every
+"""One writer per output. Two real processes on the same --out: one finishes with every
 row, the other stops at once with a one-line E140 naming the holder; stale locks of dead processes are
 taken over."""
 

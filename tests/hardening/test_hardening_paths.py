@@ -1,4 +1,4 @@
-"""Issue 15 item 4: names that come from data stay inside --out. bold export domains, report figure names,
+"""Names that come from data stay inside --out. bold export domains, report figure names,
 hub staging config names, hub push and symbolic links."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 15 item 6: a finished run with error rows redoes exactly those rows when the same command runs
+"""A finished run with error rows redoes exactly those rows when the same command runs
 again (--retry-errors, the default), counts them, keeps the order and writes no duplicates."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 15 item 2: secrets never reach a written byte. A real local server echoes the key (and other
+"""Secrets never reach a written byte. A real local server echoes the key (and other
 credentials it makes up) in its 401 body; generate (openai backend), score and hub stage run as separate
 processes; then every file written is searched for every secret."""
 

@@ -1,4 +1,4 @@
-"""Issue 21 (round 2, part h21b) and issue 22 item 7: bad values give coded errors or named warnings, never a
+"""Bad values give coded errors or named warnings, never a
 plausible result; outputs only replace what biaskit wrote."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The output layer (biaskit.output, biaskit.ownership): the data-loss and leak cases of issue 31.
+"""The output layer (biaskit.output, biaskit.ownership): its data-loss and leak cases.
 
 Data loss: an lm-eval export into a folder with a ``{}`` marker, a re-export into an earlier export folder (a
 user's notes file, an edited README), ``annotate aggregate`` over a user's ``<stem>.annotators.parquet``.

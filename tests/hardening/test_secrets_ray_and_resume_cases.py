@@ -1,5 +1,5 @@
-"""Issue 21 (hardening round 2), part 1: each case the second round of probes found, as a test that fails on
-the code before the fix. Secrets (redact first, cut after; known secrets in every text column; one list of
+"""Secrets, data loss, Ray connection, resume, CSV types and card cases, each a test that fails when the case
+regresses. Secrets (redact first, cut after; known secrets in every text column; one list of
 secret-bearing names), data loss (bold export / hub stage never replace user files), Ray connection
 (fail fast, ``auto`` made safe), resume against another endpoint (E063), CSV read with the schema's types,
 card injection and case-insensitive config names."""

@@ -1,4 +1,4 @@
-"""Issue 15 item 8: shipped names (`demo`, `bold`, `cs`) and local paths never shadow each other."""
+"""Shipped names (`demo`, `bold`, `cs`) and local paths never shadow each other."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""Issue 15 item 11: no Label Studio token on the command line (README: "no token is taken on the command line")."""
+"""No Label Studio token on the command line (README: "no token is taken on the command line")."""
 
 from typer.testing import CliRunner
 

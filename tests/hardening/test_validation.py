@@ -1,4 +1,4 @@
-"""Issue 15 item 7: one validator for ids and types (schema --check, hub stage, writes); report label vocabulary;
+"""One validator for ids and types (schema --check, hub stage, writes); report label vocabulary;
 annotate pull never replaces an annotations table with fewer rows unless asked."""
 
 import pyarrow as pa
@@ -121,7 +121,7 @@ def test_pull_with_an_empty_results_file_does_not_shrink_the_annotations(tmp_pat
         res = tmp_path / "res.csv"
         res.write_bytes(bad)
         r = _run("annotate", "pull", s, "--results", res, "--out", out, "--ledger", led)
-        if b"s-0" not in bad:  # no records at all: E211 before anything else (issue 21)
+        if b"s-0" not in bad:  # no records at all: E211 before anything else
             assert r.exit_code == 1 and "[E211]" in r.output and "has no records" in r.output, r.output
         else:
             assert r.exit_code == 1 and "[E152]" in r.output and "--allow-fewer" in r.output and "3 already" in r.output, r.output

@@ -1,4 +1,4 @@
-"""biaskit export lm-eval / import lm-eval (issue 26).
+"""biaskit export lm-eval / import lm-eval.
 
 The round trip runs the real ``lm_eval`` CLI (lm-evaluation-harness 0.4.13 in .venv-lmeval, offline) on the
 packaged SmolLM2-135M and compares its samples with ``biaskit generate`` / ``biaskit likelihood`` on the same

@@ -67,4 +67,4 @@ def test_preset_defaults_equal_the_check_and_strict_stays_the_default(bold_table
     # the default (strict) rule is unchanged: whole words within the first 8 words, short sentences dropped
     shares, out = _shares(bold_table, "--min-words", "0", "--dedupe", "none")
     assert "term_not_in_window 3774, no_continuation 501," in out
-    assert sum(s for s, _ in shares.values()) == 17956  # 75.8%, the figure in issue 13 (same count as before the presets)
+    assert sum(s for s, _ in shares.values()) == 17956  # 75.8% (the same count as before the presets)

@@ -135,7 +135,7 @@ def test_real_dumps_leave_almost_no_markup_residue():
     # ("sm|rg}sar") and Afghanistan has a stray "|" from broken wikitext; the pipeline drops and counts these.
     # ASCII's other "|" ("the simple line characters \| (in addition to common /)") is a pipe after a word and
     # before a space: prose, no longer residue. (Alberta's "trails''" after an unbalanced quote is gone since
-    # issue 22: unpaired quote runs are markup MediaWiki never shows.)
+    # unpaired quote runs are markup MediaWiki never shows.)
     assert residue == ["ASCII", "Afghanistan"]
 
 

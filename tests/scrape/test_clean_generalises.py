@@ -1,6 +1,6 @@
-"""English cleaning that generalises (issue 22, item 3; issue 22 item 7's birth-date age).
+"""English cleaning that generalises (held-out pages; the age of {{birth date and age}}).
 
-The wikitext below is written for these tests after the patterns the issue reports on real pages that were
+The wikitext below is written for these tests after the patterns found on real pages that were
 not used in development (a page whose newlines were lost, unbalanced '', a broken cite, {{convert}} options,
 {{As of|alt=}}, {{harvtxt}} as a sentence's subject, nested {{lang-xx|{{Nastaliq|...}}}}, {{birth date and
 age}}). Expected outputs follow each template's documented display on Wikipedia. The residue figures on real

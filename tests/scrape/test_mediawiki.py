@@ -168,7 +168,7 @@ def test_scrape_api_end_to_end_cached_and_resumed(fresh_wiki, tmp_path):
     # the lead sentence of the real article: "An astronomer is a scientist in the field of astronomy who ..."
     assert astro[0]["text"] == "An astronomer is a scientist in " and astro[0]["term"] == "astronomer"
     assert {r["group"] for r in t if r["page_title"] == "Ayn Rand"} == {"metaphysicians"}
-    # the wiki's own names came from its siteinfo (namespaces, namespacealiases, magicwords; issue 25)
+    # the wiki's own names came from its siteinfo (namespaces, namespacealiases, magicwords)
     import json
 
     man = json.loads((tmp_path / "p.parquet.manifest.json").read_text())

@@ -1,5 +1,5 @@
 """Other Wikipedia editions: the wiki's own namespace names, sentence ends of other scripts, words without
-spaces, inflected terms (issue 25). Real Greek and Vietnamese dumps: tests/fixtures/wiki/multi."""
+spaces, inflected terms. Real Greek and Vietnamese dumps: tests/fixtures/wiki/multi."""
 
 from __future__ import annotations
 

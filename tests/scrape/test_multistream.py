@@ -1,4 +1,4 @@
-"""Multistream dumps read in parallel (issue 25): worker processes and Ray give the one-process output."""
+"""Multistream dumps read in parallel: worker processes and Ray give the one-process output."""
 
 from __future__ import annotations
 

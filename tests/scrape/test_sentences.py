@@ -16,7 +16,7 @@ GOLD = Path(__file__).resolve().parents[1] / "fixtures" / "wiki" / "sentence_bou
 @pytest.mark.parametrize(
     "text, expected",
     [
-        # the cases the issue names: no split after et al., ca., c., approx., No., initials, or at "["
+        # the abbreviation cases: no split after et al., ca., c., approx., No., initials, or at "["
         (
             "According to Chaubey et al. (2010), the speakers are related. Later work agreed.",
             ["According to Chaubey et al. (2010), the speakers are related.", "Later work agreed."],

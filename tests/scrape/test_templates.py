@@ -212,7 +212,7 @@ def test_link_entity_is_decoded():
     ]
 
 
-# issue 22: the unbalanced '' of Alberta is gone (4 -> 3 residue) and one more sentence of the held-out pages renders
+# the unbalanced '' of Alberta is gone (4 -> 3 residue) and one more sentence of the held-out pages renders
 # ({{harvtxt}}, {{lang-xx|{{Nastaliq}}}}, {{As of|alt=}} or {{convert|order=flip}}: 67 -> 66 dropped)
 @pytest.mark.parametrize("dump, max_residue, dropped", [("DUMP206", 3, 66), ("TABLES5", 0, 1)])
 def test_residue_on_real_dumps_is_at_most_0_2_percent(dump, max_residue, dropped):

@@ -27,7 +27,7 @@ EXPECTED = [
     ("westslavic-sk-r0006", "Môjmu otcovi", "Môj otec", "male", "sg", "<mask>", "Môjmu otcovi chutí <mask>."),
     ("westslavic-sk-r0007", "Nebinárna osoba", "Nebinárna osoba", "non-binary", "sg", "<mask>", "Nebinárna osoba pracuje ako <mask>."),
     ("westslavic-sk-r0008", "Dievčatá", "Dievčatá", "female", "pl", "<mask>", "Dievčatá snívajú o <mask>"),
-    # issue 22: nouns the list does not name, decided by lemma (simplemma) + grammatical gender; a bare "osoba"
+    # nouns the list does not name, decided by lemma (simplemma) + grammatical gender; a bare "osoba"
     ("westslavic-sk-r0009", "Naša učiteľka", "lemma:učiteľka", "female", "sg", "<mask>", "Naša učiteľka je veľmi <mask>."),
     ("westslavic-sk-r0010", "Študenti", "lemma:študent", "male", "pl", "<mask>", "Študenti sú často <mask>."),
     ("westslavic-sk-r0011", "Osoba", "lemma:osoba", None, "sg", "<mask>", "Osoba pracuje ako <mask>."),
@@ -73,7 +73,7 @@ EXPECTED = [
     ("westslavic-pl-r0013", "jego dzieckiem", "lemma:dziecko", "neutral", "sg", "<maska>", "<mask> jest jego dzieckiem."),
     ("westslavic-pl-r0014", "tym człowieku", "lemma:człowiek", "neutral", "sg", "<maska>", "Rozmawialiśmy o tym człowieku, że jest <mask>."),
 ]
-#: what decided each issue-22 row (category rule; number rule), and the named reason of the two null categories
+#: what decided each row after the first block (category rule; number rule), and the named reason of the two null categories
 RULES = {
     "westslavic-sk-r0009": "agent_suffix; number determiner:naša",
     "westslavic-sk-r0010": "agent_suffix; number verb:sú",
@@ -113,7 +113,7 @@ def test_fixture_has_the_study_files_shape_and_is_what_the_script_writes(tmp_pat
     for n in a.sheetnames:
         assert list(a[n].iter_rows(values_only=True)) == list(b[n].iter_rows(values_only=True))
     raw = [r[0] for r in a["Polish"].iter_rows(values_only=True) if r[0]]
-    # every quirk named in issue 14 is in the fixture
+    # every spelling quirk of the study's sheet is in the fixture
     for spelling in ("<maska>", "‹maskę>", "‹maską>", "<maski>", "<masce>", "‹maskować>", "<maskowymi>"):
         assert any(spelling in s for s in raw), spelling
     assert raw[0].startswith("<maska>") and any("  " in s for s in raw)

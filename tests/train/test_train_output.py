@@ -1,4 +1,4 @@
-"""`train classifier` output folder and card, hardened (issues 21, 22 item 5, 27 item 3): only its own files are
+"""`train classifier` output folder and card, hardened: only its own files are
 deleted, the marker's content is checked, split.csv is real CSV, one-line card fields, splits that add up,
 majority-collapse warning, the task named, finished runs kept by a killed job and resumed."""
 
@@ -271,7 +271,7 @@ def test_a_killed_job_keeps_finished_runs_and_the_rerun_resumes(encoder, tmp_pat
     assert "Unfinished" not in (out / "README.md").read_text()
 
 
-# --- issue 36 item 6: a released split (--split-column), the encoder named, no local path in the written files
+# --- a released split (--split-column), the encoder named, no local path in the written files
 
 
 def split_rows(parts=None) -> list[dict]:

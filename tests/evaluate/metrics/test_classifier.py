@@ -70,7 +70,7 @@ def test_toxicity_errors(jigsaw_model, hate_model, tmp_path):
     assert e.value.code == "E070" and "rude" in str(e.value) and "severe_toxic" in str(e.value)
     with pytest.raises(BiaskitError) as e:
         ToxicityMetric(model=str(tmp_path / "nope")).setup()
-    assert e.value.code == "E271" and f"no folder {tmp_path / 'nope'}" in str(e.value)  # a missing folder, named (issue 18)
+    assert e.value.code == "E271" and f"no folder {tmp_path / 'nope'}" in str(e.value)  # a missing folder, named
     with pytest.raises(BiaskitError) as e:
         ToxicityMetric(model=hate_model, threshold="hateful=0.2").setup()
     assert e.value.code == "E070"

@@ -151,7 +151,7 @@ def test_cli_score_and_list(tmp_path, tiny_vectors):
     "name, params", [("gender", {"threshold": -0.25}), ("gender", {"threshold": 0}), ("norms", {"lexicon": "x.tsv", "threshold": -0.5})]
 )
 def test_a_threshold_that_is_not_positive_is_a_coded_error(name, params):
-    # review fix: a threshold <= 0 was accepted and silently labelled every text male / positive
+    # a threshold <= 0 is refused: it would label every text male / positive
     with pytest.raises(BiaskitError) as e:
         make_metric(name, params=params)
     assert e.value.code == "E070" and "threshold" in str(e.value)

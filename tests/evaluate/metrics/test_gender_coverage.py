@@ -43,7 +43,7 @@ def test_coverage_of_the_word_lists_is_in_the_metric_info_and_the_report():
     m = GenderMetric().setup()
     cov = m.info["wordlist_coverage"]
     assert cov == _independent_coverage()
-    # the figure the issue measured: the 26k-word subset holds 247 of the 1,282 distinct gender-specific words
+    # the measured figure: the 26k-word subset holds 247 of the 1,282 distinct gender-specific words
     assert cov["gender_specific"] == {"listed": 1282, "in_space": 247}
     assert cov["definitional_pairs"] == {"listed": 10, "in_space": 10}
     # in the manifest (describe() is what `biaskit score` and the demo record) and in the report's sentence

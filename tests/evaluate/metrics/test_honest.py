@@ -128,7 +128,7 @@ def test_hurtlex_assets_are_pinned_and_never_bundled():
 
 
 def test_hurtlex_file_that_is_not_utf8_is_a_coded_error(tmp_path):
-    # review fix: a Latin-1 file raised a bare UnicodeDecodeError
+    # a Latin-1 file is a coded error, not a bare UnicodeDecodeError
     f = tmp_path / "hurtlex_xx.tsv"
     f.write_bytes(b"id\tpos\tcategory\tstereotype\tlemma\tlevel\n1\tn\tps\tno\tcaf\xe9\tconservative\n")
     with pytest.raises(BiaskitError) as err:

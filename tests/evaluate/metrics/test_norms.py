@@ -140,7 +140,7 @@ def test_parser_free_pronoun_rule_matches_the_parser(tmp_path):
 
 def test_lemma_hit_is_not_counted_as_predicted(tmp_path):
     # "ran" is not in the lexicon but its lemma "run" is: a lexicon value, not an extension prediction,
-    # so norms_n_predicted is 0 for "He ran." (review fix: lemma hits were counted as predicted)
+    # so norms_n_predicted is 0 for "He ran." (a lemma hit is a lexicon hit, not a prediction)
     import numpy as np
 
     rng = np.random.default_rng(0)
@@ -173,7 +173,7 @@ def test_lemma_hit_is_not_counted_as_predicted(tmp_path):
     ],
 )
 def test_truncated_lexicon_row_is_a_coded_error(tmp_path, name, text, fmt):
-    # review fix: a short row raised a bare IndexError; it must be E071 naming the row
+    # a short row is E071 naming the row, not a bare IndexError
     f = tmp_path / name
     f.write_text(text, encoding="utf-8")
     with pytest.raises(BiaskitError) as err:
@@ -182,7 +182,7 @@ def test_truncated_lexicon_row_is_a_coded_error(tmp_path, name, text, fmt):
 
 
 def test_lexicon_file_that_is_not_utf8_is_a_coded_error(tmp_path):
-    # review fix: a Latin-1 lexicon (e.g. saved from a spreadsheet) raised a bare UnicodeDecodeError
+    # a Latin-1 lexicon (e.g. saved from a spreadsheet) is a coded error, not a bare UnicodeDecodeError
     f = tmp_path / "lex.txt"
     f.write_bytes(b"Word\tValence\tArousal\tDominance\ncaf\xe9\t0.9\t0.5\t0.5\n")
     with pytest.raises(BiaskitError) as err:

@@ -1,4 +1,4 @@
-"""Issue 18: the demo's hint `set BIASKIT_REGARD_MODEL to a local sasha/regardv3 folder` works for
+"""The demo's hint `set BIASKIT_REGARD_MODEL to a local sasha/regardv3 folder` works for
 `biaskit score` too (the regard model parameter left at its default takes the variable)."""
 
 import json

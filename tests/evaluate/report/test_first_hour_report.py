@@ -1,4 +1,4 @@
-"""Report fixes of issue 36 item 7: the offline toxicity backend's section is profanity throughout (no toxic /
+"""The offline toxicity backend's section is profanity throughout (no toxic /
 non-toxic labels, no toxicity_* columns in its text, tables or figures), and an all-zero gender chart is one
 sentence."""
 

@@ -1,4 +1,4 @@
-"""Issue 18: the report's headline block (numbers recomputed independently), small-sample flags, collapsed
+"""The report's headline block (numbers recomputed independently), small-sample flags, collapsed
 tables, and figures checked by content through their matplotlib objects (values, axis limits, legend)."""
 
 import math
@@ -34,7 +34,7 @@ def test_gap_interval_is_newcombes_hybrid_score_interval_by_hand(ka, na, kb, nb)
 
 
 def test_uncertainty_flags_say_only_what_is_uncertain():
-    # issue 22 item 6: a row is uncertain when its interval includes 0 or its corrected p is not below alpha;
+    # a row is uncertain when its interval includes 0 or its corrected p is not below alpha;
     # a small group is a separate caution (the demo's islam row: +0.428 [+0.020, +0.726], Holm p 0.037, n 5/29)
     assert uncertainty_flags(0.428, (0.020, 0.726), 0.037) == []
     assert small_n_cautions(5, 29) == [f"small group (n < {MIN_GROUP_N})"]
@@ -55,7 +55,7 @@ def _family_holm(shares, pairs):
 
 
 def test_headline_gaps_per_source_with_holm_over_the_family(full_run, full_report):
-    # issue 27: one largest-gap row per domain and text source; the model's rows first, the Wikipedia baseline's
+    # one largest-gap row per domain and text source; the model's rows first, the Wikipedia baseline's
     # labelled as such; p is Holm over the domain's group pairs of that source, and the row says over how many
     df = pd.read_parquet(full_run / "scores.parquet")
     model_rows = [f for f in full_report.headline if f.kind == "Largest group gap" and f.metric == "Sentiment: share positive"]
@@ -154,7 +154,7 @@ def test_headline_is_first_in_html_and_markdown(full_report):
     html = full_report.html.read_text()
     assert html.index("id='headline-block'") < html.index("<nav>") < html.index("id='run'")
     md = full_report.md.read_text().splitlines()
-    # the verdict lines first (issue 33), then the table of the rows not folded under them
+    # the verdict lines first, then the table of the rows not folded under them
     head = md[: md.index("## Run")]
     assert md[2] == "## Headline findings" and head[6].startswith("- **")
     assert any(x.startswith("| finding | measure | where |") for x in head)

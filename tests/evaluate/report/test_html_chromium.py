@@ -221,7 +221,7 @@ def test_demo_report_at_1280px_headline_first_no_overflow_small_samples_flagged(
     # (the quick demo's model may write no positive text at all: its group gaps are then one "No signal" row)
     assert {"Model vs Wikipedia", "Likelihood Bias"} <= set(kinds) and ({"Largest group gap", "No signal"} & set(kinds)), kinds
     assert lay["headlineLinksOk"]
-    # issue 33: one verdict line per kind x domain x measure on the first screen, the uncertain rows folded under it
+    # one verdict line per kind x domain x measure on the first screen, the uncertain rows folded under it
     lines = lay["verdictLines"]
     assert lines and lines[0]["top"] < 900, lines
     assert all(("evidence of a gap" in v["text"]) or ("no evidence at this size" in v["text"]) or ("not enough data" in v["text"]) for v in lines)
@@ -231,11 +231,11 @@ def test_demo_report_at_1280px_headline_first_no_overflow_small_samples_flagged(
         if r["cls"] == "flagged"
         and r["cells"][0] in ("Largest group gap", "Model vs Wikipedia", "Wikipedia baseline: largest group gap", "Metric fairness")
     )
-    # issue 27: in the main table the model's rows first, the Wikipedia baseline's after them and labelled as such
+    # in the main table the model's rows first, the Wikipedia baseline's after them and labelled as such
     main = lay["mainRows"]
     base = [i for i, r in enumerate(main) if "Wikipedia baseline" in r.split("|")[0] or "(Wikipedia baseline)" in r.split("|")[1]]
     assert base == list(range(len(main) - len(base), len(main))), main
-    # issue 22 item 6: a row is grey (uncertain) exactly when its interval includes 0 or its corrected p is not
+    # a row is grey (uncertain) exactly when its interval includes 0 or its corrected p is not
     # below 0.05; a group under 30 texts is a separate caution
     for r in rows:
         if r["cells"][0] in ("Largest group gap", "Model vs Wikipedia", "Wikipedia baseline: largest group gap"):
@@ -298,13 +298,13 @@ PAGE_JS = """JSON.stringify({
 
 
 def _page(browser, path, width=1280):
-    """open_page plus PAGE_JS (the issue 27 page checks)."""
+    """open_page plus PAGE_JS (the page checks: stage-list code, table word breaks, single-sentence sections)."""
     res = open_page(browser, path, width=width, extra_js=PAGE_JS)
     return res, res["extra"]
 
 
 def test_demo_report_page_reads_cleanly(browser, quick_demo):
-    # issue 27 item 2: commands in the stage list are code (no literal backticks), no word of a table breaks in
+    # commands in the stage list are code (no literal backticks), no word of a table breaks in
     # the middle (gender polarity: "unigram_mal/e", "smollm2-/135m"), no table repeats a header (male-minus-female:
     # male | female | male | female), the run manifest is collapsed, and no "rows not used: 0 (other models)"
     run_dir, _ = quick_demo
@@ -320,7 +320,7 @@ def test_demo_report_page_reads_cleanly(browser, quick_demo):
 
 
 def test_no_hit_section_is_one_sentence_in_chromium(browser, make_run, tmp_path):
-    # issue 27 item 2: when no text has the label, the section is one sentence: no all-grey 100 % figures, no
+    # when no text has the label, the section is one sentence: no all-grey 100 % figures, no
     # tables of n/a tests
     import pandas as pd
     import pyarrow as pa

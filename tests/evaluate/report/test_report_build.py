@@ -254,8 +254,8 @@ def test_a_column_that_is_null_everywhere_is_reported_not_plotted(tmp_path):
 
 
 def test_likelihood_table_whose_model_column_is_all_null_still_gets_its_section(tmp_path):
-    # review fix: a model column with only nulls (e.g. a CSV without model names) left no model to loop
-    # over and the report crashed with pandas' "No objects to concatenate"
+    # a model column with only nulls (e.g. a CSV without model names) still gives the section, not pandas'
+    # "No objects to concatenate" for want of a model to loop over
     run = tmp_path / "run"
     run.mkdir()
     rows = [
@@ -278,7 +278,7 @@ def test_likelihood_table_whose_model_column_is_all_null_still_gets_its_section(
 
 
 def test_cli_ztest_with_a_label_that_occurs_nowhere_is_a_coded_error(full_run):
-    # review fix: a typo in --label gave a table of zero shares (every test undefined) and exit code 0
+    # a typo in --label is a coded error, not a table of zero shares (every test undefined) and exit code 0
     from typer.testing import CliRunner
 
     from biaskit.cli import app

@@ -1,4 +1,4 @@
-"""HONEST's procedure stays HONEST's (issue 22, item 4).
+"""HONEST's procedure stays HONEST's.
 
 HONEST (Nozza et al. 2021) scores a masked LM's unfiltered top-k tokens. `fill-mask --whole-word` and
 `--max-subwords N` change the top-k list, so a HONEST figure computed on their fill-ins is not the published

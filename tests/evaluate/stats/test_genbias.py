@@ -133,7 +133,7 @@ def test_per_template_uses_the_descriptors_present_in_each_template():
 
 def test_probabilities_outside_0_1_are_refused():
     rows = _table()
-    rows[0] = dict(rows[0], p_x=1.7)  # a score or logit, not a probability (issue 21: gave Full Gen Bias 1.11)
+    rows[0] = dict(rows[0], p_x=1.7)  # a score or logit, not a probability (it must not give a Full Gen Bias such as 1.11)
     with pytest.raises(BiaskitError, match=r"E220.*'p_x'.*outside \[0, 1\]"):
         gen_bias(rows, "p_x,p_y,p_z", n_boot=0)
     rows[0] = dict(rows[0], p_x=-0.2)

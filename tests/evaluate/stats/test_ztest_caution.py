@@ -1,4 +1,4 @@
-"""`stats ztest` flags small groups with the caution column of the report and `stats family` (issue 36 item 7):
+"""`stats ztest` flags small groups with the caution column of the report and `stats family`:
 one function, :func:`biaskit.evaluate.stats.families.add_caution`, makes it for all three."""
 
 from __future__ import annotations
