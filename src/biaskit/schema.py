@@ -29,7 +29,7 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.arrow import to_arrow
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 
 
 @dataclass(frozen=True)
@@ -285,8 +285,7 @@ STAGES: dict[str, Stage] = {s.name: s for s in (PROMPTS, GENERATIONS, SCORES, SA
 
 
 def get_stage(name: str) -> Stage:
-    if name not in STAGES:
-        raise BiaskitError("E008", "unknown stage", value=name, options=list(STAGES), fix="use one of the stage names")
+    check_choice("E008", "unknown stage", name, STAGES, fix="use one of the stage names")
     return STAGES[name]
 
 

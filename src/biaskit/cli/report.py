@@ -96,7 +96,7 @@ def ztest_cmd(
 
     Example: biaskit stats ztest scores.parquet --column vader_label --label positive --cluster page_id
     """
-    from biaskit.errors import BiaskitError
+    from biaskit.errors import check_choice
     from biaskit.evaluate.stats import pairwise_proportion_tests
     from biaskit.evaluate.stats.aggregate import _label_strings, metric_labels
     from biaskit.evaluate.stats.families import add_caution
@@ -106,14 +106,7 @@ def ztest_cmd(
     if column in t.column_names and metric_labels(column) is None:  # a metric's column: checked against its labels (E151)
         # a label that occurs nowhere (a typo) would give a table of 0 shares with every test undefined
         seen = sorted(set(_label_strings(t.column(column).to_pandas()).dropna()))
-        if label not in seen:
-            raise BiaskitError(
-                "E080",
-                f"label {label!r} does not occur in column {column!r}",
-                value=label,
-                options=seen,
-                fix="pass --label with one of the column's labels",
-            )
+        check_choice("E080", f"label {label!r} does not occur in column {column!r}", label, seen, fix="pass --label with one of the column's labels")
     tests = pairwise_proportion_tests(t, group, column, label, within=within, correction=correction, cluster=cluster)
     _emit(add_caution(tests), out)
 

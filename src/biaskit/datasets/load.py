@@ -39,7 +39,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 
 KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest", "westslavic_xlsx", "lm_eval")
 _HUB_ID = re.compile(r"^(hf://datasets/)?[A-Za-z0-9][\w.\-]*/[A-Za-z0-9][\w.\-]*$")
@@ -343,8 +343,7 @@ def load_staged(source: str | Path, config: str | None = None, split: str | None
             ) from exc
     splits = list(dd)
     if split is not None:
-        if split not in dd:
-            raise BiaskitError("E054", f"split {split!r} not in {src}", value=split, options=splits, fix="pick one of the splits")
+        check_choice("E054", f"split {split!r} not in {src}", split, dd, fix="pick one of the splits", options=splits)
         splits = [split]
     tables = [decode(dd[s]) for s in splits]
     t = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
@@ -358,8 +357,7 @@ def _pick_config(configs: list[str], config: str | None, src: str) -> str:
         if len(configs) == 1:
             return configs[0]
         raise BiaskitError("E054", f"{src} has {len(configs)} configs; choose one", value=None, options=configs, fix="pass --config NAME")
-    if config not in configs:
-        raise BiaskitError("E054", f"config {config!r} not in {src}", value=config, options=configs, fix="pass one of the configs with --config")
+    check_choice("E054", f"config {config!r} not in {src}", config, configs, fix="pass one of the configs with --config")
     return config
 
 

@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.io import locks_output
 
 DEFAULT_SPLIT = "train"
@@ -202,14 +202,9 @@ def _split_masks(table: pa.Table, column: str | None, where: str, what: str = "s
     """``[(value, row mask)]`` per distinct value of ``column`` in first-appearance order; ``[(None, None)]`` without one."""
     if column is None:
         return [(None, None)]
-    if column not in table.column_names:
-        raise BiaskitError(
-            "E050",
-            f"--{what}-by column {column!r} is not in {where}",
-            value=column,
-            options=table.column_names,
-            fix=f"pick one of the table's columns for --{what}-by",
-        )
+    check_choice(
+        "E050", f"--{what}-by column {column!r} is not in {where}", column, table.column_names, fix=f"pick one of the table's columns for --{what}-by"
+    )
     col = table.column(column)
     if col.null_count:
         raise BiaskitError(

@@ -15,7 +15,7 @@ so one text column (:func:`text_column`) scores both sides on the same span.
 
 from __future__ import annotations
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import check_choice
 
 SPANS = ("continuation", "sentence")
 #: span -> how the report and the manifest say it
@@ -26,14 +26,13 @@ SPAN_WORDS = {
 
 
 def check_span(span: str) -> str:
-    if span not in SPANS:
-        raise BiaskitError(
-            "E270",
-            "unknown baseline span",
-            value=span,
-            options=list(SPANS),
-            fix="use --baseline-span continuation (the rest of the sentence after the prompt) or sentence (the whole sentence)",
-        )
+    check_choice(
+        "E270",
+        "unknown baseline span",
+        span,
+        SPANS,
+        fix="use --baseline-span continuation (the rest of the sentence after the prompt) or sentence (the whole sentence)",
+    )
     return span
 
 

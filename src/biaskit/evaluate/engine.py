@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from biaskit.errors import BiaskitError, require
+from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.log import get_logger
 
 log = get_logger("engine")
@@ -49,14 +49,7 @@ class EngineSpec:
     num_cpus: float = 1.0
 
     def check(self) -> EngineSpec:
-        if self.name not in ENGINES:
-            raise BiaskitError(
-                "E160",
-                "unknown engine",
-                value=self.name,
-                options=list(ENGINES),
-                fix="use --engine local (this process) or --engine ray (a Ray cluster)",
-            )
+        check_choice("E160", "unknown engine", self.name, ENGINES, fix="use --engine local (this process) or --engine ray (a Ray cluster)")
         if self.actors < 1:
             raise BiaskitError("E160", "the Ray actor pool needs at least one actor", value=self.actors, fix="e.g. --ray-actors 2")
         if self.batch_size < 1:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.interop.lmeval_format import (
     FORMAT,
     INPUT_COLUMN,
@@ -58,8 +58,7 @@ class _ExportPlan:
 
 def _check_export_target(kind: str, out_p: Path) -> None:
     """E260 for an unknown kind (the folder itself is checked by :func:`biaskit.ownership.claim_folder`)."""
-    if kind not in KINDS:
-        raise BiaskitError("E260", "unknown export kind", value=kind, options=KINDS, fix="e.g. --kind generate")
+    check_choice("E260", "unknown export kind", kind, KINDS, fix="e.g. --kind generate")
 
 
 def _check_generation_settings(

@@ -23,7 +23,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.io import locks_output
 from biaskit.scrape.prompts import PROMPT_FIELDS, prompt_id
 
@@ -115,8 +115,7 @@ def import_bold(path: str | os.PathLike, *, layout: str = "auto", domains: list[
     p = Path(path)
     if layout == "auto":
         layout = detect_layout(p)
-    if layout not in LAYOUTS:
-        raise BiaskitError("E005", "unknown BOLD layout", value=layout, options=["auto", *LAYOUTS], fix="use --layout github or hub")
+    check_choice("E005", "unknown BOLD layout", layout, LAYOUTS, fix="use --layout github or hub", options=["auto", *LAYOUTS])
     facts: Counter = Counter()
     rows = _import_github(p, domains, facts) if layout == "github" else _import_hub(p, domains)
     texts = Counter((r["domain"], r["text"]) for r in rows)
@@ -308,8 +307,7 @@ def export_bold(
     from biaskit.output import write_text
     from biaskit.ownership import claim_folder, write_owned_folder
 
-    if layout not in (*LAYOUTS, "both"):
-        raise BiaskitError("E005", "unknown BOLD layout", value=layout, options=[*LAYOUTS, "both"], fix="use --layout github, hub or both")
+    check_choice("E005", "unknown BOLD layout", layout, (*LAYOUTS, "both"), fix="use --layout github, hub or both", options=[*LAYOUTS, "both"])
     ents = _entities(table)
     out = Path(out_dir)
     claim = claim_folder(out, EXPORT_MARKER, MARKER_KIND, overwrite=overwrite)

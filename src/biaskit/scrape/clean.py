@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.scrape import siteinfo as _siteinfo
 from biaskit.scrape.templates_render import BROKEN, DROPPED, render_template, resolve_dropped
 
@@ -451,14 +451,9 @@ def load_splitter(language: str = "en", *, splitter: str = "wiki", model: str | 
     """
     from biaskit.errors import require
 
-    if splitter not in SPLITTERS:
-        raise BiaskitError(
-            "E021",
-            "unknown sentence splitter",
-            value=splitter,
-            options=SPLITTERS,
-            fix="set `splitter:` in the domain config (or --splitter) to one of the options",
-        )
+    check_choice(
+        "E021", "unknown sentence splitter", splitter, SPLITTERS, fix="set `splitter:` in the domain config (or --splitter) to one of the options"
+    )
     if splitter == "wiki":
         from biaskit.scrape.sentences import WikiSplitter
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.log import get_logger
 from biaskit.scrape.prompts import RULE_KEYS, PromptRule, preset_rule
 
@@ -239,8 +239,7 @@ def _parse_domain(dname: Any, d: Any, source: str) -> Domain:
     if unknown:
         raise BiaskitError("E021", f"unknown key(s) in {w}", value=unknown, options=sorted(_DOMAIN_KEYS), fix="remove or rename the keys")
     case = d.get("term_case", "keep")
-    if case not in ("keep", "lower"):
-        raise BiaskitError("E021", f"invalid term_case in {w}", value=case, options=["keep", "lower"], fix="use keep or lower")
+    check_choice("E021", f"invalid term_case in {w}", case, ("keep", "lower"), fix="use keep or lower", options=["keep", "lower"])
     dom = Domain(str(dname), seeds=_seeds(d.get("seeds"), w, SEED_KINDS), term_case=case, max_pages=_max(d.get("max_pages"), w))
     groups = d.get("groups") or {}
     if not isinstance(groups, dict):
@@ -283,37 +282,34 @@ def _parse_text_settings(data: dict, source: str) -> tuple[str, str, str, str]:
     from biaskit.scrape.clean import SPLITTERS
 
     splitter = data.get("splitter", "wiki")
-    if splitter not in SPLITTERS:
-        raise BiaskitError(
-            "E021",
-            f"unknown splitter in domain config {source}",
-            value=splitter,
-            options=SPLITTERS,
-            fix="wiki (rule-based, fast, default), senter or parser (trained spaCy pipeline) or sentencizer (spaCy rules)",
-        )
+    check_choice(
+        "E021",
+        f"unknown splitter in domain config {source}",
+        splitter,
+        SPLITTERS,
+        fix="wiki (rule-based, fast, default), senter or parser (trained spaCy pipeline) or sentencizer (spaCy rules)",
+    )
     lang = data.get("language", "en")
     if not isinstance(lang, str) or not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]+)*", lang):
         raise _err("language must be a BCP-47 code", lang, "e.g. language: en", source)
     from biaskit.scrape.prompts import NO_SPACE_LANGUAGES, TERM_MATCHES, WORD_UNITS
 
     term_match = data.get("term_match", "exact")
-    if term_match not in TERM_MATCHES:
-        raise BiaskitError(
-            "E230",
-            f"unknown term_match in domain config {source}",
-            value=term_match,
-            options=TERM_MATCHES,
-            fix="term_match: exact (default), prefix, or lemma (inflected forms, via simplemma)",
-        )
+    check_choice(
+        "E230",
+        f"unknown term_match in domain config {source}",
+        term_match,
+        TERM_MATCHES,
+        fix="term_match: exact (default), prefix, or lemma (inflected forms, via simplemma)",
+    )
     words = data.get("words", "char" if lang.split("-")[0] in NO_SPACE_LANGUAGES else "space")
-    if words not in WORD_UNITS:
-        raise BiaskitError(
-            "E231",
-            f"unknown words unit in domain config {source}",
-            value=words,
-            options=WORD_UNITS,
-            fix="words: space (split at spaces, as BOLD) or char (the character rule for ja, zh, th)",
-        )
+    check_choice(
+        "E231",
+        f"unknown words unit in domain config {source}",
+        words,
+        WORD_UNITS,
+        fix="words: space (split at spaces, as BOLD) or char (the character rule for ja, zh, th)",
+    )
     if term_match == "lemma":
         from biaskit.errors import require
 
@@ -334,14 +330,14 @@ SHIPPED = {"bold": "bold/domains.yaml", "demo": "bold/demo_domains.yaml"}
 
 def shipped_config_path(name: str) -> Path:
     base = Path(__file__).resolve().parent.parent / "data"
-    if name not in SHIPPED:
-        raise BiaskitError(
-            "E021",
-            "unknown shipped domain config",
-            value=name,
-            options=sorted(SHIPPED),
-            fix="pass a path to your own YAML config or one of the shipped names",
-        )
+    check_choice(
+        "E021",
+        "unknown shipped domain config",
+        name,
+        SHIPPED,
+        fix="pass a path to your own YAML config or one of the shipped names",
+        options=sorted(SHIPPED),
+    )
     return base / SHIPPED[name]
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.log import get_logger
 from biaskit.scrape.config import Assignment, DomainConfig, resolve_assignments
 from biaskit.scrape.dump import Page
@@ -156,8 +156,7 @@ def scrape_dump(
     from biaskit.manifest import utcnow
     from biaskit.scrape.dump import SiteInfo, dump_wiki_name
 
-    if redirects not in ("resolve", "skip"):
-        raise BiaskitError("E005", "invalid redirects mode", value=redirects, options=["resolve", "skip"], fix="use resolve or skip")
+    check_choice("E005", "invalid redirects mode", redirects, ("resolve", "skip"), fix="use resolve or skip", options=["resolve", "skip"])
     from biaskit.scrape.siteinfo import site_names_from_dump
 
     dump = Path(dump)

@@ -32,7 +32,7 @@ from functools import lru_cache
 
 import pyarrow as pa
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 
 WINDOW = 8
 N_FIRST = 5
@@ -111,14 +111,9 @@ class PromptRule:
             raise BiaskitError(
                 "E021", "prompt rule setting min_words must be an integer >= 0", value=self.min_words, fix=f"set min_words to e.g. {MIN_WORDS}"
             )
-        if self.dedupe not in DEDUPE_SCOPES:
-            raise BiaskitError(
-                "E021",
-                "unknown duplicate-prompt scope",
-                value=self.dedupe,
-                options=DEDUPE_SCOPES,
-                fix="use `domain` (BOLD-like), `group`, `global` or `none`",
-            )
+        check_choice(
+            "E021", "unknown duplicate-prompt scope", self.dedupe, DEDUPE_SCOPES, fix="use `domain` (BOLD-like), `group`, `global` or `none`"
+        )
         for name, options in (
             ("match", MATCHES),
             ("within", WITHIN),
@@ -127,10 +122,7 @@ class PromptRule:
             ("term_match", TERM_MATCHES),
             ("words", WORD_UNITS),
         ):
-            if getattr(self, name) not in options:
-                raise BiaskitError(
-                    "E021", f"unknown prompt rule setting {name}", value=getattr(self, name), options=options, fix=f"use one of: {', '.join(options)}"
-                )
+            check_choice("E021", f"unknown prompt rule setting {name}", getattr(self, name), options, fix=f"use one of: {', '.join(options)}")
 
     def as_dict(self) -> dict:
         """The settings by name (what manifests and resume states record)."""
@@ -144,10 +136,9 @@ def preset_rule(preset: str | None = None, **settings) -> PromptRule:
     it to ``within="window"`` (the window the user asked for is then what counts).
     """
     name = preset or "strict"
-    if name not in PRESETS:
-        raise BiaskitError(
-            "E021", "unknown prompt rule preset", value=name, options=sorted(PRESETS), fix="use --preset strict (the default) or --preset bold"
-        )
+    check_choice(
+        "E021", "unknown prompt rule preset", name, PRESETS, fix="use --preset strict (the default) or --preset bold", options=sorted(PRESETS)
+    )
     over = {k: v for k, v in settings.items() if v is not None and k != "preset"}
     unknown = sorted(set(over) - set(RULE_KEYS))
     if unknown:

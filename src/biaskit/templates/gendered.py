@@ -43,7 +43,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.templates.files import check_text, data_dir, load_file, short_hash
 from biaskit.templates.mask import MASK, count_masks, find_mask_like, normalize_mask
 
@@ -290,8 +290,7 @@ def _check_set_header(obj: Any, file: str) -> tuple[str, str]:
         )
     lang = check_text(obj.get("language"), file=file, entry="language", what="language code")
     default_status = obj.get("status", "draft")
-    if default_status not in STATUSES:
-        raise BiaskitError("E040", f"{file}: unknown status", value=default_status, options=STATUSES, fix="use a valid status")
+    check_choice("E040", f"{file}: unknown status", default_status, STATUSES, fix="use a valid status")
     for key, layout in (("subjects", "{id, category, gender, number, forms}"), ("templates", "{id, category, text}")):
         if obj.get(key) is not None and not isinstance(obj[key], list):
             raise BiaskitError("E040", f"{file}: {key} must be a list", value=obj[key], fix=f"write {key}: as a YAML list of mappings ({layout})")
@@ -309,16 +308,14 @@ def _subject_from(s: Any, entry: str, file: str, seen: set[str]) -> Subject:
         raise BiaskitError("E040", f"{file}: {entry}: duplicate subject id", value=sid, fix="give every subject its own id")
     seen.add(sid)
     cat = check_text(s.get("category"), file=file, entry=entry, what="subject category")
-    if s.get("gender") not in GENDERS:
-        raise BiaskitError(
-            "E040",
-            f"{file}: {entry}: grammatical gender must be m, f or n",
-            value=s.get("gender"),
-            options=GENDERS,
-            fix="give the grammatical gender of the subject noun (not the social category)",
-        )
-    if s.get("number") not in NUMBERS:
-        raise BiaskitError("E040", f"{file}: {entry}: number must be sg or pl", value=s.get("number"), options=NUMBERS, fix="write number: sg")
+    check_choice(
+        "E040",
+        f"{file}: {entry}: grammatical gender must be m, f or n",
+        s.get("gender"),
+        GENDERS,
+        fix="give the grammatical gender of the subject noun (not the social category)",
+    )
+    check_choice("E040", f"{file}: {entry}: number must be sg or pl", s.get("number"), NUMBERS, fix="write number: sg")
     forms = s.get("forms")
     if not isinstance(forms, dict) or "nom" not in forms:
         raise BiaskitError(
@@ -362,8 +359,7 @@ def _template_from(t: Any, entry: str, file: str, obj: dict, subjects: list[Subj
     tids.add(tid)
     cat = check_text(t.get("category"), file=file, entry=entry, what="template category")
     status = t.get("status", default_status)
-    if status not in STATUSES:
-        raise BiaskitError("E040", f"{file}: {entry}: unknown status", value=status, options=STATUSES, fix="use a valid status")
+    check_choice("E040", f"{file}: {entry}: unknown status", status, STATUSES, fix="use a valid status")
     only = _subject_ids_of(t, entry, file, {s.id for s in subjects})
     subs = [s for s in subjects if only is None or s.id in only]
     text = check_template_text(check_text(t.get("text"), file=file, entry=entry, what="template text"), subs, where=f"{file}: {entry}")
@@ -401,15 +397,14 @@ def load_template_set(path: str | Path) -> TemplateSet:
 
 def starter_set(language: str) -> TemplateSet:
     """The bundled starter set for ``en``, ``cs``, ``pl`` or ``sk`` (cs/pl/sk not yet validated by native speakers)."""
-    if language not in STARTER_LANGUAGES:
-        raise BiaskitError(
-            "E040",
-            "no bundled starter set for this language",
-            value=language,
-            options=STARTER_LANGUAGES,
-            fix="give a template-set file instead (YAML with subjects and templates, see docs/templates.md; "
-            "for import-sheet: --base FILE with the language's subjects)",
-        )
+    check_choice(
+        "E040",
+        "no bundled starter set for this language",
+        language,
+        STARTER_LANGUAGES,
+        fix="give a template-set file instead (YAML with subjects and templates, see docs/templates.md; "
+        "for import-sheet: --base FILE with the language's subjects)",
+    )
     return load_template_set(data_dir("templates", f"{language}.yaml"))
 
 

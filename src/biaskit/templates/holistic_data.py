@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.templates.files import check_text, data_dir, load_file
 
 VERSIONS = ("v1.0", "v1.1")
@@ -312,14 +312,9 @@ def validate_file(path: str | Path, kind: str | None = None) -> str:
     """Validate one HolisticBias-layout file (kind guessed from its shape when None); returns the kind."""
     obj = load_file(path)
     kind = kind or detect_kind(obj)
-    if kind not in _VALIDATORS:
-        raise BiaskitError(
-            "E040",
-            f"{path}: cannot tell which HolisticBias file this is",
-            value=kind,
-            options=list(_VALIDATORS),
-            fix="pass --kind descriptors|nouns|noun_phrases|templates",
-        )
+    check_choice(
+        "E040", f"{path}: cannot tell which HolisticBias file this is", kind, _VALIDATORS, fix="pass --kind descriptors|nouns|noun_phrases|templates"
+    )
     _VALIDATORS[kind](obj, str(path))
     return kind
 

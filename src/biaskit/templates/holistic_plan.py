@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.templates.files import short_hash
 from biaskit.templates.holistic_data import NO_PREFERENCE, NOUN_PHRASE_TYPES, PREFERENCES, VARIANTS, HolisticData, _placeholders, load_holistic
 from biaskit.templates.holistic_phrases import NP_COLUMNS, noun_phrases
@@ -141,10 +141,14 @@ def _phrase_variant(phrase: str, hyphens: bool, lower: bool) -> str:
 
 
 def _check_variant_args(variants: str, variant_names: Sequence[str]) -> None:
-    if variants not in ("none", "all", "sample"):
-        raise BiaskitError(
-            "E005", "unknown variants mode", value=variants, options=["none", "all", "sample"], fix="use --variants none, all or sample"
-        )
+    check_choice(
+        "E005",
+        "unknown variants mode",
+        variants,
+        ("none", "all", "sample"),
+        fix="use --variants none, all or sample",
+        options=["none", "all", "sample"],
+    )
     bad_v = [v for v in variant_names if v not in VARIANTS]
     if bad_v:
         raise BiaskitError("E005", "unknown variant name(s)", value=bad_v, options=VARIANTS, fix="use the dataset's variant names")

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.io import atomic_path, write_text_atomic
 from biaskit.templates.gendered import STATUSES, Template, TemplateSet, check_template_text, load_template_set
 from biaskit.templates.mask import MASK
@@ -291,8 +291,7 @@ def import_sheet(path: str | Path, language: str, base: TemplateSet | str | Path
             counts["empty"] += 1
             continue
         status = r.get(f"{language}_status", "") or "draft"
-        if status not in STATUSES:
-            raise BiaskitError("E041", f"{where}: unknown status", value=status, options=STATUSES, fix="use one of the valid statuses")
+        check_choice("E041", f"{where}: unknown status", status, STATUSES, fix="use one of the valid statuses")
         try:
             text = check_template_text(text, base.subjects, where=where)
         except BiaskitError as exc:

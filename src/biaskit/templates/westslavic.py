@@ -36,7 +36,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.templates.files import data_dir, load_file
 from biaskit.templates.mask import MASK, find_mask_like
 
@@ -124,14 +124,13 @@ def _subject_entries(data: Any, file: str) -> dict[str, list]:
     """``{language: [entries]}`` from one file: ``{language: xx, subjects: [...]}`` or ``{xx: [...], yy: [...]}``."""
     if isinstance(data, dict) and "subjects" in data:
         lang = data.get("language")
-        if lang not in LANGUAGES:
-            raise BiaskitError(
-                "E120",
-                f"{file}: language must be one of {', '.join(LANGUAGES)}",
-                value=lang,
-                options=LANGUAGES,
-                fix="write `language: cs` (or pl, sk) at the top of the subject file",
-            )
+        check_choice(
+            "E120",
+            f"{file}: language must be one of {', '.join(LANGUAGES)}",
+            lang,
+            LANGUAGES,
+            fix="write `language: cs` (or pl, sk) at the top of the subject file",
+        )
         return {lang: data["subjects"]}
     if isinstance(data, dict) and data and all(k in LANGUAGES for k in data):
         return dict(data)
@@ -167,10 +166,7 @@ def _parse_subjects(lang: str, entries: Any, file: str) -> SubjectList:
             )
         phrase = check_text(e["phrase"], file=file, entry=where, what="phrase")
         cat = e["category"]
-        if cat not in CATEGORIES:
-            raise BiaskitError(
-                "E120", f"{file}: {where} ({phrase}): unknown category", value=cat, options=CATEGORIES, fix="use one of the categories"
-            )
+        check_choice("E120", f"{file}: {where} ({phrase}): unknown category", cat, CATEGORIES, fix="use one of the categories")
         num = e.get("number")
         if num is not None and num not in NUMBERS:
             raise BiaskitError("E120", f"{file}: {where} ({phrase}): unknown number", value=num, options=NUMBERS, fix="use sg or pl")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 
 META_FILE = "biaskit_classifier.json"
 SYSTEMS = ("majority", "vader", "tfidf_logreg", "judge", "finetuned")
@@ -50,20 +50,22 @@ class TrainConfig:
                 )
         if not (self.lr > 0):
             raise BiaskitError("E172", "the learning rate must be positive", value=self.lr, fix="e.g. --lr 5e-5")
-        if self.select not in ("macro_f1", "accuracy"):
-            raise BiaskitError(
-                "E172", "unknown dev selection figure", value=self.select, options=["macro_f1", "accuracy"], fix="use --select macro_f1"
-            )
-        if self.device not in ("auto", "cpu", "cuda", "mps"):
-            raise BiaskitError("E172", "unknown device", value=self.device, options=["auto", "cpu", "cuda", "mps"], fix="use --device auto")
+        check_choice(
+            "E172",
+            "unknown dev selection figure",
+            self.select,
+            ("macro_f1", "accuracy"),
+            fix="use --select macro_f1",
+            options=["macro_f1", "accuracy"],
+        )
+        check_choice(
+            "E172", "unknown device", self.device, ("auto", "cpu", "cuda", "mps"), fix="use --device auto", options=["auto", "cpu", "cuda", "mps"]
+        )
         if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
             raise BiaskitError("E172", "threads must be a whole number >= 1", value=self.threads, fix="pass --threads 1 or more")
         from biaskit.evaluate.metrics.vader import RULES
 
-        if self.vader_rule not in RULES.values():
-            raise BiaskitError(
-                "E172", "unknown VADER rule", value=self.vader_rule, options=list(RULES.values()), fix="use --vader-rule vader-sheng-0.05"
-            )
+        check_choice("E172", "unknown VADER rule", self.vader_rule, RULES.values(), fix="use --vader-rule vader-sheng-0.05")
         bad = [b for b in self.baselines if b not in BASELINES]
         if bad:
             raise BiaskitError("E172", "unknown baseline", value=bad, options=BASELINES, fix="use majority, vader, tfidf_logreg, judge")

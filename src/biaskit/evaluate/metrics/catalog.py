@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.base import LabelOutput
 from biaskit.labels import check_values
 
@@ -49,14 +49,9 @@ def label_outputs() -> dict[str, LabelOutput]:
 def label_output(key: str) -> LabelOutput:
     """The label output ``key`` (E020-style lookup error naming the declared keys when unknown)."""
     outs = label_outputs()
-    if key not in outs:
-        raise BiaskitError(
-            "E241",
-            "no metric declares this label output",
-            value=key,
-            options=list(outs),
-            fix="score with a metric that declares it, or register one (docs/architecture.md)",
-        )
+    check_choice(
+        "E241", "no metric declares this label output", key, outs, fix="score with a metric that declares it, or register one (docs/architecture.md)"
+    )
     return outs[key]
 
 

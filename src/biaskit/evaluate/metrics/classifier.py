@@ -23,7 +23,7 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.assets import looks_like_path as _looks_like_path
-from biaskit.errors import BiaskitError, require
+from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
 
 _DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
@@ -180,8 +180,7 @@ def _parse_thresholds(spec: Any, labels: list[str], metric: str) -> dict[str, fl
         for part in s.split(","):
             k, _, v = part.partition("=")
             k = label_key(k)
-            if k not in out:
-                raise BiaskitError("E070", f"{metric}.threshold names an unknown label", value=k, options=labels, fix="use the model's label names")
+            check_choice("E070", f"{metric}.threshold names an unknown label", k, out, fix="use the model's label names", options=labels)
             out[k] = float(v)
     except ValueError:
         raise BiaskitError("E070", f"malformed {metric}.threshold", value=spec, fix="write 0.5 or toxic=0.5,insult=0.3") from None

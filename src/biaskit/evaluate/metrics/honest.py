@@ -43,7 +43,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics._assets import hurtlex_asset_name
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
 
@@ -105,8 +105,7 @@ class HurtLex:
 def load_hurtlex(path: str | Path, language: str, level: str = "conservative", categories: Sequence[str] | None = None) -> HurtLex:
     """Read a HurtLex TSV (columns id, pos, category, stereotype, lemma, level)."""
     p = Path(path)
-    if level not in LEVELS:
-        raise BiaskitError("E070", "unknown HurtLex level", value=level, options=LEVELS, fix="use conservative or inclusive")
+    check_choice("E070", "unknown HurtLex level", level, LEVELS, fix="use conservative or inclusive")
     try:
         with open(p, encoding="utf-8-sig", newline="") as fh:
             rows = list(csv.reader(fh, delimiter="\t"))

@@ -40,7 +40,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
 
 VAD = ("valence", "arousal", "dominance")
@@ -257,8 +257,7 @@ def load_lexicon(path: str | Path, format: str = "auto", scale: tuple[float, flo
     p = Path(path)
     if not p.is_file():
         raise BiaskitError("E071", "lexicon file not found", value=str(p), fix="pass the path of a lexicon file you have (see docs/metrics.md)")
-    if format not in FORMATS:
-        raise BiaskitError("E071", "unknown lexicon format", value=format, options=FORMATS, fix="pick one of the formats")
+    check_choice("E071", "unknown lexicon format", format, FORMATS, fix="pick one of the formats")
     scale = _parse_scale(scale)
     rows = _read_rows(p)
     header = [h.strip().lower() for h in rows[0]]

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 
 #: language-neutral mask slot written by the template stage
 MASK = "<mask>"
@@ -82,10 +82,7 @@ class GenerationSettings:
         self.chat = self.prompt_format == "chat"
 
     def check(self) -> None:
-        if self.prompt_format not in PROMPT_FORMATS:
-            raise BiaskitError(
-                "E313", "unknown prompt format", value=self.prompt_format, options=list(PROMPT_FORMATS), fix="use --format raw or --format chat"
-            )
+        check_choice("E313", "unknown prompt format", self.prompt_format, PROMPT_FORMATS, fix="use --format raw or --format chat")
         if self.system_prompt is not None and self.prompt_format != "chat":
             raise BiaskitError(
                 "E313",

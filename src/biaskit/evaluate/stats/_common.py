@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.io import to_arrow
 
 #: how a null value of a grouping column is shown in result tables (rows are never dropped)
@@ -102,11 +102,11 @@ def require_groups(df, group: str, groups: Sequence[str]) -> None:
     """Raise E080 when one of ``groups`` is not a value of column ``group``."""
     present = set(df[group])
     for g in groups:
-        if g not in present:
-            raise BiaskitError(
-                "E080",
-                f"group {g!r} is not in column {group!r}",
-                value=g,
-                options=sorted(map(str, present)),
-                fix="name the group exactly as in the table",
-            )
+        check_choice(
+            "E080",
+            f"group {g!r} is not in column {group!r}",
+            g,
+            present,
+            fix="name the group exactly as in the table",
+            options=sorted(map(str, present)),
+        )

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from biaskit.bootstrap import percentile_ci
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.catalog import check_column, vocabulary
 from biaskit.evaluate.stats._common import as_list, check_ci, error_column, fill_keys, is_missing, require_columns, to_frame
 from biaskit.evaluate.stats.cluster import cluster_bootstrap_ci, clustered_share_ci, resolve_cluster
@@ -62,14 +62,7 @@ def proportion_ci(count: int, n: int, *, ci: float = 0.95, method: str = "wilson
     Wilson [0, 0.2425] at 95 %, where a bootstrap gives [0, 0]). Both equal
     ``statsmodels.stats.proportion.proportion_confint`` (methods ``wilson`` / ``beta``; tested). (nan, nan) for n == 0.
     """
-    if method not in PROPORTION_METHODS:
-        raise BiaskitError(
-            "E080",
-            "unknown proportion interval method",
-            value=method,
-            options=list(PROPORTION_METHODS),
-            fix="use wilson (default) or clopper-pearson",
-        )
+    check_choice("E080", "unknown proportion interval method", method, PROPORTION_METHODS, fix="use wilson (default) or clopper-pearson")
     return proportion_interval(count, n, level=ci, method=method)
 
 
@@ -233,14 +226,7 @@ def _check_aggregate_args(df, by: list[str], labels: list[str], means: list[str]
     check_ci(ci)
     if n_boot < 1:
         raise BiaskitError("E080", "n_boot must be at least 1", value=n_boot, fix="use e.g. n_boot=1000")
-    if prop_ci not in PROPORTION_CI:
-        raise BiaskitError(
-            "E080",
-            "unknown proportion interval method",
-            value=prop_ci,
-            options=list(PROPORTION_CI),
-            fix="use wilson (default), clopper-pearson or bootstrap",
-        )
+    check_choice("E080", "unknown proportion interval method", prop_ci, PROPORTION_CI, fix="use wilson (default), clopper-pearson or bootstrap")
     if not labels and not means:
         raise BiaskitError(
             "E080",

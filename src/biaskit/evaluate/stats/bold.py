@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.catalog import labels_of
 from biaskit.evaluate.stats._common import as_list, fill_keys, is_missing, require_columns, require_groups, to_frame
 from biaskit.evaluate.stats.aggregate import label_proportions
@@ -132,8 +132,7 @@ def male_minus_female(table: Any, by: str | Sequence[str] = ("group",), *, metho
     the share labelled female, over texts with a gender label (nulls counted in ``n_null``)."""
     import pandas as pd
 
-    if method not in GENDER_METHODS:
-        raise BiaskitError("E080", "unknown gender polarity method", value=method, options=list(GENDER_METHODS), fix="use unigram, wavg or max")
+    check_choice("E080", "unknown gender polarity method", method, GENDER_METHODS, fix="use unigram, wavg or max")
     col = GENDER_METHODS[method]
     df = to_frame(table)
     by = as_list(by)

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from biaskit.bootstrap import percentile_interval
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.stats.inference import normal_quantile as _z
 from biaskit.evaluate.stats.inference import proportion_interval, proportion_intervals, wald_p
 
@@ -62,14 +62,14 @@ def _codes(ids) -> tuple[np.ndarray, int]:
 
 def check_cluster_column(df, column: str) -> None:
     """E340 when the cluster column is not in the table."""
-    if column not in df.columns:
-        raise BiaskitError(
-            "E340",
-            f"cluster column {column!r} is not in the table",
-            value=column,
-            options=sorted(map(str, df.columns))[:30],
-            fix="pass --cluster with a column of the table (page_id for scraped prompts, template for templated sets), auto or none",
-        )
+    check_choice(
+        "E340",
+        f"cluster column {column!r} is not in the table",
+        column,
+        df.columns,
+        fix="pass --cluster with a column of the table (page_id for scraped prompts, template for templated sets), auto or none",
+        options=sorted(map(str, df.columns))[:30],
+    )
 
 
 def resolve_cluster(df, cluster: str | None) -> str | None:

@@ -50,7 +50,7 @@ import numpy as np
 import pyarrow as pa
 
 from biaskit.bootstrap import percentile_interval
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.classifier import HFClassifier
 from biaskit.evaluate.stats._common import NULL_KEY, check_ci, fill_keys, is_missing, to_frame
 from biaskit.io import to_arrow
@@ -145,14 +145,9 @@ def parse_clusters(spec: str | Mapping[str, Sequence[str]] | None, styles: Seque
     seen: dict[str, str] = {}
     for name, members in m.items():
         for s in members:
-            if s not in styles:
-                raise BiaskitError(
-                    "E170",
-                    f"style cluster {name!r} names an unknown style",
-                    value=s,
-                    options=styles,
-                    fix="use the style names (probability columns) of the table",
-                )
+            check_choice(
+                "E170", f"style cluster {name!r} names an unknown style", s, styles, fix="use the style names (probability columns) of the table"
+            )
             if s in seen:
                 raise BiaskitError("E170", "a style is in two clusters", value=s, fix=f"keep {s!r} in one cluster only")
             seen[s] = name
@@ -195,14 +190,13 @@ def cluster_styles(P, styles: Sequence[str], n_clusters: int) -> dict[str, list[
 
 
 def check_method(method: str) -> str:
-    if method not in METHODS:
-        raise BiaskitError(
-            "E220",
-            "unknown generation-bias method",
-            value=method,
-            options=METHODS,
-            fix="use per_template (the paper's definition, default) or template_first (biaskit's earlier order)",
-        )
+    check_choice(
+        "E220",
+        "unknown generation-bias method",
+        method,
+        METHODS,
+        fix="use per_template (the paper's definition, default) or template_first (biaskit's earlier order)",
+    )
     return method
 
 

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 
 LEVEL = 0.95
 #: the two-sided 95% normal quantile, normal_quantile(0.95) written out (tested equal), for defaults of signatures
@@ -62,14 +62,7 @@ def check_level(level: float) -> float:
 
 
 def check_proportion_method(method: str) -> str:
-    if method not in PROPORTION_METHODS:
-        raise BiaskitError(
-            "E331",
-            "unknown interval method for a share",
-            value=method,
-            options=list(PROPORTION_METHODS),
-            fix="use wilson (default) or clopper-pearson",
-        )
+    check_choice("E331", "unknown interval method for a share", method, PROPORTION_METHODS, fix="use wilson (default) or clopper-pearson")
     return method
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from biaskit.bootstrap import percentile_interval
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.stats._common import check_alpha, fill_keys, require_columns, to_frame
 from biaskit.evaluate.stats.inference import proportion_interval
 from biaskit.evaluate.stats.significance import mwu_two_sided
@@ -67,8 +67,7 @@ def _select_rows(df, value: str, model: str | None, skipped: dict[str, int]):
     if "model" in df.columns:
         models = sorted(df["model"].dropna().unique())
         if model is not None:
-            if model not in models:
-                raise BiaskitError("E080", "model not in the likelihood table", value=model, options=models, fix="pass one of the models")
+            check_choice("E080", "model not in the likelihood table", model, models, fix="pass one of the models")
             keep = df["model"] == model
             skipped["other models"] = int((~keep).sum())
             df = df[keep]

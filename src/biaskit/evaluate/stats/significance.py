@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.stats._common import as_list, fill_keys, is_missing, require_columns, to_frame
 from biaskit.evaluate.stats.aggregate import _label_strings, check_label_vocabulary, metric_labels
 from biaskit.evaluate.stats.cluster import cr1_diff, resolve_cluster
@@ -181,8 +181,7 @@ def correct_pvalues(pvalues: Sequence[float], method: str = "holm") -> list[floa
     method = method.lower()
     if method in ("fdr_bh", "benjamini-hochberg"):
         method = "bh"
-    if method not in CORRECTIONS:
-        raise BiaskitError("E080", "unknown p-value correction", value=method, options=CORRECTIONS, fix="use holm or bh")
+    check_choice("E080", "unknown p-value correction", method, CORRECTIONS, fix="use holm or bh")
     ps = []
     for i, p in enumerate(pvalues):
         try:
