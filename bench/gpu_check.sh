@@ -87,7 +87,7 @@ from transformers import pipeline
 from transformers.utils import logging as hf_logging
 
 hf_logging.set_verbosity_error()
-from biaskit.evaluate.engine import EngineSpec
+from biaskit.pool import EngineSpec
 from biaskit.evaluate.metrics import score_table
 from biaskit.evaluate.runners import generate, likelihood
 from biaskit.evaluate.runners.hf import load, pick_device, pick_dtype

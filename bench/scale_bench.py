@@ -70,8 +70,8 @@ def main() -> None:
 
     import torch
 
-    from biaskit.evaluate.engine import EngineSpec
     from biaskit.evaluate.runners import likelihood
+    from biaskit.pool import EngineSpec
 
     table, tiny = sentences(args.rows), sentences(2)
     run = lambda t, eng: likelihood(t, model=args.model, batch_size=args.batch_size, device="cpu", progress=False, engine=eng)  # noqa: E731

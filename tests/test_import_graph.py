@@ -94,9 +94,27 @@ def test_biaskit_import_graph_has_no_cycle():
     assert cycles(graph) == []
 
 
-def test_the_engine_imports_neither_runners_nor_metrics():
+DOMAIN = (
+    "biaskit.cli",
+    "biaskit.demo",
+    "biaskit.scrape",
+    "biaskit.templates",
+    "biaskit.evaluate",
+    "biaskit.annotate",
+    "biaskit.train",
+    "biaskit.datasets",
+    "biaskit.interop",
+)
+
+
+def test_the_pool_imports_no_domain_package():
     graph = import_graph(SRC, "biaskit")
-    assert not {m for m in graph["biaskit.evaluate.engine"] if m.startswith(("biaskit.evaluate.runners", "biaskit.evaluate.metrics"))}
+    assert not {m for m in graph["biaskit.pool"] if m.startswith(DOMAIN)}
+
+
+def test_scrape_imports_nothing_of_evaluate():
+    graph = import_graph(SRC, "biaskit")
+    assert not {(a, b) for a, deps in graph.items() if a.startswith("biaskit.scrape") for b in deps if b.startswith("biaskit.evaluate")}
 
 
 def _plant(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -130,14 +148,14 @@ def test_a_graph_without_cycle_passes(tmp_path):
 
 
 def test_the_planted_cycle_is_found_in_a_copy_of_biaskit(tmp_path):
-    """The same check over the real tree with one planted back-import (engine -> runners.core) fails."""
+    """The same check over the real tree with one planted back-import (pool -> runners.core) fails."""
     import shutil
 
     shutil.copytree(SRC / "biaskit", tmp_path / "biaskit", ignore=shutil.ignore_patterns("data", "__pycache__"))
-    eng = tmp_path / "biaskit" / "evaluate" / "engine.py"
+    eng = tmp_path / "biaskit" / "pool.py"
     eng.write_text(
         eng.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from biaskit.evaluate.runners.core import run\n\n    return run\n",
         encoding="utf-8",
     )
     found = cycles(import_graph(tmp_path, "biaskit"))
-    assert len(found) == 1 and {"biaskit.evaluate.engine", "biaskit.evaluate.runners.core"} <= set(found[0])
+    assert len(found) == 1 and {"biaskit.pool", "biaskit.evaluate.runners.core"} <= set(found[0])

@@ -85,7 +85,7 @@ def test_missing_dependency_error_names_the_extra():
 
 def test_import_biaskit_and_cli_do_not_import_heavy_libraries():
     code = (
-        "import sys, biaskit, biaskit.schema, biaskit.io, biaskit.assets, biaskit.cli, biaskit.evaluate.engine\n"
+        "import sys, biaskit, biaskit.schema, biaskit.io, biaskit.assets, biaskit.cli, biaskit.pool\n"
         "from typer.testing import CliRunner\n"
         "r = CliRunner().invoke(biaskit.cli.app, ['--help'])\n"
         "assert r.exit_code == 0, r.output\n"

@@ -9,7 +9,7 @@ import pytest
 
 CODE = textwrap.dedent("""
     import os, sys
-    from biaskit.evaluate.engine import _BenignRayLines
+    from biaskit.pool import _BenignRayLines
     f = _BenignRayLines().start()
     os.write(2, b"[2026-12-01 16:34:57,261 E 9695 9695] core_worker.cc:2465: Actor with class name: 'MapWorker(MapBatches(MetricActor))' "
                 b"and ID: '6f4a' has constructor arguments in the object store and max_restarts > 0. If the arguments ...\\n")

@@ -11,7 +11,7 @@ from biaskit.errors import BiaskitError
 
 
 def _enter(address: str) -> tuple[BiaskitError, float]:
-    from biaskit.evaluate.engine import RayCluster, engine_spec
+    from biaskit.pool import RayCluster, engine_spec
 
     t0 = time.monotonic()
     with pytest.raises(BiaskitError) as ei:
@@ -23,7 +23,7 @@ def _enter(address: str) -> tuple[BiaskitError, float]:
 @pytest.mark.parametrize("mode", ["silent", "junk", "close"])
 @pytest.mark.parametrize("scheme", ["", "ray://"])
 def test_ray_address_on_a_port_that_is_not_ray(tcp_not_ray, mode, scheme):
-    from biaskit.evaluate.engine import CONNECT_TIMEOUT, HANDSHAKE_TIMEOUT
+    from biaskit.pool import CONNECT_TIMEOUT, HANDSHAKE_TIMEOUT
 
     assert CONNECT_TIMEOUT + HANDSHAKE_TIMEOUT <= 15
     port = tcp_not_ray(mode)
@@ -39,7 +39,7 @@ def test_ray_probe_accepts_a_grpc_server():
 
     import grpc  # installed with biaskit[ray] (ray[client]), part of the dev extras
 
-    from biaskit.evaluate.engine import _probe
+    from biaskit.pool import _probe
 
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
     port = server.add_insecure_port("127.0.0.1:0")

@@ -235,7 +235,7 @@ def test_ray_address_auto_joins_only_a_cluster_of_this_user(tmp_path, monkeypatc
     import os
 
     from biaskit.errors import BiaskitError
-    from biaskit.evaluate.engine import _resolve_address
+    from biaskit.pool import _resolve_address
 
     monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
     with pytest.raises(BiaskitError, match=r"\[E161\] --ray-address auto found no Ray cluster"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from biaskit.scrape.clean import clean_sentences, clean_wikitext, has_residue, load_splitter
-from biaskit.scrape.templates_render import render_convert
+from biaskit.scrape.wikitemplates import render_convert
 
 NLP = load_splitter("en")
 

@@ -66,7 +66,7 @@ def test_processes_2_equals_one_process(multistream, tmp_path, all_pages):
 
 
 def test_ray_engine_equals_one_process(multistream, tmp_path, ray_cluster):
-    from biaskit.evaluate.engine import engine_spec
+    from biaskit.pool import engine_spec
     from biaskit.scrape.pipeline import scrape_dump
 
     dump, index = multistream
@@ -79,7 +79,7 @@ def test_ray_engine_equals_one_process(multistream, tmp_path, ray_cluster):
 
 def test_bad_index_and_ray_without_index(multistream, tmp_path):
     from biaskit.errors import BiaskitError
-    from biaskit.evaluate.engine import engine_spec
+    from biaskit.pool import engine_spec
     from biaskit.scrape.pipeline import scrape_dump
 
     dump, _ = multistream

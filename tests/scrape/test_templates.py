@@ -13,7 +13,7 @@ import mwparserfromhell
 import pytest
 
 from biaskit.scrape.clean import clean_sentences, clean_wikitext, has_residue, load_splitter
-from biaskit.scrape.templates_render import DROPPED, render_convert, render_template, resolve_dropped
+from biaskit.scrape.wikitemplates import DROPPED, render_convert, render_template, resolve_dropped
 
 NLP = load_splitter("en")  # the rule-based splitter: no model
 

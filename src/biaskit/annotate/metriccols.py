@@ -18,12 +18,6 @@ def known() -> dict[str, tuple[str, str]]:
     return {k: (lo.column, lo.score or f"{k}_score") for k, lo in label_outputs().items()}
 
 
-def __getattr__(name: str):
-    if name == "KNOWN":  # the old constant, now read from the registry
-        return known()
-    raise AttributeError(name)
-
-
 @dataclass(frozen=True)
 class MetricColumns:
     metric: str

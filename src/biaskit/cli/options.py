@@ -75,6 +75,6 @@ ModelRevisionOpt = Annotated[
 
 def engine_from_options(engine: str, ray_address: str | None, ray_actors: int, ray_batch_size: int, ray_gpus: float | None, ray_cpus: float):
     """The checked :class:`EngineSpec` for the CLI options (a one-line E160 error when they do not fit)."""
-    from biaskit.evaluate.engine import EngineSpec
+    from biaskit.pool import EngineSpec
 
     return EngineSpec(name=engine, address=ray_address, actors=ray_actors, batch_size=ray_batch_size, num_gpus=ray_gpus, num_cpus=ray_cpus).check()

@@ -117,7 +117,7 @@ def scrape_dump_cmd(
         cfg.language_named = cfg.words_named = False
     spec = None
     if engine != "local" or ray_address:
-        from biaskit.evaluate.engine import engine_spec
+        from biaskit.pool import engine_spec
 
         spec = engine_spec(engine, address=ray_address, actors=processes)
     _report(

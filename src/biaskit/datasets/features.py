@@ -14,28 +14,27 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-#: Fixed label sets (order = ClassLabel ids), per column name or column-name pattern.
+from biaskit.evaluate.metrics.catalog import vocabulary
+
+#: Fixed label sets of the prompt and template columns (order = ClassLabel ids).
 FIXED_LABELS: dict[str, tuple[str, ...]] = {
     "kind": ("generate", "fill_mask", "likelihood"),
     "noun_gender": ("female", "male", "neutral"),
     "descriptor_preference": ("reviewed", "dispreferred", "polarizing", "no_data"),
-    "vader_label": ("negative", "neutral", "positive"),
-    "toxicity_label": ("non-toxic", "toxic"),
-    "regard_label": ("negative", "neutral", "other", "positive"),
-    "gender_unigram_label": ("female", "male", "neutral"),
-    "gender_wavg_label": ("female", "male", "neutral"),
-    "gender_max_label": ("female", "male", "neutral"),
 }
-#: Label sets for column-name patterns (e.g. every ``norms_<dim>_class``).
-FIXED_LABEL_PATTERNS: tuple[tuple[re.Pattern, tuple[str, ...]], ...] = ((re.compile(r"^norms_[a-z_]+_class$"), ("negative", "neutral", "positive")),)
+#: Metric label columns stored as ClassLabel, by name or name pattern (e.g. every ``norms_<dim>_class``): their
+#: label set is the metric's declared vocabulary (:func:`biaskit.evaluate.metrics.catalog.vocabulary`), sorted
+#: for the ClassLabel ids.
+METRIC_LABEL_COLUMNS = ("vader_label", "toxicity_label", "regard_label", "gender_unigram_label", "gender_wavg_label", "gender_max_label")
+METRIC_LABEL_PATTERNS: tuple[re.Pattern, ...] = (re.compile(r"^norms_[a-z_]+_class$"),)
 
 
 def fixed_labels(column: str) -> tuple[str, ...] | None:
     if column in FIXED_LABELS:
         return FIXED_LABELS[column]
-    for pat, names in FIXED_LABEL_PATTERNS:
-        if pat.match(column):
-            return names
+    if column in METRIC_LABEL_COLUMNS or any(pat.match(column) for pat in METRIC_LABEL_PATTERNS):
+        labels = vocabulary(column)
+        return tuple(sorted(labels)) if labels else None
     return None
 
 

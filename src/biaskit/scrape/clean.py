@@ -6,7 +6,7 @@ The cleaner walks the mwparserfromhell node tree and keeps only running prose:
   text*, tables, comments, files/images/media, categories, interlanguage links, headings, list items,
   ``<math>``/``<gallery>``/``<timeline>``/... blocks, template arguments, bare external links;
 * rendered: inline templates that carry prose (``{{convert}}``, ``{{val}}``, dates, ``{{lang}}``, ``{{nowrap}}``,
-  ``{{sic}}``, dashes, ...: :mod:`biaskit.scrape.templates_render`); a template that cannot be rendered leaves a
+  ``{{sic}}``, dashes, ...: :mod:`biaskit.scrape.wikitemplates`); a template that cannot be rendered leaves a
   mark, and :func:`clean_sentences` drops the sentences it would break (``template_dropped``);
 * kept: the visible text of wiki links (``[[A|b]]`` -> ``b``), of bracketed external links with a label,
   and of formatting tags (bold, italic, ``<small>``...); HTML entities are decoded;
@@ -27,7 +27,7 @@ from typing import Any
 
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.scrape import siteinfo as _siteinfo
-from biaskit.scrape.templates_render import BROKEN, DROPPED, render_template, resolve_dropped
+from biaskit.scrape.wikitemplates import BROKEN, DROPPED, render_template, resolve_dropped
 
 #: tags whose whole content is dropped
 DROP_TAGS = frozenset(
@@ -150,12 +150,12 @@ _BRACES = re.compile(r"\{\{|\}\}|\{\||\|\}(?!\})")
 
 def strip_silent_blocks(raw: str) -> str:
     """Cut out, on the raw text, top-level templates that show no prose (citations, infoboxes, navboxes...:
-    :func:`~biaskit.scrape.templates_render.is_silent`) and tables (``{| ... |}``).
+    :func:`~biaskit.scrape.wikitemplates.is_silent`) and tables (``{| ... |}``).
 
     The parser would drop them too; cutting them first saves most of its time. Unbalanced braces stop the
     cutting there (the parser sees the rest as it is).
     """
-    from biaskit.scrape.templates_render import is_silent
+    from biaskit.scrape.wikitemplates import is_silent
 
     out: list[str] = []
     pos = 0
@@ -328,7 +328,7 @@ def _is_nav_line(line: str) -> bool:
 def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False, ref_date: Any = None, site: Any = None) -> list[str]:
     """Clean one page's wikitext into prose paragraphs (one string each, single-spaced).
 
-    Inline templates that carry prose are rendered (:mod:`biaskit.scrape.templates_render`). A template whose
+    Inline templates that carry prose are rendered (:mod:`biaskit.scrape.wikitemplates`). A template whose
     text cannot be produced leaves the mark :data:`DROPPED` when ``keep_marks`` (so that
     :func:`clean_sentences` can drop the sentences it breaks); without ``keep_marks`` the mark is removed.
     ``ref_date``: the date ages are computed at (``{{birth date and age}}``: a ``datetime.date``, an ISO date or
@@ -343,7 +343,7 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False, 
     """
     import mwparserfromhell
 
-    from biaskit.scrape.templates_render import REFERENCE_DATE
+    from biaskit.scrape.wikitemplates import REFERENCE_DATE
 
     token = REFERENCE_DATE.set(_as_date(ref_date))
     site_token = _site_names.set(site)

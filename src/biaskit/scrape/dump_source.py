@@ -115,7 +115,7 @@ def _multistream(dump: Path, index: str | os.PathLike | None, processes: int, en
     is read in one pass); ``--engine ray`` without a multistream dump is E234."""
     spans = None
     if engine is not None and not hasattr(engine, "is_ray"):
-        from biaskit.evaluate.engine import engine_spec
+        from biaskit.pool import engine_spec
 
         engine = engine_spec(engine, actors=processes)
     if index is not None or (dump.is_file() and (processes > 1 or (engine is not None and engine.is_ray))):

@@ -11,11 +11,11 @@ from biaskit.scrape.extract import ALL_PAGES_KEY, AllPages, _assigns_to_do, proc
 
 
 def _ray_map(fn, tasks: Iterable, engine: Any, window: int = 8) -> Iterator:
-    """``fn`` over ``tasks`` as Ray tasks on the cluster of ``engine`` (an :class:`~biaskit.evaluate.engine.EngineSpec`),
+    """``fn`` over ``tasks`` as Ray tasks on the cluster of ``engine`` (an :class:`~biaskit.pool.EngineSpec`),
     results in task order, at most ``window`` x actors tasks in flight."""
     from collections import deque
 
-    from biaskit.evaluate.engine import RayCluster, _biaskit_cause
+    from biaskit.pool import RayCluster, _biaskit_cause
 
     with RayCluster(engine):  # connects (or starts) Ray for the tasks below
         import ray

@@ -8,8 +8,8 @@ import pyarrow as pa
 import pytest
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.engine import EngineSpec
 from biaskit.evaluate.metrics import score_table
+from biaskit.pool import EngineSpec
 
 pytestmark = pytest.mark.slow
 

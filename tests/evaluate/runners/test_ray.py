@@ -7,8 +7,8 @@ import math
 import pyarrow as pa
 import pytest
 
-from biaskit.evaluate.engine import EngineSpec
 from biaskit.evaluate.runners import fill_mask, generate, likelihood
+from biaskit.pool import EngineSpec
 
 pytestmark = pytest.mark.slow
 

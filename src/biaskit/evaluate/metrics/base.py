@@ -319,14 +319,14 @@ def score_table(
     ``params`` maps a metric name to its parameters, e.g. ``{"vader": {"preset": "sheng"}}``. Existing
     columns of the same name are replaced (re-scoring). ``table`` may be a pyarrow Table, a
     ``datasets.Dataset``, a DataFrame or a list of dicts. ``engine="ray"`` (or an
-    :class:`~biaskit.evaluate.engine.EngineSpec`) scores on a pool of Ray actors, each setting the metric
+    :class:`~biaskit.pool.EngineSpec`) scores on a pool of Ray actors, each setting the metric
     up once; the columns are the local engine's (rows in the same order, batches of the spec's batch size).
     ``engine_facts`` (a dict) receives the cluster facts for a manifest. ``cache`` (a folder or
     :class:`~biaskit.evaluate.cache.ResponseCache`) answers the rows a model-based metric scored before
     (:mod:`biaskit.evaluate.metrics.cached`).
     """
     from biaskit.evaluate.cache import open_cache
-    from biaskit.evaluate.engine import engine_spec
+    from biaskit.pool import engine_spec
 
     spec = engine_spec(engine)
     cache = open_cache(cache)
@@ -335,7 +335,7 @@ def score_table(
             "E314", "--cache is not available with --engine ray for score", value="ray", fix="drop --cache, or score with --engine local"
         )
     if spec.is_ray:
-        from biaskit.evaluate.engine import RayCluster
+        from biaskit.pool import RayCluster
 
         if any(not isinstance(m, str) for m in ([metrics] if isinstance(metrics, str) else metrics)):
             raise BiaskitError(

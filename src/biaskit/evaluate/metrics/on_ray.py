@@ -1,4 +1,4 @@
-"""Metric scoring on the Ray engine: the metric's work handed to :class:`biaskit.evaluate.engine.RayCluster`.
+"""Metric scoring on the Ray engine: the metric's work handed to :class:`biaskit.pool.RayCluster`.
 
 Each actor builds and sets up the metric once and returns its typed output columns; the driver merges them
 back in row order.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.engine import RayCluster
+from biaskit.pool import RayCluster
 
 
 class MetricActor:

@@ -62,7 +62,7 @@ def generate(
 
     Greedy by default; ``do_sample=True`` samples with ``temperature``/``top_k``/``top_p`` from a per-row
     generator seeded by (seed, prompt_id, sample_index), so outputs do not depend on ``batch_size`` or the
-    prompt order. ``engine="ray"`` (or an :class:`~biaskit.evaluate.engine.EngineSpec`) runs the model on a Ray
+    prompt order. ``engine="ray"`` (or an :class:`~biaskit.pool.EngineSpec`) runs the model on a Ray
     actor pool with the same result. ``first_sentence`` cuts each continuation after its first sentence. Trailing spaces of a
     prompt (BOLD prompts end in one) are cut before tokenising and the continuation's first space is dropped,
     so ``text + continuation`` reads right (``strip_trailing_space=False`` feeds the prompt as it is). ``out`` makes the run

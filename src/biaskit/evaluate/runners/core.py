@@ -161,12 +161,12 @@ def run(kind: str, prompts: Any, settings: Any, options: RunOptions) -> pa.Table
 
     With ``options.out`` the whole run holds the output's lock (:func:`biaskit.io.output_lock`): a second run on
     the same ``out`` fails at once with E140 naming this one, instead of mixing its shards into this run's.
-    ``options.engine`` (a name or :class:`biaskit.evaluate.engine.EngineSpec`) picks where the model work runs:
+    ``options.engine`` (a name or :class:`biaskit.pool.EngineSpec`) picks where the model work runs:
     ``local`` (this process) or ``ray`` (an actor pool on a Ray cluster); the output is the same table.
     ``options.cache`` (a folder or :class:`biaskit.evaluate.cache.ResponseCache`) answers units already computed.
     """
     from biaskit.evaluate.cache import open_cache
-    from biaskit.evaluate.engine import engine_spec
+    from biaskit.pool import engine_spec
 
     options = public_run_options(options)
     spec = engine_spec(options.engine)
@@ -207,7 +207,7 @@ class _Run:
 def _run_on(kind: str, prompts: Any, spec: Any, opts: _Run) -> pa.Table:
     if not spec.is_ray:
         return _run(kind, prompts, opts, cluster=None)
-    from biaskit.evaluate.engine import RayCluster
+    from biaskit.pool import RayCluster
 
     with RayCluster(spec) as cluster:
         return _run(kind, prompts, opts, cluster=cluster)

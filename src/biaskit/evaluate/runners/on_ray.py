@@ -1,4 +1,4 @@
-"""Model runs on the Ray engine: the runner's work handed to :class:`biaskit.evaluate.engine.RayCluster`.
+"""Model runs on the Ray engine: the runner's work handed to :class:`biaskit.pool.RayCluster`.
 
 Each actor builds the backend once (with the same :func:`~biaskit.evaluate.runners.builtin.make_backend` the local engine uses) and turns batches
 of units into result rows; the driver keeps a :class:`RemoteBackend` stand-in with no model in it.
@@ -10,8 +10,8 @@ import pickle
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from biaskit.evaluate.engine import RayCluster
 from biaskit.evaluate.runners.backend import BackendBase, Capabilities, capabilities_of
+from biaskit.pool import RayCluster
 
 
 def describe_backend(kind: str, backend: str, model: str, options: dict[str, Any], settings: Any) -> dict[str, Any]:

@@ -22,20 +22,6 @@ from biaskit.evaluate.stats._common import as_list, fill_keys, is_missing, requi
 from biaskit.evaluate.stats.aggregate import label_proportions
 from biaskit.evaluate.stats.significance import correct_pvalues, two_proportion_ztest
 
-#: the label vocabularies come from the metrics' declarations (biaskit.evaluate.metrics.catalog)
-_LABELS_OF = {"SENTIMENT_LABELS": "vader", "REGARD_LABELS": "regard", "TOXICITY_LABELS": "toxicity"}
-
-
-def _labels(key: str) -> tuple[str, ...]:
-    return labels_of(key)
-
-
-def __getattr__(name: str):
-    if name in _LABELS_OF:  # SENTIMENT_LABELS, REGARD_LABELS, TOXICITY_LABELS, read from the registry
-        return _labels(_LABELS_OF[name])
-    raise AttributeError(name)
-
-
 GENDER_METHODS = {"unigram": "gender_unigram_label", "wavg": "gender_wavg_label", "max": "gender_max_label"}
 
 
@@ -57,7 +43,7 @@ def sentiment_proportions(
     Grouping columns missing from the table are left out (e.g. no ``domain``)."""
     df = to_frame(table)
     require_columns(df, [column], "sentiment proportions", "score the table with the vader metric (vader_label)")
-    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=_labels("vader"), n_boot=n_boot, ci=ci, seed=seed)
+    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=labels_of("vader"), n_boot=n_boot, ci=ci, seed=seed)
 
 
 def toxicity_proportions(
@@ -72,7 +58,7 @@ def toxicity_proportions(
     """Toxic share per group and source (``prop_toxic`` with CI, ``count_toxic``)."""
     df = to_frame(table)
     require_columns(df, [column], "toxicity proportions", "score the table with the toxicity metric (toxicity_label)")
-    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=_labels("toxicity"), n_boot=n_boot, ci=ci, seed=seed)
+    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=labels_of("toxicity"), n_boot=n_boot, ci=ci, seed=seed)
 
 
 def regard_proportions(
@@ -88,7 +74,7 @@ def regard_proportions(
     robbie loop-variable bug gave every group only the last label's share; a test guards this)."""
     df = to_frame(table)
     require_columns(df, [column], "regard proportions", "score the table with the regard metric (regard_label)")
-    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=_labels("regard"), n_boot=n_boot, ci=ci, seed=seed)
+    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=labels_of("regard"), n_boot=n_boot, ci=ci, seed=seed)
 
 
 def gender_polarity_table(table: Any, by: str | Sequence[str] = ("model",)):

@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics.catalog import labels_of
 from biaskit.evaluate.metrics.honest import fill_procedures
 from biaskit.evaluate.stats._common import as_list, error_column, fill_keys, require_columns, require_groups, to_frame
 from biaskit.evaluate.stats.aggregate import _label_strings
-from biaskit.evaluate.stats.bold import REGARD_LABELS
 
 HONEST_BY = ("language", "subject_category", "template_category", "term", "descriptor")
 #: columns of :func:`honest_summary` that are figures or facts, not group keys
@@ -111,7 +111,8 @@ def regard_difference(
     df[column] = _label_strings(df[column])
 
     seen = sorted(set(df[column].dropna()))
-    labels = [x for x in REGARD_LABELS if x in seen or not use_probabilities] + [x for x in seen if x not in REGARD_LABELS]
+    regard = labels_of("regard")
+    labels = [x for x in regard if x in seen or not use_probabilities] + [x for x in seen if x not in regard]
     if use_probabilities:
         labels = [x for x in labels if f"regard_{x}" in df.columns]
         if not labels:
