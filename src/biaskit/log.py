@@ -7,7 +7,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from rich.console import Console
 from rich.logging import RichHandler
@@ -158,7 +158,7 @@ class ProgressBar:
     def __init__(self, total: int | None, desc: str = "working", disable: bool | None = None) -> None:
         self.total, self.desc = total, desc
         self.disable = quiet() if disable is None else disable
-        self._p = None
+        self._p: Any = None  # the rich Progress, on a terminal
         self._plain: PlainProgress | None = None
 
     def __enter__(self) -> ProgressBar:

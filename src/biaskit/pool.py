@@ -364,7 +364,7 @@ class _BenignRayLines:
 
     def __init__(self) -> None:
         self._saved: int | None = None
-        self._thread = None
+        self._thread: Any = None  # the thread that filters the lines, while it runs
         self.dropped = 0
 
     def start(self) -> _BenignRayLines:

@@ -411,6 +411,7 @@ def check_keys(table: Any, stage: str | Stage, *, where: str = "") -> None:
             col = kt.column(k)
             m = pc.is_null(col) if first[k] is None else pc.fill_null(pc.equal(col, pa.scalar(first[k], type=col.type)), False)
             mask = m if mask is None else pc.and_(mask, m)
+        assert mask is not None  # cols is not empty
         rows = [i for i, v in enumerate(mask.to_pylist()) if v][:5]
         what = first[cols[0]] if len(cols) == 1 else first
         raise BiaskitError(

@@ -236,7 +236,7 @@ def majority_vote(
 # --------------------------------------------------------------------------- agreement table
 
 
-def _row(round_: str, task: str, measure: str, value: float | None, **kw) -> dict[str, Any]:
+def _row(round_: str, task: str | None, measure: str, value: float | None, **kw) -> dict[str, Any]:
     error = kw.pop("error", None)
     if value is not None and not np.isfinite(value):
         value, error = None, error or "undefined (all ratings in one category or too few items)"
@@ -390,7 +390,7 @@ def _pairwise_cohen_rows(row: _RowFn, lt: LabelTable) -> list[dict[str, Any]]:
     k_ann = len(lt.annotators)
     for a in range(k_ann):
         for b in range(a + 1, k_ann):
-            both = [(r[a], r[b]) for r in lt.labels if r[a] is not None and r[b] is not None]
+            both = [(x, y) for r in lt.labels if (x := r[a]) is not None and (y := r[b]) is not None]
             pair = dict(annotator=lt.annotators[a], annotator_b=lt.annotators[b], n_items=len(both), n_annotators=2)
             if len(both) >= 2:
                 v = cohen_kappa([x for x, _ in both], [y for _, y in both])
@@ -410,12 +410,13 @@ def _annotator_majority_rows(row: _RowFn, lt: LabelTable, careless_kappa: float)
     for j, ann in enumerate(lt.annotators):
         mine, maj = [], []
         for labs in lt.labels:
-            if labs[j] is None:
+            own = labs[j]
+            if own is None:
                 continue
             others = [x for i, x in enumerate(labs) if i != j and x is not None]
             tops, _ = _top(others)
             if len(tops) == 1:
-                mine.append(labs[j])
+                mine.append(own)
                 maj.append(tops[0])
         if not mine:
             rows.append(
@@ -460,7 +461,7 @@ def _label_model_rows(row: _RowFn, lt: LabelTable, labels: Any, gold: dict[str, 
     note = f"labels of {', '.join(method) or 'a label model'}"
     rows: list[dict[str, Any]] = []
     for j, ann in enumerate(lt.annotators):
-        mine = [(labs[j], final[it]) for it, labs in zip(lt.items, lt.labels) if labs[j] is not None and it in final]
+        mine = [(own, final[it]) for it, labs in zip(lt.items, lt.labels) if (own := labs[j]) is not None and it in final]
         if not mine:
             rows.append(
                 row("annotator_labels_agreement", None, annotator=ann, n_items=0, note=note, error="no item of this annotator in the labels table")

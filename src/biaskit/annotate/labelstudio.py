@@ -19,12 +19,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -138,7 +139,7 @@ class LabelStudio:
         except ApiError as exc:  # an answer that refuses: the token, the permission, the object, or the server's own error
             status = exc.status_code
             body = redact(json.dumps(exc.body, default=str) if not isinstance(exc.body, str) else exc.body)[:300]
-            code, problem, fix = {
+            known: dict[int | None, tuple[str, str, str]] = {
                 401: (
                     "E090",
                     f"Label Studio at {self.url} rejected the token",
@@ -147,7 +148,10 @@ class LabelStudio:
                 ),
                 403: ("E090", f"the token may not do this on {self.url}", "use an administrator's or the project owner's token"),
                 404: ("E092", f"not found on {self.url}", "check the project title / id (biaskit annotate rounds lists the rounds)"),
-            }.get(status, ("E090", f"Label Studio error {status}", "see the server's message; nothing was imported twice, rerun after fixing"))
+            }
+            code, problem, fix = known.get(
+                status, ("E090", f"Label Studio error {status}", "see the server's message; nothing was imported twice, rerun after fixing")
+            )
             raise BiaskitError(code, f"{problem} ({what})", value=body, fix=fix) from None
 
     # ------------------------------------------------------------------ projects
@@ -244,14 +248,14 @@ class LabelStudio:
         have = {v: k for k, v in self.users().items()}
         for e in emails:
             if e not in have:
-                u = self.call("create user", lambda e=e: self.sdk.users.create(username=e.split("@")[0], email=e))
+                u = self.call("create user", functools.partial(self.sdk.users.create, username=e.split("@")[0], email=e))
                 have[e] = u.id
         self._users = None
         return {e: have[e] for e in emails}
 
 
-def config_labels(label_config: str, from_name: str | None = None) -> list[str]:
-    """Choice values of the (first or named) Choices control of a label config."""
+def config_labels(label_config: str, from_name: str | None = None) -> list[str | None]:
+    """Choice values of the (first or named) Choices control of a label config (None for a Choice without one)."""
     try:
         root = ET.fromstring(label_config)
     except ET.ParseError:
@@ -332,7 +336,7 @@ def push(
     return rep
 
 
-def export_records(raw: list[dict[str, Any]], task: TaskType, users: dict[int, str], round_: str) -> Iterable[dict[str, Any]]:
+def export_records(raw: list[dict[str, Any]], task: TaskType, users: Mapping[Any, str], round_: str) -> Iterable[dict[str, Any]]:
     """Annotation records from a Label Studio JSON export (tasks of other rounds are skipped)."""
     for t in raw:
         data = t.get("data") or {}

@@ -206,7 +206,7 @@ def uncertainty(
         for j, r in enumerate(rows):
             mine = r.get(metric_label)
             dis[j] = len({r.get(c) for c in label_columns if r.get(c) is not None and r.get(c) != mine})
-    dist = np.zeros(n)
+    dist: np.ndarray = np.zeros(n)
     if metric_score is not None and metric_label and len(ordinal) >= 2 and n:
         if cuts is None:
             cuts = boundaries(rows, metric_label, metric_score, ordinal)

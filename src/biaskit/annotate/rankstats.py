@@ -9,7 +9,7 @@ import numpy as np
 from scipy import stats
 
 
-def spearman(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+def spearman(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """Spearman's rho (average ranks for ties) and its two-sided p-value (t approximation, n - 2 df)."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     n = len(x)

@@ -219,7 +219,7 @@ def sample_round(
     out = [_sample_row(p, round, spec, mask, extra_mentions, rep, **scored) for p in chosen]
     rep.chosen = len(out)
     out.extend(_gold_rows(gold, tt, round, spec, n_gold, rng, excl, rep))
-    order = rng.permutation(len(out)) if out else []
+    order = rng.permutation(len(out)) if out else np.array([], dtype=int)
     out = [out[int(i)] for i in order]
     return _to_table(out), rep
 
@@ -321,7 +321,7 @@ def _design_columns(
         strata = [c for c in ("source", "group") if c in cols] if not per_label else []
     missing = [
         c
-        for c in [*strata, *([by] if by else []), *([text_column] if text_column else []), *([quota_by] if quota is not None else [])]
+        for c in [*strata, *([by] if by else []), *([text_column] if text_column else []), *([quota_by] if quota is not None and quota_by else [])]
         if c not in cols
     ]
     if missing:
@@ -348,14 +348,16 @@ def _candidate_pool(
     not annotated before (``exclude``); the report counts what is left out and why."""
     seen: set[str] = set()
     pool: list[dict[str, Any]] = []
-    err_col = mc.error_column() if mc else None
+    err_col = mc.error_column() if mc else ""
     for r in rows:
         text, shown = _text_of(r, text_column)
         if not text or not text.strip():
             rep.dropped_no_text += 1
             continue
         if mc is not None and (
-            (err_col in r and r.get(err_col)) or (mc.score and not per_label and mc.score_of(r) is None) or (per_label and r.get(mc.label) is None)
+            (err_col in r and r.get(err_col))
+            or (mc.score and not per_label and mc.score_of(r) is None)
+            or (per_label and (mc.label is None or r.get(mc.label) is None))
         ):
             rep.dropped_metric_error += 1
             continue
@@ -377,16 +379,17 @@ def _draw_quota(
 ) -> list[dict[str, Any]]:
     """A round plan's design: ``quota[g]`` items of each value ``g`` of ``quota_by``, a seeded draw or the most
     uncertain first (``prefer="uncertain"``)."""
-    mc = d.mc
+    mc, quota = d.mc, d.quota
+    assert quota is not None  # the quota design
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in pool:
         groups[str(p["_row"].get(d.quota_by))].append(p)
     if d.prefer == "uncertain":
         same_scale, cuts = _uncertainty_inputs(rows, cols, tt, mc)
     chosen: list[dict[str, Any]] = []
-    for g in sorted(d.quota):
+    for g in sorted(quota):
         items = groups.get(g, [])
-        k = min(int(d.quota[g]), len(items))
+        k = min(int(quota[g]), len(items))
         order = rng.permutation(len(items)) if items else np.array([], dtype=int)
         if d.prefer == "uncertain" and items:
             u = uncertainty(
@@ -399,10 +402,10 @@ def _draw_quota(
             )
             rank = np.empty(len(items), dtype=int)
             rank[order] = np.arange(len(items))  # seeded tie-break among equally uncertain items
-            order = sorted(range(len(items)), key=lambda i: (-u[i], rank[i]))
+            order = np.array(sorted(range(len(items)), key=lambda i: (-u[i], rank[i])), dtype=int)
         for i in sorted(int(x) for x in list(order)[:k]):
             chosen.append({**items[i], "_stratum": f"{d.quota_by}={g}"})
-        rep.strata[f"{d.quota_by}={g}"] = {"available": len(items), "chosen": k, "planned": int(d.quota[g])}
+        rep.strata[f"{d.quota_by}={g}"] = {"available": len(items), "chosen": k, "planned": int(quota[g])}
     return chosen
 
 
@@ -430,6 +433,7 @@ def _group_value(v: Any) -> Any:
 def _draw_per_label(pool: list[dict[str, Any]], d: _Design, tt: TaskType, rng: np.random.Generator, rep: SampleReport) -> list[dict[str, Any]]:
     """Sheng et al.'s design: ``per_label[lab]`` items with the metric's label ``lab`` in each value of ``by``."""
     mc, per_label = d.mc, d.per_label
+    assert mc is not None and per_label is not None  # per-label sampling needs a metric (E091 before)
     for lab in per_label:
         if lab not in tt.labels and mc and lab not in {p["_row"].get(mc.label) for p in pool}:
             raise BiaskitError(
@@ -449,7 +453,7 @@ def _draw_per_label(pool: list[dict[str, Any]], d: _Design, tt: TaskType, rng: n
     for key in sorted(groups):
         k = per_label[key.rsplit("=", 1)[1]]
         items = groups[key]
-        pick = rng.choice(len(items), size=min(k, len(items)), replace=False) if items else []
+        pick = rng.choice(len(items), size=min(k, len(items)), replace=False) if items else np.array([], dtype=int)
         for i in sorted(int(x) for x in pick):
             chosen.append({**items[i], "_stratum": key})
         rep.strata[key] = {"available": len(items), "chosen": min(k, len(items))}
@@ -467,7 +471,7 @@ def _draw_stratified(pool: list[dict[str, Any]], d: _Design, rng: np.random.Gene
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for j, p in enumerate(pool):
         parts = [f"{c}={p['_row'].get(c)}" for c in d.strata]
-        if bin_idx is not None:
+        if bin_idx is not None and mc is not None:  # bins come from the metric's score
             parts.append(f"{mc.metric}_bin={int(bin_idx[j])}")
         groups["|".join(parts) or "all"].append(p)
     keys = sorted(groups)
@@ -475,7 +479,7 @@ def _draw_stratified(pool: list[dict[str, Any]], d: _Design, rng: np.random.Gene
     chosen: list[dict[str, Any]] = []
     for key, k in zip(keys, take):
         items = groups[key]
-        pick = rng.choice(len(items), size=k, replace=False) if k else []
+        pick = rng.choice(len(items), size=k, replace=False) if k else np.array([], dtype=int)
         for i in sorted(int(x) for x in pick):
             chosen.append({**items[i], "_stratum": key})
         rep.strata[key] = {"available": len(items), "chosen": int(k)}

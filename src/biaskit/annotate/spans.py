@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import pyarrow as pa
 
@@ -25,7 +25,7 @@ from biaskit.annotate.tasks import get_task_type
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.baseline import text_column
 from biaskit.evaluate.metrics import make_metric
-from biaskit.evaluate.metrics.vader import RULES, rule_preset
+from biaskit.evaluate.metrics.vader import RULES, VaderMetric, rule_preset
 from biaskit.io import read_manifest
 from biaskit.manifest import metric_description
 
@@ -41,11 +41,18 @@ def scored_of(manifest: Any, metric: str | None) -> tuple[str | None, str | None
     if not desc:
         return None, None
     span = desc.get("text_column") if isinstance(desc.get("text_column"), str) else None
-    conf = desc.get("config") if isinstance(desc.get("config"), dict) else {}
+    conf = c if isinstance(c := desc.get("config"), dict) else {}
     return span, rule_of(metric, conf)
 
 
-def scored_from_manifest(scores_path: Any, metric: str | None, task: str | None = None) -> dict[str, str | None]:
+class ScoredSpan(TypedDict):
+    """``sample_round``'s keyword arguments of what the metric scored."""
+
+    scored_column: str | None
+    scored_rule: str | None
+
+
+def scored_from_manifest(scores_path: Any, metric: str | None, task: str | None = None) -> ScoredSpan:
     """``sample_round``'s ``scored_column`` and ``scored_rule`` from the manifest next to a scores table (the
     task's default metric when ``metric`` is None)."""
     if metric is None and task is not None:
@@ -60,7 +67,9 @@ def rule_of(metric: str | None, config: Mapping[str, Any]) -> str | None:
         return None
 
     keys = ("preset", "pos_threshold", "neg_threshold", "first_sentence")
-    return make_metric("vader", params={k: config[k] for k in keys if config.get(k) is not None}).rule
+    m = make_metric("vader", params={k: config[k] for k in keys if config.get(k) is not None})
+    assert isinstance(m, VaderMetric)
+    return m.rule
 
 
 def metric_and_rule(spec: str) -> tuple[str, str | None]:

@@ -85,12 +85,14 @@ class Thresholds:
     accuracy: float
     objective: str = "accuracy"
 
-    def predict(self, scores: Sequence[float]) -> list[str]:
+    def predict(self, scores: Sequence[float] | np.ndarray) -> list[str]:
         idx = np.searchsorted(np.asarray(self.cuts), np.asarray(scores, dtype=float), side="left")
         return [self.order[int(i)] for i in idx]
 
 
-def calibrate_thresholds(scores: Sequence[float], labels: Sequence[str], order: Sequence[str], objective: str = "accuracy") -> Thresholds:
+def calibrate_thresholds(
+    scores: Sequence[float | None] | np.ndarray, labels: Sequence[str], order: Sequence[str], objective: str = "accuracy"
+) -> Thresholds:
     """Cut points on ``scores`` whose ordinal labelling best matches ``labels`` (exact optimum).
 
     ``objective``: ``accuracy`` or ``balanced_accuracy`` (mean per-class recall). Solved by dynamic
@@ -166,7 +168,7 @@ class Validation:
 
 
 def cross_validated_calibration(
-    scores: Sequence[float], labels: Sequence[str], order: Sequence[str], *, objective: str = "accuracy", folds: int = 5, seed: int = 0
+    scores: Sequence[float | None], labels: Sequence[str], order: Sequence[str], *, objective: str = "accuracy", folds: int = 5, seed: int = 0
 ) -> float:
     """Out-of-sample figure for :func:`calibrate_thresholds`: ``accuracy`` (or ``balanced_accuracy``) of labels
     predicted for each item by thresholds fitted without it.
@@ -247,6 +249,7 @@ def validate_metric(
 
     check_task_labels(a.column("label").to_pylist() if "label" in a.column_names else [], tt)
     gold_answers(s, tt)  # a gold answer outside the task's labels is E251
+    assert mc.label is not None  # resolve(need_label=True) names it
     check_column(s.column(mc.label).to_pylist(), mc.label, what="the samples table")  # the metric's own labels (E151)
     if all(c in a.column_names for c in ("sample_id", "annotator", "label")):
         crowd_warnings(*(a.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
@@ -283,6 +286,7 @@ def _like_for_like(s: pa.Table, metric: str, *, label_column: str | None, score_
     cols = [c for c in ("is_gold", "shown_span", "scored_span", "scored_rule") if c in s.column_names]
     spans = check_like_for_like(s.select(cols).to_pylist() if cols else [], base, preset)
     if spans.rescore:
+        assert spans.preset is not None  # a re-scoring names its preset
         lab, sc = known()[base]
         s = rescore(s, spans.preset, label_column or lab, score_column or sc)
     return s, spans, base
@@ -459,7 +463,7 @@ def _classification_rows(row: _RowMaker, items: _Paired, cl: Classification, *, 
 def _calibration_rows(
     row: _RowMaker,
     val: Validation,
-    scores: list[float],
+    scores: list[float | None],
     labels: list[str],
     order: Sequence[str],
     *,

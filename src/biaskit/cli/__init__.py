@@ -11,7 +11,6 @@ one line on stderr and exit status 1.
 from __future__ import annotations
 
 import importlib
-import sys
 
 import typer
 from typer.core import TyperGroup
@@ -55,7 +54,7 @@ def _lock_outputs(callback, command: str):
                 stack.enter_context(output_lock(o, command=command))
             return callback(*args, **kwargs)
 
-    locked._biaskit_locked = True
+    locked._biaskit_locked = True  # type: ignore[attr-defined]  # a mark on the wrapper function
     return locked
 
 
@@ -140,8 +139,8 @@ def _no_bool_metavar() -> None:
             return None
         return orig(self, ctx)
 
-    display_type_rich._biaskit = True
-    TyperOption.display_type_rich = display_type_rich
+    display_type_rich._biaskit = True  # type: ignore[attr-defined]  # a mark on the patch, so it is applied once
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]  # patches typer's method
 
 
 def _plain_usage_names() -> None:
@@ -157,8 +156,8 @@ def _plain_usage_names() -> None:
         name = name if self.required else f"[{name}]"
         return name + ("..." if self.nargs != 1 else "")
 
-    _usage_display_name._biaskit = True
-    TyperArgument._usage_display_name = _usage_display_name
+    _usage_display_name._biaskit = True  # type: ignore[attr-defined]  # a mark on the patch, so it is applied once
+    TyperArgument._usage_display_name = _usage_display_name  # type: ignore[method-assign]  # patches typer's method
 
 
 _no_bool_metavar()
@@ -206,4 +205,4 @@ def main() -> None:  # console-script entry point
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

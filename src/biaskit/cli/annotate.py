@@ -235,7 +235,7 @@ def _excluded_items(exclude: list[Path] | None, exclude_previous: bool, ledger: 
     if exclude_previous:
         project = led.project_of(pool)
         latest = {
-            ev.get("round"): ev.get("samples_path")
+            ev.get("round"): ev["samples_path"]
             for ev in led.events(ledger)
             if ev.get("event") == "sample"
             and ev.get("round") != round_
@@ -637,6 +637,7 @@ def plan_cmd(
     else:
         from biaskit.annotate.planning import plan_round
 
+        assert validation is not None  # exactly one of --validation and --ppi, checked above
         p = plan_round(read_table(validation, "agreement"), target=target_ci, rate=rate, metric=metric)
         p["validation"] = str(validation)
     write_text_atomic(out, json.dumps(p, indent=2, ensure_ascii=False) + "\n")

@@ -65,7 +65,7 @@ def score(
     # the checks the output will get (required prompt_id, types, row key), made before the work: never refuse
     # after scoring, and never write a scores table that fails `biaskit schema scores --check`
     validate(t, "scores", where=str(table), keys=True)
-    used = []
+    used: list = []
     facts: dict = {}
     store = open_cache(cache)
     scored = score_table(

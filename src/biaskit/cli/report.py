@@ -368,6 +368,7 @@ def ppi_cmd(
         human_column = HUMAN_COLUMN
     elif annotations is not None or labels is not None:
         raise BiaskitError("E346", "--annotations and --labels need --samples", fix="add --samples SAMPLES (the round's samples table)")
+    assert human_column is not None  # exactly one of --human-column and --samples, checked above
     res = ppi_table(t, metric_column=metric_column, human_column=human_column, label=label, by=by, lam=lam, level=ci)
     if info is not None:
         typer.echo(f"round: {info['matched']} labelled samples joined on {', '.join(info['keys'])}; {info['unmatched']} matched no scored row")

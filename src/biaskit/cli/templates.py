@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -81,7 +82,7 @@ def expand_holistic_cmd(
     data = load_holistic(
         version, descriptors=descriptors_file or (), nouns=nouns_file or (), noun_phrases=noun_phrases_file or (), templates=templates_file or ()
     )
-    options = dict(
+    options: dict[str, Any] = dict(
         axes=_split(axis),
         buckets=_split(bucket),
         preferences=_split(preference),

@@ -253,7 +253,7 @@ def load_holistic_csv(path: str | Path) -> LoadResult:
         if not isinstance(text, str) or not text.strip():
             filtered["empty_prompt"] += 1
             continue
-        row = {"text": text, "source": "holistic_bias", "language": "en", "license": "CC BY-SA 4.0"}
+        row: dict[str, Any] = {"text": text, "source": "holistic_bias", "language": "en", "license": "CC BY-SA 4.0"}
         for c in _HOLISTIC_COLUMNS:
             v = r.get(c)
             if c in ("first_turn_only", "must_be_noun"):
@@ -318,6 +318,7 @@ def load_staged(source: str | Path, config: str | None = None, split: str | None
 
     src = str(source)
     configs: list[str] | None = None
+    name: str | None  # the config to load
     if Path(src).is_dir():
         from biaskit.datasets.validate import load_config, read_card
 
@@ -409,8 +410,8 @@ def load_source(
     if k == "lm_eval":  # lm-evaluation-harness --log_samples output of a `biaskit export lm-eval` task
         from biaskit.interop.lmeval import import_lmeval
 
-        res = import_lmeval(src)
-        return LoadResult(res.table, k, src, facts=res.facts, stage="generations")
+        imported = import_lmeval(src)
+        return LoadResult(imported.table, k, src, facts=imported.facts, stage="generations")
     if k == "westslavic_xlsx":
         return load_westslavic(src, subjects=subjects, languages=[language] if language else None)
     return load_honest(src, language)

@@ -352,7 +352,7 @@ def _stage_config(
         splits=splits,
         manifest=spec.manifest,
         source=str(spec.path) if spec.path else None,
-        selection=None if cval is None else (spec.config_by, cval),
+        selection=None if cval is None or spec.config_by is None else (spec.config_by, cval),  # a value comes from config_by
         split_by=spec.split_by,
         columns=list(ctable.column_names),
         table=ctable,

@@ -45,7 +45,7 @@ def load_config(folder: str | Path, config: str, *, cache_dir: str | Path | None
     import datasets as hf_datasets
 
     own = cache_dir is None
-    cache = Path(tempfile.mkdtemp(prefix="biaskit-hubcheck-")) if own else Path(cache_dir)
+    cache = Path(tempfile.mkdtemp(prefix="biaskit-hubcheck-")) if cache_dir is None else Path(cache_dir)
     was = hf_datasets.is_progress_bar_enabled()
     hf_datasets.disable_progress_bars()
     try:

@@ -387,6 +387,7 @@ def _read_run(acc: _Rows, run: _RunInfo) -> dict[str, Any]:
             gen_kwargs_seen = _add_generations(acc, run, no, rec, pid, base, outs)
         else:
             _add_likelihood(acc, run, no, rec, pid, base, outs)
+    assert first_rec is not None  # _read_samples raises E262 for an empty file
     meta = _biaskit_meta(cfg) or {}
     exported = meta.get("rows")
     facts = {
@@ -558,8 +559,8 @@ def _rows_table(rows: list[dict]) -> pa.Table:
 
     types: dict[str, pa.DataType] = {}
     for st in (PROMPTS, GENERATIONS):
-        for c in st.columns:
-            types[c.name] = c.type
+        for col in st.columns:
+            types[col.name] = col.type
     cols: list[str] = []
     seen: set[str] = set()
     for r in rows:

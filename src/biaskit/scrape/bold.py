@@ -232,7 +232,7 @@ def _entities(table: pa.Table) -> dict[str, dict[str, dict[str, list[tuple[str, 
 
     validate(table, "prompts", require=["domain", "group"])
     cols = table.column_names
-    out: dict[str, dict[str, dict[str, list[tuple[str, str | None]]]]] = {}
+    out: dict[str, dict[str, dict[str, list[Any]]]] = {}  # (bold_index, text, reference), then (text, reference)
     for r in table.to_pylist():
         # BOLD's entity keys are Wikipedia page names: bold_name (imported rows), else the page title, else the term
         name = r.get("bold_name") if "bold_name" in cols and r.get("bold_name") else (r.get("page_title") or r.get("term") or "")

@@ -114,6 +114,7 @@ def iter_dump_file(
                         c = _local(child.tag)
                         if c in ("dbname", "sitename", "base"):
                             setattr(site, c, (child.text or "").strip())
+                assert root is not None  # the first start event set it
                 root.clear()
             elif tag == "title" and not in_rev:
                 cur["title"] = el.text or ""
@@ -143,6 +144,7 @@ def iter_dump_file(
                     ns=ns if ns is not None else 0,
                     redirect=cur.get("redirect"),
                 )
+                assert root is not None
                 root.clear()  # free the finished page
                 last = page.title
                 if namespaces is not None and page.ns not in namespaces:

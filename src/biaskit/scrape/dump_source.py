@@ -91,6 +91,7 @@ def _dump_language(dump: Path, cfg: DomainConfig) -> tuple[DomainConfig, str]:
     code, where = siteinfo_language(lang, general)
     if code is None:
         return cfg, "default"
+    assert where is not None  # a language code comes with where it was read
     cfg = replace(cfg)
     cfg.use_language(code)
     return cfg, where
@@ -153,11 +154,11 @@ def _first_pass(dump: Path, cfg: DomainConfig, site: Any, names: Any, all_pages:
     cats: set[str] = set()
     for dom in cfg.domains.values():
         for seed in [*dom.seeds, *(s for g in dom.groups.values() for s in g.seeds)]:
-            kind, page = _seed_kind(seed)
+            kind, target = _seed_kind(seed)
             if kind == "category":
-                cats.add(normalize_title(page.split(":", 1)[-1]))
+                cats.add(normalize_title(target.split(":", 1)[-1]))
             else:
-                seed_pages.add(normalize_title(page))
+                seed_pages.add(normalize_title(target))
     found = _FirstPass(members={c: [] for c in cats})
     for page in [] if all_pages else iter_dump(dump, include_redirects=True, site=site):
         if page.redirect:

@@ -219,7 +219,7 @@ def _parse_convert(pos: list[str]) -> _ConvertArgs | None:
             return None
         rest = pos[i + 1 :]
         sub = None  # {{convert|6|ft|4|in|cm}}: 6 feet 4 inches
-        if len(rest) >= 2 and _parse_num(rest[0]) and _unit(rest[1]) and _U[_unit(rest[1])][3] == _U[src][3] and not seps and scale == 1:
+        if len(rest) >= 2 and _parse_num(rest[0]) and (u2 := _unit(rest[1])) and _U[u2][3] == _U[src][3] and not seps and scale == 1:
             sub = (rest[0], _unit(rest[1]))
             rest = rest[2:]
         if rest and _INT.fullmatch(rest[0]):  # {{convert|2413|ft|0}}: default output unit, precision 0

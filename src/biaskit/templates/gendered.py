@@ -541,12 +541,12 @@ def expand_template_sets(
     tcats = set(template_categories) if template_categories is not None else None
     nums = set(numbers) if numbers is not None else None
     _check_selection(statuses, nums)
-    sets = [ts if isinstance(ts, TemplateSet) else load_template_set(ts) for ts in sets]
-    _check_categories(sets, cats, tcats)
+    loaded = [ts if isinstance(ts, TemplateSet) else load_template_set(ts) for ts in sets]
+    _check_categories(loaded, cats, tcats)
     stats = TemplateStats()
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[str, str], str] = {}
-    for ts in sets:
+    for ts in loaded:
         stats.languages.append(ts.language)
         _check_not_seen(ts, seen)
         for t in ts.templates:

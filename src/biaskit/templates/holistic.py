@@ -126,7 +126,9 @@ def write_holistic(
     stats.rows_before_dedupe = stats.rows = plan.n_rows
     if manifest is not None:
         info = type("_T", (), {"num_rows": plan.n_rows, "column_names": columns})()
-        write_json_atomic(manifest_path(out), finish_manifest(_with_stats(manifest, stats), out, info))
+        with_stats = _with_stats(manifest, stats)
+        assert with_stats is not None  # made from a manifest
+        write_json_atomic(manifest_path(out), finish_manifest(with_stats, out, info))
     return stats
 
 

@@ -320,7 +320,7 @@ def validate_file(path: str | Path, kind: str | None = None) -> str:
 
 
 def _merge(kind: str, base: dict, extra: dict, file: str) -> dict:
-    out = {k: (dict(v) if isinstance(v, dict) else list(v)) for k, v in base.items()}
+    out: dict[str, Any] = {k: (dict(v) if isinstance(v, dict) else list(v)) for k, v in base.items()}
     if kind == "descriptors":
         for axis, buckets in extra.items():
             ax = out.setdefault(axis, {})

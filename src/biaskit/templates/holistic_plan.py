@@ -36,7 +36,7 @@ def _ints(a: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.int32(), len(a), [None, pa.py_buffer(a)])
 
 
-def _bools(a: np.ndarray) -> pa.Array:
+def _bools(a: np.ndarray | Sequence[bool]) -> pa.Array:
     a = np.asarray(a, dtype=bool)
     return pa.Array.from_buffers(pa.bool_(), len(a), [None, pa.py_buffer(np.packbits(a, bitorder="little"))])
 
@@ -44,7 +44,7 @@ def _bools(a: np.ndarray) -> pa.Array:
 def _strs(values: Sequence[str | None]) -> pa.Array:
     values = list(values)
     has_null = None in values
-    enc = [b"" if v is None else v.encode("utf-8") for v in values] if has_null else [v.encode("utf-8") for v in values]
+    enc = [b"" if v is None else v.encode("utf-8") for v in values]
     offsets = np.zeros(len(enc) + 1, dtype=np.int32)
     np.cumsum(np.fromiter(map(len, enc), dtype=np.int64, count=len(enc)), out=offsets[1:])
     bitmap, nulls = None, 0
@@ -303,7 +303,8 @@ def _all_variants(
     """Every combination of ``names`` that changes the row, combination-major; returns the new row index,
     the flags and how many (row, combination) pairs were left out as no-ops."""
     n_base = len(np_idx)
-    sel_np, sel_t, sel_flags = [], [], {v: [] for v in VARIANTS}
+    sel_np, sel_t = [], []
+    sel_flags: dict[str, list] = {v: [] for v in VARIANTS}
     skipped = 0
     for c in range(1 << len(names)):
         on = [names[j] for j in range(len(names)) if c >> j & 1]

@@ -304,6 +304,7 @@ def _import_sheet(sheet, name: str, lang: str, subjects: SubjectList | None, row
             problems.append(Problem(name, r, *bad, raw))
             counts["left_out"] += 1
             continue
+        assert text is not None  # parse_sentence gives a text or a problem
         sub = categorise(text, lang, subjects)
         if sub["subject_category"] is None:
             kind = "ambiguous_subject" if sub["category_reason"].startswith("osoba") else "unknown_subject"

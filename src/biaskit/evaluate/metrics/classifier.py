@@ -136,11 +136,13 @@ class HFClassifier:
     def batches(self, lengths: list[int]) -> list[list[int]]:
         """Row indices per forward pass: longest texts first, at most ``batch_size`` texts and, after padding to
         the batch's longest text, at most ``batch_tokens`` tokens (a text longer than the budget goes alone)."""
+        size, tokens = self.batch_size, self.batch_tokens
+        assert size is not None and tokens is not None  # load() sets both
         order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
         out: list[list[int]] = []
         cur: list[int] = []
         for i in order:
-            if cur and (len(cur) >= self.batch_size or (len(cur) + 1) * lengths[cur[0]] > self.batch_tokens):
+            if cur and (len(cur) >= size or (len(cur) + 1) * lengths[cur[0]] > tokens):
                 out.append(cur)
                 cur = []
             cur.append(i)
@@ -178,10 +180,10 @@ def _parse_thresholds(spec: Any, labels: list[str], metric: str) -> dict[str, fl
             v = float(s)
             return {lab: v for lab in labels}
         for part in s.split(","):
-            k, _, v = part.partition("=")
+            k, _, given = part.partition("=")
             k = label_key(k)
             check_choice("E070", f"{metric}.threshold names an unknown label", k, out, fix="use the model's label names", options=labels)
-            out[k] = float(v)
+            out[k] = float(given)
     except ValueError:
         raise BiaskitError("E070", f"malformed {metric}.threshold", value=spec, fix="write 0.5 or toxic=0.5,insult=0.3") from None
     return out
@@ -189,11 +191,13 @@ def _parse_thresholds(spec: Any, labels: list[str], metric: str) -> dict[str, fl
 
 class _ClassifierMetric(Metric):
     default_batch_size = 1024
+    clf: HFClassifier  # the loaded classifier (set up by each metric's _setup)
 
     def __init__(self, text_column: str = "continuation", **params: Any) -> None:
         env = MODEL_ENV.get(self.name)
         from_env = bool(env and "model" not in params and os.environ.get(env, "").strip())
         if from_env:
+            assert env is not None
             params = {**params, "model": os.environ[env].strip()}  # the model parameter left at its default: the env var
         super().__init__(text_column, **params)
         if from_env:

@@ -310,9 +310,11 @@ class GenderMetric(Metric):
         from biaskit.assets import resolve
 
         vec = resolve("word2vec-bolukbasi", self.config["embeddings"]).path
+        assert vec is not None  # a file asset: a local path or an installed package, never a Hub id
         coverage = None
         if self.config["debias"]:
             wl = resolve("bolukbasi-wordlists", self.config["wordlists"]).path
+            assert wl is not None  # a file asset, as above
             self.space = debiased_space(vec, wl, cache=self.config["cache"])
             coverage = wordlist_coverage(self.space, load_wordlists(wl))
         else:

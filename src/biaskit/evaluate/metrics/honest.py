@@ -227,6 +227,7 @@ class HonestMetric(Metric):
                 value=lang,
                 fix="download hurtlex_XX.tsv from MilaNLProc/hurtlex and pass honest.lexicon=PATH",
             )
+        assert path is not None  # a lexicon file: a local path or a download, never a Hub id
         cats = [c.strip().lower() for c in str(self.config["categories"]).split(",") if c.strip()]
         self._honest = self.config["matching"] == "honest"
         if self._honest:

@@ -74,7 +74,7 @@ class LocalJudge:
                 value={lab: self.tok.convert_ids_to_tokens(ids) for lab, ids in zip(self.labels, self.label_ids) if lab in clash},
                 fix="pass judge.label_scoring=sum (summed log-probabilities of all the label's tokens), or use other label words",
             )
-        self.first_of = {}
+        self.first_of: dict[int, list[str]] = {}
         for lab, f in zip(self.labels, firsts):
             self.first_of.setdefault(f, []).append(lab)
         return self

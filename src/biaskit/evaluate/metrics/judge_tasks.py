@@ -26,6 +26,7 @@ import json
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from biaskit.errors import BiaskitError
 
@@ -69,7 +70,7 @@ def _bad(what: str, value, fix: str) -> BiaskitError:
     return BiaskitError("E320", what, value=value, fix=fix)
 
 
-def _check_labels(labels: list, where: str) -> tuple[str, ...]:
+def _check_labels(labels: Any, where: str) -> tuple[str, ...]:
     if not isinstance(labels, list) or len(labels) < 2:
         raise _bad(f"a judge task needs a list of at least 2 label words ({where})", labels, "write labels: [positive, neutral, negative]")
     out = []

@@ -301,21 +301,21 @@ def extend_lexicon(
     from sklearn.neural_network import MLPRegressor
 
     dims = list(lexicon.dims)
-    X, Y = [], []
+    xs, ys = [], []
     for w, vals in lexicon.values.items():
         key = space.lookup(w)
         if key is None or any(d not in vals for d in dims):
             continue
-        X.append(np.asarray(space[key], dtype=np.float64))
-        Y.append([vals[d] for d in dims])
-    if len(X) < max(folds * 2, 10):
+        xs.append(np.asarray(space[key], dtype=np.float64))
+        ys.append([vals[d] for d in dims])
+    if len(xs) < max(folds * 2, 10):
         raise BiaskitError(
             "E071",
             "too few lexicon words have embeddings to train the extension",
-            value=len(X),
+            value=len(xs),
             fix="use embeddings that cover the lexicon (or a bigger lexicon)",
         )
-    X, Y = np.asarray(X), np.asarray(Y)
+    X, Y = np.asarray(xs), np.asarray(ys)
     model = MLPRegressor(hidden_layer_sizes=hidden, max_iter=max_iter, random_state=seed, early_stopping=len(X) >= 200)
     pred = cross_val_predict(model, X, Y, cv=KFold(folds, shuffle=True, random_state=seed))
     r = {}
@@ -354,6 +354,10 @@ class LexiconExtension:
 
 
 class NormsMetric(Metric):
+    # the worker pool, made on first use with more than one process (see _get_pool)
+    _pool: Any
+    _pool_size: int
+    _pool_finalizer: Any
     name = "norms"
     version = "1"
     description = "BOLD psycholinguistic norms: per-dimension text scores, classes and lexicon coverage"
@@ -411,7 +415,7 @@ class NormsMetric(Metric):
 
         if not self.config["lexicon"]:
             self.config["lexicon"] = os.environ.get("BIASKIT_NORMS_LEXICON") or None
-        if not self.config["lexicon"]:
+        if not any(part.strip() for part in str(self.config["lexicon"] or "").split(",")):
             raise BiaskitError(
                 "E071",
                 "the norms metric needs a lexicon file",
@@ -444,6 +448,7 @@ class NormsMetric(Metric):
             if part.strip():
                 one = load_lexicon(part.strip(), self.config["format"], self.config["scale"] or None)
                 lex = one if lex is None else lex.merge(one)
+        assert lex is not None  # _check_config makes sure a file is named
         self.lexicon = lex
         spec = self.config["spacy"]
         exclude = ["ner"] if self.config["pos"] == "parser" else ["parser", "ner"]
@@ -557,6 +562,7 @@ class NormsMetric(Metric):
             lemma = tok.lower_
             if self._tag_pos:
                 tok.pos_ = key[1]
+            assert self._lemmatizer is not None  # _lazy_lemma holds only with a lemmatizer
             try:
                 lemma = self._lemmatizer.lemmatize(tok)[0].lower()
             except Exception:  # pragma: no cover - a lemmatizer mode without rules: keep the form

@@ -95,7 +95,8 @@ def discover_tables(run_dir: str | Path) -> dict[str, Path]:
 def _load(tables: dict[str, Path], manifests: dict[str, dict] | None = None) -> tuple[dict[str, Any], list[tuple[str, str, Any, Any]]]:
     """Read every table as pandas; returns (name -> df, overview rows (name, file, rows, note)); fills
     ``manifests`` (name -> the table's manifest) when given."""
-    loaded, overview = {}, []
+    loaded: dict[str, Any] = {}
+    overview: list[tuple[str, str, Any, Any]] = []
     for name, path in tables.items():
         if name in NOT_TABLES:
             continue

@@ -102,8 +102,8 @@ def verdicts(headline, alpha: float = 0.05, min_gap: float = MIN_GAP) -> list[Ve
         elif all(x == NOT_ENOUGH for x in each):
             v.verdict = NOT_ENOUGH
         else:
-            ns = [needed_per_group(f, alpha, min_gap) for f in v.findings if finding_verdict(f, alpha, min_gap) != NOT_ENOUGH]
-            ns = [n for n in ns if n is not None]
+            needed = [needed_per_group(f, alpha, min_gap) for f in v.findings if finding_verdict(f, alpha, min_gap) != NOT_ENOUGH]
+            ns = [n for n in needed if n is not None]
             v.verdict = no_evidence_text(max(ns) if ns else None, min_gap)
     return list(lines.values())
 

@@ -73,7 +73,7 @@ HEADLINE_COLUMNS = (
 
 def headline_rows(headline) -> list[tuple[str, ...]]:
     """The headline block as text rows (``HEADLINE_COLUMNS``), shared by the HTML and Markdown pages."""
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for f in headline:
         if f.text:
             est = f.text

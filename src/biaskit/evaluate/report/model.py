@@ -116,12 +116,13 @@ def slug(s: str) -> str:
 
 
 #: the report's analyses, in page order: (label, fn(builder, loaded tables) -> Section). Each raises
-#: ``SkipAnalysis(why)`` when no table has what it needs (listed under "Not made"). Sections add themselves
-#: with :func:`register_section`; :mod:`biaskit.evaluate.report.sections` imports them in page order.
-SECTIONS: list[tuple[str, Callable[[Any, dict[str, Any]], Section]]] = []
+#: ``SkipAnalysis(why)`` when no table has what it needs (listed under "Not made"), and returns None when it
+#: does not apply to the run at all (not listed). Sections add themselves with :func:`register_section`;
+#: :mod:`biaskit.evaluate.report.sections` imports them in page order.
+SECTIONS: list[tuple[str, Callable[[Any, dict[str, Any]], Section | None]]] = []
 
 
-def register_section(label: str, fn: Callable[[Any, dict[str, Any]], Section] | None = None):
+def register_section(label: str, fn: Callable[[Any, dict[str, Any]], Section | None] | None = None):
     """Add an analysis to the report (after those registered before it). Use as ``register_section(label, fn)``
     or as a decorator ``@register_section(label)``; returns ``fn``. Registering a label twice is an error
     (E240): two sections would write the same page part."""

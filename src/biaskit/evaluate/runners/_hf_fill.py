@@ -52,6 +52,7 @@ class HFFill(HFBase):
         for i, u in enumerate(units):
             text, norm, err = to_model_mask(u.text, tok.mask_token)
             if err is None:
+                assert text is not None and norm is not None  # to_model_mask gives both when there is no error
                 normed[i] = norm
                 e, cut, err = self._encode_template(text, s)
                 if cut:

@@ -145,7 +145,8 @@ class HFLikelihood(HFBase):
         """The PLL rows of one group of texts: error rows first, then one row per scored text (in text order)."""
         torch = _torch()
         lm, model, tok = self.lm, self.lm.model, self.lm.tokenizer
-        enc, bad_rows, jobs = [], [], []  # jobs: one (text, position) per token to mask and score
+        enc, bad_rows = [], []
+        jobs: list[tuple[int, int]] = []  # one (text, position) per token to mask and score
         for ci, u in enumerate(chunk):
             x, pos, truncated, err = self._pll_encode(u)
             enc.append((x, pos, truncated))

@@ -44,7 +44,7 @@ def hf_identity(be: Any, cache: ResponseCache | None = None) -> dict[str, Any] |
         if not commit:
             log.warning("the response cache is not used for %s: its Hub commit is unknown", be.spec)
             return None
-        model = f"hub:{be.spec}@{commit}"
+        model: str | dict[str, Any] = f"hub:{be.spec}@{commit}"
     else:
         model = {"weights": ("pending", lm.source)}  # hashed by UnitCache with the cache's memo of file hashes
     return {"model": model, "tokenizer": tokenizer_hash(lm.tokenizer), "device": lm.device, "dtype": lm.dtype, "task": lm.task}
@@ -58,8 +58,8 @@ def server_identity(be: Any) -> dict[str, Any] | None:
         log.warning("the endpoint does not list model %r in /v1/models; the cache keys it by its name and --model-revision only", be.model)
     facts = {k: listed.get(k) for k in ("id", "root", "revision", "parent", "meta", "max_model_len", "owned_by")} if listed else {}
     for k in ("id", "root", "parent"):  # a local path (llama.cpp's id, vLLM's root) keyed by its file name only
-        if isinstance(facts.get(k), str):
-            facts[k] = public_model_id(facts[k])
+        if isinstance(v := facts.get(k), str):
+            facts[k] = public_model_id(v)
     return {"model": {"name": public_model_id(be.model), "server": facts, "model_revision": be.model_revision}}
 
 
@@ -76,7 +76,7 @@ def _listed_model(be: Any) -> dict | None:
         return None
     entries = [d for d in data if isinstance(d, dict)]
     wanted = {be.model, getattr(be, "request_model", be.model)}
-    same = [d for d in entries if d.get("id") in wanted or public_model_id(d.get("id")) == be.model]
+    same = [d for d in entries if d.get("id") in wanted or (isinstance(i := d.get("id"), str) and public_model_id(i) == be.model)]
     if same:
         return same[0]
     return entries[0] if len(entries) == 1 else None
@@ -91,6 +91,7 @@ def resolve_identity(identity: dict[str, Any] | None, cache: ResponseCache) -> d
         if not src.exists():
             log.warning("the response cache is not used: the model weights are not on this machine to be hashed")
             return None
+        assert identity is not None  # its model was read above
         return {**identity, "model": weights_identity(src, cache)}
     return identity
 

@@ -57,7 +57,8 @@ _DESC = {"generate": "generating", "fill_mask": "filling masks", "likelihood": "
 def _output_schema() -> pa.Schema:
     from biaskit.schema import GENERATIONS
 
-    return pa.schema([pa.field(c, GENERATIONS.column(c).type) for c in OUTPUT_COLUMNS])
+    types = {c.name: c.type for c in GENERATIONS.columns}
+    return pa.schema([pa.field(c, types[c]) for c in OUTPUT_COLUMNS])
 
 
 def prompt_table(prompts: Any, *, require: Sequence[str] = ()) -> tuple[pa.Table, list[str]]:
@@ -550,6 +551,7 @@ def _finish(merged: pa.Table, manifest: dict, writer: Any, out: str | Path | Non
     if writer is not None:
         from biaskit.io import read_table, write_table
 
+        assert out is not None  # a writer is made only for an out
         out_p = Path(out)
         write_table(merged, out_p, stage="generations", manifest=manifest)
         shutil.rmtree(writer.parts, ignore_errors=True)

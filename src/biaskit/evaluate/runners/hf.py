@@ -377,7 +377,7 @@ class HFBackend(HFLikelihood, HFFill, BackendBase):
 
     # ------------------------------------------------------------------ info
     @property
-    def revision(self) -> str | None:
+    def revision(self) -> str | None:  # type: ignore[override]  # read from the loaded model; BackendBase's is a plain default
         return self.lm.revision
 
     def describe(self) -> dict[str, Any]:

@@ -54,7 +54,7 @@ from biaskit.log import get_logger
 
 log = get_logger("runners.openai")
 
-RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
+RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 MAX_REDIRECTS = 5
 ERROR_BODY_READ = 1 << 16  # bytes of an error body read (redacted whole, then cut)
 ERROR_TEXT_MAX = 340  # characters of an error text kept in the row's error column
@@ -150,7 +150,7 @@ class OpenAIBackend(BackendBase):
         self.extra_body = dict(extra_body or {})
         self.truncated_count = 0
         self.batch_sizes_used: list[int] = []
-        self._http = None
+        self._http: Any = None  # the HttpClient, made on first use
         #: the served model's revision as the user names it (--model-revision): recorded, and part of the cache key
         self.model_revision = model_revision
         self.revision = model_revision
@@ -379,6 +379,7 @@ def prompt_token_logprobs(choice: dict, prompt: str, endpoint: str) -> tuple[lis
             fix="serve the model with vLLM (echo+logprobs or prompt_logprobs) or another server that echoes prompt "
             "log-probs, or run likelihood with --backend hf on the same weights (docs/scale.md)",
         )
+    assert isinstance(lp, dict)  # legacy, checked above
     toks, tlp, offs = lp["tokens"], lp["token_logprobs"], lp.get("text_offset")
     if not (
         len(toks) == len(tlp)

@@ -45,8 +45,8 @@ def require_columns(df, cols: Sequence[str], what: str, hint: str = "") -> None:
     missing = [c for c in cols if c not in df.columns]
     if missing:
         have = sorted(map(str, df.columns))
-        close = {c: difflib.get_close_matches(str(c), have, n=1, cutoff=0.6) for c in missing}
-        close = {c: m[0] for c, m in close.items() if m}
+        matches = {c: difflib.get_close_matches(str(c), have, n=1, cutoff=0.6) for c in missing}
+        close = {c: m[0] for c, m in matches.items() if m}
         # a near miss is a typo (--group grup): say what was meant before suggesting to score the table
         mean = "; ".join(f"did you mean {m!r} for {c!r}?" for c, m in close.items())
         raise BiaskitError(

@@ -86,17 +86,17 @@ def join_round(scored: Any, samples: Any, *, annotations: Any = None, labels: An
                 fix="pass one model's scored outputs (one row per prompt, model, kind and sample)",
             )
         pos[k] = i
-    lab = [None] * len(df)
+    lab: list[Any] = [None] * len(df)
     matched = unmatched = 0
     for r in sm[["sample_id", *[k for k in keys if k != "sample_id"]]].to_dict("records"):
         h = hum.get(r["sample_id"])
         if h is None:
             continue
-        i = pos.get(key_of(r))
-        if i is None:
+        at = pos.get(key_of(r))
+        if at is None:
             unmatched += 1
             continue
-        lab[i] = h
+        lab[at] = h
         matched += 1
     if matched == 0:
         raise BiaskitError(

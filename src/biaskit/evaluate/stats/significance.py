@@ -220,7 +220,7 @@ def _pairs(groups: list[str], pairs: Sequence[tuple[str, str]] | None) -> list[t
     there; :func:`_check_pairs` has checked that every named group occurs in the table)."""
     if pairs is None:
         return list(itertools.combinations(groups, 2))
-    return [tuple(p) for p in pairs if p[0] in groups and p[1] in groups]
+    return [(a, b) for a, b in pairs if a in groups and b in groups]
 
 
 def _check_pairs(df, group: str, pairs: Sequence[tuple[str, str]] | None) -> None:

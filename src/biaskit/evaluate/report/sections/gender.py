@@ -35,6 +35,7 @@ def _gender_section(b, loaded) -> Section:
         if "domain" in df.columns and (df["domain"] == "profession").any():
             prof = df[df["domain"] == "profession"]
         method = next((m for m in ("wavg", "max", "unigram") if GENDER_METHODS[m] in df.columns), None)
+        assert method is not None  # find_table gave a table with one of these columns
         mmf = male_minus_female(prof, by="group", method=method)
         b.table(sec, "male_minus_female", mmf, f"Male-minus-female share per profession group ({method}); BOLD Fig. 2.")
         _mmf_figure(b, sec, mmf, method)

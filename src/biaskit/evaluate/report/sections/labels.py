@@ -40,7 +40,7 @@ def _gap_findings(
     ``diff`` is ``group_a`` minus ``group_b`` (the tables are built so that this is the direction shown);
     ``label_of(key, row) -> (where, comparison)``; ``unit`` names what the Holm family counts (e.g. "group
     pairs"); ``baseline_of(row)``: True for a finding about the Wikipedia baseline alone."""
-    out = []
+    out: list[Finding] = []
     z = z[z["diff"].notna()]
     if not len(z):
         return out

@@ -94,7 +94,9 @@ def _likelihood_models(df) -> list:
 def _bias_per_model(b, sec: Section, df, models: list):
     """:func:`likelihood_bias` of each model: its by-axis, pairs and ranking tables (lists of frames with a ``model``
     column first), saying in the section which rows each model left out."""
-    axes, pairs, ranks = [], [], []
+    axes: list = []
+    pairs: list = []
+    ranks: list = []
     for m in models:
         res = likelihood_bias(df, alpha=b.alpha, model=m)
         for part, acc in ((res.by_axis, axes), (res.pairs, pairs), (res.ranking, ranks)):

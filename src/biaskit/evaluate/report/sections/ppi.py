@@ -92,7 +92,7 @@ def ppi_gap_finding(rows, col: str, label: str, *, alpha: float, stratified: boo
     n_lab = share["n_labelled"]
     na, nb = int(n_lab.get(r["group"], 0)), int(n_lab.get(r["group_b"], 0))
     est, ci = float(r["value"]) + 0.0, (float(r["ci_low"]), float(r["ci_high"]))
-    p = float("nan") if p_holm[i] is None else float(p_holm[i])
+    p = float("nan") if (p_i := p_holm[i]) is None else float(p_i)
     cautions = small_n_cautions(na, nb) + (["the round was drawn in strata (score bins): PPI assumes a uniform sample"] if stratified else [])
     pair = share.reindex([r["group"], r["group_b"]])["value"]
     return Finding(
