@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Collection, Iterable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from biaskit.secrets import redact
+
+_T = TypeVar("_T")
 
 #: code -> short title. New codes are added here (a test checks every raised code is catalogued).
 CATALOGUE: dict[str, str] = {
@@ -198,11 +200,13 @@ def _rebuild_error(code: str, what: str, value: Any, options: Any, fix: Any) -> 
     return BiaskitError(code, what, value=value, options=options, fix=fix)
 
 
-def check_choice(code: str, what: str, value: Any, allowed: Collection[Any], *, fix: str, options: Iterable[Any] | None = None) -> None:
+def check_choice(code: str, what: str, value: _T | None, allowed: Collection[Any], *, fix: str, options: Iterable[Any] | None = None) -> _T:
     """Error ``code`` (``what``, naming ``value``, the valid ``options``, by default ``allowed``, and the ``fix``)
-    unless ``value`` is one of ``allowed``: the check of a value taken from a closed set."""
+    unless ``value`` is one of ``allowed``: the check of a value taken from a closed set. Returns ``value``,
+    typed as one of them."""
     if value not in allowed:
         raise BiaskitError(code, what, value=value, options=allowed if options is None else options, fix=fix)
+    return cast(_T, value)
 
 
 class MissingDependencyError(BiaskitError, ImportError):

@@ -311,9 +311,12 @@ def detect_kind(obj: Any) -> str | None:
 def validate_file(path: str | Path, kind: str | None = None) -> str:
     """Validate one HolisticBias-layout file (kind guessed from its shape when None); returns the kind."""
     obj = load_file(path)
-    kind = kind or detect_kind(obj)
-    check_choice(
-        "E040", f"{path}: cannot tell which HolisticBias file this is", kind, _VALIDATORS, fix="pass --kind descriptors|nouns|noun_phrases|templates"
+    kind = check_choice(
+        "E040",
+        f"{path}: cannot tell which HolisticBias file this is",
+        kind or detect_kind(obj),
+        _VALIDATORS,
+        fix="pass --kind descriptors|nouns|noun_phrases|templates",
     )
     _VALIDATORS[kind](obj, str(path))
     return kind

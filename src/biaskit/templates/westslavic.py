@@ -123,11 +123,10 @@ def _fold(s: str) -> str:
 def _subject_entries(data: Any, file: str) -> dict[str, list]:
     """``{language: [entries]}`` from one file: ``{language: xx, subjects: [...]}`` or ``{xx: [...], yy: [...]}``."""
     if isinstance(data, dict) and "subjects" in data:
-        lang = data.get("language")
-        check_choice(
+        lang: str = check_choice(
             "E120",
             f"{file}: language must be one of {', '.join(LANGUAGES)}",
-            lang,
+            data.get("language"),
             LANGUAGES,
             fix="write `language: cs` (or pl, sk) at the top of the subject file",
         )
