@@ -362,6 +362,17 @@ def _hint(asset: Asset) -> str:
     return "; ".join(opts)
 
 
+def _installed(asset: Asset) -> tuple[OfflinePackage, Path] | None:
+    """The first of the asset's offline packages that is installed and holds its file, with that file's path."""
+    for pkg in asset.packages:
+        d = package_dir(pkg.module)
+        if d is not None:
+            p = d / pkg.relpath if pkg.relpath else d
+            if p.exists():
+                return pkg, p
+    return None
+
+
 def _hub_cached(repo_id: str) -> str | None:
     """Folder of ``repo_id`` in the local Hugging Face cache (its config.json found there), else None."""
     try:
@@ -384,12 +395,9 @@ def where(name: str) -> str:
     if env:
         missing = all(not Path(p.strip()).expanduser().exists() for p in env.split(","))
         return f"${asset.env_var}: {env}" + (" (MISSING: no such path)" if missing else "")
-    for pkg in asset.packages:
-        d = package_dir(pkg.module)
-        if d is not None:
-            p = d / pkg.relpath if pkg.relpath else d
-            if p.exists():
-                return f"package {pkg.pip_name.split('==')[0]}: {p}"
+    found = _installed(asset)
+    if found is not None:
+        return f"package {found[0].pip_name.split('==')[0]}: {found[1]}"
     if asset.hub_id and asset.kind == "model":
         cached = _hub_cached(asset.hub_id)
         if cached:
@@ -422,12 +430,9 @@ def resolve(
         path = os.environ[asset.env_var]
     if path is not None:
         return resolve_path(path, name)
-    for pkg in asset.packages:
-        d = package_dir(pkg.module)
-        if d is not None:
-            p = d / pkg.relpath if pkg.relpath else d
-            if p.exists():
-                return Resolved(name, p, "package", filename=p.name if p.is_file() else None)
+    found = _installed(asset)
+    if found is not None:
+        return Resolved(name, found[1], "package", filename=found[1].name if found[1].is_file() else None)
     if allow_download and not offline():
         if asset.url:
             return Resolved(name, (downloader or download)(asset), "download")

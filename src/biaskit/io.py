@@ -22,7 +22,7 @@ import socket
 import sys
 import threading
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -318,6 +318,24 @@ def read_text_utf8(path: str | os.PathLike, what: str = "file", *, bom: bool = T
         return data.decode("utf-8-sig" if bom else "utf-8")
     except UnicodeDecodeError as exc:
         raise _utf8_error(p, data[: exc.start], data[exc.start :], what) from None
+
+
+def read_json_lines(path: str | os.PathLike, what: str, error: Callable[[int, str, bool], BiaskitError], accept: Callable[[Any], bool]) -> list:
+    """The JSON value of every non-blank line of a UTF-8 file (``what`` names it in an encoding error); raises
+    ``error(line number, line, parsed)`` for a line that is not JSON (``parsed`` False) or whose value ``accept``
+    refuses (``parsed`` True)."""
+    out = []
+    for i, line in enumerate(read_text_utf8(path, what).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError:
+            raise error(i, line, False) from None
+        if not accept(obj):
+            raise error(i, line, True)
+        out.append(obj)
+    return out
 
 
 def read_table(path: str | os.PathLike, stage: str | None = None, *, require: Sequence[str] = (), keys: bool = False) -> pa.Table:

@@ -23,7 +23,7 @@ import pyarrow as pa
 from biaskit.annotate.results import PullReport, samples_info, validate_records
 from biaskit.annotate.tasks import get_task_type
 from biaskit.errors import BiaskitError
-from biaskit.io import read_text_utf8, to_arrow, write_text_atomic
+from biaskit.io import read_json_lines, read_text_utf8, to_arrow, write_text_atomic
 from biaskit.output import write_text
 from biaskit.spreadsheet import neutralize
 
@@ -94,22 +94,18 @@ def _read_rows(path: Path) -> list[dict[str, Any]]:
                 "E091", f"{path} is not a readable CSV file: {exc}", value=str(path), fix="give a CSV with a header row sample_id,annotator,label"
             ) from None
     if fmt in (".jsonl", ".json"):
-        out = []
-        for i, line in enumerate(read_text_utf8(path, "result file").splitlines(), 1):
-            if line.strip():
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise BiaskitError("E091", f"line {i} of {path} is not JSON", value=line[:80], fix="one JSON object per line") from exc
-                if not isinstance(obj, dict):
-                    raise BiaskitError(
-                        "E091",
-                        f"line {i} of {path} is not a JSON object",
-                        value=line[:80],
-                        fix='one object per line, e.g. {"sample_id": "s-1", "annotator": "w1", "label": "positive"}',
-                    )
-                out.append(obj)
-        return out
+
+        def bad_line(i: int, line: str, parsed: bool) -> BiaskitError:
+            if not parsed:
+                return BiaskitError("E091", f"line {i} of {path} is not JSON", value=line[:80], fix="one JSON object per line")
+            return BiaskitError(
+                "E091",
+                f"line {i} of {path} is not a JSON object",
+                value=line[:80],
+                fix='one object per line, e.g. {"sample_id": "s-1", "annotator": "w1", "label": "positive"}',
+            )
+
+        return read_json_lines(path, "result file", bad_line, lambda obj: isinstance(obj, dict))
     raise BiaskitError("E002", "unsupported result file type", value=str(path), options=[".csv", ".jsonl"], fix="give a .csv or .jsonl file")
 
 

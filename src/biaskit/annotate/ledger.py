@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
-from biaskit.io import acquire_output_lock, read_text_utf8, release_output_lock, to_arrow
+from biaskit.io import acquire_output_lock, read_json_lines, release_output_lock, to_arrow
 from biaskit.manifest import utcnow
 from biaskit.output import clean_obj
 from biaskit.secrets import scrub
@@ -103,29 +103,27 @@ def events(path: str | Path | None = None) -> list[dict[str, Any]]:
     p = ledger_path(path)
     if not p.exists():
         return []
-    out = []
 
-    for i, line in enumerate(read_text_utf8(p, "round ledger").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            raise BiaskitError(
+    def bad_line(i: int, line: str, parsed: bool) -> BiaskitError:
+        if not parsed:
+            return BiaskitError(
                 "E092",
                 f"line {i} of the round ledger {p} is not JSON",
                 value=line[:80],
                 fix="repair or remove that line (the ledger is plain JSON lines)",
-            ) from None
-        if not isinstance(entry, dict) or not all(isinstance(entry.get(k), str) for k in ("at", "round", "event")):
-            raise BiaskitError(
-                "E092",
-                f"line {i} of {p} is not a round ledger entry (at, round, event)",
-                value=line[:80],
-                fix="pass the ledger biaskit annotate writes (--ledger, default annotation-rounds.jsonl), not a table",
             )
-        out.append(entry)
-    return out
+        return BiaskitError(
+            "E092",
+            f"line {i} of {p} is not a round ledger entry (at, round, event)",
+            value=line[:80],
+            fix="pass the ledger biaskit annotate writes (--ledger, default annotation-rounds.jsonl), not a table",
+        )
+
+    return read_json_lines(p, "round ledger", bad_line, _is_entry)
+
+
+def _is_entry(entry: Any) -> bool:
+    return isinstance(entry, dict) and all(isinstance(entry.get(k), str) for k in ("at", "round", "event"))
 
 
 def _round_key(e: dict[str, Any]) -> tuple:

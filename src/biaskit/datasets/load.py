@@ -40,25 +40,13 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError, check_choice
+from biaskit.templates.holistic_data import TEMPLATE_FLAGS
+from biaskit.templates.holistic_phrases import NP_COLUMNS
 
 KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest", "westslavic_xlsx", "lm_eval")
 _HUB_ID = re.compile(r"^(hf://datasets/)?[A-Za-z0-9][\w.\-]*/[A-Za-z0-9][\w.\-]*$")
-_HOLISTIC_COLUMNS = (
-    "axis",
-    "bucket",
-    "descriptor",
-    "descriptor_gender",
-    "descriptor_preference",
-    "noun",
-    "plural_noun",
-    "noun_gender",
-    "noun_phrase",
-    "plural_noun_phrase",
-    "noun_phrase_type",
-    "template",
-    "first_turn_only",
-    "must_be_noun",
-)
+#: the HolisticBias columns a sentences CSV carries: the noun phrase's, the template and its flags
+_HOLISTIC_COLUMNS = (*NP_COLUMNS, "template", *TEMPLATE_FLAGS)
 
 
 @dataclass
@@ -256,7 +244,7 @@ def load_holistic_csv(path: str | Path) -> LoadResult:
         row: dict[str, Any] = {"text": text, "source": "holistic_bias", "language": "en", "license": "CC BY-SA 4.0"}
         for c in _HOLISTIC_COLUMNS:
             v = r.get(c)
-            if c in ("first_turn_only", "must_be_noun"):
+            if c in TEMPLATE_FLAGS:
                 row[c] = _bool(v)
             else:
                 row[c] = None if v is None or (isinstance(v, str) and v.strip() in ("", "(none)")) else str(v)

@@ -11,24 +11,10 @@ import pyarrow as pa
 from biaskit.errors import BiaskitError
 from biaskit.scrape.config import Assignment, DomainConfig
 from biaskit.scrape.dump import Page
-from biaskit.scrape.prompts import FILTERS, FilterCounts, PromptRule, iter_page_prompts, prompt_id
+from biaskit.scrape.prompts import FILTERS, PAGE_FIELDS, FilterCounts, PromptRule, iter_page_prompts, prompt_id
 
 S, I = pa.string(), pa.int64()
-SENTENCE_SCHEMA = pa.schema(
-    [
-        ("wiki", S),
-        ("page_title", S),
-        ("page_id", I),
-        ("revision_id", I),
-        ("retrieved_at", S),
-        ("license", S),
-        ("sentence_index", I),
-        ("sentence", S),
-        ("domain", S),
-        ("group", S),
-        ("terms", S),
-    ]
-)
+SENTENCE_SCHEMA = pa.schema([*PAGE_FIELDS, ("sentence_index", I), ("sentence", S), ("domain", S), ("group", S), ("terms", S)])
 #: sentences dropped before the prompt rule because a template in them could not be rendered (counted per
 #: sentence and group, like the rule's filters)
 PAGE_FILTERS = ("template_dropped", *FILTERS)
@@ -98,6 +84,14 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
         status.update({k: 0 for k in ("sentences", "prompts", *PAGE_FILTERS) if k != "duplicate_prompt"})
         return [], status, []
     counts["sentences"] = len(sentences) + broken
+    provenance = {  # the PAGE_FIELDS of every row of the page
+        "wiki": page.wiki,
+        "page_title": page.title,
+        "page_id": page.page_id,
+        "revision_id": page.revision_id,
+        "retrieved_at": page.retrieved_at,
+        "license": settings["license"],
+    }
     counts["template_dropped"] = broken * len(assigns)
     rows = []
     for a in assigns:
@@ -112,12 +106,7 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
                     "group": a.group,
                     "term": term,
                     "reference": sentence,
-                    "wiki": page.wiki,
-                    "page_title": page.title,
-                    "page_id": page.page_id,
-                    "revision_id": page.revision_id,
-                    "retrieved_at": page.retrieved_at,
-                    "license": settings["license"],
+                    **provenance,
                     "sentence_index": i,
                 }
             )
@@ -127,12 +116,7 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
     if settings.get("sentences"):  # one row per (group, sentence): a page in two groups keeps both for `prompts build`
         sents = [
             {
-                "wiki": page.wiki,
-                "page_title": page.title,
-                "page_id": page.page_id,
-                "revision_id": page.revision_id,
-                "retrieved_at": page.retrieved_at,
-                "license": settings["license"],
+                **provenance,
                 "sentence_index": i,
                 "sentence": sentence,
                 "domain": a.domain,

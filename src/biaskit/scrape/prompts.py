@@ -59,6 +59,15 @@ RULE_KEYS = ("preset", "window", "n_first", "min_words", "dedupe", "match", "wit
 S, I = pa.string(), pa.int64()
 #: Columns every BOLD-style prompt row has, whether scraped or imported from BOLD's files: the prompt, its group
 #: and term, the source sentence and its provenance (:data:`CANDIDATE_SCHEMA` and ``bold.IMPORT_SCHEMA`` add their own).
+#: The provenance of a scraped sentence: the wiki, the page and its revision, when it was read and its licence.
+PAGE_FIELDS: tuple[tuple[str, pa.DataType], ...] = (
+    ("wiki", S),
+    ("page_title", S),
+    ("page_id", I),
+    ("revision_id", I),
+    ("retrieved_at", S),
+    ("license", S),
+)
 PROMPT_FIELDS: tuple[tuple[str, pa.DataType], ...] = (
     ("prompt_id", S),
     ("text", S),
@@ -68,12 +77,7 @@ PROMPT_FIELDS: tuple[tuple[str, pa.DataType], ...] = (
     ("group", S),
     ("term", S),
     ("reference", S),
-    ("wiki", S),
-    ("page_title", S),
-    ("page_id", I),
-    ("revision_id", I),
-    ("retrieved_at", S),
-    ("license", S),
+    *PAGE_FIELDS,
 )
 #: Columns of the prompts a scrape or ``prompts build`` writes (here, not in the pipeline, so that this module
 #: needs nothing from it: config -> prompts <- pipeline, no cycle).

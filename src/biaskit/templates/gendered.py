@@ -297,17 +297,23 @@ def _check_set_header(obj: Any, file: str) -> tuple[str, str]:
     return lang, default_status
 
 
+def _entry_head(x: Any, entry: str, file: str, what: str, keys, layout: str, seen: set[str]) -> tuple[str, str, str]:
+    """The checks every ``subjects``/``templates`` entry starts with: a mapping with only ``keys``, an id not in
+    ``seen`` (then added to it) and a category. Returns (id, ``entry`` naming the id, category)."""
+    if not isinstance(x, dict):
+        raise BiaskitError("E040", f"{file}: {entry}: must be a mapping", value=x, fix=f"write {layout}")
+    _unknown_keys(x, keys, file=file, entry=entry)
+    xid = check_text(x.get("id"), file=file, entry=entry, what=f"{what} id")
+    entry = f"{entry} ({xid!r})"
+    if xid in seen:
+        raise BiaskitError("E040", f"{file}: {entry}: duplicate {what} id", value=xid, fix=f"give every {what} its own id")
+    seen.add(xid)
+    return xid, entry, check_text(x.get("category"), file=file, entry=entry, what=f"{what} category")
+
+
 def _subject_from(s: Any, entry: str, file: str, seen: set[str]) -> Subject:
     """One ``subjects`` entry (its id is added to ``seen``, the ids so far)."""
-    if not isinstance(s, dict):
-        raise BiaskitError("E040", f"{file}: {entry}: must be a mapping", value=s, fix="write {id, category, gender, number, forms}")
-    _unknown_keys(s, _SUBJECT_KEYS, file=file, entry=entry)
-    sid = check_text(s.get("id"), file=file, entry=entry, what="subject id")
-    entry = f"{entry} ({sid!r})"
-    if sid in seen:
-        raise BiaskitError("E040", f"{file}: {entry}: duplicate subject id", value=sid, fix="give every subject its own id")
-    seen.add(sid)
-    cat = check_text(s.get("category"), file=file, entry=entry, what="subject category")
+    sid, entry, cat = _entry_head(s, entry, file, "subject", _SUBJECT_KEYS, "{id, category, gender, number, forms}", seen)
     check_choice(
         "E040",
         f"{file}: {entry}: grammatical gender must be m, f or n",
@@ -349,15 +355,7 @@ def _subject_ids_of(t: dict, entry: str, file: str, known: set[str]) -> list[str
 def _template_from(t: Any, entry: str, file: str, obj: dict, subjects: list[Subject], default_status: str, tids: set[str]) -> Template:
     """One ``templates`` entry, its text checked against the subjects it applies to (its id is added to ``tids``);
     translator and validator default to the set's."""
-    if not isinstance(t, dict):
-        raise BiaskitError("E040", f"{file}: {entry}: must be a mapping", value=t, fix="write {id, category, text}")
-    _unknown_keys(t, _TEMPLATE_KEYS, file=file, entry=entry)
-    tid = check_text(t.get("id"), file=file, entry=entry, what="template id")
-    entry = f"{entry} ({tid!r})"
-    if tid in tids:
-        raise BiaskitError("E040", f"{file}: {entry}: duplicate template id", value=tid, fix="give every template its own id")
-    tids.add(tid)
-    cat = check_text(t.get("category"), file=file, entry=entry, what="template category")
+    tid, entry, cat = _entry_head(t, entry, file, "template", _TEMPLATE_KEYS, "{id, category, text}", tids)
     status = t.get("status", default_status)
     check_choice("E040", f"{file}: {entry}: unknown status", status, STATUSES, fix="use a valid status")
     only = _subject_ids_of(t, entry, file, {s.id for s in subjects})

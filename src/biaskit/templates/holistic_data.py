@@ -53,16 +53,36 @@ def _err(file: str, entry: str, problem: str, value: Any = None, fix: str | None
     return BiaskitError("E040", f"{file}: {entry}: {problem}", value=value, fix=fix, options=options)
 
 
+def _check_top(obj: Any, file: str, layout: str, see: str, *, empty: bool = False) -> None:
+    """E040 unless ``obj`` is a mapping (a non-empty one unless ``empty``): "must be a ``layout``", pointing at ``see``."""
+    if not isinstance(obj, dict) or (not obj and not empty):
+        raise _err(file, "top level", f"must be a {layout}", type(obj).__name__, f"see biaskit/data/holistic_bias/v1.0/{see}")
+
+
+def _check_keys(e: dict, allowed: Sequence[str], file: str, entry: str) -> None:
+    """E040 naming the keys of entry ``e`` outside ``allowed``."""
+    unknown = set(e) - set(allowed)
+    if unknown:
+        raise _err(file, entry, f"unknown key(s) {sorted(unknown)}", e, f"use only {', '.join(allowed)}", options=list(allowed))
+
+
+def _check_slots(text: str, allowed: Sequence[str], file: str, entry: str, problem: str, fix: str) -> None:
+    """E040 when ``text`` has a placeholder other than ``allowed``: "unknown placeholder(s) {..}" + ``problem``."""
+    bad = [p for p in _placeholders(text) if p not in allowed]
+    if bad:
+        raise _err(file, entry, f"unknown placeholder(s) {{{'}, {'.join(bad)}}}{problem}", text, fix, options=[f"{{{a}}}" for a in allowed])
+
+
+def _add_new(seen: set, key: Any, file: str, entry: str, problem: str, value: Any, fix: str = "remove the repeated entry") -> None:
+    """Add ``key`` to ``seen``, the keys so far; E040 ``problem`` when it is there already."""
+    if key in seen:
+        raise _err(file, entry, problem, value, fix)
+    seen.add(key)
+
+
 def validate_descriptors(obj: Any, file: str = "descriptors", noun_genders: Iterable[str] = NOUN_GENDERS) -> dict:
     genders = set(noun_genders)
-    if not isinstance(obj, dict) or not obj:
-        raise _err(
-            file,
-            "top level",
-            "must be a non-empty mapping {axis: {bucket: [descriptors]}}",
-            type(obj).__name__,
-            "see biaskit/data/holistic_bias/v1.0/descriptors.json for the layout",
-        )
+    _check_top(obj, file, "non-empty mapping {axis: {bucket: [descriptors]}}", "descriptors.json for the layout")
     for axis, buckets in obj.items():
         check_text(axis, file=file, entry="axis name", what="axis")
         if not isinstance(buckets, dict) or not buckets:
@@ -76,16 +96,7 @@ def validate_descriptors(obj: Any, file: str = "descriptors", noun_genders: Iter
             for i, e in enumerate(entries):
                 entry = f"{where}[{i}]"
                 if isinstance(e, dict):
-                    unknown = set(e) - {"descriptor", "preference", "gender", "article"}
-                    if unknown:
-                        raise _err(
-                            file,
-                            entry,
-                            f"unknown key(s) {sorted(unknown)}",
-                            e,
-                            "use only descriptor, preference, gender, article",
-                            options=["descriptor", "preference", "gender", "article"],
-                        )
+                    _check_keys(e, ("descriptor", "preference", "gender", "article"), file, entry)
                     if "descriptor" not in e:
                         raise _err(file, entry, "missing 'descriptor'", e, 'add "descriptor": "..."')
                     d = check_text(e["descriptor"], file=file, entry=entry, what="descriptor")
@@ -125,21 +136,12 @@ def validate_descriptors(obj: Any, file: str = "descriptors", noun_genders: Iter
                     raise _err(
                         file, f"{entry} ({d!r})", "descriptors cannot hold placeholders", d, "put phrases with {noun} in standalone_noun_phrases"
                     )
-                if d in seen:
-                    raise _err(file, f"{entry} ({d!r})", "duplicate descriptor in this bucket", d, "remove the repeated entry")
-                seen.add(d)
+                _add_new(seen, d, file, f"{entry} ({d!r})", "duplicate descriptor in this bucket", d)
     return obj
 
 
 def validate_nouns(obj: Any, file: str = "nouns") -> dict:
-    if not isinstance(obj, dict) or not obj:
-        raise _err(
-            file,
-            "top level",
-            "must be a mapping {gender: [[singular, plural], ...]}",
-            type(obj).__name__,
-            "see biaskit/data/holistic_bias/v1.0/nouns.json",
-        )
+    _check_top(obj, file, "mapping {gender: [[singular, plural], ...]}", "nouns.json")
     seen: set[str] = set()
     for gender, pairs in obj.items():
         check_text(gender, file=file, entry="gender name", what="gender")
@@ -159,9 +161,7 @@ def validate_nouns(obj: Any, file: str = "nouns") -> dict:
                         w,
                         "write the noun without a hyphen",
                     )
-            if pair[0] in seen:
-                raise _err(file, f"{entry} ({pair[0]!r})", "duplicate noun", pair, "remove the repeated pair")
-            seen.add(pair[0])
+            _add_new(seen, pair[0], file, f"{entry} ({pair[0]!r})", "duplicate noun", pair, "remove the repeated pair")
     return obj
 
 
@@ -170,14 +170,7 @@ def _placeholders(text: str) -> list[str]:
 
 
 def validate_noun_phrases(obj: Any, file: str = "standalone_noun_phrases") -> dict:
-    if not isinstance(obj, dict):
-        raise _err(
-            file,
-            "top level",
-            "must be a mapping {axis: [noun phrases]}",
-            type(obj).__name__,
-            "see biaskit/data/holistic_bias/v1.0/standalone_noun_phrases.json",
-        )
+    _check_top(obj, file, "mapping {axis: [noun phrases]}", "standalone_noun_phrases.json", empty=True)
     for axis, entries in obj.items():
         check_text(axis, file=file, entry="axis name", what="axis")
         if not isinstance(entries, list) or not entries:
@@ -191,31 +184,13 @@ def validate_noun_phrases(obj: Any, file: str = "standalone_noun_phrases") -> di
                 raise _err(
                     file, entry, "must be a string or a mapping", e, 'write "a wheelchair user" or {"noun_phrase": "{article} {noun} who ..."}'
                 )
-            unknown = set(e) - {"noun_phrase", "plural_noun_phrase", "preference"}
-            if unknown:
-                raise _err(
-                    file,
-                    entry,
-                    f"unknown key(s) {sorted(unknown)}",
-                    e,
-                    "use only noun_phrase, plural_noun_phrase, preference",
-                    options=["noun_phrase", "plural_noun_phrase", "preference"],
-                )
+            _check_keys(e, ("noun_phrase", "plural_noun_phrase", "preference"), file, entry)
             if "noun_phrase" not in e:
                 raise _err(file, entry, "missing 'noun_phrase'", e, 'add "noun_phrase": "..."')
             sg = check_text(e["noun_phrase"], file=file, entry=entry, what="noun phrase")
             pl = check_text(e.get("plural_noun_phrase", sg), file=file, entry=entry, what="plural noun phrase")
             for label, phrase in (("noun_phrase", sg), ("plural_noun_phrase", pl)):
-                bad = [p for p in _placeholders(phrase) if p not in ("article", "noun")]
-                if bad:
-                    raise _err(
-                        file,
-                        f"{entry} ({phrase!r})",
-                        f"unknown placeholder(s) {{{'}, {'.join(bad)}}} in {label}",
-                        phrase,
-                        "use only {article} and {noun}",
-                        options=["{article}", "{noun}"],
-                    )
+                _check_slots(phrase, ("article", "noun"), file, f"{entry} ({phrase!r})", f" in {label}", "use only {article} and {noun}")
                 if "{article}" in phrase and "{noun}" not in phrase:
                     raise _err(
                         file,
@@ -234,36 +209,17 @@ def validate_noun_phrases(obj: Any, file: str = "standalone_noun_phrases") -> di
                 )
             if "preference" in e and e["preference"] not in PREFERENCES:
                 raise _err(file, f"{entry} ({sg!r})", "unknown preference", e["preference"], "use a valid value or leave it out", options=PREFERENCES)
-            key = (sg, pl)
-            if key in seen:
-                raise _err(file, f"{entry} ({sg!r})", "duplicate noun phrase in this axis", e, "remove the repeated entry")
-            seen.add(key)
+            _add_new(seen, (sg, pl), file, f"{entry} ({sg!r})", "duplicate noun phrase in this axis", e)
     return obj
 
 
 def validate_sentence_templates(obj: Any, file: str = "sentence_templates") -> dict:
-    if not isinstance(obj, dict) or not obj:
-        raise _err(
-            file,
-            "top level",
-            "must be a non-empty mapping {template: {flags}}",
-            type(obj).__name__,
-            "see biaskit/data/holistic_bias/v1.0/sentence_templates.json",
-        )
+    _check_top(obj, file, "non-empty mapping {template: {flags}}", "sentence_templates.json")
     for tpl, flags in obj.items():
         check_text(tpl, file=file, entry="template", what="template")
         entry = f"template {tpl!r}"
         ph = _placeholders(tpl)
-        bad = [p for p in ph if p not in SLOTS]
-        if bad:
-            raise _err(
-                file,
-                entry,
-                f"unknown placeholder(s) {{{'}, {'.join(bad)}}}",
-                tpl,
-                "use exactly one of {noun_phrase} or {plural_noun_phrase}",
-                options=["{noun_phrase}", "{plural_noun_phrase}"],
-            )
+        _check_slots(tpl, SLOTS, file, entry, "", "use exactly one of {noun_phrase} or {plural_noun_phrase}")
         if len(ph) == 0:
             raise _err(file, entry, "no noun-phrase slot", tpl, "add {noun_phrase} (singular, with article) or {plural_noun_phrase}")
         if len(ph) > 1:

@@ -188,23 +188,20 @@ class _NpFilters:
     def keep(self, r: dict) -> bool:
         """Noun type, gender and noun filters apply to every row; the descriptor filters spare the ``noun``
         controls when ``keep_nouns``."""
-        if self.noun_phrase_types is not None and r["noun_phrase_type"] not in self.noun_phrase_types:
-            return False
-        if self.noun_genders is not None and r["noun_gender"] not in self.noun_genders:
-            return False
-        if self.nouns is not None and r["noun"] not in self.nouns:
+        if not self._passes(r, _ROW_FILTERS):
             return False
         if r["noun_phrase_type"] == "noun" and self.keep_nouns:
             return True
-        if self.axes is not None and r["axis"] not in self.axes:
-            return False
-        if self.buckets is not None and r["bucket"] not in self.buckets:
-            return False
-        if self.preferences is not None and r["descriptor_preference"] not in self.preferences:
-            return False
-        if self.descriptors is not None and r["descriptor"] not in self.descriptors:
-            return False
-        return True
+        return self._passes(r, _DESCRIPTOR_FILTERS)
+
+    def _passes(self, r: dict, filters: tuple[tuple[str, str], ...]) -> bool:
+        """Whether row ``r`` passes each (filter, column) of ``filters`` that is set."""
+        return all((allowed := getattr(self, name)) is None or r[column] in allowed for name, column in filters)
+
+
+#: (filter, noun-phrase column it restricts): the filters every row passes, then the descriptor filters
+_ROW_FILTERS = (("noun_phrase_types", "noun_phrase_type"), ("noun_genders", "noun_gender"), ("nouns", "noun"))
+_DESCRIPTOR_FILTERS = (("axes", "axis"), ("buckets", "bucket"), ("preferences", "descriptor_preference"), ("descriptors", "descriptor"))
 
 
 def _draw_descriptors(nps: list[dict[str, Any]], n_descriptors: int, keep_nouns: bool, seed: int, stats: ExpansionStats) -> list[dict[str, Any]]:

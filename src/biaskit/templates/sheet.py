@@ -76,28 +76,17 @@ class CommandTranslator:
         try:
             proc = subprocess.run(cmd, input="\n".join(texts) + "\n", capture_output=True, text=True, timeout=self.timeout, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise BiaskitError(
-                "E041",
-                f"machine translation command failed: {exc}",
-                value=self.command,
-                fix="check the command runs on its own: echo 'Hello' | <command>",
-            ) from exc
+            raise self._error(f"command failed: {exc}") from exc
         if proc.returncode != 0:
-            raise BiaskitError(
-                "E041",
-                f"machine translation command exited with {proc.returncode}: {proc.stderr.strip()[:200]}",
-                value=self.command,
-                fix="check the command runs on its own: echo 'Hello' | <command>",
-            )
+            raise self._error(f"command exited with {proc.returncode}: {proc.stderr.strip()[:200]}")
         lines = proc.stdout.splitlines()
         if len(lines) != len(texts):
-            raise BiaskitError(
-                "E041",
-                f"machine translation returned {len(lines)} lines for {len(texts)} texts",
-                value=self.command,
-                fix="the command must print exactly one line per input line",
-            )
+            raise self._error(f"returned {len(lines)} lines for {len(texts)} texts", "the command must print exactly one line per input line")
         return lines
+
+    def _error(self, problem: str, fix: str = "check the command runs on its own: echo 'Hello' | <command>") -> BiaskitError:
+        """E041 "machine translation ``problem``" naming the command."""
+        return BiaskitError("E041", f"machine translation {problem}", value=self.command, fix=fix)
 
 
 _PROTECT = re.compile(r"\{[^{}]*\}|" + re.escape(MASK))

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from biaskit.evaluate.report import build_report, plots
-from biaskit.evaluate.report.build import MIN_GROUP_N, _newcombe, small_n_cautions, uncertainty_flags
+from biaskit.evaluate.report.model import MIN_GROUP_N, _newcombe, small_n_cautions, uncertainty_flags
 from biaskit.evaluate.report.tables import compact
 from biaskit.evaluate.stats.likelihood_bias import likelihood_bias_interval
 from biaskit.io import write_table

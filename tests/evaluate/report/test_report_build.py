@@ -204,7 +204,8 @@ def test_importing_stats_and_report_loads_no_heavy_library():
 
 
 def test_agreement_and_validation_tables_are_read_together(make_run, tmp_path):
-    from biaskit.evaluate.report.build import _agreement_section, _Builder
+    from biaskit.evaluate.report.build import _Builder
+    from biaskit.evaluate.report.sections.agreement import _agreement_section
 
     run = make_run(tmp_path / "run", scores=False, likelihoods=False, fillins=False)
     agr = pd.read_parquet(run / "agreement.parquet")

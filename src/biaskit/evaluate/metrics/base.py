@@ -105,6 +105,27 @@ class LabelOutput:
     column_pattern: str = ""
 
 
+#: the labels of a favourability score (positive, neutral, negative) and their plot colours
+POLARITY_LABELS = ("positive", "neutral", "negative")
+POLARITY_COLOURS = {"positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828"}
+
+
+def polarity_output(key: str, column: str, score: str, *, extra: Mapping[str, str] | None = None, **kw: Any) -> LabelOutput:
+    """A :class:`LabelOutput` of positive / neutral / negative (then the ``extra`` labels, label -> colour) along a
+    score that is higher the more favourable the text; ``kw``: the other fields."""
+    extra = dict(extra or {})
+    return LabelOutput(
+        key,
+        column,
+        (*POLARITY_LABELS, *extra),
+        score=score,
+        higher_is_better=True,
+        ordinal=POLARITY_LABELS[::-1],
+        colours={**POLARITY_COLOURS, **extra},
+        **kw,
+    )
+
+
 class Metric:
     """Base class of every per-text metric.
 
@@ -158,6 +179,11 @@ class Metric:
     # ------------------------------------------------------------------ to override
     def _check_config(self) -> None:
         """Validate parameter combinations (cheap; no loading)."""
+
+    def _check_param(self, key: str, ok: bool, must: str, fix: str) -> None:
+        """E070 "``<metric>.<key>`` must ``must``" naming the parameter's value, unless ``ok``."""
+        if not ok:
+            raise BiaskitError("E070", f"{self.name}.{key} must {must}", value=self.config[key], fix=fix)
 
     def _setup(self) -> None:
         """Load models/lexicons (heavy imports live here)."""

@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from biaskit.assets import looks_like_path as _looks_like_path
 from biaskit.errors import BiaskitError, check_choice, require
-from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
+from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param, polarity_output
 
 _DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
 _DTYPES = ("float32", "float16", "bfloat16")
@@ -398,16 +398,13 @@ class RegardMetric(_ClassifierMetric):
     description = "regard label (positive/negative/neutral/other) and the four probabilities"
     source = "Sheng et al. 2019, 'The Woman Worked as a Babysitter'; classifier sasha/regardv3 by default"
     label_outputs = (
-        LabelOutput(
+        polarity_output(
             "regard",
             "regard_label",
-            ("positive", "neutral", "negative", "other"),
-            score="regard_positive-regard_negative",
-            higher_is_better=True,
-            ordinal=("negative", "neutral", "positive"),
+            "regard_positive-regard_negative",
+            extra={"other": "#7b2cbf"},
             task="regard",
             display="Regard",
-            colours={"positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828", "other": "#7b2cbf"},
             report_label="Regard",
             test_label="negative",
             noun="regard",

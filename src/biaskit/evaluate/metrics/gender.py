@@ -288,20 +288,9 @@ class GenderMetric(Metric):
     )
 
     def _check_config(self) -> None:
-        if not self.config["max_tie"] >= 0:
-            raise BiaskitError(
-                "E070",
-                "gender.max_tie must be >= 0",
-                value=self.config["max_tie"],
-                fix="e.g. gender.max_tie=1e-6 (default), or 0 for exact ties only",
-            )
-        if not self.config["threshold"] > 0:  # <= 0 would label every text male (value <= -threshold comes first)
-            raise BiaskitError(
-                "E070",
-                "gender.threshold must be above 0",
-                value=self.config["threshold"],
-                fix="e.g. gender.threshold=0.25 (BOLD): <= -0.25 male, >= 0.25 female",
-            )
+        self._check_param("max_tie", self.config["max_tie"] >= 0, "be >= 0", "e.g. gender.max_tie=1e-6 (default), or 0 for exact ties only")
+        # <= 0 would label every text male (value <= -threshold comes first)
+        self._check_param("threshold", self.config["threshold"] > 0, "be above 0", "e.g. gender.threshold=0.25 (BOLD): <= -0.25 male, >= 0.25 female")
 
     def _setup(self) -> None:
         if not self.config["embedding"]:

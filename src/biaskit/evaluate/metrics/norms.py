@@ -41,7 +41,7 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError, check_choice
-from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
+from biaskit.evaluate.metrics.base import Metric, Param, polarity_output
 
 VAD = ("valence", "arousal", "dominance")
 EMOTIONS = ("joy", "anger", "sadness", "fear", "disgust")
@@ -362,15 +362,11 @@ class NormsMetric(Metric):
     version = "1"
     description = "BOLD psycholinguistic norms: per-dimension text scores, classes and lexicon coverage"
     label_outputs = (
-        LabelOutput(
+        polarity_output(
             "norms_valence",
             "norms_valence_class",
-            ("positive", "neutral", "negative"),
-            score="norms_valence",
-            higher_is_better=True,
-            ordinal=("negative", "neutral", "positive"),
+            "norms_valence",
             display="Valence class",
-            colours={"positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828"},
             noun="valence",
             column_pattern=r"norms_\w+_class",  # one class column per lexicon dimension, same labels
         ),
@@ -425,20 +421,14 @@ class NormsMetric(Metric):
                 ),
             )
         self.keep_on_error = ("coverage", "n_predicted")
-        if int(self.config["processes"] or 0) < 0:
-            raise BiaskitError(
-                "E070",
-                "norms.processes must be 0 (auto) or a positive number",
-                value=self.config["processes"],
-                fix="e.g. norms.processes=2, or 0 to use every core for large batches",
-            )
-        if not self.config["threshold"] > 0:  # <= 0 would make every score positive (>= threshold comes first)
-            raise BiaskitError(
-                "E070",
-                "norms.threshold must be above 0",
-                value=self.config["threshold"],
-                fix="e.g. norms.threshold=0.5: >= 0.5 positive, <= -0.5 negative",
-            )
+        self._check_param(
+            "processes",
+            int(self.config["processes"] or 0) >= 0,
+            "be 0 (auto) or a positive number",
+            "e.g. norms.processes=2, or 0 to use every core for large batches",
+        )
+        # <= 0 would make every score positive (>= threshold comes first)
+        self._check_param("threshold", self.config["threshold"] > 0, "be above 0", "e.g. norms.threshold=0.5: >= 0.5 positive, <= -0.5 negative")
 
     def _setup(self) -> None:
         from biaskit.assets import load_spacy

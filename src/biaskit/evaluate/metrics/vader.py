@@ -18,7 +18,7 @@ import re
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
+from biaskit.evaluate.metrics.base import Metric, Param, polarity_output
 
 PRESETS = {"bold": (0.5, -0.5, False), "sheng": (0.05, -0.05, True)}
 #: preset -> the name of its labelling rule (``annotate validate --metric vader-sheng-0.05``, train's baseline)
@@ -60,16 +60,12 @@ class VaderMetric(Metric):
     source = "Hutto & Gilbert 2014 (vaderSentiment 3.3.2); thresholds: Dhamala et al. 2021 (BOLD), Sheng et al. 2019"
     default_batch_size = 2048
     label_outputs = (
-        LabelOutput(
+        polarity_output(
             "vader",
             "vader_label",
-            ("positive", "neutral", "negative"),
-            score="vader_compound",
-            higher_is_better=True,
-            ordinal=("negative", "neutral", "positive"),
+            "vader_compound",
             task="sentiment",
             display="Sentiment",
-            colours={"positive": "#2b9348", "neutral": "#adb5bd", "negative": "#d62828"},
             report_label="Sentiment (VADER)",
             test_label="positive",
             noun="sentiment",

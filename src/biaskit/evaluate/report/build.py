@@ -16,27 +16,8 @@ from biaskit.errors import BiaskitError
 from biaskit.evaluate.report import sections as _sections  # noqa: F401  (the sections register themselves)
 from biaskit.evaluate.report.headline import check_min_gap, write_headline_csv
 from biaskit.evaluate.report.html import render_html, render_markdown
-from biaskit.evaluate.report.model import (  # noqa: F401  (names sections and tests used from here before the move)
-    MIN_GROUP_N,
-    PREFERENCE,
-    SECTIONS,
-    Figure,
-    Finding,
-    Section,
-    SkipAnalysis,
-    TableOut,
-    _newcombe,
-    _with_bh,
-    by_domain,
-    find_table,
-    register_section,
-    slug,
-    small_n_cautions,
-    uncertainty_flags,
-)
+from biaskit.evaluate.report.model import SECTIONS, Figure, Finding, Section, SkipAnalysis, TableOut
 from biaskit.evaluate.report.plots import save_figure
-from biaskit.evaluate.report.sections.agreement import SUMMARY_MEASURES, _agreement_section  # noqa: F401
-from biaskit.evaluate.report.sections.labels import check_vocabulary  # noqa: F401
 from biaskit.evaluate.report.tables import write_table_files
 from biaskit.evaluate.stats._common import check_alpha
 from biaskit.io import SUFFIXES, read_manifest, read_table, table_format, write_text_atomic

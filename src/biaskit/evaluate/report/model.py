@@ -180,6 +180,24 @@ def by_domain(df):
     return [("all", df)]
 
 
+def group_pair_table(df, diff, *, max_groups: int):
+    """``diff(rows, a, b)`` for every pair of groups ``a`` < ``b`` (sorted) of each domain with 2 to ``max_groups``
+    groups, each with a leading ``domain`` column, as one table in domain order; None when no domain has such groups."""
+    import pandas as pd
+
+    out = []
+    for dom, sub in by_domain(df):
+        groups = sorted(set(sub["group"].dropna()))
+        if not 2 <= len(groups) <= max_groups:
+            continue
+        for i, a in enumerate(groups):
+            for b in groups[i + 1 :]:
+                d = diff(sub, a, b)
+                d.insert(0, "domain", dom)
+                out.append(d)
+    return pd.concat(out, ignore_index=True) if out else None
+
+
 def _newcombe(count_a, n_a, count_b, n_b, alpha: float) -> tuple[float, float] | None:
     """Newcombe's hybrid score interval for p_a - p_b (Wilson intervals of each share combined), level 1 - alpha."""
     if not (n_a and n_b):

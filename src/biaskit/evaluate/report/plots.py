@@ -208,6 +208,13 @@ def fraction_bars(
     return finish_figure(fig, path)
 
 
+def fraction_bars_by(df, keys: Sequence[str], value_col: str, path: str | Path | None, **kw) -> Path:
+    """:func:`fraction_bars` with one bar per row of ``df``, labelled with its ``keys`` values (``a | b``; ``all``
+    without keys)."""
+    label = df[keys].astype(str).agg(" | ".join, axis=1) if keys else "all"
+    return fraction_bars(df.assign(_label=label), "_label", value_col, path, **kw)
+
+
 #: agreement-table measures that are counts, not coefficients on a -1..1 / 0..1 scale (never drawn as bars there)
 COUNT_MEASURES = ("majority_items", "majority_ties", "careless_flag")
 COUNT_PREFIXES = ("confusion:", "threshold_")

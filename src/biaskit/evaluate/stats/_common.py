@@ -77,6 +77,26 @@ def fill_keys(df, by: Sequence[str]):
     return df
 
 
+def groups_of(df, by: Sequence[str]):
+    """(key tuple, rows) of every group of the ``by`` columns in sorted order (null keys kept as a group), or
+    the one group ``((), df)`` when ``by`` is empty."""
+    for key, g in df.groupby(by, sort=True, dropna=False) if by else [((), df)]:
+        yield (key if isinstance(key, tuple) else (key,)), g
+
+
+def column_counts(g, miss, err_col: str | None, *, valid: str = "n_valid") -> dict[str, int]:
+    """``n``, ``valid`` (``n_valid`` unless named otherwise), ``n_null`` and ``n_error`` of one column in one
+    group (``miss``: its null rows; ``err_col``: the metric's error column, None when there is none)."""
+    n = len(g)
+    n_null = int(miss.sum())
+    return {"n": n, valid: n - n_null, "n_null": n_null, "n_error": int(g[err_col].notna().sum()) if err_col else 0}
+
+
+def lacking_columns(df, problem: str, fix: str) -> BiaskitError:
+    """E080 for a table with none of the columns an analysis reads: ``problem``, the table's columns and the fix."""
+    return BiaskitError("E080", problem, value=sorted(map(str, df.columns)), fix=fix)
+
+
 def is_missing(series):
     """True where a value is null (None/NaN) or an empty string."""
     s = series

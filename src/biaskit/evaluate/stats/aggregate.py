@@ -16,7 +16,7 @@ import numpy as np
 from biaskit.bootstrap import percentile_ci
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.catalog import check_column, vocabulary
-from biaskit.evaluate.stats._common import as_list, check_ci, error_column, fill_keys, is_missing, require_columns, to_frame
+from biaskit.evaluate.stats._common import as_list, check_ci, column_counts, error_column, fill_keys, groups_of, is_missing, require_columns, to_frame
 from biaskit.evaluate.stats.cluster import cluster_bootstrap_ci, clustered_share_ci, resolve_cluster
 from biaskit.evaluate.stats.inference import PROPORTION_METHODS, proportion_interval
 
@@ -138,15 +138,13 @@ def aggregate(
     label_values = _label_values(df, labels, label_order)
     err_cols = {c: error_column(df, c) for c in [*labels, *means]}
 
-    groups = [((), df)] if not by else list(df.groupby(by, sort=True, dropna=False))
     rows: list[dict] = []
     cell = 0  # the result row's position: with ``seed``, it seeds that row's bootstrap
-    for key, g in groups:
-        key = key if isinstance(key, tuple) else (key,)
+    for key, g in groups_of(df, by):
         base = dict(zip(by, key))
         for c in [*labels, *means]:
             miss = g[c].isna() if c in means else is_missing(g[c])
-            counts = _column_counts(g, miss, err_cols[c])
+            counts = column_counts(g, miss, err_cols[c])
             if c in labels:
                 new = _proportion_rows(base, g, c, miss, counts, label_values[c], cell, n_boot=n_boot, ci=ci, seed=seed, prop_ci=prop_ci)
             else:
@@ -166,11 +164,11 @@ def _clustered_aggregate(df, by, labels, means, cluster: str, label_order, *, n_
     err_cols = {c: error_column(df, c) for c in [*labels, *means]}
     rows: list[dict] = []
     cell = 0
-    for key, g in [((), df)] if not by else list(df.groupby(by, sort=True, dropna=False)):
-        base = dict(zip(by, key if isinstance(key, tuple) else (key,)))
+    for key, g in groups_of(df, by):
+        base = dict(zip(by, key))
         for c in [*labels, *means]:
             miss = g[c].isna() if c in means else is_missing(g[c])
-            counts = _column_counts(g, miss, err_cols[c])
+            counts = column_counts(g, miss, err_cols[c])
             ids = g.loc[~miss, cluster].tolist()
             n_cl = len({str(v) for v in ids})
             extra = {"cluster": cluster, "n_clusters": n_cl}
@@ -255,13 +253,6 @@ def _label_values(df, labels: list[str], label_order: dict[str, Sequence[str]] |
     return label_values
 
 
-def _column_counts(g, miss, err_col: str | None) -> dict[str, int]:
-    """``n``, ``n_valid``, ``n_null`` and ``n_error`` of one column in one group (``miss``: its null rows)."""
-    n = len(g)
-    n_null = int(miss.sum())
-    return {"n": n, "n_valid": n - n_null, "n_null": n_null, "n_error": int(g[err_col].notna().sum()) if err_col else 0}
-
-
 def _proportion_rows(
     base: dict, g, c: str, miss, counts: dict, labels: list[str], cell: int, *, n_boot: int, ci: float, seed: int, prop_ci: str
 ) -> list[dict]:
@@ -300,11 +291,9 @@ def proportions_wide(agg, by: Sequence[str], column: str):
         raise BiaskitError(
             "E080", f"the aggregate has no rows for column {column!r}", value=sorted(agg["column"].unique()), fix="aggregate that column first"
         )
-    keys = by if by else None
     lab_order = list(dict.fromkeys(sub["value"]))
     recs = []
-    for key, g in sub.groupby(keys, sort=True, dropna=False) if keys else [((), sub)]:
-        key = key if isinstance(key, tuple) else (key,)
+    for key, g in groups_of(sub, by):
         r = dict(zip(by, key))
         first = g.iloc[0]
         r.update(n=int(first["n"]), n_valid=int(first["n_valid"]), n_null=int(first["n_null"]), n_error=int(first["n_error"]))

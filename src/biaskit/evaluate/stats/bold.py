@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from biaskit.errors import BiaskitError, check_choice
+from biaskit.errors import check_choice
 from biaskit.evaluate.metrics.catalog import labels_of
-from biaskit.evaluate.stats._common import as_list, fill_keys, is_missing, require_columns, require_groups, to_frame
+from biaskit.evaluate.stats._common import as_list, fill_keys, groups_of, is_missing, lacking_columns, require_columns, require_groups, to_frame
 from biaskit.evaluate.stats.aggregate import label_proportions
 from biaskit.evaluate.stats.significance import correct_pvalues, two_proportion_ztest
 
@@ -29,52 +29,42 @@ def _by_present(df, by: Sequence[str]) -> list[str]:
     return [c for c in by if c in df.columns]
 
 
-def sentiment_proportions(
-    table: Any,
-    by: str | Sequence[str] = ("domain", "group", "model"),
-    *,
-    column: str = "vader_label",
-    n_boot: int = 1000,
-    ci: float = 0.95,
-    seed: int = 0,
-):
+def _proportions_of(metric: str, what: str, doc: str):
+    """The label-shares function of one label metric: ``<metric>_label`` shares per group and source with
+    bootstrap CIs, in the metric's declared label order (``what`` names the figure in errors)."""
+
+    def proportions(
+        table: Any,
+        by: str | Sequence[str] = ("domain", "group", "model"),
+        *,
+        column: str = f"{metric}_label",
+        n_boot: int = 1000,
+        ci: float = 0.95,
+        seed: int = 0,
+    ):
+        df = to_frame(table)
+        require_columns(df, [column], f"{what} proportions", f"score the table with the {metric} metric ({metric}_label)")
+        return label_proportions(df, column, _by_present(df, as_list(by)), label_order=labels_of(metric), n_boot=n_boot, ci=ci, seed=seed)
+
+    proportions.__name__ = proportions.__qualname__ = f"{what}_proportions"
+    proportions.__doc__ = doc
+    return proportions
+
+
+sentiment_proportions = _proportions_of(
+    "vader",
+    "sentiment",
     """Positive / neutral / negative shares per group and source (``prop_positive`` ... with CIs).
 
-    Grouping columns missing from the table are left out (e.g. no ``domain``)."""
-    df = to_frame(table)
-    require_columns(df, [column], "sentiment proportions", "score the table with the vader metric (vader_label)")
-    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=labels_of("vader"), n_boot=n_boot, ci=ci, seed=seed)
-
-
-def toxicity_proportions(
-    table: Any,
-    by: str | Sequence[str] = ("domain", "group", "model"),
-    *,
-    column: str = "toxicity_label",
-    n_boot: int = 1000,
-    ci: float = 0.95,
-    seed: int = 0,
-):
-    """Toxic share per group and source (``prop_toxic`` with CI, ``count_toxic``)."""
-    df = to_frame(table)
-    require_columns(df, [column], "toxicity proportions", "score the table with the toxicity metric (toxicity_label)")
-    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=labels_of("toxicity"), n_boot=n_boot, ci=ci, seed=seed)
-
-
-def regard_proportions(
-    table: Any,
-    by: str | Sequence[str] = ("domain", "group", "model"),
-    *,
-    column: str = "regard_label",
-    n_boot: int = 1000,
-    ci: float = 0.95,
-    seed: int = 0,
-):
+    Grouping columns missing from the table are left out (e.g. no ``domain``).""",
+)
+toxicity_proportions = _proportions_of("toxicity", "toxicity", """Toxic share per group and source (``prop_toxic`` with CI, ``count_toxic``).""")
+regard_proportions = _proportions_of(
+    "regard",
+    "regard",
     """Regard label shares per group and source: each group gets its own share of every label (the
-    robbie loop-variable bug gave every group only the last label's share; a test guards this)."""
-    df = to_frame(table)
-    require_columns(df, [column], "regard proportions", "score the table with the regard metric (regard_label)")
-    return label_proportions(df, column, _by_present(df, as_list(by)), label_order=labels_of("regard"), n_boot=n_boot, ci=ci, seed=seed)
+    robbie loop-variable bug gave every group only the last label's share; a test guards this).""",
+)
 
 
 def gender_polarity_table(table: Any, by: str | Sequence[str] = ("model",)):
@@ -98,8 +88,7 @@ def gender_polarity_table(table: Any, by: str | Sequence[str] = ("model",)):
     by = _by_present(df, as_list(by))
     df = fill_keys(df, by)
     rows = []
-    for key, g in df.groupby(by, sort=True) if by else [((), df)]:
-        key = key if isinstance(key, tuple) else (key,)
+    for key, g in groups_of(df, by):
         r = {**dict(zip(by, key)), "n": len(g)}
         for m, c in methods.items():
             miss = is_missing(g[c])
@@ -161,19 +150,13 @@ def class_proportion_differences(
     df = to_frame(table)
     cols = list(columns) if columns else sorted(c for c in df.columns if c.startswith("norms_") and c.endswith("_class"))
     if not cols:
-        raise BiaskitError(
-            "E080",
-            "no class columns to compare",
-            value=sorted(map(str, df.columns)),
-            fix="score with the norms metric (norms_<dim>_class) or pass columns=[...]",
-        )
+        raise lacking_columns(df, "no class columns to compare", "score with the norms metric (norms_<dim>_class) or pass columns=[...]")
     within = as_list(within)
     require_columns(df, [group, *cols, *within], "class proportion differences")
     df = fill_keys(df, [group, *within])
     require_groups(df, group, (a, b))
     rows = []
-    for wkey, fam in df.groupby(within, sort=True) if within else [((), df)]:
-        wkey = wkey if isinstance(wkey, tuple) else (wkey,)
+    for wkey, fam in groups_of(df, within):
         ga, gb = fam[fam[group] == a], fam[fam[group] == b]
         fam_rows = []
         for c in cols:

@@ -17,7 +17,17 @@ from typing import Any
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics.catalog import labels_of
 from biaskit.evaluate.metrics.honest import fill_procedures
-from biaskit.evaluate.stats._common import as_list, error_column, fill_keys, require_columns, require_groups, to_frame
+from biaskit.evaluate.stats._common import (
+    as_list,
+    column_counts,
+    error_column,
+    fill_keys,
+    groups_of,
+    lacking_columns,
+    require_columns,
+    require_groups,
+    to_frame,
+)
 from biaskit.evaluate.stats.aggregate import _label_strings
 
 HONEST_BY = ("language", "subject_category", "template_category", "term", "descriptor")
@@ -65,17 +75,13 @@ def honest_summary(table: Any, by: str | Sequence[str] = ("language", "subject_c
     all_cats = sorted({c for cs in df["_cats"] for c in cs})
     ec = error_column(df, "honest_hurtful")
     rows = []
-    for key, g in df.groupby(by, sort=True) if by else [((), df)]:
-        key = key if isinstance(key, tuple) else (key,)
+    for key, g in groups_of(df, by):
         valid = g[g["_hurt"].notna()]
         nv = len(valid)
         hurt = int(valid["_hurt"].astype(bool).sum())
         r = {
             **dict(zip(by, key)),
-            "n": len(g),
-            "n_valid": nv,
-            "n_null": len(g) - nv,
-            "n_error": int(g[ec].notna().sum()) if ec else 0,
+            **column_counts(g, g["_hurt"].isna(), ec),
             "hurtful": hurt,
             "honest_score": hurt / nv if nv else float("nan"),
             "fill_procedure": fill_procedures(g["generation_config"].tolist() if "generation_config" in g.columns else [None])[0],
@@ -116,15 +122,9 @@ def regard_difference(
     if use_probabilities:
         labels = [x for x in labels if f"regard_{x}" in df.columns]
         if not labels:
-            raise BiaskitError(
-                "E080",
-                "no regard_<label> probability columns",
-                value=sorted(map(str, df.columns)),
-                fix="use_probabilities=False to compare label shares",
-            )
+            raise lacking_columns(df, "no regard_<label> probability columns", "use_probabilities=False to compare label shares")
     rows = []
-    for wkey, fam in df.groupby(within, sort=True) if within else [((), df)]:
-        wkey = wkey if isinstance(wkey, tuple) else (wkey,)
+    for wkey, fam in groups_of(df, within):
         ga, gb = fam[fam[group] == a], fam[fam[group] == b]
         for lab in labels:
             if use_probabilities:

@@ -24,7 +24,7 @@ import numpy as np
 
 from biaskit.bootstrap import percentile_interval
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.stats._common import as_list, fill_keys, require_columns, to_frame
+from biaskit.evaluate.stats._common import as_list, fill_keys, groups_of, require_columns, to_frame
 from biaskit.evaluate.stats.significance import correct_pvalues
 
 #: columns of :func:`paired_by_template`'s result after the ``within`` columns
@@ -113,8 +113,7 @@ def paired_by_template(
     df = fill_keys(df, within)
     rng = np.random.default_rng(seed)
     rows = []
-    for wkey, fam in df.groupby(within, sort=True) if within else [((), df)]:
-        wkey = wkey if isinstance(wkey, tuple) else (wkey,)
+    for wkey, fam in groups_of(df, within):
         cell = fam.groupby([descriptor, template], sort=True)[value].mean().unstack(template)  # descriptors x templates
         fam_rows = []
         for a, b in itertools.combinations(sorted(cell.index, key=str), 2):

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from biaskit.errors import BiaskitError, check_choice
-from biaskit.evaluate.stats._common import as_list, fill_keys, is_missing, require_columns, to_frame
+from biaskit.evaluate.stats._common import as_list, fill_keys, groups_of, is_missing, require_columns, to_frame
 from biaskit.evaluate.stats.aggregate import _label_strings, check_label_vocabulary, metric_labels
 from biaskit.evaluate.stats.cluster import cr1_diff, resolve_cluster
 from biaskit.evaluate.stats.inference import newcombe_interval
@@ -262,12 +262,6 @@ _PROPORTION_TEST_COLUMNS = [
 _ZTEST_FIGURES = ("p_a", "p_b", "diff", "z", "p_value", "cohen_h")
 
 
-def _families(df, within: list[str]):
-    """(key tuple, rows) of every family: one per value of the ``within`` columns, or the whole table."""
-    for wkey, fam in df.groupby(within, sort=True, dropna=False) if within else [((), df)]:
-        yield (wkey if isinstance(wkey, tuple) else (wkey,)), fam
-
-
 def _adjust_family(fam_rows: list[dict], correction: str) -> None:
     """Add ``p_adjusted`` (corrected within the family) and ``significant`` (p_adjusted < 0.05) to each row."""
     adj = correct_pvalues([r["p_value"] for r in fam_rows], correction)
@@ -365,7 +359,7 @@ def pairwise_proportion_tests(
     _check_pairs(df, group, pairs)
     _prepare_label_column(df, column, label)
     rows = []
-    for wkey, fam in _families(df, within):
+    for wkey, fam in groups_of(df, within):
         fam_rows = _proportion_family(fam, group, column, label, pairs, dict(zip(within, wkey)), cluster)
         _adjust_family(fam_rows, correction)
         rows += fam_rows
@@ -384,7 +378,7 @@ def pairwise_mann_whitney(
     df = fill_keys(df, [group, *within])
     _check_pairs(df, group, pairs)
     rows = []
-    for wkey, fam in _families(df, within):
+    for wkey, fam in groups_of(df, within):
         vals = {g: pd.to_numeric(sub[value], errors="coerce") for g, sub in fam.groupby(group, sort=True)}
         fam_rows = []
         for a, b in _pairs(sorted(vals), pairs):
@@ -434,7 +428,7 @@ def chi2_by(table: Any, group: str, column: str, *, within: str | Sequence[str] 
 
     df[column] = _label_strings(df[column])
     rows = []
-    for wkey, fam in _families(df, within):
+    for wkey, fam in groups_of(df, within):
         miss = is_missing(fam[column])
         ct = pd.crosstab(fam.loc[~miss, group], fam.loc[~miss, column])
         res = (

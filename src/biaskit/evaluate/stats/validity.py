@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from biaskit.evaluate.stats._common import as_list, check_ci, fill_keys, require_columns, to_frame
+from biaskit.evaluate.stats._common import as_list, check_ci, column_counts, fill_keys, groups_of, require_columns, to_frame
 from biaskit.evaluate.stats.aggregate import proportion_ci
 from biaskit.evaluate.stats.significance import chi2_by, correct_pvalues
 
@@ -32,8 +32,7 @@ def validity_summary(table: Any, by: str | Sequence[str] = VALIDITY_BY, *, colum
     df = fill_keys(df, by)
     err = "validity_error" if "validity_error" in df.columns and column != "validity_error" else None
     rows = []
-    for key, g in df.groupby(by, sort=True, dropna=False) if by else [((), df)]:
-        key = key if isinstance(key, tuple) else (key,)
+    for key, g in groups_of(df, by):
         vals = g[column]
         scored = vals.notna()
         n_scored = int(scored.sum())
@@ -42,10 +41,7 @@ def validity_summary(table: Any, by: str | Sequence[str] = VALIDITY_BY, *, colum
         rows.append(
             {
                 **dict(zip(by, key)),
-                "n": len(g),
-                "n_scored": n_scored,
-                "n_null": len(g) - n_scored,
-                "n_error": int(g[err].notna().sum()) if err else 0,
+                **column_counts(g, ~scored, err, valid="n_scored"),
                 "valid": valid,
                 "share_valid": valid / n_scored if n_scored else float("nan"),
                 "ci_low": lo,

@@ -254,25 +254,37 @@ def fairness_section(b, loaded):
             "hidden; few annotators per item make the human labels themselves noisy (see the agreement section)."
         ],
     )
-    grp = df[df["measure"].astype(str).str.startswith("group_")]
-    b.table(
+    grp = _measure_table(
+        b,
         sec,
+        df,
+        "group_",
+        _GROUP_COLS,
         "fairness_by_group",
-        grp[[c for c in _GROUP_COLS if c in grp.columns]],
         "Per-group validity of each metric (95% Wilson intervals for rates, BCa bootstrap for macro-F1 and Spearman; `ci_method`).",
         max_rows=80,
     )
-    pair = df[df["measure"].astype(str).str.startswith(("diff_", "ratio_"))]
-    b.table(
+    _measure_table(
+        b,
         sec,
+        df,
+        ("diff_", "ratio_"),
+        _PAIR_COLS,
         "fairness_pairs",
-        pair[[c for c in _PAIR_COLS if c in pair.columns]],
         "Differences between groups (Newcombe / log-ratio intervals; p_value: Fisher exact, Holm-corrected within the metric-fairness family).",
         max_rows=60,
     )
     _rate_figures(b, sec, grp)
     _fairness_headline(b, sec, df, grp)
     return sec
+
+
+def _measure_table(b, sec: Section, df, prefixes, cols, name: str, caption: str, *, max_rows: int):
+    """The rows whose ``measure`` starts with ``prefixes``, added to the section as table ``name`` (the ``cols``
+    they have); returns those rows."""
+    rows = df[df["measure"].astype(str).str.startswith(prefixes)]
+    b.table(sec, name, rows[[c for c in cols if c in rows.columns]], caption, max_rows=max_rows)
+    return rows
 
 
 def _fairness_rows(loaded):

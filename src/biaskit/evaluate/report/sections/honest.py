@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from biaskit.evaluate.metrics.honest import NOT_PUBLISHED, fill_procedures
 from biaskit.evaluate.report.model import Section, find_table, register_section
-from biaskit.evaluate.report.plots import fraction_bars, heatmap
+from biaskit.evaluate.report.plots import fraction_bars_by, heatmap
 from biaskit.evaluate.stats import honest_category_matrix, honest_summary
 
 
@@ -49,13 +49,12 @@ def _honest_section(b, loaded) -> Section:
     else:
         b.skipped.append(("HONEST category heatmap", f"table `{name}` has no honest_categories values"))
         keys = [c for c in s.columns if c not in ("n", "n_valid", "n_null", "n_error", "hurtful", "honest_score", "fill_procedure")]
-        s2 = s.assign(_label=s[keys].astype(str).agg(" | ".join, axis=1) if keys else "all")
         b.figure(
             sec,
             "honest_scores",
-            fraction_bars,
-            s2,
-            "_label",
+            fraction_bars_by,
+            s,
+            keys,
             "honest_score",
             title="HONEST score",
             num="hurtful",

@@ -6,6 +6,7 @@ the largest gaps as headline findings."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ from biaskit.evaluate.report.model import (
     _with_bh,
     by_domain,
     find_table,
+    group_pair_table,
     register_section,
     slug,
     small_n_cautions,
@@ -27,31 +29,32 @@ from biaskit.evaluate.report.model import (
 )
 from biaskit.evaluate.report.plots import stacked_proportions
 from biaskit.evaluate.stats import chi2_by, label_proportions, pairwise_mann_whitney, regard_difference
+from biaskit.evaluate.stats._common import groups_of
 from biaskit.evaluate.stats.families import proportion_family_tests
 from biaskit.labels import check_values
 from biaskit.manifest import metric_description
 
 
-def _gap_findings(
-    b, z, *, kind: str, metric: str, anchor: str, where_cols: list[str], label_of, unit: str, baseline_of=None, family: str = ""
-) -> list[Finding]:
-    """The row with the largest |diff| per ``where_cols`` value of a two-proportion z-test table, as findings.
+def _gap_findings(run: _LabelRun, z, *, kind: str, where: Sequence[str], label_of, unit: str, baseline_of=None, family: str = "") -> list[Finding]:
+    """The row with the largest |diff| per value of the ``where`` columns (those ``z`` has) of a two-proportion
+    z-test table of a label section, as findings.
 
     ``diff`` is ``group_a`` minus ``group_b`` (the tables are built so that this is the direction shown);
     ``label_of(key, row) -> (where, comparison)``; ``unit`` names what the Holm family counts (e.g. "group
     pairs"); ``baseline_of(row)``: True for a finding about the Wikipedia baseline alone."""
+    b, metric, anchor = run.b, run.metric_name, run.kind
+    where_cols = [c for c in where if c in z.columns]
     out: list[Finding] = []
     z = z[z["diff"].notna()]
     if not len(z):
         return out
-    fams = z.groupby(where_cols, sort=True, dropna=False) if where_cols else [((), z)]
-    for key, g in fams:
+    for key, g in groups_of(z, where_cols):
         if not (g["count_a"] + g["count_b"]).any():
             continue  # no text of this family has the label: nothing to compare (said once as "No signal")
         r = g.loc[g["diff"].abs().idxmax()]
         clustered = r.get("method") == "cr1-wald" and r["ci_low"] == r["ci_low"] and abs(b.alpha - 0.05) < 1e-12
         ci = (float(r["ci_low"]), float(r["ci_high"])) if clustered else _newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
-        where, comparison = label_of(key if isinstance(key, tuple) else (key,), r)
+        place, comparison = label_of(key, r)
         est = float(r["diff"])
         p = float(r["p_holm"]) if r["p_holm"] == r["p_holm"] else float("nan")
         k = int(r["holm_over"]) if "holm_over" in r.index else 1
@@ -59,7 +62,7 @@ def _gap_findings(
             Finding(
                 kind,
                 metric,
-                where,
+                place,
                 comparison,
                 est + 0.0,
                 ci,
@@ -306,12 +309,10 @@ def _group_ztests(run: _LabelRun, within: list[str]) -> None:
         return (kv.get("domain", "all") + src, f"{r['group_a']} minus {r['group_b']}")
 
     found = _gap_findings(
-        run.b,
+        run,
         z,
         kind="Largest group gap",
-        metric=run.metric_name,
-        anchor=run.kind,
-        where_cols=[c for c in ("domain", "model") if c in z.columns],
+        where=("domain", "model"),
         label_of=lab,
         unit="this domain's group pairs",
         baseline_of=lambda r: "model" in r.index and r["model"] == "wikipedia",
@@ -363,12 +364,10 @@ def _vs_wikipedia(run: _LabelRun, models: list) -> None:
         return (f"{dom} ({r['group']})" if "group" in r.index else dom, f"{r['group_a']} minus wikipedia")
 
     found = _gap_findings(
-        run.b,
+        run,
         wz,
         kind="Model vs Wikipedia",
-        metric=run.metric_name,
-        anchor=run.kind,
-        where_cols=[c for c in ("domain", "group_a") if c in wz.columns],
+        where=("domain", "group_a"),
         label_of=lab_w,
         unit="this domain's groups x models",
         family="model_vs_wikipedia",
@@ -415,23 +414,12 @@ def _plot_stacked(sub, keys, labs, path, title):
 
 def _regard_extra(b, sec: Section, loaded) -> None:
     name, df = find_table(loaded, ["regard_label", "group"], "regard")
-    rows = []
-    for dom, sub in by_domain(df):
-        groups = sorted(set(sub["group"].dropna()))
-        if not 2 <= len(groups) <= 4:
-            continue
-        for i, a in enumerate(groups):
-            for bb in groups[i + 1 :]:
-                d = regard_difference(sub, "group", a, bb, within=("model",))
-                d.insert(0, "domain", dom)
-                rows.append(d)
-    if rows:
-        import pandas as pd
-
+    diffs = group_pair_table(df, lambda sub, a, bb: regard_difference(sub, "group", a, bb, within=("model",)), max_groups=4)
+    if diffs is not None:
         b.table(
             sec,
             "regard_differences",
-            pd.concat(rows, ignore_index=True),
+            diffs,
             "Regard difference: share of each regard label in group A minus group B (per source), for domains with 2-4 groups.",
         )
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from biaskit.evaluate.report.model import PREFERENCE, Section, SkipAnalysis, by_domain, register_section
+from biaskit.evaluate.report.model import PREFERENCE, Section, SkipAnalysis, group_pair_table, register_section
 from biaskit.evaluate.stats import aggregate, class_proportion_differences
 
 
 def _norms_section(b, loaded) -> Section:
-    import pandas as pd
-
     order = [n for n in PREFERENCE["norms"] if n in loaded] + [n for n in loaded if n not in PREFERENCE["norms"]]
     name = next((n for n in order if any(c.startswith("norms_") and c.endswith("_class") for c in loaded[n].columns)), None)
     if name is None:
@@ -20,19 +18,15 @@ def _norms_section(b, loaded) -> Section:
     keys = [c for c in ("domain", "group", "model") if c in df.columns]
     agg = aggregate(df, keys, labels=cols, n_boot=b.n_boot, seed=b.seed)
     b.table(sec, "norms_class_proportions", agg, "Class shares per group and source (long form).", max_rows=30)
-    diffs = []
+    diffs = None
     if "group" in df.columns:
-        for dom, sub in by_domain(df):
-            groups = sorted(set(sub["group"].dropna()))
-            if len(groups) == 2:
-                d = class_proportion_differences(sub, "group", groups[0], groups[1], columns=cols, within=[c for c in ("model",) if c in sub.columns])
-                d.insert(0, "domain", dom)
-                diffs.append(d)
-    if diffs:
+        within = [c for c in ("model",) if c in df.columns]
+        diffs = group_pair_table(df, lambda sub, a, bb: class_proportion_differences(sub, "group", a, bb, columns=cols, within=within), max_groups=2)
+    if diffs is not None:
         b.table(
             sec,
             "norms_class_differences",
-            pd.concat(diffs, ignore_index=True),
+            diffs,
             "Exploratory (in no headline family): class share of group A minus group B with z-test and Holm-adjusted p (BOLD Tables 4/6), domains with two groups.",
         )
     else:

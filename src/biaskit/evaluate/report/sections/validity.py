@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from biaskit.evaluate.report.model import Section, find_table, register_section
-from biaskit.evaluate.report.plots import fraction_bars
+from biaskit.evaluate.report.plots import fraction_bars_by
 from biaskit.evaluate.stats.validity import VALIDITY_BY, validity_summary, validity_tests
 
 
@@ -37,16 +37,12 @@ def validity_section(b: Any, loaded: dict[str, Any]):
         )
     else:
         b.skipped.append(("validity test between categories", f"table `{name}` has no subject_category column"))
-    if by:
-        s2 = s.assign(_label=s[by].astype(str).agg(" | ".join, axis=1))
-    else:
-        s2 = s.assign(_label="all")
     b.figure(
         sec,
         "validity_shares",
-        fraction_bars,
-        s2,
-        "_label",
+        fraction_bars_by,
+        s,
+        by,
         "share_valid",
         title="Share of fill-ins that are real words",
         num="valid",
