@@ -364,14 +364,9 @@ def ppi_cmd(
         )
     info = None
     if samples is not None:
-        from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round
+        from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round_files
 
-        t, info = join_round(
-            t,
-            read_table(samples, "samples"),
-            annotations=read_table(annotations, "annotations") if annotations else None,
-            labels=read_table(labels) if labels else None,
-        )
+        t, info = join_round_files(t, samples, annotations=annotations, labels=labels)
         human_column = HUMAN_COLUMN
     elif annotations is not None or labels is not None:
         raise BiaskitError("E346", "--annotations and --labels need --samples", fix="add --samples SAMPLES (the round's samples table)")
