@@ -62,3 +62,35 @@ def test_no_cli_function_longer_than_sixty_lines():
             if n > 65:  # "about 60": a few lines of slack for the formatter
                 long.append(f"{f.name}:{node.name} ({n} lines)")
     assert not long, long
+
+
+def test_a_grouped_command_takes_its_option_group_as_one_dict():
+    """An OptionGroup parameter stands, in the signature typer reads, as the group's options at its place; a call
+    (through typer or directly) hands the command their values as one dict, the defaults where not given."""
+    import inspect
+    from typing import Annotated
+
+    import typer
+    from typer.testing import CliRunner
+
+    from biaskit.cli.options import OptionGroup, grouped
+
+    group = OptionGroup(
+        alpha=(Annotated[int, typer.Option("--alpha", help="A.")], 1), beta=(Annotated[str | None, typer.Option("--beta", help="B.")], None)
+    )
+    seen = []
+
+    @grouped
+    def cmd(first: str = typer.Option("x", "--first"), opts: dict = group, last: bool = typer.Option(False, "--last")) -> None:
+        seen.append((first, opts, last))
+
+    assert list(inspect.signature(cmd).parameters) == ["first", "alpha", "beta", "last"]
+    cmd(first="y", beta="b", last=True)
+    assert seen[-1] == ("y", {"alpha": 1, "beta": "b"}, True)
+    app = typer.Typer()
+    app.command()(cmd)
+    r = CliRunner().invoke(app, ["--alpha", "3", "--last"])
+    assert r.exit_code == 0, r.output
+    assert seen[-1] == ("x", {"alpha": 3, "beta": None}, True)
+    help_text = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).output
+    assert help_text.index("--first") < help_text.index("--alpha") < help_text.index("--beta") < help_text.index("--last")

@@ -61,6 +61,29 @@ def project_for(samples: str | Path | None, path: str | Path | None = None) -> s
     return found
 
 
+def round_ref(samples: str | Path | None, path: str | Path | None = None) -> dict[str, Any]:
+    """The keys that tie an event to its round: the samples table and the round's project ({} without samples)."""
+    if samples is None:
+        return {}
+    return {"samples_path": str(Path(samples).resolve()), "project": project_for(samples, path)}
+
+
+def record_push(round_: str, path: str | Path | None, samples: str | Path, rep: Any, **data: Any) -> dict[str, Any]:
+    """Record the ``push`` of the round of ``samples``: where its tasks went (``rep``, the push report), then ``data``."""
+    return record(
+        "push",
+        round_,
+        path,
+        **round_ref(samples, path),
+        url=rep.url,
+        title=rep.title,
+        project_id=rep.project_id,
+        total=rep.total,
+        imported=rep.imported,
+        **data,
+    )
+
+
 def record(event: str, round_: str, path: str | Path | None = None, **data: Any) -> dict[str, Any]:
     """Append one event to the ledger (atomic per line: a single write of one line in append mode). Every
     string (keys too) is scrubbed and cleaned by the output layer (:func:`biaskit.output.clean_obj`)."""

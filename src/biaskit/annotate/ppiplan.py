@@ -21,7 +21,7 @@ from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import fill_keys, require_columns, to_frame
 from biaskit.evaluate.stats.inference import Z95
 from biaskit.evaluate.stats.ppi import _binary, check_lam, ppi_mean
-from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round
+from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round_files
 from biaskit.io import read_table
 
 
@@ -110,12 +110,7 @@ def plan_ppi_files(scored, target: float, metric_column, label, by, human_column
         )
     t = read_table(scored)
     if samples is not None:
-        t, _ = join_round(
-            t,
-            read_table(samples, "samples"),
-            annotations=read_table(annotations, "annotations") if annotations else None,
-            labels=read_table(labels) if labels else None,
-        )
+        t, _ = join_round_files(t, samples, annotations=annotations, labels=labels)
         human_column = HUMAN_COLUMN
     p = plan_ppi(t, metric_column=metric_column, human_column=human_column, label=label, by=by, target=target)
     p["scored"] = str(scored)

@@ -189,10 +189,13 @@ def _root(
     configure(quiet=quiet, verbose=verbose)
 
 
-def sub_app(name: str, help: str) -> typer.Typer:
-    """A command group attached to the root app (used by the command modules)."""
+def sub_app(name: str, help: str, commands: dict | None = None) -> typer.Typer:
+    """A command group attached to the root app (used by the command modules), with ``commands``
+    (command name -> function) attached to it in this order."""
     sub = typer.Typer(name=name, help=help, no_args_is_help=True, add_completion=False, rich_markup_mode="rich")
     app.add_typer(sub, name=name)
+    for command, function in (commands or {}).items():
+        sub.command(command)(function)
     return sub
 
 

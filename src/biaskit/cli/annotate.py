@@ -155,15 +155,6 @@ def _save_round(table, rep, cfg: dict, *, out: Path, scores: Path, seed: int, ta
         typer.echo(f"warning[{w.category.__name__}]: {w.message}", err=True)
 
 
-def _round_ref(samples: Path | None, ledger: Path | None) -> dict:
-    """The ledger keys that tie an event to its round: the samples table and the round's project."""
-    from biaskit.annotate import ledger as led
-
-    if samples is None:
-        return {}
-    return {"samples_path": str(Path(samples).resolve()), "project": led.project_for(samples, ledger)}
-
-
 def _plan_quota(plan: Path | None, prefer: str, metric: str | None, task: str | None = None) -> tuple:
     """(per-group quota, its grouping column, metric) from ``--plan``; ``--prefer`` needs a plan."""
     from biaskit.errors import BiaskitError
@@ -313,19 +304,7 @@ def push_cmd(
         rep = push(s, url=url, project=project, annotators=annotators, batch_size=batch_size, pre_annotate=pre_annotate, progress=bar.advance)
     typer.echo(rep.summary())
     round_ = s.column("round")[0].as_py() if s.num_rows else "?"
-    led.record(
-        "push",
-        round_,
-        ledger,
-        **_round_ref(samples, ledger),
-        url=rep.url,
-        title=rep.title,
-        project_id=rep.project_id,
-        total=rep.total,
-        imported=rep.imported,
-        annotators=annotators,
-        pre_annotate=pre_annotate,
-    )
+    led.record_push(round_, ledger, samples, rep, annotators=annotators, pre_annotate=pre_annotate)
 
 
 def pull_cmd(
@@ -384,7 +363,7 @@ def pull_cmd(
         "pull",
         round_,
         ledger,
-        **_round_ref(samples, ledger),
+        **led.round_ref(samples, ledger),
         platform=platform,
         kept=rep.kept,
         dropped=dict(rep.dropped),
@@ -439,7 +418,7 @@ def agreement_cmd(
         "agreement",
         round_,
         ledger,
-        **_round_ref(samples, ledger),
+        **led.round_ref(samples, ledger),
         careless=bad,
         **led.figures(t, ("fleiss_kappa", "krippendorff_alpha_nominal", "krippendorff_alpha_ordinal", "cohen_kappa_mean")),
     )
@@ -542,7 +521,7 @@ def validate_cmd(
         "validate",
         t.column("round")[0].as_py() if t.num_rows else "?",
         ledger,
-        **_round_ref(samples, ledger),
+        **led.round_ref(samples, ledger),
         metrics=figs,
         **({"group_by": by_, "group_ci": group_ci} if by_ else {}),
     )

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from biaskit.cli import sub_app
+
 
 def info(cache_dir: Path = typer.Argument(..., help="The folder given as --cache to generate, likelihood, fill-mask or score.")) -> None:
     """Show what a response cache holds: entries per kind of answer, remembered weight hashes and its size.
@@ -33,9 +35,4 @@ def clear(cache_dir: Path = typer.Argument(..., help="The folder given as --cach
 
 def register(app: typer.Typer) -> None:
     """Attach ``biaskit cache info|clear`` to the root app."""
-    cache_app = typer.Typer(
-        name="cache", help="The response cache of --cache DIR.", no_args_is_help=True, add_completion=False, rich_markup_mode="rich"
-    )
-    app.add_typer(cache_app, name="cache")
-    cache_app.command("info")(info)
-    cache_app.command("clear")(clear)
+    sub_app("cache", "The response cache of --cache DIR.", {"info": info, "clear": clear})

@@ -6,18 +6,11 @@ from pathlib import Path
 
 import typer
 
-from biaskit.cli.options import (
-    CacheOpt,
-    EngineOpt,
-    RayActorsOpt,
-    RayAddressOpt,
-    RayBatchSizeOpt,
-    RayCpusOpt,
-    RayGpusOpt,
-    engine_from_options,
-)
+from biaskit.cli import sub_app
+from biaskit.cli.options import ENGINE_OPTIONS, CacheOpt, engine_from_options, grouped
 
 
+@grouped
 def score(
     table: Path = typer.Argument(..., help="Table to score (.parquet, .jsonl, .csv or a datasets folder)."),
     metrics: str = typer.Option(..., "--metrics", "-m", help="Comma-separated metric names (see `biaskit metrics list`)."),
@@ -28,12 +21,7 @@ def score(
         None, "--batch-size", help="Rows per score() call (default: per metric; --engine ray uses --ray-batch-size)."
     ),
     cache: CacheOpt = None,
-    engine: EngineOpt = "local",
-    ray_address: RayAddressOpt = None,
-    ray_actors: RayActorsOpt = 1,
-    ray_batch_size: RayBatchSizeOpt = 64,
-    ray_gpus: RayGpusOpt = None,
-    ray_cpus: RayCpusOpt = 1.0,
+    engine: dict = ENGINE_OPTIONS,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the model cost estimate (tokens in/out) and stop; nothing is loaded or written."),
 ) -> None:
     """Add metric columns (<metric>_<field>, <metric>_error) to a table; rows are never dropped.
@@ -56,7 +44,7 @@ def score(
     from biaskit.io import read_table
 
     params = parse_param_args(param or [])
-    spec = engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus)
+    spec = engine_from_options(**engine)
     t = read_table(table)
     if dry_run:
         return _dry_run(t, metrics, text_column, params)
@@ -133,12 +121,8 @@ def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
     import biaskit.evaluate.metrics._assets  # noqa: F401  (HurtLex assets show up in `biaskit assets`)
 
-    metrics_app = typer.Typer(
-        name="metrics", help="The registered per-text metrics.", no_args_is_help=True, add_completion=False, rich_markup_mode="rich"
-    )
-    app.add_typer(metrics_app, name="metrics")
+    sub_app("metrics", "The registered per-text metrics.", {"list": list_})
     app.command("score")(score)
-    metrics_app.command("list")(list_)
 
 
 def _columns(cls) -> list[str]:

@@ -10,32 +10,22 @@ from pathlib import Path
 import typer
 
 from biaskit.cli.options import (
-    AllowRedirectsOpt,
-    ApiKeyEnvOpt,
+    ENDPOINT_OPTIONS,
+    ENGINE_OPTIONS,
+    RUN_OPTIONS,
     BackendOpt,
-    BaseUrlOpt,
     BatchSizeOpt,
     CacheOpt,
     DtypeOpt,
-    EngineOpt,
-    LimitOpt,
-    MaxRetriesOpt,
     ModelRevisionOpt,
-    OverwriteRunOpt,
-    RayActorsOpt,
-    RayAddressOpt,
-    RayBatchSizeOpt,
-    RayCpusOpt,
-    RayGpusOpt,
-    RetryErrorsOpt,
     RevisionOpt,
-    TimeoutOpt,
     engine_from_options,
+    grouped,
 )
 
 #: the defaults of the endpoint options: an option left at its default is not passed to the backend, so only
 #: an option the user set can be refused by a backend that does not take it (E312)
-_ENDPOINT_DEFAULTS = {"api_key_env": "OPENAI_API_KEY", "timeout": 60.0, "max_retries": 4, "allow_redirects": False}
+_ENDPOINT_DEFAULTS = ENDPOINT_OPTIONS.defaults
 
 
 def _backend_options(backend: str, **given: object) -> dict:
@@ -49,8 +39,18 @@ def _backend_options(backend: str, **given: object) -> dict:
     return opts
 
 
-def _device_options(device: str, dtype: str) -> dict:
-    return {k: v for k, v in (("device", device), ("dtype", dtype)) if v not in (None, "auto")}
+def _run_options(out: Path, batch_size: str, device: str, dtype: str, backend_options: dict, cache: str | None, engine: dict, run: dict) -> dict:
+    """The run options of the Python API (:mod:`biaskit.evaluate.runners.api`) from a runner command's options."""
+    return {
+        "out": out,
+        "batch_size": batch_size,
+        "device": device,
+        "dtype": dtype,
+        "backend_options": backend_options,
+        "engine": engine_from_options(**engine),
+        "cache": cache,
+        **run,
+    }
 
 
 def _summary(kind: str, table, out: Path) -> None:
@@ -72,6 +72,7 @@ def _summary(kind: str, table, out: Path) -> None:
     typer.echo(msg)
 
 
+@grouped
 def generate_cmd(
     prompts: Path = typer.Argument(..., help="Prompts table (.parquet, .jsonl, .csv or a datasets folder) with prompt_id and text."),
     model: str = typer.Option(
@@ -104,24 +105,13 @@ def generate_cmd(
     ),
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
     dtype: str = typer.Option("auto", "--dtype", help="auto (bf16/fp16 on CUDA, fp32 elsewhere), float32, float16 or bfloat16."),
-    limit: LimitOpt = None,
-    overwrite: OverwriteRunOpt = False,
-    retry_errors: RetryErrorsOpt = True,
+    run: dict = RUN_OPTIONS,
     revision: str | None = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit) of the model."),
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow custom model code from the Hub."),
-    base_url: BaseUrlOpt = None,
-    api_key_env: ApiKeyEnvOpt = "OPENAI_API_KEY",
-    timeout: TimeoutOpt = 60.0,
-    max_retries: MaxRetriesOpt = 4,
-    allow_redirects: AllowRedirectsOpt = False,
+    endpoint: dict = ENDPOINT_OPTIONS,
     model_revision: ModelRevisionOpt = None,
     cache: CacheOpt = None,
-    engine: EngineOpt = "local",
-    ray_address: RayAddressOpt = None,
-    ray_actors: RayActorsOpt = 1,
-    ray_batch_size: RayBatchSizeOpt = 64,
-    ray_gpus: RayGpusOpt = None,
-    ray_cpus: RayCpusOpt = 1.0,
+    engine: dict = ENGINE_OPTIONS,
 ) -> None:
     """Continue each prompt with a causal LM: one row per (prompt, sample) in a generations table.
 
@@ -136,12 +126,16 @@ def generate_cmd(
     Example (chat template with a system prompt, answers cached): biaskit generate prompts.parquet --model smollm2-135m --format chat --system-prompt "You are a helpful assistant." --cache runs/cache --out gens_chat.parquet
     """
     from biaskit.errors import BiaskitError
-    from biaskit.evaluate.runners.common import GenerationSettings, RunOptions, system_prompt_text
-    from biaskit.evaluate.runners.core import run
+    from biaskit.evaluate.runners.api import generate
+    from biaskit.evaluate.runners.common import system_prompt_text
 
     if chat and prompt_format not in (None, "chat"):
         raise BiaskitError("E313", "--chat and --format raw contradict each other", value=prompt_format, fix="give one of --chat or --format")
-    settings = GenerationSettings(
+    table = generate(
+        str(prompts),
+        model=model,
+        backend=backend,
+        seed=seed,
         max_new_tokens=max_new_tokens,
         do_sample=sample,
         temperature=temperature,
@@ -150,37 +144,24 @@ def generate_cmd(
         repetition_penalty=repetition_penalty,
         num_return_sequences=num_return_sequences,
         first_sentence=first_sentence,
-        strip_trailing_space=not keep_trailing_space,
-        seed=seed,
         prompt_format=prompt_format or ("chat" if chat else "raw"),
         system_prompt=system_prompt_text(system_prompt),
+        strip_trailing_space=not keep_trailing_space,
+        **_run_options(
+            out,
+            batch_size,
+            device,
+            dtype,
+            _backend_options(backend, **endpoint, revision=revision, trust_remote_code=trust_remote_code, model_revision=model_revision),
+            cache,
+            engine,
+            run,
+        ),
     )
-    opts = _backend_options(
-        backend,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        timeout=timeout,
-        max_retries=max_retries,
-        allow_redirects=allow_redirects,
-        revision=revision,
-        trust_remote_code=trust_remote_code,
-        model_revision=model_revision,
-    )
-    options = RunOptions(
-        model=model,
-        backend=backend,
-        out=out,
-        batch_size=batch_size,
-        overwrite=overwrite,
-        limit=limit,
-        backend_options={"task": "causal", **_device_options(device, dtype), **opts},
-        retry_errors=retry_errors,
-        engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus),
-        cache=cache,
-    )
-    _summary("generate", run("generate", str(prompts), settings, options), out)
+    _summary("generate", table, out)
 
 
+@grouped
 def fill_mask_cmd(
     prompts: Path = typer.Argument(..., help="Templates table with prompt_id and text holding one <mask> (or [MASK]) slot."),
     model: str = typer.Option(..., "--model", "-m", help="Masked LM: Hub id (e.g. bert-base-cased, xlm-roberta-base) or local folder."),
@@ -201,17 +182,10 @@ def fill_mask_cmd(
     batch_size: BatchSizeOpt = "auto",
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps."),
     dtype: DtypeOpt = "auto",
-    limit: LimitOpt = None,
-    overwrite: OverwriteRunOpt = False,
-    retry_errors: RetryErrorsOpt = True,
+    run: dict = RUN_OPTIONS,
     revision: RevisionOpt = None,
     cache: CacheOpt = None,
-    engine: EngineOpt = "local",
-    ray_address: RayAddressOpt = None,
-    ray_actors: RayActorsOpt = 1,
-    ray_batch_size: RayBatchSizeOpt = 64,
-    ray_gpus: RayGpusOpt = None,
-    ray_cpus: RayCpusOpt = 1.0,
+    engine: dict = ENGINE_OPTIONS,
 ) -> None:
     """Top-k fill-ins of each template's mask slot with a masked LM (HONEST-style completion).
 
@@ -224,24 +198,14 @@ def fill_mask_cmd(
 
     Example (answers cached for the next run): biaskit fill-mask templates.jsonl --model ./my-bert --top-k 10 --cache runs/cache --out fillins.parquet
     """
-    from biaskit.evaluate.runners.common import FillMaskSettings, RunOptions
-    from biaskit.evaluate.runners.core import run
+    from biaskit.evaluate.runners.api import fill_mask
 
-    settings = FillMaskSettings(top_k=top_k, whole_word=whole_word, max_subwords=max_subwords, beam_size=beam_size, pll=pll)
-    options = RunOptions(
-        model=model,
-        out=out,
-        batch_size=batch_size,
-        overwrite=overwrite,
-        limit=limit,
-        backend_options={"task": "masked", **_device_options(device, dtype), **_backend_options("hf", revision=revision)},
-        retry_errors=retry_errors,
-        engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus),
-        cache=cache,
-    )
-    _summary("fill-mask", run("fill_mask", str(prompts), settings, options), out)
+    opts = _run_options(out, batch_size, device, dtype, _backend_options("hf", revision=revision), cache, engine, run)
+    table = fill_mask(str(prompts), model=model, top_k=top_k, whole_word=whole_word, max_subwords=max_subwords, beam_size=beam_size, pll=pll, **opts)
+    _summary("fill-mask", table, out)
 
 
+@grouped
 def likelihood_cmd(
     prompts: Path = typer.Argument(..., help="Sentences table with prompt_id and text (e.g. HolisticBias sentences)."),
     model: str = typer.Option("smollm2-135m", "--model", "-m", help="Causal LM (NLL/perplexity) or masked LM (pseudo-log-likelihood)."),
@@ -256,23 +220,12 @@ def likelihood_cmd(
     batch_size: BatchSizeOpt = "auto",
     device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
     dtype: DtypeOpt = "auto",
-    limit: LimitOpt = None,
-    overwrite: OverwriteRunOpt = False,
-    retry_errors: RetryErrorsOpt = True,
+    run: dict = RUN_OPTIONS,
     revision: RevisionOpt = None,
-    base_url: BaseUrlOpt = None,
-    api_key_env: ApiKeyEnvOpt = "OPENAI_API_KEY",
-    timeout: TimeoutOpt = 60.0,
-    max_retries: MaxRetriesOpt = 4,
-    allow_redirects: AllowRedirectsOpt = False,
+    endpoint: dict = ENDPOINT_OPTIONS,
     model_revision: ModelRevisionOpt = None,
     cache: CacheOpt = None,
-    engine: EngineOpt = "local",
-    ray_address: RayAddressOpt = None,
-    ray_actors: RayActorsOpt = 1,
-    ray_batch_size: RayBatchSizeOpt = 64,
-    ray_gpus: RayGpusOpt = None,
-    ray_cpus: RayCpusOpt = 1.0,
+    engine: dict = ENGINE_OPTIONS,
 ) -> None:
     """Per-sentence mean negative log-likelihood and perplexity (HolisticBias Likelihood Bias).
 
@@ -285,35 +238,14 @@ def likelihood_cmd(
     Example (answers cached for the next run): biaskit likelihood runs/demo/prompts_holistic.parquet --model smollm2-135m --cache runs/cache --out likelihoods.parquet
     """
     from biaskit.errors import BiaskitError
-    from biaskit.evaluate.runners.common import LikelihoodSettings, RunOptions
-    from biaskit.evaluate.runners.core import run
+    from biaskit.evaluate.runners.api import likelihood
 
     choice = {"auto": None, "yes": True, "no": False}
     if bos not in choice:
         raise BiaskitError("E062", "invalid --bos", value=bos, options=list(choice))
-    opts = _backend_options(
-        backend,
-        base_url=base_url,
-        api_key_env=api_key_env,
-        timeout=timeout,
-        max_retries=max_retries,
-        allow_redirects=allow_redirects,
-        revision=revision,
-        model_revision=model_revision,
-    )
-    options = RunOptions(
-        model=model,
-        backend=backend,
-        out=out,
-        batch_size=batch_size,
-        overwrite=overwrite,
-        limit=limit,
-        backend_options={"task": "auto", **_device_options(device, dtype), **opts},
-        retry_errors=retry_errors,
-        engine=engine_from_options(engine, ray_address, ray_actors, ray_batch_size, ray_gpus, ray_cpus),
-        cache=cache,
-    )
-    _summary("likelihood", run("likelihood", str(prompts), LikelihoodSettings(add_bos=choice[bos], span_column=span_column), options), out)
+    backend_options = _backend_options(backend, **endpoint, revision=revision, model_revision=model_revision)
+    opts = _run_options(out, batch_size, device, dtype, backend_options, cache, engine, run)
+    _summary("likelihood", likelihood(str(prompts), model=model, backend=backend, add_bos=choice[bos], span_column=span_column, **opts), out)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,12 +1,17 @@
 """Options shared by several commands, each defined once as an ``Annotated`` alias.
 
 A command lists a shared option as ``engine: EngineOpt = "local"`` (typer reads the option from the annotation,
-the default from the assignment). Nothing here imports ray, torch or transformers.
+the default from the assignment). Options that always go together are an :class:`OptionGroup`: a command decorated
+with :func:`grouped` takes the group as one parameter (``engine: dict = ENGINE_OPTIONS``) and gets their values
+as one dict. Nothing here imports ray, torch or transformers.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any
 
 import typer
 
@@ -71,6 +76,64 @@ ModelRevisionOpt = Annotated[
     str | None,
     typer.Option("--model-revision", help="openai backend: the served model's revision (recorded as model_revision and part of the --cache key)."),
 ]
+
+
+class OptionGroup:
+    """Options that several commands take together, in this order: ``name=(Annotated alias, default)``."""
+
+    def __init__(self, **options: tuple[Any, Any]) -> None:
+        self.options = options
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {name: default for name, (_, default) in self.options.items()}
+
+    def parameters(self) -> list[inspect.Parameter]:
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        return [inspect.Parameter(name, kind, annotation=ann, default=default) for name, (ann, default) in self.options.items()]
+
+
+def grouped(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` with each parameter whose default is an :class:`OptionGroup` replaced, in the signature typer
+    reads, by the group's options at that place; a call hands the command their values as one dict under the
+    parameter's name (called without typer, the options not given take the group's defaults)."""
+    sig = inspect.signature(command, eval_str=True)
+    groups = {p.name: p.default for p in sig.parameters.values() if isinstance(p.default, OptionGroup)}
+    params = [q for p in sig.parameters.values() for q in (groups[p.name].parameters() if p.name in groups else [p])]
+    expanded = sig.replace(parameters=params)
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        bound = expanded.bind(*args, **kwargs)
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        for name, group in groups.items():
+            values[name] = {o: values.pop(o) for o in group.options}
+        return command(**values)
+
+    run.__signature__ = expanded  # type: ignore[attr-defined]
+    return run
+
+
+# --engine / --ray-*, in this order: generate, fill-mask, likelihood and score
+ENGINE_OPTIONS = OptionGroup(
+    engine=(EngineOpt, "local"),
+    ray_address=(RayAddressOpt, None),
+    ray_actors=(RayActorsOpt, 1),
+    ray_batch_size=(RayBatchSizeOpt, 64),
+    ray_gpus=(RayGpusOpt, None),
+    ray_cpus=(RayCpusOpt, 1.0),
+)
+# the endpoint of --backend openai: generate and likelihood
+ENDPOINT_OPTIONS = OptionGroup(
+    base_url=(BaseUrlOpt, None),
+    api_key_env=(ApiKeyEnvOpt, "OPENAI_API_KEY"),
+    timeout=(TimeoutOpt, 60.0),
+    max_retries=(MaxRetriesOpt, 4),
+    allow_redirects=(AllowRedirectsOpt, False),
+)
+# --limit, --overwrite, --retry-errors of the model runners (their keyword arguments in the Python API)
+RUN_OPTIONS = OptionGroup(limit=(LimitOpt, None), overwrite=(OverwriteRunOpt, False), retry_errors=(RetryErrorsOpt, True))
 
 
 def engine_from_options(engine: str, ray_address: str | None, ray_actors: int, ray_batch_size: int, ray_gpus: float | None, ray_cpus: float):

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from biaskit.cli import sub_app
+
 
 def report(
     run_dir: Path = typer.Argument(..., help="Run folder (written by `biaskit demo` or by the stages) holding the tables, or one table file."),
@@ -300,22 +302,20 @@ def _write_genbias(claim, res, meta: dict, styles=None, paired=None) -> None:
 
 def register(app: typer.Typer) -> None:
     """Attach ``report`` and the ``stats`` group to the root app."""
-    stats = typer.Typer(
-        name="stats",
-        help="Group statistics of one scored table (proportions with CIs, tests, Likelihood Bias).",
-        no_args_is_help=True,
-        add_completion=False,
-        rich_markup_mode="rich",
+    sub_app(
+        "stats",
+        "Group statistics of one scored table (proportions with CIs, tests, Likelihood Bias).",
+        {
+            "aggregate": aggregate_cmd,
+            "ztest": ztest_cmd,
+            "family": family_cmd,
+            "likelihood-bias": likelihood_bias_cmd,
+            "genbias": genbias_cmd,
+            "validity": validity_cmd,
+            "ppi": ppi_cmd,
+        },
     )
-    app.add_typer(stats, name="stats")
     app.command("report")(report)
-    stats.command("aggregate")(aggregate_cmd)
-    stats.command("ztest")(ztest_cmd)
-    stats.command("family")(family_cmd)
-    stats.command("likelihood-bias")(likelihood_bias_cmd)
-    stats.command("genbias")(genbias_cmd)
-    stats.command("validity")(validity_cmd)
-    stats.command("ppi")(ppi_cmd)
 
 
 def ppi_cmd(
@@ -357,14 +357,9 @@ def ppi_cmd(
         )
     info = None
     if samples is not None:
-        from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round
+        from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round_files
 
-        t, info = join_round(
-            t,
-            read_table(samples, "samples"),
-            annotations=read_table(annotations, "annotations") if annotations else None,
-            labels=read_table(labels) if labels else None,
-        )
+        t, info = join_round_files(t, samples, annotations=annotations, labels=labels)
         human_column = HUMAN_COLUMN
     elif annotations is not None or labels is not None:
         raise BiaskitError("E346", "--annotations and --labels need --samples", fix="add --samples SAMPLES (the round's samples table)")

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
+
+from biaskit.cli.options import OptionGroup, grouped
 
 CONFIG_HELP = (
     "Domain config: a shipped name, `bold` (BOLD's five domains, API seeds) or `demo` (pages of the bundled dump), "
@@ -17,8 +20,18 @@ def _config_spec(config: str, config_file: Path | None) -> str:
     return str(config_file.resolve()) if config_file is not None else config  # absolute: never taken for a shipped name
 
 
-def _rule_overrides(window, n_first, min_words, dedupe, preset=None) -> dict:
-    return {"preset": preset, "window": window, "n_first": n_first, "min_words": min_words, "dedupe": dedupe}
+def _write_prompts(t, counts, rule, out: Path, command: str, source: Path) -> None:
+    """Write the prompts of ``prompts build``/``rebuild`` with their manifest (rule, filter counts) and say so."""
+    from biaskit.io import write_table
+    from biaskit.manifest import new_manifest
+
+    write_table(
+        t,
+        out,
+        stage="prompts",
+        manifest=new_manifest(command, config=rule.as_dict(), inputs=[source], stage="prompts", extra={"filter_counts": counts.as_dict()}),
+    )
+    typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in counts.as_dict().items()))
 
 
 def _report(res) -> None:
@@ -32,33 +45,45 @@ def _report(res) -> None:
         typer.echo("HTTP: " + ", ".join(f"{k} {v}" for k, v in res.requests.items()))
 
 
-window_opt = typer.Option(
-    None, "--window", help="The term must occur within the first N words (strict: 8; bold: within the prompt's own words unless --window is given)."
-)
-
-
-nfirst_opt = typer.Option(None, "--n-first", help="Prompt = first N words + the words of the term (BOLD: 5).")
-
-
-minw_opt = typer.Option(None, "--min-words", help="Drop sentences with <= N words (strict: 6, bold: 0).")
-
-
-dedupe_opt = typer.Option(None, "--dedupe", help="Drop repeated prompt strings within: domain (strict), group, global, none (bold).")
-
-
 maxp_opt = typer.Option(None, "--max-pages", help="At most N pages per group (a trial run).")
 
 
-preset_opt = typer.Option(
-    None,
-    "--preset",
-    help="Prompt rule preset: strict (default: whole-word term in the first 8 words, "
-    "sentences > 6 words, domain dedupe) or bold (BOLD's own rule: term as a substring of the prompt's "
-    "words, short sentences keep all words but the last, no length filter, duplicates kept). "
-    "--window/--n-first/--min-words/--dedupe apply on top.",
+#: the prompt rule's options of scrape dump/api and prompts build/rebuild: a command gets them as one dict, the
+#: ``rule_overrides`` of :func:`biaskit.scrape.config.load_config` (the settings of ``preset_rule``)
+RULE_OPTIONS = OptionGroup(
+    window=(
+        Annotated[
+            int | None,
+            typer.Option(
+                "--window",
+                help="The term must occur within the first N words (strict: 8; bold: within the prompt's own words unless --window is given).",
+            ),
+        ],
+        None,
+    ),
+    n_first=(Annotated[int | None, typer.Option("--n-first", help="Prompt = first N words + the words of the term (BOLD: 5).")], None),
+    min_words=(Annotated[int | None, typer.Option("--min-words", help="Drop sentences with <= N words (strict: 6, bold: 0).")], None),
+    dedupe=(
+        Annotated[str | None, typer.Option("--dedupe", help="Drop repeated prompt strings within: domain (strict), group, global, none (bold).")],
+        None,
+    ),
+    preset=(
+        Annotated[
+            str | None,
+            typer.Option(
+                "--preset",
+                help="Prompt rule preset: strict (default: whole-word term in the first 8 words, "
+                "sentences > 6 words, domain dedupe) or bold (BOLD's own rule: term as a substring of the prompt's "
+                "words, short sentences keep all words but the last, no length filter, duplicates kept). "
+                "--window/--n-first/--min-words/--dedupe apply on top.",
+            ),
+        ],
+        None,
+    ),
 )
 
 
+@grouped
 def scrape_dump_cmd(
     dump: Path = typer.Argument(..., help="pages-articles dump (.xml or .xml.bz2)."),
     out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write (.parquet, .jsonl, .csv)."),
@@ -71,11 +96,7 @@ def scrape_dump_cmd(
     all_pages: bool = typer.Option(False, "--all-pages", help="Every article is its own group (term = its title)."),
     max_pages: int | None = maxp_opt,
     sentences_out: Path | None = typer.Option(None, "--sentences-out", help="Also write every clean sentence of the pages here."),
-    window: int | None = window_opt,
-    n_first: int | None = nfirst_opt,
-    min_words: int | None = minw_opt,
-    dedupe: str | None = dedupe_opt,
-    preset: str | None = preset_opt,
+    rule_options: dict = RULE_OPTIONS,
     index: Path | None = typer.Option(
         None,
         "--index",
@@ -110,7 +131,7 @@ def scrape_dump_cmd(
 
         check_processes(processes)
     cfg = cap_pages(
-        load_config(_config_spec(config or "demo", config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)),
+        load_config(_config_spec(config or "demo", config_file), rule_overrides=rule_options),
         max_pages,
     )
     if config is None and config_file is None:  # no config named: the dump's <siteinfo> says the language
@@ -127,6 +148,7 @@ def scrape_dump_cmd(
     )
 
 
+@grouped
 def scrape_api_cmd(
     endpoint: str = typer.Argument(..., help="api.php URL of any MediaWiki, e.g. https://en.wikipedia.org/w/api.php"),
     out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write (.parquet, .jsonl, .csv)."),
@@ -142,11 +164,7 @@ def scrape_api_cmd(
     user_agent: str | None = typer.Option(None, "--user-agent", help="User-Agent header; Wikimedia asks for contact details in it."),
     max_pages: int | None = maxp_opt,
     sentences_out: Path | None = typer.Option(None, "--sentences-out", help="Also write every clean sentence of the pages here."),
-    window: int | None = window_opt,
-    n_first: int | None = nfirst_opt,
-    min_words: int | None = minw_opt,
-    dedupe: str | None = dedupe_opt,
-    preset: str | None = preset_opt,
+    rule_options: dict = RULE_OPTIONS,
 ) -> None:
     """Build BOLD-style prompts from a live wiki through its Action API (cached, rate-limited, resumable).
 
@@ -163,9 +181,7 @@ def scrape_api_cmd(
     from biaskit.scrape.pipeline import scrape_api
 
     check_processes(processes)
-    cfg = cap_pages(
-        load_config(_config_spec(config, config_file), rule_overrides=_rule_overrides(window, n_first, min_words, dedupe, preset)), max_pages
-    )
+    cfg = cap_pages(load_config(_config_spec(config, config_file), rule_overrides=rule_options), max_pages)
     _report(
         scrape_api(
             endpoint,
@@ -182,15 +198,12 @@ def scrape_api_cmd(
     )
 
 
+@grouped
 def prompts_build(
     sentences: Path = typer.Argument(..., help="Sentences table with sentence, domain, group, terms (|-separated) columns."),
     out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write."),
     language: str = typer.Option("en", "--language", help="Language code for rows that have none."),
-    window: int | None = window_opt,
-    n_first: int | None = nfirst_opt,
-    min_words: int | None = minw_opt,
-    dedupe: str | None = dedupe_opt,
-    preset: str | None = preset_opt,
+    rule_options: dict = RULE_OPTIONS,
 ) -> None:
     """Apply BOLD's prompt rule to a table of sentences (e.g. from `scrape dump --sentences-out`).
 
@@ -198,31 +211,18 @@ def prompts_build(
 
     Example: biaskit prompts build sentences.parquet --out prompts_boldrule.parquet --preset bold
     """
-    from biaskit.io import read_table, write_table
-    from biaskit.manifest import new_manifest
+    from biaskit.io import read_table
     from biaskit.scrape.prompts import preset_rule, prompts_from_sentences
 
-    rule = preset_rule(**_rule_overrides(window, n_first, min_words, dedupe, preset))
-    t, counts = prompts_from_sentences(read_table(sentences), rule, language=language)
-    write_table(
-        t,
-        out,
-        stage="prompts",
-        manifest=new_manifest(
-            "biaskit prompts build", config=rule.as_dict(), inputs=[sentences], stage="prompts", extra={"filter_counts": counts.as_dict()}
-        ),
-    )
-    typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in counts.as_dict().items()))
+    rule = preset_rule(**rule_options)
+    _write_prompts(*prompts_from_sentences(read_table(sentences), rule, language=language), rule, out, "biaskit prompts build", sentences)
 
 
+@grouped
 def prompts_rebuild(
     table: Path = typer.Argument(..., help="Prompts table with reference sentences and terms (e.g. from `bold import`)."),
     out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write."),
-    window: int | None = window_opt,
-    n_first: int | None = nfirst_opt,
-    min_words: int | None = minw_opt,
-    dedupe: str | None = dedupe_opt,
-    preset: str | None = preset_opt,
+    rule_options: dict = RULE_OPTIONS,
 ) -> None:
     """Recompute every prompt from its reference sentence and term with BOLD's rule (or other settings).
 
@@ -234,21 +234,11 @@ def prompts_rebuild(
 
     With --preset bold, 92.5% of BOLD's 23,679 prompts come out exactly as BOLD published them (docs/scrape.md).
     """
-    from biaskit.io import read_table, write_table
-    from biaskit.manifest import new_manifest
+    from biaskit.io import read_table
     from biaskit.scrape.prompts import preset_rule, rebuild_prompts
 
-    rule = preset_rule(**_rule_overrides(window, n_first, min_words, dedupe, preset))
-    t, counts = rebuild_prompts(read_table(table, "prompts"), rule)
-    write_table(
-        t,
-        out,
-        stage="prompts",
-        manifest=new_manifest(
-            "biaskit prompts rebuild", config=rule.as_dict(), inputs=[table], stage="prompts", extra={"filter_counts": counts.as_dict()}
-        ),
-    )
-    typer.echo(f"wrote {out}: " + ", ".join(f"{k} {v}" for k, v in counts.as_dict().items()))
+    rule = preset_rule(**rule_options)
+    _write_prompts(*rebuild_prompts(read_table(table, "prompts"), rule), rule, out, "biaskit prompts rebuild", table)
 
 
 def bold_import(
@@ -306,12 +296,14 @@ def bold_export(
 def register(app: typer.Typer) -> None:
     from biaskit.cli import sub_app
 
-    scrape = sub_app("scrape", "Wikipedia (live MediaWiki API or a dump) -> clean sentences -> BOLD-style prompts.")
-    prompts = sub_app("prompts", "Build or rebuild BOLD-style prompts from sentences with BOLD's rule.")
-    bold = sub_app("bold", "Import BOLD's published files into a prompts table, or export one back to BOLD's layouts.")
-    scrape.command("dump")(scrape_dump_cmd)
-    scrape.command("api")(scrape_api_cmd)
-    prompts.command("build")(prompts_build)
-    prompts.command("rebuild")(prompts_rebuild)
-    bold.command("import")(bold_import)
-    bold.command("export")(bold_export)
+    sub_app(
+        "scrape",
+        "Wikipedia (live MediaWiki API or a dump) -> clean sentences -> BOLD-style prompts.",
+        {"dump": scrape_dump_cmd, "api": scrape_api_cmd},
+    )
+    sub_app("prompts", "Build or rebuild BOLD-style prompts from sentences with BOLD's rule.", {"build": prompts_build, "rebuild": prompts_rebuild})
+    sub_app(
+        "bold",
+        "Import BOLD's published files into a prompts table, or export one back to BOLD's layouts.",
+        {"import": bold_import, "export": bold_export},
+    )

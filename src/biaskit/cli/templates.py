@@ -300,12 +300,13 @@ def import_sheet_cmd(
 def register(app: typer.Typer) -> None:
     from biaskit.cli import sub_app
 
-    expand = sub_app("expand", "Expand templates into prompts tables: HolisticBias, gendered fill-mask templates (cs/pl/sk/en), HONEST.")
-    tpl = sub_app("templates", "Gendered template files: validate, show, and the translation sheet workflow (export/import CSV or XLSX).")
-    expand.command("holistic")(expand_holistic_cmd)
-    expand.command("templates")(expand_templates_cmd)
-    expand.command("honest")(expand_honest_cmd)
-    tpl.command("validate")(validate_cmd)
-    tpl.command("show")(show_cmd)
-    tpl.command("export-sheet")(export_sheet_cmd)
-    tpl.command("import-sheet")(import_sheet_cmd)
+    sub_app(
+        "expand",
+        "Expand templates into prompts tables: HolisticBias, gendered fill-mask templates (cs/pl/sk/en), HONEST.",
+        {"holistic": expand_holistic_cmd, "templates": expand_templates_cmd, "honest": expand_honest_cmd},
+    )
+    sub_app(
+        "templates",
+        "Gendered template files: validate, show, and the translation sheet workflow (export/import CSV or XLSX).",
+        {"validate": validate_cmd, "show": show_cmd, "export-sheet": export_sheet_cmd, "import-sheet": import_sheet_cmd},
+    )

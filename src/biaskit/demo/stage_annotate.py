@@ -114,19 +114,8 @@ def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None
     from biaskit.manifest import new_manifest
 
     prep = push(samples, url=ctx.label_studio_url, annotators=3)
-    ref = {"samples_path": str(Path(samples_path).resolve()), "project": led.project_for(samples_path, ledger)}
-    led.record(
-        "push",
-        ROUND,
-        ledger,
-        **ref,
-        url=prep.url,
-        title=prep.title,
-        project_id=prep.project_id,
-        total=prep.total,
-        imported=prep.imported,
-        annotators=3,
-    )
+    ref = led.round_ref(samples_path, ledger)
+    led.record_push(ROUND, ledger, samples_path, prep, annotators=3)
     info.update({"project": prep.title, "imported": prep.imported, "already_there": prep.already_there})
     res = pull(samples, url=ctx.label_studio_url, project=prep.title)
     rep = res.report

@@ -1,9 +1,10 @@
 """The Python API of the runners: :func:`generate`, :func:`fill_mask` and :func:`likelihood`.
 
 Each builds its settings object (:class:`~.common.GenerationSettings`, :class:`~.common.FillMaskSettings`,
-:class:`~.common.LikelihoodSettings`) and the run's :class:`~.common.RunOptions` once, from its keyword
-arguments, and hands both whole to :func:`biaskit.evaluate.runners.core.run` (the CLI builds the same objects
-and calls ``run`` itself).
+:class:`~.common.LikelihoodSettings`) from its own keyword arguments, and the run's :class:`~.common.RunOptions`
+from the run options all three take (``backend``, ``out``, ``batch_size``, ``device``, ``dtype``, ``overwrite``,
+``limit``, ``backend_options``, ``progress``, ``retry_errors``, ``engine``, ``cache``: see :func:`_run`), and hands
+both whole to :func:`biaskit.evaluate.runners.core.run`. The CLI commands call these functions.
 """
 
 from __future__ import annotations
@@ -17,24 +18,43 @@ from biaskit.evaluate.runners.common import FillMaskSettings, GenerationSettings
 from biaskit.evaluate.runners.core import run
 
 
-def _options(task: str, device: str | None, dtype: str | None, backend_options: dict | None) -> dict:
-    """The backend's constructor options: the model kind the run needs, ``device``/``dtype`` when set (not
-    ``auto``), then ``backend_options``. An option the backend does not take is E312."""
+def _run(
+    kind: str,
+    task: str,
+    prompts: Any,
+    settings: Any,
+    *,
+    model: str,
+    backend: str = "hf",
+    out: str | Path | None = None,
+    batch_size: int | str | None = None,
+    device: str | None = "auto",
+    dtype: str | None = "auto",
+    overwrite: bool = False,
+    limit: int | None = None,
+    backend_options: dict | None = None,
+    progress: bool | None = None,
+    retry_errors: bool = True,
+    engine: Any = None,
+    cache: Any = None,
+) -> pa.Table:
+    """Run ``kind`` with ``settings`` and the run options every runner takes (the keyword arguments after
+    ``settings``). The backend's constructor options are the model kind the run needs (``task``),
+    ``device``/``dtype`` when set (not ``auto``), then ``backend_options``; an option the backend does not take
+    is E312."""
     opts: dict[str, Any] = {"task": task}
     if device not in (None, "auto"):
         opts["device"] = device
     if dtype not in (None, "auto"):
         opts["dtype"] = dtype
-    return {**opts, **(backend_options or {})}
+    o = RunOptions(model, backend, out, batch_size, overwrite, limit, {**opts, **(backend_options or {})}, progress, retry_errors, engine, cache)
+    return run(kind, prompts, settings, o)
 
 
 def generate(
     prompts: Any,
     *,
     model: str,
-    backend: str = "hf",
-    out: str | Path | None = None,
-    batch_size: int | str | None = None,
     seed: int = 0,
     max_new_tokens: int = 20,
     do_sample: bool = False,
@@ -48,15 +68,7 @@ def generate(
     prompt_format: str = "raw",
     system_prompt: str | None = None,
     strip_trailing_space: bool = True,
-    device: str | None = "auto",
-    dtype: str | None = "auto",
-    overwrite: bool = False,
-    limit: int | None = None,
-    backend_options: dict | None = None,
-    progress: bool | None = None,
-    retry_errors: bool = True,
-    engine: Any = None,
-    cache: Any = None,
+    **run_options: Any,
 ) -> pa.Table:
     """Continue every prompt: one row per (prompt, sample) with ``continuation`` (prompt stripped) and ``full_text``.
 
@@ -89,34 +101,20 @@ def generate(
         system_prompt=system_prompt,
     )
     s.check()
-    o = RunOptions(
-        model, backend, out, batch_size, overwrite, limit, _options("causal", device, dtype, backend_options), progress, retry_errors, engine, cache
-    )
-    return run("generate", prompts, s, o)
+    return _run("generate", "causal", prompts, s, model=model, **run_options)
 
 
 def fill_mask(
     prompts: Any,
     *,
     model: str,
-    backend: str = "hf",
-    out: str | Path | None = None,
-    batch_size: int | str | None = None,
     top_k: int = 10,
     whole_word: bool = False,
     targets: list[str] | None = None,
-    device: str | None = "auto",
-    dtype: str | None = "auto",
-    overwrite: bool = False,
-    limit: int | None = None,
-    backend_options: dict | None = None,
-    progress: bool | None = None,
     max_subwords: int = 1,
     beam_size: int | None = None,
     pll: str = "original",
-    retry_errors: bool = True,
-    engine: Any = None,
-    cache: Any = None,
+    **run_options: Any,
 ) -> pa.Table:
     """Top-k fill-ins of each prompt's single mask slot (``<mask>`` or ``[MASK]``): ``top_k`` rows per prompt.
 
@@ -133,30 +131,16 @@ def fill_mask(
     """
     s = FillMaskSettings(top_k=top_k, whole_word=whole_word, targets=targets, max_subwords=max_subwords, beam_size=beam_size, pll=pll)
     s.check()
-    o = RunOptions(
-        model, backend, out, batch_size, overwrite, limit, _options("masked", device, dtype, backend_options), progress, retry_errors, engine, cache
-    )
-    return run("fill_mask", prompts, s, o)
+    return _run("fill_mask", "masked", prompts, s, model=model, **run_options)
 
 
 def likelihood(
     prompts: Any,
     *,
     model: str,
-    backend: str = "hf",
-    out: str | Path | None = None,
-    batch_size: int | str | None = None,
     add_bos: bool | None = None,
     span_column: str | None = None,
-    device: str | None = "auto",
-    dtype: str | None = "auto",
-    overwrite: bool = False,
-    limit: int | None = None,
-    backend_options: dict | None = None,
-    progress: bool | None = None,
-    retry_errors: bool = True,
-    engine: Any = None,
-    cache: Any = None,
+    **run_options: Any,
 ) -> pa.Table:
     """Per-sentence mean negative log-likelihood (nats/token), perplexity and number of scored tokens.
 
@@ -166,8 +150,4 @@ def likelihood(
     Masked LMs: pseudo-log-likelihood (mask one token at a time). ``span_column`` (e.g. ``descriptor``)
     scores only the tokens overlapping that column's text inside the sentence.
     """
-    s = LikelihoodSettings(add_bos=add_bos, span_column=span_column)
-    o = RunOptions(
-        model, backend, out, batch_size, overwrite, limit, _options("auto", device, dtype, backend_options), progress, retry_errors, engine, cache
-    )
-    return run("likelihood", prompts, s, o)
+    return _run("likelihood", "auto", prompts, LikelihoodSettings(add_bos=add_bos, span_column=span_column), model=model, **run_options)

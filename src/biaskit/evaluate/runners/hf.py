@@ -147,13 +147,19 @@ def _revision(where: str, gguf: str | None, origin: str, model: Any, revision: s
     return "fingerprint:" + h.hexdigest()
 
 
-def _architectures(where: str, gguf: str | None, revision: str | None, trust_remote_code: bool) -> list[str]:
-    tf = _transformers()
+def _from_pretrained_kw(gguf: str | None, revision: str | None, trust_remote_code: bool) -> dict[str, Any]:
+    """The keyword arguments of transformers' ``from_pretrained`` for a model folder or GGUF file."""
     kw: dict[str, Any] = {"trust_remote_code": trust_remote_code}
     if gguf:
         kw["gguf_file"] = gguf
     if revision:
         kw["revision"] = revision
+    return kw
+
+
+def _architectures(where: str, gguf: str | None, revision: str | None, trust_remote_code: bool) -> list[str]:
+    tf = _transformers()
+    kw = _from_pretrained_kw(gguf, revision, trust_remote_code)
     cfg = tf.AutoConfig.from_pretrained(where, **kw)
     return list(getattr(cfg, "architectures", None) or [])
 
@@ -219,11 +225,7 @@ def _load_weights(
 ) -> tuple[Any, Any, str, list[str]]:
     """(model, tokenizer, task, architectures) read from ``src``; E060 when the task does not fit or it cannot load."""
     tf = _transformers()
-    kw: dict[str, Any] = {"trust_remote_code": trust_remote_code}
-    if gguf:
-        kw["gguf_file"] = gguf
-    if revision:
-        kw["revision"] = revision
+    kw = _from_pretrained_kw(gguf, revision, trust_remote_code)
     try:
         archs = _architectures(src, gguf, revision, trust_remote_code)
         detected = "masked" if archs and all(a.endswith("ForMaskedLM") for a in archs) else ("causal" if archs else None)

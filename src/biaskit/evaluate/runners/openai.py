@@ -255,21 +255,17 @@ class OpenAIBackend(BackendBase):
             body.update(self.extra_body)
             sent, stripped = model_prompt(u.text, s)
             fail = {"_unit": u, "continuation": None, "full_text": None, "truncated": False}
-            try:
+
+            def ask() -> Any:
                 if s.chat:
                     body["messages"] = chat_messages(u.text, s)
-                    resp = self._post("/chat/completions", body)
-                    text = _choice(resp, body["n"])["message"]["content"]
-                else:
-                    body["prompt"] = sent
-                    resp = self._post("/completions", body)
-                    text = _choice(resp, body["n"])["text"]
-            except EndpointError as exc:
-                return {**fail, "error": f"endpoint error: {exc}"}
-            except BiaskitError:
-                raise
-            except (KeyError, IndexError, TypeError, AttributeError) as exc:
-                return {**fail, "error": f"endpoint error: unexpected response shape ({exc!r})"}
+                    return _choice(self._post("/chat/completions", body), body["n"])["message"]["content"]
+                body["prompt"] = sent
+                return _choice(self._post("/completions", body), body["n"])["text"]
+
+            text, failed = _answer(ask, fail, "endpoint error: unexpected response shape ({!r})")
+            if failed is not None:
+                return failed
             if text is None:
                 return {**fail, "error": "endpoint error: no text in response"}
             if not isinstance(text, str):
@@ -305,15 +301,13 @@ class OpenAIBackend(BackendBase):
                 span = (k, k + len(u.span))
             body = {"model": self.request_model, "prompt": u.text, "max_tokens": 1, "echo": True, "logprobs": 1, "temperature": 0.0}
             body.update(self.extra_body)
-            try:
-                resp = self._post("/completions", body)
-                got = prompt_token_logprobs(_choice(resp, 1), u.text, self.base_url)
-            except EndpointError as exc:
-                return {**base, "error": f"endpoint error: {exc}"}
-            except BiaskitError:
-                raise
-            except (KeyError, IndexError, TypeError, AttributeError) as exc:
-                return {**base, "error": f"endpoint did not return prompt logprobs (needs echo+logprobs support): {exc!r}"}
+            got, failed = _answer(
+                lambda: prompt_token_logprobs(_choice(self._post("/completions", body), 1), u.text, self.base_url),
+                base,
+                "endpoint did not return prompt logprobs (needs echo+logprobs support): {!r}",
+            )
+            if failed is not None:
+                return failed
             if isinstance(got, str):
                 return {**base, "error": f"endpoint error: {got}"}
             toks, tlp, offs = got
@@ -337,6 +331,19 @@ class OpenAIBackend(BackendBase):
             return {**base, "nll_mean": mean, "perplexity": math.exp(mean), "n_tokens": n, "error": None}
 
         yield from self._map(units, batch_size, one)
+
+
+def _answer(ask: Any, fail: dict, unexpected: str) -> tuple[Any, dict | None]:
+    """``(ask(), None)``, or ``(None, the row fail with its error)`` when the endpoint failed (after its retries) or
+    answered in a shape ``ask`` cannot read (``unexpected``, formatted with the exception's repr)."""
+    try:
+        return ask(), None
+    except EndpointError as exc:
+        return None, {**fail, "error": f"endpoint error: {exc}"}
+    except BiaskitError:
+        raise
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        return None, {**fail, "error": unexpected.format(exc)}
 
 
 def _is_number(v: Any) -> bool:

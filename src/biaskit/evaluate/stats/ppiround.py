@@ -15,7 +15,7 @@ from typing import Any
 from biaskit.annotate.labelmodels import labels_as_majority
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import to_frame
-from biaskit.io import to_arrow
+from biaskit.io import read_table, to_arrow
 
 #: the id columns a sample is matched on, in this order (those present in both tables)
 KEY_COLUMNS = ("prompt_id", "model", "kind", "sample_index")
@@ -108,3 +108,14 @@ def join_round(scored: Any, samples: Any, *, annotations: Any = None, labels: An
     df[HUMAN_COLUMN] = lab
     strat = "stratum" in sm.columns and sm["stratum"].notna().any() and sm["stratum"].nunique() > 1
     return df, {"matched": matched, "unmatched": unmatched, "keys": keys, "stratified": bool(strat)}
+
+
+def join_round_files(scored: Any, samples: Any, *, annotations: Any = None, labels: Any = None):
+    """:func:`join_round` with the round's tables read from their files: ``samples``, and ``annotations`` or
+    ``labels`` (None: not given)."""
+    return join_round(
+        scored,
+        read_table(samples, "samples"),
+        annotations=read_table(annotations, "annotations") if annotations else None,
+        labels=read_table(labels) if labels else None,
+    )
