@@ -40,7 +40,9 @@ def test_error_codes_must_be_catalogued():
 
 
 def test_check_choice_passes_a_member_and_names_value_options_and_fix_otherwise():
-    assert check_choice("E091", "unknown allocation", "equal", ("equal", "proportional"), fix="use --allocation equal") == "equal"  # the member comes back, typed
+    assert (
+        check_choice("E091", "unknown allocation", "equal", ("equal", "proportional"), fix="use --allocation equal") == "equal"
+    )  # the member comes back, typed
     with pytest.raises(BiaskitError) as e:
         check_choice("E091", "unknown allocation", "eq", ("equal", "proportional"), fix="use --allocation equal")
     assert (e.value.code, e.value.what, e.value.value, e.value.options, e.value.fix) == (

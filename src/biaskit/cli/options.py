@@ -115,8 +115,10 @@ def grouped(command: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+# The groups are typed Any: a command declares one as ``name: dict = GROUP`` and @grouped hands it a dict.
+
 # --engine / --ray-*, in this order: generate, fill-mask, likelihood and score
-ENGINE_OPTIONS = OptionGroup(
+ENGINE_OPTIONS: Any = OptionGroup(
     engine=(EngineOpt, "local"),
     ray_address=(RayAddressOpt, None),
     ray_actors=(RayActorsOpt, 1),
@@ -125,7 +127,7 @@ ENGINE_OPTIONS = OptionGroup(
     ray_cpus=(RayCpusOpt, 1.0),
 )
 # the endpoint of --backend openai: generate and likelihood
-ENDPOINT_OPTIONS = OptionGroup(
+ENDPOINT_OPTIONS: Any = OptionGroup(
     base_url=(BaseUrlOpt, None),
     api_key_env=(ApiKeyEnvOpt, "OPENAI_API_KEY"),
     timeout=(TimeoutOpt, 60.0),
@@ -133,7 +135,7 @@ ENDPOINT_OPTIONS = OptionGroup(
     allow_redirects=(AllowRedirectsOpt, False),
 )
 # --limit, --overwrite, --retry-errors of the model runners (their keyword arguments in the Python API)
-RUN_OPTIONS = OptionGroup(limit=(LimitOpt, None), overwrite=(OverwriteRunOpt, False), retry_errors=(RetryErrorsOpt, True))
+RUN_OPTIONS: Any = OptionGroup(limit=(LimitOpt, None), overwrite=(OverwriteRunOpt, False), retry_errors=(RetryErrorsOpt, True))
 
 
 def engine_from_options(engine: str, ray_address: str | None, ray_actors: int, ray_batch_size: int, ray_gpus: float | None, ray_cpus: float):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -50,7 +50,7 @@ maxp_opt = typer.Option(None, "--max-pages", help="At most N pages per group (a 
 
 #: the prompt rule's options of scrape dump/api and prompts build/rebuild: a command gets them as one dict, the
 #: ``rule_overrides`` of :func:`biaskit.scrape.config.load_config` (the settings of ``preset_rule``)
-RULE_OPTIONS = OptionGroup(
+RULE_OPTIONS: Any = OptionGroup(  # Any: see cli/options.py
     window=(
         Annotated[
             int | None,
