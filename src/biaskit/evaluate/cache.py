@@ -99,6 +99,8 @@ class ResponseCache:
         self.db = self.path / DB_NAME
         self.hits = 0
         self.misses = 0
+        #: {metric: {"tokens_in": N, "tokens_out": M}}: what the rows answered from the cache cost when first asked
+        self.hit_tokens: dict[str, dict[str, int]] = {}
         self._local = threading.local()
         try:
             raw = self._conn().raw
@@ -152,6 +154,12 @@ class ResponseCache:
         """Add to the counters (for callers that count rows rather than keys)."""
         self.hits += hits
         self.misses += misses
+
+    def count_hit_tokens(self, name: str, tokens_in: int = 0, tokens_out: int = 0) -> None:
+        """Add to the tokens that the rows of metric ``name`` answered from the cache cost when first asked."""
+        t = self.hit_tokens.setdefault(name, {"tokens_in": 0, "tokens_out": 0})
+        t["tokens_in"] += tokens_in
+        t["tokens_out"] += tokens_out
 
     def stats(self) -> dict[str, Any]:
         """What a manifest records: ``{"hits": N, "misses": M, "path": DIR}``."""

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from biaskit.evaluate.cache import ResponseCache, cache_key, tokenizer_hash, weights_identity
+from biaskit.evaluate.metrics.cost import count_cached_tokens
 
 
 def metric_identity(m: Any, cache: ResponseCache) -> dict[str, Any] | None:
@@ -55,7 +56,8 @@ def hf_classifier_identity(clf: Any, cache: ResponseCache) -> dict[str, Any] | N
 
 def score_cached(m: Any, batch: Mapping[str, Sequence[Any]], cache: ResponseCache, identity: dict[str, Any]) -> dict[str, list]:
     """``m.score(batch)`` with the rows found in ``cache`` taken from it and the others scored and stored.
-    Hits and misses are counted in rows."""
+    Hits and misses are counted in rows, and the hits' tokens (a metric with token columns) in
+    ``cache.hit_tokens``: the run did not spend them."""
     inputs = [c for c in m.input_columns if c in batch]
     n = len(batch[m.text_column])
     keys = [cache_key({**identity, "inputs": {c: batch[c][i] for c in inputs}}) for i in range(n)]
@@ -67,6 +69,7 @@ def score_cached(m: Any, batch: Mapping[str, Sequence[Any]], cache: ResponseCach
         if keys[i] in found:
             for c in cols:
                 out[c][i] = found[keys[i]].get(c)
+    count_cached_tokens(cache, m, out, (i for i in range(n) if keys[i] in found))
     if todo:
         res = m.score({c: [batch[c][i] for i in todo] for c in batch})
         new: dict[str, dict] = {}

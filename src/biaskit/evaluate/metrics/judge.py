@@ -155,7 +155,8 @@ class JudgeMetric(Metric):
 
             d["chat_template_sha256"] = hashlib.sha256(tmpl.encode("utf-8")).hexdigest()
         # token totals are not kept here: under Ray each actor sees only its batches; `biaskit score` sums the
-        # judge_tokens_in/out columns into the manifest's "cost" entry (biaskit.evaluate.metrics.cost)
+        # judge_tokens_in/out columns into the manifest's "cost" entry, the rows answered from a --cache apart
+        # (biaskit.evaluate.metrics.cost)
         self.info.update({**d, "chat_template": tmpl})
 
     def cache_identity(self, cache: Any) -> dict[str, Any] | None:

@@ -2,7 +2,7 @@
 Python users (orchestration lives in the library; the CLI and the demo only choose what to score).
 
 :func:`write_scores` builds the manifest every scores table carries (the metrics as they ran, with their versions
-and settings; the engine; the cache's hits and misses; the tokens a judge spent) and writes both through the
+and settings; the engine; the cache's hits and misses; the tokens a judge spent, and those its cached rows saved) and writes both through the
 output layer (:func:`biaskit.io.write_table`: redacted, atomic)."""
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def write_scores(
     """Write ``scored`` (a table :func:`~biaskit.evaluate.metrics.base.score_table` returned, scored by the metric
     objects ``used``) to ``out`` with its manifest; ``config``: what the caller asked for (metrics, text column,
     parameters, ...); ``cache``: the :class:`~biaskit.evaluate.cache.ResponseCache` the scoring used, if any."""
-    cost = token_cost(scored, list(used))
+    cost = token_cost(scored, list(used), cache)
     manifest = new_manifest(
         command,
         config=config or {},
