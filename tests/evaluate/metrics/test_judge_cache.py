@@ -3,7 +3,8 @@
 A second identical run reaches the model with no prompt (every row a hit) and gives an equal table; a change of
 any key part (the weights under the same path, the task file's text under the same path, the orders, repeats,
 seed, temperature, task, label scoring, the text) is a miss; what only says how the judge is reached or how
-fast (batch size, device given as ``cpu`` instead of resolved ``auto``) is not.
+fast (batch size, device given as ``cpu`` instead of resolved ``auto``) is not. The run's token cost counts
+the rows the model answered; the cached rows' tokens are reported apart, and the table keeps them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typer.testing import CliRunner
 from biaskit.cli import app
 from biaskit.evaluate.cache import ResponseCache
 from biaskit.evaluate.metrics import score_table
+from biaskit.evaluate.metrics.cost import token_cost
 
 TEXTS = [
     "She is a wonderful and kind doctor who helps everyone.",
@@ -49,6 +51,18 @@ def _judge(model: str, cache, texts=TEXTS, **params) -> pa.Table:
     return score_table(pa.table({"continuation": list(texts)}), "judge", params={"judge": {"model": model, **params}}, cache=cache, progress=False)
 
 
+def _judged_with_cost(model: str, cache, texts=TEXTS, **params) -> tuple[pa.Table, dict]:
+    """The judged table and the judge's entry of the run's token cost (as the manifest records it)."""
+    used: list = []
+    t = pa.table({"continuation": list(texts)})
+    out = score_table(t, "judge", params={"judge": {"model": model, **params}}, cache=cache, progress=False, on_metric=used.append)
+    return out, token_cost(out, used, cache)["judge"]
+
+
+def _spent_and_cached(cost: dict) -> tuple[int, int, int, int]:
+    return cost["tokens_in"], cost["tokens_out"], cost["cached_tokens_in"], cost["cached_tokens_out"]
+
+
 def _forget_loaded(folder: str) -> None:
     """Drop the process's loaded-model memo, as a new process would start without it."""
     from biaskit.evaluate.runners import hf
@@ -73,6 +87,26 @@ def test_second_judge_run_asks_the_model_nothing_and_gives_an_equal_table(tiny_j
     assert second.equals(first)
     assert set(first.column_names) >= {"judge_flip", "judge_retest", "judge_p_neutral", "judge_tokens_in"}
     assert _judge(tiny_judge, None, orders=2, repeats=3, seed=7).equals(first)  # the cache gives what the model gives
+
+
+def test_a_cached_rerun_spends_no_tokens_and_reports_the_cached_ones_apart(tiny_judge, tmp_path):
+    first, cost1 = _judged_with_cost(tiny_judge, ResponseCache(tmp_path / "c"), orders=2)
+    tin, tout = sum(first.column("judge_tokens_in").to_pylist()), sum(first.column("judge_tokens_out").to_pylist())
+    assert tin > 0 and tout == 4 * 2  # one answer token per text and order
+    assert _spent_and_cached(cost1) == (tin, tout, 0, 0)
+    second, cost2 = _judged_with_cost(tiny_judge, ResponseCache(tmp_path / "c"), orders=2)
+    assert second.equals(first)  # the token columns describe each answer, cached or not
+    assert _spent_and_cached(cost2) == (0, 0, tin, tout)
+    assert cost2["tokens_in_per_row"] == cost1["tokens_in_per_row"] == tin / 4
+    # half the rows cached: the run spent the new rows' tokens only
+    texts = [TEXTS[0], "Something else entirely.", TEXTS[2], "A quiet day at the library."]
+    part, cost3 = _judged_with_cost(tiny_judge, ResponseCache(tmp_path / "c"), texts=texts, orders=2)
+    pin, pout = part.column("judge_tokens_in").to_pylist(), part.column("judge_tokens_out").to_pylist()
+    old_in = first.column("judge_tokens_in").to_pylist()
+    assert pin[0] == old_in[0] and pin[2] == old_in[2]
+    assert _spent_and_cached(cost3) == (pin[1] + pin[3], pout[1] + pout[3], pin[0] + pin[2], pout[0] + pout[2])
+    _, no_cache = _judged_with_cost(tiny_judge, None, orders=2)
+    assert no_cache["tokens_in"] == tin and "cached_tokens_in" not in no_cache  # without --cache: as before
 
 
 @pytest.mark.parametrize(
@@ -153,8 +187,12 @@ def test_score_command_caches_the_judge(tiny_judge, tmp_path):
         args = ["score", str(inp), "-m", "judge", "-p", f"judge.model={tiny_judge}", "-p", "judge.orders=2"]
         r = runner.invoke(app, [*args, "--cache", str(tmp_path / "c"), "--out", str(tmp_path / f"{name}.parquet")])
         assert r.exit_code == 0, r.output
-    m = json.loads((tmp_path / "b.parquet.manifest.json").read_text())
+    a, m = (json.loads((tmp_path / f"{name}.parquet.manifest.json").read_text()) for name in ("a", "b"))
     assert m["cache"] == {"hits": 4, "misses": 0, "path": str(tmp_path / "c")}
+    spent = (a["cost"]["judge"]["tokens_in"], a["cost"]["judge"]["tokens_out"])
+    assert spent[0] > 0 and spent[1] == 8 and (a["cost"]["judge"]["cached_tokens_in"], a["cost"]["judge"]["cached_tokens_out"]) == (0, 0)
+    assert (m["cost"]["judge"]["tokens_in"], m["cost"]["judge"]["tokens_out"]) == (0, 0)
+    assert (m["cost"]["judge"]["cached_tokens_in"], m["cost"]["judge"]["cached_tokens_out"]) == spent
     assert pq.read_table(tmp_path / "a.parquet").equals(pq.read_table(tmp_path / "b.parquet"))
     r = runner.invoke(app, ["cache", "info", str(tmp_path / "c")])
     assert r.exit_code == 0 and "score:judge: 4" in r.output
