@@ -30,9 +30,9 @@ import pyarrow.compute as pc
 
 from biaskit.annotate.labelmodels import MAJORITY_SCHEMA, check_task_labels, crowd_warnings, gold_answers, majority_row, read_annotations, read_labels
 from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.arrow import to_arrow
 from biaskit.bootstrap import percentile_ci, resample_each
 from biaskit.errors import BiaskitError
-from biaskit.io import to_arrow
 from biaskit.schema import AGREEMENT
 
 TIE_POLICIES = ("drop", "random", "label:<name>")

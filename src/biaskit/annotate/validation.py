@@ -26,14 +26,14 @@ from biaskit.annotate.agreement import _row, majority_vote, rows_to_table
 from biaskit.annotate.groupvalidity import group_rows
 from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers, labels_as_majority
 from biaskit.annotate.metriccols import known, resolve
-from biaskit.annotate.rankstats import _spearman_boot, spearman  # noqa: F401  (spearman: public here too)
+from biaskit.annotate.rankstats import _spearman_boot, spearman
 from biaskit.annotate.spans import check_like_for_like, metric_and_rule, rescore
 from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.arrow import to_arrow
 from biaskit.bootstrap import percentile_ci, percentile_interval, resample_each
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.catalog import check_column
 from biaskit.evaluate.stats import inference as inf
-from biaskit.io import to_arrow
 
 #: what :func:`calibrate_thresholds` can maximize
 OBJECTIVES = ("accuracy", "balanced_accuracy")

@@ -163,7 +163,7 @@ def _config_part(t: pa.Table, col: str | None, value: Any) -> pa.Table:
 def _source_sha(inputs: list[str]) -> str | None:
     if not inputs:
         return None
-    from biaskit.io import sha256_file
+    from biaskit.hashing import sha256_file
 
     return sha256_file(inputs[0])
 

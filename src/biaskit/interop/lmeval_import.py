@@ -281,7 +281,7 @@ def _public_name(name: str) -> str:
     its user info and secret query values, which are remembered as secrets so no other output shows them; a local
     path (lm-eval's ``pretrained=/models/smol`` is its model name) as its last part (``smol``), as biaskit's
     served-model runs record it, so no table, and no Hub card made from it, names the machine's folders."""
-    from biaskit.evaluate.runners.openai import public_model_id
+    from biaskit.evaluate.runners.common import public_model_id
     from biaskit.secrets import public_url, redact_data
 
     name = str(name)

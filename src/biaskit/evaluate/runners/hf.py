@@ -132,7 +132,7 @@ def _revision(where: str, gguf: str | None, origin: str, model: Any, revision: s
     if origin == "hub":
         commit = getattr(model.config, "_commit_hash", None)
         return commit or revision
-    from biaskit.io import sha256_file
+    from biaskit.hashing import sha256_file
 
     p = Path(where) / gguf if gguf else Path(where)
     files = [p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file())
@@ -293,7 +293,7 @@ def _converted_gguf_dir(where: str, gguf: str) -> Path | None:
     if os.environ.get("BIASKIT_GGUF_CACHE", "1").strip().lower() in {"0", "false", "no"}:
         return None
     from biaskit.assets import cache_dir
-    from biaskit.io import sha256_file
+    from biaskit.hashing import sha256_file
 
     f = Path(where) / gguf
     return cache_dir() / "models" / f"{f.stem}-{sha256_file(f)[:16]}"
@@ -304,7 +304,7 @@ def _save_converted(model: Any, tok: Any, target: Path) -> None:
 
     Best effort: a failure only costs the next load its speed. Turn off with BIASKIT_GGUF_CACHE=0.
     """
-    from biaskit.io import atomic_path
+    from biaskit.output import atomic_path
 
     try:
         model.hf_quantizer = None  # transformers refuses to save "quantized" (GGUF-loaded) models otherwise
