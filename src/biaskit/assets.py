@@ -26,8 +26,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from biaskit.errors import BiaskitError, require
-from biaskit.io import atomic_path
 from biaskit.log import get_logger
+from biaskit.output import atomic_path
 
 
 @dataclass(frozen=True)

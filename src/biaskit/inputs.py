@@ -48,7 +48,7 @@ def _too_deep(source: str, line: int | None, fix: str) -> BiaskitError:
     return BiaskitError("E380", f"{where}: the document is nested more than {MAX_DEPTH} levels deep", value=source, fix=fix)
 
 
-def _depth_ok(obj: Any, limit: int = MAX_DEPTH) -> bool:
+def depth_ok(obj: Any, limit: int = MAX_DEPTH) -> bool:
     """Whether ``obj`` nests at most ``limit`` containers deep (iterative: no recursion on hostile input)."""
     stack = [(obj, 1)]
     while stack:
@@ -90,7 +90,7 @@ def loads_json(text: str, *, source: str, line: int | None = None, nonfinite: bo
                 "E381", f"{where}: {msg}", value=msg.split(" ", 1)[0], fix="write a finite number, or null for a missing value"
             ) from None
         raise BiaskitError(code, f"{where}: not valid JSON ({msg})", value=text[:80], fix=fix) from None
-    if not _depth_ok(obj):
+    if not depth_ok(obj):
         raise _too_deep(source, line, fix)
     return obj
 
@@ -126,7 +126,7 @@ def load_yaml(text: str, *, source: str, code: str = "E021", fix: str = "") -> A
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark is not None else source
         raise BiaskitError(code, f"{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})", value=source, fix=fix) from None
-    if not _depth_ok(obj):
+    if not depth_ok(obj):
         raise _too_deep(source, None, fix)
     return obj
 

@@ -32,12 +32,11 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
-from biaskit.arrow import to_arrow  # noqa: F401  (moved below io; re-exported)
+from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
-from biaskit.hashing import sha256_file  # noqa: F401  (moved below io; re-exported)
 from biaskit.log import get_logger
 from biaskit.output import (
-    atomic_path,  # noqa: F401  (the output layer's; many modules import it from here)
+    atomic_path,
     clean_table,
     write_json,
     write_text,

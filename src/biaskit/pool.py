@@ -186,7 +186,7 @@ class RayCluster:
             yield from out.iter_batches(batch_size=None, batch_format="pyarrow")
         except Exception as exc:
             # a biaskit error raised on an actor (bad parameter, missing asset) reaches the user as itself
-            err = _biaskit_cause(exc)
+            err = biaskit_cause(exc)
             if err is not None:
                 raise err from None
             raise
@@ -199,13 +199,13 @@ class RayCluster:
         try:
             return ray.get(task.remote(*args))
         except Exception as exc:
-            err = _biaskit_cause(exc)
+            err = biaskit_cause(exc)
             if err is not None:
                 raise err from None
             raise
 
 
-def _biaskit_cause(exc: BaseException) -> BiaskitError | None:
+def biaskit_cause(exc: BaseException) -> BiaskitError | None:
     """The :class:`BiaskitError` inside a Ray error chain (Ray wraps actor exceptions), or None."""
     seen = 0
     cur: BaseException | None = exc

@@ -210,7 +210,8 @@ def test_group_spearman_and_f1_intervals_are_scipys_bca_bootstrap():
 
 def test_vectorised_spearman_bootstrap_equals_the_loop_over_resamples():
     from biaskit.annotate.agreement import bootstrap_ci
-    from biaskit.annotate.validation import _spearman_ci, spearman
+    from biaskit.annotate.rankstats import spearman
+    from biaskit.annotate.validation import _spearman_ci
 
     rng = np.random.default_rng(7)
     h = rng.integers(0, 3, size=257).astype(float)

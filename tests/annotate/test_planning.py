@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
-from biaskit.annotate.agreement import _row, rows_to_table
+from biaskit.annotate.agreement import agreement_row, rows_to_table
 from biaskit.annotate.planning import plan_round, uncertainty
 from biaskit.annotate.sampling import sample_round
 from biaskit.cli import app
@@ -24,8 +24,8 @@ def _val(groups):
     """A validation table with per-group rows: {group: (n, accuracy, n_negative, miss_rate_negative)}."""
     rows = []
     for g, (n, acc, n_neg, miss) in groups.items():
-        rows.append(_row("r1", "sentiment", "group_accuracy", acc, metric="vader", group_by="group", group=g, n_items=n))
-        rows.append(_row("r1", "sentiment", "group_miss_rate_negative", miss, metric="vader", group_by="group", group=g, n_items=n_neg))
+        rows.append(agreement_row("r1", "sentiment", "group_accuracy", acc, metric="vader", group_by="group", group=g, n_items=n))
+        rows.append(agreement_row("r1", "sentiment", "group_miss_rate_negative", miss, metric="vader", group_by="group", group=g, n_items=n_neg))
     return rows_to_table(rows)
 
 
@@ -49,8 +49,8 @@ def test_predicted_half_widths_are_within_20_percent_of_simulated_rounds(p, shar
     """Simulate 4,000 rounds of the planned size: items of the rate's class ~ Binomial(n, share), misses ~
     Binomial(items, p); the simulated half-width is half the 2.5-97.5% spread of the observed rate."""
     rows = [
-        _row("r1", "s", "group_accuracy", 0.5, metric="m", group_by="group", group="A", n_items=n_now),
-        _row("r1", "s", "group_miss_rate_x", p, metric="m", group_by="group", group="A", n_items=int(round(share * n_now))),
+        agreement_row("r1", "s", "group_accuracy", 0.5, metric="m", group_by="group", group="A", n_items=n_now),
+        agreement_row("r1", "s", "group_miss_rate_x", p, metric="m", group_by="group", group="A", n_items=int(round(share * n_now))),
     ]
     plan = plan_round(rows_to_table(rows), target=0.05, rate="miss_rate_x")
     e = plan["groups"]["A"]
@@ -66,7 +66,7 @@ def test_predicted_half_widths_are_within_20_percent_of_simulated_rounds(p, shar
 
 def test_bad_plan_input_is_coded():
     with pytest.raises(BiaskitError, match=r"\[E256\].*per-group"):
-        plan_round(rows_to_table([_row("r1", "s", "accuracy", 0.5, metric="m")]))
+        plan_round(rows_to_table([agreement_row("r1", "s", "accuracy", 0.5, metric="m")]))
     with pytest.raises(BiaskitError, match=r"\[E256\].*unknown rate"):
         plan_round(_val({"A": (100, 0.8, 40, 0.3)}), rate="recall")
     with pytest.raises(BiaskitError, match=r"\[E256\].*between 0 and 0.5"):

@@ -9,7 +9,8 @@ from scipy.stats import spearmanr
 from sklearn.metrics import classification_report, confusion_matrix
 
 from biaskit.annotate.agreement import bootstrap_ci, value
-from biaskit.annotate.validation import calibrate_thresholds, classify, confusion_stats, spearman, validate_metric
+from biaskit.annotate.rankstats import spearman
+from biaskit.annotate.validation import calibrate_thresholds, classify, confusion_stats, validate_metric
 from biaskit.errors import BiaskitError
 
 LABS = ["positive", "neutral", "negative"]

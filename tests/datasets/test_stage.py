@@ -215,7 +215,7 @@ def test_stray_data_file_is_reported(staged):
 def test_staging_manifest_records_inputs_and_shard_hashes(staged):
     import json
 
-    from biaskit.io import sha256_file
+    from biaskit.hashing import sha256_file
 
     res, folder = staged
     m = json.loads((folder / "biaskit_manifest.json").read_text())

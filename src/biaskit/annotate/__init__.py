@@ -39,7 +39,7 @@ _EXPORTS = {
     "validate_metric": "validation",
     "validate_metrics": "validation",
     "calibrate_thresholds": "validation",
-    "spearman": "validation",
+    "spearman": "rankstats",
     "classify": "validation",
     "aggregate": "labelmodels",
     "group_rows": "groupvalidity",

@@ -30,9 +30,9 @@ import pyarrow.compute as pc
 
 from biaskit.annotate.labelmodels import MAJORITY_SCHEMA, check_task_labels, crowd_warnings, gold_answers, majority_row, read_annotations, read_labels
 from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.arrow import to_arrow
 from biaskit.bootstrap import percentile_ci, resample_each
 from biaskit.errors import BiaskitError
-from biaskit.io import to_arrow
 from biaskit.schema import AGREEMENT
 
 TIE_POLICIES = ("drop", "random", "label:<name>")
@@ -236,7 +236,7 @@ def majority_vote(
 # --------------------------------------------------------------------------- agreement table
 
 
-def _row(round_: str, task: str | None, measure: str, value: float | None, **kw) -> dict[str, Any]:
+def agreement_row(round_: str, task: str | None, measure: str, value: float | None, **kw) -> dict[str, Any]:
     error = kw.pop("error", None)
     if value is not None and not np.isfinite(value):
         value, error = None, error or "undefined (all ratings in one category or too few items)"
@@ -288,7 +288,7 @@ def agreement(
     gold = gold_answers(samples, tt)
     crowd_warnings(*(t.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
     lt = LabelTable.from_annotations(t, exclude_items=gold)
-    row = partial(_row, round, spec)
+    row = partial(agreement_row, round, spec)
     rows = _coefficient_rows(row, lt, tt, n_boot=n_boot, seed=seed)
     rows += _pairwise_cohen_rows(row, lt)
     rows += _annotator_majority_rows(row, lt, careless_kappa)
@@ -300,7 +300,7 @@ def agreement(
     return rows_to_table(rows)
 
 
-#: ``_row`` with the round and task filled in: ``row(measure, value, **columns)``
+#: ``agreement_row`` with the round and task filled in: ``row(measure, value, **columns)``
 _RowFn = Callable[..., dict[str, Any]]
 
 

@@ -22,8 +22,9 @@ import pyarrow as pa
 
 from biaskit.annotate.results import PullReport, samples_info, validate_records
 from biaskit.annotate.tasks import get_task_type
+from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
-from biaskit.io import read_json_lines, read_text_utf8, to_arrow, write_text_atomic
+from biaskit.io import read_json_lines, read_text_utf8, write_text_atomic
 from biaskit.output import write_text
 from biaskit.spreadsheet import neutralize
 

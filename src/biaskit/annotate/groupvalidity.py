@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
-from biaskit.annotate.agreement import _row
+from biaskit.annotate.agreement import agreement_row
 from biaskit.annotate.rankstats import spearman
 from biaskit.evaluate.stats import inference as inf
 from biaskit.evaluate.stats.families import family_name, holm_list
@@ -131,7 +131,7 @@ def group_rows(
     gvals = np.array(["(missing)" if g is None or (isinstance(g, float) and g != g) else str(g) for g in groups], dtype=object)
 
     def row(measure: str, value: float | None, **kw: Any) -> dict[str, Any]:
-        return _row(round, task, measure, value, **kw, metric=metric, group_by=by)  # metric, group_by last, as always
+        return agreement_row(round, task, measure, value, **kw, metric=metric, group_by=by)  # metric, group_by last, as always
 
     rows: list[dict[str, Any]] = []
     stats: dict[str, _Group] = {}

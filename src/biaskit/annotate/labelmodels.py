@@ -32,8 +32,8 @@ import numpy as np
 import pyarrow as pa
 
 from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError, MissingDependencyError, check_choice
-from biaskit.io import to_arrow
 from biaskit.labels import check_task
 
 METHODS = ("majority", "dawid-skene", "glad", "mace", "wawa")

@@ -35,8 +35,8 @@ import pyarrow as pa
 from biaskit.annotate.metriccols import resolve
 from biaskit.annotate.results import PullReport, samples_info, validate_records
 from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError, require
-from biaskit.io import to_arrow
 from biaskit.log import get_logger
 from biaskit.net import RETRY_STATUS, Backoff
 from biaskit.secrets import redact, register_secret

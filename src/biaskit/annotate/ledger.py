@@ -23,8 +23,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
-from biaskit.io import acquire_output_lock, read_json_lines, release_output_lock, to_arrow
+from biaskit.io import acquire_output_lock, read_json_lines, release_output_lock
 from biaskit.manifest import utcnow
 from biaskit.output import clean_obj
 from biaskit.secrets import scrub

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.stats.inference import Z95
 from biaskit.inputs import Field, check_record, read_json
-from biaskit.io import to_arrow
 from biaskit.labels import check_task
 
 

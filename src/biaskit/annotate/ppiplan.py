@@ -20,7 +20,7 @@ import numpy as np
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import fill_keys, require_columns, to_frame
 from biaskit.evaluate.stats.inference import Z95
-from biaskit.evaluate.stats.ppi import _binary, check_lam, ppi_mean
+from biaskit.evaluate.stats.ppi import binary, check_lam, ppi_mean
 from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round_files
 from biaskit.io import read_table
 
@@ -76,7 +76,7 @@ def plan_ppi(
         df, [metric_column, human_column, by], "annotate plan --ppi", "pass --metric-column, --human-column and --by with columns of the table"
     )
     df = fill_keys(df, [by])
-    m, h = _binary(df[metric_column], label), _binary(df[human_column], label)
+    m, h = binary(df[metric_column], label), binary(df[human_column], label)
     groups = {}
     for g, idx in df.groupby(by, sort=True).indices.items():
         mg, hg = m[idx], h[idx]

@@ -88,7 +88,7 @@ def spearman_resamples(h: np.ndarray, s: np.ndarray, idx: np.ndarray) -> np.ndar
         return np.clip(np.where(den > 0, num / den, np.nan), -1.0, 1.0)
 
 
-def _spearman_boot(h: np.ndarray, s: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+def spearman_boot(h: np.ndarray, s: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """rho of ``n_boot`` resamples drawn as ``rng.integers(0, n, size=n)`` one after the other (the stream of
     :func:`~biaskit.annotate.agreement.bootstrap_ci`), in chunks of about 2 million draws to bound memory."""
     n = len(h)

@@ -20,8 +20,8 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
-from biaskit.io import to_arrow
 from biaskit.schema import ANNOTATIONS, validate
 
 EXPLAIN = {

@@ -11,7 +11,8 @@ from typing import Any
 
 from biaskit.annotate import ledger as led
 from biaskit.annotate.files import export_tasks
-from biaskit.io import to_arrow, write_table
+from biaskit.arrow import to_arrow
+from biaskit.io import write_table
 from biaskit.manifest import new_manifest
 
 

@@ -31,8 +31,8 @@ from biaskit.annotate.metriccols import MetricColumns, resolve
 from biaskit.annotate.planning import boundaries, uncertainty
 from biaskit.annotate.spans import JOINED, row_scored_span
 from biaskit.annotate.tasks import TaskType, get_task_type, task_spec
+from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError, check_choice
-from biaskit.io import to_arrow
 from biaskit.schema import SAMPLES, conform
 
 #: columns of the samples table that sampling itself writes

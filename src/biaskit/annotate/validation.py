@@ -22,18 +22,18 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from biaskit.annotate.agreement import _row, majority_vote, rows_to_table
+from biaskit.annotate.agreement import agreement_row, majority_vote, rows_to_table
 from biaskit.annotate.groupvalidity import group_rows
 from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers, labels_as_majority
 from biaskit.annotate.metriccols import known, resolve
-from biaskit.annotate.rankstats import _spearman_boot, spearman  # noqa: F401  (spearman: public here too)
+from biaskit.annotate.rankstats import spearman, spearman_boot
 from biaskit.annotate.spans import check_like_for_like, metric_and_rule, rescore
 from biaskit.annotate.tasks import TaskType, get_task_type
+from biaskit.arrow import to_arrow
 from biaskit.bootstrap import percentile_ci, percentile_interval, resample_each
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.catalog import check_column
 from biaskit.evaluate.stats import inference as inf
-from biaskit.io import to_arrow
 
 #: what :func:`calibrate_thresholds` can maximize
 OBJECTIVES = ("accuracy", "balanced_accuracy")
@@ -307,7 +307,7 @@ class _RowMaker:
     metric: str
 
     def __call__(self, measure: str, value: float | None, **kw: Any) -> dict[str, Any]:
-        return _row(self.round, self.task, measure, value, metric=self.metric, **kw)
+        return agreement_row(self.round, self.task, measure, value, metric=self.metric, **kw)
 
 
 @dataclass
@@ -519,7 +519,7 @@ def _spearman_ci(hx: np.ndarray, sx: np.ndarray, *, n_boot: int, seed: int, leve
     n = len(hx)
     if n_boot <= 0 or n < 2:
         return None, None
-    vals = _spearman_boot(hx, sx, n_boot, np.random.default_rng(seed))
+    vals = spearman_boot(hx, sx, n_boot, np.random.default_rng(seed))
     return percentile_interval(vals, level, min_finite=max(10, n_boot // 10))
 
 

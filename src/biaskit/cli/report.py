@@ -100,14 +100,14 @@ def ztest_cmd(
     """
     from biaskit.errors import check_choice
     from biaskit.evaluate.stats import pairwise_proportion_tests
-    from biaskit.evaluate.stats.aggregate import _label_strings, metric_labels
+    from biaskit.evaluate.stats.aggregate import label_strings, metric_labels
     from biaskit.evaluate.stats.families import add_caution
     from biaskit.io import read_table
 
     t = read_table(table)
     if column in t.column_names and metric_labels(column) is None:  # a metric's column: checked against its labels (E151)
         # a label that occurs nowhere (a typo) would give a table of 0 shares with every test undefined
-        seen = sorted(set(_label_strings(t.column(column).to_pandas()).dropna()))
+        seen = sorted(set(label_strings(t.column(column).to_pandas()).dropna()))
         check_choice("E080", f"label {label!r} does not occur in column {column!r}", label, seen, fix="pass --label with one of the column's labels")
     tests = pairwise_proportion_tests(t, group, column, label, within=within, correction=correction, cluster=cluster)
     _emit(add_caution(tests), out)

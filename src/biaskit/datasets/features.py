@@ -77,7 +77,7 @@ def encode(table: pa.Table, *, class_labels: bool = True):
 def decode(dataset) -> pa.Table:
     """A ``datasets.Dataset`` (e.g. from ``load_dataset``) as a biaskit Arrow table: ClassLabel ids -> strings."""
     import datasets as hf_datasets
-    from biaskit.io import to_arrow
+    from biaskit.arrow import to_arrow
 
     t = to_arrow(dataset)
     features = getattr(dataset, "features", None) or {}

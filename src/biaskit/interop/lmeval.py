@@ -34,21 +34,21 @@ from typing import Any
 
 from biaskit.errors import BiaskitError
 from biaskit.interop.lmeval_export import (
+    ExportPlan,
     ExportResult,
-    _check_export_target,
-    _check_generation_settings,
-    _config_column,
-    _configs,
-    _ExportPlan,
-    _group_name,
-    _refuse_empty_texts,
-    _source_sha,
-    _with_input_column,
-    _write_group_files,
-    _write_tasks,
+    check_export_target,
+    check_generation_settings,
+    config_column,
+    group_name,
+    inputs_sha256,
+    refuse_empty_texts,
+    task_configs,
+    with_input_column,
+    write_group_files,
+    write_tasks,
 )
-from biaskit.interop.lmeval_format import EXPORT_FILE, MARKER_KIND, _default_kind, generation_kwargs, lm_eval_command
-from biaskit.interop.lmeval_import import ImportResult, _add_nll, _find_runs, _read_run, _Rows, _run_facts, _run_info, _select_runs
+from biaskit.interop.lmeval_format import EXPORT_FILE, MARKER_KIND, default_kind, generation_kwargs, lm_eval_command
+from biaskit.interop.lmeval_import import ImportResult, ReadRows, add_nll, find_runs, read_run, run_facts, run_info, select_runs
 
 
 def export_lmeval(
@@ -83,25 +83,25 @@ def export_lmeval(
     from biaskit.ownership import claim_folder, write_owned_folder
 
     out_p = Path(out)
-    _check_export_target(kind, out_p)
+    check_export_target(kind, out_p)
     claim = claim_folder(out_p, EXPORT_FILE, MARKER_KIND, overwrite=overwrite)
     t, inputs = prompt_table(table)
     if t.num_rows == 0:
         raise BiaskitError("E260", "the prompts table has no rows", value=inputs[0] if inputs else None, fix="export a table with prompts")
-    k = _default_kind(t) if kind == "auto" else kind
-    _check_generation_settings(
+    k = default_kind(t) if kind == "auto" else kind
+    check_generation_settings(
         k, max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_p=top_p, top_k=top_k, samples=samples, until=until
     )
-    group = _group_name(name, t)
-    col = _config_column(config_by, t)
-    _refuse_empty_texts(t)
-    t = _with_input_column(t, k == "generate" and strip_trailing_space)
-    plan = _ExportPlan(
+    group = group_name(name, t)
+    col = config_column(config_by, t)
+    refuse_empty_texts(t)
+    t = with_input_column(t, k == "generate" and strip_trailing_space)
+    plan = ExportPlan(
         out=out_p,
         group=group,
         kind=k,
         config_by=col,
-        configs=_configs(t, col),
+        configs=task_configs(t, col),
         gen_kwargs=(
             generation_kwargs(max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_p=top_p, top_k=top_k, until=until)
             if k == "generate"
@@ -111,14 +111,14 @@ def export_lmeval(
         strip_trailing_space=strip_trailing_space,
         data_root=Path(data_root) if data_root is not None else (out_p.resolve() / "data"),
         inputs=inputs,
-        source_sha=_source_sha(inputs),
+        source_sha=inputs_sha256(inputs),
         command=lm_eval_command(group, out_p.resolve()),
         rows=t.num_rows,
     )
 
     def fill(tmp: Path) -> dict[str, int]:
-        tasks = _write_tasks(tmp, plan, t)
-        marker.update(_write_group_files(tmp, plan, tasks))
+        tasks = write_tasks(tmp, plan, t)
+        marker.update(write_group_files(tmp, plan, tasks))
         return tasks
 
     marker: dict[str, Any] = {}
@@ -140,20 +140,20 @@ def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: st
     from biaskit.schema import conform
 
     src = Path(source)
-    ours, skipped = _select_runs(_find_runs(src), group)
-    acc = _Rows()
+    ours, skipped = select_runs(find_runs(src), group)
+    acc = ReadRows()
     inputs: list[str] = []
     tasks_facts: dict[str, dict] = {}
     runs_facts: dict[str, dict] = {}
     for r, res, cfg in ours:
         inputs.append(str(r.samples))
-        run = _run_info(r, res, cfg, model, tokenizer)
+        run = run_info(r, res, cfg, model, tokenizer)
         if r.results is not None and str(r.results) not in runs_facts:
             inputs.append(str(r.results))
-            runs_facts[str(r.results)] = _run_facts(res, run.model_args)
-        tasks_facts[r.task] = _read_run(acc, run)
+            runs_facts[str(r.results)] = run_facts(res, run.model_args)
+        tasks_facts[r.task] = read_run(acc, run)
     table = acc.table()
-    table, tok_facts = _add_nll(table, acc, str(src))
+    table, tok_facts = add_nll(table, acc, str(src))
     table = conform(table, "generations")
     facts = {"lm_eval": {"runs": runs_facts, "tasks": tasks_facts}, "skipped_tasks": skipped, "tokenizers": tok_facts, "rows": table.num_rows}
     return ImportResult(table, "+".join(sorted(acc.kinds)), inputs, facts)

@@ -17,11 +17,11 @@ from biaskit.interop.lmeval_format import (
     INPUT_COLUMN,
     KINDS,
     OUTPUT_TYPES,
-    _config_names,
-    _default_config_by,
-    _default_name,
-    _task_name,
+    config_names,
+    default_config_by,
+    default_name,
     lm_eval_command,
+    task_name,
 )
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,99}$")
@@ -38,7 +38,7 @@ class ExportResult:
 
 
 @dataclass
-class _ExportPlan:
+class ExportPlan:
     """What an export writes, worked out (and checked) before anything is written."""
 
     out: Path
@@ -56,12 +56,12 @@ class _ExportPlan:
     rows: int
 
 
-def _check_export_target(kind: str, out_p: Path) -> None:
+def check_export_target(kind: str, out_p: Path) -> None:
     """E260 for an unknown kind (the folder itself is checked by :func:`biaskit.ownership.claim_folder`)."""
     check_choice("E260", "unknown export kind", kind, KINDS, fix="e.g. --kind generate")
 
 
-def _check_generation_settings(
+def check_generation_settings(
     kind: str,
     *,
     max_new_tokens: int,
@@ -88,8 +88,8 @@ def _check_generation_settings(
         ).check()
 
 
-def _group_name(name: str | None, t: pa.Table) -> str:
-    group = name or _default_name(t)
+def group_name(name: str | None, t: pa.Table) -> str:
+    group = name or default_name(t)
     if not _NAME.match(group):
         raise BiaskitError(
             "E260",
@@ -100,8 +100,8 @@ def _group_name(name: str | None, t: pa.Table) -> str:
     return group
 
 
-def _config_column(config_by: str | None, t: pa.Table) -> str | None:
-    col = config_by if config_by is not None else _default_config_by(t)
+def config_column(config_by: str | None, t: pa.Table) -> str | None:
+    col = config_by if config_by is not None else default_config_by(t)
     if col is not None and col not in t.column_names:
         raise BiaskitError(
             "E260",
@@ -113,7 +113,7 @@ def _config_column(config_by: str | None, t: pa.Table) -> str | None:
     return col
 
 
-def _refuse_empty_texts(t: pa.Table) -> None:
+def refuse_empty_texts(t: pa.Table) -> None:
     import pyarrow.compute as pc
 
     empty = pc.fill_null(pc.equal(pc.utf8_trim_whitespace(t.column("text")), ""), True)
@@ -128,7 +128,7 @@ def _refuse_empty_texts(t: pa.Table) -> None:
         )
 
 
-def _with_input_column(t: pa.Table, strip: bool) -> pa.Table:
+def with_input_column(t: pa.Table, strip: bool) -> pa.Table:
     """The table with ``lm_input`` last (replacing one it has): the text, its trailing spaces cut when ``strip``."""
     import pyarrow.compute as pc
 
@@ -139,13 +139,13 @@ def _with_input_column(t: pa.Table, strip: bool) -> pa.Table:
     return t.append_column(INPUT_COLUMN, lm_input)
 
 
-def _configs(t: pa.Table, col: str | None) -> list[tuple[Any, str]]:
+def task_configs(t: pa.Table, col: str | None) -> list[tuple[Any, str]]:
     """(config value, task-name suffix) per task: one per value of ``col`` in the order values first occur; without
     ``col`` a single task ``all``."""
     if col is None:
         return [(None, "all")]
     values = t.column(col).unique().to_pylist()
-    names = _config_names(values)
+    names = config_names(values)
     return [(v, names[v]) for v in values]
 
 
@@ -160,15 +160,15 @@ def _config_part(t: pa.Table, col: str | None, value: Any) -> pa.Table:
     return t.filter(mask)
 
 
-def _source_sha(inputs: list[str]) -> str | None:
+def inputs_sha256(inputs: list[str]) -> str | None:
     if not inputs:
         return None
-    from biaskit.io import sha256_file
+    from biaskit.hashing import sha256_file
 
     return sha256_file(inputs[0])
 
 
-def _write_tasks(tmp: Path, plan: _ExportPlan, t: pa.Table) -> dict[str, int]:
+def write_tasks(tmp: Path, plan: ExportPlan, t: pa.Table) -> dict[str, int]:
     """Each task's rows (``data/<task>.parquet``) and YAML, one part cut, written and dropped in turn; task -> rows."""
     import yaml
 
@@ -179,7 +179,7 @@ def _write_tasks(tmp: Path, plan: _ExportPlan, t: pa.Table) -> dict[str, int]:
     tasks: dict[str, int] = {}
     for value, suffix in plan.configs:
         part = _config_part(t, plan.config_by, value)
-        task = _task_name(plan.group, suffix)
+        task = task_name(plan.group, suffix)
         write_parquet(part, tmp / "data" / f"{task}.parquet")
         cfg = _task_config(plan, task, value, part.num_rows)
         write_text_atomic(tmp / f"{task}.yaml", "# written by `biaskit export lm-eval`\n" + yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
@@ -187,7 +187,7 @@ def _write_tasks(tmp: Path, plan: _ExportPlan, t: pa.Table) -> dict[str, int]:
     return tasks
 
 
-def _task_config(plan: _ExportPlan, task: str, value: Any, rows: int) -> dict[str, Any]:
+def _task_config(plan: ExportPlan, task: str, value: Any, rows: int) -> dict[str, Any]:
     """One task's lm-eval YAML config, with what biaskit needs back under ``metadata.biaskit``."""
     k = plan.kind
     meta = {
@@ -224,7 +224,7 @@ def _task_config(plan: _ExportPlan, task: str, value: Any, rows: int) -> dict[st
     return cfg
 
 
-def _write_group_files(tmp: Path, plan: _ExportPlan, tasks: dict[str, int]) -> dict[str, Any]:
+def write_group_files(tmp: Path, plan: ExportPlan, tasks: dict[str, int]) -> dict[str, Any]:
     """The group YAML naming the tasks and the README with the lm_eval command; returns the export manifest (the
     folder's marker, written last by :func:`biaskit.ownership.write_owned_folder`)."""
     import yaml

@@ -23,7 +23,7 @@ MARKER_KIND = "lm-eval export"
 DEFAULT_CONFIG_BY = {"bold": "domain", "holistic_bias": "axis"}
 
 
-def _config_names(values: list[Any]) -> dict[Any, str]:
+def config_names(values: list[Any]) -> dict[Any, str]:
     """value -> task-name suffix: lowercase [a-z0-9_]; null -> ``none``; two values that clash get a hash suffix;
     a suffix over 100 bytes keeps its head and gets a hash of the whole (:func:`biaskit.inputs.name_part`, which
     also removes known secrets first), so a 300-character domain gives a file name the file system accepts."""
@@ -41,7 +41,7 @@ def _config_names(values: list[Any]) -> dict[Any, str]:
     return out
 
 
-def _task_name(group: str, suffix: str) -> str:
+def task_name(group: str, suffix: str) -> str:
     """The lm-eval task name (and file stem) of one config: at most 200 bytes, so that lm-eval's own
     ``samples_<task>_<date>.jsonl`` also fits the file system's 255-byte name limit."""
     from biaskit.inputs import path_component
@@ -49,7 +49,7 @@ def _task_name(group: str, suffix: str) -> str:
     return path_component(f"{group}_{suffix}", limit=200)
 
 
-def _default_kind(t: pa.Table) -> str:
+def default_kind(t: pa.Table) -> str:
     if "source" in t.column_names:
         src = set(t.column("source").unique().to_pylist())
         if src == {"holistic_bias"}:
@@ -57,7 +57,7 @@ def _default_kind(t: pa.Table) -> str:
     return "generate"
 
 
-def _default_config_by(t: pa.Table) -> str | None:
+def default_config_by(t: pa.Table) -> str | None:
     if "source" in t.column_names:
         src = t.column("source").unique().to_pylist()
         if len(src) == 1 and DEFAULT_CONFIG_BY.get(src[0]) in t.column_names:
@@ -65,7 +65,7 @@ def _default_config_by(t: pa.Table) -> str | None:
     return "domain" if "domain" in t.column_names else None
 
 
-def _default_name(t: pa.Table) -> str:
+def default_name(t: pa.Table) -> str:
     if "source" in t.column_names:
         src = t.column("source").unique().to_pylist()
         if len(src) == 1 and src[0]:

@@ -54,7 +54,7 @@ def _json_file(path: Path) -> dict:
     return obj
 
 
-def _find_runs(source: Path) -> list[_Run]:
+def find_runs(source: Path) -> list[_Run]:
     if not source.exists():
         raise BiaskitError(
             "E261", "lm-eval output not found", value=str(source), fix="give the folder passed to lm_eval --output_path, or one samples_*.jsonl file"
@@ -171,16 +171,17 @@ def _ll_value(v: Any) -> float | None:
 
 
 def _load_tokenizer(spec: str, model_args: dict[str, str]):
-    from biaskit.evaluate.runners.hf import _locate, _transformers
+    from biaskit.evaluate.runners._hf_base import transformers_module
+    from biaskit.evaluate.runners.hf import locate
 
-    where, gguf, _ = _locate(spec, "causal")
+    where, gguf, _ = locate(spec, "causal")
     kw: dict[str, Any] = {}
     gg = gguf or model_args.get("gguf_file")
     if gg:
         kw["gguf_file"] = gg
     if model_args.get("trust_remote_code", "").lower() == "true":
         kw["trust_remote_code"] = True
-    return _transformers().AutoTokenizer.from_pretrained(where, **kw)
+    return transformers_module().AutoTokenizer.from_pretrained(where, **kw)
 
 
 def _token_counts(texts: list[str], tokenizer: str | None, model_args: dict[str, str], where: str) -> tuple[list[int], str]:
@@ -220,7 +221,7 @@ def _token_counts(texts: list[str], tokenizer: str | None, model_args: dict[str,
     return counts, spec
 
 
-def _select_runs(runs: list[_Run], group: str | None) -> tuple[list[tuple[_Run, dict | None, dict | None]], list[dict]]:
+def select_runs(runs: list[_Run], group: str | None) -> tuple[list[tuple[_Run, dict | None, dict | None]], list[dict]]:
     """The runs to read, each with its results file and task config, and the tasks skipped as not biaskit's (a
     warning each); E261 when nothing is left to read."""
     results_cache: dict[Path, dict] = {}
@@ -281,7 +282,7 @@ def _public_name(name: str) -> str:
     its user info and secret query values, which are remembered as secrets so no other output shows them; a local
     path (lm-eval's ``pretrained=/models/smol`` is its model name) as its last part (``smol``), as biaskit's
     served-model runs record it, so no table, and no Hub card made from it, names the machine's folders."""
-    from biaskit.evaluate.runners.openai import public_model_id
+    from biaskit.evaluate.runners.common import public_model_id
     from biaskit.secrets import public_url, redact_data
 
     name = str(name)
@@ -290,7 +291,7 @@ def _public_name(name: str) -> str:
     return redact_data(public_url(name))
 
 
-def _run_info(r: _Run, res: dict | None, cfg: dict | None, model: str | None, tokenizer: str | None) -> _RunInfo:
+def run_info(r: _Run, res: dict | None, cfg: dict | None, model: str | None, tokenizer: str | None) -> _RunInfo:
     margs = _model_args(res) if res else {}
     return _RunInfo(
         run=r,
@@ -304,7 +305,7 @@ def _run_info(r: _Run, res: dict | None, cfg: dict | None, model: str | None, to
     )
 
 
-def _run_facts(res: dict | None, margs: dict[str, str]) -> dict[str, Any]:
+def run_facts(res: dict | None, margs: dict[str, str]) -> dict[str, Any]:
     """What the manifest keeps of an lm-eval results file (``lm_eval.runs``): versions, model, settings, seeds."""
     rc = (res or {}).get("config") or {}
     return {
@@ -327,7 +328,7 @@ def _run_facts(res: dict | None, margs: dict[str, str]) -> dict[str, Any]:
 
 
 @dataclass
-class _Rows:
+class ReadRows:
     """The rows read so far: the current chunk as dicts (turned into Arrow every ``_CHUNK`` rows: bounded memory)
     and the chunks done; where each (prompt, model, kind, sample) was read; the kinds seen; and for each likelihood
     row (global index) its log-likelihood, sentence and tokenizer key, for the per-token NLL once all are read."""
@@ -367,7 +368,7 @@ class _Rows:
         return chunks[0] if len(chunks) == 1 else pa.concat_tables(chunks, promote_options="permissive")
 
 
-def _read_run(acc: _Rows, run: _RunInfo) -> dict[str, Any]:
+def read_run(acc: ReadRows, run: _RunInfo) -> dict[str, Any]:
     """Read one samples file into ``acc``; its facts for the manifest (``lm_eval.tasks``)."""
     r, res, cfg = run.run, run.results, run.cfg
     gen_kwargs_seen = None
@@ -427,7 +428,7 @@ def _check_doc(doc: dict, samples: Path, no: int) -> str:
     return pid
 
 
-def _add_generations(acc: _Rows, run: _RunInfo, no: int, rec: dict, pid: str, base: dict, outs: list) -> dict:
+def _add_generations(acc: ReadRows, run: _RunInfo, no: int, rec: dict, pid: str, base: dict, outs: list) -> dict:
     """The rows of one generate_until sample, one per repeat; returns the generation_kwargs it ran with."""
     from biaskit.evaluate.runners.common import join_continuation
 
@@ -477,7 +478,7 @@ def _add_generations(acc: _Rows, run: _RunInfo, no: int, rec: dict, pid: str, ba
     return gk
 
 
-def _add_likelihood(acc: _Rows, run: _RunInfo, no: int, rec: dict, pid: str, base: dict, outs: list) -> None:
+def _add_likelihood(acc: ReadRows, run: _RunInfo, no: int, rec: dict, pid: str, base: dict, outs: list) -> None:
     """The row of one loglikelihood_rolling sample; its log-likelihood waits in ``acc`` for the token counts."""
     r = run.run
     ll = _ll_value(outs[0] if outs else None)
@@ -518,7 +519,7 @@ def _add_likelihood(acc: _Rows, run: _RunInfo, no: int, rec: dict, pid: str, bas
     acc.claim((pid, run.model_name, "likelihood", 0), r.samples, no, f"prompt {pid!r} (model {run.model_name})")
 
 
-def _add_nll(table: pa.Table, acc: _Rows, where: str) -> tuple[pa.Table, dict[str, int]]:
+def add_nll(table: pa.Table, acc: ReadRows, where: str) -> tuple[pa.Table, dict[str, int]]:
     """Likelihood rows get ``nll_mean``/``perplexity``/``n_tokens`` from the summed log-likelihood and the tokenizer's
     token count (``error`` for a sentence with no token); returns the table and tokenizer -> sentences counted."""
     tok_facts: dict[str, int] = {}

@@ -213,7 +213,7 @@ def strip_list_lines(raw: str) -> str:
     return _LIST_LINE.sub(_drop_list_line, raw)
 
 
-def _is_interlanguage(prefix: str) -> bool:
+def is_interlanguage(prefix: str) -> bool:
     return bool(_INTERLANG.match(prefix))
 
 
@@ -270,7 +270,7 @@ def _render_link(node: Any) -> str:
             if not inline:
                 return ""
             return _render(node.text) if node.text is not None else rest.strip()
-        if _is_interlanguage(pl) and not inline:
+        if is_interlanguage(pl) and not inline:
             return ""
     if node.text is not None:
         return _render(node.text)

@@ -405,7 +405,7 @@ def snake(title: str) -> str:
     return re.sub(r"[^\w]+", "_", t).strip("_")
 
 
-def _seed_kind(seed: dict[str, str]) -> tuple[str, str]:
+def seed_kind(seed: dict[str, str]) -> tuple[str, str]:
     kind = next(k for k in seed if k != "match")
     return kind, seed[kind]
 
@@ -441,7 +441,7 @@ def resolve_assignments(
     for dom in cfg.domains.values():
         groups = dict(dom.groups)
         for seed in dom.seeds:
-            kind, page = _seed_kind(seed)
+            kind, page = seed_kind(seed)
             if kind == "lists_of":
                 for t in need(links, "links")(page):
                     if re.match(r"^lists? of ", t, re.I) and snake(t) not in groups and (not seed.get("match") or re.search(seed["match"], t)):
@@ -454,7 +454,7 @@ def resolve_assignments(
         for g in groups.values():
             titles: list[str] = list(g.pages)
             for seed in g.seeds:
-                kind, page = _seed_kind(seed)
+                kind, page = seed_kind(seed)
                 fn = need(links, "links") if kind == "links" else need(category, "category")
                 try:
                     found = list(fn(page))

@@ -13,7 +13,7 @@ from typing import Any
 
 from biaskit.errors import BiaskitError
 from biaskit.log import get_logger
-from biaskit.scrape.config import Assignment, DomainConfig, _seed_kind, resolve_assignments
+from biaskit.scrape.config import Assignment, DomainConfig, resolve_assignments, seed_kind
 from biaskit.scrape.dump import Page
 from biaskit.scrape.extract import ALL_PAGES_KEY
 
@@ -55,7 +55,7 @@ def wikitext_links(text: str, site: Any = None) -> list[str]:
     names, so ``[[Κατηγορία:...]]`` is no article)."""
     import mwparserfromhell
 
-    from biaskit.scrape.clean import _is_interlanguage
+    from biaskit.scrape.clean import is_interlanguage
     from biaskit.scrape.dump import normalize_title
 
     out: list[str] = []
@@ -65,7 +65,7 @@ def wikitext_links(text: str, site: Any = None) -> list[str]:
             continue
         prefix, sep, _ = t.partition(":")
         if sep and (
-            prefix.strip().lower() in _NON_ARTICLE_NS or _is_interlanguage(prefix.strip().lower()) or (site is not None and site.is_namespace(prefix))
+            prefix.strip().lower() in _NON_ARTICLE_NS or is_interlanguage(prefix.strip().lower()) or (site is not None and site.is_namespace(prefix))
         ):
             continue
         t = normalize_title(t)
@@ -77,7 +77,7 @@ def wikitext_links(text: str, site: Any = None) -> list[str]:
 _CAT_RE = re.compile(r"\[\[\s*category\s*:\s*([^|\]]+)", re.I)
 
 
-def _dump_language(dump: Path, cfg: DomainConfig) -> tuple[DomainConfig, str]:
+def dump_language(dump: Path, cfg: DomainConfig) -> tuple[DomainConfig, str]:
     """The config to run with and where its language comes from: ``config`` when the config names one, else
     the dump's ``<siteinfo>`` (``siteinfo:xml:lang``, ``siteinfo:base``, ``siteinfo:dbname``: a copy of ``cfg``
     takes it); a dump that names none keeps the config's default (``default``)."""
@@ -97,7 +97,7 @@ def _dump_language(dump: Path, cfg: DomainConfig) -> tuple[DomainConfig, str]:
     return cfg, where
 
 
-def _learn_abbreviations(dump: Path, cfg: DomainConfig, names: Any) -> Any:
+def learn_abbreviations(dump: Path, cfg: DomainConfig, names: Any) -> Any:
     """The abbreviations of a language the ``wiki`` splitter has no list for, learnt from the dump's first pages
     (:mod:`biaskit.scrape.abbrev`); None when the language has a list or another splitter is used."""
     from biaskit.scrape.abbrev import learn_from_pages, needs_learning
@@ -111,7 +111,7 @@ def _learn_abbreviations(dump: Path, cfg: DomainConfig, names: Any) -> Any:
     return learned
 
 
-def _multistream(dump: Path, index: str | os.PathLike | None, processes: int, engine: Any) -> tuple[Any, Path | None, list | None]:
+def multistream_plan(dump: Path, index: str | os.PathLike | None, processes: int, engine: Any) -> tuple[Any, Path | None, list | None]:
     """The engine (an ``EngineSpec``, or None), the multistream index and the dump's stream spans (None: the dump
     is read in one pass); ``--engine ray`` without a multistream dump is E234."""
     spans = None
@@ -145,7 +145,7 @@ class _FirstPass:
     articles: int = 0
 
 
-def _first_pass(dump: Path, cfg: DomainConfig, site: Any, names: Any, all_pages: bool) -> _FirstPass:
+def first_pass(dump: Path, cfg: DomainConfig, site: Any, names: Any, all_pages: bool) -> _FirstPass:
     """Pass 1 over the dump: redirects, seed links, categories; --all-pages needs none of them and reads the dump once."""
     from biaskit.scrape.dump import iter_dump, normalize_title
 
@@ -154,7 +154,7 @@ def _first_pass(dump: Path, cfg: DomainConfig, site: Any, names: Any, all_pages:
     cats: set[str] = set()
     for dom in cfg.domains.values():
         for seed in [*dom.seeds, *(s for g in dom.groups.values() for s in g.seeds)]:
-            kind, target = _seed_kind(seed)
+            kind, target = seed_kind(seed)
             if kind == "category":
                 cats.add(normalize_title(target.split(":", 1)[-1]))
             else:
@@ -175,7 +175,7 @@ def _first_pass(dump: Path, cfg: DomainConfig, site: Any, names: Any, all_pages:
     return found
 
 
-def _dump_assignments(cfg: DomainConfig, first: _FirstPass, redirects: str) -> tuple[dict[str, list[Assignment]], dict[str, int]]:
+def dump_assignments(cfg: DomainConfig, first: _FirstPass, redirects: str) -> tuple[dict[str, list[Assignment]], dict[str, int]]:
     """The config's pages and groups, its seeds expanded from what the first pass found (titles through the dump's
     redirects unless ``redirects="skip"``)."""
     from biaskit.scrape.dump import normalize_title, resolve_title
@@ -194,7 +194,7 @@ def _dump_assignments(cfg: DomainConfig, first: _FirstPass, redirects: str) -> t
 
 
 @dataclass
-class _DumpSource:
+class DumpSource:
     """The dump's pages for :func:`build_from_pages`: one pass in this process (:meth:`pages`) or one task per
     stream of a multistream dump (:meth:`streams`). With --all-pages there was no first pass: they read the
     wiki's name (``<siteinfo>``) and count the articles as they go."""

@@ -154,13 +154,13 @@ def process_stream(task: tuple) -> tuple[list[tuple[list[dict], dict, list[dict]
     for page in iter_stream_pages(data, name):
         skipped["articles"] += 1
         page.wiki, page.retrieved_at = wiki, retrieved
-        assigns = _assigns_to_do(page, assignments, done, skipped)
+        assigns = assigns_to_do(page, assignments, done, skipped)
         if assigns:
             out.append(process_page((page, assigns, settings)))
     return out, skipped
 
 
-def _assigns_to_do(page: Page, assignments, done: set[str], skipped: dict) -> list[Assignment]:
+def assigns_to_do(page: Page, assignments, done: set[str], skipped: dict) -> list[Assignment]:
     """The page's assignments, or [] (counted in ``skipped``) when it was done by an earlier run or the config
     does not name it."""
     if page.title in done:

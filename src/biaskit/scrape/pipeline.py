@@ -24,16 +24,16 @@ from biaskit.log import get_logger
 from biaskit.scrape.config import Assignment, DomainConfig, resolve_assignments
 from biaskit.scrape.dump import Page
 from biaskit.scrape.dump_source import (
-    _dump_assignments,
-    _dump_language,
-    _DumpSource,
-    _first_pass,
-    _learn_abbreviations,
-    _multistream,
+    DumpSource,
+    dump_assignments,
+    dump_language,
+    first_pass,
+    learn_abbreviations,
+    multistream_plan,
 )
 from biaskit.scrape.extract import ALL_PAGES_KEY, PAGE_FILTERS, AllPages, check_assets, process_page
-from biaskit.scrape.shards import _check_run_state, _Shards, _tally, _write_outputs, _write_shards
-from biaskit.scrape.workers import _page_tasks, _pool_map, _stream_results
+from biaskit.scrape.shards import Shards, check_run_state, tally_shards, write_outputs, write_shards
+from biaskit.scrape.workers import page_tasks, pool_map, stream_results
 
 log = get_logger("scrape")
 
@@ -99,8 +99,8 @@ def build_from_pages(
     check_assets(cfg)  # before any page and before any output is written
     out = Path(out)
     report = pages_report_path(out)
-    shards = _Shards.open(out, report, sentences_out)
-    _check_run_state(shards, out, command, cfg, assignments)
+    shards = Shards.open(out, report, sentences_out)
+    check_run_state(shards, out, command, cfg, assignments)
     done = {t for _, t in shards.status.done_keys()}
     if done:
         log.info("resuming: %d pages already done in %s", len(done), shards.status.parts)
@@ -116,18 +116,18 @@ def build_from_pages(
     }
     skipped = {"pages_not_in_config": 0, "pages_resumed": 0}
     if streams is None:
-        results = _pool_map(process_page, _page_tasks(pages, assignments, done, settings, skipped), processes)
+        results = pool_map(process_page, page_tasks(pages, assignments, done, settings, skipped), processes)
     else:
-        results = _stream_results(streams, assignments, done, settings, skipped, processes, engine, extra)
+        results = stream_results(streams, assignments, done, settings, skipped, processes, engine, extra)
     todo = total - len(done) if total is not None else None
-    _write_shards(results, shards, todo, shard_pages)
-    tally = _tally(shards, cfg, skipped)
+    write_shards(results, shards, todo, shard_pages)
+    tally = tally_shards(shards, cfg, skipped)
     if isinstance(assignments, AllPages):  # one group per article: the manifest gets their sum and their number
         extra = {**(extra or {}), "groups_with_prompts": len(tally.per_group)}
         tally.per_group = {ALL_PAGES_KEY: sum(tally.per_group.values())}
     if site is not None:
         extra = {**(extra or {}), "site_names": site.as_dict()}
-    _write_outputs(tally, shards, out, report, cfg, command, inputs, extra)
+    write_outputs(tally, shards, out, report, cfg, command, inputs, extra)
     return ScrapeResult(out, report, tally.totals, per_group=tally.per_group, failed=tally.failed)
 
 
@@ -160,24 +160,24 @@ def scrape_dump(
     from biaskit.scrape.siteinfo import site_names_from_dump
 
     dump = Path(dump)
-    cfg, language_source = _dump_language(dump, cfg)
+    cfg, language_source = dump_language(dump, cfg)
     check_assets(cfg)  # before the first pass over the dump
-    engine, index, spans = _multistream(dump, index, processes, engine)
+    engine, index, spans = multistream_plan(dump, index, processes, engine)
     site = SiteInfo()
     names = site_names_from_dump(dump, cfg.language if cfg.language != "en" else None) if dump.is_file() else None
-    first = _first_pass(dump, cfg, site, names, all_pages)
+    first = first_pass(dump, cfg, site, names, all_pages)
     wiki = dump_wiki_name(dump, site)  # with --all-pages: set again once the single pass has read <siteinfo>
     retrieved = utcnow()
     if all_pages:
         assignments: dict[str, list[Assignment]] = {}
         per_group = {ALL_PAGES_KEY: first.articles}
     else:
-        assignments, per_group = _dump_assignments(cfg, first, redirects)
+        assignments, per_group = dump_assignments(cfg, first, redirects)
     extra = {"dump": str(dump), "wiki": wiki, "redirects": redirects, "pages_per_group": per_group}
     if language_source != "config":  # the config's own language is in the manifest's config already
         extra["language_source"] = language_source
-    source = _DumpSource(dump, site, all_pages, wiki, retrieved, extra, per_group, AllPages() if all_pages else assignments, spans)
-    learned = _learn_abbreviations(dump, cfg, names)
+    source = DumpSource(dump, site, all_pages, wiki, retrieved, extra, per_group, AllPages() if all_pages else assignments, spans)
+    learned = learn_abbreviations(dump, cfg, names)
     if learned is not None:
         extra["abbreviations"] = learned.as_dict()
     if spans is not None:

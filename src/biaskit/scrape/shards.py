@@ -23,7 +23,7 @@ log = get_logger("scrape")
 
 
 @dataclass
-class _Shards:
+class Shards:
     """The three sharded outputs of a run (prompts, the per-page report, sentences when asked for) and the rows
     waiting for their next shard."""
 
@@ -35,7 +35,7 @@ class _Shards:
     sentence_rows: list[dict] = field(default_factory=list)
 
     @classmethod
-    def open(cls, out: Path, report: Path, sentences_out: str | os.PathLike | None) -> _Shards:
+    def open(cls, out: Path, report: Path, sentences_out: str | os.PathLike | None) -> Shards:
         from biaskit.io import ShardedWriter
 
         return cls(
@@ -62,7 +62,7 @@ class _Shards:
             self.sentence_rows.clear()
 
 
-def _check_run_state(shards: _Shards, out: Path, command: str, cfg: DomainConfig, assignments: dict) -> None:
+def check_run_state(shards: Shards, out: Path, command: str, cfg: DomainConfig, assignments: dict) -> None:
     """Record what a resumed run must share with the killed one (else its shards would mix with other settings),
     or refuse (E006) when an unfinished earlier run at ``out`` had other settings."""
     state: dict[str, Any] = {"command": command, "config": {k: v for k, v in cfg.settings().items() if k != "source"}}
@@ -86,7 +86,7 @@ def _check_run_state(shards: _Shards, out: Path, command: str, cfg: DomainConfig
         write_json_atomic(state_file, state)
 
 
-def _write_shards(results: Iterable[tuple[list[dict], dict, list[dict]]], shards: _Shards, todo: int | None, shard_pages: int) -> None:
+def write_shards(results: Iterable[tuple[list[dict], dict, list[dict]]], shards: Shards, todo: int | None, shard_pages: int) -> None:
     """Write the page results in shards of ``shard_pages`` pages, with a progress bar; a skipped page is logged."""
     from biaskit.log import ProgressBar
 
@@ -115,7 +115,7 @@ class _Tally:
     status_rows: list[dict]
 
 
-def _tally(shards: _Shards, cfg: DomainConfig, skipped: dict[str, int]) -> _Tally:
+def tally_shards(shards: Shards, cfg: DomainConfig, skipped: dict[str, int]) -> _Tally:
     cand = shards.prompts.read_all()
     status_t = shards.status.read_all()
     rows = cand.to_pylist() if cand is not None else []
@@ -150,8 +150,8 @@ def _tally(shards: _Shards, cfg: DomainConfig, skipped: dict[str, int]) -> _Tall
     return _Tally(final, totals, per_group, failed, status_rows)
 
 
-def _write_outputs(
-    tally: _Tally, shards: _Shards, out: Path, report: Path, cfg: DomainConfig, command: str, inputs: Iterable[str], extra: dict | None
+def write_outputs(
+    tally: _Tally, shards: Shards, out: Path, report: Path, cfg: DomainConfig, command: str, inputs: Iterable[str], extra: dict | None
 ) -> None:
     """Write the prompts table, the per-page report and the sentences (each with its manifest), then remove the shards."""
     from biaskit.io import write_table

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from biaskit.scrape.dump import Page
-from biaskit.scrape.extract import ALL_PAGES_KEY, AllPages, _assigns_to_do, process_stream
+from biaskit.scrape.extract import ALL_PAGES_KEY, AllPages, assigns_to_do, process_stream
 
 
 def _ray_map(fn, tasks: Iterable, engine: Any, window: int = 8) -> Iterator:
@@ -15,7 +15,7 @@ def _ray_map(fn, tasks: Iterable, engine: Any, window: int = 8) -> Iterator:
     results in task order, at most ``window`` x actors tasks in flight."""
     from collections import deque
 
-    from biaskit.pool import RayCluster, _biaskit_cause
+    from biaskit.pool import RayCluster, biaskit_cause
 
     with RayCluster(engine):  # connects (or starts) Ray for the tasks below
         import ray
@@ -31,13 +31,13 @@ def _ray_map(fn, tasks: Iterable, engine: Any, window: int = 8) -> Iterator:
             while pending:
                 yield ray.get(pending.popleft())
         except Exception as exc:
-            err = _biaskit_cause(exc)
+            err = biaskit_cause(exc)
             if err is not None:
                 raise err from None
             raise
 
 
-def _pool_map(fn, tasks: Iterable, processes: int) -> Iterator:
+def pool_map(fn, tasks: Iterable, processes: int) -> Iterator:
     if processes <= 1:
         for t in tasks:
             yield fn(t)
@@ -49,21 +49,21 @@ def _pool_map(fn, tasks: Iterable, processes: int) -> Iterator:
         yield from pool.imap(fn, tasks, chunksize=1)
 
 
-def _page_tasks(pages: Callable[[set[str]], Iterable[Page]], assignments, done: set[str], settings: dict, skipped: dict) -> Iterator[tuple]:
+def page_tasks(pages: Callable[[set[str]], Iterable[Page]], assignments, done: set[str], settings: dict, skipped: dict) -> Iterator[tuple]:
     """Tasks for :func:`process_page`: the source's pages not done yet that the config names (the rest counted)."""
     for page in pages(done):
-        assigns = _assigns_to_do(page, assignments, done, skipped)
+        assigns = assigns_to_do(page, assignments, done, skipped)
         if assigns:
             done.add(page.title)
             yield page, assigns, settings
 
 
-def _stream_results(streams, assignments, done: set[str], settings: dict, skipped: dict, processes: int, engine: Any, extra: dict | None) -> Iterator:
+def stream_results(streams, assignments, done: set[str], settings: dict, skipped: dict, processes: int, engine: Any, extra: dict | None) -> Iterator:
     """Page results of a multistream dump, its streams run on ``processes`` workers or on Ray, adding up what
     each stream skipped."""
     stream_tasks = streams(done, settings)
     mapped = (
-        _ray_map(process_stream, stream_tasks, engine) if engine is not None and engine.is_ray else _pool_map(process_stream, stream_tasks, processes)
+        _ray_map(process_stream, stream_tasks, engine) if engine is not None and engine.is_ray else pool_map(process_stream, stream_tasks, processes)
     )
     for out, skip in mapped:
         skipped["pages_not_in_config"] += skip["pages_not_in_config"]

@@ -26,12 +26,12 @@ def load_file(path: str | Path) -> Any:
 
     text = read_text_utf8(p, "template/data file")
     suffix = p.suffix.lower()
-    from biaskit.inputs import MAX_DEPTH, _depth_ok, load_yaml
+    from biaskit.inputs import MAX_DEPTH, depth_ok, load_yaml
 
     try:
         if suffix == ".json":
             obj = json.loads(text)
-            if not _depth_ok(obj):
+            if not depth_ok(obj):
                 raise BiaskitError("E380", f"{p}: the document is nested more than {MAX_DEPTH} levels deep", value=str(p), fix="check the file")
             return obj
         if suffix in (".yaml", ".yml"):

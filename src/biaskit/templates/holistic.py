@@ -78,7 +78,8 @@ def write_holistic(
     """Expand and write to ``out`` atomically (with a manifest). Parquet output without ``dedupe`` is
     streamed in row groups, so memory stays small whatever the size; other formats go through
     :func:`biaskit.io.write_table`."""
-    from biaskit.io import atomic_path, drop_stale_manifest, manifest_path, table_format, write_json_atomic, write_table
+    from biaskit.io import drop_stale_manifest, manifest_path, table_format, write_json_atomic, write_table
+    from biaskit.output import atomic_path
 
     out = Path(out)
     if dedupe or table_format(out) != "parquet":

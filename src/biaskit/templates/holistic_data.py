@@ -68,7 +68,7 @@ def _check_keys(e: dict, allowed: Sequence[str], file: str, entry: str) -> None:
 
 def _check_slots(text: str, allowed: Sequence[str], file: str, entry: str, problem: str, fix: str) -> None:
     """E040 when ``text`` has a placeholder other than ``allowed``: "unknown placeholder(s) {..}" + ``problem``."""
-    bad = [p for p in _placeholders(text) if p not in allowed]
+    bad = [p for p in placeholders_in(text) if p not in allowed]
     if bad:
         raise _err(file, entry, f"unknown placeholder(s) {{{'}, {'.join(bad)}}}{problem}", text, fix, options=[f"{{{a}}}" for a in allowed])
 
@@ -165,7 +165,7 @@ def validate_nouns(obj: Any, file: str = "nouns") -> dict:
     return obj
 
 
-def _placeholders(text: str) -> list[str]:
+def placeholders_in(text: str) -> list[str]:
     return _PLACEHOLDER.findall(text)
 
 
@@ -218,7 +218,7 @@ def validate_sentence_templates(obj: Any, file: str = "sentence_templates") -> d
     for tpl, flags in obj.items():
         check_text(tpl, file=file, entry="template", what="template")
         entry = f"template {tpl!r}"
-        ph = _placeholders(tpl)
+        ph = placeholders_in(tpl)
         _check_slots(tpl, SLOTS, file, entry, "", "use exactly one of {noun_phrase} or {plural_noun_phrase}")
         if len(ph) == 0:
             raise _err(file, entry, "no noun-phrase slot", tpl, "add {noun_phrase} (singular, with article) or {plural_noun_phrase}")

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.templates.files import short_hash
-from biaskit.templates.holistic_data import NO_PREFERENCE, NOUN_PHRASE_TYPES, PREFERENCES, VARIANTS, HolisticData, _placeholders, load_holistic
+from biaskit.templates.holistic_data import NO_PREFERENCE, NOUN_PHRASE_TYPES, PREFERENCES, VARIANTS, HolisticData, load_holistic, placeholders_in
 from biaskit.templates.holistic_phrases import NP_COLUMNS, noun_phrases
 
 _IM = re.compile(r"\bI'm\b")
@@ -97,7 +97,7 @@ class _Tpl:
 def _templates(data: HolisticData) -> list[_Tpl]:
     out = []
     for tpl, flags in data.templates.items():
-        slot = _placeholders(tpl)[0]
+        slot = placeholders_in(tpl)[0]
         prefix, suffix = tpl.split("{" + slot + "}")
         flags = flags or {}
         out.append(

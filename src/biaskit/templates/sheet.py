@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from biaskit.errors import BiaskitError, check_choice
-from biaskit.io import atomic_path, write_text_atomic
+from biaskit.io import write_text_atomic
+from biaskit.output import atomic_path
 from biaskit.templates.gendered import STATUSES, Template, TemplateSet, check_template_text, load_template_set
 from biaskit.templates.mask import MASK
 

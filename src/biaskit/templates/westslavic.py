@@ -426,10 +426,10 @@ def categorise(text: str, lang: str, subjects: SubjectList | None) -> dict[str, 
 def _null_reason(text: str, lang: str) -> str:
     """Why no subject was found: the sentence has none (it opens with a finite verb: the translation lost the
     subject), or it has one that no list phrase, lemma or rule names."""
-    from biaskit.templates.westslavic_morph import _MASK, _WORD, lemma
+    from biaskit.templates.westslavic_morph import WORD, lemma
     from biaskit.templates.westslavic_rules import has_no_subject
 
-    words = _WORD.findall(text.replace(_MASK, " "))
+    words = WORD.findall(text.replace(MASK, " "))
     if has_no_subject(words, lang, lemma):
         return f"sheet_translation_defect: the sentence has no subject (it opens with the verb {words[0]!r}); the translation lost it"
     return f"no_subject: no {lang} subject phrase of the list and no person noun found by lemma, derivation or rule"

@@ -38,6 +38,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
+from biaskit.templates.mask import MASK
 from biaskit.templates.westslavic_rules import collective_number, group_noun
 
 #: person lemmas (casefolded simplemma output) -> social category; "?" = cannot be told (osoba)
@@ -357,8 +358,7 @@ _ENDINGS = {
 }
 _SOFT = ("l", "rz", "cz", "sz", "ż", "j", "ń", "ś", "ć", "ź", "dz", "c")
 
-_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
-_MASK = "<mask>"
+WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
 
 
 @dataclass(frozen=True)
@@ -470,7 +470,7 @@ def _common_prefix(a: str, b: str) -> str:
 def read_subject(text: str, lang: str) -> Reading | None:
     """The earliest person noun of ``text`` (lemma lexicon anywhere; a job noun by derivation in subject
     position) with its category and number, or None when the sentence names no person."""
-    words = [(m.start(), m.group(0)) for m in _WORD.finditer(text.replace(_MASK, " " * len(_MASK)))]
+    words = [(m.start(), m.group(0)) for m in WORD.finditer(text.replace(MASK, " " * len(MASK)))]
     low = [w.casefold() for _, w in words]
     for i, (pos, w) in enumerate(words):
         f = low[i]

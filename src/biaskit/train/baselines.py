@@ -70,7 +70,7 @@ def tfidf_logreg(train_texts, y_train, test_texts, seed: int) -> list[int]:
     return [int(p) for p in clf.predict(vec.transform(test_texts))]
 
 
-def _run_systems(data: LabelledData, cfg: TrainConfig, split, split_seed: int, vmap, vhow: str) -> tuple[dict[str, Any], float]:
+def run_systems(data: LabelledData, cfg: TrainConfig, split, split_seed: int, vmap, vhow: str) -> tuple[dict[str, Any], float]:
     train, _dev, test = split
     y_test = [data.y[i] for i in test]
     systems: dict[str, Any] = {}

@@ -39,13 +39,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biaskit.train.baselines import _run_systems, vader_mapping
+from biaskit.train.baselines import run_systems, vader_mapping
 from biaskit.train.card import check_card_text, describe_task, model_card
 from biaskit.train.config import META_FILE, TrainConfig
 from biaskit.train.data import LabelledData, draw_split, split_record, split_sizes
-from biaskit.train.figures import _summarise, baseline_warnings, majority_warnings
-from biaskit.train.finetune import _dur, _set_threads, finetune_run, resolve_base_model
-from biaskit.train.folder import MARKER_KIND, _commit, _fingerprint, _split_csv
+from biaskit.train.figures import baseline_warnings, majority_warnings, summarise
+from biaskit.train.finetune import dur, finetune_run, resolve_base_model, set_threads
+from biaskit.train.folder import MARKER_KIND, commit, split_csv, train_fingerprint
 
 
 @dataclass
@@ -122,7 +122,7 @@ class _Job:
             "runs_planned": cfg.runs,
             "runs_finished": len(runs),
             "runs": runs,
-            "summary": _summarise(runs),
+            "summary": summarise(runs),
             "saved_run": best_run if finetune else None,
             "data_license": self.data_license,
             "warnings": majority_warnings(runs) + baseline_warnings(runs),
@@ -174,7 +174,7 @@ def _new_run(job: _Job, r: int, split, split_seed: int, progress: bool | None, s
     data, cfg = job.data, job.cfg
     train, dev, test = split
     y_test = [data.y[i] for i in test]
-    systems, maj_acc = _run_systems(data, cfg, split, split_seed, job.vmap, job.vhow)
+    systems, maj_acc = run_systems(data, cfg, split, split_seed, job.vmap, job.vhow)
     model = tok = None
     if job.finetune:
 
@@ -208,9 +208,9 @@ def _commit_run(
         f"runs/run-{run['run']}.json": json.dumps(run, indent=2, default=str) + "\n",
         "metrics.json": json.dumps(metrics, indent=2, default=str) + "\n",
         "README.md": model_card(metrics),
-        "split.csv": _split_csv(job.data, first_split),
+        "split.csv": split_csv(job.data, first_split),
     }
-    _commit(claim, {**job.meta(best_run), "complete": len(runs) == job.cfg.runs}, texts, keep=keep, model=model, tok=tok)
+    commit(claim, {**job.meta(best_run), "complete": len(runs) == job.cfg.runs}, texts, keep=keep, model=model, tok=tok)
 
 
 def _finished_line(run: dict[str, Any], cfg: TrainConfig, per: float, left: int, out: Path) -> str:
@@ -218,7 +218,7 @@ def _finished_line(run: dict[str, Any], cfg: TrainConfig, per: float, left: int,
     return (
         f"run {run['run'] + 1}/{cfg.runs} finished"
         + (f": test accuracy {100 * f['accuracy']:.1f}, macro F1 {100 * f['macro_f1']:.1f} (best epoch {f['best_epoch']})" if f else "")
-        + (f"; {_dur(per)} per run, about {_dur(left * per)} left" if left else "")
+        + (f"; {dur(per)} per run, about {dur(left * per)} left" if left else "")
         + f"; saved in {out}"
     )
 
@@ -261,7 +261,7 @@ def train_classifier(
         old = claim.previous
         base = resolve_base_model(cfg.base_model) if finetune else None
         vmap, vhow = vader_mapping(data.labels, data.ordinal, cfg.vader_map) if "vader" in cfg.baselines else (None, "not asked")
-        fp = _fingerprint(data, cfg, finetune, base)
+        fp = train_fingerprint(data, cfg, finetune, base)
         job = _Job(data, cfg, finetune, base, fp, vmap, vhow, sizes, source, text_column, label_column, data_license, task, __version__)
         resume = bool(claim.owned) and old.get("fingerprint") == fp
         done = _finished_runs(claim, cfg.runs) if resume else {}
@@ -272,7 +272,7 @@ def train_classifier(
         if finetune and done and best_run is None:  # the saved model is not one of the finished runs: redo them all
             done = {}
         splits_seen: dict[int, tuple] = {}
-        prev_threads = _set_threads(cfg) if finetune else None
+        prev_threads = set_threads(cfg) if finetune else None
         encoded = None
         t_start, n_new = time.perf_counter(), 0
         try:
@@ -301,5 +301,5 @@ def train_classifier(
         metrics = job.metrics(runs, best_run)
         if not n_new:  # everything was already there: refresh the card and metrics (e.g. another --data-license)
             texts = {"metrics.json": json.dumps(metrics, indent=2, default=str) + "\n", "README.md": model_card(metrics)}
-            _commit(claim, {**job.meta(best_run), "complete": True}, texts, keep=True)
+            commit(claim, {**job.meta(best_run), "complete": True}, texts, keep=True)
     return TrainResult(out=out, metrics=metrics, summary=metrics["summary"], saved_run=metrics["saved_run"] or 0, warnings=metrics["warnings"])

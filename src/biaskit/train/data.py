@@ -79,8 +79,8 @@ def labelled_data(
 ) -> LabelledData:
     """Texts and class indices from any table. Label values not in ``labels`` (and not dropped) are E171.
     ``split_column``: the table's column holding each row's part of a released split (:mod:`biaskit.train.presplit`)."""
+    from biaskit.arrow import to_arrow
     from biaskit.evaluate.metrics.classifier import label_key
-    from biaskit.io import to_arrow
     from biaskit.train.presplit import check_split_values, missing_split_column
 
     t = to_arrow(table)
@@ -155,7 +155,7 @@ def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text"
     import pyarrow as pa
 
     from biaskit.annotate.agreement import majority_vote
-    from biaskit.io import to_arrow
+    from biaskit.arrow import to_arrow
 
     s = to_arrow(samples)
     if text_column not in s.column_names or "sample_id" not in s.column_names:

@@ -33,7 +33,7 @@ def _mean_sd(xs: Sequence[float | None]) -> tuple[float | None, float | None]:
     return m, sd
 
 
-def _summarise(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def summarise(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     summary: dict[str, dict[str, Any]] = {}
     for sname in SYSTEMS:
         vals = [run["systems"][sname] for run in runs if sname in run["systems"]]

@@ -145,7 +145,7 @@ def _epoch_line(epoch: int, cfg: TrainConfig, train_loss: float, score: float, b
     return (
         f"epoch {epoch}/{cfg.epochs}: train loss {train_loss:.3f}, dev {'macro F1' if cfg.select == 'macro_f1' else 'accuracy'} "
         f"{100 * score:.1f} (best {100 * best:.1f}, epoch {best_epoch}); {per:.0f} s/epoch"
-        + ("; stopping early" if stop else f"; at most {_dur(left * per)} left in this run")
+        + ("; stopping early" if stop else f"; at most {dur(left * per)} left in this run")
     )
 
 
@@ -224,12 +224,12 @@ def finetune_run(
     }
 
 
-def _dur(seconds: float) -> str:
+def dur(seconds: float) -> str:
     s = int(round(seconds))
     return f"{s} s" if s < 90 else (f"{s / 60:.0f} min" if s < 5400 else f"{s / 3600:.1f} h")
 
 
-def _set_threads(cfg: TrainConfig) -> int | None:
+def set_threads(cfg: TrainConfig) -> int | None:
     """Torch CPU threads for this process (see TrainConfig.threads); returns the previous count to restore."""
     import torch
 

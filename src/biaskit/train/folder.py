@@ -36,7 +36,7 @@ def _save_model(model, tok, folder: Path) -> None:
             hf_logging.enable_progress_bar()
 
 
-def _commit(claim, meta: dict[str, Any], texts: dict[str, str], *, keep: bool, model=None, tok=None) -> None:
+def commit(claim, meta: dict[str, Any], texts: dict[str, str], *, keep: bool, model=None, tok=None) -> None:
     """Commit ``texts`` (relative path -> text) and the model when given, then the marker ``meta``; the earlier
     files of biaskit's stay when ``keep`` (a resumed job, a later run), else those not written again are removed."""
     from biaskit.output import write_text
@@ -51,7 +51,7 @@ def _commit(claim, meta: dict[str, Any], texts: dict[str, str], *, keep: bool, m
     write_owned_folder(claim, fill, meta, keep=claim.owned if keep else ())
 
 
-def _fingerprint(data: LabelledData, cfg: TrainConfig, finetune: bool, base: str | None) -> str:
+def train_fingerprint(data: LabelledData, cfg: TrainConfig, finetune: bool, base: str | None) -> str:
     import hashlib
 
     conf = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items() if k not in ("runs", "device", "threads")}
@@ -75,7 +75,7 @@ def _fingerprint(data: LabelledData, cfg: TrainConfig, finetune: bool, base: str
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def _split_csv(data: LabelledData, split: tuple[list[int], list[int], list[int]]) -> str:
+def split_csv(data: LabelledData, split: tuple[list[int], list[int], list[int]]) -> str:
     """row,label,part with csv quoting (a label may hold a comma, a quote or a newline) and formula cells neutralised."""
     import csv
     import io

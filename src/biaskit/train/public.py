@@ -39,7 +39,7 @@ def encoder_id(base: str | None) -> str:
 def public_source(source: str) -> str:
     """The data's name for the card: each ``" + "``-joined part that is a local path (it exists here, or it is
     absolute / home-relative) becomes its file name; other text stays as it is."""
-    from biaskit.evaluate.runners.openai import public_model_id
+    from biaskit.evaluate.runners.common import public_model_id
 
     def one(part: str) -> str:
         p = part.strip()

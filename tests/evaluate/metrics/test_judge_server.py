@@ -304,7 +304,7 @@ def test_judge_against_a_real_llama_cpp_server(llama_server, tmp_path, monkeypat
     from typer.testing import CliRunner
 
     from biaskit.cli import app
-    from biaskit.evaluate.runners.openai import public_model_id
+    from biaskit.evaluate.runners.common import public_model_id
 
     labels = ["positive", "neutral", "negative"]
     monkeypatch.setenv("LLAMA_JUDGE_KEY", llama_server.api_key)

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from biaskit.evaluate.report import build_report, plots
-from biaskit.evaluate.report.model import MIN_GROUP_N, _newcombe, small_n_cautions, uncertainty_flags
+from biaskit.evaluate.report.model import MIN_GROUP_N, newcombe, small_n_cautions, uncertainty_flags
 from biaskit.evaluate.report.tables import compact
 from biaskit.evaluate.stats.likelihood_bias import likelihood_bias_interval
 from biaskit.io import write_table
@@ -29,7 +29,7 @@ def test_gap_interval_is_newcombes_hybrid_score_interval_by_hand(ka, na, kb, nb)
     (l1, u1), (l2, u2) = _wilson(ka, na), _wilson(kb, nb)
     d = pa_ - pb_
     want = (d - math.sqrt((pa_ - l1) ** 2 + (u2 - pb_) ** 2), d + math.sqrt((u1 - pa_) ** 2 + (pb_ - l2) ** 2))
-    got = _newcombe(ka, na, kb, nb, 0.05)
+    got = newcombe(ka, na, kb, nb, 0.05)
     assert got == pytest.approx(want, abs=1e-12)
 
 
@@ -77,7 +77,7 @@ def test_headline_gaps_per_source_with_holm_over_the_family(full_run, full_repor
         (ka, na), (kb, nb) = shares[a], shares[b]
         assert f.estimate == pytest.approx(d, abs=1e-12)
         assert f.comparison == f"{a} minus {b}" and f.n == f"{na} / {nb}"
-        assert f.ci == pytest.approx(_newcombe(ka, na, kb, nb, 0.05))
+        assert f.ci == pytest.approx(newcombe(ka, na, kb, nb, 0.05))
         assert f.p == pytest.approx(_family_holm(shares, pairs)[(a, b)], rel=1e-9)
         assert f.p_label == f"Holm, {len(pairs)} {'test' if len(pairs) == 1 else 'tests'}: this domain's group pairs"
         # the flags follow from the numbers: the gpt2 groups have 29 labelled texts (one failed row each)

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from biaskit.cli import app
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.runners import generate, likelihood
-from biaskit.evaluate.runners.openai import public_model_id
+from biaskit.evaluate.runners.common import public_model_id
 
 PROMPTS = ["The woman worked as ", "My neighbour, a retired nurse, said that ", "Programmers are "]
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"

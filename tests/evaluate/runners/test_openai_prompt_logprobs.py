@@ -21,7 +21,8 @@ import pytest
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.runners import likelihood
-from biaskit.evaluate.runners.openai import prompt_token_logprobs, public_model_id, split_served_model
+from biaskit.evaluate.runners.common import public_model_id, split_served_model
+from biaskit.evaluate.runners.openai import prompt_token_logprobs
 
 DATA = json.loads((Path(__file__).parent / "data" / "vllm_completions.json").read_text())
 DEAF, OLD = "I'm a deaf woman.", "Hi! I am an old man."

@@ -459,7 +459,7 @@ def _score_table(
     cluster: Any,
     cache: Any = None,
 ) -> pa.Table:
-    from biaskit.io import to_arrow
+    from biaskit.arrow import to_arrow
 
     t = to_arrow(table)
     objs = _metric_objects(metrics, text_column, params)

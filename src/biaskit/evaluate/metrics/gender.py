@@ -204,7 +204,9 @@ def debiased_space(vectors_path: str | Path, wordlists_path: str | Path, *, cach
     import numpy as np
 
     from biaskit.assets import cache_dir
-    from biaskit.io import atomic_path, sha256_file, write_json_atomic
+    from biaskit.hashing import sha256_file
+    from biaskit.io import write_json_atomic
+    from biaskit.output import atomic_path
 
     key = hashlib.sha256(f"{sha256_file(vectors_path)}:{sha256_file(wordlists_path)}:v{DEBIAS_VERSION}".encode()).hexdigest()[:16]
     d = cache_dir() / "gender" / f"hard-debiased-{key}"

@@ -424,7 +424,7 @@ def honest_score(
     a null score plus an error. ``fill_procedure``/``as_published``/``note``: from the rows' ``generation_config``
     (:func:`fill_procedures`); a score on ``--whole-word`` or ``--max-subwords`` fill-ins says "not HONEST as published".
     """
-    from biaskit.io import to_arrow
+    from biaskit.arrow import to_arrow
 
     t = to_arrow(table)
     need = [template_column, "honest_hurtful", "honest_categories", "honest_error"] + ([identity_column] if identity_column else [])

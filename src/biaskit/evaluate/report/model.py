@@ -161,7 +161,7 @@ def find_table(loaded: dict[str, Any], cols: list[str], kind: str, any_of: list[
     raise SkipAnalysis(f"no table has column(s) {need} ({have})")
 
 
-def _with_bh(df, fn, *args, family: list[str] | None = None, **kw):
+def with_bh(df, fn, *args, family: list[str] | None = None, **kw):
     """Run a pairwise test family with Holm and add the Benjamini-Hochberg adjusted p as ``p_bh``.
 
     ``family``: the columns whose values make one correction family (default: the ``within`` columns the
@@ -198,7 +198,7 @@ def group_pair_table(df, diff, *, max_groups: int):
     return pd.concat(out, ignore_index=True) if out else None
 
 
-def _newcombe(count_a, n_a, count_b, n_b, alpha: float) -> tuple[float, float] | None:
+def newcombe(count_a, n_a, count_b, n_b, alpha: float) -> tuple[float, float] | None:
     """Newcombe's hybrid score interval for p_a - p_b (Wilson intervals of each share combined), level 1 - alpha."""
     if not (n_a and n_b):
         return None

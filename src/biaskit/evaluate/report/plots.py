@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from biaskit.evaluate.metrics.catalog import label_colours as declared
-from biaskit.io import atomic_path
+from biaskit.output import atomic_path
 
 #: colours of labels no metric declares (boolean columns; the profanity section's names for the offline toxicity
 #: backend's labels); metric labels take the colours their metric declares

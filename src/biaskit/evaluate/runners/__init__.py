@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from biaskit.evaluate.runners.builtin import backends, make_backend
+from biaskit.evaluate.runners.builtin import make_backend
+from biaskit.registry import backends
 
 KINDS = ("generate", "fill_mask", "likelihood")
 

@@ -20,16 +20,16 @@ AUTO_BATCH = {"cuda": 64, "mps": 16, "cpu": 16}
 AUTO_TOKENS = {"cuda": 64 * 1024, "mps": 16 * 512, "cpu": 16 * 256}
 
 
-def _torch():
+def torch_module():
     return require("torch", "models", "running models")
 
 
-def _transformers():
+def transformers_module():
     return require("transformers", "models", "running models")
 
 
 def _is_oom(exc: BaseException) -> bool:
-    torch = _torch()
+    torch = torch_module()
     oom = getattr(torch, "OutOfMemoryError", None)
     if oom is not None and isinstance(exc, oom):
         return True
@@ -48,7 +48,7 @@ class HFBase:
         self, order: Sequence[int], lengths: Sequence[int], batch_size: int | None, fn: Callable[[list[int]], list]
     ) -> Iterator[tuple[list[int], list]]:
         """Run ``fn`` on consecutive slices of ``order``; with an automatic size, halve it on OOM."""
-        torch = _torch()
+        torch = torch_module()
         dev = self.lm.device.split(":")[0]
         auto = batch_size is None
         bs = batch_size or AUTO_BATCH.get(dev, 16)
@@ -83,7 +83,7 @@ class HFBase:
             i += len(idx)
 
 
-def _cut_left(seq: list, limit: int, keep_first: bool) -> list:
+def cut_left(seq: list, limit: int, keep_first: bool) -> list:
     """The last ``limit`` items of ``seq``; with ``keep_first`` the first item stays in front (e.g. [CLS])."""
     if len(seq) <= limit:
         return list(seq)
@@ -92,7 +92,7 @@ def _cut_left(seq: list, limit: int, keep_first: bool) -> list:
     return list(seq[len(seq) - limit :])
 
 
-def _right_padded(seqs: list[list[int]], pad: int):
+def right_padded(seqs: list[list[int]], pad: int):
     """(input_ids, attention_mask) of token-id lists padded on the right to the longest one."""
     import torch
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.runners._hf_base import HFBase, _cut_left, _right_padded, _torch
+from biaskit.evaluate.runners._hf_base import HFBase, cut_left, right_padded, torch_module
 from biaskit.evaluate.runners.common import MASK, FillMaskSettings, Unit, to_model_mask
 
 #: a candidate whole word: its subword token ids and the word as the tokenizer decodes them
@@ -71,7 +71,7 @@ class HFFill(HFBase):
         limit = max(1, self.lm.context_length - (s.max_subwords - 1))  # room for the slot's extra mask tokens
         cut = len(x) > limit
         if cut:  # cut from the left, keeping the leading special token
-            x = _cut_left(x, limit, x[0] in set(tok.all_special_ids))
+            x = cut_left(x, limit, x[0] in set(tok.all_special_ids))
             self.truncated_count += 1
         mpos = [j for j, t in enumerate(x) if t == tok.mask_token_id]
         if cut and not mpos:
@@ -83,7 +83,7 @@ class HFFill(HFBase):
     # ------------------------------------------------------------------ single-token fill-in
     def _fill_tokens(self, units, enc, normed, trunc, s: FillMaskSettings, batch_size: int | None, allowed) -> Iterator[list[dict]]:
         """The top-k single tokens at each template's mask (among ``allowed`` ones), by probability."""
-        torch = _torch()
+        torch = torch_module()
         lm, model, tok = self.lm, self.lm.model, self.lm.tokenizer
         valid = [i for i, e in enumerate(enc) if e is not None]
         lengths = [len(e[0]) if e else 0 for e in enc]
@@ -92,7 +92,7 @@ class HFFill(HFBase):
         k = s.top_k
 
         def run(idx: list[int]):
-            inp, att = _right_padded([enc[i][0] for i in idx], pad)
+            inp, att = right_padded([enc[i][0] for i in idx], pad)
             with torch.inference_mode():
                 logits = model(input_ids=inp.to(lm.device), attention_mask=att.to(lm.device)).logits
                 rows = torch.arange(len(idx), device=logits.device)
@@ -133,7 +133,7 @@ class HFFill(HFBase):
         """Boolean vocabulary mask of allowed fill-ins (whole words / targets), or None for all tokens."""
         if not s.whole_word and not s.targets:
             return None
-        torch = _torch()
+        torch = torch_module()
         tok = self.lm.tokenizer
         V = self.lm.model.get_output_embeddings().weight.shape[0]
         allowed = torch.zeros(V, dtype=torch.bool)
@@ -156,7 +156,7 @@ class HFFill(HFBase):
         """
         if getattr(self, "_pieces", None) is not None:
             return self._pieces
-        torch = _torch()
+        torch = torch_module()
         tok = self.lm.tokenizer
         V = self.lm.model.get_output_embeddings().weight.shape[0]
         initial = torch.zeros(V, dtype=torch.bool)
@@ -178,7 +178,7 @@ class HFFill(HFBase):
 
     def _logits_rows(self, seqs: list[list[int]], pos: list[int], batch_size: int | None, fn) -> list:
         """Run the masked LM on ``seqs`` (right padded) and apply ``fn(log_softmax at pos[r], r)`` to each row."""
-        torch = _torch()
+        torch = torch_module()
         lm, tok = self.lm, self.lm.tokenizer
         pad = tok.pad_token_id if tok.pad_token_id is not None else 0
         lengths = [len(q) for q in seqs]
@@ -186,7 +186,7 @@ class HFFill(HFBase):
         out: list = [None] * len(seqs)
 
         def run(idx: list[int]) -> list:
-            inp, att = _right_padded([seqs[j] for j in idx], pad)
+            inp, att = right_padded([seqs[j] for j in idx], pad)
             with torch.inference_mode():
                 logits = lm.model(input_ids=inp.to(lm.device), attention_mask=att.to(lm.device)).logits
                 rows = torch.arange(len(idx), device=logits.device)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.runners._hf_base import HFBase, _cut_left, _right_padded, _torch
+from biaskit.evaluate.runners._hf_base import HFBase, cut_left, right_padded, torch_module
 from biaskit.evaluate.runners.common import LikelihoodSettings, Unit, find_span
 
 
@@ -85,7 +85,7 @@ class HFLikelihood(HFBase):
         return full, pos, truncated, None
 
     def _causal_ll(self, units: Sequence[Unit], s: LikelihoodSettings, batch_size: int | None) -> Iterator[list[dict]]:
-        torch = _torch()
+        torch = torch_module()
         lm, model, tok = self.lm, self.lm.model, self.lm.tokenizer
         bos = self.bos_policy(s)
         enc = [self._encode_scored(u, s, bos) for u in units]
@@ -98,7 +98,7 @@ class HFLikelihood(HFBase):
         pad = tok.pad_token_id if tok.pad_token_id is not None else 0
 
         def run(idx: list[int]) -> list[tuple[float, int]]:
-            inp, att = _right_padded([enc[i][0] for i in idx], pad)
+            inp, att = right_padded([enc[i][0] for i in idx], pad)
             with torch.inference_mode():
                 logits = model(input_ids=inp.to(lm.device), attention_mask=att.to(lm.device)).logits
                 logp = torch.log_softmax(logits.float(), dim=-1)
@@ -134,7 +134,7 @@ class HFLikelihood(HFBase):
         offs = list(e["offset_mapping"])
         truncated = len(x) > lm.context_length
         if truncated:  # cut from the left, keeping the leading special token ([CLS] / <s>)
-            x, special, offs = (_cut_left(v, lm.context_length, bool(special[0])) for v in (x, special, offs))
+            x, special, offs = (cut_left(v, lm.context_length, bool(special[0])) for v in (x, special, offs))
             self.truncated_count += 1
         pos = [j for j in range(len(x)) if not special[j] and (span is None or (offs[j][1] > span[0] and offs[j][0] < span[1]))]
         if not pos:
@@ -143,7 +143,7 @@ class HFLikelihood(HFBase):
 
     def _pll_chunk(self, chunk: Sequence[Unit], batch_size: int | None) -> Iterator[list[dict]]:
         """The PLL rows of one group of texts: error rows first, then one row per scored text (in text order)."""
-        torch = _torch()
+        torch = torch_module()
         lm, model, tok = self.lm, self.lm.model, self.lm.tokenizer
         enc, bad_rows = [], []
         jobs: list[tuple[int, int]] = []  # one (text, position) per token to mask and score

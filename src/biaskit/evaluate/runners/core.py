@@ -63,7 +63,8 @@ def _output_schema() -> pa.Schema:
 
 def prompt_table(prompts: Any, *, require: Sequence[str] = ()) -> tuple[pa.Table, list[str]]:
     """The prompts as an Arrow table (a path is read), checked for ``prompt_id``/``text`` and unique ids."""
-    from biaskit.io import read_table, to_arrow
+    from biaskit.arrow import to_arrow
+    from biaskit.io import read_table
 
     inputs: list[str] = []
     if isinstance(prompts, (str, Path)):

@@ -27,7 +27,7 @@ from typing import Any
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.runners._hf_base import AUTO_BATCH as AUTO_BATCH  # public names of this module, defined next to the batch loop
 from biaskit.evaluate.runners._hf_base import AUTO_TOKENS as AUTO_TOKENS
-from biaskit.evaluate.runners._hf_base import _torch, _transformers
+from biaskit.evaluate.runners._hf_base import torch_module, transformers_module
 from biaskit.evaluate.runners._hf_fill import HFFill
 from biaskit.evaluate.runners._hf_likelihood import HFLikelihood
 from biaskit.evaluate.runners.backend import BackendBase, Capabilities
@@ -41,7 +41,7 @@ _CACHE: dict[tuple, LoadedModel] = {}
 
 
 def pick_device(device: str | None = "auto") -> str:
-    torch = _torch()
+    torch = torch_module()
     d = (device or "auto").lower()
     if d == "auto":
         if torch.cuda.is_available():
@@ -58,7 +58,7 @@ def pick_device(device: str | None = "auto") -> str:
 
 
 def pick_dtype(dtype: str | None, device: str):
-    torch = _torch()
+    torch = torch_module()
     d = (dtype or "auto").lower()
     table = {
         "float32": torch.float32,
@@ -105,7 +105,7 @@ def _valid_models(task: str = "auto") -> str:
     return ", ".join(names + ["a Hub id (org/name)", "a local model folder or .gguf file"])
 
 
-def _locate(spec: str, task: str = "auto") -> tuple[str, str | None, str]:
+def locate(spec: str, task: str = "auto") -> tuple[str, str | None, str]:
     """(folder or hub id, gguf file name or None, origin)."""
     from biaskit import assets
 
@@ -132,7 +132,7 @@ def _revision(where: str, gguf: str | None, origin: str, model: Any, revision: s
     if origin == "hub":
         commit = getattr(model.config, "_commit_hash", None)
         return commit or revision
-    from biaskit.io import sha256_file
+    from biaskit.hashing import sha256_file
 
     p = Path(where) / gguf if gguf else Path(where)
     files = [p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file())
@@ -158,7 +158,7 @@ def _from_pretrained_kw(gguf: str | None, revision: str | None, trust_remote_cod
 
 
 def _architectures(where: str, gguf: str | None, revision: str | None, trust_remote_code: bool) -> list[str]:
-    tf = _transformers()
+    tf = transformers_module()
     kw = _from_pretrained_kw(gguf, revision, trust_remote_code)
     cfg = tf.AutoConfig.from_pretrained(where, **kw)
     return list(getattr(cfg, "architectures", None) or [])
@@ -178,10 +178,10 @@ def load(
     ``task``: ``causal``, ``masked`` or ``auto`` (from the config's architectures). Raises E060 naming the
     options when the model cannot be found (e.g. an unknown Hub id while offline).
     """
-    _transformers()  # the missing extra is named before anything else
+    transformers_module()  # the missing extra is named before anything else
     dev = pick_device(device)
     dt = pick_dtype(dtype, dev)
-    where, gguf, origin = _locate(model, task)
+    where, gguf, origin = locate(model, task)
     key = (where, gguf, dev, str(dt), revision)
     if key in _CACHE:  # one copy per model, shared by every kind of run (e.g. the demo's generate + likelihood)
         lm = _CACHE[key]
@@ -224,7 +224,7 @@ def _load_weights(
     model: str, task: str, origin: str, src: str, gguf: str | None, dt: Any, revision: str | None, trust_remote_code: bool
 ) -> tuple[Any, Any, str, list[str]]:
     """(model, tokenizer, task, architectures) read from ``src``; E060 when the task does not fit or it cannot load."""
-    tf = _transformers()
+    tf = transformers_module()
     kw = _from_pretrained_kw(gguf, revision, trust_remote_code)
     try:
         archs = _architectures(src, gguf, revision, trust_remote_code)
@@ -293,7 +293,7 @@ def _converted_gguf_dir(where: str, gguf: str) -> Path | None:
     if os.environ.get("BIASKIT_GGUF_CACHE", "1").strip().lower() in {"0", "false", "no"}:
         return None
     from biaskit.assets import cache_dir
-    from biaskit.io import sha256_file
+    from biaskit.hashing import sha256_file
 
     f = Path(where) / gguf
     return cache_dir() / "models" / f"{f.stem}-{sha256_file(f)[:16]}"
@@ -304,7 +304,7 @@ def _save_converted(model: Any, tok: Any, target: Path) -> None:
 
     Best effort: a failure only costs the next load its speed. Turn off with BIASKIT_GGUF_CACHE=0.
     """
-    from biaskit.io import atomic_path
+    from biaskit.output import atomic_path
 
     try:
         model.hf_quantizer = None  # transformers refuses to save "quantized" (GGUF-loaded) models otherwise
@@ -328,8 +328,8 @@ class PerRowSampler:
     """
 
     def __init__(self, seeds: Sequence[int], temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None) -> None:
-        torch = _torch()
-        tf = _transformers()
+        torch = torch_module()
+        tf = transformers_module()
         self.gens = [torch.Generator(device="cpu").manual_seed(int(s)) for s in seeds]
         self.warpers = []
         if temperature is not None and temperature != 1.0:
@@ -340,7 +340,7 @@ class PerRowSampler:
             self.warpers.append(tf.TopPLogitsWarper(top_p=top_p))
 
     def __call__(self, input_ids, scores):
-        torch = _torch()
+        torch = torch_module()
         s = scores.float()
         for w in self.warpers:
             s = w(input_ids, s)
@@ -474,8 +474,8 @@ class HFBackend(HFLikelihood, HFFill, BackendBase):
 
     def _generate_batch(self, seqs: list[list[int]], seeds: list[int], s: GenerationSettings, eos_ids: set[int], pad_id: int) -> list[list[int]]:
         """The new token ids of each prompt (left padded); sampled rows draw from their own seeded generator."""
-        torch = _torch()
-        tf = _transformers()
+        torch = torch_module()
+        tf = transformers_module()
         lm = self.lm
         L = max(len(x) for x in seqs)
         inp = torch.full((len(seqs), L), pad_id, dtype=torch.long)

@@ -38,7 +38,7 @@ from typing import Any
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.runners.backend import BackendBase, Capabilities
-from biaskit.evaluate.runners.common import (  # public_model_id, split_served_model: re-exported
+from biaskit.evaluate.runners.common import (
     GenerationSettings,
     LikelihoodSettings,
     Unit,
@@ -48,7 +48,6 @@ from biaskit.evaluate.runners.common import (  # public_model_id, split_served_m
     join_continuation,
     model_prompt,
     public_model_id,
-    split_served_model,  # noqa: F401  (re-exported: biaskit.evaluate.runners.openai.split_served_model)
 )
 from biaskit.log import get_logger
 

@@ -6,8 +6,8 @@ import difflib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError, check_choice
-from biaskit.io import to_arrow
 
 #: how a null value of a grouping column is shown in result tables (rows are never dropped)
 NULL_KEY = "(null)"

@@ -24,7 +24,7 @@ from biaskit.evaluate.stats.inference import PROPORTION_METHODS, proportion_inte
 AGG_COLUMNS = ("column", "value", "stat", "n", "n_valid", "n_null", "n_error", "count", "estimate", "ci_low", "ci_high")
 
 
-def _label_strings(series):
+def label_strings(series):
     """Labels as strings; booleans become 'true'/'false'; nulls stay null."""
     import pandas as pd
 
@@ -245,7 +245,7 @@ def _label_values(df, labels: list[str], label_order: dict[str, Sequence[str]] |
     label_order = dict(label_order or {})
     label_values: dict[str, list[str]] = {}
     for c in labels:
-        df[c] = _label_strings(df[c])
+        df[c] = label_strings(df[c])
         check_label_vocabulary(df[c].tolist(), c)
         seen = sorted(v for v in df[c].dropna().unique())
         order = [str(v) for v in label_order.get(c, [])]

@@ -49,11 +49,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from biaskit.arrow import to_arrow
 from biaskit.bootstrap import percentile_interval
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.classifier import HFClassifier
 from biaskit.evaluate.stats._common import NULL_KEY, check_ci, fill_keys, is_missing, to_frame
-from biaskit.io import to_arrow
 
 #: columns that a probability-column pattern never selects (labels, errors, scores)
 _NOT_PROBS = ("_label", "_error", "_score")

@@ -28,7 +28,7 @@ from biaskit.evaluate.stats._common import (
     require_groups,
     to_frame,
 )
-from biaskit.evaluate.stats.aggregate import _label_strings
+from biaskit.evaluate.stats.aggregate import label_strings
 
 HONEST_BY = ("language", "subject_category", "template_category", "term", "descriptor")
 #: columns of :func:`honest_summary` that are figures or facts, not group keys
@@ -114,7 +114,7 @@ def regard_difference(
     require_columns(df, [group, column], "regard difference", "score the table with the regard metric (regard_label)")
     df = fill_keys(df, [group, *within])
     require_groups(df, group, (a, b))
-    df[column] = _label_strings(df[column])
+    df[column] = label_strings(df[column])
 
     seen = sorted(set(df[column].dropna()))
     regard = labels_of("regard")

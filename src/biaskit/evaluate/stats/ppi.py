@@ -26,7 +26,7 @@ import numpy as np
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import check_ci, fill_keys, is_missing, require_columns, to_frame
-from biaskit.evaluate.stats.aggregate import _label_strings, proportion_ci
+from biaskit.evaluate.stats.aggregate import label_strings, proportion_ci
 from biaskit.evaluate.stats.inference import newcombe_interval
 from biaskit.evaluate.stats.inference import normal_quantile as _z
 
@@ -197,9 +197,9 @@ def ppi_gap_rows(result) -> Any:
     return result[result["measure"] == "gap_ppi"].reset_index(drop=True)
 
 
-def _binary(series, label: str):
+def binary(series, label: str):
     """1.0 where the value is ``label``, 0.0 for another label, nan where null (booleans as 'true'/'false')."""
-    s = _label_strings(series)
+    s = label_strings(series)
     miss = is_missing(s)
     return np.where(miss.to_numpy(), np.nan, (s == str(label)).to_numpy(dtype=float))
 
@@ -212,7 +212,7 @@ def ppi_table(table: Any, *, metric_column: str, human_column: str, label: str, 
     df = to_frame(table)
     require_columns(df, [metric_column, human_column, by], "stats ppi", "pass --metric-column, --human-column and --by with columns of the table")
     df = fill_keys(df, [by])
-    m, h = _binary(df[metric_column], label), _binary(df[human_column], label)
+    m, h = binary(df[metric_column], label), binary(df[human_column], label)
     _check_label_present(df, metric_column, human_column, label)
     groups = {}
     for g, idx in df.groupby(by, sort=True).indices.items():
@@ -229,7 +229,7 @@ def ppi_table(table: Any, *, metric_column: str, human_column: str, label: str, 
 
 
 def _check_label_present(df, metric_column: str, human_column: str, label: str) -> None:
-    seen = set(_label_strings(df[metric_column]).dropna()) | set(_label_strings(df[human_column]).dropna())
+    seen = set(label_strings(df[metric_column]).dropna()) | set(label_strings(df[human_column]).dropna())
     if str(label) not in seen:
         raise BiaskitError(
             "E344",

@@ -13,9 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from biaskit.annotate.labelmodels import labels_as_majority
+from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import to_frame
-from biaskit.io import read_table, to_arrow
+from biaskit.io import read_table
 
 #: the id columns a sample is matched on, in this order (those present in both tables)
 KEY_COLUMNS = ("prompt_id", "model", "kind", "sample_index")

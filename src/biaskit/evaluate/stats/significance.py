@@ -21,7 +21,7 @@ import numpy as np
 
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.stats._common import as_list, fill_keys, groups_of, is_missing, require_columns, to_frame
-from biaskit.evaluate.stats.aggregate import _label_strings, check_label_vocabulary, metric_labels
+from biaskit.evaluate.stats.aggregate import check_label_vocabulary, label_strings, metric_labels
 from biaskit.evaluate.stats.cluster import cr1_diff, resolve_cluster
 from biaskit.evaluate.stats.inference import newcombe_interval
 
@@ -273,7 +273,7 @@ def _adjust_family(fam_rows: list[dict], correction: str) -> None:
 def _prepare_label_column(df, column: str, label: str) -> None:
     """Labels of ``column`` as strings (in place); E151 for values outside a metric's labels, E080 when ``label``
     is not one of the column's labels."""
-    df[column] = _label_strings(df[column])
+    df[column] = label_strings(df[column])
     check_label_vocabulary(df[column].tolist(), column)
     known = metric_labels(column) or sorted(set(df[column].dropna()))
     if str(label) not in known:  # 'POSITIVE' would be 0 of n in every group: a test of nothing
@@ -426,7 +426,7 @@ def chi2_by(table: Any, group: str, column: str, *, within: str | Sequence[str] 
     require_columns(df, [group, column, *within], "chi-square test")
     df = fill_keys(df, [group, *within])
 
-    df[column] = _label_strings(df[column])
+    df[column] = label_strings(df[column])
     rows = []
     for wkey, fam in groups_of(df, within):
         miss = is_missing(fam[column])

@@ -17,15 +17,15 @@ from biaskit.evaluate.report.model import (
     Finding,
     Section,
     SkipAnalysis,
-    _newcombe,
-    _with_bh,
     by_domain,
     find_table,
     group_pair_table,
+    newcombe,
     register_section,
     slug,
     small_n_cautions,
     uncertainty_flags,
+    with_bh,
 )
 from biaskit.evaluate.report.plots import stacked_proportions
 from biaskit.evaluate.stats import chi2_by, label_proportions, pairwise_mann_whitney, regard_difference
@@ -53,7 +53,7 @@ def _gap_findings(run: _LabelRun, z, *, kind: str, where: Sequence[str], label_o
             continue  # no text of this family has the label: nothing to compare (said once as "No signal")
         r = g.loc[g["diff"].abs().idxmax()]
         clustered = r.get("method") == "cr1-wald" and r["ci_low"] == r["ci_low"] and abs(b.alpha - 0.05) < 1e-12
-        ci = (float(r["ci_low"]), float(r["ci_high"])) if clustered else _newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
+        ci = (float(r["ci_low"]), float(r["ci_high"])) if clustered else newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
         place, comparison = label_of(key, r)
         est = float(r["diff"])
         p = float(r["p_holm"]) if r["p_holm"] == r["p_holm"] else float("nan")
@@ -381,7 +381,7 @@ def _vs_wikipedia(run: _LabelRun, models: list) -> None:
 
 
 def _score_mann_whitney(run: _LabelRun, within: list[str]) -> None:
-    mw = _with_bh(run.df, pairwise_mann_whitney, run.df, "group", run.score, within=within)
+    mw = with_bh(run.df, pairwise_mann_whitney, run.df, "group", run.score, within=within)
     if len(mw):
         run.b.table(
             run.sec,
