@@ -18,7 +18,9 @@ An in-function import is also left where it is when
   test relies on the lazy ``from biaskit.x import f`` reading the patched attribute at call time (``SKIP`` and the
   scan of tests/, ``patched_names``);
 - it would close a cycle among module-level imports (a package's ``__init__`` runs before its submodules);
-- the file is a package ``__init__.py`` (a hoisted name would join the package's public namespace).
+- the file is a package ``__init__.py`` (a hoisted name would join the package's public namespace);
+- it is a bare ``import biaskit.x`` whose name the function never reads: it runs for its side effect (the module
+  registers metrics, lexicons or plugins), which must happen when the function runs, not when its module loads.
 
 The edit works on line numbers: the import's lines go, its text is added after the top import block, then
 ``ruff check --select I --fix`` sorts the block and ``ruff format`` formats the file. Comments elsewhere are kept.
@@ -450,6 +452,8 @@ def _why_keep(fd: Found, alias: ast.alias, name: str, what: tuple, ctx: tuple) -
         return "package __init__: a hoisted name would join the package namespace"
     if (mod, name) in SKIP:
         return SKIP[(mod, name)]
+    if _for_side_effect(fd, alias):
+        return "imported for its side effect (the module registers itself), which must happen when the function runs"
     if isinstance(fd.node, ast.ImportFrom):
         source = absolute(fd.node, mod, is_pkg)
         where = patched.get((source, alias.name)) or patched.get((None, alias.name))
@@ -468,6 +472,15 @@ def _why_keep(fd: Found, alias: ast.alias, name: str, what: tuple, ctx: tuple) -
         if binders:
             return f"{name!r} is a parameter or local of {getattr(scope, 'name', 'a lambda')}()"
     return ""
+
+
+def _for_side_effect(fd: Found, alias: ast.alias) -> bool:
+    """A bare ``import biaskit.x.y`` whose bound name (``biaskit``) its function never reads: it runs for what
+    importing the module does (registering metrics, lexicons, plugins), and moving it up would do that (and load
+    the plugins) whenever the importing module is loaded."""
+    if not isinstance(fd.node, ast.Import) or alias.asname or not alias.name.startswith("biaskit."):
+        return False
+    return not any(isinstance(n, ast.Name) and n.id == "biaskit" for n in ast.walk(fd.scopes[-1]))
 
 
 def _same_import(binder: ast.AST, name: str, what: tuple, mod: str, is_pkg: bool) -> bool:
