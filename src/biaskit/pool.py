@@ -17,14 +17,20 @@ Nothing here imports ray until a Ray run starts (``import biaskit`` stays light)
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import socket
+import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.log import get_logger
+from biaskit.secrets import public_url, redact
 
 log = get_logger("engine")
 
@@ -84,12 +90,8 @@ class RayCluster:
         self._stderr_filter: _BenignRayLines | None = None
 
     def __enter__(self) -> RayCluster:
-        import logging
-
         address = self.spec.address or os.environ.get("RAY_ADDRESS") or None
         if address is not None:
-            from biaskit.secrets import public_url
-
             public_url(address if "://" in address else f"ray://{address}")  # registers ?key=... values as secrets
             address = _resolve_address(address)
             _probe(address)  # fail fast (E161) instead of Ray's endless reconnect to a dead address
@@ -273,9 +275,6 @@ def _resolve_address(address: str) -> str:
 
 def _probe(address: str) -> None:
     """E161 unless ``address`` (``host:port`` or ``ray://host:port``) accepts a TCP connection within the timeout."""
-    import socket
-    from urllib.parse import urlsplit
-
     try:
         parts = urlsplit(address if "://" in address else f"ray://{address}")
         host, port = parts.hostname, parts.port
@@ -334,10 +333,6 @@ def _h2_answer(sock) -> str | None:
 
 def _safe_address(address: str) -> str:
     """The address without credentials or a query (``ray://user:pw@host:10001?token=x`` -> ``ray://host:10001``)."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    from biaskit.secrets import redact
-
     if "://" not in address:
         return redact(address.split("?")[0])
     parts = urlsplit(address)
@@ -368,9 +363,6 @@ class _BenignRayLines:
         self.dropped = 0
 
     def start(self) -> _BenignRayLines:
-        import sys
-        import threading
-
         if os.environ.get("BIASKIT_RAY_RAW_STDERR") == "1":
             return self
         try:
@@ -427,8 +419,6 @@ class _BenignRayLines:
         return self
 
     def stop(self) -> None:
-        import sys
-
         if self._saved is None:
             return
         try:
@@ -446,8 +436,6 @@ class _BenignRayLines:
 
 def _quiet_ray_data() -> None:
     """biaskit draws its own progress bar; Ray Data's bars and per-operator logs would interleave with it."""
-    import logging
-
     logging.getLogger("ray.data").setLevel(logging.ERROR)  # ("progress bars disabled" and per-run notes)
     try:
         import ray.data

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import warnings
 from pathlib import Path
 
+import pyarrow as pa
 import typer
+
+from biaskit.cli import sub_app
+from biaskit.errors import BiaskitError
 
 HELP = (
     "Annotation rounds: sample items, push them to Label Studio (or export files for another platform), "
@@ -138,8 +144,6 @@ def sample(
 def _save_round(table, rep, cfg: dict, *, out: Path, scores: Path, seed: int, tasks_out: Path | None, ledger: Path | None) -> None:
     """Write the samples table (with its manifest), the optional task file, and the round's ledger entry
     (:func:`biaskit.annotate.rounds.save_round`, which the demo calls too)."""
-    import warnings
-
     from biaskit.annotate.rounds import RoundReuseWarning, save_round
 
     with warnings.catch_warnings(record=True) as caught:
@@ -157,8 +161,6 @@ def _save_round(table, rep, cfg: dict, *, out: Path, scores: Path, seed: int, ta
 
 def _plan_quota(plan: Path | None, prefer: str, metric: str | None, task: str | None = None) -> tuple:
     """(per-group quota, its grouping column, metric) from ``--plan``; ``--prefer`` needs a plan."""
-    from biaskit.errors import BiaskitError
-
     if plan is None:
         if prefer != "random":
             raise BiaskitError("E256", "--prefer needs --plan", value=prefer, fix="add --plan plan.json (biaskit annotate plan)")
@@ -172,8 +174,6 @@ def _plan_quota(plan: Path | None, prefer: str, metric: str | None, task: str | 
 
 def _check_drawn(rep, quota, scores: Path) -> None:
     """Warn about groups the plan could not fill; refuse a round with nothing drawn."""
-    from biaskit.errors import BiaskitError
-
     if quota is not None:
         short = {k: v for k, v in rep.strata.items() if v.get("chosen", 0) < v.get("planned", 0)}
         for k, v in short.items():
@@ -215,7 +215,6 @@ def _excluded_items(exclude: list[Path] | None, exclude_previous: bool, ledger: 
     """The sample ids earlier rounds drew (from --exclude files and, unless --include-previous, the ledger's earlier
     rounds of the same project, i.e. drawn from the same pool table) and their files."""
     from biaskit.annotate import ledger as led
-    from biaskit.errors import BiaskitError
     from biaskit.io import read_table
 
     excl: set[str] = set()
@@ -248,8 +247,6 @@ def _excluded_items(exclude: list[Path] | None, exclude_previous: bool, ledger: 
 
 def _parse_per_label(per_label: str | None) -> dict[str, int] | None:
     """``positive=3,negative=3`` -> {"positive": 3, "negative": 3} (None when not given)."""
-    from biaskit.errors import BiaskitError
-
     if not per_label:
         return None
     pl = {}
@@ -462,8 +459,6 @@ def validate_cmd(
 
     Example (both VADER rules, the shown text re-scored): biaskit annotate validate r1/annotations.parquet --samples r1/samples.parquet --metric vader-bold-0.5 --metric vader-sheng-0.05 --out r1/validation.parquet
     """
-    import pyarrow as pa
-
     from biaskit.annotate import ledger as led
     from biaskit.annotate.validation import validate_metric
     from biaskit.io import read_table
@@ -543,8 +538,6 @@ def aggregate_cmd(
 
     Example: biaskit annotate aggregate r1/annotations.parquet --samples r1/samples.parquet --method dawid-skene --out r1/labels.parquet
     """
-    import warnings
-
     from biaskit.annotate.labelmodels import LabelModelWarning, aggregate
     from biaskit.io import read_table
 
@@ -600,9 +593,6 @@ def plan_cmd(
 
     Example: biaskit annotate plan --ppi runs/demo/scores.parquet --metric-column vader_label --label negative --by group --samples r1/samples.parquet --annotations r1/annotations.parquet --target-ci 0.03 --out r1/ppi_plan.json
     """
-    import json
-
-    from biaskit.errors import BiaskitError
     from biaskit.io import read_table, write_text_atomic
 
     if (validation is None) == (ppi is None):
@@ -666,8 +656,6 @@ def tasks_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    from biaskit.cli import sub_app
-
     ann = sub_app("annotate", HELP)
     ann.command("sample")(sample)
     ann.command("export")(export)
@@ -685,7 +673,6 @@ def _refuse_fewer(out: Path, n_new: int, allow: bool, results: Path | None) -> N
     """An empty or truncated results file (or a server that lost tasks) must not silently shrink a round's labels."""
     if allow or not out.exists():
         return
-    from biaskit.errors import BiaskitError
     from biaskit.io import read_table
 
     src = f"the results file {results}" if results else "Label Studio"
@@ -711,8 +698,6 @@ def _fmt(v) -> str:
     if isinstance(v, float):
         return f"{v:.3f}"
     if isinstance(v, (list, dict)):
-        import json
-
         return json.dumps(v, ensure_ascii=False)
     return str(v)
 
@@ -721,8 +706,6 @@ class _crowd_warnings:
     """Print the named CrowdWarnings of a computation as one line each (``warning[CrowdWarning]: ...``)."""
 
     def __enter__(self):
-        import warnings
-
         from biaskit.annotate.labelmodels import CrowdWarning
 
         self._cm = warnings.catch_warnings(record=True)
@@ -732,8 +715,6 @@ class _crowd_warnings:
         return self
 
     def __exit__(self, *exc):
-        import warnings
-
         rec = list(self._rec)
         self._cm.__exit__(*exc)
         for w in rec:

@@ -6,6 +6,9 @@ from pathlib import Path
 
 import typer
 
+from biaskit import __version__
+from biaskit.errors import BiaskitError
+
 
 def demo(
     out: Path = typer.Option(Path("runs/demo"), "--out", "-o", help="Run folder to write."),
@@ -51,7 +54,6 @@ def schema(
     from biaskit import schema as sch
 
     if check is not None:
-        from biaskit.errors import BiaskitError
         from biaskit.io import read_table
 
         if not stage:
@@ -82,8 +84,6 @@ def version() -> None:
 
     Example: biaskit version
     """
-    from biaskit import __version__
-
     typer.echo(__version__)
 
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import typer
 
+from biaskit.cli import sub_app
+
 
 def stage(
     tables: list[str] = typer.Argument(..., help="Table files (.parquet/.jsonl/.csv/folder), each PATH or NAME=PATH; NAME becomes the config."),
@@ -157,8 +159,6 @@ def load(
 
 
 def register(app: typer.Typer) -> None:
-    from biaskit.cli import sub_app
-
     hub = sub_app("hub", "Publish tables as Hugging Face Hub datasets (stage, push) and load public bias datasets (load).")
     hub.command("stage")(stage)
     hub.command("push")(push)

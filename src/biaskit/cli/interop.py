@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from biaskit.cli import sub_app
+
 TableArg = Annotated[
     Path, typer.Argument(help="Prompts table (.parquet/.jsonl/.csv/folder) with prompt_id and text: BOLD prompts, HolisticBias sentences, templates.")
 ]
@@ -156,8 +158,6 @@ def import_lm_eval(output_dir: OutputDirArg, out: TableOut, group: GroupOpt = No
 
 def register(app: typer.Typer) -> None:
     """Attach ``export lm-eval`` and ``import lm-eval``."""
-    from biaskit.cli import sub_app
-
     exp = sub_app("export", "Export biaskit tables for other evaluation tools (lm-eval).")
     exp.command("lm-eval")(export_lm_eval)
     imp = sub_app("import", "Import other evaluation tools' outputs as biaskit tables (lm-eval).")

@@ -8,6 +8,7 @@ import typer
 
 from biaskit.cli import sub_app
 from biaskit.cli.options import ENGINE_OPTIONS, CacheOpt, engine_from_options, grouped
+from biaskit.errors import BiaskitError
 
 
 @grouped
@@ -76,7 +77,6 @@ def score(
 
 def _dry_run(t, metrics: str, text_column: str, params: dict) -> None:
     """Print each metric's cost estimate from the table's texts; builds the metrics without setting them up."""
-    from biaskit.errors import BiaskitError
     from biaskit.evaluate.metrics import make_metric
     from biaskit.evaluate.metrics.cost import estimate
 

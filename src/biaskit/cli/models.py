@@ -5,6 +5,7 @@ Thin wrappers over :mod:`biaskit.evaluate.runners`; torch/transformers are impor
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -22,6 +23,7 @@ from biaskit.cli.options import (
     engine_from_options,
     grouped,
 )
+from biaskit.errors import BiaskitError
 
 #: the defaults of the endpoint options: an option left at its default is not passed to the backend, so only
 #: an option the user set can be refused by a backend that does not take it (E312)
@@ -31,8 +33,6 @@ _ENDPOINT_DEFAULTS = ENDPOINT_OPTIONS.defaults
 def _backend_options(backend: str, **given: object) -> dict:
     """The backend constructor options the user set: ``None``/``False``/endpoint defaults are left out
     (``--base-url`` from $OPENAI_BASE_URL only counts for the openai backend)."""
-    import os
-
     opts = {k: v for k, v in given.items() if v is not None and v is not False and _ENDPOINT_DEFAULTS.get(k, object()) != v}
     if backend != "openai" and opts.get("base_url") == os.environ.get("OPENAI_BASE_URL"):
         opts.pop("base_url", None)  # the environment variable is meant for the openai backend
@@ -125,7 +125,6 @@ def generate_cmd(
 
     Example (chat template with a system prompt, answers cached): biaskit generate prompts.parquet --model smollm2-135m --format chat --system-prompt "You are a helpful assistant." --cache runs/cache --out gens_chat.parquet
     """
-    from biaskit.errors import BiaskitError
     from biaskit.evaluate.runners.api import generate
     from biaskit.evaluate.runners.common import system_prompt_text
 
@@ -237,7 +236,6 @@ def likelihood_cmd(
 
     Example (answers cached for the next run): biaskit likelihood runs/demo/prompts_holistic.parquet --model smollm2-135m --cache runs/cache --out likelihoods.parquet
     """
-    from biaskit.errors import BiaskitError
     from biaskit.evaluate.runners.api import likelihood
 
     choice = {"auto": None, "yes": True, "no": False}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import typer
 
 from biaskit.cli import sub_app
+from biaskit.errors import BiaskitError, check_choice
 
 
 def report(
@@ -98,7 +100,6 @@ def ztest_cmd(
 
     Example: biaskit stats ztest scores.parquet --column vader_label --label positive --cluster page_id
     """
-    from biaskit.errors import check_choice
     from biaskit.evaluate.stats import pairwise_proportion_tests
     from biaskit.evaluate.stats.aggregate import label_strings, metric_labels
     from biaskit.evaluate.stats.families import add_caution
@@ -211,7 +212,6 @@ def genbias_cmd(
 
     Example: biaskit stats genbias scores.parquet --prob-columns 'regard_*' --clusters 'polar=regard_positive,regard_negative' --out /tmp/gb
     """
-    from biaskit.errors import BiaskitError
     from biaskit.evaluate.stats.genbias import DDOF, SCALE, check_method, gen_bias, style_probabilities
     from biaskit.io import read_table
     from biaskit.ownership import claim_folder
@@ -282,8 +282,6 @@ GENBIAS_MARKER = "genbias.json"
 def _write_genbias(claim, res, meta: dict, styles=None, paired=None) -> None:
     """The `stats genbias --out` folder, through the ownership layer: the four CSVs (and paired.csv), styles.parquet
     and genbias.json (the settings and the by-axis figures; the marker listing the files, written last)."""
-    import json
-
     from biaskit.io import write_table
     from biaskit.output import write_frame_csv
     from biaskit.ownership import write_owned_folder
@@ -343,7 +341,6 @@ def ppi_cmd(
 
     Example: biaskit stats ppi scores.parquet --metric-column vader_label --label negative --samples r1/samples.parquet --labels r1/labels.parquet --lam 1
     """
-    from biaskit.errors import BiaskitError
     from biaskit.evaluate.stats.ppi import ppi_table
     from biaskit.io import read_table
 

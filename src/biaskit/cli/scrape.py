@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
+from biaskit.cli import sub_app
 from biaskit.cli.options import OptionGroup, grouped
 
 CONFIG_HELP = (
@@ -294,8 +295,6 @@ def bold_export(
 
 
 def register(app: typer.Typer) -> None:
-    from biaskit.cli import sub_app
-
     sub_app(
         "scrape",
         "Wikipedia (live MediaWiki API or a dump) -> clean sentences -> BOLD-style prompts.",

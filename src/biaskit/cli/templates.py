@@ -8,6 +8,8 @@ from typing import Any
 
 import typer
 
+from biaskit.cli import sub_app
+from biaskit.errors import BiaskitError
 from biaskit.templates.holistic_data import VARIANTS, load_holistic, validate_file
 
 
@@ -129,7 +131,6 @@ def expand_templates_cmd(
 
     Example: biaskit expand templates my_cs.yaml --lang cs --status validated --out cs_validated.parquet
     """
-    from biaskit.errors import BiaskitError
     from biaskit.io import write_table
     from biaskit.manifest import new_manifest
     from biaskit.templates.gendered import USABLE_STATUSES, expand_template_sets
@@ -298,8 +299,6 @@ def import_sheet_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    from biaskit.cli import sub_app
-
     sub_app(
         "expand",
         "Expand templates into prompts tables: HolisticBias, gendered fill-mask templates (cs/pl/sk/en), HONEST.",

@@ -6,6 +6,9 @@ from pathlib import Path
 
 import typer
 
+from biaskit.cli import sub_app
+from biaskit.errors import BiaskitError
+
 
 def classifier_cmd(
     table: Path = typer.Argument(..., help="Labelled table (text + label columns), or an annotations table with --samples."),
@@ -140,8 +143,6 @@ def classifier_cmd(
 
 def _check_options(aggregated: Path | None, samples: Path | None, split: str | None, split_column: str | None) -> None:
     """Options that do not go together are E254."""
-    from biaskit.errors import BiaskitError
-
     if aggregated is not None and samples is None:
         raise BiaskitError(
             "E254",
@@ -167,8 +168,6 @@ def _check_options(aggregated: Path | None, samples: Path | None, split: str | N
 
 def register(app: typer.Typer) -> None:
     """Attach the ``train`` group to the root app."""
-    from biaskit.cli import sub_app
-
     train = sub_app("train", "Train a metric (text classifier) from labelled data, with baselines on the same split.")
     train.command("classifier")(classifier_cmd)
 

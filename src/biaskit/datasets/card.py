@@ -15,9 +15,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
+import yaml
 
 from biaskit.assets import display_name
+from biaskit.datasets.features import label_summary
 from biaskit.errors import BiaskitError
+from biaskit.manifest import metric_description
+from biaskit.secrets import redact
 
 #: source value (``source`` column) -> (licence id on the Hub, licence name, why)
 SOURCE_LICENCES: dict[str, tuple[str, str, str]] = {
@@ -337,8 +341,6 @@ def _tags(configs) -> list[str]:
 
 def _metric_backend(cfg, metric: str) -> str | None:
     """The backend a config's manifest records for ``metric`` (e.g. ``offline`` for toxicity), if any."""
-    from biaskit.manifest import metric_description
-
     m = metric_description(cfg.manifest, metric)
     if isinstance(m, dict):
         return (m.get("info") or {}).get("backend") or (m.get("config") or {}).get("backend")
@@ -410,25 +412,18 @@ def build_card(configs, *, pretty_name: str | None = None, license: str | None =
             dataset_size=sum(s.num_bytes for s in c.splits.values()),
         )
     infos.to_dataset_card_data(data)
-    from biaskit.secrets import redact
 
     safe_info = public(json.loads(redact(json.dumps(dict(info or {}), default=str))))  # secrets and local paths out (keys too)
     return data.to_dict(), _body(configs, pretty, lic, lic_lines, total, safe_info)
 
 
 def render_card(card_data: Mapping, body: str) -> str:
-    import yaml
-
-    from biaskit.secrets import redact
-
     head = yaml.safe_dump(dict(card_data), sort_keys=False, allow_unicode=True, width=1000)
     return redact(f"---\n{head}---\n\n{body}")
 
 
 def parse_card(text: str) -> tuple[dict, str]:
     """``(yaml dict, body)`` of a dataset card."""
-    import yaml
-
     if not text.startswith("---"):
         raise BiaskitError("E050", "dataset card has no YAML header", fix="restage the folder with biaskit hub stage")
     # the header ends at the next line that is exactly "---" (as the Hub reads it): a value such as a
@@ -456,8 +451,6 @@ def parse_card(text: str) -> tuple[dict, str]:
 
 
 def _body(configs, pretty: str, lic: str, lic_lines: list[str], total: int, info: Mapping[str, Any]) -> str:
-    from biaskit.datasets.features import label_summary
-
     out = [f"# {_one_line(pretty)}", ""]
     out.append(
         f'{total} rows in {len(configs)} config(s), staged with biaskit. Load a config with `datasets.load_dataset(REPO, "{configs[0].name}")`.'

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from biaskit.arrow import to_arrow
 from biaskit.evaluate.metrics.catalog import vocabulary
 
 #: Fixed label sets of the prompt and template columns (order = ClassLabel ids).
@@ -77,7 +78,6 @@ def encode(table: pa.Table, *, class_labels: bool = True):
 def decode(dataset) -> pa.Table:
     """A ``datasets.Dataset`` (e.g. from ``load_dataset``) as a biaskit Arrow table: ClassLabel ids -> strings."""
     import datasets as hf_datasets
-    from biaskit.arrow import to_arrow
 
     t = to_arrow(dataset)
     features = getattr(dataset, "features", None) or {}

@@ -29,7 +29,9 @@ are returned in ``LoadResult.filtered`` and written to the output manifest.
 from __future__ import annotations
 
 import json
+import os
 import re
+import tempfile
 import zipfile
 import zlib
 from collections import Counter
@@ -38,10 +40,22 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.csv as pacsv
 
+from biaskit.assets import online_step, prepare_hub
+from biaskit.datasets.features import decode
+from biaskit.datasets.validate import load_config, read_card
 from biaskit.errors import BiaskitError, check_choice
+from biaskit.interop.lmeval import import_lmeval
+from biaskit.io import read_table
+from biaskit.schema import PROMPTS
+from biaskit.scrape.bold import import_bold
+from biaskit.scrape.prompts import prompt_id
 from biaskit.templates.holistic_data import TEMPLATE_FLAGS
 from biaskit.templates.holistic_phrases import NP_COLUMNS
+from biaskit.templates.honest import KINDS as HONEST_KINDS
+from biaskit.templates.honest import import_honest
+from biaskit.templates.westslavic import import_westslavic, is_westslavic_workbook
 
 KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest", "westslavic_xlsx", "lm_eval")
 _HUB_ID = re.compile(r"^(hf://datasets/)?[A-Za-z0-9][\w.\-]*/[A-Za-z0-9][\w.\-]*$")
@@ -60,14 +74,10 @@ class LoadResult:
 
 
 def _pid(source: str, domain: str | None, *parts: Any) -> str:
-    from biaskit.scrape.prompts import prompt_id  # the project's content-derived id scheme
-
     return prompt_id(*parts, source=source, domain=domain)
 
 
 def _prompts_table(rows: list[dict]) -> pa.Table:
-    from biaskit.schema import PROMPTS
-
     present = [c for c in PROMPTS.columns if any(r.get(c.name) is not None for r in rows) or c.required]
     return pa.table({c.name: pa.array([r.get(c.name) for r in rows], type=c.type) for c in present})
 
@@ -115,8 +125,6 @@ def detect_kind(source: str) -> str:
         if low.startswith("samples_") and low.endswith(".jsonl"):
             return "lm_eval"
         if low.endswith(".xlsx"):
-            from biaskit.templates.westslavic import is_westslavic_workbook
-
             if is_westslavic_workbook(p):
                 return "westslavic_xlsx"
             raise BiaskitError(
@@ -160,8 +168,6 @@ def load_bold(
 ) -> LoadResult:
     """BOLD files through the scrape package's importer (``biaskit bold import``), which keeps every prompt
     verbatim and checks the prompt/Wikipedia lists align; then empty prompts are dropped and counted."""
-    from biaskit.scrape.bold import import_bold
-
     table, facts = import_bold(path, layout=layout, domains=domains)
     filtered: Counter = Counter()
     table = _drop_empty(table, keep_empty, filtered)
@@ -170,8 +176,6 @@ def load_bold(
 
 def bold_hub_to_prompts(table: pa.Table, source: str, *, domains: list[str] | None = None, keep_empty: bool = False) -> LoadResult:
     """A table in the BOLD Hub layout (one row per entity, e.g. from ``load_dataset("AlexaAI/bold")``)."""
-    import tempfile
-
     need = {"domain", "name", "category", "prompts"}
     if not need <= set(table.column_names):
         raise BiaskitError(
@@ -191,8 +195,6 @@ def bold_hub_to_prompts(table: pa.Table, source: str, *, domains: list[str] | No
 def load_bold_hub_file(path: str | Path, *, domains: list[str] | None = None, keep_empty: bool = False) -> LoadResult:
     p = Path(path)
     if p.name.lower().endswith(".parquet"):
-        from biaskit.io import read_table  # a corrupt file is a coded E005, not an ArrowInvalid traceback
-
         return bold_hub_to_prompts(read_table(p), str(p), domains=domains, keep_empty=keep_empty)
     return load_bold(p, layout="hub", domains=domains, keep_empty=keep_empty, kind="bold_hub")
 
@@ -214,8 +216,6 @@ def _bool(v: Any) -> bool | None:
 
 
 def load_holistic_csv(path: str | Path) -> LoadResult:
-    import pyarrow.csv as pacsv
-
     p = Path(path)
     try:
         t = pacsv.read_csv(p, convert_options=pacsv.ConvertOptions(strings_can_be_null=False, column_types={}))
@@ -256,9 +256,6 @@ def load_holistic_csv(path: str | Path) -> LoadResult:
 
 def load_honest(path: str | Path, language: str | None = None) -> LoadResult:
     """HONEST templates through the templates package's importer (every row kept, ``[M]`` -> ``<mask>``)."""
-    from biaskit.templates.honest import KINDS as HONEST_KINDS
-    from biaskit.templates.honest import import_honest
-
     p = Path(path)
     lang = language or (p.name.split("_")[0] if re.match(r"^[a-z]{2,3}_template\.tsv$", p.name) else None)
     if not lang:
@@ -276,8 +273,6 @@ def load_honest(path: str | Path, language: str | None = None) -> LoadResult:
 
 def load_westslavic(path: str | Path, *, subjects: str | Path | None = None, languages: list[str] | None = None) -> LoadResult:
     """The West Slavic study's sentence spreadsheet (see :mod:`biaskit.templates.westslavic`)."""
-    from biaskit.templates.westslavic import import_westslavic
-
     try:
         res = import_westslavic(path, subjects=subjects, languages=languages)
     except BiaskitError:
@@ -302,21 +297,17 @@ def load_westslavic(path: str | Path, *, subjects: str | Path | None = None, lan
 def load_staged(source: str | Path, config: str | None = None, split: str | None = None, revision: str | None = None) -> LoadResult:
     """A config of a biaskit-staged folder or Hub repo, as the original table (labels decoded)."""
     import datasets as hf_datasets
-    from biaskit.datasets.features import decode
 
     src = str(source)
     configs: list[str] | None = None
     name: str | None  # the config to load
     if Path(src).is_dir():
-        from biaskit.datasets.validate import load_config, read_card
-
         card, _ = read_card(src)
         configs = [c["config_name"] for c in card.get("configs") or []]
         name = _pick_config(configs, config, src)
         dd = load_config(src, name)
     else:
         name = config
-        from biaskit.assets import prepare_hub
 
         prepare_hub()  # no network: one probe, then offline at once (no retries for ~50 s)
         try:
@@ -396,8 +387,6 @@ def load_source(
     if k == "holistic_csv":
         return load_holistic_csv(src)
     if k == "lm_eval":  # lm-evaluation-harness --log_samples output of a `biaskit export lm-eval` task
-        from biaskit.interop.lmeval import import_lmeval
-
         imported = import_lmeval(src)
         return LoadResult(imported.table, k, src, facts=imported.facts, stage="generations")
     if k == "westslavic_xlsx":
@@ -407,10 +396,6 @@ def load_source(
 
 def _load_fix() -> str:
     """The fix for a Hub dataset that did not load: names only offline variables the user really set."""
-    import os
-
-    from biaskit.assets import online_step
-
     set_vars = [v for v in ("HF_DATASETS_OFFLINE",) if os.environ.get(v, "").strip().lower() in {"1", "true", "yes"}]
     extra = f"; unset {'/'.join(set_vars)} (set here) to download" if set_vars else ""
     return "check the id and --config; or " + online_step("it") + extra

@@ -19,6 +19,7 @@ not sent again: the LFS batch endpoint reports them as present.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import time
 from collections.abc import Callable
@@ -26,8 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biaskit.assets import offline_vars_set
+from biaskit.datasets.validate import validate_folder
 from biaskit.errors import BiaskitError
 from biaskit.log import get_logger
+from biaskit.net import Backoff
+from biaskit.secrets import redact, register_secret
 
 log = get_logger("datasets.push")
 
@@ -84,8 +89,6 @@ def _hash(path: Path) -> tuple[str, str]:
 def check_links(folder: str | Path) -> None:
     """Refuse (E143) a folder with a symbolic link that leads outside it: pushing would upload whatever the
     link points at (``data/x.parquet -> ~/.ssh/id_rsa``). Links that stay inside the folder are fine."""
-    import os
-
     folder = Path(folder)
     root = folder.resolve()
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
@@ -132,8 +135,6 @@ def check_repo_id(repo_id: str) -> str:
 def resolve_token() -> str:
     """The Hub token from ``HF_TOKEN`` or the huggingface_hub login; never from an argument."""
     from huggingface_hub import get_token
-
-    from biaskit.secrets import register_secret
 
     token = get_token()
     if not token:
@@ -182,8 +183,6 @@ def _retry_after(exc: BaseException) -> str | None:
 
 
 def _fail(what: str, exc: BaseException, done: int, total: int) -> BiaskitError:
-    from biaskit.secrets import redact
-
     st = _status(exc)
     if st in (401, 403):
         return BiaskitError(
@@ -205,8 +204,6 @@ class _Retrier:
     """Each Hub operation under the shared retry policy (:class:`biaskit.net.Backoff`); the last error becomes E051/E052."""
 
     def __init__(self, retries: int, backoff: float, max_backoff: float, sleep: Callable[[float], None]) -> None:
-        from biaskit.net import Backoff
-
         self.policy = Backoff(retries, backoff, max_backoff, sleep)
         self.waits: list[float] = []
 
@@ -288,8 +285,6 @@ def push_folder(
     folder = Path(folder)
     check_links(folder)  # before anything reads through a link
     if validate:
-        from biaskit.datasets.validate import validate_folder
-
         validate_folder(folder)
     files = local_files(folder)
     rev = revision or "main"
@@ -339,8 +334,6 @@ def push_folder(
 
 def _online_fix(what: str) -> str:
     """How to get out of offline mode, naming only offline variables the user really set."""
-    from biaskit.assets import offline_vars_set
-
     set_vars = offline_vars_set()
     if set_vars:
         return f"unset {'/'.join(set_vars)} (set here) to {what}"

@@ -14,8 +14,10 @@ per ``domain``); rows go to split ``train``, or one split per value of ``split_b
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,8 +27,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from biaskit.datasets.card import build_card, public, render_card
+from biaskit.datasets.features import encode
+from biaskit.datasets.validate import validate_folder
 from biaskit.errors import BiaskitError, check_choice
-from biaskit.io import locks_output
+from biaskit.io import locks_output, read_manifest, read_table, redact_error_columns, table_format
+from biaskit.manifest import new_manifest
+from biaskit.output import clean_table, write_text
+from biaskit.ownership import claim_folder, write_owned_folder
+from biaskit.schema import STAGES, conform, get_stage, validate
+from biaskit.schema import validate as validate_stage
 
 DEFAULT_SPLIT = "train"
 DEFAULT_MAX_SHARD_BYTES = 500 << 20  # same default as datasets' push_to_hub
@@ -115,8 +125,6 @@ class StageResult:
 
 def detect_stage(table: pa.Table, manifest: Mapping | None = None, name: str | None = None) -> str | None:
     """The stage of a table: from its manifest, its logical name, or the first stage whose columns it has."""
-    from biaskit.schema import STAGES
-
     if manifest and manifest.get("stage") in STAGES:
         return manifest["stage"]
     if name and name in NAME_TO_STAGE:
@@ -130,9 +138,6 @@ def detect_stage(table: pa.Table, manifest: Mapping | None = None, name: str | N
 
 def spec_from_path(path: str | Path, name: str | None = None, *, config_by: str | None = None, split_by: str | None = None) -> TableSpec:
     """Read a table written by biaskit (any supported format) and its manifest into a :class:`TableSpec`."""
-    from biaskit.io import read_manifest, read_table, table_format
-    from biaskit.schema import validate
-
     p = Path(path)
     t = read_table(p)
     man = read_manifest(p)
@@ -169,8 +174,6 @@ MAX_NAME_LEN = 64  # config and split names become folder and file names under d
 
 
 def _name_hash(value: Any) -> str:
-    import hashlib
-
     return hashlib.sha1(str(value).encode("utf-8")).hexdigest()[:8]
 
 
@@ -178,8 +181,6 @@ def _safe_name(value: Any, pattern: re.Pattern, what: str, where: str) -> str:
     """A config/split name from a value: ASCII letters, digits, ``_``, ``.``, ``-`` only (accents are
     transliterated, other characters and path separators become ``_``), no leading dot, at most
     :data:`MAX_NAME_LEN` characters (a longer or an all-symbol value gets a short hash of itself)."""
-    import unicodedata
-
     raw = str(value).strip()
     text = raw
     if what == "config":
@@ -251,9 +252,6 @@ def _check_stage_args(specs: Sequence[TableSpec], pretty_name: str | None) -> No
 
 def _prepared_table(spec: TableSpec, where: str) -> pa.Table:
     """The table as it is staged: error texts redacted, checked and conformed to its stage, no ``null``-typed column."""
-    from biaskit.io import redact_error_columns
-    from biaskit.schema import conform, get_stage
-
     table = redact_error_columns(spec.table)  # an error text that quotes a key is never uploaded
     if table.num_rows == 0:
         raise BiaskitError(
@@ -263,8 +261,6 @@ def _prepared_table(spec: TableSpec, where: str) -> pa.Table:
             fix="leave the empty table out of the stage command",
         )
     if spec.stage:
-        from biaskit.schema import validate as validate_stage
-
         validate_stage(table, spec.stage, where=where, keys=True)  # same checks as `schema --check`
         table = conform(table, get_stage(spec.stage))
     return _no_null_types(table)
@@ -293,8 +289,6 @@ def _config_name(base: str, cval: Any, where: str, seen: dict[str, str]) -> str:
 
 def _write_split(arrow: pa.Table, folder: Path, cname: str, sname: str, max_shard_bytes: int, max_shard_rows: int | None) -> StagedSplit:
     """Write one split's rows as ``data/<config>/<split>-NNNNN-of-NNNNN.parquet`` shards under ``folder``."""
-    from biaskit.output import clean_table
-
     n = _shard_count(arrow.nbytes, arrow.num_rows, max_shard_bytes, max_shard_rows)
     files, fbytes, nbytes = [], 0, 0
     per = math.ceil(arrow.num_rows / n) if arrow.num_rows else 0
@@ -324,8 +318,6 @@ def _stage_config(
     max_shard_rows: int | None,
 ) -> StagedConfig:
     """Encode one config's rows (features) and write its splits (one per value of ``split_by``)."""
-    from biaskit.datasets.features import encode
-
     ds_all = encode(ctable, class_labels=class_labels)
     features = ds_all.features
     arrow_all = ds_all.data.table
@@ -362,8 +354,6 @@ def _stage_config(
 def _staging_manifest(specs: Sequence[TableSpec], staged: list[StagedConfig], config: dict[str, Any]) -> dict[str, Any]:
     """The folder's manifest: settings, inputs, configs with their splits (the ownership layer adds its ``files``,
     each with its size and sha256)."""
-    from biaskit.manifest import new_manifest
-
     return new_manifest(
         "biaskit hub stage",
         stage="hub",
@@ -406,10 +396,6 @@ def stage_tables(
     The folder is owned as every output folder is (:mod:`biaskit.ownership`, marker ``biaskit_manifest.json``):
     an earlier stage folder is restaged when it holds only hub stage's files, unchanged; anything else there is
     E006 unless ``overwrite`` (then only biaskit's unchanged files are replaced and the others are kept)."""
-    from biaskit.datasets.card import build_card, public, render_card
-    from biaskit.output import write_text
-    from biaskit.ownership import claim_folder, write_owned_folder
-
     out = Path(out)
     _check_stage_args(specs, pretty_name)
     # restaging replaces only hub stage's own unchanged files; any other file would be uploaded with the folder
@@ -431,8 +417,6 @@ def stage_tables(
         manifest.update(public(_staging_manifest(specs, staged, settings)))  # uploaded with the data: no local folders
         result = StageResult(tmp, staged, text, card_data)
         if validate:  # before the files move into --out: a failed check leaves the folder as it was
-            from biaskit.datasets.validate import validate_folder
-
             validate_folder(tmp, expected=result)
         return result
 

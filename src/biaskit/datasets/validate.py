@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biaskit.datasets.card import parse_card
 from biaskit.errors import BiaskitError
+from biaskit.io import read_text_utf8
 
 
 @dataclass
@@ -28,14 +30,11 @@ class ValidationReport:
 
 
 def read_card(folder: str | Path) -> tuple[dict, str]:
-    from biaskit.datasets.card import parse_card
-
     p = Path(folder) / "README.md"
     if not p.is_file():
         raise BiaskitError(
             "E050", "staged folder has no README.md dataset card", value=str(folder), fix="stage it first: biaskit hub stage TABLE... --out DIR"
         )
-    from biaskit.io import read_text_utf8
 
     return parse_card(read_text_utf8(p, "dataset card", bom=False))
 

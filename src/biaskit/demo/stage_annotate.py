@@ -9,10 +9,25 @@ Human labels are never invented: with no annotations yet, the note says so and w
 
 from __future__ import annotations
 
+import json
 import os
+import warnings
 from pathlib import Path
 
+import pyarrow as pa
+
+from biaskit.annotate import ledger as led
+from biaskit.annotate.labelmodels import LabelModelWarning, aggregate
+from biaskit.annotate.labelstudio import public_url, pull, push
+from biaskit.annotate.planning import plan_round, quotas
+from biaskit.annotate.rounds import save_round
+from biaskit.annotate.sampling import sample_round
+from biaskit.annotate.spans import scored_from_manifest
 from biaskit.demo.common import input_table
+from biaskit.errors import BiaskitError
+from biaskit.io import read_table, write_table, write_text_atomic
+from biaskit.manifest import new_manifest
+from biaskit.secrets import redact
 
 ROUND = "demo"
 
@@ -29,12 +44,6 @@ def _metric(cols: list[str]) -> tuple[str, str] | None:
 
 
 def run(ctx) -> None:
-    from biaskit.annotate.rounds import save_round
-    from biaskit.annotate.sampling import sample_round
-    from biaskit.annotate.spans import scored_from_manifest
-    from biaskit.errors import BiaskitError
-    from biaskit.secrets import redact
-
     scores = input_table(ctx, "annotate", "scores", "from the score stage")
     if scores is None:
         return
@@ -93,8 +102,6 @@ def run(ctx) -> None:
         return
     token = os.environ.get("LABEL_STUDIO_API_KEY")
     if not token:
-        from biaskit.annotate.labelstudio import public_url
-
         ctx.note("annotate", f"{rep.chosen} items exported; not pushed: set LABEL_STUDIO_API_KEY to use {public_url(ctx.label_studio_url)}")
         return
     try:
@@ -104,14 +111,8 @@ def run(ctx) -> None:
 
 
 def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None:
-    import pyarrow as pa
-
-    from biaskit.annotate import ledger as led
     from biaskit.annotate.agreement import agreement
-    from biaskit.annotate.labelstudio import pull, push
     from biaskit.annotate.validation import validate_metric
-    from biaskit.io import write_table
-    from biaskit.manifest import new_manifest
 
     prep = push(samples, url=ctx.label_studio_url, annotators=3)
     ref = led.round_ref(samples_path, ledger)
@@ -180,12 +181,6 @@ def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None
 
 def _aggregate(ctx, annotations, samples, info):
     """Dawid-Skene labels (majority when the round cannot support a label model: one annotator, no overlap)."""
-    import warnings
-
-    from biaskit.annotate.labelmodels import LabelModelWarning, aggregate
-    from biaskit.errors import BiaskitError
-    from biaskit.io import write_table
-
     method = "dawid-skene"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LabelModelWarning)
@@ -205,14 +200,6 @@ def _aggregate(ctx, annotations, samples, info):
 
 def _plan_next(ctx, validation, samples_path, metric, by, info) -> str:
     """Plan the next round (accuracy CI half-width 0.1 per group) and draw it from the unlabelled items."""
-    import json
-
-    from biaskit.annotate.planning import plan_round, quotas
-    from biaskit.annotate.sampling import sample_round
-    from biaskit.annotate.spans import scored_from_manifest
-    from biaskit.errors import BiaskitError
-    from biaskit.io import read_table, write_table, write_text_atomic
-
     try:
         plan = plan_round(validation, target=0.1, metric=metric)
     except BiaskitError as exc:

@@ -10,13 +10,12 @@ from __future__ import annotations
 import os
 
 from biaskit.demo.common import input_table, run_model
+from biaskit.evaluate.runners import fill_mask
 
 ENV = "BIASKIT_DEMO_MASKED_LM"
 
 
 def run(ctx) -> None:
-    from biaskit.evaluate.runners import fill_mask
-
     model = os.environ.get(ENV, "").strip()
     if not model:
         ctx.note(

@@ -8,6 +8,8 @@ Without a ``prompts_bold`` table, or without the SmolLM2 asset, the stage says s
 
 from __future__ import annotations
 
+import pyarrow as pa
+
 from biaskit.assets import display_name
 from biaskit.demo.common import input_table, run_model
 
@@ -16,8 +18,6 @@ MODEL = "smollm2-135m"
 
 def pick_spread(table, n: int, group_col: str = "group"):
     """``n`` rows taken round-robin over the values of ``group_col`` (deterministic: prompt_id order)."""
-    import pyarrow as pa
-
     ids = table.column("prompt_id").to_pylist()
     groups = table.column(group_col).to_pylist() if group_col in table.column_names else [None] * table.num_rows
     by: dict = {}

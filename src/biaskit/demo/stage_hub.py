@@ -8,6 +8,7 @@ Nothing is uploaded (``biaskit hub push <run>/hub --repo-id ORG/NAME`` does that
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 #: demo tables staged, in this order; value = column to split by (None: one 'train' split)
@@ -25,8 +26,6 @@ TABLES: dict[str, str | None] = {
 
 
 def _run_facts(ctx) -> dict[str, Any]:
-    import json
-
     facts: dict[str, Any] = json.loads(json.dumps(ctx.info, default=str))
     facts["notes"] = {stage: line for stage, line in ctx.summary}
     facts["seed"] = ctx.seed

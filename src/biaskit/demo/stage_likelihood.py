@@ -8,14 +8,15 @@ statistics. Shares the SmolLM2 loaded by the generate stage. Skips with a note w
 
 from __future__ import annotations
 
+import statistics
+
 from biaskit.assets import display_name
 from biaskit.demo.common import input_table, run_model
 from biaskit.demo.stage_generate import MODEL, model_missing, pick_spread
+from biaskit.evaluate.runners import likelihood
 
 
 def run(ctx) -> None:
-    from biaskit.evaluate.runners import likelihood
-
     prompts = input_table(ctx, "likelihood", "prompts_holistic", "(the templates stage did not write one)")
     if prompts is None:
         return
@@ -35,7 +36,6 @@ def run(ctx) -> None:
         "scored": "all tokens but the first (SmolLM2's tokenizer adds no BOS)",
         "seconds": secs,
     }
-    import statistics
 
     med = statistics.median(ppl) if ppl else None  # the mean of the two middle values for an even count
     ctx.note(

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 
+from biaskit.evaluate.report import build_report
+
 
 def run(ctx) -> None:
-    from biaskit.evaluate.report import build_report
-
     rd = ctx.run_dir
     manifest = {
         "command": "biaskit demo",

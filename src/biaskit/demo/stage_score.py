@@ -27,14 +27,18 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pyarrow as pa
+
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.baseline import SPAN_WORDS, text_column, wikipedia_baseline
+from biaskit.evaluate.metrics import make_metric, score_table
+from biaskit.evaluate.metrics.scores_out import write_scores
+from biaskit.io import read_table
+
 
 def build_score_input(ctx):
     """(table to score, notes): generations (kind == generate) + Wikipedia baseline rows."""
-    import pyarrow as pa
     import pyarrow.compute as pc
-
-    from biaskit.evaluate.baseline import wikipedia_baseline
-    from biaskit.io import read_table
 
     parts, notes = [], []
     gpath = ctx.tables.get("generations")
@@ -94,16 +98,11 @@ def _backend_note(metric) -> str:
 
 
 def run(ctx) -> None:
-    from biaskit.errors import BiaskitError
-    from biaskit.evaluate.metrics import make_metric, score_table
-    from biaskit.evaluate.metrics.scores_out import write_scores
-
     table, notes = build_score_input(ctx)
     if table is None:
         ctx.info["score"] = {"metrics": {}, "rows": 0, "notes": notes}
         ctx.note("score", "nothing to score: " + "; ".join(notes))
         return
-    from biaskit.evaluate.baseline import SPAN_WORDS, text_column
 
     span = getattr(ctx, "baseline_span", "continuation")
     wanted, skipped = demo_metrics()

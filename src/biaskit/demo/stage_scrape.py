@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from biaskit.scrape.config import load_config
+from biaskit.scrape.pipeline import scrape_dump
+
 DUMP = Path(__file__).resolve().parent.parent / "data" / "wiki" / "enwiki-pages-articles-206pages.xml.bz2"
 
 
 def demo_config(quick: bool = False):
-    from biaskit.scrape.config import load_config
-
     cfg = load_config("demo")
     if quick:
         for dom in cfg.domains.values():
@@ -27,8 +28,6 @@ def demo_config(quick: bool = False):
 
 
 def run(ctx) -> None:
-    from biaskit.scrape.pipeline import scrape_dump
-
     cfg = demo_config(ctx.quick)
     out = Path(ctx.run_dir) / "prompts_bold.parquet"
     processes = 1 if ctx.quick else max(1, min(2, os.cpu_count() or 1))

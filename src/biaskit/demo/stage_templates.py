@@ -9,6 +9,8 @@ and sk starter sets, 12 templates x 8 subjects each, masked, for the fill-mask s
 
 from __future__ import annotations
 
+import random
+
 from biaskit.io import write_table
 from biaskit.manifest import new_manifest
 from biaskit.templates.gendered import expand_template_sets, starter_set
@@ -23,8 +25,6 @@ SLAVIC = ("cs", "pl", "sk")
 
 def demo_descriptors(per_axis: int, seed: int) -> list[str]:
     """``per_axis`` seeded descriptors of each demo axis (those that combine with a neutral noun)."""
-    import random
-
     rng = random.Random(seed)
     chosen: list[str] = []
     for axis in HB_AXES:

@@ -14,6 +14,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from biaskit.errors import BiaskitError
+from biaskit.io import read_table
+from biaskit.train.classifier import train_classifier
+from biaskit.train.config import TrainConfig
+from biaskit.train.data import labelled_data, majority_labels
+
 #: fewest items per class for the demo to train (a stratified train/dev/test split needs several)
 MIN_PER_CLASS = 5
 
@@ -27,9 +33,6 @@ def _command(ctx) -> str:
 
 
 def run(ctx) -> None:
-    from biaskit.errors import BiaskitError
-    from biaskit.io import read_table
-
     ann, samples = ctx.tables.get("annotations"), ctx.tables.get("samples")
     if ann is None or samples is None or not Path(ann).exists():
         ctx.note(
@@ -38,9 +41,6 @@ def run(ctx) -> None:
             f"once a round is annotated, train a metric with {_command(ctx)}",
         )
         return
-    from biaskit.train.classifier import train_classifier
-    from biaskit.train.config import TrainConfig
-    from biaskit.train.data import labelled_data, majority_labels
 
     task = (ctx.info.get("annotate") or {}).get("task", "sentiment")
     order = "negative,neutral,positive"

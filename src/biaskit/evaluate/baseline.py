@@ -15,6 +15,8 @@ so one text column (:func:`text_column`) scores both sides on the same span.
 
 from __future__ import annotations
 
+import pyarrow as pa
+
 from biaskit.errors import check_choice
 
 SPANS = ("continuation", "sentence")
@@ -59,7 +61,6 @@ def wikipedia_baseline(prompts, span: str = "continuation"):
     = ``generate``, ``continuation`` = the rest of the sentence and ``full_text`` = the whole sentence, and a
     ``baseline_span`` column. Returns ``(table, n_left_out)``: rows whose sentence does not start with the
     prompt (or has nothing after it) cannot be scored on the same span and are left out and counted."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     check_span(span)

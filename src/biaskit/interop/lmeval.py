@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners.core import prompt_table
 from biaskit.interop.lmeval_export import (
     ExportPlan,
     ExportResult,
@@ -49,6 +50,8 @@ from biaskit.interop.lmeval_export import (
 )
 from biaskit.interop.lmeval_format import EXPORT_FILE, MARKER_KIND, default_kind, generation_kwargs, lm_eval_command
 from biaskit.interop.lmeval_import import ImportResult, ReadRows, add_nll, find_runs, read_run, run_facts, run_info, select_runs
+from biaskit.ownership import claim_folder, write_owned_folder
+from biaskit.schema import conform
 
 
 def export_lmeval(
@@ -79,9 +82,6 @@ def export_lmeval(
     folder is (:mod:`biaskit.ownership`): into an existing folder only when its ``biaskit_export.json`` lists
     biaskit's files unchanged (else E006 unless ``overwrite``); a user's files there are never deleted.
     """
-    from biaskit.evaluate.runners.core import prompt_table
-    from biaskit.ownership import claim_folder, write_owned_folder
-
     out_p = Path(out)
     check_export_target(kind, out_p)
     claim = claim_folder(out_p, EXPORT_FILE, MARKER_KIND, overwrite=overwrite)
@@ -137,8 +137,6 @@ def import_lmeval(source: str | Path, *, tokenizer: str | None = None, model: st
     task), e.g. the generation group when one lm_eval run also ran a likelihood group. Errors (E261-E265) name the file and line; nothing is
     returned half-read.
     """
-    from biaskit.schema import conform
-
     src = Path(source)
     ours, skipped = select_runs(find_runs(src), group)
     acc = ReadRows()

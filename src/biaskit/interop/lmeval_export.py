@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import yaml
 
 from biaskit.errors import BiaskitError, check_choice
+from biaskit.evaluate.runners.common import GenerationSettings
 from biaskit.interop.lmeval_format import (
     FORMAT,
     INPUT_COLUMN,
@@ -23,6 +25,9 @@ from biaskit.interop.lmeval_format import (
     lm_eval_command,
     task_name,
 )
+from biaskit.io import write_text_atomic
+from biaskit.manifest import new_manifest
+from biaskit.output import write_parquet
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,99}$")
 
@@ -73,8 +78,6 @@ def check_generation_settings(
     until: list[str] | None,
 ) -> None:
     """E260 for sampling settings on likelihood tasks; for generate tasks, the checks of ``biaskit generate``."""
-    from biaskit.evaluate.runners.common import GenerationSettings
-
     if kind == "likelihood" and (do_sample or samples != 1 or until):
         raise BiaskitError(
             "E260",
@@ -170,11 +173,6 @@ def inputs_sha256(inputs: list[str]) -> str | None:
 
 def write_tasks(tmp: Path, plan: ExportPlan, t: pa.Table) -> dict[str, int]:
     """Each task's rows (``data/<task>.parquet``) and YAML, one part cut, written and dropped in turn; task -> rows."""
-    import yaml
-
-    from biaskit.io import write_text_atomic
-    from biaskit.output import write_parquet
-
     (tmp / "data").mkdir(parents=True)
     tasks: dict[str, int] = {}
     for value, suffix in plan.configs:
@@ -227,11 +225,6 @@ def _task_config(plan: ExportPlan, task: str, value: Any, rows: int) -> dict[str
 def write_group_files(tmp: Path, plan: ExportPlan, tasks: dict[str, int]) -> dict[str, Any]:
     """The group YAML naming the tasks and the README with the lm_eval command; returns the export manifest (the
     folder's marker, written last by :func:`biaskit.ownership.write_owned_folder`)."""
-    import yaml
-
-    from biaskit.io import write_text_atomic
-    from biaskit.manifest import new_manifest
-
     group, k = plan.group, plan.kind
     write_text_atomic(
         tmp / f"{group}.yaml",

@@ -10,6 +10,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from biaskit.inputs import name_part, path_component
+
 #: version of the export layout (in each task's ``metadata.biaskit.format``)
 FORMAT = 1
 KINDS = ("auto", "generate", "likelihood")
@@ -27,8 +29,6 @@ def config_names(values: list[Any]) -> dict[Any, str]:
     """value -> task-name suffix: lowercase [a-z0-9_]; null -> ``none``; two values that clash get a hash suffix;
     a suffix over 100 bytes keeps its head and gets a hash of the whole (:func:`biaskit.inputs.name_part`, which
     also removes known secrets first), so a 300-character domain gives a file name the file system accepts."""
-    from biaskit.inputs import name_part
-
     base = {v: ("none" if v is None else name_part(v, limit=100)) for v in values}
     counts: dict[str, int] = {}
     for s in base.values():
@@ -44,8 +44,6 @@ def config_names(values: list[Any]) -> dict[Any, str]:
 def task_name(group: str, suffix: str) -> str:
     """The lm-eval task name (and file stem) of one config: at most 200 bytes, so that lm-eval's own
     ``samples_<task>_<date>.jsonl`` also fits the file system's 255-byte name limit."""
-    from biaskit.inputs import path_component
-
     return path_component(f"{group}_{suffix}", limit=200)
 
 
@@ -69,8 +67,6 @@ def default_name(t: pa.Table) -> str:
     if "source" in t.column_names:
         src = t.column("source").unique().to_pylist()
         if len(src) == 1 and src[0]:
-            from biaskit.inputs import name_part
-
             return "biaskit_" + name_part(src[0], limit=100)
     return "biaskit_prompts"
 

@@ -13,8 +13,15 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners._hf_base import transformers_module
+from biaskit.evaluate.runners.common import join_continuation, public_model_id
+from biaskit.evaluate.runners.hf import locate
+from biaskit.inputs import loads_json
 from biaskit.interop.lmeval_format import INPUT_COLUMN, OUTPUT_TYPES
+from biaskit.io import check_utf8, read_text_utf8
 from biaskit.log import get_logger
+from biaskit.schema import GENERATIONS, PROMPTS
+from biaskit.secrets import public_url, redact_data
 
 log = get_logger("interop.lmeval")
 
@@ -39,9 +46,6 @@ class _Run:
 
 
 def _json_file(path: Path) -> dict:
-    from biaskit.inputs import loads_json
-    from biaskit.io import read_text_utf8
-
     text = read_text_utf8(path, "lm-eval results file")
     obj = loads_json(text, source=str(path), nonfinite=True, code="E262", fix="the file is damaged or cut short: run lm_eval again")
     if not isinstance(obj, dict):
@@ -103,9 +107,6 @@ def _model_args(results: dict) -> dict[str, str]:
 
 def _read_samples(path: Path):
     """(line number, record) for every line, streamed; E262 naming file and line for a line that is not a JSON object."""
-    from biaskit.inputs import loads_json
-    from biaskit.io import check_utf8
-
     check_utf8(path, "lm-eval samples file")
     seen = False
     with open(path, encoding="utf-8-sig") as fh:  # a UTF-8 byte-order mark at the start is fine
@@ -171,9 +172,6 @@ def _ll_value(v: Any) -> float | None:
 
 
 def _load_tokenizer(spec: str, model_args: dict[str, str]):
-    from biaskit.evaluate.runners._hf_base import transformers_module
-    from biaskit.evaluate.runners.hf import locate
-
     where, gguf, _ = locate(spec, "causal")
     kw: dict[str, Any] = {}
     gg = gguf or model_args.get("gguf_file")
@@ -282,9 +280,6 @@ def _public_name(name: str) -> str:
     its user info and secret query values, which are remembered as secrets so no other output shows them; a local
     path (lm-eval's ``pretrained=/models/smol`` is its model name) as its last part (``smol``), as biaskit's
     served-model runs record it, so no table, and no Hub card made from it, names the machine's folders."""
-    from biaskit.evaluate.runners.common import public_model_id
-    from biaskit.secrets import public_url, redact_data
-
     name = str(name)
     if name.startswith("file://") or "://" not in name:
         return redact_data(public_model_id(name))
@@ -430,8 +425,6 @@ def _check_doc(doc: dict, samples: Path, no: int) -> str:
 
 def _add_generations(acc: ReadRows, run: _RunInfo, no: int, rec: dict, pid: str, base: dict, outs: list) -> dict:
     """The rows of one generate_until sample, one per repeat; returns the generation_kwargs it ran with."""
-    from biaskit.evaluate.runners.common import join_continuation
-
     r, doc = run.run, rec["doc"]
     args = rec.get("arguments") or {}
     gk = (args.get("gen_args_0") or {}).get("arg_1") if isinstance(args, dict) else None
@@ -556,8 +549,6 @@ def add_nll(table: pa.Table, acc: ReadRows, where: str) -> tuple[pa.Table, dict[
 
 def _rows_table(rows: list[dict]) -> pa.Table:
     """Rows as an Arrow table with the stage types for known columns (other doc columns as inferred)."""
-    from biaskit.schema import GENERATIONS, PROMPTS
-
     types: dict[str, pa.DataType] = {}
     for st in (PROMPTS, GENERATIONS):
         for col in st.columns:

@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from biaskit.errors import BiaskitError
 from biaskit.scrape.sentences import LANG_ABBREVIATIONS, learn_abbreviations
 
 #: how much of a dump's prose the learner reads (characters, pages): about a second of cleaning per 1,000 pages
@@ -73,7 +74,6 @@ def learn_from_pages(
     pages: Iterable[Any], language: str, site: Any = None, *, max_chars: int = SAMPLE_CHARS, max_pages: int = SAMPLE_PAGES
 ) -> Learned:
     """Clean the first pages (``Page`` objects with ``text`` and ``title``) and learn from their prose."""
-    from biaskit.errors import BiaskitError
     from biaskit.scrape.clean import clean_wikitext
 
     paragraphs: list[str] = []

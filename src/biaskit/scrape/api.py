@@ -23,7 +23,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from biaskit.errors import BiaskitError
+from biaskit import __version__
+from biaskit.errors import BiaskitError, require
+from biaskit.io import write_json_atomic
+from biaskit.manifest import utcnow
 from biaskit.net import Backoff, HttpClient, HttpError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,8 +39,6 @@ DEFAULT_USER_AGENT = "biaskit/{version} (https://github.com/biaskit/biaskit; bia
 
 
 def _version() -> str:
-    from biaskit import __version__
-
     return __version__
 
 
@@ -66,8 +67,6 @@ class MediaWikiClient:
         session: Any = None,
         sleep=time.sleep,
     ) -> None:
-        from biaskit.errors import require
-
         requests = require("requests", "scrape", "the MediaWiki API client")
         if not isinstance(endpoint, str) or not endpoint.startswith(("http://", "https://")):
             raise BiaskitError(
@@ -127,9 +126,6 @@ class MediaWikiClient:
 
     def get(self, params: dict[str, Any]) -> dict:
         """One API request (from the cache when possible), retried as described in the module docs."""
-        from biaskit.io import write_json_atomic
-        from biaskit.manifest import utcnow
-
         p = self._params(params)
         cf = self._cache_file(p)
         if cf is not None and cf.is_file():

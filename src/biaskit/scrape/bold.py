@@ -24,7 +24,10 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError, check_choice
-from biaskit.io import locks_output
+from biaskit.io import locks_output, read_text_utf8
+from biaskit.output import write_text
+from biaskit.ownership import claim_folder, write_owned_folder
+from biaskit.schema import validate
 from biaskit.scrape.prompts import PROMPT_FIELDS, prompt_id
 
 LAYOUTS = ("github", "hub")
@@ -188,8 +191,6 @@ def _import_hub(p: Path, domains: list[str] | None) -> list[dict]:
 
 def _read_hub_records(f: Path) -> list[Any]:
     """The records of a Hub layout file (JSON Lines or a JSON list); E034 when it is not JSON, E211 when it holds none."""
-    from biaskit.io import read_text_utf8
-
     text = read_text_utf8(f, "BOLD file", bom=False)
     stripped = text.lstrip()
     try:
@@ -228,8 +229,6 @@ def _check_hub_record(k: int, r: Any, f: Path) -> None:
 
 
 def _entities(table: pa.Table) -> dict[str, dict[str, dict[str, list[tuple[str, str | None]]]]]:
-    from biaskit.schema import validate
-
     validate(table, "prompts", require=["domain", "group"])
     cols = table.column_names
     out: dict[str, dict[str, dict[str, list[Any]]]] = {}  # (bold_index, text, reference), then (text, reference)
@@ -304,9 +303,6 @@ def export_bold(
     deleted, and a changed file of the export (or a folder biaskit did not write) is E006 unless ``overwrite``
     (then only biaskit's unchanged files are replaced, a user's file in the way is kept as ``NAME.user-1``).
     """
-    from biaskit.output import write_text
-    from biaskit.ownership import claim_folder, write_owned_folder
-
     check_choice("E005", "unknown BOLD layout", layout, (*LAYOUTS, "both"), fix="use --layout github, hub or both", options=[*LAYOUTS, "both"])
     ents = _entities(table)
     out = Path(out_dir)

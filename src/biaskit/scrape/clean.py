@@ -25,9 +25,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from biaskit.errors import BiaskitError, check_choice
+from biaskit.assets import load_spacy
+from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.scrape import siteinfo as _siteinfo
-from biaskit.scrape.wikitemplates import BROKEN, DROPPED, render_template, resolve_dropped
+from biaskit.scrape.sentences import WikiSplitter
+from biaskit.scrape.wikitemplates import BROKEN, DROPPED, REFERENCE_DATE, is_silent, render_template, resolve_dropped
 
 #: tags whose whole content is dropped
 DROP_TAGS = frozenset(
@@ -155,8 +157,6 @@ def strip_silent_blocks(raw: str) -> str:
     The parser would drop them too; cutting them first saves most of its time. Unbalanced braces stop the
     cutting there (the parser sees the rest as it is).
     """
-    from biaskit.scrape.wikitemplates import is_silent
-
     out: list[str] = []
     pos = 0
     depth = 0
@@ -343,8 +343,6 @@ def clean_wikitext(wikitext: str, *, title: str = "", keep_marks: bool = False, 
     """
     import mwparserfromhell
 
-    from biaskit.scrape.wikitemplates import REFERENCE_DATE
-
     token = REFERENCE_DATE.set(_as_date(ref_date))
     site_token = _site_names.set(site)
     try:
@@ -449,14 +447,10 @@ def load_splitter(language: str = "en", *, splitter: str = "wiki", model: str | 
     spaCy's rule-based sentencizer). ``abbreviations``: more words the ``wiki`` splitter never ends a sentence
     after (learnt from a dump: :mod:`biaskit.scrape.abbrev`).
     """
-    from biaskit.errors import require
-
     check_choice(
         "E021", "unknown sentence splitter", splitter, SPLITTERS, fix="set `splitter:` in the domain config (or --splitter) to one of the options"
     )
     if splitter == "wiki":
-        from biaskit.scrape.sentences import WikiSplitter
-
         return WikiSplitter(language, extra_abbreviations=abbreviations)
     spacy = require("spacy", "scrape", "sentence splitting")
     if splitter == "sentencizer":
@@ -468,7 +462,6 @@ def load_splitter(language: str = "en", *, splitter: str = "wiki", model: str | 
             ) from exc
         nlp.add_pipe("sentencizer")
         return nlp
-    from biaskit.assets import load_spacy
 
     nlp = load_spacy(model or language)
     if splitter == "senter" and "senter" in nlp.component_names:

@@ -32,13 +32,17 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from biaskit.errors import BiaskitError, check_choice
+from biaskit.errors import BiaskitError, check_choice, require
+from biaskit.inputs import load_yaml, loads_json
+from biaskit.io import read_text_utf8
 from biaskit.log import get_logger
-from biaskit.scrape.prompts import RULE_KEYS, PromptRule, preset_rule
+from biaskit.registry import is_path_spec
+from biaskit.scrape.clean import SPLITTERS
+from biaskit.scrape.prompts import NO_SPACE_LANGUAGES, RULE_KEYS, TERM_MATCHES, WORD_UNITS, PromptRule, preset_rule
 
 log = get_logger("scrape")
 
@@ -96,8 +100,6 @@ class DomainConfig:
     def use_language(self, code: str) -> None:
         """Take ``code`` as the language (a dump's own, when the config names none); the words unit follows it
         unless the config names one."""
-        from biaskit.scrape.prompts import NO_SPACE_LANGUAGES
-
         self.language = code
         if not self.words_named:
             self.words = "char" if code.split("-")[0] in NO_SPACE_LANGUAGES else "space"
@@ -105,8 +107,6 @@ class DomainConfig:
 
     def apply_language(self) -> None:
         """Put the config's ``term_match``, ``words`` and ``language`` into its prompt rule."""
-        from dataclasses import replace
-
         self.rule = replace(self.rule, term_match=self.term_match, words=self.words, language=self.language.split("-")[0])
 
 
@@ -279,8 +279,6 @@ def _parse_group(dname: Any, gname: Any, g: Any, source: str) -> Group:
 def _parse_text_settings(data: dict, source: str) -> tuple[str, str, str, str]:
     """The config's ``splitter``, ``language``, ``term_match`` and ``words`` (checked in that order; term_match
     lemma needs simplemma with a dictionary for the language)."""
-    from biaskit.scrape.clean import SPLITTERS
-
     splitter = data.get("splitter", "wiki")
     check_choice(
         "E021",
@@ -292,7 +290,6 @@ def _parse_text_settings(data: dict, source: str) -> tuple[str, str, str, str]:
     lang = data.get("language", "en")
     if not isinstance(lang, str) or not re.fullmatch(r"[a-z]{2,3}(-[A-Za-z0-9]+)*", lang):
         raise _err("language must be a BCP-47 code", lang, "e.g. language: en", source)
-    from biaskit.scrape.prompts import NO_SPACE_LANGUAGES, TERM_MATCHES, WORD_UNITS
 
     term_match = data.get("term_match", "exact")
     check_choice(
@@ -311,8 +308,6 @@ def _parse_text_settings(data: dict, source: str) -> tuple[str, str, str, str]:
         fix="words: space (split at spaces, as BOLD) or char (the character rule for ja, zh, th)",
     )
     if term_match == "lemma":
-        from biaskit.errors import require
-
         require("simplemma", "scrape", "term_match: lemma")  # a clear error here beats one per page
         from simplemma.strategies.dictionaries.dictionary_factory import DefaultDictionaryFactory
 
@@ -350,8 +345,6 @@ def load_config(path_or_name: str | os.PathLike | dict, *, rule_overrides: dict 
     if isinstance(path_or_name, dict):
         data, src = path_or_name, "<dict>"
     else:
-        from biaskit.registry import is_path_spec
-
         p = Path(path_or_name)
         if str(path_or_name) in SHIPPED and not is_path_spec(str(path_or_name)):
             # a shipped name is never shadowed by a local file or folder of that name (e.g. `demo --out demo`)
@@ -364,10 +357,8 @@ def load_config(path_or_name: str | os.PathLike | dict, *, rule_overrides: dict 
                 options=sorted(SHIPPED),
                 fix="pass the path of a YAML/JSON domain config (--config-file FILE, or a path with a / or a suffix) or a shipped name",
             )
-        from biaskit.io import read_text_utf8
 
         text = read_text_utf8(p, "domain config")  # E150 with the line of the first bad byte
-        from biaskit.inputs import load_yaml, loads_json
 
         try:  # the input layer: depth limit (E380), BOM, the file and line in the error
             if p.suffix == ".json":

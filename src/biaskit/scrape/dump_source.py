@@ -7,15 +7,20 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
 from biaskit.log import get_logger
+from biaskit.pool import engine_spec
+from biaskit.scrape.abbrev import learn_from_pages, needs_learning
+from biaskit.scrape.clean import is_interlanguage
 from biaskit.scrape.config import Assignment, DomainConfig, resolve_assignments, seed_kind
-from biaskit.scrape.dump import Page
+from biaskit.scrape.dump import Page, dump_wiki_name, iter_dump, normalize_title, resolve_title
 from biaskit.scrape.extract import ALL_PAGES_KEY
+from biaskit.scrape.multistream import find_index, read_index, read_stream, stream_spans
+from biaskit.scrape.siteinfo import read_dump_siteinfo, siteinfo_language
 
 log = get_logger("scrape")
 
@@ -55,9 +60,6 @@ def wikitext_links(text: str, site: Any = None) -> list[str]:
     names, so ``[[Κατηγορία:...]]`` is no article)."""
     import mwparserfromhell
 
-    from biaskit.scrape.clean import is_interlanguage
-    from biaskit.scrape.dump import normalize_title
-
     out: list[str] = []
     for link in mwparserfromhell.parse(text or "").filter_wikilinks():
         t = str(link.title).strip().lstrip(":").split("#", 1)[0].strip()
@@ -83,9 +85,6 @@ def dump_language(dump: Path, cfg: DomainConfig) -> tuple[DomainConfig, str]:
     takes it); a dump that names none keeps the config's default (``default``)."""
     if cfg.language_named:
         return cfg, "config"
-    from dataclasses import replace
-
-    from biaskit.scrape.siteinfo import read_dump_siteinfo, siteinfo_language
 
     lang, _, general = read_dump_siteinfo(dump) if dump.is_file() else ("", {}, {})
     code, where = siteinfo_language(lang, general)
@@ -100,11 +99,8 @@ def dump_language(dump: Path, cfg: DomainConfig) -> tuple[DomainConfig, str]:
 def learn_abbreviations(dump: Path, cfg: DomainConfig, names: Any) -> Any:
     """The abbreviations of a language the ``wiki`` splitter has no list for, learnt from the dump's first pages
     (:mod:`biaskit.scrape.abbrev`); None when the language has a list or another splitter is used."""
-    from biaskit.scrape.abbrev import learn_from_pages, needs_learning
-
     if not needs_learning(cfg.language, cfg.splitter) or not dump.is_file():
         return None
-    from biaskit.scrape.dump import iter_dump
 
     learned = learn_from_pages(iter_dump(dump), cfg.language, names)
     log.info("learnt %d abbreviations from %d pages of %s (%s)", len(learned.as_dict()["words"]), learned.pages, dump.name, cfg.language)
@@ -116,12 +112,8 @@ def multistream_plan(dump: Path, index: str | os.PathLike | None, processes: int
     is read in one pass); ``--engine ray`` without a multistream dump is E234."""
     spans = None
     if engine is not None and not hasattr(engine, "is_ray"):
-        from biaskit.pool import engine_spec
-
         engine = engine_spec(engine, actors=processes)
     if index is not None or (dump.is_file() and (processes > 1 or (engine is not None and engine.is_ray))):
-        from biaskit.scrape.multistream import find_index, read_index, stream_spans
-
         index = Path(index) if index is not None else find_index(dump)
         if index is not None:
             spans = stream_spans(dump, read_index(index))
@@ -147,8 +139,6 @@ class _FirstPass:
 
 def first_pass(dump: Path, cfg: DomainConfig, site: Any, names: Any, all_pages: bool) -> _FirstPass:
     """Pass 1 over the dump: redirects, seed links, categories; --all-pages needs none of them and reads the dump once."""
-    from biaskit.scrape.dump import iter_dump, normalize_title
-
     cat_re = names.category_link if names is not None else _CAT_RE
     seed_pages: set[str] = set()
     cats: set[str] = set()
@@ -178,7 +168,6 @@ def first_pass(dump: Path, cfg: DomainConfig, site: Any, names: Any, all_pages: 
 def dump_assignments(cfg: DomainConfig, first: _FirstPass, redirects: str) -> tuple[dict[str, list[Assignment]], dict[str, int]]:
     """The config's pages and groups, its seeds expanded from what the first pass found (titles through the dump's
     redirects unless ``redirects="skip"``)."""
-    from biaskit.scrape.dump import normalize_title, resolve_title
 
     def norm(t: str) -> str:
         t = normalize_title(t)
@@ -210,8 +199,6 @@ class DumpSource:
     spans: list | None
 
     def pages(self, done: set[str]) -> Iterator[Page]:
-        from biaskit.scrape.dump import dump_wiki_name, iter_dump
-
         for page in iter_dump(self.dump, site=self.site):
             if self.all_pages:
                 self.wiki = self.extra["wiki"] = dump_wiki_name(self.dump, self.site)
@@ -220,10 +207,6 @@ class DumpSource:
             yield page
 
     def streams(self, done: set[str], settings: dict) -> Iterator[tuple]:
-        from biaskit.scrape.dump import dump_wiki_name
-        from biaskit.scrape.multistream import read_stream
-        from biaskit.scrape.siteinfo import read_dump_siteinfo
-
         if self.all_pages:  # there was no first pass to read <siteinfo>: read it from the head stream
             for k, v in read_dump_siteinfo(self.dump)[2].items():
                 setattr(self.site, k, v)

@@ -8,9 +8,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, require
+from biaskit.scrape.clean import clean_sentences, load_splitter
 from biaskit.scrape.config import Assignment, DomainConfig
 from biaskit.scrape.dump import Page
+from biaskit.scrape.multistream import iter_stream_pages
 from biaskit.scrape.prompts import FILTERS, PAGE_FIELDS, FilterCounts, PromptRule, iter_page_prompts, prompt_id
 
 S, I = pa.string(), pa.int64()
@@ -40,8 +42,6 @@ def _splitter(settings: dict):
     abbr = settings.get("abbreviations") or frozenset()
     key = (settings["language"], settings["splitter"], settings.get("spacy_model"), abbr)
     if key not in _NLP:
-        from biaskit.scrape.clean import load_splitter
-
         _NLP[key] = load_splitter(settings["language"], splitter=settings["splitter"], model=settings.get("spacy_model"), abbreviations=abbr)
     return _NLP[key]
 
@@ -50,8 +50,6 @@ def check_assets(cfg: DomainConfig) -> None:
     """Load what every page needs (mwparserfromhell, the sentence splitter) before the first page, so that a
     missing one stops the run with its error (E010 for a spaCy pipeline that is not installed) instead of
     marking every page unparseable. The loaded splitter is kept for the pages."""
-    from biaskit.errors import require
-
     require("mwparserfromhell", "scrape", "cleaning wikitext")
     _splitter({"language": cfg.language, "splitter": cfg.splitter, "spacy_model": cfg.spacy_model})
 
@@ -61,8 +59,6 @@ def process_page(task: tuple[Page, list[Assignment], dict]) -> tuple[list[dict],
 
     Returns (prompt rows, page status row, sentence rows); sentence rows only when settings ask for them.
     """
-    from biaskit.scrape.clean import clean_sentences
-
     page, assigns, settings = task
     rule: PromptRule = settings["rule"]
     status: dict[str, Any] = {
@@ -146,8 +142,6 @@ def process_stream(task: tuple) -> tuple[list[tuple[list[dict], dict, list[dict]
 
     ``task`` = (compressed bytes, stream name, wiki, retrieved_at, assignments, done titles, settings). Returns the
     page results in dump order and the counts of pages skipped (resumed, not in the config)."""
-    from biaskit.scrape.multistream import iter_stream_pages
-
     data, name, wiki, retrieved, assignments, done, settings = task
     out = []
     skipped = {"pages_not_in_config": 0, "pages_resumed": 0, "articles": 0}

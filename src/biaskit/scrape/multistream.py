@@ -14,6 +14,7 @@ bundled dumps).
 from __future__ import annotations
 
 import bz2
+import logging
 import os
 import re
 from collections.abc import Iterator
@@ -106,8 +107,6 @@ def stream_spans(dump: str | os.PathLike, offsets: list[int]) -> list[tuple[int,
                 fix="the index does not match the dump: give the index that came with it",
             ) from exc
         if n:
-            import logging
-
             logging.getLogger("biaskit").warning(
                 "%s: %d page(s) lie before the first stream the index names (offset %d): a head stream holding pages, "
                 "or streams missing from the index; they are read too",

@@ -18,11 +18,17 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
+
+import pyarrow.parquet as pq
 
 from biaskit.errors import BiaskitError, check_choice
+from biaskit.limits import check_processes
 from biaskit.log import get_logger
+from biaskit.manifest import utcnow
+from biaskit.scrape.api import MediaWikiClient
 from biaskit.scrape.config import Assignment, DomainConfig, resolve_assignments
-from biaskit.scrape.dump import Page
+from biaskit.scrape.dump import Page, SiteInfo, dump_wiki_name, normalize_title
 from biaskit.scrape.dump_source import (
     DumpSource,
     dump_assignments,
@@ -33,6 +39,7 @@ from biaskit.scrape.dump_source import (
 )
 from biaskit.scrape.extract import ALL_PAGES_KEY, PAGE_FILTERS, AllPages, check_assets, process_page
 from biaskit.scrape.shards import Shards, check_run_state, tally_shards, write_outputs, write_shards
+from biaskit.scrape.siteinfo import site_names_from_api, site_names_from_dump
 from biaskit.scrape.workers import page_tasks, pool_map, stream_results
 
 log = get_logger("scrape")
@@ -91,8 +98,6 @@ def build_from_pages(
     ``abbreviations``: words the ``wiki`` splitter never ends a sentence after (learnt: :mod:`biaskit.scrape.abbrev`).
     """
     if getattr(engine, "name", "local") != "ray":  # Ray: tasks in flight per window, on the cluster's CPUs
-        from biaskit.limits import check_processes
-
         check_processes(processes)
     elif not isinstance(processes, int) or processes < 1:
         raise BiaskitError("E005", "processes must be a positive integer", value=processes, fix="e.g. --processes 2")
@@ -153,11 +158,7 @@ def scrape_dump(
     is read stream by stream: each worker (``processes``) or Ray task (``engine="ray"`` or an ``EngineSpec``)
     decompresses and parses its own streams, so reading scales with the workers. The output is the same.
     """
-    from biaskit.manifest import utcnow
-    from biaskit.scrape.dump import SiteInfo, dump_wiki_name
-
     check_choice("E005", "invalid redirects mode", redirects, ("resolve", "skip"), fix="use resolve or skip", options=["resolve", "skip"])
-    from biaskit.scrape.siteinfo import site_names_from_dump
 
     dump = Path(dump)
     cfg, language_source = dump_language(dump, cfg)
@@ -206,8 +207,6 @@ def scrape_dump(
 
 def _record_missing(res: ScrapeResult, wanted: set[str]) -> None:
     """Configured pages the run did not find as articles in the dump: on ``res`` and its counts, and logged."""
-    import pyarrow.parquet as pq
-
     got = set()
     for t in pq.read_table(res.pages_report, columns=["page_title"]).column("page_title").to_pylist():
         got.add(t)
@@ -231,18 +230,13 @@ def scrape_api(
     **client_kwargs: Any,
 ) -> ScrapeResult:
     """Prompts from a live wiki: seeds -> page titles (links, category members) -> wikitext -> prompts."""
-    from urllib.parse import urlparse
-
     from biaskit.assets import cache_dir as default_cache
-    from biaskit.scrape.api import MediaWikiClient
-    from biaskit.scrape.dump import normalize_title
 
     check_assets(cfg)  # before the first request
     if client is None:
         if cache_dir is None:
             cache_dir = default_cache() / "mediawiki" / re.sub(r"[^\w.-]+", "_", (urlparse(endpoint).netloc + urlparse(endpoint).path))
         client = MediaWikiClient(endpoint, cache_dir=cache_dir, **client_kwargs)
-    from biaskit.scrape.siteinfo import site_names_from_api
 
     info = client.siteinfo()
     names = site_names_from_api(info, cfg.language if cfg.language != "en" else None)

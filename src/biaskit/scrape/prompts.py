@@ -33,6 +33,8 @@ from functools import lru_cache
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError, check_choice
+from biaskit.schema import validate
+from biaskit.scrape.clean import has_residue
 
 WINDOW = 8
 N_FIRST = 5
@@ -336,8 +338,6 @@ def rebuild_prompts(
     Rows the rule rejects are dropped and counted; all other columns are kept (the original prompt is
     kept in ``original_text``). Ids are kept: one row is still one prompt.
     """
-    from biaskit.schema import validate
-
     validate(table, "prompts", require=[term_column, reference_column])
     counts = FilterCounts()
     rows = table.to_pylist()
@@ -381,8 +381,6 @@ def iter_page_prompts(
 
 def _filtered_prompt(sentence: str, terms: Sequence[str], rule: PromptRule, counts: FilterCounts, site=None) -> tuple[str | None, str]:
     """BOLD's rule on one sentence after the markup-residue check; a rejected sentence is counted under its reason."""
-    from biaskit.scrape.clean import has_residue
-
     if has_residue(sentence, site):
         counts["markup_residue"] += 1
         return None, "markup_residue"

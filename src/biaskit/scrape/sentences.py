@@ -31,6 +31,8 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 
+from biaskit.errors import require
+
 #: never a sentence end when followed by a capital (the abbreviation introduces what follows)
 ABBREVIATIONS = frozenset(
     """
@@ -172,8 +174,6 @@ def learn_abbreviations(texts: Iterable[str], language: str = "en") -> frozenset
     words without their final dot (``"π.χ"``); add them to a splitter with ``WikiSplitter(extra_abbreviations=...)``.
 
     Needs ``nltk`` (the ``scrape`` extra); E010 when it is missing."""
-    from biaskit.errors import require
-
     require("nltk", "scrape", "learning abbreviations")
     from nltk.tokenize.punkt import PunktTrainer
 

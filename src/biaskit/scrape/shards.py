@@ -4,6 +4,7 @@ tables (with their manifests) read back from the shards."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterable
@@ -14,7 +15,9 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError
-from biaskit.log import get_logger
+from biaskit.io import ShardedWriter, write_json_atomic, write_table
+from biaskit.log import ProgressBar, get_logger
+from biaskit.manifest import new_manifest
 from biaskit.scrape.config import DomainConfig
 from biaskit.scrape.extract import PAGE_FILTERS, SENTENCE_SCHEMA, STATUS_SCHEMA
 from biaskit.scrape.prompts import CANDIDATE_SCHEMA, FilterCounts, dedupe_prompts, prompt_order
@@ -36,8 +39,6 @@ class Shards:
 
     @classmethod
     def open(cls, out: Path, report: Path, sentences_out: str | os.PathLike | None) -> Shards:
-        from biaskit.io import ShardedWriter
-
         return cls(
             ShardedWriter(out, ("prompt_id",), schema=CANDIDATE_SCHEMA),
             ShardedWriter(report, ("wiki", "page_title"), schema=STATUS_SCHEMA),
@@ -70,8 +71,6 @@ def check_run_state(shards: Shards, out: Path, command: str, cfg: DomainConfig, 
         state["assignments"] = sorted(f"{t}|{a.domain}|{a.group}|{','.join(a.terms)}" for t, al in assignments.items() for a in al)
     state_file = shards.status.parts / "run_state.json"
     if state_file.is_file():
-        import json
-
         before = json.loads(state_file.read_text(encoding="utf-8"))
         if before != json.loads(json.dumps(state)):
             raise BiaskitError(
@@ -81,15 +80,11 @@ def check_run_state(shards: Shards, out: Path, command: str, cfg: DomainConfig, 
                 fix=f"rerun with the same settings to resume it, or delete {shards.prompts.parts} and {shards.status.parts} to start over",
             )
     else:
-        from biaskit.io import write_json_atomic
-
         write_json_atomic(state_file, state)
 
 
 def write_shards(results: Iterable[tuple[list[dict], dict, list[dict]]], shards: Shards, todo: int | None, shard_pages: int) -> None:
     """Write the page results in shards of ``shard_pages`` pages, with a progress bar; a skipped page is logged."""
-    from biaskit.log import ProgressBar
-
     try:
         with ProgressBar(todo if todo and todo > 0 else None, desc="pages -> prompts") as bar:
             for rows, status, sents in results:
@@ -154,9 +149,6 @@ def write_outputs(
     tally: _Tally, shards: Shards, out: Path, report: Path, cfg: DomainConfig, command: str, inputs: Iterable[str], extra: dict | None
 ) -> None:
     """Write the prompts table, the per-page report and the sentences (each with its manifest), then remove the shards."""
-    from biaskit.io import write_table
-    from biaskit.manifest import new_manifest
-
     table = pa.Table.from_pylist(tally.final, schema=CANDIDATE_SCHEMA) if tally.final else CANDIDATE_SCHEMA.empty_table()
     manifest = new_manifest(
         command,

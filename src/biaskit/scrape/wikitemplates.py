@@ -23,6 +23,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from biaskit.scrape.siteinfo import CURRENT
+
 #: stands for a dropped template whose text a sentence may need; never left in output
 DROPPED = "\x02"
 #: stands for a dropped template the sentence certainly needs, wherever it stands (a {{harvtxt}} subject):
@@ -540,8 +542,6 @@ def _strip_template_ns(name: str) -> str:
     if name.startswith("template:"):
         return name[9:]
     if ":" in name:
-        from biaskit.scrape.siteinfo import CURRENT
-
         site = CURRENT.get()
         if site is not None:
             head, _, rest = name.partition(":")

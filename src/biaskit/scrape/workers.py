@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import multiprocessing as mp
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from biaskit.pool import RayCluster, biaskit_cause
 from biaskit.scrape.dump import Page
 from biaskit.scrape.extract import ALL_PAGES_KEY, AllPages, assigns_to_do, process_stream
 
@@ -13,10 +16,6 @@ from biaskit.scrape.extract import ALL_PAGES_KEY, AllPages, assigns_to_do, proce
 def _ray_map(fn, tasks: Iterable, engine: Any, window: int = 8) -> Iterator:
     """``fn`` over ``tasks`` as Ray tasks on the cluster of ``engine`` (an :class:`~biaskit.pool.EngineSpec`),
     results in task order, at most ``window`` x actors tasks in flight."""
-    from collections import deque
-
-    from biaskit.pool import RayCluster, biaskit_cause
-
     with RayCluster(engine):  # connects (or starts) Ray for the tasks below
         import ray
 
@@ -42,7 +41,6 @@ def pool_map(fn, tasks: Iterable, processes: int) -> Iterator:
         for t in tasks:
             yield fn(t)
         return
-    import multiprocessing as mp
 
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
     with ctx.Pool(processes) as pool:

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.inputs import MAX_DEPTH, depth_ok, load_yaml
+from biaskit.io import read_text_utf8
 
 
 def data_dir(*parts: str) -> Path:
@@ -22,11 +24,9 @@ def load_file(path: str | Path) -> Any:
     p = Path(path)
     if not p.is_file():
         raise BiaskitError("E040", f"template/data file not found: {p}", value=str(p), fix="check the path")
-    from biaskit.io import read_text_utf8
 
     text = read_text_utf8(p, "template/data file")
     suffix = p.suffix.lower()
-    from biaskit.inputs import MAX_DEPTH, depth_ok, load_yaml
 
     try:
         if suffix == ".json":

@@ -32,7 +32,11 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
+from biaskit.io import drop_stale_manifest, manifest_path, table_format, write_json_atomic, write_table
+from biaskit.output import atomic_path
+from biaskit.schema import validate
 from biaskit.templates.holistic_data import HolisticData
 from biaskit.templates.holistic_plan import ExpansionStats, plan_holistic
 
@@ -78,9 +82,6 @@ def write_holistic(
     """Expand and write to ``out`` atomically (with a manifest). Parquet output without ``dedupe`` is
     streamed in row groups, so memory stays small whatever the size; other formats go through
     :func:`biaskit.io.write_table`."""
-    from biaskit.io import drop_stale_manifest, manifest_path, table_format, write_json_atomic, write_table
-    from biaskit.output import atomic_path
-
     out = Path(out)
     if dedupe or table_format(out) != "parquet":
         table, stats = expand_holistic(data, dedupe=dedupe, **options)
@@ -88,10 +89,8 @@ def write_holistic(
         return stats
     plan = plan_holistic(data, **options)
     stats = plan.stats
-    import pyarrow.parquet as pq
 
     from biaskit.manifest import finish_manifest
-    from biaskit.schema import validate
 
     columns: list[str] = []
     drop_stale_manifest(out)

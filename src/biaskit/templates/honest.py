@@ -15,6 +15,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError
+from biaskit.io import check_utf8
 from biaskit.templates.files import data_dir, short_hash
 from biaskit.templates.mask import MASK
 
@@ -50,7 +51,6 @@ def import_honest(path: str | Path | None = None, *, language: str = "en", kind:
     p = Path(path) if path is not None else honest_path(language, kind)
     if not p.is_file():
         raise BiaskitError("E040", "HONEST template file not found", value=str(p), fix="check the path")
-    from biaskit.io import check_utf8
 
     check_utf8(p, "HONEST template file")
     with open(p, encoding="utf-8", newline="") as fh:

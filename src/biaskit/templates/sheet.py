@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 import shlex
 import subprocess
@@ -31,9 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from biaskit.errors import BiaskitError, check_choice
-from biaskit.io import write_text_atomic
-from biaskit.output import atomic_path
+import yaml
+
+from biaskit.errors import BiaskitError, check_choice, require
+from biaskit.io import read_text_utf8, write_text_atomic
+from biaskit.output import atomic_path, write_text
+from biaskit.spreadsheet import neutralize, unneutralize
 from biaskit.templates.gendered import STATUSES, Template, TemplateSet, check_template_text, load_template_set
 from biaskit.templates.mask import MASK
 
@@ -162,8 +166,6 @@ def sheet_rows(source: TemplateSet, targets: Sequence[TemplateSet | str] = ()) -
 
 def write_sheet(rows: list[dict[str, Any]], languages: Sequence[str], path: str | Path) -> Path:
     """Write a sheet atomically as ``.csv`` (UTF-8 with BOM, opens in Excel) or ``.xlsx``."""
-    from biaskit.spreadsheet import neutralize
-
     p = Path(path)
     cols = sheet_columns(languages)
     suffix = p.suffix.lower()
@@ -173,12 +175,9 @@ def write_sheet(rows: list[dict[str, Any]], languages: Sequence[str], path: str 
         w.writeheader()
         for r in rows:
             w.writerow({c: neutralize(r.get(c, "")) for c in cols})
-        from biaskit.output import write_text
 
         return write_text(p, buf.getvalue(), encoding="utf-8-sig")
     if suffix == ".xlsx":
-        from biaskit.errors import require
-
         openpyxl = require("openpyxl", "templates", "XLSX translation sheets")
         wb = openpyxl.Workbook()
         ws = wb.active
@@ -213,14 +212,10 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
         raise BiaskitError("E041", "sheet not found", value=str(p), fix="check the path")
     suffix = p.suffix.lower()
     if suffix == ".csv":
-        from biaskit.io import read_text_utf8
-
         text = read_text_utf8(p, "translation sheet")
         rows = list(csv.DictReader(io.StringIO(text)))
         header = next(csv.reader(io.StringIO(text)), [])
     elif suffix == ".xlsx":
-        from biaskit.errors import require
-
         openpyxl = require("openpyxl", "templates", "XLSX translation sheets")
         wb = openpyxl.load_workbook(p, read_only=True, data_only=True)
         ws = wb["templates"] if "templates" in wb.sheetnames else wb.worksheets[0]
@@ -238,7 +233,6 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
             value=header,
             fix="export a fresh sheet with `biaskit templates export-sheet` and keep its header row",
         )
-    from biaskit.spreadsheet import unneutralize  # export-sheet wrote formula-like cells as '=...
 
     return [{k: unneutralize((v or "").strip()) if isinstance(v, str) else v for k, v in r.items() if k is not None} for r in rows]
 
@@ -314,10 +308,6 @@ def import_sheet(path: str | Path, language: str, base: TemplateSet | str | Path
 
 def save_template_set(ts: TemplateSet, path: str | Path) -> Path:
     """Write a template set as YAML (or JSON by suffix), atomically."""
-    import json
-
-    import yaml
-
     p = Path(path)
     d = ts.to_dict()
     if p.suffix.lower() == ".json":

@@ -36,9 +36,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from biaskit.errors import BiaskitError, check_choice
-from biaskit.templates.files import data_dir, load_file
+from biaskit.errors import BiaskitError, check_choice, require
+from biaskit.schema import PROMPTS
+from biaskit.templates.files import check_text, data_dir, load_file
 from biaskit.templates.mask import MASK, find_mask_like
+from biaskit.templates.westslavic_morph import WORD, lemma, read_subject
+from biaskit.templates.westslavic_rules import has_no_subject
 
 LANGUAGES = ("cs", "pl", "sk")
 CATEGORIES = ("male", "female", "neutral", "non-binary")
@@ -143,8 +146,6 @@ def _subject_entries(data: Any, file: str) -> dict[str, list]:
 
 
 def _parse_subjects(lang: str, entries: Any, file: str) -> SubjectList:
-    from biaskit.templates.files import check_text
-
     if not isinstance(entries, list) or not entries:
         raise BiaskitError(
             "E120",
@@ -237,8 +238,6 @@ def is_westslavic_workbook(path: str | Path) -> bool:
 
 
 def _open(p: Path):
-    from biaskit.errors import require
-
     openpyxl = require("openpyxl", "templates", "reading .xlsx spreadsheets")
     if not p.is_file():
         raise BiaskitError("E003", f"spreadsheet not found: {p}", value=str(p), fix="check the path")
@@ -384,8 +383,6 @@ def categorise(text: str, lang: str, subjects: SubjectList | None) -> dict[str, 
     the subject; the earlier one in the sentence wins (the list at a tie). A list phrase takes its category from
     the list and its number from the morphology of the same words when that decides (``Od té ženy``: the list's
     ``Ženy`` is plural, the determiner ``té`` makes it singular), else from the list."""
-    from biaskit.templates.westslavic_morph import read_subject
-
     text = unicodedata.normalize("NFC", text)
     hit = subjects.find_span(text) if subjects is not None else None
     morph = read_subject(text, lang)
@@ -426,9 +423,6 @@ def categorise(text: str, lang: str, subjects: SubjectList | None) -> dict[str, 
 def _null_reason(text: str, lang: str) -> str:
     """Why no subject was found: the sentence has none (it opens with a finite verb: the translation lost the
     subject), or it has one that no list phrase, lemma or rule names."""
-    from biaskit.templates.westslavic_morph import WORD, lemma
-    from biaskit.templates.westslavic_rules import has_no_subject
-
     words = WORD.findall(text.replace(MASK, " "))
     if has_no_subject(words, lang, lemma):
         return f"sheet_translation_defect: the sentence has no subject (it opens with the verb {words[0]!r}); the translation lost it"
@@ -436,8 +430,6 @@ def _null_reason(text: str, lang: str) -> str:
 
 
 def _table(rows: list[dict[str, Any]]) -> pa.Table:
-    from biaskit.schema import PROMPTS
-
     names = (
         "prompt_id",
         "text",

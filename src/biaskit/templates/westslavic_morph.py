@@ -38,6 +38,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
+from biaskit.errors import require
 from biaskit.templates.mask import MASK
 from biaskit.templates.westslavic_rules import collective_number, group_noun
 
@@ -377,8 +378,6 @@ class Reading:
 
 @cache
 def _simplemma():
-    from biaskit.errors import require
-
     return require("simplemma", "templates", "morphology of West Slavic sentences")
 
 

@@ -8,9 +8,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from biaskit.errors import BiaskitError, require
+from biaskit.evaluate.metrics import make_metric
+from biaskit.evaluate.metrics.catalog import labels_of
+from biaskit.evaluate.metrics.vader import rule_preset
 from biaskit.train.config import TrainConfig
 from biaskit.train.data import LabelledData
 from biaskit.train.figures import accuracy_macro_f1
+from biaskit.train.judge_baseline import judge_predict
 
 
 def majority_baseline(y_train: Sequence[int], n_test: int, n_classes: int) -> list[int]:
@@ -22,8 +26,6 @@ def majority_baseline(y_train: Sequence[int], n_test: int, n_classes: int) -> li
 
 def vader_mapping(labels: Sequence[str], ordinal: bool, spec: str | None = None) -> tuple[dict[str, int] | None, str]:
     """VADER label (positive/neutral/negative) -> class index, and how it was chosen (or why it is None)."""
-    from biaskit.evaluate.metrics.catalog import labels_of
-
     vader = labels_of("vader")  # the VADER metric's declared labels
     if spec:
         out = {}
@@ -51,9 +53,6 @@ def vader_mapping(labels: Sequence[str], ordinal: bool, spec: str | None = None)
 
 def vader_predict(texts: Sequence[str], mapping: dict[str, int], rule: str = "vader-sheng-0.05") -> list[int]:
     """VADER labels under ``rule`` (default Sheng et al.'s) mapped to classes; -1 where the label has no class (counts wrong)."""
-    from biaskit.evaluate.metrics import make_metric
-    from biaskit.evaluate.metrics.vader import rule_preset
-
     m = make_metric("vader", text_column="text", params={"preset": rule_preset(rule)})
     labs = m.score({"text": list(texts)})["vader_label"]
     return [mapping.get(lab, -1) if lab is not None else -1 for lab in labs]
@@ -89,8 +88,6 @@ def run_systems(data: LabelledData, cfg: TrainConfig, split, split_seed: int, vm
         )
         systems["tfidf_logreg"] = {"accuracy": acc, "macro_f1": f1}
     if "judge" in cfg.baselines:
-        from biaskit.train.judge_baseline import judge_predict
-
         pred, n_err = judge_predict([data.texts[i] for i in test], data.labels, cfg.judge_params)
         acc, f1 = accuracy_macro_f1(y_test, pred)
         systems["judge"] = {"accuracy": acc, "macro_f1": f1, "n_errors": n_err}

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics.catalog import labels_of
 
 
 def check_card_text(value: str, option: str) -> str:
@@ -116,7 +117,6 @@ def _card_use_lines(m: dict[str, Any]) -> list[str]:
         "```",
         "",
     ]
-    from biaskit.evaluate.metrics.catalog import labels_of
 
     if set(m["labels"]) <= set(labels_of("regard")):
         lines += [

@@ -34,11 +34,16 @@ card ``README.md``. It is written atomically (a killed run leaves no half folder
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biaskit import __version__
+from biaskit.io import output_lock
+from biaskit.log import get_logger
+from biaskit.ownership import claim_folder
 from biaskit.train.baselines import run_systems, vader_mapping
 from biaskit.train.card import check_card_text, describe_task, model_card
 from biaskit.train.config import META_FILE, TrainConfig
@@ -46,6 +51,7 @@ from biaskit.train.data import LabelledData, draw_split, split_record, split_siz
 from biaskit.train.figures import baseline_warnings, majority_warnings, summarise
 from biaskit.train.finetune import dur, finetune_run, resolve_base_model, set_threads
 from biaskit.train.folder import MARKER_KIND, commit, split_csv, train_fingerprint
+from biaskit.train.public import encoder_id, public_source
 
 
 @dataclass
@@ -78,8 +84,6 @@ class _Job:
 
     def meta(self, saved_run: int | None) -> dict[str, Any]:
         """The marker's content (without ``files``/``complete``; the ownership layer adds ``written_by``/``kind``)."""
-        from biaskit.train.public import encoder_id
-
         data, cfg, finetune = self.data, self.cfg, self.finetune
         return {
             "labels": data.labels,
@@ -95,8 +99,6 @@ class _Job:
 
     def metrics(self, runs: list[dict[str, Any]], best_run: int | None) -> dict[str, Any]:
         """metrics.json's content after ``runs``."""
-        from biaskit.train.public import encoder_id, public_source
-
         data, cfg, finetune, sizes = self.data, self.cfg, self.finetune, self.sizes
         return {
             "biaskit_version": self.version,
@@ -139,7 +141,6 @@ def _progress_say(say, progress: bool | None):
             return None
 
         return say
-    from biaskit.log import get_logger
 
     return get_logger("train").info
 
@@ -243,15 +244,10 @@ def train_classifier(
     Each finished run is committed to ``out`` as it finishes; when ``out`` holds the finished runs of the same data and
     settings (a killed job), those runs are kept and not redone. ``say(text)`` receives progress lines (run, epoch, dev
     figure, time left); by default they go to the ``biaskit.train`` logger unless ``progress`` is False."""
-    import time
-
     cfg = cfg or TrainConfig()
     cfg.check()
     data_license = check_card_text(data_license, "--data-license")
     task = check_card_text(task, "--task") if task is not None else None
-    from biaskit import __version__
-    from biaskit.io import output_lock
-    from biaskit.ownership import claim_folder
 
     say = _progress_say(say, progress)
     out = Path(out)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from biaskit.errors import BiaskitError, check_choice
+from biaskit.evaluate.metrics.vader import RULES
 
 META_FILE = "biaskit_classifier.json"
 SYSTEMS = ("majority", "vader", "tfidf_logreg", "judge", "finetuned")
@@ -63,7 +64,6 @@ class TrainConfig:
         )
         if self.threads is not None and (not isinstance(self.threads, int) or self.threads < 1):
             raise BiaskitError("E172", "threads must be a whole number >= 1", value=self.threads, fix="pass --threads 1 or more")
-        from biaskit.evaluate.metrics.vader import RULES
 
         check_choice("E172", "unknown VADER rule", self.vader_rule, RULES.values(), fix="use --vader-rule vader-sheng-0.05")
         bad = [b for b in self.baselines if b not in BASELINES]

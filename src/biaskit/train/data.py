@@ -9,8 +9,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
+
+from biaskit.annotate.labelmodels import labels_as_majority
+from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics.classifier import label_key
 from biaskit.train.config import TrainConfig
+from biaskit.train.presplit import check_split_values, missing_split_column, predefined_split
 
 
 def parse_labels(spec: str | Sequence[str] | None) -> tuple[list[str], dict[str, str]] | None:
@@ -79,10 +85,6 @@ def labelled_data(
 ) -> LabelledData:
     """Texts and class indices from any table. Label values not in ``labels`` (and not dropped) are E171.
     ``split_column``: the table's column holding each row's part of a released split (:mod:`biaskit.train.presplit`)."""
-    from biaskit.arrow import to_arrow
-    from biaskit.evaluate.metrics.classifier import label_key
-    from biaskit.train.presplit import check_split_values, missing_split_column
-
     t = to_arrow(table)
     if split_column is not None and split_column not in t.column_names:
         raise missing_split_column(split_column, t.column_names)
@@ -152,10 +154,7 @@ def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text"
     """An annotation round as a labelled table: the human majority label per item (``annotate``'s
     majority vote; ties dropped by default) joined to the samples' text. Gold items are left out.
     ``label_table``: the labels of ``biaskit annotate aggregate`` (a label model) instead of the majority vote."""
-    import pyarrow as pa
-
     from biaskit.annotate.agreement import majority_vote
-    from biaskit.arrow import to_arrow
 
     s = to_arrow(samples)
     if text_column not in s.column_names or "sample_id" not in s.column_names:
@@ -166,8 +165,6 @@ def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text"
             fix="pass the samples table of the round (--samples) and its text column",
         )
     if label_table is not None:
-        from biaskit.annotate.labelmodels import labels_as_majority
-
         mv = labels_as_majority(label_table)
     else:
         mv = majority_vote(annotations, tie_policy=tie_policy, seed=seed)
@@ -230,7 +227,6 @@ def split_sizes(data: LabelledData, cfg: TrainConfig) -> tuple[int, int, int]:
             value=data.split_column,
             fix="leave out --resplit (runs then differ in the model's seed) or --split-column",
         )
-    from biaskit.train.presplit import predefined_split
 
     return tuple(len(ix) for ix in predefined_split(data.parts, data.split_column or ""))  # type: ignore[return-value]
 
@@ -238,8 +234,6 @@ def split_sizes(data: LabelledData, cfg: TrainConfig) -> tuple[int, int, int]:
 def draw_split(data: LabelledData, sizes: tuple[int, int, int], seed: int) -> tuple[list[int], list[int], list[int]]:
     """The run's split: the table's own (split column) or a stratified one of ``sizes`` seeded by ``seed``."""
     if data.parts is not None:
-        from biaskit.train.presplit import predefined_split
-
         return predefined_split(data.parts, data.split_column or "")
     return stratified_split(data.y, sizes, seed)
 

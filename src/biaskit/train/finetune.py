@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import math
 import os
+import random
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from biaskit.errors import BiaskitError, require
 from biaskit.train.config import DEFAULT_BASE, TrainConfig
@@ -166,10 +170,6 @@ def finetune_run(
     left); ``encoded`` is :func:`encode_once`'s result to reuse across runs (same tokenizer)."""
     torch = require("torch", "models", "fine-tuning a classifier")
     transformers = require("transformers", "models", "fine-tuning a classifier")
-    import random
-    import time
-
-    import numpy as np
 
     random.seed(seed)
     np.random.seed(seed % (2**32))

@@ -3,11 +3,17 @@ fingerprint and split.csv (see :mod:`biaskit.train.classifier`)."""
 
 from __future__ import annotations
 
+import csv
+import hashlib
+import io
 import json
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from biaskit.output import write_text
+from biaskit.ownership import write_owned_folder
+from biaskit.spreadsheet import neutralize
 from biaskit.train.config import TrainConfig
 from biaskit.train.data import LabelledData
 
@@ -39,8 +45,6 @@ def _save_model(model, tok, folder: Path) -> None:
 def commit(claim, meta: dict[str, Any], texts: dict[str, str], *, keep: bool, model=None, tok=None) -> None:
     """Commit ``texts`` (relative path -> text) and the model when given, then the marker ``meta``; the earlier
     files of biaskit's stay when ``keep`` (a resumed job, a later run), else those not written again are removed."""
-    from biaskit.output import write_text
-    from biaskit.ownership import write_owned_folder
 
     def fill(tmp: Path) -> None:
         if model is not None:
@@ -52,8 +56,6 @@ def commit(claim, meta: dict[str, Any], texts: dict[str, str], *, keep: bool, mo
 
 
 def train_fingerprint(data: LabelledData, cfg: TrainConfig, finetune: bool, base: str | None) -> str:
-    import hashlib
-
     conf = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(cfg).items() if k not in ("runs", "device", "threads")}
     if conf.get("vader_rule") == "vader-sheng-0.05":  # the rule every earlier run used: their fingerprints stay the same
         del conf["vader_rule"]
@@ -77,11 +79,6 @@ def train_fingerprint(data: LabelledData, cfg: TrainConfig, finetune: bool, base
 
 def split_csv(data: LabelledData, split: tuple[list[int], list[int], list[int]]) -> str:
     """row,label,part with csv quoting (a label may hold a comma, a quote or a newline) and formula cells neutralised."""
-    import csv
-    import io
-
-    from biaskit.spreadsheet import neutralize
-
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["row", "label", "part"])

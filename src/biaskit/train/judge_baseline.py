@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.metrics import make_metric
 
 if TYPE_CHECKING:
     from biaskit.evaluate.metrics.judge import JudgeMetric
@@ -26,8 +27,6 @@ def judge_params(labels: Sequence[str], params: Mapping[str, Any] | None) -> dic
 
 def judge_predict(texts: Sequence[str], labels: Sequence[str], params: Mapping[str, Any] | None) -> tuple[list[int], int]:
     """(class index per text, -1 for a text the judge could not label; the number of such texts)."""
-    from biaskit.evaluate.metrics import make_metric
-
     m = cast("JudgeMetric", make_metric("judge", "text", judge_params(labels, params)))  # the registry's judge metric
     if set(m.task.labels) != set(labels):
         raise BiaskitError(

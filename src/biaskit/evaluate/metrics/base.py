@@ -17,7 +17,15 @@ from typing import Any, ClassVar
 
 import pyarrow as pa
 
+from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.cache import open_cache
+from biaskit.evaluate.metrics.cached import metric_identity, score_cached
+from biaskit.evaluate.metrics.on_ray import score_metric_on_ray
+from biaskit.labels import check_values
+from biaskit.log import ProgressBar
+from biaskit.pool import RayCluster, engine_spec
+from biaskit.registry import metrics as reg
 
 _MISSING = object()
 
@@ -303,7 +311,6 @@ def _is_partial_ok(metric: Metric, field: str) -> bool:
 
 def metric_class(name: str) -> type[Metric]:
     import biaskit.evaluate.metrics.builtin  # noqa: F401  (registers the built-in metrics)
-    from biaskit.registry import metrics as reg
 
     return reg.get(name)
 
@@ -351,9 +358,6 @@ def score_table(
     :class:`~biaskit.evaluate.cache.ResponseCache`) answers the rows a model-based metric scored before
     (:mod:`biaskit.evaluate.metrics.cached`).
     """
-    from biaskit.evaluate.cache import open_cache
-    from biaskit.pool import engine_spec
-
     spec = engine_spec(engine)
     cache = open_cache(cache)
     if spec.is_ray and cache is not None:
@@ -361,8 +365,6 @@ def score_table(
             "E314", "--cache is not available with --engine ray for score", value="ray", fix="drop --cache, or score with --engine local"
         )
     if spec.is_ray:
-        from biaskit.pool import RayCluster
-
         if any(not isinstance(m, str) for m in ([metrics] if isinstance(metrics, str) else metrics)):
             raise BiaskitError(
                 "E160",
@@ -383,7 +385,6 @@ def _metric_objects(metrics: Any, text_column: str, params: Any) -> list[Metric]
         metrics = [m.strip() for m in metrics.split(",") if m.strip()]
     if not metrics:
         import biaskit.evaluate.metrics.builtin  # noqa: F401
-        from biaskit.registry import metrics as reg
 
         raise BiaskitError("E070", "no metrics given", options=reg.names(), fix="name at least one metric")
     params = dict(params or {})
@@ -410,9 +411,6 @@ def _put_column(t: pa.Table, name: str, arr: Any) -> pa.Table:
 def _score_on_ray(t: pa.Table, m: Metric, params: Any, cluster: Any, progress: bool | None) -> dict[str, Any]:
     """One metric's output columns, scored by the cluster's actors (each builds the metric from its name and
     the parameters as given: no model in this process)."""
-    from biaskit.evaluate.metrics.on_ray import score_metric_on_ray
-    from biaskit.log import ProgressBar
-
     missing = [c for c in m.input_columns if c not in t.column_names]
     if missing:
         raise BiaskitError(
@@ -428,9 +426,6 @@ def _score_on_ray(t: pa.Table, m: Metric, params: Any, cluster: Any, progress: b
 def _score_here(t: pa.Table, m: Metric, batch_size: int | None, progress: bool | None, cache: Any = None) -> dict[str, pa.Array]:
     """One (set-up) metric's output columns, scored in this process batch by batch (rows found in ``cache``
     are taken from it)."""
-    from biaskit.evaluate.metrics.cached import metric_identity, score_cached
-    from biaskit.log import ProgressBar
-
     identity = metric_identity(m, cache) if cache is not None else None
     bs = batch_size or m.default_batch_size
     cols = m.output_columns()
@@ -459,8 +454,6 @@ def _score_table(
     cluster: Any,
     cache: Any = None,
 ) -> pa.Table:
-    from biaskit.arrow import to_arrow
-
     t = to_arrow(table)
     objs = _metric_objects(metrics, text_column, params)
     params = dict(params or {})
@@ -490,8 +483,6 @@ def _score_table(
 def _check_declared_labels(m: Metric, arrays: Mapping[str, Any]) -> None:
     """A metric's label columns hold only the labels it declares (E151; the one check of :mod:`biaskit.labels`),
     so a metric (a plugin) cannot write a label that statistics, annotation and the report do not know."""
-    from biaskit.labels import check_values
-
     for lo in m.label_outputs:  # (the instance's: a metric whose labels come from a task file sets its own)
         if lo.labels and lo.column in arrays:
             arr = arrays[lo.column]

@@ -5,6 +5,9 @@ instead (docs/architecture.md)."""
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
+
+from biaskit.errors import BiaskitError
 from biaskit.registry import metrics as registry
 
 _BUILTIN = {
@@ -33,10 +36,6 @@ def load_plugins() -> list[str]:
     """Register the metrics other installed packages declare in the ``biaskit.metrics`` entry-point group
     (lazily, as their ``"module:Class"`` string: nothing is imported here); returns the names added. A plugin
     that takes a name already registered to something else is error E240 (naming both)."""
-    from importlib.metadata import entry_points
-
-    from biaskit.errors import BiaskitError
-
     added = []
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         dist = getattr(getattr(ep, "dist", None), "name", None) or "an installed package"

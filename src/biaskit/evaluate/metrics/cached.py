@@ -21,6 +21,7 @@ and :func:`score_cached` (what ``score_table(..., cache=...)`` calls per batch) 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from biaskit.evaluate.cache import ResponseCache, cache_key, tokenizer_hash, weights_identity
@@ -41,8 +42,6 @@ def metric_identity(m: Any, cache: ResponseCache) -> dict[str, Any] | None:
 def hf_classifier_identity(clf: Any, cache: ResponseCache) -> dict[str, Any] | None:
     """The identity of a loaded :class:`~.classifier.HFClassifier`: its weights' sha256 (a local folder) or Hub
     commit, tokenizer hash, device and dtype; None when a Hub model's commit is unknown."""
-    from pathlib import Path
-
     local = Path(str(clf.model_id)).expanduser()
     if local.exists():
         model = weights_identity(local, cache)

@@ -8,11 +8,13 @@ libraries load in ``setup()``), so reading the declarations loads no model.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.base import LabelOutput
 from biaskit.labels import check_values
+from biaskit.registry import metrics as reg
 
 
 def label_outputs() -> dict[str, LabelOutput]:
@@ -20,7 +22,6 @@ def label_outputs() -> dict[str, LabelOutput]:
     ``biaskit.metrics`` entry-point group). Two metrics declaring the same key is error E240; a registered
     metric whose module cannot be imported is error E241 (naming it)."""
     import biaskit.evaluate.metrics.builtin  # noqa: F401  (registers the built-ins and the plugins)
-    from biaskit.registry import metrics as reg
 
     out: dict[str, LabelOutput] = {}
     for name in reg.in_order():
@@ -77,8 +78,6 @@ def label_colours() -> dict[str, str]:
 def vocabulary(column: str) -> tuple[str, ...] | None:
     """The labels of the label column ``column`` as its metric declares them (its :class:`LabelOutput`'s
     ``column``, or a ``column_pattern`` it matches); None for a column no registered metric declares."""
-    import re
-
     outs = list(label_outputs().values())
     for lo in outs:
         if lo.column == column:

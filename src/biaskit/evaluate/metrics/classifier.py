@@ -15,16 +15,22 @@ MIT), a profanity/offensive-language score, not a Jigsaw model.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
+from biaskit.assets import check_model_folder, online_step, prepare_hub
 from biaskit.assets import looks_like_path as _looks_like_path
 from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param, polarity_output
+from biaskit.evaluate.metrics.cached import hf_classifier_identity
+from biaskit.evaluate.metrics.coverage import coverage_error
 
 _DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
 _DTYPES = ("float32", "float16", "bfloat16")
@@ -77,11 +83,9 @@ class HFClassifier:
     def load(self) -> HFClassifier:
         torch = require("torch", "models", "classifier metrics")
         transformers = require("transformers", "models", "classifier metrics")
-        from biaskit.assets import online_step, prepare_hub
 
         src = self.model_id
         local = Path(os.path.expanduser(src))
-        from biaskit.assets import check_model_folder
 
         check_model_folder(src, "classifier", options="or give a Hub id such as sasha/regardv3")
         if not local.exists():
@@ -152,7 +156,6 @@ class HFClassifier:
 
     def predict(self, texts: list[str]):
         """Probabilities, shape (len(texts), n_labels), float64 numpy, in input order."""
-        import numpy as np
         import torch
 
         if not texts:
@@ -206,13 +209,10 @@ class _ClassifierMetric(Metric):
     def cache_identity(self, cache: Any) -> dict[str, Any] | None:
         """The classifier's weights (sha256, or a Hub commit) and tokenizer; the offline toxicity model's version."""
         if self.config.get("backend") == "offline":
-            from importlib.metadata import PackageNotFoundError, version
-
             try:
                 return {"model": "alt-profanity-check", "version": version("alt-profanity-check")}
             except PackageNotFoundError:
                 return None
-        from biaskit.evaluate.metrics.cached import hf_classifier_identity
 
         return hf_classifier_identity(self.clf, cache)
 
@@ -296,7 +296,6 @@ class ToxicityMetric(_ClassifierMetric):
     def _coverage(self, texts) -> list[str | None]:
         if self.config["script"] == "any":
             return [None] * len(texts)
-        from biaskit.evaluate.metrics.coverage import coverage_error
 
         return [coverage_error(t, "toxicity") for t in texts]
 
@@ -514,8 +513,6 @@ class TrainedClassifierMetric(_ClassifierMetric):
     )
 
     def _setup(self) -> None:
-        import json
-
         self.clf = self._classifier()
         labels = self.clf.labels
         clash = [lab for lab in labels if lab in ("label", "score", "error")]

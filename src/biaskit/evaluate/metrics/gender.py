@@ -23,15 +23,20 @@ report); ``gender.embeddings=`` a full space (GoogleNews-vectors-negative300.bin
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
-from biaskit.errors import BiaskitError
+from biaskit.assets import resolve
+from biaskit.errors import BiaskitError, require
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
+from biaskit.io import write_json_atomic
+from biaskit.output import atomic_path
 
 MALE_WORDS = ("he", "him", "his", "himself", "man", "men", "he's", "boy", "boys")
 FEMALE_WORDS = ("she", "her", "hers", "herself", "woman", "women", "she's", "girl", "girls")
@@ -83,8 +88,6 @@ class Space:
     """Unit-normalised word vectors: ``vectors`` (n, d) float32 and ``index`` word -> row."""
 
     def __init__(self, words_: list[str], vectors) -> None:
-        import numpy as np
-
         self.words = list(words_)
         self.vectors = np.asarray(vectors, dtype=np.float32)
         self.index = {w: i for i, w in enumerate(self.words)}
@@ -104,8 +107,6 @@ class Space:
 
 def load_vectors(path: str | Path, limit: int | None = None) -> Space:
     """word2vec binary (``.bin``), word2vec text (``.txt``/``.vec``) or gensim ``.kv``."""
-    from biaskit.errors import require
-
     gensim_models = require("gensim.models", "metrics", "word embeddings")
     p = Path(path)
     if not p.is_file():
@@ -144,8 +145,6 @@ def load_wordlists(path: str | Path) -> dict[str, Any]:
 
 def gender_direction(space: Space, definitional_pairs) -> Any:
     """First principal component of the centred definitional pairs, oriented so she - he projects > 0."""
-    import numpy as np
-
     rows = []
     for a, b in definitional_pairs:
         if a in space and b in space:
@@ -167,8 +166,6 @@ def gender_direction(space: Space, definitional_pairs) -> Any:
 
 def hard_debias(space: Space, definitional_pairs, gender_specific, equalize_pairs) -> tuple[Space, Any]:
     """Bolukbasi et al. 2016 hard debiasing (neutralise + equalise). Returns (new space, direction g)."""
-    import numpy as np
-
     E = space.vectors.astype(np.float32, copy=True)
     E /= np.maximum(np.linalg.norm(E, axis=1, keepdims=True), 1e-12)
     sp = Space.__new__(Space)
@@ -199,14 +196,8 @@ def hard_debias(space: Space, definitional_pairs, gender_specific, equalize_pair
 
 def debiased_space(vectors_path: str | Path, wordlists_path: str | Path, *, cache: bool = True) -> Space:
     """Load base vectors and return the hard-debiased space, cached on disk (keyed by file hashes)."""
-    import hashlib
-
-    import numpy as np
-
     from biaskit.assets import cache_dir
     from biaskit.hashing import sha256_file
-    from biaskit.io import write_json_atomic
-    from biaskit.output import atomic_path
 
     key = hashlib.sha256(f"{sha256_file(vectors_path)}:{sha256_file(wordlists_path)}:v{DEBIAS_VERSION}".encode()).hexdigest()[:16]
     d = cache_dir() / "gender" / f"hard-debiased-{key}"
@@ -298,7 +289,6 @@ class GenderMetric(Metric):
         if not self.config["embedding"]:
             self.info.update({"embedding": False})
             return
-        from biaskit.assets import resolve
 
         vec = resolve("word2vec-bolukbasi", self.config["embeddings"]).path
         assert vec is not None  # a file asset: a local path or an installed package, never a Hub id
@@ -309,15 +299,12 @@ class GenderMetric(Metric):
             self.space = debiased_space(vec, wl, cache=self.config["cache"])
             coverage = wordlist_coverage(self.space, load_wordlists(wl))
         else:
-            import numpy as np
-
             base = load_vectors(vec)
             base.vectors /= np.maximum(np.linalg.norm(base.vectors, axis=1, keepdims=True), 1e-12)
             self.space = base
         for w in ("she", "he"):
             if w not in self.space:
                 raise BiaskitError("E071", f"the vectors have no {w!r}", fix="use English word2vec vectors containing she and he")
-        import numpy as np
 
         d = np.asarray(self.space["she"], dtype=np.float64) - np.asarray(self.space["he"], dtype=np.float64)
         self.direction = d / np.linalg.norm(d)
@@ -333,8 +320,6 @@ class GenderMetric(Metric):
 
     def polarities(self, text: str) -> list[float]:
         """b_i = cos(w_i, she - he) for the words of ``text`` found in the space (lowercase form, then as written)."""
-        import numpy as np
-
         out = []
         for w in words(text):
             # lowercase first: the Bolukbasi word lists (gender-specific words) are lowercase

@@ -43,9 +43,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from biaskit.errors import BiaskitError, check_choice
+from biaskit.arrow import to_arrow
+from biaskit.assets import ASSETS, resolve, resolve_path
+from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.evaluate.metrics._assets import hurtlex_asset_name
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
+from biaskit.evaluate.runners.common import HONEST_FILL, fill_procedure
 
 #: HurtLex 1.2 category codes
 CATEGORIES = {
@@ -83,8 +86,6 @@ def normalize(s: str) -> str:
 
 
 def _unidecode():
-    from biaskit.errors import require
-
     return require("unidecode", "metrics", "HONEST's accent stripping (unidecode)").unidecode
 
 
@@ -213,8 +214,6 @@ class HonestMetric(Metric):
     )
 
     def _setup(self) -> None:
-        from biaskit.assets import ASSETS, resolve, resolve_path
-
         lang = self.config["language"].strip().lower()
         if self.config["lexicon"]:
             path = resolve_path(self.config["lexicon"], "hurtlex").path
@@ -237,8 +236,6 @@ class HonestMetric(Metric):
             self.lex = load_hurtlex(path, lang, self.config["level"], cats or None)
         self._lemmatize = None
         if self.config["matching"] == "lemma":
-            from biaskit.errors import require
-
             simplemma = require("simplemma", "metrics", "lemma-aware HONEST matching")
             try:
                 simplemma.lemmatize("test", lang=lang)
@@ -333,8 +330,6 @@ def fill_procedures(configs: Sequence[Any]) -> tuple[str, bool | None, str | Non
     procedure: ``top_k`` (HONEST's own: the unfiltered top-k tokens), ``whole_word``, ``max_subwords=N``,
     ``targets``, several joined by ``+`` when rows differ, or ``not recorded`` (no fill-mask configuration: fill-ins
     made outside biaskit). as_published: True for ``top_k``, False for the others, None when not recorded."""
-    from biaskit.evaluate.runners.common import HONEST_FILL, fill_procedure
-
     procs = {fill_procedure(c) for c in configs}
     known = sorted(p for p in procs if p is not None)
     if not known:
@@ -424,8 +419,6 @@ def honest_score(
     a null score plus an error. ``fill_procedure``/``as_published``/``note``: from the rows' ``generation_config``
     (:func:`fill_procedures`); a score on ``--whole-word`` or ``--max-subwords`` fill-ins says "not HONEST as published".
     """
-    from biaskit.arrow import to_arrow
-
     t = to_arrow(table)
     need = [template_column, "honest_hurtful", "honest_categories", "honest_error"] + ([identity_column] if identity_column else [])
     miss = [c for c in need if c not in t.column_names]

@@ -19,6 +19,8 @@ expected position on [-1, 1] of the ordinal labels), ``judge_flip`` (with ``orde
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from typing import Any
 
@@ -27,7 +29,10 @@ import pyarrow as pa
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics.base import Metric, Param
+from biaskit.evaluate.metrics.judge_local import LocalJudge
+from biaskit.evaluate.metrics.judge_server import ServerJudge
 from biaskit.evaluate.metrics.judge_tasks import load_instruction, load_task, orders, prompt_sha256
+from biaskit.evaluate.runners.common import derive_seed, public_model_id
 
 #: characters per token of the --dry-run estimate (no tokenizer is loaded for it)
 CHARS_PER_TOKEN = 4.0
@@ -112,8 +117,6 @@ class JudgeMetric(Metric):
         #: the id sent to a server; the config (and so the manifest) keeps a local path's file name only
         self.served_model = c["model"]
         if c["backend"] == "openai" and isinstance(c["model"], str):
-            from biaskit.evaluate.runners.common import public_model_id
-
             c["model"] = public_model_id(c["model"])
         self.sha256 = prompt_sha256(self.prompts)
         self.info.update(
@@ -130,8 +133,6 @@ class JudgeMetric(Metric):
     def _setup(self) -> None:
         c = self.config
         if c["backend"] == "openai":
-            from biaskit.evaluate.metrics.judge_server import ServerJudge
-
             self.judge: Any = ServerJudge(
                 self.served_model,
                 base_url=c["base_url"],
@@ -144,15 +145,11 @@ class JudgeMetric(Metric):
                 extra_body=self.extra_body,
             ).load(self.task.labels)
         else:
-            from biaskit.evaluate.metrics.judge_local import LocalJudge
-
             self.judge = LocalJudge(c["model"], device=c["device"], dtype=c["dtype"], batch_size=c["batch_size"], label_scoring=c["label_scoring"])
             self.judge.load(self.task.labels)
         d = self.judge.describe()
         tmpl = d.pop("chat_template", None)
         if tmpl and tmpl != "applied by the server":
-            import hashlib
-
             d["chat_template_sha256"] = hashlib.sha256(tmpl.encode("utf-8")).hexdigest()
         # token totals are not kept here: under Ray each actor sees only its batches; `biaskit score` sums the
         # judge_tokens_in/out columns into the manifest's "cost" entry, the rows answered from a --cache apart
@@ -191,8 +188,6 @@ class JudgeMetric(Metric):
 
     # ------------------------------------------------------------------ scoring
     def _seed(self, text: str) -> int:
-        from biaskit.evaluate.runners.common import derive_seed
-
         return derive_seed(self.config["seed"], text, 0)
 
     def _ask(self, texts: list[str]) -> tuple[list[list[Any]], list[str]]:
@@ -295,8 +290,6 @@ OWN_FIELDS = ("model", "messages", "max_tokens", "temperature", "logprobs", "top
 def _extra_body(text: Any, backend: str) -> dict[str, Any]:
     """``judge.extra_body`` as a dict (E324 when it is not a JSON object, sets a field the judge sets, or is given
     without a server)."""
-    import json
-
     if not str(text or "").strip():
         return {}
     if backend != "openai":

@@ -28,6 +28,8 @@ from typing import Any
 import numpy as np
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners.cache import hf_identity, resolve_identity
+from biaskit.evaluate.runners.hf import load
 
 
 @dataclass
@@ -49,8 +51,6 @@ class LocalJudge:
         self.spec, self.device, self.dtype, self.batch_size, self.label_scoring = model, device, dtype, batch_size, label_scoring
 
     def load(self, labels: Sequence[str]) -> LocalJudge:
-        from biaskit.evaluate.runners.hf import load
-
         self.lm = load(self.spec, task="causal", device=self.device, dtype=self.dtype)
         self.tok = self.lm.tokenizer
         if not getattr(self.tok, "chat_template", None):
@@ -95,8 +95,6 @@ class LocalJudge:
     def cache_identity(self, cache: Any) -> dict[str, Any] | None:
         """The loaded model's identity for the response cache, as the hf backend's (weights' sha256 or Hub
         commit, tokenizer and chat template hash, device, dtype); None when a Hub model's commit is unknown."""
-        from biaskit.evaluate.runners.cache import hf_identity, resolve_identity
-
         return resolve_identity(hf_identity(self, cache), cache)
 
     def render(self, messages: list[dict[str, str]]) -> str:

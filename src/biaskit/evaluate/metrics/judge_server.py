@@ -28,6 +28,7 @@ sampled answer token from ``choices[0].message.content``.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +36,7 @@ from typing import Any
 
 from biaskit.evaluate.metrics.judge_local import JudgeAnswer
 from biaskit.evaluate.metrics.judge_tasks import nfc
+from biaskit.evaluate.runners.openai import EndpointError, OpenAIBackend
 
 
 def label_of_token(token: str, labels: Sequence[str], match: str = "prefix") -> str | None:
@@ -106,8 +108,6 @@ class ServerJudge:
         match: str = "prefix",
         extra_body: dict[str, Any] | None = None,
     ) -> None:
-        from biaskit.evaluate.runners.openai import OpenAIBackend
-
         self.client = OpenAIBackend(model, base_url=base_url, api_key_env=api_key_env, timeout=timeout, max_retries=max_retries)
         self.model, self.top_logprobs, self.concurrency, self.match = model, top_logprobs, concurrency, match
         self.extra_body = dict(extra_body or {})
@@ -133,8 +133,6 @@ class ServerJudge:
         return self.client.cache_identity()
 
     def render(self, messages: list[dict[str, str]]) -> str:
-        import json
-
         return json.dumps(messages, ensure_ascii=False)  # what is sent; the server applies its template
 
     def _ask(self, messages: list[dict], *, temperature: float, seed: int | None, logprobs: bool) -> dict:
@@ -147,8 +145,6 @@ class ServerJudge:
         return self.client._post("/chat/completions", body)
 
     def _one(self, job: tuple[list[dict], int, int, float]) -> JudgeAnswer:
-        from biaskit.evaluate.runners.openai import EndpointError
-
         messages, seed, repeats, temperature = job
         tin = tout = 0
         usage_seen = True

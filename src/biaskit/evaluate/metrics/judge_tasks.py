@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from biaskit.errors import BiaskitError
 
 BUILTIN_TASKS = ("sentiment", "regard", "toxicity")
@@ -115,8 +117,6 @@ def _from_mapping(d: object, where: str, labels: tuple[str, ...] | None = None) 
 
 
 def _read_yaml(path: Path) -> object:
-    import yaml
-
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:

@@ -34,14 +34,20 @@ from __future__ import annotations
 import csv
 import io
 import math
+import multiprocessing as mp
+import os
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
+from biaskit.assets import load_spacy, resolve
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.base import Metric, Param, polarity_output
+from biaskit.evaluate.metrics.gender import load_vectors
 
 VAD = ("valence", "arousal", "dominance")
 EMOTIONS = ("joy", "anger", "sadness", "fear", "disgust")
@@ -296,7 +302,6 @@ def extend_lexicon(
     ``space`` is a :class:`biaskit.evaluate.metrics.gender.Space` (or anything with ``lookup`` and
     ``__getitem__``). Returns the fitted extension with per-dimension cross-validated Pearson r.
     """
-    import numpy as np
     from sklearn.model_selection import KFold, cross_val_predict
     from sklearn.neural_network import MLPRegressor
 
@@ -337,8 +342,6 @@ class LexiconExtension:
 
     def predict(self, word: str) -> dict[str, float] | None:
         """Predicted values for a word outside the lexicon (clipped to each scale), None if no vector."""
-        import numpy as np
-
         if word in self.cache:
             return self.cache[word]
         key = self.space.lookup(word)
@@ -407,8 +410,6 @@ class NormsMetric(Metric):
     )
 
     def _check_config(self) -> None:
-        import os
-
         if not self.config["lexicon"]:
             self.config["lexicon"] = os.environ.get("BIASKIT_NORMS_LEXICON") or None
         if not any(part.strip() for part in str(self.config["lexicon"] or "").split(",")):
@@ -431,8 +432,6 @@ class NormsMetric(Metric):
         self._check_param("threshold", self.config["threshold"] > 0, "be above 0", "e.g. norms.threshold=0.5: >= 0.5 positive, <= -0.5 negative")
 
     def _setup(self) -> None:
-        from biaskit.assets import load_spacy
-
         lex = None
         for part in str(self.config["lexicon"]).split(","):
             if part.strip():
@@ -464,12 +463,8 @@ class NormsMetric(Metric):
         self._lemma_cache: dict[tuple[str, str, str], str] = {}
         self.extension = None
         if self.config["extend_embeddings"]:
-            from biaskit.evaluate.metrics.gender import load_vectors
-
             emb = self.config["extend_embeddings"]
             if emb == "word2vec-bolukbasi":
-                from biaskit.assets import resolve
-
                 emb = resolve("word2vec-bolukbasi").path
             self.extension = extend_lexicon(lex, load_vectors(emb), folds=self.config["extend_folds"], seed=self.config["seed"])
             self.info["extension"] = {"embeddings": str(emb), "n_train": self.extension.n_train, "cv_pearson": self.extension.cv_pearson}
@@ -587,9 +582,6 @@ class NormsMetric(Metric):
         return cols, errors
 
     def _processes(self, n_texts: int) -> int:
-        import multiprocessing as mp
-        import os
-
         if "fork" not in mp.get_all_start_methods() or mp.current_process().daemon:
             return 1  # no fork (Windows/macOS spawn would reload the pipeline per worker), or inside a pool worker
         want = int(self.config["processes"] or 0)
@@ -603,8 +595,6 @@ class NormsMetric(Metric):
         if pool is not None and self._pool_size == procs:
             return pool
         self.close()
-        import multiprocessing as mp
-        import weakref
 
         # a weak reference, so the pool does not keep the metric alive; forked workers see the same object
         self._pool = mp.get_context("fork").Pool(procs, initializer=_init_worker, initargs=(weakref.ref(self),))

@@ -6,7 +6,10 @@ back in row order.
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import pyarrow as pa
 
 from biaskit.errors import BiaskitError
 from biaskit.pool import RayCluster
@@ -21,10 +24,6 @@ class MetricActor:
         self.sent_describe = False
 
     def __call__(self, batch):
-        import json
-
-        import pyarrow as pa
-
         m = self.metric
         data = {c: batch.column(c).to_pylist() for c in m.input_columns if c in batch.column_names}
         res = m.score(data)
@@ -47,10 +46,6 @@ def score_metric_on_ray(cluster: RayCluster, metric: Any, table, params: dict[st
     Returns ``{output column: Arrow array}`` in the table's row order; ``metric.info`` gets the facts the
     actors found at set-up (resolved model, lexicon size, ...).
     """
-    import json
-
-    import pyarrow as pa
-
     needed = [c for c in metric.input_columns if c in table.column_names]
     src = table.select(needed).append_column("__row", pa.array(range(table.num_rows), pa.int64()))
     spec = type(metric).name

@@ -16,9 +16,11 @@ import math
 import re
 
 import pyarrow as pa
+from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics.base import Metric, Param, polarity_output
+from biaskit.evaluate.metrics.coverage import coverage_error
 
 PRESETS = {"bold": (0.5, -0.5, False), "sheng": (0.05, -0.05, True)}
 #: preset -> the name of its labelling rule (``annotate validate --metric vader-sheng-0.05``, train's baseline)
@@ -101,8 +103,6 @@ class VaderMetric(Metric):
         self.rule = rule_name(self.pos, self.neg, self.first)
 
     def _setup(self) -> None:
-        from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
-
         self._sia = SentimentIntensityAnalyzer()
         self.info.update({"pos_threshold": self.pos, "neg_threshold": self.neg, "first_sentence": self.first, "rule": self.rule})
 
@@ -110,8 +110,6 @@ class VaderMetric(Metric):
         return {"compound": pa.float64(), "label": pa.string()}
 
     def _score_texts(self, texts, batch, rows):
-        from biaskit.evaluate.metrics.coverage import coverage_error
-
         comp, lab, errs = [], [], []
         for t in texts:
             err = coverage_error(t, "VADER")  # Hebrew, Arabic, 100k x 'A': null + error, not a neutral 0.0

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from spylls.hunspell import Dictionary
 
 from biaskit.errors import BiaskitError, require
 from biaskit.evaluate.metrics.base import Metric, Param
@@ -70,7 +71,6 @@ def load_dictionary(base: Path):
     key = str(Path(base).resolve())
     if key not in _LOADED:
         require("spylls", "metrics", "checking words against Hunspell dictionaries (validity metric)")
-        from spylls.hunspell import Dictionary
 
         _LOADED[key] = Dictionary.from_files(str(base))
     return _LOADED[key]

@@ -7,6 +7,7 @@ Part of :class:`biaskit.evaluate.runners.hf.HFBackend`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 
 from biaskit.errors import BiaskitError
@@ -189,8 +190,6 @@ class HFLikelihood(HFBase):
 
 
 def _ll_row(u: Unit, nll_sum: float | None, n: int, truncated: bool, error: str | None) -> dict:
-    import math
-
     if error is not None or nll_sum is None or n == 0:
         return {
             "_unit": u,

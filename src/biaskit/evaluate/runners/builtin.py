@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from biaskit.evaluate.runners.backend import check_options
 from biaskit.registry import backends
 
 backends.register(
@@ -21,8 +22,6 @@ backends.register(
 
 def make_backend(backend: str, model: str, backend_options: dict | None) -> Any:
     """An instance of the registered backend ``backend`` for ``model`` (options passed to its constructor)."""
-    from biaskit.evaluate.runners.backend import check_options
-
     cls = backends.get(backend)
     check_options(backend, cls, backend_options)
     return cls(model, **(backend_options or {}))

@@ -31,6 +31,7 @@ from typing import Any
 from biaskit.evaluate.cache import ResponseCache, cache_key, tokenizer_hash, weights_identity
 from biaskit.evaluate.runners.common import public_model_id
 from biaskit.log import get_logger
+from biaskit.net import HttpError
 
 log = get_logger("runners.cache")
 
@@ -65,8 +66,6 @@ def server_identity(be: Any) -> dict[str, Any] | None:
 
 def _listed_model(be: Any) -> dict | None:
     """The entry of ``/v1/models`` whose id is the run's model (the only one when the server serves one)."""
-    from biaskit.net import HttpError
-
     try:
         r = be._client().request("GET", be.url("/models"), what="/models", headers=be._headers())
         data = json.loads(r.content.decode("utf-8")).get("data") if 200 <= r.status_code < 300 else None

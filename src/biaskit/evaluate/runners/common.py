@@ -6,6 +6,7 @@ Nothing here imports torch; backends (:mod:`.hf`, :mod:`.openai`) import their h
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import urllib.parse
 from dataclasses import asdict, dataclass, field, replace
@@ -13,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from biaskit.errors import BiaskitError, check_choice
+from biaskit.io import read_text_utf8
 
 #: language-neutral mask slot written by the template stage
 MASK = "<mask>"
@@ -201,8 +203,6 @@ def fill_procedure(config: Any) -> str | None:
     alphabetic tokens: ``--whole-word``), ``max_subwords=N`` (whole words of 1..N pieces by beam search and
     pseudo-log-likelihood: ``--max-subwords N``) or ``targets`` (top-k among given words). None when ``config`` is not
     a fill-mask configuration (or cannot be read)."""
-    import json
-
     if isinstance(config, str):
         try:
             config = json.loads(config)
@@ -230,8 +230,6 @@ def system_prompt_text(value: str | None) -> str | None:
     except OSError:
         is_file = False
     if is_file:
-        from biaskit.io import read_text_utf8
-
         return read_text_utf8(p, "system prompt file")
     return value
 

@@ -9,6 +9,7 @@ and the table is written with its manifest. Rows that ended in an error are retr
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from collections.abc import Sequence
@@ -17,14 +18,23 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
+from biaskit.arrow import to_arrow
 from biaskit.assets import display_name
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.cache import open_cache
 from biaskit.evaluate.runners.backend import Backend, capabilities_of, not_supported
 from biaskit.evaluate.runners.builtin import make_backend as _make_backend
 from biaskit.evaluate.runners.cache import UnitCache
-from biaskit.evaluate.runners.common import RunOptions, Unit, parse_batch_size, public_run_options
+from biaskit.evaluate.runners.common import HONEST_FILL, RunOptions, Unit, fill_procedure, parse_batch_size, public_run_options
+from biaskit.evaluate.runners.on_ray import RemoteBackend, describe_backend
+from biaskit.io import ShardedWriter, drop_duplicate_keys, output_lock, read_manifest, read_table, write_json_atomic, write_table
 from biaskit.log import ProgressBar, get_logger
+from biaskit.manifest import new_manifest
+from biaskit.pool import RayCluster, engine_spec
+from biaskit.schema import GENERATIONS, check_types, conform
+from biaskit.secrets import redact
 
 log = get_logger("runners")
 
@@ -55,17 +65,12 @@ _DESC = {"generate": "generating", "fill_mask": "filling masks", "likelihood": "
 
 
 def _output_schema() -> pa.Schema:
-    from biaskit.schema import GENERATIONS
-
     types = {c.name: c.type for c in GENERATIONS.columns}
     return pa.schema([pa.field(c, types[c]) for c in OUTPUT_COLUMNS])
 
 
 def prompt_table(prompts: Any, *, require: Sequence[str] = ()) -> tuple[pa.Table, list[str]]:
     """The prompts as an Arrow table (a path is read), checked for ``prompt_id``/``text`` and unique ids."""
-    from biaskit.arrow import to_arrow
-    from biaskit.io import read_table
-
     inputs: list[str] = []
     if isinstance(prompts, (str, Path)):
         inputs.append(str(prompts))
@@ -101,15 +106,12 @@ def prompt_table(prompts: Any, *, require: Sequence[str] = ()) -> tuple[pa.Table
     drop = [c for c in OUTPUT_COLUMNS if c in t.column_names]
     if drop:
         t = t.drop_columns(drop)
-    from biaskit.schema import check_types
 
     check_types(t, "prompts", where=str(prompts) if isinstance(prompts, (str, Path)) else "")  # before any model work
     return t, inputs
 
 
 def _fingerprint(config: dict) -> str:
-    import hashlib
-
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
@@ -167,9 +169,6 @@ def run(kind: str, prompts: Any, settings: Any, options: RunOptions) -> pa.Table
     ``local`` (this process) or ``ray`` (an actor pool on a Ray cluster); the output is the same table.
     ``options.cache`` (a folder or :class:`biaskit.evaluate.cache.ResponseCache`) answers units already computed.
     """
-    from biaskit.evaluate.cache import open_cache
-    from biaskit.pool import engine_spec
-
     options = public_run_options(options)
     spec = engine_spec(options.engine)
     if spec.is_ray and options.backend_obj is not None:
@@ -182,7 +181,6 @@ def run(kind: str, prompts: Any, settings: Any, options: RunOptions) -> pa.Table
     o = _Run(options, settings, open_cache(options.cache))
     if options.out is None:
         return _run_on(kind, prompts, spec, o)
-    from biaskit.io import output_lock
 
     with output_lock(options.out):
         return _run_on(kind, prompts, spec, o)
@@ -209,7 +207,6 @@ class _Run:
 def _run_on(kind: str, prompts: Any, spec: Any, opts: _Run) -> pa.Table:
     if not spec.is_ray:
         return _run(kind, prompts, opts, cluster=None)
-    from biaskit.pool import RayCluster
 
     with RayCluster(spec) as cluster:
         return _run(kind, prompts, opts, cluster=cluster)
@@ -256,7 +253,6 @@ def _checked_prompts(kind: str, prompts: Any, o: _Run) -> tuple[int | None, pa.T
     bs = parse_batch_size(o.batch_size)
     o.settings.check()
     t, inputs = prompt_table(prompts, require=[o.span_column] if o.span_column else [])
-    from biaskit.schema import check_types
 
     # the type checks the output will get, made before any model call (never refuse after the work)
     check_types(t, "generations", where=inputs[0] if inputs else "")
@@ -271,7 +267,6 @@ def _backend_for(kind: str, o: _Run, cluster: Any) -> Any:
     """The backend (on Ray: a stand-in that knows what the actors' backend is), checked to run ``kind``."""
     if cluster is not None:
         # the model lives on the actors only: one remote call tells the driver what it needs to know
-        from biaskit.evaluate.runners.on_ray import RemoteBackend, describe_backend
 
         be = RemoteBackend(cluster.call_once(describe_backend, kind, o.backend, o.model, o.backend_options or {}, o.settings))
     else:
@@ -359,7 +354,6 @@ def _resume(o: _Run, rid: _RunId, work: _Work) -> _Resume:
     or resume the shards of a killed run with the same fingerprint (E063 for another run's files)."""
     if o.out is None:
         return _Resume()
-    from biaskit.io import ShardedWriter, write_json_atomic
 
     out_p = Path(o.out)
     state = out_p.parent / (out_p.name + ".parts") / "run.json"
@@ -384,8 +378,6 @@ def _resume(o: _Run, rid: _RunId, work: _Work) -> _Resume:
 
 def _reopen_finished(out_p: Path, state: Path, o: _Run, rid: _RunId, work: _Work) -> _Resume:
     """A finished output of this run: nothing to do, or its error rows to run again (the other rows are kept)."""
-    from biaskit.io import ShardedWriter, read_manifest, read_table, write_json_atomic
-
     m = read_manifest(out_p) or {}
     if m.get("config", {}).get("fingerprint") != rid.fingerprint:
         raise BiaskitError(
@@ -439,8 +431,6 @@ class _Sink:
 
     def emit(self, results: list[dict]) -> None:
         """Write one batch: the prompt rows with the output columns (run facts + the backend's results)."""
-        from biaskit.secrets import redact
-
         rows_idx = [r["_unit"].row for r in results]
         cols: dict[str, list] = {c: [] for c in OUTPUT_COLUMNS}
         for r in results:
@@ -460,8 +450,6 @@ class _Sink:
 
     def merged(self, ids: list[str]) -> pa.Table:
         """Shards (or in-memory batches) in prompt order, then sample index; of duplicate keys a row without error wins."""
-        from biaskit.io import drop_duplicate_keys
-
         if self.writer is not None:
             merged = self.writer.read_all()
         else:
@@ -521,8 +509,6 @@ def _run_units(kind: str, o: _Run, be: Any, cluster: Any, bs: int | None, work: 
 
 def _manifest(kind: str, o: _Run, be: Any, cluster: Any, rid: _RunId, inputs: list[str], bs: int | None, counts: dict) -> dict:
     """The output's manifest: run config (with the fingerprint), model facts, row counts and the engine."""
-    from biaskit.manifest import new_manifest
-
     return new_manifest(
         f"biaskit {kind.replace('_', '-')}",
         stage="generations",
@@ -550,14 +536,11 @@ def _manifest(kind: str, o: _Run, be: Any, cluster: Any, rid: _RunId, inputs: li
 def _finish(merged: pa.Table, manifest: dict, writer: Any, out: str | Path | None, retried: int) -> pa.Table:
     """Write the merged table with its manifest and drop the parts (with ``out``), or return it with the manifest."""
     if writer is not None:
-        from biaskit.io import read_table, write_table
-
         assert out is not None  # a writer is made only for an out
         out_p = Path(out)
         write_table(merged, out_p, stage="generations", manifest=manifest)
         shutil.rmtree(writer.parts, ignore_errors=True)
         return _with_run_facts(read_table(out_p, "generations"), retried=retried)
-    from biaskit.schema import conform
 
     merged = conform(merged, "generations")
     return merged.replace_schema_metadata({**(merged.schema.metadata or {}), b"biaskit_manifest": json.dumps(manifest, default=str).encode()})
@@ -599,8 +582,6 @@ def _error_units(tab: pa.Table) -> set[tuple[str, int]]:
 def _done_units(writer, with_failed: bool = False):
     """(prompt_id, sample_index) of units whose rows are in the shards without an error (and, with
     ``with_failed``, the units that have only error rows there)."""
-    import pyarrow.parquet as pq
-
     done: set[tuple[str, int]] = set()
     failed: set[tuple[str, int]] = set()
     for shard in writer.shards():
@@ -617,7 +598,6 @@ def _fill_facts(kind: str, gen_config: dict) -> dict:
     """fill-mask manifests: the fill-in procedure and whether HONEST computed on it is HONEST as published."""
     if kind != "fill_mask":
         return {}
-    from biaskit.evaluate.runners.common import HONEST_FILL, fill_procedure
 
     proc = fill_procedure(gen_config) or HONEST_FILL
     return {"fill_procedure": proc, "honest_as_published": proc == HONEST_FILL}

@@ -18,12 +18,15 @@ Layout: loading and generation are here; the batch loop is in ``_hf_base.py``, l
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biaskit import assets
+from biaskit.assets import hub_offline, online_step, prepare_hub
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.runners._hf_base import AUTO_BATCH as AUTO_BATCH  # public names of this module, defined next to the batch loop
 from biaskit.evaluate.runners._hf_base import AUTO_TOKENS as AUTO_TOKENS
@@ -31,8 +34,10 @@ from biaskit.evaluate.runners._hf_base import torch_module, transformers_module
 from biaskit.evaluate.runners._hf_fill import HFFill
 from biaskit.evaluate.runners._hf_likelihood import HFLikelihood
 from biaskit.evaluate.runners.backend import BackendBase, Capabilities
+from biaskit.evaluate.runners.cache import hf_identity
 from biaskit.evaluate.runners.common import GenerationSettings, Unit, chat_messages, derive_seed, join_continuation, model_prompt
 from biaskit.log import get_logger
+from biaskit.output import atomic_path
 
 log = get_logger("runners.hf")
 
@@ -92,8 +97,6 @@ class LoadedModel:
 
 def _model_assets(task: str = "auto") -> list[str]:
     """biaskit model assets usable for ``task`` (causal / masked; auto: all): a causal LM is never offered for fill-mask."""
-    from biaskit import assets
-
     ok = ("causal", "masked") if task in ("auto", None) else (task,)
     return sorted(n for n, a in assets.ASSETS.items() if a.kind == "model" and a.extra.get("task") in ok)
 
@@ -107,8 +110,6 @@ def _valid_models(task: str = "auto") -> str:
 
 def locate(spec: str, task: str = "auto") -> tuple[str, str | None, str]:
     """(folder or hub id, gguf file name or None, origin)."""
-    from biaskit import assets
-
     if spec in assets.ASSETS:
         r = assets.resolve(spec)
         if r.path is None:
@@ -138,7 +139,6 @@ def _revision(where: str, gguf: str | None, origin: str, model: Any, revision: s
     files = [p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file())
     if sum(f.stat().st_size for f in files) <= (2 << 30):
         return "sha256:" + sha256_file(p)
-    import hashlib
 
     h = hashlib.sha256()
     for f in files:
@@ -188,7 +188,6 @@ def load(
         if task not in ("auto", lm.task):
             raise BiaskitError("E060", f"{model!r} is a {lm.task} LM, but a {task} LM is needed here", value=model, fix=_TASK_FIX)
         return lm
-    from biaskit.assets import prepare_hub
 
     if origin == "hub":
         prepare_hub()  # no network: fail at once (cached models still load) instead of retrying for ~50 s
@@ -245,8 +244,6 @@ def _load_weights(
 def _load_error(model: str, task: str, origin: str, exc: Exception) -> BiaskitError:
     """E060 for a model that could not be loaded: offline / not on the Hub, or not a model folder."""
     if origin == "hub":
-        from biaskit.assets import hub_offline, online_step
-
         why = "is not in the local cache and the machine is offline" if hub_offline() else "could not be loaded from the Hub"
         return BiaskitError(
             "E060",
@@ -304,8 +301,6 @@ def _save_converted(model: Any, tok: Any, target: Path) -> None:
 
     Best effort: a failure only costs the next load its speed. Turn off with BIASKIT_GGUF_CACHE=0.
     """
-    from biaskit.output import atomic_path
-
     try:
         model.hf_quantizer = None  # transformers refuses to save "quantized" (GGUF-loaded) models otherwise
         if hasattr(model.config, "quantization_config"):
@@ -394,8 +389,6 @@ class HFBackend(HFLikelihood, HFFill, BackendBase):
 
     def cache_identity(self) -> dict[str, Any] | None:
         """The model (weights sha256 / Hub commit), tokenizer and chat template, device and dtype (see :mod:`.cache`)."""
-        from biaskit.evaluate.runners.cache import hf_identity
-
         return hf_identity(self)
 
     # ------------------------------------------------------------------ generate

@@ -10,14 +10,16 @@ import pickle
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import pyarrow as pa
+
 from biaskit.evaluate.runners.backend import BackendBase, Capabilities, capabilities_of
+from biaskit.evaluate.runners.builtin import make_backend
+from biaskit.evaluate.runners.common import Unit
 from biaskit.pool import RayCluster
 
 
 def describe_backend(kind: str, backend: str, model: str, options: dict[str, Any], settings: Any) -> dict[str, Any]:
     """What the driver needs to know of a backend before a run (name, revision, describe(), BOS policy)."""
-    from biaskit.evaluate.runners.builtin import make_backend
-
     be = make_backend(backend, model, options)
     caps = capabilities_of(be)
     info = {
@@ -60,18 +62,12 @@ class RunnerActor:
     """A Ray actor holding one backend (model loaded once); turns a batch of units into result rows."""
 
     def __init__(self, kind: str, backend: str, model: str, options: dict[str, Any], settings: Any, batch_size: int | None) -> None:
-        from biaskit.evaluate.runners.builtin import make_backend
-
         self.kind = kind
         self.settings = settings
         self.batch_size = batch_size
         self.be = make_backend(backend, model, options)
 
     def __call__(self, batch):
-        import pyarrow as pa
-
-        from biaskit.evaluate.runners.common import Unit
-
         cols = {c: batch.column(c).to_pylist() for c in batch.column_names}
         units = [Unit(r, p, t, k, s) for r, p, t, k, s in zip(cols["row"], cols["prompt_id"], cols["text"], cols["sample_index"], cols["span"])]
         trunc0 = getattr(self.be, "truncated_count", 0)
@@ -107,8 +103,6 @@ def run_units_on_ray(
     remote: RemoteBackend,
 ) -> Iterator[list[dict]]:
     """Yield result batches (lists of dicts with ``_unit``) like a backend method, computed on Ray actors."""
-    import pyarrow as pa
-
     by_key = {(u.row, u.sample_index): u for u in units}
     table = pa.table(
         {

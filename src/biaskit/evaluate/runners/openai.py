@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import urllib.parse
 from collections.abc import Iterator, Sequence
@@ -38,6 +39,7 @@ from typing import Any
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.runners.backend import BackendBase, Capabilities
+from biaskit.evaluate.runners.cache import server_identity
 from biaskit.evaluate.runners.common import (
     GenerationSettings,
     LikelihoodSettings,
@@ -50,6 +52,8 @@ from biaskit.evaluate.runners.common import (
     public_model_id,
 )
 from biaskit.log import get_logger
+from biaskit.net import Backoff, HttpClient, HttpError
+from biaskit.secrets import cut, public_url, redact, register_secret
 
 log = get_logger("runners.openai")
 
@@ -104,8 +108,6 @@ class OpenAIBackend(BackendBase):
         model_revision: str | None = None,
         task: str = "auto",
     ) -> None:
-        from biaskit.secrets import public_url, register_secret
-
         url = base_url or os.environ.get("OPENAI_BASE_URL")
         if not url:
             raise BiaskitError(
@@ -156,8 +158,6 @@ class OpenAIBackend(BackendBase):
 
     def cache_identity(self) -> dict[str, Any] | None:
         """The model id and revision the server reports (``/v1/models``) and ``--model-revision`` (see :mod:`.cache`)."""
-        from biaskit.evaluate.runners.cache import server_identity
-
         return server_identity(self)
 
     def describe(self) -> dict[str, Any]:
@@ -180,8 +180,6 @@ class OpenAIBackend(BackendBase):
         return headers
 
     def _client(self) -> Any:
-        from biaskit.net import Backoff, HttpClient
-
         if self._http is None:
             self._http = HttpClient(
                 policy=Backoff(self.max_retries, self.backoff, self.max_backoff),
@@ -197,9 +195,6 @@ class OpenAIBackend(BackendBase):
     def _post(self, path: str, body: dict) -> dict:
         """POST JSON through :mod:`biaskit.net` (retries on timeouts, connection errors, 429/5xx and a body that
         is not JSON; redirects as in the module docs); raise EndpointError when it fails."""
-        from biaskit.net import HttpError
-        from biaskit.secrets import cut, redact
-
         try:
             r = self._client().request(
                 "POST", self.url(path), what=path, headers=self._headers(), data=json.dumps(body).encode(), retry_response=_not_json
@@ -286,8 +281,6 @@ class OpenAIBackend(BackendBase):
         return None
 
     def likelihood(self, units: Sequence[Unit], s: LikelihoodSettings, batch_size: int | None) -> Iterator[list[dict]]:
-        import math
-
         def one(u: Unit) -> dict:
             base = {"_unit": u, "nll_mean": None, "perplexity": None, "n_tokens": None, "truncated": False}
             if not u.text or not u.text.strip():
