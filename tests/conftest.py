@@ -1,6 +1,8 @@
 """Session-wide test settings: never reach a hub, never write outside tmp dirs."""
 
 import os
+import textwrap
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -394,3 +396,12 @@ def llama_server(tmp_path_factory):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         log.close()
+
+
+def plant_package(root: Path, files: dict[str, str]) -> Path:
+    """Write a throwaway package ``root/pkg`` from ``{relative path: source}`` (dedented); returns ``root``."""
+    for rel, text in files.items():
+        p = root / "pkg" / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text), encoding="utf-8")
+    return root

@@ -9,10 +9,10 @@ Lazy registry strings (``"biaskit.evaluate.metrics.vader:VaderMetric"``) are dat
 from __future__ import annotations
 
 import ast
-import textwrap
 from pathlib import Path
 
 import pytest
+from tests.conftest import plant_package
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -117,14 +117,6 @@ def test_scrape_imports_nothing_of_evaluate():
     assert not {(a, b) for a, deps in graph.items() if a.startswith("biaskit.scrape") for b in deps if b.startswith("biaskit.evaluate")}
 
 
-def _plant(tmp_path: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = tmp_path / "pkg" / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text), encoding="utf-8")
-    return tmp_path
-
-
 @pytest.mark.parametrize(
     "a_imports",
     [
@@ -135,14 +127,14 @@ def _plant(tmp_path: Path, files: dict[str, str]) -> Path:
     ],
 )
 def test_a_planted_cycle_is_found(tmp_path, a_imports):
-    src = _plant(
+    src = plant_package(
         tmp_path, {"__init__.py": "", "a.py": a_imports, "b.py": "from pkg.a import f\n\ndef g():\n    return f\n", "c.py": "from pkg import a\n"}
     )
     assert cycles(import_graph(src, "pkg")) == [["pkg.a", "pkg.b"]]
 
 
 def test_a_graph_without_cycle_passes(tmp_path):
-    src = _plant(tmp_path, {"__init__.py": "", "a.py": "from pkg.b import g\n", "b.py": "import os\n\ndef g():\n    return os\n"})
+    src = plant_package(tmp_path, {"__init__.py": "", "a.py": "from pkg.b import g\n", "b.py": "import os\n\ndef g():\n    return os\n"})
     assert import_graph(src, "pkg") == {"pkg": set(), "pkg.a": {"pkg.b"}, "pkg.b": set()}
     assert cycles(import_graph(src, "pkg")) == []
 

@@ -9,10 +9,10 @@ a public name bound to a private alias (``from biaskit.x import f as _f``), a pa
 from __future__ import annotations
 
 import ast
-import textwrap
 from pathlib import Path
 
 import pytest
+from tests.conftest import plant_package
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -60,14 +60,6 @@ def test_no_module_imports_another_modules_private_names():
     assert private_imports(SRC, "biaskit") == []
 
 
-def _plant(tmp_path: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = tmp_path / "pkg" / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text), encoding="utf-8")
-    return tmp_path
-
-
 LIB = {
     "__init__.py": "",
     "a.py": "def _helper():\n    return 1\n\n\ndef helper():\n    return 2\n",
@@ -85,20 +77,20 @@ LIB = {
     ],
 )
 def test_a_planted_private_import_is_named(tmp_path, b_text, line):
-    src = _plant(tmp_path, {**LIB, "b.py": b_text})
+    src = plant_package(tmp_path, {**LIB, "b.py": b_text})
     assert private_imports(src, "pkg") == [
         f"pkg/b.py:{line}: imports pkg.a._helper, private to its module: rename it without the underscore there (or move it to its one user)"
     ]
 
 
 def test_a_planted_private_import_in_a_subpackage_is_named(tmp_path):
-    src = _plant(tmp_path, {**LIB, "inner/c.py": "def g():\n    from ..a import _helper\n\n    return _helper\n"})
+    src = plant_package(tmp_path, {**LIB, "inner/c.py": "def g():\n    from ..a import _helper\n\n    return _helper\n"})
     assert [b.split(": rename")[0] for b in private_imports(src, "pkg")] == ["pkg/inner/c.py:2: imports pkg.a._helper, private to its module"]
 
 
 def test_private_aliases_submodules_and_dunders_pass(tmp_path):
     b = "from pkg import _sub, __doc__\nfrom pkg._sub import f\nfrom pkg.a import helper as _helper\n"
-    src = _plant(tmp_path, {**LIB, "b.py": b})
+    src = plant_package(tmp_path, {**LIB, "b.py": b})
     assert private_imports(src, "pkg") == []
 
 
