@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fresh machine -> full test suite: sets up .venv, installs the services the integration tests use
-# (scripts/services/*.sh: MediaWiki, Label Studio in its own venv, Chromium), then runs pytest.
+# (scripts/services/*.sh through scripts/services-setup.sh, in parallel: MediaWiki, Label Studio and lm-eval in their
+# own venvs, llama-server, Chromium, Hunspell), then runs pytest.
 # Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/test_io.py -x`).
 # `bash scripts/test.sh --fast [ARGS]`: the fast loop, `pytest -m "not slow and not server"` (no model training,
 # no MediaWiki / Label Studio / Ray / Chromium), with no service set-up; CI runs everything.
@@ -13,11 +14,7 @@ if [ "${1:-}" = "--fast" ]; then
   exec .venv/bin/python -m pytest -m "not slow and not server" -q "$@"
 fi
 bash scripts/setup.sh
-for s in scripts/services/*.sh; do
-  [ -e "$s" ] || continue
-  echo "== service set-up: $s"
-  bash "$s"
-done
+bash scripts/services-setup.sh   # scripts/services/*.sh, the independent ones in parallel
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false MPLBACKEND=Agg
 # every service is installed above, so a skipped test means a missing install step: fail it
 export BIASKIT_STRICT_SKIPS=${BIASKIT_STRICT_SKIPS:-1}

@@ -8,9 +8,17 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 VERSION=1.23.2
 VENV=${BIASKIT_LS_VENV:-.venv-ls}
+PY=${PYTHON:-python3}
+# Unless BIASKIT_LS_VENV names a folder, the venv lives in a cache outside the clone, keyed by version and Python, and
+# $VENV is a link to it: a fresh clone on the same machine (CI) reuses it instead of installing it again.
+if [ -z "${BIASKIT_LS_VENV:-}" ] && [ ! -e "$VENV" ]; then
+  pyv=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  real=${BIASKIT_SERVICE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/biaskit}/venv-label-studio-$VERSION-py$pyv
+  [ -x "$real/bin/python" ] || { mkdir -p "$(dirname "$real")" && "$PY" -m venv "$real"; }
+  ln -sfn "$real" "$VENV"
+fi
 stamp="$VENV/.biaskit-label-studio-$VERSION"
 if [ -f "$stamp" ] && [ -x "$VENV/bin/label-studio" ]; then exit 0; fi
-PY=${PYTHON:-python3}
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 log=$(mktemp)
 if ! { "$VENV/bin/python" -m pip --disable-pip-version-check -q install --upgrade pip &&

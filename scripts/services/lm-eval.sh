@@ -13,9 +13,17 @@ cd "$(dirname "$0")/../.."
 LM_EVAL=0.4.13
 VENV=${BIASKIT_LMEVAL_VENV:-.venv-lmeval}
 PINS=(torch==2.13.0 "lm-eval==$LM_EVAL" transformers==5.24.0 datasets==5.2.0 accelerate==1.15.0 gguf==0.19.0 "numpy<2.3")
+PY=${PYTHON:-python3}
+# Unless BIASKIT_LMEVAL_VENV names a folder, the venv lives in a cache outside the clone, keyed by version and Python, and
+# $VENV is a link to it: a fresh clone on the same machine (CI) reuses it instead of installing it again.
+if [ -z "${BIASKIT_LMEVAL_VENV:-}" ] && [ ! -e "$VENV" ]; then
+  pyv=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+  real=${BIASKIT_SERVICE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/biaskit}/venv-lm-eval-$LM_EVAL-py$pyv
+  [ -x "$real/bin/python" ] || { mkdir -p "$(dirname "$real")" && "$PY" -m venv "$real"; }
+  ln -sfn "$real" "$VENV"
+fi
 stamp="$VENV/.biaskit-lm-eval-$LM_EVAL-2"
 if [ -f "$stamp" ] && [ -x "$VENV/bin/lm_eval" ]; then exit 0; fi
-PY=${PYTHON:-python3}
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 pip=("$VENV/bin/python" -m pip --disable-pip-version-check -q install)
 log=$(mktemp)

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Install every service the integration tests use (scripts/services/*.sh), the independent ones at the same time:
+# the scripts that call apt-get run one after another in one chain (they share dpkg's lock), and each pip or build
+# script (Label Studio, lm-eval, llama-server) runs beside that chain. One line when each starts and ends, and a
+# line every 10 s (SERVICES_TICK) while any still runs (also when stdout is not a terminal). A failure prints that service's log
+# and fails the set-up. Each script is idempotent, so on a machine that has everything this takes seconds.
+# Called by scripts/test.sh; `bash scripts/services-setup.sh` alone installs the services without testing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+APT=(chromium hunspell mediawiki)  # these call apt-get: in sequence
+logs=$(mktemp -d "${TMPDIR:-/tmp}/biaskit-services.XXXXXX")
+trap 'rm -rf "$logs"' EXIT
+t0=$(date +%s)
+el() { printf '%dm%02ds' $((($(date +%s) - t0) / 60)) $((($(date +%s) - t0) % 60)); }
+apt_chain() {
+  for n in "${APT[@]}"; do
+    [ -e "scripts/services/$n.sh" ] || continue
+    echo "== $n"
+    bash "scripts/services/$n.sh" || return 1
+  done
+}
+declare -A pid_of=()
+launch() {
+  local name=$1
+  shift
+  ("$@") >"$logs/$name.log" 2>&1 &
+  pid_of[$name]=$!
+  echo "services: $name started"
+}
+launch "apt (${APT[*]})" apt_chain
+for s in scripts/services/*.sh; do
+  n=$(basename "$s" .sh)
+  [[ " ${APT[*]} " == *" $n "* ]] && continue
+  launch "$n" bash "$s"
+done
+failed=0
+last=$(date +%s)
+while [ ${#pid_of[@]} -gt 0 ]; do
+  for name in "${!pid_of[@]}"; do
+    pid=${pid_of[$name]}
+    kill -0 "$pid" 2>/dev/null && continue
+    if wait "$pid"; then
+      echo "services: $name done ($(el))"
+    else
+      echo "services: $name FAILED ($(el)); its log:" >&2
+      grep -v "is neither a file nor a directory" "$logs/$name.log" | tail -n 80 >&2 || true
+      failed=1
+    fi
+    unset "pid_of[$name]"
+  done
+  [ ${#pid_of[@]} -gt 0 ] || break
+  sleep 1
+  if [ $(($(date +%s) - last)) -ge "${SERVICES_TICK:-10}" ]; then
+    echo "services: still running after $(el): ${!pid_of[*]}"
+    last=$(date +%s)
+  fi
+done
+[ "$failed" = 0 ] || exit 1
+echo "services: all ready ($(el))"
