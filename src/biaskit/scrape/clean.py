@@ -23,13 +23,19 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from biaskit.assets import load_spacy
 from biaskit.errors import BiaskitError, check_choice, require
+from biaskit.log import get_logger
 from biaskit.scrape import siteinfo as _siteinfo
+from biaskit.scrape.abbrev import Learned, learn_from_dump, learn_from_paragraphs, needs_learning
 from biaskit.scrape.sentences import WikiSplitter
+from biaskit.scrape.siteinfo import site_names_from_dump
 from biaskit.scrape.wikitemplates import BROKEN, DROPPED, REFERENCE_DATE, is_silent, render_template, resolve_dropped
+
+log = get_logger("scrape")
 
 #: tags whose whole content is dropped
 DROP_TAGS = frozenset(
@@ -439,19 +445,49 @@ def has_residue(sentence: str, site: Any = None) -> bool:
 SPLITTERS = ("wiki", "senter", "parser", "sentencizer")
 
 
-def load_splitter(language: str = "en", *, splitter: str = "wiki", model: str | None = None, abbreviations: frozenset = frozenset()):
+def load_splitter(
+    language: str = "en",
+    *,
+    splitter: str = "wiki",
+    model: str | None = None,
+    abbreviations: frozenset = frozenset(),
+    learn_from: str | Path | Sequence[str] | None = None,
+):
     """A sentence splitter: the rule-based :class:`~biaskit.scrape.sentences.WikiSplitter` or a spaCy pipeline.
 
     ``wiki`` (default) needs nothing; ``senter``/``parser`` use a trained pipeline (``model``, default: the
     language's known asset, e.g. en_core_web_sm); ``sentencizer`` needs no model (``spacy.blank(language)`` +
     spaCy's rule-based sentencizer). ``abbreviations``: more words the ``wiki`` splitter never ends a sentence
     after (learnt from a dump: :mod:`biaskit.scrape.abbrev`).
+
+    ``learn_from``: for a language the ``wiki`` splitter has no list for (Ukrainian, ...), a dump (path) or
+    paragraphs of the edition's prose to learn its abbreviations from, exactly as ``scrape dump`` does
+    (:func:`~biaskit.scrape.abbrev.learn_from_dump`); the splitter's ``learned`` holds what was learnt. Without it
+    (and without ``abbreviations``) such a language gets a warning: the splitter will end sentences after the
+    edition's abbreviations (``ім.``, ``проф.``).
     """
     check_choice(
         "E021", "unknown sentence splitter", splitter, SPLITTERS, fix="set `splitter:` in the domain config (or --splitter) to one of the options"
     )
     if splitter == "wiki":
-        return WikiSplitter(language, extra_abbreviations=abbreviations)
+        learned = None
+        if learn_from is not None and needs_learning(language, splitter):
+            if isinstance(learn_from, str | Path):
+                site = site_names_from_dump(learn_from, language)
+                learned = learn_from_dump(learn_from, language, site, clean=clean_wikitext)
+            else:
+                paras = list(learn_from)
+                learned = Learned(learn_from_paragraphs(paras, language), 0, sum(len(p) for p in paras))
+            abbreviations = frozenset(abbreviations) | learned.words
+        elif needs_learning(language, splitter) and not abbreviations:
+            log.warning(
+                "the wiki splitter has no abbreviation list for %r and learnt none: it will end sentences after the "
+                "edition's abbreviations; pass learn_from=<dump or paragraphs> to learn them as `scrape dump` does",
+                language,
+            )
+        nlp = WikiSplitter(language, extra_abbreviations=abbreviations)
+        nlp.learned = learned
+        return nlp
     spacy = require("spacy", "scrape", "sentence splitting")
     if splitter == "sentencizer":
         try:
