@@ -267,5 +267,45 @@ def test_a_pipe_inside_prose_is_not_markup():
     assert not has_residue(bn)
     # a pipe typed for the danda after an Indic letter ends the sentence, as the danda does
     assert split_text(bn, "bn") == ["আমি প্রতিদিন সকালে ভাত খাই|", "তারপর আমি স্কুলে যাই|"]
-    for markup in ("Quảng Trị | Thừa Thiên | Quảng Nam", "the function f|S from S", "(Pashto |افغانستان) is", "a || b", "x | style = y", "|}"):
+    for markup in ("Quảng Trị | Thừa Thiên | Quảng Nam", "(Pashto |افغانستان) is", "a || b", "x | style = y", "|}"):
         assert has_residue(markup), markup
+
+
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "আমি প্রতিদিন সকালে ভাত খাই |",  # the danda typed as a pipe after a space
+        "Гурт випустив альбом «Тіні | Світло» у 2019 році.",  # a title with a separator
+        "映画「東京 | 大阪」は2001年に公開された。",
+        "Ο περιορισμός της f στο S είναι η συνάρτηση f|S από το S στο Υ.",  # formulas
+        "The probability P(A|B) is the chance of A given B.",
+    ],
+)
+def test_prose_with_a_pipe_is_kept(prose):
+    from biaskit.scrape.clean import has_residue
+
+    assert not has_residue(prose)
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        "{| class=wikitable",  # table syntax
+        "Kyiv || 2,967,360 || 1",
+        "|- style=x",
+        "| population = 5000 people",  # a template parameter
+        "The flag (thumb|200px|Flag) was shown.",  # image options that lost their brackets
+        "GDP bình quân đầu người|bình quân đầu người đạt 36,6 triệu đồng.",  # a link's target and label
+        "Quảng Trị | Thừa Thiên | Quảng Nam | Kon Tum",  # a navigation bar
+    ],
+)
+def test_table_and_template_pipes_are_markup(markup):
+    from biaskit.scrape.clean import has_residue
+
+    assert has_residue(markup)
+
+
+def test_a_pipe_typed_for_the_danda_after_a_space_ends_the_sentence():
+    from biaskit.scrape.sentences import split_text
+
+    assert split_text("আমি ভাত খাই | তারপর আমি স্কুলে যাই |", "bn") == ["আমি ভাত খাই |", "তারপর আমি স্কুলে যাই |"]

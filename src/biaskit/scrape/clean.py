@@ -81,11 +81,16 @@ _LINE_DROP = "\x01"  # marks a line to drop (list item, definition, heading)
 
 #: strings that must never survive cleaning (checked on every sentence; a hit is a counted drop)
 RESIDUE = ("{{", "}}", "[[", "]]", "<ref", "</ref", "File:", "Image:", "thumb|", "__", "==", "''", DROPPED, BROKEN)
-#: a ``|`` that is prose: right after a word (not after a space, a pipe or a bracket) and before a space or the end,
-#: and not before ``name =`` (``... খাই| তারপর``: a pipe typed for the danda). Every other ``|`` is markup: table
-#: cells (``||``, ``{|``, ``|-``), parameters (``| name =``), image options and link pipes (``thumb|200px``,
-#: ``đầu người|bình quân``), formulas (``f|S``), navigation bars (``A | B | C``).
-_PROSE_PIPE = re.compile(r"(?<=[^\s|{}\[\]!])\|(?=\s|$)(?!\s*[\w-]+\s*=)")
+#: a ``|`` is dropped as markup only when it is table or template markup (anything else is prose: a pipe typed for
+#: the danda ``খাই |``, a title ``«Тіні | Світло»``, a formula ``f|S(s)``, ``P(A|B)``):
+#: table syntax (``{|``, ``|}``, ``||``, ``|-``, ``|+``, a row opening the text), a parameter (``| name =``), a pipe
+#: glued to the next word after a space (``(Pashto |افغانستان)``, `` |200px``: a template or link argument), a pipe
+#: between two words of which one is longer than a letter (``đầu người|bình quân``, ``μικρογραφία|``: a link or image
+#: option that lost its brackets), or two or more spaced pipes (a navigation bar ``A | B | C``)
+_TABLE_PIPE = re.compile(r"\{\||\|\}|\|\||\|[-+]|^\s*\|")
+_PARAM_PIPE = re.compile(r"\|\s*[\w-]+\s*=|(?:^|\s)\|(?=[^\s|])")
+_GLUED_PIPE = re.compile(r"(\w+)\|(?=(\w+))")
+_SPACED_PIPE = re.compile(r"\s\|(?=\s|$)")
 #: HTML entities and tags left in text (``&amp;``, ``&#160;``, ``<span class=x>``, ``</div>``, ``<br/>``)
 _RESIDUE_RE = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});|</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
 
@@ -425,6 +430,16 @@ def _as_date(value: Any) -> tuple[int, int, int] | None:
     return (int(m.group(1)), int(m.group(2)), int(m.group(3)))
 
 
+def is_markup_pipe(sentence: str) -> bool:
+    """Whether a ``|`` of ``sentence`` is table or template markup (see :data:`_TABLE_PIPE` and the rules above it);
+    a pipe in prose (``খাই |``, ``«Тіні | Світло»``, ``f|S``) is not."""
+    if _TABLE_PIPE.search(sentence) or _PARAM_PIPE.search(sentence):
+        return True
+    if any(len(m.group(1)) > 1 or len(m.group(2)) > 1 for m in _GLUED_PIPE.finditer(sentence)):
+        return True
+    return len(_SPACED_PIPE.findall(sentence)) >= 2
+
+
 def has_residue(sentence: str, site: Any = None) -> bool:
     """True when the sentence still carries wiki markup (never expected after :func:`clean_wikitext`).
 
@@ -432,7 +447,7 @@ def has_residue(sentence: str, site: Any = None) -> bool:
     namespace prefixes (``Κατηγορία:``, ``Tập tin:``); image options (``μικρογραφία|``, ``|200px``) hold a ``|``."""
     if any(r in sentence for r in RESIDUE) or _RESIDUE_RE.search(sentence) is not None:
         return True
-    if "|" in sentence and sentence.count("|") != len(_PROSE_PIPE.findall(sentence)):
+    if "|" in sentence and is_markup_pipe(sentence):
         return True
     if sentence[:1] in "*#:;":  # a list or indent marker the cleaner did not remove
         return True

@@ -108,7 +108,7 @@ _CJK_END = re.compile(r"""([。！？]+)([」』”’）)\]】〉》"']*)\s*(?=
 #: sentence ends of scripts without capitals (danda, double danda, Armenian full stop, Arabic question mark)
 _UNCASED_END = re.compile(r"""([।॥։؟۔]+)(["'”’»)\]]*)(\s+)(?=\S)""")
 #: a ``|`` typed for the danda: right after a letter of an Indic script (Devanagari to Sinhala), before a space
-_PIPE_DANDA = re.compile(r"""(?<=[\u0900-\u0DFF])(\|)(["'”’»)\]]*)(\s+)(?=\S)""")
+_PIPE_DANDA = re.compile(r"""(?<=[\u0900-\u0DFF])( ?\|)(["'”’»)\]]*)(\s+)(?=\S)""")
 #: the Greek question mark ``;`` (U+003B or U+037E) before a capital
 _GREEK_Q = re.compile(r"""([;;])(["'”’»)\]]*)(\s+)(?=["'“‘«(]?[^\W\d_a-z])""")
 
