@@ -93,7 +93,11 @@ def test_every_biaskit_command_in_the_docs_parses_also_the_ones_marked_needs():
     arguments and options parse (``biaskit report a.parquet b.parquet --out r`` did not: report takes one folder)."""
     checked, bad = 0, []
     for p in DOCS:
-        for no, cmd, _ in doc_commands(p):
+        for no, cmd, needs in doc_commands(p):
+            # a marker that names the prior command making what is needed (`biaskit annotate pull`) names a real one
+            for named in re.findall(r"`biaskit ([a-z][a-z -]*?)`", needs or ""):
+                if cli_usage_error([*named.split(), "--help"]):
+                    bad.append(f"docs/{p.name}:{no}: # needs: names `biaskit {named}`, which is no command")
             try:
                 argv = shlex.split(cmd.split(" #")[0])
             except ValueError:
@@ -108,6 +112,7 @@ def test_every_biaskit_command_in_the_docs_parses_also_the_ones_marked_needs():
     assert "unexpected extra argument" in cli_usage_error(["report", "a.parquet", "b.parquet", "--out", "r"])
     assert cli_usage_error(["nosuch", "x"]) == "no command 'nosuch'"
     assert cli_usage_error(["report", "runs/demo", "--out", "r"]) is None
+    assert cli_usage_error(["annotate", "pull", "--help"]) is None and cli_usage_error(["annotate", "fetch", "--help"])
 
 
 @pytest.mark.slow
