@@ -9,6 +9,7 @@ import io
 import pyarrow as pa
 from typer.testing import CliRunner
 
+import biaskit.log
 from biaskit.cli import app
 from biaskit.io import write_table
 from biaskit.log import PLAIN_PROGRESS_SECONDS, PlainProgress, ProgressBar
@@ -117,3 +118,33 @@ def test_progress_bar_heartbeat_writes_lines_before_the_first_step_ends(monkeypa
     lines = capsys.readouterr().err.splitlines()
     assert lines[0].startswith("generating (m): 0/2 (0%), ") and lines[-1].startswith("generating (m): 2/2 done in ")
     assert sum(x.startswith("generating (m): 0/2 (0%)") for x in lines) >= 2
+
+
+def test_generate_reports_progress_while_its_first_batch_runs(monkeypatch, capsys):
+    import time
+
+    from biaskit.evaluate.runners.backend import BackendBase, Capabilities
+    from biaskit.evaluate.runners.common import GenerationSettings, RunOptions
+    from biaskit.evaluate.runners.core import run
+
+    class SlowBatches(BackendBase):
+        """Two batches of two prompts; each takes 0.3 s, as a first batch of 16 takes minutes on a CPU."""
+
+        name = "slow"
+        capabilities = Capabilities(kinds=("generate",), formats=("raw",))
+        batch_sizes_used: list = []
+
+        def generate(self, units, s, batch_size):
+            for i in range(0, len(units), 2):
+                time.sleep(0.3)
+                yield [{"_unit": u, "continuation": "!", "full_text": u.text + "!", "truncated": False, "error": None} for u in units[i : i + 2]]
+
+    monkeypatch.setenv("BIASKIT_PROGRESS_SECONDS", "0.1")
+    monkeypatch.setattr(biaskit.log, "quiet", lambda: False)  # an earlier CLI call in this process may have set --quiet
+    prompts = pa.table({"prompt_id": ["a", "b", "c", "d"], "text": ["w", "x", "y", "z"], "source": ["t"] * 4, "language": ["en"] * 4})
+    t = run("generate", prompts, GenerationSettings(), RunOptions("slow", backend_obj=SlowBatches()))
+    assert t.num_rows == 4
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("generating (slow): ")]
+    # lines while the first batch runs, before any prompt is done; the last one when the run ends
+    assert lines[0].startswith("generating (slow): 0/4 (0%), ") and lines[-1].startswith("generating (slow): 4/4 done in ")
+    assert any(x.startswith("generating (slow): 2/4 (50%), ") for x in lines)
