@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any, TypeVar
@@ -116,6 +117,7 @@ class PlainProgress:
         self.clock = clock or time.monotonic
         self.stream = stream
         self.t0 = self.last = self.clock()
+        self._lock = threading.Lock()
 
     def _line(self, now: float, final: bool = False) -> str:
         el = now - self.t0
@@ -134,14 +136,21 @@ class PlainProgress:
 
     def advance(self, n: int = 1) -> None:
         self.done += n
-        now = self.clock()
-        if now - self.last >= self.interval:
-            self.last = now
-            self._write(self._line(now))
+        self.tick()
+
+    def tick(self) -> None:
+        """A line when an interval has passed since the last one, whether or not work was done since (the heartbeat
+        of :class:`ProgressBar` calls it while a long first batch runs: ``generating (smol): 0/32 (0%), 5 s``)."""
+        with self._lock:
+            now = self.clock()
+            if now - self.last >= self.interval:
+                self.last = now
+                self._write(self._line(now))
 
     def close(self) -> None:
-        if self.lines:
-            self._write(self._line(self.clock(), final=True))
+        with self._lock:
+            if self.lines:
+                self._write(self._line(self.clock(), final=True))
 
 
 def _interactive() -> bool:
@@ -153,17 +162,27 @@ def _interactive() -> bool:
 
 class ProgressBar:
     """A manual progress bar for work advanced in uneven steps (``bar.advance(n)``): a live bar on a terminal,
-    else :class:`PlainProgress` lines every few seconds."""
+    else :class:`PlainProgress` lines every few seconds. Off a terminal a heartbeat thread writes the line even
+    while no step ends (a first batch of 16 generations that takes minutes): progress shows from the first batch."""
 
     def __init__(self, total: int | None, desc: str = "working", disable: bool | None = None) -> None:
         self.total, self.desc = total, desc
         self.disable = quiet() if disable is None else disable
         self._p: Any = None  # the rich Progress, on a terminal
         self._plain: PlainProgress | None = None
+        self._stop = threading.Event()
+        self._beat: threading.Thread | None = None
+
+    def _heartbeat(self, plain: PlainProgress) -> None:
+        while not self._stop.wait(min(1.0, max(plain.interval / 4, 0.01))):
+            plain.tick()
 
     def __enter__(self) -> ProgressBar:
         if not self.disable and not _interactive():
             self._plain = PlainProgress(self.total, self.desc)
+            if self._plain.interval > 0:
+                self._beat = threading.Thread(target=self._heartbeat, args=(self._plain,), name="biaskit-progress", daemon=True)
+                self._beat.start()
         elif not self.disable:
             self._p = Progress(
                 TextColumn("[bold]{task.description}"),
@@ -184,6 +203,9 @@ class ProgressBar:
             self._p.advance(self._task, n)
 
     def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._beat is not None:
+            self._beat.join()
         if self._plain is not None and exc[0] is None:
             self._plain.close()
         if self._p is not None:

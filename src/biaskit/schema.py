@@ -145,7 +145,7 @@ PROMPTS = Stage(
             "subject_rule",
             S,
             "what decided the subject's category and number (West Slavic import: list, lemma, agent_suffix, "
-            "title, osoba_nonbinary; number: determiner, ending, preposition, verb, ...)",
+            "title, osoba_nonbinary, osoba_neutral_in_sheet; number: determiner, ending, preposition, verb, ...)",
         ),
         Column("translation_status", S, "source, machine, translated, validated"),
         Column("translator", S, "who translated the template"),

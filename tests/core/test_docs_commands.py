@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,6 +58,61 @@ def test_every_doc_command_is_runnable_or_marked():
             assert len(needs.strip()) >= 5, cmd
     runnable = [c for c in total if c[2] is None]
     assert len(runnable) >= 25, runnable
+
+
+def cli_usage_error(argv: list[str]) -> str | None:
+    """The CLI's usage error for ``biaskit ARGV`` (an unknown command, a missing or extra argument, an unknown
+    option), found by parsing only: nothing runs and no file is read; None when the line parses."""
+    import typer
+
+    from biaskit.cli import app
+
+    click_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException")
+    cmd: Any = typer.main.get_command(app)
+    ctx = typer.Context(cmd, info_name="biaskit")
+    rest = list(argv)
+    while hasattr(cmd, "get_command"):  # a group: skip its own options, descend into the named command
+        while rest and rest[0].startswith("-"):
+            rest.pop(0)
+        sub = cmd.get_command(ctx, rest[0]) if rest else None
+        if sub is None:
+            return f"no command {rest[0]!r}" if rest else "no command named"
+        ctx = typer.Context(sub, info_name=rest[0], parent=ctx)
+        cmd, rest = sub, rest[1:]
+    try:
+        cmd.make_context(ctx.info_name, rest, parent=ctx.parent)
+    except typer.Exit:  # --help
+        return None
+    except click_error as exc:
+        return exc.format_message()
+    return None
+
+
+def test_every_biaskit_command_in_the_docs_parses_also_the_ones_marked_needs():
+    """A command marked ``# needs:`` does not run here, but it must still be a command the CLI takes: its
+    arguments and options parse (``biaskit report a.parquet b.parquet --out r`` did not: report takes one folder)."""
+    checked, bad = 0, []
+    for p in DOCS:
+        for no, cmd, needs in doc_commands(p):
+            # a marker that names the prior command making what is needed (`biaskit annotate pull`) names a real one
+            for named in re.findall(r"`biaskit ([a-z][a-z -]*?)`", needs or ""):
+                if cli_usage_error([*named.split(), "--help"]):
+                    bad.append(f"docs/{p.name}:{no}: # needs: names `biaskit {named}`, which is no command")
+            try:
+                argv = shlex.split(cmd.split(" #")[0])
+            except ValueError:
+                continue
+            if not argv or argv[0] != "biaskit" or any(t in argv for t in ("|", "&&", ";", ">")):
+                continue
+            checked += 1
+            err = cli_usage_error(argv[1:])
+            if err:
+                bad.append(f"docs/{p.name}:{no}: {cmd}: {err}")
+    assert checked >= 100 and not bad, bad
+    assert "unexpected extra argument" in cli_usage_error(["report", "a.parquet", "b.parquet", "--out", "r"])
+    assert cli_usage_error(["nosuch", "x"]) == "no command 'nosuch'"
+    assert cli_usage_error(["report", "runs/demo", "--out", "r"]) is None
+    assert cli_usage_error(["annotate", "pull", "--help"]) is None and cli_usage_error(["annotate", "fetch", "--help"])
 
 
 @pytest.mark.slow

@@ -9,6 +9,7 @@ import io
 import pyarrow as pa
 from typer.testing import CliRunner
 
+import biaskit.log
 from biaskit.cli import app
 from biaskit.io import write_table
 from biaskit.log import PLAIN_PROGRESS_SECONDS, PlainProgress, ProgressBar
@@ -85,3 +86,65 @@ def test_score_cli_prints_progress_lines_when_stderr_is_not_a_terminal(tmp_path,
     r = CliRunner().invoke(app, ["--quiet", *args, "--out", str(tmp_path / "q.parquet")])
     assert r.exit_code == 0, r.output
     assert "score vader: " not in r.output
+
+
+def test_a_line_while_the_first_batch_runs_before_any_work_is_done():
+    clock, out = Clock(), io.StringIO()
+    p = PlainProgress(32, "generating (smol)", interval=5.0, clock=clock, stream=out)
+    clock.t = 104.0
+    p.tick()  # 4 s into the first batch: no line yet
+    clock.t = 105.0
+    p.tick()  # 5 s: a line with nothing done and no time left to guess
+    clock.t = 110.0
+    p.tick()
+    clock.t = 112.0
+    p.advance(16)  # the first batch of 16 ends 2 s after the last line: none until the interval has passed
+    clock.t = 115.0
+    p.tick()  # 15 s, 16 of 32: 15 / 16 * 16 = 15 s left
+    assert out.getvalue().splitlines() == [
+        "generating (smol): 0/32 (0%), 5 s",
+        "generating (smol): 0/32 (0%), 10 s",
+        "generating (smol): 16/32 (50%), 15 s, about 15 s left",
+    ]
+
+
+def test_progress_bar_heartbeat_writes_lines_before_the_first_step_ends(monkeypatch, capsys):
+    import time
+
+    monkeypatch.setenv("BIASKIT_PROGRESS_SECONDS", "0.05")
+    with ProgressBar(2, "generating (m)", disable=False) as bar:
+        time.sleep(0.4)  # a first batch that takes a while
+        bar.advance(2)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("generating (m): 0/2 (0%), ") and lines[-1].startswith("generating (m): 2/2 done in ")
+    assert sum(x.startswith("generating (m): 0/2 (0%)") for x in lines) >= 2
+
+
+def test_generate_reports_progress_while_its_first_batch_runs(monkeypatch, capsys):
+    import time
+
+    from biaskit.evaluate.runners.backend import BackendBase, Capabilities
+    from biaskit.evaluate.runners.common import GenerationSettings, RunOptions
+    from biaskit.evaluate.runners.core import run
+
+    class SlowBatches(BackendBase):
+        """Two batches of two prompts; each takes 0.3 s, as a first batch of 16 takes minutes on a CPU."""
+
+        name = "slow"
+        capabilities = Capabilities(kinds=("generate",), formats=("raw",))
+        batch_sizes_used: list = []
+
+        def generate(self, units, s, batch_size):
+            for i in range(0, len(units), 2):
+                time.sleep(0.3)
+                yield [{"_unit": u, "continuation": "!", "full_text": u.text + "!", "truncated": False, "error": None} for u in units[i : i + 2]]
+
+    monkeypatch.setenv("BIASKIT_PROGRESS_SECONDS", "0.1")
+    monkeypatch.setattr(biaskit.log, "quiet", lambda: False)  # an earlier CLI call in this process may have set --quiet
+    prompts = pa.table({"prompt_id": ["a", "b", "c", "d"], "text": ["w", "x", "y", "z"], "source": ["t"] * 4, "language": ["en"] * 4})
+    t = run("generate", prompts, GenerationSettings(), RunOptions("slow", backend_obj=SlowBatches()))
+    assert t.num_rows == 4
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("generating (slow): ")]
+    # lines while the first batch runs, before any prompt is done; the last one when the run ends
+    assert lines[0].startswith("generating (slow): 0/4 (0%), ") and lines[-1].startswith("generating (slow): 4/4 done in ")
+    assert any(x.startswith("generating (slow): 2/4 (50%), ") for x in lines)

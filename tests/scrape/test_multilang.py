@@ -173,8 +173,9 @@ def test_splitter_on_greek_and_vietnamese_gold_sets():
     s_vi = boundary_scores(vi, partial(split_text, language="vi"))
     # el: 110 found, 0 false, 1 missed -> P = 110/110, R = 110/111 = 0.991
     assert (s_el["tp"], s_el["fp"], s_el["fn"]) == (110, 0, 1)
-    # vi: 116 found, 1 false ("Bắc Linh Đàm... Cũng"), 3 missed -> P = 116/117 = 0.991, R = 116/119 = 0.975
-    assert (s_vi["tp"], s_vi["fp"], s_vi["fn"]) == (116, 1, 3)
+    # vi: 117 found, 1 false ("Bắc Linh Đàm... Cũng"), 2 missed -> P = 117/118 = 0.992, R = 117/119 = 0.983 (before
+    # the splitter cut before a number: 116 found, 3 missed; the third was a sentence opening with a number)
+    assert (s_vi["tp"], s_vi["fp"], s_vi["fn"]) == (117, 1, 2)
     assert min(s_el["precision"], s_el["recall"], s_vi["precision"], s_vi["recall"]) >= 0.95
     # the English lists alone: Greek abbreviations inside parentheses ("(αρχ. Χρυσόπολις, τουρκ. Uskudar)") split
     assert boundary_scores(el, split_text)["fp"] == 5

@@ -69,7 +69,7 @@ GOLD = Path(__file__).resolve().parents[1] / "fixtures" / "wiki" / "sentence_bou
             "It ended with Gershwin!...but he accepted him as a student. Gershwin went.",
             ["It ended with Gershwin!...but he accepted him as a student.", "Gershwin went."],
         ),
-        # never before a lower-case word or a number
+        # never before a lower-case word
         ("He was ranked world no. 91. He won.", ["He was ranked world no. 91.", "He won."]),
         ("The value is 3.5 m. it is small.", ["The value is 3.5 m. it is small."]),
         ("", []),
@@ -77,6 +77,38 @@ GOLD = Path(__file__).resolve().parents[1] / "fixtures" / "wiki" / "sentence_bou
 )
 def test_split_cases(text, expected):
     assert split_text(text) == expected
+
+
+@pytest.mark.parametrize(
+    "language, text, expected",
+    [
+        # a full stop before a number ends a sentence ...
+        ("en", "The war lasted until 1945. 1946 was quiet.", ["The war lasted until 1945.", "1946 was quiet."]),
+        ("en", "Most are Muslims. 85% of them are Shia.", ["Most are Muslims.", "85% of them are Shia."]),
+        ("en", "Was it over? 1946 was quiet.", ["Was it over?", "1946 was quiet."]),
+        ("uk", "Він вивчав географію. 1845 року він поїхав до Києва.", ["Він вивчав географію.", "1845 року він поїхав до Києва."]),
+        ("el", "Βομβάρδισαν την Πάφο. 55 Ελληνοκύπριοι σκοτώθηκαν.", ["Βομβάρδισαν την Πάφο.", "55 Ελληνοκύπριοι σκοτώθηκαν."]),
+        ("vi", "Tiếng Nga là ngoại ngữ. 55% dân số thông thạo tiếng Nga.", ["Tiếng Nga là ngoại ngữ.", "55% dân số thông thạo tiếng Nga."]),
+        # ... unless the dot belongs to an abbreviation of the edition (its lists, number abbreviations, a letter)
+        ("en", "He held the world no. 1 ranking. It lasted.", ["He held the world no. 1 ranking.", "It lasted."]),
+        ("en", "It was built ca. 1500 and rebuilt in 1600.", ["It was built ca. 1500 and rebuilt in 1600."]),
+        ("en", "Graham v. Borgen, 483 F 3d. 475 (7th Cir. 2007) was cited.", ["Graham v. Borgen, 483 F 3d. 475 (7th Cir. 2007) was cited."]),
+        ("en", "Witelo (c. 1230-c. 1314) wrote on optics.", ["Witelo (c. 1230-c. 1314) wrote on optics."]),
+        ("en", "Count 1, 2, … 10 and stop.", ["Count 1, 2, … 10 and stop."]),
+        ("uk", "Про це див. с. 45 та далі.", ["Про це див. с. 45 та далі."]),
+        ("el", "Κατά τον Τρικούπη (σελ. 32) ήταν κομβικό.", ["Κατά τον Τρικούπη (σελ. 32) ήταν κομβικό."]),
+        ("el", "Με το υπ’ αριθμ. 746/70 Π.Δ. 147 ιδρύθηκε.", ["Με το υπ’ αριθμ. 746/70 Π.Δ. 147 ιδρύθηκε."]),
+        ("el", "Με Διάταγμα της 28 Σεπ. 1836 ιδρύθηκε.", ["Με Διάταγμα της 28 Σεπ. 1836 ιδρύθηκε."]),
+        ("vi", "Q. 1 là quận trung tâm. 3 ngày sau ông đi.", ["Q. 1 là quận trung tâm.", "3 ngày sau ông đi."]),
+        # ... or is an ordinal or a date form of the edition: cs and de dot the day and the month, any edition 12.03.
+        ("cs", "Válka skončila 8. 5. 1945 v Evropě.", ["Válka skončila 8. 5. 1945 v Evropě."]),
+        ("de", "Das war am 3. 10. 1990. 1991 folgte.", ["Das war am 3. 10. 1990.", "1991 folgte."]),
+        ("uk", "Видано 12.03. 2020 у Києві.", ["Видано 12.03. 2020 у Києві."]),
+        ("en", "He was 12. 13 years later he won.", ["He was 12.", "13 years later he won."]),
+    ],
+)
+def test_a_sentence_ends_before_a_number_unless_the_dot_is_an_abbreviation_or_a_date(language, text, expected):
+    assert split_text(text, language) == expected
 
 
 def test_gold_set_is_what_it_says():

@@ -30,7 +30,7 @@ EXPECTED = [
     # nouns the list does not name, decided by lemma (simplemma) + grammatical gender; a bare "osoba"
     ("westslavic-sk-r0009", "Naša učiteľka", "lemma:učiteľka", "female", "sg", "<mask>", "Naša učiteľka je veľmi <mask>."),
     ("westslavic-sk-r0010", "Študenti", "lemma:študent", "male", "pl", "<mask>", "Študenti sú často <mask>."),
-    ("westslavic-sk-r0011", "Osoba", "lemma:osoba", None, "sg", "<mask>", "Osoba pracuje ako <mask>."),
+    ("westslavic-sk-r0011", "Osoba", "lemma:osoba", "neutral", "sg", "<mask>", "Osoba pracuje ako <mask>."),
     ("westslavic-cs-r0001", "Můj bratr", "Můj bratr", "male", "sg", "<mask>", "Můj bratr pracuje jako <mask>."),
     ("westslavic-cs-r0002", "Moje dcera", "Moje dcera", "female", "sg", "<mask>", "Moje dcera je velmi <mask>."),
     ("westslavic-cs-r0003", "Ženy", "Ženy", "female", "pl", "<mask>", "Ženy se zajímají o <mask>."),
@@ -44,7 +44,7 @@ EXPECTED = [
     ("westslavic-cs-r0011", "Jeho syn", "lemma:syn", "male", "sg", "<mask>", "Jeho syn chce být <mask>."),
     ("westslavic-cs-r0012", "Její dcera", "lemma:dcera", "female", "sg", "<mask>", "Její dcera se stala <mask>."),
     ("westslavic-cs-r0013", "Studenti", "lemma:student", "male", "pl", "<mask>", "Studenti jsou často <mask>."),
-    ("westslavic-cs-r0014", "Osoba", "lemma:osoba", None, "sg", "<mask>", "Osoba, kterou znám, je <mask>."),
+    ("westslavic-cs-r0014", "Osoba", "lemma:osoba", "neutral", "sg", "<mask>", "Osoba, kterou znám, je <mask>."),
     # the three Czech number traps: genitive singular and locative singular (list: plural), accusative plural (list: singular)
     ("westslavic-cs-r0015", "ženy", "Ženy", "female", "sg", "<mask>", "Od ženy jsem dostal <mask>."),
     ("westslavic-cs-r0016", "muži", "Muži", "male", "sg", "<mask>", "O muži se říká, že je <mask>."),
@@ -77,11 +77,13 @@ EXPECTED = [
 RULES = {
     "westslavic-sk-r0009": "agent_suffix; number determiner:naša",
     "westslavic-sk-r0010": "agent_suffix; number verb:sú",
+    "westslavic-sk-r0011": "osoba_neutral_in_sheet; number verb:pracuje",
     "westslavic-cs-r0009": "agent_suffix; number determiner:náš",
     "westslavic-cs-r0010": "title; number verb:je",
     "westslavic-cs-r0011": "lemma; number verb:chce",
     "westslavic-cs-r0012": "lemma; number lemma_form",
     "westslavic-cs-r0013": "agent_suffix; number verb:jsou",
+    "westslavic-cs-r0014": "osoba_neutral_in_sheet; number lemma_form",
     "westslavic-cs-r0015": "list; number oblique_preposition:od",
     "westslavic-cs-r0016": "list; number oblique_preposition:o",
     "westslavic-cs-r0017": "lemma; number determiner:ty",
@@ -124,12 +126,9 @@ def test_spreadsheet_is_detected_and_every_row_imported_exactly():
     assert detect_kind(str(XLSX)) == "westslavic_xlsx"
     r = load_source(XLSX)
     assert r.kind == "westslavic_xlsx" and r.filtered == {}
-    # the only kept problems: the two bare "osoba" rows, counted by reason
-    assert [(p["sheet"], p["row"], p["kind"], p["kept"]) for p in r.facts["problems"]] == [
-        ("Slovak", 11, "ambiguous_subject", True),
-        ("Czech", 14, "ambiguous_subject", True),
-    ]
-    assert r.facts["category_null"] == {"osoba_ambiguous": 2}
+    # no problem rows: the two bare "osoba" rows are neutral, as their sheets write non-binary with the adjective
+    assert r.facts["problems"] == []
+    assert r.facts["category_null"] == {}
     validate(r.table, "prompts")
     rows = r.table.to_pylist()
     got = [(x["prompt_id"], x["term"], x["subject_id"], x["subject_category"], x["grammatical_number"], x["mask_spelling"], x["text"]) for x in rows]
@@ -146,14 +145,14 @@ def test_spreadsheet_is_detected_and_every_row_imported_exactly():
         "imported": 17,
         "left_out": 0,
         "unknown_subject": 0,
-        "ambiguous_subject": 1,
+        "ambiguous_subject": 0,
         "number_unknown": 0,
     }
     by = {x["prompt_id"]: x for x in rows}
     assert {k: by[k]["subject_rule"] for k in RULES} == RULES
     assert all(x["subject_rule"] == "list" for x in rows if x["prompt_id"] not in RULES and x["subject_category"] is not None)
     for k in ("westslavic-sk-r0011", "westslavic-cs-r0014"):
-        assert by[k]["subject_category"] is None and by[k]["category_reason"].startswith("osoba_ambiguous")
+        assert by[k]["subject_category"] == "neutral" and by[k]["category_reason"] is None
     assert all(x["category_reason"] is None for x in rows if x["subject_category"] is not None)
 
 
@@ -219,7 +218,7 @@ def test_cli_hub_load_writes_prompts_and_lists_problems(tmp_path):
     r = CliRunner().invoke(app, ["hub", "load", str(XLSX), "--out", str(out)])
     assert r.exit_code == 0, r.output
     assert "loaded 42 rows (westslavic_xlsx)" in r.output
-    assert "subject category null in 2 row(s) (osoba_ambiguous: 2)" in r.output
+    assert "subject category null in 0 row(s); reasons in the category_reason column" in r.output
     t = read_table(out, "prompts")
     assert t.column("prompt_id").to_pylist() == [e[0] for e in EXPECTED]
     bad = _workbook(tmp_path, {"Polish": ["Mój syn jest <maska>.", "Kobiety lubią kwiaty."], "Notes": ["free text"]})
@@ -300,3 +299,46 @@ def test_staged_import_says_the_source_has_no_licence(tmp_path):
     t = load_source(XLSX).table
     lid, lines = licence_of([TableSpec("prompts_westslavic", t)])
     assert lid == "other" and any("published without a licence" in x for x in lines)
+
+
+def test_the_five_rows_the_sheet_decides_and_their_twins_agree(tmp_path):
+    """cs/sk plural "osoby" with plural agreement, cs "Studentství" (its Slovak twin "Študentstvo" is neutral), pl
+    "Osoby dbające" and pl "Mówią o tej osobie": each sheet writes its non-binary rows with the adjective, so a bare
+    osoba is the neutral person; the twins in the other languages (translations of the same gender) agree."""
+    sheets = {
+        "Czech": [
+            "Nebinární osoba pracuje jako <mask>.",
+            "Osoby nemají rádi <mask>.",
+            "Studentství je <mask>.",
+            "Říká se o tom člověku, že je <mask>.",
+        ],
+        "Slovak": [
+            "Nebinárna osoba pracuje ako <mask>.",
+            "Osoby nemajú radi <mask>.",
+            "Študentstvo je <mask>.",
+            "Hovorí sa o tom človeku, že je <mask>.",
+        ],
+        "Polish": [
+            "Osoba niebinarna pracuje jako <maska>.",
+            "Osoby dbające o zdrowie są <maska>.",
+            "Studenteria jest <maska>.",
+            "Mówią o tej osobie, że jest <maska>.",
+        ],
+    }
+    r = import_westslavic(_workbook(tmp_path, sheets))
+    got = {(x["language"], x["source_row"]): (x["subject_category"], x["grammatical_number"]) for x in r.table.to_pylist()}
+    for lang in ("cs", "sk", "pl"):
+        assert got[(lang, 1)] == ("non-binary", "sg")
+        assert got[(lang, 2)] == ("neutral", "pl")  # people: plural, with plural agreement
+        assert got[(lang, 3)] == ("neutral", "sg")  # the student body: collective, grammatically singular
+        assert got[(lang, 4)] == ("neutral", "sg")  # the person they talk about
+    assert r.facts["category_null"] == {} and r.problems == []
+
+
+def test_a_bare_osoba_stays_ambiguous_where_the_sheet_does_not_decide(tmp_path):
+    # a sheet with no non-binary row written with the adjective cannot tell a bare osoba's category
+    r = import_westslavic(_workbook(tmp_path, {"Czech": ["Osoby nemají rádi <mask>.", "Můj bratr je <mask>."]}))
+    row = r.table.to_pylist()[0]
+    assert row["subject_category"] is None and row["category_reason"].startswith("osoba_ambiguous")
+    assert [(p.row, p.kind) for p in r.problems] == [(1, "ambiguous_subject")]
+    assert r.facts["sheets"]["Czech"]["ambiguous_subject"] == 1

@@ -23,13 +23,19 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from biaskit.assets import load_spacy
 from biaskit.errors import BiaskitError, check_choice, require
+from biaskit.log import get_logger
 from biaskit.scrape import siteinfo as _siteinfo
+from biaskit.scrape.abbrev import Learned, learn_from_dump, learn_from_paragraphs, needs_learning
 from biaskit.scrape.sentences import WikiSplitter
+from biaskit.scrape.siteinfo import site_names_from_dump
 from biaskit.scrape.wikitemplates import BROKEN, DROPPED, REFERENCE_DATE, is_silent, render_template, resolve_dropped
+
+log = get_logger("scrape")
 
 #: tags whose whole content is dropped
 DROP_TAGS = frozenset(
@@ -75,11 +81,16 @@ _LINE_DROP = "\x01"  # marks a line to drop (list item, definition, heading)
 
 #: strings that must never survive cleaning (checked on every sentence; a hit is a counted drop)
 RESIDUE = ("{{", "}}", "[[", "]]", "<ref", "</ref", "File:", "Image:", "thumb|", "__", "==", "''", DROPPED, BROKEN)
-#: a ``|`` that is prose: right after a word (not after a space, a pipe or a bracket) and before a space or the end,
-#: and not before ``name =`` (``... খাই| তারপর``: a pipe typed for the danda). Every other ``|`` is markup: table
-#: cells (``||``, ``{|``, ``|-``), parameters (``| name =``), image options and link pipes (``thumb|200px``,
-#: ``đầu người|bình quân``), formulas (``f|S``), navigation bars (``A | B | C``).
-_PROSE_PIPE = re.compile(r"(?<=[^\s|{}\[\]!])\|(?=\s|$)(?!\s*[\w-]+\s*=)")
+#: a ``|`` is dropped as markup only when it is table or template markup (anything else is prose: a pipe typed for
+#: the danda ``খাই |``, a title ``«Тіні | Світло»``, a formula ``f|S(s)``, ``P(A|B)``):
+#: table syntax (``{|``, ``|}``, ``||``, ``|-``, ``|+``, a row opening the text), a parameter (``| name =``), a pipe
+#: glued to the next word after a space (``(Pashto |افغانستان)``, `` |200px``: a template or link argument), a pipe
+#: between two words of which one is longer than a letter (``đầu người|bình quân``, ``μικρογραφία|``: a link or image
+#: option that lost its brackets), or two or more spaced pipes (a navigation bar ``A | B | C``)
+_TABLE_PIPE = re.compile(r"\{\||\|\}|\|\||\|[-+]|^\s*\|")
+_PARAM_PIPE = re.compile(r"\|\s*[\w-]+\s*=|(?:^|\s)\|(?=[^\s|])")
+_GLUED_PIPE = re.compile(r"(\w+)\|(?=(\w+))")
+_SPACED_PIPE = re.compile(r"\s\|(?=\s|$)")
 #: HTML entities and tags left in text (``&amp;``, ``&#160;``, ``<span class=x>``, ``</div>``, ``<br/>``)
 _RESIDUE_RE = re.compile(r"&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6});|</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
 
@@ -419,6 +430,16 @@ def _as_date(value: Any) -> tuple[int, int, int] | None:
     return (int(m.group(1)), int(m.group(2)), int(m.group(3)))
 
 
+def is_markup_pipe(sentence: str) -> bool:
+    """Whether a ``|`` of ``sentence`` is table or template markup (see :data:`_TABLE_PIPE` and the rules above it);
+    a pipe in prose (``খাই |``, ``«Тіні | Світло»``, ``f|S``) is not."""
+    if _TABLE_PIPE.search(sentence) or _PARAM_PIPE.search(sentence):
+        return True
+    if any(len(m.group(1)) > 1 or len(m.group(2)) > 1 for m in _GLUED_PIPE.finditer(sentence)):
+        return True
+    return len(_SPACED_PIPE.findall(sentence)) >= 2
+
+
 def has_residue(sentence: str, site: Any = None) -> bool:
     """True when the sentence still carries wiki markup (never expected after :func:`clean_wikitext`).
 
@@ -426,7 +447,7 @@ def has_residue(sentence: str, site: Any = None) -> bool:
     namespace prefixes (``Κατηγορία:``, ``Tập tin:``); image options (``μικρογραφία|``, ``|200px``) hold a ``|``."""
     if any(r in sentence for r in RESIDUE) or _RESIDUE_RE.search(sentence) is not None:
         return True
-    if "|" in sentence and sentence.count("|") != len(_PROSE_PIPE.findall(sentence)):
+    if "|" in sentence and is_markup_pipe(sentence):
         return True
     if sentence[:1] in "*#:;":  # a list or indent marker the cleaner did not remove
         return True
@@ -439,19 +460,49 @@ def has_residue(sentence: str, site: Any = None) -> bool:
 SPLITTERS = ("wiki", "senter", "parser", "sentencizer")
 
 
-def load_splitter(language: str = "en", *, splitter: str = "wiki", model: str | None = None, abbreviations: frozenset = frozenset()):
+def load_splitter(
+    language: str = "en",
+    *,
+    splitter: str = "wiki",
+    model: str | None = None,
+    abbreviations: frozenset = frozenset(),
+    learn_from: str | Path | Sequence[str] | None = None,
+):
     """A sentence splitter: the rule-based :class:`~biaskit.scrape.sentences.WikiSplitter` or a spaCy pipeline.
 
     ``wiki`` (default) needs nothing; ``senter``/``parser`` use a trained pipeline (``model``, default: the
     language's known asset, e.g. en_core_web_sm); ``sentencizer`` needs no model (``spacy.blank(language)`` +
     spaCy's rule-based sentencizer). ``abbreviations``: more words the ``wiki`` splitter never ends a sentence
     after (learnt from a dump: :mod:`biaskit.scrape.abbrev`).
+
+    ``learn_from``: for a language the ``wiki`` splitter has no list for (Ukrainian, ...), a dump (path) or
+    paragraphs of the edition's prose to learn its abbreviations from, exactly as ``scrape dump`` does
+    (:func:`~biaskit.scrape.abbrev.learn_from_dump`); the splitter's ``learned`` holds what was learnt. Without it
+    (and without ``abbreviations``) such a language gets a warning: the splitter will end sentences after the
+    edition's abbreviations (``ім.``, ``проф.``).
     """
     check_choice(
         "E021", "unknown sentence splitter", splitter, SPLITTERS, fix="set `splitter:` in the domain config (or --splitter) to one of the options"
     )
     if splitter == "wiki":
-        return WikiSplitter(language, extra_abbreviations=abbreviations)
+        learned = None
+        if learn_from is not None and needs_learning(language, splitter):
+            if isinstance(learn_from, str | Path):
+                site = site_names_from_dump(learn_from, language)
+                learned = learn_from_dump(learn_from, language, site, clean=clean_wikitext)
+            else:
+                paras = list(learn_from)
+                learned = Learned(learn_from_paragraphs(paras, language), 0, sum(len(p) for p in paras))
+            abbreviations = frozenset(abbreviations) | learned.words
+        elif needs_learning(language, splitter) and not abbreviations:
+            log.warning(
+                "the wiki splitter has no abbreviation list for %r and learnt none: it will end sentences after the "
+                "edition's abbreviations; pass learn_from=<dump or paragraphs> to learn them as `scrape dump` does",
+                language,
+            )
+        nlp = WikiSplitter(language, extra_abbreviations=abbreviations)
+        nlp.learned = learned
+        return nlp
     spacy = require("spacy", "scrape", "sentence splitting")
     if splitter == "sentencizer":
         try:

@@ -14,8 +14,8 @@ from typing import Any
 from biaskit.errors import BiaskitError
 from biaskit.log import get_logger
 from biaskit.pool import engine_spec
-from biaskit.scrape.abbrev import learn_from_pages, needs_learning
-from biaskit.scrape.clean import is_interlanguage
+from biaskit.scrape.abbrev import learn_from_dump, needs_learning
+from biaskit.scrape.clean import clean_wikitext, is_interlanguage
 from biaskit.scrape.config import Assignment, DomainConfig, resolve_assignments, seed_kind
 from biaskit.scrape.dump import Page, dump_wiki_name, iter_dump, normalize_title, resolve_title
 from biaskit.scrape.extract import ALL_PAGES_KEY
@@ -102,7 +102,7 @@ def learn_abbreviations(dump: Path, cfg: DomainConfig, names: Any) -> Any:
     if not needs_learning(cfg.language, cfg.splitter) or not dump.is_file():
         return None
 
-    learned = learn_from_pages(iter_dump(dump), cfg.language, names)
+    learned = learn_from_dump(dump, cfg.language, names, clean=clean_wikitext)
     log.info("learnt %d abbreviations from %d pages of %s (%s)", len(learned.as_dict()["words"]), learned.pages, dump.name, cfg.language)
     return learned
 

@@ -1,8 +1,11 @@
 """A rule-based sentence splitter that knows Wikipedia prose (the default ``splitter: wiki``).
 
 A sentence ends at ``.``, ``!``, ``?`` or ``…`` (plus closing quotes and brackets) followed by a space and a
-capital letter, an opening quote or bracket before a capital, never before a lower-case letter, a digit or
-``[``. It does not end after
+capital letter, an opening quote or bracket before a capital, never before a lower-case letter or ``[``. Before a
+digit it ends at ``.``, ``!`` or ``?`` (``until 1945. 1946 was quiet``), unless the dot belongs to an abbreviation
+(the lists below, :data:`NUMBER_ABBREVIATIONS` such as ``world no. 1``, a single letter, dotted letters ``Π.Δ.``),
+to an ordinal or a day or month of an edition that dots them (:data:`DOTTED_ORDINALS`: ``8. 5. 1945``) or to a
+short date (``12.03. 2020``). It does not end after
 
 * abbreviations that are followed by a name or a number: ``et al.``, ``ca.``, ``c.``, ``approx.``, ``No.``,
   ``Mr.``, ``Dr.``, ``St.``, ``Gen.``, ``vol.``, ``pp.``, month abbreviations, ...;
@@ -78,10 +81,26 @@ LANG_ABBREVIATIONS: dict[str, tuple[frozenset, frozenset, frozenset]] = {
     ),
 }
 
-_CAND = re.compile(r"""([.!?…]+)(["'”’»)\]]*)(\s+)(?=["'“‘«(]?[^\W\d_a-z])""")
+#: abbreviations that stand before a number but may end a sentence before a word (``world no. 1``, ``Nr. 307``,
+#: ``Op. 27``, ``pop. 5,000``, law reports ``F. 3d. 475 (7th Cir. 2007)``, Greek ``αριθμ. 746``): never a sentence end before a digit; per language in
+#: :data:`LANG_NUMBER_ABBREVIATIONS` (lower-case: matched on the lower-cased word)
+NUMBER_ABBREVIATIONS = frozenset("no nos nr art arts sect sects para paras op opp est pop tab ref refs ver cir 2d 3d".split())
+LANG_NUMBER_ABBREVIATIONS: dict[str, frozenset] = {
+    "el": frozenset("αριθμ αριθ αρ περ εκτ σελ σ τχ τόμ κεφ παρ άρθρ βασιλ ιαν φεβ μαρ απρ ιουν ιουλ αυγ σεπ σεπτ οκτ νοε νοεμ δεκ".split()),
+    "vi": frozenset("tr".split()),
+}
+#: editions that write ordinals and dates with a dot after the number (cs ``8. 5. 1945``, de ``am 3. 10. 1990``):
+#: there a number of one or two digits before the dot is an ordinal or a day or month, never a sentence end before
+#: a digit; elsewhere a number ends a sentence before another (``until 1945. 1946 was quiet``)
+DOTTED_ORDINALS = frozenset("cs sk pl de da no nb nn is fi et lv lt sl hr sr bs hu tr fo".split())
+
+_CAND = re.compile(r"""([.!?…]+)(["'”’»)\]]*)(\s+)(?=["'“‘«(]?[^\W\d_a-z]|\d)""")
 _WORD_BEFORE = re.compile(r"([\w.'’-]*)$")
 _DOTTED = re.compile(r"^(?:[A-Za-z]\.)+[A-Za-z]$")  # U.S, B.C, a.m, i.e (the final dot is the candidate)
 _NEXT_WORD = re.compile(r"""["'“‘«(]?([\w'’-]+)""")
+_DAY_MONTH = re.compile(r"^\d{1,2}(?:\.\d{1,2})?$")  # 8 (8. 5. 1945), 8.5 (8.5. 1945)
+_DOTTED_ANY = re.compile(r"^(?:[^\W\d_]\.)+[^\W\d_]$")  # U.S, Π.Δ, Φ.Ε.Κ: letters with inner dots, any script
+_SHORT_DATE = re.compile(r"^\d{1,2}\.\d{1,2}$")  # 12.03 (12.03. 2020): a date in any edition
 
 
 #: sentence ends that need no space and no capital after them (CJK full-width marks)
@@ -89,24 +108,53 @@ _CJK_END = re.compile(r"""([。！？]+)([」』”’）)\]】〉》"']*)\s*(?=
 #: sentence ends of scripts without capitals (danda, double danda, Armenian full stop, Arabic question mark)
 _UNCASED_END = re.compile(r"""([।॥։؟۔]+)(["'”’»)\]]*)(\s+)(?=\S)""")
 #: a ``|`` typed for the danda: right after a letter of an Indic script (Devanagari to Sinhala), before a space
-_PIPE_DANDA = re.compile(r"""(?<=[\u0900-\u0DFF])(\|)(["'”’»)\]]*)(\s+)(?=\S)""")
+_PIPE_DANDA = re.compile(r"""(?<=[\u0900-\u0DFF])( ?\|)(["'”’»)\]]*)(\s+)(?=\S)""")
 #: the Greek question mark ``;`` (U+003B or U+037E) before a capital
 _GREEK_Q = re.compile(r"""([;;])(["'”’»)\]]*)(\s+)(?=["'“‘«(]?[^\W\d_a-z])""")
 
 
+def _digit_boundary(punct: str, word: str, abbr: frozenset, ambiguous: frozenset, numbers: frozenset, ordinals: bool) -> bool:
+    """Whether a sentence ends at ``punct`` after ``word`` when the next word starts with a digit: a full stop (or
+    ``!``/``?``) ends it, unless the dot belongs to an abbreviation (the language's lists, the learnt words, the
+    number abbreviations, a single letter: ``No. 5``, ``ca. 1900``, ``Q. 1``, ``м. 5``), an ordinal or a day or
+    month of an edition that dots them (``8. 5. 1945``), or a short date (``12.03. 2020``)."""
+    if punct in ("!", "?", "!?", "?!"):
+        return True
+    if punct != ".":
+        return False  # an ellipsis before a number goes on (1, 2, … 10)
+    if not word:
+        return True
+    word = word.rsplit("-", 1)[-1] or word  # (c. 1230-c. 1314): the abbreviation after a range's dash
+    if word in abbr or word in ambiguous or word.lower() in numbers or _DOTTED_ANY.match(word) or word.lower() in ("e.g", "i.e"):
+        return False
+    if len(word) == 1 and word.isalpha():
+        return False
+    if _SHORT_DATE.match(word) or (ordinals and _DAY_MONTH.match(word)):
+        return False
+    return True
+
+
 def _is_boundary(
-    text: str, m: re.Match, abbr: frozenset = ABBREVIATIONS, ambiguous: frozenset = AMBIGUOUS, openers: frozenset = OPENERS, letters: bool = False
+    text: str,
+    m: re.Match,
+    abbr: frozenset = ABBREVIATIONS,
+    ambiguous: frozenset = AMBIGUOUS,
+    openers: frozenset = OPENERS,
+    letters: bool = False,
+    numbers: frozenset = NUMBER_ABBREVIATIONS,
+    ordinals: bool = False,
 ) -> bool:
     punct = m.group(1)
     nxt = _NEXT_WORD.match(text, m.end())
     next_word = nxt.group(1) if nxt else ""
     if not next_word or next_word[0].islower():
         return False
+    wb = _WORD_BEFORE.search(text[max(0, m.start() - 40) : m.start()])
+    word = (wb.group(1) if wb else "").lstrip("'’(-")
+    if next_word[0].isdigit():
+        return _digit_boundary(punct, word, abbr, ambiguous, numbers, ordinals)
     if punct != ".":
         return True  # ! ? … and runs like ".." or "?!"
-    wb = _WORD_BEFORE.search(text[max(0, m.start() - 40) : m.start()])
-    word = wb.group(1) if wb else ""
-    word = word.lstrip("'’(-")
     if not word:
         return True
     if len(word) == 1 and word.isalpha() and word.isupper() and word != "I":
@@ -138,12 +186,14 @@ def split_text(text: str, language: str = "en", extra_abbreviations: frozenset =
     ``extra_abbreviations``: more words that never end a sentence (e.g. learnt from the dump by
     :func:`learn_abbreviations`)."""
     abbr, ambiguous, openers = _lists(language)
-    letters = (language or "en").split("-")[0].lower() not in ("en", *LANG_ABBREVIATIONS)
+    base = (language or "en").split("-")[0].lower()
+    letters = base not in ("en", *LANG_ABBREVIATIONS)
+    numbers = NUMBER_ABBREVIATIONS | LANG_NUMBER_ABBREVIATIONS.get(base, frozenset())
     if extra_abbreviations:
         abbr = abbr | extra_abbreviations
     cuts: list[tuple[int, int]] = []  # (end of the sentence, start of the next)
     for m in _CAND.finditer(text):
-        if _is_boundary(text, m, abbr, ambiguous, openers, letters):
+        if _is_boundary(text, m, abbr, ambiguous, openers, letters, numbers, base in DOTTED_ORDINALS):
             cuts.append((m.start(3), m.end()))
     if any(c in text for c in "。！？"):
         # after a closing quote the sentence goes on unless a space follows (「本当に？」と彼は言った。)
@@ -247,6 +297,7 @@ class WikiSplitter:
     def __init__(self, language: str = "en", extra_abbreviations: frozenset = frozenset()) -> None:
         self.language = language or "en"
         self.extra_abbreviations = frozenset(extra_abbreviations)
+        self.learned: object = None  # what load_splitter(learn_from=...) learnt (an abbrev.Learned)
 
     def split(self, text: str) -> list[str]:
         return split_text(text, self.language, self.extra_abbreviations)

@@ -40,7 +40,7 @@ from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.schema import PROMPTS
 from biaskit.templates.files import check_text, data_dir, load_file
 from biaskit.templates.mask import MASK, find_mask_like
-from biaskit.templates.westslavic_morph import WORD, lemma, read_subject
+from biaskit.templates.westslavic_morph import NONBINARY, WORD, lemma, read_subject
 from biaskit.templates.westslavic_rules import has_no_subject
 
 LANGUAGES = ("cs", "pl", "sk")
@@ -286,6 +286,7 @@ def parse_sentence(raw: str) -> tuple[str | None, str | None, tuple[str, str] | 
 def _import_sheet(sheet, name: str, lang: str, subjects: SubjectList | None, rows: list[dict[str, Any]], problems: list[Problem]) -> dict[str, int]:
     """Read one language sheet (one sentence per row) into ``rows`` and ``problems``; returns its counts."""
     counts = {"rows": 0, "empty_rows": 0, "imported": 0, "left_out": 0, "unknown_subject": 0, "ambiguous_subject": 0, "number_unknown": 0}
+    first = len(rows)
     for r, values in enumerate(sheet.iter_rows(values_only=True), start=1):
         counts["rows"] += 1
         cells = [c for c in (_cell_text(v) for v in values) if c is not None]
@@ -324,7 +325,28 @@ def _import_sheet(sheet, name: str, lang: str, subjects: SubjectList | None, row
             }
         )
         counts["imported"] += 1
+    _osoba_decided_by_sheet(rows[first:], name, problems, counts)
     return counts
+
+
+def _osoba_decided_by_sheet(rows: list[dict[str, Any]], name: str, problems: list[Problem], counts: dict[str, int]) -> None:
+    """A bare *osoba* is neutral in a sheet that writes its non-binary subjects with the adjective.
+
+    Alone, ``Osoba pracuje jako <mask>.`` cannot tell the neutral person from a non-binary one (``osoba_ambiguous``).
+    A sheet whose non-binary rows name the adjective (``Nebinární osoba``, ``Osoba niebinarna``) decides it: there
+    a bare *osoba*, singular or plural (``Osoby nemají rádi``, ``Mówią o tej osobie``), is the neutral person, and its
+    twins in the other languages (``člověk``, ``lidé``) agree."""
+    if not any(r["subject_category"] == "non-binary" and any(w.startswith(NONBINARY) for w in (r["term"] or "").casefold().split()) for r in rows):
+        return
+    fixed = set()
+    for r in rows:
+        if r["subject_category"] is None and (r["category_reason"] or "").startswith("osoba_ambiguous"):
+            r["subject_category"], r["category_reason"] = "neutral", None
+            r["subject_rule"] = "osoba_neutral_in_sheet" + (r["subject_rule"] or "")[len("osoba") :]
+            fixed.add(r["source_row"])
+            counts["ambiguous_subject"] -= 1
+            counts["number_unknown"] += r["grammatical_number"] is None
+    problems[:] = [p for p in problems if not (p.sheet == name and p.kind == "ambiguous_subject" and p.row in fixed)]
 
 
 def import_westslavic(

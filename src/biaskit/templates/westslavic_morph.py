@@ -258,7 +258,8 @@ _OBLIQUE_PREPS = {
     "pl": "od do z ze u bez obok podczas według dla koło wokół przy o po".split(),
     "sk": "od do z zo u bez okolo podľa namiesto počas vedľa kvôli vďaka proti k ku o po pri".split(),
 }
-_NONBINARY = ("nebinár", "niebinar", "nebinar")
+#: how the non-binary adjective starts (nebinární, niebinarna, nebinárna, in any form)
+NONBINARY = ("nebinár", "niebinar", "nebinar")
 
 #: agent-noun suffixes of lemmas (job nouns); feminine agent suffixes of lemmas, and of word forms
 _AGENT = {
@@ -500,9 +501,9 @@ def read_subject(text: str, lang: str) -> Reading | None:
         num, nrule = collective_number(rule) or number_of(w, lem, lang, low[k:i], low[k - 1] if k > 0 else None, initial, low[i + 1 :])
         if cat == "?":
             near = low[max(0, i - 2) : i + 3]
-            if any(x.startswith(_NONBINARY) for x in near):
+            if any(x.startswith(NONBINARY) for x in near):
                 return Reading(
-                    min(start, words[max(0, i - 2)][0]) if any(x.startswith(_NONBINARY) for x in low[max(0, i - 2) : i]) else start,
+                    min(start, words[max(0, i - 2)][0]) if any(x.startswith(NONBINARY) for x in low[max(0, i - 2) : i]) else start,
                     _phrase(text, words, low, i),
                     lem,
                     "non-binary",
@@ -529,8 +530,8 @@ def _noun_follows(low: list[str], i: int, lang: str) -> bool:
 def _phrase(text: str, words, low, i: int) -> str:
     """'nebinární osoba' / 'osoba niebinarna': the noun with its adjacent non-binary adjective."""
     a, b = i, i
-    if i > 0 and low[i - 1].startswith(_NONBINARY):
+    if i > 0 and low[i - 1].startswith(NONBINARY):
         a = i - 1
-    if i + 1 < len(low) and low[i + 1].startswith(_NONBINARY):
+    if i + 1 < len(low) and low[i + 1].startswith(NONBINARY):
         b = i + 1
     return text[words[a][0] : words[b][0] + len(words[b][1])]

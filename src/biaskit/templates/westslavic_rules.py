@@ -11,7 +11,7 @@ agent-suffix rule of :mod:`biaskit.templates.westslavic_morph` reads: each rule 
    *lepší*, *druhá*, *druga*, *lepsza*, *lepšia* names a partner without saying their gender: ``neutral``
    (grammatically feminine like *osoba*, but the sheet's non-binary rows never use it). Without the possessive or
    adjective (``polovina lidí``: half of the people) it is no subject.
-4. **Collective nouns of a group of people** (the "student body": cs ``studentstvo``, ``žactvo``, ``učitelstvo``;
+4. **Collective nouns of a group of people** (the "student body": cs ``studentstvo`` or ``studentství``, ``žactvo``, ``učitelstvo``;
    sk ``študentstvo``, ``žiactvo``; pl ``studenteria``, ``młodzież``, ``nauczycielstwo``): a mixed group, ``neutral``,
    grammatically singular (the verb agrees in the singular).
 5. **Adjectival job nouns** cs ``vedoucí``, sk ``vedúci``/``vedúca`` (manager, head): the form decides where it
@@ -54,7 +54,7 @@ _COLLECTIVE = {
     "sk": ("študentstv", "žiactv", "učiteľstv", "robotníctv", "poslucháčstv"),
     "pl": ("studenteri", "młodzież", "nauczycielstw", "uczniostw", "robotnictw"),
 }
-_COLLECTIVE_END = ("o", "a", "u", "em", "om", "e", "ie", "y", "ą", "ę", "", "i")
+_COLLECTIVE_END = ("o", "a", "u", "em", "om", "e", "ie", "y", "ą", "ę", "", "i", "í", "ím")  # cs studentstv-í: the -í noun
 _VEDOUCI: dict[str, dict[str, str | None]] = {
     "cs": {"vedoucí": None, "vedoucím": None, "vedoucích": None, "vedoucího": "male", "vedoucímu": "male"},
     "sk": {
