@@ -51,3 +51,18 @@ def test_readme_says_the_cpu_torch_build_only_with_torch_index_url():
     two = text.split("## The two commands", 1)[1].split("```", 1)[0]
     assert "the CPU build of torch first" not in two and "TORCH_INDEX_URL" in two
     assert "${TORCH_INDEX_URL:+--index-url" in (ROOT / "scripts" / "setup.sh").read_text()
+
+
+def test_readme_quotes_the_measured_figures_of_docs_measurements():
+    # the demo's and the test loops' figures are written by bench/first_hour.py into docs/measurements.md;
+    # the README quotes each row (figure, date, machine) as it stands there, never a typed-in number
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from first_hour import read_rows
+    finally:
+        sys.path.pop(0)
+    rows = read_rows(ROOT / "docs" / "measurements.md")
+    assert {"demo", "fast test loop", "whole suite"} <= set(rows), rows
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    for what, (figure, date, machine) in rows.items():
+        assert figure in readme and date in readme and machine in readme, (what, figure, date, machine)
