@@ -135,6 +135,7 @@ CATALOGUE: dict[str, str] = {
     "E384": "the Ray address does not answer as Ray",
     "E385": "a multistream index does not match its streams",
     "E386": "an invalid label (not a label the task or metric declares)",
+    "E387": "an input document is larger than biaskit reads",
     "E395": "the text annotators saw is not the text the metric scored (validation not like for like)",
 }
 

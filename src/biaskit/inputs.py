@@ -4,6 +4,8 @@ What holds for every file read through this module (``docs/hardening.md``, "The 
 
 * **Depth.** A document nested deeper than :data:`MAX_DEPTH` (100,000 ``[`` on a line) is error E380 naming the
   file and line, never a ``RecursionError``.
+* **Size.** A JSON document larger than :data:`MAX_JSON_BYTES` is error E387 naming the file and its size,
+  before it is read into memory.
 * **Encoding.** Text must be UTF-8 (E150, :func:`biaskit.io.read_text_utf8`); a UTF-8 byte-order mark at the
   start of a JSON or JSON Lines file is accepted and dropped (spreadsheet and Windows tools write one).
 * **Numbers.** ``NaN``, ``Infinity`` and ``-Infinity`` (JSON extensions Python accepts) are refused (E381) unless
@@ -38,6 +40,9 @@ from biaskit.secrets import redact_data
 
 #: deepest nesting of arrays/objects accepted in an input document (biaskit's own files nest fewer than 10 deep)
 MAX_DEPTH = 200
+#: the largest JSON document biaskit reads (a marker, a manifest, a ledger, a cache entry, a plan): biaskit's own
+#: are kilobytes; a larger one is refused (E387) before it is read into memory
+MAX_JSON_BYTES = 64 * 1024 * 1024
 #: the longest file-name component (bytes, UTF-8) biaskit writes
 MAX_COMPONENT_BYTES = 255
 _BOM = "\ufeff"
@@ -46,6 +51,10 @@ _BOM = "\ufeff"
 def _too_deep(source: str, line: int | None, fix: str) -> BiaskitError:
     where = f"{source}:{line}" if line else source
     return BiaskitError("E380", f"{where}: the document is nested more than {MAX_DEPTH} levels deep", value=source, fix=fix)
+
+
+def _too_large(source: str, size: int, fix: str) -> BiaskitError:
+    return BiaskitError("E387", f"{source}: the document is {size:,} bytes, more than the {MAX_JSON_BYTES:,} biaskit reads", value=source, fix=fix)
 
 
 def depth_ok(obj: Any, limit: int = MAX_DEPTH) -> bool:
@@ -77,6 +86,8 @@ def loads_json(text: str, *, source: str, line: int | None = None, nonfinite: bo
     if text.startswith(_BOM):
         text = text[1:]
     fix = fix or "check that the file is complete, valid JSON (no NaN or Infinity)"
+    if len(text) > MAX_JSON_BYTES:
+        raise _too_large(source, len(text.encode("utf-8")), fix)
     try:
         obj = json.loads(text) if nonfinite else json.loads(text, parse_constant=_refuse_constant)
     except RecursionError:
@@ -100,6 +111,8 @@ def read_json(path: str | Path, *, what: str = "JSON file", nonfinite: bool = Fa
     p = Path(path)
     if not p.is_file():
         raise BiaskitError("E003", f"{what} not found", value=str(p), fix="check the path")
+    if p.stat().st_size > MAX_JSON_BYTES:
+        raise _too_large(str(p), p.stat().st_size, fix or f"check that {p} is the {what} biaskit wrote")
     return loads_json(read_text_utf8(p, what, bom=True), source=str(p), nonfinite=nonfinite, code=code, fix=fix)
 
 

@@ -207,7 +207,9 @@ def build_report(
         rd = rd.parent  # a run of one table file: its folder holds the manifest and the report
     manifest, summary = _run_manifest(rd, manifest, summary)
     out_dir = Path(out) if out is not None else rd / "report"
-    previous = claim_stagewise(out_dir, REPORT_FILES, REPORT_WRITTEN_BY, unmarked_ok=True, writes=("report.html", "report.md"))
+    previous = claim_stagewise(
+        out_dir, REPORT_FILES, REPORT_WRITTEN_BY, unmarked_ok=True, writes=("report.html", "report.md"), folders=("figures", "tables")
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     manifests: dict[str, dict] = {}
     loaded, overview = _load(tables, manifests)
