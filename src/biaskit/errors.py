@@ -138,6 +138,7 @@ CATALOGUE: dict[str, str] = {
     "E387": "an input document is larger than biaskit reads",
     "E388": "a file the round ledger recorded was changed since (its checksum differs)",
     "E389": "refusing to replace an earlier round's samples table",
+    "E390": "--out has a suffix the command does not write",
     "E395": "the text annotators saw is not the text the metric scored (validation not like for like)",
 }
 

@@ -38,11 +38,13 @@ from biaskit.log import get_logger
 from biaskit.output import (
     atomic_path,
     clean_table,
+    write_frame_csv,
     write_json,
     write_text,
 )
 from biaskit.schema import STAGES, conform, validate
 from biaskit.secrets import redact
+from biaskit.spreadsheet import neutralize_frame
 
 try:  # POSIX advisory locks; the lock file's pid is checked instead where there are none
     import fcntl
@@ -461,6 +463,36 @@ def write_table(
     with output_lock(p):
         _write_table_locked(t, p, fmt, manifest)
     return p
+
+
+#: the suffixes a result table (a statistics table: ``stats aggregate|ztest|family|ppi|validity --out``) may have
+FRAME_SUFFIXES = (".csv", ".parquet", ".jsonl")
+
+
+def check_out_suffix(path: str | os.PathLike, allowed: Sequence[str], *, option: str = "--out", what: str = "this command") -> str:
+    """The suffix of ``path`` (lower case) when it is one of ``allowed``; else E390 naming the path, the suffixes
+    ``what`` writes and the fix. The one check every ``--out`` of a fixed set of formats goes through, so a file is
+    never written in one format under another's name."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in allowed:
+        raise BiaskitError(
+            "E390",
+            f"{option} {path}: {what} does not write {suffix or 'a file without a suffix'}",
+            value=str(path),
+            options=list(allowed),
+            fix=f"name {option} with one of {', '.join(allowed)} (the suffix picks the format)",
+        )
+    return suffix
+
+
+def write_frame(df: Any, path: str | os.PathLike, *, option: str = "--out", what: str = "this command") -> Path:
+    """Write a pandas frame (a result table) in the format its suffix names: ``.csv`` for spreadsheets (formula-like
+    text cells get a leading ``'``: :func:`biaskit.spreadsheet.neutralize_frame`), ``.parquet`` or ``.jsonl``
+    (:func:`write_table`); any other suffix is E390 (:func:`check_out_suffix`)."""
+    suffix = check_out_suffix(path, FRAME_SUFFIXES, option=option, what=what)
+    if suffix == ".csv":
+        return write_frame_csv(path, neutralize_frame(df))
+    return write_table(pa.Table.from_pandas(df, preserve_index=False), path)
 
 
 def _write_table_locked(t: pa.Table, p: Path, fmt: str, manifest: dict | None) -> None:
