@@ -11,6 +11,7 @@ import typer
 
 from biaskit.cli import sub_app
 from biaskit.errors import BiaskitError
+from biaskit.io import check_out_suffix
 
 HELP = (
     "Annotation rounds: sample items, push them to Label Studio (or export files for another platform), "
@@ -589,7 +590,7 @@ def plan_cmd(
 
     Example: biaskit annotate plan --ppi runs/demo/scores.parquet --metric-column vader_label --label negative --by group --samples r1/samples.parquet --annotations r1/annotations.parquet --target-ci 0.03 --out r1/ppi_plan.json
     """
-    from biaskit.io import check_out_suffix, read_table, write_text_atomic
+    from biaskit.io import read_table, write_text_atomic
 
     check_out_suffix(out, (".json",), what="annotate plan (a JSON plan)")
     if (validation is None) == (ppi is None):
