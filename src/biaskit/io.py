@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 
 from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
+from biaskit.jsonread import loads_json, read_back
 from biaskit.log import get_logger
 from biaskit.output import (
     atomic_path,
@@ -132,9 +133,9 @@ def _read_lock(fd: int) -> dict:
         raw = b""
         while chunk := os.read(fd, 65536):
             raw += chunk
-        obj = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+        obj = loads_json(raw.decode("utf-8"), source="lock file") if raw.strip() else {}
         return obj if isinstance(obj, dict) else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, BiaskitError):
         return {}
 
 
@@ -530,9 +531,13 @@ def _is_datasets_folder(p: Path) -> bool:
     if not p.is_dir() or p.is_symlink():
         return False
     try:
-        state = json.loads((p / "state.json").read_text(encoding="utf-8"))
-        info = json.loads((p / "dataset_info.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        state = read_back(p / "state.json", what="datasets state.json")
+        info = read_back(p / "dataset_info.json", what="datasets dataset_info.json")
+    except OSError:
+        return False
+    except BiaskitError as exc:
+        if exc.code in ("E380", "E387"):  # (a hostile file: said, not taken for "not a datasets folder")
+            raise
         return False
     if not (isinstance(state, dict) and isinstance(state.get("_data_files"), list) and isinstance(info, dict)):
         return False
@@ -567,7 +572,7 @@ def manifest_path(path: str | os.PathLike) -> Path:
 def read_manifest(path: str | os.PathLike) -> dict | None:
     for cand in (Path(path).parent / (Path(path).name + MANIFEST_SUFFIX), Path(path) / "biaskit_manifest.json"):
         if cand.is_file():
-            return json.loads(cand.read_text(encoding="utf-8"))
+            return read_back(cand, what="manifest")
     return None
 
 

@@ -25,8 +25,8 @@ from typing import Any
 
 from biaskit import hashing  # (as a module: tests patch hashing.sha256_file)
 from biaskit.errors import BiaskitError
-from biaskit.inputs import read_json
 from biaskit.io import MANIFEST_SUFFIX
+from biaskit.jsonread import read_back
 from biaskit.output import write_json
 
 WRITTEN_BY = "biaskit"
@@ -90,12 +90,12 @@ def refuse_escaping(out: str | os.PathLike, rels: Iterable[str | os.PathLike], *
 
 
 def _read_back(path: Path) -> Any:
-    """A marker or manifest biaskit wrote, read through the input layer (:func:`biaskit.inputs.read_json`: too deep
+    """A marker or manifest biaskit wrote, read through the one JSON reader (:func:`biaskit.jsonread.read_back`: too deep
     is E380, too large E387); None when it is missing or not JSON (then it is not one biaskit wrote)."""
     if not path.is_file():
         return None
     try:
-        return read_json(path, what="marker")
+        return read_back(path, what="marker")
     except BiaskitError as exc:
         if exc.code in ("E380", "E387"):
             raise
@@ -126,7 +126,7 @@ def claim_folder(out: str | os.PathLike, marker: str, kind: str, *, overwrite: b
     how = "pass --overwrite to write into it anyway (only biaskit's own unchanged files are replaced; yours are kept)"
     if files is not None:
         refuse_escaping(out, files, what=f"the files its {marker} lists")
-        claim.previous = read_json(out / marker, what=f"the marker {marker}")
+        claim.previous = read_back(out / marker, what=f"the marker {marker}")
     if files is None:
         if not overwrite:
             what = f"its {marker} was not written by biaskit" if (out / marker).exists() else f"the folder holds files and no {marker}"
