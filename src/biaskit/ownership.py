@@ -25,6 +25,7 @@ from typing import Any
 
 from biaskit import hashing  # (as a module: tests patch hashing.sha256_file)
 from biaskit.errors import BiaskitError
+from biaskit.inputs import MARKER_FIELDS, MARKER_FILE_FIELDS, check_record
 from biaskit.io import MANIFEST_SUFFIX
 from biaskit.jsonread import read_back
 from biaskit.output import write_json
@@ -47,15 +48,23 @@ class FolderClaim:
 
 def read_marker(path: Path, kind: str) -> dict[str, str] | None:
     """The ``files`` (relative path -> sha256) of a well-formed marker of ``kind``; None when it is not one."""
-    m = _read_back(path)
-    if not isinstance(m, dict) or m.get("written_by") != WRITTEN_BY or m.get("kind") != kind:
+    try:  # (the marker's declaration is the input layer's: MARKER_FIELDS; one that does not keep it is not biaskit's)
+        m = check_record(_read_back(path), MARKER_FIELDS, source=str(path), unknown="keep")
+    except BiaskitError as exc:
+        if exc.code in ("E380", "E387"):
+            raise
         return None
-    files = m.get("files")
-    if not isinstance(files, dict) or not files:
+    files = m["files"]
+    if m["written_by"] != WRITTEN_BY or m["kind"] != kind or not files:
         return None
     out = {}
     for rel, entry in files.items():
-        sha = entry.get("sha256") if isinstance(entry, dict) else entry  # {"bytes", "sha256"} (``sizes``) or the sha256
+        if isinstance(entry, dict):  # {"bytes", "sha256"} (``sizes``) or the sha256
+            try:
+                entry = check_record(entry, MARKER_FILE_FIELDS, source=str(path), where=f"files[{rel!r}]")
+            except BiaskitError:
+                return None
+        sha = entry.get("sha256") if isinstance(entry, dict) else entry
         p = Path(rel) if isinstance(rel, str) else None
         if p is None or p.is_absolute() or ".." in p.parts or not isinstance(sha, str) or not _SHA.match(sha):
             return None
