@@ -5,7 +5,7 @@ count, a non-finite number, an unknown key, a path leaving the folder, a damaged
 
 Declarations: folder markers (``inputs.MARKER_FIELDS``, ``MARKER_FILE_FIELDS``: ``ownership.read_marker``), round
 plans (``annotate.planning.PLAN_FIELDS``, ``PLAN_GROUP_FIELDS``: ``read_plan``), cache entries (``cache.columns_entry``,
-``cache.rows_entry``: ``ResponseCache.get_many``)."""
+``cache.rows_entry``: ``ResponseCache.get_many``), label columns (a vocabulary: ``labels.check_values``)."""
 
 from __future__ import annotations
 
@@ -210,3 +210,21 @@ def test_a_cache_entry_is_returned_only_in_its_shape_and_a_damaged_one_is_a_miss
         assert (k1 in found) == shape(value)
         assert c.stats()["damaged"] == 2 - len(found)
         c.close()
+
+
+# ------------------------------------------------------------------------------------------------ label columns
+
+LABEL = st.text(alphabet=st.characters(categories=("Ll", "Lo", "Nd")), min_size=1, max_size=10)
+
+
+@SETTINGS
+@given(vocab=st.lists(LABEL, min_size=1, max_size=5, unique=True), data=st.data())
+def test_label_values_inside_the_vocabulary_pass_and_one_outside_is_named(vocab, data):
+    from biaskit.labels import check_values
+
+    inside = data.draw(st.lists(st.sampled_from(vocab) | st.none() | st.just(math.nan), max_size=8))
+    check_values(inside, vocab, what="gen.csv")  # nulls are rows without a label
+    bad = data.draw((LABEL.filter(lambda s: s not in vocab)) | st.sampled_from([1, 2.5, True, "POSITIVE ", ""]).filter(lambda v: v not in vocab))
+    with pytest.raises(BiaskitError) as e:
+        check_values([*inside, bad], vocab, what="gen.csv")
+    assert e.value.code == "E151" and e.value.options == vocab and repr(bad) in e.value.value
