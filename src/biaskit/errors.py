@@ -135,6 +135,10 @@ CATALOGUE: dict[str, str] = {
     "E384": "the Ray address does not answer as Ray",
     "E385": "a multistream index does not match its streams",
     "E386": "an invalid label (not a label the task or metric declares)",
+    "E387": "an input document is larger than biaskit reads",
+    "E388": "a file the round ledger recorded was changed since (its checksum differs)",
+    "E389": "refusing to replace an earlier round's samples table",
+    "E390": "--out has a suffix the command does not write",
     "E395": "the text annotators saw is not the text the metric scored (validation not like for like)",
 }
 

@@ -4,6 +4,8 @@ What holds for every file read through this module (``docs/hardening.md``, "The 
 
 * **Depth.** A document nested deeper than :data:`MAX_DEPTH` (100,000 ``[`` on a line) is error E380 naming the
   file and line, never a ``RecursionError``.
+* **Size.** A JSON document larger than :data:`MAX_JSON_BYTES` is error E387 naming the file and its size,
+  before it is read into memory.
 * **Encoding.** Text must be UTF-8 (E150, :func:`biaskit.io.read_text_utf8`); a UTF-8 byte-order mark at the
   start of a JSON or JSON Lines file is accepted and dropped (spreadsheet and Windows tools write one).
 * **Numbers.** ``NaN``, ``Infinity`` and ``-Infinity`` (JSON extensions Python accepts) are refused (E381) unless
@@ -22,7 +24,6 @@ What holds for every file read through this module (``docs/hardening.md``, "The 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -34,65 +35,13 @@ import yaml
 
 from biaskit.errors import BiaskitError
 from biaskit.io import check_utf8, read_text_utf8
+from biaskit.jsonread import MAX_DEPTH as MAX_DEPTH  # (re-exported: the limit of every document read here)
+from biaskit.jsonread import MAX_JSON_BYTES, depth_ok, loads_json, too_deep, too_large
 from biaskit.secrets import redact_data
 
-#: deepest nesting of arrays/objects accepted in an input document (biaskit's own files nest fewer than 10 deep)
-MAX_DEPTH = 200
 #: the longest file-name component (bytes, UTF-8) biaskit writes
 MAX_COMPONENT_BYTES = 255
 _BOM = "\ufeff"
-
-
-def _too_deep(source: str, line: int | None, fix: str) -> BiaskitError:
-    where = f"{source}:{line}" if line else source
-    return BiaskitError("E380", f"{where}: the document is nested more than {MAX_DEPTH} levels deep", value=source, fix=fix)
-
-
-def depth_ok(obj: Any, limit: int = MAX_DEPTH) -> bool:
-    """Whether ``obj`` nests at most ``limit`` containers deep (iterative: no recursion on hostile input)."""
-    stack = [(obj, 1)]
-    while stack:
-        o, d = stack.pop()
-        if isinstance(o, dict):
-            if d > limit:
-                return False
-            stack.extend((v, d + 1) for v in o.values())
-        elif isinstance(o, list):
-            if d > limit:
-                return False
-            stack.extend((v, d + 1) for v in o)
-    return True
-
-
-def _refuse_constant(name: str) -> float:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
-def loads_json(text: str, *, source: str, line: int | None = None, nonfinite: bool = False, code: str = "E381", fix: str = "") -> Any:
-    """Parse one JSON document of ``source`` (``line``: its line in a JSON Lines file).
-
-    A leading BOM is dropped; too deep nesting is E380; ``NaN``/``Infinity`` are E381 unless ``nonfinite``; text that
-    is not JSON is error ``code`` naming the file, the line and the parser's reason (with ``fix``).
-    """
-    if text.startswith(_BOM):
-        text = text[1:]
-    fix = fix or "check that the file is complete, valid JSON (no NaN or Infinity)"
-    try:
-        obj = json.loads(text) if nonfinite else json.loads(text, parse_constant=_refuse_constant)
-    except RecursionError:
-        raise _too_deep(source, line, fix) from None
-    except ValueError as exc:
-        msg = getattr(exc, "msg", None) or str(exc)
-        at = line if line is not None else getattr(exc, "lineno", None)
-        where = f"{source}:{at}" if at else source
-        if "not a number JSON allows" in msg:
-            raise BiaskitError(
-                "E381", f"{where}: {msg}", value=msg.split(" ", 1)[0], fix="write a finite number, or null for a missing value"
-            ) from None
-        raise BiaskitError(code, f"{where}: not valid JSON ({msg})", value=text[:80], fix=fix) from None
-    if not depth_ok(obj):
-        raise _too_deep(source, line, fix)
-    return obj
 
 
 def read_json(path: str | Path, *, what: str = "JSON file", nonfinite: bool = False, code: str = "E381", fix: str = "") -> Any:
@@ -100,6 +49,8 @@ def read_json(path: str | Path, *, what: str = "JSON file", nonfinite: bool = Fa
     p = Path(path)
     if not p.is_file():
         raise BiaskitError("E003", f"{what} not found", value=str(p), fix="check the path")
+    if p.stat().st_size > MAX_JSON_BYTES:
+        raise too_large(str(p), p.stat().st_size, fix or f"check that {p} is the {what} biaskit wrote")
     return loads_json(read_text_utf8(p, what, bom=True), source=str(p), nonfinite=nonfinite, code=code, fix=fix)
 
 
@@ -121,13 +72,13 @@ def load_yaml(text: str, *, source: str, code: str = "E021", fix: str = "") -> A
     try:
         obj = yaml.safe_load(text[1:] if text.startswith(_BOM) else text)
     except RecursionError:
-        raise _too_deep(source, None, fix) from None
+        raise too_deep(source, None, fix) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark is not None else source
         raise BiaskitError(code, f"{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})", value=source, fix=fix) from None
     if not depth_ok(obj):
-        raise _too_deep(source, None, fix)
+        raise too_deep(source, None, fix)
     return obj
 
 
@@ -210,6 +161,20 @@ def check_record(obj: Any, fields: Mapping[str, Field], *, source: str, where: s
             continue
         out[name] = check_value(obj[name], spec, source=source, key=key)
     return out
+
+
+# ---------------------------------------------------------------------------------------------- biaskit's own formats
+
+#: a folder's marker (:mod:`biaskit.ownership`: ``biaskit_export.json``, ``biaskit_bold_export.manifest``, ...): who
+#: wrote it, for which kind of output, and the files it lists (relative path -> sha256, or one of
+#: :data:`MARKER_FILE_FIELDS`); the command's own facts (``command``, ``layout``, ``fingerprint``) are kept unchecked
+MARKER_FIELDS = {
+    "written_by": Field("str", required=True, nullable=False),
+    "kind": Field("str", required=True, nullable=False),
+    "files": Field("object", required=True, nullable=False),
+}
+#: one listed file of a marker written with sizes (``hub stage``)
+MARKER_FILE_FIELDS = {"bytes": Field("int", minimum=0), "sha256": Field("str", required=True, nullable=False)}
 
 
 # ---------------------------------------------------------------------------------------------- names from data

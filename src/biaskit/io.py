@@ -34,15 +34,18 @@ import pyarrow.parquet as pq
 
 from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
+from biaskit.jsonread import loads_json, read_back
 from biaskit.log import get_logger
 from biaskit.output import (
     atomic_path,
     clean_table,
+    write_frame_csv,
     write_json,
     write_text,
 )
 from biaskit.schema import STAGES, conform, validate
 from biaskit.secrets import redact
+from biaskit.spreadsheet import neutralize_frame
 
 try:  # POSIX advisory locks; the lock file's pid is checked instead where there are none
     import fcntl
@@ -130,9 +133,9 @@ def _read_lock(fd: int) -> dict:
         raw = b""
         while chunk := os.read(fd, 65536):
             raw += chunk
-        obj = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+        obj = loads_json(raw.decode("utf-8"), source="lock file") if raw.strip() else {}
         return obj if isinstance(obj, dict) else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, BiaskitError):
         return {}
 
 
@@ -463,6 +466,36 @@ def write_table(
     return p
 
 
+#: the suffixes a result table (a statistics table: ``stats aggregate|ztest|family|ppi|validity --out``) may have
+FRAME_SUFFIXES = (".csv", ".parquet", ".jsonl")
+
+
+def check_out_suffix(path: str | os.PathLike, allowed: Sequence[str], *, option: str = "--out", what: str = "this command") -> str:
+    """The suffix of ``path`` (lower case) when it is one of ``allowed``; else E390 naming the path, the suffixes
+    ``what`` writes and the fix. The one check every ``--out`` of a fixed set of formats goes through, so a file is
+    never written in one format under another's name."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in allowed:
+        raise BiaskitError(
+            "E390",
+            f"{option} {path}: {what} does not write {suffix or 'a file without a suffix'}",
+            value=str(path),
+            options=list(allowed),
+            fix=f"name {option} with one of {', '.join(allowed)} (the suffix picks the format)",
+        )
+    return suffix
+
+
+def write_frame(df: Any, path: str | os.PathLike, *, option: str = "--out", what: str = "this command") -> Path:
+    """Write a pandas frame (a result table) in the format its suffix names: ``.csv`` for spreadsheets (formula-like
+    text cells get a leading ``'``: :func:`biaskit.spreadsheet.neutralize_frame`), ``.parquet`` or ``.jsonl``
+    (:func:`write_table`); any other suffix is E390 (:func:`check_out_suffix`)."""
+    suffix = check_out_suffix(path, FRAME_SUFFIXES, option=option, what=what)
+    if suffix == ".csv":
+        return write_frame_csv(path, neutralize_frame(df))
+    return write_table(pa.Table.from_pandas(df, preserve_index=False), path)
+
+
 def _write_table_locked(t: pa.Table, p: Path, fmt: str, manifest: dict | None) -> None:
     drop_stale_manifest(p)
     if fmt == "arrow_dir":
@@ -498,9 +531,13 @@ def _is_datasets_folder(p: Path) -> bool:
     if not p.is_dir() or p.is_symlink():
         return False
     try:
-        state = json.loads((p / "state.json").read_text(encoding="utf-8"))
-        info = json.loads((p / "dataset_info.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+        state = read_back(p / "state.json", what="datasets state.json")
+        info = read_back(p / "dataset_info.json", what="datasets dataset_info.json")
+    except OSError:
+        return False
+    except BiaskitError as exc:
+        if exc.code in ("E380", "E387"):  # (a hostile file: said, not taken for "not a datasets folder")
+            raise
         return False
     if not (isinstance(state, dict) and isinstance(state.get("_data_files"), list) and isinstance(info, dict)):
         return False
@@ -535,7 +572,7 @@ def manifest_path(path: str | os.PathLike) -> Path:
 def read_manifest(path: str | os.PathLike) -> dict | None:
     for cand in (Path(path).parent / (Path(path).name + MANIFEST_SUFFIX), Path(path) / "biaskit_manifest.json"):
         if cand.is_file():
-            return json.loads(cand.read_text(encoding="utf-8"))
+            return read_back(cand, what="manifest")
     return None
 
 

@@ -14,7 +14,6 @@ records its sha256 (:func:`check_side_file`).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -26,7 +25,9 @@ from typing import Any
 
 from biaskit import hashing  # (as a module: tests patch hashing.sha256_file)
 from biaskit.errors import BiaskitError
+from biaskit.inputs import MARKER_FIELDS, MARKER_FILE_FIELDS, check_record
 from biaskit.io import MANIFEST_SUFFIX
+from biaskit.jsonread import read_back
 from biaskit.output import write_json
 
 WRITTEN_BY = "biaskit"
@@ -47,23 +48,67 @@ class FolderClaim:
 
 def read_marker(path: Path, kind: str) -> dict[str, str] | None:
     """The ``files`` (relative path -> sha256) of a well-formed marker of ``kind``; None when it is not one."""
-    try:
-        m = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+    try:  # (the marker's declaration is the input layer's: MARKER_FIELDS; one that does not keep it is not biaskit's)
+        m = check_record(_read_back(path), MARKER_FIELDS, source=str(path), unknown="keep")
+    except BiaskitError as exc:
+        if exc.code in ("E380", "E387"):
+            raise
         return None
-    if not isinstance(m, dict) or m.get("written_by") != WRITTEN_BY or m.get("kind") != kind:
-        return None
-    files = m.get("files")
-    if not isinstance(files, dict) or not files:
+    files = m["files"]
+    if m["written_by"] != WRITTEN_BY or m["kind"] != kind or not files:
         return None
     out = {}
     for rel, entry in files.items():
-        sha = entry.get("sha256") if isinstance(entry, dict) else entry  # {"bytes", "sha256"} (``sizes``) or the sha256
+        if isinstance(entry, dict):  # {"bytes", "sha256"} (``sizes``) or the sha256
+            try:
+                entry = check_record(entry, MARKER_FILE_FIELDS, source=str(path), where=f"files[{rel!r}]")
+            except BiaskitError:
+                return None
+        sha = entry.get("sha256") if isinstance(entry, dict) else entry
         p = Path(rel) if isinstance(rel, str) else None
         if p is None or p.is_absolute() or ".." in p.parts or not isinstance(sha, str) or not _SHA.match(sha):
             return None
         out[p.as_posix()] = sha
     return out
+
+
+def escapes(out: str | os.PathLike, rel: str | os.PathLike) -> Path | None:
+    """Where ``out/rel`` leads once every symbolic link on its way is followed, when that is outside ``out``
+    (``link/thesis.tex`` with ``link -> ~/papers``); None when it stays inside (or does not exist yet and its
+    existing parents stay inside)."""
+    root = Path(out).resolve()
+    try:
+        target = (Path(out) / rel).resolve()
+    except (OSError, RuntimeError):  # a link loop
+        return Path(out) / rel
+    return None if target == root or target.is_relative_to(root) else target
+
+
+def refuse_escaping(out: str | os.PathLike, rels: Iterable[str | os.PathLike], *, what: str = "the folder") -> None:
+    """E143 for the first of ``rels`` (paths relative to ``out``: listed in a marker, or about to be written)
+    that leads outside ``out`` after symbolic links are followed: biaskit never writes or deletes through it."""
+    for rel in rels:
+        target = escapes(out, rel)
+        if target is not None:
+            raise BiaskitError(
+                "E143",
+                f"{Path(out) / rel} in {what} leads to {target}, outside {out}: biaskit neither writes nor deletes through a link",
+                value=str(Path(rel).as_posix()),
+                fix="remove the link (or replace it by a folder of its own), or choose a new --out folder",
+            )
+
+
+def _read_back(path: Path) -> Any:
+    """A marker or manifest biaskit wrote, read through the one JSON reader (:func:`biaskit.jsonread.read_back`: too deep
+    is E380, too large E387); None when it is missing or not JSON (then it is not one biaskit wrote)."""
+    if not path.is_file():
+        return None
+    try:
+        return read_back(path, what="marker")
+    except BiaskitError as exc:
+        if exc.code in ("E380", "E387"):
+            raise
+        return None
 
 
 def _refuse(out: Path, what: str, fix: str) -> BiaskitError:
@@ -89,7 +134,8 @@ def claim_folder(out: str | os.PathLike, marker: str, kind: str, *, overwrite: b
     files = read_marker(out / marker, kind)
     how = "pass --overwrite to write into it anyway (only biaskit's own unchanged files are replaced; yours are kept)"
     if files is not None:
-        claim.previous = json.loads((out / marker).read_text(encoding="utf-8"))
+        refuse_escaping(out, files, what=f"the files its {marker} lists")
+        claim.previous = read_back(out / marker, what=f"the marker {marker}")
     if files is None:
         if not overwrite:
             what = f"its {marker} was not written by biaskit" if (out / marker).exists() else f"the folder holds files and no {marker}"
@@ -134,7 +180,13 @@ def _refuse_unlisted(out: Path, marker: str, files: dict[str, str]) -> None:
 
 
 def claim_stagewise(
-    out: str | os.PathLike, marker: str, written_by: str, *, unmarked_ok: bool = False, writes: tuple[str, ...] = ()
+    out: str | os.PathLike,
+    marker: str,
+    written_by: str,
+    *,
+    unmarked_ok: bool = False,
+    writes: tuple[str, ...] = (),
+    folders: tuple[str, ...] = (),
 ) -> dict[str, str]:
     """Check a folder that a command fills file by file (the demo's run folder, a report folder): it is biaskit's
     when it is missing or empty, or when its ``marker`` is a JSON object whose ``written_by`` is ``written_by``.
@@ -142,6 +194,8 @@ def claim_stagewise(
     (:func:`mark_stagewise`: path -> sha256) that was changed since. A folder with files and no marker is E006
     too unless ``unmarked_ok`` (the command then writes beside the user's files and removes none), and even then
     one of the files the command would write (``writes``) already there is E006: it is the user's.
+    Any of ``writes``, ``folders`` (subfolders the command writes into: a report's ``figures``) or the marker's files
+    that leads outside ``out`` through a symbolic link is E143, before anything is written.
     Returns the files the marker lists (relative path -> sha256; {} for none)."""
     out = Path(out)
     if not out.exists():
@@ -151,15 +205,14 @@ def claim_stagewise(
     if not any(not p.name.startswith(".") for p in out.iterdir()):
         return {}
     m = out / marker
+    refuse_escaping(out, [*writes, *folders, marker], what="the files it would write")
     if m.exists():
-        try:
-            data = json.loads(m.read_text(encoding="utf-8"))
-            ours = isinstance(data, dict) and data.get("written_by") == written_by
-        except (OSError, ValueError, UnicodeDecodeError):
-            data, ours = None, False
+        data = _read_back(m)
+        ours = isinstance(data, dict) and data.get("written_by") == written_by
         if not ours:
             raise _refuse(out, f"not a folder biaskit wrote (its {marker} was not written by {written_by})", "choose a new --out folder")
         listed = _listed(data.get("files"))
+        refuse_escaping(out, listed, what=f"the files its {marker} lists")
         edited = sorted(rel for rel, sha in listed.items() if (out / rel).is_file() and hashing.sha256_file(out / rel) != sha)
         if edited:
             raise _refuse(
@@ -250,6 +303,7 @@ def write_owned_folder(
             raise _refuse(
                 out, f"biaskit would replace file(s) it did not write: {', '.join(blocked[:5])}", "move them away, or choose a new --out folder"
             )
+        refuse_escaping(out, [*new, *claim.owned], what="the files it would write or remove")
         kept = {rel: claim.owned[rel] for rel in sorted(set(keep) & set(claim.owned) - set(new)) if (out / rel).is_file()}
         hashes = dict(sorted({**kept, **{rel: sha256_file(tmp / rel) for rel in new}}.items()))
         listed = (
@@ -279,11 +333,10 @@ def side_file_owned(path: str | os.PathLike) -> bool:
     from biaskit.hashing import sha256_file
 
     p = Path(path)
-    man = p.parent / (p.name + MANIFEST_SUFFIX)
+    m = _read_back(p.parent / (p.name + MANIFEST_SUFFIX))
     try:
-        m = json.loads(man.read_text(encoding="utf-8"))
         sha = m["output"]["sha256"]
-    except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+    except (KeyError, TypeError):
         return False
     return isinstance(sha, str) and p.is_file() and sha256_file(p) == sha
 

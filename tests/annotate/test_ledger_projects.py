@@ -39,7 +39,7 @@ def _scores(folder: Path, n: int, tag: str) -> Path:
     return p
 
 
-def _sample(scores: Path, round_: str, n: int, seed: int = 0):
+def _sample(scores: Path, round_: str, n: int, seed: int = 0, *extra: str):
     return CliRunner().invoke(
         app,
         [
@@ -56,6 +56,7 @@ def _sample(scores: Path, round_: str, n: int, seed: int = 0):
             str(seed),
             "--out",
             str(scores.parent / f"{round_}.parquet"),
+            *extra,
         ],
     )
 
@@ -86,7 +87,9 @@ def test_a_round_name_drawn_again_for_another_sample_warns_and_keeps_both(tmp_pa
     monkeypatch.delenv("BIASKIT_ANNOTATION_LEDGER", raising=False)
     a = _scores(tmp_path / "study", 30, "a")
     assert _sample(a, "r1", 4, seed=0).exit_code == 0
-    r = _sample(a, "r1", 8, seed=1)
+    r = _sample(a, "r1", 8, 1)  # into the same file: it would replace the first draw's table
+    assert r.exit_code == 1 and r.output.strip().startswith("error[E389]"), r.output
+    r = _sample(a, "r1", 8, 1, "--overwrite")
     assert r.exit_code == 0 and "warning[RoundReuseWarning]: round 'r1'" in r.output and "both are kept" in r.output, r.output
     hist = led.history()
     assert [(h["round"], h["samples"]) for h in hist] == [("r1", 4), ("r1", 8)]  # main: one r1, samples=8

@@ -54,6 +54,7 @@ URL_PW, URL_TOKEN = "urlMatrixPassword-0123456", "urlMatrixToken-0123456789"
 DEAD = f"http://bob:{URL_PW}@127.0.0.1:9"
 CANARIES = [*ENV.values(), URL_PW, URL_TOKEN]
 KEY = ENV["LABEL_STUDIO_API_KEY"]
+CHAT_TEMPLATE = "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"
 USER_FILES = {"thesis.tex": b"\\documentclass{article} my thesis", "notes.txt": "my notes \u00e9".encode()}
 FAKE_MARKERS = (
     "biaskit_export.json",
@@ -212,6 +213,65 @@ MATRIX: dict[str, E] = {
 }
 
 
+#: option combinations of a command that reach other code (the response cache, clusters, a judge, chat templates):
+#: each runs under the canaries like a MATRIX entry, and every byte under the test's folder (outputs, caches,
+#: ledgers, the working directory) is searched for them
+VARIANTS: dict[str, E] = {
+    "score judge local --cache": E(
+        lambda i, d: [
+            *("score", i / "gens.parquet", "-m", "judge", "-p", f"judge.model={i / 'chat'}", "-p", "judge.record_prompt=true"),
+            *("--text-column", "continuation", "--cache", d / "cache", "--out", d / "j.parquet"),
+        ],
+        out="file",
+        slow=True,
+    ),
+    "generate --format chat --cache": E(
+        lambda i, d: [
+            *(
+                "generate",
+                i / "prompts.parquet",
+                "--model",
+                i / "chat",
+                "--format",
+                "chat",
+                "--system-prompt",
+                f"key {KEY} {DEAD}/x?token={URL_TOKEN}",
+            ),
+            *("--max-new-tokens", "3", "--device", "cpu", "--cache", d / "cache", "--out", d / "g.parquet"),
+        ],
+        out="file",
+        slow=True,
+    ),
+    "cache info (a filled cache)": E(lambda i, d: ["cache", "info", _filled_cache(d / "cache")]),
+    "cache clear (a filled cache)": E(lambda i, d: ["cache", "clear", _filled_cache(d / "cache")]),
+    "stats aggregate --cluster": E(
+        lambda i, d: [
+            *("stats", "aggregate", i / "scores.parquet", "--labels", "vader_label", "--cluster", "page_title", "--n-boot", "5"),
+            *("--out", d / "agg.csv"),
+        ],
+        out="file",
+    ),
+    "stats ztest --cluster": E(lambda i, d: ["stats", "ztest", i / "scores.parquet", "--cluster", "group", "--out", d / "z.csv"], out="file"),
+    "stats ppi --samples --annotations": E(
+        lambda i, d: [
+            *("stats", "ppi", i / "scores.parquet", "--metric-column", "vader_label", "--label", "positive", "--by", "group"),
+            *("--samples", i / "samples.parquet", "--annotations", i / "ann.parquet", "--out", d / "ppi.csv"),
+        ],
+        out="file",
+    ),
+}
+
+
+def _filled_cache(folder: Path) -> Path:
+    """A response cache holding an entry whose key and value carry the canaries (as a judge's prompt would)."""
+    from biaskit.evaluate.cache import ResponseCache
+
+    c = ResponseCache(folder)
+    c.put_many({f"prompt {KEY} {DEAD}": {"judge_prompt": f"{KEY} {ENV['HF_TOKEN']} {DEAD}/?token={URL_TOKEN}"}}, kind="judge")
+    c.close()
+    return folder
+
+
 def all_commands() -> list[str]:
     """Every leaf command of the app (sub-apps included), as 'group sub' strings."""
     root = typer.main.get_command(app)
@@ -355,6 +415,14 @@ def tiny_models(inputs) -> Path:
     )
     BertForMaskedLM(bcfg).save_pretrained(inputs / "bert")
     wp.save_pretrained(inputs / "bert")
+    # a chat model (the judge, --format chat): the same tiny GPT-2 with a chat template and whole-word label tokens
+    tok.chat_template = CHAT_TEMPLATE
+    tok.add_tokens(["positive", "neutral", "negative"])
+    chat = GPT2Config(
+        vocab_size=len(tok), n_embd=16, n_layer=1, n_head=2, n_positions=512, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id
+    )
+    GPT2LMHeadModel(chat).save_pretrained(inputs / "chat")
+    tok.save_pretrained(inputs / "chat")
     return inputs
 
 
@@ -392,22 +460,36 @@ def _needs(request, command: str, inputs: Path) -> Path:
     return inputs
 
 
-@pytest.mark.parametrize("command", _params())
-def test_command_writes_and_prints_no_secret(command, inputs, canaries, tmp_path, request):
-    i = _needs(request, command, inputs)
+def _no_canary_anywhere(entry: E, i: Path, tmp_path: Path):
+    """Run ``entry``; no canary (nor its first 8 characters) is printed, or in any byte of any file under
+    ``tmp_path``: the output folder, the response cache, the ledger and the cache folder ($BIASKIT_CACHE), the
+    working directory."""
     d = tmp_path / "w"
     d.mkdir()
-    args = MATRIX[command].argv(i, d)
+    args = entry.argv(i, d)
     res = _run(args)
     shown = _check(res, args)
     needles = set(CANARIES) | {c[:8] for c in CANARIES}
     for n in needles:
         assert n not in res.output, f"{n!r} printed\n{shown}"
-    for p in d.rglob("*"):
-        if p.is_file():
+    for p in tmp_path.rglob("*"):
+        if p.is_file() and not p.is_symlink():
             data = p.read_bytes()
             for n in needles:
                 assert n.encode() not in data, f"{n!r} written to {p}\n{shown}"
+    return res, shown
+
+
+@pytest.mark.parametrize("command", _params())
+def test_command_writes_and_prints_no_secret(command, inputs, canaries, tmp_path, request):
+    _no_canary_anywhere(MATRIX[command], _needs(request, command, inputs), tmp_path)
+
+
+@pytest.mark.parametrize("variant", [pytest.param(v, marks=pytest.mark.slow if VARIANTS[v].slow else ()) for v in sorted(VARIANTS)])
+def test_option_variant_writes_and_prints_no_secret(variant, inputs, canaries, tmp_path, request):
+    i = request.getfixturevalue("tiny_models") if VARIANTS[variant].slow else inputs
+    res, shown = _no_canary_anywhere(VARIANTS[variant], i, tmp_path)
+    assert res.exit_code == 0, shown  # valid options on valid inputs: the code behind them ran
 
 
 def _user_folder(d: Path, markers: bool) -> Path:

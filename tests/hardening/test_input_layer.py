@@ -252,13 +252,15 @@ def test_float_by_column_nan_is_the_missing_group():
 # ---------------------------------------------------------------------------------------------- score
 
 
-def test_score_without_prompt_id_is_refused_before_scoring(tmp_path):
+def test_score_without_prompt_id_adds_row_ids_and_writes_a_table_passing_the_schema_check(tmp_path):
     src = tmp_path / "t.parquet"
     pq.write_table(pa.table({"continuation": ["a good day", "a bad day"]}), src)
     out = tmp_path / "s.parquet"
     r = _cli("score", src, "--metrics", "vader", "--out", out)
-    assert r.exit_code == 1 and "error[E001]" in r.output and "prompt_id" in r.output
-    assert not out.exists()  # used to write a scores table that fails `biaskit schema scores --check`
+    assert r.exit_code == 0, r.output
+    assert pq.read_table(out).column("prompt_id").to_pylist() == ["row-1", "row-2"]
+    check = _cli("schema", "scores", "--check", out)  # (a table without prompt_id used to be written, failing this)
+    assert check.exit_code == 0, check.output
 
 
 # ---------------------------------------------------------------------------------------------- lm-eval

@@ -16,6 +16,7 @@ summary row per round (sizes, annotators, agreement, validation figures), shown 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -25,7 +26,7 @@ from typing import Any
 
 from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
-from biaskit.io import acquire_output_lock, read_json_lines, release_output_lock
+from biaskit.io import acquire_output_lock, read_json_lines, read_table, release_output_lock
 from biaskit.manifest import utcnow
 from biaskit.output import clean_obj
 from biaskit.secrets import scrub
@@ -144,6 +145,38 @@ def events(path: str | Path | None = None) -> list[dict[str, Any]]:
         )
 
     return read_json_lines(p, "round ledger", bad_line, _is_entry)
+
+
+def sample_fingerprint(table: Any) -> str:
+    """What identifies a round's sample: the sha256 of its sorted ``sample_id`` values (the items drawn)."""
+    ids = sorted(str(x) for x in to_arrow(table).column("sample_id").to_pylist())
+    return hashlib.sha256("\n".join(ids).encode("utf-8")).hexdigest()
+
+
+def round_samples(entry: dict[str, Any]) -> Any:
+    """The samples table a ``sample`` entry recorded (``samples_path``), checked against the entry's checksum
+    (``samples_sha256``): a table whose items changed since (another round's sample written over it) is E388
+    naming the file and the round, never read as if it were that round's. A missing file is E092."""
+    p, round_ = entry["samples_path"], entry.get("round")
+    if not Path(p).exists():  # its items would silently be drawn again
+        raise BiaskitError(
+            "E092",
+            f"the samples table of earlier round {round_!r} (from the ledger) is gone, so its items cannot be excluded",
+            value=p,
+            fix="restore the file at that path, or pass --include-previous (and --exclude FILE for each earlier round to keep out)",
+        )
+    t = read_table(p, "samples")
+    want = entry.get("samples_sha256")
+    if isinstance(want, str) and sample_fingerprint(t) != want:
+        raise BiaskitError(
+            "E388",
+            f"{p}, the samples table of round {round_!r} in the ledger, changed since the ledger recorded it "
+            f"({t.num_rows} items now, {entry.get('samples')} then): it was replaced or edited",
+            value=p,
+            fix="restore that round's samples table (or pass --include-previous and --exclude the right files); "
+            "give each round its own --out (r1/samples.parquet, r2/samples.parquet)",
+        )
+    return t
 
 
 def _is_entry(entry: Any) -> bool:

@@ -11,6 +11,7 @@ import typer
 
 from biaskit.cli import sub_app
 from biaskit.errors import BiaskitError
+from biaskit.io import check_out_suffix
 
 HELP = (
     "Annotation rounds: sample items, push them to Label Studio (or export files for another platform), "
@@ -80,6 +81,7 @@ def sample(
         "random", "--prefer", help="With --plan: random, or uncertain (items the metric is least sure about, or where metrics disagree, first)."
     ),
     ledger: Path | None = _LEDGER,
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the samples table of an earlier round that --out holds (the ledger's)."),
 ) -> None:
     """Draw a seeded, stratified sample for an annotation round and mask demographic mentions.
 
@@ -138,17 +140,19 @@ def sample(
         "plan": str(plan) if plan else None,
         "prefer": prefer,
     }
-    _save_round(table, rep, cfg, out=out, scores=scores, seed=seed, tasks_out=tasks_out, ledger=ledger)
+    _save_round(table, rep, cfg, out=out, scores=scores, seed=seed, tasks_out=tasks_out, ledger=ledger, overwrite=overwrite)
 
 
-def _save_round(table, rep, cfg: dict, *, out: Path, scores: Path, seed: int, tasks_out: Path | None, ledger: Path | None) -> None:
+def _save_round(
+    table, rep, cfg: dict, *, out: Path, scores: Path, seed: int, tasks_out: Path | None, ledger: Path | None, overwrite: bool = False
+) -> None:
     """Write the samples table (with its manifest), the optional task file, and the round's ledger entry
     (:func:`biaskit.annotate.rounds.save_round`, which the demo calls too)."""
     from biaskit.annotate.rounds import RoundReuseWarning, save_round
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RoundReuseWarning)
-        entry = save_round(table, rep, cfg, out=out, pool=scores, seed=seed, ledger=ledger, tasks_out=tasks_out)
+        entry = save_round(table, rep, cfg, out=out, pool=scores, seed=seed, ledger=ledger, tasks_out=tasks_out, overwrite=overwrite)
     typer.echo(
         f"{rep.chosen} items + {rep.gold} gold -> {out} (pool {rep.pool}, excluded {rep.excluded}, masked {rep.masked}, strata {len(rep.strata)})"
     )
@@ -225,23 +229,16 @@ def _excluded_items(exclude: list[Path] | None, exclude_previous: bool, ledger: 
     if exclude_previous:
         project = led.project_of(pool)
         latest = {
-            ev.get("round"): ev["samples_path"]
+            ev.get("round"): ev
             for ev in led.events(ledger)
             if ev.get("event") == "sample"
             and ev.get("round") != round_
             and ev.get("samples_path")
             and ev.get("project", project) == project  # (entries of an older biaskit name no project: kept as before)
         }
-        for r_, p in latest.items():
-            if not Path(p).exists():  # its items would silently be drawn again
-                raise BiaskitError(
-                    "E092",
-                    f"the samples table of earlier round {r_!r} (from the ledger) is gone, so its items cannot be excluded",
-                    value=p,
-                    fix="restore the file at that path, or pass --include-previous (and --exclude FILE for each earlier round to keep out)",
-                )
-            excl.update(read_table(p, "samples").column("sample_id").to_pylist())
-            used.append(p)
+        for ev in latest.values():  # each checked against the ledger's checksum (E388 naming a changed file)
+            excl.update(led.round_samples(ev).column("sample_id").to_pylist())
+            used.append(ev["samples_path"])
     return excl, used
 
 
@@ -595,6 +592,7 @@ def plan_cmd(
     """
     from biaskit.io import read_table, write_text_atomic
 
+    check_out_suffix(out, (".json",), what="annotate plan (a JSON plan)")
     if (validation is None) == (ppi is None):
         raise BiaskitError(
             "E348", "give exactly one of --validation and --ppi", fix="--validation V (rates of annotate validate) or --ppi SCORED (PPI view)"

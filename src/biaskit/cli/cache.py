@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
 from biaskit.cli import sub_app
 
 
-def info(cache_dir: Path = typer.Argument(..., help="The folder given as --cache to generate, likelihood, fill-mask or score.")) -> None:
+def info(cache_dir: str = typer.Argument(..., help="The folder given as --cache to generate, likelihood, fill-mask or score.")) -> None:
     """Show what a response cache holds: entries per kind of answer, remembered weight hashes and its size.
 
     Example: biaskit cache info runs/cache
@@ -22,7 +20,7 @@ def info(cache_dir: Path = typer.Argument(..., help="The folder given as --cache
         typer.echo(f"  {kind}: {n}")
 
 
-def clear(cache_dir: Path = typer.Argument(..., help="The folder given as --cache.")) -> None:
+def clear(cache_dir: str = typer.Argument(..., help="The folder given as --cache.")) -> None:
     """Delete every cached answer and remembered weight hash of a response cache (the folder stays).
 
     Example: biaskit cache clear runs/cache

@@ -41,7 +41,7 @@ def score(
     """
     from biaskit.evaluate.cache import open_cache
     from biaskit.evaluate.metrics import parse_param_args, score_table
-    from biaskit.evaluate.metrics.scores_out import params_as_used, write_scores
+    from biaskit.evaluate.metrics.scores_out import params_as_used, scoring_input, write_scores
     from biaskit.io import read_table
 
     params = parse_param_args(param or [])
@@ -49,11 +49,9 @@ def score(
     t = read_table(table)
     if dry_run:
         return _dry_run(t, metrics, text_column, params)
-    from biaskit.schema import validate
-
-    # the checks the output will get (required prompt_id, types, row key), made before the work: never refuse
-    # after scoring, and never write a scores table that fails `biaskit schema scores --check`
-    validate(t, "scores", where=str(table), keys=True)
+    # the checks the output will get (types, row key), made before the work: never refuse after scoring, and never
+    # write a scores table that fails `biaskit schema scores --check`; a table without prompt_id gets row ids
+    t, row_ids = scoring_input(t, source=str(table))
     used: list = []
     facts: dict = {}
     store = open_cache(cache)
@@ -64,7 +62,7 @@ def score(
         scored,
         out,
         used,
-        config={"metrics": metrics, "text_column": text_column, "params": params_as_used(params, used)},
+        config={"metrics": metrics, "text_column": text_column, "params": params_as_used(params, used), "row_ids_added": row_ids},
         inputs=[table],
         engine_facts=facts,
         cache=store,

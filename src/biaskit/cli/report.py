@@ -52,7 +52,9 @@ def aggregate_cmd(
     by: str = typer.Option("group,model", "--by", help="Comma-separated grouping columns."),
     labels: str = typer.Option("", "--labels", help="Comma-separated label columns (e.g. vader_label,regard_label)."),
     means: str = typer.Option("", "--means", help="Comma-separated numeric columns to average (e.g. vader_compound)."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write the result as CSV here (default: print Markdown)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Write the result here (.csv, .parquet or .jsonl: the suffix picks the format; default: print Markdown)."
+    ),
     seed: int = typer.Option(0, help="Bootstrap seed."),
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples (means; proportions with --prop-ci bootstrap)."),
     prop_ci: str = typer.Option("wilson", "--prop-ci", help="Interval of a label share: wilson (default), clopper-pearson or bootstrap."),
@@ -84,7 +86,9 @@ def ztest_cmd(
     group: str = typer.Option("group", help="Column whose values are compared pairwise."),
     within: str = typer.Option("", help="Comma-separated columns: one test family per value (e.g. domain,model)."),
     correction: str = typer.Option("holm", help="holm, bh or none."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write CSV here (default: print Markdown)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Write table here (.csv, .parquet or .jsonl: the suffix picks the format; default: print Markdown)."
+    ),
     cluster: str = typer.Option(
         "auto",
         "--cluster",
@@ -119,7 +123,9 @@ def family_cmd(
     kind: str = typer.Option("model-vs-wikipedia", "--kind", help="Family kind: group-gap or model-vs-wikipedia (see docs/report.md, Families)."),
     column: str = typer.Option("vader_label", help="Label column."),
     label: str = typer.Option("positive", help="Label whose share is compared."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write CSV here (default: print Markdown)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Write table here (.csv, .parquet or .jsonl: the suffix picks the format; default: print Markdown)."
+    ),
 ) -> None:
     """The tests of one headline family, Holm-corrected within it: the same tests, families and corrected p (p_holm)
     that the report's tables and headline show. group-gap: every pair of groups of one domain and text source;
@@ -144,7 +150,9 @@ def likelihood_bias_cmd(
     table: Path = typer.Argument(..., help="Likelihood table (kind == likelihood, columns axis, template, descriptor, perplexity)."),
     model: str | None = typer.Option(None, help="Model to use when the table holds several."),
     alpha: float = typer.Option(0.05, help="A descriptor pair differs at p < alpha."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write the per-axis CSV here (default: print Markdown)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Write the per-axis table here (.csv, .parquet or .jsonl: the suffix picks the format; default: print Markdown)."
+    ),
     paired_out: Path | None = typer.Option(
         None,
         "--paired-out",
@@ -327,7 +335,9 @@ def ppi_cmd(
     labels: Path | None = typer.Option(None, "--labels", help="Or: the round's labels table (annotate aggregate)."),
     lam: float | None = typer.Option(None, "--lam", help="Fixed λ in [0, 1] (1 = classic PPI); default: PPI++ power-tuned λ."),
     ci: float = typer.Option(0.95, "--ci", help="Confidence level of the intervals."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write the rows as CSV here (default: print Markdown)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Write the rows here (.csv, .parquet or .jsonl: the suffix picks the format; default: print Markdown)."
+    ),
 ) -> None:
     """Prediction-powered inference (PPI++): the metric's share of a label per group corrected by human labels.
 
@@ -373,8 +383,12 @@ def validity_cmd(
     table: Path = typer.Argument(..., help="Fill-ins scored with the validity metric (validity_valid)."),
     by: str = typer.Option("model,language,subject_category", "--by", help="Comma-separated grouping columns (missing ones are left out)."),
     category: str = typer.Option("subject_category", "--category", help="Column whose values the chi-square test compares."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Write the per-group shares as CSV here (default: print Markdown)."),
-    tests_out: Path | None = typer.Option(None, "--tests-out", help="Write the chi-square tests as CSV here (default: print Markdown)."),
+    out: Path | None = typer.Option(
+        None, "--out", "-o", help="Write the per-group shares here (.csv, .parquet or .jsonl: the suffix picks the format; default: print Markdown)."
+    ),
+    tests_out: Path | None = typer.Option(
+        None, "--tests-out", help="Write the chi-square tests here (.csv, .parquet or .jsonl: the suffix picks the format; default: print Markdown)."
+    ),
     method: str = typer.Option("wilson", "--ci", help="Interval of the share: wilson or clopper-pearson."),
 ) -> None:
     """Completion validity: share of fill-ins that are real words per group (Wilson CI), and a chi-square
@@ -395,10 +409,9 @@ def validity_cmd(
 
 def _emit(df, out: Path | None) -> None:
     if out is not None:
-        from biaskit.output import write_frame_csv
-        from biaskit.spreadsheet import neutralize_frame
+        from biaskit.io import write_frame
 
-        write_frame_csv(out, neutralize_frame(df))  # a CSV for spreadsheets: formula-like text cells get a leading ' (OWASP)
+        write_frame(df, out)  # the format its suffix names (.csv for spreadsheets: formula-like cells get a leading ')
         typer.echo(f"wrote {len(df)} rows to {out}")
     else:
         from biaskit.evaluate.report.tables import markdown_table

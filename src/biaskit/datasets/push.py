@@ -32,6 +32,7 @@ from biaskit.datasets.validate import validate_folder
 from biaskit.errors import BiaskitError
 from biaskit.log import get_logger
 from biaskit.net import Backoff
+from biaskit.ownership import escapes
 from biaskit.secrets import redact, register_secret
 
 log = get_logger("datasets.push")
@@ -90,14 +91,13 @@ def check_links(folder: str | Path) -> None:
     """Refuse (E143) a folder with a symbolic link that leads outside it: pushing would upload whatever the
     link points at (``data/x.parquet -> ~/.ssh/id_rsa``). Links that stay inside the folder are fine."""
     folder = Path(folder)
-    root = folder.resolve()
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
         for name in sorted(dirnames + filenames):
             p = Path(dirpath) / name
             if not p.is_symlink():
                 continue
-            target = p.resolve()
-            if target != root and root not in target.parents:
+            target = escapes(folder, p.relative_to(folder))
+            if target is not None:
                 raise BiaskitError(
                     "E143",
                     f"{p.relative_to(folder)} in the folder to push is a link to {target}, outside the folder",

@@ -77,6 +77,7 @@ def run(ctx) -> None:
         ledger=ledger,
         tasks_out=out_dir / "tasks.csv",
         command="biaskit demo (annotate)",
+        overwrite=True,  # (the run folder is the demo's: a rerun redraws its one round in place)
     )
     ctx.add("samples", samples_path)
     tasks_file, guide = entry["tasks"]

@@ -25,7 +25,7 @@ Reuse from another metric (e.g. an LLM judge)::
     found = cache.get_many(keys)             # {key: value} of the keys already answered (counted as hits)
     todo = [k for k in keys if k not in found]  # (counted as misses)
     cache.put_many({k: answer for k, answer in ...}, kind="judge")  # any JSON-serialisable value
-    cache.stats()                            # {"hits": ..., "misses": ..., "path": ...} for the manifest
+    cache.stats()                            # {"hits": ..., "misses": ..., "damaged": ..., "path": ...} for the manifest
 
 :func:`biaskit.evaluate.metrics.cached.score_cached` does this for any metric that declares a
 ``cache_identity()``.
@@ -36,14 +36,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.inputs import loads_json
+from biaskit.log import get_logger
+from biaskit.output import clean_obj
+
+log = get_logger("cache")
 
 #: bump when the layout of keys or values changes (old entries then never match)
 CACHE_FORMAT = 1
@@ -65,6 +71,37 @@ def cache_key(parts: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+_KEY = re.compile(r"^[0-9a-f]{64}$")
+_DAMAGED = object()
+
+
+def store_key(key: str) -> str:
+    """The key as stored: a :func:`cache_key` is a sha256 already; any other string is stored as its sha256, so the
+    store never holds a caller's text (a prompt, a name) as a key."""
+    return key if _KEY.match(key) else hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+
+def read_entry(text: Any, *, source: str) -> Any:
+    """A stored value read back through the input layer (:func:`biaskit.inputs.loads_json`); ``_DAMAGED`` when it
+    is not a JSON document biaskit accepts (not text, not JSON, too deep, too large)."""
+    if not isinstance(text, str):
+        return _DAMAGED
+    try:
+        return loads_json(text, source=source)
+    except BiaskitError:
+        return _DAMAGED
+
+
+def columns_entry(value: Any) -> bool:
+    """The shape of a metric's entry (:mod:`biaskit.evaluate.metrics.cached`): a JSON object of output columns."""
+    return isinstance(value, dict)
+
+
+def rows_entry(value: Any) -> bool:
+    """The shape of a model call's entry (:mod:`biaskit.evaluate.runners.cache`): a non-empty list of row objects."""
+    return isinstance(value, list) and bool(value) and all(isinstance(r, dict) for r in value)
+
+
 def _folder_error(path: Path, why: str) -> BiaskitError:
     return BiaskitError(
         "E310",
@@ -74,10 +111,54 @@ def _folder_error(path: Path, why: str) -> BiaskitError:
     )
 
 
+#: the tables of a store biaskit made; a database with any other table (or without the format row) is not one
+_TABLES = {"entries", "weights", "meta"}
+
+
+def _not_ours(db: Path, why: str) -> BiaskitError:
+    return BiaskitError(
+        "E311",
+        f"{db} is not a response cache biaskit made ({why}); biaskit leaves it as it is",
+        value=str(db),
+        fix="give --cache a folder of its own (biaskit creates the cache in it), or remove the file if it is a cache biaskit made",
+    )
+
+
+def check_store(db: Path) -> None:
+    """E311 unless ``db`` is missing, an empty database, or a store biaskit made (only its tables, and its format
+    row in ``meta``): another application's ``cache.sqlite`` gets no table added and nothing deleted. A store that
+    is a symbolic link (or whose ``-wal``/``-shm`` file is one) is refused too: what it points at is not the
+    cache folder's. The check opens the file read-only, before the WAL mode is set."""
+    for p in (db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm")):
+        if p.is_symlink():
+            raise _not_ours(db, f"{p.name} is a symbolic link to {p.resolve()}")
+    if not db.exists():
+        return
+    if not db.is_file():
+        raise _not_ours(db, "it is not a file")
+    if db.stat().st_size == 0:
+        return
+    try:
+        con = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            fmt = con.execute("SELECT value FROM meta WHERE name='format'").fetchone() if "meta" in tables else None
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        raise _not_ours(db, f"not a readable SQLite database: {exc}") from None
+    if not tables:
+        return
+    if not tables <= _TABLES or fmt is None:
+        raise _not_ours(db, f"it holds the table(s) {', '.join(sorted(tables - _TABLES) or sorted(tables))} and no biaskit format row")
+
+
 class ResponseCache:
     """The cache folder ``path`` (created when missing) and its SQLite store; counts hits and misses."""
 
     def __init__(self, path: str | os.PathLike, *, create: bool = True) -> None:
+        if isinstance(path, str) and not path.strip():  # Path("") is the current folder: never taken silently
+            raise _folder_error(Path(path), "the folder name is empty (it would be the current folder)")
         self.path = Path(path)
         try:
             is_file, has_db = self.path.exists() and not self.path.is_dir(), (self.path / DB_NAME).is_file()
@@ -97,8 +178,10 @@ class ResponseCache:
         except OSError as exc:
             raise _folder_error(self.path, exc.strerror or str(exc)) from None
         self.db = self.path / DB_NAME
+        check_store(self.db)
         self.hits = 0
         self.misses = 0
+        self.damaged = 0
         #: {metric: {"tokens_in": N, "tokens_out": M}}: what the rows answered from the cache cost when first asked
         self.hit_tokens: dict[str, dict[str, int]] = {}
         self._local = threading.local()
@@ -126,27 +209,56 @@ class ResponseCache:
         return c
 
     # ------------------------------------------------------------------ entries
-    def get_many(self, keys: Iterable[str], *, count: bool = True) -> dict[str, Any]:
-        """{key: value} of the keys found; with ``count`` the found keys are hits and the others misses."""
+    def get_many(self, keys: Iterable[str], *, count: bool = True, shape: Callable[[Any], bool] | None = None) -> dict[str, Any]:
+        """{key: value} of the keys found; with ``count`` the found keys are hits and the others misses.
+
+        Each stored value is read through the input layer (:func:`read_entry`: JSON, depth and size limits) and
+        checked with ``shape`` (the caller's entry schema: a dict of columns, a list of rows). A damaged entry (not
+        JSON, ``42`` where rows were stored) is a miss: it is deleted, so the caller computes and stores it again,
+        counted in :attr:`damaged` (the manifest's ``cache.damaged``) and named in a warning with E311."""
         keys = list(dict.fromkeys(keys))
+        stored = {store_key(k): k for k in keys}
         found: dict[str, Any] = {}
+        damaged: list[str] = []
         c = self._conn()
-        for i in range(0, len(keys), 500):
-            chunk = keys[i : i + 500]
+        names = list(stored)
+        for i in range(0, len(names), 500):
+            chunk = names[i : i + 500]
             q = f"SELECT key, value FROM entries WHERE key IN ({','.join('?' * len(chunk))})"
             for k, v in c.raw.execute(q, chunk):
-                found[k] = json.loads(v)
+                value = read_entry(v, source=f"{self.db} entry {k[:12]}")
+                if value is _DAMAGED or (shape is not None and not shape(value)):
+                    damaged.append(k)
+                else:
+                    found[stored[k]] = value
+        if damaged:
+            self._drop_damaged(damaged)
         if count:
             self.hits += len(found)
             self.misses += len(keys) - len(found)
         return found
 
+    def _drop_damaged(self, names: list[str]) -> None:
+        self.damaged += len(names)
+        log.warning(
+            "[E311] %d damaged entr%s in the response cache %s (not JSON, or not the shape stored there): treated as misses and computed again",
+            len(names),
+            "y" if len(names) == 1 else "ies",
+            self.db,
+        )
+        with self._conn() as tx:
+            tx.executemany("DELETE FROM entries WHERE key=?", [(k,) for k in names])
+
     def put_many(self, items: Mapping[str, Any], *, kind: str) -> None:
-        """Store ``items`` ({key: JSON-serialisable value}) in one transaction (a key already there is kept)."""
+        """Store ``items`` ({key: JSON-serialisable value}) in one transaction (a key already there is kept).
+
+        The key is stored as a hash (:func:`store_key`) and the value goes through the output layer's redaction
+        (:func:`biaskit.output.clean_obj`), as every byte biaskit writes: a secret in the data, in a rendered
+        prompt or echoed by a server never reaches ``cache.sqlite``."""
         if not items:
             return
         now = time.time()
-        rows = [(k, kind, json.dumps(v, sort_keys=True, ensure_ascii=False), now) for k, v in items.items()]
+        rows = [(store_key(k), kind, json.dumps(clean_obj(v), sort_keys=True, ensure_ascii=False), now) for k, v in items.items()]
         with self._conn() as c:
             c.executemany("INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?)", rows)
 
@@ -162,8 +274,8 @@ class ResponseCache:
         t["tokens_out"] += tokens_out
 
     def stats(self) -> dict[str, Any]:
-        """What a manifest records: ``{"hits": N, "misses": M, "path": DIR}``."""
-        return {"hits": self.hits, "misses": self.misses, "path": str(self.path)}
+        """What a manifest records: ``{"hits": N, "misses": M, "damaged": D, "path": DIR}``."""
+        return {"hits": self.hits, "misses": self.misses, "damaged": self.damaged, "path": str(self.path)}
 
     def info(self) -> dict[str, Any]:
         """Entries per kind, the database size and the remembered weight hashes (``biaskit cache info``)."""

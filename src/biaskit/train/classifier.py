@@ -41,7 +41,9 @@ from pathlib import Path
 from typing import Any
 
 from biaskit import __version__
+from biaskit.errors import BiaskitError
 from biaskit.io import output_lock
+from biaskit.jsonread import read_back
 from biaskit.log import get_logger
 from biaskit.ownership import claim_folder
 from biaskit.train.baselines import run_systems, vader_mapping
@@ -152,9 +154,10 @@ def _finished_runs(claim, runs: int) -> dict[int, dict[str, Any]]:
         p = claim.out / "runs" / f"run-{r}.json"
         if f"runs/run-{r}.json" in claim.owned and p.is_file():
             try:
-                done[r] = json.loads(p.read_text(encoding="utf-8"))
-            except ValueError:
-                pass
+                done[r] = read_back(p, what="run record")
+            except BiaskitError as exc:
+                if exc.code != "E381":  # (not JSON: that run is redone; too deep or too large is said)
+                    raise
     return done
 
 

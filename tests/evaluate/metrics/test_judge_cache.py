@@ -77,13 +77,13 @@ def test_second_judge_run_asks_the_model_nothing_and_gives_an_equal_table(tiny_j
     first = _judge(tiny_judge, cache, orders=2, repeats=3, seed=7)
     # 4 texts: the task's own order (with the 3 repeats) then the second order, one call each: 4 + 4 prompts
     assert prompts_asked == [4, 4]
-    assert cache.stats() == {"hits": 0, "misses": 4, "path": str(folder)}
+    assert cache.stats() == {"hits": 0, "misses": 4, "damaged": 0, "path": str(folder)}
     assert cache.info()["kinds"] == {"score:judge": 4}
     prompts_asked.clear()
     again = ResponseCache(folder)
     second = _judge(tiny_judge, again, orders=2, repeats=3, seed=7)
     assert prompts_asked == []  # not one prompt reached the model
-    assert again.stats() == {"hits": 4, "misses": 0, "path": str(folder)}
+    assert again.stats() == {"hits": 4, "misses": 0, "damaged": 0, "path": str(folder)}
     assert second.equals(first)
     assert set(first.column_names) >= {"judge_flip", "judge_retest", "judge_p_neutral", "judge_tokens_in"}
     assert _judge(tiny_judge, None, orders=2, repeats=3, seed=7).equals(first)  # the cache gives what the model gives
@@ -188,7 +188,7 @@ def test_score_command_caches_the_judge(tiny_judge, tmp_path):
         r = runner.invoke(app, [*args, "--cache", str(tmp_path / "c"), "--out", str(tmp_path / f"{name}.parquet")])
         assert r.exit_code == 0, r.output
     a, m = (json.loads((tmp_path / f"{name}.parquet.manifest.json").read_text()) for name in ("a", "b"))
-    assert m["cache"] == {"hits": 4, "misses": 0, "path": str(tmp_path / "c")}
+    assert m["cache"] == {"hits": 4, "misses": 0, "damaged": 0, "path": str(tmp_path / "c")}
     spent = (a["cost"]["judge"]["tokens_in"], a["cost"]["judge"]["tokens_out"])
     assert spent[0] > 0 and spent[1] == 8 and (a["cost"]["judge"]["cached_tokens_in"], a["cost"]["judge"]["cached_tokens_out"]) == (0, 0)
     assert (m["cost"]["judge"]["tokens_in"], m["cost"]["judge"]["tokens_out"]) == (0, 0)

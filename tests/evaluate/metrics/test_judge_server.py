@@ -344,7 +344,7 @@ def test_judge_against_a_real_llama_cpp_server(llama_server, tmp_path, monkeypat
         assert row["judge_tokens_in"] == reply["usage"]["prompt_tokens"]
     # the re-run: every row from the cache, the same table
     manifest = json.loads((out / "b.parquet.manifest.json").read_text())
-    assert manifest["cache"] == {"hits": len(TEXTS), "misses": 0, "path": str(out / "cache")}
+    assert manifest["cache"] == {"hits": len(TEXTS), "misses": 0, "damaged": 0, "path": str(out / "cache")}
     assert runs[1].equals(runs[0])
     written = _written_bytes(out)
     assert llama_server.api_key.encode() not in written

@@ -33,7 +33,7 @@ def test_second_score_is_answered_from_the_cache(regard_model, tmp_path):
     assert cache.info()["entries"] == 3  # ... and stored once
     again = ResponseCache(tmp_path / "cache")
     second = _regard(regard_model, again)
-    assert again.stats() == {"hits": 4, "misses": 0, "path": str(tmp_path / "cache")}
+    assert again.stats() == {"hits": 4, "misses": 0, "damaged": 0, "path": str(tmp_path / "cache")}
     assert second.equals(first)
     assert _regard(regard_model, None).equals(first)  # the cache gives what the model gives
 
@@ -92,7 +92,7 @@ def test_score_command_records_the_cache_in_its_manifest(regard_model, tmp_path)
         )
         assert r.exit_code == 0, r.output
     m = json.loads((tmp_path / "b.parquet.manifest.json").read_text())
-    assert m["cache"] == {"hits": 4, "misses": 0, "path": str(tmp_path / "c")}
+    assert m["cache"] == {"hits": 4, "misses": 0, "damaged": 0, "path": str(tmp_path / "c")}
     assert pq.read_table(tmp_path / "a.parquet").equals(pq.read_table(tmp_path / "b.parquet"))
     r = runner.invoke(app, ["cache", "info", str(tmp_path / "c")])
     assert r.exit_code == 0 and "3 cached answers" in r.output and "score:regard: 3" in r.output

@@ -61,9 +61,9 @@ def test_second_identical_run_is_answered_from_the_cache(tiny_causal, gen_prompt
     cache = tmp_path / "cache"
     kw = dict(model=tiny_causal, max_new_tokens=6, do_sample=True, top_k=20, num_return_sequences=2, seed=4, progress=False, cache=str(cache))
     first = generate(gen_prompts, out=tmp_path / "a.parquet", **kw)
-    assert read_manifest(tmp_path / "a.parquet")["cache"] == {"hits": 0, "misses": first.num_rows, "path": str(cache)}
+    assert read_manifest(tmp_path / "a.parquet")["cache"] == {"hits": 0, "misses": first.num_rows, "damaged": 0, "path": str(cache)}
     second = generate(gen_prompts, out=tmp_path / "b.parquet", **kw)
-    assert read_manifest(tmp_path / "b.parquet")["cache"] == {"hits": second.num_rows, "misses": 0, "path": str(cache)}
+    assert read_manifest(tmp_path / "b.parquet")["cache"] == {"hits": second.num_rows, "misses": 0, "damaged": 0, "path": str(cache)}
     assert second.num_rows == 2 * gen_prompts.num_rows
     assert _outputs(second).equals(_outputs(first))
     # and equal to a run without the cache: a cached answer is the model's answer
@@ -80,7 +80,7 @@ def test_manifest_does_not_record_the_model_path_or_key_parts(tiny_causal, gen_p
     # the path appears exactly as often as in a run without the cache (model id and source, already recorded)
     assert text.count(tiny_causal) == without.with_name("plain.parquet.manifest.json").read_text().count(tiny_causal)
     m = read_manifest(tmp_path / "g.parquet")
-    assert set(m["cache"]) == {"hits", "misses", "path"}
+    assert set(m["cache"]) == {"hits", "misses", "damaged", "path"}
     assert "tokenizer" not in json.dumps(m["cache"]) and "sha256:" not in json.dumps(m["cache"])
 
 
@@ -104,7 +104,7 @@ def test_a_changed_setting_is_a_miss(tiny_causal, gen_prompts, tmp_path, change)
     if "system_prompt" in change:  # the chat format alone is cached first: only the system prompt differs
         generate(gen_prompts, cache=cache, **{**base, "prompt_format": "chat"})
     changed = generate(gen_prompts, cache=cache, **{**base, **change})
-    assert _cache_facts(changed) == {"hits": 0, "misses": changed.num_rows, "path": cache}
+    assert _cache_facts(changed) == {"hits": 0, "misses": changed.num_rows, "damaged": 0, "path": cache}
     fresh = generate(gen_prompts, **{**base, **change})
     assert _outputs(changed).equals(_outputs(fresh))  # what a run without the cache gives: no stale row
 
@@ -179,7 +179,7 @@ def test_a_changed_chat_template_is_a_miss(tiny_causal, make_prompts, tmp_path):
         cfg_path.write_text(json.dumps(cfg))
     _forget_loaded(folder)
     t = generate(p, model=folder, max_new_tokens=4, prompt_format="chat", cache=cache, progress=False)
-    assert _cache_facts(t) == {"hits": 0, "misses": 1, "path": cache}
+    assert _cache_facts(t) == {"hits": 0, "misses": 1, "damaged": 0, "path": cache}
     from transformers import AutoTokenizer
 
     rendered = AutoTokenizer.from_pretrained(folder).apply_chat_template(
@@ -219,7 +219,7 @@ def test_likelihood_and_fill_mask_are_cached(tiny_causal, tiny_masked, make_prom
     tmpl = make_prompts(["The woman worked as a [MASK].", "He is an old [MASK]."])
     f1 = fill_mask(tmpl, model=tiny_masked, top_k=4, cache=cache, progress=False)
     f2 = fill_mask(tmpl, model=tiny_masked, top_k=4, cache=cache, progress=False)
-    assert _cache_facts(f2) == {"hits": 8, "misses": 0, "path": cache} and _outputs(f1).equals(_outputs(f2))
+    assert _cache_facts(f2) == {"hits": 8, "misses": 0, "damaged": 0, "path": cache} and _outputs(f1).equals(_outputs(f2))
     f3 = fill_mask(tmpl, model=tiny_masked, top_k=3, cache=cache, progress=False)
     assert _cache_facts(f3)["hits"] == 0
 

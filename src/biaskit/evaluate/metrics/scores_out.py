@@ -11,9 +11,28 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from biaskit.evaluate.metrics.cost import token_cost
 from biaskit.io import write_table
 from biaskit.manifest import new_manifest
+from biaskit.schema import validate
+
+#: the row key of a scores table; a table to score without one gets ``row-1``, ``row-2``, ... (its row numbers)
+ROW_ID = "prompt_id"
+
+
+def scoring_input(t: pa.Table, *, source: str) -> tuple[pa.Table, bool]:
+    """The table ``biaskit score`` reads, made ready to score: any table with a text column is scored (a user's CSV
+    of sentences, Sheng et al.'s labelled sentences), every column is carried, and a table without a row key gets
+    one (``prompt_id`` = ``row-1``, ``row-2``, ..., first). Returns (table, whether the id was added). The checks the
+    output gets (types, a null or duplicated key) are made here, before any scoring, naming ``source`` as the
+    table to score."""
+    added = ROW_ID not in t.column_names
+    if added:
+        t = t.add_column(0, ROW_ID, pa.array([f"row-{i + 1}" for i in range(t.num_rows)], pa.string()))
+    validate(t, "scores", where=f"{source} (the table to score)", keys=True)
+    return t, added
 
 
 def params_as_used(params: dict, used: Sequence[Any]) -> dict:

@@ -7,7 +7,6 @@ Works on whatever tables the run has: each analysis looks for a table with the c
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from biaskit.evaluate.report.plots import save_figure
 from biaskit.evaluate.report.tables import write_table_files
 from biaskit.evaluate.stats._common import check_alpha
 from biaskit.io import SUFFIXES, read_manifest, read_table, table_format, write_text_atomic
+from biaskit.jsonread import read_back
 from biaskit.ownership import claim_stagewise, mark_stagewise
 
 NOT_TABLES = ("report_html", "hub_dir", "report_dir")
@@ -60,9 +60,13 @@ def discover_tables(run_dir: str | Path) -> dict[str, Path]:
     man = rd / "manifest.json"
     if man.is_file():
         try:
-            m = json.loads(man.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise BiaskitError("E081", f"run manifest is not valid JSON: {exc}", value=str(man), fix="rerun the run or delete manifest.json") from exc
+            m = read_back(man, what="run manifest")
+        except BiaskitError as exc:
+            if exc.code != "E381":
+                raise
+            raise BiaskitError(
+                "E081", f"run manifest is not valid JSON: {exc.what}", value=str(man), fix="rerun the run or delete manifest.json"
+            ) from None
         for name, rel in (m.get("tables") or {}).items():
             p = Path(rel)
             found[name] = p if p.is_absolute() else rd / p
@@ -207,7 +211,9 @@ def build_report(
         rd = rd.parent  # a run of one table file: its folder holds the manifest and the report
     manifest, summary = _run_manifest(rd, manifest, summary)
     out_dir = Path(out) if out is not None else rd / "report"
-    previous = claim_stagewise(out_dir, REPORT_FILES, REPORT_WRITTEN_BY, unmarked_ok=True, writes=("report.html", "report.md"))
+    previous = claim_stagewise(
+        out_dir, REPORT_FILES, REPORT_WRITTEN_BY, unmarked_ok=True, writes=("report.html", "report.md"), folders=("figures", "tables")
+    )
     out_dir.mkdir(parents=True, exist_ok=True)
     manifests: dict[str, dict] = {}
     loaded, overview = _load(tables, manifests)
@@ -262,7 +268,7 @@ def _check_options(alpha: float, n_boot: int) -> None:
 def _run_manifest(rd: Path, manifest: dict | None, summary: list[tuple[str, str]] | None):
     """(manifest, summary): those given, else the run folder's ``manifest.json`` and its stage notes."""
     if manifest is None and (rd / "manifest.json").is_file():
-        manifest = json.loads((rd / "manifest.json").read_text(encoding="utf-8"))
+        manifest = read_back(rd / "manifest.json", what="run manifest")
     if summary is None and manifest:
         summary = [tuple(s) for s in manifest.get("summary", [])]
     return manifest, summary

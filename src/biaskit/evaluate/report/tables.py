@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from biaskit.io import write_text_atomic
-from biaskit.output import write_frame_csv
+from biaskit.output import clean, write_frame_csv
 from biaskit.spreadsheet import neutralize_frame
 
 
@@ -43,8 +43,11 @@ def markdown_table(df, *, max_rows: int | None = None, floatfmt: str = ".3f") ->
 
 def _breakable(text: str) -> str:
     """Escaped ``text`` with a line-break opportunity (``<wbr>``) after each ``_``, ``/`` and ``-``: a narrow
-    column wraps "unigram_male" as "unigram_ / male", never inside a word (no ``overflow-wrap:anywhere``)."""
-    return re.sub(r"([_/-])(?=[^\s])", r"\1<wbr>", html.escape(text))
+    column wraps "unigram_male" as "unigram_ / male", never inside a word (no ``overflow-wrap:anywhere``).
+
+    Redacted first (:func:`biaskit.output.clean`), formatted after: a ``<wbr>`` inside a secret (``hf_<wbr>...``)
+    would hide it from the redaction that the page gets when it is written."""
+    return re.sub(r"([_/-])(?=[^\s])", r"\1<wbr>", html.escape(clean(text)))
 
 
 def html_table(df, *, max_rows: int | None = 60, floatfmt: str = ".3f") -> str:
@@ -57,7 +60,7 @@ def html_table(df, *, max_rows: int | None = 60, floatfmt: str = ".3f") -> str:
         for v in row:
             s = fmt_value(v, floatfmt)
             num = isinstance(v, (int, float)) and not isinstance(v, bool)
-            cells.append(f"<td class='num'>{html.escape(s)}</td>" if num else f"<td>{_breakable(s)}</td>")
+            cells.append(f"<td class='num'>{html.escape(clean(s))}</td>" if num else f"<td>{_breakable(s)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     note = ""
     if max_rows is not None and len(df) > max_rows:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from biaskit.evaluate.cache import ResponseCache, cache_key, tokenizer_hash, weights_identity
+from biaskit.evaluate.cache import ResponseCache, cache_key, rows_entry, tokenizer_hash, weights_identity
 from biaskit.evaluate.runners.common import public_model_id
 from biaskit.log import get_logger
 from biaskit.net import HttpError
@@ -122,7 +122,7 @@ class UnitCache:
 
     def lookup(self, units: Sequence[Any]) -> tuple[list[dict], list[Any]]:
         """(result rows of the units found, units to run); hits and misses are counted in output rows."""
-        found = self.cache.get_many([self.key(u) for u in units], count=False)
+        found = self.cache.get_many([self.key(u) for u in units], count=False, shape=rows_entry)
         rows: list[dict] = []
         todo: list[Any] = []
         for u in units:
