@@ -376,5 +376,5 @@ def test_score_names_the_input_file_and_the_expected_type(tmp_path):
     r = CliRunner().invoke(app, ["score", str(src), "--metrics", "vader", "--out", str(out)])
     line = r.output.strip().splitlines()[-1]
     assert r.exit_code == 1 and line.startswith("error[E004]"), r.output
-    assert f"column 'n_tokens' in {src} has type double; the scores table needs int64" in line
+    assert f"column 'n_tokens' in {src} (the table to score) has type double; the scores table needs int64" in line
     assert "got 'double'" not in line and str(out) not in line and not out.exists()
