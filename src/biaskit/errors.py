@@ -136,6 +136,13 @@ CATALOGUE: dict[str, str] = {
     "E385": "a multistream index does not match its streams",
     "E386": "an invalid label (not a label the task or metric declares)",
     "E395": "the text annotators saw is not the text the metric scored (validation not like for like)",
+    "E410": "unknown slot in a BBQ template",
+    "E411": "a BBQ template list (Names, Lexical_diversity, stereotyped groups) does not parse",
+    "E412": "a vocabulary category a BBQ template needs is missing",
+    "E413": "BBQ templates folder missing or incomplete",
+    "E414": "unknown BBQ category",
+    "E415": "invalid BBQ examples table",
+    "E416": "BBQ prediction input error",
 }
 
 

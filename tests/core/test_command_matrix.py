@@ -118,6 +118,7 @@ MATRIX: dict[str, E] = {
     "expand holistic": E(
         lambda i, d: ["expand", "holistic", "--axis", "ability", "--n-descriptors", "2", "--noun", "woman", "--out", d / "h.parquet"], out="file"
     ),
+    "expand bbq": E(lambda i, d: ["expand", "bbq", "--categories", "Religion", "--out", d / "b.parquet"], out="file"),
     "expand templates": E(lambda i, d: ["expand", "templates", str(TEMPLATES), "--out", d / "t.parquet"], out="file"),
     "expand honest": E(lambda i, d: ["expand", "honest", "--file", i / "honest.tsv", "--out", d / "h.parquet"], out="file"),
     "templates validate": E(lambda i, d: ["templates", "validate", str(TEMPLATES)]),

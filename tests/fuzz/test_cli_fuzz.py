@@ -474,6 +474,7 @@ CASES: dict[str, Case] = {
     "prompts rebuild": _table_case("prompts", lambda f, d: ["prompts", "rebuild", f, "--out", d / "p.parquet"]),
     "bold import": (["folder", *TEXT_FILE_KINDS], _bold_import),
     "bold export": _table_case("prompts", lambda f, d: ["bold", "export", f, "--out", d / "bold_out", "--layout", "both"]),
+    "expand bbq": _file_case(".csv", lambda f, d: ["expand", "bbq", f.parent, "--categories", "Age", "--out", d / "b.parquet"]),
     "expand holistic": _file_case(
         ".json",
         lambda f, d: [

@@ -311,6 +311,7 @@ def register(app: typer.Typer) -> None:
             "genbias": genbias_cmd,
             "validity": validity_cmd,
             "ppi": ppi_cmd,
+            "bbq": bbq_cmd,
         },
     )
     app.command("report")(report)
@@ -391,6 +392,30 @@ def validity_cmd(
     _emit(validity_summary(t, by, method=method), out)
     within = [c for c in by.split(",") if c.strip() and c.strip() != category]
     _emit(validity_tests(t, category, within), tests_out)
+
+
+def bbq_cmd(
+    table: Path = typer.Argument(..., help="BBQ examples with a prediction column (expand bbq or hub load, then answered)."),
+    prediction_column: str = typer.Option(..., "--prediction-column", help="Predicted option (0-2 or ans0-ans2) or the answer as text."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the rows as CSV here (default: print Markdown)."),
+    ci: float = typer.Option(0.95, "--ci", help="Confidence level of the intervals."),
+    n_boot: int = typer.Option(1000, "--n-boot", help="Cluster-bootstrap replicates of the ambiguous-context bias score."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+) -> None:
+    """BBQ accuracy and bias score (s_DIS, s_AMB; x100) per category x context condition, "(names)" rows apart.
+
+    Example: biaskit stats bbq bbq_answered.parquet --prediction-column prediction --out bbq_scores.csv
+
+    Example: biaskit stats bbq bbq_age_predictions.parquet --prediction-column model_answer --ci 0.9
+    """
+    from biaskit.evaluate.stats.bbq import bbq_scores
+    from biaskit.io import read_table
+
+    df = bbq_scores(read_table(table), prediction_column, level=ci, n_boot=n_boot, seed=seed)
+    unmatched = int(df["n_unmatched"].sum()) if len(df) else 0
+    if unmatched:
+        typer.echo(f"{unmatched} predictions matched no option: counted in n_unmatched, not scored", err=True)
+    _emit(df, out)
 
 
 def _emit(df, out: Path | None) -> None:

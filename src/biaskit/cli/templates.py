@@ -1,4 +1,4 @@
-"""CLI: ``expand holistic``, ``expand templates``, ``expand honest``, ``templates export-sheet``,
+"""CLI: ``expand holistic``, ``expand bbq``, ``expand templates``, ``expand honest``, ``templates export-sheet``,
 ``templates import-sheet``, ``templates validate``, ``templates show``."""
 
 from __future__ import annotations
@@ -114,6 +114,34 @@ def expand_holistic_cmd(
     )
     if stats.variant_rows_skipped_as_no_op:
         typer.echo(f"{stats.variant_rows_skipped_as_no_op} variant combinations not emitted (they would not change the text)")
+
+
+def expand_bbq_cmd(
+    templates_dir: Path | None = typer.Argument(None, help="BBQ's templates/ folder (default: the bundled copy, nyu-mll/BBQ @ bea11bd)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Examples table to write (.parquet, .jsonl, .csv)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the draws (names, words, unknown phrasings, option order)."),
+    categories: list[str] | None = typer.Option(None, "--categories", help="Keep these categories (repeat or comma-separate; default all 11)."),
+    strict: bool = typer.Option(False, "--strict", help="Refuse the lists BBQ's generator reads only in part (by default read as it reads them)."),
+) -> None:
+    """Rebuild BBQ (Parrish et al. 2022) from its templates: 4 examples per filled pair, counts as published.
+
+    Example: biaskit expand bbq --out bbq.parquet
+
+    Example: biaskit expand bbq --categories Age,Religion --seed 1 --out bbq_small.jsonl
+
+    Example: biaskit expand bbq my_bbq_templates/ --strict --out bbq_mine.parquet
+    """
+    from biaskit.manifest import new_manifest
+    from biaskit.templates.bbq import expand_bbq, write_bbq
+    from biaskit.templates.bbq_data import load_bbq
+
+    data = load_bbq(templates_dir, _split(categories), strict=strict)
+    table = expand_bbq(data, seed=seed)
+    config = {"templates_dir": str(templates_dir or "bundled"), "categories": sorted(data.templates), "strict": strict}
+    write_bbq(out, table, new_manifest("biaskit expand bbq", stage="bbq", seed=seed, inputs=data.sources, config=config))
+    for note in data.notes:
+        typer.echo(f"note: {note}")
+    typer.echo(f"wrote {out}: {table.num_rows} BBQ examples in {len(data.templates)} categories (seed {seed})")
 
 
 def expand_templates_cmd(
@@ -301,8 +329,8 @@ def import_sheet_cmd(
 def register(app: typer.Typer) -> None:
     sub_app(
         "expand",
-        "Expand templates into prompts tables: HolisticBias, gendered fill-mask templates (cs/pl/sk/en), HONEST.",
-        {"holistic": expand_holistic_cmd, "templates": expand_templates_cmd, "honest": expand_honest_cmd},
+        "Expand templates into prompts tables: HolisticBias, BBQ, gendered fill-mask templates (cs/pl/sk/en), HONEST.",
+        {"holistic": expand_holistic_cmd, "bbq": expand_bbq_cmd, "templates": expand_templates_cmd, "honest": expand_honest_cmd},
     )
     sub_app(
         "templates",
