@@ -1,4 +1,4 @@
-"""CLI: ``expand holistic``, ``expand bbq``, ``expand templates``, ``expand honest``, ``templates export-sheet``,
+"""CLI: ``expand holistic``, ``expand bbq``, ``expand bbq-choices``, ``expand templates``, ``expand honest``, ``templates export-sheet``,
 ``templates import-sheet``, ``templates validate``, ``templates show``."""
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ import typer
 
 from biaskit.cli import sub_app
 from biaskit.errors import BiaskitError
+from biaskit.templates.bbq import write_expansion
+from biaskit.templates.bbq_choice import write_choice_prompts
 from biaskit.templates.holistic_data import VARIANTS, load_holistic, validate_file
 
 
@@ -131,17 +133,24 @@ def expand_bbq_cmd(
 
     Example: biaskit expand bbq my_bbq_templates/ --strict --out bbq_mine.parquet
     """
-    from biaskit.manifest import new_manifest
-    from biaskit.templates.bbq import expand_bbq, write_bbq
-    from biaskit.templates.bbq_data import load_bbq
-
-    data = load_bbq(templates_dir, _split(categories), strict=strict)
-    table = expand_bbq(data, seed=seed)
-    config = {"templates_dir": str(templates_dir or "bundled"), "categories": sorted(data.templates), "strict": strict}
-    write_bbq(out, table, new_manifest("biaskit expand bbq", stage="bbq", seed=seed, inputs=data.sources, config=config))
+    table, data = write_expansion(out, templates_dir, seed=seed, categories=_split(categories), strict=strict)
     for note in data.notes:
         typer.echo(f"note: {note}")
     typer.echo(f"wrote {out}: {table.num_rows} BBQ examples in {len(data.templates)} categories (seed {seed})")
+
+
+def expand_bbq_choices_cmd(
+    examples: Path = typer.Argument(..., help="BBQ examples (expand bbq or hub load)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write: 4 rows per example (3 options, 1 base row)."),
+) -> None:
+    """BBQ as multiple choice by likelihood: prompts rows to score with `biaskit likelihood --span-column answer_span`.
+
+    Example: biaskit expand bbq-choices bbq.parquet --out bbq_choices.parquet && biaskit likelihood bbq_choices.parquet --model smollm2-135m --span-column answer_span --out bbq_ll.parquet
+
+    Example: biaskit expand bbq-choices bbq_age.parquet --out age_choices.jsonl
+    """
+    table = write_choice_prompts(examples, out)
+    typer.echo(f"wrote {out}: {table.num_rows} prompts rows ({table.num_rows // 4} examples x 3 options + 1 base row)")
 
 
 def expand_templates_cmd(
@@ -330,7 +339,13 @@ def register(app: typer.Typer) -> None:
     sub_app(
         "expand",
         "Expand templates into prompts tables: HolisticBias, BBQ, gendered fill-mask templates (cs/pl/sk/en), HONEST.",
-        {"holistic": expand_holistic_cmd, "bbq": expand_bbq_cmd, "templates": expand_templates_cmd, "honest": expand_honest_cmd},
+        {
+            "holistic": expand_holistic_cmd,
+            "bbq": expand_bbq_cmd,
+            "bbq-choices": expand_bbq_choices_cmd,
+            "templates": expand_templates_cmd,
+            "honest": expand_honest_cmd,
+        },
     )
     sub_app(
         "templates",

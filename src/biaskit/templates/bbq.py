@@ -26,6 +26,7 @@ import pyarrow as pa
 
 from biaskit.errors import BiaskitError
 from biaskit.io import write_table
+from biaskit.manifest import new_manifest
 from biaskit.templates.articles import indefinite_article
 from biaskit.templates.bbq_data import INTERSECTIONAL, UNKNOWN_OPTIONS, BBQData, Template, load_bbq
 
@@ -436,6 +437,12 @@ def expand_bbq(data: BBQData | str | Path | None = None, *, seed: int = 0, categ
     return pa.Table.from_pylist(rows, schema=schema) if rows else schema.empty_table()
 
 
-def write_bbq(out: str | Path, table: pa.Table, manifest: dict | None = None) -> Path:
-    """Write an examples table atomically with its manifest (format by suffix)."""
-    return write_table(table, out, manifest=manifest)
+def write_expansion(
+    out: str | Path, templates_dir: str | Path | None = None, *, seed: int = 0, categories: list[str] | None = None, strict: bool = False
+) -> tuple[pa.Table, BBQData]:
+    """Read the templates, expand them and write the examples atomically with a manifest (``biaskit expand bbq``)."""
+    data = load_bbq(templates_dir, categories, strict=strict)
+    table = expand_bbq(data, seed=seed)
+    config = {"templates_dir": str(templates_dir or "bundled"), "categories": sorted(data.templates), "strict": strict, "notes": data.notes}
+    write_table(table, out, manifest=new_manifest("biaskit expand bbq", stage="bbq", seed=seed, inputs=data.sources, config=config))
+    return table, data
