@@ -170,8 +170,10 @@ class _Plain:
         if cat == "Race_ethnicity" and t.proper_names:
             gender, eth = by_name[word].get("gender", ""), by_name[word].get("ethnicity", "")
             person = Person(f"{word} {self._last(eth, t)}", f"{gender}-{eth}")
-            pool = [r for r in self.first_names if r.get("ethnicity") not in t.groups and r.get("gender") == gender]
-            chosen = rng.sample(pool, 5) if len(pool) >= 5 else _sample(rng, [r["Name"] for r in pool], 5, t)
+            candidates = [r for r in self.first_names if r.get("ethnicity") not in t.groups and r.get("gender") == gender]
+            if len(candidates) < 5:
+                _sample(rng, [r["Name"] for r in candidates], 5, t)  # raises E412 naming the row
+            chosen = rng.sample(candidates, 5)
             others = [Person(f"{r['Name']} {self._last(r.get('ethnicity', ''), t)}", f"{r.get('gender')}-{r.get('ethnicity')}") for r in chosen]
             return person, others
         return Person(word, word), [Person(n, n) for n in seconds]

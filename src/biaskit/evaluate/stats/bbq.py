@@ -239,9 +239,10 @@ def predictions_from_likelihoods(examples: Any, likelihoods: Any, normalisation:
             preds.append(None)
             why.append(bad)
             continue
-        base_sum, base_n = float(got[3][0]) * int(got[3][1]), int(got[3][1])
+        rows = [g for g in got if g is not None]  # all four are there (checked above)
+        base_sum, base_n = float(rows[3][0]) * int(rows[3][1]), int(rows[3][1])
         scores = []
-        for m, n, _ in got[:3]:
+        for m, n, _ in rows[:3]:
             k = int(n) - base_n
             total = float(m) * int(n) - base_sum
             scores.append(math.nan if k <= 0 else (total if normalisation == "sum" else total / k))
