@@ -143,6 +143,7 @@ CATALOGUE: dict[str, str] = {
     "E414": "unknown BBQ category",
     "E415": "invalid BBQ examples table",
     "E416": "BBQ prediction input error",
+    "E417": "a BBQ translation does not keep the slots or lists of its source",
 }
 
 

@@ -12,6 +12,7 @@ from biaskit.cli import sub_app
 from biaskit.errors import BiaskitError
 from biaskit.templates.bbq import write_expansion
 from biaskit.templates.bbq_choice import write_choice_prompts
+from biaskit.templates.bbq_sheet import bbq_sheet_rows, import_bbq_sheet
 from biaskit.templates.holistic_data import VARIANTS, load_holistic, validate_file
 
 
@@ -287,6 +288,9 @@ def export_sheet_cmd(
     target: list[str] = typer.Option(
         ..., "--target", help="Target languages or template-set files (existing translations pre-fill the sheet); repeatable."
     ),
+    bbq: str | None = typer.Option(
+        None, "--bbq", help="Export BBQ's templates instead (a BBQ templates/ folder, or `bundled`): one row per translatable cell."
+    ),
     mt_command: str | None = typer.Option(
         None,
         "--mt-command",
@@ -298,18 +302,26 @@ def export_sheet_cmd(
     Example: biaskit templates export-sheet --source en --target cs --target pl --target sk --out sheet.xlsx
 
     Example: biaskit templates export-sheet --target uk --out sheet_uk.csv
+
+    Example (BBQ's templates, for a Czech BBQ): biaskit templates export-sheet --bbq bundled --target cs --out bbq_sheet.csv
     """
+    from biaskit.templates.gendered import STARTER_LANGUAGES
     from biaskit.templates.sheet import CommandTranslator, machine_translate, sheet_rows, write_sheet
 
-    src = _resolve_set(source)
-    from biaskit.templates.gendered import STARTER_LANGUAGES
-
-    targets = [_resolve_set(t) if (t in STARTER_LANGUAGES or Path(t).is_file()) else t for t in target]
-    rows, langs = sheet_rows(src, targets)
+    if bbq is not None:  # BBQ's templates: the targets are language codes
+        rows, langs = bbq_sheet_rows(None if bbq == "bundled" else bbq), list(target)
+        for r in rows:
+            r.update({f"{lang}{suffix}": "" for lang in langs for suffix in ("", "_status", "_translator", "_validator", "_notes")})
+        src_language = "en"
+    else:
+        src = _resolve_set(source)
+        targets = [_resolve_set(t) if (t in STARTER_LANGUAGES or Path(t).is_file()) else t for t in target]
+        rows, langs = sheet_rows(src, targets)
+        src_language = src.language
     if mt_command:
         tr = CommandTranslator(mt_command)
         for lang in langs:
-            n = machine_translate(rows, lang, tr, source_language=src.language)
+            n = machine_translate(rows, lang, tr, source_language=src_language)
             typer.echo(f"machine-translated {n} {lang} cell(s) (status 'machine')")
     write_sheet(rows, langs, out)
     typer.echo(f"wrote {out}: {len(rows)} templates, languages {', '.join(langs)}")
@@ -320,14 +332,25 @@ def import_sheet_cmd(
     lang: str = typer.Option(..., "--lang", help="Language column to import."),
     out: Path = typer.Option(..., "--out", "-o", help="Template-set file to write (.yaml or .json)."),
     base: str | None = typer.Option(None, "--base", help="Template set giving the subjects of the language (default: the bundled starter set)."),
+    bbq: str | None = typer.Option(
+        None, "--bbq", help="A sheet of BBQ's templates: the folder it was exported from (or `bundled`); --out is then a templates folder."
+    ),
+    overwrite: bool = typer.Option(False, "--overwrite", help="--bbq: write into an existing --out folder (your files are kept)."),
 ) -> None:
     """Import one language of a filled sheet into a template-set file, validating every translation.
 
     Example: biaskit templates import-sheet sheet.xlsx --lang cs --out templates_cs.yaml
 
     Example: biaskit templates import-sheet sheet_uk.csv --lang uk --base my_uk_subjects.yaml --out templates_uk.yaml
+
+    Example (a Czech BBQ, then built): biaskit templates import-sheet bbq_sheet.csv --lang cs --bbq bundled --out bbq_cs/ && biaskit expand bbq bbq_cs/ --out bbq_cs.parquet
     """
     from biaskit.templates.sheet import import_sheet, save_template_set
+
+    if bbq is not None:
+        n = import_bbq_sheet(sheet, lang, out, None if bbq == "bundled" else bbq, overwrite=overwrite)
+        typer.echo(f"wrote {out}: BBQ templates with {n['used']} {lang} cells (status translated/validated; other cells keep the source)")
+        return
 
     ts, counts = import_sheet(sheet, lang, _resolve_set(base or lang))
     save_template_set(ts, out)
