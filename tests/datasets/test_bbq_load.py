@@ -73,3 +73,13 @@ def test_expand_bbq_command_writes_the_table_its_manifest_and_the_notes(tmp_path
     assert man["seed"] == 2 and man["config"]["categories"] == ["Disability_status", "Religion"]
     again = load_source(out, kind="bbq_jsonl").table
     assert again.num_rows == 2756
+
+
+def test_a_table_written_by_expand_bbq_loads_back_identically(tmp_path):
+    from biaskit.io import write_table
+    from biaskit.templates.bbq import expand_bbq
+
+    t = expand_bbq(seed=0, categories=["Race_x_gender"]).slice(0, 48)
+    write_table(t, tmp_path / "bbq.jsonl")
+    back = load_source(tmp_path / "bbq.jsonl").table
+    assert back.to_pylist() == t.to_pylist()
