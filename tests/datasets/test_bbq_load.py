@@ -83,3 +83,15 @@ def test_a_table_written_by_expand_bbq_loads_back_identically(tmp_path):
     write_table(t, tmp_path / "bbq.jsonl")
     back = load_source(tmp_path / "bbq.jsonl").table
     assert back.to_pylist() == t.to_pylist()
+
+
+def test_a_file_that_is_not_utf8_is_e415_or_not_taken_for_bbq(tmp_path):
+    src = tmp_path / "x.jsonl"
+    good = (FIX / "Age_head8.jsonl").read_bytes().splitlines()[0]
+    src.write_bytes(good + b"\n" + b'{"context": "caf\xe9"}\n')
+    with pytest.raises(BiaskitError) as e:
+        load_source(src, kind="bbq_jsonl")
+    assert e.value.code == "E415" and "x.jsonl line 2 is not UTF-8" in str(e.value)
+    bad_first = tmp_path / "y.jsonl"
+    bad_first.write_bytes(b'{"context_condition": "caf\xe9"}\n')
+    assert detect_kind(str(bad_first)) == "bold_hub"  # not taken for BBQ; the BOLD reader reports it

@@ -45,11 +45,11 @@ def is_bbq_jsonl(path: str | Path) -> bool:
         p = next(iter(sorted(p.glob("*.jsonl"))), p)
     if not (p.is_file() and p.name.lower().endswith(".jsonl")):
         return False
-    with p.open(encoding="utf-8") as fh:
+    with p.open("rb") as fh:
         first = fh.readline()
     try:
-        row = json.loads(first)
-    except ValueError:
+        row = json.loads(first.decode("utf-8"))
+    except ValueError:  # not UTF-8 (UnicodeDecodeError is a ValueError) or not JSON: not BBQ's file
         return False
     return isinstance(row, dict) and {"context_condition", "question_polarity", "answer_info"} <= set(row)
 
@@ -124,8 +124,14 @@ def read_published(source: str | Path) -> pa.Table:
         raise BiaskitError("E415", "no .jsonl files in the folder", value=str(p), fix="give BBQ's data/ folder or one of its files")
     rows: list[dict[str, Any]] = []
     for f in files:
-        with f.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, start=1):
+        with f.open("rb") as fh:
+            for n, raw in enumerate(fh, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise BiaskitError(
+                        "E415", f"{f.name} line {n} is not UTF-8 text", value=raw[:80], fix="give BBQ's JSON Lines files as UTF-8"
+                    ) from exc
                 if not line.strip():
                     continue
                 try:
