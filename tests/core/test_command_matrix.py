@@ -44,6 +44,7 @@ DUMP = ROOT / "tests/fixtures/wiki/enwiki-pages-articles-206pages.xml.bz2"
 LMEVAL = ROOT / "tests/fixtures/lmeval/smollm2"
 TEMPLATES = ROOT / "src/biaskit/data/templates/en.yaml"
 TOKENIZERS = ROOT / "tests/evaluate/runners/data"
+BBQ = ROOT / "tests/fixtures/bbq/religion_expanded16.jsonl"
 
 ENV = {
     "HF_TOKEN": "hf_matrixCanaryHF0123456789abcdef",
@@ -119,6 +120,8 @@ MATRIX: dict[str, E] = {
     "expand holistic": E(
         lambda i, d: ["expand", "holistic", "--axis", "ability", "--n-descriptors", "2", "--noun", "woman", "--out", d / "h.parquet"], out="file"
     ),
+    "expand bbq": E(lambda i, d: ["expand", "bbq", "--categories", "Religion", "--out", d / "b.parquet"], out="file"),
+    "expand bbq-choices": E(lambda i, d: ["expand", "bbq-choices", BBQ, "--out", d / "c.parquet"], out="file"),
     "expand templates": E(lambda i, d: ["expand", "templates", str(TEMPLATES), "--out", d / "t.parquet"], out="file"),
     "expand honest": E(lambda i, d: ["expand", "honest", "--file", i / "honest.tsv", "--out", d / "h.parquet"], out="file"),
     "templates validate": E(lambda i, d: ["templates", "validate", str(TEMPLATES)]),
@@ -152,6 +155,7 @@ MATRIX: dict[str, E] = {
     "stats genbias": E(
         lambda i, d: ["stats", "genbias", i / "scores.parquet", "--prob-columns", "vader_*", "--n-boot", "5", "--out", d / "gb"], out="dir"
     ),
+    "stats bbq": E(lambda i, d: ["stats", "bbq", BBQ, "--prediction-column", "prediction", "--n-boot", "10", "--out", d / "b.csv"], out="file"),
     "stats validity": E(lambda i, d: ["stats", "validity", i / "scores.parquet", "--out", d / "v.csv"], out="file", reads="table"),
     "train classifier": E(
         lambda i, d: [

@@ -474,6 +474,8 @@ CASES: dict[str, Case] = {
     "prompts rebuild": _table_case("prompts", lambda f, d: ["prompts", "rebuild", f, "--out", d / "p.parquet"]),
     "bold import": (["folder", *TEXT_FILE_KINDS], _bold_import),
     "bold export": _table_case("prompts", lambda f, d: ["bold", "export", f, "--out", d / "bold_out", "--layout", "both"]),
+    "expand bbq": _file_case(".csv", lambda f, d: ["expand", "bbq", f.parent, "--categories", "Age", "--out", d / "b.parquet"]),
+    "expand bbq-choices": _table_case("prompts", lambda f, d: ["expand", "bbq-choices", f, "--out", d / "c.parquet"]),
     "expand holistic": _file_case(
         ".json",
         lambda f, d: [
@@ -521,6 +523,7 @@ CASES: dict[str, Case] = {
     "stats genbias": _table_case(
         "generations", lambda f, d: ["stats", "genbias", f, "--prob-columns", "regard_*", "--n-boot", "5", "--out", d / "gb"]
     ),
+    "stats bbq": _table_case("prompts", lambda f, d: ["stats", "bbq", f, "--prediction-column", "text", "--out", d / "b.csv"]),
     "stats validity": _table_case("scores", lambda f, d: ["stats", "validity", f, "--out", d / "v.csv", "--tests-out", d / "vt.csv"]),
     "stats ppi": _table_case(
         "scores",

@@ -9,6 +9,7 @@ import typer
 
 from biaskit.cli import sub_app
 from biaskit.errors import BiaskitError, check_choice
+from biaskit.io import read_table
 
 
 def report(
@@ -73,7 +74,6 @@ def aggregate_cmd(
     Example: biaskit stats aggregate scores.parquet --by group --labels vader_label --cluster page_id
     """
     from biaskit.evaluate.stats import aggregate
-    from biaskit.io import read_table
 
     res = aggregate(read_table(table), by, labels=labels, means=means, n_boot=n_boot, seed=seed, prop_ci=prop_ci, cluster=cluster)
     _emit(res, out)
@@ -107,7 +107,6 @@ def ztest_cmd(
     from biaskit.evaluate.stats import pairwise_proportion_tests
     from biaskit.evaluate.stats.aggregate import label_strings, metric_labels
     from biaskit.evaluate.stats.families import add_caution
-    from biaskit.io import read_table
 
     t = read_table(table)
     if column in t.column_names and metric_labels(column) is None:  # a metric's column: checked against its labels (E151)
@@ -136,7 +135,6 @@ def family_cmd(
     Example: biaskit stats family runs/demo/scores.parquet --kind group-gap --column regard_label --label negative --out gaps.csv
     """
     from biaskit.evaluate.stats.families import proportion_family_tests
-    from biaskit.io import read_table
 
     res = proportion_family_tests(read_table(table), kind, column, label)
     _emit(res, out)
@@ -166,7 +164,6 @@ def likelihood_bias_cmd(
     Example: biaskit stats likelihood-bias runs/demo/likelihoods.parquet --paired-out paired.csv
     """
     from biaskit.evaluate.stats import likelihood_bias
-    from biaskit.io import read_table
 
     t = read_table(table)
     res = likelihood_bias(t, model=model, alpha=alpha)
@@ -221,7 +218,6 @@ def genbias_cmd(
     Example: biaskit stats genbias scores.parquet --prob-columns 'regard_*' --clusters 'polar=regard_positive,regard_negative' --out /tmp/gb
     """
     from biaskit.evaluate.stats.genbias import DDOF, SCALE, check_method, gen_bias, style_probabilities
-    from biaskit.io import read_table
     from biaskit.ownership import claim_folder
 
     check_method(method)
@@ -319,6 +315,7 @@ def register(app: typer.Typer) -> None:
             "genbias": genbias_cmd,
             "validity": validity_cmd,
             "ppi": ppi_cmd,
+            "bbq": bbq_cmd,
         },
     )
     app.command("report")(report)
@@ -352,7 +349,6 @@ def ppi_cmd(
     Example: biaskit stats ppi scores.parquet --metric-column vader_label --label negative --samples r1/samples.parquet --labels r1/labels.parquet --lam 1
     """
     from biaskit.evaluate.stats.ppi import ppi_table
-    from biaskit.io import read_table
 
     t = read_table(table)
     if (human_column is None) == (samples is None):
@@ -399,12 +395,43 @@ def validity_cmd(
     Example: biaskit stats validity fillins_valid.parquet --by model,language --category subject_category --out shares.csv --tests-out tests.csv
     """
     from biaskit.evaluate.stats import validity_summary, validity_tests
-    from biaskit.io import read_table
 
     t = read_table(table)
     _emit(validity_summary(t, by, method=method), out)
     within = [c for c in by.split(",") if c.strip() and c.strip() != category]
     _emit(validity_tests(t, category, within), tests_out)
+
+
+def bbq_cmd(
+    table: Path = typer.Argument(..., help="BBQ examples with a prediction column (expand bbq or hub load, then answered)."),
+    prediction_column: str | None = typer.Option(None, "--prediction-column", help="Predicted option (0-2 or ans0-ans2) or the answer as text."),
+    likelihoods: Path | None = typer.Option(
+        None, "--likelihoods", help="Or: `biaskit likelihood` of `expand bbq-choices` (--span-column answer_span): the lowest-NLL option."
+    ),
+    normalisation: str = typer.Option("sum", "--normalisation", help="With --likelihoods: sum (total NLL of the option) or per-token."),
+    answers_out: Path | None = typer.Option(None, "--answers-out", help="With --likelihoods: also write the examples with their prediction."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the rows as CSV here (default: print Markdown)."),
+    ci: float = typer.Option(0.95, "--ci", help="Confidence level of the intervals."),
+    n_boot: int = typer.Option(1000, "--n-boot", help="Cluster-bootstrap replicates of the ambiguous-context bias score."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap."),
+) -> None:
+    """BBQ accuracy and bias score (s_DIS, s_AMB; x100) per category x context condition, "(names)" rows apart.
+
+    Example: biaskit stats bbq bbq_answered.parquet --prediction-column prediction --out bbq_scores.csv
+
+    Example: biaskit stats bbq bbq_age_predictions.parquet --prediction-column model_answer --ci 0.9
+
+    Example: biaskit stats bbq bbq.parquet --likelihoods bbq_ll.parquet --normalisation per-token --answers-out answered.parquet --out scores.csv
+    """
+    from biaskit.evaluate.stats.bbq import score_files
+
+    df = score_files(
+        table, prediction_column, likelihoods=likelihoods, normalisation=normalisation, answers_out=answers_out, level=ci, n_boot=n_boot, seed=seed
+    )
+    unmatched = int(df["n_unmatched"].sum()) if len(df) else 0
+    if unmatched:
+        typer.echo(f"{unmatched} predictions matched no option: counted in n_unmatched, not scored", err=True)
+    _emit(df, out)
 
 
 def _emit(df, out: Path | None) -> None:

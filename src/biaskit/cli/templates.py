@@ -1,4 +1,4 @@
-"""CLI: ``expand holistic``, ``expand templates``, ``expand honest``, ``templates export-sheet``,
+"""CLI: ``expand holistic``, ``expand bbq``, ``expand bbq-choices``, ``expand templates``, ``expand honest``, ``templates export-sheet``,
 ``templates import-sheet``, ``templates validate``, ``templates show``."""
 
 from __future__ import annotations
@@ -10,6 +10,9 @@ import typer
 
 from biaskit.cli import sub_app
 from biaskit.errors import BiaskitError
+from biaskit.templates.bbq import write_expansion
+from biaskit.templates.bbq_choice import write_choice_prompts
+from biaskit.templates.bbq_sheet import bbq_sheet_rows, import_bbq_sheet
 from biaskit.templates.holistic_data import VARIANTS, load_holistic, validate_file
 
 
@@ -114,6 +117,41 @@ def expand_holistic_cmd(
     )
     if stats.variant_rows_skipped_as_no_op:
         typer.echo(f"{stats.variant_rows_skipped_as_no_op} variant combinations not emitted (they would not change the text)")
+
+
+def expand_bbq_cmd(
+    templates_dir: Path | None = typer.Argument(None, help="BBQ's templates/ folder (default: the bundled copy, nyu-mll/BBQ @ bea11bd)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Examples table to write (.parquet, .jsonl, .csv)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the draws (names, words, unknown phrasings, option order)."),
+    categories: list[str] | None = typer.Option(None, "--categories", help="Keep these categories (repeat or comma-separate; default all 11)."),
+    strict: bool = typer.Option(False, "--strict", help="Refuse the lists BBQ's generator reads only in part (by default read as it reads them)."),
+) -> None:
+    """Rebuild BBQ (Parrish et al. 2022) from its templates: 4 examples per filled pair, counts as published.
+
+    Example: biaskit expand bbq --out bbq.parquet
+
+    Example: biaskit expand bbq --categories Age,Religion --seed 1 --out bbq_small.jsonl
+
+    Example: biaskit expand bbq my_bbq_templates/ --strict --out bbq_mine.parquet
+    """
+    table, data = write_expansion(out, templates_dir, seed=seed, categories=_split(categories), strict=strict)
+    for note in data.notes:
+        typer.echo(f"note: {note}")
+    typer.echo(f"wrote {out}: {table.num_rows} BBQ examples in {len(data.templates)} categories (seed {seed})")
+
+
+def expand_bbq_choices_cmd(
+    examples: Path = typer.Argument(..., help="BBQ examples (expand bbq or hub load)."),
+    out: Path = typer.Option(..., "--out", "-o", help="Prompts table to write: 4 rows per example (3 options, 1 base row)."),
+) -> None:
+    """BBQ as multiple choice by likelihood: prompts rows to score with `biaskit likelihood --span-column answer_span`.
+
+    Example: biaskit expand bbq-choices bbq.parquet --out bbq_choices.parquet && biaskit likelihood bbq_choices.parquet --model smollm2-135m --span-column answer_span --out bbq_ll.parquet
+
+    Example: biaskit expand bbq-choices bbq_age.parquet --out age_choices.jsonl
+    """
+    table = write_choice_prompts(examples, out)
+    typer.echo(f"wrote {out}: {table.num_rows} prompts rows ({table.num_rows // 4} examples x 3 options + 1 base row)")
 
 
 def expand_templates_cmd(
@@ -250,6 +288,9 @@ def export_sheet_cmd(
     target: list[str] = typer.Option(
         ..., "--target", help="Target languages or template-set files (existing translations pre-fill the sheet); repeatable."
     ),
+    bbq: str | None = typer.Option(
+        None, "--bbq", help="Export BBQ's templates instead (a BBQ templates/ folder, or `bundled`): one row per translatable cell."
+    ),
     mt_command: str | None = typer.Option(
         None,
         "--mt-command",
@@ -261,18 +302,26 @@ def export_sheet_cmd(
     Example: biaskit templates export-sheet --source en --target cs --target pl --target sk --out sheet.xlsx
 
     Example: biaskit templates export-sheet --target uk --out sheet_uk.csv
+
+    Example (BBQ's templates, for a Czech BBQ): biaskit templates export-sheet --bbq bundled --target cs --out bbq_sheet.csv
     """
+    from biaskit.templates.gendered import STARTER_LANGUAGES
     from biaskit.templates.sheet import CommandTranslator, machine_translate, sheet_rows, write_sheet
 
-    src = _resolve_set(source)
-    from biaskit.templates.gendered import STARTER_LANGUAGES
-
-    targets = [_resolve_set(t) if (t in STARTER_LANGUAGES or Path(t).is_file()) else t for t in target]
-    rows, langs = sheet_rows(src, targets)
+    if bbq is not None:  # BBQ's templates: the targets are language codes
+        rows, langs = bbq_sheet_rows(None if bbq == "bundled" else bbq), list(target)
+        for r in rows:
+            r.update({f"{lang}{suffix}": "" for lang in langs for suffix in ("", "_status", "_translator", "_validator", "_notes")})
+        src_language = "en"
+    else:
+        src = _resolve_set(source)
+        targets = [_resolve_set(t) if (t in STARTER_LANGUAGES or Path(t).is_file()) else t for t in target]
+        rows, langs = sheet_rows(src, targets)
+        src_language = src.language
     if mt_command:
         tr = CommandTranslator(mt_command)
         for lang in langs:
-            n = machine_translate(rows, lang, tr, source_language=src.language)
+            n = machine_translate(rows, lang, tr, source_language=src_language)
             typer.echo(f"machine-translated {n} {lang} cell(s) (status 'machine')")
     write_sheet(rows, langs, out)
     typer.echo(f"wrote {out}: {len(rows)} templates, languages {', '.join(langs)}")
@@ -283,14 +332,25 @@ def import_sheet_cmd(
     lang: str = typer.Option(..., "--lang", help="Language column to import."),
     out: Path = typer.Option(..., "--out", "-o", help="Template-set file to write (.yaml or .json)."),
     base: str | None = typer.Option(None, "--base", help="Template set giving the subjects of the language (default: the bundled starter set)."),
+    bbq: str | None = typer.Option(
+        None, "--bbq", help="A sheet of BBQ's templates: the folder it was exported from (or `bundled`); --out is then a templates folder."
+    ),
+    overwrite: bool = typer.Option(False, "--overwrite", help="--bbq: write into an existing --out folder (your files are kept)."),
 ) -> None:
     """Import one language of a filled sheet into a template-set file, validating every translation.
 
     Example: biaskit templates import-sheet sheet.xlsx --lang cs --out templates_cs.yaml
 
     Example: biaskit templates import-sheet sheet_uk.csv --lang uk --base my_uk_subjects.yaml --out templates_uk.yaml
+
+    Example (a Czech BBQ, then built): biaskit templates import-sheet bbq_sheet.csv --lang cs --bbq bundled --out bbq_cs/ && biaskit expand bbq bbq_cs/ --out bbq_cs.parquet
     """
     from biaskit.templates.sheet import import_sheet, save_template_set
+
+    if bbq is not None:
+        n = import_bbq_sheet(sheet, lang, out, None if bbq == "bundled" else bbq, overwrite=overwrite)
+        typer.echo(f"wrote {out}: BBQ templates with {n['used']} {lang} cells (status translated/validated; other cells keep the source)")
+        return
 
     ts, counts = import_sheet(sheet, lang, _resolve_set(base or lang))
     save_template_set(ts, out)
@@ -301,8 +361,14 @@ def import_sheet_cmd(
 def register(app: typer.Typer) -> None:
     sub_app(
         "expand",
-        "Expand templates into prompts tables: HolisticBias, gendered fill-mask templates (cs/pl/sk/en), HONEST.",
-        {"holistic": expand_holistic_cmd, "templates": expand_templates_cmd, "honest": expand_honest_cmd},
+        "Expand templates into prompts tables: HolisticBias, BBQ, gendered fill-mask templates (cs/pl/sk/en), HONEST.",
+        {
+            "holistic": expand_holistic_cmd,
+            "bbq": expand_bbq_cmd,
+            "bbq-choices": expand_bbq_choices_cmd,
+            "templates": expand_templates_cmd,
+            "honest": expand_honest_cmd,
+        },
     )
     sub_app(
         "templates",

@@ -15,6 +15,8 @@ Sources (``kind`` is detected when not given):
 ``lm_eval``        lm-evaluation-harness ``--log_samples`` output (a ``samples_<task>_<date>.jsonl`` file or the
                    ``--output_path`` folder) of a task written by ``biaskit export lm-eval``: a generations table
                    (:func:`biaskit.interop.lmeval.import_lmeval`)
+``bbq_jsonl``      BBQ's published ``data/<Category>.jsonl`` (a file or the folder): the table of ``biaskit expand
+                   bbq`` (:func:`biaskit.templates.bbq_io.read_published`), other keys such as predictions kept
 ``westslavic_xlsx`` the West Slavic study's ``template_sentences.xlsx`` layout (sheets Czech/Polish/Slovak, one
                    column of finished sentences with an inflected ``<maska>``-style slot); read by
                    :func:`biaskit.templates.westslavic.import_westslavic`; rows it cannot use are listed in
@@ -51,13 +53,14 @@ from biaskit.io import read_table
 from biaskit.schema import PROMPTS
 from biaskit.scrape.bold import import_bold
 from biaskit.scrape.prompts import prompt_id
+from biaskit.templates.bbq_io import is_bbq_jsonl, read_published
 from biaskit.templates.holistic_data import TEMPLATE_FLAGS
 from biaskit.templates.holistic_phrases import NP_COLUMNS
 from biaskit.templates.honest import KINDS as HONEST_KINDS
 from biaskit.templates.honest import import_honest
 from biaskit.templates.westslavic import import_westslavic, is_westslavic_workbook
 
-KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest", "westslavic_xlsx", "lm_eval")
+KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest", "westslavic_xlsx", "lm_eval", "bbq_jsonl")
 _HUB_ID = re.compile(r"^(hf://datasets/)?[A-Za-z0-9][\w.\-]*/[A-Za-z0-9][\w.\-]*$")
 #: the HolisticBias columns a sentences CSV carries: the noun phrase's, the template and its flags
 _HOLISTIC_COLUMNS = (*NP_COLUMNS, "template", *TEMPLATE_FLAGS)
@@ -94,6 +97,8 @@ def detect_kind(source: str) -> str:
             return "bold_github"
         if next(p.rglob("samples_*.jsonl"), None) is not None:
             return "lm_eval"
+        if is_bbq_jsonl(p):
+            return "bbq_jsonl"
         raise BiaskitError(
             "E054",
             "cannot tell what dataset this folder holds",
@@ -134,6 +139,8 @@ def detect_kind(source: str) -> str:
                 options=KINDS,
                 fix="name the sheets after their language (Czech, Polish, Slovak), or pass --kind",
             )
+        if low.endswith(".jsonl") and is_bbq_jsonl(p):
+            return "bbq_jsonl"
         if low.endswith((".jsonl", ".json", ".parquet")):
             return "bold_hub"
         raise BiaskitError(
@@ -389,6 +396,8 @@ def load_source(
     if k == "lm_eval":  # lm-evaluation-harness --log_samples output of a `biaskit export lm-eval` task
         imported = import_lmeval(src)
         return LoadResult(imported.table, k, src, facts=imported.facts, stage="generations")
+    if k == "bbq_jsonl":  # BBQ's published data/<Category>.jsonl (a file or the folder), extra keys kept
+        return LoadResult(read_published(src), k, src, stage=None)
     if k == "westslavic_xlsx":
         return load_westslavic(src, subjects=subjects, languages=[language] if language else None)
     return load_honest(src, language)

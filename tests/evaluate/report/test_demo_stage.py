@@ -37,7 +37,7 @@ def test_report_stage_with_no_tables_still_writes_a_report(tmp_path):
     assert ctx.tables["report_html"].exists() and "0 figures" in ctx.summary[-1][1]
     from biaskit.evaluate.report.build import ANALYSES
 
-    # with no tables every analysis is listed as not made, except the judge section, which a run without judge
-    # columns leaves out altogether
-    assert len(ctx.info["report"]["not_made"]) == len(ANALYSES) - 1 == 13
-    assert not any("judge" in x for x in ctx.info["report"]["not_made"])
+    # with no tables every analysis is listed as not made, except the judge and BBQ sections, which a run without
+    # judge columns or an answered BBQ table leaves out altogether
+    assert len(ctx.info["report"]["not_made"]) == len(ANALYSES) - 2 == 13
+    assert not any("judge" in x or "BBQ" in x for x in ctx.info["report"]["not_made"])

@@ -163,8 +163,9 @@ def test_run_folder_errors_are_coded(tmp_path):
     with pytest.raises(BiaskitError, match="no readable tables"):
         build_report(tmp_path / "empty")
     res = build_report(tmp_path / "empty", allow_empty=True)
-    # every analysis but the judge section (left out of a run without judge columns) is listed as not made
-    assert res.sections == [] and len(res.skipped) == len(ANALYSES) - 1 == 13 and res.html.exists()
+    # every analysis but the judge and BBQ sections (left out of a run without judge columns or an answered BBQ
+    # table) is listed as not made
+    assert res.sections == [] and len(res.skipped) == len(ANALYSES) - 2 == 13 and res.html.exists()
 
 
 def test_discover_tables_without_manifest_uses_table_files(full_run, tmp_path):

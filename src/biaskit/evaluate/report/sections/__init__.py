@@ -16,6 +16,7 @@ from biaskit.evaluate.report.sections import likelihood  # noqa: F401
 from biaskit.evaluate.report.sections import genbias  # noqa: F401
 from biaskit.evaluate.report.sections import honest  # noqa: F401
 from biaskit.evaluate.report.sections import validity  # noqa: F401
+from biaskit.evaluate.report.sections import bbq  # noqa: F401  BBQ accuracy and bias score
 from biaskit.evaluate.report.sections import agreement  # noqa: F401
 from biaskit.evaluate.report.sections import judge  # noqa: F401  Can this judge be trusted?
 from biaskit.evaluate.report.sections import fairness  # noqa: F401

@@ -1,0 +1,115 @@
+"""A tiny causal LM built in the test answers BBQ end to end: expand bbq -> expand bbq-choices -> likelihood ->
+stats bbq, and its choices equal an independent computation with transformers."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from biaskit.cli import app
+from biaskit.io import read_table, write_table
+from biaskit.templates.bbq import expand_bbq
+
+TOKENIZER = Path(__file__).parent / "runners" / "data" / "tiny_bpe.json"
+
+
+@pytest.fixture(scope="module")
+def tiny_lm(tmp_path_factory):
+    """An untrained 2-layer GPT-2 (n_embd 32, context 512: BBQ contexts are long) with the tests' byte-level BPE."""
+    import torch
+    from tokenizers import Tokenizer
+    from transformers import GPT2Config, GPT2LMHeadModel, PreTrainedTokenizerFast
+
+    torch.set_num_threads(1)
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_file(str(TOKENIZER)),
+        bos_token="<|endoftext|>",
+        eos_token="<|endoftext|>",
+        unk_token="<|endoftext|>",
+        pad_token="<|endoftext|>",
+    )
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=512)
+    d = tmp_path_factory.mktemp("tiny-gpt2-bbq")
+    GPT2LMHeadModel(cfg).save_pretrained(d)
+    tok.save_pretrained(d)
+    return str(d)
+
+
+def independent_choice(model_dir: str, context: str, question: str, options: list[str], per_token: bool) -> int:
+    """NLL of the option's tokens given "{context}\\n{question}\\nAnswer:", straight from the model's logits."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
+    stem = f"{context}\n{question}\nAnswer:"
+    n_stem = len(tok(stem)["input_ids"])
+    scores = []
+    for o in options:
+        ids = tok(f"{stem} {o}")["input_ids"]
+        assert len(ids) > n_stem
+        with torch.no_grad():
+            logp = torch.log_softmax(model(torch.tensor([ids])).logits[0].double(), dim=-1)
+        nll = -sum(float(logp[i - 1, ids[i]]) for i in range(n_stem, len(ids)))
+        scores.append(nll / (len(ids) - n_stem) if per_token else nll)
+    return min(range(3), key=lambda i: scores[i])
+
+
+def test_tiny_model_answers_bbq_through_likelihood_and_stats_bbq(tiny_lm, tmp_path):
+    ex = expand_bbq(seed=0, categories=["Sexual_orientation"]).slice(0, 16)
+    examples = tmp_path / "bbq.parquet"
+    write_table(ex, examples)
+    run = CliRunner()
+    r = run.invoke(app, ["expand", "bbq-choices", str(examples), "--out", str(tmp_path / "choices.parquet")])
+    assert r.exit_code == 0, r.output
+    assert read_table(tmp_path / "choices.parquet").num_rows == 64
+    ll = tmp_path / "ll.parquet"
+    argv = ["likelihood", str(tmp_path / "choices.parquet"), "--model", tiny_lm, "--span-column", "answer_span", "--device", "cpu"]
+    r = run.invoke(app, [*argv, "--batch-size", "8", "--out", str(ll)])
+    assert r.exit_code == 0, r.output
+    for norm in ("sum", "per-token"):
+        answered = tmp_path / f"answered_{norm}.parquet"
+        out = tmp_path / f"scores_{norm}.csv"
+        r = run.invoke(
+            app,
+            ["stats", "bbq", str(examples), "--likelihoods", str(ll), "--normalisation", norm, "--answers-out", str(answered), "--n-boot", "50"]
+            + ["--out", str(out)],
+        )
+        assert r.exit_code == 0, r.output
+        got = read_table(answered).to_pandas()
+        col = f"prediction_{norm.replace('-', '_')}"
+        assert got[col].notna().all(), got[f"{col}_error"].tolist()[:2]
+        for row in got.head(6).to_dict("records"):
+            options = [row["ans0"], row["ans1"], row["ans2"]]
+            assert row[col] == independent_choice(tiny_lm, row["context"], row["question"], options, norm == "per-token")
+        scores = pd.read_csv(out)
+        assert set(scores["context_condition"]) == {"ambig", "disambig"} and scores["n_scored"].sum() == 16
+        acc = 100 * (got[col] == got["label"]).groupby(got["context_condition"]).mean()
+        for cond, value in acc.items():
+            assert math.isclose(scores.set_index("context_condition").loc[cond, "accuracy"], value)
+
+
+def test_a_failed_likelihood_row_leaves_the_example_without_a_prediction(tmp_path):
+    from biaskit.evaluate.stats.bbq import predictions_from_likelihoods
+    from biaskit.templates.bbq_choice import choice_prompts
+
+    ex = expand_bbq(seed=0, categories=["Religion"]).slice(0, 2)
+    ids = choice_prompts(ex).column("prompt_id").to_pylist()
+    # example 0: base 2 tokens, NLL sum 1.0; options 3, 4, 3 tokens with sums 4.0, 4.4, 2.8
+    #   -> option NLL 3.0, 3.4, 1.8 (sum: ans2) over 1, 2, 1 tokens (per token 3.0, 1.7, 1.8: ans1)
+    ll = pd.DataFrame(
+        {
+            "prompt_id": ids,
+            "nll_mean": [4.0 / 3, 4.4 / 4, 2.8 / 3, 0.5, None, 1.0, 1.0, 0.5],
+            "n_tokens": [3, 4, 3, 2, None, 3, 3, 2],
+            "error": [None, None, None, None, "text too long", None, None, None],
+        }
+    )
+    assert predictions_from_likelihoods(ex, ll, "sum")[0] == [2, None]
+    preds, why = predictions_from_likelihoods(ex, ll, "per-token")
+    assert preds == [1, None] and why[0] is None and "option row 0 failed: text too long" == why[1]
