@@ -15,6 +15,9 @@ Sources (``kind`` is detected when not given):
 ``lm_eval``        lm-evaluation-harness ``--log_samples`` output (a ``samples_<task>_<date>.jsonl`` file or the
                    ``--output_path`` folder) of a task written by ``biaskit export lm-eval``: a generations table
                    (:func:`biaskit.interop.lmeval.import_lmeval`)
+``crows_pairs``    CrowS-Pairs ``crows_pairs_anonymized.csv`` (Nangia et al. 2020): a pairs table, two rows per pair
+                   (``pair_id``, ``variant`` more/less, ``text``, ``bias_type``, ``stereo_antistereo``, the
+                   annotators' labels); read by :func:`biaskit.templates.crows.read_crows_pairs`
 ``westslavic_xlsx`` the West Slavic study's ``template_sentences.xlsx`` layout (sheets Czech/Polish/Slovak, one
                    column of finished sentences with an inflected ``<maska>``-style slot); read by
                    :func:`biaskit.templates.westslavic.import_westslavic`; rows it cannot use are listed in
@@ -51,13 +54,14 @@ from biaskit.io import read_table
 from biaskit.schema import PROMPTS
 from biaskit.scrape.bold import import_bold
 from biaskit.scrape.prompts import prompt_id
+from biaskit.templates.crows import is_crows_header, read_crows_pairs
 from biaskit.templates.holistic_data import TEMPLATE_FLAGS
 from biaskit.templates.holistic_phrases import NP_COLUMNS
 from biaskit.templates.honest import KINDS as HONEST_KINDS
 from biaskit.templates.honest import import_honest
 from biaskit.templates.westslavic import import_westslavic, is_westslavic_workbook
 
-KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest", "westslavic_xlsx", "lm_eval")
+KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest", "westslavic_xlsx", "lm_eval", "crows_pairs")
 _HUB_ID = re.compile(r"^(hf://datasets/)?[A-Za-z0-9][\w.\-]*/[A-Za-z0-9][\w.\-]*$")
 #: the HolisticBias columns a sentences CSV carries: the noun phrase's, the template and its flags
 _HOLISTIC_COLUMNS = (*NP_COLUMNS, "template", *TEMPLATE_FLAGS)
@@ -120,6 +124,8 @@ def detect_kind(source: str) -> str:
         if low.endswith(".csv"):
             if "descriptor" in head and "text" in head:
                 return "holistic_csv"
+            if is_crows_header(head):
+                return "crows_pairs"
         if low.endswith("_prompt.json"):
             return "bold_github"
         if low.startswith("samples_") and low.endswith(".jsonl"):
@@ -389,6 +395,9 @@ def load_source(
     if k == "lm_eval":  # lm-evaluation-harness --log_samples output of a `biaskit export lm-eval` task
         imported = import_lmeval(src)
         return LoadResult(imported.table, k, src, facts=imported.facts, stage="generations")
+    if k == "crows_pairs":
+        table, filtered, facts = read_crows_pairs(src)
+        return LoadResult(table, k, src, filtered, facts)
     if k == "westslavic_xlsx":
         return load_westslavic(src, subjects=subjects, languages=[language] if language else None)
     return load_honest(src, language)
