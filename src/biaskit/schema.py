@@ -186,6 +186,12 @@ GENERATIONS = Stage(
         Column("rank", I, "fill-mask: 1-based rank of the prediction"),
         Column("nll_mean", F, "likelihood: mean negative log-likelihood per scored token (nats)"),
         Column("perplexity", F, "likelihood: exp(nll_mean)"),
+        Column(
+            "sum_logprob",
+            F,
+            "likelihood: sum of the scored tokens' log-probabilities (nats; -nll_mean * n_tokens), as lm-eval's crows_pairs tasks "
+            "compare sentences; masked LMs on a pairs table: CrowS-Pairs' score (the tokens shared with the pair's other variant)",
+        ),
         Column("n_tokens", I, "likelihood: number of scored tokens"),
         Column("truncated", B, "prompt was cut from the left to fit the context"),
         Column("error", S, "why this row has no output (null when fine)"),
