@@ -152,6 +152,11 @@ MATRIX: dict[str, E] = {
         lambda i, d: ["stats", "genbias", i / "scores.parquet", "--prob-columns", "vader_*", "--n-boot", "5", "--out", d / "gb"], out="dir"
     ),
     "stats validity": E(lambda i, d: ["stats", "validity", i / "scores.parquet", "--out", d / "v.csv"], out="file", reads="table"),
+    "stats pairs": E(
+        lambda i, d: ["stats", "pairs", i / "pairs.parquet", "--score-column", "vader_compound", "--by", "group", "--out", d / "pairs.csv"],
+        out="file",
+        reads="table",
+    ),
     "train classifier": E(
         lambda i, d: [
             *("train", "classifier", i / "scores.parquet", "--text-column", "continuation", "--label-column", "vader_label"),
@@ -280,6 +285,8 @@ def inputs(tmp_path_factory) -> Path:
         pq.write_table(pa.Table.from_pylist([{k: r[k] for k in prompt_cols} for r in rows]), i / "prompts.parquet")
         pq.write_table(pa.Table.from_pylist([{k: v for k, v in r.items() if not k.startswith("vader")} for r in rows]), i / "gens.parquet")
         pq.write_table(pa.Table.from_pylist(rows), i / "scores.parquet")
+        pairs = [{**r, "pair_id": f"pair{k % 6}", "variant": "more" if k < 6 else "less"} for k, r in enumerate(rows)]  # same group per pair
+        pq.write_table(pa.Table.from_pylist(pairs), i / "pairs.parquet")
         sents = [{"sentence": f"The {w} was a nurse.", "domain": "profession", "group": f"grp-{KEY}", "terms": "nurse"} for w in ("woman", "man")]
         pq.write_table(pa.Table.from_pylist(sents), i / "sentences.parquet")
         led = i / "ledger.jsonl"

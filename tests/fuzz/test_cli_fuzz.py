@@ -522,6 +522,9 @@ CASES: dict[str, Case] = {
         "generations", lambda f, d: ["stats", "genbias", f, "--prob-columns", "regard_*", "--n-boot", "5", "--out", d / "gb"]
     ),
     "stats validity": _table_case("scores", lambda f, d: ["stats", "validity", f, "--out", d / "v.csv", "--tests-out", d / "vt.csv"]),
+    "stats pairs": _table_case(
+        "scores", lambda f, d: ["stats", "pairs", f, "--score-column", "vader_compound", "--by", "group", "--out", d / "p.csv"]
+    ),
     "stats ppi": _table_case(
         "scores",
         lambda f, d: [
