@@ -124,6 +124,11 @@ MATRIX: dict[str, E] = {
     "templates show": E(lambda i, d: ["templates", "show", str(TEMPLATES)]),
     "templates export-sheet": E(lambda i, d: ["templates", "export-sheet", "--target", str(TEMPLATES), "--out", d / "sheet.csv"], out="file"),
     "templates import-sheet": E(lambda i, d: ["templates", "import-sheet", i / "sheet.csv", "--lang", "cs", "--out", d / "cs.yaml"], out="file"),
+    "templates audit-pairs": E(
+        lambda i, d: ["templates", "audit-pairs", i / "pairs.parquet", "--axis", "gender", "--by", "group", "--out", d / "audit.parquet"],
+        out="file",
+        reads="table",
+    ),
     "hub stage": E(lambda i, d: ["hub", "stage", f"scores={i / 'scores.parquet'}", "--out", d / "hub"], out="dir"),
     "hub push": E(lambda i, d: ["hub", "push", i / "staged", "--repo-id", "org/name", "--dry-run"]),
     "hub load": E(lambda i, d: ["hub", "load", i / "load.jsonl", "--out", d / "l.parquet"], out="file"),

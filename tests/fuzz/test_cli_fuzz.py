@@ -505,6 +505,9 @@ CASES: dict[str, Case] = {
     "templates import-sheet": _file_case(
         ".csv", lambda f, d: ["templates", "import-sheet", f, "--lang", "cs", "--out", d / "cs.yaml"], valid="template_id,category,source,cs\n"
     ),
+    "templates audit-pairs": _table_case(
+        "prompts", lambda f, d: ["templates", "audit-pairs", f, "--axis", "gender", "--by", "", "--out", d / "a.parquet", "--summary", d / "a.csv"]
+    ),
     "hub stage": _table_case("prompts", lambda f, d: ["hub", "stage", f"prompts={f}", "--out", d / "hub"]),
     "hub push": (["missing", "file", "empty_dir", "garbage_card", "non_utf8_card"], _hub_push),
     "hub load": (["hub_id", *TEXT_FILE_KINDS], _hub_load),

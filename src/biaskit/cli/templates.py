@@ -1,5 +1,5 @@
 """CLI: ``expand holistic``, ``expand templates``, ``expand honest``, ``templates export-sheet``,
-``templates import-sheet``, ``templates validate``, ``templates show``."""
+``templates import-sheet``, ``templates validate``, ``templates show``, ``templates audit-pairs``."""
 
 from __future__ import annotations
 
@@ -298,6 +298,41 @@ def import_sheet_cmd(
     typer.echo(f"wrote {out}: {counts['imported']} {lang} templates ({extra}); {counts['empty']} rows without a translation")
 
 
+def audit_pairs_cmd(
+    pairs: Path = typer.Argument(..., help="Pairs table: pair_id, variant, text (e.g. `biaskit hub load crows_pairs_anonymized.csv`)."),
+    axis: list[str] = typer.Option(
+        ..., "--axis", help="Axis whose terms the pairs should differ in: AXIS (all pairs), GROUP=AXIS (pairs of one --by group), or crows-pairs."
+    ),
+    by: str = typer.Option("bias_type", "--by", help="Group column of the counts ('' for all pairs only)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write one audit row per pair here (.parquet/.jsonl/.csv)."),
+    summary: Path | None = typer.Option(None, "--summary", help="Write the counts per group as CSV here (default: print Markdown)."),
+) -> None:
+    """Check minimal pairs (Blodgett et al. 2021): align the two texts word by word and flag pairs that differ in
+    more than one span, in a span that is not a term of the declared axes, or not at all; counts per group and all.
+
+    Example: biaskit templates audit-pairs crows.parquet --axis crows-pairs --by bias_type --out crows_audit.parquet
+
+    Example: biaskit templates audit-pairs pairs.parquet --axis gender --axis first_names --by '' --summary audit.csv
+    """
+    from biaskit.evaluate.report.tables import markdown_table
+    from biaskit.io import read_table, write_table
+    from biaskit.manifest import new_manifest
+    from biaskit.output import write_frame_csv
+    from biaskit.spreadsheet import neutralize_frame
+    from biaskit.templates.pair_audit import audit_pairs
+
+    res, counts = audit_pairs(read_table(pairs), axis, by=by.strip() or None)
+    if out is not None:
+        man = new_manifest("biaskit templates audit-pairs", config={"axes": axis, "by": by}, inputs=[str(pairs)])
+        write_table(res, out, manifest=man)
+        typer.echo(f"wrote {res.num_rows} audit rows to {out}")
+    if summary is not None:
+        write_frame_csv(summary, neutralize_frame(counts))  # formula-like text cells get a leading ' (OWASP)
+        typer.echo(f"wrote {len(counts)} rows to {summary}")
+    else:
+        typer.echo(markdown_table(counts))
+
+
 def register(app: typer.Typer) -> None:
     sub_app(
         "expand",
@@ -307,5 +342,11 @@ def register(app: typer.Typer) -> None:
     sub_app(
         "templates",
         "Gendered template files: validate, show, and the translation sheet workflow (export/import CSV or XLSX).",
-        {"validate": validate_cmd, "show": show_cmd, "export-sheet": export_sheet_cmd, "import-sheet": import_sheet_cmd},
+        {
+            "validate": validate_cmd,
+            "show": show_cmd,
+            "export-sheet": export_sheet_cmd,
+            "import-sheet": import_sheet_cmd,
+            "audit-pairs": audit_pairs_cmd,
+        },
     )
