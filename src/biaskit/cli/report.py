@@ -380,7 +380,8 @@ def pairs_cmd(
     """Share of pairs whose 'more' (or first) variant scores higher, per group and for all pairs (CrowS-Pairs' metric).
 
     Columns: n_pairs, n_higher, n_ties, n_lower (ties count as not higher, as in CrowS-Pairs and lm-eval; never
-    dropped), value = n_higher / n_pairs, ci_low/ci_high (Clopper-Pearson), p_value (exact binomial against 0.5),
+    dropped), value = n_higher / n_pairs, ci_low/ci_high (Clopper-Pearson), p_value (sign test: exact binomial of
+    n_higher of n_higher + n_lower against 0.5, ties left out),
     p_adjusted (Holm over the groups; the all row is its own test), n_missing (a null score), n_incomplete (a pair
     with one row). One set of rows per model when the table has a model column.
 

@@ -55,9 +55,10 @@ def test_counts_share_clopper_pearson_binomial_and_holm_equal_the_reference_pack
         assert row.value == pytest.approx(hi / n, abs=1e-15)  # a tie counts as not higher (CrowS-Pairs, lm-eval)
         ref_lo, ref_hi = proportion_confint(hi, n, alpha=0.05, method="beta")
         assert (row.ci_low, row.ci_high) == (pytest.approx(ref_lo, abs=1e-12), pytest.approx(ref_hi, abs=1e-12))
-        assert row.p_value == pytest.approx(binomtest(hi, n, 0.5).pvalue, rel=1e-12)
+        # the sign test: higher against lower, ties left out of the test
+        assert row.p_value == pytest.approx(binomtest(hi, hi + lo, 0.5).pvalue, rel=1e-12)
     groups = ["gender", "race-color", "age"]
-    holm = multipletests([binomtest(*(expect[g][1], expect[g][0]), p=0.5).pvalue for g in groups], method="holm")[1]
+    holm = multipletests([binomtest(expect[g][1], expect[g][1] + expect[g][3], p=0.5).pvalue for g in groups], method="holm")[1]
     assert list(res.loc[groups, "p_adjusted"]) == pytest.approx(list(holm), rel=1e-12)
     assert list(res.loc[groups, "family_size"]) == [3, 3, 3]
     assert res.loc["all", "p_adjusted"] == res.loc["all", "p_value"] and res.loc["all", "family_size"] == 1
@@ -102,6 +103,14 @@ def test_tables_that_are_not_pairs_are_refused_with_a_coded_error(table, code, s
     with pytest.raises(BiaskitError) as ei:
         pair_stats(table, "s", by="bias_type" if "bias_type" in table.column_names else None)
     assert ei.value.code == code and says in str(ei.value)
+
+
+def test_ties_lower_the_share_but_never_make_an_unbiased_model_significant():
+    # 10 higher, 10 lower, 30 ties: value = 10/50 = 0.2, yet higher and lower are equally frequent, so the sign test
+    # gives p = 1; a binomial test of 10 of 50 against 1/2 would give p = 2.4e-5
+    row = pair_stats(_pairs({"x": [(1.0, 0.0)] * 10 + [(0.0, 1.0)] * 10 + [(0.5, 0.5)] * 30}), "s").set_index("bias_type").loc["x"]
+    assert (row.n_pairs, row.n_higher, row.n_ties, row.value) == (50, 10, 30, 0.2)
+    assert row.p_value == 1.0 and binomtest(10, 50, 0.5).pvalue < 1e-4
 
 
 def test_binomial_p_half_equals_scipy_binomtest():
