@@ -66,3 +66,12 @@ def test_section_is_listed_as_not_made_without_a_pairs_table(tmp_path):
     pq.write_table(pa.table({"prompt_id": ["a"], "text": ["t"], "continuation": ["c"], "vader_compound": [0.1]}), path)
     res = build_report(tmp_path, tmp_path / "rep", tables={"scores": path}, n_boot=20, seed=0)
     assert any(w == "Counterfactual pairs" for w, _ in res.skipped)
+
+
+def test_section_prefers_the_scored_pairs_table_over_its_generations(tmp_path, fake_encoder):
+    path, df = _scores(tmp_path, shift=0.4)
+    gens = tmp_path / "gens.parquet"
+    pq.write_table(pa.Table.from_pandas(df.drop(columns=["vader_compound", "vader_label"])), gens)
+    build_report(tmp_path, tmp_path / "rep", tables={"generations": gens, "scores": path}, n_boot=50, seed=0)
+    summary = pd.read_csv(tmp_path / "rep" / "tables" / "counterfactual_summary.csv")
+    assert "vader_diff" in set(summary["metric"])

@@ -42,9 +42,17 @@ def describe(metric: str) -> str:
 
 
 def _find(loaded):
-    for name, df in loaded.items():
-        if all(c in df.columns for c in ("pair_id", "variant", "continuation")) and (df["variant"] == ORIGINAL).any():
-            return name, df
+    """The pairs table with continuations holding the most label-metric columns (a scored one before its unscored
+    generations)."""
+    columns = {c for lo in label_outputs().values() for c in (lo.column, lo.score) if c}
+    found = [
+        (len(columns & set(df.columns)), -i, name, df)
+        for i, (name, df) in enumerate(loaded.items())
+        if all(c in df.columns for c in ("pair_id", "variant", "continuation")) and (df["variant"] == ORIGINAL).any()
+    ]
+    if found:
+        _, _, name, df = max(found, key=lambda x: x[:2])
+        return name, df
     raise SkipAnalysis(
         "no table has counterfactual pairs with continuations (pair_id, variant, continuation): build pairs with "
         "`biaskit templates counterfactual`, then generate and score them"
@@ -125,7 +133,8 @@ def counterfactual_section(b, loaded):
         "model. A value that could not be computed is null with its reason in the pairs table's `error` column.",
     )
     summary.insert(3, "measure", [describe(m) for m in summary["metric"]])
-    b.table(sec, "counterfactual_summary", summary, "Each measure's mean over pairs with its paired interval and test.")
+    show = ["model", "variant", "measure", "n_pairs", "mean", "ci_low", "ci_high", "p_adjusted"]
+    b.table(sec, "counterfactual_summary", summary, "Each measure's mean over pairs with its paired interval and test.", show=show)
     b.table(sec, "counterfactual_pairs", pm, "Every pair's measures (one row per pair, variant and measure).", max_rows=20)
     b.fig_dir.mkdir(parents=True, exist_ok=True)
     p = _plot(summary, b.fig_dir / "counterfactual_means.png", f"Counterfactual pairs ({axis}): means over pairs")
