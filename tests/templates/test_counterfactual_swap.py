@@ -53,6 +53,9 @@ def regex(gender):
         ("I gave her the book.", [("male", "I gave him the book.")]),  # indirect object
         ("She told her sister about her.", [("male", "He told his brother about him.")]),  # both readings of "her"
         ("Her grandparents visited.", [("male", "His grandparents visited.")]),
+        # the tagger says object (PRP), the parser possessive (poss): the tag decides
+        ("The gods had her wed Peleus.", [("male", "The gods had him wed Peleus.")]),
+        ("It left her feeling like a stranger.", [("male", "It left him feeling like a stranger.")]),
     ],
 )
 def test_her_becomes_him_as_object_and_his_as_possessive_determiner(swap, text, expected):

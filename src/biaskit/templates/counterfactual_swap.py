@@ -60,8 +60,12 @@ def match_case(source: str, target: str, listed: str) -> str:
 
 def token_role(token: Any) -> str:
     """The reading of a pronoun token, from spaCy: ``determiner`` (it modifies a noun: "her book", "his car"),
-    ``standalone`` (a possessive that stands alone: "it is his", "hers"), else ``object`` ("I saw her")."""
-    if token.dep_ == "poss" or (token.tag_ == "PRP$" and token.head.i > token.i):
+    ``standalone`` (a possessive that stands alone: "it is his", "hers"), else ``object`` ("I saw her").
+
+    A determiner needs the tagger and the parser to agree (tag ``PRP$`` and dependency ``poss``): where they
+    disagree the tag decides, which gets "had her wed Peleus" and "leaving her feeling" (tag ``PRP``, parsed
+    ``poss``) and "not his" (tag ``PRP$``, parsed ``appos``) right."""
+    if token.tag_ == "PRP$" and token.dep_ == "poss":
         return "determiner"
     if "Yes" in token.morph.get("Poss") or token.lower_ == "hers":
         return "standalone"
