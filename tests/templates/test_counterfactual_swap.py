@@ -124,6 +124,11 @@ def test_kinship_and_role_nouns_keep_their_number(swap, text, expected):
     assert [t for _, t in swap(text)] == [expected]
 
 
+def test_possessive_s_is_kept_and_hyphenated_compounds_are_left_alone(regex):
+    assert regex("The man's hat and the women's team.") == [("swapped", "The woman's hat and the men's team.")]
+    assert regex("He-Man is a cartoon.") == []  # "He" and "Man" inside a hyphenated name are not words of their own
+
+
 def test_grandparents_is_neutral_and_is_never_mapped_to_a_singular(swap):
     # HELM's table mapped "grandparents" to a singular; here a neutral word is not a word of the axis
     assert swap("The grandparents visited.") == []
