@@ -123,6 +123,22 @@ MATRIX: dict[str, E] = {
     "templates validate": E(lambda i, d: ["templates", "validate", str(TEMPLATES)]),
     "templates show": E(lambda i, d: ["templates", "show", str(TEMPLATES)]),
     "templates export-sheet": E(lambda i, d: ["templates", "export-sheet", "--target", str(TEMPLATES), "--out", d / "sheet.csv"], out="file"),
+    "templates counterfactual": E(
+        lambda i, d: [
+            "templates",
+            "counterfactual",
+            i / "sentences.parquet",
+            "--axis",
+            "gender",
+            "--text-column",
+            "sentence",
+            "--no-syntax",
+            "--out",
+            d / "cf.parquet",
+        ],
+        out="file",
+        reads="table",
+    ),
     "templates import-sheet": E(lambda i, d: ["templates", "import-sheet", i / "sheet.csv", "--lang", "cs", "--out", d / "cs.yaml"], out="file"),
     "templates audit-pairs": E(
         lambda i, d: ["templates", "audit-pairs", i / "pairs.parquet", "--axis", "gender", "--by", "group", "--out", d / "audit.parquet"],

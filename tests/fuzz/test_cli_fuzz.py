@@ -470,6 +470,9 @@ CASES: dict[str, Case] = {
             d / "cache",
         ],
     ),
+    "templates counterfactual": _table_case(
+        "prompts", lambda f, d: ["templates", "counterfactual", f, "--axis", "gender", "--no-syntax", "--out", d / "cf.parquet"]
+    ),
     "prompts build": _table_case("sentences", lambda f, d: ["prompts", "build", f, "--out", d / "p.parquet"]),
     "prompts rebuild": _table_case("prompts", lambda f, d: ["prompts", "rebuild", f, "--out", d / "p.parquet"]),
     "bold import": (["folder", *TEXT_FILE_KINDS], _bold_import),

@@ -56,6 +56,7 @@ def test_user_file_extends_a_bundled_axis_with_more_entries(tmp_path):
         ("groups: [a]\nentries:\n  - {a: x}\n", "E420", "at least two"),
         ("groups: [a, b]\nentries: []\n", "E420", "non-empty"),
         ("groups: [a, b]\nwords: []\n", "E420", "unknown key"),
+        ("groups: [a, b]\nentries:\n  - {a: x, b: on}\n", "E420", "must be text"),
     ],
 )
 def test_invalid_axis_file_is_a_coded_error_naming_the_problem(tmp_path, text, code, needle):

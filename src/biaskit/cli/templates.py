@@ -1,5 +1,6 @@
 """CLI: ``expand holistic``, ``expand templates``, ``expand honest``, ``templates export-sheet``,
-``templates import-sheet``, ``templates validate``, ``templates show``, ``templates audit-pairs``."""
+``templates import-sheet``, ``templates validate``, ``templates show``, ``templates counterfactual``,
+``templates audit-pairs``."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import typer
 
 from biaskit.cli import sub_app
 from biaskit.errors import BiaskitError
+from biaskit.templates.counterfactual_swap import write_counterfactual
 from biaskit.templates.holistic_data import VARIANTS, load_holistic, validate_file
 
 
@@ -298,6 +300,42 @@ def import_sheet_cmd(
     typer.echo(f"wrote {out}: {counts['imported']} {lang} templates ({extra}); {counts['empty']} rows without a translation")
 
 
+def counterfactual_cmd(
+    table: Path = typer.Argument(..., help="Table with a text column (any table biaskit reads: prompts, generations, CSV, JSONL)."),
+    axis: str = typer.Option(..., "--axis", help="gender, first_names, holistic:<axis>[@v1.1], or your axis YAML file."),
+    out: Path = typer.Option(..., "--out", "-o", help="Pairs table to write (a prompts table: .parquet, .jsonl, .csv)."),
+    text_column: str = typer.Option("text", "--text-column", help="Column holding the texts to swap."),
+    mode: str | None = typer.Option(
+        None, "--mode", help="swap (two-group axes, the default there: every word to the other group) or each (one variant per target group)."
+    ),
+    target: list[str] | None = typer.Option(None, "--target", help="Mode each: only these target groups (repeat or comma-separate)."),
+    no_syntax: bool = typer.Option(
+        False, "--no-syntax", help="Do not run spaCy: a word with several readings (her, his) takes its first listed one (the regex baseline)."
+    ),
+    spacy_model: str = typer.Option(
+        "en", "--spacy-model", help="spaCy pipeline for the readings: en (resolved offline as biaskit assets) or a path."
+    ),
+) -> None:
+    """Build counterfactual pairs: one row per variant (original, then the swapped texts), sharing a pair_id.
+
+    A text without a word of the axis makes no pair; it is counted here and listed in the manifest.
+
+    Example: biaskit templates counterfactual prompts.parquet --axis gender --text-column text --out pairs.parquet
+
+    Example: biaskit templates counterfactual prompts_hb.parquet --axis holistic:religion --mode each --target Muslim,Jewish --out hb_pairs.parquet
+    """
+    ax, stats = write_counterfactual(
+        table, axis, out, text_column=text_column, mode=mode, targets=_split(target), spacy_model=None if no_syntax else spacy_model
+    )
+    per = ", ".join(f"{k} {v}" for k, v in sorted(stats.by_variant.items()))
+    typer.echo(f"wrote {out}: {stats.pairs} pairs ({stats.variant_rows} variant rows: {per}) from {stats.rows} rows, axis {ax.name}")
+    if stats.unswapped_rows:
+        first = ", ".join(map(str, (stats.unswapped_ids or stats.unswapped_rows)[:5]))
+        typer.echo(f"{len(stats.unswapped_rows)} text(s) without a word of the axis made no pair (listed in the manifest): {first}")
+    for limit in ax.limits:
+        typer.echo(f"axis limit: {limit}")
+
+
 def audit_pairs_cmd(
     pairs: Path = typer.Argument(..., help="Pairs table: pair_id, variant, text (e.g. `biaskit hub load crows_pairs_anonymized.csv`)."),
     axis: list[str] = typer.Option(
@@ -341,12 +379,13 @@ def register(app: typer.Typer) -> None:
     )
     sub_app(
         "templates",
-        "Gendered template files: validate, show, and the translation sheet workflow (export/import CSV or XLSX).",
+        "Gendered template files: validate, show, the translation sheet workflow (export/import CSV or XLSX); counterfactual pairs and their audit.",
         {
             "validate": validate_cmd,
             "show": show_cmd,
             "export-sheet": export_sheet_cmd,
             "import-sheet": import_sheet_cmd,
+            "counterfactual": counterfactual_cmd,
             "audit-pairs": audit_pairs_cmd,
         },
     )

@@ -104,6 +104,9 @@ def _entry(obj: Any, groups: tuple[str, ...], where: str) -> Entry:
     missing = [g for g in groups if g not in obj]
     if missing:
         raise _err(where, f"no word for group(s) {missing}", obj, "give a word for every group of the axis", options=list(groups))
+    for g in groups:
+        if not isinstance(obj[g], str):
+            raise _err(where, f"the {g} word must be text, not {type(obj[g]).__name__}", obj[g], "quote it: YAML reads on, no, yes as booleans")
     forms = {g: check_text(obj[g], file=where.split(":")[0], entry=where, what=f"{g} word") for g in groups}
     roles = obj.get("role") or {}
     if not isinstance(roles, dict):
