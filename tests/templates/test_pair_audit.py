@@ -90,6 +90,14 @@ def test_a_group_axis_applies_only_to_the_pairs_of_its_group(tmp_path):
     assert audit.column("off_axis").to_pylist() == [False]
 
 
+def test_adjacent_swapped_words_are_one_span_on_the_axis_and_no_by_gives_only_the_all_row():
+    t = _table([("w", "His wife is a nurse.", None), ("w", "Her husband is a nurse.", None)])
+    audit, counts = audit_pairs(t, ["gender"], by=None)
+    assert json.loads(audit.column("spans")[0].as_py()) == [["His wife", "Her husband"]]
+    assert audit.column("off_axis").to_pylist() == [False] and audit.column("flagged").to_pylist() == [False]
+    assert counts["group"].tolist() == ["all"] and counts["n_pairs"].tolist() == [1]
+
+
 def test_no_axis_or_a_missing_by_column_is_a_coded_error():
     t = _table([("g", "The man is here.", "x"), ("g", "The woman is here.", "x")])
     with pytest.raises(BiaskitError) as ei:

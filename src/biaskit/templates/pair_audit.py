@@ -9,8 +9,8 @@ the group term, or in words that name no group. This audit makes that a check an
    heuristic); every opcode that is not ``equal`` is one **differing span** (a replacement, or words only one side has);
 2. a pair is flagged ``multi_span`` when it has more than one differing span, and ``off_axis`` when a side of a
    differing span is not a term of the declared axes (``Axis.terms()`` of :mod:`biaskit.templates.counterfactual`,
-   tokenised the same way; :func:`on_axis` also takes the term after an article, in the plural with -s/-es, and
-   followed by "people"/"person"/"folks"); an empty side (words only the other sentence has) is not checked, the
+   tokenised the same way; :func:`on_axis` also takes a side whose every word is a term, and a term after an
+   article, in the plural with -s/-es, and followed by "people"/"person"/"folks"); an empty side (words only the other sentence has) is not checked, the
    other side is;
    ``no_difference`` when the two token lists are the same (the pair tests nothing); ``flagged`` = any of these;
 3. counts per group of ``by`` (CrowS-Pairs: ``bias_type``) and for all pairs.
@@ -121,9 +121,17 @@ def differing_spans(a: str, b: str) -> list[tuple[str, str]]:
 
 
 def on_axis(side: str, terms: frozenset[str]) -> bool:
-    """Whether a span side is a term: as it is, without a leading article (a, an, the), in the plural (a term plus
-    -s or -es: "whites", "Mexicans"), or followed by a word for people ("white people")."""
+    """Whether a span side is made of terms: the side is a term, or each of its words is (adjacent swapped words form
+    one span: "his wife" -> "her husband"); a term counts as it is, without a leading article (a, an, the), in the
+    plural (a term plus -s or -es: "whites", "Mexicans"), or followed by a word for people ("white people")."""
     toks = [t.lower() for t in words(side)]
+    if _is_term(toks, terms):
+        return True
+    rest = [t for t in toks if t not in _ARTICLES]
+    return len(rest) > 1 and all(_is_term([t], terms) for t in rest)
+
+
+def _is_term(toks: list[str], terms: frozenset[str]) -> bool:
     if toks and toks[0] in _ARTICLES and len(toks) > 1:
         toks = toks[1:]
     if toks and toks[-1] in _PEOPLE and len(toks) > 1:
@@ -201,7 +209,7 @@ def audit_pairs(table: Any, axes: Sequence[str], *, by: str | None = "bias_type"
     res = pa.Table.from_pylist(out, schema=_SCHEMA)
     if by:
         res = res.rename_columns([by if c == "group" else c for c in res.column_names])
-    return res, audit_summary(res, by or "group")
+    return res, audit_summary(res, by or "group", grouped=by is not None)
 
 
 def _str(v: Any) -> str | None:
@@ -239,8 +247,8 @@ _SCHEMA = pa.schema(
 )
 
 
-def audit_summary(audit: pa.Table, by: str):
-    """Counts per group of ``by`` and ``all`` (a DataFrame with :data:`SUMMARY_COLUMNS`)."""
+def audit_summary(audit: pa.Table, by: str, grouped: bool = True):
+    """Counts per group of ``by`` (when ``grouped``) and ``all`` (a DataFrame with :data:`SUMMARY_COLUMNS`)."""
     import pandas as pd
 
     df = audit.to_pandas()
@@ -248,8 +256,8 @@ def audit_summary(audit: pa.Table, by: str):
     parts = [
         *((g, df[df[by] == g]) for g in pd.unique(df[by].dropna())),
         *([("(null)", df[df[by].isna()])] if df[by].isna().any() else []),
-        (ALL, df),
     ]
+    parts = [*(parts if grouped else []), (ALL, df)]
     for g, d in parts:
         ok = d[d["error"].isna()]
         n = len(ok)
