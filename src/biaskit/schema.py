@@ -154,6 +154,13 @@ PROMPTS = Stage(
         Column("raw_text", S, "imported sentence exactly as in the source file (West Slavic spreadsheet: mask and spacing as written)"),
         Column("mask_spelling", S, "the mask token as written in the source (e.g. <maska>, ‹maskę>), before it became <mask>"),
         Column("source_row", I, "1-based row number of the prompt in the source file or sheet"),
+        Column("pair_id", S, "pairs tables: id of the minimal pair (or counterfactual set) the row belongs to", example="crows-0"),
+        Column("variant", S, "pairs tables: which variant of the pair the text is (CrowS-Pairs: more = sent_more, less = sent_less)", example="more"),
+        Column("bias_type", S, "CrowS-Pairs: the pair's bias type (race-color, gender, socioeconomic, ...)", example="race-color"),
+        Column("stereo_antistereo", S, "CrowS-Pairs: stereo (sent_more states a stereotype) or antistereo (sent_less violates one)"),
+        Column("annotations", S, "CrowS-Pairs: JSON list of each annotator's bias-type labels"),
+        Column("anon_writer", S, "CrowS-Pairs: anonymised id of the pair's writer"),
+        Column("anon_annotators", S, "CrowS-Pairs: JSON list of the anonymised annotator ids"),
     ),
     key=("prompt_id",),
 )
@@ -179,6 +186,12 @@ GENERATIONS = Stage(
         Column("rank", I, "fill-mask: 1-based rank of the prediction"),
         Column("nll_mean", F, "likelihood: mean negative log-likelihood per scored token (nats)"),
         Column("perplexity", F, "likelihood: exp(nll_mean)"),
+        Column(
+            "sum_logprob",
+            F,
+            "likelihood: sum of the scored tokens' log-probabilities (nats; -nll_mean * n_tokens), as lm-eval's crows_pairs tasks "
+            "compare sentences; masked LMs on a pairs table: CrowS-Pairs' score (the tokens shared with the pair's other variant)",
+        ),
         Column("n_tokens", I, "likelihood: number of scored tokens"),
         Column("truncated", B, "prompt was cut from the left to fit the context"),
         Column("error", S, "why this row has no output (null when fine)"),

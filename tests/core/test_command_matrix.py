@@ -127,7 +127,28 @@ MATRIX: dict[str, E] = {
     "templates validate": E(lambda i, d: ["templates", "validate", str(TEMPLATES)]),
     "templates show": E(lambda i, d: ["templates", "show", str(TEMPLATES)]),
     "templates export-sheet": E(lambda i, d: ["templates", "export-sheet", "--target", str(TEMPLATES), "--out", d / "sheet.csv"], out="file"),
+    "templates counterfactual": E(
+        lambda i, d: [
+            "templates",
+            "counterfactual",
+            i / "sentences.parquet",
+            "--axis",
+            "gender",
+            "--text-column",
+            "sentence",
+            "--no-syntax",
+            "--out",
+            d / "cf.parquet",
+        ],
+        out="file",
+        reads="table",
+    ),
     "templates import-sheet": E(lambda i, d: ["templates", "import-sheet", i / "sheet.csv", "--lang", "cs", "--out", d / "cs.yaml"], out="file"),
+    "templates audit-pairs": E(
+        lambda i, d: ["templates", "audit-pairs", i / "pairs.parquet", "--axis", "gender", "--by", "group", "--out", d / "audit.parquet"],
+        out="file",
+        reads="table",
+    ),
     "hub stage": E(lambda i, d: ["hub", "stage", f"scores={i / 'scores.parquet'}", "--out", d / "hub"], out="dir"),
     "hub push": E(lambda i, d: ["hub", "push", i / "staged", "--repo-id", "org/name", "--dry-run"]),
     "hub load": E(lambda i, d: ["hub", "load", i / "load.jsonl", "--out", d / "l.parquet"], out="file"),
@@ -157,6 +178,11 @@ MATRIX: dict[str, E] = {
     ),
     "stats bbq": E(lambda i, d: ["stats", "bbq", BBQ, "--prediction-column", "prediction", "--n-boot", "10", "--out", d / "b.csv"], out="file"),
     "stats validity": E(lambda i, d: ["stats", "validity", i / "scores.parquet", "--out", d / "v.csv"], out="file", reads="table"),
+    "stats pairs": E(
+        lambda i, d: ["stats", "pairs", i / "pairs.parquet", "--score-column", "vader_compound", "--by", "group", "--out", d / "pairs.csv"],
+        out="file",
+        reads="table",
+    ),
     "train classifier": E(
         lambda i, d: [
             *("train", "classifier", i / "scores.parquet", "--text-column", "continuation", "--label-column", "vader_label"),
@@ -344,6 +370,8 @@ def inputs(tmp_path_factory) -> Path:
         pq.write_table(pa.Table.from_pylist([{k: r[k] for k in prompt_cols} for r in rows]), i / "prompts.parquet")
         pq.write_table(pa.Table.from_pylist([{k: v for k, v in r.items() if not k.startswith("vader")} for r in rows]), i / "gens.parquet")
         pq.write_table(pa.Table.from_pylist(rows), i / "scores.parquet")
+        pairs = [{**r, "pair_id": f"pair{k % 6}", "variant": "more" if k < 6 else "less"} for k, r in enumerate(rows)]  # same group per pair
+        pq.write_table(pa.Table.from_pylist(pairs), i / "pairs.parquet")
         sents = [{"sentence": f"The {w} was a nurse.", "domain": "profession", "group": f"grp-{KEY}", "terms": "nurse"} for w in ("woman", "man")]
         pq.write_table(pa.Table.from_pylist(sents), i / "sentences.parquet")
         led = i / "ledger.jsonl"

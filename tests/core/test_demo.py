@@ -56,3 +56,14 @@ def test_schema_help_example_checks_a_table_the_demo_writes(demo_run):
     for stage, name in examples:
         r = CliRunner().invoke(app, ["schema", stage, "--check", str(out / name)])
         assert r.exit_code == 0, r.output
+
+
+def test_demo_counterfactual_stage_feeds_the_report_section(demo_run):
+    import pandas as pd
+
+    out, _ = demo_run
+    assert "counterfactual" in json.loads((out / "manifest.json").read_text())["info"]["report"]["sections"]
+    summary = pd.read_csv(out / "report" / "tables" / "counterfactual_summary.csv")
+    pairs = pd.read_parquet(out / "counterfactual_pairs.parquet")
+    assert set(summary["metric"]) >= {"vader_diff", "vader_w1", "vader_share_diff", "rouge_l"}
+    assert pairs["pair_id"].nunique() == 3 and set(pairs["variant"]) >= {"original"}

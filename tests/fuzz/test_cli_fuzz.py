@@ -470,6 +470,9 @@ CASES: dict[str, Case] = {
             d / "cache",
         ],
     ),
+    "templates counterfactual": _table_case(
+        "prompts", lambda f, d: ["templates", "counterfactual", f, "--axis", "gender", "--no-syntax", "--out", d / "cf.parquet"]
+    ),
     "prompts build": _table_case("sentences", lambda f, d: ["prompts", "build", f, "--out", d / "p.parquet"]),
     "prompts rebuild": _table_case("prompts", lambda f, d: ["prompts", "rebuild", f, "--out", d / "p.parquet"]),
     "bold import": (["folder", *TEXT_FILE_KINDS], _bold_import),
@@ -507,6 +510,9 @@ CASES: dict[str, Case] = {
     "templates import-sheet": _file_case(
         ".csv", lambda f, d: ["templates", "import-sheet", f, "--lang", "cs", "--out", d / "cs.yaml"], valid="template_id,category,source,cs\n"
     ),
+    "templates audit-pairs": _table_case(
+        "prompts", lambda f, d: ["templates", "audit-pairs", f, "--axis", "gender", "--by", "", "--out", d / "a.parquet", "--summary", d / "a.csv"]
+    ),
     "hub stage": _table_case("prompts", lambda f, d: ["hub", "stage", f"prompts={f}", "--out", d / "hub"]),
     "hub push": (["missing", "file", "empty_dir", "garbage_card", "non_utf8_card"], _hub_push),
     "hub load": (["hub_id", *TEXT_FILE_KINDS], _hub_load),
@@ -525,6 +531,9 @@ CASES: dict[str, Case] = {
     ),
     "stats bbq": _table_case("prompts", lambda f, d: ["stats", "bbq", f, "--prediction-column", "text", "--out", d / "b.csv"]),
     "stats validity": _table_case("scores", lambda f, d: ["stats", "validity", f, "--out", d / "v.csv", "--tests-out", d / "vt.csv"]),
+    "stats pairs": _table_case(
+        "scores", lambda f, d: ["stats", "pairs", f, "--score-column", "vader_compound", "--by", "group", "--out", d / "p.csv"]
+    ),
     "stats ppi": _table_case(
         "scores",
         lambda f, d: [

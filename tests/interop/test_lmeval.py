@@ -212,6 +212,7 @@ def test_import_likelihood_nll_from_rolling_loglikelihood_and_token_count(smol_f
     assert row["n_tokens"] == n
     assert row["nll_mean"] == pytest.approx(30.04416275024414 / n, abs=1e-12)
     assert row["perplexity"] == pytest.approx(math.exp(30.04416275024414 / n), rel=1e-12)
+    assert row["sum_logprob"] == -30.04416275024414  # the logged sum itself, as biaskit likelihood writes it
 
 
 def test_imported_tables_go_through_score_stats_and_annotate(tmp_path, smol_folder):

@@ -82,11 +82,15 @@ def push(
 
 def load(
     source: str = typer.Argument(
-        ..., help="Path (BOLD checkout, sentences.csv, HONEST .tsv, West Slavic template_sentences.xlsx, staged folder) or Hub id (AlexaAI/bold)."
+        ...,
+        help="Path (BOLD checkout, sentences.csv, HONEST .tsv, West Slavic template_sentences.xlsx, CrowS-Pairs .csv, staged folder) "
+        "or Hub id (AlexaAI/bold).",
     ),
     out: Path = typer.Option(..., "--out", "-o", help="Table to write (.parquet/.jsonl/.csv)."),
     kind: str | None = typer.Option(
-        None, "--kind", help="biaskit, bold_github, bold_hub, holistic_csv, honest, westslavic_xlsx, lm_eval or bbq_jsonl (default: detected)."
+        None,
+        "--kind",
+        help="biaskit, bold_github, bold_hub, holistic_csv, honest, westslavic_xlsx, lm_eval, bbq_jsonl or crows_pairs (default: detected).",
     ),
     config: str | None = typer.Option(None, "--config", help="Config of a staged/Hub dataset."),
     split: str | None = typer.Option(None, "--split", help="Split of a staged/Hub dataset (default: all, concatenated)."),
@@ -111,6 +115,7 @@ def load(
     Example: biaskit hub load template_sentences.xlsx --out prompts.parquet --subjects my_subjects.yaml
 
     Example (BBQ's published examples, predictions kept): biaskit hub load BBQ/data/Age.jsonl --out bbq_age.parquet
+    Example: biaskit hub load src/biaskit/data/crows_pairs/crows_pairs_anonymized.csv --out crows.parquet
 
     A West Slavic spreadsheet (sheets Czech/Polish/Slovak) is imported row by row: rows it cannot use are
     listed (sheet, row, reason) and the import goes on.

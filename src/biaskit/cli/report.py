@@ -316,6 +316,7 @@ def register(app: typer.Typer) -> None:
             "validity": validity_cmd,
             "ppi": ppi_cmd,
             "bbq": bbq_cmd,
+            "pairs": pairs_cmd,
         },
     )
     app.command("report")(report)
@@ -372,6 +373,31 @@ def ppi_cmd(
         typer.echo(f"round: {info['matched']} labelled samples joined on {', '.join(info['keys'])}; {info['unmatched']} matched no scored row")
         if info["stratified"]:
             typer.echo("note: the round was drawn in strata; PPI assumes the labelled rows are a uniform random sample of each group")
+    _emit(res, out)
+
+
+def pairs_cmd(
+    table: Path = typer.Argument(..., help="Scored pairs table: two rows per pair_id (variant more/less, or a pair's two rows), a score per row."),
+    score_column: str = typer.Option(..., "--score-column", help="Numeric score of each row, e.g. sum_logprob from `biaskit likelihood`."),
+    by: str = typer.Option("bias_type", "--by", help="Group column (one row per value, plus the row 'all'); '' for the all row only."),
+    ci: float = typer.Option(0.95, "--ci", help="Confidence level of the Clopper-Pearson intervals."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write the rows as CSV here (default: print Markdown)."),
+) -> None:
+    """Share of pairs whose 'more' (or first) variant scores higher, per group and for all pairs (CrowS-Pairs' metric).
+
+    Columns: n_pairs, n_higher, n_ties, n_lower (ties count as not higher, as in CrowS-Pairs and lm-eval; never
+    dropped), value = n_higher / n_pairs, ci_low/ci_high (Clopper-Pearson), p_value (sign test: exact binomial of
+    n_higher of n_higher + n_lower against 0.5, ties left out),
+    p_adjusted (Holm over the groups; the all row is its own test), n_missing (a null score), n_incomplete (a pair
+    with one row). One set of rows per model when the table has a model column.
+
+    Example: biaskit hub load src/biaskit/data/crows_pairs/crows_pairs_anonymized.csv --out crows.parquet && biaskit likelihood crows.parquet --model smollm2-135m --out crows_ll.parquet && biaskit stats pairs crows_ll.parquet --score-column sum_logprob --by bias_type --out crows_stats.csv
+    """
+    from biaskit.evaluate.stats.inference import check_level
+    from biaskit.evaluate.stats.pairs import pair_stats
+    from biaskit.io import read_table
+
+    res = pair_stats(read_table(table), score_column, by=by.strip() or None, level=check_level(ci))
     _emit(res, out)
 
 

@@ -1,5 +1,6 @@
-"""CLI: ``expand holistic``, ``expand bbq``, ``expand bbq-choices``, ``expand templates``, ``expand honest``, ``templates export-sheet``,
-``templates import-sheet``, ``templates validate``, ``templates show``."""
+"""CLI: ``expand holistic``, ``expand bbq``, ``expand bbq-choices``, ``expand templates``, ``expand honest``,
+``templates export-sheet``, ``templates import-sheet``, ``templates validate``, ``templates show``,
+``templates counterfactual``, ``templates audit-pairs``."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from biaskit.errors import BiaskitError
 from biaskit.templates.bbq import write_expansion
 from biaskit.templates.bbq_choice import write_choice_prompts
 from biaskit.templates.bbq_sheet import bbq_sheet_rows, import_bbq_sheet
+from biaskit.templates.counterfactual_swap import write_counterfactual
 from biaskit.templates.holistic_data import VARIANTS, load_holistic, validate_file
 
 
@@ -358,6 +360,77 @@ def import_sheet_cmd(
     typer.echo(f"wrote {out}: {counts['imported']} {lang} templates ({extra}); {counts['empty']} rows without a translation")
 
 
+def counterfactual_cmd(
+    table: Path = typer.Argument(..., help="Table with a text column (any table biaskit reads: prompts, generations, CSV, JSONL)."),
+    axis: str = typer.Option(..., "--axis", help="gender, first_names, holistic:<axis>[@v1.1], or your axis YAML file."),
+    out: Path = typer.Option(..., "--out", "-o", help="Pairs table to write (a prompts table: .parquet, .jsonl, .csv)."),
+    text_column: str = typer.Option("text", "--text-column", help="Column holding the texts to swap."),
+    mode: str | None = typer.Option(
+        None, "--mode", help="swap (two-group axes, the default there: every word to the other group) or each (one variant per target group)."
+    ),
+    target: list[str] | None = typer.Option(None, "--target", help="Mode each: only these target groups (repeat or comma-separate)."),
+    no_syntax: bool = typer.Option(
+        False, "--no-syntax", help="Do not run spaCy: a word with several readings (her, his) takes its first listed one (the regex baseline)."
+    ),
+    spacy_model: str = typer.Option(
+        "en", "--spacy-model", help="spaCy pipeline for the readings: en (resolved offline as biaskit assets) or a path."
+    ),
+) -> None:
+    """Build counterfactual pairs: one row per variant (original, then the swapped texts), sharing a pair_id.
+
+    A text without a word of the axis makes no pair; it is counted here and listed in the manifest.
+
+    Example: biaskit templates counterfactual prompts.parquet --axis gender --text-column text --out pairs.parquet
+
+    Example: biaskit templates counterfactual prompts_hb.parquet --axis holistic:religion --mode each --target Muslim,Jewish --out hb_pairs.parquet
+    """
+    ax, stats = write_counterfactual(
+        table, axis, out, text_column=text_column, mode=mode, targets=_split(target), spacy_model=None if no_syntax else spacy_model
+    )
+    per = ", ".join(f"{k} {v}" for k, v in sorted(stats.by_variant.items()))
+    typer.echo(f"wrote {out}: {stats.pairs} pairs ({stats.variant_rows} variant rows: {per}) from {stats.rows} rows, axis {ax.name}")
+    if stats.unswapped_rows:
+        first = ", ".join(map(str, (stats.unswapped_ids or stats.unswapped_rows)[:5]))
+        typer.echo(f"{len(stats.unswapped_rows)} text(s) without a word of the axis made no pair (listed in the manifest): {first}")
+    for limit in ax.limits:
+        typer.echo(f"axis limit: {limit}")
+
+
+def audit_pairs_cmd(
+    pairs: Path = typer.Argument(..., help="Pairs table: pair_id, variant, text (e.g. `biaskit hub load crows_pairs_anonymized.csv`)."),
+    axis: list[str] = typer.Option(
+        ..., "--axis", help="Axis whose terms the pairs should differ in: AXIS (all pairs), GROUP=AXIS (pairs of one --by group), or crows-pairs."
+    ),
+    by: str = typer.Option("bias_type", "--by", help="Group column of the counts ('' for all pairs only)."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Write one audit row per pair here (.parquet/.jsonl/.csv)."),
+    summary: Path | None = typer.Option(None, "--summary", help="Write the counts per group as CSV here (default: print Markdown)."),
+) -> None:
+    """Check minimal pairs (Blodgett et al. 2021): align the two texts word by word and flag pairs that differ in
+    more than one span, in a span that is not a term of the declared axes, or not at all; counts per group and all.
+
+    Example: biaskit templates audit-pairs crows.parquet --axis crows-pairs --by bias_type --out crows_audit.parquet
+
+    Example: biaskit templates audit-pairs pairs.parquet --axis gender --axis first_names --by '' --summary audit.csv
+    """
+    from biaskit.evaluate.report.tables import markdown_table
+    from biaskit.io import read_table, write_table
+    from biaskit.manifest import new_manifest
+    from biaskit.output import write_frame_csv
+    from biaskit.spreadsheet import neutralize_frame
+    from biaskit.templates.pair_audit import audit_pairs
+
+    res, counts = audit_pairs(read_table(pairs), axis, by=by.strip() or None)
+    if out is not None:
+        man = new_manifest("biaskit templates audit-pairs", config={"axes": axis, "by": by}, inputs=[str(pairs)])
+        write_table(res, out, manifest=man)
+        typer.echo(f"wrote {res.num_rows} audit rows to {out}")
+    if summary is not None:
+        write_frame_csv(summary, neutralize_frame(counts))  # formula-like text cells get a leading ' (OWASP)
+        typer.echo(f"wrote {len(counts)} rows to {summary}")
+    else:
+        typer.echo(markdown_table(counts))
+
+
 def register(app: typer.Typer) -> None:
     sub_app(
         "expand",
@@ -372,6 +445,13 @@ def register(app: typer.Typer) -> None:
     )
     sub_app(
         "templates",
-        "Gendered template files: validate, show, and the translation sheet workflow (export/import CSV or XLSX).",
-        {"validate": validate_cmd, "show": show_cmd, "export-sheet": export_sheet_cmd, "import-sheet": import_sheet_cmd},
+        "Gendered template files: validate, show, the translation sheet workflow (export/import CSV or XLSX); counterfactual pairs and their audit.",
+        {
+            "validate": validate_cmd,
+            "show": show_cmd,
+            "export-sheet": export_sheet_cmd,
+            "import-sheet": import_sheet_cmd,
+            "counterfactual": counterfactual_cmd,
+            "audit-pairs": audit_pairs_cmd,
+        },
     )

@@ -34,6 +34,7 @@ SOURCE_LICENCES: dict[str, tuple[str, str, str]] = {
     "wikipedia": ("cc-by-sa-4.0", "CC BY-SA 4.0", "Wikipedia text is licensed CC BY-SA"),
     "holistic_bias": ("cc-by-sa-4.0", "CC BY-SA 4.0", "HolisticBias data (descriptors, nouns, templates) is CC BY-SA 4.0"),
     "honest": ("mit", "MIT", "HONEST templates are released under the MIT licence"),
+    "crows_pairs": ("cc-by-sa-4.0", "CC BY-SA 4.0", "CrowS-Pairs (nyu-mll/crows-pairs) is released under CC BY-SA 4.0"),
     "west_slavic": (
         "other",
         "no licence",
@@ -83,6 +84,12 @@ CITATIONS: dict[str, str] = {
   booktitle={Proceedings of the 2021 Conference of the North American Chapter of the Association for Computational Linguistics: Human Language Technologies},
   pages={2398--2406}, year={2021}
 }""",
+    "crows_pairs": """@inproceedings{nangia2020crows,
+  title={{CrowS}-Pairs: A Challenge Dataset for Measuring Social Biases in Masked Language Models},
+  author={Nangia, Nikita and Vania, Clara and Bhalerao, Rasika and Bowman, Samuel R.},
+  booktitle={Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing (EMNLP)},
+  pages={1953--1967}, year={2020}
+}""",
     "west_slavic": """@inproceedings{martinkova2023westslavic,
   title={Measuring Gender Bias in {West Slavic} Language Models},
   author={Martinkov{\'a}, Sandra and Sta{\'n}czak, Karolina and Augenstein, Isabelle},
@@ -110,6 +117,8 @@ SOURCE_LIMITATIONS = {
     "wikipedia": "Wikipedia baseline texts reflect Wikipedia's coverage and editorial biases.",
     "holistic_bias": "HolisticBias descriptors and templates are US-English-centric; sentences are templated, not natural text.",
     "honest": "HONEST templates are short, templated sentences with one identity term; completions are single words.",
+    "crows_pairs": "CrowS-Pairs: many pairs differ in more than the group term or do not describe a stereotype (Blodgett et "
+    "al. 2021); check them with `biaskit templates audit-pairs`.",
     "west_slavic": "West Slavic study sentences: the Polish ones were machine translated; subject categories come from "
     "biaskit's subject-phrase lists (or the publisher's own), not from the study.",
     "templates": "The gendered cs/pl/sk templates are a starter set written by the biaskit team and not yet validated by "
@@ -668,7 +677,7 @@ def _retrieved_lines(t: pa.Table) -> list[str]:
 
 def _citations(configs) -> list[str]:
     srcs = _sources(configs)
-    keys = [s for s in ("bold", "holistic_bias", "honest") if s in srcs]
+    keys = [s for s in ("bold", "holistic_bias", "honest", "crows_pairs") if s in srcs]
     if "west_slavic" in srcs or "templates" in srcs:  # the study's sheet, or biaskit's templates built on its design
         keys.append("west_slavic")
     metrics = {m for c in configs for m in _metrics(c.table)}

@@ -17,6 +17,9 @@ Sources (``kind`` is detected when not given):
                    (:func:`biaskit.interop.lmeval.import_lmeval`)
 ``bbq_jsonl``      BBQ's published ``data/<Category>.jsonl`` (a file or the folder): the table of ``biaskit expand
                    bbq`` (:func:`biaskit.templates.bbq_io.read_published`), other keys such as predictions kept
+``crows_pairs``    CrowS-Pairs ``crows_pairs_anonymized.csv`` (Nangia et al. 2020): a pairs table, two rows per pair
+                   (``pair_id``, ``variant`` more/less, ``text``, ``bias_type``, ``stereo_antistereo``, the
+                   annotators' labels); read by :func:`biaskit.templates.crows.read_crows_pairs`
 ``westslavic_xlsx`` the West Slavic study's ``template_sentences.xlsx`` layout (sheets Czech/Polish/Slovak, one
                    column of finished sentences with an inflected ``<maska>``-style slot); read by
                    :func:`biaskit.templates.westslavic.import_westslavic`; rows it cannot use are listed in
@@ -54,13 +57,14 @@ from biaskit.schema import PROMPTS
 from biaskit.scrape.bold import import_bold
 from biaskit.scrape.prompts import prompt_id
 from biaskit.templates.bbq_io import is_bbq_jsonl, read_published
+from biaskit.templates.crows import is_crows_header, read_crows_pairs
 from biaskit.templates.holistic_data import TEMPLATE_FLAGS
 from biaskit.templates.holistic_phrases import NP_COLUMNS
 from biaskit.templates.honest import KINDS as HONEST_KINDS
 from biaskit.templates.honest import import_honest
 from biaskit.templates.westslavic import import_westslavic, is_westslavic_workbook
 
-KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest", "westslavic_xlsx", "lm_eval", "bbq_jsonl")
+KINDS = ("biaskit", "bold_github", "bold_hub", "holistic_csv", "honest", "westslavic_xlsx", "lm_eval", "bbq_jsonl", "crows_pairs")
 _HUB_ID = re.compile(r"^(hf://datasets/)?[A-Za-z0-9][\w.\-]*/[A-Za-z0-9][\w.\-]*$")
 #: the HolisticBias columns a sentences CSV carries: the noun phrase's, the template and its flags
 _HOLISTIC_COLUMNS = (*NP_COLUMNS, "template", *TEMPLATE_FLAGS)
@@ -125,6 +129,8 @@ def detect_kind(source: str) -> str:
         if low.endswith(".csv"):
             if "descriptor" in head and "text" in head:
                 return "holistic_csv"
+            if is_crows_header(head):
+                return "crows_pairs"
         if low.endswith("_prompt.json"):
             return "bold_github"
         if low.startswith("samples_") and low.endswith(".jsonl"):
@@ -398,6 +404,9 @@ def load_source(
         return LoadResult(imported.table, k, src, facts=imported.facts, stage="generations")
     if k == "bbq_jsonl":  # BBQ's published data/<Category>.jsonl (a file or the folder), extra keys kept
         return LoadResult(read_published(src), k, src, stage=None)
+    if k == "crows_pairs":
+        table, filtered, facts = read_crows_pairs(src)
+        return LoadResult(table, k, src, filtered, facts)
     if k == "westslavic_xlsx":
         return load_westslavic(src, subjects=subjects, languages=[language] if language else None)
     return load_honest(src, language)

@@ -18,7 +18,7 @@ from typing import Any
 from biaskit.ownership import claim_stagewise, mark_stagewise
 
 #: pipeline order of the demo stages
-STAGES = ("scrape", "templates", "generate", "likelihood", "fillmask", "score", "annotate", "train", "report", "hub")
+STAGES = ("scrape", "templates", "generate", "counterfactual", "likelihood", "fillmask", "score", "annotate", "train", "report", "hub")
 
 
 @dataclass

@@ -513,7 +513,7 @@ def _add_likelihood(acc: ReadRows, run: _RunInfo, no: int, rec: dict, pid: str, 
 
 
 def add_nll(table: pa.Table, acc: ReadRows, where: str) -> tuple[pa.Table, dict[str, int]]:
-    """Likelihood rows get ``nll_mean``/``perplexity``/``n_tokens`` from the summed log-likelihood and the tokenizer's
+    """Likelihood rows get ``nll_mean``/``perplexity``/``sum_logprob``/``n_tokens`` from the summed log-likelihood and the tokenizer's
     token count (``error`` for a sentence with no token); returns the table and tokenizer -> sentences counted."""
     tok_facts: dict[str, int] = {}
     if not acc.ll_rows:
@@ -521,6 +521,7 @@ def add_nll(table: pa.Table, acc: ReadRows, where: str) -> tuple[pa.Table, dict[
     nll: list[float | None] = [None] * table.num_rows
     ppl: list[float | None] = [None] * table.num_rows
     ntok: list[int | None] = [None] * table.num_rows
+    total: list[float | None] = [None] * table.num_rows  # sum_logprob: lm-eval's summed log-likelihood as logged
     errs = table.column("error").to_pylist()
     by_spec: dict[tuple, list[int]] = {}
     for k, spec_key in enumerate(acc.ll_spec):
@@ -535,10 +536,11 @@ def add_nll(table: pa.Table, acc: ReadRows, where: str) -> tuple[pa.Table, dict[
                 errs[i] = "no token to score"
                 continue
             nm = -acc.ll_vals[k] / n
-            nll[i], ppl[i] = nm, (math.exp(nm) if nm < 700 else math.inf)
+            nll[i], ppl[i], total[i] = nm, (math.exp(nm) if nm < 700 else math.inf), float(acc.ll_vals[k])
     for name, vals, typ in (
         ("nll_mean", nll, pa.float64()),
         ("perplexity", ppl, pa.float64()),
+        ("sum_logprob", total, pa.float64()),
         ("n_tokens", ntok, pa.int64()),
         ("error", errs, pa.string()),
     ):

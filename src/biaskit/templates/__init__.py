@@ -10,6 +10,9 @@
 * :mod:`biaskit.templates.sheet`: translation sheets (CSV/XLSX export/import, machine translation hook).
 * :mod:`biaskit.templates.honest`: HONEST template import.
 * :mod:`biaskit.templates.westslavic`: the West Slavic study's sentence spreadsheet (``template_sentences.xlsx``).
+* :mod:`biaskit.templates.counterfactual`: counterfactual axes (word lists, :func:`load_axis`);
+  :mod:`biaskit.templates.counterfactual_swap` swaps them in texts and builds the pairs table
+  (:func:`counterfactual_table`).
 
 The mask slot in files and prompts tables is :data:`MASK` (``<mask>``); runners call
 :func:`to_model_mask` to put the tokenizer's own mask token in its place.
@@ -29,6 +32,8 @@ _LAZY = {
     "import_westslavic": "biaskit.templates.westslavic",
     "import_sheet": "biaskit.templates.sheet",
     "write_sheet": "biaskit.templates.sheet",
+    "load_axis": "biaskit.templates.counterfactual",
+    "counterfactual_table": "biaskit.templates.counterfactual_swap",
 }
 
 __all__ = ["MASK", "to_model_mask", "normalize_mask", "find_mask_like", *_LAZY]

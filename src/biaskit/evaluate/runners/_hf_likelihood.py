@@ -1,12 +1,16 @@
 """Likelihood scoring in the Hugging Face backend: causal log-likelihood and masked pseudo-log-likelihood.
 
 Causal LMs score every text token given the ones before it (an optional BOS in front is never scored);
-masked LMs mask one token at a time (Salazar et al. 2020). With a span, only the tokens overlapping it count.
+masked LMs mask one token at a time (Salazar et al. 2020). With a span, only the tokens overlapping it count. On a
+pairs table a masked LM scores only the tokens a variant shares with the pair's other variant (``Unit.partner``),
+each masked in turn with the differing tokens given: the score of the CrowS-Pairs paper (Nangia et al. 2020).
+Every scored row has ``sum_logprob``, the sum of the scored tokens' log-probabilities (``-nll_mean * n_tokens``).
 Part of :class:`biaskit.evaluate.runners.hf.HFBackend`.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Iterator, Sequence
 
@@ -138,8 +142,16 @@ class HFLikelihood(HFBase):
             x, special, offs = (cut_left(v, lm.context_length, bool(special[0])) for v in (x, special, offs))
             self.truncated_count += 1
         pos = [j for j in range(len(x)) if not special[j] and (span is None or (offs[j][1] > span[0] and offs[j][0] < span[1]))]
+        if u.partner is not None:  # CrowS-Pairs: only the tokens the two variants share, the differing ones given
+            other = tok(u.partner, add_special_tokens=True)["input_ids"]
+            shared = shared_positions(x, list(other), special)
+            pos = [j for j in pos if j in shared]
         if not pos:
-            err = "no token to score" + (f" in span {u.span!r}" if span else "")
+            err = (
+                "no token to score"
+                + (f" in span {u.span!r}" if span else "")
+                + (" shared with the pair's other variant" if u.partner is not None else "")
+            )
         return x, pos, truncated, err
 
     def _pll_chunk(self, chunk: Sequence[Unit], batch_size: int | None) -> Iterator[list[dict]]:
@@ -195,9 +207,17 @@ def _ll_row(u: Unit, nll_sum: float | None, n: int, truncated: bool, error: str 
             "_unit": u,
             "nll_mean": None,
             "perplexity": None,
+            "sum_logprob": None,
             "n_tokens": None if error else n,
             "truncated": truncated,
             "error": error or "no token scored",
         }
     mean = nll_sum / n
-    return {"_unit": u, "nll_mean": mean, "perplexity": math.exp(mean), "n_tokens": n, "truncated": truncated, "error": None}
+    return {"_unit": u, "nll_mean": mean, "perplexity": math.exp(mean), "sum_logprob": -nll_sum, "n_tokens": n, "truncated": truncated, "error": None}
+
+
+def shared_positions(x: list[int], y: list[int], special: list[int]) -> set[int]:
+    """Positions of ``x`` whose tokens the alignment of ``x`` with ``y`` matches (difflib's equal blocks, no
+    junk heuristic), special tokens left out: the tokens CrowS-Pairs scores (the differing ones are given)."""
+    m = difflib.SequenceMatcher(None, x, y, autojunk=False)
+    return {i for tag, a, b, _, _ in m.get_opcodes() if tag == "equal" for i in range(a, b) if not special[i]}

@@ -117,6 +117,8 @@ class UnitCache:
         k = self.keys.get((u.row, u.sample_index))
         if k is None:
             unit = {"text": u.text, "span": u.span, "prompt_id": u.prompt_id, "sample_index": u.sample_index}
+            if getattr(u, "partner", None) is not None:  # a masked LM's pair score depends on the other variant
+                unit["partner"] = u.partner
             k = self.keys[(u.row, u.sample_index)] = cache_key({**self.base, "unit": unit})
         return k
 
@@ -127,7 +129,8 @@ class UnitCache:
         todo: list[Any] = []
         for u in units:
             value = found.get(self.key(u))
-            if value is None:
+            if value is None or (self.kind == "likelihood" and any("sum_logprob" not in r for r in value)):
+                # an entry stored before likelihood rows had sum_logprob: run the unit again
                 todo.append(u)
                 continue
             rows.extend({"_unit": u, **r} for r in value)

@@ -31,6 +31,9 @@ class Unit:
     text: str
     sample_index: int = 0
     span: str | None = None  # likelihood: score only this substring of ``text``
+    #: masked-LM likelihood of a pairs table: the text of the pair's other variant; only the tokens the two share
+    #: are scored (CrowS-Pairs' score, Nangia et al. 2020)
+    partner: str | None = None
 
 
 #: prompt formats of ``generate``: the prompt as it is (completion), or wrapped as a user turn (chat template

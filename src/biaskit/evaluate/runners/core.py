@@ -54,6 +54,7 @@ OUTPUT_COLUMNS = (
     "rank",
     "nll_mean",
     "perplexity",
+    "sum_logprob",
     "n_tokens",
     "truncated",
     "error",
@@ -216,7 +217,7 @@ def _run(kind: str, prompts: Any, o: _Run, cluster: Any) -> pa.Table:
     bs, t, inputs = _checked_prompts(kind, prompts, o)
     be = _backend_for(kind, o, cluster)
     rid = _run_id(kind, o, be, t)
-    work = _work_units(kind, o, t)
+    work = _work_units(kind, o, t, paired=_masked_pairs(kind, be, t))
     res = _resume(o, rid, work)
     if res.finished is not None:
         return res.finished
@@ -293,11 +294,16 @@ def _backend_for(kind: str, o: _Run, cluster: Any) -> Any:
     return be
 
 
-def _generation_config(kind: str, settings: Any, be: Any) -> dict:
+def _generation_config(kind: str, settings: Any, be: Any, paired: bool = False) -> dict:
     """The run's settings as recorded in every row (``generation_config``) and the manifest."""
     gen_config = {"kind": kind, **settings.as_config()}
     described = be.describe()
-    if kind == "likelihood" and described.get("task") == "masked":
+    if kind == "likelihood" and described.get("task") == "masked" and paired:
+        gen_config["scored"] = (
+            "pseudo-log-likelihood of the tokens shared with the pair's other variant, masked one at a time, the differing "
+            "tokens given (CrowS-Pairs, Nangia et al. 2020)"
+        )
+    elif kind == "likelihood" and described.get("task") == "masked":
         gen_config["scored"] = "pseudo-log-likelihood: every non-special token, masked one at a time"
     elif kind == "likelihood":
         b = be.bos_policy(settings)
@@ -310,7 +316,7 @@ def _generation_config(kind: str, settings: Any, be: Any) -> dict:
 
 
 def _run_id(kind: str, o: _Run, be: Any, t: pa.Table) -> _RunId:
-    gen_config = _generation_config(kind, o.settings, be)
+    gen_config = _generation_config(kind, o.settings, be, paired=_masked_pairs(kind, be, t))
     run_seed = o.seed
     revision = be.revision
     source = {
@@ -330,21 +336,47 @@ def _run_id(kind: str, o: _Run, be: Any, t: pa.Table) -> _RunId:
     return _RunId(gen_config, run_seed, revision, source, _fingerprint(source))
 
 
-def _work_units(kind: str, o: _Run, t: pa.Table) -> _Work:
+def _masked_pairs(kind: str, be: Any, t: pa.Table) -> bool:
+    """Whether this run scores a pairs table (``pair_id`` and ``variant``) with a masked LM: CrowS-Pairs' score."""
+    return kind == "likelihood" and {"pair_id", "variant"} <= set(t.column_names) and be.describe().get("task") == "masked"
+
+
+def _partners(t: pa.Table, texts: list) -> tuple[list[str | None], dict[int, str]]:
+    """(text of the pair's other variant per row, row -> why it has none) of a pairs table."""
+    rows: dict[Any, list[int]] = {}
+    for r, pid in enumerate(t.column("pair_id").to_pylist()):
+        rows.setdefault(pid, []).append(r)
+    partner: list[str | None] = [None] * t.num_rows
+    why: dict[int, str] = {}
+    for pid, rs in rows.items():
+        if pid is None or len(rs) != 2:
+            for r in rs:
+                why[r] = "no pair_id" if pid is None else f"pair {pid!r} has {len(rs)} row(s); the CrowS-Pairs score compares two variants"
+            continue
+        a, b = rs
+        partner[a], partner[b] = texts[b] or "", texts[a] or ""
+    return partner, why
+
+
+def _work_units(kind: str, o: _Run, t: pa.Table, *, paired: bool = False) -> _Work:
     texts = t.column("text").to_pylist()
     ids = [str(x) for x in t.column("prompt_id").to_pylist()]
     spans = t.column(o.span_column).to_pylist() if o.span_column else [None] * t.num_rows
     n_samples = o.settings.num_return_sequences if kind == "generate" else 1
+    partner, unpaired = _partners(t, texts) if paired else ([None] * t.num_rows, {})
     units = [
-        Unit(r, ids[r], texts[r] if texts[r] is not None else "", k, spans[r] if o.span_column else None)
+        Unit(r, ids[r], texts[r] if texts[r] is not None else "", k, spans[r] if o.span_column else None, partner[r])
         for r in range(t.num_rows)
         for k in range(n_samples)
     ]
     null_span = {r for r in range(t.num_rows) if o.span_column and spans[r] is None}
     empty = {
-        r: ("prompt text is null" if texts[r] is None else "empty prompt text")
-        for r in range(t.num_rows)
-        if texts[r] is None or not str(texts[r]).strip()
+        **unpaired,
+        **{
+            r: ("prompt text is null" if texts[r] is None else "empty prompt text")
+            for r in range(t.num_rows)
+            if texts[r] is None or not str(texts[r]).strip()
+        },
     }
     return _Work(ids, units, null_span, empty)
 

@@ -320,7 +320,7 @@ class OpenAIBackend(BackendBase):
             if n == 0:
                 return {**base, "n_tokens": 0, "error": "no token to score" + (f" in span {u.span!r}" if span else "")}
             mean = total / n
-            return {**base, "nll_mean": mean, "perplexity": math.exp(mean), "n_tokens": n, "error": None}
+            return {**base, "nll_mean": mean, "perplexity": math.exp(mean), "sum_logprob": -total, "n_tokens": n, "error": None}
 
         yield from self._map(units, batch_size, one)
 

@@ -15,6 +15,8 @@ kind                      members of one family
 ``metric_fairness``       every pair of groups x every rate (accuracy, miss and false-alarm rate per class) of
                           one metric against the human labels: the headline reads all rates of a metric together,
                           so a family per rate would let about one A/A round in four into it
+``counterfactual``        every variant x signed measure (mean score difference, share difference) of one model's
+                          counterfactual pairs (:mod:`biaskit.evaluate.stats.counterfactual`)
 ========================  ======================================================================================
 
 Every other test a page shows (chi-square tests, Mann-Whitney U of scores, class-share z-tests, Likelihood
@@ -49,6 +51,9 @@ FAMILIES: dict[str, FamilyKind] = {
         FamilyKind("group_gap", "group gap", "every pair of groups of one domain and text source, one measure", ("domain", "model")),
         FamilyKind("model_vs_wikipedia", "model vs Wikipedia", "every group x model of one domain, one measure", ("domain",)),
         FamilyKind("metric_fairness", "metric fairness", "every pair of groups x every rate of one metric", ("metric", "group_by")),
+        FamilyKind(
+            "counterfactual", "counterfactual pairs", "every variant x signed measure (score or share difference) of one model's pairs", ("model",)
+        ),
     )
 }
 

@@ -14,6 +14,7 @@ from biaskit.evaluate.report.sections import gender  # noqa: F401
 from biaskit.evaluate.report.sections import norms  # noqa: F401
 from biaskit.evaluate.report.sections import likelihood  # noqa: F401
 from biaskit.evaluate.report.sections import genbias  # noqa: F401
+from biaskit.evaluate.report.sections import counterfactual  # noqa: F401  Counterfactual pairs
 from biaskit.evaluate.report.sections import honest  # noqa: F401
 from biaskit.evaluate.report.sections import validity  # noqa: F401
 from biaskit.evaluate.report.sections import bbq  # noqa: F401  BBQ accuracy and bias score
