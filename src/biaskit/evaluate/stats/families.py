@@ -124,7 +124,8 @@ def correct_family(tests, fam_cols: Sequence[str], *, kind: str | None = None, m
             key = key if isinstance(key, tuple) else (key,)
             holm.loc[idx, "family"] = family_name(kind, dict(zip(cols, key)), measure)
     if "significant_holm" in holm.columns:
-        holm["significant_holm"] = holm["p_holm"] < 0.05
+        # a test without a p is not "not significant": None, never False
+        holm["significant_holm"] = (holm["p_holm"] < 0.05).astype(object).where(holm["p_holm"].notna(), None)
     return add_caution(holm)
 
 

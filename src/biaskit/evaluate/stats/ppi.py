@@ -36,6 +36,38 @@ MEASURES = ("share_metric", "share_human", "share_ppi", "gap_metric", "gap_human
 PPI_COLUMNS = ["group", "group_b", "measure", "value", "ci_low", "ci_high", "se", "n_labelled", "n_unlabelled", "lam", "method", "error"]
 
 
+#: PPI's normal interval is given only where a group meets its conditions (else nan and the reason, never a
+#: confident number): at least MIN_LABELLED labelled rows; at least MIN_EXPECTED_EACH labelled rows expected with and
+#: without the label (labelled rows x the metric's share over all the group's rows: a figure the labelled sample
+#: barely moves, so the condition selects no lucky samples); at least MIN_OBSERVED_EACH observed with and without it
+#: (by human label); a positive standard error. Without them the human-minus-metric variance comes from a handful of
+#: rows: with a 3% label and 20 labelled rows per group PPI++ gave [0, 0] (se 0) for half the groups and covered 33%.
+#: By simulation (tests/evaluate/stats/test_ppi_conditions.py; base rate 0.01-0.5, labelled rows 10-500, metric recall
+#: 0.7 and false alarms 0.05) PPI++ covers at least 0.90 in every cell where the conditions hold
+MIN_LABELLED = 30
+MIN_EXPECTED_EACH = 10
+MIN_OBSERVED_EACH = 2
+
+
+def ppi_condition_failed(y, metric_share: float) -> str | None:
+    """The condition of PPI's normal interval that a group fails, as the reason a reader sees, or None when it meets
+    them (see :data:`MIN_LABELLED`): ``y`` the human labels (0/1) of its labelled rows, ``metric_share`` the metric's
+    share of the label over all its rows."""
+    y = np.asarray(y, dtype=float)
+    n, pos = int(y.size), int(y.sum())
+    if n < MIN_LABELLED:
+        return f"too few labelled rows for PPI's interval: {n} (needs {MIN_LABELLED})"
+    expected = min(n * metric_share, n * (1.0 - metric_share))
+    if expected < MIN_EXPECTED_EACH:
+        return (
+            f"label too rare or too common for PPI's interval with {n} labelled rows: about {expected:.1f} expected on the rarer side "
+            f"(the metric's share {metric_share:.3f}; needs {MIN_EXPECTED_EACH}): label more rows"
+        )
+    if min(pos, n - pos) < MIN_OBSERVED_EACH:
+        return f"too few labelled rows with or without the label for PPI's interval: {pos} and {n - pos} (needs {MIN_OBSERVED_EACH} each)"
+    return None
+
+
 def ppi_lambda(y, yhat, yhat_unlabelled) -> float:
     """The power-tuned λ of PPI++ for a mean (see the module docstring), clipped to [0, 1]. 0 when the
     predictions have no spread (they carry no information)."""
@@ -133,7 +165,11 @@ def _group_rows(g, y_lab, yh_lab, unl, lam, level) -> tuple[list[dict], dict | N
     try:
         est = ppi_mean(y_lab, yh_lab, unl, lam=lam, level=level)
     except BiaskitError as exc:
-        rows.append(_row(g, "share_ppi", method="ppi++-wald" if lam is None else "ppi-wald", error=exc.what, **counts))
+        rows.append(_row(g, "share_ppi", method="none", error=exc.what, **counts))
+        return rows, None
+    why = ppi_condition_failed(y_lab, km / yh_all.size) or (None if est["se"] > 0 else "PPI's standard error is 0: no spread to estimate it from")
+    if why is not None:  # never a confident number from a method whose condition fails: nan and the reason
+        rows.append(_row(g, "share_ppi", method="none", error=why, **counts))
         return rows, None
     rows.append(
         _row(
@@ -167,12 +203,13 @@ def ppi_shares(groups: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], *, 
         rows += r
         est[g] = e
         counts[g] = (int(allm.sum()), int(allm.size), int(y.sum()), int(y.size), int(yu.size))
+    reasons = {r["group"]: r["error"] for r in rows if r["measure"] == "share_ppi" and r["error"]}
     for a, b in itertools.combinations(sorted(groups), 2):
-        rows += _gap_rows(a, b, counts, est, lam, level)
+        rows += _gap_rows(a, b, counts, est, lam, level, reasons)
     return pd.DataFrame(rows, columns=PPI_COLUMNS)
 
 
-def _gap_rows(a, b, counts, est, lam, level) -> list[dict]:
+def _gap_rows(a, b, counts, est, lam, level, reasons: dict) -> list[dict]:
     kma, nma, kha, nha, ua = counts[a]
     kmb, nmb, khb, nhb, ub = counts[b]
     both = {"group_b": b, "n_labelled": nha + nhb, "n_unlabelled": ua + ub}
@@ -185,7 +222,8 @@ def _gap_rows(a, b, counts, est, lam, level) -> list[dict]:
         out.append(_row(a, "gap_human", method="newcombe", error="a group has no labelled row", **both))
     meth = ("ppi++-wald" if lam is None else "ppi-wald") + " (independent groups)"
     if est[a] is None or est[b] is None:
-        out.append(_row(a, "gap_ppi", method=meth, error="the PPI share of a group is undefined", **both))
+        why = "; ".join(f"{g}: {r}" for g, r in ((a, reasons.get(a)), (b, reasons.get(b))) if r)
+        out.append(_row(a, "gap_ppi", method="none", error=f"the PPI share of a group is undefined ({why})", **both))
     else:
         gp = gap(est[a], est[b], level=level)
         out.append(_row(a, "gap_ppi", value=gp["estimate"], ci_low=gp["ci_low"], ci_high=gp["ci_high"], se=gp["se"], method=meth, **both))
