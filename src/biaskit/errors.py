@@ -128,6 +128,7 @@ CATALOGUE: dict[str, str] = {
     "E346": "conflicting or missing human-label options (stats ppi)",
     "E347": "paired template analysis input error",
     "E348": "PPI round plan error",
+    "E350": "human label column without any label (stats ppi)",
     "E380": "an input document is nested too deeply",
     "E381": "a value of the wrong type or out of range in an input file",
     "E382": "an unknown key in an input file",

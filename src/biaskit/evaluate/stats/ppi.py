@@ -26,9 +26,10 @@ import numpy as np
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import check_ci, fill_keys, is_missing, require_columns, to_frame
-from biaskit.evaluate.stats.aggregate import label_strings, proportion_ci
+from biaskit.evaluate.stats.aggregate import check_label_vocabulary, label_strings, metric_labels, proportion_ci
 from biaskit.evaluate.stats.inference import newcombe_interval
 from biaskit.evaluate.stats.inference import normal_quantile as _z
+from biaskit.labels import check_values
 
 #: the ``measure`` values of :func:`ppi_table`'s rows
 MEASURES = ("share_metric", "share_human", "share_ppi", "gap_metric", "gap_human", "gap_ppi")
@@ -250,6 +251,7 @@ def ppi_table(table: Any, *, metric_column: str, human_column: str, label: str, 
     df = to_frame(table)
     require_columns(df, [metric_column, human_column, by], "stats ppi", "pass --metric-column, --human-column and --by with columns of the table")
     df = fill_keys(df, [by])
+    check_human_labels(df, metric_column, human_column)
     m, h = binary(df[metric_column], label), binary(df[human_column], label)
     _check_label_present(df, metric_column, human_column, label)
     groups = {}
@@ -264,6 +266,29 @@ def ppi_table(table: Any, *, metric_column: str, human_column: str, label: str, 
         lab = ~np.isnan(hg)
         groups[g] = (hg[lab], mg[lab], mg[~lab])
     return ppi_shares(groups, lam=lam, level=level)
+
+
+def check_human_labels(df, metric_column: str, human_column: str) -> None:
+    """The human labels against the label set, as ``annotate`` checks a round's labels: the metric's declared labels
+    (E151 for a metric column holding others), else the labels the metric column holds. E151 lists the unknown
+    values (``POSITIVE``, a ``"nan"`` string, ``SUPER``) and the expected set; E350 when the human column holds no
+    label at all (every value null: an unquoted ``NaN``, ``nan`` or empty cell in a CSV reads as null), where every
+    row would count as unlabelled. Nulls elsewhere are the unlabelled rows."""
+    metric = label_strings(df[metric_column])
+    known = metric_labels(metric_column)
+    if known is not None:
+        check_label_vocabulary(metric.tolist(), metric_column)
+    labels = list(known) if known is not None else sorted(set(metric.dropna()))
+    human = label_strings(df[human_column])
+    if human.isna().all():
+        raise BiaskitError(
+            "E350",
+            f"the human label column {human_column!r} holds no label: every value is null",
+            value={"rows": len(human), "null": int(human.isna().sum())},
+            options=labels,
+            fix="write the human labels with the metric's label names (a CSV reads NaN, nan and empty cells as null), or pass the round with --samples",
+        )
+    check_values(human.tolist(), labels, what="stats ppi: the human labels", column=human_column, code="E151", of=f"column {metric_column!r}")
 
 
 def _check_label_present(df, metric_column: str, human_column: str, label: str) -> None:
