@@ -129,6 +129,17 @@ def correct_family(tests, fam_cols: Sequence[str], *, kind: str | None = None, m
     return add_caution(holm)
 
 
+def name_by_correction(tests, correction: str):
+    """A pairwise test table's ``p_adjusted`` and ``significant`` named by their correction, as every table of the
+    report and ``stats family`` names them (docs/schemas.md, "Statistics tables"): ``p_holm`` and
+    ``significant_holm`` for holm, ``p_bh`` and ``significant_bh`` for bh; for none ``p_adjusted`` is dropped (it
+    equals ``p_value``) and ``significant`` stays (at the raw p)."""
+    suffix = {"holm": "holm", "bh": "bh", "fdr_bh": "bh", "benjamini-hochberg": "bh"}.get(str(correction).lower())
+    if suffix is None:
+        return tests.drop(columns=[c for c in ("p_adjusted",) if c in tests.columns])
+    return tests.rename(columns={"p_adjusted": f"p_{suffix}", "significant": f"significant_{suffix}"})
+
+
 def add_caution(tests):
     """A pairwise test table with a ``caution`` column next to ``group_b``: ``n < 30`` where either group has fewer
     than :data:`MIN_GROUP_N` texts, else empty (the tables of the report, ``stats family`` and ``stats ztest``).
