@@ -48,6 +48,8 @@ CR2_SHARE_METHOD = "wilson-deff-cr2-t"
 #: at 4, 8.1% at 8, 6.7% at 15 and 6.1% at 30; CR2-BM's 3.9-5.6% at every size (docs/statistics.md)
 MIN_CLUSTERS_CR1 = 30
 CR2_METHOD = "cr2-bm-t"
+#: the ``method`` values of a clustered difference whose interval is the test's own (not Newcombe's)
+CLUSTERED_METHODS = (CR1_METHOD, CR2_METHOD)
 
 
 def _codes(ids) -> tuple[np.ndarray, int]:
