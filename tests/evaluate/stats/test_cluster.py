@@ -197,4 +197,4 @@ def test_one_cluster_per_group_gives_no_interval_and_no_p_never_a_zero_width_one
     t = proportion_family_tests(df, "group_gap", "vader_label", "positive")
     row = t.iloc[0]
     assert row["method"] == "none" and math.isnan(row["p_value"]) and math.isnan(row["ci_low"]) and math.isnan(row["p_holm"])
-    assert "fewer than 2 clusters" in row["reason"] and row["significant_holm"] is None
+    assert "fewer than 3 clusters (1 and 1)" in row["reason"] and row["significant_holm"] is None

@@ -140,7 +140,7 @@ def test_one_cluster_or_null_cluster_ids_give_nan_with_a_reason_not_a_verdict(id
     t = _one_page_table(ids)
     row = pairwise_proportion_tests(t, "group", "vader_label", "positive", cluster="page_id").iloc[0]
     assert row["method"] == "none" and row["significant"] is None and math.isnan(row["p_value"]) and math.isnan(row["ci_low"])
-    assert ("null" if ids[0] is None else "fewer than 2 clusters") in row["reason"]
+    assert ("null" if ids[0] is None else "fewer than 3 clusters") in row["reason"]
     agg = aggregate(t, "group", labels="vader_label", cluster="page_id")
     assert agg["ci_low"].isna().all() and (agg["ci_method"] == "none").all()
     assert agg["n_clusters"].tolist() == [0 if ids[0] is None else 1] * len(agg)
@@ -159,7 +159,7 @@ def test_ztest_cli_writes_the_reason_and_no_significance_for_one_page(tmp_path):
     )
     assert res.exit_code == 0, res.output
     z = pd.read_csv(out)
-    assert z.loc[0, "method"] == "none" and pd.isna(z.loc[0, "significant"]) and "fewer than 2 clusters" in z.loc[0, "reason"]
+    assert z.loc[0, "method"] == "none" and pd.isna(z.loc[0, "significant_holm"]) and "fewer than 3 clusters" in z.loc[0, "reason"]
 
 
 @pytest.mark.parametrize("count", [0, 8])
@@ -172,3 +172,27 @@ def test_bootstrap_share_interval_is_never_zero_width(count):
     lo, hi = proportion_confint(count, 8, method="wilson")  # 0/8: [0, 0.3244]; 8/8: [0.6756, 1]
     assert row["ci_high"] - row["ci_low"] > 0.3 and row["ci_method"] == "wilson"
     assert row["ci_low"] == pytest.approx(lo, abs=1e-12) and row["ci_high"] == pytest.approx(hi, abs=1e-12)
+
+
+def test_two_pages_per_group_are_too_few_for_a_clustered_test_three_are_enough():
+    # pages that differ strongly (ICC 0.5: page rates Beta(0.5, 0.5)), 200 texts per page: CR2-BM's false-claim rate
+    # is above 0.07 with 2 pages per group and at most 0.07 with 3, so the layer tests from 3 on
+    rng = np.random.default_rng(12)
+    rates = {}
+    for pages in (2, 3):
+        r = rng.beta(0.5, 0.5, size=(3000, 2 * pages))
+        y = (rng.random((3000, 2 * pages, 200)) < r[:, :, None]).astype(float).reshape(3000, -1)
+        page = np.repeat(np.arange(2 * pages), 200)
+        if pages == 3:
+            rates[pages] = float(np.mean(cr2_diff_batch(y, page < pages, page)["p_value"] < 0.05))
+        else:  # the layer refuses 2 pages: CR2-BM there by its closed form for equal pages, Welch on page means, df 2
+            means = y.reshape(3000, 4, 200).mean(axis=2)
+            se = np.sqrt(means[:, :2].var(axis=1, ddof=1) / 2 + means[:, 2:].var(axis=1, ddof=1) / 2)
+            t = (means[:, :2].mean(axis=1) - means[:, 2:].mean(axis=1)) / se
+            rates[pages] = float(np.mean(2 * stats.t.sf(np.abs(t), 2) < 0.05))
+    print(rates)
+    assert rates[2] > 0.07 >= rates[3]
+    df = pd.DataFrame({"group": ["a"] * 6 + ["b"] * 6, "page_id": [1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]})
+    df["vader_label"] = ["positive", "negative", "negative"] * 4
+    row = pairwise_proportion_tests(df, "group", "vader_label", "positive", cluster="page_id").iloc[0]
+    assert row["method"] == "none" and math.isnan(row["p_value"]) and "fewer than 3 clusters (2 and 2)" in row["reason"]

@@ -48,6 +48,10 @@ CR2_SHARE_METHOD = "wilson-deff-cr2-t"
 #: at 4, 8.1% at 8, 6.7% at 15 and 6.1% at 30; CR2-BM's 3.9-5.6% at every size (docs/statistics.md)
 MIN_CLUSTERS_CR1 = 30
 CR2_METHOD = "cr2-bm-t"
+#: a clustered difference needs at least this many clusters in each group: with 2 pages per group CR2-BM's
+#: false-claim rate reaches 0.065-0.083 when pages differ strongly (ICC 0.3-0.5, 100-200 texts per page), with 3 it
+#: stays at 0.057-0.062 (3,000 sets each; docs/statistics.md)
+MIN_CLUSTERS_PER_GROUP = 3
 #: the ``method`` values of a clustered difference whose interval is the test's own (not Newcombe's)
 CLUSTERED_METHODS = (CR1_METHOD, CR2_METHOD)
 
@@ -277,8 +281,10 @@ def cr2_design(in_a, clusters) -> dict[str, Any]:
     codes, g = _codes(clusters)
     ga, gb = int(np.unique(codes[a]).size), int(np.unique(codes[~a]).size)
     out: dict[str, Any] = {"ga": ga, "gb": gb, "n_clusters": g, "W": None, "df": math.nan, "undefined": None}
-    if ga < 2 or gb < 2:
-        out["undefined"] = f"a group's rows lie in fewer than 2 clusters ({ga} and {gb}): the between-cluster variance cannot be estimated"
+    if min(ga, gb) < MIN_CLUSTERS_PER_GROUP:
+        out["undefined"] = f"a group's rows lie in fewer than {MIN_CLUSTERS_PER_GROUP} clusters ({ga} and {gb}): the between-cluster variance " + (
+            "cannot be estimated" if min(ga, gb) < 2 else "cannot be estimated reliably"
+        )
         return out
     out["W"], out["df"] = _cr2_operator(np.column_stack([np.ones(a.size), a.astype(float)]), codes, g, 1)
     return out
