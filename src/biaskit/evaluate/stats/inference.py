@@ -181,8 +181,7 @@ def ratio_interval(x1, n1, x2, n2, *, level: float = LEVEL):
     count: 0 of 12 against 3 of 9 gives [0.023, 10.2] around a ratio of 0) or collapses (both shares 1: [1, 1]), the
     ratio of the two Clopper-Pearson intervals at level sqrt(level) each instead, [L1 / U2, U1 / L2] (:data:`RATIO_CP`):
     both shares lie in their intervals with probability >= level, so the ratio lies in it, and the estimate always
-    does. :func:`ratio_methods` names the method of each. None (scalars) / NaN (arrays) when a group is empty; the
-    upper bound is inf where p2's lower bound is 0 (x2 = 0)."""
+    does. :func:`ratio_methods` names the method of each. None (scalars) / NaN (arrays) when a group is empty."""
     scalar = all(np.ndim(v) == 0 for v in (x1, n1, x2, n2))
     x1, n1, x2, n2 = _broadcast_counts(x1, n1, x2, n2)
     lo, hi, swap = _katz(x1, n1, x2, n2, level)
@@ -197,8 +196,9 @@ def ratio_interval(x1, n1, x2, n2, *, level: float = LEVEL):
     return lo, hi
 
 
-def _broadcast_counts(*v) -> list[np.ndarray]:
-    return np.broadcast_arrays(*(np.atleast_1d(np.asarray(x, dtype=float)) for x in v))
+def _broadcast_counts(x1, n1, x2, n2) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    a, b, c, d = np.broadcast_arrays(*(np.atleast_1d(np.asarray(x, dtype=float)) for x in (x1, n1, x2, n2)))
+    return a, b, c, d
 
 
 def _katz(x1, n1, x2, n2, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -219,7 +219,8 @@ def _katz(x1, n1, x2, n2, level: float) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 def ratio_methods(x1, n1, x2, n2, *, level: float = LEVEL) -> np.ndarray:
     """The method :func:`ratio_interval` uses for each ratio: :data:`RATIO_LOG` or :data:`RATIO_CP`."""
-    return np.where(_katz(*_broadcast_counts(x1, n1, x2, n2), level)[2], RATIO_CP, RATIO_LOG)
+    a, b, c, d = _broadcast_counts(x1, n1, x2, n2)
+    return np.where(_katz(a, b, c, d, level)[2], RATIO_CP, RATIO_LOG)
 
 
 #: scipy's relative tolerance for tables "as extreme as" the observed one in ``fisher_exact``
