@@ -102,9 +102,8 @@ def ztest_cmd(
 
     Example: biaskit stats ztest scores.parquet --column vader_label --label positive --cluster page_id
     """
-    from biaskit.evaluate.stats import pairwise_proportion_tests
+    from biaskit.evaluate.stats import families, pairwise_proportion_tests
     from biaskit.evaluate.stats.aggregate import label_strings, metric_labels
-    from biaskit.evaluate.stats.families import add_caution, name_by_correction
     from biaskit.io import read_table
 
     t = read_table(table)
@@ -113,7 +112,7 @@ def ztest_cmd(
         seen = sorted(set(label_strings(t.column(column).to_pandas()).dropna()))
         check_choice("E080", f"label {label!r} does not occur in column {column!r}", label, seen, fix="pass --label with one of the column's labels")
     tests = pairwise_proportion_tests(t, group, column, label, within=within, correction=correction, cluster=cluster)
-    _emit(add_caution(name_by_correction(tests, correction)), out)
+    _emit(families.add_caution(families.name_by_correction(tests, correction)), out)
 
 
 def family_cmd(
