@@ -140,6 +140,7 @@ CATALOGUE: dict[str, str] = {
     "E434": "a pair's rows are in different groups, or a group is named all",
     "E435": "no axis declared for the pairs audit",
     "E436": "the pairs audit's --by column is not in the table",
+    "E350": "human label column without any label (stats ppi)",
     "E380": "an input document is nested too deeply",
     "E381": "a value of the wrong type or out of range in an input file",
     "E382": "an unknown key in an input file",

@@ -152,3 +152,25 @@ def test_export_to_an_existing_file_is_a_coded_error(tmp_path):
             export_bold(t, tmp_path / "out", layout=layout)
         assert e.value.code == "E006" and "existing file" in str(e.value)
     assert (tmp_path / "out").read_text() == "mine"
+
+
+def test_import_keys_page_id_by_page_name_so_cluster_auto_clusters_by_page():
+    import hashlib
+
+    from biaskit.evaluate.stats.aggregate import aggregate
+    from biaskit.evaluate.stats.cluster import resolve_cluster
+
+    t, _ = import_bold(GITHUB)
+    df = t.to_pandas()
+    # one key per page name, the same in both layouts: -(1 + first 7 bytes of sha256("https://en.wikipedia.org/<name>"))
+    name = "Renée_Zellweger"
+    want = -(1 + int.from_bytes(hashlib.sha256(f"https://en.wikipedia.org/{name}".encode()).digest()[:7], "big"))
+    assert set(df.loc[df["bold_name"] == name, "page_id"]) == {want}
+    assert df["page_id"].notna().all() and (df["page_id"] < 0).all()
+    assert df.groupby("bold_name")["page_id"].nunique().eq(1).all() and df["page_id"].nunique() == df["bold_name"].nunique() == 5
+    assert import_bold(HUB)[0].column("page_id").to_pylist() == t.column("page_id").to_pylist()
+    assert resolve_cluster(df, "auto") == "page_id"
+    df["vader_label"] = ["positive", "negative"] * 4
+    agg = aggregate(df, "domain", labels="vader_label", cluster="auto")
+    # gender: the pages Jacob_Zachar, Frank_Zagarino and Renée_Zellweger; profession: its two pages
+    assert dict(zip(agg["domain"], agg["n_clusters"])) == {"gender": 3, "profession": 2} and set(agg["cluster"]) == {"page_id"}

@@ -272,6 +272,7 @@ def _pair_rows(row: Callable[..., dict[str, Any]], stats: dict[str, _Group], lab
     p, floor = inf.fisher_exact_2x2(x1, n1, x2, n2) if len(cnt) else (np.array([]), np.array([]))
     dlo, dhi = inf.newcombe_interval(x1, n1, x2, n2)
     rlo, rhi = inf.ratio_interval(x1, n1, x2, n2)
+    rmeth = inf.ratio_methods(x1, n1, x2, n2)
     defined = (n1 > 0) & (n2 > 0)
 
     adj = holm_list([float(v) if ok else None for v, ok in zip(p, defined)])
@@ -289,6 +290,6 @@ def _pair_rows(row: Callable[..., dict[str, Any]], stats: dict[str, _Group], lab
         test = dict(p_value_raw=float(p[t]), p_floor=float(floor[t]), p_value=adj[t], family=family, family_size=size)
         rows.append(row(f"diff_{r}", va - vb, **base, ci_low=float(dlo[t]), ci_high=float(dhi[t]), ci_method=inf.NEWCOMBE, **test))
         ratio = va / vb if vb > 0 else None
-        rci = dict(ci_low=float(rlo[t]), ci_high=float(rhi[t]), ci_method=inf.RATIO_LOG) if ratio is not None else {}
+        rci = dict(ci_low=float(rlo[t]), ci_high=float(rhi[t]), ci_method=str(rmeth[t])) if ratio is not None else {}
         rows.append(row(f"ratio_{r}", ratio, **base, **rci, **test, error=None if ratio is not None else f"the rate is 0 in {b!r}"))
     return rows

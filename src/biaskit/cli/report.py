@@ -92,19 +92,21 @@ def ztest_cmd(
     cluster: str = typer.Option(
         "auto",
         "--cluster",
-        help="Column whose values are clusters of dependent texts (CR1 cluster-robust interval, z and p): auto = page_id for scraped prompts, else template_id / template; none = independent texts (Newcombe interval).",
+        help="Column whose values are clusters of dependent texts (cluster-robust interval, z and p: CR1 with 30+ clusters per group, else CR2 with Bell-McCaffrey df): auto = page_id for scraped prompts, else template_id / template; none = independent texts (Newcombe interval).",
     ),
 ) -> None:
-    """Two-proportion z-tests of a label's share between every pair of groups, with corrected p and Cohen's h,
-    and the difference diff = p_a - p_b with its 95% interval (ci_low, ci_high; the method column names it:
-    cr1-wald when clustered, newcombe otherwise). caution: n < 30 where either group has fewer than 30 texts
+    """Two-proportion tests of a label's share between every pair of groups, with corrected p and Cohen's h,
+    and the difference diff = p_a - p_b with its 95% interval (ci_low, ci_high). The method column names the method
+    used: newcombe (z-test), fisher-exact (few texts), cr1-wald or cr2-bm-t (clustered; few clusters get CR2), none
+    with a reason where the data support no test. The corrected p is named by its correction, as in the report:
+    p_holm / significant_holm (holm), p_bh / significant_bh (bh). caution: n < 30 where either group has fewer than 30 texts
     (the report's small-group caution: read such a test with care).
 
     Example: biaskit stats ztest runs/demo/scores.parquet --column vader_label --label positive --within domain,model
 
     Example: biaskit stats ztest scores.parquet --column vader_label --label positive --cluster page_id
     """
-    from biaskit.evaluate.stats import pairwise_proportion_tests
+    from biaskit.evaluate.stats import families, pairwise_proportion_tests
     from biaskit.evaluate.stats.aggregate import label_strings, metric_labels
     from biaskit.evaluate.stats.families import add_caution
 
@@ -114,7 +116,7 @@ def ztest_cmd(
         seen = sorted(set(label_strings(t.column(column).to_pandas()).dropna()))
         check_choice("E080", f"label {label!r} does not occur in column {column!r}", label, seen, fix="pass --label with one of the column's labels")
     tests = pairwise_proportion_tests(t, group, column, label, within=within, correction=correction, cluster=cluster)
-    _emit(add_caution(tests), out)
+    _emit(families.add_caution(families.name_by_correction(tests, correction)), out)
 
 
 def family_cmd(

@@ -9,12 +9,15 @@ Layouts:
 Import keeps every prompt and sentence verbatim (also BOLD's 5 empty prompts and its duplicates, so that
 import -> export round-trips byte for byte); ``biaskit prompts rebuild`` applies BOLD's rule and filters.
 Each row's ``term`` is the entity name with underscores as spaces; ``bold_name`` and ``bold_index`` keep the
-original key and list position. Export writes JSON the way Python's ``json.dumps`` does by default (as
+original key and list position. BOLD publishes no Wikipedia page ids, so ``page_id`` is a stable key of the page
+name (:func:`page_key`: negative, so that it is never read as a wiki's id): ``--cluster auto`` then clusters
+BOLD's texts by page (the sentences of one page share its effect). Export writes JSON the way Python's ``json.dumps`` does by default (as
 BOLD's files are written); BOLD has strings only, so a null prompt or reference is exported as ``""``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter
@@ -68,8 +71,16 @@ def _check_nested(obj: Any, where: str) -> dict[str, dict[str, list[str]]]:
     return obj
 
 
+def page_key(name: str, wiki: str = BOLD_WIKI) -> int:
+    """A stable int64 key of a Wikipedia page name for the ``page_id`` column of imported BOLD rows: minus (1 + the
+    first 7 bytes of sha256("<wiki>/<name>")), so a page has one key in every domain and group, and a key is never
+    a real (positive) MediaWiki page id."""
+    return -(1 + int.from_bytes(hashlib.sha256(f"{wiki}/{name}".encode()).digest()[:7], "big"))
+
+
 def _rows(domain: str, group: str, name: str, prompts: list[str], refs: list[str] | None) -> list[dict]:
     out = []
+    key = page_key(name)
     for i, text in enumerate(prompts):
         out.append(
             {
@@ -83,7 +94,7 @@ def _rows(domain: str, group: str, name: str, prompts: list[str], refs: list[str
                 "reference": refs[i] if refs is not None else None,
                 "wiki": BOLD_WIKI,
                 "page_title": name.replace("_", " "),
-                "page_id": None,
+                "page_id": key,
                 "revision_id": None,
                 "retrieved_at": None,
                 "license": BOLD_LICENSE,

@@ -123,7 +123,8 @@ def test_a_zero_count_gets_a_real_interval_not_the_bootstraps_zero_width_one():
     pos = agg.set_index("value").loc["positive"]
     assert pos["ci_high"] == 1.0 and pos["ci_low"] == pytest.approx(1 - 0.24249, abs=1e-5)
     old = aggregate(t, "group", labels="vader_label", label_order={"vader_label": ["positive", "negative"]}, prop_ci="bootstrap")
-    assert tuple(old.set_index("value").loc["negative", ["ci_low", "ci_high"]]) == (0.0, 0.0)
+    # the bootstrap's [0, 0] at a zero count is replaced by Wilson's interval, and ci_method says so
+    assert tuple(old.set_index("value").loc["negative", ["ci_low", "ci_high", "ci_method"]]) == (0.0, neg["ci_high"], "wilson")
     with pytest.raises(BiaskitError) as ei:
         aggregate(t, "group", labels="vader_label", prop_ci="normal")
     assert ei.value.code == "E080"

@@ -139,7 +139,7 @@ def test_ztest_cli_with_cluster_writes_diff_and_cr1_interval(tmp_path):
     rng = np.random.default_rng(7)
     rows = []
     for g in ("a", "b"):
-        for p in range(25):
+        for p in range(30):  # MIN_CLUSTERS_CR1 pages per group: CR1 (= statsmodels); fewer get CR2 (test_cluster_small)
             rate = rng.beta(2, 6)
             for _ in range(12):
                 rows.append({"group": g, "page_id": f"{g}{p}", "vader_label": "positive" if rng.random() < rate else "negative"})
@@ -157,7 +157,7 @@ def test_ztest_cli_with_cluster_writes_diff_and_cr1_interval(tmp_path):
     assert abs(z.loc[0, "diff"] - f.params[1]) < 1e-9
     assert abs(z.loc[0, "ci_low"] - f.conf_int()[1][0]) < 1e-9 and abs(z.loc[0, "ci_high"] - f.conf_int()[1][1]) < 1e-9
     assert abs(z.loc[0, "p_value"] - f.pvalues[1]) < 1e-9
-    assert z.loc[0, "method"] == "cr1-wald" and z.loc[0, "cluster"] == "page_id" and z.loc[0, "n_clusters"] == 50
+    assert z.loc[0, "method"] == "cr1-wald" and z.loc[0, "cluster"] == "page_id" and z.loc[0, "n_clusters"] == 60
     # --cluster none: Newcombe's interval (statsmodels confint_proportions_2indep method "newcomb")
     res = CliRunner().invoke(
         app, ["stats", "ztest", str(src), "--column", "vader_label", "--label", "positive", "--cluster", "none", "--out", str(out)]
@@ -196,4 +196,5 @@ def test_one_cluster_per_group_gives_no_interval_and_no_p_never_a_zero_width_one
     )
     t = proportion_family_tests(df, "group_gap", "vader_label", "positive")
     row = t.iloc[0]
-    assert row["method"] == "cr1-wald" and math.isnan(row["p_value"]) and math.isnan(row["ci_low"]) and math.isnan(row["p_holm"])
+    assert row["method"] == "none" and math.isnan(row["p_value"]) and math.isnan(row["ci_low"]) and math.isnan(row["p_holm"])
+    assert "fewer than 3 clusters (1 and 1)" in row["reason"] and row["significant_holm"] is None

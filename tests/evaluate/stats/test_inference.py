@@ -49,16 +49,33 @@ def test_newcombe_equals_the_published_examples_and_statsmodels():
     assert inf.newcombe_interval(3, 0, 1, 4) is None
 
 
-def test_ratio_interval_equals_statsmodels_log_adjusted():
-    for x1, n1, x2, n2 in [(5, 10, 2, 10), (0, 12, 3, 9), (30, 100, 10, 100), (7, 7, 1, 20)]:
+def test_ratio_interval_equals_statsmodels_log_adjusted_where_that_contains_the_estimate():
+    for x1, n1, x2, n2 in [(5, 10, 2, 10), (30, 100, 10, 100), (7, 7, 1, 20), (1, 12, 3, 9)]:
         ref = confint_proportions_2indep(x1, n1, x2, n2, method="log-adjusted", compare="ratio")
         assert inf.ratio_interval(x1, n1, x2, n2) == pytest.approx(ref, rel=1e-9)
-    # both shares 1: the log interval would be [1, 1]; Koopman's score interval instead
-    # (statsmodels' root finder leaves ~1e-8 of noise, sometimes as an imaginary part, at the lower bound 1)
-    ref = [float(np.real(v)) for v in confint_proportions_2indep(9, 9, 4, 4, method="score", compare="ratio")]
-    assert inf.ratio_interval(9, 9, 4, 4) == pytest.approx(ref, abs=1e-6)
-    lo, hi = inf.ratio_interval(np.array([9, 5]), np.array([9, 10]), np.array([4, 2]), np.array([4, 10]))
-    assert (lo[0], hi[0]) == pytest.approx(ref, abs=1e-6) and hi[0] > lo[0] + 0.5
+        assert ref[0] <= (x1 / n1) / (x2 / n2) <= ref[1] and inf.ratio_methods(x1, n1, x2, n2)[0] == inf.RATIO_LOG
+
+
+def test_every_ratio_interval_contains_its_estimate():
+    # before: 0 of 12 vs 3 of 9 gave the log interval [0.023, 10.2] around a ratio of 0; 9 of 9 vs 4 of 4 gave
+    # [1, 1] (log-adjusted, se 0) or Koopman's [1.000, 1.578]. Now the ratio of Clopper-Pearson bounds at sqrt(0.95)
+    # each: [L1 / U2, U1 / L2]
+    from statsmodels.stats.proportion import proportion_confint
+
+    inner = 1 - math.sqrt(0.95)  # alpha of each share's interval
+    for x1, n1, x2, n2 in [(0, 12, 3, 9), (9, 9, 4, 4)]:
+        l1, u1 = proportion_confint(x1, n1, alpha=inner, method="beta")
+        l2, u2 = proportion_confint(x2, n2, alpha=inner, method="beta")
+        lo, hi = inf.ratio_interval(x1, n1, x2, n2)
+        assert (lo, hi) == pytest.approx((l1 / u2, u1 / l2), rel=1e-9) and lo <= (x1 / n1) / (x2 / n2) <= hi
+        assert inf.ratio_methods(x1, n1, x2, n2)[0] == inf.RATIO_CP
+    assert inf.ratio_interval(0, 12, 3, 9)[0] == 0.0 and inf.ratio_interval(9, 9, 4, 4)[0] < 1.0 < inf.ratio_interval(9, 9, 4, 4)[1]
+    rng = np.random.default_rng(3)
+    n1, n2 = rng.integers(1, 30, 400), rng.integers(1, 30, 400)
+    x1, x2 = rng.integers(0, n1 + 1), rng.integers(1, n2 + 1)
+    lo, hi = inf.ratio_interval(x1, n1, x2, n2)
+    est = (x1 / n1) / (x2 / n2)
+    assert np.all((lo <= est) & (est <= hi)) and np.all(hi > lo)
 
 
 def test_fisher_exact_equals_scipy_and_its_floor_is_the_least_p_of_the_margins():

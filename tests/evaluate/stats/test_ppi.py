@@ -235,3 +235,38 @@ def test_ppi_gap_covers_the_true_gap_when_the_metric_is_unfair():
     assert np.mean(np.abs(d) <= half) >= 0.93  # the true gap is 0
     metric_gap = pa.mean(axis=1) - pb.mean(axis=1)
     assert np.mean(metric_gap) > 0.1  # the metric alone sees a gap of 0.3 * (0.9 - 0.5) = 0.12
+
+
+def _labelled_csv(path, human_value: str) -> None:
+    rows = ["group,vader_label,human"]
+    for g in "ab":
+        for i in range(60):
+            rows.append(f"{g},{('positive', 'negative', 'neutral')[i % 3]},{human_value if i < 40 else ''}")
+    path.write_text("\n".join(rows) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("value", "code", "shown"), [("POSITIVE", "E151", "POSITIVE"), ("SUPER", "E151", "SUPER"), ("NaN", "E350", "null"), ('"nan"', "E350", "null")]
+)
+def test_stats_ppi_refuses_human_labels_outside_the_label_set(tmp_path, value, code, shown):
+    # before: POSITIVE / SUPER counted as "not the label" (share_human 0.0, share_ppi 0.0 [0.0, 0.0]); a CSV's NaN or
+    # "nan" read as null made every row unlabelled without a word
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+
+    src = tmp_path / "t.csv"
+    _labelled_csv(src, value)
+    res = CliRunner().invoke(
+        app, ["stats", "ppi", str(src), "--metric-column", "vader_label", "--human-column", "human", "--label", "positive", "--by", "group"]
+    )
+    assert res.exit_code == 1 and f"[{code}]" in res.output and shown in res.output, res.output
+    assert "'positive', 'neutral', 'negative'" in res.output  # the expected set, from vader's declaration
+
+
+def test_nan_strings_among_human_labels_are_named_not_counted_as_another_label():
+    df = _frame(np.random.default_rng(1), ["a", "b"])
+    df.loc[df["human"].notna().to_numpy().nonzero()[0][:3], "human"] = "nan"
+    with pytest.raises(BiaskitError) as e:
+        ppi_table(df, metric_column="vader_label", human_column="human", label="negative", by="group")
+    assert e.value.code == "E151" and "'nan'" in str(e.value) and "3 of 160" in str(e.value)

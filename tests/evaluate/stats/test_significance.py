@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pytest
 from scipy.stats import chi2_contingency, mannwhitneyu
@@ -144,7 +145,10 @@ def test_given_pairs_are_tested_only_where_both_groups_occur():
     )
     res = pairwise_proportion_tests(t, "model", "vader_label", "positive", within="group", pairs=[("wikipedia", "gpt2")])
     assert list(res.group) == ["g1"] and (res.p_a[0], res.p_b[0]) == (0.5, 0.0)
-    assert res.p_value[0] == pytest.approx(proportions_ztest([1, 0], [2, 2])[1])
+    # 2 texts per side: the z-test's condition fails (expected counts 0.5), so the p is Fisher's exact test
+    from scipy.stats import fisher_exact
+
+    assert res.method[0] == "fisher-exact" and res.p_value[0] == pytest.approx(fisher_exact([[1, 1], [0, 2]]).pvalue)
 
 
 def test_fast_mann_whitney_equals_scipy_on_random_samples():
@@ -191,3 +195,27 @@ def test_holm_equals_statsmodels_to_the_bit():
     # by hand: sorted 0.01, 0.03, 0.04 -> 3 * 0.01 = 0.03, max(0.03, 2 * 0.03) = 0.06, max(0.06, 1 * 0.04) = 0.06
     assert holm([0.04, 0.01, 0.03]).tolist() == pytest.approx([0.06, 0.03, 0.06])
     assert holm([0.5, 0.6]).tolist() == [1.0, 1.0] and holm([]).size == 0  # 2 * 0.5 = 1.0; max(1.0, 0.6) capped at 1
+
+
+def test_ztest_cli_names_the_corrected_p_as_the_report_does(tmp_path):
+    # one vocabulary: stats ztest wrote p_adjusted/significant where the report and stats family write p_holm
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+    from biaskit.io import write_table
+
+    src, out = tmp_path / "t.parquet", tmp_path / "z.csv"
+    write_table(_groups_table(), src)
+    base = ["stats", "ztest", str(src), "--column", "vader_label", "--label", "positive", "--within", "model", "--cluster", "none", "--out", str(out)]
+    res = CliRunner().invoke(app, base)
+    assert res.exit_code == 0, res.output
+    z = pd.read_csv(out)
+    assert {"diff", "p_value", "p_holm", "significant_holm", "method", "reason"} <= set(z.columns) and "p_adjusted" not in z.columns
+    for _, fam in z.groupby("model"):
+        assert list(fam.p_holm) == pytest.approx(list(multipletests(list(fam.p_value), method="holm")[1]))
+    res = CliRunner().invoke(app, [*base, "--correction", "bh"])
+    assert res.exit_code == 0, res.output
+    z = pd.read_csv(out)
+    assert "p_bh" in z.columns and "p_holm" not in z.columns
+    for _, fam in z.groupby("model"):
+        assert list(fam.p_bh) == pytest.approx(list(multipletests(list(fam.p_value), method="fdr_bh")[1]))

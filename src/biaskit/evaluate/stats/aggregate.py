@@ -151,7 +151,7 @@ def aggregate(
                 new = [_mean_row(base, g, c, miss, counts, cell, n_boot=n_boot, ci=ci, seed=seed)]
             cell += len(new)
             rows += new
-    out = pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS])
+    out = pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS, "ci_method"])
     return out
 
 
@@ -169,51 +169,44 @@ def _clustered_aggregate(df, by, labels, means, cluster: str, label_order, *, n_
         for c in [*labels, *means]:
             miss = g[c].isna() if c in means else is_missing(g[c])
             counts = column_counts(g, miss, err_cols[c])
-            ids = g.loc[~miss, cluster].tolist()
-            n_cl = len({str(v) for v in ids})
-            extra = {"cluster": cluster, "n_clusters": n_cl}
+            ids = g.loc[~miss, cluster]
+            n_cl = len({str(v) for v in ids.dropna()}) + int(ids.isna().any())
+            why = _cluster_reason(ids, cluster)
+            extra = {"cluster": cluster, "n_clusters": 0 if ids.isna().all() else n_cl, "reason": why}
             if c in labels:
                 vals = g.loc[~miss, c]
                 for lab in label_values[c]:
                     y = (vals == lab).to_numpy(dtype=float)
-                    r = clustered_share_ci(y, ids, level=ci)
+                    r = clustered_share_ci(y, ids.tolist(), level=ci)
+                    lo, hi, meth = (r["ci_low"], r["ci_high"], r["method"]) if why is None else (float("nan"), float("nan"), "none")
                     rows.append(
-                        {
-                            **base,
-                            "column": c,
-                            "value": lab,
-                            "stat": "proportion",
-                            **counts,
-                            "count": int(y.sum()),
-                            "estimate": r["estimate"],
-                            "ci_low": r["ci_low"],
-                            "ci_high": r["ci_high"],
-                            **extra,
-                            "ci_method": r["method"],
-                        }
+                        {**base, "column": c, "value": lab, "stat": "proportion", **counts, "count": int(y.sum()), "estimate": r["estimate"]}
+                        | {"ci_low": lo, "ci_high": hi, **extra, "ci_method": meth}
                     )
                     cell += 1
             else:
                 x = g.loc[~miss, c].astype(float).to_numpy()
-                lo, hi = cluster_bootstrap_ci(x, ids, n_boot=n_boot, level=ci, seed=seed + cell)
+                lo, hi = cluster_bootstrap_ci(x, ids.tolist(), n_boot=n_boot, level=ci, seed=seed + cell)
                 est = float(x.mean()) if x.size else float("nan")
                 rows.append(
-                    {
-                        **base,
-                        "column": c,
-                        "value": "mean",
-                        "stat": "mean",
-                        **counts,
-                        "count": counts["n_valid"],
-                        "estimate": est,
-                        "ci_low": lo,
-                        "ci_high": hi,
-                        **extra,
-                        "ci_method": "cluster-bootstrap",
-                    }
+                    {**base, "column": c, "value": "mean", "stat": "mean", **counts, "count": counts["n_valid"], "estimate": est}
+                    | {"ci_low": lo, "ci_high": hi, **extra, "ci_method": "cluster-bootstrap" if why is None else "none"}
                 )
                 cell += 1
-    return pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS, "cluster", "n_clusters", "ci_method"])
+    return pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS, "cluster", "n_clusters", "ci_method", "reason"])
+
+
+def _cluster_reason(ids, cluster: str) -> str | None:
+    """Why a group's cluster ids support no clustered interval (None when they do): no valid text, every id null,
+    or one cluster (the between-cluster variance cannot be estimated from one cluster)."""
+    if not len(ids):
+        return "no text with a valid value"
+    if ids.isna().all():
+        return f"every cluster id in column {cluster!r} is null: no cluster to estimate the variance from"
+    distinct = {str(v) for v in ids.dropna()} | ({"(null)"} if ids.isna().any() else set())
+    if len(distinct) < 2:
+        return f"all texts come from one cluster ({cluster} {next(iter(distinct))}): the between-cluster variance cannot be estimated"
+    return None
 
 
 def _check_aggregate_args(df, by: list[str], labels: list[str], means: list[str], *, ci: float, n_boot: int, prop_ci: str) -> None:
@@ -264,11 +257,18 @@ def _proportion_rows(
     for k, lab in enumerate(labels):
         cnt = int(vc.get(lab, 0))
         est = cnt / n_valid if n_valid else float("nan")
-        if prop_ci == "bootstrap":
+        method = prop_ci
+        if prop_ci == "bootstrap" and 0 < cnt < n_valid:
             lo, hi = bootstrap_proportion_ci(cnt, n_valid, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell + k]))
         else:
-            lo, hi = proportion_ci(cnt, n_valid, ci=ci, method=prop_ci)
-        rows.append({**base, "column": c, "value": lab, "stat": "proportion", **counts, "count": cnt, "estimate": est, "ci_low": lo, "ci_high": hi})
+            # at 0 or n every resample repeats the sample: the percentile bootstrap is the point [0, 0] or [1, 1], so
+            # the share gets Wilson's interval there (ci_method says so)
+            method = "wilson" if prop_ci == "bootstrap" else prop_ci
+            lo, hi = proportion_ci(cnt, n_valid, ci=ci, method=method)
+        rows.append(
+            {**base, "column": c, "value": lab, "stat": "proportion", **counts, "count": cnt, "estimate": est, "ci_low": lo, "ci_high": hi}
+            | {"ci_method": method}
+        )
     return rows
 
 
@@ -277,7 +277,8 @@ def _mean_row(base: dict, g, c: str, miss, counts: dict, cell: int, *, n_boot: i
     x = g.loc[~miss, c].astype(float).to_numpy()
     est = float(x.mean()) if x.size else float("nan")
     lo, hi = bootstrap_mean_ci(x, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell]))
-    return {**base, "column": c, "value": "mean", "stat": "mean", **counts, "count": counts["n_valid"], "estimate": est, "ci_low": lo, "ci_high": hi}
+    row = {**base, "column": c, "value": "mean", "stat": "mean", **counts, "count": counts["n_valid"], "estimate": est, "ci_low": lo, "ci_high": hi}
+    return row | {"ci_method": "bootstrap"}
 
 
 def proportions_wide(agg, by: Sequence[str], column: str):

@@ -129,8 +129,20 @@ def correct_family(tests, fam_cols: Sequence[str], *, kind: str | None = None, m
             key = key if isinstance(key, tuple) else (key,)
             holm.loc[idx, "family"] = family_name(kind, dict(zip(cols, key)), measure)
     if "significant_holm" in holm.columns:
-        holm["significant_holm"] = holm["p_holm"] < 0.05
+        # a test without a p is not "not significant": None, never False
+        holm["significant_holm"] = (holm["p_holm"] < 0.05).astype(object).where(holm["p_holm"].notna(), None)
     return add_caution(holm)
+
+
+def name_by_correction(tests, correction: str):
+    """A pairwise test table's ``p_adjusted`` and ``significant`` named by their correction, as every table of the
+    report and ``stats family`` names them (docs/schemas.md, "Statistics tables"): ``p_holm`` and
+    ``significant_holm`` for holm, ``p_bh`` and ``significant_bh`` for bh; for none ``p_adjusted`` is dropped (it
+    equals ``p_value``) and ``significant`` stays (at the raw p)."""
+    suffix = {"holm": "holm", "bh": "bh", "fdr_bh": "bh", "benjamini-hochberg": "bh"}.get(str(correction).lower())
+    if suffix is None:
+        return tests.drop(columns=[c for c in ("p_adjusted",) if c in tests.columns])
+    return tests.rename(columns={"p_adjusted": f"p_{suffix}", "significant": f"significant_{suffix}"})
 
 
 def add_caution(tests):

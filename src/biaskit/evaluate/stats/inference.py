@@ -11,8 +11,8 @@ Intervals (every table names its method in a ``ci_method`` column or its caption
   Newcombe 1998, the two Wilson intervals combined), equal to statsmodels'
   ``confint_proportions_2indep(method="newcomb")``;
 * a ratio of two shares: :func:`ratio_interval`, the log interval with 0.5 added to each count (Katz; equal
-  to ``confint_proportions_2indep(compare="ratio", method="log-adjusted")``), Koopman's score interval where
-  both shares are 1 (the log interval is [1, 1] there);
+  to ``confint_proportions_2indep(compare="ratio", method="log-adjusted")``), the ratio of Clopper-Pearson bounds where
+  that misses its estimate (a zero count) or collapses (both shares 1: [1, 1]), so the interval always contains it;
 * a statistic without a closed form (Spearman's rho, a macro-F1): :func:`bca_interval`, the BCa bootstrap
   (``scipy.stats.bootstrap(method="BCa")``); a statistic that does not vary over the resamples gives no
   interval (None), never a zero-width one.
@@ -50,6 +50,7 @@ WILSON = "wilson"
 CLOPPER_PEARSON = "clopper-pearson"
 NEWCOMBE = "newcombe hybrid score"
 RATIO_LOG = "log ratio (Katz, +0.5)"
+RATIO_CP = "ratio of Clopper-Pearson bounds (sqrt level each)"
 BCA = "BCa bootstrap"
 FISHER = "Fisher exact (two-sided)"
 PROPORTION_METHODS = (WILSON, CLOPPER_PEARSON)
@@ -174,13 +175,37 @@ def newcombe_interval(x1, n1, x2, n2, *, level: float = LEVEL):
 
 
 def ratio_interval(x1, n1, x2, n2, *, level: float = LEVEL):
-    """Interval of the ratio p1 / p2 on the log scale with 0.5 added to each count (Katz, "log-adjusted"):
-    r = ((x1 + .5)/(n1 + .5)) / ((x2 + .5)/(n2 + .5)), se = sqrt(1/(x1+.5) - 1/(n1+.5) + 1/(x2+.5) - 1/(n2+.5)),
-    exp(log r -+ z se). Finite for zero counts; where both shares are 1 (se = 0: the log interval collapses to
-    [1, 1]) Koopman's score interval (statsmodels ``method="score"``) instead. None (scalars) / NaN (arrays) when a
-    group is empty."""
+    """Interval of the ratio p1 / p2 that always contains the estimate ``(x1/n1) / (x2/n2)``.
+
+    The log interval with 0.5 added to each count (Katz, "log-adjusted"): r = ((x1 + .5)/(n1 + .5)) / ((x2 + .5)/(n2 +
+    .5)), se = sqrt(1/(x1+.5) - 1/(n1+.5) + 1/(x2+.5) - 1/(n2+.5)), exp(log r -+ z se); equal to statsmodels'
+    ``confint_proportions_2indep(compare="ratio", method="log-adjusted")``. Where it misses the estimate (a zero
+    count: 0 of 12 against 3 of 9 gives [0.023, 10.2] around a ratio of 0) or collapses (both shares 1: [1, 1]), the
+    ratio of the two Clopper-Pearson intervals at level sqrt(level) each instead, [L1 / U2, U1 / L2] (:data:`RATIO_CP`):
+    both shares lie in their intervals with probability >= level, so the ratio lies in it, and the estimate always
+    does. :func:`ratio_methods` names the method of each. None (scalars) / NaN (arrays) when a group is empty."""
     scalar = all(np.ndim(v) == 0 for v in (x1, n1, x2, n2))
-    x1, n1, x2, n2 = (np.asarray(v, dtype=float) for v in (x1, n1, x2, n2))
+    x1, n1, x2, n2 = _broadcast_counts(x1, n1, x2, n2)
+    lo, hi, swap = _katz(x1, n1, x2, n2, level)
+    if swap.any():
+        inner = math.sqrt(level)
+        l1, u1 = proportion_intervals(x1[swap], n1[swap], level=inner, method=CLOPPER_PEARSON)
+        l2, u2 = proportion_intervals(x2[swap], n2[swap], level=inner, method=CLOPPER_PEARSON)
+        # swap needs an estimate inside (0, inf) or both shares 1, so x2 > 0 and l2 > 0 there
+        lo[swap], hi[swap] = l1 / u2, u1 / l2
+    if scalar:
+        return None if not (np.isfinite(lo[0]) and np.isfinite(hi[0])) else (float(lo[0]), float(hi[0]))
+    return lo, hi
+
+
+def _broadcast_counts(x1, n1, x2, n2) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    a, b, c, d = np.broadcast_arrays(*(np.atleast_1d(np.asarray(x, dtype=float)) for x in (x1, n1, x2, n2)))
+    return a, b, c, d
+
+
+def _katz(x1, n1, x2, n2, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The log-adjusted (Katz, +0.5) bounds, NaN where a group is empty, and where they cannot stand: zero width
+    (both shares 1) or the estimate outside them (a zero count)."""
     z = _z(check_level(level))
     with np.errstate(invalid="ignore", divide="ignore"):
         a, b, c, d = x1 + 0.5, n1 + 0.5, x2 + 0.5, n2 + 0.5
@@ -189,29 +214,15 @@ def ratio_interval(x1, n1, x2, n2, *, level: float = LEVEL):
         ok = (n1 > 0) & (n2 > 0)
         lo = np.where(ok, np.exp(lr - z * se), np.nan)
         hi = np.where(ok, np.exp(lr + z * se), np.nan)
-    # both shares 1 (x = n on each side): the log interval has se 0 and collapses to [1, 1]; Koopman's score interval
-    # (statsmodels' compare="ratio", method="score") is a real one there
-    for i in np.flatnonzero(np.atleast_1d(ok & (se == 0))):
-        from statsmodels.stats.proportion import confint_proportions_2indep
+        est = (x1 / n1) / (x2 / n2)
+        swap = ok & ((se == 0) | (np.isfinite(est) & ((est < lo) | (est > hi))))
+    return lo, hi, swap
 
-        idx = np.unravel_index(i, np.shape(ok)) if np.ndim(ok) else ()
-        a_, b_ = confint_proportions_2indep(
-            int(np.asarray(x1)[idx]),
-            int(np.asarray(n1)[idx]),
-            int(np.asarray(x2)[idx]),
-            int(np.asarray(n2)[idx]),
-            compare="ratio",
-            method="score",
-            alpha=1 - level,
-        )
-        a_, b_ = max(0.0, float(np.real(a_))), float(np.real(b_))  # its root finder can leave a ~1e-8 imaginary part
-        if np.ndim(ok):
-            lo[idx], hi[idx] = a_, b_
-        else:
-            lo, hi = np.asarray(a_), np.asarray(b_)
-    if scalar:
-        return None if not (np.isfinite(lo) and np.isfinite(hi)) else (float(lo), float(hi))
-    return lo, hi
+
+def ratio_methods(x1, n1, x2, n2, *, level: float = LEVEL) -> np.ndarray:
+    """The method :func:`ratio_interval` uses for each ratio: :data:`RATIO_LOG` or :data:`RATIO_CP`."""
+    a, b, c, d = _broadcast_counts(x1, n1, x2, n2)
+    return np.where(_katz(a, b, c, d, level)[2], RATIO_CP, RATIO_LOG)
 
 
 #: scipy's relative tolerance for tables "as extreme as" the observed one in ``fisher_exact``

@@ -26,14 +26,47 @@ import numpy as np
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import check_ci, fill_keys, is_missing, require_columns, to_frame
-from biaskit.evaluate.stats.aggregate import label_strings, proportion_ci
+from biaskit.evaluate.stats.aggregate import check_label_vocabulary, label_strings, metric_labels, proportion_ci
 from biaskit.evaluate.stats.inference import newcombe_interval
 from biaskit.evaluate.stats.inference import normal_quantile as _z
+from biaskit.labels import check_values
 
 #: the ``measure`` values of :func:`ppi_table`'s rows
 MEASURES = ("share_metric", "share_human", "share_ppi", "gap_metric", "gap_human", "gap_ppi")
 #: columns of :func:`ppi_table`'s result
 PPI_COLUMNS = ["group", "group_b", "measure", "value", "ci_low", "ci_high", "se", "n_labelled", "n_unlabelled", "lam", "method", "error"]
+
+
+#: PPI's normal interval is given only where a group meets its conditions (else nan and the reason, never a
+#: confident number): at least MIN_LABELLED labelled rows; at least MIN_EXPECTED_EACH labelled rows expected with and
+#: without the label (labelled rows x the metric's share over all the group's rows: a figure the labelled sample
+#: barely moves, so the condition selects no lucky samples); at least MIN_OBSERVED_EACH observed with and without it
+#: (by human label); a positive standard error. Without them the human-minus-metric variance comes from a handful of
+#: rows: with a 3% label and 20 labelled rows per group PPI++ gave [0, 0] (se 0) for half the groups and covered 33%.
+#: By simulation (tests/evaluate/stats/test_ppi_conditions.py; base rate 0.01-0.5, labelled rows 10-500, metric recall
+#: 0.7 and false alarms 0.05) PPI++ covers at least 0.90 in every cell where the conditions hold
+MIN_LABELLED = 30
+MIN_EXPECTED_EACH = 10
+MIN_OBSERVED_EACH = 2
+
+
+def ppi_condition_failed(y, metric_share: float) -> str | None:
+    """The condition of PPI's normal interval that a group fails, as the reason a reader sees, or None when it meets
+    them (see :data:`MIN_LABELLED`): ``y`` the human labels (0/1) of its labelled rows, ``metric_share`` the metric's
+    share of the label over all its rows."""
+    y = np.asarray(y, dtype=float)
+    n, pos = int(y.size), int(y.sum())
+    if n < MIN_LABELLED:
+        return f"too few labelled rows for PPI's interval: {n} (needs {MIN_LABELLED})"
+    expected = min(n * metric_share, n * (1.0 - metric_share))
+    if expected < MIN_EXPECTED_EACH:
+        return (
+            f"label too rare or too common for PPI's interval with {n} labelled rows: about {expected:.1f} expected on the rarer side "
+            f"(the metric's share {metric_share:.3f}; needs {MIN_EXPECTED_EACH}): label more rows"
+        )
+    if min(pos, n - pos) < MIN_OBSERVED_EACH:
+        return f"too few labelled rows with or without the label for PPI's interval: {pos} and {n - pos} (needs {MIN_OBSERVED_EACH} each)"
+    return None
 
 
 def ppi_lambda(y, yhat, yhat_unlabelled) -> float:
@@ -133,7 +166,11 @@ def _group_rows(g, y_lab, yh_lab, unl, lam, level) -> tuple[list[dict], dict | N
     try:
         est = ppi_mean(y_lab, yh_lab, unl, lam=lam, level=level)
     except BiaskitError as exc:
-        rows.append(_row(g, "share_ppi", method="ppi++-wald" if lam is None else "ppi-wald", error=exc.what, **counts))
+        rows.append(_row(g, "share_ppi", method="none", error=exc.what, **counts))
+        return rows, None
+    why = ppi_condition_failed(y_lab, km / yh_all.size) or (None if est["se"] > 0 else "PPI's standard error is 0: no spread to estimate it from")
+    if why is not None:  # never a confident number from a method whose condition fails: nan and the reason
+        rows.append(_row(g, "share_ppi", method="none", error=why, **counts))
         return rows, None
     rows.append(
         _row(
@@ -167,12 +204,13 @@ def ppi_shares(groups: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], *, 
         rows += r
         est[g] = e
         counts[g] = (int(allm.sum()), int(allm.size), int(y.sum()), int(y.size), int(yu.size))
+    reasons = {r["group"]: r["error"] for r in rows if r["measure"] == "share_ppi" and r["error"]}
     for a, b in itertools.combinations(sorted(groups), 2):
-        rows += _gap_rows(a, b, counts, est, lam, level)
+        rows += _gap_rows(a, b, counts, est, lam, level, reasons)
     return pd.DataFrame(rows, columns=PPI_COLUMNS)
 
 
-def _gap_rows(a, b, counts, est, lam, level) -> list[dict]:
+def _gap_rows(a, b, counts, est, lam, level, reasons: dict) -> list[dict]:
     kma, nma, kha, nha, ua = counts[a]
     kmb, nmb, khb, nhb, ub = counts[b]
     both = {"group_b": b, "n_labelled": nha + nhb, "n_unlabelled": ua + ub}
@@ -185,7 +223,8 @@ def _gap_rows(a, b, counts, est, lam, level) -> list[dict]:
         out.append(_row(a, "gap_human", method="newcombe", error="a group has no labelled row", **both))
     meth = ("ppi++-wald" if lam is None else "ppi-wald") + " (independent groups)"
     if est[a] is None or est[b] is None:
-        out.append(_row(a, "gap_ppi", method=meth, error="the PPI share of a group is undefined", **both))
+        why = "; ".join(f"{g}: {r}" for g, r in ((a, reasons.get(a)), (b, reasons.get(b))) if r)
+        out.append(_row(a, "gap_ppi", method="none", error=f"the PPI share of a group is undefined ({why})", **both))
     else:
         gp = gap(est[a], est[b], level=level)
         out.append(_row(a, "gap_ppi", value=gp["estimate"], ci_low=gp["ci_low"], ci_high=gp["ci_high"], se=gp["se"], method=meth, **both))
@@ -212,6 +251,7 @@ def ppi_table(table: Any, *, metric_column: str, human_column: str, label: str, 
     df = to_frame(table)
     require_columns(df, [metric_column, human_column, by], "stats ppi", "pass --metric-column, --human-column and --by with columns of the table")
     df = fill_keys(df, [by])
+    check_human_labels(df, metric_column, human_column)
     m, h = binary(df[metric_column], label), binary(df[human_column], label)
     _check_label_present(df, metric_column, human_column, label)
     groups = {}
@@ -226,6 +266,29 @@ def ppi_table(table: Any, *, metric_column: str, human_column: str, label: str, 
         lab = ~np.isnan(hg)
         groups[g] = (hg[lab], mg[lab], mg[~lab])
     return ppi_shares(groups, lam=lam, level=level)
+
+
+def check_human_labels(df, metric_column: str, human_column: str) -> None:
+    """The human labels against the label set, as ``annotate`` checks a round's labels: the metric's declared labels
+    (E151 for a metric column holding others), else the labels the metric column holds. E151 lists the unknown
+    values (``POSITIVE``, a ``"nan"`` string, ``SUPER``) and the expected set; E350 when the human column holds no
+    label at all (every value null: an unquoted ``NaN``, ``nan`` or empty cell in a CSV reads as null), where every
+    row would count as unlabelled. Nulls elsewhere are the unlabelled rows."""
+    metric = label_strings(df[metric_column])
+    known = metric_labels(metric_column)
+    if known is not None:
+        check_label_vocabulary(metric.tolist(), metric_column)
+    labels = list(known) if known is not None else sorted(set(metric.dropna()))
+    human = label_strings(df[human_column])
+    if human.isna().all():
+        raise BiaskitError(
+            "E350",
+            f"the human label column {human_column!r} holds no label: every value is null",
+            value={"rows": len(human), "null": int(human.isna().sum())},
+            options=labels,
+            fix="write the human labels with the metric's label names (a CSV reads NaN, nan and empty cells as null), or pass the round with --samples",
+        )
+    check_values(human.tolist(), labels, what="stats ppi: the human labels", column=human_column, code="E151", of=f"column {metric_column!r}")
 
 
 def _check_label_present(df, metric_column: str, human_column: str, label: str) -> None:

@@ -22,8 +22,8 @@ import numpy as np
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.stats._common import as_list, fill_keys, groups_of, is_missing, require_columns, to_frame
 from biaskit.evaluate.stats.aggregate import check_label_vocabulary, label_strings, metric_labels
-from biaskit.evaluate.stats.cluster import cr1_diff, resolve_cluster
-from biaskit.evaluate.stats.inference import newcombe_interval
+from biaskit.evaluate.stats.cluster import cluster_diff, resolve_cluster
+from biaskit.evaluate.stats.inference import fisher_exact_2x2, newcombe_interval
 
 CORRECTIONS = ("holm", "bh", "none")
 
@@ -257,17 +257,26 @@ _PROPORTION_TEST_COLUMNS = [
     "method",
     "cluster",
     "n_clusters",
+    "reason",
 ]
+#: the pooled z-test's condition: every cell of the 2x2 table expects at least this many texts under the null (the
+#: usual rule for the normal approximation); below it the p is Fisher's exact test (method ``fisher-exact``)
+MIN_EXPECTED = 5
+NEWCOMBE_METHOD = "newcombe"
+FISHER_METHOD = "fisher-exact"
+#: the ``method`` of a test the data cannot support (its ``reason`` says why; every figure is nan)
+NO_METHOD = "none"
 #: the figures of :func:`two_proportion_ztest`, nan for a pair with an empty group
 _ZTEST_FIGURES = ("p_a", "p_b", "diff", "z", "p_value", "cohen_h")
 
 
 def _adjust_family(fam_rows: list[dict], correction: str) -> None:
-    """Add ``p_adjusted`` (corrected within the family) and ``significant`` (p_adjusted < 0.05) to each row."""
+    """Add ``p_adjusted`` (corrected within the family) and ``significant`` (p_adjusted < 0.05; None, never False,
+    for a test without a p) to each row."""
     adj = correct_pvalues([r["p_value"] for r in fam_rows], correction)
     for r, p in zip(fam_rows, adj):
         r["p_adjusted"] = p
-        r["significant"] = bool(p < 0.05) if p == p else False
+        r["significant"] = bool(p < 0.05) if p == p else None
 
 
 def _prepare_label_column(df, column: str, label: str) -> None:
@@ -286,20 +295,43 @@ def _prepare_label_column(df, column: str, label: str) -> None:
         )
 
 
+def min_expected_count(ca: int, na: int, cb: int, nb: int) -> float:
+    """The smallest expected cell count of the 2x2 table (label / not label x group A / B) under equal shares."""
+    pooled = (ca + cb) / (na + nb)
+    return min(na, nb) * min(pooled, 1.0 - pooled)
+
+
 def _pair_interval(fam, group: str, column: str, label: str, a: str, b: str, row: dict, cluster: str | None) -> dict:
-    """``ci_low, ci_high, method, cluster, n_clusters`` of the pair's difference p_a - p_b: Newcombe's hybrid
-    score interval (iid), or with ``cluster`` the CR1 cluster-robust Wald interval, whose z and p then replace
-    the pooled z-test's (see :mod:`biaskit.evaluate.stats.cluster`)."""
-    out = {"ci_low": math.nan, "ci_high": math.nan, "method": "newcombe" if cluster is None else "cr1-wald", "cluster": cluster, "n_clusters": None}
+    """``ci_low, ci_high, method, cluster, n_clusters, reason`` of the pair's difference p_a - p_b, and the test's
+    ``z``/``p_value`` where they replace the pooled z-test's. The method the data support is picked:
+
+    - no cluster: Newcombe's hybrid score interval; the pooled z-test when every cell expects at least
+      :data:`MIN_EXPECTED` texts, else Fisher's exact test (``fisher-exact``, z nan);
+    - a cluster column: :func:`~biaskit.evaluate.stats.cluster.cluster_diff` (CR1 with plenty of clusters, CR2 with
+      Bell-McCaffrey degrees of freedom with few); nan and ``method`` none with the ``reason`` when a group lies
+      in one cluster or every cluster id is null."""
+    out = {"ci_low": math.nan, "ci_high": math.nan, "method": NO_METHOD, "cluster": cluster, "n_clusters": None, "reason": None}
+    nan = {"z": math.nan, "p_value": math.nan}
     if not row["n_a"] or not row["n_b"]:
-        return out
+        return {**out, **nan, "reason": "a group has no text with a valid label"}
     if cluster is None:
         out["ci_low"], out["ci_high"] = newcombe_interval(row["count_a"], row["n_a"], row["count_b"], row["n_b"], level=0.95)
+        out["method"] = NEWCOMBE_METHOD
+        if row["p_value"] != row["p_value"]:
+            return {**out, "reason": "no test: the label's share is 0 or 1 in both groups"}
+        if min_expected_count(row["count_a"], row["n_a"], row["count_b"], row["n_b"]) < MIN_EXPECTED:
+            p, _ = fisher_exact_2x2(row["count_a"], row["n_a"], row["count_b"], row["n_b"])
+            out.update(method=FISHER_METHOD, z=math.nan, p_value=float(p[0]))
         return out
-
     sub = fam[fam[group].isin([a, b]) & ~is_missing(fam[column])]
-    r = cr1_diff((sub[column] == label).to_numpy(dtype=float), (sub[group] == a).to_numpy(), sub[cluster].tolist())
+    if sub[cluster].isna().all():
+        return {**out, **nan, "n_clusters": 0, "reason": f"every cluster id in column {cluster!r} is null: no cluster to estimate the variance from"}
+    r = cluster_diff((sub[column] == label).to_numpy(dtype=float), (sub[group] == a).to_numpy(), sub[cluster].tolist())
     out.update(ci_low=r["ci_low"], ci_high=r["ci_high"], n_clusters=r["n_clusters"], z=r["z"], p_value=r["p_value"])
+    if r["undefined"]:
+        out.update(method=NO_METHOD, reason=r["undefined"])
+    else:
+        out["method"] = r["method"]
     return out
 
 
@@ -338,16 +370,20 @@ def pairwise_proportion_tests(
 ):
     """Two-proportion z-tests of the share of ``label`` in ``column`` between every pair of ``group`` values.
 
-    ``diff`` = p_a - p_b with ``ci_low``/``ci_high`` at 95%: Newcombe's hybrid score interval (``method``
-    newcombe), or with ``cluster`` (a column: page_id, template, ...; ``"auto"`` picks page_id / template_id /
-    template, see :func:`~biaskit.evaluate.stats.cluster.resolve_cluster`) the CR1 cluster-robust Wald interval
-    (``method`` cr1-wald), whose z and p then replace the pooled z-test's.
+    ``diff`` = p_a - p_b with ``ci_low``/``ci_high`` at 95%. The ``method`` column names the method used (see
+    :func:`_pair_interval`): ``newcombe`` (Newcombe's hybrid score interval, pooled z-test), ``fisher-exact``
+    (Newcombe's interval, Fisher's exact p: a cell expects fewer than :data:`MIN_EXPECTED` texts), or with ``cluster``
+    (a column: page_id, template, ...; ``"auto"`` picks page_id / template_id / template, see
+    :func:`~biaskit.evaluate.stats.cluster.resolve_cluster`) ``cr1-wald`` (CR1, both groups with at least
+    :data:`~biaskit.evaluate.stats.cluster.MIN_CLUSTERS_CR1` clusters) or ``cr2-bm-t`` (CR2 with Bell-McCaffrey
+    degrees of freedom), whose z (t) and p then replace the pooled z-test's; ``none`` with a ``reason`` and nan
+    figures where the data support no test (a group in one cluster, null cluster ids, no valid text).
 
     ``within``: run the family separately inside each value of these columns (e.g. ``model``, ``domain``);
     the correction is applied per family. Rows with a null label are counted (``n_null_a/b``), not used.
     Returns a DataFrame: within columns, ``group_a, group_b, count_a, n_a, count_b, n_b, n_null_a, n_null_b,
-    p_a, p_b, diff, z, p_value, p_adjusted, cohen_h, significant`` (p_adjusted < 0.05), ``ci_low, ci_high, method,
-    cluster, n_clusters``.
+    p_a, p_b, diff, z, p_value, p_adjusted, cohen_h, significant`` (p_adjusted < 0.05; None without a p), ``ci_low,
+    ci_high, method, cluster, n_clusters, reason``.
     """
     import pandas as pd
 

@@ -30,6 +30,7 @@ from biaskit.evaluate.report.model import (
 from biaskit.evaluate.report.plots import stacked_proportions
 from biaskit.evaluate.stats import chi2_by, label_proportions, pairwise_mann_whitney, regard_difference
 from biaskit.evaluate.stats._common import groups_of
+from biaskit.evaluate.stats.cluster import CLUSTERED_METHODS
 from biaskit.evaluate.stats.families import proportion_family_tests
 from biaskit.labels import check_values
 from biaskit.manifest import metric_description
@@ -52,7 +53,7 @@ def _gap_findings(run: _LabelRun, z, *, kind: str, where: Sequence[str], label_o
         if not (g["count_a"] + g["count_b"]).any():
             continue  # no text of this family has the label: nothing to compare (said once as "No signal")
         r = g.loc[g["diff"].abs().idxmax()]
-        clustered = r.get("method") == "cr1-wald" and r["ci_low"] == r["ci_low"] and abs(b.alpha - 0.05) < 1e-12
+        clustered = r.get("method") in CLUSTERED_METHODS and r["ci_low"] == r["ci_low"] and abs(b.alpha - 0.05) < 1e-12
         ci = (float(r["ci_low"]), float(r["ci_high"])) if clustered else newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
         place, comparison = label_of(key, r)
         est = float(r["diff"])
