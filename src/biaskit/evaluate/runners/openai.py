@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.runners.backend import BackendBase, Capabilities
+from biaskit.evaluate.runners.backend import BackendBase, Capabilities, JudgeSettings
 from biaskit.evaluate.runners.cache import server_identity
 from biaskit.evaluate.runners.common import (
     GenerationSettings,
@@ -51,6 +51,8 @@ from biaskit.evaluate.runners.common import (
     model_prompt,
     public_model_id,
 )
+from biaskit.evaluate.runners.judge_openai import ServerJudge
+from biaskit.evaluate.runners.responses import EndpointError
 from biaskit.log import get_logger
 from biaskit.net import Backoff, HttpClient, HttpError
 from biaskit.secrets import cut, public_url, redact, register_secret
@@ -61,12 +63,6 @@ RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 MAX_REDIRECTS = 5
 ERROR_BODY_READ = 1 << 16  # bytes of an error body read (redacted whole, then cut)
 ERROR_TEXT_MAX = 340  # characters of an error text kept in the row's error column
-
-
-class EndpointError(Exception):
-    def __init__(self, message: str, retryable: bool) -> None:
-        super().__init__(message)
-        self.retryable = retryable
 
 
 class OpenAIBackend(BackendBase):
@@ -89,6 +85,7 @@ class OpenAIBackend(BackendBase):
             "model_revision",
             "task",
         ),
+        judge=("chat_template", "logprobs", "top_k", "request_per_repeat"),
     )
 
     def __init__(
@@ -160,6 +157,11 @@ class OpenAIBackend(BackendBase):
         """The model id and revision the server reports (``/v1/models``) and ``--model-revision`` (see :mod:`.cache`)."""
         return server_identity(self)
 
+    def judge_session(self, s: JudgeSettings) -> ServerJudge:
+        """The served chat model as the judge (:class:`~.judge_openai.ServerJudge`: ``/v1/chat/completions`` with
+        ``top_logprobs``)."""
+        return ServerJudge(self, s)
+
     def describe(self) -> dict[str, Any]:
         d = {"backend": "openai", "base_url": self.base_url, "timeout_s": self.timeout, "max_retries": self.max_retries}
         if self.allow_redirects:
@@ -192,7 +194,7 @@ class OpenAIBackend(BackendBase):
             )
         return self._http
 
-    def _post(self, path: str, body: dict) -> dict:
+    def post_json(self, path: str, body: dict) -> dict:
         """POST JSON through :mod:`biaskit.net` (retries on timeouts, connection errors, 429/5xx and a body that
         is not JSON; redirects as in the module docs); raise EndpointError when it fails."""
         try:
@@ -253,9 +255,9 @@ class OpenAIBackend(BackendBase):
             def ask() -> Any:
                 if s.chat:
                     body["messages"] = chat_messages(u.text, s)
-                    return _choice(self._post("/chat/completions", body), body["n"])["message"]["content"]
+                    return _choice(self.post_json("/chat/completions", body), body["n"])["message"]["content"]
                 body["prompt"] = sent
-                return _choice(self._post("/completions", body), body["n"])["text"]
+                return _choice(self.post_json("/completions", body), body["n"])["text"]
 
             text, failed = _answer(ask, fail, "endpoint error: unexpected response shape ({!r})")
             if failed is not None:
@@ -294,7 +296,7 @@ class OpenAIBackend(BackendBase):
             body = {"model": self.request_model, "prompt": u.text, "max_tokens": 1, "echo": True, "logprobs": 1, "temperature": 0.0}
             body.update(self.extra_body)
             got, failed = _answer(
-                lambda: prompt_token_logprobs(_choice(self._post("/completions", body), 1), u.text, self.base_url),
+                lambda: prompt_token_logprobs(_choice(self.post_json("/completions", body), 1), u.text, self.base_url),
                 base,
                 "endpoint did not return prompt logprobs (needs echo+logprobs support): {!r}",
             )
