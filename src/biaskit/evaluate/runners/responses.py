@@ -117,9 +117,18 @@ class LegacyLogprobs(_Schema):
     text_offset: list[Count] | None = None
 
 
+class PromptLogprob(_Schema):
+    """One entry of vLLM's ``prompt_logprobs`` (token id -> this)."""
+
+    logprob: Logprob
+    rank: Count | None = None
+    decoded_token: Annotated[str, Field(strict=True)] | None = None
+
+
 class CompletionChoice(_Schema):
     text: Annotated[str, Field(strict=True)] | None = None
-    logprobs: LegacyLogprobs | dict[str, Any] | None = None
+    logprobs: LegacyLogprobs | None = None
+    prompt_logprobs: list[dict[str, PromptLogprob] | None] | None = None
 
 
 class CompletionReply(_Schema):
