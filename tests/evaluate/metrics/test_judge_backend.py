@@ -134,3 +134,37 @@ def test_summed_label_scoring_is_refused_for_a_backend_that_gives_only_top_token
     with pytest.raises(BiaskitError) as e:
         _judge(task_file, backend="openai", base_url="http://127.0.0.1:9/v1", label_scoring="sum")
     assert e.value.code == "E324" and "top tokens" in str(e.value)
+
+
+def test_score_says_when_the_judges_labels_are_degenerate_and_that_the_shipped_judge_is_a_smoke_test_model(task_file, tmp_path):
+    import pyarrow.parquet as pq
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+
+    inp = tmp_path / "t.parquet"
+    pq.write_table(pa.table({"prompt_id": [f"p{i}" for i in range(4)], "continuation": ["w", "x", "y", "z"]}), inp)
+    base = ["score", str(inp), "-m", "judge", "-p", "judge.backend=position-test", "-p", f"judge.task={task_file}"]
+    # two orders: the averaged label is "c" for every row and every row flips
+    r = CliRunner().invoke(app, [*base, "-p", "judge.model=smollm2-135m", "-p", "judge.orders=2", "--out", str(tmp_path / "a.parquet")])
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "note: degenerate labels: 'c' for 100% of the 4 labelled rows (>= 90%)" in out
+    assert "note: degenerate labels: the label changed with the option order for 100% of 4 rows (>= 50%)" in out
+    assert "smollm2-135m judge (135M parameters) is a smoke-test model" in out
+    r = CliRunner().invoke(app, [*base, "-p", "judge.model=my-judge", "--out", str(tmp_path / "b.parquet")])
+    assert r.exit_code == 0, r.output
+    assert "'a' for 100%" in r.output and "smoke-test" not in r.output and "option order" not in r.output
+
+
+@pytest.mark.parametrize(
+    ("top", "flips", "want"),
+    [(8, 4, []), (9, 4, ["'a' for 90% of the 10"]), (8, 5, ["for 50% of 10 rows"]), (9, 5, ["'a' for 90%", "for 50% of 10 rows"])],
+)
+def test_degenerate_label_notes_start_at_ninety_percent_one_label_or_half_the_rows_flipping(top, flips, want):
+    from biaskit.evaluate.metrics.judge import judge_notes
+
+    labels = ["a"] * top + ["b"] * (10 - top)
+    t = pa.table({"judge_label": labels, "judge_flip": [True] * flips + [False] * (10 - flips)})
+    notes = judge_notes(t, "judge", "my-judge")
+    assert len(notes) == len(want) and all(w in " ".join(notes) for w in want)

@@ -266,6 +266,13 @@ class JudgeMetric(Metric):
         out["retest"] = (len(set(draws)) == 1 and draws[0] is not None) if self.config["repeats"] else None
         return out, None
 
+    # ------------------------------------------------------------------ notes
+    def notes(self, scored: pa.Table) -> list[str]:
+        """What ``biaskit score`` says under the judge's summary: degenerate labels (one label for at least
+        :data:`DEGENERATE_SHARE` of the labelled rows, or an order-flip rate of at least :data:`FLIP_RATE`), and
+        that the shipped 135M judge is a smoke-test model."""
+        return judge_notes(scored, self.name, self.config["model"])
+
     # ------------------------------------------------------------------ cost
     def estimate_cost(self, texts: list[Any]) -> dict[str, Any]:
         """Tokens the run will take, estimated from characters (no model or tokenizer is loaded):
@@ -295,6 +302,42 @@ class JudgeMetric(Metric):
             "tokens_out": tokens_out,
             "method": f"~{CHARS_PER_TOKEN:g} characters per token + {TEMPLATE_TOKENS} per chat message (no tokenizer loaded)",
         }
+
+
+#: one label for at least this share of the labelled rows: the judge's labels are degenerate
+DEGENERATE_SHARE = 0.9
+#: the label changed with the option order for at least this share of rows: the judge answers by position
+FLIP_RATE = 0.5
+#: the judge biaskit ships (a biaskit asset): small enough to try the pipeline, too small for findings
+SHIPPED_JUDGE = "smollm2-135m"
+
+
+def judge_notes(scored: pa.Table, name: str = "judge", model: Any = None) -> list[str]:
+    """The cautions of :meth:`JudgeMetric.notes` from the ``<name>_label`` and ``<name>_flip`` columns of ``scored``."""
+    out: list[str] = []
+    labels = [v for v in scored.column(f"{name}_label").to_pylist() if v is not None] if f"{name}_label" in scored.column_names else []
+    if labels:
+        top = max(set(labels), key=labels.count)
+        share = labels.count(top) / len(labels)
+        if share >= DEGENERATE_SHARE:
+            out.append(
+                f"degenerate labels: {top!r} for {share:.0%} of the {len(labels)} labelled rows (>= {DEGENERATE_SHARE:.0%}); "
+                "check the judge against human labels (biaskit annotate validate) before using its labels"
+            )
+    if f"{name}_flip" in scored.column_names:
+        flips = [v for v in scored.column(f"{name}_flip").to_pylist() if v is not None]
+        rate = sum(flips) / len(flips) if flips else 0.0
+        if flips and rate >= FLIP_RATE:
+            out.append(
+                f"degenerate labels: the label changed with the option order for {rate:.0%} of {len(flips)} rows (>= {FLIP_RATE:.0%}); "
+                "the judge answers by the options' position, not by the text"
+            )
+    if model == SHIPPED_JUDGE:
+        out.append(
+            f"the shipped {SHIPPED_JUDGE} judge (135M parameters) is a smoke-test model: use it to try the pipeline, not for "
+            "findings; pass judge.model=<a larger instruction-tuned chat model> or judge.backend=openai"
+        )
+    return out
 
 
 #: request fields the judge sets itself (an extra_body may not change how the label is read)
