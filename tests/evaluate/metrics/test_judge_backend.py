@@ -154,7 +154,9 @@ def test_score_says_when_the_judges_labels_are_degenerate_and_that_the_shipped_j
     assert "smollm2-135m judge (135M parameters) is a smoke-test model" in out
     r = CliRunner().invoke(app, [*base, "-p", "judge.model=my-judge", "--out", str(tmp_path / "b.parquet")])
     assert r.exit_code == 0, r.output
-    assert "'a' for 100%" in r.output and "smoke-test" not in r.output and "option order" not in r.output
+    out = " ".join(r.output.split())
+    assert "'a' for 100%" in out and "smoke-test" not in out and "changed with the option order" not in out
+    assert "one order only (judge.orders=1): not order-debiased" in out
 
 
 @pytest.mark.parametrize(

@@ -271,7 +271,7 @@ class JudgeMetric(Metric):
         """What ``biaskit score`` says under the judge's summary: degenerate labels (one label for at least
         :data:`DEGENERATE_SHARE` of the labelled rows, or an order-flip rate of at least :data:`FLIP_RATE`), and
         that the shipped 135M judge is a smoke-test model."""
-        return judge_notes(scored, self.name, self.config["model"])
+        return judge_notes(scored, self.name, self.config["model"], len(self.orders))
 
     # ------------------------------------------------------------------ cost
     def estimate_cost(self, texts: list[Any]) -> dict[str, Any]:
@@ -312,9 +312,15 @@ FLIP_RATE = 0.5
 SHIPPED_JUDGE = "smollm2-135m"
 
 
-def judge_notes(scored: pa.Table, name: str = "judge", model: Any = None) -> list[str]:
-    """The cautions of :meth:`JudgeMetric.notes` from the ``<name>_label`` and ``<name>_flip`` columns of ``scored``."""
+def judge_notes(scored: pa.Table, name: str = "judge", model: Any = None, n_orders: int = 2) -> list[str]:
+    """The cautions of :meth:`JudgeMetric.notes` from the ``<name>_label`` and ``<name>_flip`` columns of ``scored``
+    (and, with one option order, that the labels are not order-debiased)."""
     out: list[str] = []
+    if n_orders == 1:
+        out.append(
+            "the labels are read with the options in one order only (judge.orders=1): not order-debiased, and the "
+            "order-flip rate is unknown; pass judge.orders=2 or more to average the probabilities over orders (judge_flip)"
+        )
     labels = [v for v in scored.column(f"{name}_label").to_pylist() if v is not None] if f"{name}_label" in scored.column_names else []
     if labels:
         top = max(set(labels), key=labels.count)
