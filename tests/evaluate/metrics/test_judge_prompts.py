@@ -50,3 +50,19 @@ def test_a_label_holding_the_text_placeholder_is_not_replaced_by_the_text():
     # and a text holding a placeholder stays as it is
     msg = load_task("sentiment").messages("say {labels} or {text}", ("positive", "neutral", "negative"))[-1]["content"]
     assert "say {labels} or {text}" in msg and msg.count("positive, neutral, negative") == 1
+
+
+def test_a_twelve_label_judge_task_is_configured_in_bounded_memory():
+    from biaskit.evaluate.metrics import make_metric
+
+    make_metric("judge", "continuation", {"task": "stance:a,b"})  # imports and registrations outside the measure
+    task = "stance:" + ",".join(f"label{i}" for i in range(12))
+    for k in (1, 3):
+        m = None
+
+        def build(k=k):
+            nonlocal m
+            m = make_metric("judge", "continuation", {"task": task, "orders": k})
+
+        assert _peak_bytes(build) < 2_000_000
+        assert len(m.orders) == k and len(m.task.labels) == 12
