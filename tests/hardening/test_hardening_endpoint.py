@@ -151,7 +151,7 @@ def test_each_bad_response_is_one_row_error(fake_server, write_prompts, tmp_path
     assert [e is None for e in err] == [tx.startswith("good") for tx in texts]
     byp = dict(zip(texts, err))
     assert "not UTF-8" in byp["NONUTF8"]
-    assert "the response text is a int (12345), not a string" in byp["INTTEXT"]
+    assert byp["INTTEXT"].startswith("E317") and "choices[0].text" in byp["INTTEXT"] and "12345" in byp["INTTEXT"]
     assert "cut short" in byp["TRUNCATED"]
     assert "0 choice(s); 1 were asked for" in byp["NOCHOICES"]
     assert "a JSON list, not an object" in byp["NOTOBJECT"]
@@ -179,4 +179,6 @@ def test_bad_likelihood_responses_are_row_errors(fake_server, write_prompts):
     )
     assert t.column("nll_mean").to_pylist() == [1.5, None, None]  # one scored token, -(-1.5)
     errs = t.column("error").to_pylist()
-    assert errs[0] is None and all("malformed logprobs" in e for e in errs[1:])
+    assert errs[0] is None and "malformed logprobs" in errs[1]
+    # a log-probability given as a string breaks the reply's schema: E317 naming the field
+    assert errs[2].startswith("E317") and "token_logprobs[1]" in errs[2]

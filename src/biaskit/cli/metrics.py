@@ -71,6 +71,8 @@ def score(
     for m in used:
         err = scored.column(m.error_column).drop_null()
         typer.echo(f"  {m.name} v{m.version}: {scored.num_rows - len(err)} scored, {len(err)} with {m.error_column}")
+        for note in m.notes(scored):
+            typer.echo(f"    note: {note}")
 
 
 def _dry_run(t, metrics: str, text_column: str, params: dict) -> None:

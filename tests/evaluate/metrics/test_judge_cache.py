@@ -34,7 +34,7 @@ TASK = "name: tone\nlabels: [positive, negative]\ninstruction: |-\n  {wording} {
 @pytest.fixture()
 def prompts_asked(monkeypatch):
     """The number of prompts each call of the local judge's model sends through it (list, one entry a call)."""
-    from biaskit.evaluate.metrics.judge_local import LocalJudge
+    from biaskit.evaluate.runners.judge_hf import LocalJudge
 
     asked: list[int] = []
     real = LocalJudge.answer

@@ -66,6 +66,17 @@ class ChatServer:
             lsm = torch.log_softmax(self.model(torch.tensor([ids])).logits[0, -1].double(), -1)
         return ids, lsm
 
+    def token_bytes(self, i: int) -> list[int]:
+        """The token's own bytes, as llama.cpp and OpenAI send them (two byte-level tokens of one partial
+        character both decode to U+FFFD, their bytes differ)."""
+        from transformers.convert_slow_tokenizer import bytes_to_unicode
+
+        byte_of = {c: b for b, c in bytes_to_unicode().items()}
+        t = self.tok.convert_ids_to_tokens(i)
+        if i in self.tok.added_tokens_decoder:
+            return list(t.encode())
+        return [byte_of[c] for c in t]
+
     def reply(self, body):
         torch = self.torch
         ids, lsm = self.next_token_logprobs(body["messages"])
@@ -81,8 +92,7 @@ class ChatServer:
             k = min(int(body.get("top_logprobs") or 0), lsm.shape[-1])
             top = torch.topk(lsm, k)
             tops = [
-                {"token": self.tok.decode([int(i)]), "logprob": float(v), "bytes": list(self.tok.decode([int(i)]).encode())}
-                for v, i in zip(top.values, top.indices)
+                {"token": self.tok.decode([int(i)]), "logprob": float(v), "bytes": self.token_bytes(int(i))} for v, i in zip(top.values, top.indices)
             ]
             choice["logprobs"] = {"content": [{"token": text, "logprob": float(lsm[nxt]), "bytes": list(text.encode()), "top_logprobs": tops}]}
         elif body.get("logprobs") and self.mode == "empty":
@@ -172,7 +182,7 @@ def test_a_server_without_logprobs_gives_null_labels_and_an_error_naming_what_is
 
 
 def test_labels_outside_the_top_tokens_get_zero_and_none_listed_is_an_error():
-    from biaskit.evaluate.metrics.judge_server import label_logprobs, top_logprobs_of
+    from biaskit.evaluate.runners.judge_openai import label_logprobs, top_logprobs_of
 
     # a real-shaped llama.cpp reply: " pos" and "Positive" (case differs: not the label), "neg"
     reply = {

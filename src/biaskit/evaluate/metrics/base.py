@@ -253,6 +253,11 @@ class Metric:
         (the default) means the metric is not cached. See :mod:`biaskit.evaluate.metrics.cached`."""
         return None
 
+    def notes(self, scored: pa.Table) -> list[str]:
+        """Cautions about this metric's columns in the scored table ``scored``, printed by ``biaskit score`` under the
+        metric's summary line (the judge: degenerate labels, a smoke-test model); none by default."""
+        return []
+
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "config": dict(self.config), "text_column": self.text_column, "info": dict(self.info)}
 

@@ -1,9 +1,13 @@
 """LLM-as-judge: a chat model (local, or behind an OpenAI-compatible server) labels each text.
 
-The label is read from the model's next-token distribution restricted to the task's label words
-(:mod:`.judge_local`: the first token of each label, or the summed log-probabilities of all its tokens;
-:mod:`.judge_server`: ``top_logprobs`` of ``/v1/chat/completions``), never parsed from generated text. The
-task (instruction, label words, their order) is a YAML file (:mod:`.judge_tasks`).
+The model is reached through the backend registry (:data:`biaskit.registry.backends`): ``judge.backend`` names any
+registered backend whose capabilities declare what the judge needs (``Capabilities.judge``: ``chat_template`` and
+``logprobs``, :mod:`biaskit.evaluate.runners.backend`), and the judge asks that backend for a session
+(``judge_session``), never which backend it is. The label is read from the model's next-token distribution
+restricted to the task's label words (the hf backend, :mod:`biaskit.evaluate.runners.judge_hf`: the first token of
+each label, or the summed log-probabilities of all its tokens; the openai backend,
+:mod:`biaskit.evaluate.runners.judge_openai`: ``top_logprobs`` of ``/v1/chat/completions``), never parsed from
+generated text. The task (instruction, label words, their order) is a YAML file (:mod:`.judge_tasks`).
 
 Consistency, in the same run: ``orders=K`` asks each text with the labels listed in K orders
 (``judge_flip``: the label changed with the order); ``instructions=a.yaml,b.yaml`` asks it again with
@@ -29,11 +33,14 @@ import pyarrow as pa
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics.base import Metric, Param
-from biaskit.evaluate.metrics.judge_local import LocalJudge
-from biaskit.evaluate.metrics.judge_server import ServerJudge
 from biaskit.evaluate.metrics.judge_tasks import load_instruction, load_task, orders, prompt_sha256
+from biaskit.evaluate.runners.backend import JUDGE_NEEDS, Capabilities, JudgeAnswer, JudgeSettings, capabilities_of
+from biaskit.evaluate.runners.builtin import make_backend
 from biaskit.evaluate.runners.common import derive_seed, public_model_id
+from biaskit.registry import backends
 
+#: judge parameters handed to the backend's constructor when the backend declares the option (Capabilities.options)
+BACKEND_OPTIONS = ("base_url", "api_key_env", "timeout", "max_retries", "concurrency", "extra_body", "device", "dtype")
 #: characters per token of the --dry-run estimate (no tokenizer is loaded for it)
 CHARS_PER_TOKEN = 4.0
 #: tokens a chat template adds per message in the --dry-run estimate
@@ -56,7 +63,12 @@ class JudgeMetric(Metric):
     cache_ignores = ("model", "base_url", "api_key_env", "concurrency", "timeout", "max_retries", "device", "dtype")
     params = (
         Param("model", "smollm2-135m", "judge model: biaskit asset (smollm2-135m), Hub id or local folder (hf); the served model name (openai)"),
-        Param("backend", "hf", "hf (local transformers chat model) or openai (an OpenAI-compatible server)", choices=("hf", "openai")),
+        Param(
+            "backend",
+            "hf",
+            "a registered model backend that can judge (declares chat_template and logprobs): hf (local transformers chat model), "
+            "openai (an OpenAI-compatible server) or a plugin's",
+        ),
         Param("base_url", None, "the server's base URL, e.g. http://127.0.0.1:8080/v1 (backend=openai; default $OPENAI_BASE_URL)"),
         Param("api_key_env", "OPENAI_API_KEY", "environment variable holding the server's API key (never written anywhere)"),
         Param("task", "sentiment", "sentiment, regard, toxicity, stance:LABEL,LABEL,... or a task .yaml file (instruction, labels, order)"),
@@ -87,7 +99,7 @@ class JudgeMetric(Metric):
             'JSON object of extra request fields (openai), e.g. {"cache_prompt": false} for llama.cpp answers that do not depend on its prompt cache',
         ),
         Param("concurrency", 4, "requests in flight (openai)", "int"),
-        Param("timeout", 60.0, "seconds per request (openai)", "float"),
+        Param("timeout", 60.0, "seconds per request (openai; positive and finite)", "float"),
         Param("max_retries", 4, "retries per request (openai)", "int"),
         Param("record_prompt", True, "write the rendered prompt of each row (judge_prompt)", "bool"),
     )
@@ -106,17 +118,23 @@ class JudgeMetric(Metric):
         for k in ("batch_size", "top_logprobs", "concurrency"):
             if c[k] < 1:
                 raise BiaskitError("E324", f"judge.{k} must be at least 1", value=c[k], fix=f"e.g. judge.{k}=8")
-        if c["backend"] == "openai" and c["label_scoring"] == "sum":
+        if not (math.isfinite(c["timeout"]) and c["timeout"] > 0):
+            raise BiaskitError("E324", "judge.timeout must be a positive, finite number of seconds", value=c["timeout"], fix="e.g. judge.timeout=60")
+        if c["max_retries"] < 0:
+            raise BiaskitError("E324", "judge.max_retries must be 0 or more", value=c["max_retries"], fix="e.g. judge.max_retries=4")
+        self.caps = judge_capabilities(c["backend"])
+        if "top_k" in self.caps.judge and c["label_scoring"] == "sum":
             raise BiaskitError(
                 "E324",
-                "judge.label_scoring=sum needs the local backend (a server returns only the first answer token's log-probabilities)",
+                f"judge.label_scoring=sum needs a backend that gives every token's log-probability; the {c['backend']} backend gives "
+                "only the top tokens of the first answer token (a server)",
                 value="sum",
-                fix="use judge.label_scoring=first with backend=openai",
+                fix=f"use judge.label_scoring=first with backend={c['backend']}, or judge.backend=hf",
             )
-        self.extra_body = _extra_body(c["extra_body"], c["backend"])
+        self.extra_body = _extra_body(c["extra_body"], c["backend"], self.caps)
         #: the id sent to a server; the config (and so the manifest) keeps a local path's file name only
         self.served_model = c["model"]
-        if c["backend"] == "openai" and isinstance(c["model"], str):
+        if "served_model" in self.caps.options and isinstance(c["model"], str):
             c["model"] = public_model_id(c["model"])
         self.sha256 = prompt_sha256(self.prompts)
         self.info.update(
@@ -132,21 +150,20 @@ class JudgeMetric(Metric):
 
     def _setup(self) -> None:
         c = self.config
-        if c["backend"] == "openai":
-            self.judge: Any = ServerJudge(
-                self.served_model,
-                base_url=c["base_url"],
-                api_key_env=c["api_key_env"],
-                top_logprobs=c["top_logprobs"],
-                concurrency=c["concurrency"],
-                timeout=c["timeout"],
-                max_retries=c["max_retries"],
-                match=c["token_match"],
-                extra_body=self.extra_body,
-            ).load(self.task.labels)
-        else:
-            self.judge = LocalJudge(c["model"], device=c["device"], dtype=c["dtype"], batch_size=c["batch_size"], label_scoring=c["label_scoring"])
-            self.judge.load(self.task.labels)
+        opts: dict[str, Any] = {"task": "causal"}
+        for k in BACKEND_OPTIONS:
+            if k in self.caps.options:
+                opts[k] = self.extra_body if k == "extra_body" else c[k]
+        if "served_model" in self.caps.options:
+            opts["served_model"] = self.served_model
+        settings = JudgeSettings(
+            labels=self.task.labels,
+            label_scoring=c["label_scoring"],
+            batch_size=c["batch_size"],
+            top_logprobs=c["top_logprobs"],
+            token_match=c["token_match"],
+        )
+        self.judge = make_backend(c["backend"], c["model"], opts).judge_session(settings)
         d = self.judge.describe()
         tmpl = d.pop("chat_template", None)
         if tmpl and tmpl != "applied by the server":
@@ -190,7 +207,7 @@ class JudgeMetric(Metric):
     def _seed(self, text: str) -> int:
         return derive_seed(self.config["seed"], text, 0)
 
-    def _ask(self, texts: list[str]) -> tuple[list[list[Any]], list[str]]:
+    def _ask(self, texts: list[str]) -> tuple[list[list[JudgeAnswer]], list[str]]:
         """Answers per text and prompt variant (variant 0: the task's own instruction and order, with the
         repeats), and the rendered prompt of variant 0 per text."""
         variants = [(p, o) for p in self.prompts for o in self.orders]
@@ -199,12 +216,8 @@ class JudgeMetric(Metric):
         msgs = [[p.messages(t, o) for p, o in variants] for t in texts]
         first = [m[0] for m in msgs]
         rest = [x for m in msgs for x in m[1:]]
-        if c["backend"] == "openai":
-            a0 = self.judge.answer_messages(first, repeats=c["repeats"], temperature=c["temperature"], seeds=seeds)
-            ar = self.judge.answer_messages(rest) if rest else []
-        else:
-            a0 = self.judge.answer([self.judge.render(m) for m in first], repeats=c["repeats"], temperature=c["temperature"], seeds=seeds)
-            ar = self.judge.answer([self.judge.render(m) for m in rest]) if rest else []
+        a0 = self.judge.answer(first, repeats=c["repeats"], temperature=c["temperature"], seeds=seeds)
+        ar = self.judge.answer(rest) if rest else []
         k = len(variants) - 1
         answers = [[a0[i], *ar[i * k : (i + 1) * k]] for i in range(len(texts))]
         return answers, [self.judge.render(m) for m in first]
@@ -225,13 +238,13 @@ class JudgeMetric(Metric):
             errors.append(err)
         return cols, errors
 
-    def _combine(self, ans: list[Any]) -> tuple[dict[str, Any], str | None]:
+    def _combine(self, ans: list[JudgeAnswer]) -> tuple[dict[str, Any], str | None]:
         """The row's values from its answers (one per prompt variant): averaged probabilities, label, flips."""
         bad = next((a for a in ans if a.error or a.logp is None), None)
         if bad is not None:
             return {}, bad.error or "the judge gave no answer"
         labels = self.task.labels
-        P = np.array([_softmax(a.logp) for a in ans])  # variants x labels
+        P = np.array([_softmax(a.logp) for a in ans if a.logp is not None])  # variants x labels (none is None: checked above)
         mean = P.mean(axis=0)
         mean = mean / mean.sum()
         out: dict[str, Any] = {"label": labels[int(np.argmax(mean))]}
@@ -253,6 +266,13 @@ class JudgeMetric(Metric):
         out["retest"] = (len(set(draws)) == 1 and draws[0] is not None) if self.config["repeats"] else None
         return out, None
 
+    # ------------------------------------------------------------------ notes
+    def notes(self, scored: pa.Table) -> list[str]:
+        """What ``biaskit score`` says under the judge's summary: degenerate labels (one label for at least
+        :data:`DEGENERATE_SHARE` of the labelled rows, or an order-flip rate of at least :data:`FLIP_RATE`), and
+        that the shipped 135M judge is a smoke-test model."""
+        return judge_notes(scored, self.name, self.config["model"], len(self.orders))
+
     # ------------------------------------------------------------------ cost
     def estimate_cost(self, texts: list[Any]) -> dict[str, Any]:
         """Tokens the run will take, estimated from characters (no model or tokenizer is loaded):
@@ -271,29 +291,102 @@ class JudgeMetric(Metric):
                     tin += sum(math.ceil(len(m["content"]) / CHARS_PER_TOKEN) + TEMPLATE_TOKENS for m in msgs)
         label_extra = len(self.task.labels) if self.config["label_scoring"] == "sum" else 1
         rep = self.config["repeats"]
+        per_repeat = "request_per_repeat" in self.caps.judge  # each repeat is a prompt of its own (a server)
         first_len = tin / max(1, rows * n_var)
-        tokens_in = int(tin * label_extra + rows * rep * first_len * (self.config["backend"] == "openai"))
+        tokens_in = int(tin * label_extra + rows * rep * first_len * per_repeat)
         tokens_out = rows * (n_var + rep) * per_prompt_out
         return {
             "rows": rows,
-            "prompts_per_row": n_var + (rep if self.config["backend"] == "openai" else 0),
+            "prompts_per_row": n_var + (rep if per_repeat else 0),
             "tokens_in": tokens_in,
             "tokens_out": tokens_out,
             "method": f"~{CHARS_PER_TOKEN:g} characters per token + {TEMPLATE_TOKENS} per chat message (no tokenizer loaded)",
         }
 
 
+#: one label for at least this share of the labelled rows: the judge's labels are degenerate
+DEGENERATE_SHARE = 0.9
+#: the label changed with the option order for at least this share of rows: the judge answers by position
+FLIP_RATE = 0.5
+#: the judge biaskit ships (a biaskit asset): small enough to try the pipeline, too small for findings
+SHIPPED_JUDGE = "smollm2-135m"
+
+
+def judge_notes(scored: pa.Table, name: str = "judge", model: Any = None, n_orders: int = 2) -> list[str]:
+    """The cautions of :meth:`JudgeMetric.notes` from the ``<name>_label`` and ``<name>_flip`` columns of ``scored``
+    (and, with one option order, that the labels are not order-debiased)."""
+    out: list[str] = []
+    if n_orders == 1:
+        out.append(
+            "the labels are read with the options in one order only (judge.orders=1): not order-debiased, and the "
+            "order-flip rate is unknown; pass judge.orders=2 or more to average the probabilities over orders (judge_flip)"
+        )
+    labels = [v for v in scored.column(f"{name}_label").to_pylist() if v is not None] if f"{name}_label" in scored.column_names else []
+    if labels:
+        top = max(set(labels), key=labels.count)
+        share = labels.count(top) / len(labels)
+        if share >= DEGENERATE_SHARE:
+            out.append(
+                f"degenerate labels: {top!r} for {share:.0%} of the {len(labels)} labelled rows (>= {DEGENERATE_SHARE:.0%}); "
+                "check the judge against human labels (biaskit annotate validate) before using its labels"
+            )
+    if f"{name}_flip" in scored.column_names:
+        flips = [v for v in scored.column(f"{name}_flip").to_pylist() if v is not None]
+        rate = sum(flips) / len(flips) if flips else 0.0
+        if flips and rate >= FLIP_RATE:
+            out.append(
+                f"degenerate labels: the label changed with the option order for {rate:.0%} of {len(flips)} rows (>= {FLIP_RATE:.0%}); "
+                "the judge answers by the options' position, not by the text"
+            )
+    if model == SHIPPED_JUDGE:
+        out.append(
+            f"the shipped {SHIPPED_JUDGE} judge (135M parameters) is a smoke-test model: use it to try the pipeline, not for "
+            "findings; pass judge.model=<a larger instruction-tuned chat model> or judge.backend=openai"
+        )
+    return out
+
+
 #: request fields the judge sets itself (an extra_body may not change how the label is read)
 OWN_FIELDS = ("model", "messages", "max_tokens", "temperature", "logprobs", "top_logprobs", "seed", "n", "stream")
 
 
-def _extra_body(text: Any, backend: str) -> dict[str, Any]:
+def judge_capabilities(name: str) -> Capabilities:
+    """The declared capabilities of the registered backend ``name`` (E020 when none is registered under it), or
+    E315 when it does not declare what the judge needs (:data:`JUDGE_NEEDS`), naming the backends that do."""
+    caps = capabilities_of(backends.get(name))
+    if caps.can_judge():
+        return caps
+    missing = [f for f in JUDGE_NEEDS if f not in caps.judge]
+    able = []
+    for other in backends.names():
+        try:
+            if capabilities_of(backends.get(other)).can_judge():
+                able.append(other)
+        except (BiaskitError, ImportError, AttributeError):  # a broken plugin is not offered
+            continue
+    raise BiaskitError(
+        "E315",
+        f"the {name} backend cannot judge: its capabilities do not declare {', '.join(missing)}",
+        value=name,
+        options=able,
+        fix=f"use judge.backend={able[0] if able else 'hf'}, or declare Capabilities(judge=('chat_template', 'logprobs')) "
+        "and a judge_session method on the backend (docs/architecture.md)",
+    )
+
+
+def _extra_body(text: Any, backend: str, caps: Capabilities) -> dict[str, Any]:
     """``judge.extra_body`` as a dict (E324 when it is not a JSON object, sets a field the judge sets, or is given
-    without a server)."""
+    for a backend that does not take it)."""
     if not str(text or "").strip():
         return {}
-    if backend != "openai":
-        raise BiaskitError("E324", "judge.extra_body is sent to a server: it needs judge.backend=openai", value=text, fix="drop judge.extra_body")
+    if "extra_body" not in caps.options:
+        raise BiaskitError(
+            "E324",
+            f"judge.extra_body is sent to a server, and the {backend} backend does not take it: it needs judge.backend=openai "
+            "(or another backend that takes extra_body)",
+            value=text,
+            fix="drop judge.extra_body",
+        )
     try:
         body = json.loads(text)
     except ValueError:

@@ -23,7 +23,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
+import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,8 @@ import yaml
 from biaskit.errors import BiaskitError
 
 BUILTIN_TASKS = ("sentiment", "regard", "toxicity")
+#: the instruction's placeholders, filled in one pass (:meth:`JudgeTask.messages`)
+PLACEHOLDER = re.compile(r"\{(labels|text)\}")
 _DATA = Path(__file__).resolve().parents[2] / "data" / "judge"
 
 
@@ -58,7 +63,9 @@ class JudgeTask:
 
     def messages(self, text: str, order: tuple[str, ...]) -> list[dict[str, str]]:
         """The chat messages of ``text`` with the labels listed in ``order``."""
-        user = self.instruction.replace("{labels}", ", ".join(order)).replace("{text}", text)
+        # one pass over the instruction: a label or a text holding "{text}" or "{labels}" is never read again
+        fill = {"labels": ", ".join(order), "text": text}
+        user = PLACEHOLDER.sub(lambda m: fill[m.group(1)], self.instruction)
         msgs = [{"role": "system", "content": self.system}] if self.system else []
         return msgs + [{"role": "user", "content": user}]
 
@@ -166,26 +173,37 @@ def load_instruction(spec: str, task: JudgeTask) -> JudgeTask:
 
 
 def orders(labels: tuple[str, ...], k: int) -> list[tuple[str, ...]]:
-    """``k`` distinct orders of ``labels``: the task's own, then reversed, then the other rotations, then the
-    remaining permutations in lexicographic order of positions (E321 when ``k`` is more than there are)."""
+    """``k`` distinct orders of ``labels``: the task's own, then reversed, then the other rotations (cyclic shifts),
+    then further permutations in lexicographic order of positions (E321 when ``k`` is more than there are).
+
+    The orders are drawn lazily, one at a time, until ``k`` are found: a 12-label task never builds its 12! orders
+    (memory grows with ``k``, not with the number of permutations)."""
     n = len(labels)
-    total = 1
-    for i in range(2, n + 1):
-        total *= i
-    if not isinstance(k, int) or k < 1 or k > total:
+    total = math.factorial(n)
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1 or k > total:
         raise BiaskitError(
             "E321",
             f"judge.orders must be between 1 and {total} (the orders of {n} labels)",
             value=k,
             fix=f"use judge.orders=2 (the task's order and its reverse), at most {total}",
         )
-    cands = [tuple(labels), tuple(reversed(labels))]
-    cands += [tuple(labels[i:] + labels[:i]) for i in range(1, n)]
-    cands += [tuple(labels[i] for i in p) for p in itertools.permutations(range(n))]
     out: list[tuple[str, ...]] = []
-    for c in cands:
-        if c not in out:
+    seen: set[tuple[str, ...]] = set()
+    for c in _candidate_orders(tuple(labels)):
+        if c not in seen:
+            seen.add(c)
             out.append(c)
         if len(out) == k:
             break
     return out
+
+
+def _candidate_orders(labels: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """The candidates of :func:`orders`, generated lazily (repeats possible; :func:`orders` drops them)."""
+    n = len(labels)
+    yield labels
+    yield tuple(reversed(labels))
+    for i in range(1, n):
+        yield labels[i:] + labels[:i]
+    for p in itertools.permutations(range(n)):
+        yield tuple(labels[i] for i in p)

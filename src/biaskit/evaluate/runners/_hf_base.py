@@ -28,6 +28,26 @@ def transformers_module():
     return require("transformers", "models", "running models")
 
 
+def render_chat(tok: Any, messages: list[dict[str, str]], model: str) -> str:
+    """``messages`` through the tokenizer's chat template, ending where the assistant's answer begins. A template
+    that raises (jinja2's ``raise_exception``, an undefined variable, a syntax error) is E316 naming the model, the
+    template's first line and jinja2's reason, never a traceback."""
+    import jinja2
+
+    try:
+        return tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    except jinja2.TemplateError as exc:
+        tmpl = getattr(tok, "chat_template", None)
+        head = str(tmpl).strip().splitlines()[0][:80] if tmpl else "(none)"
+        raise BiaskitError(
+            "E316",
+            f"the chat template of {model} failed on these messages ({type(exc).__name__}: {exc}); template begins: {head}",
+            value=model,
+            fix="fix or replace the tokenizer's chat_template (tokenizer_config.json or chat_template.jinja), or use --format raw "
+            "(generate) / a model whose template accepts system and user messages (judge)",
+        ) from None
+
+
 def _is_oom(exc: BaseException) -> bool:
     torch = torch_module()
     oom = getattr(torch, "OutOfMemoryError", None)

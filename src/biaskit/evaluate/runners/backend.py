@@ -10,12 +10,21 @@ declares::
 
 An option the backend does not declare is error E312 naming the option and the backend (the hf backend used
 to swallow the openai backend's ``--base-url`` without a word); a kind it does not declare is E062.
+
+**Judging.** A backend that can serve as the LLM judge (:mod:`biaskit.evaluate.metrics.judge`) declares what it
+offers in ``Capabilities.judge`` (:data:`JUDGE_FEATURES`) and implements ``judge_session(settings)``, returning a
+:class:`JudgeSession` (render a chat prompt, answer prompts with the label log-probabilities). The judge needs
+``chat_template`` and ``logprobs`` (:data:`JUDGE_NEEDS`); it never asks which backend it has::
+
+    capabilities = Capabilities(kinds=("generate",), judge=("chat_template", "logprobs"))
+
+    def judge_session(self, s: JudgeSettings) -> JudgeSession: ...
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from biaskit.errors import BiaskitError
@@ -38,17 +47,83 @@ FLAGS = {
 }
 
 
+#: what a judging backend may declare in ``Capabilities.judge``
+JUDGE_FEATURES = {
+    "chat_template": "applies a chat template to the judge's messages (its own, or the server's)",
+    "logprobs": "gives the log-probabilities of the answer's first token (label_scoring=first)",
+    "top_k": "gives them for its top-k tokens only (judge.top_logprobs): no label_scoring=sum, a label outside is p=0",
+    "request_per_repeat": "draws each of judge.repeats with a request of its own (counted by --dry-run)",
+}
+#: the features a backend must declare to judge
+JUDGE_NEEDS = ("chat_template", "logprobs")
+
+
 @dataclass(frozen=True)
 class Capabilities:
-    """What a backend can run (``kinds``), the constructor options it takes (``options``) and the generation
-    prompt formats it has (``formats``: ``raw`` completion, ``chat`` template / chat endpoint)."""
+    """What a backend can run (``kinds``), the constructor options it takes (``options``), the generation
+    prompt formats it has (``formats``: ``raw`` completion, ``chat`` template / chat endpoint) and what it offers
+    the judge (``judge``: features of :data:`JUDGE_FEATURES`; empty: it cannot judge)."""
 
     kinds: tuple[str, ...]
     options: tuple[str, ...] = ()
     formats: tuple[str, ...] = ("raw", "chat")
+    judge: tuple[str, ...] = ()
 
     def supports(self, kind: str) -> bool:
         return kind in self.kinds
+
+    def can_judge(self) -> bool:
+        return all(f in self.judge for f in JUDGE_NEEDS)
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """How a judging backend reads the labels: the label words (the task's order), ``label_scoring`` (``first``:
+    the first token's log-probability; ``sum``: all the label's tokens), the prompts per forward pass
+    (``batch_size``), and for ``top_k`` backends how many top tokens to ask for and how a token matches a label
+    (``token_match``: ``prefix`` or ``exact``)."""
+
+    labels: tuple[str, ...]
+    label_scoring: str = "first"
+    batch_size: int = 8
+    top_logprobs: int = 20
+    token_match: str = "prefix"
+
+
+@dataclass
+class JudgeAnswer:
+    """What the judge said about one prompt: unnormalised label log-probabilities (in the order of
+    ``JudgeSettings.labels``), sampled labels (None for an off-label draw), tokens in/out (None: not reported), and
+    an error (then ``logp`` is None)."""
+
+    logp: list[float] | None
+    draws: list[str | None] = field(default_factory=list)
+    tokens_in: int | None = 0
+    tokens_out: int | None = 0
+    error: str | None = None
+
+
+@runtime_checkable
+class JudgeSession(Protocol):
+    """A backend ready to judge with one :class:`JudgeSettings` (what ``judge_session`` returns)."""
+
+    def render(self, messages: list[dict[str, str]]) -> str:
+        """The prompt as the model sees it (a chat template applied), or what is sent (a server applies it)."""
+        ...
+
+    def answer(
+        self, messages: Sequence[list[dict[str, str]]], *, repeats: int = 0, temperature: float = 1.0, seeds: Sequence[int] = ()
+    ) -> list[JudgeAnswer]:
+        """One answer per chat, in order; ``repeats`` sampled labels at ``temperature`` with the chat's seed."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """What the manifest records of the judge (``chat_template``: the template's text, hashed by the judge)."""
+        ...
+
+    def cache_identity(self, cache: Any) -> dict[str, Any] | None:
+        """What identifies its answers in the response cache (None: not cached)."""
+        ...
 
 
 @runtime_checkable
@@ -111,6 +186,9 @@ class BackendBase:
 
     def fill_mask(self, units: Sequence[Any], s: Any, batch_size: int | None) -> Iterator[list[dict]]:
         raise self._not_supported("fill_mask")
+
+    def judge_session(self, s: JudgeSettings) -> JudgeSession:
+        raise self._not_supported("judge")
 
 
 def not_supported(be: Any, kind: str) -> BiaskitError:

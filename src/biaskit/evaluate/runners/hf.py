@@ -30,12 +30,13 @@ from biaskit.assets import hub_offline, online_step, prepare_hub
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.runners._hf_base import AUTO_BATCH as AUTO_BATCH  # public names of this module, defined next to the batch loop
 from biaskit.evaluate.runners._hf_base import AUTO_TOKENS as AUTO_TOKENS
-from biaskit.evaluate.runners._hf_base import torch_module, transformers_module
+from biaskit.evaluate.runners._hf_base import render_chat, torch_module, transformers_module
 from biaskit.evaluate.runners._hf_fill import HFFill
 from biaskit.evaluate.runners._hf_likelihood import HFLikelihood
-from biaskit.evaluate.runners.backend import BackendBase, Capabilities
+from biaskit.evaluate.runners.backend import BackendBase, Capabilities, JudgeSettings
 from biaskit.evaluate.runners.cache import hf_identity
 from biaskit.evaluate.runners.common import GenerationSettings, Unit, chat_messages, derive_seed, join_continuation, model_prompt
+from biaskit.evaluate.runners.judge_hf import LocalJudge
 from biaskit.log import get_logger
 from biaskit.output import atomic_path
 
@@ -354,7 +355,11 @@ class HFBackend(HFLikelihood, HFFill, BackendBase):
     """
 
     name = "hf"
-    capabilities = Capabilities(kinds=("generate", "fill_mask", "likelihood"), options=("device", "dtype", "revision", "trust_remote_code", "task"))
+    capabilities = Capabilities(
+        kinds=("generate", "fill_mask", "likelihood"),
+        options=("device", "dtype", "revision", "trust_remote_code", "task"),
+        judge=("chat_template", "logprobs"),
+    )
 
     def __init__(
         self,
@@ -391,6 +396,10 @@ class HFBackend(HFLikelihood, HFFill, BackendBase):
         """The model (weights sha256 / Hub commit), tokenizer and chat template, device and dtype (see :mod:`.cache`)."""
         return hf_identity(self)
 
+    def judge_session(self, s: JudgeSettings) -> LocalJudge:
+        """The loaded causal chat model as the judge (:class:`~.judge_hf.LocalJudge`: E322 without a chat template)."""
+        return LocalJudge(self, s)
+
     # ------------------------------------------------------------------ generate
     def _prompt_text(self, text: str, s: GenerationSettings) -> tuple[str, bool]:
         tok = self.lm.tokenizer
@@ -403,7 +412,7 @@ class HFBackend(HFLikelihood, HFFill, BackendBase):
                 value=self.spec,
                 fix="use --format raw for a base model, or an instruction-tuned model",
             )
-        return tok.apply_chat_template(chat_messages(text, s), add_generation_prompt=True, tokenize=False), False
+        return render_chat(tok, chat_messages(text, s), self.spec), False
 
     def generate(self, units: Sequence[Unit], s: GenerationSettings, batch_size: int | None) -> Iterator[list[dict]]:
         lm, tok, model = self.lm, self.lm.tokenizer, self.lm.model

@@ -13,7 +13,9 @@ HTTP goes through :mod:`biaskit.net` (requests' ``Session``, one per worker thre
 lose the connection, get HTTP 408/409/425/429/5xx or a body that is not JSON are retried with exponential
 backoff (``Retry-After`` is honoured, in seconds or as an HTTP-date); after ``max_retries`` the row gets
 ``error`` set and no text, never a made-up value. Other HTTP errors (400, 401, 404) are not retried. A response that cannot be used (not UTF-8, cut short, not JSON,
-a non-string text, no choices) is an error of that row only; the run goes on. The API key is read from an
+no choices) is an error of that row only; the run goes on. Every reply is read through the schema of
+:mod:`.responses` (a text that is not a string, a log-probability that is not a finite number <= 0, a usage count
+that is not a non-negative integer: that row's error, starting with E317). The API key is read from an
 environment variable (default ``OPENAI_API_KEY``), never from the command line, and never written to a
 manifest; error texts are redacted (:func:`biaskit.secrets.redact`) before they are stored.
 
@@ -38,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.runners.backend import BackendBase, Capabilities
+from biaskit.evaluate.runners.backend import BackendBase, Capabilities, JudgeSettings
 from biaskit.evaluate.runners.cache import server_identity
 from biaskit.evaluate.runners.common import (
     GenerationSettings,
@@ -51,6 +53,8 @@ from biaskit.evaluate.runners.common import (
     model_prompt,
     public_model_id,
 )
+from biaskit.evaluate.runners.judge_openai import ServerJudge
+from biaskit.evaluate.runners.responses import BadResponse, EndpointError, chat_reply, completion_reply
 from biaskit.log import get_logger
 from biaskit.net import Backoff, HttpClient, HttpError
 from biaskit.secrets import cut, public_url, redact, register_secret
@@ -61,12 +65,6 @@ RETRY_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 MAX_REDIRECTS = 5
 ERROR_BODY_READ = 1 << 16  # bytes of an error body read (redacted whole, then cut)
 ERROR_TEXT_MAX = 340  # characters of an error text kept in the row's error column
-
-
-class EndpointError(Exception):
-    def __init__(self, message: str, retryable: bool) -> None:
-        super().__init__(message)
-        self.retryable = retryable
 
 
 class OpenAIBackend(BackendBase):
@@ -89,6 +87,7 @@ class OpenAIBackend(BackendBase):
             "model_revision",
             "task",
         ),
+        judge=("chat_template", "logprobs", "top_k", "request_per_repeat"),
     )
 
     def __init__(
@@ -160,6 +159,11 @@ class OpenAIBackend(BackendBase):
         """The model id and revision the server reports (``/v1/models``) and ``--model-revision`` (see :mod:`.cache`)."""
         return server_identity(self)
 
+    def judge_session(self, s: JudgeSettings) -> ServerJudge:
+        """The served chat model as the judge (:class:`~.judge_openai.ServerJudge`: ``/v1/chat/completions`` with
+        ``top_logprobs``)."""
+        return ServerJudge(self, s)
+
     def describe(self) -> dict[str, Any]:
         d = {"backend": "openai", "base_url": self.base_url, "timeout_s": self.timeout, "max_retries": self.max_retries}
         if self.allow_redirects:
@@ -192,7 +196,7 @@ class OpenAIBackend(BackendBase):
             )
         return self._http
 
-    def _post(self, path: str, body: dict) -> dict:
+    def post_json(self, path: str, body: dict) -> dict:
         """POST JSON through :mod:`biaskit.net` (retries on timeouts, connection errors, 429/5xx and a body that
         is not JSON; redirects as in the module docs); raise EndpointError when it fails."""
         try:
@@ -253,9 +257,14 @@ class OpenAIBackend(BackendBase):
             def ask() -> Any:
                 if s.chat:
                     body["messages"] = chat_messages(u.text, s)
-                    return _choice(self._post("/chat/completions", body), body["n"])["message"]["content"]
+                    resp = self.post_json("/chat/completions", body)
+                    _choice(resp, body["n"])
+                    msg = chat_reply(resp).choices[0].message
+                    return None if msg is None else msg.content
                 body["prompt"] = sent
-                return _choice(self._post("/completions", body), body["n"])["text"]
+                resp = self.post_json("/completions", body)
+                _choice(resp, body["n"])
+                return completion_reply(resp).choices[0].text
 
             text, failed = _answer(ask, fail, "endpoint error: unexpected response shape ({!r})")
             if failed is not None:
@@ -294,7 +303,7 @@ class OpenAIBackend(BackendBase):
             body = {"model": self.request_model, "prompt": u.text, "max_tokens": 1, "echo": True, "logprobs": 1, "temperature": 0.0}
             body.update(self.extra_body)
             got, failed = _answer(
-                lambda: prompt_token_logprobs(_choice(self._post("/completions", body), 1), u.text, self.base_url),
+                lambda: prompt_token_logprobs(_checked_choice(self.post_json("/completions", body)), u.text, self.base_url),
                 base,
                 "endpoint did not return prompt logprobs (needs echo+logprobs support): {!r}",
             )
@@ -332,6 +341,8 @@ def _answer(ask: Any, fail: dict, unexpected: str) -> tuple[Any, dict | None]:
         return ask(), None
     except EndpointError as exc:
         return None, {**fail, "error": f"endpoint error: {exc}"}
+    except BadResponse as exc:
+        return None, {**fail, "error": exc.row_error()}
     except BiaskitError:
         raise
     except (KeyError, IndexError, TypeError, AttributeError) as exc:
@@ -427,6 +438,14 @@ def _choice(resp: dict, n: int) -> dict:
     if not isinstance(choices[0], dict):
         raise EndpointError(f"the response's choice is a {type(choices[0]).__name__}, not an object", retryable=False)
     return choices[0]
+
+
+def _checked_choice(resp: dict) -> dict:
+    """The first choice of a completions reply that has one and keeps the schema of :mod:`.responses` (finite
+    log-probabilities <= 0, integer offsets and counts; :class:`~.responses.BadResponse` otherwise)."""
+    choice = _choice(resp, 1)
+    completion_reply(resp)
+    return choice
 
 
 def _not_json(r: Any) -> tuple[str, None] | None:

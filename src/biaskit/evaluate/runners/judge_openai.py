@@ -1,4 +1,5 @@
-"""The judge run through an OpenAI-compatible server (vLLM, llama.cpp server, hosted APIs): ``/v1/chat/completions``.
+"""The openai backend as the judge (:meth:`.openai.OpenAIBackend.judge_session`): an OpenAI-compatible server (vLLM,
+llama.cpp server, hosted APIs) asked through ``/v1/chat/completions``.
 
 Each prompt is one request ``{"messages": ..., "max_tokens": 1, "temperature": 0, "logprobs": true,
 "top_logprobs": N}``; the server applies its own chat template. The label log-probabilities are read from the
@@ -13,7 +14,9 @@ Only the first answer token is seen, so this is the ``first`` label scoring of t
 A label not among the top N gets probability 0 in the restricted distribution (its true probability is below
 the smallest listed one; raise ``judge.top_logprobs`` when that matters). A reply without log-probabilities,
 or with none of the labels among its top tokens, is that row's error naming what is missing: never a guessed
-label. HTTP goes through the openai runner's client (:mod:`biaskit.net`: retries, redirect rules, redacted
+label. Every reply is parsed by the schema of :mod:`.responses` first: a log-probability that is not a finite
+number <= 0, a top token listed twice or a usage count that is not a non-negative integer makes the row's error
+(E317, naming the field), never a number. HTTP goes through the openai runner's client (:mod:`biaskit.net`: retries, redirect rules, redacted
 errors); the key comes from the environment variable ``judge.api_key_env`` and is never written.
 
 ``judge.extra_body`` (a JSON object) adds fields to every request: against llama.cpp's server
@@ -30,19 +33,22 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from biaskit.evaluate.metrics.judge_local import JudgeAnswer
-from biaskit.evaluate.metrics.judge_tasks import nfc
-from biaskit.evaluate.runners.openai import EndpointError, OpenAIBackend
+from biaskit.evaluate.runners.backend import JudgeAnswer, JudgeSettings
+from biaskit.evaluate.runners.responses import BadResponse, ChatReply, EndpointError, chat_reply
+
+#: concurrent requests when the backend was given no ``concurrency``
+DEFAULT_CONCURRENCY = 4
 
 
 def label_of_token(token: str, labels: Sequence[str], match: str = "prefix") -> str | None:
     """The one label the answer token ``token`` begins (``match="prefix"``) or is (``"exact"``); None when it
     begins none or several."""
-    s = nfc(token).strip()
+    s = unicodedata.normalize("NFC", token).strip()
     if not s:
         return None
     hits = [lab for lab in labels if (lab.startswith(s) if match == "prefix" else lab == s)]
@@ -50,33 +56,37 @@ def label_of_token(token: str, labels: Sequence[str], match: str = "prefix") -> 
 
 
 def top_logprobs_of(reply: Any) -> tuple[list[dict] | None, str | None]:
-    """``choices[0].logprobs.content[0].top_logprobs`` of a chat reply, or (None, what is missing)."""
-    path = "choices"
-    node = reply.get("choices") if isinstance(reply, dict) else None
-    if not isinstance(node, list) or not node:
-        return None, f"the server's reply has no {path}"
-    for key in ("logprobs", "content"):
-        prev = node[0] if isinstance(node, list) else node
-        path += "[0]." + key if isinstance(node, list) else "." + key
-        node = prev.get(key) if isinstance(prev, dict) else None
-        if node in (None, [], {}):
-            return None, f"the server's reply has no {path} (it returned no log-probabilities; the judge needs logprobs=true, top_logprobs=N)"
-    first = node[0] if isinstance(node, list) and node else None
-    tops = first.get("top_logprobs") if isinstance(first, dict) else None
-    if not isinstance(tops, list) or not tops:
-        return None, f"the server's reply has no {path}[0].top_logprobs (the judge needs the top tokens' log-probabilities)"
-    bad = [t for t in tops if not (isinstance(t, dict) and isinstance(t.get("token"), str) and isinstance(t.get("logprob"), (int, float)))]
-    if bad:
-        return None, f"the server's {path}[0].top_logprobs has entries without a token and a numeric logprob: {str(bad[0])[:80]}"
-    return tops, None
+    """``choices[0].logprobs.content[0].top_logprobs`` of a chat reply as ``{"token", "logprob"}`` dicts, or
+    (None, why): the reply breaks its schema (E317, :mod:`.responses`) or lacks the log-probabilities."""
+    try:
+        parsed = chat_reply(reply)
+    except BadResponse as exc:
+        return None, exc.row_error()
+    return _tops(parsed)
+
+
+def _tops(parsed: ChatReply) -> tuple[list[dict] | None, str | None]:
+    choice = parsed.choices[0]
+    if choice.logprobs is None:
+        return None, "the server's reply has no choices[0].logprobs (it returned no log-probabilities; the judge needs logprobs=true, top_logprobs=N)"
+    if not choice.logprobs.content:
+        return (
+            None,
+            "the server's reply has no choices[0].logprobs.content (it returned no log-probabilities; the judge needs logprobs=true, top_logprobs=N)",
+        )
+    tops = choice.logprobs.content[0].top_logprobs
+    if not tops:
+        return None, "the server's reply has no choices[0].logprobs.content[0].top_logprobs (the judge needs the top tokens' log-probabilities)"
+    return [{"token": t.token, "logprob": t.logprob} for t in tops], None
 
 
 def label_logprobs(tops: list[dict], labels: Sequence[str], match: str = "prefix") -> tuple[list[float] | None, str | None]:
-    """Unnormalised label log-probabilities from the top tokens (labels not listed: -inf); or (None, why)."""
+    """Unnormalised label log-probabilities from the (checked) top tokens: the tokens that count for a label add
+    up; a label none counts for is -inf. (None, why) when no label is among them."""
     acc: dict[str, list[float]] = {lab: [] for lab in labels}
     for t in tops:
         lab = label_of_token(t["token"], labels, match)
-        if lab is not None and math.isfinite(float(t["logprob"])):
+        if lab is not None:
             acc[lab].append(float(t["logprob"]))
     if not any(acc.values()):
         shown = ", ".join(repr(t["token"]) for t in tops[:10])
@@ -93,28 +103,15 @@ def label_logprobs(tops: list[dict], labels: Sequence[str], match: str = "prefix
 
 
 class ServerJudge:
-    """The judge behind an OpenAI-compatible chat endpoint (see the module docs)."""
+    """The judge behind an OpenAI-compatible chat endpoint (see the module docs); ``be`` is the
+    :class:`~.openai.OpenAIBackend` that reaches it (HTTP, key, retries, extra request fields)."""
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        base_url: str | None,
-        api_key_env: str = "OPENAI_API_KEY",
-        top_logprobs: int = 20,
-        concurrency: int = 4,
-        timeout: float = 60.0,
-        max_retries: int = 4,
-        match: str = "prefix",
-        extra_body: dict[str, Any] | None = None,
-    ) -> None:
-        self.client = OpenAIBackend(model, base_url=base_url, api_key_env=api_key_env, timeout=timeout, max_retries=max_retries)
-        self.model, self.top_logprobs, self.concurrency, self.match = model, top_logprobs, concurrency, match
-        self.extra_body = dict(extra_body or {})
-
-    def load(self, labels: Sequence[str]) -> ServerJudge:
-        self.labels = list(labels)
-        return self
+    def __init__(self, be: Any, s: JudgeSettings) -> None:
+        self.client = be
+        self.labels = list(s.labels)
+        self.top_logprobs, self.match = s.top_logprobs, s.token_match
+        self.concurrency = be.concurrency or DEFAULT_CONCURRENCY
+        self.extra_body = dict(be.extra_body)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -135,49 +132,43 @@ class ServerJudge:
     def render(self, messages: list[dict[str, str]]) -> str:
         return json.dumps(messages, ensure_ascii=False)  # what is sent; the server applies its template
 
-    def _ask(self, messages: list[dict], *, temperature: float, seed: int | None, logprobs: bool) -> dict:
+    def _ask(self, messages: list[dict], *, temperature: float, seed: int | None, logprobs: bool) -> ChatReply:
         body: dict[str, Any] = {**self.extra_body, "model": self.client.request_model, "messages": messages, "max_tokens": 1}
         body["temperature"] = temperature
         if logprobs:
             body.update({"logprobs": True, "top_logprobs": self.top_logprobs})
         if seed is not None:
             body["seed"] = int(seed) & 0x7FFFFFFF
-        return self.client._post("/chat/completions", body)
+        return chat_reply(self.client.post_json("/chat/completions", body))
 
     def _one(self, job: tuple[list[dict], int, int, float]) -> JudgeAnswer:
         messages, seed, repeats, temperature = job
-        tin = tout = 0
-        usage_seen = True
         try:
             reply = self._ask(messages, temperature=0.0, seed=seed, logprobs=True)
             replies = [reply] + [self._ask(messages, temperature=temperature, seed=seed + 1 + r, logprobs=False) for r in range(repeats)]
         except EndpointError as exc:
             return JudgeAnswer(None, error=str(exc))
-        for r in replies:
-            u = r.get("usage") if isinstance(r, dict) else None
-            if isinstance(u, dict) and isinstance(u.get("prompt_tokens"), int):
-                tin += u["prompt_tokens"]
-                tout += int(u.get("completion_tokens") or 0)
-            else:
-                usage_seen = False
-        tops, why = top_logprobs_of(reply)
+        except BadResponse as exc:
+            return JudgeAnswer(None, error=exc.row_error())
+        usages = [r.usage for r in replies]
+        seen = all(u is not None and u.prompt_tokens is not None for u in usages)
+        tin = sum(u.prompt_tokens or 0 for u in usages if u is not None) if seen else None
+        tout = sum(u.completion_tokens or 0 for u in usages if u is not None) if seen else None
+        tops, why = _tops(reply)
         logp = None
         if tops is not None:
             logp, why = label_logprobs(tops, self.labels, self.match)
         draws = [_content_label(r, self.labels, self.match) for r in replies[1:]]
-        return JudgeAnswer(logp, draws, tokens_in=tin if usage_seen else None, tokens_out=tout if usage_seen else None, error=why)
+        return JudgeAnswer(logp, draws, tokens_in=tin, tokens_out=tout, error=why)
 
-    def answer_messages(
-        self, messages: Sequence[list[dict]], *, repeats: int = 0, temperature: float = 1.0, seeds: Sequence[int] = ()
+    def answer(
+        self, messages: Sequence[list[dict[str, str]]], *, repeats: int = 0, temperature: float = 1.0, seeds: Sequence[int] = ()
     ) -> list[JudgeAnswer]:
         jobs = [(m, seeds[i] if seeds else i, repeats, temperature) for i, m in enumerate(messages)]
         with ThreadPoolExecutor(max_workers=max(1, self.concurrency)) as pool:
             return list(pool.map(self._one, jobs))
 
 
-def _content_label(reply: Any, labels: Sequence[str], match: str) -> str | None:
-    try:
-        content = reply["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        return None
-    return label_of_token(content, labels, match) if isinstance(content, str) else None
+def _content_label(reply: ChatReply, labels: Sequence[str], match: str) -> str | None:
+    msg = reply.choices[0].message
+    return label_of_token(msg.content, labels, match) if msg is not None and msg.content is not None else None

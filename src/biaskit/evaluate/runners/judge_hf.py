@@ -1,4 +1,5 @@
-"""The judge run on a local causal chat model (transformers): label log-probabilities from the next token.
+"""The hf backend as the judge (:meth:`.hf.HFBackend.judge_session`): label log-probabilities from the next token
+of a local causal chat model (transformers).
 
 The prompt is the model's chat template applied to the task's messages (``add_generation_prompt=True``), then
 tokenised without adding special tokens (the template writes them). Two ways to score a label
@@ -22,36 +23,26 @@ per prompt; a drawn token that is no label's first token counts as an off-label 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners._hf_base import render_chat
+from biaskit.evaluate.runners.backend import JudgeAnswer, JudgeSettings
 from biaskit.evaluate.runners.cache import hf_identity, resolve_identity
-from biaskit.evaluate.runners.hf import load
-
-
-@dataclass
-class JudgeAnswer:
-    """What the judge said about one prompt: unnormalised label log-probabilities, sampled labels (None for an
-    off-label draw), tokens in/out, and an error (then ``logp`` is None)."""
-
-    logp: list[float] | None
-    draws: list[str | None] = field(default_factory=list)
-    tokens_in: int | None = 0
-    tokens_out: int | None = 0
-    error: str | None = None
 
 
 class LocalJudge:
-    """A local causal LM with a chat template (see the module docs)."""
+    """A loaded causal LM with a chat template, judging (see the module docs). ``be`` is the
+    :class:`~.hf.HFBackend` that loaded it (``be.lm``, ``be.spec``)."""
 
-    def __init__(self, model: str, *, device: str = "auto", dtype: str = "auto", batch_size: int = 8, label_scoring: str = "first") -> None:
-        self.spec, self.device, self.dtype, self.batch_size, self.label_scoring = model, device, dtype, batch_size, label_scoring
+    def __init__(self, be: Any, s: JudgeSettings) -> None:
+        self.be, self.spec, self.lm = be, be.spec, be.lm
+        self.batch_size, self.label_scoring = s.batch_size, s.label_scoring
+        self._check(s.labels)
 
-    def load(self, labels: Sequence[str]) -> LocalJudge:
-        self.lm = load(self.spec, task="causal", device=self.device, dtype=self.dtype)
+    def _check(self, labels: Sequence[str]) -> None:
         self.tok = self.lm.tokenizer
         if not getattr(self.tok, "chat_template", None):
             raise BiaskitError(
@@ -77,7 +68,6 @@ class LocalJudge:
         self.first_of: dict[int, list[str]] = {}
         for lab, f in zip(self.labels, firsts):
             self.first_of.setdefault(f, []).append(lab)
-        return self
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -95,17 +85,24 @@ class LocalJudge:
     def cache_identity(self, cache: Any) -> dict[str, Any] | None:
         """The loaded model's identity for the response cache, as the hf backend's (weights' sha256 or Hub
         commit, tokenizer and chat template hash, device, dtype); None when a Hub model's commit is unknown."""
-        return resolve_identity(hf_identity(self, cache), cache)
+        return resolve_identity(hf_identity(self.be, cache), cache)
 
     def render(self, messages: list[dict[str, str]]) -> str:
-        """The prompt text: the chat template applied, ending where the assistant's answer begins."""
-        return self.tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        """The prompt text: the chat template applied, ending where the assistant's answer begins (E316 when the
+        template raises)."""
+        return render_chat(self.tok, messages, self.spec)
 
     def encode(self, prompt: str) -> list[int]:
         return list(self.tok(prompt, add_special_tokens=False)["input_ids"])
 
-    def answer(self, prompts: Sequence[str], *, repeats: int = 0, temperature: float = 1.0, seeds: Sequence[int] = ()) -> list[JudgeAnswer]:
-        """One :class:`JudgeAnswer` per prompt, in order (batched longest first; results do not depend on it)."""
+    def answer(
+        self, messages: Sequence[list[dict[str, str]]], *, repeats: int = 0, temperature: float = 1.0, seeds: Sequence[int] = ()
+    ) -> list[JudgeAnswer]:
+        """One :class:`JudgeAnswer` per chat, in order (rendered through the chat template)."""
+        return self.answer_prompts([self.render(m) for m in messages], repeats=repeats, temperature=temperature, seeds=seeds)
+
+    def answer_prompts(self, prompts: Sequence[str], *, repeats: int = 0, temperature: float = 1.0, seeds: Sequence[int] = ()) -> list[JudgeAnswer]:
+        """One :class:`JudgeAnswer` per rendered prompt, in order (batched longest first; results do not depend on it)."""
         ids = [self.encode(p) for p in prompts]
         extra = max(len(x) for x in self.label_ids) if self.label_scoring == "sum" else 0
         limit = self.lm.context_length
