@@ -108,7 +108,6 @@ def ztest_cmd(
     """
     from biaskit.evaluate.stats import families, pairwise_proportion_tests
     from biaskit.evaluate.stats.aggregate import label_strings, metric_labels
-    from biaskit.evaluate.stats.families import add_caution
 
     t = read_table(table)
     if column in t.column_names and metric_labels(column) is None:  # a metric's column: checked against its labels (E151)
