@@ -144,7 +144,8 @@ def _line_verdict(v: Verdict, alpha: float, min_gap: float) -> str:
     lead = v.lead
     if lead is not None:
         each = finding_verdict(lead, alpha, min_gap)
-        return each if each == EVIDENCE or not lead.comparison else f"{each} (most decisive: {lead.comparison})"
+        which = f"{lead.where}: {lead.comparison}" if lead.where and lead.where != v.domain else lead.comparison
+        return each if each == EVIDENCE or not which else f"{each} (most decisive: {which})"
     invalid = [f for f in v.findings if f.invalid]
     if invalid:
         return finding_verdict(invalid[0], alpha, min_gap)
