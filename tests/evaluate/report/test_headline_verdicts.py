@@ -54,9 +54,9 @@ def test_a_group_whose_texts_all_come_from_one_page_is_not_testable_and_makes_no
     res = _report(tmp_path, _demo_like_rows(["Islam"]))
     # main: "evidence of a gap" from a pooled z-test of 3/5 vs 4/29 (p = 0.018), every text from the one Islam page
     mv = _line(res, "Model vs Wikipedia")
-    assert mv.verdict == "not enough data: gpt2 vs wikipedia: all texts of islam from one page (Islam)"
+    assert mv.verdict == "not enough data: islam: gpt2 vs wikipedia: all texts of islam from one page (Islam)"
     [f] = mv.findings
-    assert f.p != f.p and f.flags == ["not testable: gpt2 vs wikipedia: all texts of islam from one page (Islam)"]
+    assert f.p != f.p and f.flags == ["not testable: islam: gpt2 vs wikipedia: all texts of islam from one page (Islam)"]
     # the first screen's only evidence is judaism vs sikhism (10 pages), never a comparison with a one-page group
     first_screen = res.html.read_text().split("id='contents'")[0]
     assert "Model vs Wikipedia · Sentiment: share positive · religious_ideology</b>: <span class='verdict'>not enough data" in first_screen
@@ -99,3 +99,25 @@ def test_a_tiny_group_gets_fishers_exact_test_not_the_pooled_z_test(tmp_path):
     table = pd.read_csv(res.tables["sentiment_positive_vs_wikipedia"])
     row = table[table["group"] == "islam"].iloc[0]
     assert row["test"] == "fisher-exact" and row["p_value"] == pytest.approx(fisher, rel=1e-12)
+
+
+def test_demo_first_screen_claims_no_gap_from_a_group_whose_texts_all_come_from_one_page(quick_demo):
+    import json
+
+    run_dir, ctx = quick_demo
+    man = json.loads((run_dir / "manifest.json").read_text())
+    scores = pd.read_parquet(run_dir / man["tables"]["scores"])
+    csv = pd.read_csv(run_dir / "report" / "tables" / "headline.csv")
+    pages = scores[scores["page_id"].notna()].groupby(["domain", "group"])["page_id"].nunique() if "page_id" in scores.columns else None
+    for _, r in csv[csv["verdict"] == "evidence of a gap"].iterrows():
+        dom, inner = r["where"].split(" (", 1)
+        if r["finding"] == "Model vs Wikipedia":
+            groups = [inner.rstrip(")")]
+        elif r["finding"].endswith("largest group gap") or r["finding"] == "Largest group gap":
+            groups = r["comparison"].split(" minus ")
+        else:
+            continue
+        for g in groups:
+            assert pages is None or pages.get((dom, g), 2) > 1, (r["finding"], r["where"], r["comparison"], g)
+    # every verdict line the demo records names its family
+    assert all(v["family"] for v in ctx.info["report"]["verdicts"])

@@ -66,7 +66,12 @@ def _gap_findings(
         }
         ok = g[[not reasons[i] and r["p_holm"] == r["p_holm"] for i, r in g.iterrows()]]
         r = ok.assign(_gap=-ok["diff"].abs()).sort_values(["p_holm", "_gap"], kind="stable").iloc[0] if len(ok) else g.loc[g["diff"].abs().idxmax()]
-        bad = [f"{x['group_a']} vs {x['group_b']}: {reasons[i]}" for i, x in g.iterrows() if reasons[i]]
+        # a model-vs-Wikipedia row compares sources within a group: name the group too
+        bad = [
+            (f"{x['group']}: " if "group" in x.index else "") + f"{x['group_a']} vs {x['group_b']}: {reasons[i]}"
+            for i, x in g.iterrows()
+            if reasons[i]
+        ]
         if len(bad) > MAX_UNTESTABLE_LISTED:
             bad = bad[:MAX_UNTESTABLE_LISTED] + [f"and {len(bad) - MAX_UNTESTABLE_LISTED} more pairs (see the section's table)"]
         out.append(
