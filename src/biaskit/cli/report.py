@@ -20,7 +20,7 @@ def report(
     alpha: float = typer.Option(0.05, help="Significance level (Likelihood Bias pairs)."),
     title: str = typer.Option("biaskit report", help="Title of the report."),
     min_gap: float = typer.Option(
-        0.05, "--min-gap", help="Smallest gap of interest (a share difference): the headline says how many texts per group would detect it."
+        0.05, "--min-gap", help="Smallest gap of interest (a share difference): the headline says when the groups are too small to see it."
     ),
 ) -> None:
     """Write the statistical report of a run: report.html (self-contained, opens offline), report.md,

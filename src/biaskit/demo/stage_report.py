@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from biaskit.evaluate.report import build_report
+from biaskit.evaluate.report.headline import EVIDENCE, verdicts
 
 
 def run(ctx) -> None:
@@ -34,11 +35,19 @@ def run(ctx) -> None:
         allow_empty=True,
     )
     ctx.add("report_html", res.html)
+    lines = verdicts(res.headline)
     ctx.info["report"] = {
         "figures": len(res.figures),
         "tables": len(res.tables),
         "sections": res.sections,
         "not_made": [f"{w}: {r}" for w, r in res.skipped],
+        # the first screen's verdict lines (what the demo claims, and why it claims nothing where it cannot)
+        "verdicts": [{"line": v.title, "verdict": v.verdict, "family": v.family} for v in lines],
     }
     missing = "; not made: " + ", ".join(w for w, _ in res.skipped) if res.skipped else ""
-    ctx.note("report", f"{res.html.relative_to(rd)}: {len(res.figures)} figures, {len(res.tables)} tables{missing}")
+    n_ev = sum(v.verdict == EVIDENCE for v in lines)
+    ctx.note(
+        "report",
+        f"{res.html.relative_to(rd)}: {len(res.figures)} figures, {len(res.tables)} tables; first screen: {len(lines)} verdict lines, "
+        f"{n_ev} with evidence of a gap{missing}",
+    )

@@ -46,17 +46,26 @@ def test_uncertainty_flags_say_only_what_is_uncertain():
 
 
 def _family_holm(shares, pairs):
-    """Pooled two-proportion z-test p (statsmodels) per pair, Holm-adjusted over the pairs given (statsmodels)."""
+    """Per pair the pooled two-proportion z-test p (statsmodels), or Fisher's exact p (scipy) where a group has fewer
+    than 30 texts, Holm-adjusted over the pairs given (statsmodels)."""
+    from scipy.stats import fisher_exact
     from statsmodels.stats.multitest import multipletests
     from statsmodels.stats.proportion import proportions_ztest
 
-    ps = [proportions_ztest([shares[a][0], shares[b][0]], [shares[a][1], shares[b][1]])[1] for a, b in pairs]
+    def p_of(a, b):
+        (ka, na), (kb, nb) = shares[a], shares[b]
+        if min(na, nb) < 30:
+            return fisher_exact([[ka, na - ka], [kb, nb - kb]]).pvalue
+        return proportions_ztest([ka, kb], [na, nb])[1]
+
+    ps = [p_of(a, b) for a, b in pairs]
     return dict(zip(pairs, multipletests(ps, method="holm")[1]))
 
 
 def test_headline_gaps_per_source_with_holm_over_the_family(full_run, full_report):
-    # one largest-gap row per domain and text source; the model's rows first, the Wikipedia baseline's
-    # labelled as such; p is Holm over the domain's group pairs of that source, and the row says over how many
+    # one row per domain and text source, its most decisive testable pair (smallest corrected p, then the largest
+    # gap); the model's rows first, the Wikipedia baseline's labelled as such; p is Holm over the domain's group pairs
+    # of that source (Fisher's exact p for a pair with a group under 30 texts), and the row says over how many
     df = pd.read_parquet(full_run / "scores.parquet")
     model_rows = [f for f in full_report.headline if f.kind == "Largest group gap" and f.metric == "Sentiment: share positive"]
     base_rows = [f for f in full_report.headline if f.kind == "Wikipedia baseline: largest group gap" and f.metric == "Sentiment: share positive"]
@@ -73,13 +82,17 @@ def test_headline_gaps_per_source_with_holm_over_the_family(full_run, full_repor
         shares = {g: (int(cnt.loc[g, "sum"]), int(cnt.loc[g, "count"])) for g in cnt.index}
         gs = sorted(shares)
         pairs = [(a, b) for i, a in enumerate(gs) for b in gs[i + 1 :]]
-        d, a, b = max(((shares[a][0] / shares[a][1] - shares[b][0] / shares[b][1], a, b) for a, b in pairs), key=lambda t: abs(t[0]))
+        holm = _family_holm(shares, pairs)
+        gaps = {(a, b): shares[a][0] / shares[a][1] - shares[b][0] / shares[b][1] for a, b in pairs}
+        a, b = min(pairs, key=lambda ab: (holm[ab], -abs(gaps[ab])))
+        d = gaps[(a, b)]
         (ka, na), (kb, nb) = shares[a], shares[b]
         assert f.estimate == pytest.approx(d, abs=1e-12)
         assert f.comparison == f"{a} minus {b}" and f.n == f"{na} / {nb}"
         assert f.ci == pytest.approx(newcombe(ka, na, kb, nb, 0.05))
-        assert f.p == pytest.approx(_family_holm(shares, pairs)[(a, b)], rel=1e-9)
-        assert f.p_label == f"Holm, {len(pairs)} {'test' if len(pairs) == 1 else 'tests'}: this domain's group pairs"
+        assert f.p == pytest.approx(holm[(a, b)], rel=1e-9)
+        exact = ", fisher-exact" if min(na, nb) < 30 else ""
+        assert f.p_label == f"Holm, {len(pairs)} {'test' if len(pairs) == 1 else 'tests'}: this domain's group pairs{exact}"
         # the flags follow from the numbers: the gpt2 groups have 29 labelled texts (one failed row each)
         assert bool(f.cautions) == (min(na, nb) < 30)
         assert ("95% CI includes 0" in f.flags) == (f.ci[0] <= 0 <= f.ci[1])
@@ -108,7 +121,8 @@ def test_headline_model_vs_wikipedia_is_model_minus_wikipedia(full_run, full_rep
                 s = gsub[gsub["model"] == m]
                 shares[(g, m)] = (int((s["vader_label"] == "positive").sum()), len(s))
             pairs.append(((g, "gpt2"), (g, "wikipedia")))
-        assert f.p_label == f"Holm, {len(pairs)} tests: this domain's groups x models" and len(pairs) >= 2
+        exact = ", fisher-exact" if min(n_g, n_w) < 30 else ""
+        assert f.p_label == f"Holm, {len(pairs)} tests: this domain's groups x models{exact}" and len(pairs) >= 2
         assert f.p == pytest.approx(_family_holm(shares, pairs)[((grp, "gpt2"), (grp, "wikipedia"))], rel=1e-9)
     # the section table says the same direction in its header
     t = pd.read_csv(full_report.tables["sentiment_positive_vs_wikipedia"])
@@ -156,14 +170,16 @@ def test_headline_is_first_in_html_and_markdown(full_report):
     md = full_report.md.read_text().splitlines()
     # the verdict lines first, then the table of the rows not folded under them
     head = md[: md.index("## Run")]
-    assert md[2] == "## Headline findings" and head[6].startswith("- **")
+    # (after the summary, the sentence that declares the test families)
+    assert md[2] == "## Headline findings" and head[6].startswith("Test families (Holm within each") and head[8].startswith("- **")
     assert any(x.startswith("| finding | measure | where |") for x in head)
 
 
 def test_wide_tables_collapse_and_link_the_full_csv(full_report):
     z = pd.read_csv(full_report.tables["sentiment_positive_ztests"])
     shown, hidden = compact(z)
-    assert len(z.columns) == 27  # 22, and the interval's method, cluster and n_clusters (+ ci_low/ci_high)
+    assert len(z.columns) == 28  # 22, the interval's method, cluster and n_clusters (+ ci_low/ci_high), the p's test
+    assert set(z["test"]) <= {"pooled-z", "fisher-exact"} and ((z["test"] == "fisher-exact") == (z[["n_a", "n_b"]].min(axis=1) < 30)).all()
     assert z["family"].str.startswith("group gap: domain=").all()  # the family is named
     assert len(shown.columns) <= 10 and {"z", "count_a", "count_b", "significant_holm", "holm_over"}.isdisjoint(shown.columns)
     # the reader's columns stay: who is compared, the small-n caution, group sizes, the difference (its direction

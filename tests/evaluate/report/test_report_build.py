@@ -5,7 +5,7 @@ import struct
 
 import pandas as pd
 import pytest
-from scipy.stats import chi2_contingency, mannwhitneyu
+from scipy.stats import chi2_contingency, fisher_exact, mannwhitneyu
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportions_ztest
 
@@ -86,7 +86,11 @@ def test_ztests_in_the_report_equal_statsmodels_with_holm(full_run, full_report)
     for _, r in fam.iterrows():
         a = df[(df.domain == "profession") & (df.model == "gpt2") & (df.group == r.group_a)]["vader_label"].dropna()
         b = df[(df.domain == "profession") & (df.model == "gpt2") & (df.group == r.group_b)]["vader_label"].dropna()
-        _, p = proportions_ztest([(a == "positive").sum(), (b == "positive").sum()], [len(a), len(b)])
+        ka, kb = int((a == "positive").sum()), int((b == "positive").sum())
+        if min(len(a), len(b)) < 30:  # a group under 30 texts: Fisher's exact test, not the pooled z-test
+            p = fisher_exact([[ka, len(a) - ka], [kb, len(b) - kb]]).pvalue
+        else:
+            _, p = proportions_ztest([ka, kb], [len(a), len(b)])
         raw.append(p)
     assert list(fam.p_value) == pytest.approx(raw)
     assert list(fam.p_holm) == pytest.approx(list(multipletests(raw, method="holm")[1]))

@@ -15,6 +15,7 @@ from biaskit.errors import BiaskitError
 from biaskit.evaluate.report import sections as _sections  # noqa: F401  (the sections register themselves)
 from biaskit.evaluate.report.headline import check_min_gap, write_headline_csv
 from biaskit.evaluate.report.html import render_html, render_markdown
+from biaskit.evaluate.report.metric_validity import mark_invalid, validities
 from biaskit.evaluate.report.model import SECTIONS, Figure, Finding, Section, SkipAnalysis, TableOut
 from biaskit.evaluate.report.plots import save_figure
 from biaskit.evaluate.report.tables import write_table_files
@@ -230,6 +231,8 @@ def build_report(
     sections = _run_sections(b, loaded)
     found = [f for s in sections for f in s.headline]
     headline = [f for f in found if not f.baseline] + [f for f in found if f.baseline]  # model rows first
+    # a metric whose validation failed cannot produce evidence: its findings say why and link to the validation
+    mark_invalid(headline, validities(loaded, {f.source_metric for f in headline if f.source_metric}))
     page = dict(
         title=title,
         run_dir=rd,

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from biaskit.evaluate.baseline import SPAN_WORDS
-from biaskit.evaluate.report.headline import verdicts
+from biaskit.evaluate.report.headline import families_sentence, verdict_extras, verdicts
 from biaskit.evaluate.report.tables import compact, html_table, markdown_table
 
 CSS = """
@@ -148,7 +148,11 @@ def _verdicts_html(lines, folds) -> str:
             if fold
             else ""
         )
-        items.append(f"<li><b>{e(v.title)}</b>: <span class='verdict'>{e(v.verdict)}</span>{det}</li>")
+        fam, untested = verdict_extras(v)
+        bad = next((f for f in v.findings if f.invalid), None) if v.lead is None else None
+        link = f" (<a href='#{e(bad.invalid_anchor)}'>see the validation</a>)" if bad is not None and bad.invalid_anchor else ""
+        extra = (f" <span class='note'>[{e(fam)}]</span>" if fam else "") + (f"<br><span class='note'>{e(untested)}</span>" if untested else "")
+        items.append(f"<li><b>{e(v.title)}</b>: <span class='verdict'>{e(v.verdict)}</span>{link}{extra}{det}</li>")
     return "<ul class='verdicts'>" + "".join(items) + "</ul>" if items else ""
 
 
@@ -179,6 +183,9 @@ def render_html(
     if headline:
         lines, folds, main = _folded(headline, alpha, min_gap)
         body.append(f"<p>{e(_headline_summary(headline, alpha))} Details: follow the links to each section.</p>")
+        fams = families_sentence(headline)
+        if fams:
+            body.append(f"<p class='families'>{e(fams)}</p>")
         body.append(_verdicts_html(lines, folds))
         if main:
             body.append(_hl_table_html(main))
@@ -252,8 +259,13 @@ def render_markdown(
     if headline:
         lines, folds, main = _folded(headline, alpha, min_gap)
         md += [_headline_summary(headline, alpha), ""]
+        fams = families_sentence(headline)
+        md += [fams, ""] if fams else []
         for v in lines:
-            md.append(f"- **{v.title}**: {v.verdict}")
+            fam, untested = verdict_extras(v)
+            bad = next((f for f in v.findings if f.invalid), None) if v.lead is None else None
+            link = f" ([see the validation](#{bad.invalid_anchor}))" if bad is not None and bad.invalid_anchor else ""
+            md.append(f"- **{v.title}**: {v.verdict}{link}" + (f" [{fam}]" if fam else "") + (f"; {untested}" if untested else ""))
             fold = folds[id(v)]
             if fold:
                 md += ["", f"  <details><summary>{len(fold)} uncertain row{'s' if len(fold) != 1 else ''}</summary>", ""]

@@ -85,6 +85,17 @@ class Finding:
     domain: str = ""
     base_rate: float | None = None
     n_min: int | None = None
+    #: the two groups' sizes (for the smallest gap the test can see at these sizes); ``source_metric``: the metric
+    #: whose labels the finding rests on (``vader``, ``judge``), read against its validation; ``invalid``: why that
+    #: metric is not valid here (:mod:`biaskit.evaluate.report.metric_validity`; "" when it is or is not validated)
+    #: and ``invalid_anchor`` the section its validation is in; ``family_label``: the family's name as the page
+    #: shows it; ``untestable``: the comparisons of the family that could not be tested, each with its reason
+    n_sizes: tuple[int, int] | None = None
+    source_metric: str = ""
+    invalid: str = ""
+    invalid_anchor: str = ""
+    family_label: str = ""
+    untestable: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -80,6 +80,7 @@ DROP_ORDER = (
     ("n_null_a", "n_null_b"),
     ("n_null", "n_error"),
     ("p_value",),
+    ("test",),  # which test the row's p comes from (pooled-z / fisher-exact / cr1-wald): in the CSV; the caution says n < 30
     ("p_a", "p_b"),
     ("median_a", "median_b"),
     ("n",),

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import to_frame
 from biaskit.evaluate.stats.significance import correct_pvalues, pairwise_proportion_tests
+from biaskit.evaluate.stats.verdicts import exact_for_small_groups
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ def proportion_family_tests(table, kind: str, column: str, label: str, cluster: 
     if fk.key == "group_gap":
         within = [c for c in ("domain", "model") if c in df.columns]
         tests = pairwise_proportion_tests(df, "group", column, label, within=within, correction="holm", cluster=cluster)
-        return correct_family(tests, within, kind=fk.key, measure=measure)
+        return correct_family(exact_for_small_groups(tests), within, kind=fk.key, measure=measure)
     if fk.key == "model_vs_wikipedia":
         if "model" not in df.columns or not (df["model"] == "wikipedia").any():
             raise BiaskitError(
@@ -185,7 +186,7 @@ def proportion_family_tests(table, kind: str, column: str, label: str, cluster: 
         tests = pairwise_proportion_tests(
             df, "model", column, label, within=within, pairs=[(m, "wikipedia") for m in models if m != "wikipedia"], correction="holm"
         )
-        return correct_family(tests, [c for c in ("domain",) if c in df.columns], kind=fk.key, measure=measure)
+        return correct_family(exact_for_small_groups(tests), [c for c in ("domain",) if c in df.columns], kind=fk.key, measure=measure)
     raise BiaskitError(
         "E333",
         "this family kind is not a family of share tests",

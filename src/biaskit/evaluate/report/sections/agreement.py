@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from biaskit.evaluate.report.metric_validity import metric_validity, with_majority_baseline
 from biaskit.evaluate.report.model import MIN_GROUP_N, Finding, Section, find_table, register_section
 from biaskit.evaluate.report.plots import agreement_chart, split_count_measures
 
@@ -16,7 +17,17 @@ def _agreement_section(b, loaded) -> Section:
         df = pd.concat([loaded[n].assign(table=n) for n in names], ignore_index=True)
         name = "`, `".join(names)
     sec = Section("agreement", "Annotation agreement and metric validation", [f"From table(s) `{name}` ({len(df)} rows)."])
-    b.table(sec, "agreement", df, "Agreement and validation figures.", max_rows=60)
+    if "metric" in df.columns:
+        df = with_majority_baseline(df)
+    b.table(
+        sec,
+        "agreement",
+        df,
+        "Agreement and validation figures; `majority_baseline` beside each accuracy: the accuracy of always answering the humans' most "
+        "frequent label (a metric not above it has learnt nothing the label shares do not give).",
+        max_rows=60,
+    )
+    _validity_text(sec, df, loaded)
     if "metric" in df.columns and df["metric"].notna().any():
         v = df[df["metric"].notna()]
         main = v[v["measure"].isin(SUMMARY_MEASURES)]
@@ -74,6 +85,19 @@ def _agreement_section(b, loaded) -> Section:
                 )
             )
     return sec
+
+
+def _validity_text(sec: Section, df, loaded) -> None:
+    """One sentence per validated metric: valid here, or not valid here with the reasons (the same reading that
+    marks its findings in the headline)."""
+    if "metric" not in df.columns:
+        return
+    for m in sorted({str(x) for x in df["metric"].dropna()}):
+        mv = metric_validity(loaded, m)
+        if mv.valid is False:
+            sec.text.append(f"`{m}`: metric not valid here: {mv.reason}. Its findings on this page are not evidence of a gap.")
+        elif mv.valid and mv.accuracy is not None and mv.majority is not None:
+            sec.text.append(f"`{m}`: accuracy {mv.accuracy:.2f} against the majority-class baseline {mv.majority:.2f}.")
 
 
 SUMMARY_MEASURES = ("accuracy", "f1_weighted", "precision_weighted", "recall_weighted", "spearman_rho")

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from biaskit.evaluate.report.metric_validity import confusion_of, kappa_from_confusion, metric_validity
 from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, find_table, register_section
 from biaskit.evaluate.stats.inference import proportion_interval
 
@@ -25,16 +26,6 @@ def judge_wilson_interval(k: int, n: int, level: float = 0.95) -> tuple[float, f
     """The statistics layer's Wilson interval of the share ``k / n``
     (:func:`biaskit.evaluate.stats.inference.proportion_interval`); None for n = 0."""
     return None if n <= 0 else proportion_interval(k, n, level=level)
-
-
-def kappa_from_confusion(cm: np.ndarray) -> float:
-    """Cohen's kappa of a confusion matrix (rows: one rater, columns: the other): (p_o - p_e) / (1 - p_e)."""
-    n = cm.sum()
-    if n == 0:
-        return float("nan")
-    po = np.trace(cm) / n
-    pe = float((cm.sum(axis=0) * cm.sum(axis=1)).sum()) / (n * n)
-    return float("nan") if pe >= 1 else float((po - pe) / (1 - pe))
 
 
 def kappa_bootstrap_interval(cm: np.ndarray, *, n_boot: int = 2000, seed: int = 0, level: float = 0.95) -> tuple[float, float] | None:
@@ -96,20 +87,6 @@ def _consistency(b, sec: Section, df, by: str | None) -> None:
         b.table(sec, "judge_consistency", pd.DataFrame(out), "Judge consistency: share of texts per check, with 95 % Wilson score intervals.")
 
 
-def _confusion(v, metric: str = "judge") -> np.ndarray | None:
-    c = v[(v["metric"] == metric) & v["measure"].astype(str).str.startswith("confusion:")]
-    if "group" in c.columns:
-        c = c[c["group"].isna()]
-    if not len(c):
-        return None
-    cells = [(m.split(":")[1], m.split(":")[2], float(x)) for m, x in zip(c["measure"], c["value"])]
-    labs = list(dict.fromkeys([h for h, _, _ in cells] + [j for _, j, _ in cells]))
-    cm = np.zeros((len(labs), len(labs)))
-    for h, j, x in cells:
-        cm[labs.index(h), labs.index(j)] += x
-    return cm
-
-
 def _human_kappa(v) -> tuple[str, float, tuple[float, float] | None] | None:
     hh = v[v["metric"].isna()] if "metric" in v.columns else v
     for measure in ("cohen_kappa_mean", "fleiss_kappa"):
@@ -132,7 +109,8 @@ def _validity(b, sec: Section, loaded: dict[str, Any]) -> None:
         )
         return
     v = pd.concat([loaded[n] for n in names], ignore_index=True)
-    cm = _confusion(v)
+    got = confusion_of(v, "judge")
+    cm = got[0] if got is not None else None
     human = _human_kappa(v)
     rows = []
     if cm is not None:
@@ -163,6 +141,9 @@ def _validity(b, sec: Section, loaded: dict[str, Any]) -> None:
     if rows:
         b.table(sec, "judge_kappa", pd.DataFrame(rows), "Judge-vs-human Cohen's kappa beside the humans' agreement with each other.")
     sec.text.append(_verdict(cm, human))
+    mv = metric_validity(loaded, "judge")
+    if mv.valid is False:
+        sec.text.append(f"Metric not valid here: {mv.reason}. Its findings elsewhere on this page are therefore never evidence of a gap.")
     per = v[(v["metric"] == "judge") & v.get("group", pd.Series([None] * len(v))).notna()] if "group" in v.columns else v.iloc[0:0]
     if len(per):
         b.table(sec, "judge_group_validity", per, "Per-group validity of the judge (annotate validate --metric judge --by GROUP).", max_rows=60)
@@ -176,7 +157,12 @@ def _verdict(cm: np.ndarray | None, human) -> str:
         return "Judge vs humans: no `annotate validate --metric judge` rows were given, so the judge's validity is unknown."
     k = kappa_from_confusion(cm)
     acc = float(np.trace(cm) / cm.sum()) if cm.sum() else float("nan")
-    s = f"Judge vs human majority: Cohen's kappa {k:.2f} (accuracy {acc:.1%} on {int(cm.sum())} items)."
+    rows = cm.sum(axis=1)
+    base = float(rows.max() / cm.sum()) if cm.sum() else float("nan")
+    s = (
+        f"Judge vs human majority: Cohen's kappa {k:.2f} (accuracy {acc:.1%} on {int(cm.sum())} items; majority-class baseline "
+        f"{base:.1%}, the accuracy of always answering the humans' most frequent label)."
+    )
     if not math.isfinite(k) or k < 0.2:
         s += " The judge agrees with the humans hardly better than chance: do not use its labels as a measure."
     if human is not None and math.isfinite(k) and k < human[1]:

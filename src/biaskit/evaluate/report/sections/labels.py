@@ -32,56 +32,101 @@ from biaskit.evaluate.stats import chi2_by, label_proportions, pairwise_mann_whi
 from biaskit.evaluate.stats._common import groups_of
 from biaskit.evaluate.stats.cluster import CLUSTERED_METHODS
 from biaskit.evaluate.stats.families import proportion_family_tests
+from biaskit.evaluate.stats.verdicts import pages_per_group, untestable_reason
 from biaskit.labels import check_values
 from biaskit.manifest import metric_description
 
+#: untestable comparisons a verdict line lists by name (the rest are counted)
+MAX_UNTESTABLE_LISTED = 6
 
-def _gap_findings(run: _LabelRun, z, *, kind: str, where: Sequence[str], label_of, unit: str, baseline_of=None, family: str = "") -> list[Finding]:
-    """The row with the largest |diff| per value of the ``where`` columns (those ``z`` has) of a two-proportion
-    z-test table of a label section, as findings.
+
+def _gap_findings(
+    run: _LabelRun, z, *, kind: str, where: Sequence[str], label_of, unit: str, baseline_of=None, family: str = "", pages_of=None
+) -> list[Finding]:
+    """The most decisive testable row per value of the ``where`` columns (those ``z`` has) of a two-proportion test
+    table of a label section, as findings: of the pairs that can be tested (:func:`untestable_reason`: not a group too
+    small, not a group whose texts all come from one page, not without variation), the one with the smallest corrected
+    p, then the largest |diff|. The others that cannot be tested are listed on the finding with their reason; when no
+    pair can be tested, the finding is the largest gap with no p ("not enough data" with the reasons).
 
     ``diff`` is ``group_a`` minus ``group_b`` (the tables are built so that this is the direction shown);
     ``label_of(key, row) -> (where, comparison)``; ``unit`` names what the Holm family counts (e.g. "group
-    pairs"); ``baseline_of(row)``: True for a finding about the Wikipedia baseline alone."""
-    b, metric, anchor = run.b, run.metric_name, run.kind
+    pairs"); ``baseline_of(row)``: True for a finding about the Wikipedia baseline alone; ``pages_of(row)``: the
+    pages of each side ((name, (pages, a page)) pairs) where the table has a ``page_id``."""
     where_cols = [c for c in where if c in z.columns]
     out: list[Finding] = []
     z = z[z["diff"].notna()]
-    if not len(z):
-        return out
-    for key, g in groups_of(z, where_cols):
+    for key, g in groups_of(z, where_cols) if len(z) else []:
         if not (g["count_a"] + g["count_b"]).any():
             continue  # no text of this family has the label: nothing to compare (said once as "No signal")
-        r = g.loc[g["diff"].abs().idxmax()]
-        clustered = r.get("method") in CLUSTERED_METHODS and r["ci_low"] == r["ci_low"] and abs(b.alpha - 0.05) < 1e-12
-        ci = (float(r["ci_low"]), float(r["ci_high"])) if clustered else newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
-        place, comparison = label_of(key, r)
-        est = float(r["diff"])
-        p = float(r["p_holm"]) if r["p_holm"] == r["p_holm"] else float("nan")
-        k = int(r["holm_over"]) if "holm_over" in r.index else 1
+        reasons = {
+            i: untestable_reason(
+                r["group_a"], r["group_b"], (r["count_a"], r["n_a"], r["count_b"], r["n_b"]), run.shown_label, pages_of(r) if pages_of else ()
+            )
+            for i, r in g.iterrows()
+        }
+        ok = g[[not reasons[i] and r["p_holm"] == r["p_holm"] for i, r in g.iterrows()]]
+        r = ok.assign(_gap=-ok["diff"].abs()).sort_values(["p_holm", "_gap"], kind="stable").iloc[0] if len(ok) else g.loc[g["diff"].abs().idxmax()]
+        # a model-vs-Wikipedia row compares sources within a group: name the group too
+        bad = [
+            (f"{x['group']}: " if "group" in x.index else "") + f"{x['group_a']} vs {x['group_b']}: {reasons[i]}"
+            for i, x in g.iterrows()
+            if reasons[i]
+        ]
+        if len(bad) > MAX_UNTESTABLE_LISTED:
+            bad = bad[:MAX_UNTESTABLE_LISTED] + [f"and {len(bad) - MAX_UNTESTABLE_LISTED} more pairs (see the section's table)"]
         out.append(
-            Finding(
-                kind,
-                metric,
-                place,
-                comparison,
-                est + 0.0,
-                ci,
-                p,
-                f"Holm, {k} {'test' if k == 1 else 'tests'}: {unit}",
-                f"{int(r['n_a'])} / {int(r['n_b'])}",
-                uncertainty_flags(est, ci, p, alpha=b.alpha),
-                anchor,
-                cautions=small_n_cautions(r["n_a"], r["n_b"]),
-                baseline=bool(baseline_of(r)) if baseline_of else False,
-                family=family,
-                family_size=k,
-                domain=str(r["domain"]) if "domain" in r.index else "all",
-                base_rate=float((r["count_a"] + r["count_b"]) / (r["n_a"] + r["n_b"])) if r["n_a"] + r["n_b"] else None,
-                n_min=int(min(r["n_a"], r["n_b"])),
+            _gap_finding(
+                run, r, key, kind=kind, label_of=label_of, unit=unit, baseline_of=baseline_of, family=family, testable=bool(len(ok)), untestable=bad
             )
         )
     return out
+
+
+def _gap_finding(
+    run: _LabelRun, r, key, *, kind: str, label_of, unit: str, baseline_of, family: str, testable: bool, untestable: list[str]
+) -> Finding:
+    """One row of a share-test table as a finding (with no p when ``testable`` is False: no pair of its family can be tested)."""
+    b = run.b
+    clustered = r.get("method") in CLUSTERED_METHODS and r["ci_low"] == r["ci_low"] and abs(b.alpha - 0.05) < 1e-12
+    ci = (float(r["ci_low"]), float(r["ci_high"])) if clustered else newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
+    place, comparison = label_of(key, r)
+    est = float(r["diff"])
+    p = float(r["p_holm"]) if testable and r["p_holm"] == r["p_holm"] else float("nan")
+    k = int(r["holm_over"]) if "holm_over" in r.index else 1
+    test = f", {r['test']}" if "test" in r.index and r["test"] == "fisher-exact" else ""
+    flags = uncertainty_flags(est, ci, p, alpha=b.alpha) if testable else ["not testable: " + "; ".join(untestable)]
+    return Finding(
+        kind,
+        run.metric_name,
+        place,
+        comparison,
+        est + 0.0,
+        ci,
+        p,
+        f"Holm, {k} {'test' if k == 1 else 'tests'}: {unit}{test}",
+        f"{int(r['n_a'])} / {int(r['n_b'])}",
+        flags,
+        run.kind,
+        cautions=small_n_cautions(r["n_a"], r["n_b"]),
+        baseline=bool(baseline_of(r)) if baseline_of else False,
+        family=family,
+        family_size=k,
+        domain=str(r["domain"]) if "domain" in r.index else "all",
+        base_rate=float((r["count_a"] + r["count_b"]) / (r["n_a"] + r["n_b"])) if r["n_a"] + r["n_b"] else None,
+        n_min=int(min(r["n_a"], r["n_b"])),
+        n_sizes=(int(r["n_a"]), int(r["n_b"])),
+        source_metric=run.source_metric,
+        family_label=str(r["family"]) if "family" in r.index and r["family"] else "",
+        untestable=untestable,
+    )
+
+
+def _pages(run: _LabelRun, keys: Sequence[str]):
+    """(name, (pages, a page)) per value of ``keys`` of the section's table when it has page ids (else None)."""
+    if "page_id" not in run.df.columns or not run.df["page_id"].notna().any():
+        return None
+    return pages_per_group(run.df[run.df[run.column].notna()], list(keys), "page_id")
 
 
 def baseline_span(b, name: str) -> str | None:
@@ -133,6 +178,7 @@ class _LabelRun:
     test_label: str  # the label whose share the tests compare
     shown_label: str  # how the page names it ("profane" for the offline toxicity backend)
     score: str | None  # the score column compared with Mann-Whitney U, when the table has it
+    source_metric: str = ""  # the metric whose labels these are (its validation decides whether they can be evidence)
     sec: Section = field(init=False)
 
     @property
@@ -143,7 +189,7 @@ class _LabelRun:
 def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, what: str, test_label: str, score: str | None = None) -> Section:
     name, df = find_table(loaded, [column], kind)
     check_vocabulary(df, column, labels, name)
-    run = _LabelRun(b, name, df, kind, column, title, what, test_label, test_label, score)
+    run = _LabelRun(b, name, df, kind, column, title, what, test_label, test_label, score, column.removesuffix("_label"))
     intro, labels = _as_profanity(run, labels)
     run.sec = _open_section(run, intro)
     if not (run.df[run.column] == run.test_label).any():
@@ -318,11 +364,30 @@ def _group_ztests(run: _LabelRun, within: list[str]) -> None:
         unit="this domain's group pairs",
         baseline_of=lambda r: "model" in r.index and r["model"] == "wikipedia",
         family="group_gap",
+        pages_of=_pages_of_pair(run, within),
     )
     for f in found:
         if f.baseline:
             f.kind = "Wikipedia baseline: largest group gap"
     sec.headline += found
+
+
+def _pages_of_pair(run: _LabelRun, within: list[str]):
+    """``pages_of(row)`` of a group-gap row: the pages of group_a and of group_b within the row's domain and source."""
+    pages = _pages(run, [*within, "group"])
+    if pages is None:
+        return None
+    return lambda r: [(g, pages.get((*(r[c] for c in within), g))) for g in (r["group_a"], r["group_b"])]
+
+
+def _pages_of_group(run: _LabelRun):
+    """``pages_of(row)`` of a model-vs-Wikipedia row: the pages of the row's group (the model's prompts and the
+    baseline's sentences come from the same pages)."""
+    keys = [c for c in ("domain",) if c in run.df.columns]
+    pages = _pages(run, [*keys, "group"])
+    if pages is None:
+        return None
+    return lambda r: [(str(r["group"]), pages.get((*(r[c] for c in keys), r["group"])))]
 
 
 def _source_tests(run: _LabelRun) -> None:
@@ -372,6 +437,7 @@ def _vs_wikipedia(run: _LabelRun, models: list) -> None:
         label_of=lab_w,
         unit="this domain's groups x models",
         family="model_vs_wikipedia",
+        pages_of=_pages_of_group(run),
     )
     for f in found:
         if span is None:
