@@ -155,6 +155,12 @@ def test_the_out_commands_are_covered():
         "import lm-eval": "needs lm-eval samples; the same write_table (tests/interop)",
         "stats family": "writes one CSV through the output layer (tests/core/test_command_matrix.py)",
         "stats ppi": "writes one CSV through the output layer (tests/core/test_command_matrix.py)",
+        "expand bbq": "needs the BBQ templates; the same write_table (tests/templates/test_bbq_expand.py)",
+        "expand bbq-choices": "needs an expanded BBQ table; the same write_table (tests/evaluate/test_bbq_answering.py)",
+        "stats bbq": "needs answered BBQ examples; one CSV through the suffix writer (tests/evaluate/stats/test_bbq_scores.py)",
+        "stats pairs": "needs a scored pairs table; one CSV through the suffix writer (tests/evaluate/stats/test_pairs.py)",
+        "templates audit-pairs": "needs a pairs table; the same write_table (tests/templates/test_pair_audit.py)",
+        "templates counterfactual": "needs spaCy; the same write_table (tests/templates/test_counterfactual_swap.py)",
     }
     missing = sorted(set(with_out) - set(BUILDERS) - set(elsewhere))
     assert not missing, missing

@@ -49,8 +49,8 @@ def is_bbq_jsonl(path: str | Path) -> bool:
         first = fh.readline()
     try:
         row = json.loads(first.decode("utf-8"))
-    except ValueError:  # not UTF-8 (UnicodeDecodeError is a ValueError) or not JSON: not BBQ's file
-        return False
+    except (ValueError, RecursionError):  # not UTF-8 (a ValueError), not JSON, or nested too deeply: not BBQ's file
+        return False  # (the reader of the kind it is then says what is wrong with it)
     return isinstance(row, dict) and {"context_condition", "question_polarity", "answer_info"} <= set(row)
 
 
