@@ -35,6 +35,8 @@ the command ran (its mean).
 | what | figure | measured | machine | load average |
 |---|---|---|---|---|
 """
+#: the test that checks the README against this file's rows: it cannot pass before the figure it checks is written
+SELF_TEST = "tests/core/test_readme.py::test_readme_quotes_the_measured_figures_of_docs_measurements"
 _ROW = re.compile(r"^\| (?P<what>[^|]+?) \| (?P<figure>[^|]+?) \| (?P<date>[^|]+?) \| (?P<machine>[^|]+?) \| (?P<load>[^|]+?) \|$")
 
 
@@ -120,10 +122,10 @@ def main(argv: list[str] | None = None) -> None:
             _, wall, cpu, load = run([str(ROOT / ".venv" / "bin" / "biaskit"), "--quiet", "demo", "--out", tmp], env)
         write_row("demo", f"{minutes(wall)} wall, {cpu:.0f} CPU s", load)
     elif args.what == "fast":
-        out, wall, cpu, load = run(["bash", "scripts/test.sh", "--fast"], env)  # already -q: a second -q hides the summary line
+        out, wall, cpu, load = run(["bash", "scripts/test.sh", "--fast", "--deselect", SELF_TEST], env)  # already -q: a second -q hides the summary
         write_row("fast test loop", f"{passed(out):,} tests, {minutes(wall)} wall, {cpu:.0f} CPU s", load)
     else:
-        out, wall, cpu, load = run(["bash", "scripts/test.sh", "-q"], env)
+        out, wall, cpu, load = run(["bash", "scripts/test.sh", "-q", "--deselect", SELF_TEST], env)
         write_row("whole suite", f"{passed(out):,} tests, {minutes(wall)} wall, {cpu:.0f} CPU s", load)
 
 
