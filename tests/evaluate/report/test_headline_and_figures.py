@@ -178,7 +178,7 @@ def test_headline_is_first_in_html_and_markdown(full_report):
 def test_wide_tables_collapse_and_link_the_full_csv(full_report):
     z = pd.read_csv(full_report.tables["sentiment_positive_ztests"])
     shown, hidden = compact(z)
-    assert len(z.columns) == 28  # 22, the interval's method, cluster and n_clusters (+ ci_low/ci_high), the p's test
+    assert len(z.columns) == 29  # 22, the interval's method, cluster and n_clusters (+ ci_low/ci_high), the p's test, the reason a p is missing
     assert set(z["test"]) <= {"pooled-z", "fisher-exact"} and ((z["test"] == "fisher-exact") == (z[["n_a", "n_b"]].min(axis=1) < 30)).all()
     assert z["family"].str.startswith("group gap: domain=").all()  # the family is named
     assert len(shown.columns) <= 10 and {"z", "count_a", "count_b", "significant_holm", "holm_over"}.isdisjoint(shown.columns)

@@ -229,7 +229,8 @@ def test_demo_report_at_1280px_headline_first_no_overflow_small_samples_flagged(
         1
         for r in rows
         if r["cls"] == "flagged"
-        and r["cells"][0] in ("Largest group gap", "Model vs Wikipedia", "Wikipedia baseline: largest group gap", "Metric fairness")
+        and r["cells"][0]
+        in ("Largest group gap", "Model vs Wikipedia", "Wikipedia baseline: largest group gap", "Metric fairness", "Counterfactual pairs")
     )
     # in the main table the model's rows first, the Wikipedia baseline's after them and labelled as such
     main = lay["mainRows"]
