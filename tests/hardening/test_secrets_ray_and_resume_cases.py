@@ -447,7 +447,7 @@ def test_score_refuses_a_mistyped_table_before_scoring(tmp_path):
     r = run_biaskit("score", p, "-m", "vader", "--text-column", "continuation", "--out", out)
     assert r.returncode == 1, r.stderr
     # the input is named (the old code scored every row, then refused the output s.parquet)
-    assert f"error[E004] column 'page_id' in {p} has type string; the scores table needs int64" in r.stderr
+    assert f"error[E004] column 'page_id' in {p} (the table to score) has type string; the scores table needs int64" in r.stderr
     assert not out.exists() and "scored" not in r.stdout
 
 
