@@ -11,6 +11,7 @@ import difflib
 import importlib
 import os
 from collections.abc import Callable, Iterator
+from importlib.metadata import entry_points
 from pathlib import PurePath
 from typing import Any
 
@@ -24,6 +25,7 @@ class Registry:
         self._loaded: dict[str, Any] = {}
         self._help: dict[str, str] = {}
         self._loaders: list[Callable[[], Any]] = []
+        self._origin: dict[str, str] = {}
 
     def add_loader(self, fn: Callable[[], Any]) -> None:
         """Run ``fn`` (e.g. the plugin loader) on the first lookup, not now: plugins load on first use, so a
@@ -39,8 +41,9 @@ class Registry:
                 self._loaders.insert(0, fn)  # the same coded error again at the next lookup
                 raise
 
-    def register(self, name: str, target: str | Any | None = None, *, help: str = "") -> Callable | Any:
-        """Register ``target`` (an object or a lazy ``"module:attr"`` string) under ``name``.
+    def register(self, name: str, target: str | Any | None = None, *, help: str = "", origin: str = "biaskit") -> Callable | Any:
+        """Register ``target`` (an object or a lazy ``"module:attr"`` string) under ``name``; ``origin`` is the
+        package it comes from (named by the clash error of :func:`load_entry_points`).
 
         Used as a decorator when ``target`` is omitted.
         """
@@ -52,6 +55,7 @@ class Registry:
                 raise ValueError(f"{self.kind} {name!r} is already registered")
             self._entries[name] = obj
             self._help[name] = help
+            self._origin[name] = origin
             if not isinstance(obj, str):
                 self._loaded[name] = obj
             return obj
@@ -73,6 +77,11 @@ class Registry:
         """What ``name`` was registered with (a lazy ``"module:attr"`` string or the object)."""
         self._load()
         return self._entries[name]
+
+    def origin(self, name: str) -> str:
+        """The package ``name`` was registered by (``biaskit`` for a shipped one, else the plugin's distribution)."""
+        self._load()
+        return self._origin.get(name, "biaskit")
 
     def help(self, name: str) -> str:
         self._load()
@@ -109,10 +118,42 @@ class Registry:
         return self._loaded[name]
 
 
-#: registry of metric classes (see biaskit.evaluate.metrics)
+def load_entry_points(reg: Registry, group: str) -> list[str]:
+    """Register on ``reg`` what the installed packages declare in the entry-point group ``group`` (each as its
+    lazy ``"module:attr"`` string: nothing is imported here); returns the names added. The same entry seen twice
+    (one package on two paths) is no error; a name registered already to something else is E240 naming both
+    packages, both targets and the fix."""
+    added = []
+    for ep in sorted(entry_points(group=group), key=lambda e: e.name):
+        dist = getattr(getattr(ep, "dist", None), "name", None) or "an installed package"
+        if ep.name in reg._entries:
+            if reg._entries[ep.name] == ep.value:
+                continue
+            other = reg._origin.get(ep.name, "biaskit")
+            raise BiaskitError(
+                "E240",
+                f"the {reg.kind} name {ep.name!r} of {dist} ({ep.value}) is registered already by {other} ({reg._entries[ep.name]})",
+                value=ep.name,
+                options=[dist, other],
+                fix=f'rename the entry point in {dist}\'s [project.entry-points."{group}"], or uninstall one of {dist} and {other}',
+            )
+        reg.register(ep.name, ep.value, help=f"plugin from {dist}", origin=dist)
+        added.append(ep.name)
+    return added
+
+
+def plugin_loader(reg: Registry, group: str) -> Callable[[], list[str]]:
+    """A loader for :meth:`Registry.add_loader`: the entry points of ``group`` registered on first lookup."""
+    return lambda: load_entry_points(reg, group)
+
+
+#: registry of metric classes (see biaskit.evaluate.metrics); plugins: the ``biaskit.metrics`` entry points
 metrics = Registry("metric")
-#: registry of model backends (see biaskit.evaluate.runners)
+#: registry of model backends (see biaskit.evaluate.runners); plugins: the ``biaskit.backends`` entry points
 backends = Registry("model backend")
+#: registry of scrape presets (shipped domain configs, see biaskit.scrape.config): name -> ``"package:file.yaml"``;
+#: plugins: the ``biaskit.scrape_presets`` entry points
+scrape_presets = Registry("scrape preset")
 
 
 def is_path_spec(spec: str) -> bool:

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import typer
 
+from biaskit.cli import sub_app
 from biaskit.cli.options import (
     ENDPOINT_OPTIONS,
     ENGINE_OPTIONS,
     RUN_OPTIONS,
     BackendOpt,
+    BackendOptionOpt,
     BatchSizeOpt,
     CacheOpt,
     DtypeOpt,
@@ -39,14 +41,18 @@ def _backend_options(backend: str, **given: object) -> dict:
     return opts
 
 
-def _run_options(out: Path, batch_size: str, device: str, dtype: str, backend_options: dict, cache: str | None, engine: dict, run: dict) -> dict:
-    """The run options of the Python API (:mod:`biaskit.evaluate.runners.api`) from a runner command's options."""
+def _run_options(
+    out: Path, batch_size: str, device: str, dtype: str, backend_options: dict, cache: str | None, engine: dict, run: dict, pairs: list[str] | None
+) -> dict:
+    """The run options of the Python API (:mod:`biaskit.evaluate.runners.api`) from a runner command's options
+    (``pairs``: the ``--backend-option`` values, parsed by the library against the backend's declaration)."""
     return {
         "out": out,
         "batch_size": batch_size,
         "device": device,
         "dtype": dtype,
         "backend_options": backend_options,
+        "backend_option": pairs or (),
         "engine": engine_from_options(**engine),
         "cache": cache,
         **run,
@@ -112,6 +118,7 @@ def generate_cmd(
     model_revision: ModelRevisionOpt = None,
     cache: CacheOpt = None,
     engine: dict = ENGINE_OPTIONS,
+    backend_option: BackendOptionOpt = None,
 ) -> None:
     """Continue each prompt with a causal LM: one row per (prompt, sample) in a generations table.
 
@@ -122,6 +129,8 @@ def generate_cmd(
     Example (vLLM server): biaskit generate prompts.parquet --backend openai --base-url http://127.0.0.1:8000/v1 --model meta-llama/Llama-3.1-8B --out gens.parquet
 
     Example (Ray cluster, 4 GPU actors): biaskit generate prompts.parquet --model gpt2 --engine ray --ray-address ray://head:10001 --ray-actors 4 --ray-gpus 1 --out gens.parquet
+
+    Example (a backend's declared option): biaskit generate prompts.parquet --backend openai --base-url http://127.0.0.1:8000/v1 --model m --backend-option concurrency=16 --out gens.parquet
 
     Example (chat template with a system prompt, answers cached): biaskit generate prompts.parquet --model smollm2-135m --format chat --system-prompt "You are a helpful assistant." --cache runs/cache --out gens_chat.parquet
     """
@@ -155,6 +164,7 @@ def generate_cmd(
             cache,
             engine,
             run,
+            backend_option,
         ),
     )
     _summary("generate", table, out)
@@ -165,6 +175,7 @@ def fill_mask_cmd(
     prompts: Path = typer.Argument(..., help="Templates table with prompt_id and text holding one <mask> (or [MASK]) slot."),
     model: str = typer.Option(..., "--model", "-m", help="Masked LM: Hub id (e.g. bert-base-cased, xlm-roberta-base) or local folder."),
     out: Path = typer.Option(..., "--out", "-o", help="Output table: top_k rows per prompt (token, token_score, rank)."),
+    backend: BackendOpt = "hf",
     top_k: int = typer.Option(10, "--top-k", "-k", help="Fill-ins per prompt (HONEST uses 5, 10 or 20)."),
     whole_word: bool = typer.Option(False, "--whole-word", help="Only whole words: no ## subword pieces, punctuation or special tokens."),
     max_subwords: int = typer.Option(
@@ -185,6 +196,7 @@ def fill_mask_cmd(
     revision: RevisionOpt = None,
     cache: CacheOpt = None,
     engine: dict = ENGINE_OPTIONS,
+    backend_option: BackendOptionOpt = None,
 ) -> None:
     """Top-k fill-ins of each template's mask slot with a masked LM (HONEST-style completion).
 
@@ -195,12 +207,24 @@ def fill_mask_cmd(
     Example (whole words of up to 3 pieces): biaskit fill-mask prompts_slavic.parquet --model xlm-roberta-base --max-subwords 3 --out fillins.parquet
     Example (local Ray, 2 actors): biaskit fill-mask templates.jsonl --model bert-base-cased --engine ray --ray-actors 2 --out fillins.parquet
 
+    Example (remote model code allowed): biaskit fill-mask templates.jsonl --model ./my-bert --backend hf --backend-option trust_remote_code=true --out fillins.parquet
+
     Example (answers cached for the next run): biaskit fill-mask templates.jsonl --model ./my-bert --top-k 10 --cache runs/cache --out fillins.parquet
     """
     from biaskit.evaluate.runners.api import fill_mask
 
-    opts = _run_options(out, batch_size, device, dtype, _backend_options("hf", revision=revision), cache, engine, run)
-    table = fill_mask(str(prompts), model=model, top_k=top_k, whole_word=whole_word, max_subwords=max_subwords, beam_size=beam_size, pll=pll, **opts)
+    opts = _run_options(out, batch_size, device, dtype, _backend_options(backend, revision=revision), cache, engine, run, backend_option)
+    table = fill_mask(
+        str(prompts),
+        model=model,
+        backend=backend,
+        top_k=top_k,
+        whole_word=whole_word,
+        max_subwords=max_subwords,
+        beam_size=beam_size,
+        pll=pll,
+        **opts,
+    )
     _summary("fill-mask", table, out)
 
 
@@ -225,6 +249,7 @@ def likelihood_cmd(
     model_revision: ModelRevisionOpt = None,
     cache: CacheOpt = None,
     engine: dict = ENGINE_OPTIONS,
+    backend_option: BackendOptionOpt = None,
 ) -> None:
     """Per-sentence mean negative log-likelihood and perplexity (HolisticBias Likelihood Bias).
 
@@ -234,6 +259,8 @@ def likelihood_cmd(
 
     Example (Ray cluster from $RAY_ADDRESS): biaskit likelihood holistic.parquet --model gpt2 --engine ray --ray-actors 8 --ray-batch-size 128 --out ll.parquet
 
+    Example (an endpoint's retry waits): biaskit likelihood holistic.parquet --backend openai --base-url http://127.0.0.1:8000/v1 --model m --backend-option backoff=0.5 --backend-option max_backoff=10 --out ll.parquet
+
     Example (answers cached for the next run): biaskit likelihood runs/demo/prompts_holistic.parquet --model smollm2-135m --cache runs/cache --out likelihoods.parquet
     """
     from biaskit.evaluate.runners.api import likelihood
@@ -242,12 +269,24 @@ def likelihood_cmd(
     if bos not in choice:
         raise BiaskitError("E062", "invalid --bos", value=bos, options=list(choice))
     backend_options = _backend_options(backend, **endpoint, revision=revision, model_revision=model_revision)
-    opts = _run_options(out, batch_size, device, dtype, backend_options, cache, engine, run)
+    opts = _run_options(out, batch_size, device, dtype, backend_options, cache, engine, run, backend_option)
     _summary("likelihood", likelihood(str(prompts), model=model, backend=backend, add_bos=choice[bos], span_column=span_column, **opts), out)
 
 
+def backends_list() -> None:
+    """List the model backends: where each comes from, the kinds it runs, whether it can judge, and the options
+    it declares for --backend-option (type, default, help).
+
+    Example: biaskit backends list
+    """
+    from biaskit.evaluate.runners.builtin import describe_backends
+
+    typer.echo("\n".join(describe_backends()))
+
+
 def register(app: typer.Typer) -> None:
-    """Attach generate, fill-mask and likelihood to the root app."""
+    """Attach generate, fill-mask and likelihood to the root app, and ``backends list``."""
+    sub_app("backends", "The registered model backends.", {"list": backends_list})
     app.command("generate")(generate_cmd)
     app.command("fill-mask")(fill_mask_cmd)
     app.command("likelihood")(likelihood_cmd)

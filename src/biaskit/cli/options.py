@@ -61,6 +61,14 @@ OverwriteRunOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an e
 RetryErrorsOpt = Annotated[bool, typer.Option("--retry-errors/--no-retry-errors", help=RETRY_HELP)]
 DtypeOpt = Annotated[str, typer.Option("--dtype", help="auto, float32, float16 or bfloat16.")]
 RevisionOpt = Annotated[str | None, typer.Option("--revision", help="Hub revision of the model.")]
+BackendOptionOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--backend-option",
+        help="KEY=VALUE, repeatable: an option the backend declares (its name, type and default: `biaskit backends list`); "
+        "the value is parsed to the option's type.",
+    ),
+]
 
 
 # the response cache: generate, fill-mask, likelihood and score

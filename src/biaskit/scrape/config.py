@@ -29,6 +29,7 @@ pages per group (in seed order).
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -40,7 +41,7 @@ from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.inputs import load_yaml, loads_json
 from biaskit.io import read_text_utf8
 from biaskit.log import get_logger
-from biaskit.registry import is_path_spec
+from biaskit.registry import is_path_spec, plugin_loader, scrape_presets
 from biaskit.scrape.clean import SPLITTERS
 from biaskit.scrape.prompts import NO_SPACE_LANGUAGES, RULE_KEYS, TERM_MATCHES, WORD_UNITS, PromptRule, preset_rule
 
@@ -320,20 +321,54 @@ def _parse_text_settings(data: dict, source: str) -> tuple[str, str, str, str]:
     return splitter, lang, term_match, words
 
 
-SHIPPED = {"bold": "bold/domains.yaml", "demo": "bold/demo_domains.yaml"}
+#: the folder (of package ``biaskit.data``) whose ``*.yaml`` files are the shipped presets, each named by its
+#: file's stem: a file put there is a preset, no list to edit
+SHIPPED_FOLDER = "bold"
+#: the entry-point group through which other packages add presets: ``name = "package:path/inside/it.yaml"``
+PRESET_ENTRY_POINTS = "biaskit.scrape_presets"
+
+
+def _register_shipped_presets() -> None:
+    base = Path(__file__).resolve().parent.parent / "data" / SHIPPED_FOLDER
+    for f in sorted(base.glob("*.yaml")):
+        scrape_presets.register(f.stem, f"biaskit.data:{SHIPPED_FOLDER}/{f.name}", help="shipped with biaskit")
+
+
+_register_shipped_presets()
+scrape_presets.add_loader(plugin_loader(scrape_presets, PRESET_ENTRY_POINTS))  # plugins on the first lookup
+
+
+def preset_names() -> list[str]:
+    """The scrape presets: the shipped ones and those of installed plugins (``biaskit.scrape_presets``)."""
+    return scrape_presets.names()
 
 
 def shipped_config_path(name: str) -> Path:
-    base = Path(__file__).resolve().parent.parent / "data"
+    """The YAML file of the preset ``name``: its ``"package:path"`` resolved inside the package's folder(s) (the
+    package is found, not imported). E021 for an unknown name or a file the package does not hold."""
     check_choice(
         "E021",
-        "unknown shipped domain config",
+        "unknown scrape preset (shipped domain config)",
         name,
-        SHIPPED,
-        fix="pass a path to your own YAML config or one of the shipped names",
-        options=sorted(SHIPPED),
+        preset_names(),
+        fix="pass a path to your own YAML config or one of the preset names",
+        options=preset_names(),
     )
-    return base / SHIPPED[name]
+    target = str(scrape_presets.target(name))
+    package, _, rel = target.partition(":")
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        spec = None
+    for root in list(spec.submodule_search_locations or []) if spec is not None else []:
+        if (Path(root) / rel).is_file():
+            return Path(root) / rel
+    raise BiaskitError(
+        "E021",
+        f"the scrape preset {name!r} of {scrape_presets.origin(name)} names a file its package does not hold",
+        value=target,
+        fix=f'ship the YAML file inside the package and point the entry point at "package:path/inside/it.yaml" ({PRESET_ENTRY_POINTS})',
+    )
 
 
 def load_config(path_or_name: str | os.PathLike | dict, *, rule_overrides: dict | None = None) -> DomainConfig:
@@ -346,7 +381,7 @@ def load_config(path_or_name: str | os.PathLike | dict, *, rule_overrides: dict 
         data, src = path_or_name, "<dict>"
     else:
         p = Path(path_or_name)
-        if str(path_or_name) in SHIPPED and not is_path_spec(str(path_or_name)):
+        if not is_path_spec(str(path_or_name)) and str(path_or_name) in scrape_presets:
             # a shipped name is never shadowed by a local file or folder of that name (e.g. `demo --out demo`)
             p = shipped_config_path(str(path_or_name))
         if not p.is_file():
@@ -354,7 +389,7 @@ def load_config(path_or_name: str | os.PathLike | dict, *, rule_overrides: dict 
                 "E021",
                 "domain config not found" + (" (it is a folder)" if p.is_dir() else ""),
                 value=str(path_or_name),
-                options=sorted(SHIPPED),
+                options=preset_names(),
                 fix="pass the path of a YAML/JSON domain config (--config-file FILE, or a path with a / or a suffix) or a shipped name",
             )
 

@@ -5,9 +5,7 @@ instead (docs/architecture.md)."""
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
-
-from biaskit.errors import BiaskitError
+from biaskit.registry import load_entry_points
 from biaskit.registry import metrics as registry
 
 _BUILTIN = {
@@ -36,21 +34,7 @@ def load_plugins() -> list[str]:
     """Register the metrics other installed packages declare in the ``biaskit.metrics`` entry-point group
     (lazily, as their ``"module:Class"`` string: nothing is imported here); returns the names added. A plugin
     that takes a name already registered to something else is error E240 (naming both)."""
-    added = []
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
-        dist = getattr(getattr(ep, "dist", None), "name", None) or "an installed package"
-        if ep.name in registry:
-            if registry.target(ep.name) == ep.value:
-                continue
-            raise BiaskitError(
-                "E240",
-                f"the metric name {ep.name!r} of {dist} ({ep.value}) is registered already ({registry.target(ep.name)})",
-                value=ep.name,
-                fix=f'rename the entry point in {dist}\'s [project.entry-points."{ENTRY_POINT_GROUP}"], or uninstall it',
-            )
-        registry.register(ep.name, ep.value, help=f"plugin from {dist}")
-        added.append(ep.name)
-    return added
+    return load_entry_points(registry, ENTRY_POINT_GROUP)
 
 
 registry.add_loader(load_plugins)  # plugins load on the first lookup of a metric name, not at import

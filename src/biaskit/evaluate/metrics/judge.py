@@ -166,7 +166,7 @@ class JudgeMetric(Metric):
         self.judge = make_backend(c["backend"], c["model"], opts).judge_session(settings)
         d = self.judge.describe()
         tmpl = d.pop("chat_template", None)
-        if tmpl and tmpl != "applied by the server":
+        if isinstance(tmpl, str) and tmpl and tmpl != "applied by the server":
             d["chat_template_sha256"] = hashlib.sha256(tmpl.encode("utf-8")).hexdigest()
         # token totals are not kept here: under Ray each actor sees only its batches; `biaskit score` sums the
         # judge_tokens_in/out columns into the manifest's "cost" entry, the rows answered from a --cache apart

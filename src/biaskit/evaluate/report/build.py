@@ -16,7 +16,7 @@ from biaskit.evaluate.report import sections as _sections  # noqa: F401  (the se
 from biaskit.evaluate.report.headline import check_min_gap, write_headline_csv
 from biaskit.evaluate.report.html import render_html, render_markdown
 from biaskit.evaluate.report.metric_validity import mark_invalid, validities
-from biaskit.evaluate.report.model import SECTIONS, Figure, Finding, Section, SkipAnalysis, TableOut
+from biaskit.evaluate.report.model import SECTIONS, Figure, Finding, Section, SkipAnalysis, TableOut, load_section_plugins
 from biaskit.evaluate.report.plots import save_figure
 from biaskit.evaluate.report.tables import write_table_files
 from biaskit.evaluate.stats._common import check_alpha
@@ -206,6 +206,7 @@ def build_report(
     """
     _check_options(alpha, n_boot)
     check_min_gap(min_gap)
+    load_section_plugins()  # the sections of installed plugins, after the shipped ones (a clash fails before any write)
     rd = Path(run_dir)
     tables = dict(tables) if tables is not None else discover_tables(rd)
     if rd.is_file():

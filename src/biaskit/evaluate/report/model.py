@@ -9,8 +9,10 @@ builder, so neither can import it back in a circle.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -126,31 +128,76 @@ def slug(s: str) -> str:
     return name_part(s)[:60] or "x"
 
 
+#: what a section function is: ``fn(builder, loaded tables) -> Section | None`` (see :data:`SECTIONS`)
+SectionFn = Callable[[Any, dict[str, Any]], Section | None]
+
 #: the report's analyses, in page order: (label, fn(builder, loaded tables) -> Section). Each raises
 #: ``SkipAnalysis(why)`` when no table has what it needs (listed under "Not made"), and returns None when it
 #: does not apply to the run at all (not listed). Sections add themselves with :func:`register_section`;
-#: :mod:`biaskit.evaluate.report.sections` imports them in page order.
-SECTIONS: list[tuple[str, Callable[[Any, dict[str, Any]], Section | None]]] = []
+#: :mod:`biaskit.evaluate.report.sections` imports them in page order; plugin sections come after them
+#: (:func:`load_section_plugins`).
+SECTIONS: list[tuple[str, SectionFn]] = []
+#: label -> the package whose section it is (``biaskit`` for the shipped ones; a plugin's distribution)
+SECTION_ORIGIN: dict[str, str] = {}
+#: the entry-point group through which other packages add report sections: ``label = "module:function"``
+SECTION_ENTRY_POINTS = "biaskit.report_sections"
 
 
-def register_section(label: str, fn: Callable[[Any, dict[str, Any]], Section | None] | None = None):
+def register_section(label: str, fn: SectionFn | None = None, *, origin: str = "biaskit"):
     """Add an analysis to the report (after those registered before it). Use as ``register_section(label, fn)``
     or as a decorator ``@register_section(label)``; returns ``fn``. Registering a label twice is an error
-    (E240): two sections would write the same page part."""
+    (E240, naming both packages): two sections would write the same page part."""
 
     def add(f):
         if any(lab == label for lab, _ in SECTIONS):
+            other = SECTION_ORIGIN.get(label, "biaskit")
             raise BiaskitError(
                 "E240",
-                "a report section with this label is registered already",
+                f"a report section with the label {label!r} ({origin}) is registered already by {other}",
                 value=label,
                 options=[lab for lab, _ in SECTIONS],
-                fix="give the new section its own label",
+                fix=f"give the new section its own label (in {origin}"
+                + (f'\'s [project.entry-points."{SECTION_ENTRY_POINTS}"]' if origin != "biaskit" else "")
+                + f"), or uninstall one of {origin} and {other}",
             )
         SECTIONS.append((label, f))
+        SECTION_ORIGIN[label] = origin
         return f
 
     return add(fn) if fn is not None else add
+
+
+#: (label, "module:function") of the plugin sections registered so far (loading twice adds nothing)
+_LOADED_PLUGINS: set[tuple[str, str]] = set()
+
+
+def load_section_plugins() -> list[str]:
+    """Register the report sections other installed packages declare in the ``biaskit.report_sections``
+    entry-point group (``label = "module:function"``), after the shipped ones; returns the labels added. A label
+    registered already is E240 naming both packages; an entry point that cannot be imported is E241."""
+    added = []
+    for ep in sorted(entry_points(group=SECTION_ENTRY_POINTS), key=lambda e: e.name):
+        if (ep.name, ep.value) in _LOADED_PLUGINS:
+            continue
+        dist = getattr(getattr(ep, "dist", None), "name", None) or "an installed package"
+        module_name, _, attr = ep.value.partition(":")
+        try:
+            fn = getattr(importlib.import_module(module_name), attr) if attr else None
+        except (ImportError, AttributeError) as exc:
+            raise BiaskitError(
+                "E241",
+                f"the report section {ep.name!r} of {dist} cannot be imported ({exc})",
+                value=ep.value,
+                fix=f"fix or uninstall {dist}",
+            ) from exc
+        if not callable(fn):
+            raise BiaskitError(
+                "E241", f"the report section {ep.name!r} of {dist} is not a function", value=ep.value, fix='point it at "module:function"'
+            )
+        register_section(ep.name, fn, origin=dist)
+        _LOADED_PLUGINS.add((ep.name, ep.value))
+        added.append(ep.name)
+    return added
 
 
 def find_table(loaded: dict[str, Any], cols: list[str], kind: str, any_of: list[str] | None = None):

@@ -3,17 +3,20 @@
 Each builds its settings object (:class:`~.common.GenerationSettings`, :class:`~.common.FillMaskSettings`,
 :class:`~.common.LikelihoodSettings`) from its own keyword arguments, and the run's :class:`~.common.RunOptions`
 from the run options all three take (``backend``, ``out``, ``batch_size``, ``device``, ``dtype``, ``overwrite``,
-``limit``, ``backend_options``, ``progress``, ``retry_errors``, ``engine``, ``cache``: see :func:`_run`), and hands
+``limit``, ``backend_options``, ``backend_option``, ``progress``, ``retry_errors``, ``engine``, ``cache``: see :func:`_run`), and hands
 both whole to :func:`biaskit.evaluate.runners.core.run`. The CLI commands call these functions.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners.builtin import parse_options
 from biaskit.evaluate.runners.common import FillMaskSettings, GenerationSettings, LikelihoodSettings, RunOptions
 from biaskit.evaluate.runners.core import run
 
@@ -33,6 +36,7 @@ def _run(
     overwrite: bool = False,
     limit: int | None = None,
     backend_options: dict | None = None,
+    backend_option: Sequence[str] = (),
     progress: bool | None = None,
     retry_errors: bool = True,
     engine: Any = None,
@@ -41,13 +45,19 @@ def _run(
     """Run ``kind`` with ``settings`` and the run options every runner takes (the keyword arguments after
     ``settings``). The backend's constructor options are the model kind the run needs (``task``),
     ``device``/``dtype`` when set (not ``auto``), then ``backend_options``; an option the backend does not take
-    is E312."""
+    is E312. ``backend_option``: ``key=value`` texts (the CLI's ``--backend-option``), parsed to the types the backend
+    declares (E318 for a key it does not declare, a bad value, or a key ``backend_options`` sets already)."""
     opts: dict[str, Any] = {"task": task}
     if device not in (None, "auto"):
         opts["device"] = device
     if dtype not in (None, "auto"):
         opts["dtype"] = dtype
-    o = RunOptions(model, backend, out, batch_size, overwrite, limit, {**opts, **(backend_options or {})}, progress, retry_errors, engine, cache)
+    opts.update(backend_options or {})
+    declared = parse_options(backend, backend_option)
+    twice = sorted(set(declared) & set(opts))
+    if twice:
+        raise BiaskitError("E318", "a backend option is set twice (by its own flag and by --backend-option)", value=twice, fix="give it once")
+    o = RunOptions(model, backend, out, batch_size, overwrite, limit, {**opts, **declared}, progress, retry_errors, engine, cache)
     return run(kind, prompts, settings, o)
 
 

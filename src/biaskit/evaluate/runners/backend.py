@@ -23,11 +23,14 @@ offers in ``Capabilities.judge`` (:data:`JUDGE_FEATURES`) and implements ``judge
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.cache import ResponseCache
+from biaskit.evaluate.runners.common import FillMaskSettings, GenerationSettings, LikelihoodSettings, Unit
 
 KINDS = ("generate", "fill_mask", "likelihood")
 #: options every backend takes: what the run loop itself passes (the kind of model a run needs)
@@ -47,6 +50,73 @@ FLAGS = {
 }
 
 
+#: one result row a backend yields: ``_unit`` (the :class:`~.common.Unit` it answers) and the kind's output
+#: columns (:data:`ROW_KEYS`); a value the run loop writes into the generations table
+ResultRow = dict[str, object]
+#: what ``generate``/``likelihood``/``fill_mask`` return: result rows, batch by batch
+Batches = Iterator[list[ResultRow]]
+#: the settings object of each kind
+RunSettings = GenerationSettings | LikelihoodSettings | FillMaskSettings
+#: kind -> its settings type (part of the contract: the run loop hands each kind's method exactly this type)
+SETTINGS_TYPES: dict[str, type[GenerationSettings] | type[LikelihoodSettings] | type[FillMaskSettings]] = {
+    "generate": GenerationSettings,
+    "likelihood": LikelihoodSettings,
+    "fill_mask": FillMaskSettings,
+}
+#: kind -> the keys a result row has (besides ``_unit``); every row may have ``error`` (a string: the row failed,
+#: its output columns null) and ``truncated`` (the prompt was cut to fit the context). A missing key is null.
+ROW_KEYS = {
+    "generate": ("continuation", "full_text", "truncated", "error"),
+    "likelihood": ("nll_mean", "perplexity", "sum_logprob", "n_tokens", "truncated", "error"),
+    "fill_mask": ("sample_index", "token", "token_score", "rank", "full_text", "n_subwords", "fill_pll", "truncated", "error"),
+}
+# (fill_mask: one row per fill-in of the unit, ``sample_index`` = rank - 1, so that the rows of a template stay apart)
+#: the value types a declared backend option may have (``--backend-option key=value`` is parsed to it)
+OPTION_TYPES = ("str", "int", "float", "bool")
+
+
+@dataclass(frozen=True)
+class BackendOption:
+    """A constructor option a backend declares for ``--backend-option name=value``: its ``type`` (one of
+    :data:`OPTION_TYPES`), the constructor's ``default`` (shown by ``biaskit backends list``) and its ``help``."""
+
+    name: str
+    type: str = "str"
+    default: str | int | float | bool | None = None
+    help: str = ""
+
+    def parse(self, backend: str, text: str) -> str | int | float | bool:
+        """``text`` as this option's type; E318 naming the option, the backend and the type when it is not one."""
+        v = text.strip()
+        try:
+            if self.type == "int":
+                return int(v)
+            if self.type == "float":
+                f = float(v)
+                if not math.isfinite(f):
+                    raise ValueError(v)
+                return f
+            if self.type == "bool":
+                low = v.lower()
+                if low in ("true", "yes", "1", "on"):
+                    return True
+                if low in ("false", "no", "0", "off"):
+                    return False
+                raise ValueError(v)
+        except ValueError:
+            raise BiaskitError(
+                "E318",
+                f"the {backend} backend's option {self.name} takes a {self.type}",
+                value=text,
+                options=["true", "false"] if self.type == "bool" else None,
+                fix=f"e.g. --backend-option {self.name}={self.default if self.default is not None else _EXAMPLE[self.type]}",
+            ) from None
+        return text  # a str option as given (spaces included)
+
+
+_EXAMPLE = {"str": "VALUE", "int": "4", "float": "0.5", "bool": "true"}
+
+
 #: what a judging backend may declare in ``Capabilities.judge``
 JUDGE_FEATURES = {
     "chat_template": "applies a chat template to the judge's messages (its own, or the server's)",
@@ -61,13 +131,26 @@ JUDGE_NEEDS = ("chat_template", "logprobs")
 @dataclass(frozen=True)
 class Capabilities:
     """What a backend can run (``kinds``), the constructor options it takes (``options``), the generation
-    prompt formats it has (``formats``: ``raw`` completion, ``chat`` template / chat endpoint) and what it offers
-    the judge (``judge``: features of :data:`JUDGE_FEATURES`; empty: it cannot judge)."""
+    prompt formats it has (``formats``: ``raw`` completion, ``chat`` template / chat endpoint), what it offers
+    the judge (``judge``: features of :data:`JUDGE_FEATURES`; empty: it cannot judge) and the options a user
+    sets with ``--backend-option name=value`` (``settable``: :class:`BackendOption`, typed; their names are
+    constructor options too)."""
 
     kinds: tuple[str, ...]
     options: tuple[str, ...] = ()
     formats: tuple[str, ...] = ("raw", "chat")
     judge: tuple[str, ...] = ()
+    settable: tuple[BackendOption, ...] = ()
+
+    def __post_init__(self) -> None:
+        for o in self.settable:
+            if o.type not in OPTION_TYPES:
+                raise ValueError(f"backend option {o.name!r}: type must be one of {OPTION_TYPES}, got {o.type!r}")
+
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        """Every constructor option the backend takes: ``options``, the settable ones and :data:`COMMON_OPTIONS`."""
+        return tuple(dict.fromkeys([*self.options, *(o.name for o in self.settable), *COMMON_OPTIONS]))
 
     def supports(self, kind: str) -> bool:
         return kind in self.kinds
@@ -117,11 +200,11 @@ class JudgeSession(Protocol):
         """One answer per chat, in order; ``repeats`` sampled labels at ``temperature`` with the chat's seed."""
         ...
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         """What the manifest records of the judge (``chat_template``: the template's text, hashed by the judge)."""
         ...
 
-    def cache_identity(self, cache: Any) -> dict[str, Any] | None:
+    def cache_identity(self, cache: ResponseCache) -> dict[str, object] | None:
         """What identifies its answers in the response cache (None: not cached)."""
         ...
 
@@ -130,11 +213,11 @@ class JudgeSession(Protocol):
 class Backend(Protocol):
     """A model backend: runs units of one kind and yields result rows batch by batch.
 
-    ``generate``/``likelihood``/``fill_mask`` take the units, the kind's settings object
-    (:class:`~.common.GenerationSettings`, :class:`~.common.LikelihoodSettings`,
-    :class:`~.common.FillMaskSettings`) and the batch size (None: automatic) and yield lists of result dicts,
-    each with ``_unit`` (the :class:`~.common.Unit`) and the output columns. Only the kinds in
-    ``capabilities.kinds`` are called.
+    ``generate``/``likelihood``/``fill_mask`` take the units, the kind's settings object (:data:`SETTINGS_TYPES`)
+    and the batch size (None: automatic) and yield lists of :data:`ResultRow` (``_unit`` and the kind's
+    :data:`ROW_KEYS`). Only the kinds in ``capabilities.kinds`` are called (:func:`run_kind`); ``judge_session``
+    only when ``capabilities.can_judge()``. ``cache_identity`` None: the backend's answers cannot be keyed, and a
+    run with ``--cache`` is refused (E319).
     """
 
     name: str
@@ -143,80 +226,104 @@ class Backend(Protocol):
     truncated_count: int
     batch_sizes_used: list[int]
 
-    def describe(self) -> dict[str, Any]: ...
+    def describe(self) -> dict[str, object]: ...
 
-    def bos_policy(self, s: Any) -> int | None: ...
+    def bos_policy(self, s: LikelihoodSettings) -> int | None: ...
 
-    def cache_identity(self) -> dict[str, Any] | None: ...
+    def cache_identity(self) -> dict[str, object] | None: ...
 
-    def generate(self, units: Sequence[Any], s: Any, batch_size: int | None) -> Iterator[list[dict]]: ...
+    def generate(self, units: Sequence[Unit], s: GenerationSettings, batch_size: int | None) -> Batches: ...
 
-    def likelihood(self, units: Sequence[Any], s: Any, batch_size: int | None) -> Iterator[list[dict]]: ...
+    def likelihood(self, units: Sequence[Unit], s: LikelihoodSettings, batch_size: int | None) -> Batches: ...
 
-    def fill_mask(self, units: Sequence[Any], s: Any, batch_size: int | None) -> Iterator[list[dict]]: ...
+    def fill_mask(self, units: Sequence[Unit], s: FillMaskSettings, batch_size: int | None) -> Batches: ...
+
+    def judge_session(self, s: JudgeSettings) -> JudgeSession: ...
 
 
 class BackendBase:
-    """Defaults for a :class:`Backend`: no BOS policy, no cache identity, kinds not declared refused."""
+    """Defaults for every member of :class:`Backend`: no BOS policy, no cache identity (a ``--cache`` run is
+    refused), no batch sizes or truncations counted yet, and the kinds and the judge not declared refused (E062)."""
 
     name: str = ""
     capabilities: ClassVar[Capabilities] = Capabilities(kinds=())
     revision: str | None = None
     truncated_count: int = 0
 
-    def describe(self) -> dict[str, Any]:
+    @property
+    def batch_sizes_used(self) -> list[int]:
+        """The batch sizes the backend ran with (the manifest records them); this instance's own list."""
+        return self.__dict__.setdefault("_batch_sizes_used", [])
+
+    @batch_sizes_used.setter
+    def batch_sizes_used(self, value: list[int]) -> None:
+        self.__dict__["_batch_sizes_used"] = value
+
+    def describe(self) -> dict[str, object]:
         return {"backend": self.name}
 
-    def bos_policy(self, s: Any) -> int | None:
+    def bos_policy(self, s: LikelihoodSettings) -> int | None:
         """The BOS token put before each likelihood sentence (None: none; the first token is context only)."""
         return None
 
-    def cache_identity(self) -> dict[str, Any] | None:
-        """What identifies the model for the response cache (None: answers of this backend are not cached)."""
+    def cache_identity(self) -> dict[str, object] | None:
+        """What identifies the model for the response cache (None: none; a run with ``--cache`` is refused, E319)."""
         return None
 
-    def _not_supported(self, kind: str) -> BiaskitError:
-        return not_supported(self, kind)
+    def generate(self, units: Sequence[Unit], s: GenerationSettings, batch_size: int | None) -> Batches:
+        raise not_supported(self, "generate")
 
-    def generate(self, units: Sequence[Any], s: Any, batch_size: int | None) -> Iterator[list[dict]]:
-        raise self._not_supported("generate")
+    def likelihood(self, units: Sequence[Unit], s: LikelihoodSettings, batch_size: int | None) -> Batches:
+        raise not_supported(self, "likelihood")
 
-    def likelihood(self, units: Sequence[Any], s: Any, batch_size: int | None) -> Iterator[list[dict]]:
-        raise self._not_supported("likelihood")
-
-    def fill_mask(self, units: Sequence[Any], s: Any, batch_size: int | None) -> Iterator[list[dict]]:
-        raise self._not_supported("fill_mask")
+    def fill_mask(self, units: Sequence[Unit], s: FillMaskSettings, batch_size: int | None) -> Batches:
+        raise not_supported(self, "fill_mask")
 
     def judge_session(self, s: JudgeSettings) -> JudgeSession:
-        raise self._not_supported("judge")
+        raise not_supported(self, "judge")
 
 
-def not_supported(be: Any, kind: str) -> BiaskitError:
+def run_kind(be: Backend, kind: str, units: Sequence[Unit], settings: RunSettings, batch_size: int | None) -> Batches:
+    """The one dispatch from a kind to the backend's method, with the kind's settings type checked (E062)."""
+    want = SETTINGS_TYPES.get(kind)
+    if want is None or not isinstance(settings, want):
+        raise BiaskitError(
+            "E062",
+            f"a {kind} run needs {want.__name__ if want else 'a known kind'} settings",
+            value=type(settings).__name__,
+            options=[f"{k}: {t.__name__}" for k, t in SETTINGS_TYPES.items()],
+            fix="build the settings of the kind you run (biaskit.evaluate.runners.common)",
+        )
+    match settings:
+        case GenerationSettings():
+            return be.generate(units, settings, batch_size)
+        case LikelihoodSettings():
+            return be.likelihood(units, settings, batch_size)
+        case FillMaskSettings():
+            return be.fill_mask(units, settings, batch_size)
+    raise AssertionError(kind)  # pragma: no cover - SETTINGS_TYPES has the three kinds
+
+
+def not_supported(be: Backend | BackendBase, kind: str) -> BiaskitError:
     """E062: the backend ``be`` cannot run ``kind`` (naming the kinds it can run)."""
     return BiaskitError(
         "E062",
         f"the {be.name} backend cannot run {kind}",
         value=be.name,
-        options=list(capabilities_of(be).kinds),
-        fix="use --backend hf for this kind of run",
+        options=list(be.capabilities.kinds),
+        fix="choose a backend that runs it (biaskit backends list), e.g. --backend hf",
     )
 
 
-def capabilities_of(be: Any) -> Capabilities:
-    """The declared capabilities of ``be``; an object that declares none (a user's own backend object) is
-    taken to run the kinds it has methods for."""
-    caps = getattr(be, "capabilities", None)
-    if isinstance(caps, Capabilities):
-        return caps
-    return Capabilities(kinds=tuple(k for k in KINDS if callable(getattr(be, k, None))))
+def capabilities_of(be: Backend | BackendBase | type[BackendBase]) -> Capabilities:
+    """The declared capabilities of a backend (object or registered class)."""
+    return be.capabilities
 
 
-def check_options(name: str, cls: Any, options: Mapping[str, Any] | None) -> None:
+def check_options(name: str, cls: type[BackendBase], options: Mapping[str, object] | None) -> None:
     """E312 for an option in ``options`` that the backend class ``cls`` (registered as ``name``) does not take."""
-    caps = getattr(cls, "capabilities", None)
-    if not isinstance(caps, Capabilities):
-        return
-    known = set(caps.options) | set(COMMON_OPTIONS)
+    caps = cls.capabilities
+    known = set(caps.option_names)
     bad = [k for k in (options or {}) if k not in known]
     if bad:
         shown = ", ".join(f"{k} ({FLAGS[k]})" if k in FLAGS else k for k in bad)
@@ -224,6 +331,32 @@ def check_options(name: str, cls: Any, options: Mapping[str, Any] | None) -> Non
             "E312",
             f"the {name} backend does not take the option(s) {shown}",
             value=bad,
-            options=sorted(caps.options),
+            options=sorted(caps.option_names),
             fix=f"drop {', '.join(FLAGS.get(k, k) for k in bad)}, or choose the backend that takes it (e.g. --backend openai for an endpoint)",
         )
+
+
+def parse_backend_options(name: str, cls: type[BackendBase], pairs: Sequence[str]) -> dict[str, str | int | float | bool]:
+    """``--backend-option key=value`` (repeatable) of the backend ``name`` as typed constructor options: each key one
+    of its declared :class:`BackendOption` (E318 naming the key, the valid keys and the fix), each value parsed to
+    the option's type, no key given twice."""
+    declared = {o.name: o for o in cls.capabilities.settable}
+    out: dict[str, str | int | float | bool] = {}
+    for pair in pairs:
+        key, eq, text = pair.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise BiaskitError("E318", "a backend option is key=value", value=pair, options=sorted(declared), fix="e.g. --backend-option KEY=VALUE")
+        if key not in declared:
+            raise BiaskitError(
+                "E318",
+                f"the {name} backend declares no option {key!r}" if declared else f"the {name} backend declares no options",
+                value=key,
+                options=sorted(declared),
+                fix=("use one of its options (biaskit backends list)" if declared else "drop --backend-option")
+                + ", or choose a backend that declares it",
+            )
+        if key in out:
+            raise BiaskitError("E318", f"the backend option {key} is given twice", value=key, fix="give each --backend-option once")
+        out[key] = declared[key].parse(name, text)
+    return out

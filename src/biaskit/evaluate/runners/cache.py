@@ -28,8 +28,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from biaskit.errors import BiaskitError
 from biaskit.evaluate.cache import ResponseCache, cache_key, rows_entry, tokenizer_hash, weights_identity
-from biaskit.evaluate.runners.common import public_model_id
+from biaskit.evaluate.runners.backend import Backend
+from biaskit.evaluate.runners.common import Unit, public_model_id
 from biaskit.log import get_logger
 from biaskit.net import HttpError
 
@@ -41,9 +43,9 @@ def hf_identity(be: Any, cache: ResponseCache | None = None) -> dict[str, Any] |
     unknown (then nothing is cached)."""
     lm = be.lm
     if lm.extra.get("origin") == "hub":
-        commit = getattr(lm.model.config, "_commit_hash", None)
+        commit = lm.model.config._commit_hash if "_commit_hash" in vars(lm.model.config) else None
         if not commit:
-            log.warning("the response cache is not used for %s: its Hub commit is unknown", be.spec)
+            log.warning("%s: its Hub commit is unknown, so the response cache cannot key its answers", be.spec)
             return None
         model: str | dict[str, Any] = f"hub:{be.spec}@{commit}"
     else:
@@ -74,7 +76,7 @@ def _listed_model(be: Any) -> dict | None:
     if not isinstance(data, list):
         return None
     entries = [d for d in data if isinstance(d, dict)]
-    wanted = {be.model, getattr(be, "request_model", be.model)}
+    wanted = {be.model, be.request_model}
     same = [d for d in entries if d.get("id") in wanted or (isinstance(i := d.get("id"), str) and public_model_id(i) == be.model)]
     if same:
         return same[0]
@@ -104,29 +106,39 @@ class UnitCache:
         self.keys: dict[tuple[int, int], str] = {}
 
     @classmethod
-    def for_run(cls, cache: ResponseCache | None, kind: str, be: Any, config: dict, seed: int) -> UnitCache | None:
-        """The run's unit cache, or None without a cache or when the backend's answers cannot be keyed safely."""
+    def for_run(cls, cache: ResponseCache | None, kind: str, be: Backend, config: dict, seed: int) -> UnitCache | None:
+        """The run's unit cache (None without a cache, or when the model's weights are not on this machine to be
+        hashed: a remote Ray cluster's, said in a warning). A backend that gives no cache identity is refused (E319):
+        a run with ``--cache`` is never silently left uncached."""
         if cache is None:
             return None
-        identity = resolve_identity(be.cache_identity(), cache)
+        own = be.cache_identity()
+        if own is None:
+            raise BiaskitError(
+                "E319",
+                f"the {be.name} backend gives no cache identity for this model, so its answers cannot be keyed in the response cache",
+                value=be.name,
+                fix="run without --cache, or give the backend a cache_identity() naming what identifies its model (docs/architecture.md)",
+            )
+        identity = resolve_identity(dict(own), cache)
         if identity is None:
             return None
         return cls(cache, kind, be.name, identity, config, seed)
 
-    def key(self, u: Any) -> str:
+    def key(self, u: Unit) -> str:
         k = self.keys.get((u.row, u.sample_index))
         if k is None:
             unit = {"text": u.text, "span": u.span, "prompt_id": u.prompt_id, "sample_index": u.sample_index}
-            if getattr(u, "partner", None) is not None:  # a masked LM's pair score depends on the other variant
+            if u.partner is not None:  # a masked LM's pair score depends on the other variant
                 unit["partner"] = u.partner
             k = self.keys[(u.row, u.sample_index)] = cache_key({**self.base, "unit": unit})
         return k
 
-    def lookup(self, units: Sequence[Any]) -> tuple[list[dict], list[Any]]:
+    def lookup(self, units: Sequence[Unit]) -> tuple[list[dict], list[Unit]]:
         """(result rows of the units found, units to run); hits and misses are counted in output rows."""
         found = self.cache.get_many([self.key(u) for u in units], count=False, shape=rows_entry)
         rows: list[dict] = []
-        todo: list[Any] = []
+        todo: list[Unit] = []
         for u in units:
             value = found.get(self.key(u))
             if value is None or (self.kind == "likelihood" and any("sum_logprob" not in r for r in value)):
@@ -140,7 +152,7 @@ class UnitCache:
     def store(self, results: list[dict]) -> None:
         """Store the units of ``results`` whose rows all have no error (a failed call is run again next time)."""
         by_unit: dict[tuple[int, int], list[dict]] = {}
-        units: dict[tuple[int, int], Any] = {}
+        units: dict[tuple[int, int], Unit] = {}
         for r in results:
             u = r["_unit"]
             by_unit.setdefault((u.row, u.sample_index), []).append({k: v for k, v in r.items() if k != "_unit"})

@@ -23,11 +23,11 @@ import pyarrow.parquet as pq
 from biaskit.arrow import to_arrow
 from biaskit.assets import display_name
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.cache import open_cache
-from biaskit.evaluate.runners.backend import Backend, capabilities_of, not_supported
+from biaskit.evaluate.cache import ResponseCache, open_cache
+from biaskit.evaluate.runners.backend import SETTINGS_TYPES, Backend, RunSettings, capabilities_of, not_supported, run_kind
 from biaskit.evaluate.runners.builtin import make_backend as _make_backend
 from biaskit.evaluate.runners.cache import UnitCache
-from biaskit.evaluate.runners.common import HONEST_FILL, RunOptions, Unit, fill_procedure, parse_batch_size, public_run_options
+from biaskit.evaluate.runners.common import HONEST_FILL, GenerationSettings, RunOptions, Unit, fill_procedure, parse_batch_size, public_run_options
 from biaskit.evaluate.runners.on_ray import RemoteBackend, describe_backend
 from biaskit.io import ShardedWriter, drop_duplicate_keys, output_lock, read_manifest, read_table, write_json_atomic, write_table
 from biaskit.log import ProgressBar, get_logger
@@ -160,7 +160,7 @@ class _Resume:
     finished: pa.Table | None = None
 
 
-def run(kind: str, prompts: Any, settings: Any, options: RunOptions) -> pa.Table:
+def run(kind: str, prompts: Any, settings: RunSettings, options: RunOptions) -> pa.Table:
     """Run ``kind`` (generate, fill_mask, likelihood) over ``prompts`` with the kind's ``settings`` object
     (:class:`~.common.GenerationSettings`, ...) and the run's :class:`~.common.RunOptions`; see :mod:`.api`.
 
@@ -188,13 +188,10 @@ def run(kind: str, prompts: Any, settings: Any, options: RunOptions) -> pa.Table
 
 
 class _Run:
-    """One run's options, settings and opened cache (what the steps below read)."""
+    """One run's options (:class:`~.common.RunOptions`, read as ``o.options.model`` ...), settings and opened cache."""
 
-    def __init__(self, options: RunOptions, settings: Any, cache: Any) -> None:
+    def __init__(self, options: RunOptions, settings: RunSettings, cache: ResponseCache | None) -> None:
         self.options, self.settings, self.cache = options, settings, cache
-
-    def __getattr__(self, name: str) -> Any:  # the RunOptions fields: o.model, o.out, o.backend, ...
-        return getattr(self.__dict__["options"], name)
 
     @property
     def span_column(self) -> str | None:
@@ -222,13 +219,13 @@ def _run(kind: str, prompts: Any, o: _Run, cluster: Any) -> pa.Table:
     if res.finished is not None:
         return res.finished
     base = {
-        "model": o.model,
+        "model": o.options.model,
         "kind": kind,
         "model_revision": rid.revision,
         "backend": be.name,
         "seed": rid.seed,
         "generation_config": json.dumps(rid.config, sort_keys=True),
-        "prompt_format": o.settings.prompt_format if kind == "generate" else None,
+        "prompt_format": o.settings.prompt_format if isinstance(o.settings, GenerationSettings) else None,
     }
     sink = _Sink(t, base, res.writer)
     ucache = UnitCache.for_run(o.cache, kind, be, rid.config, rid.seed)
@@ -240,38 +237,49 @@ def _run(kind: str, prompts: Any, o: _Run, cluster: Any) -> pa.Table:
     n_err = sum(e is not None for e in merged.column("error").to_pylist())
     if n_err:
         log.warning("%d of %d output rows have an error (see the error column)", n_err, merged.num_rows)
-    counts = {"truncated_prompts": trunc, "error_rows": n_err, "retried_error_rows": retried}
+    counts: dict[str, object] = {"truncated_prompts": trunc, "error_rows": n_err, "retried_error_rows": retried}
     if o.cache is not None:
         counts["cache"] = o.cache.stats()
     manifest = _manifest(kind, o, be, cluster, rid, inputs, bs, counts)
-    return _finish(merged, manifest, res.writer, o.out, retried)
+    return _finish(merged, manifest, res.writer, o.options.out, retried)
 
 
 def _checked_prompts(kind: str, prompts: Any, o: _Run) -> tuple[int | None, pa.Table, list[str]]:
     """(batch size, prompts table cut to ``limit``, input paths), every input checked before any model work."""
     if kind not in _DESC:
         raise BiaskitError("E062", "unknown runner kind", value=kind, options=list(_DESC))
-    bs = parse_batch_size(o.batch_size)
+    bs = parse_batch_size(o.options.batch_size)
+    if not isinstance(o.settings, SETTINGS_TYPES[kind]):
+        raise BiaskitError(
+            "E062",
+            f"a {kind} run needs {SETTINGS_TYPES[kind].__name__} settings",
+            value=type(o.settings).__name__,
+            fix="build the settings of the kind you run (biaskit.evaluate.runners.common)",
+        )
     o.settings.check()
     t, inputs = prompt_table(prompts, require=[o.span_column] if o.span_column else [])
 
     # the type checks the output will get, made before any model call (never refuse after the work)
     check_types(t, "generations", where=inputs[0] if inputs else "")
-    if o.limit is not None:
-        if o.limit < 0:
-            raise BiaskitError("E062", "limit must be >= 0", value=o.limit)
-        t = t.slice(0, o.limit)
+    if o.options.limit is not None:
+        if o.options.limit < 0:
+            raise BiaskitError("E062", "limit must be >= 0", value=o.options.limit)
+        t = t.slice(0, o.options.limit)
     return bs, t, inputs
 
 
-def _backend_for(kind: str, o: _Run, cluster: Any) -> Any:
+def _backend_for(kind: str, o: _Run, cluster: Any) -> Backend:
     """The backend (on Ray: a stand-in that knows what the actors' backend is), checked to run ``kind``."""
+    be: object
     if cluster is not None:
         # the model lives on the actors only: one remote call tells the driver what it needs to know
-
-        be = RemoteBackend(cluster.call_once(describe_backend, kind, o.backend, o.model, o.backend_options or {}, o.settings))
+        be = RemoteBackend(cluster.call_once(describe_backend, kind, o.options.backend, o.options.model, o.options.backend_options or {}, o.settings))
     else:
-        be = o.backend_obj if o.backend_obj is not None else _make_backend(o.backend, o.model, o.backend_options)
+        be = (
+            o.options.backend_obj
+            if o.options.backend_obj is not None
+            else _make_backend(o.options.backend, o.options.model, o.options.backend_options)
+        )
     if not isinstance(be, Backend):
         missing = [
             m for m in ("name", "capabilities", "revision", "truncated_count", "batch_sizes_used", "describe", "cache_identity") if not hasattr(be, m)
@@ -284,7 +292,7 @@ def _backend_for(kind: str, o: _Run, cluster: Any) -> Any:
         )
     if not capabilities_of(be).supports(kind):
         raise not_supported(be, kind)
-    if kind == "generate" and o.settings.prompt_format not in capabilities_of(be).formats:
+    if isinstance(o.settings, GenerationSettings) and o.settings.prompt_format not in capabilities_of(be).formats:
         raise BiaskitError(
             "E313",
             f"the {be.name} backend has no {o.settings.prompt_format} prompt format",
@@ -321,7 +329,7 @@ def _run_id(kind: str, o: _Run, be: Any, t: pa.Table) -> _RunId:
     revision = be.revision
     source = {
         "kind": kind,
-        "model": o.model,
+        "model": o.options.model,
         "backend": be.name,
         "revision": revision,
         "config": gen_config,
@@ -362,7 +370,7 @@ def _work_units(kind: str, o: _Run, t: pa.Table, *, paired: bool = False) -> _Wo
     texts = t.column("text").to_pylist()
     ids = [str(x) for x in t.column("prompt_id").to_pylist()]
     spans = t.column(o.span_column).to_pylist() if o.span_column else [None] * t.num_rows
-    n_samples = o.settings.num_return_sequences if kind == "generate" else 1
+    n_samples = o.settings.num_return_sequences if isinstance(o.settings, GenerationSettings) else 1
     partner, unpaired = _partners(t, texts) if paired else ([None] * t.num_rows, {})
     units = [
         Unit(r, ids[r], texts[r] if texts[r] is not None else "", k, spans[r] if o.span_column else None, partner[r])
@@ -384,13 +392,13 @@ def _work_units(kind: str, o: _Run, t: pa.Table, *, paired: bool = False) -> _Wo
 def _resume(o: _Run, rid: _RunId, work: _Work) -> _Resume:
     """Open ``<out>.parts/`` for this run: start over (``overwrite``), retry the error rows of a finished output,
     or resume the shards of a killed run with the same fingerprint (E063 for another run's files)."""
-    if o.out is None:
+    if o.options.out is None:
         return _Resume()
 
-    out_p = Path(o.out)
+    out_p = Path(o.options.out)
     state = out_p.parent / (out_p.name + ".parts") / "run.json"
     res = _Resume()
-    if o.overwrite:
+    if o.options.overwrite:
         shutil.rmtree(state.parent, ignore_errors=True)
     elif out_p.exists():
         res = _reopen_finished(out_p, state, o, rid, work)
@@ -421,7 +429,7 @@ def _reopen_finished(out_p: Path, state: Path, o: _Run, rid: _RunId, work: _Work
     if _state_fp(state) == rid.fingerprint:  # a retry of a finished run that was killed: resume its shards
         return _Resume()
     prev = read_table(out_p, "generations")
-    redo = _error_units(prev) - work.early_keys if o.retry_errors else set()
+    redo = _error_units(prev) - work.early_keys if o.options.retry_errors else set()
     if not redo:
         log.info("%s is already complete for these settings; nothing to do", out_p)
         return _Resume(finished=_with_run_facts(prev, retried=0, complete=True))
@@ -518,13 +526,15 @@ def _run_units(kind: str, o: _Run, be: Any, cluster: Any, bs: int | None, work: 
             sink.cached_truncated = len({(r["_unit"].row, r["_unit"].sample_index) for r in cached if r.get("truncated")})
     try:
         if pending:
-            with ProgressBar(len(pending), desc=f"{_DESC[kind]} ({o.model})", disable=True if o.progress is False else None) as bar:
+            with ProgressBar(len(pending), desc=f"{_DESC[kind]} ({o.options.model})", disable=True if o.options.progress is False else None) as bar:
                 if cluster is not None:
                     from biaskit.evaluate.runners.on_ray import run_units_on_ray
 
-                    source = run_units_on_ray(cluster, kind, o.backend, o.model, o.backend_options or {}, o.settings, bs, pending, be)
+                    source = run_units_on_ray(
+                        cluster, kind, o.options.backend, o.options.model, o.options.backend_options or {}, o.settings, bs, pending, be
+                    )
                 else:
-                    source = getattr(be, kind)(pending, o.settings, bs)
+                    source = run_kind(be, kind, pending, o.settings, bs)
                 for results in source:
                     if not results:
                         continue
@@ -548,16 +558,21 @@ def _manifest(kind: str, o: _Run, be: Any, cluster: Any, rid: _RunId, inputs: li
         inputs=inputs,
         config={
             "fingerprint": rid.fingerprint,
-            "model": o.model,
+            "model": o.options.model,
             "backend": be.name,
             "generation_config": rid.config,
             "span_column": o.span_column,
-            "limit": o.limit,
+            "limit": o.options.limit,
             "batch_size": "auto" if bs is None else bs,
             **_fill_facts(kind, rid.config),
         },
         extra={
-            "model": {"id": o.model, **({"name": n} if (n := display_name(o.model)) else {}), "revision": rid.revision, **be.describe()},
+            "model": {
+                "id": o.options.model,
+                **({"name": n} if (n := display_name(o.options.model)) else {}),
+                "revision": rid.revision,
+                **be.describe(),
+            },
             **counts,
             "batch_sizes_used": sorted(set(be.batch_sizes_used)),
             "engine": cluster.facts if cluster is not None else {"engine": "local"},

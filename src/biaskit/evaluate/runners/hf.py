@@ -33,7 +33,7 @@ from biaskit.evaluate.runners._hf_base import AUTO_TOKENS as AUTO_TOKENS
 from biaskit.evaluate.runners._hf_base import render_chat, torch_module, transformers_module
 from biaskit.evaluate.runners._hf_fill import HFFill
 from biaskit.evaluate.runners._hf_likelihood import HFLikelihood
-from biaskit.evaluate.runners.backend import BackendBase, Capabilities, JudgeSettings
+from biaskit.evaluate.runners.backend import BackendBase, BackendOption, Capabilities, JudgeSettings
 from biaskit.evaluate.runners.cache import hf_identity
 from biaskit.evaluate.runners.common import GenerationSettings, Unit, chat_messages, derive_seed, join_continuation, model_prompt
 from biaskit.evaluate.runners.judge_hf import LocalJudge
@@ -359,6 +359,7 @@ class HFBackend(HFLikelihood, HFFill, BackendBase):
         kinds=("generate", "fill_mask", "likelihood"),
         options=("device", "dtype", "revision", "trust_remote_code", "task"),
         judge=("chat_template", "logprobs"),
+        settable=(BackendOption("trust_remote_code", "bool", False, "run the model's own code from the Hub (fill-mask and likelihood too)"),),
     )
 
     def __init__(

@@ -12,13 +12,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from biaskit.evaluate.runners.backend import BackendBase, Capabilities, capabilities_of
+from biaskit.evaluate.runners.backend import BackendBase, Capabilities, RunSettings, capabilities_of, run_kind
 from biaskit.evaluate.runners.builtin import make_backend
-from biaskit.evaluate.runners.common import Unit
+from biaskit.evaluate.runners.common import LikelihoodSettings, Unit
 from biaskit.pool import RayCluster
 
 
-def describe_backend(kind: str, backend: str, model: str, options: dict[str, Any], settings: Any) -> dict[str, Any]:
+def describe_backend(kind: str, backend: str, model: str, options: dict[str, Any], settings: RunSettings) -> dict[str, Any]:
     """What the driver needs to know of a backend before a run (name, revision, describe(), BOS policy)."""
     be = make_backend(backend, model, options)
     caps = capabilities_of(be)
@@ -26,8 +26,8 @@ def describe_backend(kind: str, backend: str, model: str, options: dict[str, Any
         "name": be.name,
         "revision": be.revision,
         "describe": be.describe(),
-        "capabilities": (caps.kinds, caps.options, caps.formats),
-        "bos": be.bos_policy(settings) if kind == "likelihood" and caps.supports("likelihood") else None,
+        "capabilities": caps,
+        "bos": be.bos_policy(settings) if isinstance(settings, LikelihoodSettings) and caps.supports("likelihood") else None,
         "cache_identity": be.cache_identity(),
     }
     return info
@@ -45,13 +45,14 @@ class RemoteBackend(BackendBase):
         self._identity = info.get("cache_identity")
         self.truncated_count = 0
         self.batch_sizes_used: list[int] = []
-        kinds, options, formats = info["capabilities"]
-        self.capabilities = Capabilities(kinds=tuple(kinds), options=tuple(options), formats=tuple(formats))  # type: ignore[misc]
+        caps = info["capabilities"]
+        assert isinstance(caps, Capabilities)  # describe_backend sends the actors' backend's own
+        self.capabilities = caps  # type: ignore[misc]  # this instance stands for the actors' backend class
 
     def describe(self) -> dict[str, Any]:
         return dict(self._describe or {})
 
-    def bos_policy(self, s: Any) -> int | None:
+    def bos_policy(self, s: LikelihoodSettings) -> int | None:
         return self._bos
 
     def cache_identity(self) -> dict[str, Any] | None:
@@ -61,7 +62,7 @@ class RemoteBackend(BackendBase):
 class RunnerActor:
     """A Ray actor holding one backend (model loaded once); turns a batch of units into result rows."""
 
-    def __init__(self, kind: str, backend: str, model: str, options: dict[str, Any], settings: Any, batch_size: int | None) -> None:
+    def __init__(self, kind: str, backend: str, model: str, options: dict[str, Any], settings: RunSettings, batch_size: int | None) -> None:
         self.kind = kind
         self.settings = settings
         self.batch_size = batch_size
@@ -70,16 +71,16 @@ class RunnerActor:
     def __call__(self, batch):
         cols = {c: batch.column(c).to_pylist() for c in batch.column_names}
         units = [Unit(r, p, t, k, s) for r, p, t, k, s in zip(cols["row"], cols["prompt_id"], cols["text"], cols["sample_index"], cols["span"])]
-        trunc0 = getattr(self.be, "truncated_count", 0)
-        n_bs = len(getattr(self.be, "batch_sizes_used", []))
+        trunc0 = self.be.truncated_count
+        n_bs = len(self.be.batch_sizes_used)
         rows, samples, results = [], [], []
-        for res in getattr(self.be, self.kind)(units, self.settings, self.batch_size):
+        for res in run_kind(self.be, self.kind, units, self.settings, self.batch_size):
             for r in res:
                 u = r["_unit"]
                 rows.append(u.row)
                 samples.append(u.sample_index)
                 results.append(pickle.dumps({k: v for k, v in r.items() if k != "_unit"}))
-        meta = {"truncated": getattr(self.be, "truncated_count", 0) - trunc0, "batch_sizes": list(getattr(self.be, "batch_sizes_used", [])[n_bs:])}
+        meta = {"truncated": self.be.truncated_count - trunc0, "batch_sizes": list(self.be.batch_sizes_used[n_bs:])}
         metas = [pickle.dumps(meta)] + [None] * (len(rows) - 1) if rows else []
         return pa.table(
             {
@@ -97,9 +98,9 @@ def run_units_on_ray(
     backend: str,
     model: str,
     options: dict[str, Any],
-    settings: Any,
+    settings: RunSettings,
     batch_size: int | None,
-    units: Sequence[Any],
+    units: Sequence[Unit],
     remote: RemoteBackend,
 ) -> Iterator[list[dict]]:
     """Yield result batches (lists of dicts with ``_unit``) like a backend method, computed on Ray actors."""

@@ -40,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.runners.backend import BackendBase, Capabilities, JudgeSettings
+from biaskit.evaluate.runners.backend import BackendBase, BackendOption, Capabilities, JudgeSettings
 from biaskit.evaluate.runners.cache import server_identity
 from biaskit.evaluate.runners.common import (
     GenerationSettings,
@@ -88,6 +88,11 @@ class OpenAIBackend(BackendBase):
             "task",
         ),
         judge=("chat_template", "logprobs", "top_k", "request_per_repeat"),
+        settable=(
+            BackendOption("backoff", "float", 1.0, "seconds before the first retry (doubled each retry; a Retry-After header wins)"),
+            BackendOption("max_backoff", "float", 30.0, "the longest wait between two retries, in seconds"),
+            BackendOption("concurrency", "int", None, "requests in flight when --batch-size is auto (default 8)"),
+        ),
     )
 
     def __init__(
