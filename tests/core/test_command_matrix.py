@@ -153,6 +153,7 @@ MATRIX: dict[str, E] = {
     "hub push": E(lambda i, d: ["hub", "push", i / "staged", "--repo-id", "org/name", "--dry-run"]),
     "hub load": E(lambda i, d: ["hub", "load", i / "load.jsonl", "--out", d / "l.parquet"], out="file"),
     "metrics list": E(lambda i, d: ["metrics", "list"]),
+    "backends list": E(lambda i, d: ["backends", "list"]),
     "stats aggregate": E(
         lambda i, d: ["stats", "aggregate", i / "scores.parquet", "--labels", "vader_label", "--n-boot", "5", "--out", d / "agg.csv"],
         out="file",

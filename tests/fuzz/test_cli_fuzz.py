@@ -517,6 +517,7 @@ CASES: dict[str, Case] = {
     "hub push": (["missing", "file", "empty_dir", "garbage_card", "non_utf8_card"], _hub_push),
     "hub load": (["hub_id", *TEXT_FILE_KINDS], _hub_load),
     "metrics list": _nothing(["metrics", "list"]),
+    "backends list": _nothing(["backends", "list"]),
     "cache info": _cache_dir("info"),
     "cache clear": _cache_dir("clear"),
     "stats aggregate": _table_case(

@@ -7,12 +7,28 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
+
+
+def doc_example(heading: str) -> tuple[str, dict[str, dict[str, str]]]:
+    """(the code block, the entry points of the ``toml`` block) of the worked example under ``heading`` of
+    docs/architecture.md: what the plugin tests plant is what the page shows."""
+    text = DOC.read_text(encoding="utf-8")
+    part = text[text.index(heading) + len(heading) :]
+    part = part[: part.index("\n#")]
+    blocks = re.findall(r"^```(\w+)\n(.*?)^```$", part, flags=re.S | re.M)
+    code = next(body for lang, body in blocks if lang in ("python", "yaml"))
+    toml = tomllib.loads(next(body for lang, body in blocks if lang == "toml"))
+    return code, toml["project"]["entry-points"]
 
 
 def plant(root: Path, dist: str, files: dict[str, str], entry_points: dict[str, dict[str, str]]) -> Path:
@@ -57,16 +73,16 @@ def run_cli(sites: list[Path], commands: list[list[str]], cwd: Path) -> list[tup
 @pytest.fixture
 def isolated_registries(monkeypatch):
     """The backend and preset registries and the report sections as they are, restored after the test (a plugin
-    registered in this process lasts for one test only); no plugin is loaded on a lookup meanwhile."""
+    registered in this process lasts for one test only); the next lookup loads the plugins on the path then."""
     import biaskit.evaluate.runners.builtin  # noqa: F401  (the built-ins registered before the copy)
     import biaskit.scrape.config  # noqa: F401
     from biaskit.evaluate.report import model
-    from biaskit.registry import backends, scrape_presets
+    from biaskit.registry import backends, plugin_loader, scrape_presets
 
-    for reg in (backends, scrape_presets):
+    for reg, group in ((backends, "biaskit.backends"), (scrape_presets, "biaskit.scrape_presets")):
         for attr in ("_entries", "_loaded", "_help", "_origin"):
             monkeypatch.setattr(reg, attr, dict(getattr(reg, attr)))
-        monkeypatch.setattr(reg, "_loaders", [])  # the test loads plugins itself (load_entry_points)
+        monkeypatch.setattr(reg, "_loaders", [plugin_loader(reg, group)])  # plugins load on the next lookup, as in a fresh process
     sections, origin, loaded = list(model.SECTIONS), dict(model.SECTION_ORIGIN), set(model._LOADED_PLUGINS)
     yield backends, scrape_presets
     model.SECTIONS[:] = sections  # in place: the report builder holds the same list

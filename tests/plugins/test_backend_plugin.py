@@ -11,84 +11,14 @@ import math
 
 import pandas as pd
 import pytest
-from tests.plugins.conftest import plant, run_cli
+from tests.plugins.conftest import doc_example, plant, run_cli
 
 from biaskit.errors import BiaskitError
 from biaskit.registry import load_entry_points
 
-ECHO = '''
-"""Echo: a toy model backend of a third-party package (the worked example of docs/architecture.md)."""
-
-import math
-
-from biaskit.evaluate.runners.backend import BackendBase, BackendOption, Capabilities, JudgeAnswer
-
-
-class EchoJudge:
-    """p(first label) = 0.8 when the judged text has the word "love", else 0.2."""
-
-    def __init__(self, labels):
-        self.labels = labels
-
-    def render(self, messages):
-        return "\\n".join(f"{m['role']}: {m['content']}" for m in messages)
-
-    def answer(self, messages, *, repeats=0, temperature=1.0, seeds=()):
-        out = []
-        for m in messages:
-            p = 0.8 if "love" in m[-1]["content"].rsplit("Text:", 1)[-1].split() else 0.2
-            out.append(JudgeAnswer([math.log(p), math.log(1 - p)], tokens_in=len(self.render(m)), tokens_out=1))
-        return out
-
-    def describe(self):
-        return {"backend": "echo", "chat_template": "role: content"}
-
-    def cache_identity(self, cache):
-        return {"model": "echo-judge"}
-
-
-class EchoBackend(BackendBase):
-    name = "echo"
-    capabilities = Capabilities(
-        kinds=("generate", "likelihood", "fill_mask"),
-        formats=("raw",),
-        judge=("chat_template", "logprobs"),
-        settable=(
-            BackendOption("suffix", "str", "!", "the text every continuation is made of"),
-            BackendOption("times", "int", 1, "how often the suffix is repeated"),
-        ),
-    )
-
-    def __init__(self, model, task="auto", suffix="!", times=1):
-        self.model, self.suffix, self.times = model, suffix, times
-
-    def cache_identity(self):
-        return {"model": self.model, "suffix": self.suffix, "times": self.times}
-
-    def generate(self, units, s, batch_size):
-        self.batch_sizes_used.append(len(units))
-        cont = self.suffix * self.times
-        yield [{"_unit": u, "continuation": cont, "full_text": u.text + cont} for u in units]
-
-    def likelihood(self, units, s, batch_size):
-        # every word costs one nat
-        yield [
-            {"_unit": u, "nll_mean": 1.0, "perplexity": math.e, "sum_logprob": -float(len(u.text.split())), "n_tokens": len(u.text.split())}
-            for u in units
-        ]
-
-    def fill_mask(self, units, s, batch_size):
-        words = ["alpha", "beta", "gamma"][: s.top_k]
-        yield [
-            {"_unit": u, "sample_index": r, "token": w, "token_score": 0.5 ** (r + 1), "rank": r + 1, "full_text": u.text.replace("<mask>", w),
-             "n_subwords": 1, "fill_pll": math.log(0.5 ** (r + 1))}
-            for u in units
-            for r, w in enumerate(words)
-        ]
-
-    def judge_session(self, s):
-        return EchoJudge(s.labels)
-
+#: the worked example of docs/architecture.md, plus (for the E319 check) the same backend without a cache identity
+ECHO, ENTRY_POINTS = doc_example("#### Worked example: a backend in its own package")
+NO_CACHE = '''
 
 class NoCacheBackend(EchoBackend):
     """The same backend without a cache identity (BackendBase's default)."""
@@ -106,8 +36,8 @@ def plant_echo(root, names=None):
     return plant(
         root,
         "biaskit-echo",
-        {"biaskit_echo.py": ECHO},
-        {"biaskit.backends": names or {"echo": "biaskit_echo:EchoBackend", "echo-nocache": "biaskit_echo:NoCacheBackend"}},
+        {"biaskit_echo.py": ECHO + NO_CACHE},
+        {"biaskit.backends": names or {**ENTRY_POINTS["biaskit.backends"], "echo-nocache": "biaskit_echo:NoCacheBackend"}},
     )
 
 
@@ -177,7 +107,7 @@ def test_a_planted_backend_cannot_take_a_shipped_or_another_plugins_name(tmp_pat
         load_entry_points(backends, "biaskit.backends")
     msg = str(e.value)
     assert e.value.code == "E240" and "'hf' of biaskit-echo (biaskit_echo:EchoBackend)" in msg and "by biaskit (" in msg
-    assert "rename the entry point in biaskit-echo's" in msg and backends.target("hf") == "biaskit.evaluate.runners.hf:HFBackend"
+    assert "rename the entry point in biaskit-echo's" in msg and backends._entries["hf"] == "biaskit.evaluate.runners.hf:HFBackend"
 
     monkeypatch.syspath_prepend(str(plant(tmp_path / "b", "biaskit-other", {}, {"biaskit.backends": {"echo2": "other:Backend"}})))
     monkeypatch.syspath_prepend(str(plant(tmp_path / "c", "biaskit-third", {}, {"biaskit.backends": {"echo2": "third:Backend"}})))

@@ -1,0 +1,122 @@
+"""The backend contract is typed at its edges: no public signature or attribute of the contract module mentions
+``typing.Any``, each kind's settings type is part of it, dispatch is one explicit mapping, and ``BackendBase``
+implements every member of the ``Backend`` protocol."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners import backend as contract
+from biaskit.evaluate.runners.backend import SETTINGS_TYPES, Backend, BackendBase, Capabilities, run_kind
+from biaskit.evaluate.runners.common import FillMaskSettings, GenerationSettings, LikelihoodSettings, Unit
+
+
+def mentions_any(tp: object) -> bool:
+    """Whether the resolved annotation ``tp`` is or holds ``typing.Any`` (in a union, a generic's arguments, ...)."""
+    return tp is Any or any(mentions_any(a) for a in typing.get_args(tp))
+
+
+def hints(obj: object) -> dict[str, object]:
+    return typing.get_type_hints(obj, globalns=vars(contract))
+
+
+def public_signatures(module) -> dict[str, dict[str, object]]:
+    """``qualified name -> resolved annotations`` of every public function, class attribute, method and property
+    defined in ``module``."""
+    out: dict[str, dict[str, object]] = {}
+    for name, obj in vars(module).items():
+        if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+            continue
+        if inspect.isfunction(obj):
+            out[name] = hints(obj)
+        elif inspect.isclass(obj):
+            out[name] = hints(obj)
+            for attr, member in vars(obj).items():
+                if attr.startswith("_"):
+                    continue
+                fn = member.fget if isinstance(member, property) else member
+                if inspect.isfunction(fn):
+                    out[f"{name}.{attr}"] = hints(fn)
+    return out
+
+
+def test_no_public_signature_of_the_backend_contract_mentions_any():
+    sigs = public_signatures(contract)
+    assert {"Backend.generate", "Backend.likelihood", "Backend.fill_mask", "BackendBase.batch_sizes_used", "JudgeSession.cache_identity"} <= set(sigs)
+    with_any = sorted(f"{where}: {k}" for where, h in sigs.items() for k, tp in h.items() if mentions_any(tp))
+    assert with_any == []
+    aliases = {n: getattr(contract, n) for n in ("ResultRow", "Batches", "RunSettings")}
+    assert not any(mentions_any(a) for a in aliases.values())
+    # the check sees Any where it is: nested in a generic, in a union, and bare
+    assert mentions_any(dict[str, Any]) and mentions_any(int | list[Any]) and mentions_any(Any) and not mentions_any(dict[str, object])
+
+
+def test_each_kind_takes_its_own_settings_type():
+    assert SETTINGS_TYPES == {"generate": GenerationSettings, "likelihood": LikelihoodSettings, "fill_mask": FillMaskSettings}
+    for kind, settings in SETTINGS_TYPES.items():
+        assert hints(getattr(Backend, kind))["s"] is settings
+        assert hints(getattr(BackendBase, kind))["s"] is settings
+        assert hints(getattr(Backend, kind))["return"] == Iterator[list[dict[str, object]]]
+
+
+class Recording(BackendBase):
+    name = "recording"
+    capabilities = Capabilities(kinds=("generate", "likelihood", "fill_mask"))
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+
+    def generate(self, units, s, batch_size):
+        self.calls.append(("generate", s))
+        yield [{"_unit": u} for u in units]
+
+    def likelihood(self, units, s, batch_size):
+        self.calls.append(("likelihood", s))
+        yield []
+
+    def fill_mask(self, units, s, batch_size):
+        self.calls.append(("fill_mask", s))
+        yield []
+
+
+def test_dispatch_calls_the_kinds_method_and_refuses_another_kinds_settings():
+    be = Recording()
+    u = Unit(0, "p0", "text")
+    for kind, settings in SETTINGS_TYPES.items():
+        list(run_kind(be, kind, [u], settings(), None))
+        assert be.calls[-1][0] == kind and isinstance(be.calls[-1][1], settings)
+    with pytest.raises(BiaskitError) as e:
+        run_kind(be, "likelihood", [u], GenerationSettings(), None)
+    assert e.value.code == "E062" and "LikelihoodSettings" in str(e.value)
+    with pytest.raises(BiaskitError) as e:
+        run_kind(be, "translate", [u], GenerationSettings(), None)
+    assert e.value.code == "E062"
+
+
+def test_backend_base_implements_every_member_of_the_protocol():
+    members = set(Backend.__annotations__) | {n for n, v in vars(Backend).items() if inspect.isfunction(v) and not n.startswith("_")}
+    assert {"batch_sizes_used", "judge_session", "cache_identity", "bos_policy"} <= members
+
+    class Bare(BackendBase):
+        name = "bare"
+
+    one, two = Bare(), Bare()
+    assert all(hasattr(one, m) for m in members) and isinstance(one, Backend)
+    one.batch_sizes_used.append(4)
+    assert one.batch_sizes_used == [4] and two.batch_sizes_used == []  # each instance its own list
+    assert one.cache_identity() is None and one.truncated_count == 0
+    with pytest.raises(BiaskitError) as e:
+        list(one.generate([], GenerationSettings(), None))
+    assert e.value.code == "E062" and "bare backend cannot run generate" in str(e.value)
+
+
+def test_the_run_reads_its_options_by_name_not_through_forwarding():
+    from biaskit.evaluate.runners import core
+
+    assert "__getattr__" not in vars(core._Run)
