@@ -48,6 +48,7 @@ def test_a_planted_backend_lists_generates_scores_fills_and_judges_through_the_c
     pd.DataFrame({"prompt_id": ["s0", "s1"], "continuation": ["I love it", "meh"]}).to_parquet(tmp_path / "s.parquet")
     (tmp_path / "love.yaml").write_text(TASK, encoding="utf-8")
     gen = ["generate", "p.parquet", "--backend", "echo", "--model", "toy"]
+    judge = ["score", "s.parquet", "-m", "judge", "-p", "judge.backend=echo", "-p", "judge.model=toy", "-p", "judge.task=love.yaml"]
     results = run_cli(
         [site],
         [
@@ -73,14 +74,16 @@ def test_a_planted_backend_lists_generates_scores_fills_and_judges_through_the_c
             [*gen, "--backend-option", "times=many", "--out", "x.parquet"],
             ["generate", "p.parquet", "--backend", "echo-nocache", "--model", "toy", "--cache", "cache", "--out", "x.parquet"],
             [*gen, "--cache", "cache", "--out", "c.parquet"],
+            [*judge, "-p", "judge.backend_options=times=3", "--out", "j3.parquet"],
+            [*judge, "-p", "judge.backend_options=times=3;colour=red", "--out", "j4.parquet"],
         ],
         cwd=tmp_path,
     )
-    (rc, listed), gen_r, ll_r, fill_r, judge_r, unknown, badtype, nocache, cached = results
+    (rc, listed), gen_r, ll_r, fill_r, judge_r, unknown, badtype, nocache, cached, judge3, judge_bad = results
     assert rc == 0 and "echo (biaskit-echo)" in listed and "kinds: generate, likelihood, fill_mask" in listed
     assert "--backend-option suffix=<str> (default '!')" in listed and "--backend-option times=<int> (default 1)" in listed
     assert "--backend-option max_backoff=<float> (default 30.0)" in listed  # the built-in openai backend's
-    for r in (gen_r, ll_r, fill_r, judge_r, cached):
+    for r in (gen_r, ll_r, fill_r, judge_r, cached, judge3):
         assert r[0] == 0, r[1]
 
     g = pd.read_parquet(tmp_path / "g.parquet")
@@ -97,6 +100,10 @@ def test_a_planted_backend_lists_generates_scores_fills_and_judges_through_the_c
     assert badtype[0] == 1 and "E318" in badtype[1] and "option times takes a int" in badtype[1]
     assert nocache[0] == 1 and "E319" in nocache[1] and "echo-nocache backend gives no cache identity" in nocache[1]
     assert not (tmp_path / "x.parquet").exists()
+    # the judge's backend gets the declared options of judge.backend_options (its session reports times in the manifest)
+    assert '"times": 3' in (tmp_path / "j3.parquet.manifest.json").read_text(encoding="utf-8")
+    assert '"times": 1' in (tmp_path / "j.parquet.manifest.json").read_text(encoding="utf-8")
+    assert judge_bad[0] == 1 and "E318" in judge_bad[1] and "'colour'" in judge_bad[1]
     assert pd.read_parquet(tmp_path / "c.parquet")["continuation"].tolist() == ["!"] * 2
 
 

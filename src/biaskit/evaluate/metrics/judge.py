@@ -35,7 +35,7 @@ from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics.base import Metric, Param
 from biaskit.evaluate.metrics.judge_tasks import load_instruction, load_task, orders, prompt_sha256
 from biaskit.evaluate.runners.backend import JUDGE_NEEDS, Capabilities, JudgeAnswer, JudgeSettings, capabilities_of
-from biaskit.evaluate.runners.builtin import make_backend
+from biaskit.evaluate.runners.builtin import make_backend, parse_options
 from biaskit.evaluate.runners.common import derive_seed, public_model_id
 from biaskit.registry import backends
 
@@ -99,6 +99,12 @@ class JudgeMetric(Metric):
             'JSON object of extra request fields (openai), e.g. {"cache_prompt": false} for llama.cpp answers that do not depend on its prompt cache',
         ),
         Param("concurrency", 4, "requests in flight (openai)", "int"),
+        Param(
+            "backend_options",
+            "",
+            "options the backend declares for --backend-option (biaskit backends list), as KEY=VALUE pairs separated by ';', "
+            "e.g. backoff=0.5;max_backoff=10 (openai)",
+        ),
         Param("timeout", 60.0, "seconds per request (openai; positive and finite)", "float"),
         Param("max_retries", 4, "retries per request (openai)", "int"),
         Param("record_prompt", True, "write the rendered prompt of each row (judge_prompt)", "bool"),
@@ -132,6 +138,7 @@ class JudgeMetric(Metric):
                 fix=f"use judge.label_scoring=first with backend={c['backend']}, or judge.backend=hf",
             )
         self.extra_body = _extra_body(c["extra_body"], c["backend"], self.caps)
+        self.backend_options = _declared_options(c["backend"], c["backend_options"], self.caps)
         #: the id sent to a server; the config (and so the manifest) keeps a local path's file name only
         self.served_model = c["model"]
         if "served_model" in self.caps.options and isinstance(c["model"], str):
@@ -156,6 +163,7 @@ class JudgeMetric(Metric):
                 opts[k] = self.extra_body if k == "extra_body" else c[k]
         if "served_model" in self.caps.options:
             opts["served_model"] = self.served_model
+        opts.update(self.backend_options)
         settings = JudgeSettings(
             labels=self.task.labels,
             label_scoring=c["label_scoring"],
@@ -372,6 +380,21 @@ def judge_capabilities(name: str) -> Capabilities:
         fix=f"use judge.backend={able[0] if able else 'hf'}, or declare Capabilities(judge=('chat_template', 'logprobs')) "
         "and a judge_session method on the backend (docs/architecture.md)",
     )
+
+
+def _declared_options(backend: str, text: str, caps: Capabilities) -> dict[str, str | int | float | bool]:
+    """``judge.backend_options`` (``KEY=VALUE;...``) parsed against the backend's declared options (E318, as
+    ``--backend-option``); a key a judge parameter sets already (``concurrency``, ...) is E318 too."""
+    declared = parse_options(backend, [p for p in str(text or "").split(";") if p.strip()])
+    twice = sorted(k for k in declared if k in BACKEND_OPTIONS and k in caps.options)
+    if twice:
+        raise BiaskitError(
+            "E318",
+            "a judge.backend_options key is a judge parameter of its own",
+            value=twice,
+            fix=f"set it as judge.{twice[0]}=VALUE instead",
+        )
+    return declared
 
 
 def _extra_body(text: Any, backend: str, caps: Capabilities) -> dict[str, Any]:
