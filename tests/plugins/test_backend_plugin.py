@@ -121,3 +121,17 @@ def test_a_planted_backend_cannot_take_a_shipped_or_another_plugins_name(tmp_pat
     with pytest.raises(BiaskitError) as e:
         load_entry_points(backends, "biaskit.backends")
     assert e.value.code == "E240" and "biaskit-other" in str(e.value) and "biaskit-third" in str(e.value)
+
+
+def test_an_option_set_by_its_flag_and_by_backend_option_is_refused_before_loading(tmp_path):
+    from typer.testing import CliRunner
+
+    from biaskit.cli import app
+
+    pd.DataFrame({"prompt_id": ["p0"], "text": ["a"]}).to_parquet(tmp_path / "p.parquet")
+    argv = ["generate", str(tmp_path / "p.parquet"), "--model", str(tmp_path / "not-loaded"), "--out", str(tmp_path / "g.parquet")]
+    r = CliRunner().invoke(app, [*argv, "--trust-remote-code", "--backend-option", "trust_remote_code=true"])
+    assert r.exit_code == 1 and "E318" in r.output and "set twice" in r.output
+    r = CliRunner().invoke(app, [*argv, "--backend-option", "trust_remote_code=maybe"])
+    assert r.exit_code == 1 and "E318" in r.output and "option trust_remote_code takes a bool" in r.output
+    assert not (tmp_path / "g.parquet").exists()

@@ -47,3 +47,20 @@ def test_a_planted_section_cannot_take_a_shipped_sections_label(tmp_path, monkey
     assert e.value.code == "E240" and "'BBQ' (biaskit-wordcount) is registered already by biaskit" in msg
     assert 'biaskit-wordcount\'s [project.entry-points."biaskit.report_sections"]' in msg
     assert [lab for lab, _ in model.SECTIONS].count("BBQ") == 1
+
+
+def test_a_planted_section_that_cannot_be_imported_is_e241_naming_its_package(tmp_path, monkeypatch, isolated_registries):
+    monkeypatch.syspath_prepend(
+        str(
+            plant(
+                tmp_path / "site",
+                "biaskit-broken",
+                {"biaskit_broken.py": "X = 1\n"},
+                {"biaskit.report_sections": {"Broken": "biaskit_broken:missing"}},
+            )
+        )
+    )
+    with pytest.raises(BiaskitError) as e:
+        model.load_section_plugins()
+    assert e.value.code == "E241" and "'Broken' of biaskit-broken cannot be imported" in str(e.value)
+    assert "Broken" not in [lab for lab, _ in model.SECTIONS]
