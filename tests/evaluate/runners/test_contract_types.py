@@ -120,3 +120,19 @@ def test_the_run_reads_its_options_by_name_not_through_forwarding():
     from biaskit.evaluate.runners import core
 
     assert "__getattr__" not in vars(core._Run)
+
+
+def test_a_result_row_with_a_key_its_kind_has_no_column_for_is_refused(make_prompts):
+    from biaskit.evaluate.runners.common import RunOptions
+    from biaskit.evaluate.runners.core import run
+
+    class Misspelt(BackendBase):
+        name = "misspelt"
+        capabilities = Capabilities(kinds=("generate",))
+
+        def generate(self, units, s, batch_size):
+            yield [{"_unit": u, "continuaton": "!"} for u in units]  # sic: the continuation would be null without an error
+
+    with pytest.raises(BiaskitError) as e:
+        run("generate", make_prompts(["a"]), GenerationSettings(), RunOptions("toy", backend_obj=Misspelt()))
+    assert e.value.code == "E062" and "continuaton" in str(e.value) and "continuation" in e.value.options

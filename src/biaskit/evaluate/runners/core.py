@@ -24,7 +24,7 @@ from biaskit.arrow import to_arrow
 from biaskit.assets import display_name
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.cache import ResponseCache, open_cache
-from biaskit.evaluate.runners.backend import SETTINGS_TYPES, Backend, RunSettings, capabilities_of, not_supported, run_kind
+from biaskit.evaluate.runners.backend import ROW_KEYS, SETTINGS_TYPES, Backend, RunSettings, capabilities_of, not_supported, run_kind
 from biaskit.evaluate.runners.builtin import make_backend as _make_backend
 from biaskit.evaluate.runners.cache import UnitCache
 from biaskit.evaluate.runners.common import HONEST_FILL, GenerationSettings, RunOptions, Unit, fill_procedure, parse_batch_size, public_run_options
@@ -470,7 +470,19 @@ class _Sink:
         self.cached_truncated = 0  # prompts answered by the cache that were cut to fit the context
 
     def emit(self, results: list[dict]) -> None:
-        """Write one batch: the prompt rows with the output columns (run facts + the backend's results)."""
+        """Write one batch: the prompt rows with the output columns (run facts + the backend's results). A key the
+        run's kind has no column for (:data:`~.backend.ROW_KEYS`) is E062 before anything of the batch is written: a
+        misspelt key would otherwise be a null output without an error."""
+        kind = str(self.base["kind"])
+        odd = sorted({k for r in results for k in r if k != "_unit" and k not in ROW_KEYS[kind]})
+        if odd:
+            raise BiaskitError(
+                "E062",
+                f"the {self.base['backend']} backend's {kind} rows have key(s) no {kind} column takes: {', '.join(odd)}",
+                value=odd,
+                options=list(ROW_KEYS[kind]),
+                fix="yield rows with _unit and the kind's keys (docs/architecture.md, The backend contract)",
+            )
         rows_idx = [r["_unit"].row for r in results]
         cols: dict[str, list] = {c: [] for c in OUTPUT_COLUMNS}
         for r in results:
