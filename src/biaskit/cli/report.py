@@ -140,7 +140,7 @@ def family_cmd(
     res = proportion_family_tests(read_table(table), kind, column, label)
     _emit(res, out)
     if out is None and len(res):
-        sizes = res.groupby("family", sort=False)["holm_over"].first()
+        sizes = res.groupby("family", sort=False)["family_size"].first()
         for fam, k in sizes.items():
             typer.echo(f"family {fam}: {int(k)} tests (p_holm is Holm-corrected within it)")
 
