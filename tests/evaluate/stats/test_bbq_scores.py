@@ -81,9 +81,9 @@ def test_intervals_are_the_clustered_share_interval_by_question_index_mapped_to_
     share = clustered_share_ci([1, 1, 1, 0, 1], ["1", "1", "1", "2", "2"])
     assert dis["bias_ci_low"] == pytest.approx(100 * (2 * share["ci_low"] - 1))
     assert dis["bias_ci_high"] == pytest.approx(100 * (2 * share["ci_high"] - 1))
-    assert "question_index" in dis["ci_method"] and dis["n_clusters"] == 2
+    assert "question_index" in dis["method"] and dis["n_clusters"] == 2
     amb = got.loc[("Age", "ambig")]
-    assert amb["bias_ci_low"] <= amb["bias_score"] <= amb["bias_ci_high"] and "bootstrap" in amb["ci_method"]
+    assert amb["bias_ci_low"] <= amb["bias_score"] <= amb["bias_ci_high"] and "bootstrap" in amb["method"]
 
 
 @pytest.mark.parametrize(

@@ -149,3 +149,26 @@ def test_the_reports_test_tables_and_headline_csv_use_only_the_vocabulary(tiny, 
     head = pd.read_csv(tmp_path / "report" / "tables" / "headline.csv")
     assert {voc.ESTIMATE, voc.CI_LOW, voc.CI_HIGH, voc.P_HOLM, voc.FAMILY, voc.FAMILY_SIZE} <= set(head.columns)
     assert res.sections
+
+
+def test_the_other_statistics_tables_use_the_vocabulary_too():
+    from biaskit.evaluate.stats import class_proportion_differences, validity_tests
+    from biaskit.evaluate.stats.pairs import pair_stats
+
+    rng = np.random.default_rng(0)
+    pairs = pd.DataFrame(
+        {"pair_id": np.repeat([f"p{i}" for i in range(12)], 2), "variant": ["more", "less"] * 12, "bias_type": np.repeat(["x", "y"], 12)}
+    ).assign(s=rng.normal(size=24))
+    ps = pair_stats(pairs, "s")
+    _check(ps.columns, "stats pairs")
+    assert {voc.ESTIMATE, voc.METHOD, voc.P_VALUE, voc.P_HOLM, voc.FAMILY_SIZE} <= set(ps.columns)
+    fills = pd.DataFrame({"subject_category": ["a", "b"] * 10, "model": "m", "validity_valid": rng.random(20) < 0.5})
+    for correction, col in (("holm", voc.P_HOLM), ("bh", voc.P_BH)):
+        v = validity_tests(fills, correction=correction)
+        _check(v.columns, "stats validity")
+        assert col in v.columns
+    assert voc.P_HOLM not in validity_tests(fills, correction="none").columns  # no correction: no corrected p
+    norms = pd.DataFrame({"group": ["a", "b"] * 10, "norms_valence_class": rng.choice(["low", "high"], 20)})
+    d = class_proportion_differences(norms, "group", "a", "b", columns=["norms_valence_class"])
+    _check(d.columns, "class differences")
+    assert {voc.GROUP_A, voc.GROUP_B, voc.DIFF, voc.P_VALUE, voc.P_HOLM} <= set(d.columns)

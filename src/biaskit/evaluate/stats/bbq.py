@@ -150,7 +150,7 @@ def _group_row(key: tuple[str, str], g: pd.DataFrame, level: float, n_boot: int,
         "bias_ci_low": None,
         "bias_ci_high": None,
         "n_clusters": int(scored["question_index"].nunique()),
-        "ci_method": None,
+        "method": None,
         "error": None,
     }
     if scored.empty:
@@ -167,14 +167,14 @@ def _group_row(key: tuple[str, str], g: pd.DataFrame, level: float, n_boot: int,
     s_dis = 2 * share["estimate"] - 1
     if cond == "disambig":
         lo, hi = 2 * share["ci_low"] - 1, 2 * share["ci_high"] - 1
-        out |= {"bias_score": 100 * s_dis, "bias_ci_low": 100 * lo, "bias_ci_high": 100 * hi, "ci_method": f"{share['method']} by question_index"}
+        out |= {"bias_score": 100 * s_dis, "bias_ci_low": 100 * lo, "bias_ci_high": 100 * hi, "method": f"{share['method']} by question_index"}
     else:
         lo, hi = cluster_bootstrap_ci(np.arange(len(scored)), clusters, _samb(scored), n_boot=n_boot, level=level, seed=seed)
         out |= {
             "bias_score": 100 * (1 - acc["estimate"]) * s_dis,
             "bias_ci_low": 100 * lo,
             "bias_ci_high": 100 * hi,
-            "ci_method": "cluster bootstrap (percentile) by question_index",
+            "method": "cluster bootstrap (percentile) by question_index",
         }
     return out
 

@@ -38,7 +38,7 @@ from biaskit.evaluate.stats.inference import proportion_interval, proportion_int
 
 #: the cluster columns tried, in order, when ``--cluster auto`` (the default) is given
 CLUSTER_DEFAULTS = ("page_id", "template_id", "template")
-#: names of the interval methods written in ``ci_method`` / ``method`` columns
+#: names of the interval methods written in ``method`` columns
 CR1_METHOD = "cr1-wald"
 CR1_SHARE_METHOD = "wilson-deff-cr1"
 CR2_SHARE_METHOD = "wilson-deff-cr2-t"

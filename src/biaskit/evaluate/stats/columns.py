@@ -41,8 +41,14 @@ CLUSTER = "cluster"
 LABEL = "label"
 
 #: the corrected p column of each correction (``none`` writes none)
-P_CORRECTED = {"holm": P_HOLM, "bh": P_BH}
-SIGNIFICANT = {"holm": SIGNIFICANT_HOLM, "bh": SIGNIFICANT_BH}
+P_CORRECTED = {"holm": P_HOLM, "bh": P_BH, "fdr_bh": P_BH, "benjamini-hochberg": P_BH}
+SIGNIFICANT = {"holm": SIGNIFICANT_HOLM, "bh": SIGNIFICANT_BH, "fdr_bh": SIGNIFICANT_BH, "benjamini-hochberg": SIGNIFICANT_BH}
+
+
+def corrected_p(correction: str) -> str | None:
+    """The column a p corrected by ``correction`` is written in (``p_holm``, ``p_bh``); None for ``none``."""
+    return P_CORRECTED.get(str(correction).lower())
+
 
 #: names retired from the statistics tables -> the name that replaced them
 RETIRED: dict[str, str] = {

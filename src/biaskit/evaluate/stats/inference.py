@@ -1,7 +1,7 @@
 """The one inference layer of biaskit: intervals, exact tests, p floors and power, so that a number means the
 same in every report section, the headline, the ``stats`` commands and ``annotate validate``.
 
-Intervals (every table names its method in a ``ci_method`` column or its caption):
+Intervals (every table names its method in a ``method`` column or its caption):
 
 * a share or rate per group (``count`` of ``n``): :func:`proportion_interval` / :func:`proportion_intervals`,
   Wilson score (default, :data:`WILSON`) or Clopper-Pearson (exact, :data:`CLOPPER_PEARSON`); equal to
