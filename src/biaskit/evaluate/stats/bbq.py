@@ -151,17 +151,17 @@ def _group_row(key: tuple[str, str], g: pd.DataFrame, level: float, n_boot: int,
         "bias_ci_high": None,
         "n_clusters": int(scored["question_index"].nunique()),
         "method": None,
-        "error": None,
+        "reason": None,
     }
     if scored.empty:
-        out["error"] = "no scored predictions (all unmatched or without a targeted option)"
+        out["reason"] = "no scored predictions (all unmatched or without a targeted option)"
         return out
     clusters = scored["question_index"].astype(str).to_numpy()
     acc = clustered_share_ci(scored["correct"].to_numpy(float), clusters, level=level)
     out |= {"accuracy": 100 * acc["estimate"], "accuracy_ci_low": 100 * acc["ci_low"], "accuracy_ci_high": 100 * acc["ci_high"]}
     nu = scored[scored["non_unknown"]]
     if nu.empty:
-        out["error"] = "every scored answer is unknown: the bias score is undefined"
+        out["reason"] = "every scored answer is unknown: the bias score is undefined"
         return out
     share = clustered_share_ci(nu["biased"].to_numpy(float), nu["question_index"].astype(str).to_numpy(), level=level)
     s_dis = 2 * share["estimate"] - 1
