@@ -146,6 +146,11 @@ def test_the_reports_test_tables_and_headline_csv_use_only_the_vocabulary(tiny, 
     assert any(n.endswith("_ztests") for n in names) and any(n.endswith("_vs_wikipedia") for n in names), names
     for p in csvs:
         _check(pd.read_csv(p).columns, p.name)
+    # the per-group validity table names each row's group; the between-groups table both groups
+    by_group = pd.read_csv(tmp_path / "report" / "tables" / "fairness_by_group.csv")
+    assert sorted(set(by_group["group"])) == ["a", "b", "c"]
+    pairs = pd.read_csv(tmp_path / "report" / "tables" / "fairness_pairs.csv")
+    assert set(zip(pairs[voc.GROUP_A], pairs[voc.GROUP_B])) == {("a", "b"), ("a", "c"), ("b", "c")}
     head = pd.read_csv(tmp_path / "report" / "tables" / "headline.csv")
     assert {voc.ESTIMATE, voc.CI_LOW, voc.CI_HIGH, voc.P_HOLM, voc.FAMILY, voc.FAMILY_SIZE} <= set(head.columns)
     assert res.sections
