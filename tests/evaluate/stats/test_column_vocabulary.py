@@ -177,3 +177,23 @@ def test_the_other_statistics_tables_use_the_vocabulary_too():
     d = class_proportion_differences(norms, "group", "a", "b", columns=["norms_valence_class"])
     _check(d.columns, "class differences")
     assert {voc.GROUP_A, voc.GROUP_B, voc.DIFF, voc.P_VALUE, voc.P_HOLM} <= set(d.columns)
+
+
+def test_a_validation_table_written_before_the_vocabulary_is_read_under_its_names():
+    old = pd.DataFrame(
+        [
+            {"round": "r1", "measure": "spearman_rho", "value": 0.4, "p_value": 0.01, "p_value_raw": None, "ci_method": "percentile bootstrap"},
+            {"round": "r1", "measure": "group_accuracy", "value": 0.8, "group": "a", "group_b": None, "ci_method": "wilson"},
+            {"round": "r1", "measure": "diff_accuracy", "value": 0.2, "group": "a", "group_b": "b", "p_value": 0.03, "p_value_raw": 0.01},
+            {"round": "r1", "measure": "precision_neutral", "value": None, "error": "the metric never predicted 'neutral'"},
+        ]
+    )
+    new = voc.upgrade_agreement_table(old)
+    _check(new.columns, "upgraded validation table")
+    rows = {r["measure"]: r for r in new.to_dict("records")}
+    assert rows["spearman_rho"]["p_value"] == 0.01 and pd.isna(rows["spearman_rho"]["p_holm"])  # a raw p stays raw
+    assert (rows["diff_accuracy"]["p_value"], rows["diff_accuracy"]["p_holm"]) == (0.01, 0.03)  # raw, then Holm
+    assert (rows["diff_accuracy"]["group_a"], rows["diff_accuracy"]["group_b"]) == ("a", "b") and pd.isna(rows["diff_accuracy"]["group"])
+    assert rows["group_accuracy"]["group"] == "a" and pd.isna(rows["group_accuracy"]["group_a"])
+    assert rows["precision_neutral"]["reason"] == "the metric never predicted 'neutral'" and rows["group_accuracy"]["method"] == "wilson"
+    assert voc.upgrade_agreement_table(new) is new  # a table in the vocabulary is left as it is

@@ -60,3 +60,25 @@ RETIRED: dict[str, str] = {
     "p_adjusted": P_HOLM,
     "holm_over": FAMILY_SIZE,
 }
+
+
+def upgrade_agreement_table(df):
+    """An agreement / validation table (pandas) written before this vocabulary, under its names: ``value`` ->
+    ``estimate``, ``ci_method`` -> ``method``, ``error`` -> ``reason``; a pairwise row's ``group`` -> ``group_a``,
+    and where ``p_value_raw`` exists, a pairwise row's Holm p (then in ``p_value``) -> ``p_holm`` and its raw p ->
+    ``p_value``. Any other table (or one already in the vocabulary) is returned as it is. The report reads every
+    table through it, so a run folder validated before the rename still gets its agreement and fairness sections."""
+    cols = set(df.columns)
+    if not {"round", "measure", "value"} <= cols or ESTIMATE in cols:
+        return df
+    out = df.rename(columns={"value": ESTIMATE, "ci_method": METHOD, "error": REASON})
+    pair = out[GROUP_B].notna() if GROUP_B in cols else None
+    if "p_value_raw" in cols:
+        out[P_HOLM] = out[P_VALUE].where(pair, None) if pair is not None else None
+        if pair is not None:
+            out[P_VALUE] = out[P_VALUE].where(~pair, out["p_value_raw"])
+        out = out.drop(columns=["p_value_raw"])
+    if pair is not None and GROUP_A not in cols:
+        out.insert(list(out.columns).index(GROUP_B), GROUP_A, out[GROUP].where(pair, None))
+        out[GROUP] = out[GROUP].where(~pair, None)
+    return out
