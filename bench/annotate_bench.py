@@ -165,7 +165,7 @@ def label_model_bench(n_items: int = 20_000, per_item: int = 5, all_methods: boo
         t0 = time.perf_counter()
         v = validate_metric(ann, samples, metric="vader", by="group", labels=labels, n_boot=1000, seed=0, calibrate=False)
         dt = time.perf_counter() - t0
-        sig = sum(1 for r in v.table.to_pylist() if r["measure"].startswith("diff_") and r["p_value"] is not None and r["p_value"] < 0.05)
+        sig = sum(1 for r in v.table.to_pylist() if r["measure"].startswith("diff_") and r["p_holm"] is not None and r["p_holm"] < 0.05)
         out.append(
             (
                 f"validate by group (10 groups, 45 pairs, 1,000 resamples), {lbl}",
@@ -259,7 +259,7 @@ def main() -> None:
             (
                 f"agreement on {3 * args.n} labels (1000 bootstrap)",
                 time.perf_counter() - t0,
-                f"fleiss {agr.filter(pa.compute.equal(agr['measure'], 'fleiss_kappa'))['value'][0].as_py():.3f}",
+                f"fleiss {agr.filter(pa.compute.equal(agr['measure'], 'fleiss_kappa'))['estimate'][0].as_py():.3f}",
             )
         )
         t0 = time.perf_counter()

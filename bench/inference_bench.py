@@ -3,8 +3,9 @@
 1. Coverage of 95% Wilson intervals of a share (per group) and of Newcombe's hybrid score interval of a
    difference of two shares, next to the percentile bootstrap the report used before (which gives [1, 1] for an
    all-correct group), over a grid of group sizes and true shares (``--draws`` datasets per cell).
-2. The family-wise false-positive rate of the metric-fairness family (7 groups x 100 items, binary labels, the
-   metric right 90% of the time everywhere: 21 pairs x 5 rates, Fisher exact tests, Holm) over ``--rounds`` A/A
+2. The family-wise false-positive rate of the metric-fairness families (7 groups x 100 items, binary labels, the
+   metric right 90% of the time everywhere: 21 pairs x 5 rates, Fisher exact tests, Holm within the primary family,
+   accuracy, and the secondary one, the other rates; a round counts when either has a finding) over ``--rounds`` A/A
    rounds, and the power to find one group planted at 60%; beside it, the permutation test with 1,000
    resamples that the section used before (its floor 1/1001, times the family size, is above alpha).
 
@@ -49,7 +50,7 @@ def _fairness_round(acc, n, rng):
     yp = np.where(right, yt, np.where(yt == "negative", "positive", "negative"))
     grp = np.repeat([f"g{i}" for i in range(len(acc))], n)
     rows = group_rows(list(yt.ravel()), list(yp.ravel()), list(grp), ["negative", "positive"], round="r", task="t", metric="m", by="g", n_boot=0)
-    return [r for r in rows if r["measure"].startswith("diff_") and r["p_value"] is not None]
+    return [r for r in rows if r["measure"].startswith("diff_") and r["p_holm"] is not None]
 
 
 def main() -> None:
@@ -67,12 +68,12 @@ def main() -> None:
     for _ in range(args.rounds):
         d = _fairness_round([0.9] * 7, 100, rng)
         fam = len(d)
-        fp += any(r["p_value"] < 0.05 for r in d)
+        fp += any(r["p_holm"] < 0.05 for r in d)
         d = _fairness_round([0.6] + [0.9] * 6, 100, rng)
-        power += any(r["p_value"] < 0.05 and "g0" in (r["group"], r["group_b"]) for r in d)
+        power += any(r["p_holm"] < 0.05 and "g0" in (r["group_a"], r["group_b"]) for r in d)
     se = math.sqrt(0.05 * 0.95 / args.rounds)
     print()
-    print(f"metric-fairness family of {fam} tests (7 groups x 100 items, 21 pairs x 5 rates), Fisher exact + Holm, {args.rounds} rounds:")
+    print(f"metric-fairness families, {fam} tests (7 groups x 100 items, 21 pairs x 5 rates), Fisher exact + Holm per family, {args.rounds} rounds:")
     print(f"  family-wise false-positive rate (A/A, all at 90%): {fp / args.rounds:.3f} (alpha 0.05, Monte Carlo SE {se:.3f})")
     print(f"  power to flag the group planted at 60%: {power / args.rounds:.3f}")
     print(f"  the old permutation test, 1,000 resamples: smallest Holm p = {fam} / 1001 = {fam / 1001:.3f} (> 0.05: it could never flag)")

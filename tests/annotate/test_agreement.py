@@ -110,7 +110,7 @@ def test_agreement_table_and_careless_annotator_detected():
     assert careless_annotators(t) == ["a3"]
     row = [r for r in t.to_pylist() if r["measure"] == "fleiss_kappa"][0]
     assert row["n_items"] == 10 and row["n_annotators"] == 3
-    assert row["ci_low"] <= row["value"] <= row["ci_high"]
+    assert row["ci_low"] <= row["estimate"] <= row["ci_high"]
 
 
 def test_fleiss_uses_fully_rated_items_only():
@@ -118,7 +118,7 @@ def test_fleiss_uses_fully_rated_items_only():
     t = agreement(_ann_table(rows), n_boot=0)
     row = [r for r in t.to_pylist() if r["measure"] == "fleiss_kappa"][0]
     assert row["n_items"] == 10
-    assert row["value"] == pytest.approx(sm_fleiss(aggregate_raters(_codes(GOOD).astype(int))[0]), abs=1e-12)
+    assert row["estimate"] == pytest.approx(sm_fleiss(aggregate_raters(_codes(GOOD).astype(int))[0]), abs=1e-12)
 
 
 def test_gold_items_leave_agreement_and_score_annotators():

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from statsmodels.stats.multitest import multipletests
 
 from biaskit.annotate.validation import validate_metric
 from biaskit.evaluate.report.build import build_report
@@ -25,24 +26,24 @@ def test_report_has_the_fairness_section_a_figure_per_metric_and_a_headline_line
     assert any(p.name.startswith("fairness_vader") for p in res.figures)
     lines = [f for f in res.headline if f.kind == "Metric fairness"]
     assert lines, res.headline
-    rows = {(r["measure"], r["group"], r["group_b"]): r for r in v.table.to_pylist()}
-    # headline family = every pair and every rate of the metric; Holm by hand: sort raw p ascending, multiply the
-    # i-th (0-based) by (m - i), running maximum, cap at 1. Strongest first: smallest p, then the largest gap
-    diffs = [r for r in v.table.to_pylist() if r["measure"].startswith("diff_") and r["p_value_raw"] is not None]
-    order = sorted(range(len(diffs)), key=lambda i: diffs[i]["p_value_raw"])
-    run, fam = 0.0, {}
-    for i, j in enumerate(order):
-        run = max(run, min(1.0, (len(diffs) - i) * diffs[j]["p_value_raw"]))
-        fam[j] = run
-    sig = sorted((j for j in fam if fam[j] < 0.05), key=lambda j: (fam[j], -abs(diffs[j]["value"])))
+    rows = {(r["measure"], r["group_a"], r["group_b"]): r for r in v.table.to_pylist()}
+    # headline families: the primary (accuracy of every pair) and the secondary (every pair x every other rate) of the
+    # metric, Holm within each (statsmodels). Strongest first: smallest p, then the largest gap
+    diffs = [r for r in v.table.to_pylist() if r["measure"].startswith("diff_") and r["p_value"] is not None]
+    fam = {}
+    for primary in (True, False):
+        idx = [j for j, r in enumerate(diffs) if (r["measure"] == "diff_accuracy") == primary]
+        fam |= dict(zip(idx, multipletests([diffs[j]["p_value"] for j in idx], method="holm")[1]))
+    assert all(diffs[j]["p_holm"] == pytest.approx(fam[j], rel=1e-12) for j in fam)  # the table's p_holm is the report's
+    sig = sorted((j for j in fam if fam[j] < 0.05), key=lambda j: (fam[j], -abs(diffs[j]["estimate"])))
     assert len(lines) == min(3, len(sig))
     top, want = lines[0], diffs[sig[0]]
     rate = want["measure"][len("diff_") :]
     assert top.p == pytest.approx(fam[sig[0]]) and top.comparison in ("A vs B", "B vs A")
     if rate.startswith("miss_rate_"):
         ratio = rows[("ratio_" + rate, "A", "B")]
-        hi, lo = ("A", "B") if ratio["value"] >= 1 else ("B", "A")
-        r = ratio["value"] if hi == "A" else 1 / ratio["value"]
+        hi, lo = ("A", "B") if ratio["estimate"] >= 1 else ("B", "A")
+        r = ratio["estimate"] if hi == "A" else 1 / ratio["estimate"]
         assert top.text.startswith(
             f"vader misses {rate[len('miss_rate_') :]} for texts about group {hi} {r:.1f}x as often as for group {lo} (95% CI "
         )
@@ -53,7 +54,7 @@ def test_report_has_the_fairness_section_a_figure_per_metric_and_a_headline_line
     d = rows[("diff_accuracy", "A", "B")]
     acc = [f for f in lines if f.metric == "vader: accuracy"]
     if acc:
-        assert acc[0].text.startswith(f"vader is right for group A {d['value'] * 100:.0f} percentage points more often than for group B")
+        assert acc[0].text.startswith(f"vader is right for group A {d['estimate'] * 100:.0f} percentage points more often than for group B")
     # every ratio finding is oriented high over low
     for f in lines:
         if "as often as" in f.text:
@@ -63,7 +64,7 @@ def test_report_has_the_fairness_section_a_figure_per_metric_and_a_headline_line
 def test_no_significant_difference_gives_one_uncertain_line_with_its_verdict(tmp_path):
     ann, samples = synthetic_round({"A": 0.8, "B": 0.8}, n=60, seed=1)
     v = validate_metric(ann, samples, metric="vader", by="group", n_boot=200, seed=0, calibrate=False)
-    assert all(r["p_value"] >= 0.05 for r in v.table.to_pylist() if r["measure"] == "diff_accuracy")
+    assert all(r["p_holm"] >= 0.05 for r in v.table.to_pylist() if r["measure"] == "diff_accuracy")
     write_table(v.table, tmp_path / "run" / "validation.parquet", stage="agreement")
     res = build_report(tmp_path / "run", tmp_path / "report", n_boot=50)
     lines = [f for f in res.headline if f.kind == "Metric fairness"]
@@ -122,8 +123,8 @@ def test_planted_group_is_significant_in_the_section_headline_and_headline_csv_a
     fair = csv[csv["finding"] == "Metric fairness"]
     md = (tmp_path / "report" / "report.md").read_text()
     # the page's p of an accuracy gap is Holm within the primary family (the accuracy of every pair of groups), by hand
-    diffs = {(r["measure"], r["group"], r["group_b"]): r for r in v.table.to_pylist() if r["measure"].startswith("diff_")}
-    acc_raw = {k: r["p_value_raw"] for k, r in diffs.items() if k[0] == "diff_accuracy" and r["p_value_raw"] is not None}
+    diffs = {(r["measure"], r["group_a"], r["group_b"]): r for r in v.table.to_pylist() if r["measure"].startswith("diff_")}
+    acc_raw = {k: r["p_value"] for k, r in diffs.items() if k[0] == "diff_accuracy" and r["p_value"] is not None}
     holm, run = {}, 0.0
     for i, k in enumerate(sorted(acc_raw, key=acc_raw.get)):
         run = max(run, min(1.0, (len(acc_raw) - i) * acc_raw[k]))

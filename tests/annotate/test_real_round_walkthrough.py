@@ -127,7 +127,7 @@ def test_real_round_walkthrough_runs_from_server_start_to_ppi(tmp_path):
         cats = ["negative", "neutral", "positive"]
         counts = np.array([[Counter(labels)[c] for c in cats] for labels in given.values()])
         agreement = read_table(tmp_path / "r1" / "agreement.parquet").to_pandas()
-        kappa = agreement.loc[agreement.measure == "fleiss_kappa", "value"].item()
+        kappa = agreement.loc[agreement.measure == "fleiss_kappa", "estimate"].item()
         assert kappa == pytest.approx(fleiss_kappa(counts, method="fleiss"), abs=1e-12)
         assert (tmp_path / "r1" / "validation.parquet").exists()
         ppi = pd.read_csv(tmp_path / "r1" / "ppi.csv")

@@ -131,7 +131,7 @@ def test_cli_file_round_sample_pull_agreement_validate_rounds(tmp_path, scores):
     assert r.exit_code == 0, r.output
     v = read_table(val, "agreement")
     acc = [x for x in v.to_pylist() if x["measure"] == "accuracy"][0]
-    assert acc["value"] == 1.0 and acc["metric"] == "vader"  # the w1/w2 majority is VADER's label
+    assert acc["estimate"] == 1.0 and acc["metric"] == "vader"  # the w1/w2 majority is VADER's label
     r = runner.invoke(app, ["annotate", "rounds", "--ledger", led])
     assert r.exit_code == 0 and r.output.startswith("r1:") and "vader.accuracy=1.000" in r.output
     # a second round excludes the first round's items through the ledger

@@ -97,7 +97,7 @@ def test_validate_metric_table_matches_independent_values():
     row = [r for r in t.to_pylist() if r["measure"] == "spearman_rho"][0]
     assert row["p_value"] == pytest.approx(ref.pvalue, rel=1e-9)
     assert row["n_items"] == 12  # the tie and the gold item are left out
-    assert row["ci_low"] < row["value"] < row["ci_high"]
+    assert row["ci_low"] < row["estimate"] < row["ci_high"]
     rep = classification_report(HUMAN, VADER, labels=LABS, output_dict=True, zero_division=0)
     assert value(t, "accuracy") == pytest.approx(rep["accuracy"])
     assert value(t, "f1_weighted") == pytest.approx(rep["weighted avg"]["f1-score"])
@@ -162,14 +162,14 @@ def test_vectorised_bootstrap_equals_the_plain_one_and_accuracy_is_wilson():
     for measure, f in (("f1_weighted", lambda k: k.weighted["f1"]),):
         ref = bootstrap_ci(lambda idx: f(classify(list(yt[idx]), list(yp[idx]), LABS)), len(yt), n_boot=200, seed=4)
         row = [r for r in v.table.to_pylist() if r["measure"] == measure][0]
-        assert (row["ci_low"], row["ci_high"]) == pytest.approx(ref) and row["ci_method"] == "percentile bootstrap"
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(ref) and row["method"] == "percentile bootstrap"
     # accuracy is a share: Wilson's interval (the inference layer), whatever n_boot is
     from statsmodels.stats.proportion import proportion_confint
 
     row = [r for r in v.table.to_pylist() if r["measure"] == "accuracy"][0]
     right = int(np.trace(c.confusion))
     assert (row["ci_low"], row["ci_high"]) == pytest.approx(proportion_confint(right, len(yt), method="wilson"), abs=1e-12)
-    assert row["ci_method"] == "wilson"
+    assert row["method"] == "wilson"
 
 
 def test_leave_one_out_calibration_by_hand():
@@ -228,3 +228,35 @@ def test_kfold_calibration_is_seeded_and_reported_next_to_the_in_sample_figure()
         validate_metric(ann, samples, metric="vader", n_boot=0, cv_folds=1)
     assert e.value.code == "E091" and "--cv-folds" in str(e.value)
     assert "cv_calibrated_accuracy" not in validate_metric(ann, samples, metric="vader", n_boot=0, cv_folds=0).table.column("measure").to_pylist()
+
+
+def _agreeing_round(right: bool, n: int = 12):
+    """n items whose human majority is always (``right``) or never the metric's label."""
+    ann, samples = [], []
+    for i in range(n):
+        h = LABS[i % 3]
+        v = h if right else LABS[(i + 1) % 3]
+        samples.append({"sample_id": f"s{i:02d}", "round": "r1", "task_type": "sentiment", "text": f"t{i}", "is_gold": False, "vader_label": v})
+        ann += [{"sample_id": f"s{i:02d}", "round": "r1", "annotator": w, "label": h, "task_type": "sentiment"} for w in "abc"]
+    return pa.Table.from_pylist(ann), pa.Table.from_pylist(samples)
+
+
+@pytest.mark.parametrize("right", [True, False], ids=["perfect-agreement", "no-agreement"])
+def test_a_collapsed_bootstrap_gives_wilson_for_a_share_and_no_interval_with_a_reason_otherwise(right):
+    from statsmodels.stats.proportion import proportion_confint
+
+    ann, samples = _agreeing_round(right)
+    t = validate_metric(ann, samples, metric="vader", n_boot=200, seed=0, calibrate=False).table
+    rows = {r["measure"]: r for r in t.to_pylist()}
+    k = 12 if right else 0
+    # before: precision_weighted 1.000 [1.000, 1.000] (every resample gives the same figure)
+    assert rows["precision_weighted"]["estimate"] == float(right)
+    for m in ("precision_weighted", "f1_weighted"):
+        r = rows[m]
+        assert (r["ci_low"], r["ci_high"], r["method"]) == (None, None, "none")
+        assert r["reason"] == f"the bootstrap collapsed to a point (every resample gives {k // 12}): no interval"
+    # the weighted recall is a share (it equals the accuracy, k of 12): Wilson's interval, as for the accuracy
+    for m in ("recall_weighted", "accuracy"):
+        r = rows[m]
+        assert r["method"] == "wilson" and (r["ci_low"], r["ci_high"]) == pytest.approx(proportion_confint(k, 12, method="wilson"), abs=1e-12)
+    assert all(r["ci_high"] > r["ci_low"] for r in rows.values() if r["ci_low"] is not None)

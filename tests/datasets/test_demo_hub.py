@@ -70,7 +70,7 @@ TABLES = {
             {"sample_id": ["x1", "x1", "x2"], "round": ["r2", "r1", "r1"], "annotator": ["a", "b", "a"], "label": ["positive", "neutral", "negative"]}
         ),
     ),
-    "agreement": ("agreement", pa.table({"round": ["r1"], "measure": ["fleiss_kappa"], "value": [0.61], "n_items": [2]})),
+    "agreement": ("agreement", pa.table({"round": ["r1"], "measure": ["fleiss_kappa"], "estimate": [0.61], "n_items": [2]})),
 }
 
 

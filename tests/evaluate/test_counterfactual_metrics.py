@@ -47,7 +47,7 @@ def _table():
 
 def test_pair_metrics_equal_hand_computation_and_scipy_wasserstein():
     pm = pair_metrics(_table(), cluster=None)
-    got = {(r.pair_id, r.metric): r.value for r in pm.itertuples()}
+    got = {(r.pair_id, r.metric): r.estimate for r in pm.itertuples()}
     # p1: mean male (0.3 - 0.2)/2 = 0.05, original (0.5 + 0.1)/2 = 0.3 -> -0.25
     assert got[("p1", "vader_diff")] == pytest.approx(-0.25)
     assert got[("p1", "vader_w1")] == pytest.approx(stats.wasserstein_distance([0.5, 0.1], [0.3, -0.2]))
@@ -73,19 +73,19 @@ def test_cosine_uses_the_embedder_on_matched_samples():
         return np.array([vec.get(t, [1, 0]) for t in texts], dtype=float)
 
     pm = pair_metrics(_table()[lambda d: d["pair_id"] == "p1"], embed=embed, cluster=None)
-    cos = pm[pm["metric"] == "cosine"]["value"].iloc[0]
+    cos = pm[pm["metric"] == "cosine"]["estimate"].iloc[0]
     # cos([1,0],[1,1]) = 1/sqrt(2); cos([0,2],[0,3]) = 1 -> mean
     assert cos == pytest.approx((1 / math.sqrt(2) + 1) / 2)
 
 
-def test_a_failed_continuation_gives_null_with_an_error_never_zero():
+def test_a_failed_continuation_gives_null_with_a_reason_never_zero():
     t = _table()
     t["error"] = None
     t.loc[(t["pair_id"] == "p2") & (t["variant"] == "male"), "error"] = "timeout"
     pm = pair_metrics(t, cluster=None)
     p2 = pm[pm["pair_id"] == "p2"]
-    assert p2["value"].isna().all()
-    assert p2["error"].notna().all()
+    assert p2["estimate"].isna().all()
+    assert p2["reason"].notna().all()
 
 
 def test_unclustered_interval_is_scipys_bca_over_pairs():
@@ -125,7 +125,7 @@ def test_summary_gives_mean_interval_and_holm_corrected_wilcoxon_for_signed_meas
     assert math.isnan(s.loc["vader_w1", "p_value"])  # W1 is a distance: described, not tested
     signed = s[s["test"] != ""]
     ok = signed["p_value"].notna()
-    assert signed.loc[ok, "p_adjusted"].tolist() == pytest.approx(multipletests(signed.loc[ok, "p_value"], method="holm")[1].tolist())
+    assert signed.loc[ok, "p_holm"].tolist() == pytest.approx(multipletests(signed.loc[ok, "p_value"], method="holm")[1].tolist())
 
 
 def test_table_without_pair_columns_is_a_coded_error():
@@ -152,6 +152,6 @@ def test_pairs_of_one_template_are_resampled_together():
     assert set(pm["cluster"]) == {"T1", "T2"}
     s = summarise_pairs(pm, n_boot=200).set_index("metric")
     assert s.loc["vader_diff", "n_pairs"] == 3 and s.loc["vader_diff", "n_clusters"] == 2
-    assert s.loc["vader_diff", "ci_method"] == "BCa bootstrap over clusters"
+    assert s.loc["vader_diff", "method"] == "BCa bootstrap over clusters"
     # the Wilcoxon test runs over the clusters' mean differences: T1 (-0.25 + 0) / 2, T2 0.7
     assert s.loc["vader_diff", "p_value"] == pytest.approx(stats.wilcoxon([-0.125, 0.7]).pvalue)

@@ -198,7 +198,7 @@ def test_stats_aggregate_refuses_labels_outside_the_metric_vocabulary(tmp_path):
     ok = aggregate(_labels_table(["positive", None, "negative", "neutral"]), "group", labels="vader_label")
     assert ok["count"].sum() == 3
     own = pa.Table.from_pylist([{"group": "a", "my_label": "x"}, {"group": "b", "my_label": "POSITIVE"}])
-    assert sorted(aggregate(own, "group", labels="my_label")["value"].unique()) == ["POSITIVE", "x"]
+    assert sorted(aggregate(own, "group", labels="my_label")["label"].unique()) == ["POSITIVE", "x"]
 
 
 def test_stats_ztest_checks_the_column_and_the_label(tmp_path):

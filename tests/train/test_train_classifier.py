@@ -268,8 +268,8 @@ def test_folder_validates_against_humans(trained):
     v = validate_metric(ann, samples, metric="classifier", n_boot=20, cv_folds=0)
     rows = {r["measure"]: r for r in v.table.to_pylist()}
     pred = samples.column("classifier_label").to_pylist()
-    assert rows["accuracy"]["value"] == pytest.approx(sum(a == b for a, b in zip(human, pred)) / 6)
-    assert rows["spearman_rho"]["value"] is not None  # the ordinal score is used against the ordinal human labels
+    assert rows["accuracy"]["estimate"] == pytest.approx(sum(a == b for a, b in zip(human, pred)) / 6)
+    assert rows["spearman_rho"]["estimate"] is not None  # the ordinal score is used against the ordinal human labels
     # and through the CLI, as any other metric
     import pyarrow.parquet as pq
 
@@ -297,8 +297,8 @@ def test_folder_validates_against_humans(trained):
         ],
     )
     assert r.exit_code == 0, r.output
-    cli_rows = {x["measure"]: x["value"] for x in pq.read_table(out).to_pylist()}
-    assert cli_rows["accuracy"] == pytest.approx(rows["accuracy"]["value"])
+    cli_rows = {x["measure"]: x["estimate"] for x in pq.read_table(out).to_pylist()}
+    assert cli_rows["accuracy"] == pytest.approx(rows["accuracy"]["estimate"])
 
 
 def test_cli_train_from_a_labelled_file_and_errors(tiny_encoder, tmp_path):

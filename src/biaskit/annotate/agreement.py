@@ -237,13 +237,13 @@ def majority_vote(
 
 
 def agreement_row(round_: str, task: str | None, measure: str, value: float | None, **kw) -> dict[str, Any]:
-    error = kw.pop("error", None)
+    reason = kw.pop("reason", None)
     if value is not None and not np.isfinite(value):
-        value, error = None, error or "undefined (all ratings in one category or too few items)"
+        value, reason = None, reason or "undefined (all ratings in one category or too few items)"
     return {
         "round": round_,
         "measure": measure,
-        "value": value,
+        "estimate": value,
         "task_type": task,
         "metric": None,
         "annotator": None,
@@ -253,7 +253,7 @@ def agreement_row(round_: str, task: str | None, measure: str, value: float | No
         "p_value": None,
         "ci_low": None,
         "ci_high": None,
-        "error": error,
+        "reason": reason,
         **kw,
     }
 
@@ -361,7 +361,7 @@ def _coefficient_rows(row: _RowFn, lt: LabelTable, tt: TaskType | None, *, n_boo
             float(np.mean(agree)) if agree else None,
             n_items=len(agree),
             n_annotators=k_ann,
-            error=None if agree else "no item has two labels",
+            reason=None if agree else "no item has two labels",
         )
     )
     return rows
@@ -379,7 +379,7 @@ def _fleiss_row(row: _RowFn, counts: np.ndarray, m: np.ndarray, *, n_boot: int, 
         "fleiss_kappa",
         None,
         n_items=int(full.sum()) if len(m) else 0,
-        error="needs at least two items each labelled by the same number (>= 2) of annotators",
+        reason="needs at least two items each labelled by the same number (>= 2) of annotators",
     )
 
 
@@ -397,7 +397,7 @@ def _pairwise_cohen_rows(row: _RowFn, lt: LabelTable) -> list[dict[str, Any]]:
                 kappas.append(v)
                 rows.append(row("cohen_kappa", v, **pair))
             else:
-                rows.append(row("cohen_kappa", None, error="fewer than two items labelled by both", **pair))
+                rows.append(row("cohen_kappa", None, reason="fewer than two items labelled by both", **pair))
     fin = [k for k in kappas if np.isfinite(k)]
     if fin:
         rows.append(row("cohen_kappa_mean", float(np.mean(fin)), n_items=len(lt.items), n_annotators=k_ann))
@@ -420,7 +420,7 @@ def _annotator_majority_rows(row: _RowFn, lt: LabelTable, careless_kappa: float)
                 maj.append(tops[0])
         if not mine:
             rows.append(
-                row("annotator_majority_agreement", None, annotator=ann, n_items=0, error="no item where the other annotators have a clear majority")
+                row("annotator_majority_agreement", None, annotator=ann, n_items=0, reason="no item where the other annotators have a clear majority")
             )
             continue
         rate = float(np.mean([x == y for x, y in zip(mine, maj)]))
@@ -444,7 +444,7 @@ def _gold_accuracy_rows(row: _RowFn, t: pa.Table, gold: dict[str, str]) -> list[
                 float(np.mean(hits)) if hits else None,
                 annotator=ann,
                 n_items=len(hits),
-                error=None if hits else "no gold items labelled",
+                reason=None if hits else "no gold items labelled",
             )
         )
     return rows
@@ -464,7 +464,7 @@ def _label_model_rows(row: _RowFn, lt: LabelTable, labels: Any, gold: dict[str, 
         mine = [(own, final[it]) for it, labs in zip(lt.items, lt.labels) if (own := labs[j]) is not None and it in final]
         if not mine:
             rows.append(
-                row("annotator_labels_agreement", None, annotator=ann, n_items=0, note=note, error="no item of this annotator in the labels table")
+                row("annotator_labels_agreement", None, annotator=ann, n_items=0, note=note, reason="no item of this annotator in the labels table")
             )
             continue
         rate = float(np.mean([x == y for x, y in mine]))
@@ -489,7 +489,7 @@ def careless_annotators(table: Any) -> list[str]:
     t = to_arrow(table)
     return sorted(
         a
-        for a, mm, v in zip(t.column("annotator").to_pylist(), t.column("measure").to_pylist(), t.column("value").to_pylist())
+        for a, mm, v in zip(t.column("annotator").to_pylist(), t.column("measure").to_pylist(), t.column("estimate").to_pylist())
         if mm == "careless_flag" and v == 1.0
     )
 
@@ -504,5 +504,5 @@ def value(table: Any, measure: str, **where: Any) -> float | None:
     t = to_arrow(table)
     for r in t.to_pylist():
         if r["measure"] == measure and all(r.get(k) == v for k, v in where.items()):
-            return r["value"]
+            return r["estimate"]
     raise KeyError(f"{measure} {where} not in the table")

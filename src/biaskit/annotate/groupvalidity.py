@@ -8,18 +8,20 @@ labels are compared with the human labels of that group's items:
 * per class ``c``: ``group_miss_rate_<c>`` = P(metric != c | human = c) (false-negative rate) and
   ``group_false_alarm_rate_<c>`` = P(metric = c | human != c) (false-positive rate).
 
-Intervals come from the inference layer (:mod:`biaskit.evaluate.stats.inference`, method in ``ci_method``):
+Intervals come from the inference layer (:mod:`biaskit.evaluate.stats.inference`, method in ``method``):
 accuracy, miss and false-alarm rates are shares, with 95% Wilson intervals (never [1, 1] for an all-correct
 small group: 8 of 8 gives [0.676, 1.0]); macro-F1 and Spearman's rho have no closed form and get BCa bootstrap
 intervals over the group's items (``n_boot`` resamples; none when ``n_boot`` is 0). A group with fewer than
 ``min_n`` (30) items keeps its rows with ``note`` = ``small group: n < 30``: flagged, never hidden.
 
-For every pair of groups (a, b) and every rate r (accuracy, miss and false-alarm rates): ``diff_<r>`` =
-r(a) - r(b) with Newcombe's hybrid score interval, ``ratio_<r>`` = r(a) / r(b) with the log interval (Katz,
-0.5 added to each count), and the two-sided Fisher exact test of the 2x2 table (group x hit / miss):
-``p_value_raw`` is its p, ``p_floor`` the smallest p its margins allow, and ``p_value`` is Holm-corrected
-within the metric-fairness family (:mod:`biaskit.evaluate.stats.families`: every pair of groups x every rate of
-the metric; ``family``, ``family_size``), the same p the report's "Is the metric fair?" section and headline show.
+Per-group rows name their group in ``group``. For every pair of groups (``group_a`` = a, ``group_b`` = b) and every
+rate r (accuracy, miss and false-alarm rates): ``diff_<r>`` = r(a) - r(b) with Newcombe's hybrid score interval,
+``ratio_<r>`` = r(a) / r(b) with the log interval (Katz, 0.5 added to each count), and the two-sided Fisher exact
+test of the 2x2 table (group x hit / miss): ``p_value`` is its p, ``p_floor`` the smallest p its margins allow,
+and ``p_holm`` is Holm-corrected within its metric-fairness family
+(:func:`biaskit.evaluate.stats.families.holm_metric_fairness`: the primary family holds the accuracy of every pair
+of groups, the secondary one every pair x every other rate; ``family``, ``family_size``), the same p the report's
+"Is the metric fair?" section and headline show.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from scipy.stats import rankdata
 from biaskit.annotate.agreement import agreement_row
 from biaskit.annotate.rankstats import spearman
 from biaskit.evaluate.stats import inference as inf
-from biaskit.evaluate.stats.families import family_name, holm_list
+from biaskit.evaluate.stats.families import holm_metric_fairness
 
 MIN_N = 30
 LEVEL = 0.95
@@ -68,10 +70,6 @@ def _rates_from_cm(cm: np.ndarray, labels: Sequence[str]) -> dict[str, np.ndarra
 def rate_measures(labels: Sequence[str]) -> list[str]:
     """The rates compared between groups, in table order."""
     return ["accuracy", *[f"miss_rate_{c}" for c in labels], *[f"false_alarm_rate_{c}" for c in labels]]
-
-
-#: the family the pairwise p-values are corrected in (:data:`biaskit.evaluate.stats.families.FAMILIES`)
-FAMILY_KIND = "metric_fairness"
 
 
 def _rate_counts(cm: np.ndarray, labels: Sequence[str]) -> dict[str, tuple[int, int]]:
@@ -142,7 +140,7 @@ def group_rows(
         if h_rank is not None and score is not None:
             rows.append(_group_spearman_row(row, gs, h_rank, score, note, n_boot=n_boot, seed=seed + gi))
 
-    rows += _pair_rows(row, stats, labels, min_n=min_n, family=family_name(FAMILY_KIND, {"metric": metric, "group_by": by}))
+    rows += _pair_rows(row, stats, labels, min_n=min_n, family_key={"metric": metric, "group_by": by})
     return rows
 
 
@@ -205,10 +203,10 @@ def _group_rate_rows(
                 n_items=n_used,
                 ci_low=lo,
                 ci_high=hi,
-                ci_method=method,
+                method=method,
                 group=gs.name,
                 note=note,
-                error=err if not np.isfinite(v) else None,
+                reason=err if not np.isfinite(v) else None,
             )
         )
     return rows
@@ -243,7 +241,7 @@ def _group_spearman_row(
             n_items=len(ok),
             group=gs.name,
             note=note,
-            error="fewer than 3 items with an ordinal human label and a score",
+            reason="fewer than 3 items with an ordinal human label and a score",
         )
     hx = np.array([h_rank[i] for i in ok], dtype=float)
     sx = np.array([score[i] for i in ok], dtype=float)
@@ -256,15 +254,18 @@ def _group_spearman_row(
         n_items=len(ok),
         ci_low=lo,
         ci_high=hi,
-        ci_method=inf.BCA if lo is not None else None,
+        method=inf.BCA if lo is not None else None,
         group=gs.name,
         note=note,
     )
 
 
-def _pair_rows(row: Callable[..., dict[str, Any]], stats: dict[str, _Group], labels: list[str], *, min_n: int, family: str) -> list[dict[str, Any]]:
+def _pair_rows(
+    row: Callable[..., dict[str, Any]], stats: dict[str, _Group], labels: list[str], *, min_n: int, family_key: dict
+) -> list[dict[str, Any]]:
     """``diff_<rate>`` and ``ratio_<rate>`` rows of every pair of groups, rate by rate: Newcombe and log-ratio
-    intervals, Fisher exact p-values (all tests at once), Holm-corrected over the whole family (every pair x rate)."""
+    intervals, Fisher exact p-values (all tests at once), Holm-corrected within the primary (accuracy) and the secondary
+    (other rates) metric-fairness family."""
     pairs = list(combinations(list(stats), 2))
     tests = [(r, a, b) for r in rate_measures(labels) for a, b in pairs]
     cnt = np.array([(*stats[a].hits[r], *stats[b].hits[r]) for r, a, b in tests], dtype=np.int64).reshape(-1, 4)
@@ -275,21 +276,21 @@ def _pair_rows(row: Callable[..., dict[str, Any]], stats: dict[str, _Group], lab
     rmeth = inf.ratio_methods(x1, n1, x2, n2)
     defined = (n1 > 0) & (n2 > 0)
 
-    adj = holm_list([float(v) if ok else None for v, ok in zip(p, defined)])
-    size = int(defined.sum())
+    holm = holm_metric_fairness([r for r, _, _ in tests], [float(v) if ok else None for v, ok in zip(p, defined)], family_key)
     rows: list[dict[str, Any]] = []
     for t, (r, a, b) in enumerate(tests):
         na, nb = stats[a].n, stats[b].n
         small = f"small group: n < {min_n}" if min(na, nb) < min_n else None
-        base = dict(n_items=na + nb, group=a, group_b=b, note=small)
+        base = dict(n_items=na + nb, group_a=a, group_b=b, note=small)
         if not defined[t]:
             why = "the rate is undefined in one of the groups"
-            rows += [row(f"diff_{r}", None, **base, error=why), row(f"ratio_{r}", None, **base, error=why)]
+            rows += [row(f"diff_{r}", None, **base, reason=why), row(f"ratio_{r}", None, **base, reason=why)]
             continue
         va, vb = stats[a].obs[r], stats[b].obs[r]
-        test = dict(p_value_raw=float(p[t]), p_floor=float(floor[t]), p_value=adj[t], family=family, family_size=size)
-        rows.append(row(f"diff_{r}", va - vb, **base, ci_low=float(dlo[t]), ci_high=float(dhi[t]), ci_method=inf.NEWCOMBE, **test))
+        adj, family, size = holm[t]
+        test = dict(p_value=float(p[t]), p_floor=float(floor[t]), p_holm=adj, family=family, family_size=size)
+        rows.append(row(f"diff_{r}", va - vb, **base, ci_low=float(dlo[t]), ci_high=float(dhi[t]), method=inf.NEWCOMBE, **test))
         ratio = va / vb if vb > 0 else None
-        rci = dict(ci_low=float(rlo[t]), ci_high=float(rhi[t]), ci_method=str(rmeth[t])) if ratio is not None else {}
-        rows.append(row(f"ratio_{r}", ratio, **base, **rci, **test, error=None if ratio is not None else f"the rate is 0 in {b!r}"))
+        rci = dict(ci_low=float(rlo[t]), ci_high=float(rhi[t]), method=str(rmeth[t])) if ratio is not None else {}
+        rows.append(row(f"ratio_{r}", ratio, **base, **rci, **test, reason=None if ratio is not None else f"the rate is 0 in {b!r}"))
     return rows

@@ -246,7 +246,7 @@ def figures(table: Any, measures: tuple[str, ...]) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
     for r in to_arrow(table).to_pylist():
         if r["measure"] in measures and not r.get("annotator"):
-            out[r["measure"]] = None if r["value"] is None else round(float(r["value"]), 4)
+            out[r["measure"]] = None if r["estimate"] is None else round(float(r["estimate"]), 4)
     return out
 
 

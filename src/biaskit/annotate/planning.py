@@ -37,7 +37,7 @@ def plan_round(validation: Any, *, target: float = 0.05, rate: str = "accuracy",
     if not (0 < target < 0.5):
         raise BiaskitError("E256", "the target CI half-width must be between 0 and 0.5", value=target, fix="e.g. --target-ci 0.05")
     t = to_arrow(validation)
-    need = {"measure", "value", "n_items", "group", "metric"}
+    need = {"measure", "estimate", "n_items", "group", "metric"}
     if not need <= set(t.column_names):
         raise BiaskitError(
             "E256",
@@ -70,10 +70,10 @@ def plan_round(validation: Any, *, target: float = 0.05, rate: str = "accuracy",
         if r["measure"] != f"group_{rate}":
             continue
         g, m, n_g = r["group"], int(r["n_items"] or 0), size.get(r["group"], 0)
-        p = r["value"]
+        p = r["estimate"]
         entry: dict[str, Any] = {"n_now": n_g, "rate_items_now": m, "rate": p}
         if p is None or m == 0 or n_g == 0:
-            entry.update({"n_more": None, "error": r.get("error") or "the rate is undefined in this group"})
+            entry.update({"n_more": None, "error": r.get("reason") or "the rate is undefined in this group"})
             groups[g] = entry
             continue
         x = p * m

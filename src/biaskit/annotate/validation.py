@@ -35,6 +35,9 @@ from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.catalog import check_column
 from biaskit.evaluate.stats import inference as inf
 
+#: the method name of the validation's bootstrap intervals
+PERCENTILE = "percentile bootstrap"
+
 #: what :func:`calibrate_thresholds` can maximize
 OBJECTIVES = ("accuracy", "balanced_accuracy")
 
@@ -264,7 +267,7 @@ def validate_metric(
     if spans.rescore:
         val.notes.append(f"re-scored the text shown ({spans.shown or 'original_text'}) with {spans.rule}: like for like with the annotators")
     if not items.y_true:
-        val.table = _with_spans([row("accuracy", None, n_items=0, error="no item has both a human majority and a metric label")], spans)
+        val.table = _with_spans([row("accuracy", None, n_items=0, reason="no item has both a human majority and a metric label")], spans)
         return val
     ok = [i for i in range(len(items.y_true)) if items.h_rank[i] is not None and items.score[i] is not None]
     rows = [_spearman_row(row, items, ok, has_score=bool(mc.score), ordinal=bool(tt.ordinal), n_boot=n_boot, seed=seed)]
@@ -421,8 +424,8 @@ def _spearman_row(row: _RowMaker, items: _Paired, ok: list[int], *, has_score: b
         sx = np.array([items.score[i] for i in ok], dtype=float)
         rho, p = spearman(hx, sx)
         lo, hi = _spearman_ci(hx, sx, n_boot=n_boot, seed=seed)
-        method = "percentile bootstrap" if lo is not None else None
-        return row("spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok), ci_low=lo, ci_high=hi, ci_method=method)
+        lo, hi, method, why = inf.never_zero_width(lo, hi, method=PERCENTILE)
+        return row("spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok), ci_low=lo, ci_high=hi, method=method, reason=why)
     why = (
         "no continuous score column for this metric"
         if not has_score
@@ -430,7 +433,7 @@ def _spearman_row(row: _RowMaker, items: _Paired, ok: list[int], *, has_score: b
         if not ordinal
         else "fewer than 3 items on the ordinal scale with a score"
     )
-    return row("spearman_rho", None, n_items=len(ok), error=why)
+    return row("spearman_rho", None, n_items=len(ok), reason=why)
 
 
 def _classification_rows(row: _RowMaker, items: _Paired, cl: Classification, *, n_boot: int, seed: int) -> list[dict]:
@@ -441,10 +444,13 @@ def _classification_rows(row: _RowMaker, items: _Paired, cl: Classification, *, 
 
     right = int(np.trace(cl.confusion))
     alo, ahi = inf.proportion_interval(right, n) if n else (None, None)
-    rows = [row("accuracy", cl.accuracy, n_items=n, ci_low=alo, ci_high=ahi, ci_method=inf.WILSON if n else None)]
+    rows = [row("accuracy", cl.accuracy, n_items=n, ci_low=alo, ci_high=ahi, method=inf.WILSON if n else None)]
     for j, key in enumerate(("precision", "recall", "f1"), 1):
-        method = "percentile bootstrap" if cis[j][0] is not None else None
-        rows.append(row(f"{key}_weighted", cl.weighted[key], n_items=n, ci_low=cis[j][0], ci_high=cis[j][1], ci_method=method))
+        # a bootstrap that collapsed (perfect or no agreement: every resample gives 1 or 0) is no interval: the
+        # inference layer's guard gives the weighted recall, a share (it equals the accuracy, right of n), Wilson's
+        # interval, and the others none, with the reason
+        lo, hi, method, why = inf.never_zero_width(*cis[j], method=PERCENTILE, share=(right, n) if key == "recall" else None)
+        rows.append(row(f"{key}_weighted", cl.weighted[key], n_items=n, ci_low=lo, ci_high=hi, method=method, reason=why))
     why_none = {
         "precision": "the metric never predicted {!r}",
         "recall": "no human majority is {!r}",
@@ -453,7 +459,7 @@ def _classification_rows(row: _RowMaker, items: _Paired, cl: Classification, *, 
     for lab in cl.labels:
         for key, d in (("precision", cl.precision), ("recall", cl.recall), ("f1", cl.f1)):
             v = d[lab]
-            rows.append(row(f"{key}_{lab}", v, n_items=cl.support[lab], error=None if v is not None else why_none[key].format(lab)))
+            rows.append(row(f"{key}_{lab}", v, n_items=cl.support[lab], reason=None if v is not None else why_none[key].format(lab)))
     for i, h in enumerate(cl.labels):
         for j, m in enumerate(cl.labels):
             rows.append(row(f"confusion:{h}:{m}", float(cl.confusion[i, j]), n_items=n))
@@ -488,7 +494,7 @@ def _calibration_rows(
             cv = cross_validated_calibration(scores, labels, order, objective=objective, folds=cv_folds, seed=seed)
             rows.append(row(f"cv_calibrated_{objective}", cv, n_items=len(scores)))
         except BiaskitError as exc:
-            rows.append(row(f"cv_calibrated_{objective}", None, n_items=len(scores), error=exc.what))
+            rows.append(row(f"cv_calibrated_{objective}", None, n_items=len(scores), reason=exc.what))
     return rows
 
 

@@ -728,14 +728,14 @@ def _print_groups(t) -> None:
     rows = t.to_pylist()
     for r in rows:
         if r["measure"] == "group_accuracy":
-            v = "null" if r["value"] is None else f"{r['value']:.3f}"
+            v = "null" if r["estimate"] is None else f"{r['estimate']:.3f}"
             ci = f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if r.get("ci_low") is not None else ""
             typer.echo(f"  {r['group_by']}={r['group']:<28} accuracy {v}{ci} n={r['n_items']}" + (f" ({r['note']})" if r.get("note") else ""))
-    sig = [r for r in rows if r["measure"].startswith("diff_") and r.get("p_value") is not None and r["p_value"] < 0.05]
+    sig = [r for r in rows if r["measure"].startswith("diff_") and r.get("p_holm") is not None and r["p_holm"] < 0.05]
     for r in sig:
         typer.echo(
-            f"  significant: {r['measure'][5:]} {r['group']} - {r['group_b']} = {r['value']:+.3f} "
-            f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] Holm p={r['p_value']:.3g}"
+            f"  significant: {r['measure'][5:]} {r['group_a']} - {r['group_b']} = {r['estimate']:+.3f} "
+            f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] Holm p={r['p_holm']:.3g} ({r['family']})"
         )
     if not sig:
         typer.echo("  no difference between groups is significant after Holm correction")
@@ -746,8 +746,8 @@ def _print_table(t, skip_prefix: str | tuple[str, ...] | None = None) -> None:
         if skip_prefix and r["measure"].startswith(skip_prefix):
             continue
         who = " ".join(x for x in (r.get("annotator"), r.get("annotator_b")) if x)
-        v = "null" if r["value"] is None else f"{r['value']:.4f}"
+        v = "null" if r["estimate"] is None else f"{r['estimate']:.4f}"
         ci = f" [{r['ci_low']:.3f}, {r['ci_high']:.3f}]" if r.get("ci_low") is not None else ""
         p = f" p={r['p_value']:.3g}" if r.get("p_value") is not None else ""
-        err = f" ({r['error']})" if r.get("error") else ""
+        err = f" ({r['reason']})" if r.get("reason") else ""
         typer.echo(f"  {r['measure']:<32} {who:<36} {v}{ci}{p} n={r.get('n_items')}{err}")

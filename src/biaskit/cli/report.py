@@ -67,7 +67,7 @@ def aggregate_cmd(
 ) -> None:
     """Counts, label shares (Wilson CIs) and means (bootstrap CIs) per group; nulls counted in n_null.
     With clusters (the default when the table has page_id or a template column) the intervals account for
-    texts of one page or template being alike; the ci_method column names the interval.
+    texts of one page or template being alike; the method column names the interval.
 
     Example: biaskit stats aggregate runs/demo/scores.parquet --by domain,group,model --labels vader_label --means vader_compound
 
@@ -140,7 +140,7 @@ def family_cmd(
     res = proportion_family_tests(read_table(table), kind, column, label)
     _emit(res, out)
     if out is None and len(res):
-        sizes = res.groupby("family", sort=False)["holm_over"].first()
+        sizes = res.groupby("family", sort=False)["family_size"].first()
         for fam, k in sizes.items():
             typer.echo(f"family {fam}: {int(k)} tests (p_holm is Holm-corrected within it)")
 
@@ -387,9 +387,9 @@ def pairs_cmd(
     """Share of pairs whose 'more' (or first) variant scores higher, per group and for all pairs (CrowS-Pairs' metric).
 
     Columns: n_pairs, n_higher, n_ties, n_lower (ties count as not higher, as in CrowS-Pairs and lm-eval; never
-    dropped), value = n_higher / n_pairs, ci_low/ci_high (Clopper-Pearson), p_value (sign test: exact binomial of
+    dropped), estimate = n_higher / n_pairs, ci_low/ci_high (Clopper-Pearson, method), p_value (sign test: exact binomial of
     n_higher of n_higher + n_lower against 0.5, ties left out),
-    p_adjusted (Holm over the groups; the all row is its own test), n_missing (a null score), n_incomplete (a pair
+    p_holm (Holm over the groups; the all row is its own test), n_missing (a null score), n_incomplete (a pair
     with one row). One set of rows per model when the table has a model column.
 
     Example: biaskit hub load src/biaskit/data/crows_pairs/crows_pairs_anonymized.csv --out crows.parquet && biaskit likelihood crows.parquet --model smollm2-135m --out crows_ll.parquet && biaskit stats pairs crows_ll.parquet --score-column sum_logprob --by bias_type --out crows_stats.csv

@@ -630,14 +630,14 @@ def _facts(c, configs=()) -> list[str]:
             lines.append(f"- Platforms: {_fmt_counts(_counts(t, 'platform'))}")
     if "is_gold" in cols:
         lines.append(f"- Gold items: {sum(1 for v in _values(t, 'is_gold') if v)}")
-    if c.stage == "agreement" and {"measure", "value"} <= cols:
-        lines += ["", "| round | measure | metric | value | n_items | error |", "|---|---|---|---|---|---|"]
-        for r in t.select([x for x in ("round", "measure", "metric", "value", "n_items", "error") if x in cols]).to_pylist()[:60]:
-            v = r.get("value")
+    if c.stage == "agreement" and {"measure", "estimate"} <= cols:
+        lines += ["", "| round | measure | metric | estimate | n_items | reason |", "|---|---|---|---|---|---|"]
+        for r in t.select([x for x in ("round", "measure", "metric", "estimate", "n_items", "reason") if x in cols]).to_pylist()[:60]:
+            v = r.get("estimate")
             cell = lambda x: _one_line(x).replace("|", "\\|")  # noqa: E731 - one table row per result row
             lines.append(
                 f"| {cell(r.get('round'))} | {cell(r.get('measure'))} | {cell(r.get('metric') or '')} | "
-                f"{'' if v is None else round(v, 4)} | {r.get('n_items') or ''} | {cell(r.get('error') or '')} |"
+                f"{'' if v is None else round(v, 4)} | {r.get('n_items') or ''} | {cell(r.get('reason') or '')} |"
             )
         lines.append("")
     return lines

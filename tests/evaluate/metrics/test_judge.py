@@ -53,7 +53,7 @@ def _table(texts=TEXTS, **extra):
 
 
 def test_probabilities_equal_a_direct_transformers_computation_and_sum_to_one(tiny_judge):
-    out = score_table(_table(), "judge", params={"judge": {"model": tiny_judge}}, progress=False)
+    out = score_table(_table(), "judge", params={"judge": {"model": tiny_judge, "orders": 1}}, progress=False)
     labels = ["positive", "neutral", "negative"]
     for r in out.to_pylist():
         assert r["judge_error"] is None
@@ -83,7 +83,7 @@ def test_summed_label_scoring_equals_transformers_for_multi_token_labels(tiny_ju
     with pytest.raises(BiaskitError) as e:
         score_table(_table(TEXTS[:1]), "judge", params={"judge": {"model": tiny_judge, "task": task}}, progress=False)
     assert e.value.code == "E323" and "label_scoring=sum" in str(e.value)
-    out = score_table(_table(), "judge", params={"judge": {"model": tiny_judge, "task": task, "label_scoring": "sum"}}, progress=False)
+    out = score_table(_table(), "judge", params={"judge": {"model": tiny_judge, "task": task, "label_scoring": "sum", "orders": 1}}, progress=False)
     labels = ["no", "not sure", "yes"]
     for r in out.to_pylist():
         ref = _reference(tiny_judge, r["judge_prompt"], labels, mode="sum")
@@ -98,7 +98,9 @@ def test_batch_size_one_and_many_agree(tiny_judge):
     outs = []
     for bs in (1, 4):
         for mode in ("first", "sum"):
-            t = score_table(_table(), "judge", params={"judge": {"model": tiny_judge, "batch_size": bs, "label_scoring": mode}}, progress=False)
+            t = score_table(
+                _table(), "judge", params={"judge": {"model": tiny_judge, "batch_size": bs, "label_scoring": mode, "orders": 1}}, progress=False
+            )
             outs.append((bs, mode, np.array([t.column(c).to_pylist() for c in cols])))
     for mode in ("first", "sum"):
         a, b = [x for bs, m, x in outs if m == mode]
@@ -120,7 +122,7 @@ def test_unicode_labels_are_nfc_and_get_their_own_columns(tiny_judge):
 def test_an_order_sensitive_judge_is_flagged_by_judge_flip(first_pick_judge):
     model, task = first_pick_judge
     texts = ["The woman worked as a nurse", "It rained all day", "My neighbour likes books"]
-    one = score_table(_table(texts), "judge", params={"judge": {"model": model, "task": task}}, progress=False)
+    one = score_table(_table(texts), "judge", params={"judge": {"model": model, "task": task, "orders": 1}}, progress=False)
     # with one order the rigged judge looks confident: it says the first listed label, "yes"
     assert one.column("judge_label").to_pylist() == ["yes"] * 3
     assert min(one.column("judge_p_yes").to_pylist()) > 0.75

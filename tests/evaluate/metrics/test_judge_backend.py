@@ -77,7 +77,7 @@ def task_file(tmp_path):
 def _judge(task: str, **params) -> list[dict]:
     t = pa.table({"continuation": ["one text", "another text"]})
     return score_table(
-        t, "judge", params={"judge": {"backend": "position-test", "model": "hand-made", "task": task, **params}}, progress=False
+        t, "judge", params={"judge": {"backend": "position-test", "model": "hand-made", "task": task, "orders": 1, **params}}, progress=False
     ).to_pylist()
 
 
@@ -152,11 +152,17 @@ def test_score_says_when_the_judges_labels_are_degenerate_and_that_the_shipped_j
     assert "note: degenerate labels: 'c' for 100% of the 4 labelled rows (>= 90%)" in out
     assert "note: degenerate labels: the label changed with the option order for 100% of 4 rows (>= 50%)" in out
     assert "smollm2-135m judge (135M parameters) is a smoke-test model" in out
-    r = CliRunner().invoke(app, [*base, "-p", "judge.model=my-judge", "--out", str(tmp_path / "b.parquet")])
+    r = CliRunner().invoke(app, [*base, "-p", "judge.model=my-judge", "-p", "judge.orders=1", "--out", str(tmp_path / "b.parquet")])
     assert r.exit_code == 0, r.output
     out = " ".join(r.output.split())
     assert "'a' for 100%" in out and "smoke-test" not in out and "changed with the option order" not in out
-    assert "one order only (judge.orders=1): not order-debiased" in out
+    assert "one order only (judge.orders=1): not order-debiased" in out and "the default judge.orders=2 averages" in out
+    # the default is order-debiased: two orders, the flip rate measured, no one-order note
+    r = CliRunner().invoke(app, [*base, "-p", "judge.model=my-judge", "--out", str(tmp_path / "c.parquet")])
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "one order only" not in out and "changed with the option order for 100% of 4 rows" in out
+    assert pq.read_table(tmp_path / "c.parquet").column("judge_label").to_pylist() == ["c"] * 4
 
 
 @pytest.mark.parametrize(

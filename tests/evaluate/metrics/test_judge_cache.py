@@ -48,14 +48,16 @@ def prompts_asked(monkeypatch):
 
 
 def _judge(model: str, cache, texts=TEXTS, **params) -> pa.Table:
-    return score_table(pa.table({"continuation": list(texts)}), "judge", params={"judge": {"model": model, **params}}, cache=cache, progress=False)
+    return score_table(
+        pa.table({"continuation": list(texts)}), "judge", params={"judge": {"model": model, "orders": 1, **params}}, cache=cache, progress=False
+    )
 
 
 def _judged_with_cost(model: str, cache, texts=TEXTS, **params) -> tuple[pa.Table, dict]:
     """The judged table and the judge's entry of the run's token cost (as the manifest records it)."""
     used: list = []
     t = pa.table({"continuation": list(texts)})
-    out = score_table(t, "judge", params={"judge": {"model": model, **params}}, cache=cache, progress=False, on_metric=used.append)
+    out = score_table(t, "judge", params={"judge": {"model": model, "orders": 1, **params}}, cache=cache, progress=False, on_metric=used.append)
     return out, token_cost(out, used, cache)["judge"]
 
 

@@ -125,7 +125,7 @@ def test_score_annotate_validate_by_group_and_the_report_section(tmp_path, tiny_
     v = read_table(tmp_path / "v1.parquet").to_pylist()
     per = {r["group"]: r for r in v if r["measure"] == "group_accuracy"}
     assert set(per) == {"g0", "g1", "g2"} and all(r["metric"] == "judge" for r in per.values())
-    assert per["g1"]["value"] < per["g0"]["value"]
+    assert per["g1"]["estimate"] < per["g0"]["estimate"]
     _run("annotate", "agreement", tmp_path / "a1.parquet", "--samples", tmp_path / "r1.parquet", "--bootstrap", "0", "--out", tmp_path / "ag.parquet")
     run = tmp_path / "run"
     run.mkdir()

@@ -114,7 +114,8 @@ def chat_server(tiny_judge):
 
 
 def _params(server, **kw):
-    return {"judge": {"backend": "openai", "base_url": server.url, "model": "tiny", "api_key_env": "JUDGE_KEY", **kw}}
+    # one option order unless a test asks for more (the default, 2, asks every text twice)
+    return {"judge": {"backend": "openai", "base_url": server.url, "model": "tiny", "api_key_env": "JUDGE_KEY", "orders": 1, **kw}}
 
 
 def _prefix_reference(server, text, labels):
@@ -140,7 +141,7 @@ def test_server_probabilities_equal_the_local_judge_and_the_prefix_rule(chat_ser
     # the tiny vocabulary has ~300 tokens: top 400 lists all of them, so nothing is cut off
     exact = score_table(t, "judge", params=_params(chat_server, top_logprobs=400, token_match="exact"), progress=False)
     prefix = score_table(t, "judge", params=_params(chat_server, top_logprobs=400), progress=False)
-    loc = score_table(t, "judge", params={"judge": {"model": tiny_judge}}, progress=False)
+    loc = score_table(t, "judge", params={"judge": {"model": tiny_judge, "orders": 1}}, progress=False)
     for a, p, b, text in zip(exact.to_pylist(), prefix.to_pylist(), loc.to_pylist(), TEXTS):
         assert a["judge_error"] is None and p["judge_error"] is None
         # exact: the label words are whole tokens here, so the server path equals the local first-token path

@@ -152,7 +152,7 @@ def test_validity_tests_equal_scipy_chi_square_per_language():
     assert r.loc["cs", "chi2"] == pytest.approx(8 / 3, abs=1e-12)
     # Holm over the two tests: the smaller p doubled, the larger max(its p, that)
     ps = sorted(r["p_value"])
-    assert sorted(r["p_adjusted"]) == pytest.approx([min(1, 2 * ps[0]), min(1, max(2 * ps[0], ps[1]))], abs=1e-12)
+    assert sorted(r["p_holm"]) == pytest.approx([min(1, 2 * ps[0]), min(1, max(2 * ps[0], ps[1]))], abs=1e-12)
 
 
 def test_stats_validity_command(tmp_path):

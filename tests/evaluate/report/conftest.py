@@ -115,11 +115,19 @@ def make_agreement():
     return pa.Table.from_pandas(
         pd.DataFrame(
             [
-                {"round": "r1", "measure": "fleiss_kappa", "value": 0.61, "task_type": "sentiment", "metric": None, "n_items": 60, "n_annotators": 3},
+                {
+                    "round": "r1",
+                    "measure": "fleiss_kappa",
+                    "estimate": 0.61,
+                    "task_type": "sentiment",
+                    "metric": None,
+                    "n_items": 60,
+                    "n_annotators": 3,
+                },
                 {
                     "round": "r1",
                     "measure": "accuracy",
-                    "value": 0.78,
+                    "estimate": 0.78,
                     "task_type": "sentiment",
                     "metric": "vader",
                     "n_items": 60,
@@ -129,7 +137,7 @@ def make_agreement():
                 {
                     "round": "r1",
                     "measure": "f1_weighted",
-                    "value": 0.74,
+                    "estimate": 0.74,
                     "task_type": "sentiment",
                     "metric": "vader",
                     "n_items": 60,
@@ -139,7 +147,7 @@ def make_agreement():
                 {
                     "round": "r1",
                     "measure": "accuracy",
-                    "value": 0.70,
+                    "estimate": 0.70,
                     "task_type": "regard",
                     "metric": "regard",
                     "n_items": 60,
@@ -149,7 +157,7 @@ def make_agreement():
                 {
                     "round": "r1",
                     "measure": "spearman_rho",
-                    "value": 0.55,
+                    "estimate": 0.55,
                     "task_type": "sentiment",
                     "metric": "vader",
                     "n_items": 60,
@@ -159,7 +167,7 @@ def make_agreement():
                 {
                     "round": "r1",
                     "measure": "group_accuracy",
-                    "value": 0.9,
+                    "estimate": 0.9,
                     "task_type": "sentiment",
                     "metric": "vader",
                     "n_items": 30,
@@ -171,7 +179,7 @@ def make_agreement():
                 {
                     "round": "r1",
                     "measure": "group_accuracy",
-                    "value": 0.6,
+                    "estimate": 0.6,
                     "task_type": "sentiment",
                     "metric": "vader",
                     "n_items": 30,
@@ -183,17 +191,17 @@ def make_agreement():
                 {
                     "round": "r1",
                     "measure": "diff_accuracy",
-                    "value": 0.3,
+                    "estimate": 0.3,
                     "task_type": "sentiment",
                     "metric": "vader",
                     "n_items": 60,
                     "ci_low": 0.1,
                     "ci_high": 0.5,
                     "group_by": "group",
-                    "group": "A",
+                    "group_a": "A",
                     "group_b": "B",
                     "p_value": 0.01,
-                    "p_value_raw": 0.01,
+                    "p_holm": 0.01,
                 },
             ]
         ).astype({"n_annotators": "Int64", "n_items": "Int64"}),

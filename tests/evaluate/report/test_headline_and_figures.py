@@ -124,13 +124,13 @@ def test_headline_model_vs_wikipedia_is_model_minus_wikipedia(full_run, full_rep
         exact = ", fisher-exact" if min(n_g, n_w) < 30 else ""
         assert f.p_label == f"Holm, {len(pairs)} tests: this domain's groups x models{exact}" and len(pairs) >= 2
         assert f.p == pytest.approx(_family_holm(shares, pairs)[((grp, "gpt2"), (grp, "wikipedia"))], rel=1e-9)
-    # the section table says the same direction in its header
+    # the section table says the same direction: diff = group_a (the model) minus group_b (the baseline)
     t = pd.read_csv(full_report.tables["sentiment_positive_vs_wikipedia"])
-    assert {"model", "baseline", "model_minus_wikipedia"} <= set(t.columns) and set(t["baseline"]) == {"wikipedia"}
+    assert {"group_a", "group_b", "diff"} <= set(t.columns) and set(t["group_b"]) == {"wikipedia"} and "wikipedia" not in set(t["group_a"])
     for f in rows:
         dom, grp = f.where[:-1].split(" (")
         r = t[(t["domain"] == dom) & (t["group"] == grp)].iloc[0]
-        assert r["model_minus_wikipedia"] == pytest.approx(f.estimate)
+        assert r["diff"] == pytest.approx(f.estimate)
 
 
 def test_headline_likelihood_bias_per_axis_and_flag(full_report):
@@ -181,10 +181,10 @@ def test_wide_tables_collapse_and_link_the_full_csv(full_report):
     assert len(z.columns) == 29  # 22, the interval's method, cluster and n_clusters (+ ci_low/ci_high), the p's test, the reason a p is missing
     assert set(z["test"]) <= {"pooled-z", "fisher-exact"} and ((z["test"] == "fisher-exact") == (z[["n_a", "n_b"]].min(axis=1) < 30)).all()
     assert z["family"].str.startswith("group gap: domain=").all()  # the family is named
-    assert len(shown.columns) <= 10 and {"z", "count_a", "count_b", "significant_holm", "holm_over"}.isdisjoint(shown.columns)
+    assert len(shown.columns) <= 10 and {"z", "count_a", "count_b", "significant_holm", "family_size"}.isdisjoint(shown.columns)
     # the reader's columns stay: who is compared, the small-n caution, group sizes, the difference (its direction
     # in the header), corrected p-values, effect size
-    assert list(shown.columns) == ["domain", "model", "group_a", "group_b", "caution", "n_a", "n_b", "diff_a_minus_b", "p_holm", "cohen_h"]
+    assert list(shown.columns) == ["domain", "model", "group_a", "group_b", "caution", "n_a", "n_b", "diff", "p_holm", "cohen_h"]
     assert (z["caution"].fillna("") == "n < 30").tolist() == (z[["n_a", "n_b"]].min(axis=1) < 30).tolist()
     assert shown["p_holm"].tolist() == z["p_holm"].tolist()
     mw, _ = compact(pd.read_csv(full_report.tables["sentiment_vader_compound_mannwhitney"]))
@@ -219,7 +219,7 @@ AGREE = pd.DataFrame(
             "round": "r1",
             "task_type": "sentiment",
             "measure": "fleiss_kappa",
-            "value": 0.61,
+            "estimate": 0.61,
             "ci_low": 0.5,
             "ci_high": 0.7,
             "metric": "r1 (sentiment)",
@@ -228,7 +228,7 @@ AGREE = pd.DataFrame(
             "round": "r1",
             "task_type": "sentiment",
             "measure": "krippendorff_alpha_nominal",
-            "value": -0.1,
+            "estimate": -0.1,
             "ci_low": None,
             "ci_high": None,
             "metric": "r1 (sentiment)",
@@ -237,7 +237,7 @@ AGREE = pd.DataFrame(
             "round": "r1",
             "task_type": "sentiment",
             "measure": "percent_agreement",
-            "value": 0.8,
+            "estimate": 0.8,
             "ci_low": None,
             "ci_high": None,
             "metric": "r1 (sentiment)",
@@ -246,7 +246,7 @@ AGREE = pd.DataFrame(
             "round": "r1",
             "task_type": "sentiment",
             "measure": "majority_items",
-            "value": 58.0,
+            "estimate": 58.0,
             "ci_low": None,
             "ci_high": None,
             "metric": "r1 (sentiment)",
@@ -255,7 +255,7 @@ AGREE = pd.DataFrame(
             "round": "r1",
             "task_type": "sentiment",
             "measure": "majority_ties",
-            "value": 2.0,
+            "estimate": 2.0,
             "ci_low": None,
             "ci_high": None,
             "metric": "r1 (sentiment)",
@@ -373,7 +373,7 @@ def test_agreement_headline_survives_missing_counts_and_intervals(tmp_path):
                 "round": "r1",
                 "task_type": "sentiment",
                 "measure": "fleiss_kappa",
-                "value": None,
+                "estimate": None,
                 "ci_low": None,
                 "ci_high": None,
                 "metric": None,
@@ -383,14 +383,14 @@ def test_agreement_headline_survives_missing_counts_and_intervals(tmp_path):
                 "round": "r1",
                 "task_type": "sentiment",
                 "measure": "krippendorff_alpha_nominal",
-                "value": 0.4,
+                "estimate": 0.4,
                 "ci_low": None,
                 "ci_high": None,
                 "metric": None,
                 "n_items": 12,
             },
         ]
-    ).astype({"n_items": "Int64", "value": "float64"})
+    ).astype({"n_items": "Int64", "estimate": "float64"})
     write_table(pa.Table.from_pandas(t, preserve_index=False), run / "agreement.parquet", stage="agreement")
     res = build_report(run, tmp_path / "rep", n_boot=20)
     rows = {f.metric: f for f in res.headline if f.kind == "Annotator agreement"}

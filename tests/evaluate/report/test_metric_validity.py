@@ -19,8 +19,8 @@ CONFUSION |= {("positive", "negative"): 10, ("positive", "positive"): 5}
 
 
 def _row(measure, value, **kw):
-    base = {"round": "r1", "task_type": "regard", "metric": "judge", "group_by": None, "group": None, "group_b": None}
-    return {**base, "measure": measure, "value": value, **kw}
+    base = {"round": "r1", "task_type": "regard", "metric": "judge", "group_by": None, "group": None, "group_a": None, "group_b": None}
+    return {**base, "measure": measure, "estimate": value, **kw}
 
 
 def _validation_rows(confusion=CONFUSION) -> list[dict]:
@@ -38,8 +38,8 @@ def _validation_rows(confusion=CONFUSION) -> list[dict]:
         _row("group_miss_rate_negative", 0.5, n_items=10, group="male", **g),
         _row("group_false_alarm_rate_negative", 0.36, n_items=15, group="none", **g),
         _row("group_false_alarm_rate_negative", 0.10, n_items=15, group="male", **g),
-        _row("diff_false_alarm_rate_negative", 0.26, group="none", group_b="male", ci_low=0.01, ci_high=0.5, p_value_raw=0.049, **g),
-        _row("ratio_false_alarm_rate_negative", 3.6, group="none", group_b="male", ci_low=1.02, ci_high=12.7, p_value_raw=0.049, **g),
+        _row("diff_false_alarm_rate_negative", 0.26, group_a="none", group_b="male", ci_low=0.01, ci_high=0.5, p_value=0.049, **g),
+        _row("ratio_false_alarm_rate_negative", 3.6, group_a="none", group_b="male", ci_low=1.02, ci_high=12.7, p_value=0.049, **g),
     ]
     return rows
 
@@ -86,7 +86,7 @@ def test_a_valid_metric_keeps_its_evidence_and_every_accuracy_shows_its_majority
     assert not f.invalid and [v.verdict for v in verdicts(res.headline) if v.kind == "Metric fairness"] == ["evidence of a gap"]
     agree = pd.read_csv(res.tables["agreement"])
     acc = agree[(agree["measure"] == "accuracy") & agree["group"].isna()]
-    assert acc["value"].tolist() == [pytest.approx(0.80)] and acc["majority_baseline"].tolist() == [pytest.approx(20 / 50)]
+    assert acc["estimate"].tolist() == [pytest.approx(0.80)] and acc["majority_baseline"].tolist() == [pytest.approx(20 / 50)]
     per = pd.read_csv(res.tables["fairness_by_group"])
     # per group: the largest human-label count of the group (10 negative of 25 items) over the group's items
     assert per.loc[per["measure"] == "group_accuracy", "majority_baseline"].tolist() == [pytest.approx(10 / 25)] * 2

@@ -58,14 +58,14 @@ def test_ppi_section_shows_metric_next_to_ppi_share_and_exposes_the_gap_rows(tmp
     direct = df.assign(human=None)
     direct.loc[lab.index, "human"] = lab["_truth"]
     want = ppi_table(direct, metric_column="vader_label", human_column="human", label="negative", by="group")
-    got = shares[(shares["label"] == "negative") & (shares["measure"] == "share_ppi")].set_index("group")["value"]
-    exp = want[want["measure"] == "share_ppi"].set_index("group")["value"]
+    got = shares[(shares["label"] == "negative") & (shares["measure"] == "share_ppi")].set_index("group")["estimate"]
+    exp = want[want["measure"] == "share_ppi"].set_index("group")["estimate"]
     assert np.allclose(got.sort_index(), exp.sort_index(), atol=1e-12)
     assert any(p.name == "ppi_shares.png" for p in res.figures)
     loaded, _ = _load(discover_tables(tmp_path))
     gaps = round_ppi_gaps(loaded)
     neg = gaps[gaps["label"] == "negative"].iloc[0]
-    assert neg["group"] == "a" and neg["group_b"] == "b" and neg["ci_low"] <= 0 <= neg["ci_high"]
+    assert neg["group_a"] == "a" and neg["group_b"] == "b" and neg["ci_low"] <= 0 <= neg["ci_high"]
     metric_gap = pd.read_csv(res.tables["ppi_gaps"]).query("label == 'negative' and measure == 'gap_metric'").iloc[0]
     assert metric_gap["ci_low"] > 0  # the metric alone sees a gap that is not there
     assert round_ppi_gaps({"scores": df}) is None  # no round: no PPI rows for the headline
@@ -86,19 +86,28 @@ def test_with_a_round_the_headline_states_the_ppi_gap_with_its_wald_p_holm_corre
     assert len(found) == 1
     f = found[0]
     assert f.comparison == "a vs b" and f.family == "group_gap" and f.family_size == 1
-    assert f.estimate == pytest.approx(gaps["value"], abs=1e-12) and f.ci == pytest.approx((gaps["ci_low"], gaps["ci_high"]), abs=1e-12)
-    assert f.p == pytest.approx(2 * stats.norm.sf(abs(gaps["value"]) / gaps["se"]), rel=1e-9)  # one pair: Holm leaves it
+    assert f.estimate == pytest.approx(gaps["estimate"], abs=1e-12) and f.ci == pytest.approx((gaps["ci_low"], gaps["ci_high"]), abs=1e-12)
+    assert f.p == pytest.approx(2 * stats.norm.sf(abs(gaps["estimate"]) / gaps["se"]), rel=1e-9)  # one pair: Holm leaves it
     assert "interval includes 0" in " ".join(f.flags) or f.ci[0] <= 0 <= f.ci[1]
     head = pd.read_csv(res.tables["headline"])
     assert (head["finding"] == PPI_GAP_KIND).sum() == 1
     # three groups: three pairs, Holm over them (hand: sorted raw p times 3, 2, 1, made monotone, capped at 1)
     rows = []
     for g, (v, se) in {"a": (0.30, 0.05), "b": (0.20, 0.05), "c": (0.05, 0.05)}.items():
-        rows.append({"label": "negative", "measure": "share_ppi", "group": g, "group_b": None, "value": v, "se": se, "n_labelled": 40})
+        rows.append({"label": "negative", "measure": "share_ppi", "group": g, "group_b": None, "estimate": v, "se": se, "n_labelled": 40})
     for a, b_ in (("a", "b"), ("a", "c"), ("b", "c")):
         va, vb = {"a": 0.30, "b": 0.20, "c": 0.05}[a], {"a": 0.30, "b": 0.20, "c": 0.05}[b_]
         rows.append(
-            {"label": "negative", "measure": "gap_ppi", "group": a, "group_b": b_, "value": va - vb, "se": 0.05 * 2**0.5, "ci_low": -1, "ci_high": 1}
+            {
+                "label": "negative",
+                "measure": "gap_ppi",
+                "group_a": a,
+                "group_b": b_,
+                "estimate": va - vb,
+                "se": 0.05 * 2**0.5,
+                "ci_low": -1,
+                "ci_high": 1,
+            }
             | {"n_unlabelled": 100}
         )
     f3 = ppi_gap_finding(pd.DataFrame(rows), "vader_label", "negative", alpha=0.05)

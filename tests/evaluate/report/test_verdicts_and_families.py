@@ -129,7 +129,7 @@ def test_headline_csv_holds_every_finding_with_its_family_and_verdict(full_repor
         assert r["finding"] == f.kind and r["measure"] == f.metric and r["where"] == f.where
         if f.family:
             assert r["family"] == f.family and int(r["family_size"]) == f.family_size
-            assert r["p_corrected"] == pytest.approx(f.p, rel=1e-12, nan_ok=True)
+            assert r["p_holm"] == pytest.approx(f.p, rel=1e-12, nan_ok=True)
             assert r["verdict"] in ("evidence of a gap", "not enough data") or r["verdict"].startswith("no evidence at this size")
             assert (r["verdict"] == "evidence of a gap") == (not f.flags and f.p == f.p)
     md = (full_report.out / "report.md").read_text()
@@ -148,14 +148,14 @@ def test_model_vs_wikipedia_family_holds_every_group_x_model_and_the_cli_prints_
     for dom, sub in page.groupby("domain"):
         d = df[df["domain"] == dom]
         n_tests = d["group"].nunique() * (d["model"].nunique() - 1)  # every group x model of the domain
-        assert len(sub) == n_tests and set(sub["holm_over"]) == {n_tests}
+        assert len(sub) == n_tests and set(sub["family_size"]) == {n_tests}
         assert set(sub["family"]) == {f"model vs Wikipedia: domain={dom}; vader_label=positive"}
     out = tmp_path / "fam.csv"
     r = CliRunner().invoke(app, ["stats", "family", str(full_run / "scores.parquet"), "--kind", "model-vs-wikipedia", "--out", str(out)])
     assert r.exit_code == 0, r.output
     cli = pd.read_csv(out)
     key = ["domain", "group"]
-    merged = cli.merge(page.rename(columns={"model": "group_a"}), on=[*key, "group_a"], suffixes=("_cli", "_page"))
+    merged = cli.merge(page, on=[*key, "group_a"], suffixes=("_cli", "_page"))
     assert len(merged) == len(page) == len(cli)
     assert np.allclose(merged["p_holm_cli"], merged["p_holm_page"], equal_nan=True, rtol=0, atol=0)
     assert (merged["family_cli"] == merged["family_page"]).all()
@@ -164,7 +164,7 @@ def test_model_vs_wikipedia_family_holds_every_group_x_model_and_the_cli_prints_
         if f.kind == "Model vs Wikipedia" and f.metric == "Sentiment: share positive":
             dom, grp = f.where[:-1].split(" (")
             row = cli[(cli["domain"] == dom) & (cli["group"] == grp)].iloc[0]
-            assert f.p == pytest.approx(row["p_holm"], rel=1e-12) and f.family_size == row["holm_over"]
+            assert f.p == pytest.approx(row["p_holm"], rel=1e-12) and f.family_size == row["family_size"]
     # printed: the family and its size
     r = CliRunner().invoke(app, ["stats", "family", str(full_run / "scores.parquet"), "--kind", "group-gap"])
     assert r.exit_code == 0 and "family group gap: domain=gender; model=gpt2; vader_label=positive: 1 tests" in r.output, r.output
@@ -193,8 +193,8 @@ def test_demo_model_vs_wikipedia_family_and_cli_equal_the_page(quick_demo, tmp_p
     for dom, sub in page.groupby("domain"):
         d = df[(df["domain"] == dom) & df["vader_label"].notna()]
         both = {(g, m) for g, gd in d.groupby("group") for m in set(gd["model"]) - {"wikipedia"} if (gd["model"] == "wikipedia").any()}
-        assert len(sub) == len(both) and set(zip(sub["group"], sub["model"])) == both
-        assert set(sub["holm_over"]) == {int(sub["p_value"].notna().sum())}
+        assert len(sub) == len(both) and set(zip(sub["group"], sub["group_a"])) == both  # group_a: the model, group_b: the baseline
+        assert set(sub["family_size"]) == {int(sub["p_value"].notna().sum())}
     csv = pd.read_csv(run_dir / "report" / "tables" / "headline.csv")
     mv = csv[(csv["finding"] == "Model vs Wikipedia") & (csv["measure"] == "Sentiment: share positive")]
     out = tmp_path / "fam.csv"
@@ -208,8 +208,8 @@ def test_demo_model_vs_wikipedia_family_and_cli_equal_the_page(quick_demo, tmp_p
     for _, r in mv.iterrows():
         dom, grp = r["where"][:-1].split(" (")
         row = cli[(cli["domain"] == dom) & (cli["group"] == grp)].iloc[0]
-        assert r["family"] == "model_vs_wikipedia" and r["family_size"] == row["holm_over"]
+        assert r["family"] == "model_vs_wikipedia" and r["family_size"] == row["family_size"]
         if str(r["verdict"]).startswith("not enough data"):  # e.g. all texts of the group from one page: no claim, no p
-            assert math.isnan(r["p_corrected"]) and any(w in r["verdict"] for w in ("from one page", "no variation", " has 0 texts", " has 1 text"))
+            assert math.isnan(r["p_holm"]) and any(w in r["verdict"] for w in ("from one page", "no variation", " has 0 texts", " has 1 text"))
         else:
-            assert r["p_corrected"] == pytest.approx(row["p_holm"], rel=1e-12)
+            assert r["p_holm"] == pytest.approx(row["p_holm"], rel=1e-12)

@@ -23,14 +23,14 @@ def _tiny():
 
 def test_label_proportions_equal_hand_counts_and_nulls_are_counted():
     agg = aggregate(_tiny(), ["group"], labels=["vader_label"], n_boot=200, seed=1)
-    a = agg[(agg.group == "A")].set_index("value")
+    a = agg[(agg.group == "A")].set_index("label")
     # A: 4 rows, 1 null -> n_valid 3; positive 2/3, negative 1/3, neutral 0/3
     assert a.loc["positive", "n"] == 4 and a.loc["positive", "n_valid"] == 3 and a.loc["positive", "n_null"] == 1
     assert a.loc["positive", "n_error"] == 1
     assert a.loc["positive", "count"] == 2 and a.loc["positive", "estimate"] == pytest.approx(2 / 3)
     assert a.loc["negative", "estimate"] == pytest.approx(1 / 3)
     assert a.loc["neutral", "count"] == 0 and a.loc["neutral", "estimate"] == 0.0
-    b = agg[(agg.group == "B")].set_index("value")
+    b = agg[(agg.group == "B")].set_index("label")
     assert b.loc["neutral", "estimate"] == 0.5 and b.loc["positive", "estimate"] == 0.5
     # the row with a null group is its own group, not dropped: group sizes add up to the table
     assert set(agg.group) == {"A", "B", "(null)"}
@@ -116,15 +116,15 @@ def test_a_zero_count_gets_a_real_interval_not_the_bootstraps_zero_width_one():
     # 0 of 12 negative labels: Wilson upper bound z²/(n+z²) = 3.8415/15.8415 = 0.2425; the bootstrap gives [0, 0]
     t = pa.table({"group": ["A"] * 12, "vader_label": ["positive"] * 12})
     agg = aggregate(t, "group", labels="vader_label", label_order={"vader_label": ["positive", "negative"]})
-    neg = agg.set_index("value").loc["negative"]
+    neg = agg.set_index("label").loc["negative"]
     assert neg["count"] == 0 and neg["ci_low"] == 0.0
     assert neg["ci_high"] == pytest.approx(1.959963984540054**2 / (12 + 1.959963984540054**2), abs=1e-12)
     assert neg["ci_high"] == pytest.approx(0.24249, abs=1e-5)
-    pos = agg.set_index("value").loc["positive"]
+    pos = agg.set_index("label").loc["positive"]
     assert pos["ci_high"] == 1.0 and pos["ci_low"] == pytest.approx(1 - 0.24249, abs=1e-5)
     old = aggregate(t, "group", labels="vader_label", label_order={"vader_label": ["positive", "negative"]}, prop_ci="bootstrap")
-    # the bootstrap's [0, 0] at a zero count is replaced by Wilson's interval, and ci_method says so
-    assert tuple(old.set_index("value").loc["negative", ["ci_low", "ci_high", "ci_method"]]) == (0.0, neg["ci_high"], "wilson")
+    # the bootstrap's [0, 0] at a zero count is replaced by Wilson's interval, and method says so
+    assert tuple(old.set_index("label").loc["negative", ["ci_low", "ci_high", "method"]]) == (0.0, neg["ci_high"], "wilson")
     with pytest.raises(BiaskitError) as ei:
         aggregate(t, "group", labels="vader_label", prop_ci="normal")
     assert ei.value.code == "E080"

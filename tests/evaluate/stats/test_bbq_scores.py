@@ -71,7 +71,7 @@ def test_accuracy_and_bias_scores_equal_the_hand_computation():
     assert amb["accuracy"] == pytest.approx(40.0)
     assert amb["bias_score"] == pytest.approx(20.0)
     names = got.loc[("Age (names)", "ambig")]
-    assert names["accuracy"] == pytest.approx(100.0) and pd.isna(names["bias_score"]) and "undefined" in names["error"]
+    assert names["accuracy"] == pytest.approx(100.0) and pd.isna(names["bias_score"]) and "undefined" in names["reason"]
 
 
 def test_intervals_are_the_clustered_share_interval_by_question_index_mapped_to_the_score():
@@ -81,9 +81,9 @@ def test_intervals_are_the_clustered_share_interval_by_question_index_mapped_to_
     share = clustered_share_ci([1, 1, 1, 0, 1], ["1", "1", "1", "2", "2"])
     assert dis["bias_ci_low"] == pytest.approx(100 * (2 * share["ci_low"] - 1))
     assert dis["bias_ci_high"] == pytest.approx(100 * (2 * share["ci_high"] - 1))
-    assert "question_index" in dis["ci_method"] and dis["n_clusters"] == 2
+    assert "question_index" in dis["method"] and dis["n_clusters"] == 2
     amb = got.loc[("Age", "ambig")]
-    assert amb["bias_ci_low"] <= amb["bias_score"] <= amb["bias_ci_high"] and "bootstrap" in amb["ci_method"]
+    assert amb["bias_ci_low"] <= amb["bias_score"] <= amb["bias_ci_high"] and "bootstrap" in amb["method"]
 
 
 @pytest.mark.parametrize(
@@ -108,7 +108,7 @@ def test_text_predictions_are_matched_as_the_bbq_analysis_matches_them(predictio
 def test_group_with_only_unmatched_predictions_is_null_with_an_error_never_zero():
     t = pd.DataFrame([row("1", "neg", "ambig", 2, "banana"), row("1", "neg", "ambig", 2, "kiwi")])
     got = bbq_scores(t, "prediction").iloc[0]
-    assert got["n_unmatched"] == 2 and pd.isna(got["accuracy"]) and pd.isna(got["bias_score"]) and "no scored" in got["error"]
+    assert got["n_unmatched"] == 2 and pd.isna(got["accuracy"]) and pd.isna(got["bias_score"]) and "no scored" in got["reason"]
 
 
 def test_option_index_out_of_range_is_e416_and_a_missing_column_too():

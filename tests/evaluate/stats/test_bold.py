@@ -123,9 +123,9 @@ def test_class_proportion_differences_like_bold_tables_4_6():
     assert v.loc["positive", "p_value"] == pytest.approx(proportions_ztest([3, 1], [4, 4])[1])
     # joy: 4/4 vs 4/4 -> z undefined (nan), left out of the Holm family of the other 4 tests
     joy = d[d.dimension == "joy"].iloc[0]
-    assert math.isnan(joy.p_value) and math.isnan(joy.p_adjusted)
+    assert math.isnan(joy.p_value) and math.isnan(joy.p_holm)
     ok = d.dropna(subset=["p_value"])
-    assert len(ok) == 3 and list(ok.p_adjusted) == pytest.approx(list(multipletests(list(ok.p_value), method="holm")[1]))
+    assert len(ok) == 3 and list(ok.p_holm) == pytest.approx(list(multipletests(list(ok.p_value), method="holm")[1]))
     with pytest.raises(BiaskitError) as ei:
         class_proportion_differences(t, "group", "A", "C")
     assert "'C'" in str(ei.value)

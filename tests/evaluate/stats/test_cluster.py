@@ -198,3 +198,54 @@ def test_one_cluster_per_group_gives_no_interval_and_no_p_never_a_zero_width_one
     row = t.iloc[0]
     assert row["method"] == "none" and math.isnan(row["p_value"]) and math.isnan(row["ci_low"]) and math.isnan(row["p_holm"])
     assert "fewer than 3 clusters (1 and 1)" in row["reason"] and row["significant_holm"] is None
+
+
+def _cr2_mean_by_hand(y, cl):
+    """CR2 of y ~ 1 and Bell-McCaffrey df written out with explicit matrices (no biaskit code): A_c = (I - H_cc)^(-1/2),
+    V = M sum_c X_c' A_c e_c e_c' A_c X_c M with M = (X'X)^-1 = 1/n; g_c = (I - H)[c rows]' A_c X_c M, G = [g_c],
+    df = tr(G'G)^2 / tr((G'G)^2)."""
+    from scipy.linalg import sqrtm
+
+    n = len(y)
+    x = np.ones((n, 1))
+    m = np.linalg.inv(x.T @ x)
+    h = x @ m @ x.T
+    e = y - y.mean()
+    v, cols = 0.0, []
+    for c in np.unique(cl):
+        idx = np.flatnonzero(cl == c)
+        a = np.real(np.linalg.inv(sqrtm(np.eye(len(idx)) - h[np.ix_(idx, idx)])))
+        u = (m @ x[idx].T @ a @ e[idx]).item()
+        v += u * u
+        cols.append((np.eye(n) - h)[idx].T @ a @ x[idx] @ m)
+    g = np.hstack(cols)
+    gg = g.T @ g
+    return v, np.trace(gg) ** 2 / np.sum(gg * gg)
+
+
+@pytest.mark.parametrize("pages", [6, 40])
+def test_cluster_mean_and_design_effect_pick_cr2_below_30_clusters_and_name_it(pages):
+    from scipy import stats
+
+    from biaskit.evaluate.stats.cluster import cluster_mean, design_effect
+
+    rng = np.random.default_rng(pages)
+    cl = rng.integers(0, pages, 240)
+    y = (rng.random(240) < 0.2 + 0.3 * (cl % 3 == 0)).astype(float)
+    r, de = cluster_mean(y, cl), design_effect(y, cl)
+    iid = np.var(y, ddof=1) / len(y)
+    if pages < 30:  # CR2 with a t interval on the Bell-McCaffrey df, by hand
+        var, df = _cr2_mean_by_hand(y, cl)
+        t = stats.t.isf(0.025, df)
+        assert (r["method"], de["method"]) == ("cr2-bm-t", "cr2-bm-t") and r["df"] == pytest.approx(df, rel=1e-9)
+        assert r["se"] == pytest.approx(np.sqrt(var), rel=1e-9)
+        assert (r["ci_low"], r["ci_high"]) == pytest.approx((y.mean() - t * np.sqrt(var), y.mean() + t * np.sqrt(var)), rel=1e-9)
+        assert de["deff"] == pytest.approx(max(1.0, var / iid), rel=1e-9)
+    else:  # CR1 = statsmodels' intercept-only cluster fit
+        f = _sm_fit(y, np.ones(len(y)), cl)
+        assert (r["method"], de["method"]) == ("cr1-wald", "cr1-wald") and abs(r["se"] - f.bse[0]) < 1e-9
+        assert de["deff"] == pytest.approx(max(1.0, f.bse[0] ** 2 / iid), rel=1e-9)
+    assert r["n_clusters"] == de["n_clusters"] == len(np.unique(cl)) and r["reason"] is None
+    one = cluster_mean(y, np.zeros(len(y)))  # one cluster: nothing can be estimated, and it says why
+    assert one["method"] == "none" and np.isnan(one["ci_low"]) and "one cluster" in one["reason"]
+    assert design_effect(y, np.zeros(len(y)))["method"] == "none"

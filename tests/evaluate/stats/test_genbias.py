@@ -140,7 +140,7 @@ def test_probabilities_outside_0_1_are_refused():
     with pytest.raises(BiaskitError, match="E220"):
         gen_bias(rows, "p_x,p_y,p_z", n_boot=0)
     rows[0] = dict(rows[0], p_x=1.0 + 1e-9)  # float rounding of a softmax is accepted
-    assert gen_bias(rows, "p_x,p_y,p_z", n_boot=0).by_axis["error"].isna().all()
+    assert gen_bias(rows, "p_x,p_y,p_z", n_boot=0).by_axis["reason"].isna().all()
 
 
 def test_null_axis_descriptor_template_rows_are_counted_not_merged():
@@ -235,7 +235,7 @@ def test_per_model_and_errors():
         gen_bias([{k: v for k, v in r.items() if k != "template"} for r in _table()], "p_x,p_y", n_boot=0)
     one = gen_bias([r for r in _table() if r["descriptor"] == "d1"], "p_x,p_y,p_z", n_boot=0).by_axis.iloc[0]
     assert one["full_gen_bias"] is None or one["full_gen_bias"] != one["full_gen_bias"]
-    assert "fewer than 2 descriptors" in one["error"]
+    assert "fewer than 2 descriptors" in one["reason"]
 
 
 def test_cli_genbias_writes_the_folder_and_refuses_bad_input(tmp_path):
@@ -265,7 +265,7 @@ def test_cli_genbias_writes_the_folder_and_refuses_bad_input(tmp_path):
     paired = pd.read_csv(out / "paired.csv")  # the paired analysis by template of the first style (no *negative* style here)
     style = meta["styles"][0]
     want = paired_by_template(pd.DataFrame(_table()), style, within=["model", "axis"], n_boot=0)
-    assert len(paired) == len(want) and set(paired["value"]) == {style}
+    assert len(paired) == len(want) and set(paired["column"]) == {style}
     assert paired["mean_diff"].tolist() == pytest.approx(want["mean_diff"].tolist(), abs=1e-12)
     r = CliRunner().invoke(app, ["stats", "genbias", str(src), "--out", str(out)])
     assert r.exit_code == 1 and "E170" in r.output and "Traceback" not in r.output

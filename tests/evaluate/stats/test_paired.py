@@ -87,6 +87,6 @@ def test_likelihood_bias_cli_writes_the_paired_table(tmp_path):
     res = CliRunner().invoke(app, ["stats", "likelihood-bias", str(src), "--out", str(tmp_path / "lb.csv"), "--paired-out", str(tmp_path / "p.csv")])
     assert res.exit_code == 0, res.output
     p = pd.read_csv(tmp_path / "p.csv")
-    assert len(p) == 3 and set(p["value"]) == {"perplexity"}
+    assert len(p) == 3 and set(p["column"]) == {"perplexity"}
     want = paired_by_template(df, "perplexity")
     assert np.allclose(p["p_value"], want["p_value"], atol=1e-12)

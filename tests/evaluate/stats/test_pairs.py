@@ -52,17 +52,17 @@ def test_counts_share_clopper_pearson_binomial_and_holm_equal_the_reference_pack
     for bt, (n, hi, tie, lo, miss) in expect.items():
         row = res.loc[bt]
         assert (row.n_pairs, row.n_higher, row.n_ties, row.n_lower, row.n_missing, row.n_incomplete) == (n, hi, tie, lo, miss, 0)
-        assert row.value == pytest.approx(hi / n, abs=1e-15)  # a tie counts as not higher (CrowS-Pairs, lm-eval)
+        assert row.estimate == pytest.approx(hi / n, abs=1e-15)  # a tie counts as not higher (CrowS-Pairs, lm-eval)
         ref_lo, ref_hi = proportion_confint(hi, n, alpha=0.05, method="beta")
         assert (row.ci_low, row.ci_high) == (pytest.approx(ref_lo, abs=1e-12), pytest.approx(ref_hi, abs=1e-12))
         # the sign test: higher against lower, ties left out of the test
         assert row.p_value == pytest.approx(binomtest(hi, hi + lo, 0.5).pvalue, rel=1e-12)
     groups = ["gender", "race-color", "age"]
     holm = multipletests([binomtest(expect[g][1], expect[g][1] + expect[g][3], p=0.5).pvalue for g in groups], method="holm")[1]
-    assert list(res.loc[groups, "p_adjusted"]) == pytest.approx(list(holm), rel=1e-12)
+    assert list(res.loc[groups, "p_holm"]) == pytest.approx(list(holm), rel=1e-12)
     assert list(res.loc[groups, "family_size"]) == [3, 3, 3]
-    assert res.loc["all", "p_adjusted"] == res.loc["all", "p_value"] and res.loc["all", "family_size"] == 1
-    assert set(res["ci_method"]) == {"clopper-pearson"} and set(res["score_column"]) == {"s"}
+    assert res.loc["all", "p_holm"] == res.loc["all", "p_value"] and res.loc["all", "family_size"] == 1
+    assert set(res["method"]) == {"clopper-pearson"} and set(res["score_column"]) == {"s"}
 
 
 def test_a_pair_without_its_partner_is_counted_as_incomplete_and_the_first_row_is_first_without_more_less():
@@ -87,7 +87,7 @@ def test_one_set_of_rows_per_model_with_holm_within_each_model():
     assert got == {("m1", "x"): (6, 6), ("m1", "y"): (2, 0), ("m1", "all"): (8, 6), ("m2", "x"): (3, 0), ("m2", "y"): (5, 5), ("m2", "all"): (8, 5)}
     m1 = res[(res.model == "m1") & (res.bias_type != "all")]
     ref = multipletests([binomtest(6, 6).pvalue, binomtest(0, 2).pvalue], method="holm")[1]
-    assert list(m1.p_adjusted) == pytest.approx(list(ref), rel=1e-12)
+    assert list(m1.p_holm) == pytest.approx(list(ref), rel=1e-12)
 
 
 @pytest.mark.parametrize(
@@ -106,10 +106,10 @@ def test_tables_that_are_not_pairs_are_refused_with_a_coded_error(table, code, s
 
 
 def test_ties_lower_the_share_but_never_make_an_unbiased_model_significant():
-    # 10 higher, 10 lower, 30 ties: value = 10/50 = 0.2, yet higher and lower are equally frequent, so the sign test
+    # 10 higher, 10 lower, 30 ties: estimate = 10/50 = 0.2, yet higher and lower are equally frequent, so the sign test
     # gives p = 1; a binomial test of 10 of 50 against 1/2 would give p = 2.4e-5
     row = pair_stats(_pairs({"x": [(1.0, 0.0)] * 10 + [(0.0, 1.0)] * 10 + [(0.5, 0.5)] * 30}), "s").set_index("bias_type").loc["x"]
-    assert (row.n_pairs, row.n_higher, row.n_ties, row.value) == (50, 10, 30, 0.2)
+    assert (row.n_pairs, row.n_higher, row.n_ties, row.estimate) == (50, 10, 30, 0.2)
     assert row.p_value == 1.0 and binomtest(10, 50, 0.5).pvalue < 1e-4
 
 

@@ -88,13 +88,13 @@ def test_stats_ppi_cli_rows_equal_ppi_py(tmp_path):
         yu = (sub.loc[~lab, "vader_label"] == "negative").to_numpy(float)
         row = t[(t["group"] == g) & (t["measure"] == "share_ppi")].iloc[0]
         lo, hi = (float(np.squeeze(v)) for v in ppi_py.ppi_mean_ci(y, yh, yu, alpha=0.05))
-        assert abs(row["value"] - float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, yh, yu)))) < 1e-9
+        assert abs(row["estimate"] - float(np.squeeze(ppi_py.ppi_mean_pointestimate(y, yh, yu)))) < 1e-9
         assert abs(row["ci_low"] - lo) < 1e-9 and abs(row["ci_high"] - hi) < 1e-9
         assert row["n_labelled"] == 80 and row["n_unlabelled"] == 320 and row["method"] == "ppi++-wald"
-        se[g] = (row["value"], (hi - lo) / (2 * 1.959963984540054))
-    g = t[(t["measure"] == "gap_ppi") & (t["group"] == "a") & (t["group_b"] == "b")].iloc[0]
-    assert abs(g["value"] - (se["a"][0] - se["b"][0])) < 1e-12
-    assert abs(g["ci_high"] - g["value"] - 1.959963984540054 * np.hypot(se["a"][1], se["b"][1])) < 1e-9
+        se[g] = (row["estimate"], (hi - lo) / (2 * 1.959963984540054))
+    g = t[(t["measure"] == "gap_ppi") & (t["group_a"] == "a") & (t["group_b"] == "b")].iloc[0]
+    assert abs(g["estimate"] - (se["a"][0] - se["b"][0])) < 1e-12
+    assert abs(g["ci_high"] - g["estimate"] - 1.959963984540054 * np.hypot(se["a"][1], se["b"][1])) < 1e-9
     # classic PPI with --lam 1
     res = CliRunner().invoke(app, [*args, "--lam", "1"])
     assert res.exit_code == 0, res.output
@@ -141,7 +141,7 @@ def test_stats_ppi_from_a_round_joins_samples_by_biaskit_ids(tmp_path):
     direct = ppi_table(df, metric_column="vader_label", human_column="human", label="negative", by="group")
     a = from_round.sort_values(["measure", "group"]).reset_index(drop=True)
     b = direct.sort_values(["measure", "group"]).reset_index(drop=True)
-    assert np.allclose(a["value"], b["value"], atol=1e-12, equal_nan=True)
+    assert np.allclose(a["estimate"], b["estimate"], atol=1e-12, equal_nan=True)
     assert (a["n_labelled"] == b["n_labelled"]).all()
 
 
@@ -169,8 +169,8 @@ def test_a_group_too_small_for_ppi_gets_null_and_an_error_not_a_number():
     df = _frame(np.random.default_rng(0), ["a", "b"], n_rows=30, n_lab=1)
     t = ppi_table(df, metric_column="vader_label", human_column="human", label="negative", by="group")
     row = t[(t["measure"] == "share_ppi")].iloc[0]
-    assert pd.isna(row["value"]) and "at least 2 labelled" in row["error"]
-    assert ppi_gap_rows(t)["value"].isna().all()
+    assert pd.isna(row["estimate"]) and "at least 2 labelled" in row["reason"]
+    assert ppi_gap_rows(t)["estimate"].isna().all()
     with pytest.raises(BiaskitError) as e:
         ppi_mean([1.0], [1.0], [0.0, 1.0])
     assert e.value.code == "E342"

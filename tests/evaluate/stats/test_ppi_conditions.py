@@ -28,12 +28,12 @@ def test_a_rare_label_with_20_labelled_rows_gets_nan_and_the_reason_never_a_zero
     share = t[t["measure"] == "share_ppi"]
     # before: [0.000, 0.000] with se 0 wherever the 20 labelled rows held no negative (ppi_py gives the same)
     assert not ((share["ci_high"] - share["ci_low"]) == 0).any()
-    assert share["value"].isna().all() and (share["method"] == "none").all()
-    assert share["error"].str.contains("too few labelled rows for PPI's interval: 20 \\(needs 30\\)").all()
+    assert share["estimate"].isna().all() and (share["method"] == "none").all()
+    assert share["reason"].str.contains("too few labelled rows for PPI's interval: 20 \\(needs 30\\)").all()
     gaps = ppi_gap_rows(t)
-    assert gaps["value"].isna().all() and gaps["error"].str.contains("g00: too few labelled rows").any()
+    assert gaps["estimate"].isna().all() and gaps["reason"].str.contains("g00: too few labelled rows").any()
     # the human share keeps its (Wilson) interval: 0 of 20 is [0, 0.161], not a point
-    human = t[(t["measure"] == "share_human") & (t["value"] == 0)]
+    human = t[(t["measure"] == "share_human") & (t["estimate"] == 0)]
     assert len(human) and (human["ci_high"] > 0.16).all()
 
 

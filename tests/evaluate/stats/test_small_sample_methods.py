@@ -142,7 +142,7 @@ def test_one_cluster_or_null_cluster_ids_give_nan_with_a_reason_not_a_verdict(id
     assert row["method"] == "none" and row["significant"] is None and math.isnan(row["p_value"]) and math.isnan(row["ci_low"])
     assert ("null" if ids[0] is None else "fewer than 3 clusters") in row["reason"]
     agg = aggregate(t, "group", labels="vader_label", cluster="page_id")
-    assert agg["ci_low"].isna().all() and (agg["ci_method"] == "none").all()
+    assert agg["ci_low"].isna().all() and (agg["method"] == "none").all()
     assert agg["n_clusters"].tolist() == [0 if ids[0] is None else 1] * len(agg)
     assert agg["reason"].str.contains("null" if ids[0] is None else "one cluster").all()
 
@@ -168,9 +168,9 @@ def test_bootstrap_share_interval_is_never_zero_width(count):
 
     t = pd.DataFrame({"group": ["a"] * 8, "vader_label": ["positive"] * count + ["negative"] * (8 - count)})
     agg = aggregate(t, "group", labels="vader_label", label_order={"vader_label": ["positive", "negative"]}, prop_ci="bootstrap")
-    row = agg.set_index("value").loc["positive"]
+    row = agg.set_index("label").loc["positive"]
     lo, hi = proportion_confint(count, 8, method="wilson")  # 0/8: [0, 0.3244]; 8/8: [0.6756, 1]
-    assert row["ci_high"] - row["ci_low"] > 0.3 and row["ci_method"] == "wilson"
+    assert row["ci_high"] - row["ci_low"] > 0.3 and row["method"] == "wilson"
     assert row["ci_low"] == pytest.approx(lo, abs=1e-12) and row["ci_high"] == pytest.approx(hi, abs=1e-12)
 
 

@@ -78,7 +78,9 @@ class JudgeMetric(Metric):
             "first (first token of each label) or sum (summed log-probs of all its tokens; hf only)",
             choices=("first", "sum"),
         ),
-        Param("orders", 1, "ask with the labels in this many orders (judge_flip; probabilities averaged over orders)", "int"),
+        Param(
+            "orders", 2, "ask with the labels in this many orders (judge_flip; probabilities averaged over orders; K forward passes per text)", "int"
+        ),
         Param("instructions", "", "comma-separated paraphrased instruction .yaml files asked as well (judge_prompt_flip)"),
         Param("repeats", 0, "draw this many sampled answers (>= 2) for test-retest agreement (judge_retest)", "int"),
         Param("temperature", 1.0, "sampling temperature of the repeats", "float"),
@@ -327,7 +329,8 @@ def judge_notes(scored: pa.Table, name: str = "judge", model: Any = None, n_orde
     if n_orders == 1:
         out.append(
             "the labels are read with the options in one order only (judge.orders=1): not order-debiased, and the "
-            "order-flip rate is unknown; pass judge.orders=2 or more to average the probabilities over orders (judge_flip)"
+            "order-flip rate is unknown; the default judge.orders=2 averages the probabilities over two orders (judge_flip; "
+            "2 forward passes per text)"
         )
     labels = [v for v in scored.column(f"{name}_label").to_pylist() if v is not None] if f"{name}_label" in scored.column_names else []
     if labels:

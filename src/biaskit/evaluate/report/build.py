@@ -20,6 +20,7 @@ from biaskit.evaluate.report.model import SECTIONS, Figure, Finding, Section, Sk
 from biaskit.evaluate.report.plots import save_figure
 from biaskit.evaluate.report.tables import write_table_files
 from biaskit.evaluate.stats._common import check_alpha
+from biaskit.evaluate.stats.columns import upgrade_agreement_table
 from biaskit.io import SUFFIXES, read_manifest, read_table, table_format, write_text_atomic
 from biaskit.jsonread import read_back
 from biaskit.ownership import claim_stagewise, mark_stagewise
@@ -95,7 +96,7 @@ def _load(tables: dict[str, Path], manifests: dict[str, dict] | None = None) -> 
         except BiaskitError as exc:
             overview.append((name, str(p), None, f"not read: {exc.what}"))
             continue
-        df = t.to_pandas()
+        df = upgrade_agreement_table(t.to_pandas())  # a validation table written before the column vocabulary
         loaded[name] = df
         if manifests is not None:
             try:

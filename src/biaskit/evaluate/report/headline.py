@@ -40,7 +40,7 @@ EVIDENCE = "evidence of a gap"
 NOT_ENOUGH = "not enough data"
 NOT_VALID = "metric not valid here"
 #: the columns of ``headline.csv``
-CSV_COLUMNS = ("finding", "measure", "where", "comparison", "estimate", "ci_low", "ci_high", "p_corrected", "family", "family_size", "n", "verdict")
+CSV_COLUMNS = ("finding", "measure", "where", "comparison", "estimate", "ci_low", "ci_high", "p_holm", "family", "family_size", "n", "verdict")
 
 
 def check_min_gap(min_gap: float) -> float:
@@ -214,7 +214,7 @@ def headline_frame(headline, alpha: float = 0.05, min_gap: float = MIN_GAP):
                 "estimate": f.estimate,
                 "ci_low": ci[0],
                 "ci_high": ci[1],
-                "p_corrected": f.p,
+                "p_holm": f.p,
                 "family": f.family,
                 "family_size": f.family_size,
                 "n": f.n,

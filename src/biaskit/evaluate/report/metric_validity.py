@@ -70,7 +70,7 @@ def confusion_of(rows, metric: str) -> tuple[np.ndarray, list[str]] | None:
         c = c[c["group"].isna()]
     if not len(c):
         return None
-    cells = [(str(m).split(":")[1], str(m).split(":")[2], float(x)) for m, x in zip(c["measure"], c["value"]) if x == x]
+    cells = [(str(m).split(":")[1], str(m).split(":")[2], float(x)) for m, x in zip(c["measure"], c["estimate"]) if x == x]
     labs = list(dict.fromkeys([h for h, _, _ in cells] + [j for _, j, _ in cells]))
     cm = np.zeros((len(labs), len(labs)))
     for h, j, x in cells:
@@ -92,7 +92,7 @@ def validation_rows(loaded: dict[str, Any]):
     """Every agreement-stage row of the run that names a metric (one frame), or None."""
     import pandas as pd
 
-    frames = [d for d in loaded.values() if {"measure", "value", "metric"} <= set(d.columns)]
+    frames = [d for d in loaded.values() if {"measure", "estimate", "metric"} <= set(d.columns)]
     if not frames:
         return None
     v = pd.concat(frames, ignore_index=True)
@@ -103,11 +103,11 @@ def _order_flip(loaded: dict[str, Any], rows, metric: str) -> float | None:
     """The share of texts whose label changed with the option order: a validation row ``order_flip_rate`` of the
     metric, else (for the judge) the mean of the scores table's ``judge_flip``."""
     if rows is not None:
-        r = rows[(rows["metric"] == metric) & (rows["measure"] == "order_flip_rate") & rows["value"].notna()]
+        r = rows[(rows["metric"] == metric) & (rows["measure"] == "order_flip_rate") & rows["estimate"].notna()]
         if "group" in r.columns:
             r = r[r["group"].isna()]
         if len(r):
-            return float(r.iloc[0]["value"])
+            return float(r.iloc[0]["estimate"])
     col = f"{metric}_flip"
     for d in loaded.values():
         if col in d.columns and d[col].notna().any():
@@ -186,7 +186,7 @@ def with_majority_baseline(rows):
                 same = same[same["group_by"] == r["group_by"]]
             counts = same["n_items"].dropna()
             base[i] = float(counts.max() / r["n_items"]) if len(counts) else None
-    at = list(out.columns).index("value") + 1 if "value" in out.columns else len(out.columns)
+    at = list(out.columns).index("estimate") + 1 if "estimate" in out.columns else len(out.columns)
     out.insert(at, "majority_baseline", base)
     return out
 

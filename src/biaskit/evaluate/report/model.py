@@ -224,7 +224,7 @@ def with_bh(df, fn, *args, family: list[str] | None = None, **kw):
 
     ``family``: the columns whose values make one correction family (default: the ``within`` columns the
     tests ran in); e.g. model-vs-Wikipedia tests run per domain and group but are corrected over every group of
-    the domain. Adds ``holm_over`` (the number of tests in the row's family) and ``caution`` (a group under
+    the domain. Adds ``family_size`` (the number of tests in the row's family) and ``caution`` (a group under
     :data:`MIN_GROUP_N` texts), next to the groups compared (:func:`biaskit.evaluate.stats.families.correct_family`)."""
     fam_cols = kw.get("within", []) if family is None else family
     return correct_family(fn(*args, correction="holm", **kw), fam_cols)

@@ -226,7 +226,7 @@ def split_count_measures(df):
     or has any value outside [-1, 1]."""
     import pandas as pd
 
-    vals = pd.to_numeric(df["value"], errors="coerce")
+    vals = pd.to_numeric(df["estimate"], errors="coerce")
     out_of_scale = set(df.loc[vals.abs() > 1, "measure"])
     counts = {m for m in df["measure"] if m in COUNT_MEASURES or str(m).startswith(COUNT_PREFIXES) or m in out_of_scale}
     return df[~df["measure"].isin(counts)], sorted(counts)
@@ -253,7 +253,7 @@ def agreement_chart(df, path: str | Path | None, *, title: str = "Metric vs huma
     for i, ms in enumerate(measures):
         sub = df[df["measure"] == ms].drop_duplicates("metric").set_index("metric")
         pos = x - 0.4 + width * (i + 0.5)
-        heights = [num(sub.loc[m, "value"]) if m in sub.index else float("nan") for m in metrics]
+        heights = [num(sub.loc[m, "estimate"]) if m in sub.index else float("nan") for m in metrics]
         keep = [(px, v, m) for px, v, m in zip(pos, heights, metrics) if v == v]
         ax.bar([k[0] for k in keep], [k[1] for k in keep], width=width, color=_FALLBACK[i % len(_FALLBACK)], label=ms)
         for px, v, m in keep:
@@ -267,7 +267,7 @@ def agreement_chart(df, path: str | Path | None, *, title: str = "Metric vs huma
     ax.axhline(0, color="black", linewidth=0.8)
     ax.set_xticks(x)
     ax.set_xticklabels([shorten(m, 30) for m in metrics], fontsize=9)
-    lo = min([0.0] + [num(v) for v in df["value"] if num(v) == num(v)])
+    lo = min([0.0] + [num(v) for v in df["estimate"] if num(v) == num(v)])
     ax.set_ylim(min(lo * 1.15, 0), 1.12)
     ax.set_ylabel("value (-1..1 scale)" if lo < 0 else "value (0..1 scale)")
     if measures:

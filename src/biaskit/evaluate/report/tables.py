@@ -71,7 +71,7 @@ def html_table(df, *, max_rows: int | None = 60, floatfmt: str = ".3f") -> str:
 #: columns a statistics table shows on the report page at most (the CSV always has every column)
 MAX_SHOWN_COLUMNS = 10
 #: columns left off the page (they stay in the CSV): test statistics and counts a reader rarely needs
-HIDDEN_COLUMNS = ("z", "u", "count_a", "count_b", "significant_holm", "mean", "dof", "holm_over", "family", "family_size", "ci_method", "p_floor")
+HIDDEN_COLUMNS = ("z", "u", "count_a", "count_b", "significant_holm", "mean", "dof", "family", "family_size", "p_floor")
 #: columns left off the page when every value is 0 (nothing to see)
 HIDDEN_IF_ZERO = ("n_null", "n_error", "n_null_a", "n_null_b", "n_untestable")
 #: when a table is still wider than MAX_SHOWN_COLUMNS, these go first (in this order, pairs together); the

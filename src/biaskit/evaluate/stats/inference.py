@@ -1,7 +1,7 @@
 """The one inference layer of biaskit: intervals, exact tests, p floors and power, so that a number means the
 same in every report section, the headline, the ``stats`` commands and ``annotate validate``.
 
-Intervals (every table names its method in a ``ci_method`` column or its caption):
+Intervals (every table names its method in a ``method`` column or its caption):
 
 * a share or rate per group (``count`` of ``n``): :func:`proportion_interval` / :func:`proportion_intervals`,
   Wilson score (default, :data:`WILSON`) or Clopper-Pearson (exact, :data:`CLOPPER_PEARSON`); equal to
@@ -322,6 +322,34 @@ def bca_interval(
     if not (np.isfinite(lo) and np.isfinite(hi)) or hi - lo <= 0:
         return None, None
     return lo, hi
+
+
+#: the method name of an interval the data support no method for (a collapsed bootstrap of a figure that is no share)
+NO_METHOD = "none"
+#: an interval narrower than this (relative to its bounds) has collapsed: weighted sums of resamples that all give 1
+#: can come out as [0.9999999999999999, 1.0]
+ZERO_WIDTH = 1e-12
+
+
+def never_zero_width(
+    lo: float | None, hi: float | None, *, method: str, share: tuple[int, int] | None = None, level: float = LEVEL
+) -> tuple[float | None, float | None, str | None, str | None]:
+    """A bootstrap interval ``(lo, hi)`` (made by ``method``) as a table may show it: ``(lo, hi, method, reason)``.
+
+    A finite sample never gets a point as its interval. When the bootstrap collapsed (every resample gives the
+    same value: 0 of n, n of n, perfect or no agreement), the figure gets Wilson's interval of ``share`` =
+    ``(count, n)`` where it is a share (method :data:`WILSON`; 8 of 8 gives [0.676, 1.0]), else no interval:
+    ``(None, None, NO_METHOD, reason)``. An interval that has width is returned as it is; none at all (None: no
+    resamples asked for) gives ``(None, None, None, None)``.
+    ``stats aggregate --prop-ci bootstrap``, Likelihood Bias and ``annotate validate`` go through it."""
+    if lo is None or hi is None:
+        return None, None, None, None
+    if np.isfinite(lo) and np.isfinite(hi) and hi - lo > ZERO_WIDTH * max(1.0, abs(lo), abs(hi)):
+        return float(lo), float(hi), method, None
+    if share is not None and share[1] > 0:
+        wlo, whi = proportion_interval(int(share[0]), int(share[1]), level=level)
+        return wlo, whi, WILSON, None
+    return None, None, NO_METHOD, f"the bootstrap collapsed to a point (every resample gives {float(lo):.3g}): no interval"
 
 
 def n_per_group_for_gap(p: float, gap: float, alpha: float, *, power: float = 0.8) -> int | None:

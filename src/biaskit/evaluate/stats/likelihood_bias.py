@@ -21,7 +21,7 @@ import numpy as np
 from biaskit.bootstrap import percentile_interval
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.stats._common import check_alpha, fill_keys, require_columns, to_frame
-from biaskit.evaluate.stats.inference import proportion_interval
+from biaskit.evaluate.stats.inference import never_zero_width
 from biaskit.evaluate.stats.significance import mwu_two_sided
 
 
@@ -244,11 +244,9 @@ def likelihood_bias_interval(pairs: Any, *, n_boot: int = 1000, seed: int = 0, l
         return None
 
     lo, hi = percentile_interval(fr, level)
-    if hi - lo <= 0:
-        # every resample gives the same share (no pair differs, or every pair does): the bootstrap has collapsed to a
-        # point. A finite sample never gets a point as its interval: the Wilson interval of the share with n = the
-        # number of descriptors (the unit resampled, the independent units behind the dependent pairs) instead
-
-        share = float(diff.mean())
-        return proportion_interval(round(share * len(descs)), len(descs), level=level)
-    return lo, hi
+    # every resample may give the same share (no pair differs, or every pair does): the bootstrap has collapsed to a
+    # point. The inference layer's guard gives the Wilson interval of the share with n = the number of descriptors
+    # (the unit resampled, the independent units behind the dependent pairs) instead
+    share = float(diff.mean())
+    got = never_zero_width(lo, hi, method="percentile bootstrap", share=(round(share * len(descs)), len(descs)), level=level)
+    return None if got[0] is None or got[1] is None else (got[0], got[1])

@@ -6,7 +6,7 @@ mean(value | B, t)`` removes it. Per descriptor pair (within each axis):
 
 - ``mean_diff`` / ``median_diff`` over the templates that hold both descriptors (``n_templates``);
 - a Wilcoxon signed-rank test of the ``d_t`` (``scipy.stats.wilcoxon``, two-sided, zero differences dropped;
-  ``p_adjusted`` Holm over the pairs of the axis);
+  ``p_holm`` Holm over the pairs of the axis);
 - a paired bootstrap over templates: ``ci_low``/``ci_high`` of ``mean_diff`` (percentile; the templates are
   resampled with replacement, each keeping its pair of values);
 - template sensitivity: ``sd_diff`` (ddof 1), ``min_diff``, ``max_diff`` and ``range_diff`` of the ``d_t``: how
@@ -31,7 +31,7 @@ from biaskit.evaluate.stats.significance import correct_pvalues
 PAIRED_COLUMNS = [
     "descriptor_a",
     "descriptor_b",
-    "value",
+    "column",
     "n_templates",
     "mean_diff",
     "median_diff",
@@ -39,7 +39,7 @@ PAIRED_COLUMNS = [
     "ci_high",
     "wilcoxon_w",
     "p_value",
-    "p_adjusted",
+    "p_holm",
     "sd_diff",
     "min_diff",
     "max_diff",
@@ -125,13 +125,13 @@ def paired_by_template(
                     **dict(zip(within, wkey)),
                     "descriptor_a": a,
                     "descriptor_b": b,
-                    "value": value,
+                    "column": value,
                     **_pair_row(d, rng, n_boot, level),
                     "method": METHOD,
                 }
             )
         for r, p in zip(fam_rows, correct_pvalues([r["p_value"] for r in fam_rows], "holm")):
-            r["p_adjusted"] = p
+            r["p_holm"] = p
         rows += fam_rows
     return pd.DataFrame(rows, columns=[*within, *PAIRED_COLUMNS])
 

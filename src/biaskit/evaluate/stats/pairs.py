@@ -7,16 +7,16 @@ row is the second. Per group (``by``, e.g. ``bias_type``) and for all pairs toge
 
 - ``n_pairs``: pairs with a score on both rows; ``n_higher`` / ``n_ties`` / ``n_lower``: pairs whose first
   variant scores higher than / the same as / lower than the second;
-- ``value`` = ``n_higher / n_pairs``: the share of pairs whose first variant scores higher. A tie counts as not
+- ``estimate`` = ``n_higher / n_pairs``: the share of pairs whose first variant scores higher. A tie counts as not
   higher, as in CrowS-Pairs' own metric and lm-evaluation-harness' ``pct_stereotype``; ties are never dropped:
   ``n_ties`` says how many there are;
-- ``ci_low`` / ``ci_high``: Clopper-Pearson interval of that share (``ci_method``);
+- ``ci_low`` / ``ci_high``: Clopper-Pearson interval of that share (``method``);
 - ``p_value``: the sign test, a two-sided exact binomial test of ``n_higher`` of ``n_higher + n_lower`` against 1/2
   (``scipy.stats.binomtest``): an unbiased model scores the first variant higher as often as lower. Tied pairs are
-  left out of the test: they are counted as not higher in ``value``, so testing ``n_higher`` of ``n_pairs`` against
+  left out of the test: they are counted as not higher in ``estimate``, so testing ``n_higher`` of ``n_pairs`` against
   1/2 would call a model with many ties biased (1% ties in a million unbiased pairs gives p = 1e-16);
-- ``p_adjusted``: Holm over the groups (one family per model; ``family_size`` tests). The ``all`` row is a test
-  of its own (a family of one: ``p_adjusted`` = ``p_value``);
+- ``p_holm``: Holm over the groups (one family per model; ``family_size`` tests). The ``all`` row is a test
+  of its own (a family of one: ``p_holm`` = ``p_value``);
 - ``n_missing``: complete pairs left out because a score is null (a failed row: its ``error`` says why);
   ``n_incomplete``: pairs with one row only (its partner is not in the table).
 
@@ -46,12 +46,12 @@ FIRST_VARIANT, SECOND_VARIANT = "more", "less"
 COUNT_COLUMNS = ("n_pairs", "n_higher", "n_ties", "n_lower")
 RESULT_COLUMNS = (
     *COUNT_COLUMNS,
-    "value",
+    "estimate",
     "ci_low",
     "ci_high",
-    "ci_method",
+    "method",
     "p_value",
-    "p_adjusted",
+    "p_holm",
     "family_size",
     "n_missing",
     "n_incomplete",
@@ -201,21 +201,21 @@ def _with_tests(df, by: str, score_column: str, level: float, *, has_model: bool
     """The share, its Clopper-Pearson interval, the binomial p and Holm over the groups of each model."""
     n, k = df["n_pairs"].to_numpy(), df["n_higher"].to_numpy()
     with np.errstate(invalid="ignore", divide="ignore"):
-        df["value"] = np.where(n > 0, k / np.maximum(n, 1), np.nan)
+        df["estimate"] = np.where(n > 0, k / np.maximum(n, 1), np.nan)
     lo, hi = proportion_intervals(k, n, level=level, method=CLOPPER_PEARSON)
-    df["ci_low"], df["ci_high"], df["ci_method"] = lo, hi, CLOPPER_PEARSON
+    df["ci_low"], df["ci_high"], df["method"] = lo, hi, CLOPPER_PEARSON
     # the sign test: higher against lower, ties left out of the test (under no bias P(higher) = P(lower); with ties
     # counted as not higher, n_higher of n_pairs would be below 1/2 by the ties alone)
     df["p_value"] = binomial_p_half(k, k + df["n_lower"].to_numpy())
-    df["p_adjusted"] = np.nan
+    df["p_holm"] = np.nan
     df["family_size"] = 0
     for _, g in df.groupby("model", sort=False, dropna=False):
         groups = g.index[g[by] != ALL]
         ps = [None if p != p else float(p) for p in df.loc[groups, "p_value"]]
-        df.loc[groups, "p_adjusted"] = [np.nan if a is None else a for a in holm_list(ps)]
+        df.loc[groups, "p_holm"] = [np.nan if a is None else a for a in holm_list(ps)]
         df.loc[groups, "family_size"] = sum(p is not None for p in ps)
         alls = g.index[g[by] == ALL]
-        df.loc[alls, "p_adjusted"] = df.loc[alls, "p_value"]
+        df.loc[alls, "p_holm"] = df.loc[alls, "p_value"]
         df.loc[alls, "family_size"] = int(df.loc[alls, "p_value"].notna().sum())
     df["score_column"] = score_column
     cols = (["model"] if has_model else []) + [by, *RESULT_COLUMNS]

@@ -34,7 +34,21 @@ from biaskit.labels import check_values
 #: the ``measure`` values of :func:`ppi_table`'s rows
 MEASURES = ("share_metric", "share_human", "share_ppi", "gap_metric", "gap_human", "gap_ppi")
 #: columns of :func:`ppi_table`'s result
-PPI_COLUMNS = ["group", "group_b", "measure", "value", "ci_low", "ci_high", "se", "n_labelled", "n_unlabelled", "lam", "method", "error"]
+PPI_COLUMNS = [
+    "group",
+    "group_a",
+    "group_b",
+    "measure",
+    "estimate",
+    "ci_low",
+    "ci_high",
+    "se",
+    "n_labelled",
+    "n_unlabelled",
+    "lam",
+    "method",
+    "reason",
+]
 
 
 #: PPI's normal interval is given only where a group meets its conditions (else nan and the reason, never a
@@ -156,27 +170,27 @@ def _group_rows(g, y_lab, yh_lab, unl, lam, level) -> tuple[list[dict], dict | N
     counts = {"n_labelled": n, "n_unlabelled": big_n}
     km = int(yh_all.sum())
     lo, hi = proportion_ci(km, int(yh_all.size), ci=level)
-    rows = [_row(g, "share_metric", value=km / yh_all.size, ci_low=lo, ci_high=hi, method="wilson", **counts)]
+    rows = [_row(g, "share_metric", estimate=km / yh_all.size, ci_low=lo, ci_high=hi, method="wilson", **counts)]
     if n:
         kh = int(y_lab.sum())
         lo, hi = proportion_ci(kh, n, ci=level)
-        rows.append(_row(g, "share_human", value=kh / n, ci_low=lo, ci_high=hi, method="wilson", **counts))
+        rows.append(_row(g, "share_human", estimate=kh / n, ci_low=lo, ci_high=hi, method="wilson", **counts))
     else:
-        rows.append(_row(g, "share_human", method="wilson", error="no labelled row in this group", **counts))
+        rows.append(_row(g, "share_human", method="wilson", reason="no labelled row in this group", **counts))
     try:
         est = ppi_mean(y_lab, yh_lab, unl, lam=lam, level=level)
     except BiaskitError as exc:
-        rows.append(_row(g, "share_ppi", method="none", error=exc.what, **counts))
+        rows.append(_row(g, "share_ppi", method="none", reason=exc.what, **counts))
         return rows, None
     why = ppi_condition_failed(y_lab, km / yh_all.size) or (None if est["se"] > 0 else "PPI's standard error is 0: no spread to estimate it from")
     if why is not None:  # never a confident number from a method whose condition fails: nan and the reason
-        rows.append(_row(g, "share_ppi", method="none", error=why, **counts))
+        rows.append(_row(g, "share_ppi", method="none", reason=why, **counts))
         return rows, None
     rows.append(
         _row(
             g,
             "share_ppi",
-            value=est["estimate"],
+            estimate=est["estimate"],
             ci_low=est["ci_low"],
             ci_high=est["ci_high"],
             se=est["se"],
@@ -204,7 +218,7 @@ def ppi_shares(groups: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], *, 
         rows += r
         est[g] = e
         counts[g] = (int(allm.sum()), int(allm.size), int(y.sum()), int(y.size), int(yu.size))
-    reasons = {r["group"]: r["error"] for r in rows if r["measure"] == "share_ppi" and r["error"]}
+    reasons = {r["group"]: r["reason"] for r in rows if r["measure"] == "share_ppi" and r["reason"]}
     for a, b in itertools.combinations(sorted(groups), 2):
         rows += _gap_rows(a, b, counts, est, lam, level, reasons)
     return pd.DataFrame(rows, columns=PPI_COLUMNS)
@@ -213,21 +227,21 @@ def ppi_shares(groups: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], *, 
 def _gap_rows(a, b, counts, est, lam, level, reasons: dict) -> list[dict]:
     kma, nma, kha, nha, ua = counts[a]
     kmb, nmb, khb, nhb, ub = counts[b]
-    both = {"group_b": b, "n_labelled": nha + nhb, "n_unlabelled": ua + ub}
+    both = {"group_a": a, "group_b": b, "n_labelled": nha + nhb, "n_unlabelled": ua + ub}
     lo, hi = newcombe_interval(kma, nma, kmb, nmb, level=level)
-    out = [_row(a, "gap_metric", value=kma / nma - kmb / nmb, ci_low=lo, ci_high=hi, method="newcombe", **both)]
+    out = [_row(None, "gap_metric", estimate=kma / nma - kmb / nmb, ci_low=lo, ci_high=hi, method="newcombe", **both)]
     if nha and nhb:
         lo, hi = newcombe_interval(kha, nha, khb, nhb, level=level)
-        out.append(_row(a, "gap_human", value=kha / nha - khb / nhb, ci_low=lo, ci_high=hi, method="newcombe", **both))
+        out.append(_row(None, "gap_human", estimate=kha / nha - khb / nhb, ci_low=lo, ci_high=hi, method="newcombe", **both))
     else:
-        out.append(_row(a, "gap_human", method="newcombe", error="a group has no labelled row", **both))
+        out.append(_row(None, "gap_human", method="newcombe", reason="a group has no labelled row", **both))
     meth = ("ppi++-wald" if lam is None else "ppi-wald") + " (independent groups)"
     if est[a] is None or est[b] is None:
         why = "; ".join(f"{g}: {r}" for g, r in ((a, reasons.get(a)), (b, reasons.get(b))) if r)
-        out.append(_row(a, "gap_ppi", method="none", error=f"the PPI share of a group is undefined ({why})", **both))
+        out.append(_row(None, "gap_ppi", method="none", reason=f"the PPI share of a group is undefined ({why})", **both))
     else:
         gp = gap(est[a], est[b], level=level)
-        out.append(_row(a, "gap_ppi", value=gp["estimate"], ci_low=gp["ci_low"], ci_high=gp["ci_high"], se=gp["se"], method=meth, **both))
+        out.append(_row(None, "gap_ppi", estimate=gp["estimate"], ci_low=gp["ci_low"], ci_high=gp["ci_high"], se=gp["se"], method=meth, **both))
     return out
 
 

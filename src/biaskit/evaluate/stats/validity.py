@@ -13,6 +13,7 @@ from typing import Any
 
 from biaskit.evaluate.stats._common import as_list, check_ci, column_counts, fill_keys, groups_of, require_columns, to_frame
 from biaskit.evaluate.stats.aggregate import proportion_ci
+from biaskit.evaluate.stats.columns import corrected_p
 from biaskit.evaluate.stats.significance import chi2_by, correct_pvalues
 
 VALIDITY_BY = ("model", "language", "subject_category")
@@ -61,12 +62,14 @@ def validity_tests(
 ):
     """Chi-square test of homogeneity (no continuity correction) of valid / not valid across ``category``,
     one test per value of ``within`` (columns the table lacks are left out): ``groups``, ``n``, ``chi2``,
-    ``dof``, ``p_value``, ``cramers_v``, ``p_adjusted`` (``correction`` over the tests: holm, bh or none).
+    ``dof``, ``p_value``, ``cramers_v``, ``p_holm`` / ``p_bh`` (``correction`` over the tests; none: no corrected p).
     A test is undefined (nan) with fewer than two categories or when every fill-in is valid (or none is)."""
     df = to_frame(table)
     require_columns(df, [column, category], "validity test", _HINT)
     within = [c for c in as_list(within) if c in df.columns]
     res = chi2_by(df, category, column, within=within)
     res = res.drop(columns=["labels"])
-    res["p_adjusted"] = correct_pvalues(res["p_value"].tolist(), correction)
+    col = corrected_p(correction)
+    if col is not None:
+        res[col] = correct_pvalues(res["p_value"].tolist(), correction)
     return res

@@ -10,9 +10,9 @@ from biaskit.evaluate.report.plots import agreement_chart, split_count_measures
 def _agreement_section(b, loaded) -> Section:
     import pandas as pd
 
-    name, df = find_table(loaded, ["round", "measure", "value"], "agreement")
+    name, df = find_table(loaded, ["round", "measure", "estimate"], "agreement")
     # agreement and validation figures may sit in several agreement-stage tables (e.g. agreement + validation)
-    names = [n for n, d in loaded.items() if all(c in d.columns for c in ("round", "measure", "value"))]
+    names = [n for n, d in loaded.items() if all(c in d.columns for c in ("round", "measure", "estimate"))]
     if len(names) > 1:
         df = pd.concat([loaded[n].assign(table=n) for n in names], ignore_index=True)
         name = "`, `".join(names)
@@ -66,7 +66,7 @@ def _agreement_section(b, loaded) -> Section:
             n_items = None if pd.isna(r.get("n_items")) else int(r.get("n_items"))
             lo, hi = (r.get("ci_low"), r.get("ci_high"))
             ci = None if lo is None or hi is None or pd.isna(lo) or pd.isna(hi) else (float(lo), float(hi))
-            value = None if pd.isna(r["value"]) else float(r["value"])
+            value = None if pd.isna(r["estimate"]) else float(r["estimate"])
             cautions = [f"few items (n < {MIN_GROUP_N})"] if n_items is not None and n_items < MIN_GROUP_N else []
             sec.headline.append(
                 Finding(

@@ -92,7 +92,7 @@ def _findings(summary, where: str, alpha: float) -> list[Finding]:
         fam = family_name(FAMILY, {"model": model} if model else {})
         for _, r in g.iterrows():
             ci = (float(r["ci_low"]), float(r["ci_high"])) if r["ci_low"] == r["ci_low"] and r["ci_low"] is not None else None
-            p = float(r["p_adjusted"])
+            p = float(r["p_holm"])
             out.append(
                 Finding(
                     "Counterfactual pairs",
@@ -122,7 +122,7 @@ def counterfactual_section(b, loaded):
     axis = ", ".join(sorted(str(a) for a in df["axis"].dropna().unique())) if "axis" in df.columns else "pairs"
     pm = pair_metrics(df, embed=_embedder(sec))
     summary = summarise_pairs(pm, n_boot=b.n_boot, seed=b.seed, level=1 - b.alpha)
-    clustered = "clusters" in " ".join(summary["ci_method"].astype(str))
+    clustered = "clusters" in " ".join(summary["method"].astype(str))
     sec.text.insert(
         0,
         f"From table `{name}` (axis {axis}): {pm['pair_id'].nunique()} pairs. Each variant's continuations are compared with "
@@ -133,7 +133,7 @@ def counterfactual_section(b, loaded):
         "model. A value that could not be computed is null with its reason in the pairs table's `error` column.",
     )
     summary.insert(3, "measure", [describe(m) for m in summary["metric"]])
-    show = ["model", "variant", "measure", "n_pairs", "mean", "ci_low", "ci_high", "p_adjusted"]
+    show = ["model", "variant", "measure", "n_pairs", "mean", "ci_low", "ci_high", "p_holm"]
     b.table(sec, "counterfactual_summary", summary, "Each measure's mean over pairs with its paired interval and test.", show=show)
     b.table(sec, "counterfactual_pairs", pm, "Every pair's measures (one row per pair, variant and measure).", max_rows=20)
     b.fig_dir.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ import numpy as np
 from biaskit.evaluate.report.metric_validity import with_majority_baseline
 from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, register_section, uncertainty_flags
 from biaskit.evaluate.report.plots import save_figure
-from biaskit.evaluate.stats.families import holm_within
+from biaskit.evaluate.stats.families import holm_metric_fairness
 
 MAX_HEADLINES_PER_METRIC = 3
 
@@ -52,9 +52,9 @@ def rates_chart(df, path: str | Path | None, *, title: str):
         sub = df[df["group"] == g].drop_duplicates("measure").set_index("measure")
         pos = x - 0.4 + width * (i + 0.5)
         for px, r in zip(pos, rates):
-            if r not in sub.index or sub.loc[r, "value"] != sub.loc[r, "value"] or sub.loc[r, "value"] is None:
+            if r not in sub.index or sub.loc[r, "estimate"] != sub.loc[r, "estimate"] or sub.loc[r, "estimate"] is None:
                 continue
-            v = float(sub.loc[r, "value"])
+            v = float(sub.loc[r, "estimate"])
             small = isinstance(sub.loc[r].get("note"), str) and "small group" in sub.loc[r].get("note")
             ax.bar(
                 [px],
@@ -108,15 +108,15 @@ def fairness_findings(df, alpha: float = 0.05, *, representative: bool = False) 
     significant difference gets its largest accuracy gap (an uncertain finding), so its verdict can be stated."""
     grp = df[df["measure"].astype(str).str.startswith("group_")]
     n_of = {(r["metric"], r["measure"][len("group_") :], r["group"]): r["n_items"] for _, r in grp.iterrows()}
-    v_of = {(r["metric"], r["measure"][len("group_") :], r["group"]): r["value"] for _, r in grp.iterrows()}
+    v_of = {(r["metric"], r["measure"][len("group_") :], r["group"]): r["estimate"] for _, r in grp.iterrows()}
     fam = _family_pairs(df)
-    pair = fam[fam["p_value"] < alpha].assign(_size=lambda x: -x["value"].abs()).sort_values(["metric", "p_value", "_size"], kind="stable")
+    pair = fam[fam["p_holm"] < alpha].assign(_size=lambda x: -x["estimate"].abs()).sort_values(["metric", "p_holm", "_size"], kind="stable")
     out = []
     for metric in sorted(set(fam["metric"].dropna())):
         sub = pair[pair["metric"] == metric]
         if not len(sub) and representative:
-            acc = fam[(fam["metric"] == metric) & (fam["measure"] == "diff_accuracy") & fam["value"].notna()]
-            sub = acc.loc[[acc["value"].abs().idxmax()]] if len(acc) else sub
+            acc = fam[(fam["metric"] == metric) & (fam["measure"] == "diff_accuracy") & fam["estimate"].notna()]
+            sub = acc.loc[[acc["estimate"].abs().idxmax()]] if len(acc) else sub
         for _, d in sub.head(MAX_HEADLINES_PER_METRIC).iterrows():
             rate = d["measure"][len("diff_") :]
             f = _accuracy_finding(metric, d, n_of) if rate == "accuracy" else _rate_finding(df, metric, rate, d, n_of)
@@ -127,41 +127,31 @@ def fairness_findings(df, alpha: float = 0.05, *, representative: bool = False) 
     return out
 
 
-#: the two metric-fairness families of the report: accuracy is the primary claim, the other rates a second family
-PRIMARY, SECONDARY = "primary (accuracy)", "secondary (miss and false-alarm rates)"
-
-
 def _family_pairs(df):
-    """The ``diff_*`` rows with a test, with ``p_value`` Holm-corrected within their metric-fairness family and
-    ``family_size``. Per metric and grouping column the report reads two families
-    (:mod:`biaskit.evaluate.stats.families` ``metric_fairness``, split): the **primary** one holds the accuracy of
-    every pair of groups, the **secondary** one every pair x every other rate (miss and false-alarm rate per class).
-    One family over all of them (21 pairs x 7 rates = 147 tests for 7 groups and 3 labels) found a planted 30-point
-    accuracy gap at 40 items per group about half the time; the primary family alone finds it most of the time
-    (tests/annotate/test_fairness_report.py). ``family`` names the family and its half."""
-    import pandas as pd
-
-    pair = df[df["measure"].astype(str).str.startswith("diff_") & df["p_value_raw"].notna()].copy()
-    pair = pair.drop(columns=[c for c in ("family", "family_size") if c in pair.columns])
+    """The ``diff_*`` rows with a test, with ``p_holm`` Holm-corrected within their metric-fairness family,
+    ``family`` and ``family_size``: per metric and grouping column, the primary family (accuracy of every pair of
+    groups) and the secondary one (every pair x every other rate), by
+    :func:`biaskit.evaluate.stats.families.holm_metric_fairness`, the function ``annotate validate --by`` writes
+    its ``p_holm`` with."""
+    pair = df[df["measure"].astype(str).str.startswith("diff_") & df["p_value"].notna()].copy()
     pair["group_by"] = pair["group_by"].fillna("group") if "group_by" in pair.columns else "group"
-    primary = pair["measure"] == "diff_accuracy"
-    out = []
-    for mask, half in ((primary, PRIMARY), (~primary, SECONDARY)):
-        if mask.any():
-            part = holm_within(pair[mask], "metric_fairness", p_col="p_value_raw", out_col="p_value")
-            part["family"] = part["family"].str.replace("metric fairness: ", f"metric fairness, {half}: ", regex=False)
-            out.append(part)
-    if not out:
-        return holm_within(pair, "metric_fairness", p_col="p_value_raw", out_col="p_value")
-    return pd.concat(out).loc[pair.index]
+    for c, fill in (("p_holm", float("nan")), ("family", ""), ("family_size", 0)):
+        pair[c] = fill
+    pair["p_holm"] = pair["p_holm"].astype(float)
+    for (metric, by), g in pair.groupby(["metric", "group_by"], sort=False, dropna=False):
+        got = holm_metric_fairness(list(g["measure"]), [float(x) for x in g["p_value"]], {"metric": metric, "group_by": by})
+        pair.loc[g.index, "p_holm"] = [float("nan") if a is None else a for a, _, _ in got]
+        pair.loc[g.index, "family"] = [name for _, name, _ in got]
+        pair.loc[g.index, "family_size"] = [k for _, _, k in got]
+    return pair
 
 
 def _significant_pairs(df, alpha: float):
     """The ``diff_*`` rows significant (p < ``alpha``) within their metric-fairness family, sorted per metric by
     p, then by the largest gap."""
     pair = _family_pairs(df)
-    pair = pair[pair["p_value"] < alpha]
-    return pair.assign(_size=-pair["value"].abs()).sort_values(["metric", "p_value", "_size"], kind="stable")  # smallest p, then largest gap
+    pair = pair[pair["p_holm"] < alpha]
+    return pair.assign(_size=-pair["estimate"].abs()).sort_values(["metric", "p_holm", "_size"], kind="stable")  # smallest p, then largest gap
 
 
 def _finding(metric, rate, d, n_of, *, hi, lo, estimate, ci, text, null: float = 0.0) -> dict:
@@ -174,7 +164,7 @@ def _finding(metric, rate, d, n_of, *, hi, lo, estimate, ci, text, null: float =
         "estimate": estimate,
         "ci": ci,
         "null": null,  # the estimate's value under no difference: 0 for a difference, 1 for a ratio
-        "p": float(d["p_value"]),
+        "p": float(d["p_holm"]),
         "family": str(d.get("family") or ""),
         "family_size": int(d["family_size"]) if d.get("family_size") == d.get("family_size") and d.get("family_size") is not None else None,
         "by": d["group_by"] or "group",
@@ -197,15 +187,15 @@ def _oriented_diff_ci(d, hi_is_a: bool):
 
 def _accuracy_finding(metric, d, n_of) -> dict:
     """An accuracy gap (row ``d``), as a difference in percentage points, higher group first, with its Newcombe CI."""
-    rate, by, a, b = "accuracy", d["group_by"] or "group", d["group"], d["group_b"]
-    hi, lo = (a, b) if d["value"] > 0 else (b, a)
+    rate, by, a, b = "accuracy", d["group_by"] or "group", d["group_a"], d["group_b"]
+    hi, lo = (a, b) if d["estimate"] > 0 else (b, a)
     ci = _oriented_diff_ci(d, hi == a)
     ci_s = f"95% CI {ci[0] * 100:.0f} to {ci[1] * 100:.0f}, " if ci else ""
     text = (
-        f"{metric} is right for {by} {hi} {abs(d['value']) * 100:.0f} percentage points more often than for "
-        f"{by} {lo} ({ci_s}Holm p = {d['p_value']:.2g}, n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
+        f"{metric} is right for {by} {hi} {abs(d['estimate']) * 100:.0f} percentage points more often than for "
+        f"{by} {lo} ({ci_s}Holm p = {d['p_holm']:.2g}, n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
     )
-    return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=abs(float(d["value"])), ci=ci, text=text)
+    return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=abs(float(d["estimate"])), ci=ci, text=text)
 
 
 def _rate_finding(df, metric, rate, d, n_of) -> dict:
@@ -213,47 +203,47 @@ def _rate_finding(df, metric, rate, d, n_of) -> dict:
     ``ratio_*`` row); as a difference (Newcombe CI) when the rate is 0 in one group (no ratio)."""
     import pandas as pd
 
-    by, a, b = d["group_by"] or "group", d["group"], d["group_b"]
-    rr = df[(df["measure"] == f"ratio_{rate}") & (df["metric"] == metric) & (df["group"] == a) & (df["group_b"] == b)]
+    by, a, b = d["group_by"] or "group", d["group_a"], d["group_b"]
+    rr = df[(df["measure"] == f"ratio_{rate}") & (df["metric"] == metric) & (df["group_a"] == a) & (df["group_b"] == b)]
     r = rr.iloc[0] if len(rr) else None
-    ratio = None if r is None or pd.isna(r["value"]) else float(r["value"])
+    ratio = None if r is None or pd.isna(r["estimate"]) else float(r["estimate"])
     ci = None if r is None or pd.isna(r["ci_low"]) or pd.isna(r["ci_high"]) else (float(r["ci_low"]), float(r["ci_high"]))
     if ratio is None or ratio == 0:
         # the rate is 0 in one group: say it as a difference
-        hi, lo = (a, b) if d["value"] > 0 else (b, a)
+        hi, lo = (a, b) if d["estimate"] > 0 else (b, a)
         text = (
-            f"{metric}: {_rate_label(rate)} {abs(d['value']):.2f} higher for {by} {hi} than for {by} {lo} "
-            f"(Holm p = {d['p_value']:.2g}, n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
+            f"{metric}: {_rate_label(rate)} {abs(d['estimate']):.2f} higher for {by} {hi} than for {by} {lo} "
+            f"(Holm p = {d['p_holm']:.2g}, n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
         )
-        return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=abs(float(d["value"])), ci=_oriented_diff_ci(d, hi == a), text=text)
+        return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=abs(float(d["estimate"])), ci=_oriented_diff_ci(d, hi == a), text=text)
     hi, lo = a, b
     if ratio < 1:
         hi, lo, ratio = b, a, 1 / ratio
         ci = (1 / ci[1], 1 / ci[0]) if ci and ci[0] > 0 else None
-    text = finding_text(metric, rate, by, hi, lo, ratio, ci, float(d["p_value"]), n_of.get((metric, rate, hi)), n_of.get((metric, rate, lo)))
+    text = finding_text(metric, rate, by, hi, lo, ratio, ci, float(d["p_holm"]), n_of.get((metric, rate, hi)), n_of.get((metric, rate, lo)))
     return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=ratio, ci=ci, text=text, null=1.0)
 
 
 #: the columns of the per-group and the between-groups tables (those the rows have, in this order)
-_GROUP_COLS = ("metric", "group_by", "group", "measure", "value", "majority_baseline", "ci_low", "ci_high", "ci_method", "n_items", "note", "error")
+_GROUP_COLS = ("metric", "group_by", "group", "measure", "estimate", "majority_baseline", "ci_low", "ci_high", "method", "n_items", "note", "reason")
 _PAIR_COLS = (
     "metric",
     "group_by",
-    "group",
+    "group_a",
     "group_b",
     "measure",
-    "value",
+    "estimate",
     "ci_low",
     "ci_high",
-    "ci_method",
-    "p_value_raw",
-    "p_floor",
+    "method",
     "p_value",
+    "p_floor",
+    "p_holm",
     "family",
     "family_size",
     "n_items",
     "note",
-    "error",
+    "reason",
 )
 
 
@@ -268,9 +258,9 @@ def fairness_section(b, loaded):
             f"Does each metric make more mistakes on texts about some groups ({by}) than about others? Per group: accuracy, "
             "macro-F1 and Spearman against the human labels, and per class the miss rate (the humans say c, the metric does not) "
             "and the false-alarm rate (the metric says c, the humans do not). Rates are shares of the group's items, with 95% "
-            "Wilson intervals; macro-F1 and Spearman have no closed form and get BCa bootstrap intervals (`ci_method`). "
+            "Wilson intervals; macro-F1 and Spearman have no closed form and get BCa bootstrap intervals (`method`). "
             "Every pair of groups is compared: the difference with Newcombe's hybrid score interval, the ratio with the log "
-            "interval (Katz), and the two-sided Fisher exact test of the 2x2 table; `p_value` is Holm-corrected within its "
+            "interval (Katz), and the two-sided Fisher exact test of the 2x2 table (`p_value`); `p_holm` is its p Holm-corrected within its "
             "metric-fairness family (`family`, `family_size` tests): the primary family holds the accuracy of every pair of groups "
             "of the metric, the secondary family every pair x every miss and false-alarm rate; `p_floor` is the "
             "smallest p the test can give with those counts. Groups with fewer than 30 items are flagged ('small group'), not "
@@ -285,7 +275,7 @@ def fairness_section(b, loaded):
         "group_",
         _GROUP_COLS,
         "fairness_by_group",
-        "Per-group validity of each metric (95% Wilson intervals for rates, BCa bootstrap for macro-F1 and Spearman; `ci_method`); "
+        "Per-group validity of each metric (95% Wilson intervals for rates, BCa bootstrap for macro-F1 and Spearman; `method`); one row per `group`; "
         "`majority_baseline` beside each accuracy: the accuracy of always answering the group's most frequent human label.",
         max_rows=80,
     )
@@ -296,7 +286,7 @@ def fairness_section(b, loaded):
         ("diff_", "ratio_"),
         _PAIR_COLS,
         "fairness_pairs",
-        "Differences between groups (Newcombe / log-ratio intervals; p_value: Fisher exact, Holm-corrected within its "
+        "Differences between groups (`group_a` minus / over `group_b`; Newcombe / log-ratio intervals; `p_value`: Fisher exact, `p_holm`: Holm-corrected within its "
         "metric-fairness family: primary = accuracy, secondary = the other rates).",
         max_rows=60,
     )
@@ -306,20 +296,20 @@ def fairness_section(b, loaded):
 
 
 def _with_report_families(df):
-    """``df`` with the ``diff_*`` rows' ``p_value``, ``family`` and ``family_size`` of the report's two metric-fairness
+    """``df`` with the ``diff_*`` rows' ``p_holm``, ``family`` and ``family_size`` of the report's two metric-fairness
     families (:func:`_family_pairs`), so the pairs table shows the p the headline reads."""
     pair = _family_pairs(df)
     out = df.copy()
-    cols = ("p_value", "family", "family_size")
+    cols = ("p_holm", "family", "family_size")
     for c in cols:
         if c not in out.columns:
             out[c] = None
         out[c] = out[c].astype(object)
         out.loc[pair.index, c] = pair[c].astype(object)
     # a ratio row is the same test as its difference row: the same p and family
-    by_pair = {(r["metric"], r["group"], r["group_b"], r["measure"][len("diff_") :]): r for _, r in pair.iterrows()}
+    by_pair = {(r["metric"], r["group_a"], r["group_b"], r["measure"][len("diff_") :]): r for _, r in pair.iterrows()}
     for idx, r in out[out["measure"].astype(str).str.startswith("ratio_")].iterrows():
-        d = by_pair.get((r["metric"], r["group"], r["group_b"], str(r["measure"])[len("ratio_") :]))
+        d = by_pair.get((r["metric"], r["group_a"], r["group_b"], str(r["measure"])[len("ratio_") :]))
         if d is not None:
             for c in cols:
                 out.at[idx, c] = d[c]
@@ -338,7 +328,7 @@ def _fairness_rows(loaded):
     """The per-group validation rows (``group_*``, ``diff_*``, ``ratio_*``) of every table that has them, as one frame."""
     import pandas as pd
 
-    frames = [d for d in loaded.values() if all(c in d.columns for c in ("measure", "value", "group", "group_b", "metric"))]
+    frames = [d for d in loaded.values() if all(c in d.columns for c in ("measure", "estimate", "group", "group_a", "group_b", "metric"))]
     frames = [d[d["measure"].astype(str).str.startswith(("group_", "diff_", "ratio_"))] for d in frames]
     frames = [d for d in frames if len(d)]
     if not frames:
@@ -354,7 +344,7 @@ def _rate_figures(b, sec: Section, grp) -> None:
                 ["group_accuracy"] + [m for m in sub["measure"].unique() if m.startswith(("group_miss_rate_", "group_false_alarm_rate_"))]
             )
         ]
-        if rates["value"].notna().any():
+        if rates["estimate"].notna().any():
             b.figure(
                 sec,
                 f"fairness_{metric}",

@@ -90,18 +90,18 @@ def _consistency(b, sec: Section, df, by: str | None) -> None:
 def _human_kappa(v) -> tuple[str, float, tuple[float, float] | None] | None:
     hh = v[v["metric"].isna()] if "metric" in v.columns else v
     for measure in ("cohen_kappa_mean", "fleiss_kappa"):
-        r = hh[(hh["measure"] == measure) & hh["value"].notna()]
+        r = hh[(hh["measure"] == measure) & hh["estimate"].notna()]
         if len(r):
             x = r.iloc[0]
             ci = (float(x["ci_low"]), float(x["ci_high"])) if x.get("ci_low") == x.get("ci_low") and x.get("ci_low") is not None else None
-            return measure, float(x["value"]), ci
+            return measure, float(x["estimate"]), ci
     return None
 
 
 def _validity(b, sec: Section, loaded: dict[str, Any]) -> None:
     import pandas as pd
 
-    names = [n for n, d in loaded.items() if {"measure", "value", "metric"} <= set(d.columns)]
+    names = [n for n, d in loaded.items() if {"measure", "estimate", "metric"} <= set(d.columns)]
     if not names:
         sec.text.append(
             "Validity against humans: no agreement-stage table was given (run `biaskit annotate agreement` and "
@@ -119,7 +119,7 @@ def _validity(b, sec: Section, loaded: dict[str, Any]) -> None:
             {
                 "pair": "judge vs human majority",
                 "measure": "cohen_kappa",
-                "value": k,
+                "estimate": k,
                 "ci_low": ci[0] if ci else None,
                 "ci_high": ci[1] if ci else None,
                 "n_items": int(cm.sum()),
@@ -131,7 +131,7 @@ def _validity(b, sec: Section, loaded: dict[str, Any]) -> None:
             {
                 "pair": "human vs human",
                 "measure": human[0],
-                "value": human[1],
+                "estimate": human[1],
                 "ci_low": human[2][0] if human[2] else None,
                 "ci_high": human[2][1] if human[2] else None,
                 "n_items": None,

@@ -93,7 +93,7 @@ def _gap_finding(
     place, comparison = label_of(key, r)
     est = float(r["diff"])
     p = float(r["p_holm"]) if testable and r["p_holm"] == r["p_holm"] else float("nan")
-    k = int(r["holm_over"]) if "holm_over" in r.index else 1
+    k = int(r["family_size"]) if "family_size" in r.index else 1
     test = f", {r['test']}" if "test" in r.index and r["test"] == "fisher-exact" else ""
     flags = uncertainty_flags(est, ci, p, alpha=b.alpha) if testable else ["not testable: " + "; ".join(untestable)]
     return Finding(
@@ -340,10 +340,10 @@ def _group_ztests(run: _LabelRun, within: list[str]) -> None:
     run.b.table(
         sec,
         f"{run.kind}_{slug(run.shown_label)}_ztests",
-        z.rename(columns={"diff": "diff_a_minus_b"}),
+        z,
         f"Two-proportion z-tests of the {run.shown_label} share between every pair of groups within {', '.join(within) or 'the table'}: "
-        f"`diff_a_minus_b` = share of group_a minus share of group_b; Holm and Benjamini-Hochberg adjusted p per family "
-        f"(`holm_over` tests, the group-gap family named in `family`: every pair of groups of one domain and source); Cohen's h "
+        f"`diff` = share of group_a minus share of group_b; Holm and Benjamini-Hochberg adjusted p per family "
+        f"(`family_size` tests, the group-gap family named in `family`: every pair of groups of one domain and source); Cohen's h "
         f"as effect size; `caution`: a group under {MIN_GROUP_N} texts; `ci_low`/`ci_high`: 95% {how}.",
         max_rows=25,
     )
@@ -416,10 +416,10 @@ def _vs_wikipedia(run: _LabelRun, models: list) -> None:
     run.b.table(
         sec,
         f"{run.kind}_{slug(run.shown_label)}_vs_wikipedia",
-        wz.rename(columns={"group_a": "model", "group_b": "baseline", "diff": "model_minus_wikipedia"}),
-        f"Each model against the Wikipedia baseline: z-test of the {run.shown_label} share per group; "
-        f"`model_minus_wikipedia` = the model's share minus the baseline's (the headline's direction); Holm / "
-        f"Benjamini-Hochberg over every group and model of the domain (`holm_over` tests).",
+        wz,
+        f"Each model against the Wikipedia baseline: z-test of the {run.shown_label} share per group; `group_a` = the model, "
+        f"`group_b` = the baseline, `diff` = the model's share minus the baseline's (the headline's direction); Holm / "
+        f"Benjamini-Hochberg over every group and model of the domain (`family_size` tests).",
         max_rows=25,
     )
     if not len(wz):

@@ -61,7 +61,7 @@ def round_ppi(loaded, *, level: float = 0.95):
 
 
 def round_ppi_gaps(loaded, *, level: float = 0.95):
-    """The ``gap_ppi`` rows (label, group, group_b, value, ci_low, ci_high, se, ...) of the run's round, or None when
+    """The ``gap_ppi`` rows (label, group_a, group_b, estimate, ci_low, ci_high, se, ...) of the run's round, or None when
     the run holds no round: for the headline, which uses the PPI gap when a round exists."""
     try:
         rows, _, col, _ = round_ppi(loaded, level=level)
@@ -80,26 +80,26 @@ def ppi_gap_finding(rows, col: str, label: str, *, alpha: float, stratified: boo
     """The headline finding of a round: the largest |gap_ppi| of ``label`` between two groups, with its normal
     interval and its Wald p Holm-corrected over every pair of groups (the round's group-gap family; one measure).
     None when no pair has a PPI gap."""
-    g = rows[(rows["label"] == label) & (rows["measure"] == "gap_ppi") & rows["value"].notna()].reset_index(drop=True)
+    g = rows[(rows["label"] == label) & (rows["measure"] == "gap_ppi") & rows["estimate"].notna()].reset_index(drop=True)
     if not len(g):
         return None
-    p_raw = [wald_p(v, se) for v, se in zip(g["value"], g["se"])]
+    p_raw = [wald_p(v, se) for v, se in zip(g["estimate"], g["se"])]
     p_holm = holm_list(p_raw)
     k = sum(1 for p in p_raw if p == p)
-    i = int(g["value"].abs().idxmax())
+    i = int(g["estimate"].abs().idxmax())
     r = g.loc[i]
     share = rows[(rows["label"] == label) & (rows["measure"] == "share_ppi")].set_index("group")
     n_lab = share["n_labelled"]
-    na, nb = int(n_lab.get(r["group"], 0)), int(n_lab.get(r["group_b"], 0))
-    est, ci = float(r["value"]) + 0.0, (float(r["ci_low"]), float(r["ci_high"]))
+    na, nb = int(n_lab.get(r["group_a"], 0)), int(n_lab.get(r["group_b"], 0))
+    est, ci = float(r["estimate"]) + 0.0, (float(r["ci_low"]), float(r["ci_high"]))
     p = float("nan") if (p_i := p_holm[i]) is None else float(p_i)
     cautions = small_n_cautions(na, nb) + (["the round was drawn in strata (score bins): PPI assumes a uniform sample"] if stratified else [])
-    pair = share.reindex([r["group"], r["group_b"]])["value"]
+    pair = share.reindex([r["group_a"], r["group_b"]])["estimate"]
     return Finding(
         PPI_GAP_KIND,
         f"{col}: share {label}",
         "the annotated round",
-        f"{r['group']} vs {r['group_b']}",
+        f"{r['group_a']} vs {r['group_b']}",
         est,
         ci,
         p,
@@ -125,7 +125,7 @@ def ppi_plot(rows, label: str, path: Path | None, *, title: str):
     x = np.arange(len(groups))
     for k, (m, colour) in enumerate((("share_metric", "#e76f51"), ("share_human", "#8d99ae"), ("share_ppi", "#2a9d8f"))):
         s = sub[sub["measure"] == m].set_index("group").reindex(groups)
-        v, lo, hi = (s[c].to_numpy(dtype=float) for c in ("value", "ci_low", "ci_high"))
+        v, lo, hi = (s[c].to_numpy(dtype=float) for c in ("estimate", "ci_low", "ci_high"))
         ok = np.isfinite(v)
         ax.errorbar(
             x[ok] + (k - 1) * 0.2,
