@@ -54,7 +54,7 @@ from biaskit.evaluate.runners.common import (
     public_model_id,
 )
 from biaskit.evaluate.runners.judge_openai import ServerJudge
-from biaskit.evaluate.runners.responses import BadResponse, EndpointError, chat_reply, completion_reply
+from biaskit.formats.responses import BadResponse, EndpointError, chat_reply, completion_reply, decode_reply
 from biaskit.log import get_logger
 from biaskit.net import Backoff, HttpClient, HttpError
 from biaskit.secrets import cut, public_url, redact, register_secret
@@ -217,7 +217,7 @@ class OpenAIBackend(BackendBase):
             text = r.content.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise EndpointError(f"bad response from {path}: the body is not UTF-8 ({exc.reason} at byte {exc.start})", retryable=False) from None
-        obj = json.loads(text)
+        obj = decode_reply(text, f"reply of {path}")
         if not isinstance(obj, dict):
             raise EndpointError(f"bad response from {path}: a JSON {type(obj).__name__}, not an object", retryable=False)
         return obj
@@ -453,9 +453,8 @@ def _not_json(r: Any) -> tuple[str, None] | None:
     if not 200 <= r.status_code < 300:
         return None
     try:
-        json.loads(r.content.decode("utf-8"))
-    except UnicodeDecodeError:
-        return None  # not retried: reported as not UTF-8
-    except ValueError as exc:
-        return f"bad response: {exc}", None
+        decode_reply(r.content, "reply")
+    except BadResponse as exc:
+        # not JSON (E381) is retried; not UTF-8, too deep (E380) or too large (E387) is that row's error at once
+        return (f"bad response: {exc.why}", None) if exc.why.startswith("[E381]") else None
     return None
