@@ -126,3 +126,63 @@ def test_a_label_studio_export_nested_too_deep_is_e380_and_a_good_one_is_returne
     assert e.value.code == "E380"
     good = [{"id": 1, "data": {"sample_id": "s1"}, "annotations": [{"id": 2, "result": [{"type": "choices", "value": {"choices": ["a"]}}]}]}]
     assert _label_studio(json.dumps(good).encode()).export(7) == good
+
+
+# ------------------------------------------------------------------ other JSON values biaskit parses: the one reader
+
+DEEP_TEXT = DEEP.decode()
+
+
+def test_a_bbq_jsonl_line_nested_100000_deep_is_e380_naming_the_file_and_line(tmp_path):
+    from biaskit.templates.bbq_io import read_published
+
+    f = tmp_path / "Age.jsonl"
+    f.write_text("\n" + DEEP_TEXT + "\n", encoding="utf-8")
+    with pytest.raises(BiaskitError) as e:
+        read_published(f)
+    assert e.value.code == "E380" and "Age.jsonl:2" in str(e.value)
+
+
+@pytest.mark.parametrize(("info", "code"), [("{not json", "E415"), (DEEP_TEXT, "E380"), ('{"ans0": NaN}', "E381")])
+def test_a_bbq_answer_info_that_is_not_json_is_a_coded_error_naming_the_example(info, code):
+    import pandas as pd
+
+    from biaskit.evaluate.stats.bbq import resolve_predictions
+
+    df = pd.DataFrame([{"example_id": 7, "answer_info": info, "ans0": "a", "ans1": "b", "ans2": "unknown", "pred": 0}])
+    with pytest.raises(BiaskitError) as e:
+        resolve_predictions(df, "pred")
+    assert e.value.code == code and "example 7" in str(e.value)
+
+
+@pytest.mark.parametrize("mapping", ["{not json", DEEP_TEXT, '{"start": 1}', '[{"end": 2}]'])
+def test_a_masking_map_that_is_not_the_one_mask_text_wrote_is_a_coded_error(mapping):
+    from biaskit.annotate.masking import mask_text, unmask
+
+    masked, good = mask_text("Ada Lovelace wrote it.", ["Ada Lovelace"])
+    assert unmask(masked, json.dumps(good)) == "Ada Lovelace wrote it."
+    with pytest.raises(BiaskitError) as e:
+        unmask(masked, mapping)
+    assert e.value.code in ("E380", "E381") and "masking map" in str(e.value)
+
+
+@pytest.mark.parametrize(("content", "code"), [(DEEP_TEXT, "E380"), ("[1, 2]", "E071"), ("{oops", "E071")])
+def test_gender_word_lists_that_are_not_a_json_object_are_a_coded_error(tmp_path, content, code):
+    from biaskit.evaluate.metrics.gender import load_wordlists
+
+    f = tmp_path / "bolukbasi.json"
+    f.write_text(content, encoding="utf-8")
+    with pytest.raises(BiaskitError) as e:
+        load_wordlists(f)
+    assert e.value.code == code and str(f) in str(e.value)
+
+
+def test_an_encoder_folder_whose_config_is_nested_too_deep_is_named_by_the_folder(tmp_path):
+    from biaskit.train.public import encoder_id
+
+    d = tmp_path / "my-encoder"
+    d.mkdir()
+    (d / "config.json").write_text(DEEP_TEXT, encoding="utf-8")
+    assert encoder_id(str(d)) == "my-encoder"
+    (d / "config.json").write_text('{"_name_or_path": "org/encoder"}', encoding="utf-8")
+    assert encoder_id(str(d)) == "org/encoder"
