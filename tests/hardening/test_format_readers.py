@@ -186,3 +186,23 @@ def test_an_encoder_folder_whose_config_is_nested_too_deep_is_named_by_the_folde
     assert encoder_id(str(d)) == "my-encoder"
     (d / "config.json").write_text('{"_name_or_path": "org/encoder"}', encoding="utf-8")
     assert encoder_id(str(d)) == "org/encoder"
+
+
+def test_a_ledger_line_nested_100000_deep_is_e380_naming_the_ledger_and_line(tmp_path):
+    from biaskit.annotate.ledger import events
+
+    led = tmp_path / "ledger.jsonl"
+    led.write_text("\n" + DEEP_TEXT + "\n", encoding="utf-8")
+    with pytest.raises(BiaskitError) as e:
+        events(led)
+    assert e.value.code == "E380" and f"{led}:2" in str(e.value)
+
+
+@pytest.mark.parametrize("timeout", [-1, 0, "nan", "inf", "soon"])
+def test_an_openai_timeout_that_is_not_a_positive_finite_number_is_e062_before_any_request(timeout):
+    from biaskit.evaluate.runners.openai import OpenAIBackend
+
+    with pytest.raises(BiaskitError) as e:
+        OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", timeout=timeout)
+    assert e.value.code == "E062" and "--timeout" in str(e.value)
+    assert OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", timeout=2.5).timeout == 2.5

@@ -142,7 +142,7 @@ class OpenAIBackend(BackendBase):
         #: the id sent in requests: the server's own name for the model, which may be a local path
         self.request_model = served_model or model
         self.allow_redirects = bool(allow_redirects)
-        self.timeout = float(timeout)
+        self.timeout = _positive_seconds("timeout", timeout)
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
@@ -446,6 +446,17 @@ def _checked_choice(resp: dict) -> dict:
     choice = _choice(resp, 1)
     completion_reply(resp)
     return choice
+
+
+def _positive_seconds(name: str, value: Any) -> float:
+    """``value`` as a positive, finite number of seconds (E062 otherwise: -1, 0, nan and inf used to reach urllib3)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not (math.isfinite(v) and v > 0):
+        raise BiaskitError("E062", f"--{name} must be a positive, finite number of seconds", value=value, fix=f"e.g. --{name} 60")
+    return v
 
 
 def _not_json(r: Any) -> tuple[str, None] | None:
