@@ -163,20 +163,6 @@ def check_record(obj: Any, fields: Mapping[str, Field], *, source: str, where: s
     return out
 
 
-# ---------------------------------------------------------------------------------------------- biaskit's own formats
-
-#: a folder's marker (:mod:`biaskit.ownership`: ``biaskit_export.json``, ``biaskit_bold_export.manifest``, ...): who
-#: wrote it, for which kind of output, and the files it lists (relative path -> sha256, or one of
-#: :data:`MARKER_FILE_FIELDS`); the command's own facts (``command``, ``layout``, ``fingerprint``) are kept unchecked
-MARKER_FIELDS = {
-    "written_by": Field("str", required=True, nullable=False),
-    "kind": Field("str", required=True, nullable=False),
-    "files": Field("object", required=True, nullable=False),
-}
-#: one listed file of a marker written with sizes (``hub stage``)
-MARKER_FILE_FIELDS = {"bytes": Field("int", minimum=0), "sha256": Field("str", required=True, nullable=False)}
-
-
 # ---------------------------------------------------------------------------------------------- names from data
 
 

@@ -325,14 +325,16 @@ def read_text_utf8(path: str | os.PathLike, what: str = "file", *, bom: bool = T
 def read_json_lines(path: str | os.PathLike, what: str, error: Callable[[int, str, bool], BiaskitError], accept: Callable[[Any], bool]) -> list:
     """The JSON value of every non-blank line of a UTF-8 file (``what`` names it in an encoding error); raises
     ``error(line number, line, parsed)`` for a line that is not JSON (``parsed`` False) or whose value ``accept``
-    refuses (``parsed`` True)."""
+    refuses (``parsed`` True), and E380 for a line nested too deep."""
     out = []
     for i, line in enumerate(read_text_utf8(path, what).splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError:
+        try:  # (the one JSON reader: a line nested too deep is E380, never a RecursionError)
+            obj = loads_json(line, source=str(path), line=i, nonfinite=True)
+        except BiaskitError as exc:
+            if exc.code == "E380":
+                raise
             raise error(i, line, False) from None
         if not accept(obj):
             raise error(i, line, True)

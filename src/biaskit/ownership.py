@@ -25,7 +25,8 @@ from typing import Any
 
 from biaskit import hashing  # (as a module: tests patch hashing.sha256_file)
 from biaskit.errors import BiaskitError
-from biaskit.inputs import MARKER_FIELDS, MARKER_FILE_FIELDS, check_record
+from biaskit.formats.markers import MARKER_FIELDS, MARKER_FILE_FIELDS
+from biaskit.inputs import check_record
 from biaskit.io import MANIFEST_SUFFIX
 from biaskit.jsonread import read_back
 from biaskit.output import write_json

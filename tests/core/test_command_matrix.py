@@ -273,6 +273,22 @@ VARIANTS: dict[str, E] = {
         out="file",
         slow=True,
     ),
+    "score judge server --cache": E(
+        lambda i, d: [
+            *("score", i / "gens.parquet", "-m", "judge", "-p", "judge.backend=openai", "-p", f"judge.base_url={_echo_url()}"),
+            *("-p", "judge.model=m", "-p", "judge.max_retries=0", "-p", "judge.record_prompt=true"),
+            *("--text-column", "continuation", "--cache", d / "cache", "--out", d / "j.parquet"),
+        ],
+        out="file",
+    ),
+    "generate --format chat --backend openai --cache": E(
+        lambda i, d: [
+            *("generate", i / "prompts.parquet", "--backend", "openai", "--base-url", _echo_url(), "--model", "m", "--format", "chat"),
+            *("--system-prompt", f"key {KEY} {DEAD}/x?token={URL_TOKEN}", "--max-retries", "0", "--cache", d / "cache"),
+            *("--out", d / "g.parquet"),
+        ],
+        out="file",
+    ),
     "cache info (a filled cache)": E(lambda i, d: ["cache", "info", _filled_cache(d / "cache")]),
     "cache clear (a filled cache)": E(lambda i, d: ["cache", "clear", _filled_cache(d / "cache")]),
     "stats aggregate --cluster": E(
@@ -291,6 +307,36 @@ VARIANTS: dict[str, E] = {
         out="file",
     ),
 }
+
+
+_ECHO: list = []
+
+
+def _echo_url() -> str:
+    """The base URL (``user:password@`` and ``?token=``) of an OpenAI-compatible endpoint, started once, that quotes
+    every request back (its Authorization header: the key; its body: the data values, the system prompt) in the reply
+    text, the chat reply's ``system_fingerprint`` and, for row 3, an HTTP 500 body; the judge's replies
+    carry log-probabilities for its labels."""
+    if not _ECHO:
+        from tests.hardening.hardening_util import FakeServer
+
+        server = FakeServer()
+
+        def respond(h, path, body):
+            echo = f"{h.headers.get('Authorization')} {json.dumps(body)}"
+            if "number 3 " in json.dumps(body) or "positive 3" in json.dumps(body):  # row 3's prompt, row 3's text to judge
+                return 500, {}, f"upstream failed: {echo}".encode()
+            if not path.endswith("/chat/completions"):
+                return 200, {}, json.dumps({"choices": [{"text": f" said {echo}"}]}).encode()
+            tops = [{"token": t, "logprob": lp} for t, lp in (("positive", -0.2), ("negative", -2.0), ("neutral", -3.0))]
+            content = [{"token": "positive", "logprob": -0.2, "top_logprobs": tops}]
+            choice = {"message": {"role": "assistant", "content": f"positive {echo}"}, "logprobs": {"content": content}}
+            reply = {"choices": [choice], "usage": {"prompt_tokens": 5, "completion_tokens": 1}, "system_fingerprint": echo}
+            return 200, {}, json.dumps(reply).encode()
+
+        server.respond = respond
+        _ECHO.append(server)
+    return f"http://bob:{URL_PW}@127.0.0.1:{_ECHO[0].port}/v1?token={URL_TOKEN}"
 
 
 def _filled_cache(folder: Path) -> Path:

@@ -1,11 +1,13 @@
-"""Property tests of the formats biaskit reads back, each declared once in the input layer: valid instances generated
-from the declaration are read as they are, and broken ones (a key missing, a value of the wrong type, a negative
-count, a non-finite number, an unknown key, a path leaving the folder, a damaged cache entry) are a coded error or
-"not biaskit's", never another exception.
+"""Property tests of the external formats biaskit reads, each declared once in the input layer (``biaskit.formats``):
+valid instances generated from the declaration are read as they are, and broken ones (a key missing, a value of the
+wrong type, a negative count, a non-finite number, an unknown key, a path leaving the folder, deep nesting, a damaged
+cache entry) are a coded error, a row's coded error, "not biaskit's" or a cache miss, never another exception.
 
-Declarations: folder markers (``inputs.MARKER_FIELDS``, ``MARKER_FILE_FIELDS``: ``ownership.read_marker``), round
-plans (``annotate.planning.PLAN_FIELDS``, ``PLAN_GROUP_FIELDS``: ``read_plan``), cache entries (``cache.columns_entry``,
-``cache.rows_entry``: ``ResponseCache.get_many``), label columns (a vocabulary: ``labels.check_values``)."""
+Declarations: folder markers (``formats.markers``: ``ownership.read_marker``), round plans (``formats.plans``:
+``read_plan``), cache entries (``formats.cache_entries``: ``ResponseCache.get_many``, typed by the generations table or
+the metric's columns), label columns (a vocabulary: ``labels.check_values``), server replies (``formats.responses``:
+completions, ``/v1/models``, any body; chat replies in tests/evaluate/runners/test_server_responses.py), run state
+files (``formats.run_state``) and Label Studio exports (``formats.labelstudio``)."""
 
 from __future__ import annotations
 
@@ -15,14 +17,21 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from biaskit.annotate.planning import PLAN_FIELDS, PLAN_GROUP_FIELDS, read_plan
+from biaskit.annotate.planning import read_plan
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.cache import ResponseCache, cache_key, columns_entry, rows_entry
-from biaskit.inputs import MARKER_FIELDS, Field, check_record
+from biaskit.evaluate.cache import ResponseCache, cache_key
+from biaskit.formats.cache_entries import ROW_TYPES, columns_entry, columns_shape, rows_entry
+from biaskit.formats.labelstudio import read_export
+from biaskit.formats.markers import MARKER_FIELDS
+from biaskit.formats.plans import PLAN_FIELDS, PLAN_GROUP_FIELDS
+from biaskit.formats.responses import BadResponse, completion_reply, decode_reply, model_list
+from biaskit.formats.run_state import read_run_state
+from biaskit.inputs import Field, check_record
 from biaskit.ownership import read_marker
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -228,3 +237,237 @@ def test_label_values_inside_the_vocabulary_pass_and_one_outside_is_named(vocab,
     with pytest.raises(BiaskitError) as e:
         check_values([*inside, bad], vocab, what="gen.csv")
     assert e.value.code == "E151" and e.value.options == vocab and repr(bad) in e.value.value
+
+
+# ------------------------------------------------------------------------------------- server replies (completions)
+
+LOGPROB = st.floats(-1e6, 0.0, allow_nan=False, allow_infinity=False)
+COUNT = st.integers(0, 10**9)
+TOKENS = st.lists(TEXT, min_size=1, max_size=5)
+
+
+@st.composite
+def completion_replies(draw) -> dict:
+    """A valid /v1/completions reply (echo: legacy logprobs with a null first token), with usage."""
+    tokens = draw(TOKENS)
+    lps = [None] + [draw(LOGPROB) for _ in tokens[1:]]
+    offsets = sorted(draw(st.lists(COUNT, min_size=len(tokens), max_size=len(tokens))))
+    usage = draw(st.fixed_dictionaries({}, optional={"prompt_tokens": COUNT, "completion_tokens": COUNT, "total_tokens": COUNT}))
+    choice = {"text": "".join(tokens), "logprobs": {"tokens": tokens, "token_logprobs": lps, "text_offset": offsets}}
+    return {"choices": [choice], "usage": usage, **draw(st.dictionaries(st.sampled_from(["id", "model", "created"]), TEXT, max_size=2))}
+
+
+#: ways to break a completions reply: a non-finite or positive log-probability, a bool or a string for one, a
+#: negative or fractional count, a text that is not a string, no choices
+COMPLETION_BREAKS = [
+    lambda r: r["choices"][0]["logprobs"]["token_logprobs"].append(math.inf),
+    lambda r: r["choices"][0]["logprobs"]["token_logprobs"].append(math.nan),
+    lambda r: r["choices"][0]["logprobs"]["token_logprobs"].append(0.5),
+    lambda r: r["choices"][0]["logprobs"]["token_logprobs"].append(True),
+    lambda r: r["choices"][0]["logprobs"]["token_logprobs"].append("-1.0"),
+    lambda r: r["choices"][0]["logprobs"]["text_offset"].append(-1),
+    lambda r: r.update(usage={"completion_tokens": 2.5}),
+    lambda r: r.update(usage={"prompt_tokens": -3}),
+    lambda r: r.update(usage={"total_tokens": "12"}),
+    lambda r: r["choices"][0].update(text=42),
+    lambda r: r.update(choices=[]),
+    lambda r: r.update(choices="none"),
+]
+
+
+@SETTINGS
+@given(reply=completion_replies())
+def test_a_generated_completion_reply_is_read_as_sent(reply):
+    parsed = completion_reply(reply)
+    assert parsed.choices[0].text == reply["choices"][0]["text"]
+    assert parsed.choices[0].logprobs.token_logprobs == reply["choices"][0]["logprobs"]["token_logprobs"]
+    assert parsed.usage.model_dump(exclude_none=True) == reply["usage"]
+
+
+@SETTINGS
+@given(reply=completion_replies(), k=st.integers(0, len(COMPLETION_BREAKS) - 1))
+def test_a_broken_completion_reply_is_a_coded_row_error_never_another_exception(reply, k):
+    COMPLETION_BREAKS[k](reply)
+    with pytest.raises(BadResponse) as e:
+        completion_reply(reply)
+    assert e.value.row_error().startswith("E317: bad response from the server (completion): ")
+
+
+@SETTINGS
+@given(data=st.lists(st.fixed_dictionaries({"id": TEXT}, optional={"root": TEXT, "max_model_len": COUNT}), max_size=3))
+def test_a_generated_model_list_is_read_as_sent_and_an_entry_without_a_string_id_is_refused(data):
+    assert [m.model_dump() for m in model_list({"object": "list", "data": data}).data] == data
+    for bad in ({"data": [{"id": 3}]}, {"data": [{"root": "x"}]}, {"data": "all"}, {}):
+        with pytest.raises(BadResponse):
+            model_list(bad)
+
+
+@settings(max_examples=40, deadline=None)
+@given(raw=st.binary(max_size=80) | JSON.map(lambda v: json.dumps(v).encode()) | st.integers(201, 3000).map(lambda n: b"[" * n + b"]" * n))
+def test_a_reply_body_is_json_or_a_bad_response_never_another_exception(raw):
+    try:
+        decode_reply(raw, "reply")
+    except BadResponse as exc:
+        assert exc.row_error().startswith("E317")
+
+
+# ----------------------------------------------------------------------------- cache entries: typed rows and columns
+
+ROW_VALUES = {int: st.integers(-(10**6), 10**6), float: st.floats(allow_nan=False, allow_infinity=False), str: TEXT, bool: st.booleans()}
+ROW = st.fixed_dictionaries(
+    {}, optional={c: st.one_of(*(ROW_VALUES[t] for t in kinds)) | st.none() for c, kinds in ROW_TYPES.items() if c != "error"}
+)
+WRONG = {int: [2.5, "3", True, [1]], float: ["1.0", True, {"v": 1}], str: [3, 1.5, False, ["x"]], bool: ["true", 1, 0.0]}
+
+
+@SETTINGS
+@given(rows=st.lists(ROW, min_size=1, max_size=3))
+def test_model_call_rows_of_the_generations_types_are_a_valid_entry(rows):
+    assert rows_entry(rows)
+
+
+@SETTINGS
+@given(rows=st.lists(ROW, min_size=1, max_size=3), col=st.sampled_from(sorted(c for c in ROW_TYPES if c != "error")), data=st.data())
+def test_a_model_call_row_with_a_value_of_another_type_or_an_error_is_a_damaged_entry(rows, col, data):
+    want = ROW_TYPES[col]
+    bad = data.draw(st.sampled_from([v for t in want for v in WRONG[t] if not (isinstance(v, want) and not isinstance(v, bool))]))
+    assert not rows_entry([*rows, {col: bad}])
+    assert not rows_entry([*rows, {"error": "E317: bad response"}])
+    assert not rows_entry([])
+
+
+METRIC_COLUMNS = {"m_score": pa.float64(), "m_label": pa.string(), "m_n": pa.int64(), "m_flag": pa.bool_(), "m_error": pa.string()}
+COLUMNS = st.fixed_dictionaries(
+    {},
+    optional={
+        "m_score": ROW_VALUES[float] | st.none(),
+        "m_label": TEXT | st.none(),
+        "m_n": ROW_VALUES[int] | st.none(),
+        "m_flag": st.booleans() | st.none(),
+        "m_error": st.none(),
+    },
+)
+
+
+@SETTINGS
+@given(entry=COLUMNS, col=st.sampled_from(["m_score", "m_label", "m_n", "m_flag"]), data=st.data())
+def test_a_metric_entry_holds_its_column_types_and_another_type_or_an_error_is_damaged(entry, col, data):
+    shape = columns_shape(METRIC_COLUMNS)
+    assert shape(entry)
+    kind = {"m_score": float, "m_label": str, "m_n": int, "m_flag": bool}[col]
+    assert not shape({**entry, col: data.draw(st.sampled_from(WRONG[kind]))})
+    assert not shape({**entry, "m_error": "failed"})
+    assert not shape({**entry, "m_label": {"nested": 1}})
+
+
+# ------------------------------------------------------------------------------------------------- run state files
+
+STATE = st.fixed_dictionaries(
+    {"fingerprint": TEXT},
+    optional={
+        "run": st.dictionaries(TEXT, JSON, max_size=3),
+        "retry_of_finished": st.lists(st.tuples(TEXT, st.integers(0, 99)).map(list), max_size=4),
+    },
+)
+BROKEN_STATE = st.one_of(
+    STATE.map(lambda s: {k: v for k, v in s.items() if k != "fingerprint"}),
+    STATE.map(lambda s: {**s, "fingerprint": None}),
+    STATE.flatmap(lambda s: st.sampled_from([3, [], {}, True]).map(lambda v: {**s, "fingerprint": v})),
+    STATE.flatmap(lambda s: st.sampled_from(["x", 3, [1]]).map(lambda v: {**s, "run": v})),
+    STATE.flatmap(
+        lambda s: st.sampled_from([[[1, 2]], [["p", -1]], [["p"]], [["p", True]], [["p", 1.5]], "p"]).map(lambda v: {**s, "retry_of_finished": v})
+    ),
+    JSON.filter(lambda v: not isinstance(v, dict)),
+)
+
+
+@SETTINGS
+@given(state=STATE)
+def test_a_generated_run_state_file_is_read_as_written(state):
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "run.json"
+        p.write_text(json.dumps(state), encoding="utf-8")
+        back = read_run_state(p)
+    assert back["fingerprint"] == state["fingerprint"] and back["run"] == (state.get("run") or {})
+    assert back["retry_of_finished"] == {tuple(u) for u in state.get("retry_of_finished") or []}
+
+
+@SETTINGS
+@given(state=BROKEN_STATE)
+def test_a_broken_run_state_file_is_e381_naming_it(state):
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "run.json"
+        p.write_text(json.dumps(state), encoding="utf-8")
+        with pytest.raises(BiaskitError) as e:
+            read_run_state(p)
+    assert e.value.code == "E381" and str(p) in str(e.value) and "--overwrite" in (e.value.fix or "")
+
+
+# ------------------------------------------------------------------------------------------- Label Studio exports
+
+RESULT = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.just("choices") | TEXT,
+        "from_name": TEXT,
+        "value": st.fixed_dictionaries({}, optional={"choices": st.lists(TEXT, max_size=3)}),
+    },
+)
+ANNOTATION = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": st.integers(0, 10**6),
+        "completed_by": st.integers(0, 99) | st.fixed_dictionaries({"id": st.integers(0, 99), "email": TEXT}) | st.none(),
+        "result": st.lists(RESULT, max_size=3),
+        "lead_time": JSON,
+        "was_cancelled": st.booleans(),
+        "ground_truth": st.booleans(),
+    },
+)
+TASK = st.fixed_dictionaries(
+    {}, optional={"id": st.integers(0, 10**6), "data": st.dictionaries(TEXT, JSON, max_size=3), "annotations": st.lists(ANNOTATION, max_size=3)}
+)
+EXPORT = st.lists(TASK, max_size=4)
+
+
+def _break_export(export: list, how: int) -> list | dict:
+    task = {"id": 1, "data": {}, "annotations": [{"id": 2, "result": [{"type": "choices", "from_name": "label", "value": {"choices": ["a"]}}]}]}
+    broken = [
+        lambda t: t.update(id="one"),
+        lambda t: t.update(data=["x"]),
+        lambda t: t.update(annotations={"a": 1}),
+        lambda t: t["annotations"].append("an annotation"),
+        lambda t: t["annotations"][0].update(result="positive"),
+        lambda t: t["annotations"][0].update(was_cancelled="no"),
+        lambda t: t["annotations"][0]["result"][0].update(type=3),
+        lambda t: t["annotations"][0]["result"][0].update(value=[]),
+        lambda t: t["annotations"][0]["result"][0]["value"].update(choices=[1]),
+        lambda t: t["annotations"][0]["result"][0]["value"].update(choices="a"),
+    ]
+    if how == len(broken):
+        return {"tasks": export}
+    broken[how](task)
+    return [*export, task]
+
+
+@SETTINGS
+@given(export=EXPORT)
+def test_a_generated_label_studio_export_is_read_as_sent(export):
+    assert read_export(json.dumps(export).encode(), source="gen export") == export
+
+
+@SETTINGS
+@given(export=EXPORT, how=st.integers(0, 10))
+def test_a_broken_label_studio_export_is_e381_never_another_exception(export, how):
+    with pytest.raises(BiaskitError) as e:
+        read_export(json.dumps(_break_export(export, how)).encode(), source="gen export")
+    assert e.value.code == "E381" and "gen export" in str(e.value)
+
+
+@settings(max_examples=40, deadline=None)
+@given(raw=st.binary(max_size=80))
+def test_label_studio_export_bytes_are_an_export_or_a_coded_error(raw):
+    try:
+        read_export(raw, source="gen export")
+    except BiaskitError as exc:
+        assert exc.code in ("E380", "E381", "E387")

@@ -149,7 +149,7 @@ def test_a_damaged_entry_is_a_miss_recomputed_and_counted(tmp_path, damage, capl
 
 
 def test_a_damaged_model_call_entry_is_a_miss(tmp_path):
-    from biaskit.evaluate.cache import rows_entry
+    from biaskit.formats.cache_entries import rows_entry
 
     c = ResponseCache(tmp_path / "c")
     k = cache_key({"u": 1})

@@ -37,6 +37,7 @@ from biaskit.annotate.results import PullReport, samples_info, validate_records
 from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError, require
+from biaskit.formats.labelstudio import read_export
 from biaskit.log import get_logger
 from biaskit.net import RETRY_STATUS, Backoff
 from biaskit.secrets import redact, register_secret
@@ -233,7 +234,7 @@ class LabelStudio:
     def export(self, project_id: int) -> list[dict[str, Any]]:
         def run():
             chunks = self.sdk.projects.exports.download_sync(project_id, export_type="JSON", download_all_tasks=True)
-            return json.loads(b"".join(chunks))
+            return read_export(b"".join(chunks), source=f"the Label Studio export of project {project_id}")
 
         return self.call("export annotations", run, retries=2)
 

@@ -8,12 +8,12 @@ what was replaced where; :func:`unmask` restores the original exactly from the t
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.jsonread import loads_json
 
 MASK = "XYZ"
 #: columns of a prompts/scores row that hold the demographic mention, in the order they are tried
@@ -69,7 +69,10 @@ def mask_text(text: str, mentions: Iterable[str], *, mask: str = MASK, name_part
 def unmask(masked: str, mapping: list[Mapping[str, Any]] | str) -> str:
     """The original text from a masked text and its mapping (inverse of :func:`mask_text`)."""
     if isinstance(mapping, str):
-        mapping = json.loads(mapping) if mapping else []
+        fix = "give the mapping mask_text returned (a JSON list of {start, end, text})"
+        mapping = loads_json(mapping, source="the masking map", code="E381", fix=fix) if mapping else []
+        if not isinstance(mapping, list) or not all(isinstance(e, dict) and isinstance(e.get("start"), int) for e in mapping):
+            raise BiaskitError("E381", "the masking map must be a list of {start, end, text} objects", value=str(mapping)[:80], fix=fix)
     out: list[str] = []
     pos_m = 0  # position in masked text
     pos_o = 0  # position in original text

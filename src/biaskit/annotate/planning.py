@@ -23,7 +23,8 @@ import numpy as np
 from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.stats.inference import Z95
-from biaskit.inputs import Field, check_record, read_json
+from biaskit.formats.plans import PLAN_FIELDS, PLAN_FIX, PLAN_GROUP_FIELDS
+from biaskit.inputs import check_record, read_json
 from biaskit.labels import check_task
 
 
@@ -108,44 +109,6 @@ def plan_round(validation: Any, *, target: float = 0.05, rate: str = "accuracy",
     }
 
 
-#: the declared keys of a plan file (what :func:`plan_round` writes): type, and for counts a lower bound of 0
-_FIX = "pass the file `biaskit annotate plan` wrote, or correct the key (docs/annotation.md)"
-PLAN_FIELDS = {
-    "version": Field("int", minimum=1, fix=_FIX),
-    "method": Field("str", fix=_FIX),
-    "view": Field("str", fix=_FIX),  # "ppi" for the PPI view (annotate/ppiplan.py)
-    "validation": Field("str", fix=_FIX),  # the validation table the plan was made from (cli annotate plan)
-    "scored": Field("str", fix=_FIX),  # the scored table of the PPI view (cli annotate plan --ppi)
-    "metric": Field("str", fix=_FIX),
-    "rate": Field("str", fix=_FIX),
-    "group_by": Field("str", required=True, nullable=False, fix='name the samples column the plan groups by, e.g. "group_by": "group"'),
-    "target_half_width": Field("number", minimum=0, fix=_FIX),
-    "z": Field("number", minimum=0, fix=_FIX),
-    "groups": Field("object", required=True, nullable=False, fix='give groups as {"GROUP": {"n_more": 10}, ...}'),
-    "total_more": Field("int", minimum=0, fix=_FIX),
-}
-_COUNT = "a whole number of items >= 0 (or null: nothing to draw)"
-PLAN_GROUP_FIELDS = {
-    "n_more": Field("int", minimum=0, fix=f'give n_more as {_COUNT}, e.g. "n_more": 10'),
-    "n_now": Field("int", minimum=0, fix=f"give n_now as {_COUNT}"),
-    "n_needed": Field("int", minimum=0, fix=f"give n_needed as {_COUNT}"),
-    "rate_items_now": Field("int", minimum=0, fix=f"give rate_items_now as {_COUNT}"),
-    "rate_items_needed": Field("int", minimum=0, fix=f"give rate_items_needed as {_COUNT}"),
-    "rate": Field("number", minimum=0, fix=_FIX),
-    "rate_used": Field("number", minimum=0, fix=_FIX),
-    "share": Field("number", minimum=0, fix=_FIX),
-    "half_width_now": Field("number", minimum=0, fix=_FIX),
-    "half_width_planned": Field("number", minimum=0, fix=_FIX),
-    "error": Field("str", fix=_FIX),
-    "note": Field("str", fix=_FIX),
-    # the PPI view's keys (annotate/ppiplan.py)
-    "n_unlabelled": Field("int", minimum=0, fix=f"give n_unlabelled as {_COUNT}"),
-    "share_ppi": Field("number", fix=_FIX),
-    "lam_now": Field("number", minimum=0, fix=_FIX),
-    "lam_planned": Field("number", minimum=0, fix=_FIX),
-}
-
-
 def read_plan(path: str | Path, task: Any = None) -> dict[str, Any]:
     """A plan file read through the input layer (:mod:`biaskit.inputs`): JSON (a BOM accepted, NaN refused), the
     declared keys of :data:`PLAN_FIELDS` and, per group, :data:`PLAN_GROUP_FIELDS` (an unknown key is E382; a
@@ -154,10 +117,10 @@ def read_plan(path: str | Path, task: Any = None) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
         raise BiaskitError("E256", "plan file not found", value=str(p), fix="write one with `biaskit annotate plan ... --out plan.json`")
-    plan = check_record(read_json(p, what="plan file", code="E256", fix=_FIX), PLAN_FIELDS, source=str(p), fix=_FIX)
+    plan = check_record(read_json(p, what="plan file", code="E256", fix=PLAN_FIX), PLAN_FIELDS, source=str(p), fix=PLAN_FIX)
     groups = {}
     for g, entry in plan["groups"].items():
-        groups[g] = check_record(entry, PLAN_GROUP_FIELDS, source=str(p), where=f"groups[{g!r}]", fix=_FIX)
+        groups[g] = check_record(entry, PLAN_GROUP_FIELDS, source=str(p), where=f"groups[{g!r}]", fix=PLAN_FIX)
     plan["groups"] = groups
     rate = plan.get("rate") or ""
     if task is not None and rate.startswith("miss_rate_"):

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
-from biaskit.inputs import loads_json
+from biaskit.formats.cache_entries import DAMAGED, read_entry
 from biaskit.log import get_logger
 from biaskit.output import clean_obj
 
@@ -72,34 +72,12 @@ def cache_key(parts: Mapping[str, Any]) -> str:
 
 
 _KEY = re.compile(r"^[0-9a-f]{64}$")
-_DAMAGED = object()
 
 
 def store_key(key: str) -> str:
     """The key as stored: a :func:`cache_key` is a sha256 already; any other string is stored as its sha256, so the
     store never holds a caller's text (a prompt, a name) as a key."""
     return key if _KEY.match(key) else hashlib.sha256(key.encode("utf-8")).hexdigest()
-
-
-def read_entry(text: Any, *, source: str) -> Any:
-    """A stored value read back through the input layer (:func:`biaskit.inputs.loads_json`); ``_DAMAGED`` when it
-    is not a JSON document biaskit accepts (not text, not JSON, too deep, too large)."""
-    if not isinstance(text, str):
-        return _DAMAGED
-    try:
-        return loads_json(text, source=source)
-    except BiaskitError:
-        return _DAMAGED
-
-
-def columns_entry(value: Any) -> bool:
-    """The shape of a metric's entry (:mod:`biaskit.evaluate.metrics.cached`): a JSON object of output columns."""
-    return isinstance(value, dict)
-
-
-def rows_entry(value: Any) -> bool:
-    """The shape of a model call's entry (:mod:`biaskit.evaluate.runners.cache`): a non-empty list of row objects."""
-    return isinstance(value, list) and bool(value) and all(isinstance(r, dict) for r in value)
 
 
 def _folder_error(path: Path, why: str) -> BiaskitError:
@@ -227,7 +205,7 @@ class ResponseCache:
             q = f"SELECT key, value FROM entries WHERE key IN ({','.join('?' * len(chunk))})"
             for k, v in c.raw.execute(q, chunk):
                 value = read_entry(v, source=f"{self.db} entry {k[:12]}")
-                if value is _DAMAGED or (shape is not None and not shape(value)):
+                if value is DAMAGED or (shape is not None and not shape(value)):
                     damaged.append(k)
                 else:
                     found[stored[k]] = value

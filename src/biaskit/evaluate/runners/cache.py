@@ -23,15 +23,16 @@ a hash, and the manifest records only ``cache: {"hits", "misses", "path"}``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.cache import ResponseCache, cache_key, rows_entry, tokenizer_hash, weights_identity
+from biaskit.evaluate.cache import ResponseCache, cache_key, tokenizer_hash, weights_identity
 from biaskit.evaluate.runners.backend import Backend
 from biaskit.evaluate.runners.common import Unit, public_model_id
+from biaskit.formats.cache_entries import rows_entry
+from biaskit.formats.responses import BadResponse, decode_reply, model_list
 from biaskit.log import get_logger
 from biaskit.net import HttpError
 
@@ -70,12 +71,12 @@ def _listed_model(be: Any) -> dict | None:
     """The entry of ``/v1/models`` whose id is the run's model (the only one when the server serves one)."""
     try:
         r = be._client().request("GET", be.url("/models"), what="/models", headers=be._headers())
-        data = json.loads(r.content.decode("utf-8")).get("data") if 200 <= r.status_code < 300 else None
-    except (HttpError, ValueError, AttributeError, UnicodeDecodeError):
-        return None
-    if not isinstance(data, list):
-        return None
-    entries = [d for d in data if isinstance(d, dict)]
+        if not 200 <= r.status_code < 300:
+            return None
+        listed = model_list(decode_reply(r.content, "/models"))
+    except (HttpError, BadResponse):
+        return None  # (a server that lists no model, or not as OpenAI does, is keyed by the name alone)
+    entries = [d.model_dump() for d in listed.data]
     wanted = {be.model, be.request_model}
     same = [d for d in entries if d.get("id") in wanted or (isinstance(i := d.get("id"), str) and public_model_id(i) == be.model)]
     if same:

@@ -29,7 +29,9 @@ from biaskit.evaluate.runners.builtin import make_backend as _make_backend
 from biaskit.evaluate.runners.cache import UnitCache
 from biaskit.evaluate.runners.common import HONEST_FILL, GenerationSettings, RunOptions, Unit, fill_procedure, parse_batch_size, public_run_options
 from biaskit.evaluate.runners.on_ray import RemoteBackend, describe_backend
+from biaskit.formats.run_state import read_run_state
 from biaskit.io import ShardedWriter, drop_duplicate_keys, output_lock, read_manifest, read_table, write_json_atomic, write_table
+from biaskit.jsonread import loads_json
 from biaskit.log import ProgressBar, get_logger
 from biaskit.manifest import new_manifest
 from biaskit.pool import RayCluster, engine_spec
@@ -444,9 +446,13 @@ def _reopen_finished(out_p: Path, state: Path, o: _Run, rid: _RunId, work: _Work
 
 def _check_run_state(state: Path, rid: _RunId, writer: Any) -> set[tuple[str, int]]:
     """The units a killed retry still has to run again; E063 naming what differs if the parts are another run's."""
-    old = json.loads(state.read_text(encoding="utf-8"))
-    if old.get("fingerprint") != rid.fingerprint:
-        prev_run = old.get("run") if isinstance(old.get("run"), dict) else {}
+    try:
+        old = read_run_state(state)
+    except BiaskitError:
+        writer.close()
+        raise
+    if old["fingerprint"] != rid.fingerprint:
+        prev_run = old["run"]
         new_run = rid.source
         differ = sorted(k for k in set(prev_run) | set(new_run) if prev_run.get(k) != new_run.get(k)) or ["fingerprint"]
         shown = {k: prev_run.get(k) for k in differ if k != "prompt_ids"}
@@ -457,7 +463,7 @@ def _check_run_state(state: Path, rid: _RunId, writer: Any) -> set[tuple[str, in
             value=shown or old.get("run"),
             fix="rerun with the same endpoint, model, prompts and settings to resume, or pass --overwrite to start over",
         )
-    return {(str(a), int(b)) for a, b in old.get("retry_of_finished") or ()}
+    return set(old["retry_of_finished"])
 
 
 class _Sink:
@@ -614,14 +620,20 @@ def _with_run_facts(t: pa.Table, *, retried: int, complete: bool = False) -> pa.
 def run_facts(t: pa.Table) -> dict:
     """What the run that returned ``t`` did (see :func:`_with_run_facts`); {} for other tables."""
     raw = (t.schema.metadata or {}).get(b"biaskit_run")
-    return json.loads(raw) if raw else {}
+    try:
+        facts = loads_json(raw.decode("utf-8"), source="the table's biaskit_run metadata") if raw else {}
+    except (BiaskitError, UnicodeDecodeError):
+        return {}
+    return facts if isinstance(facts, dict) else {}
 
 
 def _state_fp(state: Path) -> str | None:
+    """The fingerprint of the state file at ``state``; None when there is none or it is damaged (the run starts over)."""
     try:
-        return json.loads(state.read_text(encoding="utf-8")).get("fingerprint")
-    except (OSError, ValueError, AttributeError):
+        fp: str = read_run_state(state)["fingerprint"]
+    except BiaskitError:
         return None
+    return fp
 
 
 def _unit_keys(tab: pa.Table) -> list[tuple[str, int]]:

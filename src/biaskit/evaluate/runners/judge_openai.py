@@ -39,7 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from biaskit.evaluate.runners.backend import JudgeAnswer, JudgeSettings
-from biaskit.evaluate.runners.responses import BadResponse, ChatReply, EndpointError, chat_reply
+from biaskit.formats.responses import BadResponse, ChatReply, EndpointError, chat_reply
 
 #: concurrent requests when the backend was given no ``concurrency``
 DEFAULT_CONCURRENCY = 4

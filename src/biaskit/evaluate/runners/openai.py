@@ -54,7 +54,7 @@ from biaskit.evaluate.runners.common import (
     public_model_id,
 )
 from biaskit.evaluate.runners.judge_openai import ServerJudge
-from biaskit.evaluate.runners.responses import BadResponse, EndpointError, chat_reply, completion_reply
+from biaskit.formats.responses import BadResponse, EndpointError, chat_reply, completion_reply, decode_reply
 from biaskit.log import get_logger
 from biaskit.net import Backoff, HttpClient, HttpError
 from biaskit.secrets import cut, public_url, redact, register_secret
@@ -147,7 +147,7 @@ class OpenAIBackend(BackendBase):
         #: the id sent in requests: the server's own name for the model, which may be a local path
         self.request_model = served_model or model
         self.allow_redirects = bool(allow_redirects)
-        self.timeout = float(timeout)
+        self.timeout = _positive_seconds("timeout", timeout)
         self.max_retries = int(max_retries)
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
@@ -222,7 +222,7 @@ class OpenAIBackend(BackendBase):
             text = r.content.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise EndpointError(f"bad response from {path}: the body is not UTF-8 ({exc.reason} at byte {exc.start})", retryable=False) from None
-        obj = json.loads(text)
+        obj = decode_reply(text, f"reply of {path}")
         if not isinstance(obj, dict):
             raise EndpointError(f"bad response from {path}: a JSON {type(obj).__name__}, not an object", retryable=False)
         return obj
@@ -453,14 +453,24 @@ def _checked_choice(resp: dict) -> dict:
     return choice
 
 
+def _positive_seconds(name: str, value: Any) -> float:
+    """``value`` as a positive, finite number of seconds (E062 otherwise: -1, 0, nan and inf used to reach urllib3)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
+    if not (math.isfinite(v) and v > 0):
+        raise BiaskitError("E062", f"--{name} must be a positive, finite number of seconds", value=value, fix=f"e.g. --{name} 60")
+    return v
+
+
 def _not_json(r: Any) -> tuple[str, None] | None:
     """A 2xx reply whose UTF-8 body is not JSON is retried (a proxy's error page, a body cut by a restart)."""
     if not 200 <= r.status_code < 300:
         return None
     try:
-        json.loads(r.content.decode("utf-8"))
-    except UnicodeDecodeError:
-        return None  # not retried: reported as not UTF-8
-    except ValueError as exc:
-        return f"bad response: {exc}", None
+        decode_reply(r.content, "reply")
+    except BadResponse as exc:
+        # not JSON (E381) is retried; not UTF-8, too deep (E380) or too large (E387) is that row's error at once
+        return (f"bad response: {exc.why}", None) if exc.why.startswith("[E381]") else None
     return None

@@ -21,7 +21,6 @@ never scored; a group with nothing to score gets null figures and an ``error``, 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import TYPE_CHECKING, Any
@@ -32,6 +31,7 @@ import pyarrow as pa
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats.cluster import cluster_bootstrap_ci, clustered_share_ci
 from biaskit.io import read_table, write_table
+from biaskit.jsonread import loads_json
 from biaskit.templates.bbq_choice import choice_id
 from biaskit.templates.bbq_data import UNKNOWN_OPTIONS
 
@@ -74,8 +74,10 @@ def match_answer(prediction: Any, options: list[str], unknown_loc: int | None) -
 
 def _unknown_loc(row: dict[str, Any]) -> int | None:
     info = row.get("answer_info")
-    if isinstance(info, str) and info:
-        info = json.loads(info)
+    if isinstance(info, str) and info:  # (the one JSON reader: not JSON, NaN or too deep is E415 naming the row)
+        fix = 'give answer_info as BBQ\'s JSON object, e.g. {"ans0": ["The man", "man"], ...}'
+        where = f"answer_info of example {row.get('example_id', '?')}"
+        info = loads_json(info, source=where, code="E415", fix=fix)
     if isinstance(info, dict):
         for i in range(3):
             v = info.get(f"ans{i}")

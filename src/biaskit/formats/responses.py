@@ -1,7 +1,10 @@
 """The reader of OpenAI-compatible server responses: one pydantic schema per response biaskit uses.
 
-Every reply of ``/v1/chat/completions`` (the judge; ``generate --format chat``) and ``/v1/completions``
-(``generate``, ``likelihood``) is parsed here before a value is taken from it. What the schemas hold:
+Every reply of ``/v1/chat/completions`` (the judge; ``generate --format chat``), ``/v1/completions``
+(``generate``, ``likelihood``) and ``/v1/models`` (the cache's model identity) is parsed here before a value is taken
+from it. The body is decoded by :func:`decode_reply`, through the one JSON reader (:func:`biaskit.jsonread.loads_json`:
+nested deeper than 200 levels or larger than 64 MiB is a :class:`BadResponse`, never a ``RecursionError``). What the
+schemas hold:
 
 * **Log-probabilities** are JSON numbers, finite and ``<= 0`` (a probability is at most 1): ``+inf``, ``NaN``,
   ``+5.0``, ``true``/``false`` and numeric strings are refused.
@@ -23,6 +26,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from biaskit.errors import BiaskitError
+from biaskit.jsonread import loads_json
 
 #: the code every row error from a response that breaks its schema starts with
 BAD_RESPONSE = "E317"
@@ -138,6 +144,32 @@ class CompletionReply(_Schema):
     usage: Usage | None = None
 
 
+class ModelEntry(_Schema):
+    """One entry of ``/v1/models``: its id and the facts the cache keys a server's model by (kept as sent)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    id: Annotated[str, Field(strict=True)]
+
+
+class ModelList(_Schema):
+    """A ``/v1/models`` reply."""
+
+    data: list[ModelEntry]
+
+
+def decode_reply(body: bytes | str, what: str) -> Any:
+    """A reply's body as JSON through the one JSON reader (UTF-8; depth and size limits; ``NaN``/``Infinity`` are
+    read, so that the schema names the field that holds one); :class:`BadResponse` when it is none of that."""
+    try:
+        text = body.decode("utf-8") if isinstance(body, bytes) else body
+    except UnicodeDecodeError as exc:
+        raise BadResponse(what, "(the body)", f"not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    try:
+        return loads_json(text, source="the body", nonfinite=True)
+    except BiaskitError as exc:
+        raise BadResponse(what, "(the body)", f"[{exc.code}] {exc.what}") from None
+
+
 def _where(err: Any) -> str:
     out = ""
     for part in err.get("loc", ()):
@@ -159,6 +191,12 @@ def parse(schema: type[_Schema], reply: Any, what: str) -> Any:
 def chat_reply(reply: Any) -> ChatReply:
     """A chat completions reply, checked (:class:`BadResponse` otherwise)."""
     out: ChatReply = parse(ChatReply, reply, "chat completion")
+    return out
+
+
+def model_list(reply: Any) -> ModelList:
+    """A ``/v1/models`` reply, checked (:class:`BadResponse` otherwise)."""
+    out: ModelList = parse(ModelList, reply, "model list")
     return out
 
 
