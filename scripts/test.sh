@@ -7,6 +7,9 @@
 # no MediaWiki / Label Studio / Ray / Chromium), with no service set-up; CI runs everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Python's own bytecode cache (__pycache__, git-ignored), even where the environment turns it off: without it every
+# pytest start rewrites and compiles all test files again (~7 CPU s) and every `biaskit` subprocess compiles biaskit
+unset PYTHONDONTWRITEBYTECODE
 if [ "${1:-}" = "--fast" ]; then
   shift
   [ -x .venv/bin/python ] || bash scripts/setup.sh

@@ -10,7 +10,10 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+import gc  # noqa: E402
+
 import pytest  # noqa: E402
+import typer.testing  # noqa: E402
 
 #: fixtures that start a real server: a test using one (directly or through another fixture) is `server`
 SERVER_FIXTURES = frozenset({"llama_server", "ls_server", "ray_cluster", "wiki", "openai_server", "tcp_not_ray"})
@@ -58,6 +61,52 @@ def pytest_collection_modifyitems(config, items):
         rel = os.path.relpath(str(item.path), tests_dir).split(os.sep)
         if names & SLOW_FIXTURES or rel[0] in SLOW_DIRS or getattr(item, "originalname", item.name) in SLOW_TESTS or item.nodeid in measured:
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_collection_finish(session):
+    """Move every object alive after collection (torch, pandas, the imported test modules: millions of them) out
+    of the garbage collector's reach: a full collection would walk them all again and again, and some libraries
+    call ``gc.collect()`` per call (statsmodels' ``multipletests``). Objects made by the tests are collected as
+    before."""
+    gc.collect()
+    gc.freeze()
+
+
+def _app_shape(app) -> tuple:
+    """What typer builds a click command from: the app, its callback, commands and sub-apps (recursively)."""
+    return (
+        app,
+        app.registered_callback,
+        tuple(app.registered_commands),
+        tuple((g, _app_shape(g.typer_instance)) for g in app.registered_groups if g.typer_instance is not None),
+    )
+
+
+#: (app shape, click command) pairs: typer's CliRunner rebuilds the whole click command tree of ``biaskit`` on
+#: every ``invoke`` (about 30 ms, thousands of times in the fast loop); the shape keeps its objects alive, so a
+#: command or sub-app registered later (a planted plugin) gives a new shape and a freshly built command
+_BUILT: list[tuple[tuple, object]] = []
+_typer_get_command = typer.testing._get_command
+
+
+def _cached_get_command(app):
+    shape = _app_shape(app)
+    for seen, cmd in _BUILT:
+        if seen[0] is app and _same(seen, shape):
+            return cmd
+    cmd = _typer_get_command(app)
+    _BUILT[:] = [b for b in _BUILT if b[0][0] is not app][-7:] + [(shape, cmd)]
+    return cmd
+
+
+def _same(a, b) -> bool:
+    """Element-wise identity of two shapes (``==`` would compare typer's info objects by value)."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return a is b
+
+
+typer.testing._get_command = _cached_get_command
 
 
 @pytest.hookimpl(hookwrapper=True)

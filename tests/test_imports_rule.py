@@ -16,6 +16,7 @@ anyway, so they may be imported at module level.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import json
 import os
@@ -49,9 +50,16 @@ HEAVY_AT_IMPORT = {  # as before the hoisting (the same by scripts/hoist_imports
 }
 
 
+@functools.cache
+def _graph(src: Path):
+    """The import graph of ``src``, built once per tree (the checks of the real tree share it; a planted tree is a
+    new tmp folder, so it gets its own)."""
+    return hoist.Graph.build(src)
+
+
 def light_in_function(src: Path) -> dict[str, list[int]]:
     """File (relative to ``src``) -> lines of its in-function imports (one per alias) that are not heavy."""
-    graph = hoist.Graph.build(src)
+    graph = _graph(src)
     modules = set(graph.files)
     out: dict[str, list[int]] = {}
     for mod, f in graph.files.items():
@@ -87,7 +95,7 @@ def ratchet_failures(src: Path, ceiling: dict[str, int]) -> list[str]:
 
 
 def heavy_failures(src: Path) -> list[str]:
-    graph = hoist.Graph.build(src)
+    graph = _graph(src)
     bad = []
     for mod in sorted(graph.files):
         extra = graph.heavy([mod]) - hoist.LOADED_BY_CLI - HEAVY_AT_IMPORT.get(mod, set())
@@ -149,10 +157,10 @@ def test_cli_and_help_load_no_heavy_library():
         with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
             main()
     """)
-    for code in ("import biaskit.cli", help_):
-        loaded = _loaded(code)
+    by_help = _loaded(help_)
+    for code, loaded in (("import biaskit.cli", _loaded("import biaskit.cli")), (help_, by_help)):
         assert not loaded & (hoist.HEAVY - hoist.LOADED_BY_CLI), (code, sorted(loaded & hoist.HEAVY))
         for must_stay_out in ("torch", "transformers", "spacy", "ray"):
             assert must_stay_out not in loaded
     # the exemption holds only while --help loads them anyway
-    assert hoist.LOADED_BY_CLI <= _loaded(help_)
+    assert hoist.LOADED_BY_CLI <= by_help

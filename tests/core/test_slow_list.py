@@ -20,12 +20,14 @@ def test_every_listed_test_exists():
     listed = [line.split("\t")[0] for line in (TESTS / "slow_tests.txt").read_text().splitlines() if line.strip() and not line.startswith("#")]
     assert listed, "tests/slow_tests.txt is empty"
     missing = []
+    functions: dict[Path, set[str]] = {}  # each listed file parsed once
     for node in listed:
         path, _, name = node.partition("::")
         func = name.split("[")[0]
         file = TESTS.parent / path
-        names = {n.name for n in ast.walk(ast.parse(file.read_text())) if isinstance(n, ast.FunctionDef)} if file.exists() else set()
-        if func not in names:
+        if file not in functions:
+            functions[file] = {n.name for n in ast.walk(ast.parse(file.read_text())) if isinstance(n, ast.FunctionDef)} if file.exists() else set()
+        if func not in functions[file]:
             missing.append(node)
     assert not missing, f"tests/slow_tests.txt names tests that no longer exist (remove them): {missing}"
 
