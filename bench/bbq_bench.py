@@ -16,7 +16,10 @@ visible (batching, the span, the table), not a real model's.
 ``--compare-examples N`` first scores the first N examples both ways, side by side on the same examples: each text
 in its own forward pass (``share_prefix=False``, the runner before 2026-12-05) and the default, where the four rows
 of an example run their shared context and question once (``share_prefix``, see
-``biaskit.evaluate.runners._hf_likelihood``). ``--score-examples`` then runs the default way.
+``biaskit.evaluate.runners._hf_likelihood``). ``--score-examples`` then runs the default way. Scoring runs on one
+torch thread by default (``--threads``): on a shared 2-core machine a second thread spends its time waiting, which
+counts as CPU time (1,000 examples took 24.6 CPU s one way and 39.4 s the other with 2 threads at load 12-14, and
+6.1 s and 1.4 s for 500 examples with 1 thread).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ CHILD = r"""
 import json, resource, sys, time
 from pathlib import Path
 mode, out, n, device, batch = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
-share = sys.argv[7] == "1"
+share, threads = sys.argv[7] == "1", int(sys.argv[8])
 t0 = time.perf_counter()
 c0 = time.process_time()
 if mode == "expand":
@@ -54,6 +57,8 @@ else:
     from biaskit.evaluate.stats.bbq import score_files
     tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_file(sys.argv[6]), bos_token="<|endoftext|>",
                                   eos_token="<|endoftext|>", unk_token="<|endoftext|>", pad_token="<|endoftext|>")
+    if threads:
+        torch.set_num_threads(threads)
     torch.manual_seed(0)
     model_dir = out / "tiny"
     GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=32, n_layer=2, n_head=2, n_positions=512)).save_pretrained(model_dir)
@@ -76,9 +81,9 @@ print(json.dumps({"mode": mode, "rows": rows, "wall_s": round(time.perf_counter(
 """
 
 
-def run(mode: str, n: int, device: str, batch: str, share: bool = True) -> dict:
+def run(mode: str, n: int, device: str, batch: str, share: bool = True, threads: int = 1) -> dict:
     with tempfile.TemporaryDirectory() as d:
-        argv = [sys.executable, "-c", CHILD, mode, d, str(n), device, batch, str(TOKENIZER), "1" if share else "0"]
+        argv = [sys.executable, "-c", CHILD, mode, d, str(n), device, batch, str(TOKENIZER), "1" if share else "0", str(threads)]
         r = subprocess.run(argv, capture_output=True, text=True, check=False)
         if r.returncode != 0:
             raise SystemExit(f"{mode} failed:\n{r.stderr[-3000:]}")
@@ -92,13 +97,14 @@ def main() -> None:
     ap.add_argument("--score-examples", type=int, default=58492, help="examples to score (0: skip scoring)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--batch-size", default="64")
+    ap.add_argument("--threads", type=int, default=1, help="torch threads (0: torch's default); see the module docs")
     args = ap.parse_args()
     for _ in range(args.repeat):
         print(json.dumps(run("expand", 0, args.device, args.batch_size)))
     for share in (False, True) if args.compare_examples else ():
-        print(json.dumps(run("score", args.compare_examples, args.device, args.batch_size, share)))
+        print(json.dumps(run("score", args.compare_examples, args.device, args.batch_size, share, args.threads)))
     if args.score_examples:
-        print(json.dumps(run("score", args.score_examples, args.device, args.batch_size)))
+        print(json.dumps(run("score", args.score_examples, args.device, args.batch_size, True, args.threads)))
 
 
 if __name__ == "__main__":

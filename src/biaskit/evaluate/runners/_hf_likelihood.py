@@ -186,7 +186,7 @@ class HFLikelihood(HFBase):
                 **keep,
             )
             cache = getattr(head, "cache", None) or getattr(head, "past_key_values", None)
-            if not hasattr(cache, "batch_select_indices"):
+            if cache is None or not hasattr(cache, "batch_select_indices"):
                 raise BiaskitError(
                     "E062", "the model's key/value cache cannot be shared between texts", value=type(cache).__name__, fix="pass share_prefix=False"
                 )
