@@ -141,15 +141,15 @@ class HFLikelihood(HFBase):
         """Texts that share their unscored prefix (BBQ's options after one context and question): the prefix runs
         once per group, its key/value cache is copied to each member, and the members' remaining tokens run as one
         batch after it. Groups are batched longest prefix first (prefixes padded on the left, continuations on the
-        right, positions counted from each text's first token), ``batch_size`` counting the members' rows; the
+        right, positions counted from each text's first token), ``batch_size`` counting the members' rows on average; the
         log-probabilities equal one forward pass over each whole text (a test holds them to 1e-5)."""
         if not groups:
             return
         first = [enc[g[0]][1][0] for g in groups]
         rest = [max(len(enc[i][0]) for i in g) - first[j] for j, g in enumerate(groups)]
         order = sorted(range(len(groups)), key=lambda j: (-first[j], -rest[j], j))
-        widest = max(len(g) for g in groups)
-        group_batch = None if batch_size is None else max(1, batch_size // widest)
+        mean = sum(len(g) for g in groups) / len(groups)  # BBQ: 4, more where examples repeat a context and question
+        group_batch = None if batch_size is None else max(1, round(batch_size / mean))
         sizes = [first[j] + rest[j] * len(g) for j, g in enumerate(groups)]  # the tokens a group runs
         for jdx, res in self._batched(order, sizes, group_batch, lambda jdx: self._shared_batch(enc, [groups[j] for j in jdx])):
             members = [i for j in jdx for i in groups[j]]
