@@ -148,9 +148,10 @@ def test_a_large_shared_prefix_group_does_not_shrink_the_batches_of_the_others(t
     """One prefix shared by 12 texts (examples that repeat a context and question) and 9 prefixes of 4: with
     batch size 16 the groups go 3 to a batch (16 rows / 4.8 rows a group on average), not one at a time as the
     widest group alone would allow; the scores equal each text run whole."""
+    from tests.evaluate.runners.conftest import prompts_table
+
     import biaskit.evaluate.runners._hf_likelihood as hfl
     from biaskit.evaluate.runners.api import likelihood
-    from tests.evaluate.runners.conftest import prompts_table
 
     texts, spans = [], []
     for g in range(10):
