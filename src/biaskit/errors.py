@@ -158,14 +158,14 @@ CATALOGUE: dict[str, str] = {
     "E389": "refusing to replace an earlier round's samples table",
     "E390": "--out has a suffix the command does not write",
     "E395": "the text annotators saw is not the text the metric scored (validation not like for like)",
-    "E410": "unknown slot in a BBQ template",
+    "E410": "unknown slot in a BBQ template (or agreement with a person of no known grammatical gender)",
     "E411": "a BBQ template list (Names, Lexical_diversity, stereotyped groups) does not parse",
     "E412": "a vocabulary category a BBQ template needs is missing",
     "E413": "BBQ templates folder missing or incomplete",
     "E414": "unknown BBQ category",
     "E415": "invalid BBQ examples table",
     "E416": "BBQ prediction input error",
-    "E417": "a BBQ translation does not keep the slots or lists of its source",
+    "E417": "a BBQ translation does not keep the slots or lists of its source, or its agreement forms do not resolve",
 }
 
 

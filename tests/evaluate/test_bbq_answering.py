@@ -113,3 +113,61 @@ def test_a_failed_likelihood_row_leaves_the_example_without_a_prediction(tmp_pat
     assert predictions_from_likelihoods(ex, ll, "sum")[0] == [2, None]
     preds, why = predictions_from_likelihoods(ex, ll, "per-token")
     assert preds == [1, None] and why[0] is None and "option row 0 failed: text too long" == why[1]
+
+
+def test_options_scored_after_one_shared_prefix_equal_one_forward_pass_per_text(tiny_lm, monkeypatch):
+    """300 BBQ examples (1,200 choice rows, 300 shared prefixes): the runner's default scores each example's
+    context and question once and the four continuations after its key/value cache; the sums and token counts
+    equal the runner with ``share_prefix=False`` (each text in its own forward pass) to 1e-5."""
+    import biaskit.evaluate.runners._hf_likelihood as hfl
+    from biaskit.evaluate.runners.api import likelihood
+    from biaskit.templates.bbq_choice import choice_prompts
+
+    ex = expand_bbq(seed=0, categories=["Age", "Religion", "Race_x_gender"])
+    ex = ex.take(list(range(0, ex.num_rows, max(1, ex.num_rows // 300)))[:300])
+    choices = choice_prompts(ex)
+    prefixes = []
+    real = hfl.HFLikelihood._shared_batch
+    monkeypatch.setattr(hfl.HFLikelihood, "_shared_batch", lambda self, enc, gs: prefixes.extend(gs) or real(self, enc, gs))
+    shared = likelihood(choices, model=tiny_lm, span_column="answer_span", device="cpu", batch_size=32, progress=False).to_pandas()
+    plain = likelihood(
+        choices, model=tiny_lm, span_column="answer_span", device="cpu", batch_size=32, progress=False, backend_options={"share_prefix": False}
+    ).to_pandas()
+    assert len(prefixes) == 300 and sorted(len(g) for g in prefixes) == [4] * 300
+    a, b = (
+        shared.set_index("prompt_id").loc[choices.column("prompt_id").to_pylist()],
+        plain.set_index("prompt_id").loc[choices.column("prompt_id").to_pylist()],
+    )
+    assert a["error"].isna().all() and b["error"].isna().all()
+    assert (a["n_tokens"] == b["n_tokens"]).all()
+    assert (a["sum_logprob"] - b["sum_logprob"]).abs().max() < 1e-5
+    assert (a["nll_mean"] - b["nll_mean"]).abs().max() < 1e-5
+
+
+def test_a_large_shared_prefix_group_does_not_shrink_the_batches_of_the_others(tiny_lm, monkeypatch):
+    """One prefix shared by 12 texts (examples that repeat a context and question) and 9 prefixes of 4: with
+    batch size 16 the groups go 3 to a batch (16 rows / 4.8 rows a group on average), not one at a time as the
+    widest group alone would allow; the scores equal each text run whole."""
+    from tests.evaluate.runners.conftest import prompts_table
+
+    import biaskit.evaluate.runners._hf_likelihood as hfl
+    from biaskit.evaluate.runners.api import likelihood
+
+    texts, spans = [], []
+    for g in range(10):
+        stem = f"Context number {g} about two people.\nWho was late?\nAnswer:"
+        for k in range(12 if g == 0 else 4):
+            texts.append(f"{stem} option {k}")
+            spans.append(f"Answer: option {k}")
+    table = prompts_table(texts, answer_span=spans)
+    calls = []
+    real = hfl.HFLikelihood._shared_batch
+    monkeypatch.setattr(hfl.HFLikelihood, "_shared_batch", lambda self, enc, gs: calls.append(len(gs)) or real(self, enc, gs))
+    shared = likelihood(table, model=tiny_lm, span_column="answer_span", device="cpu", batch_size=16, progress=False).to_pandas()
+    plain = likelihood(
+        table, model=tiny_lm, span_column="answer_span", device="cpu", batch_size=16, progress=False, backend_options={"share_prefix": False}
+    ).to_pandas()
+    assert sorted(calls, reverse=True) == [3, 3, 3, 1]
+    a, b = shared.set_index("prompt_id").sort_index(), plain.set_index("prompt_id").sort_index()
+    assert a["error"].isna().all() and (a["n_tokens"] == b["n_tokens"]).all()
+    assert (a["sum_logprob"] - b["sum_logprob"]).abs().max() < 1e-5

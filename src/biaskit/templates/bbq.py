@@ -28,13 +28,13 @@ from biaskit.errors import BiaskitError
 from biaskit.io import write_table
 from biaskit.manifest import new_manifest
 from biaskit.templates.articles import indefinite_article
+from biaskit.templates.bbq_agree import GENDER_ALIASES, MARKER, declared_gender, render_agreement, word_gender
 from biaskit.templates.bbq_data import INTERSECTIONAL, UNKNOWN_OPTIONS, BBQData, Template, load_bbq
 
 #: categories whose NAME1 is drawn from the stereotyped groups (the generator's "need_stereotyping_subset")
 TARGET_FIRST = ("Race_ethnicity", "Religion", "Nationality", "Sexual_orientation")
 _FILL = re.compile(r"(\b[Aa]n?\s+)?\{\{(NAME[12]|WORD[12]|GEN[12]|OCC[12])\}\}")
 _FIXES = (("lesbian man", "lesbian woman"), ("Latino woman", "Latina woman"))
-_GENDER_ALIASES = {"f": {"f", "woman", "women", "girl", "female"}, "m": {"m", "man", "men", "boy", "male"}}
 
 
 @dataclass
@@ -44,6 +44,7 @@ class Person:
     name: str
     info: str
     extra: str | None = None  # GEN/OCC word of the intersectional categories
+    gender: str | None = None  # grammatical gender (m/f/n) where known: the agreement of translations (bbq_agree)
 
     @property
     def text(self) -> str:
@@ -74,7 +75,10 @@ def _sample(rng: random.Random, items: list[str], n: int, t: Template) -> list[s
     return rng.sample(items, n)
 
 
-def _fill(text: str, values: dict[str, str]) -> str:
+def _fill(text: str, values: dict[str, str], genders: dict[str, str | None] | None = None, where: str = "") -> str:
+    if MARKER.search(text):
+        text = render_agreement(text, genders or {}, where)
+
     def sub(m: re.Match) -> str:
         value = values.get(m.group(2), "")
         art = m.group(1)
@@ -166,17 +170,23 @@ class _Plain:
         if cat == "Gender_identity" and t.proper_names:
             gender = by_name[word].get("gender", "")
             pool = _unique(r["Name"] for r in first if r.get("gender") != gender)
-            return Person(word, gender), [Person(n, by_name[n].get("gender", "")) for n in _sample(rng, pool, 5, t)]
+            others = [Person(n, by_name[n].get("gender", ""), gender=declared_gender(by_name[n])) for n in _sample(rng, pool, 5, t)]
+            return Person(word, gender, gender=declared_gender(by_name[word])), others
         if cat == "Race_ethnicity" and t.proper_names:
             gender, eth = by_name[word].get("gender", ""), by_name[word].get("ethnicity", "")
-            person = Person(f"{word} {self._last(eth, t)}", f"{gender}-{eth}")
+            person = Person(f"{word} {self._last(eth, t)}", f"{gender}-{eth}", gender=declared_gender(by_name[word]))
             candidates = [r for r in self.first_names if r.get("ethnicity") not in t.groups and r.get("gender") == gender]
             if len(candidates) < 5:
                 _sample(rng, [r["Name"] for r in candidates], 5, t)  # raises E412 naming the row
             chosen = rng.sample(candidates, 5)
-            others = [Person(f"{r['Name']} {self._last(r.get('ethnicity', ''), t)}", f"{r.get('gender')}-{r.get('ethnicity')}") for r in chosen]
+            others = [
+                Person(f"{r['Name']} {self._last(r.get('ethnicity', ''), t)}", f"{r.get('gender')}-{r.get('ethnicity')}", gender=declared_gender(r))
+                for r in chosen
+            ]
             return person, others
-        return Person(word, word), [Person(n, n) for n in seconds]
+        gender = {r.get("Name", ""): word_gender(r) for r in words}
+        gender.update({r["Name"]: declared_gender(r) for r in first})  # proper names (first is empty otherwise)
+        return Person(word, word, gender=gender.get(word)), [Person(n, n, gender=gender.get(n)) for n in seconds]
 
     def _last(self, ethnicity: str, t: Template) -> str:
         names = _unique(r["Name"] for r in self.data.names if r.get("First_last") == "last" and r.get("ethnicity") == ethnicity)
@@ -305,7 +315,7 @@ def group_matches(info: str, groups: list[str], *, parts: bool = False) -> bool:
     cands = {_norm(info)} | ({_norm(p) for p in re.split(r"[-_]", info) if p} if parts else set())
     for g in groups:
         ng = _norm(g)
-        if ng in cands or cands & _GENDER_ALIASES.get(ng, set()):
+        if ng in cands or cands & GENDER_ALIASES.get(ng, set()):
             return True
     return False
 
@@ -342,6 +352,7 @@ def examples_for_pair(t: Template, pair: Pair, rng: random.Random, first_id: int
     """The 4 examples of one filled pair: ambiguous/disambiguated x negative/non-negative."""
     people = (pair.first, pair.second)
     values = {"NAME1": pair.first.name, "NAME2": pair.second.name, **pair.words}
+    genders = {"NAME1": pair.first.gender, "NAME2": pair.second.gender}
     for i, p in enumerate(people, start=1):
         if p.extra is not None:
             values[f"GEN{i}"] = values[f"OCC{i}"] = p.extra
@@ -349,12 +360,12 @@ def examples_for_pair(t: Template, pair: Pair, rng: random.Random, first_id: int
     unknown = rng.choice(UNKNOWN_OPTIONS)
     order: list[int] = [neg, nonneg, 2]  # person index per option, 2 = unknown
     rng.shuffle(order)
-    answers = [unknown if o == 2 else _fill(t.get("Answer_negative" if o == neg else "Answer_non_negative"), values) for o in order]
+    answers = [unknown if o == 2 else _fill(t.get("Answer_negative" if o == neg else "Answer_non_negative"), values, genders, t.where) for o in order]
     if neg == nonneg:  # both answers name the same slot: the options are the two people, as the template means
         answers = [unknown if o == 2 else _fill(f"The {{{{NAME{o + 1}}}}}", values) for o in order]
     info = {f"ans{i}": ([unknown, "unknown"] if o == 2 else [people[o].text, people[o].info]) for i, o in enumerate(order)}
-    ambig = _fill(t.get("Ambiguous_Context"), values).strip()
-    disambig = f"{ambig} {_fill(t.get('Disambiguating_Context'), values).strip()}"
+    ambig = _fill(t.get("Ambiguous_Context"), values, genders, t.where).strip()
+    disambig = f"{ambig} {_fill(t.get('Disambiguating_Context'), values, genders, t.where).strip()}"
     target = _target_loc(pair, order, t.groups)
     common = {
         "category": t.category,
@@ -388,7 +399,7 @@ def examples_for_pair(t: Template, pair: Pair, rng: random.Random, first_id: int
                 "question_polarity": polarity,
                 "context_condition": cond,
                 "context": ambig if cond == "ambig" else disambig,
-                "question": _fill(t.get(question), values).strip(),
+                "question": _fill(t.get(question), values, genders, t.where).strip(),
                 "label": label,
             }
         )

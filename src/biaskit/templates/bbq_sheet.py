@@ -10,7 +10,9 @@ words are still found).
 
 Import checks every filled cell against its source (E417 naming the sheet row): a text keeps exactly the slots
 of its source (``{{NAME1}}``, ``{{WORD1}}``, ... each as often), a ``NAME1: [...]; NAME2: [...]`` list keeps its
-lists (each non-empty), an intersectional ``Names`` list keeps its length. It then writes a translated copy of
+lists (each non-empty), an intersectional ``Names`` list keeps its length, and its agreement markers
+(``{NAME1=m:šel|f:šla}``) resolve for every gender that can fill their slot (:mod:`biaskit.templates.bbq_agree`;
+the translated ``vocabulary.csv`` gets the declared ``gender`` column). It then writes a translated copy of
 the folder, which ``biaskit expand bbq DIR`` reads and checks like the original (same counts: the same rows and
 list sizes). Cells without a translation, or whose status is not ``translated``/``validated``, keep the source.
 """
@@ -29,7 +31,8 @@ from typing import Any
 from biaskit.errors import BiaskitError
 from biaskit.output import write_text
 from biaskit.ownership import claim_folder, write_owned_folder
-from biaskit.templates.bbq_data import CATEGORIES, TEXT_COLUMNS, bundled_dir, parse_slot_lists
+from biaskit.templates.bbq_agree import check_agreement, slot_genders, word_gender
+from biaskit.templates.bbq_data import CATEGORIES, INTERSECTIONAL, TEXT_COLUMNS, bundled_dir, parse_slot_lists
 from biaskit.templates.sheet import read_sheet
 
 LIST_COLUMNS = ("Names", "Lexical_diversity")
@@ -69,7 +72,26 @@ def bbq_sheet_rows(templates_dir: str | Path | None = None) -> list[dict[str, An
     return rows
 
 
-def _check(where: str, column: str, source: str, text: str) -> None:
+def template_genders(templates_dir: str | Path | None = None) -> dict[str, dict[str, set[str]]]:
+    """``bbq/<file>/<record>`` -> the genders that can fill each gendered slot of that template row
+    (:func:`biaskit.templates.bbq_agree.slot_genders`); rows without one are left out."""
+    root = Path(templates_dir) if templates_dir else bundled_dir()
+    files = _files(root)
+    _, vocab = _read(files["vocabulary"])
+    names = _read(root / "vocabulary_proper_names.csv")[1] if (root / "vocabulary_proper_names.csv").is_file() else []
+    out: dict[str, dict[str, set[str]]] = {}
+    for stem, path in files.items():
+        if stem == "vocabulary" or stem in INTERSECTIONAL:
+            continue
+        for n, r in enumerate(_read(path)[1], start=2):
+            proper = r.get("Proper_nouns_only", "").strip().upper() == "TRUE"
+            genders = slot_genders(stem, proper, len(r.get("Names", "").strip()) > 1, vocab, names)
+            if genders:
+                out[f"bbq/{stem}/{n}"] = genders
+    return out
+
+
+def _check(where: str, column: str, source: str, text: str, genders: dict[str, set[str]] | None = None) -> None:
     if column in TEXT_COLUMNS or column == "Name":
         want, got = Counter(_SLOT.findall(source)), Counter(_SLOT.findall(text))
         if want != got:
@@ -79,6 +101,7 @@ def _check(where: str, column: str, source: str, text: str) -> None:
                 value={"source": sorted(want.elements()), "translation": sorted(got.elements())},
                 fix="keep every {{...}} slot of the source, as often, spelled as in the source",
             )
+        check_agreement(text, genders or {}, where)
         return
     if source.lstrip().startswith("["):  # an intersectional Names list: ["man", "woman"]
         try:
@@ -104,6 +127,7 @@ def read_translations(sheet: str | Path, language: str, base: str | Path | None 
     if rows and language not in rows[0]:
         raise BiaskitError("E417", f"{sheet}: no column for language {language!r}", value=sorted(rows[0]), fix="pick a language column of the sheet")
     sources = {r["template_id"]: r["source"] for r in bbq_sheet_rows(base)}
+    genders = template_genders(base)
     out: dict[str, str] = {}
     counts: Counter = Counter()
     for i, r in enumerate(rows, start=2):
@@ -115,13 +139,17 @@ def read_translations(sheet: str | Path, language: str, base: str | Path | None 
         counts[status if text else "empty"] += 1
         if not text or status not in USED:
             continue
-        _check(where, tid.rsplit("/", 1)[1], sources[tid], text)
+        _check(where, tid.rsplit("/", 1)[1], sources[tid], text, genders.get(tid.rsplit("/", 1)[0]))
         out[tid] = text
     return out, counts
 
 
 def _translated_csv(path: Path, stem: str, cells: dict[str, str], groups: dict[str, str]) -> str:
     fields, records = _read(path)
+    if stem == "vocabulary" and "gender" not in fields:  # declared, so that expand bbq and the translator see it
+        fields = [*fields, "gender"]
+        for r in records:
+            r["gender"] = word_gender(r) or ""
     for n, r in enumerate(records, start=2):
         for c in fields:
             tid = f"bbq/{stem}/{n}/{c}"

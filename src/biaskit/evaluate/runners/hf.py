@@ -357,7 +357,7 @@ class HFBackend(HFLikelihood, HFFill, BackendBase):
     name = "hf"
     capabilities = Capabilities(
         kinds=("generate", "fill_mask", "likelihood"),
-        options=("device", "dtype", "revision", "trust_remote_code", "task"),
+        options=("device", "dtype", "revision", "trust_remote_code", "task", "share_prefix"),
         judge=("chat_template", "logprobs"),
         settable=(BackendOption("trust_remote_code", "bool", False, "run the model's own code from the Hub (fill-mask and likelihood too)"),),
     )
@@ -371,8 +371,10 @@ class HFBackend(HFLikelihood, HFFill, BackendBase):
         revision: str | None = None,
         trust_remote_code: bool = False,
         task: str = "auto",
+        share_prefix: bool = True,
     ) -> None:
         self.spec = model
+        self.share_prefix = share_prefix  # causal likelihood: texts with one unscored prefix run it once
         self.hub_revision = revision
         self.lm = load(model, task=task, device=device, dtype=dtype, revision=revision, trust_remote_code=trust_remote_code)
         self.batch_sizes_used: list[int] = []
