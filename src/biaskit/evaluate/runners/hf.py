@@ -359,7 +359,12 @@ class HFBackend(HFLikelihood, HFFill, BackendBase):
         kinds=("generate", "fill_mask", "likelihood"),
         options=("device", "dtype", "revision", "trust_remote_code", "task", "share_prefix"),
         judge=("chat_template", "logprobs"),
-        settable=(BackendOption("trust_remote_code", "bool", False, "run the model's own code from the Hub (fill-mask and likelihood too)"),),
+        settable=(
+            BackendOption("trust_remote_code", "bool", False, "run the model's own code from the Hub (fill-mask and likelihood too)"),
+            BackendOption(
+                "share_prefix", "bool", True, "likelihood, causal LMs: texts with one unscored prefix run it once (false: each text whole)"
+            ),
+        ),
     )
 
     def __init__(
