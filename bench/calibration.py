@@ -346,7 +346,7 @@ def recheck_doc(rng, reps: int, pilot: int, doc: Path = DOC) -> str:
         f"--recheck-doc --reps {reps}`, {done} cells); their rows show the rerun, their status the first run's figures."
     )
     lines = block.strip("\n").split("\n", 1)
-    doc.write_text(f"{head}{BEGIN}\n{lines[0]} {note}\n{lines[1] if len(lines) > 1 else ''}\n{END}{tail}", encoding="utf-8")
+    doc.write_text(f"{head}{BEGIN}\n{lines[0]} {note}\n{lines[1] if len(lines) > 1 else ''}\n\n{END}{tail}", encoding="utf-8")
     return note
 
 
