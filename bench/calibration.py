@@ -328,12 +328,42 @@ def recheck(rng, part: str, cell: dict, reps: int, pilot: int = 50) -> dict:
     return new
 
 
-def recheck_doc(rng, reps: int, pilot: int, doc: Path = DOC) -> str:
-    """Rerun the rows of the doc's calibration block whose status is FAIL (:func:`recheck`) and write them back;
-    returns the sentence added to the block's header."""
+def redo_cell(rng, part: str, row: dict, reps: int, pilot: int) -> dict:
+    """A row of the doc's block run again as the grid runs it (``reps`` fresh sets, the current code)."""
+    if part == "ppi":
+        return ppi_cell(rng, row["base"], int(row["labelled"]), reps, pilot=pilot)
+    design = (int(row["texts"]), int(row["pages"]), row["icc"], row["base"])
+    validity = None if part == "gap" else row["validity"] == "good"
+    return gap_cell(rng, *design, reps, pilot=pilot, gap=row.get("true_gap", 0.0), validity=validity)
+
+
+def matches(row: dict, spec: str) -> bool:
+    """``row`` has every ``column=value`` of ``spec`` (comma-separated), e.g. ``texts=50,pages=50,base=0.01``."""
+    for kv in spec.split(","):
+        k, v = kv.split("=", 1)
+        if k not in row or not (row[k] == _parsed(v) or str(row[k]) == v):
+            return False
+    return True
+
+
+def recheck_doc(seed: int, reps: int, pilot: int, doc: Path = DOC, redo: tuple[str, ...] = ()) -> str:
+    """Run again the rows of the doc's calibration block that match a ``redo`` spec (:func:`matches`: cells a change of
+    the layer affects; ``reps`` fresh sets each, the current code), then those whose status is FAIL
+    (:func:`recheck`), and write them back; returns the sentence added to the block's header."""
+    rng = np.random.default_rng(seed)
     text = doc.read_text(encoding="utf-8")
     head, rest = text.split(BEGIN, 1)
     block, tail = rest.split(END, 1)
+    redone = 0
+    for part, line, row in block_rows(block):
+        if part in ("gap", "validity", "ppi") and any(matches(row, spec) for spec in redo):
+            new = redo_cell(rng, part, row, reps, pilot)
+            new["status"] = f"{new['status']} (rerun with the current layer: --redo)"
+            if str(new["status"]).startswith("FAIL") and new["not_enough_data"] < 1.0:
+                new = recheck(rng, part, new, reps, pilot)
+            log(f"redo {part} {line}: {new['status']}")
+            block = block.replace(line, markdown_table(pd.DataFrame([new])[list(COLUMNS[part])]).splitlines()[-1], 1)
+            redone += 1
     done = 0
     for part, line, row in block_rows(block):
         if part in ("gap", "validity", "ppi") and str(row["status"]).startswith("FAIL") and row["not_enough_data"] < 1.0:
@@ -341,9 +371,11 @@ def recheck_doc(rng, reps: int, pilot: int, doc: Path = DOC) -> str:
             log(f"recheck {part} {line}: {new['status']}")
             block = block.replace(line, markdown_table(pd.DataFrame([new])[list(COLUMNS[part])]).splitlines()[-1], 1)
             done += 1
+    cmd = " ".join(["python bench/calibration.py --recheck-doc", f"--reps {reps}", *(f"--redo {r}" for r in redo)])
     note = (
-        f"Cells over a criterion were run again with {reps * RECHECK_FACTOR} fresh sets (`python bench/calibration.py "
-        f"--recheck-doc --reps {reps}`, {done} cells); their rows show the rerun, their status the first run's figures."
+        f"Then `{cmd}` (seed {seed}) ran again {redone} cells a later change of the layer affects, with {reps} fresh sets, and "
+        f"{done} cells over a criterion with {reps * RECHECK_FACTOR} fresh sets; their rows show the rerun and say so in "
+        "their status (with the first run's figures for a cell over a criterion)."
     )
     lines = block.strip("\n").split("\n", 1)
     doc.write_text(f"{head}{BEGIN}\n{lines[0]} {note}\n{lines[1] if len(lines) > 1 else ''}\n\n{END}{tail}", encoding="utf-8")
@@ -416,9 +448,10 @@ def main() -> None:
     ap.add_argument("--only", default="gap,validity,ppi,power", help="comma-separated parts: gap, validity, ppi, power")
     ap.add_argument("--write-doc", action="store_true", help="write the tables into docs/statistics.md")
     ap.add_argument("--recheck-doc", action="store_true", help="rerun the FAIL rows of docs/statistics.md's block with more sets")
+    ap.add_argument("--redo", action="append", default=[], help="with --recheck-doc: also rerun the rows matching e.g. texts=50,pages=50")
     a = ap.parse_args()
     if a.recheck_doc:
-        log(recheck_doc(np.random.default_rng(a.seed + 1), a.reps, a.pilot))
+        log(recheck_doc(a.seed + 1, a.reps, a.pilot, redo=tuple(a.redo)))
         return
     t0 = time.process_time()
     results = run_grid(np.random.default_rng(a.seed), a.reps, quick=a.quick, only=set(a.only.split(",")), pilot=a.pilot)

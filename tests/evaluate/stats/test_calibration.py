@@ -59,7 +59,7 @@ def _violations(cal, parts: dict[str, list[dict]]) -> list[str]:
             if r["status"] == "not enough data":
                 if ned != 1.0 or not str(r.get("reasons", "x")).strip() or "no reason given" in str(r.get("reasons", "")):
                     bad.append(f"{part} {r}: 'not enough data' without every set so, or without a reason")
-            elif not (r["status"] == "ok" or str(r["status"]).startswith("ok on a rerun")) or fc > cal.MAX_FALSE_CLAIMS or cov < cal.MIN_COVERAGE:
+            elif not str(r["status"]).startswith("ok") or fc > cal.MAX_FALSE_CLAIMS or cov < cal.MIN_COVERAGE:
                 bad.append(f"{part} {r}")
     for r in parts.get("power", []):
         if not (r["power"] >= 0.70 and r["false_gaps"] <= 0.05):
@@ -89,9 +89,11 @@ def test_small_calibration_grid_through_the_reports_code_meets_the_criteria_or_s
     cal = _bench()
     rng = np.random.default_rng(0)
     cells = [
-        cal.gap_cell(rng, texts, pages, icc, base, 200) for texts, pages, icc, base in ((20, 4, 0.1, 0.5), (200, 50, 0.3, 0.05), (50, 10, 0.0, 0.2))
+        cal.gap_cell(rng, texts, pages, icc, base, 200)
+        for texts, pages, icc, base in ((20, 4, 0.1, 0.5), (200, 50, 0.3, 0.05), (50, 10, 0.0, 0.2), (50, 50, 0.0, 0.05))
     ]
     print(cells)
+    # the last: a 5% label on 50 one-text pages per group, where CR1 over-rejected (0.070) and the layer now uses CR2-BM
     for c in cells:
         assert c["status"] == "ok" and c["not_enough_data"] < 0.1 and c["false_claims"] <= 0.07 and c["coverage"] >= 0.90, c
     # two pages per group: never a claim, always "not enough data" with the cluster methods' reason
