@@ -67,6 +67,28 @@ def _violations(cal, parts: dict[str, list[dict]]) -> list[str]:
     return bad
 
 
+def test_docs_calibration_table_has_the_scripts_format_covers_the_grid_and_every_row_meets_the_criteria():
+    cal = _bench()
+    header, parts = _doc_tables(cal, (ROOT / "docs" / "statistics.md").read_text(encoding="utf-8"))
+    m = re.match(r"Written by `python bench/calibration\.py ([^`]*)` on (\d{4}-\d\d-\d\d): (\d+) sets per cell", header)
+    assert m and "--quick" not in m.group(1), header
+    reps = int(m.group(3))
+    assert reps >= 500  # Monte-Carlo sd of a rate near 0.05: sqrt(0.05 * 0.95 / 500) = 0.0097
+    assert set(parts) == {"gap", "validity", "ppi", "power"}
+    # the whole grid of the script, spanning texts 5-200, pages 2-50, ICC 0-0.3, base rate 0.01-0.5
+    got = {(int(r["texts"]), int(r["pages"]), r["icc"], r["base"]) for r in parts["gap"]}
+    assert got == set(cal.gap_designs(cal.GAP_GRID))
+    assert {5, 200} <= {t for t, _, _, _ in got} and {2, 50} <= {p for _, p, _, _ in got}
+    assert {0.0, 0.3} <= {i for _, _, i, _ in got} and {0.01, 0.5} <= {b for _, _, _, b in got}
+    assert {int(r["labelled"]) for r in parts["ppi"]} == {10, 50, 500}
+    assert {r["validity"] for r in parts["validity"]} == {"good", "bad"}
+    for r in parts["gap"] + parts["validity"] + parts["ppi"]:
+        # every set of the cell, or the pilot's when all were "not enough data", or a rerun's (bench.recheck) with fresh sets
+        rerun = r["reps"] == reps * cal.RECHECK_FACTOR and str(r["status"]).startswith("ok on a rerun")
+        assert r["reps"] == reps or rerun or (r["reps"] < reps and r["not_enough_data"] == 1.0), r
+    assert _violations(cal, parts) == []
+
+
 def test_the_doc_check_finds_a_row_over_the_criteria_and_a_not_enough_data_row_without_reason():
     cal = _bench()
     ok = {"false_claims": 0.05, "coverage": 0.95, "not_enough_data": 0.0, "status": "ok", "reasons": ""}
