@@ -121,3 +121,33 @@ def test_demo_first_screen_claims_no_gap_from_a_group_whose_texts_all_come_from_
             assert pages is None or pages.get((dom, g), 2) > 1, (r["finding"], r["where"], r["comparison"], g)
     # every verdict line the demo records names its family
     assert all(v["family"] for v in ctx.info["report"]["verdicts"])
+
+
+def test_a_pair_whose_groups_lie_in_two_pages_each_says_not_enough_data_with_the_cluster_methods_reason():
+    from biaskit.evaluate.report.sections.labels import group_gap_findings
+
+    # 2 pages per group: the cluster-robust methods need 3 (cluster.MIN_CLUSTERS_PER_GROUP), so the test gives no p; the
+    # verdict must say why, as it does for one page, not a bare "not enough data"
+    rows = _texts("gpt2", "judaism", 12, 30, ["J1", "J2"]) + _texts("gpt2", "sikhism", 4, 30, ["S1", "S2"])
+    found = group_gap_findings(pd.DataFrame(rows), "vader_label", "positive")
+    (line,) = verdicts(found)
+    assert line.lead is None
+    assert line.verdict.startswith("not enough data: judaism vs sikhism: a group's rows lie in fewer than 3 clusters (2 and 2)")
+    assert found[0].flags == ["not testable: " + line.untestable[0]]
+
+
+def test_group_gap_findings_give_the_verdict_of_the_clustered_test_by_hand():
+    from biaskit.evaluate.report.sections.labels import group_gap_findings
+
+    # 4 pages of 9 texts per group. judaism: 6 of 9 positive on every page (page means 2/3, variance 0); sikhism: its 3
+    # positives all on one page (page means 1/3, 0, 0, 0: mean 1/12, sample variance (1/16 + 3/144) / 3 = 1/36). With
+    # equal pages CR2 with Bell-McCaffrey df is Welch's test on the page means with G - 2 = 6 df:
+    # diff = 2/3 - 1/12 = 7/12, se = sqrt(0 / 4 + (1/36) / 4) = 1/12, t = 7
+    df = pd.DataFrame(_texts("gpt2", "judaism", 24, 36, [f"J{k}" for k in range(4)]) + _texts("gpt2", "sikhism", 3, 36, [f"S{k}" for k in range(4)]))
+    (f,) = group_gap_findings(df, "vader_label", "positive")
+    t975 = scipy.stats.t.ppf(0.975, 6)
+    assert f.estimate == pytest.approx(7 / 12)
+    assert f.ci == pytest.approx((7 / 12 - t975 / 12, 7 / 12 + t975 / 12))
+    assert f.p == pytest.approx(2 * scipy.stats.t.sf(7.0, 6))  # a family of one pair: Holm changes nothing
+    (line,) = verdicts([f])
+    assert line.lead is f and line.verdict == "evidence of a gap" and line.family.endswith("(1 test)")

@@ -196,3 +196,18 @@ def test_two_pages_per_group_are_too_few_for_a_clustered_test_three_are_enough()
     df["vader_label"] = ["positive", "negative", "negative"] * 4
     row = pairwise_proportion_tests(df, "group", "vader_label", "positive", cluster="page_id").iloc[0]
     assert row["method"] == "none" and math.isnan(row["p_value"]) and "fewer than 3 clusters (2 and 2)" in row["reason"]
+
+
+def test_a_rare_label_over_many_pages_gets_cr2_not_cr1():
+    # 50 one-text pages per group, 2 texts with the label in a and 1 in b: the smallest expected cell count under equal
+    # shares is 50 * 3/100 = 1.5 < MIN_EXPECTED_CR1, so CR1's normal quantile is not trusted (it over-rejects there)
+    y = np.zeros(100)
+    y[[0, 1, 50]] = 1.0
+    in_a = np.arange(100) < 50
+    page = np.arange(100)
+    r = cluster_diff(y, in_a, page)
+    assert r["method"] == "cr2-bm-t"
+    assert r["p_value"] == pytest.approx(cr2_diff(y, in_a, page)["p_value"], abs=1e-12)
+    # the same pages with a common label (expected 50 * 0.3 = 15): CR1 (= statsmodels) is kept
+    y2 = (np.arange(100) % 10 < 3).astype(float)
+    assert cluster_diff(y2, in_a, page)["method"] == "cr1-wald"

@@ -49,6 +49,11 @@ CR2_SHARE_METHOD = "wilson-deff-cr2-t"
 #: (10 texts per page, page rates Beta(2, 6), no true gap) CR1's false-claim rate is 22% at 2 pages per group, 11.5%
 #: at 4, 8.1% at 8, 6.7% at 15 and 6.1% at 30; CR2-BM's 3.9-5.6% at every size (docs/statistics.md)
 MIN_CLUSTERS_CR1 = 30
+#: CR1 also needs every cell of the 2x2 table (label / not label x group) to expect at least this many texts under
+#: equal shares (as the unclustered z-test, ``significance.MIN_EXPECTED``); with a rarer label its normal quantile
+#: over-rejects: 50 one-text pages per group at a 5% label, no true gap, gave a false-claim rate of 0.070 with CR1 and
+#: 0.048 with CR2-BM (500 sets; bench/calibration.py), so the layer uses CR2-BM there
+MIN_EXPECTED_CR1 = 5
 CR2_METHOD = "cr2-bm-t"
 #: a clustered difference needs at least this many clusters in each group: with 2 pages per group CR2-BM's
 #: false-claim rate reaches 0.065-0.083 when pages differ strongly (ICC 0.3-0.5, 100-200 texts per page), with 3 it
@@ -412,10 +417,14 @@ def cr2_diff_batch(y, in_a, clusters, *, level: float = 0.95) -> dict[str, np.nd
 
 def cluster_diff(y, in_a, clusters, *, level: float = 0.95) -> dict[str, Any]:
     """The clustered difference the layer can stand behind: CR1 (:func:`cr1_diff`, = statsmodels) when both groups
-    have at least :data:`MIN_CLUSTERS_CR1` clusters, else CR2 with Bell-McCaffrey degrees of freedom
-    (:func:`cr2_diff`); nan with ``undefined`` when a group lies in one cluster. ``method`` names the one used."""
+    have at least :data:`MIN_CLUSTERS_CR1` clusters and every cell of the 2x2 table expects at least
+    :data:`MIN_EXPECTED_CR1` texts, else CR2 with Bell-McCaffrey degrees of freedom (:func:`cr2_diff`); nan with
+    ``undefined`` when a group lies in one cluster. ``method`` names the one used."""
     a = np.asarray(in_a, dtype=bool)
     codes, _ = _codes(clusters)
-    if min(np.unique(codes[a]).size, np.unique(codes[~a]).size) >= MIN_CLUSTERS_CR1:
+    yv = np.asarray(y, dtype=float)
+    pooled = float(yv.mean()) if yv.size else 0.0
+    expected = min(int(a.sum()), int((~a).sum())) * min(pooled, 1.0 - pooled)
+    if min(np.unique(codes[a]).size, np.unique(codes[~a]).size) >= MIN_CLUSTERS_CR1 and expected >= MIN_EXPECTED_CR1:
         return cr1_diff(y, a, clusters, level=level)
     return cr2_diff(y, a, clusters, level=level)

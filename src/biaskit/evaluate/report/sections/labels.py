@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from biaskit.evaluate.baseline import SPAN_WORDS
@@ -59,12 +60,7 @@ def _gap_findings(
     for key, g in groups_of(z, where_cols) if len(z) else []:
         if not (g["count_a"] + g["count_b"]).any():
             continue  # no text of this family has the label: nothing to compare (said once as "No signal")
-        reasons = {
-            i: untestable_reason(
-                r["group_a"], r["group_b"], (r["count_a"], r["n_a"], r["count_b"], r["n_b"]), run.shown_label, pages_of(r) if pages_of else ()
-            )
-            for i, r in g.iterrows()
-        }
+        reasons = {i: _pair_reason(run, r, pages_of) for i, r in g.iterrows()}
         ok = g[[not reasons[i] and r["p_holm"] == r["p_holm"] for i, r in g.iterrows()]]
         r = ok.assign(_gap=-ok["diff"].abs()).sort_values(["p_holm", "_gap"], kind="stable").iloc[0] if len(ok) else g.loc[g["diff"].abs().idxmax()]
         # a model-vs-Wikipedia row compares sources within a group: name the group too
@@ -81,6 +77,17 @@ def _gap_findings(
             )
         )
     return out
+
+
+def _pair_reason(run: _LabelRun, r, pages_of) -> str:
+    """Why the pair of row ``r`` cannot be tested (:func:`untestable_reason`), else, when its test gave no p (a group in
+    fewer clusters than the cluster-robust methods need, ...), the test's own ``reason``; "" when it can be tested."""
+    counts = (r["count_a"], r["n_a"], r["count_b"], r["n_b"])
+    why = untestable_reason(r["group_a"], r["group_b"], counts, run.shown_label, pages_of(r) if pages_of else ())
+    if why or r["p_holm"] == r["p_holm"]:
+        return why
+    own = r["reason"] if "reason" in r.index and isinstance(r["reason"], str) else ""
+    return own or "the test is undefined here"
 
 
 def _gap_finding(
@@ -348,6 +355,12 @@ def _group_ztests(run: _LabelRun, within: list[str]) -> None:
         max_rows=25,
     )
 
+    sec.headline += _group_gap_findings(run, z, within)
+
+
+def _group_gap_findings(run: _LabelRun, z, within: list[str]) -> list[Finding]:
+    """The headline findings of a group-gap test table (the most decisive pair per domain and source)."""
+
     def lab(key, r):
         kv = dict(zip(["domain"] if "domain" in within else [], key))
         if "model" in r.index and r["model"] == "wikipedia":
@@ -369,7 +382,20 @@ def _group_ztests(run: _LabelRun, within: list[str]) -> None:
     for f in found:
         if f.baseline:
             f.kind = "Wikipedia baseline: largest group gap"
-    sec.headline += found
+    return found
+
+
+def group_gap_findings(df, column: str, label: str, *, alpha: float = 0.05, source_metric: str | None = None) -> list[Finding]:
+    """The group-gap headline findings a label section makes of the scored table ``df`` (the share of ``label`` in
+    ``column``; ``group``, and ``domain``, ``model`` and ``page_id`` where it has them), through the same code: the
+    family tests of :func:`~biaskit.evaluate.stats.families.proportion_family_tests` and the most decisive testable pair
+    per domain and source. Their verdicts come from :func:`biaskit.evaluate.report.headline.verdicts`, after
+    :func:`~biaskit.evaluate.report.metric_validity.mark_invalid` where the validation of ``source_metric`` (default:
+    ``column`` without ``_label``, as the sections) is known (``bench/calibration.py`` runs the report's verdicts so)."""
+    metric = column.removesuffix("_label") if source_metric is None else source_metric
+    run = _LabelRun(SimpleNamespace(alpha=alpha), "table", df, "labels", column, column, column, label, label, None, metric)
+    z = proportion_family_tests(df, "group_gap", column, label)
+    return _group_gap_findings(run, z, [c for c in ("domain", "model") if c in df.columns]) if len(z) else []
 
 
 def _pages_of_pair(run: _LabelRun, within: list[str]):
