@@ -125,7 +125,9 @@ def judge_server():
 
 def test_a_broken_server_reply_is_the_judge_rows_coded_error_never_a_probability(judge_server):
     texts = list(BAD_REPLIES)
-    params = {"backend": "openai", "base_url": judge_server.url, "model": "m", "max_retries": 0}
+    # one order: the fake server answers with the same tokens whatever the order of the labels, and the usage
+    # counts below are those of one request (orders=2, the default, sums two)
+    params = {"backend": "openai", "base_url": judge_server.url, "model": "m", "max_retries": 0, "orders": 1}
     rows = score_table(pa.table({"continuation": texts}), "judge", params={"judge": params}, progress=False).to_pylist()
     by = dict(zip(texts, rows))
     # the good reply: positive e^-0.5, negative e^-1.5, neutral not listed (0)
