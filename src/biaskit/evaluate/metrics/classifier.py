@@ -26,7 +26,6 @@ import numpy as np
 import pyarrow as pa
 
 from biaskit.assets import check_model_folder, online_step, prepare_hub
-from biaskit.assets import looks_like_path as _looks_like_path
 from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param, polarity_output
 from biaskit.evaluate.metrics.cached import hf_classifier_identity
@@ -53,9 +52,6 @@ _TOXIC_NAMES = {
 def label_key(label: str) -> str:
     """Lowercase, non-alphanumerics to ``_`` (``severe toxic`` -> ``severe_toxic``)."""
     return re.sub(r"[^0-9a-z]+", "_", str(label).strip().lower()).strip("_")
-
-
-looks_like_path = _looks_like_path  # kept importable from here (moved to biaskit.assets)
 
 
 #: environment variables giving the default classifier of a metric (the demo's hints name them): used when
