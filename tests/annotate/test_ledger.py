@@ -60,3 +60,21 @@ def test_urls_lose_credentials_and_missing_token_is_clear(monkeypatch):
     with pytest.raises(BiaskitError) as e:
         LabelStudio(None, "tok-123456")
     assert "--url" in str(e.value)
+
+
+def test_earlier_items_are_the_exclude_files_and_the_same_pools_earlier_rounds(tmp_path):
+    """Without the CLI: ids of --exclude tables plus the ledger's other rounds drawn from the same pool, not this
+    round's own entry and not a round of another pool."""
+    from biaskit.io import write_table
+
+    p = tmp_path / "l.jsonl"
+    pool, other_pool = tmp_path / "scores.parquet", tmp_path / "other.parquet"
+    for name, ids in (("r1", ["a", "b"]), ("r2", ["c"]), ("x1", ["z"]), ("extra", ["e"])):
+        write_table({"sample_id": ids, "round": [name] * len(ids), "task_type": ["sentiment"] * len(ids), "text": ids}, tmp_path / f"{name}.parquet")
+    for name, src in (("r1", pool), ("r2", pool), ("x1", other_pool)):
+        sp = tmp_path / f"{name}.parquet"
+        led.record("sample", name, p, samples_path=str(sp), project=led.project_of(src), samples_sha256=led.sample_fingerprint(led.read_table(sp)))
+    excl, used = led.earlier_items([tmp_path / "extra.parquet"], p, round_="r2", pool=pool)
+    assert excl == {"e", "a", "b"}
+    assert used == [str(tmp_path / "extra.parquet"), str(tmp_path / "r1.parquet")]
+    assert led.earlier_items([], p, round_="r2", pool=pool, previous=False) == (set(), [])

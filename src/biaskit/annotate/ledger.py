@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -145,6 +146,31 @@ def events(path: str | Path | None = None) -> list[dict[str, Any]]:
         )
 
     return read_json_lines(p, "round ledger", bad_line, _is_entry)
+
+
+def earlier_items(
+    exclude: Sequence[str | Path], path: str | Path | None, *, round_: str, pool: str | Path, previous: bool = True
+) -> tuple[set[str], list[str]]:
+    """The sample ids earlier rounds drew, and the files they came from: those of the ``exclude`` samples tables
+    and, when ``previous``, of the ledger's earlier rounds of the same project (drawn from the same ``pool``
+    table; an entry of an older biaskit that names no project counts). Each earlier round's file is checked
+    against the ledger's checksum (:func:`round_samples`, E388 naming a changed file)."""
+    excl: set[str] = set()
+    used = []
+    for e in exclude:
+        excl.update(read_table(e, "samples").column("sample_id").to_pylist())
+        used.append(str(e))
+    if previous:
+        project = project_of(pool)
+        latest = {
+            ev.get("round"): ev
+            for ev in events(path)
+            if ev.get("event") == "sample" and ev.get("round") != round_ and ev.get("samples_path") and ev.get("project", project) == project
+        }
+        for ev in latest.values():
+            excl.update(round_samples(ev).column("sample_id").to_pylist())
+            used.append(ev["samples_path"])
+    return excl, used
 
 
 def sample_fingerprint(table: Any) -> str:

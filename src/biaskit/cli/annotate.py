@@ -91,12 +91,13 @@ def sample(
 
     Example: biaskit annotate sample scores.parquet --round r2 --task regard --per-label positive=3,negative=3 --by template --metric vader --out r2/samples.parquet
     """
+    from biaskit.annotate.ledger import earlier_items
     from biaskit.annotate.sampling import sample_round
     from biaskit.annotate.spans import scored_from_manifest
     from biaskit.io import read_table
 
     t = read_table(scores)
-    excl, used = _excluded_items(exclude, exclude_previous, ledger, round_, scores)
+    excl, used = earlier_items(exclude or [], ledger, round_=round_, pool=scores, previous=exclude_previous)
     pl = _parse_per_label(per_label)
     quota, quota_by, metric = _plan_quota(plan, prefer, metric, task)
     table, rep = sample_round(
@@ -213,33 +214,6 @@ def _print_validation(m: str, v, by_: str | None) -> None:
         typer.echo(v.confusion_markdown())
     if by_:
         _print_groups(v.table)
-
-
-def _excluded_items(exclude: list[Path] | None, exclude_previous: bool, ledger: Path | None, round_: str, pool: Path) -> tuple[set[str], list[str]]:
-    """The sample ids earlier rounds drew (from --exclude files and, unless --include-previous, the ledger's earlier
-    rounds of the same project, i.e. drawn from the same pool table) and their files."""
-    from biaskit.annotate import ledger as led
-    from biaskit.io import read_table
-
-    excl: set[str] = set()
-    used = []
-    for e in exclude or []:
-        excl.update(read_table(e, "samples").column("sample_id").to_pylist())
-        used.append(str(e))
-    if exclude_previous:
-        project = led.project_of(pool)
-        latest = {
-            ev.get("round"): ev
-            for ev in led.events(ledger)
-            if ev.get("event") == "sample"
-            and ev.get("round") != round_
-            and ev.get("samples_path")
-            and ev.get("project", project) == project  # (entries of an older biaskit name no project: kept as before)
-        }
-        for ev in latest.values():  # each checked against the ledger's checksum (E388 naming a changed file)
-            excl.update(led.round_samples(ev).column("sample_id").to_pylist())
-            used.append(ev["samples_path"])
-    return excl, used
 
 
 def _parse_per_label(per_label: str | None) -> dict[str, int] | None:
