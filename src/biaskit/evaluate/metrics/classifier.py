@@ -241,6 +241,7 @@ _COMMON = (
 class ToxicityMetric(_ClassifierMetric):
     name = "toxicity"
     version = "1"
+    listed_fields = ("score", "label", "<label> (per model label, backend=hf)")
     description = "toxicity probability (max over the toxic labels) and toxic/non-toxic label"
     source = (
         "Dhamala et al. 2021 (BOLD: BERT on the Jigsaw toxic-comment labels, e.g. unitary/toxic-bert); offline backend: alt-profanity-check 1.9.1"
@@ -487,6 +488,7 @@ class TrainedClassifierMetric(_ClassifierMetric):
     """Any sequence classifier with the label set read from the model (e.g. a ``biaskit train classifier`` folder)."""
 
     name = "classifier"
+    listed_fields = ("label", "score (ordinal labels)", "<label> (per model label)")
     version = "1"
     description = "any HF sequence classifier: predicted label, one probability per label, and an ordinal score for ordinal label sets"
     source = "a `biaskit train classifier` folder (labels and order from biaskit_classifier.json) or any Hugging Face sequence classifier"
