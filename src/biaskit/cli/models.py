@@ -17,6 +17,7 @@ from biaskit.cli.options import (
     BackendOpt,
     BatchSizeOpt,
     CacheOpt,
+    DeviceOpt,
     DtypeOpt,
     ModelRevisionOpt,
     RevisionOpt,
@@ -103,10 +104,10 @@ def generate_cmd(
     keep_trailing_space: bool = typer.Option(
         False, "--keep-trailing-space", help="Feed prompts with their trailing spaces (default: cut before tokenising; see docs/runners.md)."
     ),
-    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
-    dtype: str = typer.Option("auto", "--dtype", help="auto (bf16/fp16 on CUDA, fp32 elsewhere), float32, float16 or bfloat16."),
+    device: DeviceOpt = "auto",
+    dtype: DtypeOpt = "auto",
     run: dict = RUN_OPTIONS,
-    revision: str | None = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit) of the model."),
+    revision: RevisionOpt = None,
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow custom model code from the Hub."),
     endpoint: dict = ENDPOINT_OPTIONS,
     model_revision: ModelRevisionOpt = None,
@@ -179,7 +180,7 @@ def fill_mask_cmd(
         "original", "--pll", help="With --max-subwords > 1: original (mask each piece alone) or word_l2r (mask the piece and the pieces after it)."
     ),
     batch_size: BatchSizeOpt = "auto",
-    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps."),
+    device: DeviceOpt = "auto",
     dtype: DtypeOpt = "auto",
     run: dict = RUN_OPTIONS,
     revision: RevisionOpt = None,
@@ -217,7 +218,7 @@ def likelihood_cmd(
         "auto", "--bos", help="auto (as the tokenizer does), yes (put BOS/EOS first so every word is scored) or no (first token is context only)."
     ),
     batch_size: BatchSizeOpt = "auto",
-    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
+    device: DeviceOpt = "auto",
     dtype: DtypeOpt = "auto",
     run: dict = RUN_OPTIONS,
     revision: RevisionOpt = None,
