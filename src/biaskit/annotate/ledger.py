@@ -20,7 +20,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -265,6 +265,21 @@ def _fold(r: dict[str, Any], e: dict[str, Any]) -> None:
                 r[f"{m}.{k}"] = v
         for m, widths in (e.get("group_ci") or {}).items():
             r[f"{m}.accuracy_ci_width_by_{e.get('group_by') or 'group'}"] = widths
+
+
+#: the figures of a metric's validation the ledger keeps (``biaskit annotate rounds`` shows them)
+VALIDATION_FIGURES = ("spearman_rho", "accuracy", "f1_weighted", "calibrated_accuracy", "cv_calibrated_accuracy")
+
+
+def record_validation(path: str | Path | None, samples: str | Path, validations: Mapping[str, Any], *, by: str | None) -> dict[str, Any]:
+    """Record a ``validate`` event for the round of ``samples``: per metric the :data:`VALIDATION_FIGURES` of its
+    validation table (``validations``: metric -> :class:`~biaskit.annotate.validation.Validation`), and with ``by``
+    the group column and each metric's group CI widths. The round is the one the tables name ("?" when all are empty)."""
+    tables = {m: v.table for m, v in validations.items()}
+    round_ = next((t.column("round")[0].as_py() for t in tables.values() if t.num_rows), "?")
+    groups = {"group_by": by, "group_ci": {m: group_ci_widths(t) for m, t in tables.items()}} if by else {}
+    metrics = {m: figures(t, VALIDATION_FIGURES) for m, t in tables.items()}
+    return record("validate", round_, path, **round_ref(samples, path), metrics=metrics, **groups)
 
 
 def figures(table: Any, measures: tuple[str, ...]) -> dict[str, float | None]:

@@ -568,7 +568,9 @@ def _balanced(th: Thresholds, scores, labels) -> float:
 
 
 def validate_metrics(annotations: Any, samples: Any, metrics: Sequence[str], **kw) -> tuple[pa.Table, dict[str, Validation]]:
-    """:func:`validate_metric` for several metrics; one agreement-stage table with all rows."""
+    """:func:`validate_metric` for each of ``metrics`` (same keyword arguments): one agreement-stage table with
+    all rows, and each metric's :class:`Validation`. ``biaskit annotate validate`` and the demo call it, then
+    :func:`biaskit.annotate.ledger.record_validation`."""
     out, tables = {}, []
     for m in metrics:
         v = validate_metric(annotations, samples, metric=m, **kw)

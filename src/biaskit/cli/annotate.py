@@ -6,7 +6,6 @@ import json
 import warnings
 from pathlib import Path
 
-import pyarrow as pa
 import typer
 
 from biaskit.cli import sub_app
@@ -431,7 +430,7 @@ def validate_cmd(
     Example (both VADER rules, the shown text re-scored): biaskit annotate validate r1/annotations.parquet --samples r1/samples.parquet --metric vader-bold-0.5 --metric vader-sheng-0.05 --out r1/validation.parquet
     """
     from biaskit.annotate import ledger as led
-    from biaskit.annotate.validation import validate_metric
+    from biaskit.annotate.validation import validate_metrics
     from biaskit.io import read_table
 
     a = read_table(annotations, "annotations", keys=True)
@@ -439,31 +438,25 @@ def validate_cmd(
     excl = _split(exclude_label) if exclude_label else ["other"]
     by_ = ("group" if "group" in s.column_names else None) if by is None else (by or None)
     lab_t = read_table(labels) if labels else None
-    tables, figs, group_ci = [], {}, {}
-    for m in _split(metric):
-        with _crowd_warnings():
-            v = validate_metric(
-                a,
-                s,
-                metric=m,
-                tie_policy=tie_policy,
-                exclude_labels=excl,
-                label_column=label_column,
-                score_column=score_column,
-                n_boot=bootstrap,
-                seed=seed,
-                calibrate=calibrate,
-                objective=objective,
-                cv_folds=cv_folds,
-                by=by_,
-                labels=lab_t,
-            )
-        tables.append(v.table)
+    with _crowd_warnings():
+        t, vals = validate_metrics(
+            a,
+            s,
+            _split(metric),
+            tie_policy=tie_policy,
+            exclude_labels=excl,
+            label_column=label_column,
+            score_column=score_column,
+            n_boot=bootstrap,
+            seed=seed,
+            calibrate=calibrate,
+            objective=objective,
+            cv_folds=cv_folds,
+            by=by_,
+            labels=lab_t,
+        )
+    for m, v in vals.items():
         _print_validation(m, v, by_)
-        if by_:
-            group_ci[m] = led.group_ci_widths(v.table)
-        figs[m] = led.figures(v.table, ("spearman_rho", "accuracy", "f1_weighted", "calibrated_accuracy", "cv_calibrated_accuracy"))
-    t = pa.concat_tables(tables)
     _write(
         t,
         out,
@@ -483,14 +476,7 @@ def validate_cmd(
         inputs=[annotations, samples] + ([labels] if labels else []),
         seed=seed,
     )
-    led.record(
-        "validate",
-        t.column("round")[0].as_py() if t.num_rows else "?",
-        ledger,
-        **led.round_ref(samples, ledger),
-        metrics=figs,
-        **({"group_by": by_, "group_ci": group_ci} if by_ else {}),
-    )
+    led.record_validation(ledger, samples, vals, by=by_)
 
 
 def aggregate_cmd(
