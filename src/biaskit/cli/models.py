@@ -40,8 +40,8 @@ def _backend_options(backend: str, **given: object) -> dict:
     return opts
 
 
-def _run_options(out: Path, batch_size: str, device: str, dtype: str, backend_options: dict, cache: str | None, engine: dict, run: dict) -> dict:
-    """The run options of the Python API (:mod:`biaskit.evaluate.runners.api`) from a runner command's options."""
+def _run_options(*, out: Path, batch_size: str, device: str, dtype: str, backend_options: dict, cache: str | None, engine: dict, run: dict) -> dict:
+    """The run options of the Python API (:mod:`biaskit.evaluate.runners.api`) from a runner command's options, by name."""
     return {
         "out": out,
         "batch_size": batch_size,
@@ -148,14 +148,16 @@ def generate_cmd(
         system_prompt=system_prompt_text(system_prompt),
         strip_trailing_space=not keep_trailing_space,
         **_run_options(
-            out,
-            batch_size,
-            device,
-            dtype,
-            _backend_options(backend, **endpoint, revision=revision, trust_remote_code=trust_remote_code, model_revision=model_revision),
-            cache,
-            engine,
-            run,
+            out=out,
+            batch_size=batch_size,
+            device=device,
+            dtype=dtype,
+            backend_options=_backend_options(
+                backend, **endpoint, revision=revision, trust_remote_code=trust_remote_code, model_revision=model_revision
+            ),
+            cache=cache,
+            engine=engine,
+            run=run,
         ),
     )
     _summary("generate", table, out)
@@ -200,7 +202,10 @@ def fill_mask_cmd(
     """
     from biaskit.evaluate.runners.api import fill_mask
 
-    opts = _run_options(out, batch_size, device, dtype, _backend_options("hf", revision=revision), cache, engine, run)
+    backend_options = _backend_options("hf", revision=revision)
+    opts = _run_options(
+        out=out, batch_size=batch_size, device=device, dtype=dtype, backend_options=backend_options, cache=cache, engine=engine, run=run
+    )
     table = fill_mask(str(prompts), model=model, top_k=top_k, whole_word=whole_word, max_subwords=max_subwords, beam_size=beam_size, pll=pll, **opts)
     _summary("fill-mask", table, out)
 
@@ -243,7 +248,9 @@ def likelihood_cmd(
     if bos not in choice:
         raise BiaskitError("E062", "invalid --bos", value=bos, options=list(choice))
     backend_options = _backend_options(backend, **endpoint, revision=revision, model_revision=model_revision)
-    opts = _run_options(out, batch_size, device, dtype, backend_options, cache, engine, run)
+    opts = _run_options(
+        out=out, batch_size=batch_size, device=device, dtype=dtype, backend_options=backend_options, cache=cache, engine=engine, run=run
+    )
     _summary("likelihood", likelihood(str(prompts), model=model, backend=backend, add_bos=choice[bos], span_column=span_column, **opts), out)
 
 

@@ -47,7 +47,19 @@ def _run(
         opts["device"] = device
     if dtype not in (None, "auto"):
         opts["dtype"] = dtype
-    o = RunOptions(model, backend, out, batch_size, overwrite, limit, {**opts, **(backend_options or {})}, progress, retry_errors, engine, cache)
+    o = RunOptions(
+        model=model,
+        backend=backend,
+        out=out,
+        batch_size=batch_size,
+        overwrite=overwrite,
+        limit=limit,
+        backend_options={**opts, **(backend_options or {})},
+        progress=progress,
+        retry_errors=retry_errors,
+        engine=engine,
+        cache=cache,
+    )
     return run(kind, prompts, settings, o)
 
 
