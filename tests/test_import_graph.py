@@ -1,4 +1,5 @@
-"""The package's import graph has no cycle, imports inside functions included (docs/architecture.md).
+"""The package's import graph has no cycle and keeps the documented package order, imports inside functions
+included (docs/architecture.md).
 
 An edge A -> B is any ``import``/``from ... import`` statement in module A (at any depth: module level,
 inside a function, under ``if TYPE_CHECKING``) that names module B of the package, or a name defined in B's
@@ -94,6 +95,93 @@ def test_biaskit_import_graph_has_no_cycle():
     assert cycles(graph) == []
 
 
+#: docs/architecture.md's order of packages, lowest first: a module may import modules of its own rank or of a
+#: lower one, never of a higher one. A name covers its submodules (the longest name that matches decides);
+#: ``biaskit`` is only the package's ``__init__``. A module that no name covers fails the check until it is placed.
+PACKAGE_ORDER: tuple[tuple[str, ...], ...] = (
+    ("biaskit", "biaskit.arrow", "biaskit.hashing", "biaskit.jsonread", "biaskit.bootstrap", "biaskit.errors", "biaskit.secrets"),
+    ("biaskit.schema", "biaskit.manifest", "biaskit.log", "biaskit.registry", "biaskit.spreadsheet", "biaskit.net", "biaskit.pool"),
+    ("biaskit.output", "biaskit.limits", "biaskit.labels", "biaskit.votes"),
+    ("biaskit.io", "biaskit.inputs"),
+    ("biaskit.formats",),  # one reader per external format, on top of inputs and jsonread
+    ("biaskit.ownership",),
+    ("biaskit.assets",),
+    ("biaskit.scrape",),
+    ("biaskit.templates",),
+    ("biaskit.evaluate", "biaskit.evaluate.cache"),
+    ("biaskit.evaluate.runners",),
+    ("biaskit.evaluate.metrics",),
+    ("biaskit.evaluate.stats",),
+    ("biaskit.evaluate.baseline",),
+    ("biaskit.evaluate.report",),
+    ("biaskit.annotate",),
+    ("biaskit.train",),
+    ("biaskit.interop",),
+    ("biaskit.datasets",),
+    ("biaskit.demo",),
+    ("biaskit.cli",),
+)
+
+
+def placed(module: str, order: tuple[tuple[str, ...], ...] = PACKAGE_ORDER) -> tuple[int, str] | None:
+    """(rank, the name of ``order`` that places ``module``), or None when no name covers it."""
+    best: tuple[int, str] | None = None
+    for rank, names in enumerate(order):
+        for name in names:
+            covers = module == name or (module.startswith(name + ".") and "." in name)
+            if covers and (best is None or len(name) > len(best[1])):
+                best = (rank, name)
+    return best
+
+
+def order_violations(graph: dict[str, set[str]], order: tuple[tuple[str, ...], ...] = PACKAGE_ORDER) -> list[str]:
+    """One line per import that goes up the package order (naming both modules and their packages), and one
+    per module that the order does not place."""
+    out = []
+    for mod in sorted(graph):
+        here = placed(mod, order)
+        if here is None:
+            out.append(f"{mod} is in no package of the order: add it to PACKAGE_ORDER (and docs/architecture.md)")
+            continue
+        for dep in sorted(graph[mod]):
+            there = placed(dep, order)
+            if there is not None and there[0] > here[0]:
+                out.append(f"{mod} ({here[1]}) imports {dep} ({there[1]}), a package above it")
+    return out
+
+
+def test_biaskit_keeps_the_package_order():
+    assert order_violations(import_graph(SRC, "biaskit")) == []
+
+
+def test_an_upward_import_breaks_the_package_order():
+    """A synthetic graph: the lower package importing the upper one is named, module by module."""
+    order = (("pkg", "pkg.low"), ("pkg.high",))
+    graph = {"pkg": set(), "pkg.low.a": {"pkg.high.b"}, "pkg.high.b": {"pkg.low.a"}, "pkg.high.c": set()}
+    assert order_violations(graph, order) == ["pkg.low.a (pkg.low) imports pkg.high.b (pkg.high), a package above it"]
+    assert order_violations({"pkg.other": set()}, order) == [
+        "pkg.other is in no package of the order: add it to PACKAGE_ORDER (and docs/architecture.md)"
+    ]
+    assert order_violations({"pkg.high.b": {"pkg.low.a", "pkg"}, "pkg.low.a": set(), "pkg": set()}, order) == []
+
+
+def test_a_planted_package_order_violation_in_a_copy_of_biaskit_is_named(tmp_path):
+    """evaluate.stats importing annotate (the back-import the shared vote code was moved out of) fails, and no
+    cycle is needed for it to fail."""
+    import shutil
+
+    shutil.copytree(SRC / "biaskit", tmp_path / "biaskit", ignore=shutil.ignore_patterns("data", "__pycache__"))
+    ppi = tmp_path / "biaskit" / "evaluate" / "stats" / "ppiround.py"
+    ppi.write_text(
+        ppi.read_text(encoding="utf-8") + "\n\ndef _planted():\n    from biaskit.annotate.rankstats import spearman\n\n    return spearman\n",
+        encoding="utf-8",
+    )
+    graph = import_graph(tmp_path, "biaskit")
+    assert order_violations(graph) == [
+        "biaskit.evaluate.stats.ppiround (biaskit.evaluate.stats) imports biaskit.annotate.rankstats (biaskit.annotate), a package above it"
+    ]
+
+
 DOMAIN = (
     "biaskit.cli",
     "biaskit.demo",
@@ -151,3 +239,14 @@ def test_the_planted_cycle_is_found_in_a_copy_of_biaskit(tmp_path):
     )
     found = cycles(import_graph(tmp_path, "biaskit"))
     assert len(found) == 1 and {"biaskit.pool", "biaskit.evaluate.runners.core"} <= set(found[0])
+
+
+def test_no_package_init_forwards_names_lazily():
+    """A package ``__init__`` with a module ``__getattr__`` is a second, lazy address for names of its modules;
+    names are imported from the module that defines them (docs/architecture.md)."""
+    forwarding = []
+    for init in sorted((SRC / "biaskit").rglob("__init__.py")):
+        tree = ast.parse(init.read_text(encoding="utf-8"))
+        if any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body):
+            forwarding.append(str(init.relative_to(SRC)))
+    assert forwarding == []

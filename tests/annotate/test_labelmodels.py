@@ -10,8 +10,9 @@ import pyarrow as pa
 import pytest
 
 from biaskit.annotate import labelmodels
-from biaskit.annotate.labelmodels import METHODS, LabelModelWarning, aggregate, labels_as_majority
+from biaskit.annotate.labelmodels import METHODS, LabelModelWarning, aggregate
 from biaskit.errors import BiaskitError, MissingDependencyError
+from biaskit.votes import labels_as_majority
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:crowdkit.*")
 

@@ -60,3 +60,51 @@ def test_urls_lose_credentials_and_missing_token_is_clear(monkeypatch):
     with pytest.raises(BiaskitError) as e:
         LabelStudio(None, "tok-123456")
     assert "--url" in str(e.value)
+
+
+def test_earlier_items_are_the_exclude_files_and_the_same_pools_earlier_rounds(tmp_path):
+    """Without the CLI: ids of --exclude tables plus the ledger's other rounds drawn from the same pool, not this
+    round's own entry and not a round of another pool."""
+    from biaskit.io import write_table
+
+    p = tmp_path / "l.jsonl"
+    pool, other_pool = tmp_path / "scores.parquet", tmp_path / "other.parquet"
+    for name, ids in (("r1", ["a", "b"]), ("r2", ["c"]), ("x1", ["z"]), ("extra", ["e"])):
+        write_table({"sample_id": ids, "round": [name] * len(ids), "task_type": ["sentiment"] * len(ids), "text": ids}, tmp_path / f"{name}.parquet")
+    for name, src in (("r1", pool), ("r2", pool), ("x1", other_pool)):
+        sp = tmp_path / f"{name}.parquet"
+        led.record("sample", name, p, samples_path=str(sp), project=led.project_of(src), samples_sha256=led.sample_fingerprint(led.read_table(sp)))
+    excl, used = led.earlier_items([tmp_path / "extra.parquet"], p, round_="r2", pool=pool)
+    assert excl == {"e", "a", "b"}
+    assert used == [str(tmp_path / "extra.parquet"), str(tmp_path / "r1.parquet")]
+    assert led.earlier_items([], p, round_="r2", pool=pool, previous=False) == (set(), [])
+
+
+def test_record_validation_keeps_each_metrics_figures_and_group_ci_widths(tmp_path):
+    """The ledger entry `annotate validate` and the demo write: round from the tables, figures rounded to 4 places,
+    the group CI widths (hi - lo) only with a group column."""
+    from types import SimpleNamespace
+
+    import pyarrow as pa
+
+    def table(rows):
+        base = {"round": "r3", "measure": None, "value": None, "annotator": None, "group": None, "ci_low": None, "ci_high": None}
+        return pa.Table.from_pylist([{**base, **r} for r in rows])
+
+    vader = table(
+        [
+            {"measure": "accuracy", "value": 0.712345},
+            {"measure": "spearman_rho", "value": 0.5},
+            {"measure": "kappa", "value": 0.1},  # not a ledger figure
+            {"measure": "group_accuracy", "group": "f", "value": 0.7, "ci_low": 0.55, "ci_high": 0.8},
+        ]
+    )
+    empty = table([]).slice(0, 0)
+    p = tmp_path / "l.jsonl"
+    e = led.record_validation(p, tmp_path / "s.parquet", {"vader": SimpleNamespace(table=vader), "tox": SimpleNamespace(table=empty)}, by="group")
+    assert e["round"] == "r3" and e["event"] == "validate"
+    assert e["metrics"] == {"vader": {"accuracy": 0.7123, "spearman_rho": 0.5}, "tox": {}}
+    assert e["group_by"] == "group" and e["group_ci"] == {"vader": {"f": 0.25}, "tox": {}}  # 0.8 - 0.55
+    e = led.record_validation(p, tmp_path / "s.parquet", {"tox": SimpleNamespace(table=empty)}, by=None)
+    assert e["round"] == "?" and "group_ci" not in e
+    assert [x["event"] for x in led.events(p)] == ["validate", "validate"]

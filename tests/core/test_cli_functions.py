@@ -94,3 +94,22 @@ def test_a_grouped_command_takes_its_option_group_as_one_dict():
     assert seen[-1] == ("x", {"alpha": 3, "beta": None}, True)
     help_text = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}).output
     assert help_text.index("--first") < help_text.index("--alpha") < help_text.index("--beta") < help_text.index("--last")
+
+
+def _option_declarations(flag: str) -> list[str]:
+    """``file:line`` of every ``typer.Option(...)`` in cli/ whose flags include ``flag``."""
+    found = []
+    for f in sorted(CLI_DIR.glob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "Option":
+                if any(isinstance(a, ast.Constant) and isinstance(a.value, str) and flag in a.value.split("/") for a in node.args):
+                    found.append(f"{f.name}:{node.lineno}")
+    return found
+
+
+def test_the_model_options_are_declared_once_in_options():
+    """--device, --dtype and the model's --revision are one declaration each (cli/options.py), reused by every
+    command; `hub push`/`hub load` keep their own --revision (a dataset branch or revision, another option)."""
+    assert [d.split(":")[0] for d in _option_declarations("--device")] == ["options.py"]
+    assert [d.split(":")[0] for d in _option_declarations("--dtype")] == ["options.py"]
+    assert sorted(d.split(":")[0] for d in _option_declarations("--revision")) == ["hub.py", "hub.py", "options.py"]

@@ -17,10 +17,7 @@ scikit-learn's ``cohen_kappa_score``.
 
 from __future__ import annotations
 
-import random as _random
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -28,67 +25,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from biaskit.annotate.labelmodels import MAJORITY_SCHEMA, check_task_labels, crowd_warnings, gold_answers, majority_row, read_annotations, read_labels
+from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers
 from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.arrow import to_arrow
 from biaskit.bootstrap import percentile_ci, resample_each
 from biaskit.errors import BiaskitError
 from biaskit.schema import AGREEMENT
-
-TIE_POLICIES = ("drop", "random", "label:<name>")
-
-
-# --------------------------------------------------------------------------- label tables
-
-
-@dataclass
-class LabelTable:
-    """Items x annotators, ``None`` where an annotator did not label an item."""
-
-    items: list[str]
-    annotators: list[str]
-    labels: list[list[str | None]]
-
-    @classmethod
-    def from_annotations(cls, annotations: Any, *, exclude_items: Iterable[str] = ()) -> LabelTable:
-        t = read_annotations(annotations)
-        ex = set(exclude_items)
-        by: dict[str, dict[str, str]] = defaultdict(dict)
-        for sid, ann, lab in zip(*(t.column(c).to_pylist() for c in ("sample_id", "annotator", "label"))):
-            if sid in ex or lab is None:
-                continue
-            if ann in by[sid] and by[sid][ann] != lab:
-                raise BiaskitError(
-                    "E091",
-                    "two different labels by one annotator on one item",
-                    value=(sid, ann),
-                    fix="pull the annotations with `biaskit annotate pull`, which keeps the latest one",
-                )
-            by[sid][ann] = lab
-        items = sorted(by)
-        anns = sorted({a for d in by.values() for a in d})
-        return cls(items, anns, [[by[i].get(a) for a in anns] for i in items])
-
-    @classmethod
-    def from_rows(cls, rows: Sequence[Sequence[str | None]], annotators: Sequence[str] | None = None) -> LabelTable:
-        anns = list(annotators) if annotators else [f"a{j + 1}" for j in range(len(rows[0]) if rows else 0)]
-        return cls([f"i{i}" for i in range(len(rows))], anns, [list(r) for r in rows])
-
-    def categories(self, task: TaskType | None = None) -> list[str]:
-        seen = sorted({lab for row in self.labels for lab in row if lab is not None})
-        if task is None:
-            return seen
-        return [*task.labels, *[s for s in seen if s not in task.labels]]
-
-    def counts(self, categories: Sequence[str]) -> np.ndarray:
-        idx = {c: j for j, c in enumerate(categories)}
-        m = np.zeros((len(self.items), len(categories)), dtype=float)
-        for i, row in enumerate(self.labels):
-            for lab in row:
-                if lab is not None and lab in idx:
-                    m[i, idx[lab]] += 1
-        return m
-
+from biaskit.votes import LabelTable, majority_vote, read_labels, top_labels
 
 # --------------------------------------------------------------------------- statistics
 
@@ -170,67 +113,6 @@ def bootstrap_ci(
     if n_boot <= 0 or n < 2:
         return None, None
     return percentile_ci(resample_each(stat, n), n_boot, np.random.default_rng(seed), level=level, min_finite=max(10, n_boot // 10))
-
-
-# --------------------------------------------------------------------------- majority vote
-
-
-def _top(labels: Iterable[str]) -> tuple[list[str], int]:
-    c = Counter(labels)
-    if not c:
-        return [], 0
-    best = max(c.values())
-    return sorted(k for k, v in c.items() if v == best), best
-
-
-def majority_vote(
-    annotations: Any,
-    *,
-    task: str | TaskType | None = None,
-    tie_policy: str = "drop",
-    exclude_labels: Sequence[str] = (),
-    min_votes: int = 1,
-    seed: int = 0,
-) -> pa.Table:
-    """Majority label per item.
-
-    ``tie_policy``: ``drop`` (no label; the item is left out), ``random`` (seeded choice among the tied
-    labels) or ``label:<name>`` (ties get that label, e.g. ``label:neutral``). Items whose majority is in
-    ``exclude_labels`` (e.g. ``other``, as Sheng et al. did) or with fewer than ``min_votes`` labels get
-    ``kept = false`` and a ``reason``. Returns sample_id, label, n_votes, n_top, share, tie, kept, reason.
-    """
-    if not (tie_policy in ("drop", "random") or tie_policy.startswith("label:")):
-        raise BiaskitError(
-            "E091",
-            "unknown tie policy",
-            value=tie_policy,
-            options=TIE_POLICIES,
-            fix="use --tie-policy drop, random or label:<name> (e.g. label:neutral)",
-        )
-    tt = get_task_type(task) if task is not None else None
-    if tie_policy.startswith("label:") and tt is not None:
-        tt.check_label(tie_policy.split(":", 1)[1])
-    lt = LabelTable.from_annotations(annotations)
-    rnd = _random.Random(seed)
-    rows = []
-    for item, row in zip(lt.items, lt.labels):
-        labs = [x for x in row if x is not None]
-        tops, best = _top(labs)
-        tie = len(tops) > 1
-        label, reason = (tops[0] if tops else None), None
-        if tie:
-            if tie_policy == "drop":
-                label, reason = None, "tie"
-            elif tie_policy == "random":
-                label = rnd.choice(tops)
-            else:
-                label = tie_policy.split(":", 1)[1]
-        if len(labs) < min_votes:
-            reason = f"fewer than {min_votes} votes"
-        elif label is not None and label in exclude_labels:
-            reason = f"majority is {label!r} (excluded)"
-        rows.append(majority_row(item, label, n_votes=len(labs), n_top=best, share=best / len(labs) if labs else None, tie=tie, reason=reason))
-    return pa.Table.from_pylist(rows, schema=MAJORITY_SCHEMA)
 
 
 # --------------------------------------------------------------------------- agreement table
@@ -414,7 +296,7 @@ def _annotator_majority_rows(row: _RowFn, lt: LabelTable, careless_kappa: float)
             if own is None:
                 continue
             others = [x for i, x in enumerate(labs) if i != j and x is not None]
-            tops, _ = _top(others)
+            tops, _ = top_labels(others)
             if len(tops) == 1:
                 mine.append(own)
                 maj.append(tops[0])

@@ -35,6 +35,7 @@ from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError, MissingDependencyError, check_choice
 from biaskit.labels import check_task
+from biaskit.votes import read_annotations
 
 METHODS = ("majority", "dawid-skene", "glad", "mace", "wawa")
 
@@ -59,20 +60,6 @@ ANNOTATORS_SCHEMA = pa.schema(
         ("agreement_with_labels", pa.float64()),
         ("gold_accuracy", pa.float64()),
         ("confusion", pa.string()),
-    ]
-)
-
-#: the table of :func:`~biaskit.annotate.agreement.majority_vote` (and of :func:`labels_as_majority`): one row per item
-MAJORITY_SCHEMA = pa.schema(
-    [
-        ("sample_id", pa.string()),
-        ("label", pa.string()),
-        ("n_votes", pa.int64()),
-        ("n_top", pa.int64()),
-        ("share", pa.float64()),
-        ("tie", pa.bool_()),
-        ("kept", pa.bool_()),
-        ("reason", pa.string()),
     ]
 )
 
@@ -152,17 +139,6 @@ def _crowdkit():
     except ImportError:
         raise MissingDependencyError("crowdkit", "annotate", "the label models (crowd-kit)") from None
     return aggregation
-
-
-def read_annotations(annotations: Any) -> pa.Table:
-    """An annotations table with the columns every crowd figure needs: sample_id, annotator, label (E001 names the first missing)."""
-    t = to_arrow(annotations)
-    for c in ("sample_id", "annotator", "label"):
-        if c not in t.column_names:
-            raise BiaskitError(
-                "E001", f"the annotations table lacks column {c!r}", value=t.column_names, fix="give an annotations table (biaskit annotate pull)"
-            )
-    return t
 
 
 def crowd_frame(annotations: Any, *, task: str | TaskType | None = None, samples: Any = None):
@@ -349,62 +325,3 @@ def _annotator_table(df, model, method: str, final: dict[str, str | None], gold:
             }
         )
     return pa.Table.from_pylist(rows, schema=ANNOTATORS_SCHEMA)
-
-
-def read_labels(labels: Any) -> pa.Table:
-    """Check a labels table (``annotate aggregate``'s output) and return it (E254 when it is not one)."""
-    t = to_arrow(labels)
-    missing = [c for c in ("sample_id", "label") if c not in t.column_names]
-    if missing:
-        raise BiaskitError(
-            "E254",
-            f"the labels table lacks column(s) {', '.join(missing)}",
-            value=t.column_names,
-            fix="pass the table written by `biaskit annotate aggregate --out labels.parquet`",
-        )
-    ids = t.column("sample_id").to_pylist()
-    if len(set(ids)) != len(ids) or any(i is None for i in ids):
-        raise BiaskitError(
-            "E254",
-            "the labels table has a null or repeated sample_id",
-            value=[i for i, c in Counter(ids).items() if c > 1][:3],
-            fix="pass the table written by `biaskit annotate aggregate` (one row per item)",
-        )
-    return t
-
-
-def majority_row(
-    sample_id: str, label: str | None, *, n_votes: int | None, n_top: int | None, share: float | None, tie: bool, reason: str | None
-) -> dict[str, Any]:
-    """One row of :data:`MAJORITY_SCHEMA`: an item is kept when nothing gives a ``reason`` to leave it out."""
-    return {
-        "sample_id": sample_id,
-        "label": label,
-        "n_votes": n_votes,
-        "n_top": n_top,
-        "share": share,
-        "tie": tie,
-        "kept": reason is None,
-        "reason": reason,
-    }
-
-
-def labels_as_majority(labels: Any, *, exclude_labels=(), gold: set[str] | None = None) -> pa.Table:
-    """A labels table in :func:`~biaskit.annotate.agreement.majority_vote`'s shape (kept/reason), for validate/train."""
-    t = read_labels(labels)
-    rows = []
-    n_ann = t.column("n_annotations").to_pylist() if "n_annotations" in t.column_names else [None] * t.num_rows
-    conf = t.column("confidence").to_pylist() if "confidence" in t.column_names else [None] * t.num_rows
-    isg = t.column("is_gold").to_pylist() if "is_gold" in t.column_names else [False] * t.num_rows
-    for sid, lab, n, c, g in zip(t.column("sample_id").to_pylist(), t.column("label").to_pylist(), n_ann, conf, isg):
-        reason = (
-            "gold item"
-            if (g or (gold and sid in gold))
-            else "no label"
-            if lab is None
-            else f"label is {lab!r} (excluded)"
-            if lab in exclude_labels
-            else None
-        )
-        rows.append(majority_row(sid, lab, n_votes=n, n_top=None, share=c, tie=False, reason=reason))
-    return pa.Table.from_pylist(rows, schema=MAJORITY_SCHEMA)

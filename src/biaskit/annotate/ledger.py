@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -147,6 +148,31 @@ def events(path: str | Path | None = None) -> list[dict[str, Any]]:
     return read_json_lines(p, "round ledger", bad_line, _is_entry)
 
 
+def earlier_items(
+    exclude: Sequence[str | Path], path: str | Path | None, *, round_: str, pool: str | Path, previous: bool = True
+) -> tuple[set[str], list[str]]:
+    """The sample ids earlier rounds drew, and the files they came from: those of the ``exclude`` samples tables
+    and, when ``previous``, of the ledger's earlier rounds of the same project (drawn from the same ``pool``
+    table; an entry of an older biaskit that names no project counts). Each earlier round's file is checked
+    against the ledger's checksum (:func:`round_samples`, E388 naming a changed file)."""
+    excl: set[str] = set()
+    used = []
+    for e in exclude:
+        excl.update(read_table(e, "samples").column("sample_id").to_pylist())
+        used.append(str(e))
+    if previous:
+        project = project_of(pool)
+        latest = {
+            ev.get("round"): ev
+            for ev in events(path)
+            if ev.get("event") == "sample" and ev.get("round") != round_ and ev.get("samples_path") and ev.get("project", project) == project
+        }
+        for ev in latest.values():
+            excl.update(round_samples(ev).column("sample_id").to_pylist())
+            used.append(ev["samples_path"])
+    return excl, used
+
+
 def sample_fingerprint(table: Any) -> str:
     """What identifies a round's sample: the sha256 of its sorted ``sample_id`` values (the items drawn)."""
     ids = sorted(str(x) for x in to_arrow(table).column("sample_id").to_pylist())
@@ -239,6 +265,21 @@ def _fold(r: dict[str, Any], e: dict[str, Any]) -> None:
                 r[f"{m}.{k}"] = v
         for m, widths in (e.get("group_ci") or {}).items():
             r[f"{m}.accuracy_ci_width_by_{e.get('group_by') or 'group'}"] = widths
+
+
+#: the figures of a metric's validation the ledger keeps (``biaskit annotate rounds`` shows them)
+VALIDATION_FIGURES = ("spearman_rho", "accuracy", "f1_weighted", "calibrated_accuracy", "cv_calibrated_accuracy")
+
+
+def record_validation(path: str | Path | None, samples: str | Path, validations: Mapping[str, Any], *, by: str | None) -> dict[str, Any]:
+    """Record a ``validate`` event for the round of ``samples``: per metric the :data:`VALIDATION_FIGURES` of its
+    validation table (``validations``: metric -> :class:`~biaskit.annotate.validation.Validation`), and with ``by``
+    the group column and each metric's group CI widths. The round is the one the tables name ("?" when all are empty)."""
+    tables = {m: v.table for m, v in validations.items()}
+    round_ = next((t.column("round")[0].as_py() for t in tables.values() if t.num_rows), "?")
+    groups = {"group_by": by, "group_ci": {m: group_ci_widths(t) for m, t in tables.items()}} if by else {}
+    metrics = {m: figures(t, VALIDATION_FIGURES) for m, t in tables.items()}
+    return record("validate", round_, path, **round_ref(samples, path), metrics=metrics, **groups)
 
 
 def figures(table: Any, measures: tuple[str, ...]) -> dict[str, float | None]:

@@ -20,7 +20,7 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -197,16 +197,31 @@ def sample_round(
     default the row's ``baseline_span``, else not recorded) and the metric's labelling rule (``scored_rule``,
     e.g. ``vader-bold-0.5``), so ``annotate validate`` can compare the humans and the metric on the same text.
     """
-    tt = _check_options(task, round=round, n=n, bins=bins, n_gold=n_gold, allocation=allocation, quota=quota, quota_by=quota_by, prefer=prefer)
+    d = _Design(
+        n=n,
+        strata=strata,
+        bins=bins,
+        binning=binning,
+        allocation=allocation,
+        per_label=per_label,
+        by=by,
+        quota=quota,
+        quota_by=quota_by,
+        prefer=prefer,
+        text_column=text_column,
+        metric=metric,
+        score_column=score_column,
+        label_column=label_column,
+    )
+    tt = _check_options(task, d, round=round, n_gold=n_gold)
     t = to_arrow(scores)
     cols = list(t.column_names)
     rows = t.to_pylist()
     rep = SampleReport(pool=len(rows))
-    mc = _metric_columns(tt, cols, metric, score_column=score_column, label_column=label_column, per_label=per_label, bins=bins)
-    strata = _design_columns(cols, mc, strata, per_label=per_label, by=by, text_column=text_column, quota=quota, quota_by=quota_by)
-    d = _Design(mc, n, strata, bins, binning, allocation, per_label, by, quota, quota_by, prefer)
+    d = replace(d, mc=_metric_columns(tt, cols, d))
+    d = replace(d, strata=_design_columns(cols, d))
     excl = set(exclude)
-    pool = _candidate_pool(rows, mc, text_column=text_column, per_label=per_label, exclude=excl, rep=rep)
+    pool = _candidate_pool(rows, d, excl, rep)
     rng = np.random.default_rng(seed)
     if quota is not None:
         chosen = _draw_quota(pool, d, tt, rows, cols, rng, rep)
@@ -214,11 +229,10 @@ def sample_round(
         chosen = _draw_per_label(pool, d, tt, rng, rep)
     else:
         chosen = _draw_stratified(pool, d, rng, rep)
-    spec = task_spec(tt)
-    scored = {"scored_column": scored_column, "scored_rule": scored_rule}
-    out = [_sample_row(p, round, spec, mask, extra_mentions, rep, **scored) for p in chosen]
+    shown = _Shown(round, task_spec(tt), mask, tuple(extra_mentions), scored_column=scored_column, scored_rule=scored_rule)
+    out = [_sample_row(p, shown, rep) for p in chosen]
     rep.chosen = len(out)
-    out.extend(_gold_rows(gold, tt, round, spec, n_gold, rng, excl, rep))
+    out.extend(_gold_rows(gold, tt, shown, n_gold, rng, excl, rep))
     order = rng.permutation(len(out)) if out else np.array([], dtype=int)
     out = [out[int(i)] for i in order]
     return _to_table(out), rep
@@ -226,11 +240,11 @@ def sample_round(
 
 @dataclass(frozen=True)
 class _Design:
-    """How :func:`sample_round` chooses the items (its design options, checked; ``mc``: the metric's columns)."""
+    """How :func:`sample_round` chooses the items: its design options, checked (:func:`_check_options`), then the
+    metric's columns (``mc``, :func:`_metric_columns`) and the strata (:func:`_design_columns`) filled in."""
 
-    mc: MetricColumns | None
     n: int
-    strata: Sequence[str]
+    strata: Sequence[str] | None
     bins: int
     binning: str
     allocation: str
@@ -239,21 +253,29 @@ class _Design:
     quota: Mapping[str, int] | None
     quota_by: str | None
     prefer: str
+    text_column: str | None = None
+    metric: str | None = None
+    score_column: str | None = None
+    label_column: str | None = None
+    mc: MetricColumns | None = None
 
 
-def _check_options(
-    task: str | TaskType,
-    *,
-    round: str,
-    n: int,
-    bins: int,
-    n_gold: int | None,
-    allocation: str,
-    quota: Mapping[str, int] | None,
-    quota_by: str | None,
-    prefer: str,
-) -> TaskType:
+@dataclass(frozen=True)
+class _Shown:
+    """What every row of the round carries besides its item: the round, the task spec, whether and which
+    mentions are masked, and the text the metric scored (``scored_column``) with its rule."""
+
+    round: str
+    spec: str
+    mask: bool
+    extra_mentions: tuple[str, ...]
+    scored_column: str | None = None
+    scored_rule: str | None = None
+
+
+def _check_options(task: str | TaskType, d: _Design, *, round: str, n_gold: int | None) -> TaskType:
     """Check the options that need no table; returns the task type."""
+    n, bins, allocation, quota, quota_by, prefer = d.n, d.bins, d.allocation, d.quota, d.quota_by, d.prefer
     check_choice("E256", "unknown --prefer", prefer, ("random", "uncertain"), fix="use --prefer uncertain")
     if quota is not None and not quota_by:
         raise BiaskitError("E256", "a quota needs the column it counts by", value=None, fix="pass a plan written by `biaskit annotate plan`")
@@ -268,18 +290,10 @@ def _check_options(
     return tt
 
 
-def _metric_columns(
-    tt: TaskType,
-    cols: list[str],
-    metric: str | None,
-    *,
-    score_column: str | None,
-    label_column: str | None,
-    per_label: Mapping[str, int] | None,
-    bins: int,
-) -> MetricColumns | None:
+def _metric_columns(tt: TaskType, cols: list[str], d: _Design) -> MetricColumns | None:
     """The columns of the metric the design uses: the one named, else the task's default metric when the
     table carries it (or columns are named); None without one."""
+    metric, score_column, label_column, per_label, bins = d.metric, d.score_column, d.label_column, d.per_label, d.bins
     metric = metric or (
         tt.default_metric
         if tt.default_metric and (score_column or label_column or any(c.startswith(tt.default_metric + "_") for c in cols))
@@ -292,19 +306,10 @@ def _metric_columns(
     )
 
 
-def _design_columns(
-    cols: list[str],
-    mc: MetricColumns | None,
-    strata: Sequence[str] | None,
-    *,
-    per_label: Mapping[str, int] | None,
-    by: str | None,
-    text_column: str | None,
-    quota: Mapping[str, int] | None,
-    quota_by: str | None,
-) -> Sequence[str]:
+def _design_columns(cols: list[str], d: _Design) -> Sequence[str]:
     """Check that the design's columns exist (per-label sampling needs a metric and ``by``); returns the strata
     (default: source and group where present, none for per-label sampling)."""
+    mc, strata, per_label, by, text_column, quota, quota_by = d.mc, d.strata, d.per_label, d.by, d.text_column, d.quota, d.quota_by
     if per_label and mc is None:
         raise BiaskitError(
             "E091", "per-label sampling needs a metric whose labels to use", value=None, fix="add --metric vader (or another scored metric)"
@@ -335,17 +340,10 @@ def _design_columns(
     return strata
 
 
-def _candidate_pool(
-    rows: list[dict[str, Any]],
-    mc: MetricColumns | None,
-    *,
-    text_column: str | None,
-    per_label: Mapping[str, int] | None,
-    exclude: set[str],
-    rep: SampleReport,
-) -> list[dict[str, Any]]:
+def _candidate_pool(rows: list[dict[str, Any]], d: _Design, exclude: set[str], rep: SampleReport) -> list[dict[str, Any]]:
     """The rows that can be drawn, sorted by sample id: with a text and the metric's value, once per sample id,
     not annotated before (``exclude``); the report counts what is left out and why."""
+    mc, text_column, per_label = d.mc, d.text_column, d.per_label
     seen: set[str] = set()
     pool: list[dict[str, Any]] = []
     err_col = mc.error_column() if mc else ""
@@ -464,6 +462,7 @@ def _draw_stratified(pool: list[dict[str, Any]], d: _Design, rng: np.random.Gene
     """BOLD's design: strata are the ``strata`` columns' values times bins of the metric's score; ``n`` items
     are allocated over them (:func:`_allocate`) and drawn without replacement in each."""
     mc = d.mc
+    assert d.strata is not None  # filled in by _design_columns
     bin_idx = None
     if mc is not None and mc.score and d.bins > 1 and pool:
         vals = np.array([mc.score_of(p["_row"]) for p in pool], dtype=float)
@@ -486,30 +485,20 @@ def _draw_stratified(pool: list[dict[str, Any]], d: _Design, rng: np.random.Gene
     return chosen
 
 
-def _sample_row(
-    p: dict[str, Any],
-    round: str,
-    spec: str,
-    mask: bool,
-    extra_mentions: Iterable[str],
-    rep: SampleReport,
-    *,
-    scored_column: str | None = None,
-    scored_rule: str | None = None,
-) -> dict[str, Any]:
+def _sample_row(p: dict[str, Any], shown: _Shown, rep: SampleReport) -> dict[str, Any]:
     """The samples-stage row of a chosen item: its source columns (``text`` kept as ``source_text``), then the
     masked text and the sampling columns (the spans shown and scored among them)."""
     r = p["_row"]
     text = p["_text"]
-    masked, mapping = mask_text(text, row_mentions(r, extra_mentions)) if mask else (text, [])
+    masked, mapping = mask_text(text, row_mentions(r, shown.extra_mentions)) if shown.mask else (text, [])
     rep.masked += bool(mapping)
     row = {k: v for k, v in r.items() if k not in OWN_COLUMNS and k != "text"}
     row["source_text"] = r.get("text")
     row.update(
         {
             "sample_id": p["_sid"],
-            "round": round,
-            "task_type": spec,
+            "round": shown.round,
+            "task_type": shown.spec,
             "text": masked,
             "original_text": text,
             "mask_mapping": json.dumps(mapping, ensure_ascii=False),
@@ -518,14 +507,14 @@ def _sample_row(
             "is_gold": False,
             "gold_label": None,
             "shown_span": p.get("_shown"),
-            "scored_span": row_scored_span(r, scored_column),
-            "scored_rule": scored_rule,
+            "scored_span": row_scored_span(r, shown.scored_column),
+            "scored_rule": shown.scored_rule,
         }
     )
     return row
 
 
-def _gold_rows(gold: Any, tt: TaskType, round: str, spec: str, n_gold: int | None, rng, excl, rep: SampleReport) -> list[dict]:
+def _gold_rows(gold: Any, tt: TaskType, shown: _Shown, n_gold: int | None, rng, excl, rep: SampleReport) -> list[dict]:
     if gold is None:
         return []
     g = to_arrow(gold)
@@ -557,8 +546,8 @@ def _gold_rows(gold: Any, tt: TaskType, round: str, spec: str, n_gold: int | Non
     return [
         {
             "sample_id": items[i][0],
-            "round": round,
-            "task_type": spec,
+            "round": shown.round,
+            "task_type": shown.spec,
             "text": items[i][1],
             "original_text": items[i][1],
             "mask_mapping": "[]",

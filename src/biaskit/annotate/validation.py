@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from biaskit.annotate.agreement import agreement_row, majority_vote, rows_to_table
+from biaskit.annotate.agreement import agreement_row, rows_to_table
 from biaskit.annotate.groupvalidity import group_rows
-from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers, labels_as_majority
+from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers
 from biaskit.annotate.metriccols import known, resolve
 from biaskit.annotate.rankstats import spearman, spearman_boot
 from biaskit.annotate.spans import check_like_for_like, metric_and_rule, rescore
@@ -34,6 +34,7 @@ from biaskit.bootstrap import percentile_ci, percentile_interval, resample_each
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.catalog import check_column
 from biaskit.evaluate.stats import inference as inf
+from biaskit.votes import labels_as_majority, majority_vote
 
 #: the method name of the validation's bootstrap intervals
 PERCENTILE = "percentile bootstrap"
@@ -573,7 +574,9 @@ def _balanced(th: Thresholds, scores, labels) -> float:
 
 
 def validate_metrics(annotations: Any, samples: Any, metrics: Sequence[str], **kw) -> tuple[pa.Table, dict[str, Validation]]:
-    """:func:`validate_metric` for several metrics; one agreement-stage table with all rows."""
+    """:func:`validate_metric` for each of ``metrics`` (same keyword arguments): one agreement-stage table with
+    all rows, and each metric's :class:`Validation`. ``biaskit annotate validate`` and the demo call it, then
+    :func:`biaskit.annotate.ledger.record_validation`."""
     out, tables = {}, []
     for m in metrics:
         v = validate_metric(annotations, samples, metric=m, **kw)

@@ -6,7 +6,6 @@ import json
 import warnings
 from pathlib import Path
 
-import pyarrow as pa
 import typer
 
 from biaskit.cli import sub_app
@@ -91,12 +90,13 @@ def sample(
 
     Example: biaskit annotate sample scores.parquet --round r2 --task regard --per-label positive=3,negative=3 --by template --metric vader --out r2/samples.parquet
     """
+    from biaskit.annotate.ledger import earlier_items
     from biaskit.annotate.sampling import sample_round
     from biaskit.annotate.spans import scored_from_manifest
     from biaskit.io import read_table
 
     t = read_table(scores)
-    excl, used = _excluded_items(exclude, exclude_previous, ledger, round_, scores)
+    excl, used = earlier_items(exclude or [], ledger, round_=round_, pool=scores, previous=exclude_previous)
     pl = _parse_per_label(per_label)
     quota, quota_by, metric = _plan_quota(plan, prefer, metric, task)
     table, rep = sample_round(
@@ -213,33 +213,6 @@ def _print_validation(m: str, v, by_: str | None) -> None:
         typer.echo(v.confusion_markdown())
     if by_:
         _print_groups(v.table)
-
-
-def _excluded_items(exclude: list[Path] | None, exclude_previous: bool, ledger: Path | None, round_: str, pool: Path) -> tuple[set[str], list[str]]:
-    """The sample ids earlier rounds drew (from --exclude files and, unless --include-previous, the ledger's earlier
-    rounds of the same project, i.e. drawn from the same pool table) and their files."""
-    from biaskit.annotate import ledger as led
-    from biaskit.io import read_table
-
-    excl: set[str] = set()
-    used = []
-    for e in exclude or []:
-        excl.update(read_table(e, "samples").column("sample_id").to_pylist())
-        used.append(str(e))
-    if exclude_previous:
-        project = led.project_of(pool)
-        latest = {
-            ev.get("round"): ev
-            for ev in led.events(ledger)
-            if ev.get("event") == "sample"
-            and ev.get("round") != round_
-            and ev.get("samples_path")
-            and ev.get("project", project) == project  # (entries of an older biaskit name no project: kept as before)
-        }
-        for ev in latest.values():  # each checked against the ledger's checksum (E388 naming a changed file)
-            excl.update(led.round_samples(ev).column("sample_id").to_pylist())
-            used.append(ev["samples_path"])
-    return excl, used
 
 
 def _parse_per_label(per_label: str | None) -> dict[str, int] | None:
@@ -457,7 +430,7 @@ def validate_cmd(
     Example (both VADER rules, the shown text re-scored): biaskit annotate validate r1/annotations.parquet --samples r1/samples.parquet --metric vader-bold-0.5 --metric vader-sheng-0.05 --out r1/validation.parquet
     """
     from biaskit.annotate import ledger as led
-    from biaskit.annotate.validation import validate_metric
+    from biaskit.annotate.validation import validate_metrics
     from biaskit.io import read_table
 
     a = read_table(annotations, "annotations", keys=True)
@@ -465,31 +438,25 @@ def validate_cmd(
     excl = _split(exclude_label) if exclude_label else ["other"]
     by_ = ("group" if "group" in s.column_names else None) if by is None else (by or None)
     lab_t = read_table(labels) if labels else None
-    tables, figs, group_ci = [], {}, {}
-    for m in _split(metric):
-        with _crowd_warnings():
-            v = validate_metric(
-                a,
-                s,
-                metric=m,
-                tie_policy=tie_policy,
-                exclude_labels=excl,
-                label_column=label_column,
-                score_column=score_column,
-                n_boot=bootstrap,
-                seed=seed,
-                calibrate=calibrate,
-                objective=objective,
-                cv_folds=cv_folds,
-                by=by_,
-                labels=lab_t,
-            )
-        tables.append(v.table)
+    with _crowd_warnings():
+        t, vals = validate_metrics(
+            a,
+            s,
+            _split(metric),
+            tie_policy=tie_policy,
+            exclude_labels=excl,
+            label_column=label_column,
+            score_column=score_column,
+            n_boot=bootstrap,
+            seed=seed,
+            calibrate=calibrate,
+            objective=objective,
+            cv_folds=cv_folds,
+            by=by_,
+            labels=lab_t,
+        )
+    for m, v in vals.items():
         _print_validation(m, v, by_)
-        if by_:
-            group_ci[m] = led.group_ci_widths(v.table)
-        figs[m] = led.figures(v.table, ("spearman_rho", "accuracy", "f1_weighted", "calibrated_accuracy", "cv_calibrated_accuracy"))
-    t = pa.concat_tables(tables)
     _write(
         t,
         out,
@@ -509,14 +476,7 @@ def validate_cmd(
         inputs=[annotations, samples] + ([labels] if labels else []),
         seed=seed,
     )
-    led.record(
-        "validate",
-        t.column("round")[0].as_py() if t.num_rows else "?",
-        ledger,
-        **led.round_ref(samples, ledger),
-        metrics=figs,
-        **({"group_by": by_, "group_ci": group_ci} if by_ else {}),
-    )
+    led.record_validation(ledger, samples, vals, by=by_)
 
 
 def aggregate_cmd(

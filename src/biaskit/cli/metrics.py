@@ -109,7 +109,7 @@ def list_() -> None:
         cls = metric_class(name)
         typer.echo(f"{name} (v{cls.version}): {cls.description}")
         typer.echo(f"  source: {cls.source}")
-        typer.echo(f"  columns: {', '.join(_columns(cls))}")
+        typer.echo(f"  columns: {', '.join(cls.declared_columns())}")
         for p in cls.params:
             extra = f" [{'|'.join(p.choices)}]" if p.choices else ""
             dflt = "required" if p.required else f"default {p.default!r}"
@@ -123,20 +123,3 @@ def register(app: typer.Typer) -> None:
 
     sub_app("metrics", "The registered per-text metrics.", {"list": list_})
     app.command("score")(score)
-
-
-def _columns(cls) -> list[str]:
-    """Declared output columns without loading anything (data-dependent ones shown as patterns)."""
-    fixed = {
-        "toxicity": ["score", "label", "<label> (per model label, backend=hf)"],
-        "norms": ["<dim>", "<dim>_class", "coverage", "n_predicted (with extension)"],
-        "gender": ["unigram_label", "wavg", "wavg_label", "max", "max_label"],
-    }
-    if cls.name in fixed:
-        fields = fixed[cls.name]
-    else:
-        try:
-            fields = list(cls.fields(cls.__new__(cls)))
-        except Exception:  # pragma: no cover - a metric whose fields need setup
-            fields = ["..."]
-    return [f"{cls.name}_{f}" for f in fields] + [f"{cls.name}_error"]

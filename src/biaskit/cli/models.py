@@ -19,6 +19,7 @@ from biaskit.cli.options import (
     BackendOptionOpt,
     BatchSizeOpt,
     CacheOpt,
+    DeviceOpt,
     DtypeOpt,
     ModelRevisionOpt,
     RevisionOpt,
@@ -42,9 +43,9 @@ def _backend_options(backend: str, **given: object) -> dict:
 
 
 def _run_options(
-    out: Path, batch_size: str, device: str, dtype: str, backend_options: dict, cache: str | None, engine: dict, run: dict, pairs: list[str] | None
+    *, out: Path, batch_size: str, device: str, dtype: str, backend_options: dict, cache: str | None, engine: dict, run: dict, pairs: list[str] | None
 ) -> dict:
-    """The run options of the Python API (:mod:`biaskit.evaluate.runners.api`) from a runner command's options
+    """The run options of the Python API (:mod:`biaskit.evaluate.runners.api`) from a runner command's options, by name
     (``pairs``: the ``--backend-option`` values, parsed by the library against the backend's declaration)."""
     return {
         "out": out,
@@ -109,10 +110,10 @@ def generate_cmd(
     keep_trailing_space: bool = typer.Option(
         False, "--keep-trailing-space", help="Feed prompts with their trailing spaces (default: cut before tokenising; see docs/runners.md)."
     ),
-    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
-    dtype: str = typer.Option("auto", "--dtype", help="auto (bf16/fp16 on CUDA, fp32 elsewhere), float32, float16 or bfloat16."),
+    device: DeviceOpt = "auto",
+    dtype: DtypeOpt = "auto",
     run: dict = RUN_OPTIONS,
-    revision: str | None = typer.Option(None, "--revision", help="Hub revision (branch, tag or commit) of the model."),
+    revision: RevisionOpt = None,
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow custom model code from the Hub."),
     endpoint: dict = ENDPOINT_OPTIONS,
     model_revision: ModelRevisionOpt = None,
@@ -156,15 +157,17 @@ def generate_cmd(
         system_prompt=system_prompt_text(system_prompt),
         strip_trailing_space=not keep_trailing_space,
         **_run_options(
-            out,
-            batch_size,
-            device,
-            dtype,
-            _backend_options(backend, **endpoint, revision=revision, trust_remote_code=trust_remote_code, model_revision=model_revision),
-            cache,
-            engine,
-            run,
-            backend_option,
+            out=out,
+            batch_size=batch_size,
+            device=device,
+            dtype=dtype,
+            backend_options=_backend_options(
+                backend, **endpoint, revision=revision, trust_remote_code=trust_remote_code, model_revision=model_revision
+            ),
+            cache=cache,
+            engine=engine,
+            run=run,
+            pairs=backend_option,
         ),
     )
     _summary("generate", table, out)
@@ -190,7 +193,7 @@ def fill_mask_cmd(
         "original", "--pll", help="With --max-subwords > 1: original (mask each piece alone) or word_l2r (mask the piece and the pieces after it)."
     ),
     batch_size: BatchSizeOpt = "auto",
-    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps."),
+    device: DeviceOpt = "auto",
     dtype: DtypeOpt = "auto",
     run: dict = RUN_OPTIONS,
     revision: RevisionOpt = None,
@@ -213,7 +216,17 @@ def fill_mask_cmd(
     """
     from biaskit.evaluate.runners.api import fill_mask
 
-    opts = _run_options(out, batch_size, device, dtype, _backend_options(backend, revision=revision), cache, engine, run, backend_option)
+    opts = _run_options(
+        out=out,
+        batch_size=batch_size,
+        device=device,
+        dtype=dtype,
+        backend_options=_backend_options(backend, revision=revision),
+        cache=cache,
+        engine=engine,
+        run=run,
+        pairs=backend_option,
+    )
     table = fill_mask(
         str(prompts),
         model=model,
@@ -241,7 +254,7 @@ def likelihood_cmd(
         "auto", "--bos", help="auto (as the tokenizer does), yes (put BOS/EOS first so every word is scored) or no (first token is context only)."
     ),
     batch_size: BatchSizeOpt = "auto",
-    device: str = typer.Option("auto", "--device", help="auto, cpu, cuda, cuda:N or mps (hf backend)."),
+    device: DeviceOpt = "auto",
     dtype: DtypeOpt = "auto",
     run: dict = RUN_OPTIONS,
     revision: RevisionOpt = None,
@@ -269,7 +282,17 @@ def likelihood_cmd(
     if bos not in choice:
         raise BiaskitError("E062", "invalid --bos", value=bos, options=list(choice))
     backend_options = _backend_options(backend, **endpoint, revision=revision, model_revision=model_revision)
-    opts = _run_options(out, batch_size, device, dtype, backend_options, cache, engine, run, backend_option)
+    opts = _run_options(
+        out=out,
+        batch_size=batch_size,
+        device=device,
+        dtype=dtype,
+        backend_options=backend_options,
+        cache=cache,
+        engine=engine,
+        run=run,
+        pairs=backend_option,
+    )
     _summary("likelihood", likelihood(str(prompts), model=model, backend=backend, add_bos=choice[bos], span_column=span_column, **opts), out)
 
 

@@ -59,8 +59,10 @@ BatchSizeOpt = Annotated[str, typer.Option("--batch-size", "-b", help=BATCH_HELP
 LimitOpt = Annotated[int | None, typer.Option("--limit", help="Only the first N prompts.")]
 OverwriteRunOpt = Annotated[bool, typer.Option("--overwrite", help="Replace an existing output (and discard a partial run).")]
 RetryErrorsOpt = Annotated[bool, typer.Option("--retry-errors/--no-retry-errors", help=RETRY_HELP)]
-DtypeOpt = Annotated[str, typer.Option("--dtype", help="auto, float32, float16 or bfloat16.")]
-RevisionOpt = Annotated[str | None, typer.Option("--revision", help="Hub revision of the model.")]
+DtypeOpt = Annotated[str, typer.Option("--dtype", help="auto (bf16/fp16 on CUDA, fp32 elsewhere), float32, float16 or bfloat16.")]
+RevisionOpt = Annotated[str | None, typer.Option("--revision", help="Hub revision (branch, tag or commit) of the model.")]
+# where a model runs: the runners (hf backend), `train classifier` and the report's style model
+DeviceOpt = Annotated[str, typer.Option("--device", help="auto (a GPU when present), cpu, cuda, cuda:N or mps; for a local model (hf).")]
 BackendOptionOpt = Annotated[
     list[str] | None,
     typer.Option(

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from biaskit.cli import sub_app
+from biaskit.cli.options import DeviceOpt
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.io import read_table
 
@@ -194,7 +195,7 @@ def genbias_cmd(
     clusters: str | None = typer.Option(None, "--clusters", help="Style clusters NAME=style,style;NAME=style (styles not named: one cluster each)."),
     n_clusters: int | None = typer.Option(None, "--n-clusters", help="Or: cluster the styles hierarchically into this many clusters."),
     text_column: str = typer.Option("continuation", "--text-column", help="Text the style model reads (with --style-model)."),
-    device: str = typer.Option("auto", "--device", help="auto (GPU when present), cpu, cuda or mps (with --style-model)."),
+    device: DeviceOpt = "auto",
     n_boot: int = typer.Option(1000, "--n-boot", help="Bootstrap resamples over generations (0 = no CIs)."),
     seed: int = typer.Option(0, help="Bootstrap seed."),
     top: int = typer.Option(10, "--top", help="Descriptors flagged as top contributors per axis."),

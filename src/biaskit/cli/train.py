@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from biaskit.cli import sub_app
+from biaskit.cli.options import DeviceOpt
 from biaskit.errors import BiaskitError
 
 
@@ -48,7 +49,7 @@ def classifier_cmd(
     batch_size: int = typer.Option(16, "--batch-size", help="Training batch size."),
     max_length: int = typer.Option(128, "--max-length", help="Truncate texts to this many tokens."),
     select: str = typer.Option("macro_f1", "--select", help="Dev figure for early stopping and the saved run: macro_f1 or accuracy."),
-    device: str = typer.Option("auto", "--device", help="auto (GPU when present), cpu, cuda or mps."),
+    device: DeviceOpt = "auto",
     baselines: str = typer.Option(
         "majority,vader,tfidf_logreg", "--baselines", help="Baselines on the same split (comma list; empty for none; judge: the LLM judge metric)."
     ),

@@ -113,7 +113,7 @@ def run(ctx) -> None:
 
 def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None:
     from biaskit.annotate.agreement import agreement
-    from biaskit.annotate.validation import validate_metric
+    from biaskit.annotate.validation import validate_metrics
 
     prep = push(samples, url=ctx.label_studio_url, annotators=3)
     ref = led.round_ref(samples_path, ledger)
@@ -150,8 +150,8 @@ def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None
     labels, method = _aggregate(ctx, res.annotations, samples, info)
     agr = agreement(res.annotations, samples=samples, n_boot=200, seed=ctx.seed, labels=labels)
     by = next((c for c in ("group", "domain", "source") if c in samples.column_names and len(set(samples.column(c).to_pylist()) - {None}) > 1), None)
-    val = validate_metric(res.annotations, samples, metric=metric, n_boot=200, seed=ctx.seed, by=by, labels=labels)
-    table = pa.concat_tables([agr, val.table])
+    val_table, vals = validate_metrics(res.annotations, samples, [metric], n_boot=200, seed=ctx.seed, by=by, labels=labels)
+    table = pa.concat_tables([agr, val_table])
     agr_path = ctx.run_dir / "agreement.parquet"
     write_table(
         table,
@@ -163,9 +163,9 @@ def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None
     )
     ctx.add("agreement", agr_path)
     figs = led.figures(agr, ("fleiss_kappa", "krippendorff_alpha_nominal"))
-    vfigs = led.figures(val.table, ("spearman_rho", "accuracy", "f1_weighted"))
     led.record("agreement", ROUND, ledger, **ref, **figs)
-    led.record("validate", ROUND, ledger, **ref, metrics={metric: vfigs})
+    val = vals[metric]
+    vfigs = led.record_validation(ledger, samples_path, vals, by=by)["metrics"][metric]
     info.update({**figs, **{f"{metric}_{k}": v for k, v in vfigs.items()}})
 
     def f(v):

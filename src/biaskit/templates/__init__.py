@@ -20,28 +20,4 @@ The mask slot in files and prompts tables is :data:`MASK` (``<mask>``); runners 
 
 from biaskit.templates.mask import MASK, find_mask_like, normalize_mask, to_model_mask
 
-_LAZY = {
-    "expand_holistic": "biaskit.templates.holistic",
-    "write_holistic": "biaskit.templates.holistic",
-    "load_holistic": "biaskit.templates.holistic_data",
-    "indefinite_article": "biaskit.templates.articles",
-    "expand_template_sets": "biaskit.templates.gendered",
-    "load_template_set": "biaskit.templates.gendered",
-    "starter_set": "biaskit.templates.gendered",
-    "import_honest": "biaskit.templates.honest",
-    "import_westslavic": "biaskit.templates.westslavic",
-    "import_sheet": "biaskit.templates.sheet",
-    "write_sheet": "biaskit.templates.sheet",
-    "load_axis": "biaskit.templates.counterfactual",
-    "counterfactual_table": "biaskit.templates.counterfactual_swap",
-}
-
-__all__ = ["MASK", "to_model_mask", "normalize_mask", "find_mask_like", *_LAZY]
-
-
-def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'biaskit.templates' has no attribute {name!r}")
+__all__ = ["MASK", "to_model_mask", "normalize_mask", "find_mask_like"]

@@ -11,12 +11,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from biaskit.annotate.labelmodels import labels_as_majority
 from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics.classifier import label_key
 from biaskit.train.config import TrainConfig
 from biaskit.train.presplit import check_split_values, missing_split_column, predefined_split
+from biaskit.votes import labels_as_majority, majority_vote
 
 
 def parse_labels(spec: str | Sequence[str] | None) -> tuple[list[str], dict[str, str]] | None:
@@ -154,8 +154,6 @@ def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text"
     """An annotation round as a labelled table: the human majority label per item (``annotate``'s
     majority vote; ties dropped by default) joined to the samples' text. Gold items are left out.
     ``label_table``: the labels of ``biaskit annotate aggregate`` (a label model) instead of the majority vote."""
-    from biaskit.annotate.agreement import majority_vote
-
     s = to_arrow(samples)
     if text_column not in s.column_names or "sample_id" not in s.column_names:
         raise BiaskitError(

@@ -155,3 +155,36 @@ def test_a_threshold_that_is_not_positive_is_a_coded_error(name, params):
     with pytest.raises(BiaskitError) as e:
         make_metric(name, params=params)
     assert e.value.code == "E070" and "threshold" in str(e.value)
+
+
+def test_declared_columns_come_from_the_metric_class_alone():
+    """``metrics list`` prints each metric's own declaration; a metric whose fields need its parameters declares
+    them (``listed_fields``), one that does not shows ``<name>_...``, one with static fields needs nothing."""
+    from biaskit.cli import app
+    from biaskit.evaluate.metrics import metric_class
+    from biaskit.evaluate.metrics.base import Metric
+
+    class Fixed(Metric):
+        name = "fixed"
+
+        def fields(self):
+            return {"a": pa.float64(), "b": pa.string()}
+
+    class Declared(Fixed):
+        name = "declared"
+        listed_fields = ("a", "<dim>")
+
+        def fields(self):
+            return {k: pa.float64() for k in self.config["dims"]}
+
+    class Undeclared(Declared):
+        name = "undeclared"
+        listed_fields = None
+
+    assert Fixed.declared_columns() == ["fixed_a", "fixed_b", "fixed_error"]
+    assert Declared.declared_columns() == ["declared_a", "declared_<dim>", "declared_error"]
+    assert Undeclared.declared_columns() == ["undeclared_...", "undeclared_error"]
+    out = CliRunner().invoke(app, ["metrics", "list"]).output
+    for name in ("toxicity", "norms", "gender", "vader"):
+        assert f"  columns: {', '.join(metric_class(name).declared_columns())}\n" in out
+    assert "  columns: norms_<dim>, norms_<dim>_class, norms_coverage, norms_n_predicted (with extension), norms_error\n" in out

@@ -36,9 +36,9 @@ def test_report_stage_with_no_tables_still_writes_a_report(tmp_path):
     ctx.run_dir.mkdir()
     stage_report.run(ctx)
     assert ctx.tables["report_html"].exists() and "0 figures" in ctx.summary[-1][1]
-    from biaskit.evaluate.report.build import ANALYSES
+    from biaskit.evaluate.report.model import SECTIONS
 
     # with no tables every analysis is listed as not made, except the judge and BBQ sections, which a run without
     # judge columns or an answered BBQ table leaves out altogether
-    assert len(ctx.info["report"]["not_made"]) == len(ANALYSES) - 2 == 14
+    assert len(ctx.info["report"]["not_made"]) == len(SECTIONS) - 2 == 14
     assert not any("judge" in x or "BBQ" in x for x in ctx.info["report"]["not_made"])

@@ -412,9 +412,9 @@ def test_an_extra_section_slots_in_with_one_line(full_run, tmp_path, monkeypatch
     def never(b, loaded):
         raise build.SkipAnalysis("no table with validity columns")
 
-    monkeypatch.setattr(build, "ANALYSES", [*build.ANALYSES])
-    build.ANALYSES.append(("Validity", validity))
-    build.ANALYSES.append(("Generation bias", never))
+    monkeypatch.setattr(build.model, "SECTIONS", [*build.model.SECTIONS])
+    build.model.SECTIONS.append(("Validity", validity))
+    build.model.SECTIONS.append(("Generation bias", never))
     res = build_report(full_run, tmp_path / "rep", n_boot=20, keep_figures=True)
     # the new section's finding comes last among the model findings (the Wikipedia-baseline rows follow them)
     assert res.sections[-1] == "validity" and [f for f in res.headline if not f.baseline][-1].kind == "Validity"

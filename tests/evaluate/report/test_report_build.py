@@ -11,7 +11,7 @@ from statsmodels.stats.proportion import proportions_ztest
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.report import build_report, discover_tables
-from biaskit.evaluate.report.build import ANALYSES
+from biaskit.evaluate.report.model import SECTIONS
 
 
 def _scores(run):
@@ -176,7 +176,7 @@ def test_run_folder_errors_are_coded(tmp_path):
     res = build_report(tmp_path / "empty", allow_empty=True)
     # every analysis but the judge and BBQ sections (left out of a run without judge columns or an answered BBQ
     # table) is listed as not made
-    assert res.sections == [] and len(res.skipped) == len(ANALYSES) - 2 == 14 and res.html.exists()
+    assert res.sections == [] and len(res.skipped) == len(SECTIONS) - 2 == 14 and res.html.exists()
 
 
 def test_discover_tables_without_manifest_uses_table_files(full_run, tmp_path):

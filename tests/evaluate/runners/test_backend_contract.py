@@ -217,3 +217,13 @@ def test_openai_cache_keys_on_the_served_model_and_model_revision(openai_server,
     assert run(model_revision="v2")[0]["hits"] == 0
     openai_server.model_entry = {**openai_server.model_entry, "meta": {"n_params": 999}}  # another model behind the same name
     assert run()[0]["hits"] == 0
+
+
+def test_run_options_beyond_the_model_are_given_by_name():
+    """RunOptions("m", "hf", None, 8, ...) with a dozen positional values was how the API built it; now only the
+    model is positional and a second positional value is a TypeError."""
+    from biaskit.evaluate.runners.common import RunOptions
+
+    assert RunOptions("m", backend="openai", limit=3).limit == 3
+    with pytest.raises(TypeError):
+        RunOptions("m", "hf")

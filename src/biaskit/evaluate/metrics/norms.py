@@ -363,6 +363,7 @@ class NormsMetric(Metric):
     _pool_finalizer: Any
     name = "norms"
     version = "1"
+    listed_fields = ("<dim>", "<dim>_class", "coverage", "n_predicted (with extension)")
     description = "BOLD psycholinguistic norms: per-dimension text scores, classes and lexicon coverage"
     label_outputs = (
         polarity_output(

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.report import model
 from biaskit.evaluate.report import sections as _sections  # noqa: F401  (the sections register themselves)
 from biaskit.evaluate.report.headline import check_min_gap, write_headline_csv
 from biaskit.evaluate.report.html import render_html, render_markdown
 from biaskit.evaluate.report.metric_validity import mark_invalid, validities
-from biaskit.evaluate.report.model import SECTIONS, Figure, Finding, Section, SkipAnalysis, TableOut, load_section_plugins
+from biaskit.evaluate.report.model import Figure, Finding, Section, SkipAnalysis, TableOut, load_section_plugins
 from biaskit.evaluate.report.plots import save_figure
 from biaskit.evaluate.report.tables import write_table_files
 from biaskit.evaluate.stats._common import check_alpha
@@ -39,10 +40,6 @@ class ReportResult:
     skipped: list[tuple[str, str]]  # (figure or analysis, why it was not made)
     headline: list[Finding] = field(default_factory=list)
     figure_objects: dict[str, Any] = field(default_factory=dict)  # name -> matplotlib Figure (keep_figures=True)
-
-
-#: the report's analyses in page order: the registry of :mod:`biaskit.evaluate.report.model` (the same list)
-ANALYSES = SECTIONS
 
 
 def discover_tables(run_dir: str | Path) -> dict[str, Path]:
@@ -283,7 +280,7 @@ def _run_sections(b: _Builder, loaded: dict[str, Any]) -> list[Section]:
     """Every registered analysis in page order; one that cannot be made is listed in ``b.skipped`` with why; one
     that returns None does not apply to the run at all (e.g. the judge section without a judge) and is not listed."""
     sections: list[Section] = []
-    for label, fn in ANALYSES:
+    for label, fn in model.SECTIONS:  # read at call time: the one registry, in page order
         try:
             sec = fn(b, loaded)
             if sec is not None:

@@ -57,7 +57,19 @@ def _run(
     twice = sorted(set(declared) & set(opts))
     if twice:
         raise BiaskitError("E318", "a backend option is set twice (by its own flag and by --backend-option)", value=twice, fix="give it once")
-    o = RunOptions(model, backend, out, batch_size, overwrite, limit, {**opts, **declared}, progress, retry_errors, engine, cache)
+    o = RunOptions(
+        model=model,
+        backend=backend,
+        out=out,
+        batch_size=batch_size,
+        overwrite=overwrite,
+        limit=limit,
+        backend_options={**opts, **declared},
+        progress=progress,
+        retry_errors=retry_errors,
+        engine=engine,
+        cache=cache,
+    )
     return run(kind, prompts, settings, o)
 
 

@@ -9,7 +9,7 @@ import hashlib
 import json
 import re
 import urllib.parse
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import KW_ONLY, asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -46,9 +46,11 @@ class RunOptions:
     """How a run is done, apart from its model settings: built once (CLI or Python API) and passed down whole.
 
     ``backend_options`` go to the backend's constructor (checked against its declared options, E312);
-    ``cache`` is a :class:`biaskit.evaluate.cache.ResponseCache` or its folder (None: no cache)."""
+    ``cache`` is a :class:`biaskit.evaluate.cache.ResponseCache` or its folder (None: no cache). Every field
+    but ``model`` is given by name."""
 
     model: str
+    _: KW_ONLY
     backend: str = "hf"
     out: str | Path | None = None
     batch_size: int | str | None = None

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from biaskit.annotate.labelmodels import labels_as_majority
 from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import to_frame
 from biaskit.io import read_table
+from biaskit.votes import labels_as_majority, majority_vote
 
 #: the id columns a sample is matched on, in this order (those present in both tables)
 KEY_COLUMNS = ("prompt_id", "model", "kind", "sample_index")
@@ -36,8 +36,6 @@ def human_labels(samples: Any, *, annotations: Any = None, labels: Any = None) -
     if labels is not None:
         mv = labels_as_majority(labels)
     else:
-        from biaskit.annotate.agreement import majority_vote
-
         mv = majority_vote(annotations)
     s = to_arrow(samples)
     gold = set()
