@@ -88,15 +88,15 @@ def test_record_validation_keeps_each_metrics_figures_and_group_ci_widths(tmp_pa
     import pyarrow as pa
 
     def table(rows):
-        base = {"round": "r3", "measure": None, "value": None, "annotator": None, "group": None, "ci_low": None, "ci_high": None}
+        base = {"round": "r3", "measure": None, "estimate": None, "annotator": None, "group": None, "ci_low": None, "ci_high": None}
         return pa.Table.from_pylist([{**base, **r} for r in rows])
 
     vader = table(
         [
-            {"measure": "accuracy", "value": 0.712345},
-            {"measure": "spearman_rho", "value": 0.5},
-            {"measure": "kappa", "value": 0.1},  # not a ledger figure
-            {"measure": "group_accuracy", "group": "f", "value": 0.7, "ci_low": 0.55, "ci_high": 0.8},
+            {"measure": "accuracy", "estimate": 0.712345},
+            {"measure": "spearman_rho", "estimate": 0.5},
+            {"measure": "kappa", "estimate": 0.1},  # not a ledger figure
+            {"measure": "group_accuracy", "group": "f", "estimate": 0.7, "ci_low": 0.55, "ci_high": 0.8},
         ]
     )
     empty = table([]).slice(0, 0)
