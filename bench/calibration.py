@@ -119,7 +119,7 @@ def validation_rows(rng, valid: bool, items: int = 200) -> pd.DataFrame:
     human = np.where(rng.random(items) < 0.35, "positive", "negative")
     metric = np.where(rng.random(items) < 0.85, human, np.where(human == "positive", "negative", "positive")) if valid else np.full(items, "negative")
     cells = Counter(zip(human, metric))
-    return pd.DataFrame([{"metric": METRIC, "measure": f"confusion:{h}:{m}", "value": float(c)} for (h, m), c in cells.items()])
+    return pd.DataFrame([{"metric": METRIC, "measure": f"confusion:{h}:{m}", "estimate": float(c)} for (h, m), c in cells.items()])
 
 
 # --- one cell -------------------------------------------------------------------------------------------------------
@@ -208,7 +208,7 @@ def ppi_outcomes(rng, base: float, labelled: int, n: int) -> list[tuple[str, str
         rows.insert(0, "label", LABEL)
         f = ppi_gap_finding(rows, COLUMN, LABEL, alpha=ALPHA)
         if f is None:
-            err = rows.loc[rows["measure"] == "share_ppi", "error"].dropna().astype(str)
+            err = rows.loc[rows["measure"] == "share_ppi", "reason"].dropna().astype(str)
             out.append(("ned", reason_of(NOT_ENOUGH + ": " + (err.iloc[0] if len(err) else "")), None))
             continue
         v = verdicts([f], alpha=ALPHA)[0]
