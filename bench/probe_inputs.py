@@ -576,7 +576,7 @@ def case6() -> list[Probe]:
 
     def right(x: Ctx) -> str | None:
         t = read(x.d / "ppi.csv")
-        est = t[t["measure"] == "share_ppi"]["value"]
+        est = t[t["measure"] == "share_ppi"]["estimate"]
         return None if len(est) and est.notna().all() else "no PPI estimate"
 
     return [
@@ -701,8 +701,8 @@ def case8() -> list[Probe]:
 
     def no_interval(x: Ctx) -> str | None:
         a = read(x.d / "a.csv")
-        a = a[a["ci_method"].notna()] if "ci_method" in a else a
-        bad = a[a["ci_method"].astype(str).str.contains("deff|cr1|cluster")]
+        a = a[a["method"].notna()] if "method" in a else a
+        bad = a[a["method"].astype(str).str.contains("deff|cr1|cluster")]
         return f"{len(bad)} rows still name a cluster method" if len(bad) else None
 
     return [
