@@ -246,6 +246,18 @@ def judge_server(x: Ctx, extra: list | None = None) -> list:
     ]
 
 
+def judge_mode(n: int, mode: str) -> Callable[[Ctx], list]:
+    """``score -m judge`` against the probe's server of ``n`` rows whose row 1 asks the server for reply ``mode``."""
+
+    def setup(x: Ctx) -> list:
+        rs = rows(n)
+        rs[1]["continuation"] = f"text MODE-{mode}"
+        cmd = ["score", write_rows(x.d / "gens.parquet", rs), "-m", "judge", *judge_server(x)]
+        return [*cmd, "--text-column", "continuation", "--out", x.d / "j.parquet"]
+
+    return setup
+
+
 def probes() -> list[Probe]:
     out: list[Probe] = []
     out += case1()
@@ -601,22 +613,7 @@ def case6() -> list[Probe]:
 
 def case7() -> list[Probe]:
     def judge(mode: str) -> Callable[[Ctx], list]:
-        def setup(x: Ctx) -> list:
-            rs = rows(3)
-            rs[1]["continuation"] = f"text MODE-{mode}"
-            return [
-                "score",
-                write_rows(x.d / "gens.parquet", rs),
-                "-m",
-                "judge",
-                *judge_server(x),
-                "--text-column",
-                "continuation",
-                "--out",
-                x.d / "j.parquet",
-            ]
-
-        return setup
+        return judge_mode(3, mode)
 
     def row_error(x: Ctx) -> str | None:
         t = read(x.d / "j.parquet")
@@ -993,22 +990,7 @@ def case13() -> list[Probe]:
 
 def case14() -> list[Probe]:
     def usage(mode: str) -> Callable[[Ctx], list]:
-        def setup(x: Ctx) -> list:
-            rs = rows(2)
-            rs[1]["continuation"] = f"text MODE-{mode}"
-            return [
-                "score",
-                write_rows(x.d / "gens.parquet", rs),
-                "-m",
-                "judge",
-                *judge_server(x),
-                "--text-column",
-                "continuation",
-                "--out",
-                x.d / "j.parquet",
-            ]
-
-        return setup
+        return judge_mode(2, mode)
 
     def row_error(x: Ctx) -> str | None:
         t = read(x.d / "j.parquet")
