@@ -239,6 +239,11 @@ def read(path: Path):
     return pq.read_table(path).to_pandas()
 
 
+def openai_at(x: Ctx) -> list:
+    """The options that point a runner command at the probe's server (model "m")."""
+    return ["--backend", "openai", "--base-url", x.server.url(), "--model", "m"]
+
+
 def judge_server(x: Ctx, extra: list | None = None) -> list:
     return [
         *("-p", "judge.backend=openai", "-p", f"judge.base_url={x.server.url()}", "-p", "judge.model=m", "-p", "judge.max_retries=0"),
@@ -371,12 +376,7 @@ def case2() -> list[Probe]:
         return [
             "likelihood",
             prompts(x.d),
-            "--backend",
-            "openai",
-            "--base-url",
-            x.server.url(),
-            "--model",
-            "m",
+            *openai_at(x),
             "--cache",
             x.d / "c",
             "--out",
@@ -494,12 +494,7 @@ def case4() -> list[Probe]:
         return lambda x: [
             "generate",
             prompts(x.d),
-            "--backend",
-            "openai",
-            "--base-url",
-            x.server.url(),
-            "--model",
-            "m",
+            *openai_at(x),
             "--format",
             fmt,
             *(["--system-prompt", f"key {DATA_KEY}"] if fmt == "chat" else []),
@@ -512,12 +507,7 @@ def case4() -> list[Probe]:
     ll = lambda x: [
         "likelihood",
         prompts(x.d),
-        "--backend",
-        "openai",
-        "--base-url",
-        x.server.url(),
-        "--model",
-        "m",
+        *openai_at(x),
         "--cache",
         x.d / "c",
         "--out",
@@ -627,12 +617,7 @@ def case7() -> list[Probe]:
         return lambda x: [
             "likelihood",
             prompts(x.d, 2, ["a OK", f"a MODE-{mode}"]),
-            "--backend",
-            "openai",
-            "--base-url",
-            x.server.url(),
-            "--model",
-            "m",
+            *openai_at(x),
             "--max-retries",
             "0",
             "--out",
@@ -877,12 +862,7 @@ def case12() -> list[Probe]:
     ll = lambda x: [
         "likelihood",
         prompts(x.d, 2),
-        "--backend",
-        "openai",
-        "--base-url",
-        x.server.url(),
-        "--model",
-        "m",
+        *openai_at(x),
         "--cache",
         x.d / "c",
         "--out",
@@ -1014,12 +994,7 @@ def case14() -> list[Probe]:
         lambda x: [
             "generate",
             prompts(x.d, 2),
-            "--backend",
-            "openai",
-            "--base-url",
-            x.server.url(),
-            "--model",
-            "m",
+            *openai_at(x),
             "--timeout",
             v,
             "--out",
