@@ -239,6 +239,15 @@ def check_choice(code: str, what: str, value: _T | None, allowed: Collection[Any
     return cast(_T, value)
 
 
+def check_choices(code: str, what: str, values: Iterable[Any], allowed: Collection[Any], *, fix: str) -> None:
+    """Error ``code`` unless every one of ``values`` is one of ``allowed``: the check of several values taken from
+    a closed set (parameter names, metric names). The message is ``what`` followed by the values not allowed; the
+    error's value is the list of those, its options ``allowed``."""
+    bad = [v for v in values if v not in allowed]
+    if bad:
+        raise BiaskitError(code, f"{what}: {', '.join(map(str, bad))}", value=bad, options=list(allowed), fix=fix)
+
+
 class MissingDependencyError(BiaskitError, ImportError):
     """An optional dependency is not installed; the message names the exact extra."""
 

@@ -344,6 +344,15 @@ def _lineage(st: Stage) -> list[Stage]:
     return out
 
 
+def check_columns(have: Iterable[Any], needed: Iterable[str], what: str, *, fix: str) -> None:
+    """E001 unless every column of ``needed`` is in ``have`` (a table's column names, a batch's keys, a record's
+    keys): the message is ``what`` followed by the missing columns, the error's value the columns there are."""
+    names = [str(c) for c in have]
+    missing = [c for c in needed if c not in names]
+    if missing:
+        raise BiaskitError("E001", f"{what} {', '.join(missing)}", value=sorted(names), fix=fix)
+
+
 def validate(table: Any, stage: str | Stage, *, where: str = "", require: Iterable[str] = (), keys: bool = False) -> None:
     """Check that ``table`` has the stage's required columns (plus ``require``) with compatible types.
 
@@ -355,15 +364,9 @@ def validate(table: Any, stage: str | Stage, *, where: str = "", require: Iterab
     st = get_stage(stage) if isinstance(stage, str) else stage
     cols = _column_names(table)
     needed = list(dict.fromkeys([*st.required, *require]))
-    missing = [c for c in needed if c not in cols]
     place = f" in {where}" if where else ""
-    if missing:
-        raise BiaskitError(
-            "E001",
-            f"the {st.name} table{place} lacks required column(s) {', '.join(missing)}",
-            value=sorted(cols),
-            fix=f"give a {st.name} table (see `biaskit schema {st.name}`) or add/rename the columns",
-        )
+    what = f"the {st.name} table{place} lacks required column(s)"
+    check_columns(cols, needed, what, fix=f"give a {st.name} table (see `biaskit schema {st.name}`) or add/rename the columns")
     check_types(table, st, where=where)
     if keys:
         check_keys(table, st, where=where)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from biaskit.errors import CATALOGUE, BiaskitError, MissingDependencyError, check_choice
+from biaskit.errors import CATALOGUE, BiaskitError, MissingDependencyError, check_choice, check_choices
 from biaskit.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,6 +55,20 @@ def test_check_choice_passes_a_member_and_names_value_options_and_fix_otherwise(
     with pytest.raises(BiaskitError) as e:  # options shown can differ from the members checked (a dict: its keys)
         check_choice("E091", "unknown task type", "x", {"sentiment": 1}, options=["sentiment", "<name>:<a>,<b>"], fix="f")
     assert e.value.options == ["sentiment", "<name>:<a>,<b>"] and "got 'x'" in str(e.value)
+
+
+def test_check_choices_passes_members_and_names_only_the_values_not_allowed():
+    assert check_choices("E070", "unknown parameter(s)", ["a", "b"], {"a": 1, "b": 2}, fix="f") is None
+    assert check_choices("E070", "unknown parameter(s)", [], (), fix="f") is None  # nothing given, nothing to refuse
+    with pytest.raises(BiaskitError) as e:  # a dict's keys are the options; the bad values keep their order
+        check_choices("E070", "unknown parameter(s) for metric 'vader'", ["z", "a", "y"], {"a": 1, "b": 2}, fix="see the list")
+    assert (e.value.code, e.value.what, e.value.value, e.value.options, e.value.fix) == (
+        "E070",
+        "unknown parameter(s) for metric 'vader': z, y",
+        ["z", "y"],
+        ["a", "b"],
+        "see the list",
+    )
 
 
 def test_every_raised_code_is_in_the_catalogue():

@@ -14,6 +14,13 @@ def test_missing_required_column_names_column_file_and_fix():
     assert "language" in msg and "in.parquet" in msg and "biaskit schema prompts" in msg
 
 
+def test_check_columns_names_the_missing_columns_in_order_and_the_columns_there_are():
+    schema.check_columns(["text", "prompt_id"], ("prompt_id", "text"), "needs column(s)", fix="f")  # all there: no error
+    with pytest.raises(BiaskitError) as ei:  # a mapping's keys are its columns (a metric's batch, a record)
+        schema.check_columns({"z": [1], "a": [2]}, ("b", "a", "c"), "metric 'm' needs column(s)", fix="add them")
+    assert (ei.value.code, ei.value.what, ei.value.value, ei.value.fix) == ("E001", "metric 'm' needs column(s) b, c", ["a", "z"], "add them")
+
+
 def test_valid_table_passes_and_extra_columns_are_allowed():
     t = pa.table({"prompt_id": ["a"], "text": ["x"], "source": ["bold"], "language": ["en"], "my_col": [1]})
     schema.validate(t, "prompts")

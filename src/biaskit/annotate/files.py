@@ -26,6 +26,7 @@ from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
 from biaskit.io import read_json_lines, read_text_utf8, write_text_atomic
 from biaskit.output import write_text
+from biaskit.schema import check_columns
 from biaskit.spreadsheet import neutralize
 
 TASK_COLUMNS = ("sample_id", "round", "task_type", "text", "choices")
@@ -122,14 +123,8 @@ def read_results(path: str | Path, samples: Any, *, platform: str = "file") -> t
             fix="export the platform's results again (columns sample_id, annotator, label); nothing was written",
         )
     if rows:
-        missing = [c for c in ("sample_id", "annotator", "label") if c not in rows[0]]
-        if missing:
-            raise BiaskitError(
-                "E001",
-                f"the result file {p} lacks column(s) {', '.join(missing)}",
-                value=sorted(str(k) for k in rows[0]),
-                fix="give columns sample_id, annotator, label (optional lead_time, created_at)",
-            )
+        fix = "give columns sample_id, annotator, label (optional lead_time, created_at)"
+        check_columns(rows[0], ("sample_id", "annotator", "label"), f"the result file {p} lacks column(s)", fix=fix)
     round_, spec, ids = samples_info(samples)
     recs = []
     for i, r in enumerate(rows, 1):

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 from biaskit.arrow import to_arrow
-from biaskit.errors import BiaskitError
+from biaskit.errors import BiaskitError, check_choices
 from biaskit.evaluate.cache import open_cache
 from biaskit.evaluate.metrics.cached import metric_identity, score_cached
 from biaskit.evaluate.metrics.on_ray import score_metric_on_ray
@@ -26,8 +26,10 @@ from biaskit.labels import check_values
 from biaskit.log import ProgressBar
 from biaskit.pool import RayCluster, engine_spec
 from biaskit.registry import metrics as reg
+from biaskit.schema import check_columns
 
 _MISSING = object()
+_NEEDS_COLUMNS_FIX = "pass --text-column / the metric's column parameters, or add the columns"
 
 
 @dataclass(frozen=True)
@@ -176,15 +178,9 @@ class Metric:
     def __init__(self, text_column: str = "continuation", **params: Any) -> None:
         self.text_column = text_column
         known = {p.name: p for p in self.params}
-        unknown = [k for k in params if k not in known]
-        if unknown:
-            raise BiaskitError(
-                "E070",
-                f"unknown parameter(s) for metric {self.name!r}: {', '.join(unknown)}",
-                value=unknown,
-                options=list(known),
-                fix=f"see `biaskit metrics list` for {self.name}'s parameters",
-            )
+        check_choices(
+            "E070", f"unknown parameter(s) for metric {self.name!r}", params, known, fix=f"see `biaskit metrics list` for {self.name}'s parameters"
+        )
         self.config: dict[str, Any] = {}
         for p in self.params:
             if p.name in params:
@@ -282,14 +278,7 @@ class Metric:
     def score(self, batch: Mapping[str, Sequence[Any]]) -> dict[str, list]:
         """Score one batch ``{column: values}``; returns ``{output column: values}`` (same length)."""
         self.setup()
-        missing = [c for c in self.input_columns if c not in batch]
-        if missing:
-            raise BiaskitError(
-                "E001",
-                f"metric {self.name!r} needs column(s) {', '.join(missing)}",
-                value=sorted(batch),
-                fix="pass --text-column / the metric's column parameters, or add the columns",
-            )
+        check_columns(batch, self.input_columns, f"metric {self.name!r} needs column(s)", fix=_NEEDS_COLUMNS_FIX)
         texts = list(batch[self.text_column])
         n = len(texts)
         fields = self.fields()
@@ -412,15 +401,7 @@ def _metric_objects(metrics: Any, text_column: str, params: Any) -> list[Metric]
         raise BiaskitError("E070", "no metrics given", options=reg.names(), fix="name at least one metric")
     params = dict(params or {})
     names = [m if isinstance(m, str) else m.name for m in metrics]
-    stray = [k for k in params if k not in names]
-    if stray:
-        raise BiaskitError(
-            "E070",
-            f"parameters given for metric(s) not being run: {', '.join(stray)}",
-            value=stray,
-            options=names,
-            fix="add the metric to --metrics or drop its --param",
-        )
+    check_choices("E070", "parameters given for metric(s) not being run", params, names, fix="add the metric to --metrics or drop its --param")
     return [make_metric(m, text_column, params.get(m if isinstance(m, str) else m.name)) for m in metrics]
 
 
@@ -434,14 +415,7 @@ def _put_column(t: pa.Table, name: str, arr: Any) -> pa.Table:
 def _score_on_ray(t: pa.Table, m: Metric, params: Any, cluster: Any, progress: bool | None) -> dict[str, Any]:
     """One metric's output columns, scored by the cluster's actors (each builds the metric from its name and
     the parameters as given: no model in this process)."""
-    missing = [c for c in m.input_columns if c not in t.column_names]
-    if missing:
-        raise BiaskitError(
-            "E001",
-            f"metric {m.name!r} needs column(s) {', '.join(missing)}",
-            value=sorted(t.column_names),
-            fix="pass --text-column / the metric's column parameters, or add the columns",
-        )
+    check_columns(t.column_names, m.input_columns, f"metric {m.name!r} needs column(s)", fix=_NEEDS_COLUMNS_FIX)
     with ProgressBar(t.num_rows, desc=f"score {m.name} (ray)", disable=True if progress is False else None) as bar:
         return score_metric_on_ray(cluster, m, t, params, progress=bar, factory=make_metric)
 

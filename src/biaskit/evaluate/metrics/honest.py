@@ -49,6 +49,7 @@ from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.evaluate.metrics._assets import hurtlex_asset_name
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
 from biaskit.evaluate.runners.common import HONEST_FILL, fill_procedure
+from biaskit.schema import check_columns
 
 #: HurtLex 1.2 category codes
 CATEGORIES = {
@@ -421,14 +422,8 @@ def honest_score(
     """
     t = to_arrow(table)
     need = [template_column, "honest_hurtful", "honest_categories", "honest_error"] + ([identity_column] if identity_column else [])
-    miss = [c for c in need if c not in t.column_names]
-    if miss:
-        raise BiaskitError(
-            "E001",
-            f"honest_score needs column(s) {', '.join(miss)}",
-            value=sorted(t.column_names),
-            fix="score the table with the honest metric first; name the template id column with template_column=",
-        )
+    fix = "score the table with the honest metric first; name the template id column with template_column="
+    check_columns(t.column_names, need, "honest_score needs column(s)", fix=fix)
     opt = [c for c in (rank_column, "generation_config") if c in t.column_names]
     rows = t.select([c for c in dict.fromkeys(need + opt)]).to_pylist()
     if k is not None and rank_column in t.column_names:

@@ -35,7 +35,7 @@ from biaskit.jsonread import loads_json
 from biaskit.log import ProgressBar, get_logger
 from biaskit.manifest import new_manifest
 from biaskit.pool import RayCluster, engine_spec
-from biaskit.schema import GENERATIONS, check_types, conform
+from biaskit.schema import GENERATIONS, check_columns, check_types, conform
 from biaskit.secrets import redact
 
 log = get_logger("runners")
@@ -81,14 +81,8 @@ def prompt_table(prompts: Any, *, require: Sequence[str] = ()) -> tuple[pa.Table
     else:
         t = to_arrow(prompts)
     needed = ["prompt_id", "text", *require]
-    missing = [c for c in needed if c not in t.column_names]
-    if missing:
-        raise BiaskitError(
-            "E001",
-            f"the prompts table lacks required column(s) {', '.join(missing)}",
-            value=sorted(t.column_names),
-            fix="give a prompts table (see `biaskit schema prompts`) or rename the columns",
-        )
+    fix = "give a prompts table (see `biaskit schema prompts`) or rename the columns"
+    check_columns(t.column_names, needed, "the prompts table lacks required column(s)", fix=fix)
     ids = t.column("prompt_id").to_pylist()
     if any(i is None or str(i) == "" for i in ids):
         raise BiaskitError(
