@@ -285,10 +285,10 @@ def locks_output(param: str = "out"):
 # --------------------------------------------------------------------------- tables
 
 
-def _utf8_error(path: Path, data_before: bytes, bad: bytes, what: str) -> BiaskitError:
+def _utf8_error(path: Path, data_before: bytes, bad: bytes, what: str, code: str = "E150") -> BiaskitError:
     line = data_before.count(b"\n") + 1
     return BiaskitError(
-        "E150",
+        code,
         f"{what} {path} is not UTF-8 text: byte 0x{bad[:1].hex().upper()} on line {line}",
         value=str(path),
         fix="save the file as UTF-8 (spreadsheets: 'CSV UTF-8'; or iconv -f latin1 -t utf-8 FILE)",
@@ -312,14 +312,21 @@ def check_utf8(path: str | os.PathLike, what: str = "file", chunk: int = 1 << 20
             newlines += b.count(b"\n")
 
 
-def read_text_utf8(path: str | os.PathLike, what: str = "file", *, bom: bool = True) -> str:
-    """The text of a UTF-8 file (a BOM is dropped), or E150 naming the file and the line of the first bad byte."""
-    p = Path(path)
-    data = p.read_bytes()
+def decode_utf8(data: bytes, path: str | os.PathLike, what: str = "file", *, bom: bool = True, code: str = "E150") -> str:
+    """``data`` (read from ``path``: all of the file, or its start) as UTF-8 text (a BOM is dropped), or error ``code``
+    (E150 unless the caller's format has its own) naming the file and the line of the first bad byte."""
+    if bom and data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]  # dropped here, not by "utf-8-sig": its error offsets would not count the BOM
     try:
-        return data.decode("utf-8-sig" if bom else "utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _utf8_error(p, data[: exc.start], data[exc.start :], what) from None
+        raise _utf8_error(Path(path), data[: exc.start], data[exc.start :], what, code) from None
+
+
+def read_text_utf8(path: str | os.PathLike, what: str = "file", *, bom: bool = True, code: str = "E150") -> str:
+    """The text of a UTF-8 file (a BOM is dropped), or error ``code`` (E150 unless the caller's format has its own)
+    naming the file and the line of the first bad byte."""
+    return decode_utf8(Path(path).read_bytes(), path, what, bom=bom, code=code)
 
 
 def read_json_lines(path: str | os.PathLike, what: str, error: Callable[[int, str, bool], BiaskitError], accept: Callable[[Any], bool]) -> list:

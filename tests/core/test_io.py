@@ -165,3 +165,19 @@ def test_folder_output_never_replaces_a_foreign_folder_or_file(tmp_path):
     io.write_table(ROWS, own)
     io.write_table(ROWS[:1], own)
     assert io.read_table(own).num_rows == 1
+
+
+def test_utf8_readers_name_the_file_line_and_byte_under_the_callers_code(tmp_path):
+    p = tmp_path / "lex.tsv"
+    p.write_bytes(b"\xef\xbb\xbfword\tv\ncaf\xe9\t1\n")  # BOM, then a Latin-1 byte on line 2
+    with pytest.raises(BiaskitError) as e:
+        io.read_text_utf8(p, "lexicon")
+    assert (e.value.code, e.value.what) == ("E150", f"lexicon {p} is not UTF-8 text: byte 0xE9 on line 2")
+    with pytest.raises(BiaskitError) as e:  # a format with its own code keeps it
+        io.read_text_utf8(p, "lexicon", code="E071")
+    assert (e.value.code, e.value.value) == ("E071", str(p))
+    assert io.decode_utf8(b"\xef\xbb\xbfa,b\n", p) == "a,b\n"  # the BOM is dropped by default
+    assert io.decode_utf8(b"\xef\xbb\xbfa,b\n", p, bom=False) == "\ufeffa,b\n"  # and kept with bom=False
+    with pytest.raises(BiaskitError) as e:
+        io.decode_utf8(b"\xff\xfe", p, "table", bom=False, code="E054")
+    assert (e.value.code, e.value.what) == ("E054", f"table {p} is not UTF-8 text: byte 0xFF on line 1")

@@ -52,7 +52,7 @@ from biaskit.datasets.features import decode
 from biaskit.datasets.validate import load_config, read_card
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.interop.lmeval import import_lmeval
-from biaskit.io import read_table
+from biaskit.io import decode_utf8, read_table
 from biaskit.schema import PROMPTS
 from biaskit.scrape.bold import import_bold
 from biaskit.scrape.prompts import prompt_id
@@ -113,16 +113,8 @@ def detect_kind(source: str) -> str:
     if p.is_file():
         low = p.name.lower()
         if low.endswith((".tsv", ".csv")):
-            try:
-                with open(p, encoding="utf-8") as fh:
-                    head = fh.readline()
-            except UnicodeDecodeError as exc:
-                raise BiaskitError(
-                    "E054",
-                    f"{p} is not UTF-8 text ({exc.reason} at byte {exc.start})",
-                    value=str(p),
-                    fix="give the CSV/TSV as UTF-8 text (re-save it, or re-download the file)",
-                ) from exc
+            with open(p, "rb") as fh:
+                head = decode_utf8(fh.readline(), p, "table", bom=False, code="E054")
         if low.endswith(".tsv"):
             if "template_masked" in head:
                 return "honest"

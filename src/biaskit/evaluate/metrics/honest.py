@@ -34,6 +34,7 @@ HurtLex is CC BY-NC-SA: a local file or a pinned download (see ``_assets.py``), 
 from __future__ import annotations
 
 import csv
+import io
 import re
 import string
 import unicodedata
@@ -49,6 +50,7 @@ from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.evaluate.metrics._assets import hurtlex_asset_name
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
 from biaskit.evaluate.runners.common import HONEST_FILL, fill_procedure
+from biaskit.io import read_text_utf8
 from biaskit.schema import check_columns
 
 #: HurtLex 1.2 category codes
@@ -109,17 +111,10 @@ def load_hurtlex(path: str | Path, language: str, level: str = "conservative", c
     p = Path(path)
     check_choice("E070", "unknown HurtLex level", level, LEVELS, fix="use conservative or inclusive")
     try:
-        with open(p, encoding="utf-8-sig", newline="") as fh:
-            rows = list(csv.reader(fh, delimiter="\t"))
+        text = read_text_utf8(p, "HurtLex file", code="E071")
     except OSError as exc:
         raise BiaskitError("E071", f"cannot read HurtLex file {p}: {exc}", value=str(p), fix="pass an existing hurtlex_XX.tsv") from exc
-    except UnicodeDecodeError as exc:
-        raise BiaskitError(
-            "E071",
-            f"HurtLex file {p} is not UTF-8 text ({exc.reason} at byte {exc.start})",
-            value=str(p),
-            fix="save the file as UTF-8 (the MilaNLProc/hurtlex TSVs are)",
-        ) from None
+    rows = list(csv.reader(io.StringIO(text, newline=""), delimiter="\t"))
     if not rows:
         raise BiaskitError("E071", "empty HurtLex file", value=str(p), fix="pass a hurtlex_XX.tsv from MilaNLProc/hurtlex")
     header = [h.strip().lower() for h in rows[0]]

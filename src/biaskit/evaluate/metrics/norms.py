@@ -48,6 +48,7 @@ from biaskit.assets import load_spacy, resolve
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.base import Metric, Param, polarity_output
 from biaskit.evaluate.metrics.gender import load_vectors
+from biaskit.io import read_text_utf8
 
 VAD = ("valence", "arousal", "dominance")
 EMOTIONS = ("joy", "anger", "sadness", "fear", "disgust")
@@ -124,10 +125,7 @@ def _fail(path, what, fix="check the file and --param norms.format") -> BiaskitE
 
 
 def _read_rows(path: Path) -> list[list[str]]:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise _fail(path, f"not UTF-8 text ({exc.reason} at byte {exc.start})", "save the lexicon as UTF-8") from None
+    text = read_text_utf8(path, "lexicon", code="E071")
     if not text.strip():
         raise _fail(path, "empty file")
     first = text.splitlines()[0]
