@@ -69,6 +69,13 @@ class Stage:
 
         return hf_datasets.Features.from_arrow_schema(self.arrow_schema(required_only))
 
+    def table_of(self, rows: Iterable[Mapping[str, Any]], names: Iterable[str]) -> pa.Table:
+        """The rows as an Arrow table of the named columns (in that order), each typed as the stage declares it;
+        every row has every named column (a row that lacks one is a KeyError: the caller built the rows)."""
+        types = {c.name: c.type for c in self.columns}
+        rows = list(rows)
+        return pa.table({n: pa.array([r[n] for r in rows], type=types[n]) for n in names})
+
     def example_row(self) -> dict[str, Any]:
         return {c.name: c.example for c in self.columns if c.example is not None or c.required}
 

@@ -21,6 +21,14 @@ def test_check_columns_names_the_missing_columns_in_order_and_the_columns_there_
     assert (ei.value.code, ei.value.what, ei.value.value, ei.value.fix) == ("E001", "metric 'm' needs column(s) b, c", ["a", "z"], "add them")
 
 
+def test_table_of_keeps_the_named_columns_in_order_typed_as_the_stage_declares():
+    rows = [{"text": "a", "prompt_id": "p1", "source_row": 3, "extra": 1}, {"text": "b", "prompt_id": "p2", "source_row": None}]
+    t = schema.PROMPTS.table_of(rows, ("prompt_id", "source_row", "text"))
+    assert t.schema == pa.schema([("prompt_id", pa.string()), ("source_row", pa.int64()), ("text", pa.string())])
+    assert t.to_pylist() == [{"prompt_id": "p1", "source_row": 3, "text": "a"}, {"prompt_id": "p2", "source_row": None, "text": "b"}]
+    assert schema.PROMPTS.table_of([], ("source_row",)).schema == pa.schema([("source_row", pa.int64())])  # typed when empty too
+
+
 def test_valid_table_passes_and_extra_columns_are_allowed():
     t = pa.table({"prompt_id": ["a"], "text": ["x"], "source": ["bold"], "language": ["en"], "my_col": [1]})
     schema.validate(t, "prompts")

@@ -27,6 +27,7 @@ from typing import Any
 import pyarrow as pa
 
 from biaskit.errors import BiaskitError
+from biaskit.schema import PROMPTS
 from biaskit.templates.files import data_dir
 
 #: the columns a CrowS-Pairs CSV must have
@@ -124,23 +125,22 @@ def read_crows_pairs(path: str | Path | None = None) -> tuple[pa.Table, Counter,
             "E430", "two CrowS-Pairs rows have the same index", value=dup, fix="give the CSV unchanged (its first column is a unique index)"
         )
     facts = {"pairs": len(ids), "bias_types": dict(sorted(Counter(r["bias_type"] for r in out[::2]).items()))}
-    return _table(out), filtered, facts
+    return PROMPTS.table_of(out, _TABLE_COLUMNS), filtered, facts
 
 
-def _table(rows: list[dict[str, Any]]) -> pa.Table:
-    names = (
-        "prompt_id",
-        "pair_id",
-        "variant",
-        "text",
-        "source",
-        "language",
-        "license",
-        "source_row",
-        "bias_type",
-        "stereo_antistereo",
-        "annotations",
-        "anon_writer",
-        "anon_annotators",
-    )
-    return pa.table({n: pa.array([r[n] for r in rows], type=pa.int64() if n == "source_row" else pa.string()) for n in names})
+#: the columns of the pairs table, in this order (typed as the prompts stage declares them)
+_TABLE_COLUMNS = (
+    "prompt_id",
+    "pair_id",
+    "variant",
+    "text",
+    "source",
+    "language",
+    "license",
+    "source_row",
+    "bias_type",
+    "stereo_antistereo",
+    "annotations",
+    "anon_writer",
+    "anon_annotators",
+)

@@ -394,7 +394,7 @@ def import_westslavic(
     facts["problems"] = len(problems)
     null = [r["category_reason"].split(":", 1)[0] for r in rows if r["subject_category"] is None]
     facts["category_null"] = {k: null.count(k) for k in sorted(set(null))}
-    return WestSlavicImport(_table(rows), problems, facts)
+    return WestSlavicImport(PROMPTS.table_of(rows, _TABLE_COLUMNS), problems, facts)
 
 
 def categorise(text: str, lang: str, subjects: SubjectList | None) -> dict[str, Any]:
@@ -451,22 +451,20 @@ def _null_reason(text: str, lang: str) -> str:
     return f"no_subject: no {lang} subject phrase of the list and no person noun found by lemma, derivation or rule"
 
 
-def _table(rows: list[dict[str, Any]]) -> pa.Table:
-    names = (
-        "prompt_id",
-        "text",
-        "source",
-        "language",
-        "term",
-        "subject_id",
-        "subject_category",
-        "grammatical_number",
-        "category_reason",
-        "subject_rule",
-        "masked",
-        "raw_text",
-        "mask_spelling",
-        "source_row",
-    )
-    cols = {c.name: c for c in PROMPTS.columns}
-    return pa.table({n: pa.array([r[n] for r in rows], type=cols[n].type) for n in names})
+#: the columns of the imported prompts table, in this order (typed as the prompts stage declares them)
+_TABLE_COLUMNS = (
+    "prompt_id",
+    "text",
+    "source",
+    "language",
+    "term",
+    "subject_id",
+    "subject_category",
+    "grammatical_number",
+    "category_reason",
+    "subject_rule",
+    "masked",
+    "raw_text",
+    "mask_spelling",
+    "source_row",
+)
