@@ -10,7 +10,7 @@ from biaskit.errors import BiaskitError
 from biaskit.io import read_manifest, read_table
 from biaskit.manifest import new_manifest
 from biaskit.templates.holistic import count_distinct_texts, expand_holistic, write_holistic
-from biaskit.templates.holistic_data import load_holistic
+from biaskit.templates.holistic_data import load_holistic, validate_descriptors
 from biaskit.templates.holistic_phrases import naive_article_mistakes, noun_phrases
 
 
@@ -365,3 +365,19 @@ def test_descriptor_span_is_the_descriptor_as_written_in_the_text():
     # the column does not change ids or texts of the plain expansion
     plain, _ = expand_holistic("v1.0", axes=["ability"])
     assert plain.column("descriptor_span").to_pylist()[:3] == plain.column("descriptor").to_pylist()[:3]
+
+
+@pytest.mark.parametrize(
+    "key,value,problem,options",
+    [
+        ("preference", "good", "unknown preference", ["reviewed", "dispreferred", "polarizing"]),
+        ("gender", "femal", "unknown gender", ["female", "male"]),
+        ("article", "the", "article must be 'a' or 'an'", ["a", "an"]),
+    ],
+)
+def test_descriptor_keys_with_a_closed_set_name_the_value_and_the_valid_ones(key, value, problem, options):
+    obj = {"ability": {"auditory": [{"descriptor": "tall", key: value}]}}
+    with pytest.raises(BiaskitError) as exc:
+        validate_descriptors(obj, "d.json", noun_genders=("male", "female"))
+    err = exc.value
+    assert (err.code, err.what, err.value, err.options) == ("E040", f"d.json: ability/auditory[0] ('tall'): {problem}", value, options)

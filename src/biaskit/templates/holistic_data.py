@@ -82,6 +82,12 @@ def _add_new(seen: set, key: Any, file: str, entry: str, problem: str, value: An
 
 def validate_descriptors(obj: Any, file: str = "descriptors", noun_genders: Iterable[str] = NOUN_GENDERS) -> dict:
     genders = set(noun_genders)
+    # an entry's optional keys that take a value from a closed set: (key, the values, the problem, the fix)
+    closed_keys = (
+        ("preference", PREFERENCES, "unknown preference", "use one of the valid values or leave it out (= no data)"),
+        ("gender", sorted(genders), "unknown gender", "use a noun gender from nouns.json or leave it out"),
+        ("article", ("a", "an"), "article must be 'a' or 'an'", 'write "article": "a" or "an"'),
+    )
     _check_top(obj, file, "non-empty mapping {axis: {bucket: [descriptors]}}", "descriptors.json for the layout")
     for axis, buckets in obj.items():
         check_text(axis, file=file, entry="axis name", what="axis")
@@ -100,28 +106,9 @@ def validate_descriptors(obj: Any, file: str = "descriptors", noun_genders: Iter
                     if "descriptor" not in e:
                         raise _err(file, entry, "missing 'descriptor'", e, 'add "descriptor": "..."')
                     d = check_text(e["descriptor"], file=file, entry=entry, what="descriptor")
-                    if "preference" in e and e["preference"] not in PREFERENCES:
-                        raise _err(
-                            file,
-                            f"{entry} ({d!r})",
-                            "unknown preference",
-                            e["preference"],
-                            "use one of the valid values or leave it out (= no data)",
-                            options=PREFERENCES,
-                        )
-                    if "gender" in e and e["gender"] not in genders:
-                        raise _err(
-                            file,
-                            f"{entry} ({d!r})",
-                            "unknown gender",
-                            e["gender"],
-                            "use a noun gender from nouns.json or leave it out",
-                            options=sorted(genders),
-                        )
-                    if "article" in e and e["article"] not in ("a", "an"):
-                        raise _err(
-                            file, f"{entry} ({d!r})", "article must be 'a' or 'an'", e["article"], 'write "article": "a" or "an"', options=["a", "an"]
-                        )
+                    for key, allowed, problem, fix in closed_keys:
+                        if key in e and e[key] not in allowed:
+                            raise _err(file, f"{entry} ({d!r})", problem, e[key], fix, options=allowed)
                 elif isinstance(e, str):
                     d = check_text(e, file=file, entry=entry, what="descriptor")
                 else:
