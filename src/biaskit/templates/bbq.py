@@ -236,14 +236,8 @@ class _Crossed:
                 out += self._named(t, by_name[word], tv2, other_v2)
                 continue
             for race in races:
-                gs_t, gs_o = self._var2(t, tv2)
-                one = Person(word, f"{tv2}-{word}", gs_t)
-                contrasts = {
-                    "a": Person(word, f"{other_v2}-{word}", gs_o),
-                    "b": Person(race, f"{tv2}-{race}", gs_t),
-                    "c": Person(race, f"{other_v2}-{race}", gs_o),
-                }
-                out += self._both_orders(t, one, contrasts)
+                v2_words = self._var2(t, tv2)
+                out += self._both_orders(t, *_crossed((tv2, other_v2), v2_words, (word, word), (word, word), (race, race)))
         return out
 
     def _var2(self, t: Template, tv2: str) -> tuple[str | None, str | None]:
@@ -279,15 +273,8 @@ class _Crossed:
             diff = pick([r for r in full_ if r.get("ethnicity") not in t.groups and r.get("gender") == gender])
             same = pick([r for r in full_ if r.get("ethnicity") == eth and r.get("gender") == gender and r["Name"] != row["Name"]])
             for s_row, d_row in zip(same, diff, strict=True):
-                gs_t, gs_o = self._var2(t, tv2)
-                (s_name, s_info), (d_name, d_info) = named(s_row), named(d_row)
-                one = Person(full, f"{tv2}-{info1}", gs_t)
-                contrasts = {
-                    "a": Person(s_name, f"{other_v2}-{s_info}", gs_o),
-                    "b": Person(d_name, f"{tv2}-{d_info}", gs_t),
-                    "c": Person(d_name, f"{other_v2}-{d_info}", gs_o),
-                }
-                out += self._both_orders(t, one, contrasts)
+                v2_words = self._var2(t, tv2)  # drawn before the two names are: the order of the random draws
+                out += self._both_orders(t, *_crossed((tv2, other_v2), v2_words, (full, info1), named(s_row), named(d_row)))
             return out
         a = pick([r for r in full_ if r.get("ethnicity") == eth and r.get("gender") != gender])
         b = pick([r for r in full_ if r.get("ethnicity") != eth and r.get("gender") == gender])
@@ -302,6 +289,22 @@ class _Crossed:
         words = _words(t, self.rng)
         fwd = [Pair(one, p, 0, f"intersectional_{k}", words) for k, p in contrasts.items()]
         return fwd + [Pair(p, one, 1, f"intersectional_{k}", words) for k, p in contrasts.items()]
+
+
+def _crossed(
+    v2: tuple[str, str], words: tuple[str | None, str | None], target: tuple[str, str], same: tuple[str, str], other: tuple[str, str]
+) -> tuple[Person, dict[str, Person]]:
+    """The target person of a crossed (race x gender or SES) template and its three contrasts: ``a`` a person of the
+    target's group (``same``) with the other gender/SES value, ``b`` one of another group (``other``) with the target's
+    value, ``c`` one of another group with the other value. ``v2`` holds the target's and the other gender/SES value,
+    ``words`` their words (:meth:`_var2`); each person is a (name, group) pair."""
+    (tv2, other_v2), (w_t, w_o) = v2, words
+    one = Person(target[0], f"{tv2}-{target[1]}", w_t)
+    return one, {
+        "a": Person(same[0], f"{other_v2}-{same[1]}", w_o),
+        "b": Person(other[0], f"{tv2}-{other[1]}", w_t),
+        "c": Person(other[0], f"{other_v2}-{other[1]}", w_o),
+    }
 
 
 def _norm(s: str) -> str:
