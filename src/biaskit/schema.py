@@ -351,13 +351,14 @@ def _lineage(st: Stage) -> list[Stage]:
     return out
 
 
-def check_columns(have: Iterable[Any], needed: Iterable[str], what: str, *, fix: str) -> None:
-    """E001 unless every column of ``needed`` is in ``have`` (a table's column names, a batch's keys, a record's
-    keys): the message is ``what`` followed by the missing columns, the error's value the columns there are."""
+def check_columns(have: Iterable[Any], needed: Iterable[str], what: str, *, fix: str, code: str = "E001") -> None:
+    """Error ``code`` (E001 unless the input's format has its own) unless every column of ``needed`` is in ``have``
+    (a table's column names, a batch's keys, a record's keys, a file's header): the message is ``what`` followed by
+    the missing columns, the error's value the columns there are."""
     names = [str(c) for c in have]
     missing = [c for c in needed if c not in names]
     if missing:
-        raise BiaskitError("E001", f"{what} {', '.join(missing)}", value=sorted(names), fix=fix)
+        raise BiaskitError(code, f"{what} {', '.join(missing)}", value=sorted(names), fix=fix)
 
 
 def validate(table: Any, stage: str | Stage, *, where: str = "", require: Iterable[str] = (), keys: bool = False) -> None:

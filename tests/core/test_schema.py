@@ -19,6 +19,9 @@ def test_check_columns_names_the_missing_columns_in_order_and_the_columns_there_
     with pytest.raises(BiaskitError) as ei:  # a mapping's keys are its columns (a metric's batch, a record)
         schema.check_columns({"z": [1], "a": [2]}, ("b", "a", "c"), "metric 'm' needs column(s)", fix="add them")
     assert (ei.value.code, ei.value.what, ei.value.value, ei.value.fix) == ("E001", "metric 'm' needs column(s) b, c", ["a", "z"], "add them")
+    with pytest.raises(BiaskitError) as ei:  # a file format with its own code keeps it
+        schema.check_columns(["template_id", ""], ("template_id", "source"), "s.csv: sheet lacks column(s)", fix="f", code="E041")
+    assert (ei.value.code, ei.value.what, ei.value.value) == ("E041", "s.csv: sheet lacks column(s) source", ["", "template_id"])
 
 
 def test_table_of_keeps_the_named_columns_in_order_typed_as_the_stage_declares():

@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from biaskit.errors import BiaskitError
 from biaskit.io import check_utf8
+from biaskit.schema import check_columns
 from biaskit.templates.files import data_dir, short_hash
 from biaskit.templates.mask import MASK
 
@@ -56,15 +57,8 @@ def import_honest(path: str | Path | None = None, *, language: str = "en", kind:
     with open(p, encoding="utf-8", newline="") as fh:
         reader = csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = reader.fieldnames or []
-        missing = [c for c in COLUMNS if c not in header]
-        if missing:
-            raise BiaskitError(
-                "E040",
-                f"{p}: not a HONEST template file (missing column(s) {missing})",
-                value=header,
-                options=list(COLUMNS),
-                fix="give a TSV with HONEST's columns",
-            )
+        fix = f"give a TSV with HONEST's columns ({', '.join(COLUMNS)})"
+        check_columns(header, COLUMNS, f"{p}: not a HONEST template file; it lacks column(s)", fix=fix, code="E040")
         rows = []
         occ: dict[tuple, int] = {}
         for i, r in enumerate(reader, start=2):

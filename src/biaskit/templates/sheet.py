@@ -37,6 +37,7 @@ import yaml
 from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.io import read_text_utf8, write_text_atomic
 from biaskit.output import atomic_path, write_text
+from biaskit.schema import check_columns
 from biaskit.spreadsheet import neutralize, unneutralize
 from biaskit.templates.gendered import STATUSES, Template, TemplateSet, check_template_text, load_template_set
 from biaskit.templates.mask import MASK
@@ -225,14 +226,8 @@ def read_sheet(path: str | Path) -> list[dict[str, Any]]:
         wb.close()
     else:
         raise BiaskitError("E041", "unsupported sheet type", value=str(p), options=[".csv", ".xlsx"], fix="give a .csv or .xlsx sheet")
-    missing = [c for c in BASE_COLUMNS if c not in header]
-    if missing:
-        raise BiaskitError(
-            "E041",
-            f"{p}: sheet lacks column(s) {missing}",
-            value=header,
-            fix="export a fresh sheet with `biaskit templates export-sheet` and keep its header row",
-        )
+    fix = "export a fresh sheet with `biaskit templates export-sheet` and keep its header row"
+    check_columns(header, BASE_COLUMNS, f"{p}: sheet lacks column(s)", fix=fix, code="E041")
 
     return [{k: unneutralize((v or "").strip()) if isinstance(v, str) else v for k, v in r.items() if k is not None} for r in rows]
 
