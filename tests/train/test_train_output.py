@@ -17,7 +17,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from biaskit.errors import BiaskitError  # noqa: E402
 from biaskit.train.classifier import train_classifier  # noqa: E402
 from biaskit.train.config import TrainConfig  # noqa: E402
-from biaskit.train.data import labelled_data, parse_split  # noqa: E402
+from biaskit.train.data import labelled_data, majority_labels, parse_split  # noqa: E402
 
 POS = ["kind", "brilliant", "honest", "generous"]
 NEG = ["cruel", "lazy", "rude", "terrible"]
@@ -379,3 +379,12 @@ def test_encoder_id_is_public(tmp_path):
     card = model_card({**res.metrics, "base_model": "acme/tiny-bert"})
     assert yaml.safe_load(card.split("---\n")[1])["base_model"] == "acme/tiny-bert"
     assert "Encoder: `acme/tiny-bert`, fine-tuned end to end." in card
+
+
+def test_missing_text_and_label_columns_are_named_together_and_so_are_a_samples_tables():
+    with pytest.raises(BiaskitError) as e:
+        labelled_data(pa.table({"sentence": ["a"], "y": ["x"]}), text_column="text", label_column="label")
+    assert (e.value.code, e.value.what, e.value.value) == ("E171", "the labelled table lacks column(s) text, label", ["sentence", "y"])
+    with pytest.raises(BiaskitError) as e:
+        majority_labels(pa.table({"sample_id": ["s1"]}), pa.table({"sample_id": ["s1"]}), text_column="shown")
+    assert (e.value.code, e.value.what) == ("E171", "the samples table lacks column(s) shown")

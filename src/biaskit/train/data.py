@@ -14,6 +14,7 @@ import pyarrow as pa
 from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics.classifier import label_key
+from biaskit.schema import check_columns
 from biaskit.train.config import TrainConfig
 from biaskit.train.presplit import check_split_values, missing_split_column, predefined_split
 from biaskit.votes import labels_as_majority, majority_vote
@@ -89,14 +90,8 @@ def labelled_data(
     if split_column is not None and split_column not in t.column_names:
         raise missing_split_column(split_column, t.column_names)
     split_values = t.column(split_column).to_pylist() if split_column is not None else [None] * t.num_rows
-    for c in (text_column, label_column):
-        if c not in t.column_names:
-            raise BiaskitError(
-                "E171",
-                f"the labelled table has no column {c!r}",
-                value=sorted(t.column_names)[:30],
-                fix="pass --text-column / --label-column with the table's columns",
-            )
+    fix = "pass --text-column / --label-column with the table's columns"
+    check_columns(t.column_names, (text_column, label_column), "the labelled table lacks column(s)", fix=fix, code="E171")
     texts = t.column(text_column).to_pylist()
     raw = [_raw_str(v) for v in t.column(label_column).to_pylist()]
     drop = {_raw_str(d) for d in drop_labels if _raw_str(d) is not None}
@@ -155,13 +150,8 @@ def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text"
     majority vote; ties dropped by default) joined to the samples' text. Gold items are left out.
     ``label_table``: the labels of ``biaskit annotate aggregate`` (a label model) instead of the majority vote."""
     s = to_arrow(samples)
-    if text_column not in s.column_names or "sample_id" not in s.column_names:
-        raise BiaskitError(
-            "E171",
-            f"the samples table needs columns sample_id and {text_column!r}",
-            value=sorted(s.column_names)[:30],
-            fix="pass the samples table of the round (--samples) and its text column",
-        )
+    fix = "pass the samples table of the round (--samples) and its text column"
+    check_columns(s.column_names, ("sample_id", text_column), "the samples table lacks column(s)", fix=fix, code="E171")
     if label_table is not None:
         mv = labels_as_majority(label_table)
     else:

@@ -54,6 +54,7 @@ from biaskit.bootstrap import percentile_interval
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.classifier import HFClassifier
 from biaskit.evaluate.stats._common import NULL_KEY, check_ci, fill_keys, is_missing, to_frame
+from biaskit.schema import check_columns
 
 #: columns that a probability-column pattern never selects (labels, errors, scores)
 _NOT_PROBS = ("_label", "_error", "_score")
@@ -695,13 +696,8 @@ def style_probabilities(
     model's config says, see :class:`biaskit.evaluate.metrics.classifier.HFClassifier`). Rows with no text
     get nulls. Returns (pyarrow table, probability column names, style names)."""
     t = to_arrow(table)
-    if text_column not in t.column_names:
-        raise BiaskitError(
-            "E170",
-            f"the generations table has no text column {text_column!r}",
-            value=sorted(t.column_names)[:30],
-            fix="pass --text-column (e.g. continuation or full_text)",
-        )
+    fix = "pass --text-column (e.g. continuation or full_text)"
+    check_columns(t.column_names, [text_column], "the generations table has no text column", fix=fix, code="E170")
     clf = HFClassifier(model, device=device, batch_size=batch_size).load()
     texts = t.column(text_column).to_pylist()
     ok = [i for i, x in enumerate(texts) if isinstance(x, str) and x.strip()]
