@@ -168,6 +168,15 @@ PROMPTS = Stage(
         Column("annotations", S, "CrowS-Pairs: JSON list of each annotator's bias-type labels"),
         Column("anon_writer", S, "CrowS-Pairs: anonymised id of the pair's writer"),
         Column("anon_annotators", S, "CrowS-Pairs: JSON list of the anonymised annotator ids"),
+        Column(
+            "answer_span",
+            S,
+            "BBQ choice prompts (`expand bbq-choices`): the part of `text` the likelihood runner scores (--span-column): "
+            "'Answer: <option>', or 'Answer:' on the base row",
+        ),
+        Column("bbq_category", S, "BBQ choice prompts: the example's BBQ category (Age, Race_x_SES, ...)"),
+        Column("bbq_example_id", I, "BBQ choice prompts: the example's id within its category"),
+        Column("bbq_option", I, "BBQ choice prompts: the answer option of the row (0, 1, 2; -1 for the base row)"),
     ),
     key=("prompt_id",),
 )

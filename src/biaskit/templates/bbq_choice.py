@@ -20,9 +20,12 @@ import pyarrow as pa
 from biaskit.errors import BiaskitError
 from biaskit.io import read_table, write_table
 from biaskit.manifest import new_manifest
+from biaskit.schema import PROMPTS
 
 #: the option row's value of ``bbq_option`` for the base row
 BASE = -1
+#: the columns of the choice prompts, in this order (typed as the prompts stage declares them)
+_TABLE_COLUMNS = ("prompt_id", "text", "source", "language", "domain", "answer_span", "bbq_category", "bbq_example_id", "bbq_option")
 
 
 def choice_id(category: str, example_id: Any, option: int) -> str:
@@ -60,20 +63,7 @@ def choice_prompts(examples: pa.Table) -> pa.Table:
                     "bbq_option": option,
                 }
             )
-    schema = pa.schema(
-        [
-            ("prompt_id", pa.string()),
-            ("text", pa.string()),
-            ("source", pa.string()),
-            ("language", pa.string()),
-            ("domain", pa.string()),
-            ("answer_span", pa.string()),
-            ("bbq_category", pa.string()),
-            ("bbq_example_id", pa.int64()),
-            ("bbq_option", pa.int64()),
-        ]
-    )
-    return pa.Table.from_pylist(rows, schema=schema)
+    return PROMPTS.table_of(rows, _TABLE_COLUMNS)
 
 
 def write_choice_prompts(examples: str | Path, out: str | Path) -> pa.Table:
