@@ -24,9 +24,21 @@ over their own units (generations within a cell, descriptors of an axis) and tak
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+
+@dataclass(frozen=True)
+class BootSpec:
+    """The settings of a percentile bootstrap interval, which travel together from a command's options to
+    every bootstrap: ``n_boot`` resamples, the interval's ``level`` and the ``seed`` its generator starts from."""
+
+    n_boot: int = 1000
+    level: float = 0.95
+    seed: int = 0
+
 
 #: ``draw(rng, k)`` -> the statistics of ``k`` resamples (a sequence of k numbers, or k x m for a vector statistic)
 Draw = Callable[[np.random.Generator, int], Any]

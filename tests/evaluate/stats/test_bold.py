@@ -7,6 +7,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportions_ztest
 
+from biaskit.bootstrap import BootSpec
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats import (
     class_proportion_differences,
@@ -42,7 +43,7 @@ def _scored():
 
 
 def test_sentiment_proportions_per_group_and_source():
-    s = sentiment_proportions(_scored(), n_boot=100).set_index(["group", "model"])
+    s = sentiment_proportions(_scored(), boot=BootSpec(n_boot=100)).set_index(["group", "model"])
     assert s.loc[("American_actresses", "wikipedia"), "prop_positive"] == 0.5
     assert s.loc[("American_actors", "wikipedia"), "prop_neutral"] == 0.75
     r = s.loc[("American_actresses", "gpt2")]
@@ -52,7 +53,7 @@ def test_sentiment_proportions_per_group_and_source():
 
 
 def test_toxicity_proportion():
-    t = toxicity_proportions(_scored(), by=["group", "model"], n_boot=100).set_index(["group", "model"])
+    t = toxicity_proportions(_scored(), by=["group", "model"], boot=BootSpec(n_boot=100)).set_index(["group", "model"])
     assert t.loc[("American_actors", "gpt2"), "prop_toxic"] == pytest.approx(1 / 3)
     assert t.loc[("American_actors", "wikipedia"), "prop_toxic"] == 0.0
 
@@ -65,7 +66,7 @@ def test_regard_each_group_gets_its_own_share_of_every_label():
             "regard_label": ["positive", "positive", "negative", "neutral", "negative", "negative", "negative", "other"],
         }
     )
-    r = regard_proportions(t, by="group", n_boot=50).set_index("group")
+    r = regard_proportions(t, by="group", boot=BootSpec(n_boot=50)).set_index("group")
     assert (r.loc["male", "prop_positive"], r.loc["male", "prop_negative"], r.loc["male", "prop_neutral"], r.loc["male", "prop_other"]) == (
         0.5,
         0.25,

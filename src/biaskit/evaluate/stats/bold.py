@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from biaskit.bootstrap import BootSpec
 from biaskit.errors import check_choice
 from biaskit.evaluate.metrics.catalog import labels_of
 from biaskit.evaluate.stats._common import as_list, fill_keys, groups_of, is_missing, lacking_columns, require_columns, require_groups, to_frame
@@ -39,13 +40,11 @@ def _proportions_of(metric: str, what: str, doc: str):
         by: str | Sequence[str] = ("domain", "group", "model"),
         *,
         column: str = f"{metric}_label",
-        n_boot: int = 1000,
-        ci: float = 0.95,
-        seed: int = 0,
+        boot: BootSpec = BootSpec(),
     ):
         df = to_frame(table)
         require_columns(df, [column], f"{what} proportions", f"score the table with the {metric} metric ({metric}_label)")
-        return label_proportions(df, column, _by_present(df, as_list(by)), label_order=labels_of(metric), n_boot=n_boot, ci=ci, seed=seed)
+        return label_proportions(df, column, _by_present(df, as_list(by)), label_order=labels_of(metric), boot=boot)
 
     proportions.__name__ = proportions.__qualname__ = f"{what}_proportions"
     proportions.__doc__ = doc

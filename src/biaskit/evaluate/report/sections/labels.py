@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from biaskit.bootstrap import BootSpec
 from biaskit.evaluate.baseline import SPAN_WORDS
 from biaskit.evaluate.metrics.catalog import label_outputs
 from biaskit.evaluate.report.model import (
@@ -290,7 +291,7 @@ def _shares(run: _LabelRun, labels) -> None:
     """The table of label shares per domain, group and source, and a stacked-bar figure per domain."""
     b, title = run.b, run.title
     keys = [c for c in ("domain", "group", "model") if c in run.df.columns]
-    wide = label_proportions(run.df, run.column, keys, label_order=labels, n_boot=b.n_boot, seed=b.seed)
+    wide = label_proportions(run.df, run.column, keys, label_order=labels, boot=BootSpec(n_boot=b.n_boot, seed=b.seed))
     b.table(run.sec, f"{run.kind}_proportions", wide, f"{title}: shares per {', '.join(keys) or 'table'}")
     labs = [c.removeprefix("prop_") for c in wide.columns if c.startswith("prop_")]
     bar_keys = [k for k in ("group", "model") if k in keys] or keys
