@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from biaskit.bootstrap import BootSpec
 from biaskit.cli import sub_app
 from biaskit.cli.options import DeviceOpt
 from biaskit.errors import BiaskitError, check_choice
@@ -278,7 +279,7 @@ def _genbias_paired(t, styles: list, n_boot: int, seed: int):
     if "kind" in df.columns:
         df = df[df["kind"].isna() | (df["kind"] == "generate")]
     keep = df["axis"].notna() if "axis" in df.columns else slice(None)
-    return paired_by_template(df[keep], style, within=["model", "axis"], n_boot=n_boot, seed=seed)
+    return paired_by_template(df[keep], style, within=["model", "axis"], boot=BootSpec(n_boot=n_boot, seed=seed))
 
 
 #: the `stats genbias --out` folder's metadata, also its ownership marker (:mod:`biaskit.ownership`)

@@ -351,6 +351,6 @@ def label_proportions(
 ):
     """Wide proportions of one label column per group (see :func:`proportions_wide`), with Wilson CIs."""
     by = as_list(by)
-    order = {column: list(label_order or [])}
+    order: dict[str, Sequence[str]] = {column: list(label_order or [])}
     agg = aggregate(table, by, labels=[column], label_order=order, n_boot=boot.n_boot, ci=boot.level, seed=boot.seed)
     return proportions_wide(agg, by, column)
