@@ -201,9 +201,10 @@ def test_group_spearman_and_f1_intervals_are_scipys_bca_bootstrap():
     assert _spearman_stat(h, sc) == pytest.approx(stats.spearmanr(h, sc)[0], rel=1e-12)
     (f,) = [x for x in rows if x["measure"] == "group_f1_macro"]
     from biaskit.annotate.groupvalidity import _f1_interval
+    from biaskit.bootstrap import BootSpec
 
     codes = np.array([LABELS.index(a) * 3 + LABELS.index(b) for a, b in zip(yt, yp)])
-    assert f["method"] == "BCa bootstrap" and (f["ci_low"], f["ci_high"]) == pytest.approx(_f1_interval(codes, LABELS, n_boot=300, seed=4))
+    assert f["method"] == "BCa bootstrap" and (f["ci_low"], f["ci_high"]) == pytest.approx(_f1_interval(codes, LABELS, BootSpec(n_boot=300, seed=4)))
     # ... and the statistic behind it is scikit-learn's macro-F1 (over the classes present), on random item sets
     from biaskit.annotate.groupvalidity import _batch_confusion, _rates_from_cm
 
@@ -218,9 +219,10 @@ def test_vectorised_spearman_bootstrap_equals_the_loop_over_resamples():
     from biaskit.annotate.agreement import bootstrap_ci
     from biaskit.annotate.rankstats import spearman
     from biaskit.annotate.validation import _spearman_ci
+    from biaskit.bootstrap import BootSpec
 
     rng = np.random.default_rng(7)
     h = rng.integers(0, 3, size=257).astype(float)
     s = np.round(rng.normal(size=257), 1)  # many ties in the score too
     want = bootstrap_ci(lambda idx: spearman(h[idx], s[idx])[0], len(h), n_boot=300, seed=11)
-    assert _spearman_ci(h, s, n_boot=300, seed=11) == pytest.approx(want, abs=1e-12)
+    assert _spearman_ci(h, s, BootSpec(n_boot=300, seed=11)) == pytest.approx(want, abs=1e-12)
