@@ -10,7 +10,7 @@ import pytest
 
 from biaskit.annotate.ppiplan import plan_ppi, predicted_half_widths
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.stats.ppi import ppi_mean, ppi_mean_batch
+from biaskit.evaluate.stats.ppi import PPIData, ppi_mean, ppi_mean_batch
 
 
 def _population(rng, n_rows, p, recall, fpr=0.05):
@@ -22,7 +22,7 @@ def _population(rng, n_rows, p, recall, fpr=0.05):
 def test_prediction_at_no_extra_labels_is_the_pilot_interval():
     rng = np.random.default_rng(0)
     y, yh = _population(rng, 1000, 0.3, 0.8)
-    half, _ = predicted_half_widths(y[:80], yh[:80], yh[80:], [0])
+    half, _ = predicted_half_widths(PPIData(y[:80], yh[:80], yh[80:]), [0])
     r = ppi_mean(y[:80], yh[:80], yh[80:])
     assert half[0] == pytest.approx((r["ci_high"] - r["ci_low"]) / 2, rel=1e-12)
 

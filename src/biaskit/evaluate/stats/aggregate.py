@@ -9,7 +9,7 @@ to the table's row count.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -217,7 +217,7 @@ def _clustered_aggregate(plan: _Plan, cluster: str, boot: BootSpec):
                 )
         else:
             x = g.loc[~miss, c].astype(float).to_numpy()
-            lo, hi = cluster_bootstrap_ci(x, ids.tolist(), n_boot=boot.n_boot, level=boot.level, seed=boot.seed + cell.position)
+            lo, hi = cluster_bootstrap_ci(x, ids.tolist(), boot=replace(boot, seed=boot.seed + cell.position))
             est = float(x.mean()) if x.size else float("nan")
             rows.append(
                 {**base, "column": c, LABEL: "mean", "stat": "mean", **counts, "count": counts["n_valid"], "estimate": est}

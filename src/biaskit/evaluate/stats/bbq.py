@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 
+from biaskit.bootstrap import BootSpec
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats.cluster import cluster_bootstrap_ci, clustered_share_ci
 from biaskit.io import read_table, write_table
@@ -171,7 +172,7 @@ def _group_row(key: tuple[str, str], g: pd.DataFrame, level: float, n_boot: int,
         lo, hi = 2 * share["ci_low"] - 1, 2 * share["ci_high"] - 1
         out |= {"bias_score": 100 * s_dis, "bias_ci_low": 100 * lo, "bias_ci_high": 100 * hi, "method": f"{share['method']} by question_index"}
     else:
-        lo, hi = cluster_bootstrap_ci(np.arange(len(scored)), clusters, _samb(scored), n_boot=n_boot, level=level, seed=seed)
+        lo, hi = cluster_bootstrap_ci(np.arange(len(scored)), clusters, _samb(scored), boot=BootSpec(n_boot=n_boot, level=level, seed=seed))
         out |= {
             "bias_score": 100 * (1 - acc["estimate"]) * s_dis,
             "bias_ci_low": 100 * lo,
