@@ -63,7 +63,7 @@ from biaskit.evaluate.report.sections.fairness import fairness_section
 from biaskit.evaluate.report.sections.labels import group_gap_findings
 from biaskit.evaluate.report.sections.ppi import ppi_gap_finding
 from biaskit.evaluate.report.tables import markdown_table
-from biaskit.evaluate.stats.ppi import ppi_table
+from biaskit.evaluate.stats.ppi import PPIShare, ppi_table
 
 ALPHA = 0.05
 MAX_FALSE_CLAIMS, MIN_COVERAGE = 0.07, 0.90
@@ -204,7 +204,7 @@ def ppi_outcomes(rng, base: float, labelled: int, n: int) -> list[tuple[str, str
         yhat = np.where(rng.random((2, PPI_ROWS)) < np.where(y, 0.3, 0.05), ~y, y)
         human = np.where(np.arange(PPI_ROWS) < labelled, np.where(y, LABEL, "negative"), None)
         df = pd.DataFrame({"group": np.repeat(["a", "b"], PPI_ROWS), COLUMN: np.where(yhat.ravel(), LABEL, "negative"), "human_label": human.ravel()})
-        rows = ppi_table(df, metric_column=COLUMN, human_column="human_label", label=LABEL, by="group")
+        rows = ppi_table(df, PPIShare(metric_column=COLUMN, human_column="human_label", label=LABEL, by="group"))
         rows.insert(0, "label", LABEL)
         f = ppi_gap_finding(rows, COLUMN, LABEL, alpha=ALPHA)
         if f is None:

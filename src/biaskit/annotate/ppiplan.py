@@ -20,7 +20,7 @@ import numpy as np
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import fill_keys, require_columns, to_frame
 from biaskit.evaluate.stats.inference import Z95
-from biaskit.evaluate.stats.ppi import PPIData, binary, check_lam, ppi_mean
+from biaskit.evaluate.stats.ppi import PPIData, PPIShare, binary, check_lam, ppi_mean
 from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round_files
 from biaskit.io import read_table
 
@@ -66,10 +66,9 @@ def _group_plan(pilot: PPIData, target: float, lam, z: float) -> dict[str, Any]:
     }
 
 
-def plan_ppi(
-    table: Any, *, metric_column: str, human_column: str, label: str, by: str, target: float = 0.05, lam: float | None = None, z: float = Z95
-) -> dict[str, Any]:
-    """The PPI plan of every group of ``by`` (see the module docstring); E348 for a bad target."""
+def plan_ppi(table: Any, share: PPIShare, *, target: float = 0.05, lam: float | None = None, z: float = Z95) -> dict[str, Any]:
+    """The PPI plan of the share of every group (see the module docstring); E348 for a bad target."""
+    metric_column, human_column, label, by = share.metric_column, share.human_column, share.label, share.by
     if not (0 < target < 0.5):
         raise BiaskitError("E348", "the target CI half-width must be between 0 and 0.5", value=target, fix="e.g. --target-ci 0.03")
     check_lam(lam)
@@ -114,6 +113,6 @@ def plan_ppi_files(scored, target: float, metric_column, label, by, human_column
     if samples is not None:
         t, _ = join_round_files(t, samples, annotations=annotations, labels=labels)
         human_column = HUMAN_COLUMN
-    p = plan_ppi(t, metric_column=metric_column, human_column=human_column, label=label, by=by, target=target)
+    p = plan_ppi(t, PPIShare(metric_column=metric_column, human_column=human_column, label=label, by=by), target=target)
     p["scored"] = str(scored)
     return p

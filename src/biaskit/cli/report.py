@@ -352,7 +352,7 @@ def ppi_cmd(
 
     Example: biaskit stats ppi scores.parquet --metric-column vader_label --label negative --samples r1/samples.parquet --labels r1/labels.parquet --lam 1
     """
-    from biaskit.evaluate.stats.ppi import ppi_table
+    from biaskit.evaluate.stats.ppi import PPIShare, ppi_table
 
     t = read_table(table)
     if (human_column is None) == (samples is None):
@@ -371,7 +371,7 @@ def ppi_cmd(
     elif annotations is not None or labels is not None:
         raise BiaskitError("E346", "--annotations and --labels need --samples", fix="add --samples SAMPLES (the round's samples table)")
     assert human_column is not None  # exactly one of --human-column and --samples, checked above
-    res = ppi_table(t, metric_column=metric_column, human_column=human_column, label=label, by=by, lam=lam, level=ci)
+    res = ppi_table(t, PPIShare(metric_column=metric_column, human_column=human_column, label=label, by=by), lam=lam, level=ci)
     if info is not None:
         typer.echo(f"round: {info['matched']} labelled samples joined on {', '.join(info['keys'])}; {info['unmatched']} matched no scored row")
         if info["stratified"]:

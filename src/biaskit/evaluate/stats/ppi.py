@@ -279,10 +279,21 @@ def binary(series, label: str):
     return np.where(miss.to_numpy(), np.nan, (s == str(label)).to_numpy(dtype=float))
 
 
-def ppi_table(table: Any, *, metric_column: str, human_column: str, label: str, by: str, lam: float | None = None, level: float = 0.95):
-    """PPI of the share of ``label`` per value of ``by`` from one table: ``metric_column`` holds the metric's label
-    of every row, ``human_column`` the human label (null = unlabelled). Rows whose metric label is null are left
-    out (they are failed rows; E343 when none is left in a group). Returns :data:`PPI_COLUMNS` rows."""
+@dataclass(frozen=True)
+class PPIShare:
+    """The share PPI estimates: of ``label``, per value of column ``by``, from the metric's label of every row
+    (``metric_column``) and the human label of the labelled rows (``human_column``; null: an unlabelled row)."""
+
+    metric_column: str
+    human_column: str
+    label: str
+    by: str
+
+
+def ppi_table(table: Any, share: PPIShare, *, lam: float | None = None, level: float = 0.95):
+    """PPI of the ``share`` (:class:`PPIShare`) from one table. Rows whose metric label is null are left out (they
+    are failed rows; E343 when none is left in a group). Returns :data:`PPI_COLUMNS` rows."""
+    metric_column, human_column, label, by = share.metric_column, share.human_column, share.label, share.by
     check_ci(level)
     df = to_frame(table)
     require_columns(df, [metric_column, human_column, by], "stats ppi", "pass --metric-column, --human-column and --by with columns of the table")
