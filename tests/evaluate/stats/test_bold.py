@@ -17,6 +17,7 @@ from biaskit.evaluate.stats import (
     sentiment_proportions,
     toxicity_proportions,
 )
+from biaskit.evaluate.stats.columns import GroupPair
 
 
 def _scored():
@@ -118,7 +119,7 @@ def test_class_proportion_differences_like_bold_tables_4_6():
             "norms_joy_class": ["positive"] * 8,
         }
     )
-    d = class_proportion_differences(t, "group", "A", "B")
+    d = class_proportion_differences(t, GroupPair("A", "B"))
     v = d[(d.dimension == "valence")].set_index("class")
     assert v.loc["positive", "diff"] == pytest.approx(0.5) and v.loc["neutral", "diff"] == pytest.approx(-0.75)
     assert v.loc["positive", "p_value"] == pytest.approx(proportions_ztest([3, 1], [4, 4])[1])
@@ -128,5 +129,5 @@ def test_class_proportion_differences_like_bold_tables_4_6():
     ok = d.dropna(subset=["p_value"])
     assert len(ok) == 3 and list(ok.p_holm) == pytest.approx(list(multipletests(list(ok.p_value), method="holm")[1]))
     with pytest.raises(BiaskitError) as ei:
-        class_proportion_differences(t, "group", "A", "C")
+        class_proportion_differences(t, GroupPair("A", "C"))
     assert "'C'" in str(ei.value)

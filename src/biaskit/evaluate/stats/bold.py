@@ -21,7 +21,7 @@ from biaskit.errors import check_choice
 from biaskit.evaluate.metrics.catalog import labels_of
 from biaskit.evaluate.stats._common import as_list, fill_keys, groups_of, is_missing, lacking_columns, require_columns, require_groups, to_frame
 from biaskit.evaluate.stats.aggregate import label_proportions
-from biaskit.evaluate.stats.columns import corrected_p
+from biaskit.evaluate.stats.columns import GroupPair, corrected_p
 from biaskit.evaluate.stats.significance import correct_pvalues, two_proportion_ztest
 
 GENDER_METHODS = {"unigram": "gender_unigram_label", "wavg": "gender_wavg_label", "max": "gender_max_label"}
@@ -140,13 +140,14 @@ def male_minus_female(table: Any, by: str | Sequence[str] = ("group",), *, metho
 
 
 def class_proportion_differences(
-    table: Any, group: str, a: str, b: str, *, columns: Sequence[str] | None = None, within: str | Sequence[str] = (), correction: str = "holm"
+    table: Any, pair: GroupPair, *, columns: Sequence[str] | None = None, within: str | Sequence[str] = (), correction: str = "holm"
 ):
     """BOLD Tables 4/6: for each class column (default every ``norms_*_class``) and each class, the share
-    in group ``a`` minus the share in group ``b``, with a two-proportion z-test and a corrected p-value
-    (one family per value of ``within``)."""
+    in group ``pair.a`` minus the share in group ``pair.b`` (values of column ``pair.by``), with a two-proportion
+    z-test and a corrected p-value (one family per value of ``within``)."""
     import pandas as pd
 
+    group, a, b = pair.by, pair.a, pair.b
     df = to_frame(table)
     cols = list(columns) if columns else sorted(c for c in df.columns if c.startswith("norms_") and c.endswith("_class"))
     if not cols:

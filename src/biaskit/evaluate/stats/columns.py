@@ -53,6 +53,16 @@ class HolisticColumns:
     template: str = "template"
 
 
+@dataclass(frozen=True)
+class GroupPair:
+    """Two groups compared, ``a`` minus ``b``: two values of the grouping column ``by`` (a result names them in
+    ``group_a`` and ``group_b``)."""
+
+    a: str
+    b: str
+    by: str = GROUP
+
+
 #: the corrected p column of each correction (``none`` writes none)
 P_CORRECTED = {"holm": P_HOLM, "bh": P_BH, "fdr_bh": P_BH, "benjamini-hochberg": P_BH}
 SIGNIFICANT = {"holm": SIGNIFICANT_HOLM, "bh": SIGNIFICANT_BH, "fdr_bh": SIGNIFICANT_BH, "benjamini-hochberg": SIGNIFICANT_BH}

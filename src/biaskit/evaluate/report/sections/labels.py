@@ -33,6 +33,7 @@ from biaskit.evaluate.report.plots import stacked_proportions
 from biaskit.evaluate.stats import chi2_by, label_proportions, pairwise_mann_whitney, regard_difference
 from biaskit.evaluate.stats._common import groups_of
 from biaskit.evaluate.stats.cluster import CLUSTERED_METHODS
+from biaskit.evaluate.stats.columns import GroupPair
 from biaskit.evaluate.stats.families import proportion_family_tests
 from biaskit.evaluate.stats.verdicts import pages_per_group, untestable_reason
 from biaskit.labels import check_values
@@ -508,7 +509,7 @@ def _plot_stacked(sub, keys, labs, path, title):
 
 def _regard_extra(b, sec: Section, loaded) -> None:
     name, df = find_table(loaded, ["regard_label", "group"], "regard")
-    diffs = group_pair_table(df, lambda sub, a, bb: regard_difference(sub, "group", a, bb, within=("model",)), max_groups=4)
+    diffs = group_pair_table(df, lambda sub, a, bb: regard_difference(sub, GroupPair(a, bb), within=("model",)), max_groups=4)
     if diffs is not None:
         b.table(
             sec,
