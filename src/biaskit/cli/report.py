@@ -452,11 +452,10 @@ def bbq_cmd(
 
     Example: biaskit stats bbq bbq.parquet --likelihoods bbq_ll.parquet --normalisation per-token --answers-out answered.parquet --out scores.csv
     """
-    from biaskit.evaluate.stats.bbq import score_files
+    from biaskit.evaluate.stats.bbq import LikelihoodAnswers, score_files
 
-    df = score_files(
-        table, prediction_column, likelihoods=likelihoods, normalisation=normalisation, answers_out=answers_out, level=ci, n_boot=n_boot, seed=seed
-    )
+    answers = LikelihoodAnswers(likelihoods, normalisation, answers_out) if likelihoods is not None else None
+    df = score_files(table, prediction_column, likelihoods=answers, boot=BootSpec(n_boot=n_boot, level=ci, seed=seed))
     unmatched = int(df["n_unmatched"].sum()) if len(df) else 0
     if unmatched:
         typer.echo(f"{unmatched} predictions matched no option: counted in n_unmatched, not scored", err=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -258,27 +259,31 @@ def predictions_from_likelihoods(examples: Any, likelihoods: Any, normalisation:
     return preds, why
 
 
+@dataclass(frozen=True)
+class LikelihoodAnswers:
+    """Answers taken from a likelihood table (``table``): each example's option with the lowest NLL (``normalisation``
+    ``sum`` or ``per-token``, see :func:`predictions_from_likelihoods`); the answered examples are also written to
+    ``answers_out`` when given."""
+
+    table: Any
+    normalisation: str = "sum"
+    answers_out: Any = None
+
+
 def score_files(
-    table: Any,
-    prediction_column: str | None = None,
-    *,
-    likelihoods: Any = None,
-    normalisation: str = "sum",
-    answers_out: Any = None,
-    level: float = 0.95,
-    n_boot: int = 1000,
-    seed: int = 0,
+    table: Any, prediction_column: str | None = None, *, likelihoods: LikelihoodAnswers | None = None, boot: BootSpec = BootSpec()
 ) -> pd.DataFrame:
     """``biaskit stats bbq``: the scores of a table's ``prediction_column``, or of the options a likelihood table
-    prefers (``likelihoods``; the answered examples written to ``answers_out`` when given)."""
+    prefers (``likelihoods``), with ``boot``'s level, resamples and seed."""
     if (likelihoods is None) == (prediction_column is None):
         raise BiaskitError("E416", "give either --prediction-column or --likelihoods", fix="name the prediction column, or give the likelihood table")
     t = read_table(table)
     if likelihoods is not None:
-        preds, why = predictions_from_likelihoods(t, read_table(likelihoods), normalisation)
+        normalisation, answers_out = likelihoods.normalisation, likelihoods.answers_out
+        preds, why = predictions_from_likelihoods(t, read_table(likelihoods.table), normalisation)
         prediction_column = f"prediction_{normalisation.replace('-', '_')}"
         t = t.append_column(prediction_column, pa.array(preds, pa.int64())).append_column(f"{prediction_column}_error", pa.array(why, pa.string()))
         if answers_out is not None:
             write_table(t, answers_out)
     assert prediction_column is not None  # one of the two was given (checked above)
-    return bbq_scores(t, prediction_column, level=level, n_boot=n_boot, seed=seed)
+    return bbq_scores(t, prediction_column, level=boot.level, n_boot=boot.n_boot, seed=boot.seed)
