@@ -14,7 +14,8 @@ agreement coefficients in :mod:`biaskit.annotate.agreement`, classification figu
    linear interpolation) of the replicates; optionally the non-finite ones are left out first and fewer
    than ``min_finite`` left gives no interval (``(None, None)``).
 
-:func:`percentile_ci` is both steps. This module imports nothing of biaskit (the floor of the layers in
+:func:`percentile_ci` is both steps. :class:`BootSpec` holds the settings a caller passes down as one record
+(``n_boot``, ``level``, ``seed``). This module imports nothing of biaskit (the floor of the layers in
 docs/architecture.md), so any stage may use it. Generation bias (:mod:`biaskit.evaluate.stats.genbias`) and
 the likelihood-bias interval (:mod:`biaskit.evaluate.stats.likelihood_bias`) resample with multinomial weights
 over their own units (generations within a cell, descriptors of an axis) and take their intervals from
