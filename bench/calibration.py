@@ -56,7 +56,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from biaskit.annotate.groupvalidity import group_rows
+from biaskit.annotate.groupvalidity import GroupedItems, RowKey, group_rows
+from biaskit.bootstrap import BootSpec
 from biaskit.evaluate.report.headline import EVIDENCE, NOT_ENOUGH, verdicts
 from biaskit.evaluate.report.metric_validity import MetricValidity, mark_invalid, metric_validity
 from biaskit.evaluate.report.sections.fairness import fairness_section
@@ -245,7 +246,7 @@ def fairness_verdicts(rng, accuracy: dict[str, float], n: int) -> list:
         yt += list(lab[t])
         yp += list(lab[p])
         gr += [g] * n
-    rows = pd.DataFrame(group_rows(yt, yp, gr, list(lab), round="r", task="sentiment", metric="m", by="group", n_boot=0, seed=0))
+    rows = pd.DataFrame(group_rows(GroupedItems(yt, yp, gr), list(lab), key=RowKey("r", "sentiment", "m", "group"), boot=BootSpec(n_boot=0, seed=0)))
     sec = fairness_section(_NoDrawing(), {"agreement": rows})
     return [f for f in sec.headline if f.family and verdicts([f], alpha=ALPHA)[0].verdict == EVIDENCE]
 

@@ -27,7 +27,7 @@ of groups, the secondary one every pair x every other rate; ``family``, ``family
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Any
 
@@ -107,24 +107,35 @@ class _Group:
         return len(self.members)
 
 
-def group_rows(
-    y_true: Sequence[str],
-    y_pred: Sequence[str],
-    groups: Sequence[Any],
-    labels: Sequence[str],
-    *,
-    h_rank: Sequence[float | None] | None = None,
-    score: Sequence[float | None] | None = None,
-    round: str,
-    task: str,
-    metric: str,
-    by: str,
-    n_boot: int = 1000,
-    seed: int = 0,
-    min_n: int = MIN_N,
-) -> list[dict[str, Any]]:
-    """Per-group and pairwise agreement-stage rows of one metric (see the module docstring); ``n_boot``: BCa
-    resamples of the figures without a closed form (macro-F1, Spearman)."""
+@dataclass(frozen=True)
+class GroupedItems:
+    """The items of one metric's validation by group, one entry per item: the human label (``y_true``), the metric's
+    label (``y_pred``) and the item's group; with ``h_rank`` and ``score`` (the human label's rank on the ordinal
+    scale and the metric's score, None where an item has none) Spearman's rho per group too."""
+
+    y_true: Sequence[str]
+    y_pred: Sequence[str]
+    groups: Sequence[Any]
+    h_rank: Sequence[float | None] | None = None
+    score: Sequence[float | None] | None = None
+
+
+@dataclass(frozen=True)
+class RowKey:
+    """What every row of one validation by group names: its ``round``, ``task`` and ``metric``, and the column the
+    groups come from (``by``, written as ``group_by``)."""
+
+    round: str
+    task: str
+    metric: str
+    by: str
+
+
+def group_rows(items: GroupedItems, labels: Sequence[str], *, key: RowKey, boot: BootSpec = BootSpec(), min_n: int = MIN_N) -> list[dict[str, Any]]:
+    """Per-group and pairwise agreement-stage rows of one metric (see the module docstring); ``boot``: the BCa
+    resamples of the figures without a closed form (macro-F1, Spearman) and their seed (group i: ``seed + i``)."""
+    y_true, y_pred, groups, h_rank, score = items.y_true, items.y_pred, items.groups, items.h_rank, items.score
+    round, task, metric, by = key.round, key.task, key.metric, key.by
     labels = list(labels)
     k = len(labels)
     idx = {lab: i for i, lab in enumerate(labels)}
@@ -140,10 +151,10 @@ def group_rows(
     for gi, g in enumerate(sorted(set(gvals))):
         gs = stats[g] = _group_stats(g, np.flatnonzero(gvals == g), code, labels)
         gs.note = f"small group: n < {min_n}" if gs.n < min_n else None
-        boot = BootSpec(n_boot=n_boot, seed=seed + gi)
-        rows += _group_rate_rows(row, gs, labels, boot)
+        group_boot = replace(boot, seed=boot.seed + gi)
+        rows += _group_rate_rows(row, gs, labels, group_boot)
         if h_rank is not None and score is not None:
-            rows.append(_group_spearman_row(row, gs, h_rank, score, boot))
+            rows.append(_group_spearman_row(row, gs, h_rank, score, group_boot))
 
     rows += _pair_rows(row, stats, labels, min_n=min_n, family_key={"metric": metric, "group_by": by})
     return rows

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from biaskit.annotate.agreement import agreement_row, rows_to_table
-from biaskit.annotate.groupvalidity import group_rows
+from biaskit.annotate.groupvalidity import GroupedItems, RowKey, group_rows
 from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers
 from biaskit.annotate.metriccols import known, resolve
 from biaskit.annotate.rankstats import spearman, spearman_boot
@@ -518,20 +518,10 @@ def _by_group_rows(row: _RowMaker, items: _Paired, cl: Classification, *, has_sc
     bad = sorted({x for x in items.y_pred if x not in cl.labels} | {x for x in items.y_true if x not in cl.labels})
     if bad:  # cannot happen: classify() collects every label; kept as a guard for the code map
         raise BiaskitError("E255", "labels missing from the class list", value=bad, fix="report this as a bug")
-    return group_rows(
-        items.y_true,
-        items.y_pred,
-        items.group,
-        cl.labels,
-        h_rank=items.h_rank if has_score else None,
-        score=items.score if has_score else None,
-        round=row.round,
-        task=row.task,
-        metric=row.metric,
-        by=items.by,
-        n_boot=boot.n_boot,
-        seed=boot.seed,
+    grouped = GroupedItems(
+        items.y_true, items.y_pred, items.group, h_rank=items.h_rank if has_score else None, score=items.score if has_score else None
     )
+    return group_rows(grouped, cl.labels, key=RowKey(row.round, row.task, row.metric, items.by), boot=boot)
 
 
 def _spearman_ci(hx: np.ndarray, sx: np.ndarray, boot: BootSpec):
