@@ -54,7 +54,8 @@ else:
     from biaskit.templates.bbq import expand_bbq
     from biaskit.templates.bbq_choice import choice_prompts
     from biaskit.evaluate.runners.api import likelihood
-    from biaskit.evaluate.stats.bbq import score_files
+    from biaskit.bootstrap import BootSpec
+    from biaskit.evaluate.stats.bbq import LikelihoodAnswers, score_files
     tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_file(sys.argv[6]), bos_token="<|endoftext|>",
                                   eos_token="<|endoftext|>", unk_token="<|endoftext|>", pad_token="<|endoftext|>")
     if threads:
@@ -70,7 +71,7 @@ else:
     likelihood(str(out / "choices.parquet"), model=str(model_dir), span_column="answer_span", device=device,
                batch_size=int(batch), out=str(out / "ll.parquet"), backend_options={"share_prefix": share}, progress=False)
     t2, cpu2 = time.perf_counter(), time.process_time()
-    scores = score_files(out / "bbq.parquet", likelihoods=out / "ll.parquet", normalisation="per-token", n_boot=200)
+    scores = score_files(out / "bbq.parquet", likelihoods=LikelihoodAnswers(out / "ll.parquet", normalisation="per-token"), boot=BootSpec(n_boot=200))
     rows = n
     extra = {"share_prefix": share, "torch_threads": torch.get_num_threads(), "likelihood_s": round(t2 - t1, 2),
              "likelihood_cpu_s": round(cpu2 - cpu1, 2), "stats_s": round(time.perf_counter() - t2, 2),

@@ -56,14 +56,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from biaskit.annotate.groupvalidity import group_rows
+from biaskit.annotate.groupvalidity import GroupedItems, RowKey, group_rows
+from biaskit.bootstrap import BootSpec
 from biaskit.evaluate.report.headline import EVIDENCE, NOT_ENOUGH, verdicts
 from biaskit.evaluate.report.metric_validity import MetricValidity, mark_invalid, metric_validity
 from biaskit.evaluate.report.sections.fairness import fairness_section
 from biaskit.evaluate.report.sections.labels import group_gap_findings
 from biaskit.evaluate.report.sections.ppi import ppi_gap_finding
 from biaskit.evaluate.report.tables import markdown_table
-from biaskit.evaluate.stats.ppi import ppi_table
+from biaskit.evaluate.stats.ppi import PPIShare, ppi_table
 
 ALPHA = 0.05
 MAX_FALSE_CLAIMS, MIN_COVERAGE = 0.07, 0.90
@@ -204,7 +205,7 @@ def ppi_outcomes(rng, base: float, labelled: int, n: int) -> list[tuple[str, str
         yhat = np.where(rng.random((2, PPI_ROWS)) < np.where(y, 0.3, 0.05), ~y, y)
         human = np.where(np.arange(PPI_ROWS) < labelled, np.where(y, LABEL, "negative"), None)
         df = pd.DataFrame({"group": np.repeat(["a", "b"], PPI_ROWS), COLUMN: np.where(yhat.ravel(), LABEL, "negative"), "human_label": human.ravel()})
-        rows = ppi_table(df, metric_column=COLUMN, human_column="human_label", label=LABEL, by="group")
+        rows = ppi_table(df, PPIShare(metric_column=COLUMN, human_column="human_label", label=LABEL, by="group"))
         rows.insert(0, "label", LABEL)
         f = ppi_gap_finding(rows, COLUMN, LABEL, alpha=ALPHA)
         if f is None:
@@ -245,7 +246,7 @@ def fairness_verdicts(rng, accuracy: dict[str, float], n: int) -> list:
         yt += list(lab[t])
         yp += list(lab[p])
         gr += [g] * n
-    rows = pd.DataFrame(group_rows(yt, yp, gr, list(lab), round="r", task="sentiment", metric="m", by="group", n_boot=0, seed=0))
+    rows = pd.DataFrame(group_rows(GroupedItems(yt, yp, gr), list(lab), key=RowKey("r", "sentiment", "m", "group"), boot=BootSpec(n_boot=0, seed=0)))
     sec = fairness_section(_NoDrawing(), {"agreement": rows})
     return [f for f in sec.headline if f.family and verdicts([f], alpha=ALPHA)[0].verdict == EVIDENCE]
 

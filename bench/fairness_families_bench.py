@@ -15,7 +15,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from biaskit.annotate.groupvalidity import group_rows
+from biaskit.annotate.groupvalidity import GroupedItems, RowKey, group_rows
+from biaskit.bootstrap import BootSpec
 from biaskit.evaluate.report.sections.fairness import fairness_findings
 
 GROUPS = [f"g{i}" for i in range(7)]
@@ -32,7 +33,7 @@ def one_round(rng, planted: bool, n: int = 40) -> list[dict]:
         yt += list(LABELS[t])
         yp += list(LABELS[p])
         gr += [g] * n
-    rows = group_rows(yt, yp, gr, list(LABELS), round="r", task="sentiment", metric="m", by="group", n_boot=0, seed=0)
+    rows = group_rows(GroupedItems(yt, yp, gr), list(LABELS), key=RowKey("r", "sentiment", "m", "group"), boot=BootSpec(n_boot=0, seed=0))
     return [f for f in fairness_findings(pd.DataFrame(rows), 0.05) if f["significant"]]
 
 

@@ -43,13 +43,16 @@ def _coverage(draws: int, rng) -> list[tuple]:
 
 
 def _fairness_round(acc, n, rng):
-    from biaskit.annotate.groupvalidity import group_rows
+    from biaskit.annotate.groupvalidity import GroupedItems, RowKey, group_rows
+    from biaskit.bootstrap import BootSpec
 
     yt = rng.choice(["negative", "positive"], size=(len(acc), n))
     right = rng.random((len(acc), n)) < np.array(acc)[:, None]
     yp = np.where(right, yt, np.where(yt == "negative", "positive", "negative"))
     grp = np.repeat([f"g{i}" for i in range(len(acc))], n)
-    rows = group_rows(list(yt.ravel()), list(yp.ravel()), list(grp), ["negative", "positive"], round="r", task="t", metric="m", by="g", n_boot=0)
+    rows = group_rows(
+        GroupedItems(list(yt.ravel()), list(yp.ravel()), list(grp)), ["negative", "positive"], key=RowKey("r", "t", "m", "g"), boot=BootSpec(n_boot=0)
+    )
     return [r for r in rows if r["measure"].startswith("diff_") and r["p_holm"] is not None]
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from biaskit.annotate.agreement import bootstrap_ci, fleiss_kappa
 from biaskit.annotate.validation import _bootstrap_classification, confusion_stats
-from biaskit.bootstrap import percentile_ci, percentile_interval, replicates, resample_each
+from biaskit.bootstrap import BootSpec, percentile_ci, percentile_interval, replicates, resample_each
 from biaskit.evaluate.stats.aggregate import bootstrap_mean_ci, bootstrap_proportion_ci
 
 
@@ -79,7 +79,7 @@ def test_classification_cis_are_the_old_loop():
     for b in range(300):
         vals[b] = confusion_stats(np.bincount(code[rng.integers(0, 41, size=41)], minlength=9).reshape(3, 3))
     q = np.quantile(vals, [(1 - 0.95) / 2, 1 - (1 - 0.95) / 2], axis=0)
-    assert _bootstrap_classification(yt, yp, labs, n_boot=300, seed=8) == [(float(q[0, j]), float(q[1, j])) for j in range(4)]
+    assert _bootstrap_classification(yt, yp, labs, BootSpec(n_boot=300, seed=8)) == [(float(q[0, j]), float(q[1, j])) for j in range(4)]
 
 
 def test_blocks_and_per_resample_draws_give_the_same_stream():

@@ -14,7 +14,8 @@ agreement coefficients in :mod:`biaskit.annotate.agreement`, classification figu
    linear interpolation) of the replicates; optionally the non-finite ones are left out first and fewer
    than ``min_finite`` left gives no interval (``(None, None)``).
 
-:func:`percentile_ci` is both steps. This module imports nothing of biaskit (the floor of the layers in
+:func:`percentile_ci` is both steps. :class:`BootSpec` holds the settings a caller passes down as one record
+(``n_boot``, ``level``, ``seed``). This module imports nothing of biaskit (the floor of the layers in
 docs/architecture.md), so any stage may use it. Generation bias (:mod:`biaskit.evaluate.stats.genbias`) and
 the likelihood-bias interval (:mod:`biaskit.evaluate.stats.likelihood_bias`) resample with multinomial weights
 over their own units (generations within a cell, descriptors of an axis) and take their intervals from
@@ -24,9 +25,21 @@ over their own units (generations within a cell, descriptors of an axis) and tak
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+
+@dataclass(frozen=True)
+class BootSpec:
+    """The settings of a percentile bootstrap interval, which travel together from a command's options to
+    every bootstrap: ``n_boot`` resamples, the interval's ``level`` and the ``seed`` its generator starts from."""
+
+    n_boot: int = 1000
+    level: float = 0.95
+    seed: int = 0
+
 
 #: ``draw(rng, k)`` -> the statistics of ``k`` resamples (a sequence of k numbers, or k x m for a vector statistic)
 Draw = Callable[[np.random.Generator, int], Any]

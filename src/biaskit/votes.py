@@ -117,22 +117,39 @@ def top_labels(labels: Iterable[str]) -> tuple[list[str], int]:
     return sorted(k for k, v in c.items() if v == best), best
 
 
-def majority_vote(
-    annotations: Any,
-    *,
-    task: LabelChecker | None = None,
-    tie_policy: str = "drop",
-    exclude_labels: Sequence[str] = (),
-    min_votes: int = 1,
-    seed: int = 0,
-) -> pa.Table:
-    """Majority label per item.
+@dataclass(frozen=True)
+class VoteRule:
+    """How an item's majority label is taken from its votes.
 
-    ``tie_policy``: ``drop`` (no label; the item is left out), ``random`` (seeded choice among the tied
-    labels) or ``label:<name>`` (ties get that label, e.g. ``label:neutral``). Items whose majority is in
-    ``exclude_labels`` (e.g. ``other``, as Sheng et al. did) or with fewer than ``min_votes`` labels get
-    ``kept = false`` and a ``reason``. Returns sample_id, label, n_votes, n_top, share, tie, kept, reason.
+    ``tie_policy``: ``drop`` (no label; the item is left out), ``random`` (a choice among the tied labels by a
+    generator seeded ``seed``) or ``label:<name>`` (ties get that label, e.g. ``label:neutral``). An item whose
+    majority is in ``exclude_labels`` (e.g. ``other``, as Sheng et al. did) or with fewer than ``min_votes`` labels
+    is not kept."""
+
+    tie_policy: str = "drop"
+    exclude_labels: Sequence[str] = ()
+    min_votes: int = 1
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How an item's vote went: ``n_votes`` labels, ``n_top`` of them for the top label (its ``share``), and whether
+    several labels tied at the top (None where a labels table does not say)."""
+
+    n_votes: int | None
+    n_top: int | None
+    share: float | None
+    tie: bool
+
+
+def majority_vote(annotations: Any, *, task: LabelChecker | None = None, rule: VoteRule = VoteRule()) -> pa.Table:
+    """Majority label per item, taken by ``rule`` (:class:`VoteRule`).
+
+    Items whose majority is excluded or with too few labels get ``kept = false`` and a ``reason``. Returns
+    sample_id, label, n_votes, n_top, share, tie, kept, reason.
     """
+    tie_policy, exclude_labels, min_votes = rule.tie_policy, rule.exclude_labels, rule.min_votes
     if not (tie_policy in ("drop", "random") or tie_policy.startswith("label:")):
         raise BiaskitError(
             "E091",
@@ -144,7 +161,7 @@ def majority_vote(
     if tie_policy.startswith("label:") and task is not None:
         task.check_label(tie_policy.split(":", 1)[1])
     lt = LabelTable.from_annotations(annotations)
-    rnd = _random.Random(seed)
+    rnd = _random.Random(rule.seed)
     rows = []
     for item, row in zip(lt.items, lt.labels):
         labs = [x for x in row if x is not None]
@@ -162,7 +179,8 @@ def majority_vote(
             reason = f"fewer than {min_votes} votes"
         elif label is not None and label in exclude_labels:
             reason = f"majority is {label!r} (excluded)"
-        rows.append(majority_row(item, label, n_votes=len(labs), n_top=best, share=best / len(labs) if labs else None, tie=tie, reason=reason))
+        tally = Tally(n_votes=len(labs), n_top=best, share=best / len(labs) if labs else None, tie=tie)
+        rows.append(majority_row(item, label, tally, reason))
     return pa.Table.from_pylist(rows, schema=MAJORITY_SCHEMA)
 
 
@@ -188,17 +206,15 @@ def read_labels(labels: Any) -> pa.Table:
     return t
 
 
-def majority_row(
-    sample_id: str, label: str | None, *, n_votes: int | None, n_top: int | None, share: float | None, tie: bool, reason: str | None
-) -> dict[str, Any]:
+def majority_row(sample_id: str, label: str | None, tally: Tally, reason: str | None) -> dict[str, Any]:
     """One row of :data:`MAJORITY_SCHEMA`: an item is kept when nothing gives a ``reason`` to leave it out."""
     return {
         "sample_id": sample_id,
         "label": label,
-        "n_votes": n_votes,
-        "n_top": n_top,
-        "share": share,
-        "tie": tie,
+        "n_votes": tally.n_votes,
+        "n_top": tally.n_top,
+        "share": tally.share,
+        "tie": tally.tie,
         "kept": reason is None,
         "reason": reason,
     }
@@ -221,5 +237,5 @@ def labels_as_majority(labels: Any, *, exclude_labels=(), gold: set[str] | None 
             if lab in exclude_labels
             else None
         )
-        rows.append(majority_row(sid, lab, n_votes=n, n_top=None, share=c, tie=False, reason=reason))
+        rows.append(majority_row(sid, lab, Tally(n_votes=n, n_top=None, share=c, tie=False), reason))
     return pa.Table.from_pylist(rows, schema=MAJORITY_SCHEMA)

@@ -13,7 +13,7 @@ from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
 from biaskit.annotate.agreement import agreement, careless_annotators, cohen_kappa, fleiss_kappa, krippendorff_alpha, value
 from biaskit.annotate.tasks import get_task_type
 from biaskit.errors import BiaskitError
-from biaskit.votes import LabelTable, majority_vote
+from biaskit.votes import LabelTable, VoteRule, majority_vote
 
 LABS = ["negative", "neutral", "positive"]
 
@@ -148,20 +148,20 @@ def test_majority_vote_tie_policies():
     assert [r["label"] for r in drop] == ["positive", None, "other"]
     assert [r["tie"] for r in drop] == [False, True, False]
     assert drop[1]["reason"] == "tie"
-    neutral = majority_vote(ann, task=get_task_type("regard"), tie_policy="label:neutral", exclude_labels=["other"]).to_pylist()
+    neutral = majority_vote(ann, task=get_task_type("regard"), rule=VoteRule(tie_policy="label:neutral", exclude_labels=["other"])).to_pylist()
     assert [r["label"] for r in neutral] == ["positive", "neutral", "other"]
     assert [r["kept"] for r in neutral] == [True, True, False]  # Sheng et al. dropped 'other' majorities
-    rnd = majority_vote(ann, tie_policy="random", seed=3).to_pylist()
+    rnd = majority_vote(ann, rule=VoteRule(tie_policy="random", seed=3)).to_pylist()
     assert rnd[1]["label"] in {"positive", "negative", "neutral"}
-    assert rnd == majority_vote(ann, tie_policy="random", seed=3).to_pylist()  # seeded
+    assert rnd == majority_vote(ann, rule=VoteRule(tie_policy="random", seed=3)).to_pylist()  # seeded
 
 
 def test_bad_tie_policy_and_conflicting_labels_are_coded_errors():
     with pytest.raises(BiaskitError) as e:
-        majority_vote(_ann_table(GOOD), tie_policy="coin")
+        majority_vote(_ann_table(GOOD), rule=VoteRule(tie_policy="coin"))
     assert e.value.code == "E091" and "coin" in str(e.value) and "fix:" in str(e.value)
     with pytest.raises(BiaskitError) as e:
-        majority_vote(_ann_table(GOOD), task=get_task_type("sentiment"), tie_policy="label:meh")
+        majority_vote(_ann_table(GOOD), task=get_task_type("sentiment"), rule=VoteRule(tie_policy="label:meh"))
     assert "meh" in str(e.value)
     dup = pa.concat_tables([_ann_table(GOOD), _ann_table([["negative"] + [None, None]])])
     with pytest.raises(BiaskitError) as e:

@@ -11,6 +11,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 
 from biaskit.annotate.validation import validate_metric
+from biaskit.bootstrap import BootSpec
 from biaskit.evaluate.report.build import build_report
 from biaskit.io import write_table
 
@@ -148,7 +149,7 @@ def test_planted_group_is_significant_in_the_section_headline_and_headline_csv_a
 def _simulated_rows(rng, acc: dict[str, float], n: int) -> pd.DataFrame:
     """Per-group validation rows (:func:`biaskit.annotate.groupvalidity.group_rows`) of one simulated round: binary
     labels, the metric right with probability ``acc[group]``."""
-    from biaskit.annotate.groupvalidity import group_rows
+    from biaskit.annotate.groupvalidity import GroupedItems, RowKey, group_rows
 
     yt, yp, gr = [], [], []
     lab = np.array(["negative", "positive"])
@@ -158,7 +159,7 @@ def _simulated_rows(rng, acc: dict[str, float], n: int) -> pd.DataFrame:
         yt += list(lab[t])
         yp += list(lab[p])
         gr += [g] * n
-    return pd.DataFrame(group_rows(yt, yp, gr, list(lab), round="r", task="sentiment", metric="m", by="group", n_boot=0, seed=0))
+    return pd.DataFrame(group_rows(GroupedItems(yt, yp, gr), list(lab), key=RowKey("r", "sentiment", "m", "group"), boot=BootSpec(n_boot=0, seed=0)))
 
 
 def test_primary_accuracy_family_finds_a_planted_30_point_gap_at_40_per_group_with_few_false_gaps():

@@ -12,11 +12,14 @@ from sklearn.metrics import accuracy_score, f1_score, recall_score
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-from biaskit.annotate.groupvalidity import group_rows
+from biaskit.annotate.groupvalidity import GroupedItems, RowKey, group_rows
 from biaskit.annotate.validation import validate_metric
+from biaskit.bootstrap import BootSpec
 from biaskit.errors import BiaskitError
 
 LABELS = ["negative", "neutral", "positive"]
+#: the round, task, metric and --by column every row of these tests names
+KEY = RowKey("r", "t", "m", "g")
 
 
 def synthetic_round(acc: dict[str, float], n: int = 500, seed: int = 0):
@@ -87,7 +90,7 @@ def test_accuracy_difference_is_fishers_exact_test_with_its_floor():
     yt = ["negative"] * 100
     yp = ["negative"] * 40 + ["positive"] * 10 + ["negative"] * 30 + ["positive"] * 20
     grp = ["a"] * 50 + ["b"] * 50
-    rows = group_rows(yt, yp, grp, ["negative", "positive"], round="r", task="t", metric="m", by="g", n_boot=0, seed=3)
+    rows = group_rows(GroupedItems(yt, yp, grp), ["negative", "positive"], key=KEY, boot=BootSpec(n_boot=0, seed=3))
     (d,) = [r for r in rows if r["measure"] == "diff_accuracy"]
     assert d["estimate"] == pytest.approx(0.2)
     assert d["p_value"] == pytest.approx(stats.fisher_exact([[40, 10], [30, 20]]).pvalue, rel=1e-9)
@@ -103,7 +106,7 @@ def test_an_all_correct_small_group_gets_wilsons_interval_not_a_point():
     yt = ["negative", "positive"] * 4 + ["negative"] * 40
     yp = ["negative", "positive"] * 4 + ["negative"] * 30 + ["positive"] * 10
     grp = ["small"] * 8 + ["big"] * 40
-    rows = group_rows(yt, yp, grp, ["negative", "positive"], round="r", task="t", metric="m", by="g", n_boot=0)
+    rows = group_rows(GroupedItems(yt, yp, grp), ["negative", "positive"], key=KEY, boot=BootSpec(n_boot=0))
     (r,) = [x for x in rows if x["measure"] == "group_accuracy" and x["group"] == "small"]
     assert r["estimate"] == 1.0 and r["method"] == "wilson"
     assert (r["ci_low"], r["ci_high"]) == pytest.approx(proportion_confint(8, 8, method="wilson"), abs=1e-12)
@@ -156,12 +159,12 @@ def _planted(acc: list[float], n: int, rng):
 
 def test_planted_group_at_60_percent_among_six_at_90_is_significant_and_a_a_is_not():
     rng = np.random.default_rng(11)
-    rows = group_rows(*_planted([0.6] + [0.9] * 6, 100, rng), ["negative", "positive"], round="r", task="t", metric="m", by="g", n_boot=0)
+    rows = group_rows(GroupedItems(*_planted([0.6] + [0.9] * 6, 100, rng)), ["negative", "positive"], key=KEY, boot=BootSpec(n_boot=0))
     acc = [r for r in rows if r["measure"] == "diff_accuracy"]
     sig = {(r["group_a"], r["group_b"]) for r in acc if r["p_holm"] < 0.05}
     assert {("g0", f"g{i}") for i in range(1, 7)} <= sig  # every pair with the planted group
     assert not {p for p in sig if "g0" not in p}
-    rows = group_rows(*_planted([0.9] * 7, 100, rng), ["negative", "positive"], round="r", task="t", metric="m", by="g", n_boot=0)
+    rows = group_rows(GroupedItems(*_planted([0.9] * 7, 100, rng)), ["negative", "positive"], key=KEY, boot=BootSpec(n_boot=0))
     assert not [r for r in rows if r["measure"].startswith("diff_") and r["p_holm"] is not None and r["p_holm"] < 0.05]
 
 
@@ -174,7 +177,7 @@ def test_family_wise_false_positive_rate_over_200_a_a_rounds_is_at_most_alpha():
     rng = np.random.default_rng(12)
     hits = 0
     for _ in range(200):
-        rows = group_rows(*_planted([0.9] * 7, 100, rng), ["negative", "positive"], round="r", task="t", metric="m", by="g", n_boot=0)
+        rows = group_rows(GroupedItems(*_planted([0.9] * 7, 100, rng)), ["negative", "positive"], key=KEY, boot=BootSpec(n_boot=0))
         hits += any(r["p_holm"] is not None and r["p_holm"] < 0.05 for r in rows if r["measure"].startswith("diff_"))
     assert hits / 200 <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / 200), hits
 
@@ -193,7 +196,7 @@ def test_group_spearman_and_f1_intervals_are_scipys_bca_bootstrap():
     sc = h + rng.normal(0, 1.0, 60)
     yt = [LABELS[int(x)] for x in h]
     yp = [LABELS[int(min(2, max(0, round(v))))] for v in sc]
-    rows = group_rows(yt, yp, ["A"] * 60, LABELS, h_rank=list(h), score=list(sc), round="r", task="t", metric="m", by="g", n_boot=300, seed=4)
+    rows = group_rows(GroupedItems(yt, yp, ["A"] * 60, h_rank=list(h), score=list(sc)), LABELS, key=KEY, boot=BootSpec(n_boot=300, seed=4))
     (r,) = [x for x in rows if x["measure"] == "group_spearman_rho"]
     ref = stats.bootstrap((h, sc), _spearman_stat, paired=True, vectorized=True, method="BCa", n_resamples=300, random_state=np.random.default_rng(4))
     assert r["method"] == "BCa bootstrap"
@@ -203,7 +206,7 @@ def test_group_spearman_and_f1_intervals_are_scipys_bca_bootstrap():
     from biaskit.annotate.groupvalidity import _f1_interval
 
     codes = np.array([LABELS.index(a) * 3 + LABELS.index(b) for a, b in zip(yt, yp)])
-    assert f["method"] == "BCa bootstrap" and (f["ci_low"], f["ci_high"]) == pytest.approx(_f1_interval(codes, LABELS, n_boot=300, seed=4))
+    assert f["method"] == "BCa bootstrap" and (f["ci_low"], f["ci_high"]) == pytest.approx(_f1_interval(codes, LABELS, BootSpec(n_boot=300, seed=4)))
     # ... and the statistic behind it is scikit-learn's macro-F1 (over the classes present), on random item sets
     from biaskit.annotate.groupvalidity import _batch_confusion, _rates_from_cm
 
@@ -223,4 +226,4 @@ def test_vectorised_spearman_bootstrap_equals_the_loop_over_resamples():
     h = rng.integers(0, 3, size=257).astype(float)
     s = np.round(rng.normal(size=257), 1)  # many ties in the score too
     want = bootstrap_ci(lambda idx: spearman(h[idx], s[idx])[0], len(h), n_boot=300, seed=11)
-    assert _spearman_ci(h, s, n_boot=300, seed=11) == pytest.approx(want, abs=1e-12)
+    assert _spearman_ci(h, s, BootSpec(n_boot=300, seed=11)) == pytest.approx(want, abs=1e-12)

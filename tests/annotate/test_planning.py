@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from biaskit.annotate.agreement import agreement_row, rows_to_table
+from biaskit.annotate.metriccols import MetricColumns
 from biaskit.annotate.planning import plan_round, uncertainty
 from biaskit.annotate.sampling import sample_round
 from biaskit.cli import app
@@ -81,7 +82,7 @@ def test_uncertainty_prefers_disagreement_then_scores_near_the_boundary():
         {"vader_label": "neutral", "s": 0.0, "other_label": "neutral"},
         {"vader_label": "negative", "s": -0.5, "other_label": "negative"},
     ]
-    u = uncertainty(rows, "vader_label", lambda r: r["s"], ["negative", "neutral", "positive"], ["other_label"])
+    u = uncertainty(rows, MetricColumns("vader", "vader_label", "s"), ["negative", "neutral", "positive"], ["other_label"])
     assert list(np.argsort(-u))[:2] == [2, 1]
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from biaskit.annotate.ppiplan import plan_ppi, predicted_half_widths
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.stats.ppi import ppi_mean, ppi_mean_batch
+from biaskit.evaluate.stats.ppi import PPIData, PPIShare, ppi_mean, ppi_mean_batch
 
 
 def _population(rng, n_rows, p, recall, fpr=0.05):
@@ -22,7 +22,7 @@ def _population(rng, n_rows, p, recall, fpr=0.05):
 def test_prediction_at_no_extra_labels_is_the_pilot_interval():
     rng = np.random.default_rng(0)
     y, yh = _population(rng, 1000, 0.3, 0.8)
-    half, _ = predicted_half_widths(y[:80], yh[:80], yh[80:], [0])
+    half, _ = predicted_half_widths(PPIData(y[:80], yh[:80], yh[80:]), [0])
     r = ppi_mean(y[:80], yh[:80], yh[80:])
     assert half[0] == pytest.approx((r["ci_high"] - r["ci_low"]) / 2, rel=1e-12)
 
@@ -35,7 +35,7 @@ def test_planned_labels_reach_the_target_half_width_in_simulated_rounds(p, recal
     lab = np.zeros(n_rows, bool)
     lab[:n_pilot] = True
     df = pd.DataFrame({"group": "g", "metric": np.where(yh == 1, "neg", "pos"), "human": np.where(lab, np.where(y == 1, "neg", "pos"), None)})
-    plan = plan_ppi(df, metric_column="metric", human_column="human", label="neg", by="group", target=target)
+    plan = plan_ppi(df, PPIShare(metric_column="metric", human_column="human", label="neg", by="group"), target=target)
     e = plan["groups"]["g"]
     assert e["n_more"] > 0 and e["half_width_planned"] <= target
     # simulate 300 rounds of the planned size from the same population: fresh labels at random
@@ -88,5 +88,5 @@ def test_the_plan_cli_writes_a_plan_that_sample_can_read(tmp_path):
     res = CliRunner().invoke(app, ["annotate", "plan", "--out", str(out)])
     assert res.exit_code == 1 and "[E348]" in res.output
     with pytest.raises(BiaskitError) as exc:
-        plan_ppi(pd.DataFrame(rows), metric_column="vader_label", human_column="human", label="negative", by="group", target=0.7)
+        plan_ppi(pd.DataFrame(rows), PPIShare(metric_column="vader_label", human_column="human", label="negative", by="group"), target=0.7)
     assert exc.value.code == "E348"

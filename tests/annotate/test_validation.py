@@ -173,7 +173,7 @@ def test_vectorised_bootstrap_equals_the_plain_one_and_accuracy_is_wilson():
 
 
 def test_leave_one_out_calibration_by_hand():
-    from biaskit.annotate.validation import cross_validated_calibration
+    from biaskit.annotate.validation import Calibration, cross_validated_calibration
 
     # scores 1..7, labels p n n n p p p (negative below positive). Fitted on all 7: the cut 4.5 (between 4 and
     # 5) is the unique optimum, wrong only on item 1 -> in-sample accuracy 6/7. Leave-one-out (folds >= n):
@@ -186,31 +186,36 @@ def test_leave_one_out_calibration_by_hand():
     scores = [1, 2, 3, 4, 5, 6, 7]
     labels = ["positive", "negative", "negative", "negative", "positive", "positive", "positive"]
     assert calibrate_thresholds(scores, labels, order).accuracy == pytest.approx(6 / 7)
-    assert cross_validated_calibration(scores, labels, order, folds=7) == pytest.approx(5 / 7)
-    assert cross_validated_calibration(scores, labels, order, folds=50) == pytest.approx(5 / 7)  # capped at n
+    assert cross_validated_calibration(scores, labels, order, calibration=Calibration(cv_folds=7)) == pytest.approx(5 / 7)
+    assert cross_validated_calibration(scores, labels, order, calibration=Calibration(cv_folds=50)) == pytest.approx(5 / 7)  # capped at n
     # balanced: recall negative 3/3, positive 2/4 (items 1 and 5 missed) -> (1 + 0.5) / 2
-    assert cross_validated_calibration(scores, labels, order, folds=7, objective="balanced_accuracy") == pytest.approx(0.75)
+    assert cross_validated_calibration(scores, labels, order, calibration=Calibration(objective="balanced_accuracy", cv_folds=7)) == pytest.approx(
+        0.75
+    )
     # three ordered classes, separable: every held-out item falls on its own side of the refitted cuts
     assert (
         cross_validated_calibration(
-            [-0.9, -0.6, -0.1, 0.1, 0.5, 0.8], ["negative", "negative", "neutral", "neutral", "positive", "positive"], ORD, folds=6
+            [-0.9, -0.6, -0.1, 0.1, 0.5, 0.8],
+            ["negative", "negative", "neutral", "neutral", "positive", "positive"],
+            ORD,
+            calibration=Calibration(cv_folds=6),
         )
         == 1.0
     )
     with pytest.raises(BiaskitError) as e:
-        cross_validated_calibration(scores, labels, order, folds=1)
+        cross_validated_calibration(scores, labels, order, calibration=Calibration(cv_folds=1))
     assert e.value.code == "E091" and "2 folds" in str(e.value)
 
 
 def test_kfold_calibration_is_seeded_and_reported_next_to_the_in_sample_figure():
-    from biaskit.annotate.validation import cross_validated_calibration
+    from biaskit.annotate.validation import Calibration, cross_validated_calibration
 
     rng = np.random.default_rng(7)
     y = rng.integers(0, 3, 90)
     s = y + rng.normal(0, 0.8, 90)
     labels = [ORD[i] for i in y]
-    a = cross_validated_calibration(s, labels, ORD, folds=5, seed=1)
-    assert a == cross_validated_calibration(s, labels, ORD, folds=5, seed=1)
+    a = cross_validated_calibration(s, labels, ORD, calibration=Calibration(cv_folds=5, seed=1))
+    assert a == cross_validated_calibration(s, labels, ORD, calibration=Calibration(cv_folds=5, seed=1))
     # the folds are those of the documented rule: permuted position i -> fold i mod 5
     fold = np.empty(90, dtype=int)
     fold[np.random.default_rng(1).permutation(90)] = np.arange(90) % 5

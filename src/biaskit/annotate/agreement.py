@@ -359,7 +359,7 @@ def _label_model_rows(row: _RowFn, lt: LabelTable, labels: Any, gold: dict[str, 
 
 def _majority_summary_rows(row: _RowFn, t: pa.Table, tt: TaskType | None, gold: dict[str, str], *, n_annotators: int) -> list[dict[str, Any]]:
     """How many non-gold items get a majority label (ties dropped), and how many are ties."""
-    mv = majority_vote(t.filter(pc.invert(pc.is_in(t.column("sample_id"), pa.array(list(gold), pa.string())))), task=tt, tie_policy="drop")
+    mv = majority_vote(t.filter(pc.invert(pc.is_in(t.column("sample_id"), pa.array(list(gold), pa.string())))), task=tt)
     return [
         row("majority_items", float(sum(mv.column("kept").to_pylist())), n_items=mv.num_rows, n_annotators=n_annotators),
         row("majority_ties", float(sum(mv.column("tie").to_pylist())), n_items=mv.num_rows, n_annotators=n_annotators),

@@ -27,7 +27,7 @@ of groups, the secondary one every pair x every other rate; ``family``, ``family
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Any
 
@@ -36,6 +36,7 @@ from scipy.stats import rankdata
 
 from biaskit.annotate.agreement import agreement_row
 from biaskit.annotate.rankstats import spearman
+from biaskit.bootstrap import BootSpec
 from biaskit.evaluate.stats import inference as inf
 from biaskit.evaluate.stats.families import holm_metric_fairness
 
@@ -89,38 +90,52 @@ def _rate_counts(cm: np.ndarray, labels: Sequence[str]) -> dict[str, tuple[int, 
 
 @dataclass
 class _Group:
-    """One group's items (``members``: positions in the inputs), the counts of its (human, metric) cells, its
-    observed figures and the (hits, items) of each share-type rate."""
+    """One group's items (``members``: positions in the inputs; ``codes``: their (human, metric) cell codes), the
+    counts of its cells, its observed figures, the (hits, items) of each share-type rate and the ``note`` its rows
+    carry (a small group)."""
 
     name: str
     members: np.ndarray
+    codes: np.ndarray
     counts: np.ndarray
     obs: dict[str, float]
     hits: dict[str, tuple[int, int]]
+    note: str | None = None
 
     @property
     def n(self) -> int:
         return len(self.members)
 
 
-def group_rows(
-    y_true: Sequence[str],
-    y_pred: Sequence[str],
-    groups: Sequence[Any],
-    labels: Sequence[str],
-    *,
-    h_rank: Sequence[float | None] | None = None,
-    score: Sequence[float | None] | None = None,
-    round: str,
-    task: str,
-    metric: str,
-    by: str,
-    n_boot: int = 1000,
-    seed: int = 0,
-    min_n: int = MIN_N,
-) -> list[dict[str, Any]]:
-    """Per-group and pairwise agreement-stage rows of one metric (see the module docstring); ``n_boot``: BCa
-    resamples of the figures without a closed form (macro-F1, Spearman)."""
+@dataclass(frozen=True)
+class GroupedItems:
+    """The items of one metric's validation by group, one entry per item: the human label (``y_true``), the metric's
+    label (``y_pred``) and the item's group; with ``h_rank`` and ``score`` (the human label's rank on the ordinal
+    scale and the metric's score, None where an item has none) Spearman's rho per group too."""
+
+    y_true: Sequence[str]
+    y_pred: Sequence[str]
+    groups: Sequence[Any]
+    h_rank: Sequence[float | None] | None = None
+    score: Sequence[float | None] | None = None
+
+
+@dataclass(frozen=True)
+class RowKey:
+    """What every row of one validation by group names: its ``round``, ``task`` and ``metric``, and the column the
+    groups come from (``by``, written as ``group_by``)."""
+
+    round: str
+    task: str
+    metric: str
+    by: str
+
+
+def group_rows(items: GroupedItems, labels: Sequence[str], *, key: RowKey, boot: BootSpec = BootSpec(), min_n: int = MIN_N) -> list[dict[str, Any]]:
+    """Per-group and pairwise agreement-stage rows of one metric (see the module docstring); ``boot``: the BCa
+    resamples of the figures without a closed form (macro-F1, Spearman) and their seed (group i: ``seed + i``)."""
+    y_true, y_pred, groups, h_rank, score = items.y_true, items.y_pred, items.groups, items.h_rank, items.score
+    round, task, metric, by = key.round, key.task, key.metric, key.by
     labels = list(labels)
     k = len(labels)
     idx = {lab: i for i, lab in enumerate(labels)}
@@ -135,10 +150,11 @@ def group_rows(
     stats: dict[str, _Group] = {}
     for gi, g in enumerate(sorted(set(gvals))):
         gs = stats[g] = _group_stats(g, np.flatnonzero(gvals == g), code, labels)
-        note = f"small group: n < {min_n}" if gs.n < min_n else None
-        rows += _group_rate_rows(row, gs, labels, note, code, n_boot=n_boot, seed=seed + gi)
+        gs.note = f"small group: n < {min_n}" if gs.n < min_n else None
+        group_boot = replace(boot, seed=boot.seed + gi)
+        rows += _group_rate_rows(row, gs, labels, group_boot)
         if h_rank is not None and score is not None:
-            rows.append(_group_spearman_row(row, gs, h_rank, score, note, n_boot=n_boot, seed=seed + gi))
+            rows.append(_group_spearman_row(row, gs, h_rank, score, group_boot))
 
     rows += _pair_rows(row, stats, labels, min_n=min_n, family_key={"metric": metric, "group_by": by})
     return rows
@@ -150,7 +166,7 @@ def _group_stats(name: str, members: np.ndarray, code: np.ndarray, labels: list[
     c = np.bincount(code[members], minlength=k * k)
     cm = c.reshape(k, k)
     obs = {r: float(v) for r, v in _rates_from_cm(cm, labels).items()}
-    return _Group(name, members, c, obs, _rate_counts(cm, labels))
+    return _Group(name, members, code[members], c, obs, _rate_counts(cm, labels))
 
 
 def _batch_confusion(codes: np.ndarray, kk: int) -> np.ndarray:
@@ -161,7 +177,7 @@ def _batch_confusion(codes: np.ndarray, kk: int) -> np.ndarray:
     return bc.reshape(codes.shape[:-1] + (kk,))
 
 
-def _f1_interval(codes: np.ndarray, labels: list[str], *, n_boot: int, seed: int) -> tuple[float | None, float | None]:
+def _f1_interval(codes: np.ndarray, labels: list[str], boot: BootSpec) -> tuple[float | None, float | None]:
     """BCa interval of the macro-F1 of a group's items (no closed form)."""
     k = len(labels)
 
@@ -169,12 +185,10 @@ def _f1_interval(codes: np.ndarray, labels: list[str], *, n_boot: int, seed: int
         cm = _batch_confusion(np.moveaxis(np.asarray(c), axis, -1), k * k)
         return _rates_from_cm(cm.reshape(cm.shape[:-1] + (k, k)), labels)["f1_macro"]
 
-    return inf.bca_interval((codes,), stat, n_resamples=n_boot, seed=seed)
+    return inf.bca_interval((codes,), stat, boot=boot)
 
 
-def _group_rate_rows(
-    row: Callable[..., dict[str, Any]], gs: _Group, labels: list[str], note: str | None, code: np.ndarray, *, n_boot: int, seed: int
-) -> list[dict[str, Any]]:
+def _group_rate_rows(row: Callable[..., dict[str, Any]], gs: _Group, labels: list[str], boot: BootSpec) -> list[dict[str, Any]]:
     """``group_<rate>`` rows of one group: accuracy, macro-F1, miss and false-alarm rate per class, with CIs
     (Wilson for the shares, BCa for macro-F1)."""
     rows = []
@@ -183,7 +197,7 @@ def _group_rate_rows(
         err = None
         if r == "f1_macro":
             n_used = gs.n
-            lo, hi = _f1_interval(code[gs.members], labels, n_boot=n_boot, seed=seed) if np.isfinite(v) else (None, None)
+            lo, hi = _f1_interval(gs.codes, labels, boot) if np.isfinite(v) else (None, None)
             method = inf.BCA if lo is not None else None
         else:
             x, n_used = gs.hits[r]
@@ -205,7 +219,7 @@ def _group_rate_rows(
                 ci_high=hi,
                 method=method,
                 group=gs.name,
-                note=note,
+                note=gs.note,
                 reason=err if not np.isfinite(v) else None,
             )
         )
@@ -227,10 +241,7 @@ def _group_spearman_row(
     gs: _Group,
     h_rank: Sequence[float | None],
     score: Sequence[float | None],
-    note: str | None,
-    *,
-    n_boot: int,
-    seed: int,
+    boot: BootSpec,
 ) -> dict[str, Any]:
     """Spearman's rho of a group's human ordinal labels and scores, with a BCa interval over its items."""
     ok = [i for i in gs.members if h_rank[i] is not None and score[i] is not None]
@@ -240,13 +251,13 @@ def _group_spearman_row(
             None,
             n_items=len(ok),
             group=gs.name,
-            note=note,
+            note=gs.note,
             reason="fewer than 3 items with an ordinal human label and a score",
         )
     hx = np.array([h_rank[i] for i in ok], dtype=float)
     sx = np.array([score[i] for i in ok], dtype=float)
     rho, p = spearman(hx, sx)
-    lo, hi = inf.bca_interval((hx, sx), _spearman_stat, n_resamples=n_boot, seed=seed) if np.isfinite(rho) else (None, None)
+    lo, hi = inf.bca_interval((hx, sx), _spearman_stat, boot=boot) if np.isfinite(rho) else (None, None)
     return row(
         "group_spearman_rho",
         rho,
@@ -256,7 +267,7 @@ def _group_spearman_row(
         ci_high=hi,
         method=inf.BCA if lo is not None else None,
         group=gs.name,
-        note=note,
+        note=gs.note,
     )
 
 

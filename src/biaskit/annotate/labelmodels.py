@@ -237,9 +237,10 @@ def fit_crowdkit(df, method: str, *, gold: dict[str, str] | None = None, seed: i
 
 
 def aggregate(
-    annotations: Any, *, method: str = "dawid-skene", samples: Any = None, task: str | TaskType | None = None, seed: int = 0, n_iter: int = 100
+    annotations: Any, *, method: str = "dawid-skene", samples: Any = None, task: str | TaskType | None = None, seed: int = 0
 ) -> Aggregation:
-    """One label per item from the crowd's labels with a crowd-kit label model (see the module docstring)."""
+    """One label per item from the crowd's labels with a crowd-kit label model (see the module docstring; the
+    iterative models run :func:`fit_crowdkit`'s 100 iterations)."""
     check_choice("E253", "unknown label model", method, METHODS, fix="use --method dawid-skene (or majority)")
     df, tt, gold = crowd_frame(annotations, task=task, samples=samples)
     with warnings.catch_warnings():
@@ -250,7 +251,7 @@ def aggregate(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # crowd-kit's pandas inplace= calls (Pandas4Warning)
         warnings.simplefilter("ignore", DeprecationWarning)
-        model, labels, probas = fit_crowdkit(df, method, gold=gold, seed=seed, n_iter=n_iter)
+        model, labels, probas = fit_crowdkit(df, method, gold=gold, seed=seed)
     n_ann = df.groupby("task").size()
     rounds = sorted({x for x in to_arrow(annotations).column("round").to_pylist() if x}) if "round" in to_arrow(annotations).column_names else []
     rnd = rounds[0] if len(rounds) == 1 else None

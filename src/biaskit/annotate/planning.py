@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from biaskit.annotate.metriccols import MetricColumns
 from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.stats.inference import Z95
@@ -148,21 +149,18 @@ def boundaries(rows: list[dict[str, Any]], metric_label: str, metric_score: Any,
 
 
 def uncertainty(
-    rows: list[dict[str, Any]],
-    metric_label: str | None,
-    metric_score: Any,
-    ordinal: list[str],
-    label_columns: list[str],
-    cuts: list[float] | None = None,
+    rows: list[dict[str, Any]], mc: MetricColumns | None, ordinal: list[str], label_columns: list[str], cuts: list[float] | None = None
 ) -> np.ndarray:
     """Higher = the metric is less sure. Two parts, compared in this order:
 
     1. disagreement: the number of distinct labels among ``label_columns`` (other metrics' labels on the same
-       scale) that differ from the metric's label;
-    2. closeness of the metric's score to its nearest decision boundary (``cuts``, default
-       :func:`boundaries` of ``rows``).
+       scale) that differ from the metric's label (the label column of ``mc``, the metric's columns);
+    2. closeness of the metric's score (``mc``'s score, where it has one) to its nearest decision boundary
+       (``cuts``, default :func:`boundaries` of ``rows``).
     Returned as ``disagreement - distance / (1 + max distance)`` so disagreement dominates.
     """
+    metric_label = mc.label if mc else None
+    metric_score = mc.score_of if mc and mc.score else None
     n = len(rows)
     dis = np.zeros(n)
     if metric_label:

@@ -20,14 +20,15 @@ import numpy as np
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import fill_keys, require_columns, to_frame
 from biaskit.evaluate.stats.inference import Z95
-from biaskit.evaluate.stats.ppi import binary, check_lam, ppi_mean
+from biaskit.evaluate.stats.ppi import PPIData, PPIShare, binary, check_lam, ppi_mean
 from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round_files
 from biaskit.io import read_table
 
 
-def predicted_half_widths(y, yhat, yhat_unlabelled, more, *, lam: float | None = None, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
-    """(half-widths, λ) predicted for each number of extra labels in ``more`` (an int array, each < N)."""
-    y, yh, yu = (np.asarray(v, dtype=float) for v in (y, yhat, yhat_unlabelled))
+def predicted_half_widths(pilot: PPIData, more, *, lam: float | None = None, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
+    """(half-widths, λ) predicted for each number of extra labels in ``more`` (an int array, each < N) from the pilot
+    round's data."""
+    y, yh, yu = (np.asarray(v, dtype=float) for v in pilot)
     m = np.asarray(more, dtype=float)
     n, big_n = y.size + m, yu.size - m
     cov = float(np.mean((y - y.mean()) * (yh - yh.mean())))
@@ -41,14 +42,15 @@ def predicted_half_widths(y, yhat, yhat_unlabelled, more, *, lam: float | None =
     return z * np.sqrt(lam_v**2 * var_u / big_n + np.maximum(var_r, 0.0) / n), lam_v
 
 
-def _group_plan(y, yh, yu, target: float, lam, z: float) -> dict[str, Any]:
+def _group_plan(pilot: PPIData, target: float, lam, z: float) -> dict[str, Any]:
+    y, yh, yu = pilot
     n, big_n = int(y.size), int(yu.size)
     entry: dict[str, Any] = {"n_now": n, "n_unlabelled": big_n}
     if n < 2 or big_n < 2:
         return {**entry, "n_more": None, "error": "PPI needs at least 2 labelled and 2 unlabelled rows in the group"}
     now = ppi_mean(y, yh, yu, lam=lam)
     more = np.arange(0, big_n)
-    half, lams = predicted_half_widths(y, yh, yu, more, lam=lam, z=z)
+    half, lams = predicted_half_widths(pilot, more, lam=lam, z=z)
     ok = np.nonzero(half <= target)[0]
     entry.update({"share_ppi": now["estimate"], "lam_now": now["lam"], "half_width_now": (now["ci_high"] - now["ci_low"]) / 2})
     if not ok.size:
@@ -64,10 +66,9 @@ def _group_plan(y, yh, yu, target: float, lam, z: float) -> dict[str, Any]:
     }
 
 
-def plan_ppi(
-    table: Any, *, metric_column: str, human_column: str, label: str, by: str, target: float = 0.05, lam: float | None = None, z: float = Z95
-) -> dict[str, Any]:
-    """The PPI plan of every group of ``by`` (see the module docstring); E348 for a bad target."""
+def plan_ppi(table: Any, share: PPIShare, *, target: float = 0.05, lam: float | None = None, z: float = Z95) -> dict[str, Any]:
+    """The PPI plan of the share of every group (see the module docstring); E348 for a bad target."""
+    metric_column, human_column, label, by = share.metric_column, share.human_column, share.label, share.by
     if not (0 < target < 0.5):
         raise BiaskitError("E348", "the target CI half-width must be between 0 and 0.5", value=target, fix="e.g. --target-ci 0.03")
     check_lam(lam)
@@ -82,7 +83,7 @@ def plan_ppi(
         mg, hg = m[idx], h[idx]
         ok = ~np.isnan(mg)
         lab = ok & ~np.isnan(hg)
-        groups[str(g)] = _group_plan(hg[lab], mg[lab], mg[ok & np.isnan(hg)], target, lam, z)
+        groups[str(g)] = _group_plan(PPIData(hg[lab], mg[lab], mg[ok & np.isnan(hg)]), target, lam, z)
     return {
         "version": 1,
         "method": "PPI++ variance with the pilot round's variances (" + ("power-tuned lambda" if lam is None else f"lambda = {lam:g}") + ")",
@@ -112,6 +113,6 @@ def plan_ppi_files(scored, target: float, metric_column, label, by, human_column
     if samples is not None:
         t, _ = join_round_files(t, samples, annotations=annotations, labels=labels)
         human_column = HUMAN_COLUMN
-    p = plan_ppi(t, metric_column=metric_column, human_column=human_column, label=label, by=by, target=target)
+    p = plan_ppi(t, PPIShare(metric_column=metric_column, human_column=human_column, label=label, by=by), target=target)
     p["scored"] = str(scored)
     return p

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -224,7 +224,7 @@ def sample_round(
     pool = _candidate_pool(rows, d, excl, rep)
     rng = np.random.default_rng(seed)
     if quota is not None:
-        chosen = _draw_quota(pool, d, tt, rows, cols, rng, rep)
+        chosen = _draw_quota(pool, d, _uncertainty_of(rows, cols, tt, d.mc) if d.prefer == "uncertain" else None, rng, rep)
     elif per_label:
         chosen = _draw_per_label(pool, d, tt, rng, rep)
     else:
@@ -232,7 +232,7 @@ def sample_round(
     shown = _Shown(round, task_spec(tt), mask, tuple(extra_mentions), scored_column=scored_column, scored_rule=scored_rule)
     out = [_sample_row(p, shown, rep) for p in chosen]
     rep.chosen = len(out)
-    out.extend(_gold_rows(gold, tt, shown, n_gold, rng, excl, rep))
+    out.extend(_gold_rows(_gold_items(gold, tt, excl), shown, n_gold, rng, rep))
     order = rng.permutation(len(out)) if out else np.array([], dtype=int)
     out = [out[int(i)] for i in order]
     return _to_table(out), rep
@@ -373,31 +373,27 @@ def _candidate_pool(rows: list[dict[str, Any]], d: _Design, exclude: set[str], r
 
 
 def _draw_quota(
-    pool: list[dict[str, Any]], d: _Design, tt: TaskType, rows: list[dict[str, Any]], cols: list[str], rng: np.random.Generator, rep: SampleReport
+    pool: list[dict[str, Any]],
+    d: _Design,
+    uncertain: Callable[[list[dict[str, Any]]], np.ndarray] | None,
+    rng: np.random.Generator,
+    rep: SampleReport,
 ) -> list[dict[str, Any]]:
-    """A round plan's design: ``quota[g]`` items of each value ``g`` of ``quota_by``, a seeded draw or the most
-    uncertain first (``prefer="uncertain"``)."""
-    mc, quota = d.mc, d.quota
+    """A round plan's design: ``quota[g]`` items of each value ``g`` of ``quota_by``, a seeded draw, or with
+    ``uncertain`` (``prefer="uncertain"``: each item's uncertainty, see :func:`_uncertainty_of`) the most uncertain
+    first."""
+    quota = d.quota
     assert quota is not None  # the quota design
     groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for p in pool:
         groups[str(p["_row"].get(d.quota_by))].append(p)
-    if d.prefer == "uncertain":
-        same_scale, cuts = _uncertainty_inputs(rows, cols, tt, mc)
     chosen: list[dict[str, Any]] = []
     for g in sorted(quota):
         items = groups.get(g, [])
         k = min(int(quota[g]), len(items))
         order = rng.permutation(len(items)) if items else np.array([], dtype=int)
-        if d.prefer == "uncertain" and items:
-            u = uncertainty(
-                [p["_row"] for p in items],
-                mc.label if mc else None,
-                mc.score_of if mc and mc.score else None,
-                list(tt.ordinal),
-                same_scale,
-                cuts=cuts,
-            )
+        if uncertain is not None and items:
+            u = uncertain([p["_row"] for p in items])
             rank = np.empty(len(items), dtype=int)
             rank[order] = np.arange(len(items))  # seeded tie-break among equally uncertain items
             order = np.array(sorted(range(len(items)), key=lambda i: (-u[i], rank[i])), dtype=int)
@@ -405,6 +401,15 @@ def _draw_quota(
             chosen.append({**items[i], "_stratum": f"{d.quota_by}={g}"})
         rep.strata[f"{d.quota_by}={g}"] = {"available": len(items), "chosen": k, "planned": int(quota[g])}
     return chosen
+
+
+def _uncertainty_of(
+    rows: list[dict[str, Any]], cols: list[str], tt: TaskType, mc: MetricColumns | None
+) -> Callable[[list[dict[str, Any]]], np.ndarray]:
+    """For ``prefer="uncertain"``: the :func:`~biaskit.annotate.planning.uncertainty` of a group's rows, with the other
+    label columns on the task's scale and the score boundaries of the whole table."""
+    same_scale, cuts = _uncertainty_inputs(rows, cols, tt, mc)
+    return lambda group: uncertainty(group, mc, list(tt.ordinal), same_scale, cuts=cuts)
 
 
 def _uncertainty_inputs(rows: list[dict[str, Any]], cols: list[str], tt: TaskType, mc: MetricColumns | None) -> tuple[list[str], Any]:
@@ -514,7 +519,9 @@ def _sample_row(p: dict[str, Any], shown: _Shown, rep: SampleReport) -> dict[str
     return row
 
 
-def _gold_rows(gold: Any, tt: TaskType, shown: _Shown, n_gold: int | None, rng, excl, rep: SampleReport) -> list[dict]:
+def _gold_items(gold: Any, tt: TaskType, excl) -> list[tuple[str, str, str]]:
+    """The gold table's items as (sample_id, text, gold label), sorted, those in ``excl`` left out; E091 for a missing
+    column, E007 for an item listed twice, the task's label check for a gold label."""
     if gold is None:
         return []
     g = to_arrow(gold)
@@ -539,7 +546,11 @@ def _gold_rows(gold: Any, tt: TaskType, shown: _Shown, n_gold: int | None, rng, 
         seen[sid] = i
         if sid not in excl:
             items.append((sid, r["text"], lab))
-    items.sort()
+    return sorted(items)
+
+
+def _gold_rows(items: list[tuple[str, str, str]], shown: _Shown, n_gold: int | None, rng, rep: SampleReport) -> list[dict]:
+    """The sample rows of ``n_gold`` gold items (all when None) drawn from ``items``."""
     k = len(items) if n_gold is None else min(n_gold, len(items))
     pick = sorted(int(i) for i in rng.choice(len(items), size=k, replace=False)) if k else []
     rep.gold = len(pick)

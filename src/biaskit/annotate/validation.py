@@ -23,18 +23,18 @@ import numpy as np
 import pyarrow as pa
 
 from biaskit.annotate.agreement import agreement_row, rows_to_table
-from biaskit.annotate.groupvalidity import group_rows
+from biaskit.annotate.groupvalidity import GroupedItems, RowKey, group_rows
 from biaskit.annotate.labelmodels import check_task_labels, crowd_warnings, gold_answers
 from biaskit.annotate.metriccols import known, resolve
 from biaskit.annotate.rankstats import spearman, spearman_boot
 from biaskit.annotate.spans import check_like_for_like, metric_and_rule, rescore
 from biaskit.annotate.tasks import TaskType, get_task_type
 from biaskit.arrow import to_arrow
-from biaskit.bootstrap import percentile_ci, percentile_interval, resample_each
+from biaskit.bootstrap import BootSpec, percentile_ci, percentile_interval, resample_each
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.catalog import check_column
 from biaskit.evaluate.stats import inference as inf
-from biaskit.votes import labels_as_majority, majority_vote
+from biaskit.votes import VoteRule, labels_as_majority, majority_vote
 
 #: the method name of the validation's bootstrap intervals
 PERCENTILE = "percentile bootstrap"
@@ -171,16 +171,28 @@ class Validation:
         return "\n".join(lines)
 
 
-def cross_validated_calibration(
-    scores: Sequence[float | None], labels: Sequence[str], order: Sequence[str], *, objective: str = "accuracy", folds: int = 5, seed: int = 0
-) -> float:
-    """Out-of-sample figure for :func:`calibrate_thresholds`: ``accuracy`` (or ``balanced_accuracy``) of labels
-    predicted for each item by thresholds fitted without it.
+@dataclass(frozen=True)
+class Calibration:
+    """How thresholds are fitted to the human labels and checked: the ``objective`` they maximise (``accuracy`` or
+    ``balanced_accuracy``) and its ``cv_folds``-fold cross-validation (0: none), the folds dealt by a permutation
+    seeded ``seed``."""
 
-    Items are dealt into ``folds`` folds by a seeded permutation (``numpy.random.default_rng(seed)``; item at
-    permuted position i goes to fold i mod folds); ``folds >= n`` is leave-one-out (no randomness). The
+    objective: str = "accuracy"
+    cv_folds: int = 5
+    seed: int = 0
+
+
+def cross_validated_calibration(
+    scores: Sequence[float | None], labels: Sequence[str], order: Sequence[str], *, calibration: Calibration = Calibration()
+) -> float:
+    """Out-of-sample figure for :func:`calibrate_thresholds`: the calibration's ``objective`` (``accuracy`` or
+    ``balanced_accuracy``) of labels predicted for each item by thresholds fitted without it.
+
+    Items are dealt into ``cv_folds`` folds by a seeded permutation (``numpy.random.default_rng(seed)``; item at
+    permuted position i goes to fold i mod folds); ``cv_folds >= n`` is leave-one-out (no randomness). The
     held-out predictions of all folds are pooled before the figure is computed.
     """
+    objective, folds, seed = calibration.objective, calibration.cv_folds, calibration.seed
     order = list(order)
     pairs = [(float(x), lab) for x, lab in zip(scores, labels) if lab in order and x is not None and np.isfinite(x)]
     n = len(pairs)
@@ -258,8 +270,9 @@ def validate_metric(
     if all(c in a.column_names for c in ("sample_id", "annotator", "label")):
         crowd_warnings(*(a.column(c).to_pylist() for c in ("sample_id", "annotator", "label")))
     _check_by_column(s, by)
-    mv = _human_labels(a, tt, labels=labels, tie_policy=tie_policy, exclude_labels=exclude_labels, seed=seed)
+    mv = _human_labels(a, tt, labels=labels, rule=VoteRule(tie_policy=tie_policy, exclude_labels=exclude_labels, seed=seed))
     items, dropped = _pair_items(mv, srows, mc, tt, by)
+    boot = BootSpec(n_boot=n_boot, seed=seed)
     row = _RowMaker(round, task if isinstance(task, str) else tt.name, metric)
     val = Validation(rows_to_table([]), n_items=len(items.y_true))
     val.notes.append(
@@ -270,15 +283,13 @@ def validate_metric(
     if not items.y_true:
         val.table = _with_spans([row("accuracy", None, n_items=0, reason="no item has both a human majority and a metric label")], spans)
         return val
-    ok = [i for i in range(len(items.y_true)) if items.h_rank[i] is not None and items.score[i] is not None]
-    rows = [_spearman_row(row, items, ok, has_score=bool(mc.score), ordinal=bool(tt.ordinal), n_boot=n_boot, seed=seed)]
+    rows = [_spearman_row(row, items, has_score=bool(mc.score), ordinal=bool(tt.ordinal), boot=boot)]
     val.classification = cl = classify(items.y_true, items.y_pred, list(tt.labels))
-    rows += _classification_rows(row, items, cl, n_boot=n_boot, seed=seed)
-    if calibrate and mc.score and tt.ordinal and len(ok) >= 2:
-        ok_scores, ok_labels = [items.score[i] for i in ok], [items.y_true[i] for i in ok]
-        rows += _calibration_rows(row, val, ok_scores, ok_labels, tt.ordinal, objective=objective, cv_folds=cv_folds, seed=seed)
+    rows += _classification_rows(row, items, cl, boot=boot)
+    if calibrate and mc.score and tt.ordinal and len(items.scored()) >= 2:
+        rows += _calibration_rows(row, val, items, tt.ordinal, Calibration(objective=objective, cv_folds=cv_folds, seed=seed))
     if by is not None:
-        rows += _by_group_rows(row, items, cl, has_score=bool(mc.score), by=by, n_boot=n_boot, seed=seed)
+        rows += _by_group_rows(row, items, cl, has_score=bool(mc.score), boot=boot)
     val.table = _with_spans(rows, spans)
     return val
 
@@ -317,13 +328,18 @@ class _RowMaker:
 @dataclass
 class _Paired:
     """The items a metric is validated on, one entry per item in each list: the human label, the metric's
-    label, the human label's rank on the ordinal scale, the metric's score and the ``--by`` group."""
+    label, the human label's rank on the ordinal scale, the metric's score and the group in column ``by``."""
 
     y_true: list[str] = field(default_factory=list)
     y_pred: list[str] = field(default_factory=list)
     h_rank: list[int | None] = field(default_factory=list)
     score: list[float | None] = field(default_factory=list)
     group: list[Any] = field(default_factory=list)
+    by: str | None = None
+
+    def scored(self) -> list[int]:
+        """The positions of the items with both a rank on the ordinal scale and a score."""
+        return [i for i in range(len(self.y_true)) if self.h_rank[i] is not None and self.score[i] is not None]
 
 
 def _check_calibration_options(calibrate: bool, cv_folds: int, objective: str) -> None:
@@ -367,12 +383,13 @@ def _check_by_column(s: pa.Table, by: str | None) -> None:
         )
 
 
-def _human_labels(a: pa.Table, tt: TaskType, *, labels: Any, tie_policy: str, exclude_labels: Sequence[str], seed: int) -> pa.Table:
-    """The human label per item in :func:`majority_vote`'s shape: a label model's labels, or the majority vote."""
+def _human_labels(a: pa.Table, tt: TaskType, *, labels: Any, rule: VoteRule) -> pa.Table:
+    """The human label per item in :func:`majority_vote`'s shape: a label model's labels (leaving out the rule's
+    excluded labels), or the majority vote by ``rule``."""
     if labels is None:
-        return majority_vote(a, task=tt, tie_policy=tie_policy, exclude_labels=exclude_labels, seed=seed)
+        return majority_vote(a, task=tt, rule=rule)
 
-    mv = labels_as_majority(labels, exclude_labels=exclude_labels)
+    mv = labels_as_majority(labels, exclude_labels=rule.exclude_labels)
     check_task_labels(mv.column("label").to_pylist(), tt, what="the --labels table")
     missing = sorted(set(a.column("sample_id").to_pylist()) - set(mv.column("sample_id").to_pylist()))
     if missing and mv.num_rows == 0:
@@ -388,7 +405,7 @@ def _human_labels(a: pa.Table, tt: TaskType, *, labels: Any, tie_policy: str, ex
 def _pair_items(mv: pa.Table, srows: dict[str, dict[str, Any]], mc, tt: TaskType, by: str | None) -> tuple[_Paired, dict[str, int]]:
     """Items with a kept human label and a metric label (gold items left out), and the count left out per reason."""
     gold = {k for k, r in srows.items() if r.get("is_gold")}
-    items = _Paired()
+    items = _Paired(by=by)
     dropped = {"no majority": 0, "metric missing": 0, "gold": 0}
     for r in mv.to_pylist():
         sid = r["sample_id"]
@@ -418,13 +435,14 @@ def _pair_items(mv: pa.Table, srows: dict[str, dict[str, Any]], mc, tt: TaskType
     return items, dropped
 
 
-def _spearman_row(row: _RowMaker, items: _Paired, ok: list[int], *, has_score: bool, ordinal: bool, n_boot: int, seed: int) -> dict:
-    """Spearman's rho of the human ordinal label and the metric's score (items ``ok`` have both), with its CI."""
+def _spearman_row(row: _RowMaker, items: _Paired, *, has_score: bool, ordinal: bool, boot: BootSpec) -> dict:
+    """Spearman's rho of the human ordinal label and the metric's score (over the items that have both), with its CI."""
+    ok = items.scored()
     if has_score and len(ok) >= 3:
         hx = np.array([items.h_rank[i] for i in ok], dtype=float)
         sx = np.array([items.score[i] for i in ok], dtype=float)
         rho, p = spearman(hx, sx)
-        lo, hi = _spearman_ci(hx, sx, n_boot=n_boot, seed=seed)
+        lo, hi = _spearman_ci(hx, sx, boot)
         lo, hi, method, why = inf.never_zero_width(lo, hi, method=PERCENTILE)
         return row("spearman_rho", rho, p_value=p if np.isfinite(p) else None, n_items=len(ok), ci_low=lo, ci_high=hi, method=method, reason=why)
     why = (
@@ -437,10 +455,10 @@ def _spearman_row(row: _RowMaker, items: _Paired, ok: list[int], *, has_score: b
     return row("spearman_rho", None, n_items=len(ok), reason=why)
 
 
-def _classification_rows(row: _RowMaker, items: _Paired, cl: Classification, *, n_boot: int, seed: int) -> list[dict]:
+def _classification_rows(row: _RowMaker, items: _Paired, cl: Classification, *, boot: BootSpec) -> list[dict]:
     """Accuracy and weighted precision/recall/F1 with bootstrap CIs, per-class figures and the confusion matrix."""
     n = len(items.y_true)
-    cis = _bootstrap_classification(items.y_true, items.y_pred, cl.labels, n_boot=n_boot, seed=seed)
+    cis = _bootstrap_classification(items.y_true, items.y_pred, cl.labels, boot)
     # accuracy is a share: Wilson (the inference layer's interval for shares); the weighted figures have no closed form
 
     right = int(np.trace(cl.confusion))
@@ -467,19 +485,14 @@ def _classification_rows(row: _RowMaker, items: _Paired, cl: Classification, *, 
     return rows
 
 
-def _calibration_rows(
-    row: _RowMaker,
-    val: Validation,
-    scores: list[float | None],
-    labels: list[str],
-    order: Sequence[str],
-    *,
-    objective: str,
-    cv_folds: int,
-    seed: int,
-) -> list[dict]:
-    """Thresholds fitted on all items (kept on ``val``) with their in-sample figure, then the cross-validated
-    one; a calibration that cannot be done is a note on ``val``, a cross-validation that cannot be done an error row."""
+def _calibration_rows(row: _RowMaker, val: Validation, items: _Paired, order: Sequence[str], calibration: Calibration) -> list[dict]:
+    """Thresholds fitted on all items with a rank and a score (kept on ``val``) with their in-sample figure, then the
+    cross-validated one; a calibration that cannot be done is a note on ``val``, a cross-validation that cannot be
+    done an error row."""
+    ok = items.scored()
+    scores: list[float | None] = [items.score[i] for i in ok]
+    labels = [items.y_true[i] for i in ok]
+    objective = calibration.objective
     rows: list[dict] = []
     try:
         th = calibrate_thresholds(scores, labels, order, objective)
@@ -490,44 +503,35 @@ def _calibration_rows(
     except BiaskitError as exc:
         val.notes.append(f"threshold calibration skipped: {exc.what}")
         return rows
-    if cv_folds:
+    if calibration.cv_folds:
         try:
-            cv = cross_validated_calibration(scores, labels, order, objective=objective, folds=cv_folds, seed=seed)
+            cv = cross_validated_calibration(scores, labels, order, calibration=calibration)
             rows.append(row(f"cv_calibrated_{objective}", cv, n_items=len(scores)))
         except BiaskitError as exc:
             rows.append(row(f"cv_calibrated_{objective}", None, n_items=len(scores), reason=exc.what))
     return rows
 
 
-def _by_group_rows(row: _RowMaker, items: _Paired, cl: Classification, *, has_score: bool, by: str, n_boot: int, seed: int) -> list[dict]:
+def _by_group_rows(row: _RowMaker, items: _Paired, cl: Classification, *, has_score: bool, boot: BootSpec) -> list[dict]:
     """Per-group and pairwise rows of :func:`biaskit.annotate.groupvalidity.group_rows` (``--by``)."""
+    assert items.by is not None  # called with --by only
     bad = sorted({x for x in items.y_pred if x not in cl.labels} | {x for x in items.y_true if x not in cl.labels})
     if bad:  # cannot happen: classify() collects every label; kept as a guard for the code map
         raise BiaskitError("E255", "labels missing from the class list", value=bad, fix="report this as a bug")
-    return group_rows(
-        items.y_true,
-        items.y_pred,
-        items.group,
-        cl.labels,
-        h_rank=items.h_rank if has_score else None,
-        score=items.score if has_score else None,
-        round=row.round,
-        task=row.task,
-        metric=row.metric,
-        by=by,
-        n_boot=n_boot,
-        seed=seed,
+    grouped = GroupedItems(
+        items.y_true, items.y_pred, items.group, h_rank=items.h_rank if has_score else None, score=items.score if has_score else None
     )
+    return group_rows(grouped, cl.labels, key=RowKey(row.round, row.task, row.metric, items.by), boot=boot)
 
 
-def _spearman_ci(hx: np.ndarray, sx: np.ndarray, *, n_boot: int, seed: int, level: float = 0.95):
+def _spearman_ci(hx: np.ndarray, sx: np.ndarray, boot: BootSpec):
     """:func:`~biaskit.annotate.agreement.bootstrap_ci` of :func:`spearman` (same resamples, same rules), vectorised
     through :func:`~biaskit.annotate.rankstats.spearman_resamples` (a test checks it against the loop)."""
     n = len(hx)
-    if n_boot <= 0 or n < 2:
+    if boot.n_boot <= 0 or n < 2:
         return None, None
-    vals = spearman_boot(hx, sx, n_boot, np.random.default_rng(seed))
-    return percentile_interval(vals, level, min_finite=max(10, n_boot // 10))
+    vals = spearman_boot(hx, sx, boot.n_boot, np.random.default_rng(boot.seed))
+    return percentile_interval(vals, boot.level, min_finite=max(10, boot.n_boot // 10))
 
 
 def confusion_stats(cm: np.ndarray) -> tuple[float, float, float, float]:
@@ -544,7 +548,7 @@ def confusion_stats(cm: np.ndarray) -> tuple[float, float, float, float]:
     return float(tp.sum() / n), float((w * prec).sum()), float((w * rec).sum()), float((w * f1).sum())
 
 
-def _bootstrap_classification(y_true, y_pred, labels, *, n_boot: int, seed: int, level: float = 0.95):
+def _bootstrap_classification(y_true, y_pred, labels, boot: BootSpec):
     """Percentile CIs of the four :func:`confusion_stats` figures, one resample serving all four.
 
     Uses the same resampling stream as :func:`~biaskit.annotate.agreement.bootstrap_ci` (items drawn with
@@ -552,7 +556,7 @@ def _bootstrap_classification(y_true, y_pred, labels, *, n_boot: int, seed: int,
     summarised through its confusion-matrix counts.
     """
     n = len(y_true)
-    if n_boot <= 0 or n < 2:
+    if boot.n_boot <= 0 or n < 2:
         return [(None, None)] * 4
     idx = {lab: i for i, lab in enumerate(labels)}
     k = len(labels)
@@ -561,7 +565,7 @@ def _bootstrap_classification(y_true, y_pred, labels, *, n_boot: int, seed: int,
     def stat(items: np.ndarray) -> tuple[float, float, float, float]:
         return confusion_stats(np.bincount(code[items], minlength=k * k).reshape(k, k))
 
-    return percentile_ci(resample_each(stat, n), n_boot, np.random.default_rng(seed), level=level)
+    return percentile_ci(resample_each(stat, n), boot.n_boot, np.random.default_rng(boot.seed), level=boot.level)
 
 
 def _balanced(th: Thresholds, scores, labels) -> float:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from biaskit.bootstrap import BootSpec
 from biaskit.cli import sub_app
 from biaskit.cli.options import DeviceOpt
 from biaskit.errors import BiaskitError, check_choice
@@ -278,7 +279,7 @@ def _genbias_paired(t, styles: list, n_boot: int, seed: int):
     if "kind" in df.columns:
         df = df[df["kind"].isna() | (df["kind"] == "generate")]
     keep = df["axis"].notna() if "axis" in df.columns else slice(None)
-    return paired_by_template(df[keep], style, within=["model", "axis"], n_boot=n_boot, seed=seed)
+    return paired_by_template(df[keep], style, within=["model", "axis"], boot=BootSpec(n_boot=n_boot, seed=seed))
 
 
 #: the `stats genbias --out` folder's metadata, also its ownership marker (:mod:`biaskit.ownership`)
@@ -351,7 +352,7 @@ def ppi_cmd(
 
     Example: biaskit stats ppi scores.parquet --metric-column vader_label --label negative --samples r1/samples.parquet --labels r1/labels.parquet --lam 1
     """
-    from biaskit.evaluate.stats.ppi import ppi_table
+    from biaskit.evaluate.stats import ppi
 
     t = read_table(table)
     if (human_column is None) == (samples is None):
@@ -370,7 +371,7 @@ def ppi_cmd(
     elif annotations is not None or labels is not None:
         raise BiaskitError("E346", "--annotations and --labels need --samples", fix="add --samples SAMPLES (the round's samples table)")
     assert human_column is not None  # exactly one of --human-column and --samples, checked above
-    res = ppi_table(t, metric_column=metric_column, human_column=human_column, label=label, by=by, lam=lam, level=ci)
+    res = ppi.ppi_table(t, ppi.PPIShare(metric_column=metric_column, human_column=human_column, label=label, by=by), lam=lam, level=ci)
     if info is not None:
         typer.echo(f"round: {info['matched']} labelled samples joined on {', '.join(info['keys'])}; {info['unmatched']} matched no scored row")
         if info["stratified"]:
@@ -451,11 +452,10 @@ def bbq_cmd(
 
     Example: biaskit stats bbq bbq.parquet --likelihoods bbq_ll.parquet --normalisation per-token --answers-out answered.parquet --out scores.csv
     """
-    from biaskit.evaluate.stats.bbq import score_files
+    from biaskit.evaluate.stats import bbq
 
-    df = score_files(
-        table, prediction_column, likelihoods=likelihoods, normalisation=normalisation, answers_out=answers_out, level=ci, n_boot=n_boot, seed=seed
-    )
+    answers = bbq.LikelihoodAnswers(likelihoods, normalisation, answers_out) if likelihoods is not None else None
+    df = bbq.score_files(table, prediction_column, likelihoods=answers, boot=BootSpec(n_boot=n_boot, level=ci, seed=seed))
     unmatched = int(df["n_unmatched"].sum()) if len(df) else 0
     if unmatched:
         typer.echo(f"{unmatched} predictions matched no option: counted in n_unmatched, not scored", err=True)

@@ -17,7 +17,7 @@ from biaskit.evaluate.metrics.classifier import label_key
 from biaskit.schema import check_columns
 from biaskit.train.config import TrainConfig
 from biaskit.train.presplit import check_split_values, missing_split_column, predefined_split
-from biaskit.votes import labels_as_majority, majority_vote
+from biaskit.votes import VoteRule, labels_as_majority, majority_vote
 
 
 def parse_labels(spec: str | Sequence[str] | None) -> tuple[list[str], dict[str, str]] | None:
@@ -155,7 +155,7 @@ def majority_labels(annotations: Any, samples: Any, *, text_column: str = "text"
     if label_table is not None:
         mv = labels_as_majority(label_table)
     else:
-        mv = majority_vote(annotations, tie_policy=tie_policy, seed=seed)
+        mv = majority_vote(annotations, rule=VoteRule(tie_policy=tie_policy, seed=seed))
     gold = {r["sample_id"] for r in s.select([c for c in ("sample_id", "is_gold") if c in s.column_names]).to_pylist() if r.get("is_gold")}
     text = dict(zip(s.column("sample_id").to_pylist(), s.column(text_column).to_pylist()))
     rows = [

@@ -49,7 +49,7 @@ def test_ppi_section_shows_metric_next_to_ppi_share_and_exposes_the_gap_rows(tmp
     from biaskit.evaluate.report import build_report
     from biaskit.evaluate.report.build import _load, discover_tables
     from biaskit.evaluate.report.sections.ppi import round_ppi_gaps
-    from biaskit.evaluate.stats.ppi import ppi_table
+    from biaskit.evaluate.stats.ppi import PPIShare, ppi_table
 
     df, lab = _run(tmp_path, np.random.default_rng(3))
     res = build_report(tmp_path, tmp_path / "report", n_boot=50)
@@ -57,7 +57,7 @@ def test_ppi_section_shows_metric_next_to_ppi_share_and_exposes_the_gap_rows(tmp
     shares = pd.read_csv(res.tables["ppi_shares"])
     direct = df.assign(human=None)
     direct.loc[lab.index, "human"] = lab["_truth"]
-    want = ppi_table(direct, metric_column="vader_label", human_column="human", label="negative", by="group")
+    want = ppi_table(direct, PPIShare(metric_column="vader_label", human_column="human", label="negative", by="group"))
     got = shares[(shares["label"] == "negative") & (shares["measure"] == "share_ppi")].set_index("group")["estimate"]
     exp = want[want["measure"] == "share_ppi"].set_index("group")["estimate"]
     assert np.allclose(got.sort_index(), exp.sort_index(), atol=1e-12)

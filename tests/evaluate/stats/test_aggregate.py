@@ -4,6 +4,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from biaskit.bootstrap import BootSpec
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats import aggregate, bootstrap_mean_ci, bootstrap_proportion_ci, label_proportions
 
@@ -81,7 +82,7 @@ def test_bootstrap_mean_ci_matches_scipy_bootstrap():
 
 def test_label_proportions_wide_layout_and_boolean_labels():
     t = pa.table({"language": ["en", "en", "en", "pl"], "honest_hurtful": [True, False, None, True]})
-    w = label_proportions(t, "honest_hurtful", "language", n_boot=50).set_index("language")
+    w = label_proportions(t, "honest_hurtful", "language", boot=BootSpec(n_boot=50)).set_index("language")
     assert w.loc["en", "prop_true"] == 0.5 and w.loc["en", "n_null"] == 1
     assert w.loc["pl", "prop_true"] == 1.0 and w.loc["pl", "count_false"] == 0
 

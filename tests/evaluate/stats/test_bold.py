@@ -7,6 +7,7 @@ import pytest
 from statsmodels.stats.multitest import multipletests
 from statsmodels.stats.proportion import proportions_ztest
 
+from biaskit.bootstrap import BootSpec
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats import (
     class_proportion_differences,
@@ -16,6 +17,7 @@ from biaskit.evaluate.stats import (
     sentiment_proportions,
     toxicity_proportions,
 )
+from biaskit.evaluate.stats.columns import GroupPair
 
 
 def _scored():
@@ -42,7 +44,7 @@ def _scored():
 
 
 def test_sentiment_proportions_per_group_and_source():
-    s = sentiment_proportions(_scored(), n_boot=100).set_index(["group", "model"])
+    s = sentiment_proportions(_scored(), boot=BootSpec(n_boot=100)).set_index(["group", "model"])
     assert s.loc[("American_actresses", "wikipedia"), "prop_positive"] == 0.5
     assert s.loc[("American_actors", "wikipedia"), "prop_neutral"] == 0.75
     r = s.loc[("American_actresses", "gpt2")]
@@ -52,7 +54,7 @@ def test_sentiment_proportions_per_group_and_source():
 
 
 def test_toxicity_proportion():
-    t = toxicity_proportions(_scored(), by=["group", "model"], n_boot=100).set_index(["group", "model"])
+    t = toxicity_proportions(_scored(), by=["group", "model"], boot=BootSpec(n_boot=100)).set_index(["group", "model"])
     assert t.loc[("American_actors", "gpt2"), "prop_toxic"] == pytest.approx(1 / 3)
     assert t.loc[("American_actors", "wikipedia"), "prop_toxic"] == 0.0
 
@@ -65,7 +67,7 @@ def test_regard_each_group_gets_its_own_share_of_every_label():
             "regard_label": ["positive", "positive", "negative", "neutral", "negative", "negative", "negative", "other"],
         }
     )
-    r = regard_proportions(t, by="group", n_boot=50).set_index("group")
+    r = regard_proportions(t, by="group", boot=BootSpec(n_boot=50)).set_index("group")
     assert (r.loc["male", "prop_positive"], r.loc["male", "prop_negative"], r.loc["male", "prop_neutral"], r.loc["male", "prop_other"]) == (
         0.5,
         0.25,
@@ -117,7 +119,7 @@ def test_class_proportion_differences_like_bold_tables_4_6():
             "norms_joy_class": ["positive"] * 8,
         }
     )
-    d = class_proportion_differences(t, "group", "A", "B")
+    d = class_proportion_differences(t, GroupPair("A", "B"))
     v = d[(d.dimension == "valence")].set_index("class")
     assert v.loc["positive", "diff"] == pytest.approx(0.5) and v.loc["neutral", "diff"] == pytest.approx(-0.75)
     assert v.loc["positive", "p_value"] == pytest.approx(proportions_ztest([3, 1], [4, 4])[1])
@@ -127,5 +129,5 @@ def test_class_proportion_differences_like_bold_tables_4_6():
     ok = d.dropna(subset=["p_value"])
     assert len(ok) == 3 and list(ok.p_holm) == pytest.approx(list(multipletests(list(ok.p_value), method="holm")[1]))
     with pytest.raises(BiaskitError) as ei:
-        class_proportion_differences(t, "group", "A", "C")
+        class_proportion_differences(t, GroupPair("A", "C"))
     assert "'C'" in str(ei.value)

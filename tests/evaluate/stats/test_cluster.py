@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from biaskit.bootstrap import BootSpec
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats.cluster import (
     cluster_bootstrap_ci,
@@ -110,7 +111,7 @@ def test_cluster_bootstrap_matches_the_sandwich_width_and_covers():
     cover = 0
     ratio = []
     for s in range(200):
-        lo, hi = cluster_bootstrap_ci(y[s], page, n_boot=300, seed=s)
+        lo, hi = cluster_bootstrap_ci(y[s], page, boot=BootSpec(n_boot=300, seed=s))
         cover += lo <= 0.25 <= hi  # Beta(2, 6) has mean 0.25
         c = cr1_mean(y[s], page)
         ratio.append((hi - lo) / (c["ci_high"] - c["ci_low"]))

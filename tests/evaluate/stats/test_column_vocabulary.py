@@ -174,7 +174,7 @@ def test_the_other_statistics_tables_use_the_vocabulary_too():
         assert col in v.columns
     assert voc.P_HOLM not in validity_tests(fills, correction="none").columns  # no correction: no corrected p
     norms = pd.DataFrame({"group": ["a", "b"] * 10, "norms_valence_class": rng.choice(["low", "high"], 20)})
-    d = class_proportion_differences(norms, "group", "a", "b", columns=["norms_valence_class"])
+    d = class_proportion_differences(norms, voc.GroupPair("a", "b"), columns=["norms_valence_class"])
     _check(d.columns, "class differences")
     assert {voc.GROUP_A, voc.GROUP_B, voc.DIFF, voc.P_VALUE, voc.P_HOLM} <= set(d.columns)
 

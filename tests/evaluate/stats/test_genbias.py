@@ -7,6 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from biaskit.bootstrap import BootSpec
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats.genbias import gen_bias, total_variance
 
@@ -264,7 +265,7 @@ def test_cli_genbias_writes_the_folder_and_refuses_bad_input(tmp_path):
 
     paired = pd.read_csv(out / "paired.csv")  # the paired analysis by template of the first style (no *negative* style here)
     style = meta["styles"][0]
-    want = paired_by_template(pd.DataFrame(_table()), style, within=["model", "axis"], n_boot=0)
+    want = paired_by_template(pd.DataFrame(_table()), style, within=["model", "axis"], boot=BootSpec(n_boot=0))
     assert len(paired) == len(want) and set(paired["column"]) == {style}
     assert paired["mean_diff"].tolist() == pytest.approx(want["mean_diff"].tolist(), abs=1e-12)
     r = CliRunner().invoke(app, ["stats", "genbias", str(src), "--out", str(out)])

@@ -5,6 +5,7 @@ import pytest
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats import honest_category_matrix, honest_summary, regard_difference
+from biaskit.evaluate.stats.columns import GroupPair
 
 
 def test_honest_score_and_category_shares():
@@ -38,11 +39,11 @@ def test_regard_difference_label_shares_and_probabilities():
             "regard_negative": [0.1, 0.8, None, 0.7, 0.9],
         }
     )
-    d = regard_difference(t, "group", "A", "B").set_index("label")
+    d = regard_difference(t, GroupPair("A", "B")).set_index("label")
     # A: positive 1/2, negative 1/2 (1 null) ; B: negative 2/2 -> diff positive +0.5, negative -0.5
     assert d.loc["positive", "diff"] == 0.5 and d.loc["negative", "diff"] == -0.5 and d.loc["positive", "n_null_a"] == 1
-    p = regard_difference(t, "group", "A", "B", use_probabilities=True).set_index("label")
+    p = regard_difference(t, GroupPair("A", "B"), use_probabilities=True).set_index("label")
     # mean positive prob A = 0.45, B = 0.1 -> 0.35
     assert p.loc["positive", "diff"] == pytest.approx(0.35) and p.loc["negative", "diff"] == pytest.approx(0.45 - 0.8)
     with pytest.raises(BiaskitError, match="E080"):
-        regard_difference(t, "group", "A", "Z")
+        regard_difference(t, GroupPair("A", "Z"))

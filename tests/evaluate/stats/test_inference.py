@@ -10,6 +10,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
+from biaskit.bootstrap import BootSpec
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats import inference as inf
 
@@ -111,10 +112,10 @@ def test_permutation_resamples_put_the_family_floor_far_below_alpha():
 def test_bca_equals_scipy_and_gives_no_zero_width_interval():
     rng = np.random.default_rng(2)
     x = rng.normal(size=40)
-    got = inf.bca_interval((x,), np.mean, n_resamples=999, seed=5)
+    got = inf.bca_interval((x,), np.mean, boot=BootSpec(n_boot=999, seed=5))
     ref = stats.bootstrap((x,), np.mean, method="BCa", n_resamples=999, random_state=np.random.default_rng(5)).confidence_interval
     assert got == pytest.approx((ref.low, ref.high), rel=1e-12)
-    assert inf.bca_interval((np.ones(20),), np.mean, n_resamples=200) == (None, None)
+    assert inf.bca_interval((np.ones(20),), np.mean, boot=BootSpec(n_boot=200)) == (None, None)
 
 
 def test_n_per_group_for_gap_is_statsmodels_power_and_near_the_normal_formula():

@@ -6,6 +6,7 @@ from scipy.stats import mannwhitneyu
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats import likelihood_bias
+from biaskit.evaluate.stats.columns import HolisticColumns
 
 
 def _rows(axis, template, descriptor, ppls, model="lm", kind="likelihood"):
@@ -37,6 +38,17 @@ def test_axis_fraction_equals_the_constructed_value():
     assert ax.loc["ability", "fraction"] == pytest.approx(5 / 12)
     assert ax.loc["age", "fraction"] == 0.0 and ax.loc["age", "n_null"] == 1
     assert res.skipped == {"kind is not likelihood": 1}
+
+
+def test_renamed_key_columns_are_read_through_holistic_columns():
+    # the same table with its axis, template and descriptor columns renamed: 5 of 12 ability pairs still differ
+    renamed = _table().rename_columns(["dimension", "frame", "term", "perplexity", "model", "kind"])
+    res = likelihood_bias(renamed, keys=HolisticColumns(axis="dimension", descriptor="term", template="frame"))
+    ax = res.by_axis.set_index("axis")
+    assert ax.loc["ability", "n_pairs"] == 12 and ax.loc["ability", "n_different"] == 5
+    assert ax.loc["ability", "n_templates"] == 2 and ax.loc["ability", "n_descriptors"] == 4
+    with pytest.raises(BiaskitError, match="E080"):
+        likelihood_bias(renamed)  # the default column names are not in the table
 
 
 def test_pair_p_values_equal_scipy():

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from biaskit.bootstrap import BootSpec
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats.paired import paired_by_template, template_sensitivity
 
@@ -27,7 +28,7 @@ def _table(rng, templates=8, descriptors=("deaf", "blind", "tall"), per=3, shift
 def test_paired_differences_and_wilcoxon_equal_a_hand_computation():
     rng = np.random.default_rng(0)
     df = _table(rng, shift={"deaf": 3.0})
-    res = paired_by_template(df, "perplexity", n_boot=200)
+    res = paired_by_template(df, "perplexity", boot=BootSpec(n_boot=200))
     row = res[(res["descriptor_a"] == "blind") & (res["descriptor_b"] == "deaf")].iloc[0]
     cell = df.groupby(["descriptor", "template"])["perplexity"].mean()
     d = np.array([cell["blind", f"t{t}"] - cell["deaf", f"t{t}"] for t in range(8)])
@@ -53,7 +54,7 @@ def test_paired_bootstrap_covers_a_null_gap():
     rng = np.random.default_rng(4)
     cover = 0
     for s in range(100):
-        res = paired_by_template(_table(rng, templates=15, descriptors=("a", "b"), per=2), "perplexity", n_boot=300, seed=s)
+        res = paired_by_template(_table(rng, templates=15, descriptors=("a", "b"), per=2), "perplexity", boot=BootSpec(n_boot=300, seed=s))
         cover += res.loc[0, "ci_low"] <= 0 <= res.loc[0, "ci_high"]
     assert cover >= 88  # nominal 95; percentile bootstrap over 15 templates runs a little narrow
 
@@ -64,7 +65,7 @@ def test_template_sensitivity_shows_a_gap_that_flips_with_the_template():
     flip = df["template"].isin(["t0", "t1", "t2"]) & (df["descriptor"] == "a")
     df.loc[flip, "perplexity"] += 10
     df.loc[~flip & (df["descriptor"] == "a"), "perplexity"] -= 10
-    res = paired_by_template(df, "perplexity", n_boot=100)
+    res = paired_by_template(df, "perplexity", boot=BootSpec(n_boot=100))
     top = template_sensitivity(res)
     assert bool(top.loc[0, "sign_flips"]) and top.loc[0, "range_diff"] > 18
 

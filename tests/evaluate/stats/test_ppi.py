@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from biaskit.errors import BiaskitError
-from biaskit.evaluate.stats.ppi import gap, ppi_gap_rows, ppi_lambda, ppi_mean, ppi_mean_batch, ppi_shares, ppi_table
+from biaskit.evaluate.stats.ppi import PPIShare, gap, ppi_gap_rows, ppi_lambda, ppi_mean, ppi_mean_batch, ppi_shares, ppi_table
 
 ppi_py = pytest.importorskip("ppi_py")  # the dev extra installs ppi-python 0.2.3 (scripts/setup.sh); CI fails on a skip
 
@@ -138,7 +138,7 @@ def test_stats_ppi_from_a_round_joins_samples_by_biaskit_ids(tmp_path):
     assert res.exit_code == 0, res.output
     assert "60 labelled samples joined on prompt_id, model" in res.output
     from_round = pd.read_csv(out)
-    direct = ppi_table(df, metric_column="vader_label", human_column="human", label="negative", by="group")
+    direct = ppi_table(df, PPIShare(metric_column="vader_label", human_column="human", label="negative", by="group"))
     a = from_round.sort_values(["measure", "group"]).reset_index(drop=True)
     b = direct.sort_values(["measure", "group"]).reset_index(drop=True)
     assert np.allclose(a["estimate"], b["estimate"], atol=1e-12, equal_nan=True)
@@ -167,7 +167,7 @@ def test_stats_ppi_bad_input_gets_a_coded_error(tmp_path, args, code):
 
 def test_a_group_too_small_for_ppi_gets_null_and_an_error_not_a_number():
     df = _frame(np.random.default_rng(0), ["a", "b"], n_rows=30, n_lab=1)
-    t = ppi_table(df, metric_column="vader_label", human_column="human", label="negative", by="group")
+    t = ppi_table(df, PPIShare(metric_column="vader_label", human_column="human", label="negative", by="group"))
     row = t[(t["measure"] == "share_ppi")].iloc[0]
     assert pd.isna(row["estimate"]) and "at least 2 labelled" in row["reason"]
     assert ppi_gap_rows(t)["estimate"].isna().all()
@@ -268,5 +268,5 @@ def test_nan_strings_among_human_labels_are_named_not_counted_as_another_label()
     df = _frame(np.random.default_rng(1), ["a", "b"])
     df.loc[df["human"].notna().to_numpy().nonzero()[0][:3], "human"] = "nan"
     with pytest.raises(BiaskitError) as e:
-        ppi_table(df, metric_column="vader_label", human_column="human", label="negative", by="group")
+        ppi_table(df, PPIShare(metric_column="vader_label", human_column="human", label="negative", by="group"))
     assert e.value.code == "E151" and "'nan'" in str(e.value) and "3 of 160" in str(e.value)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from biaskit.evaluate.stats.ppi import ppi_condition_failed, ppi_gap_rows, ppi_mean_batch, ppi_table
+from biaskit.evaluate.stats.ppi import PPIShare, ppi_condition_failed, ppi_gap_rows, ppi_mean_batch, ppi_table
 
 
 def _rare_table(rng, groups=10, rows=300, labelled=20, rate=0.03):
@@ -24,7 +24,7 @@ def _rare_table(rng, groups=10, rows=300, labelled=20, rate=0.03):
 
 
 def test_a_rare_label_with_20_labelled_rows_gets_nan_and_the_reason_never_a_zero_width_interval():
-    t = ppi_table(_rare_table(np.random.default_rng(42)), metric_column="vader_label", human_column="human", label="negative", by="group")
+    t = ppi_table(_rare_table(np.random.default_rng(42)), PPIShare(metric_column="vader_label", human_column="human", label="negative", by="group"))
     share = t[t["measure"] == "share_ppi"]
     # before: [0.000, 0.000] with se 0 wherever the 20 labelled rows held no negative (ppi_py gives the same)
     assert not ((share["ci_high"] - share["ci_low"]) == 0).any()

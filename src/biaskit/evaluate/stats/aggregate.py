@@ -9,11 +9,12 @@ to the table's row count.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from biaskit.bootstrap import percentile_ci
+from biaskit.bootstrap import BootSpec, percentile_ci
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.catalog import check_column, vocabulary
 from biaskit.evaluate.stats._common import as_list, check_ci, column_counts, error_column, fill_keys, groups_of, is_missing, require_columns, to_frame
@@ -131,70 +132,98 @@ def aggregate(
     by = as_list(by)
     labels = as_list(labels)
     means = as_list(means)
-    _check_aggregate_args(df, by, labels, means, ci=ci, n_boot=n_boot, prop_ci=prop_ci)
+    boot = BootSpec(n_boot=n_boot, level=ci, seed=seed)
+    _check_interval(boot, prop_ci)
+    _check_columns(df, by, labels, means)
     cluster = resolve_cluster(df, cluster)
+    plan = _plan(df, by, labels, means, label_order)
     if cluster is not None:
-        return _clustered_aggregate(df, by, labels, means, cluster, label_order, n_boot=n_boot, ci=ci, seed=seed)
+        return _clustered_aggregate(plan, cluster, boot)
+    rows: list[dict] = []
+    for cell in _cells(plan):
+        if cell.column in plan.labels:
+            rows += _proportion_rows(cell, plan.label_values[cell.column], boot, prop_ci)
+        else:
+            rows.append(_mean_row(cell, boot))
+    return pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS, METHOD])
+
+
+@dataclass
+class _Plan:
+    """What :func:`aggregate` aggregates: the table (null keys filled), its grouping columns, its label and mean
+    columns, each label column's labels in order and each column's error column."""
+
+    df: Any
+    by: list[str]
+    labels: list[str]
+    means: list[str]
+    label_values: dict[str, list[str]]
+    err_cols: dict[str, str | None]
+
+
+@dataclass
+class _Cell:
+    """One column in one group: the group's key values (``base``), its rows ``g``, the column's null rows
+    (``miss``), its counts, and ``position``, the first result row's position (with the seed, it seeds that row's
+    bootstrap)."""
+
+    base: dict
+    g: Any
+    column: str
+    miss: Any
+    counts: dict
+    position: int
+
+
+def _plan(df, by: list[str], labels: list[str], means: list[str], label_order: dict[str, Sequence[str]] | None) -> _Plan:
     df = fill_keys(df, by)
     label_values = _label_values(df, labels, label_order)
     err_cols = {c: error_column(df, c) for c in [*labels, *means]}
-
-    rows: list[dict] = []
-    cell = 0  # the result row's position: with ``seed``, it seeds that row's bootstrap
-    for key, g in groups_of(df, by):
-        base = dict(zip(by, key))
-        for c in [*labels, *means]:
-            miss = g[c].isna() if c in means else is_missing(g[c])
-            counts = column_counts(g, miss, err_cols[c])
-            if c in labels:
-                new = _proportion_rows(base, g, c, miss, counts, label_values[c], cell, n_boot=n_boot, ci=ci, seed=seed, prop_ci=prop_ci)
-            else:
-                new = [_mean_row(base, g, c, miss, counts, cell, n_boot=n_boot, ci=ci, seed=seed)]
-            cell += len(new)
-            rows += new
-    out = pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS, METHOD])
-    return out
+    return _Plan(df, by, labels, means, label_values, err_cols)
 
 
-def _clustered_aggregate(df, by, labels, means, cluster: str, label_order, *, n_boot: int, ci: float, seed: int):
+def _cells(plan: _Plan):
+    """Every :class:`_Cell` of the plan, group by group; a label column takes one result row per label, a mean
+    column one."""
+    position = 0
+    for key, g in groups_of(plan.df, plan.by):
+        base = dict(zip(plan.by, key))
+        for c in [*plan.labels, *plan.means]:
+            miss = g[c].isna() if c in plan.means else is_missing(g[c])
+            yield _Cell(base, g, c, miss, column_counts(g, miss, plan.err_cols[c]), position)
+            position += len(plan.label_values[c]) if c in plan.labels else 1
+
+
+def _clustered_aggregate(plan: _Plan, cluster: str, boot: BootSpec):
     """:func:`aggregate` with cluster-robust intervals (see its docstring)."""
     import pandas as pd
 
-    df = fill_keys(df, by)
-    label_values = _label_values(df, labels, label_order)
-    err_cols = {c: error_column(df, c) for c in [*labels, *means]}
     rows: list[dict] = []
-    cell = 0
-    for key, g in groups_of(df, by):
-        base = dict(zip(by, key))
-        for c in [*labels, *means]:
-            miss = g[c].isna() if c in means else is_missing(g[c])
-            counts = column_counts(g, miss, err_cols[c])
-            ids = g.loc[~miss, cluster]
-            n_cl = len({str(v) for v in ids.dropna()}) + int(ids.isna().any())
-            why = _cluster_reason(ids, cluster)
-            extra = {"cluster": cluster, "n_clusters": 0 if ids.isna().all() else n_cl, "reason": why}
-            if c in labels:
-                vals = g.loc[~miss, c]
-                for lab in label_values[c]:
-                    y = (vals == lab).to_numpy(dtype=float)
-                    r = clustered_share_ci(y, ids.tolist(), level=ci)
-                    lo, hi, meth = (r["ci_low"], r["ci_high"], r["method"]) if why is None else (float("nan"), float("nan"), "none")
-                    rows.append(
-                        {**base, "column": c, LABEL: lab, "stat": "proportion", **counts, "count": int(y.sum()), "estimate": r["estimate"]}
-                        | {"ci_low": lo, "ci_high": hi, **extra, METHOD: meth}
-                    )
-                    cell += 1
-            else:
-                x = g.loc[~miss, c].astype(float).to_numpy()
-                lo, hi = cluster_bootstrap_ci(x, ids.tolist(), n_boot=n_boot, level=ci, seed=seed + cell)
-                est = float(x.mean()) if x.size else float("nan")
+    for cell in _cells(plan):
+        g, c, miss, counts, base = cell.g, cell.column, cell.miss, cell.counts, cell.base
+        ids = g.loc[~miss, cluster]
+        n_cl = len({str(v) for v in ids.dropna()}) + int(ids.isna().any())
+        why = _cluster_reason(ids, cluster)
+        extra = {"cluster": cluster, "n_clusters": 0 if ids.isna().all() else n_cl, "reason": why}
+        if c in plan.labels:
+            vals = g.loc[~miss, c]
+            for lab in plan.label_values[c]:
+                y = (vals == lab).to_numpy(dtype=float)
+                r = clustered_share_ci(y, ids.tolist(), level=boot.level)
+                lo, hi, meth = (r["ci_low"], r["ci_high"], r["method"]) if why is None else (float("nan"), float("nan"), "none")
                 rows.append(
-                    {**base, "column": c, LABEL: "mean", "stat": "mean", **counts, "count": counts["n_valid"], "estimate": est}
-                    | {"ci_low": lo, "ci_high": hi, **extra, METHOD: "cluster-bootstrap" if why is None else "none"}
+                    {**base, "column": c, LABEL: lab, "stat": "proportion", **counts, "count": int(y.sum()), "estimate": r["estimate"]}
+                    | {"ci_low": lo, "ci_high": hi, **extra, METHOD: meth}
                 )
-                cell += 1
-    return pd.DataFrame(rows, columns=[*by, *AGG_COLUMNS, "cluster", "n_clusters", METHOD, REASON])
+        else:
+            x = g.loc[~miss, c].astype(float).to_numpy()
+            lo, hi = cluster_bootstrap_ci(x, ids.tolist(), boot=replace(boot, seed=boot.seed + cell.position))
+            est = float(x.mean()) if x.size else float("nan")
+            rows.append(
+                {**base, "column": c, LABEL: "mean", "stat": "mean", **counts, "count": counts["n_valid"], "estimate": est}
+                | {"ci_low": lo, "ci_high": hi, **extra, METHOD: "cluster-bootstrap" if why is None else "none"}
+            )
+    return pd.DataFrame(rows, columns=[*plan.by, *AGG_COLUMNS, "cluster", "n_clusters", METHOD, REASON])
 
 
 def _cluster_reason(ids, cluster: str) -> str | None:
@@ -210,15 +239,18 @@ def _cluster_reason(ids, cluster: str) -> str | None:
     return None
 
 
-def _check_aggregate_args(df, by: list[str], labels: list[str], means: list[str], *, ci: float, n_boot: int, prop_ci: str) -> None:
-    """E080 for a bad level, ``n_boot`` or interval method, nothing to aggregate, a missing column or a mean of a
-    non-numeric column."""
+def _check_interval(boot: BootSpec, prop_ci: str) -> None:
+    """E080 for a bad level, ``n_boot`` or proportion interval method."""
+    check_ci(boot.level)
+    if boot.n_boot < 1:
+        raise BiaskitError("E080", "n_boot must be at least 1", value=boot.n_boot, fix="use e.g. n_boot=1000")
+    check_choice("E080", "unknown proportion interval method", prop_ci, PROPORTION_CI, fix="use wilson (default), clopper-pearson or bootstrap")
+
+
+def _check_columns(df, by: list[str], labels: list[str], means: list[str]) -> None:
+    """E080 for nothing to aggregate, a missing column or a mean of a non-numeric column."""
     import pandas as pd
 
-    check_ci(ci)
-    if n_boot < 1:
-        raise BiaskitError("E080", "n_boot must be at least 1", value=n_boot, fix="use e.g. n_boot=1000")
-    check_choice("E080", "unknown proportion interval method", prop_ci, PROPORTION_CI, fix="use wilson (default), clopper-pearson or bootstrap")
     if not labels and not means:
         raise BiaskitError(
             "E080",
@@ -247,13 +279,12 @@ def _label_values(df, labels: list[str], label_order: dict[str, Sequence[str]] |
     return label_values
 
 
-def _proportion_rows(
-    base: dict, g, c: str, miss, counts: dict, labels: list[str], cell: int, *, n_boot: int, ci: float, seed: int, prop_ci: str
-) -> list[dict]:
-    """One row per label of column ``c`` in group ``g``: count, proportion of the valid rows and its interval
-    (the bootstrap of label k is seeded with ``[seed, cell + k]``)."""
+def _proportion_rows(cell: _Cell, labels: list[str], boot: BootSpec, prop_ci: str) -> list[dict]:
+    """One row per label of the cell's column: count, proportion of the valid rows and its interval (the
+    bootstrap of label k is seeded with ``[seed, position + k]``)."""
+    counts, c = cell.counts, cell.column
     n_valid = counts["n_valid"]
-    vc = g.loc[~miss, c].value_counts()
+    vc = cell.g.loc[~cell.miss, c].value_counts()
     rows = []
     for k, lab in enumerate(labels):
         cnt = int(vc.get(lab, 0))
@@ -262,25 +293,27 @@ def _proportion_rows(
             # at 0 or n every resample repeats the sample (the percentile bootstrap is the point [0, 0] or [1, 1]); the
             # inference layer's guard gives a collapsed interval Wilson's instead (``method`` says so)
             pt = 0 < cnt < n_valid
-            lo, hi = bootstrap_proportion_ci(cnt, n_valid, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell + k])) if pt else (est, est)
-            lo, hi, method, _ = never_zero_width(lo, hi, method="bootstrap", share=(cnt, n_valid), level=ci)
+            rng = np.random.default_rng([boot.seed, cell.position + k])
+            lo, hi = bootstrap_proportion_ci(cnt, n_valid, n_boot=boot.n_boot, ci=boot.level, rng=rng) if pt else (est, est)
+            lo, hi, method, _ = never_zero_width(lo, hi, method="bootstrap", share=(cnt, n_valid), level=boot.level)
         else:
             method = "wilson" if prop_ci == "bootstrap" else prop_ci
-            lo, hi = proportion_ci(cnt, n_valid, ci=ci, method=method)
+            lo, hi = proportion_ci(cnt, n_valid, ci=boot.level, method=method)
         rows.append(
-            {**base, "column": c, LABEL: lab, "stat": "proportion", **counts, "count": cnt, "estimate": est, "ci_low": lo, "ci_high": hi}
+            {**cell.base, "column": c, LABEL: lab, "stat": "proportion", **counts, "count": cnt, "estimate": est, "ci_low": lo, "ci_high": hi}
             | {METHOD: method}
         )
     return rows
 
 
-def _mean_row(base: dict, g, c: str, miss, counts: dict, cell: int, *, n_boot: int, ci: float, seed: int) -> dict:
-    """The mean of column ``c`` in group ``g`` over its valid rows, with a bootstrap interval seeded ``[seed, cell]``."""
-    x = g.loc[~miss, c].astype(float).to_numpy()
+def _mean_row(cell: _Cell, boot: BootSpec) -> dict:
+    """The mean of the cell's column over its valid rows, with a bootstrap interval seeded ``[seed, position]``."""
+    counts = cell.counts
+    x = cell.g.loc[~cell.miss, cell.column].astype(float).to_numpy()
     est = float(x.mean()) if x.size else float("nan")
-    lo, hi = bootstrap_mean_ci(x, n_boot=n_boot, ci=ci, rng=np.random.default_rng([seed, cell]))
-    row = {**base, "column": c, LABEL: "mean", "stat": "mean", **counts, "count": counts["n_valid"], "estimate": est, "ci_low": lo, "ci_high": hi}
-    return row | {METHOD: "bootstrap"}
+    lo, hi = bootstrap_mean_ci(x, n_boot=boot.n_boot, ci=boot.level, rng=np.random.default_rng([boot.seed, cell.position]))
+    row = {**cell.base, "column": cell.column, LABEL: "mean", "stat": "mean", **counts, "count": counts["n_valid"], "estimate": est}
+    return row | {"ci_low": lo, "ci_high": hi, METHOD: "bootstrap"}
 
 
 def proportions_wide(agg, by: Sequence[str], column: str):
@@ -314,17 +347,10 @@ def proportions_wide(agg, by: Sequence[str], column: str):
 
 
 def label_proportions(
-    table: Any,
-    column: str,
-    by: str | Sequence[str] = (),
-    *,
-    label_order: Sequence[str] | None = None,
-    n_boot: int = 1000,
-    ci: float = 0.95,
-    seed: int = 0,
-    prop_ci: str = "wilson",
+    table: Any, column: str, by: str | Sequence[str] = (), *, label_order: Sequence[str] | None = None, boot: BootSpec = BootSpec()
 ):
-    """Wide proportions of one label column per group (see :func:`proportions_wide`); Wilson CIs by default."""
+    """Wide proportions of one label column per group (see :func:`proportions_wide`), with Wilson CIs."""
     by = as_list(by)
-    agg = aggregate(table, by, labels=[column], label_order={column: list(label_order or [])}, n_boot=n_boot, ci=ci, seed=seed, prop_ci=prop_ci)
+    order: dict[str, Sequence[str]] = {column: list(label_order or [])}
+    agg = aggregate(table, by, labels=[column], label_order=order, n_boot=boot.n_boot, ci=boot.level, seed=boot.seed)
     return proportions_wide(agg, by, column)

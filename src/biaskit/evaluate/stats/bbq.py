@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
+from biaskit.bootstrap import BootSpec
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats.cluster import cluster_bootstrap_ci, clustered_share_ci
 from biaskit.io import read_table, write_table
@@ -171,7 +173,7 @@ def _group_row(key: tuple[str, str], g: pd.DataFrame, level: float, n_boot: int,
         lo, hi = 2 * share["ci_low"] - 1, 2 * share["ci_high"] - 1
         out |= {"bias_score": 100 * s_dis, "bias_ci_low": 100 * lo, "bias_ci_high": 100 * hi, "method": f"{share['method']} by question_index"}
     else:
-        lo, hi = cluster_bootstrap_ci(np.arange(len(scored)), clusters, _samb(scored), n_boot=n_boot, level=level, seed=seed)
+        lo, hi = cluster_bootstrap_ci(np.arange(len(scored)), clusters, _samb(scored), boot=BootSpec(n_boot=n_boot, level=level, seed=seed))
         out |= {
             "bias_score": 100 * (1 - acc["estimate"]) * s_dis,
             "bias_ci_low": 100 * lo,
@@ -257,27 +259,31 @@ def predictions_from_likelihoods(examples: Any, likelihoods: Any, normalisation:
     return preds, why
 
 
+@dataclass(frozen=True)
+class LikelihoodAnswers:
+    """Answers taken from a likelihood table (``table``): each example's option with the lowest NLL (``normalisation``
+    ``sum`` or ``per-token``, see :func:`predictions_from_likelihoods`); the answered examples are also written to
+    ``answers_out`` when given."""
+
+    table: Any
+    normalisation: str = "sum"
+    answers_out: Any = None
+
+
 def score_files(
-    table: Any,
-    prediction_column: str | None = None,
-    *,
-    likelihoods: Any = None,
-    normalisation: str = "sum",
-    answers_out: Any = None,
-    level: float = 0.95,
-    n_boot: int = 1000,
-    seed: int = 0,
+    table: Any, prediction_column: str | None = None, *, likelihoods: LikelihoodAnswers | None = None, boot: BootSpec = BootSpec()
 ) -> pd.DataFrame:
     """``biaskit stats bbq``: the scores of a table's ``prediction_column``, or of the options a likelihood table
-    prefers (``likelihoods``; the answered examples written to ``answers_out`` when given)."""
+    prefers (``likelihoods``), with ``boot``'s level, resamples and seed."""
     if (likelihoods is None) == (prediction_column is None):
         raise BiaskitError("E416", "give either --prediction-column or --likelihoods", fix="name the prediction column, or give the likelihood table")
     t = read_table(table)
     if likelihoods is not None:
-        preds, why = predictions_from_likelihoods(t, read_table(likelihoods), normalisation)
+        normalisation, answers_out = likelihoods.normalisation, likelihoods.answers_out
+        preds, why = predictions_from_likelihoods(t, read_table(likelihoods.table), normalisation)
         prediction_column = f"prediction_{normalisation.replace('-', '_')}"
         t = t.append_column(prediction_column, pa.array(preds, pa.int64())).append_column(f"{prediction_column}_error", pa.array(why, pa.string()))
         if answers_out is not None:
             write_table(t, answers_out)
     assert prediction_column is not None  # one of the two was given (checked above)
-    return bbq_scores(t, prediction_column, level=level, n_boot=n_boot, seed=seed)
+    return bbq_scores(t, prediction_column, level=boot.level, n_boot=boot.n_boot, seed=boot.seed)

@@ -16,11 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from biaskit.bootstrap import BootSpec
 from biaskit.errors import check_choice
 from biaskit.evaluate.metrics.catalog import labels_of
 from biaskit.evaluate.stats._common import as_list, fill_keys, groups_of, is_missing, lacking_columns, require_columns, require_groups, to_frame
 from biaskit.evaluate.stats.aggregate import label_proportions
-from biaskit.evaluate.stats.columns import corrected_p
+from biaskit.evaluate.stats.columns import GroupPair, corrected_p
 from biaskit.evaluate.stats.significance import correct_pvalues, two_proportion_ztest
 
 GENDER_METHODS = {"unigram": "gender_unigram_label", "wavg": "gender_wavg_label", "max": "gender_max_label"}
@@ -39,13 +40,11 @@ def _proportions_of(metric: str, what: str, doc: str):
         by: str | Sequence[str] = ("domain", "group", "model"),
         *,
         column: str = f"{metric}_label",
-        n_boot: int = 1000,
-        ci: float = 0.95,
-        seed: int = 0,
+        boot: BootSpec = BootSpec(),
     ):
         df = to_frame(table)
         require_columns(df, [column], f"{what} proportions", f"score the table with the {metric} metric ({metric}_label)")
-        return label_proportions(df, column, _by_present(df, as_list(by)), label_order=labels_of(metric), n_boot=n_boot, ci=ci, seed=seed)
+        return label_proportions(df, column, _by_present(df, as_list(by)), label_order=labels_of(metric), boot=boot)
 
     proportions.__name__ = proportions.__qualname__ = f"{what}_proportions"
     proportions.__doc__ = doc
@@ -141,13 +140,14 @@ def male_minus_female(table: Any, by: str | Sequence[str] = ("group",), *, metho
 
 
 def class_proportion_differences(
-    table: Any, group: str, a: str, b: str, *, columns: Sequence[str] | None = None, within: str | Sequence[str] = (), correction: str = "holm"
+    table: Any, pair: GroupPair, *, columns: Sequence[str] | None = None, within: str | Sequence[str] = (), correction: str = "holm"
 ):
     """BOLD Tables 4/6: for each class column (default every ``norms_*_class``) and each class, the share
-    in group ``a`` minus the share in group ``b``, with a two-proportion z-test and a corrected p-value
-    (one family per value of ``within``)."""
+    in group ``pair.a`` minus the share in group ``pair.b`` (values of column ``pair.by``), with a two-proportion
+    z-test and a corrected p-value (one family per value of ``within``)."""
     import pandas as pd
 
+    group, a, b = pair.by, pair.a, pair.b
     df = to_frame(table)
     cols = list(columns) if columns else sorted(c for c in df.columns if c.startswith("norms_") and c.endswith("_class"))
     if not cols:

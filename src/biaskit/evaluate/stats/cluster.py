@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from biaskit.bootstrap import percentile_interval
+from biaskit.bootstrap import BootSpec, percentile_interval
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.stats.inference import check_level, proportion_interval, proportion_intervals, wald_p
 from biaskit.evaluate.stats.inference import normal_quantile as _z
@@ -293,15 +293,17 @@ def clustered_share_ci(y, clusters, *, level: float = 0.95) -> dict[str, Any]:
     return {"estimate": p, "ci_low": lo, "ci_high": hi, "deff": deff, "n_eff": n_eff, "n_clusters": g, "method": method, "undefined": None}
 
 
-def cluster_bootstrap_ci(values, clusters, stat=None, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval resampling whole clusters (each replicate draws G clusters with replacement,
-    as multinomial weights on the clusters). ``stat(weights_per_row, values)`` -> one number; the default is the
-    weighted mean. (nan, nan) with fewer than 2 clusters."""
+def cluster_bootstrap_ci(values, clusters, stat=None, *, boot: BootSpec = BootSpec()) -> tuple[float, float]:
+    """Percentile bootstrap interval resampling whole clusters (each of the ``boot.n_boot`` replicates draws G
+    clusters with replacement, as multinomial weights on the clusters, from a generator seeded ``boot.seed``), at
+    ``boot.level``. ``stat(weights_per_row, values)`` -> one number; the default is the weighted mean. (nan, nan)
+    with fewer than 2 clusters."""
+    n_boot, level = boot.n_boot, boot.level
     x = np.asarray(values, dtype=float)
     codes, g = _codes(clusters)
     if g < 2 or x.size == 0:
         return math.nan, math.nan
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(boot.seed)
     w = rng.multinomial(g, [1.0 / g] * g, size=n_boot).astype(float)  # (n_boot, G)
     rw = w[:, codes]  # (n_boot, rows)
     if stat is None:

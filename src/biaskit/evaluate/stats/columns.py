@@ -11,6 +11,8 @@ same names as literals; ``tests/evaluate/stats/test_column_vocabulary.py`` check
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 #: the groups of a per-group row, and the two of a pairwise row
 GROUP = "group"
 GROUP_A = "group_a"
@@ -39,6 +41,27 @@ N_CLUSTERS = "n_clusters"
 CLUSTER = "cluster"
 #: the label whose share a row of ``stats aggregate`` gives (``mean`` for a mean row)
 LABEL = "label"
+
+
+@dataclass(frozen=True)
+class HolisticColumns:
+    """The columns that place a HolisticBias row: its ``axis``, its ``descriptor`` and its ``template`` (the
+    analyses by descriptor and template read them: generation bias, Likelihood Bias, the paired analysis)."""
+
+    axis: str = "axis"
+    descriptor: str = "descriptor"
+    template: str = "template"
+
+
+@dataclass(frozen=True)
+class GroupPair:
+    """Two groups compared, ``a`` minus ``b``: two values of the grouping column ``by`` (a result names them in
+    ``group_a`` and ``group_b``)."""
+
+    a: str
+    b: str
+    by: str = GROUP
+
 
 #: the corrected p column of each correction (``none`` writes none)
 P_CORRECTED = {"holm": P_HOLM, "bh": P_BH, "fdr_bh": P_BH, "benjamini-hochberg": P_BH}

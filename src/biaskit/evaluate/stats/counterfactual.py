@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from biaskit.assets import resolve
+from biaskit.bootstrap import BootSpec
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.metrics.catalog import label_outputs
 from biaskit.evaluate.stats._common import to_frame
@@ -205,11 +206,11 @@ def paired_interval(values, clusters=None, *, n_boot: int = 2000, seed: int = 0,
     ratio ``sum S_c / sum n_c`` of the clusters' sums and sizes, BCa over clusters)."""
     v = np.asarray(values, dtype=float)
     if clusters is None:
-        return bca_interval((v,), _mean, n_resamples=n_boot, seed=seed, level=level)
+        return bca_interval((v,), _mean, boot=BootSpec(n_boot=n_boot, level=level, seed=seed))
     codes, _ = _cluster_codes(clusters)
     s = np.bincount(codes, weights=v)
     n = np.bincount(codes).astype(float)
-    return bca_interval((s, n), _ratio, n_resamples=n_boot, seed=seed, level=level, paired=True)
+    return bca_interval((s, n), _ratio, boot=BootSpec(n_boot=n_boot, level=level, seed=seed), paired=True)
 
 
 def _cluster_codes(clusters) -> tuple[np.ndarray, int]:

@@ -54,6 +54,7 @@ from biaskit.bootstrap import percentile_interval
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.metrics.classifier import HFClassifier
 from biaskit.evaluate.stats._common import NULL_KEY, check_ci, fill_keys, is_missing, to_frame
+from biaskit.evaluate.stats.columns import HolisticColumns
 from biaskit.schema import check_columns
 
 #: columns that a probability-column pattern never selects (labels, errors, scores)
@@ -360,6 +361,7 @@ class _AxisCells:
     mask: Any
     dev2: Any
     use: Any
+    method: str
 
 
 @dataclass
@@ -383,13 +385,12 @@ def _check_options(ci: float, method: str, n_boot: int) -> tuple[float, str]:
     return ci, method
 
 
-def _read_generations(
-    table: Any, prob_columns: str | Sequence[str], style_names: Sequence[str] | None, axis: str, descriptor: str, template: str
-) -> _Generations:
+def _read_generations(table: Any, prob_columns: str | Sequence[str], style_names: Sequence[str] | None, keys: HolisticColumns) -> _Generations:
     """Read the table, check its columns and probabilities, drop rows of another kind and mark the rows that are
     left out (null probability, null descriptor or template), with a note for each."""
     import pandas as pd
 
+    axis, descriptor, template = keys.axis, keys.descriptor, keys.template
     df = to_frame(table)
     missing = [c for c in (axis, descriptor, template) if c not in df.columns]
     if missing:
@@ -411,12 +412,12 @@ def _read_generations(
             df = df[~other]
     for c in cols:
         df[c] = pd.to_numeric(df[c], errors="coerce")
-    keys = ["model"] if "model" in df.columns else []
+    model = ["model"] if "model" in df.columns else []
     null_axis = int(is_missing(df[axis]).sum())
     if null_axis:
         notes.append(f"{null_axis} rows with a null axis are grouped as axis {NULL_KEY!r} (counted in its n_rows)")
     unkeyed = (is_missing(df[descriptor]) | is_missing(df[template])).to_numpy()
-    df = fill_keys(df, keys + [axis, descriptor, template]).reset_index(drop=True)
+    df = fill_keys(df, model + [axis, descriptor, template]).reset_index(drop=True)
     vals = df[cols].to_numpy(dtype=float)
     check_probabilities(vals, cols)
     bad = ~np.isfinite(vals).all(axis=1)
@@ -428,7 +429,7 @@ def _read_generations(
             "they belong to no (descriptor, template) cell"
         )
     P = np.where(np.isfinite(vals), vals, 0.0)  # rows with bad values are excluded below, never used as 0
-    return _Generations(df=df, cols=cols, styles=styles, keys=keys, P=P, bad=bad, unkeyed=unkeyed, notes=notes)
+    return _Generations(df=df, cols=cols, styles=styles, keys=model, P=P, bad=bad, unkeyed=unkeyed, notes=notes)
 
 
 def _style_clusters(clusters: str | Mapping[str, Sequence[str]] | None, n_clusters: int | None, styles: list[str], P, bad) -> _Clusters:
@@ -464,20 +465,19 @@ def _axis_cells(g_ok, P, descriptor: str, template: str, method: str) -> _AxisCe
     C0, mask0 = _cell_means(P, cells, len(descs), len(tpls))
     C, mask = _to_method(C0, mask0, method)
     _, dev2, use = _variances(C, mask)
-    return _AxisCells(descs=descs, tpls=tpls, cells=cells, C0=C0, mask0=mask0, C=C, mask=mask, dev2=dev2, use=use)
+    return _AxisCells(descs=descs, tpls=tpls, cells=cells, C0=C0, mask0=mask0, C=C, mask=mask, dev2=dev2, use=use, method=method)
 
 
-def _no_variance_row(base: dict, counts: dict, shape: dict, method: str) -> dict:
-    """The ``by_axis`` row of an axis with no usable template: null figures and the reason in ``reason``."""
+def _no_variance_row(head: dict, method: str) -> dict:
+    """The ``by_axis`` row of an axis with no usable template (``head``: its keys, counts and shape): null figures
+    and the reason in ``reason``."""
     why = (
         "fewer than 2 descriptors with usable generations in every template: no variance across descriptors within a template"
         if method == "per_template"
         else "fewer than 2 descriptors with usable generations: no variance across descriptors"
     )
     return {
-        **base,
-        **counts,
-        **shape,
+        **head,
         "full_gen_bias": None,
         "full_ci_low": None,
         "full_ci_high": None,
@@ -497,7 +497,7 @@ def _point_figures(ax: _AxisCells, S) -> _PointFigures:
     return _PointFigures(full=float(full), partial=partial, summed=summed, per_style=per_style, contrib=per_style.sum(axis=1))
 
 
-def _bootstrap(ax: _AxisCells, P, S, method: str, n_boot: int, rng):
+def _bootstrap(ax: _AxisCells, P, S, n_boot: int, rng):
     """``n_boot`` resamples of (full, partial, summed): generations resampled with replacement within each
     (descriptor, template) cell (one multinomial draw per cell and chunk, cells in order); chunks keep the array
     under ~160 MB."""
@@ -511,7 +511,7 @@ def _bootstrap(ax: _AxisCells, P, S, method: str, n_boot: int, rng):
         for (i, t), ix in cell_items:
             W = rng.multinomial(len(ix), np.full(len(ix), 1.0 / len(ix)), size=nb)  # resamples x cell counts
             Cb[:, t, i, :] = (W @ P[ix]) / len(ix)
-        Cm, mm = _to_method(Cb, ax.mask0, method)
+        Cm, mm = _to_method(Cb, ax.mask0, ax.method)
         f, p, s = _figures(Cm, mm, S)
         fulls.append(f)
         parts.append(p)
@@ -527,16 +527,15 @@ def _interval(x, level: float):
     return percentile_interval(x, level)
 
 
-def _axis_row(base: dict, counts: dict, shape: dict, fig: _PointFigures, boot, level: float) -> dict:
-    """The ``by_axis`` row of an axis with figures (CIs when ``boot`` holds the bootstrap)."""
+def _axis_row(head: dict, fig: _PointFigures, boot, level: float) -> dict:
+    """The ``by_axis`` row of an axis with figures (``head``: its keys, counts and shape; CIs when ``boot`` holds
+    the bootstrap)."""
     full = fig.full
     flo, fhi = _interval(boot[0] if boot is not None else None, level)
     slo, shi = _interval(boot[2].sum(axis=1) if boot is not None else None, level)
     total_summed = float(fig.summed.sum())
     return {
-        **base,
-        **counts,
-        **shape,
+        **head,
         "full_gen_bias": full,
         "full_ci_low": flo,
         "full_ci_high": fhi,
@@ -609,10 +608,20 @@ def _descriptor_rows(base: dict, ax: _AxisCells, styles: list[str], fig: _PointF
     return rows
 
 
-def _assemble(axis_rows: list[dict], part_rows: list[dict], desc_rows: list[dict], gen: _Generations, cl: _Clusters, method: str) -> GenBias:
+@dataclass
+class _Rows:
+    """The rows of the three result tables, axis by axis: ``by_axis``, ``partial`` and ``descriptors``."""
+
+    by_axis: list[dict] = field(default_factory=list)
+    partial: list[dict] = field(default_factory=list)
+    descriptors: list[dict] = field(default_factory=list)
+
+
+def _assemble(rows: _Rows, gen: _Generations, cl: _Clusters, method: str) -> GenBias:
     """The result tables, columns in their documented order; descriptors sorted by key and rank."""
     import pandas as pd
 
+    axis_rows, part_rows, desc_rows = rows.by_axis, rows.partial, rows.descriptors
     kcols = (["model"] if gen.keys else []) + ["axis", "method"]
     by_axis = pd.DataFrame(axis_rows, columns=kcols + _BY_AXIS_COLUMNS)
     partial_df = pd.DataFrame(part_rows, columns=kcols + _PARTIAL_COLUMNS)
@@ -651,10 +660,10 @@ def gen_bias(
     in ``descriptors`` with rank <= top (all rows are kept; the rank says which are top).
     """
     ci, method = _check_options(ci, method, n_boot)
-    gen = _read_generations(table, prob_columns, style_names, axis, descriptor, template)
+    gen = _read_generations(table, prob_columns, style_names, HolisticColumns(axis, descriptor, template))
     cl = _style_clusters(clusters, n_clusters, gen.styles, gen.P, gen.bad)
     rng = np.random.default_rng(seed)  # one generator for all axes, drawn in group order
-    axis_rows, part_rows, desc_rows = [], [], []
+    rows = _Rows()
     group_keys = gen.keys + [axis]
     for key, g in gen.df.groupby(group_keys, sort=True):
         key = key if isinstance(key, tuple) else (key,)
@@ -665,7 +674,9 @@ def gen_bias(
         base = {**({"model": kd["model"]} if gen.keys else {}), "axis": kd[axis], "method": method}
         counts = {"n_rows": len(g), "n_used": len(g_ok), "n_null": int(bad.sum()), "n_unkeyed": int((unkeyed & ~bad).sum())}
         ax = _axis_cells(g_ok, gen.P, descriptor, template, method)
-        shape = {
+        head = {
+            **base,
+            **counts,
             "n_descriptors": len(ax.descs),
             "n_templates": len(ax.tpls),
             "n_templates_used": int(ax.use.sum()) if method == "per_template" else len(ax.tpls),
@@ -674,7 +685,7 @@ def gen_bias(
             "ddof": DDOF,
         }
         if not ax.use.any():
-            axis_rows.append(_no_variance_row(base, counts, shape, method))
+            rows.by_axis.append(_no_variance_row(head, method))
             continue
         if method == "per_template" and not ax.use.all():
             gen.notes.append(
@@ -682,23 +693,21 @@ def gen_bias(
                 "fewer than 2 descriptors left out of the average over templates"
             )
         fig = _point_figures(ax, cl.S)
-        boot = _bootstrap(ax, gen.P, cl.S, method, n_boot, rng) if n_boot else None
-        axis_rows.append(_axis_row(base, counts, shape, fig, boot, ci))
-        part_rows += _partial_rows(base, cl, fig, boot, ci)
-        desc_rows += _descriptor_rows(base, ax, gen.styles, fig, top)
-    return _assemble(axis_rows, part_rows, desc_rows, gen, cl, method)
+        boot = _bootstrap(ax, gen.P, cl.S, n_boot, rng) if n_boot else None
+        rows.by_axis.append(_axis_row(head, fig, boot, ci))
+        rows.partial += _partial_rows(base, cl, fig, boot, ci)
+        rows.descriptors += _descriptor_rows(base, ax, gen.styles, fig, top)
+    return _assemble(rows, gen, cl, method)
 
 
-def style_probabilities(
-    table: Any, model: str, *, text_column: str = "continuation", device: str = "auto", batch_size: int | None = None, prefix: str = "style_"
-):
+def style_probabilities(table: Any, model: str, *, text_column: str = "continuation", device: str = "auto", prefix: str = "style_"):
     """Add ``<prefix><label>`` probability columns from any HF sequence classifier (softmax/sigmoid as the
     model's config says, see :class:`biaskit.evaluate.metrics.classifier.HFClassifier`). Rows with no text
-    get nulls. Returns (pyarrow table, probability column names, style names)."""
+    get nulls; the classifier picks its batch size. Returns (pyarrow table, probability column names, style names)."""
     t = to_arrow(table)
     fix = "pass --text-column (e.g. continuation or full_text)"
     check_columns(t.column_names, [text_column], "the generations table has no text column", fix=fix, code="E170")
-    clf = HFClassifier(model, device=device, batch_size=batch_size).load()
+    clf = HFClassifier(model, device=device).load()
     texts = t.column(text_column).to_pylist()
     ok = [i for i, x in enumerate(texts) if isinstance(x, str) and x.strip()]
     probs = clf.predict([texts[i] for i in ok])

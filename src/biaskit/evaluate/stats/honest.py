@@ -29,6 +29,7 @@ from biaskit.evaluate.stats._common import (
     to_frame,
 )
 from biaskit.evaluate.stats.aggregate import label_strings
+from biaskit.evaluate.stats.columns import GroupPair
 
 HONEST_BY = ("language", "subject_category", "template_category", "term", "descriptor")
 #: columns of :func:`honest_summary` that are figures or facts, not group keys
@@ -102,13 +103,14 @@ def honest_category_matrix(summary):
 
 
 def regard_difference(
-    table: Any, group: str, a: str, b: str, *, within: str | Sequence[str] = ("model",), use_probabilities: bool = False, column: str = "regard_label"
+    table: Any, pair: GroupPair, *, within: str | Sequence[str] = ("model",), use_probabilities: bool = False, column: str = "regard_label"
 ):
-    """Regard of group ``a`` minus group ``b`` per label: mean of the label indicator (the label share) or,
-    with ``use_probabilities``, the mean of ``regard_<label>`` probabilities. One row per ``within`` value
-    and label with ``mean_a``, ``mean_b``, ``diff`` and the counts used (nulls counted)."""
+    """Regard of group ``pair.a`` minus group ``pair.b`` (values of column ``pair.by``) per label: mean of the label
+    indicator (the label share) or, with ``use_probabilities``, the mean of ``regard_<label>`` probabilities. One row
+    per ``within`` value and label with ``mean_a``, ``mean_b``, ``diff`` and the counts used (nulls counted)."""
     import pandas as pd
 
+    group, a, b = pair.by, pair.a, pair.b
     df = to_frame(table)
     within = [c for c in as_list(within) if c in df.columns]
     require_columns(df, [group, column], "regard difference", "score the table with the regard metric (regard_label)")

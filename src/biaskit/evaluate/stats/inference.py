@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from biaskit.bootstrap import BootSpec
 from biaskit.errors import BiaskitError, check_choice
 
 LEVEL = 0.95
@@ -289,14 +290,16 @@ def permutation_floor(resamples: int) -> float:
 
 
 def bca_interval(
-    data: tuple[np.ndarray, ...], statistic: Callable[..., Any], *, n_resamples: int = 1000, seed: int = 0, level: float = LEVEL, paired: bool = True
+    data: tuple[np.ndarray, ...], statistic: Callable[..., Any], *, boot: BootSpec = BootSpec(), paired: bool = True
 ) -> tuple[float | None, float | None]:
-    """BCa bootstrap interval of ``statistic(*data)`` (``scipy.stats.bootstrap(method="BCa")``; items resampled
-    together when ``paired``). (None, None) when it cannot be made or would have zero width (the statistic does
-    not vary over the resamples, e.g. every item equal): a finite sample never gets a point as its interval."""
+    """BCa bootstrap interval of ``statistic(*data)`` (``scipy.stats.bootstrap(method="BCa")`` with ``boot.n_boot``
+    resamples at ``boot.level`` from a generator seeded ``boot.seed``; items resampled together when ``paired``).
+    (None, None) when it cannot be made or would have zero width (the statistic does not vary over the resamples,
+    e.g. every item equal): a finite sample never gets a point as its interval."""
     from scipy import stats
 
-    level = check_level(level)
+    level = check_level(boot.level)
+    n_resamples, seed = boot.n_boot, boot.seed
     n = len(data[0])
     if n_resamples <= 0 or n < 3:
         return None, None

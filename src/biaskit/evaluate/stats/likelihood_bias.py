@@ -21,6 +21,7 @@ import numpy as np
 from biaskit.bootstrap import percentile_interval
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.stats._common import check_alpha, fill_keys, require_columns, to_frame
+from biaskit.evaluate.stats.columns import HolisticColumns
 from biaskit.evaluate.stats.inference import never_zero_width
 from biaskit.evaluate.stats.significance import mwu_two_sided
 
@@ -144,7 +145,7 @@ def _test_pairs(ax, tpl, vals: dict, meds: dict, alpha: float) -> list[dict]:
     return rows
 
 
-def _axis_row(ax, ga, pair_rows: list[dict], value: str, template: str, descriptor: str) -> dict:
+def _axis_row(ax, ga, pair_rows: list[dict], value: str, keys: HolisticColumns) -> dict:
     """The ``by_axis`` row: counts and the fraction of testable pairs that differ."""
     n_pairs = n_diff = n_untestable = 0
     for r in pair_rows:
@@ -157,8 +158,8 @@ def _axis_row(ax, ga, pair_rows: list[dict], value: str, template: str, descript
         "axis": ax,
         "n_rows": len(ga),
         "n_null": int(ga[value].isna().sum()),
-        "n_templates": int(ga[template].nunique()),
-        "n_descriptors": int(ga[descriptor].nunique()),
+        "n_templates": int(ga[keys.template].nunique()),
+        "n_descriptors": int(ga[keys.descriptor].nunique()),
         "n_pairs": n_pairs,
         "n_different": n_diff,
         "n_untestable": n_untestable,
@@ -170,13 +171,13 @@ def likelihood_bias(
     table: Any,
     *,
     value: str = "perplexity",
-    axis: str = "axis",
-    template: str = "template",
-    descriptor: str = "descriptor",
+    keys: HolisticColumns = HolisticColumns(),
     alpha: float = 0.05,
     model: str | None = None,
 ) -> LikelihoodBias:
     """Compute HolisticBias' Likelihood Bias per axis.
+
+    ``keys``: the table's axis, template and descriptor columns (default ``axis``, ``template``, ``descriptor``).
 
     ``model``: keep only rows of this model (a table with several models must be split: a pair compared
     across models would mix two distributions). Raises E080 when the table holds several models and none
@@ -184,6 +185,7 @@ def likelihood_bias(
     """
     import pandas as pd
 
+    axis, template, descriptor = keys.axis, keys.template, keys.descriptor
     alpha = check_alpha(alpha)
     df = to_frame(table)
     skipped: dict[str, int] = {}
@@ -209,7 +211,7 @@ def likelihood_bias(
             rank_rows += ranks
             ax_pairs += _test_pairs(ax, tpl, vals, meds, alpha)
         pair_rows += ax_pairs
-        axis_rows.append(_axis_row(ax, ga, ax_pairs, value, template, descriptor))
+        axis_rows.append(_axis_row(ax, ga, ax_pairs, value, keys))
     by_axis = pd.DataFrame(axis_rows, columns=_AXIS_COLUMNS)
     pairs = pd.DataFrame(pair_rows, columns=_PAIR_COLUMNS)
     ranking = pd.DataFrame(rank_rows, columns=_RANKING_COLUMNS)

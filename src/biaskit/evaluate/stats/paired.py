@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from biaskit.bootstrap import percentile_interval
+from biaskit.bootstrap import BootSpec, percentile_interval
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import as_list, fill_keys, groups_of, require_columns, to_frame
+from biaskit.evaluate.stats.columns import HolisticColumns
 from biaskit.evaluate.stats.significance import correct_pvalues
 
 #: columns of :func:`paired_by_template`'s result after the ``within`` columns
@@ -60,14 +61,14 @@ def _wilcoxon(d: np.ndarray) -> tuple[float, float]:
     return float(res.statistic), float(res.pvalue)
 
 
-def _pair_row(d: np.ndarray, rng, n_boot: int, level: float) -> dict[str, Any]:
+def _pair_row(d: np.ndarray, rng, boot: BootSpec) -> dict[str, Any]:
     """The figures of one pair from its per-template differences ``d``."""
     t = d.size
     w, p = _wilcoxon(d) if t >= 1 else (math.nan, math.nan)
     lo = hi = math.nan
-    if t >= 2 and n_boot > 0:
-        idx = rng.integers(0, t, size=(n_boot, t))
-        lo, hi = percentile_interval(d[idx].mean(axis=1), level)
+    if t >= 2 and boot.n_boot > 0:
+        idx = rng.integers(0, t, size=(boot.n_boot, t))
+        lo, hi = percentile_interval(d[idx].mean(axis=1), boot.level)
     return {
         "n_templates": int(t),
         "mean_diff": float(d.mean()),
@@ -88,18 +89,17 @@ def paired_by_template(
     table: Any,
     value: str,
     *,
-    descriptor: str = "descriptor",
-    template: str = "template",
+    keys: HolisticColumns = HolisticColumns(),
     within: str | tuple[str, ...] | list[str] = ("axis",),
-    n_boot: int = 1000,
-    seed: int = 0,
-    level: float = 0.95,
+    boot: BootSpec = BootSpec(),
 ):
     """Per descriptor pair (within each value of ``within``): the paired analysis of the module docstring on
-    column ``value``. Rows with a null value, descriptor or template are left out. A pair that shares no
+    column ``value`` (``keys``: the descriptor and template columns; ``boot``: the paired bootstrap's resamples,
+    level and seed). Rows with a null value, descriptor or template are left out. A pair that shares no
     template has no row. E347 for a missing or non-numeric value column."""
     import pandas as pd
 
+    descriptor, template = keys.descriptor, keys.template
     df = to_frame(table)
     within = as_list(within)
     within = [c for c in within if c in df.columns]
@@ -111,7 +111,7 @@ def paired_by_template(
         )
     df = df.assign(**{value: vals}).dropna(subset=[value, descriptor, template])
     df = fill_keys(df, within)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(boot.seed)
     rows = []
     for wkey, fam in groups_of(df, within):
         cell = fam.groupby([descriptor, template], sort=True)[value].mean().unstack(template)  # descriptors x templates
@@ -126,7 +126,7 @@ def paired_by_template(
                     "descriptor_a": a,
                     "descriptor_b": b,
                     "column": value,
-                    **_pair_row(d, rng, n_boot, level),
+                    **_pair_row(d, rng, boot),
                     "method": METHOD,
                 }
             )

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -62,6 +63,15 @@ PPI_COLUMNS = [
 MIN_LABELLED = 30
 MIN_EXPECTED_EACH = 10
 MIN_OBSERVED_EACH = 2
+
+
+class PPIData(NamedTuple):
+    """One group's data for PPI, each 0/1 per row: the human labels of its labelled rows (``y``), the metric's labels
+    of those rows (``yhat``) and the metric's labels of its unlabelled rows (``yhat_unlabelled``)."""
+
+    y: Any
+    yhat: Any
+    yhat_unlabelled: Any
 
 
 def ppi_condition_failed(y, metric_share: float) -> str | None:
@@ -163,8 +173,20 @@ def _row(group, measure: str, **kw) -> dict[str, Any]:
     return r
 
 
-def _group_rows(g, y_lab, yh_lab, unl, lam, level) -> tuple[list[dict], dict | None]:
+@dataclass
+class _Fitted:
+    """One group's PPI result as its gaps to other groups read it: (metric count, rows, human count, labelled rows,
+    unlabelled rows), its PPI estimate (None when undefined) and why it is undefined."""
+
+    group: Any
+    counts: tuple[int, int, int, int, int]
+    est: dict | None
+    reason: str | None
+
+
+def _group_rows(g, data: PPIData, lam, level) -> tuple[list[dict], dict | None]:
     """share_metric, share_human and share_ppi rows of one group, and its PPI estimate (None when undefined)."""
+    y_lab, yh_lab, unl = data
     yh_all = np.concatenate([yh_lab, unl])
     n, big_n = int(y_lab.size), int(yh_all.size - y_lab.size)
     counts = {"n_labelled": n, "n_unlabelled": big_n}
@@ -210,23 +232,23 @@ def ppi_shares(groups: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], *, 
     import pandas as pd
 
     check_lam(lam)
-    rows, est, counts = [], {}, {}
+    rows, fitted = [], {}
     for g in sorted(groups):
         y, yh, yu = (np.asarray(v, dtype=float) for v in groups[g])
         allm = np.concatenate([yh, yu])
-        r, e = _group_rows(g, y, yh, yu, lam, level)
+        r, e = _group_rows(g, PPIData(y, yh, yu), lam, level)
         rows += r
-        est[g] = e
-        counts[g] = (int(allm.sum()), int(allm.size), int(y.sum()), int(y.size), int(yu.size))
-    reasons = {r["group"]: r["reason"] for r in rows if r["measure"] == "share_ppi" and r["reason"]}
+        why = next((x["reason"] for x in r if x["measure"] == "share_ppi" and x["reason"]), None)
+        fitted[g] = _Fitted(g, (int(allm.sum()), int(allm.size), int(y.sum()), int(y.size), int(yu.size)), e, why)
     for a, b in itertools.combinations(sorted(groups), 2):
-        rows += _gap_rows(a, b, counts, est, lam, level, reasons)
+        rows += _gap_rows(fitted[a], fitted[b], lam, level)
     return pd.DataFrame(rows, columns=PPI_COLUMNS)
 
 
-def _gap_rows(a, b, counts, est, lam, level, reasons: dict) -> list[dict]:
-    kma, nma, kha, nha, ua = counts[a]
-    kmb, nmb, khb, nhb, ub = counts[b]
+def _gap_rows(fa: _Fitted, fb: _Fitted, lam, level) -> list[dict]:
+    a, b = fa.group, fb.group
+    kma, nma, kha, nha, ua = fa.counts
+    kmb, nmb, khb, nhb, ub = fb.counts
     both = {"group_a": a, "group_b": b, "n_labelled": nha + nhb, "n_unlabelled": ua + ub}
     lo, hi = newcombe_interval(kma, nma, kmb, nmb, level=level)
     out = [_row(None, "gap_metric", estimate=kma / nma - kmb / nmb, ci_low=lo, ci_high=hi, method="newcombe", **both)]
@@ -236,11 +258,11 @@ def _gap_rows(a, b, counts, est, lam, level, reasons: dict) -> list[dict]:
     else:
         out.append(_row(None, "gap_human", method="newcombe", reason="a group has no labelled row", **both))
     meth = ("ppi++-wald" if lam is None else "ppi-wald") + " (independent groups)"
-    if est[a] is None or est[b] is None:
-        why = "; ".join(f"{g}: {r}" for g, r in ((a, reasons.get(a)), (b, reasons.get(b))) if r)
+    if fa.est is None or fb.est is None:
+        why = "; ".join(f"{f.group}: {f.reason}" for f in (fa, fb) if f.reason)
         out.append(_row(None, "gap_ppi", method="none", reason=f"the PPI share of a group is undefined ({why})", **both))
     else:
-        gp = gap(est[a], est[b], level=level)
+        gp = gap(fa.est, fb.est, level=level)
         out.append(_row(None, "gap_ppi", estimate=gp["estimate"], ci_low=gp["ci_low"], ci_high=gp["ci_high"], se=gp["se"], method=meth, **both))
     return out
 
@@ -257,10 +279,21 @@ def binary(series, label: str):
     return np.where(miss.to_numpy(), np.nan, (s == str(label)).to_numpy(dtype=float))
 
 
-def ppi_table(table: Any, *, metric_column: str, human_column: str, label: str, by: str, lam: float | None = None, level: float = 0.95):
-    """PPI of the share of ``label`` per value of ``by`` from one table: ``metric_column`` holds the metric's label
-    of every row, ``human_column`` the human label (null = unlabelled). Rows whose metric label is null are left
-    out (they are failed rows; E343 when none is left in a group). Returns :data:`PPI_COLUMNS` rows."""
+@dataclass(frozen=True)
+class PPIShare:
+    """The share PPI estimates: of ``label``, per value of column ``by``, from the metric's label of every row
+    (``metric_column``) and the human label of the labelled rows (``human_column``; null: an unlabelled row)."""
+
+    metric_column: str
+    human_column: str
+    label: str
+    by: str
+
+
+def ppi_table(table: Any, share: PPIShare, *, lam: float | None = None, level: float = 0.95):
+    """PPI of the ``share`` (:class:`PPIShare`) from one table. Rows whose metric label is null are left out (they
+    are failed rows; E343 when none is left in a group). Returns :data:`PPI_COLUMNS` rows."""
+    metric_column, human_column, label, by = share.metric_column, share.human_column, share.label, share.by
     check_ci(level)
     df = to_frame(table)
     require_columns(df, [metric_column, human_column, by], "stats ppi", "pass --metric-column, --human-column and --by with columns of the table")

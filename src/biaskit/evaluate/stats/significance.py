@@ -15,6 +15,7 @@ import functools
 import itertools
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -301,7 +302,18 @@ def min_expected_count(ca: int, na: int, cb: int, nb: int) -> float:
     return min(na, nb) * min(pooled, 1.0 - pooled)
 
 
-def _pair_interval(fam, group: str, column: str, label: str, a: str, b: str, row: dict, cluster: str | None) -> dict:
+@dataclass(frozen=True)
+class _Share:
+    """The share a family of tests compares: of ``label`` in ``column``, between values of ``group``, the texts
+    clustered by column ``cluster`` (None: independent texts)."""
+
+    group: str
+    column: str
+    label: str
+    cluster: str | None = None
+
+
+def _pair_interval(fam, share: _Share, a: str, b: str, row: dict) -> dict:
     """``ci_low, ci_high, method, cluster, n_clusters, reason`` of the pair's difference p_a - p_b, and the test's
     ``z``/``p_value`` where they replace the pooled z-test's. The method the data support is picked:
 
@@ -310,6 +322,7 @@ def _pair_interval(fam, group: str, column: str, label: str, a: str, b: str, row
     - a cluster column: :func:`~biaskit.evaluate.stats.cluster.cluster_diff` (CR1 with plenty of clusters, CR2 with
       Bell-McCaffrey degrees of freedom with few); nan and ``method`` none with the ``reason`` when a group lies
       in one cluster or every cluster id is null."""
+    group, column, label, cluster = share.group, share.column, share.label, share.cluster
     out = {"ci_low": math.nan, "ci_high": math.nan, "method": NO_METHOD, "cluster": cluster, "n_clusters": None, "reason": None}
     nan = {"z": math.nan, "p_value": math.nan}
     if not row["n_a"] or not row["n_b"]:
@@ -335,9 +348,10 @@ def _pair_interval(fam, group: str, column: str, label: str, a: str, b: str, row
     return out
 
 
-def _proportion_family(fam, group: str, column: str, label: str, pairs, base: dict, cluster: str | None = None) -> list[dict]:
-    """The z-test rows of one family (before correction): (count of ``label``, valid rows, null rows) per group,
+def _proportion_family(fam, share: _Share, pairs, base: dict) -> list[dict]:
+    """The z-test rows of one family (before correction): (count of the label, valid rows, null rows) per group,
     then one test per pair (nan figures when a side has no valid row), with the interval of the difference."""
+    group, column, label = share.group, share.column, share.label
     stats = {}
     for g, sub in fam.groupby(group, sort=True):
         miss = is_missing(sub[column])
@@ -353,7 +367,7 @@ def _proportion_family(fam, group: str, column: str, label: str, pairs, base: di
             row = {**row, **{k: float("nan") for k in _ZTEST_FIGURES}}
         else:
             row = {**row, **two_proportion_ztest(ca, na, cb, nb)}
-        fam_rows.append({**row, **_pair_interval(fam, group, column, label, a, b, row, cluster)})
+        fam_rows.append({**row, **_pair_interval(fam, share, a, b, row)})
     return fam_rows
 
 
@@ -394,9 +408,10 @@ def pairwise_proportion_tests(
     df = fill_keys(df, [group, *within])
     _check_pairs(df, group, pairs)
     _prepare_label_column(df, column, label)
+    share = _Share(group, column, label, cluster)
     rows = []
     for wkey, fam in groups_of(df, within):
-        fam_rows = _proportion_family(fam, group, column, label, pairs, dict(zip(within, wkey)), cluster)
+        fam_rows = _proportion_family(fam, share, pairs, dict(zip(within, wkey)))
         _adjust_family(fam_rows, correction)
         rows += fam_rows
     return pd.DataFrame(rows, columns=[*within, *_PROPORTION_TEST_COLUMNS])

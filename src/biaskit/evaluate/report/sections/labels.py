@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from biaskit.bootstrap import BootSpec
 from biaskit.evaluate.baseline import SPAN_WORDS
 from biaskit.evaluate.metrics.catalog import label_outputs
 from biaskit.evaluate.report.model import (
@@ -32,6 +33,7 @@ from biaskit.evaluate.report.plots import stacked_proportions
 from biaskit.evaluate.stats import chi2_by, label_proportions, pairwise_mann_whitney, regard_difference
 from biaskit.evaluate.stats._common import groups_of
 from biaskit.evaluate.stats.cluster import CLUSTERED_METHODS
+from biaskit.evaluate.stats.columns import GroupPair
 from biaskit.evaluate.stats.families import proportion_family_tests
 from biaskit.evaluate.stats.verdicts import pages_per_group, untestable_reason
 from biaskit.labels import check_values
@@ -290,7 +292,7 @@ def _shares(run: _LabelRun, labels) -> None:
     """The table of label shares per domain, group and source, and a stacked-bar figure per domain."""
     b, title = run.b, run.title
     keys = [c for c in ("domain", "group", "model") if c in run.df.columns]
-    wide = label_proportions(run.df, run.column, keys, label_order=labels, n_boot=b.n_boot, seed=b.seed)
+    wide = label_proportions(run.df, run.column, keys, label_order=labels, boot=BootSpec(n_boot=b.n_boot, seed=b.seed))
     b.table(run.sec, f"{run.kind}_proportions", wide, f"{title}: shares per {', '.join(keys) or 'table'}")
     labs = [c.removeprefix("prop_") for c in wide.columns if c.startswith("prop_")]
     bar_keys = [k for k in ("group", "model") if k in keys] or keys
@@ -507,7 +509,7 @@ def _plot_stacked(sub, keys, labs, path, title):
 
 def _regard_extra(b, sec: Section, loaded) -> None:
     name, df = find_table(loaded, ["regard_label", "group"], "regard")
-    diffs = group_pair_table(df, lambda sub, a, bb: regard_difference(sub, "group", a, bb, within=("model",)), max_groups=4)
+    diffs = group_pair_table(df, lambda sub, a, bb: regard_difference(sub, GroupPair(a, bb), within=("model",)), max_groups=4)
     if diffs is not None:
         b.table(
             sec,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from biaskit.evaluate.report.model import PREFERENCE, Section, SkipAnalysis, group_pair_table, register_section
 from biaskit.evaluate.stats import aggregate, class_proportion_differences
+from biaskit.evaluate.stats.columns import GroupPair
 
 
 def _norms_section(b, loaded) -> Section:
@@ -21,7 +22,9 @@ def _norms_section(b, loaded) -> Section:
     diffs = None
     if "group" in df.columns:
         within = [c for c in ("model",) if c in df.columns]
-        diffs = group_pair_table(df, lambda sub, a, bb: class_proportion_differences(sub, "group", a, bb, columns=cols, within=within), max_groups=2)
+        diffs = group_pair_table(
+            df, lambda sub, a, bb: class_proportion_differences(sub, GroupPair(a, bb), columns=cols, within=within), max_groups=2
+        )
     if diffs is not None:
         b.table(
             sec,

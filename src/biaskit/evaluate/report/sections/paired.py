@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from biaskit.bootstrap import BootSpec
 from biaskit.evaluate.report.plots import finish_figure, new_figure, shorten
 from biaskit.evaluate.stats.paired import paired_by_template, template_sensitivity
 
@@ -35,7 +36,7 @@ def sensitivity_plot(top, path: Path | None, *, title: str, xlabel: str):
 def add_paired(b, sec, df, value: str, *, what: str, name: str, model=None) -> None:
     """Add the paired analysis of column ``value`` (one model's rows) to section ``sec``: the table of every pair,
     the widest template spreads as a table and a figure, and a sentence on how to read them."""
-    paired = paired_by_template(df, value, n_boot=b.n_boot, seed=b.seed)
+    paired = paired_by_template(df, value, boot=BootSpec(n_boot=b.n_boot, seed=b.seed))
     if not len(paired):
         sec.text.append(f"Paired analysis by template ({what}): no descriptor pair shares a template.")
         return

@@ -17,7 +17,7 @@ from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, regist
 from biaskit.evaluate.report.plots import finish_figure, new_figure
 from biaskit.evaluate.stats.families import family_name, holm_list
 from biaskit.evaluate.stats.inference import wald_p
-from biaskit.evaluate.stats.ppi import ppi_table
+from biaskit.evaluate.stats.ppi import PPIShare, ppi_table
 from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round
 
 #: the metric label column a round's task type is compared with
@@ -54,7 +54,7 @@ def round_ppi(loaded, *, level: float = 0.95):
     joined, info = join_round(scored, samples, annotations=ann, labels=labs if ann is None else None)
     out = []
     for lab in sorted(set(joined[col].dropna().astype(str))):
-        r = ppi_table(joined, metric_column=col, human_column=HUMAN_COLUMN, label=lab, by=GROUP, level=level)
+        r = ppi_table(joined, PPIShare(metric_column=col, human_column=HUMAN_COLUMN, label=lab, by=GROUP), level=level)
         r.insert(0, "label", lab)
         out.append(r)
     return pd.concat(out, ignore_index=True), name, col, info
