@@ -2,35 +2,27 @@
 
 Each command is a module-level function in its command module (importable and callable without typer) and a
 thin wrapper over a library function; options shared by several commands are ``Annotated`` aliases in
-:mod:`biaskit.cli.options`. A command module's ``register(app)`` only wires its functions to the app. Heavy
-libraries are imported only inside command bodies, so ``biaskit --help`` stays fast and never imports torch,
-transformers or spaCy. User errors (:class:`BiaskitError`) end in
-one line on stderr and exit status 1.
+:mod:`biaskit.cli.options`. A command module's ``register(app)`` only wires its functions to an app.
+
+The command modules load lazily: ``biaskit --help`` and ``biaskit GROUP --help`` list the commands from the table
+of :mod:`biaskit.cli.listing` without importing them, and a command module is imported (and its commands built)
+only when one of its commands runs or shows its own help (:class:`LazyGroup`, :func:`command`). So a command module
+may import its library at module level and ``biaskit --help`` stays fast; heavy libraries (torch, transformers,
+spaCy, scipy, ...) stay inside command bodies, so a command's own ``--help`` stays fast too. User errors
+(:class:`BiaskitError`) end in one line on stderr and exit status 1.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
 import importlib
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
+from biaskit.cli import listing
 from biaskit.errors import BiaskitError
-
-COMMAND_MODULES = (
-    "biaskit.cli.core",
-    "biaskit.cli.scrape",
-    "biaskit.cli.templates",
-    "biaskit.cli.hub",
-    "biaskit.cli.models",
-    "biaskit.cli.metrics",
-    "biaskit.cli.cache",
-    "biaskit.cli.report",
-    "biaskit.cli.annotate",
-    "biaskit.cli.train",
-    "biaskit.cli.interop",
-)
-
 
 #: command parameters that name what a command writes: each is locked for the whole command (E140)
 OUTPUT_PARAMS = ("out",)
@@ -66,7 +58,103 @@ def _install_output_locks(cmd, path: str = "biaskit") -> None:
             sub.callback = _lock_outputs(sub.callback, f"{path} {name}")
 
 
-class BiaskitGroup(TyperGroup):
+#: ``ctx.meta`` key set while a group formats its help: its listing reads the table, not the command modules
+_LISTING = "biaskit.cli.listing"
+
+
+class LazyGroup(TyperGroup):
+    """A command group whose commands are the rows of :data:`biaskit.cli.listing.COMMANDS` for ``group`` (the
+    root: group ``""`` and the groups of :data:`~biaskit.cli.listing.GROUPS`), plus any command attached to it
+    directly. Its help lists the table's names and short helps without importing a command module; asking for a
+    command (to run it or show its help) imports its module once (:func:`command`)."""
+
+    def __init__(self, *args, group: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        self.group = group
+
+    def list_commands(self, ctx) -> list[str]:
+        names = listing_names(self.group)
+        return [*names, *(n for n in self.commands if n not in names)]
+
+    def get_command(self, ctx, cmd_name: str):
+        if ctx is not None and ctx.meta.get(_LISTING):
+            short = listing_short_help(self.group, cmd_name)
+            if short is not None:  # a stand-in with the table's line: listing imports no command module
+                return TyperCommand(name=cmd_name, short_help=short)
+        if cmd_name not in self.commands:
+            found = command(self.group, cmd_name)
+            if found is None:
+                return None
+            self.commands[cmd_name] = found
+        return self.commands[cmd_name]
+
+    def format_help(self, ctx, formatter):
+        ctx.meta[_LISTING] = True
+        try:
+            return super().format_help(ctx, formatter)
+        finally:
+            ctx.meta.pop(_LISTING, None)
+
+    def resolve_command(self, ctx, args):
+        try:
+            return super().resolve_command(ctx, args)
+        except Exception as e:  # typer's UsageError (of the click it vendors) suggests among built commands only
+            message = getattr(e, "message", None)
+            if args and isinstance(message, str) and message.startswith("No such command") and "Did you mean" not in message:
+                close = difflib.get_close_matches(args[0], self.list_commands(ctx))
+                if close:
+                    e.message = f"{message.rstrip('.')}. Did you mean {', '.join(repr(m) for m in close)}?"  # type: ignore[attr-defined]
+            raise
+
+
+def listing_names(group: str) -> list[str]:
+    """The commands of ``group`` in the table's order (the root: its commands, then the groups)."""
+    names = [name for g, name, _, _ in listing.COMMANDS if g == group]
+    return names + list(listing.GROUPS) if group == "" else names
+
+
+def listing_short_help(group: str, name: str) -> str | None:
+    """The table's one-line help of ``group name`` (a group's: the first sentence of its help); None: not listed."""
+    if group == "" and name in listing.GROUPS:
+        return listing.short_help(listing.GROUPS[name])
+    return next((short for g, n, _, short in listing.COMMANDS if (g, n) == (group, name)), None)
+
+
+def command(group: str, name: str):
+    """The click command ``biaskit [group] name`` (a :class:`LazyGroup` for a group of the table), its module
+    imported and its commands built on first use; None when the table has no such command."""
+    if group == "" and name in listing.GROUPS:
+        return LazyGroup(name=name, group=name, help=listing.GROUPS[name], no_args_is_help=True, rich_markup_mode="rich")
+    module = next((m for g, n, m, _ in listing.COMMANDS if (g, n) == (group, name)), None)
+    if module is None:
+        return None
+    built = module_commands(module)
+    found = built.commands.get(group).commands.get(name) if group else built.commands.get(name)  # type: ignore[union-attr]
+    if found is None:
+        raise LookupError(  # a row of the table that its module does not register: a bug, not a user error
+            f"biaskit.cli.listing.COMMANDS names `{f'{group} {name}'.strip()}` in biaskit.cli.{module}, whose register() "
+            "does not attach it: attach it there or correct the row"
+        )
+    return found
+
+
+@functools.cache
+def module_commands(module: str):
+    """The click commands a command module's ``register(app)`` attaches (one root group holding its top-level
+    commands and its groups), built once, each writing command holding its output lock."""
+    app_ = typer.Typer(add_completion=False, rich_markup_mode="rich")
+    app_.callback()(_no_options)  # a callback makes typer build a group even for a module with one command
+    importlib.import_module(f"biaskit.cli.{module}").register(app_)
+    built = typer.main.get_command(app_)
+    _install_output_locks(built)
+    return built
+
+
+def _no_options() -> None:
+    """The callback of a command module's own app: none of its options; biaskit's are on the root."""
+
+
+class BiaskitGroup(LazyGroup):
     """Root group: turns BiaskitError into one line + exit code 1 (also under typer's CliRunner).
 
     Every command that writes ``--out`` holds that output's lock while it runs (:func:`biaskit.io.output_lock`),
@@ -189,18 +277,15 @@ def _root(
     configure(quiet=quiet, verbose=verbose)
 
 
-def sub_app(name: str, help: str, commands: dict | None = None) -> typer.Typer:
-    """A command group attached to the root app (used by the command modules), with ``commands``
-    (command name -> function) attached to it in this order."""
-    sub = typer.Typer(name=name, help=help, no_args_is_help=True, add_completion=False, rich_markup_mode="rich")
-    app.add_typer(sub, name=name)
-    for command, function in (commands or {}).items():
-        sub.command(command)(function)
+def sub_app(parent: typer.Typer, name: str, commands: dict | None = None) -> typer.Typer:
+    """The command group ``name`` attached to ``parent`` (used by the command modules' ``register``), with
+    ``commands`` (command name -> function) attached to it in this order. Its help is in
+    :data:`biaskit.cli.listing.GROUPS`, which ``biaskit name --help`` shows."""
+    sub = typer.Typer(name=name, help=listing.GROUPS.get(name), no_args_is_help=True, add_completion=False, rich_markup_mode="rich")
+    parent.add_typer(sub, name=name)
+    for cmd_name, function in (commands or {}).items():
+        sub.command(cmd_name)(function)
     return sub
-
-
-for _mod in COMMAND_MODULES:
-    importlib.import_module(_mod).register(app)
 
 
 def main() -> None:  # console-script entry point

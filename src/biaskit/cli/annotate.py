@@ -12,13 +12,6 @@ from biaskit.cli import sub_app
 from biaskit.errors import BiaskitError
 from biaskit.io import check_out_suffix
 
-HELP = (
-    "Annotation rounds: sample items, push them to Label Studio (or export files for another platform), "
-    "pull and validate the labels, compute agreement and validate metrics against the humans.\n\n"
-    "Example: biaskit annotate sample runs/demo/scores.parquet --round r1 --task sentiment --n 200 --out r1/samples.parquet\n\n"
-    "Example: biaskit annotate push r1/samples.parquet --url http://localhost:8080 --annotators 3"
-)
-
 _URL = typer.Option(None, "--url", envvar="LABEL_STUDIO_URL", help="Label Studio URL (or LABEL_STUDIO_URL).")
 _LEDGER = typer.Option(
     None,
@@ -614,7 +607,7 @@ def tasks_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    ann = sub_app("annotate", HELP)
+    ann = sub_app(app, "annotate")
     ann.command("sample")(sample)
     ann.command("export")(export)
     ann.command("push")(push_cmd)

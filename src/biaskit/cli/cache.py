@@ -33,4 +33,4 @@ def clear(cache_dir: str = typer.Argument(..., help="The folder given as --cache
 
 def register(app: typer.Typer) -> None:
     """Attach ``biaskit cache info|clear`` to the root app."""
-    sub_app("cache", "The response cache of --cache DIR.", {"info": info, "clear": clear})
+    sub_app(app, "cache", {"info": info, "clear": clear})

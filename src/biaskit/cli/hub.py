@@ -166,7 +166,7 @@ def load(
 
 
 def register(app: typer.Typer) -> None:
-    hub = sub_app("hub", "Publish tables as Hugging Face Hub datasets (stage, push) and load public bias datasets (load).")
+    hub = sub_app(app, "hub")
     hub.command("stage")(stage)
     hub.command("push")(push)
     hub.command("load")(load)

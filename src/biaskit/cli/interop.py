@@ -158,7 +158,7 @@ def import_lm_eval(output_dir: OutputDirArg, out: TableOut, group: GroupOpt = No
 
 def register(app: typer.Typer) -> None:
     """Attach ``export lm-eval`` and ``import lm-eval``."""
-    exp = sub_app("export", "Export biaskit tables for other evaluation tools (lm-eval).")
+    exp = sub_app(app, "export")
     exp.command("lm-eval")(export_lm_eval)
-    imp = sub_app("import", "Import other evaluation tools' outputs as biaskit tables (lm-eval).")
+    imp = sub_app(app, "import")
     imp.command("lm-eval")(import_lm_eval)

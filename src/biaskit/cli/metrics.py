@@ -121,5 +121,5 @@ def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
     import biaskit.evaluate.metrics._assets  # noqa: F401  (HurtLex assets show up in `biaskit assets`)
 
-    sub_app("metrics", "The registered per-text metrics.", {"list": list_})
+    sub_app(app, "metrics", {"list": list_})
     app.command("score")(score)

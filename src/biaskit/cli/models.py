@@ -309,7 +309,7 @@ def backends_list() -> None:
 
 def register(app: typer.Typer) -> None:
     """Attach generate, fill-mask and likelihood to the root app, and ``backends list``."""
-    sub_app("backends", "The registered model backends.", {"list": backends_list})
+    sub_app(app, "backends", {"list": backends_list})
     app.command("generate")(generate_cmd)
     app.command("fill-mask")(fill_mask_cmd)
     app.command("likelihood")(likelihood_cmd)

@@ -307,8 +307,8 @@ def _write_genbias(claim, res, meta: dict, styles=None, paired=None) -> None:
 def register(app: typer.Typer) -> None:
     """Attach ``report`` and the ``stats`` group to the root app."""
     sub_app(
+        app,
         "stats",
-        "Group statistics of one scored table (proportions with CIs, tests, Likelihood Bias).",
         {
             "aggregate": aggregate_cmd,
             "ztest": ztest_cmd,

@@ -296,13 +296,13 @@ def bold_export(
 
 def register(app: typer.Typer) -> None:
     sub_app(
+        app,
         "scrape",
-        "Wikipedia (live MediaWiki API or a dump) -> clean sentences -> BOLD-style prompts.",
         {"dump": scrape_dump_cmd, "api": scrape_api_cmd},
     )
-    sub_app("prompts", "Build or rebuild BOLD-style prompts from sentences with BOLD's rule.", {"build": prompts_build, "rebuild": prompts_rebuild})
+    sub_app(app, "prompts", {"build": prompts_build, "rebuild": prompts_rebuild})
     sub_app(
+        app,
         "bold",
-        "Import BOLD's published files into a prompts table, or export one back to BOLD's layouts.",
         {"import": bold_import, "export": bold_export},
     )

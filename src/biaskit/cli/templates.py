@@ -433,8 +433,8 @@ def audit_pairs_cmd(
 
 def register(app: typer.Typer) -> None:
     sub_app(
+        app,
         "expand",
-        "Expand templates into prompts tables: HolisticBias, BBQ, gendered fill-mask templates (cs/pl/sk/en), HONEST.",
         {
             "holistic": expand_holistic_cmd,
             "bbq": expand_bbq_cmd,
@@ -444,8 +444,8 @@ def register(app: typer.Typer) -> None:
         },
     )
     sub_app(
+        app,
         "templates",
-        "Gendered template files: validate, show, the translation sheet workflow (export/import CSV or XLSX); counterfactual pairs and their audit.",
         {
             "validate": validate_cmd,
             "show": show_cmd,

@@ -169,7 +169,7 @@ def _check_options(aggregated: Path | None, samples: Path | None, split: str | N
 
 def register(app: typer.Typer) -> None:
     """Attach the ``train`` group to the root app."""
-    train = sub_app("train", "Train a metric (text classifier) from labelled data, with baselines on the same split.")
+    train = sub_app(app, "train")
     train.command("classifier")(classifier_cmd)
 
 
