@@ -17,9 +17,12 @@ import typer
 from typer.testing import CliRunner
 
 from biaskit import cli
+from biaskit.cli import group as cli_group
 from biaskit.cli import listing
 
 SRC = Path(__file__).resolve().parents[2] / "src"
+#: what ``import biaskit.cli`` loads of cli/: the package, its groups and the table; no command module
+NO_COMMAND_MODULE = ["biaskit.cli", "biaskit.cli.group", "biaskit.cli.listing"]
 CLI_DIR = SRC / "biaskit" / "cli"
 
 
@@ -37,7 +40,7 @@ def _registered() -> tuple[list[tuple[str, str, str, str]], list[str]]:
     """(group, command, module, short help) of every command the modules attach, and the groups they create."""
     rows, groups = [], []
     for module in _command_modules():
-        built = cli.module_commands(module)
+        built = cli_group.module_commands(module)
         for name, cmd in built.commands.items():
             if hasattr(cmd, "list_commands"):
                 groups.append(name)
@@ -85,7 +88,7 @@ def _run_cli(args: list[str]) -> tuple[str, list[str]]:
 @pytest.mark.parametrize("group", ["", "stats", "annotate"])
 def test_help_lists_the_commands_without_importing_a_command_module(group):
     out, modules = _run_cli([group, "--help"] if group else ["--help"])
-    assert modules == ["biaskit.cli", "biaskit.cli.listing"]
+    assert modules == NO_COMMAND_MODULE
     listed = [(n, s) for g, n, _, s in listing.COMMANDS if g == group]
     if not group:
         listed += [(n, listing.short_help(h)) for n, h in listing.GROUPS.items()]
@@ -96,10 +99,10 @@ def test_help_lists_the_commands_without_importing_a_command_module(group):
 
 def test_a_command_imports_its_own_module_only():
     out, modules = _run_cli(["cache", "--help"])
-    assert modules == ["biaskit.cli", "biaskit.cli.listing"]
+    assert modules == NO_COMMAND_MODULE
     out, modules = _run_cli(["cache", "info", "--help"])
     assert "Show what a response cache holds" in out
-    assert [m for m in modules if m not in ("biaskit.cli", "biaskit.cli.listing", "biaskit.cli.options")] == ["biaskit.cli.cache"]
+    assert [m for m in modules if m not in [*NO_COMMAND_MODULE, "biaskit.cli.options"]] == ["biaskit.cli.cache"]
 
 
 def test_lazily_built_commands_that_write_out_hold_its_lock():
@@ -122,5 +125,5 @@ def test_a_mistyped_command_gets_the_close_names_of_the_table():
 def test_a_table_row_its_module_does_not_register_is_named(monkeypatch):
     monkeypatch.setattr(listing, "COMMANDS", (*listing.COMMANDS, ("cache", "purge", "cache", "Purge.")))
     with pytest.raises(LookupError, match=r"names `cache purge` in biaskit.cli.cache, whose register\(\) does not attach it"):
-        cli.command("cache", "purge")
-    assert cli.command("cache", "no-such-row") is None
+        cli_group.command("cache", "purge")
+    assert cli_group.command("cache", "no-such-row") is None

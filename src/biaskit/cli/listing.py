@@ -2,8 +2,8 @@
 importing a command module (docs/architecture.md, "Imports").
 
 A command module (``biaskit.cli.<module>``) is imported only when one of its commands runs or shows its own help:
-:class:`biaskit.cli.LazyGroup` lists the names and one-line helps of this table and imports the module from
-:func:`biaskit.cli.command` when a command is asked for. ``tests/core/test_cli_listing.py`` checks that the table
+:class:`biaskit.cli.group.LazyGroup` lists the names and one-line helps of this table and imports the module from
+:func:`biaskit.cli.group.command` when a command is asked for. ``tests/core/test_cli_listing.py`` checks that the table
 equals the commands the modules' ``register(app)`` attach (names, modules, short helps), so the two cannot drift:
 a new command is one ``app.command("name")(func)`` line in ``register`` plus one row here.
 """
