@@ -4,6 +4,7 @@ Usage (from the repository root; re-runnable, a second run changes nothing):
 
     python scripts/hoist_imports.py src/biaskit/annotate src/biaskit/io.py ...   # rewrite the files
     python scripts/hoist_imports.py --dry-run src/biaskit/annotate               # only report
+    python scripts/hoist_imports.py --count src/biaskit                          # in-function import statements
 
 The rule (docs/architecture.md, "Imports"): an import stays inside its function only when it would load a heavy
 library (``HEAVY``, measured with ``python -X importtime``: over about 100 ms) that the module does not load
@@ -19,13 +20,17 @@ An in-function import is also left where it is when
   scan of tests/, ``patched_names``);
 - it would close a cycle among module-level imports (a package's ``__init__`` runs before its submodules);
 - the file is a package ``__init__.py`` (a hoisted name would join the package's public namespace);
-- it sits in a command module (``biaskit.cli.*``) and imports a biaskit module that ``import biaskit.cli`` does not
-  load: the command loads its library when it runs, so ``biaskit --help`` stays fast;
 - it is a bare ``import biaskit.x`` whose name the function never reads: it runs for its side effect (the module
   registers metrics, lexicons or plugins), which must happen when the function runs, not when its module loads.
 
 The edit works on line numbers: the import's lines go, its text is added after the top import block, then
 ``ruff check --select I --fix`` sorts the block and ``ruff format`` formats the file. Comments elsewhere are kept.
+
+Command modules (``biaskit.cli.*``) follow the same rule. They load lazily (``biaskit.cli.LazyGroup``):
+``biaskit --help`` and ``biaskit GROUP --help`` list the commands from ``biaskit.cli.listing`` and import no command
+module, so a command module may import its light library modules at module level. A command module is still
+loaded for each of its commands and for their ``--help``, so a heavy library stays inside the command that needs
+it: ``biaskit stats pairs --help`` must not pay for scipy because ``stats ztest`` in the same module uses it.
 ``tests/test_imports_rule.py`` uses ``classify`` of this file to keep the count of the remaining in-function imports
 that are not heavy from growing.
 """
@@ -87,13 +92,11 @@ HEAVY = frozenset(
 # that `import biaskit.cli` loads them and none of the rest of HEAVY.
 LOADED_BY_CLI = frozenset({"numpy", "pyarrow", "typer", "rich"})
 
-# The command modules import the library module of a command inside the command, unless `import biaskit.cli`
-# loads it anyway: moving all of them up doubled `biaskit --help` (0.67 -> 1.4 s, 230 more modules) and made it
-# load the metric plugins.
-CLI = "biaskit.cli"
-
 # (module, bound name) -> why that in-function import stays, for cases the scan of tests/ does not find.
-SKIP: dict[tuple[str, str], str] = {}
+SKIP: dict[tuple[str, str], str] = {
+    ("biaskit.cli.group", "output_lock"): "`biaskit --help` runs this module; biaskit.io (pyarrow's csv, json and parquet "
+    "readers) loads only when a command that writes --out runs",
+}
 
 
 def _aliases(tree: ast.AST) -> dict[str, str]:
@@ -470,8 +473,6 @@ def _why_keep(fd: Found, alias: ast.alias, name: str, what: tuple, ctx: tuple) -
     extra = graph.heavy(names) - own_heavy - LOADED_BY_CLI
     if extra:
         return f"heavy: loads {', '.join(sorted(extra))}"
-    if mod.startswith(CLI + ".") and {n for n in names if n in graph.files} - graph.reach({CLI}):
-        return "a command's library module, which `biaskit --help` does not load: it is imported when the command runs"
     bound = top.get(name, set())
     if bound and bound != {what}:
         return f"{name!r} is a different module-level name"
@@ -582,12 +583,31 @@ def python_files(paths: list[str]) -> list[Path]:
     return out
 
 
+def count_in_function(files: list[Path]) -> dict[Path, int]:
+    """File -> its in-function import statements, heavy ones included, those under ``if TYPE_CHECKING`` not (the
+    figure of docs/architecture.md, "Imports"); files without any are left out."""
+    out = {}
+    for f in files:
+        n = sum(1 for fd in in_function_imports(ast.parse(f.read_text(encoding="utf-8"), str(f))) if fd.guarded != "under if TYPE_CHECKING")
+        if n:
+            out[f] = n
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("paths", nargs="+", help="files or folders under src/biaskit")
     ap.add_argument("--dry-run", action="store_true", help="report only, change nothing")
     ap.add_argument("--verbose", "-v", action="store_true", help="list every import that stays, with why")
+    ap.add_argument("--count", action="store_true", help="only count the in-function import statements, per file and in all")
     args = ap.parse_args(argv)
+    if args.count:
+        counts = count_in_function(python_files(args.paths))
+        if args.verbose:
+            for f, n in sorted(counts.items(), key=lambda kv: -kv[1]):
+                print(f"{n:4d} {f}")
+        print(f"{sum(counts.values())} in-function import statement(s) in {len(counts)} file(s)")
+        return 0
     patched = patched_names()
     changed: list[Path] = []
     total = 0

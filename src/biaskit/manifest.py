@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from biaskit import __version__
+from biaskit import __version__, hashing
 from biaskit.secrets import scrub
 
 LIBRARIES = (
@@ -69,12 +69,11 @@ def new_manifest(
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Start a manifest for an output. ``inputs`` are files whose sha256 is recorded."""
-    from biaskit.hashing import sha256_file
 
     ins = []
     for i in inputs:
         p = Path(i)
-        ins.append({"path": str(i), "sha256": sha256_file(p) if p.exists() else None})
+        ins.append({"path": str(i), "sha256": hashing.sha256_file(p) if p.exists() else None})
     m: dict[str, Any] = {
         "biaskit_version": __version__,
         "command": command,
@@ -93,12 +92,10 @@ def new_manifest(
 
 
 def finish_manifest(manifest: dict[str, Any], output: Path, table: Any | None = None) -> dict[str, Any]:
-    from biaskit.hashing import sha256_file
-
     m = dict(manifest)
     out: dict[str, Any] = {"path": output.name}
     if output.exists():
-        out["sha256"] = sha256_file(output)
+        out["sha256"] = hashing.sha256_file(output)
     if table is not None:
         out["rows"] = table.num_rows
         out["columns"] = list(table.column_names)

@@ -121,7 +121,6 @@ def claim_folder(out: str | os.PathLike, marker: str, kind: str, *, overwrite: b
 
     ``exclusive``: the folder is published as a whole (``hub stage``: every file in it is uploaded), so a file
     its marker does not list is E006 too unless ``overwrite``."""
-    from biaskit.hashing import sha256_file
 
     out = Path(out)
     claim = FolderClaim(out, marker, kind, overwrite)
@@ -147,7 +146,7 @@ def claim_folder(out: str | os.PathLike, marker: str, kind: str, *, overwrite: b
         p = out / rel
         if not p.is_file() or p.is_symlink():
             continue
-        if sha256_file(p) == sha:
+        if hashing.sha256_file(p) == sha:
             claim.owned[rel] = sha
         else:
             edited.append(rel)
@@ -290,7 +289,6 @@ def write_owned_folder(
     ``keep``: earlier files of biaskit's (in ``claim.owned``) that stay as they are and stay listed, for a folder
     committed in steps (``train classifier`` commits each finished run). Afterwards ``claim.owned`` lists what the
     new marker lists, so the same claim commits the next step."""
-    from biaskit.hashing import sha256_file
 
     out = claim.out
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -306,7 +304,7 @@ def write_owned_folder(
             )
         refuse_escaping(out, [*new, *claim.owned], what="the files it would write or remove")
         kept = {rel: claim.owned[rel] for rel in sorted(set(keep) & set(claim.owned) - set(new)) if (out / rel).is_file()}
-        hashes = dict(sorted({**kept, **{rel: sha256_file(tmp / rel) for rel in new}}.items()))
+        hashes = dict(sorted({**kept, **{rel: hashing.sha256_file(tmp / rel) for rel in new}}.items()))
         listed = (
             {rel: {"bytes": ((tmp if rel in new else out) / rel).stat().st_size, "sha256": sha} for rel, sha in hashes.items()} if sizes else hashes
         )
@@ -319,7 +317,7 @@ def write_owned_folder(
             os.replace(tmp / rel, dest)
         for rel in sorted(set(claim.owned) - set(hashes)):  # earlier files of biaskit, unchanged, not written again or kept
             p = out / rel
-            if p.is_file() and sha256_file(p) == claim.owned[rel]:
+            if p.is_file() and hashing.sha256_file(p) == claim.owned[rel]:
                 p.unlink()
                 _remove_empty_parents(p.parent, out)
         write_json(out / claim.marker, {**(marker_extra or {}), "written_by": WRITTEN_BY, "kind": claim.kind, "files": listed})
@@ -331,7 +329,6 @@ def write_owned_folder(
 
 def side_file_owned(path: str | os.PathLike) -> bool:
     """Whether ``path`` is a table biaskit wrote and nobody changed since: its manifest records its sha256."""
-    from biaskit.hashing import sha256_file
 
     p = Path(path)
     m = _read_back(p.parent / (p.name + MANIFEST_SUFFIX))
@@ -339,7 +336,7 @@ def side_file_owned(path: str | os.PathLike) -> bool:
         sha = m["output"]["sha256"]
     except (KeyError, TypeError):
         return False
-    return isinstance(sha, str) and p.is_file() and sha256_file(p) == sha
+    return isinstance(sha, str) and p.is_file() and hashing.sha256_file(p) == sha
 
 
 def check_side_file(path: str | os.PathLike, *, beside: str | os.PathLike) -> None:

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from biaskit.errors import BiaskitError, check_choice, require
 from biaskit.log import get_logger
-from biaskit.secrets import public_url, redact
+from biaskit.secrets import cut, public_url, redact
 
 log = get_logger("engine")
 
@@ -112,8 +112,6 @@ class RayCluster:
                 else:
                     ray.init(_node_ip_address="127.0.0.1", **opts)
             except (ConnectionError, RuntimeError, ValueError) as exc:
-                from biaskit.secrets import cut
-
                 where = _safe_address(address) if address else "a new local Ray"
                 first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 raise BiaskitError(

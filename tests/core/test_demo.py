@@ -48,9 +48,10 @@ def test_schema_help_example_checks_a_table_the_demo_writes(demo_run):
     from typer.testing import CliRunner
 
     from biaskit.cli import app
+    from biaskit.cli.core import schema
 
     out, _ = demo_run
-    doc = next(c for c in app.registered_commands if c.name == "schema").callback.__doc__
+    doc = schema.__doc__
     examples = re.findall(r"biaskit schema (\S+) --check runs/demo/(\S+)", doc)
     assert examples
     for stage, name in examples:

@@ -110,9 +110,9 @@ def test_overlong_names_are_e154(tmp_path):
 
 
 def test_os_errors_about_paths_become_one_coded_line():
-    from biaskit.cli import _os_error
+    from biaskit.cli.group import os_error
 
-    e = _os_error(OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), "/x/" + "n" * 300))
+    e = os_error(OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), "/x/" + "n" * 300))
     assert e.code == "E154" and "255 bytes" in str(e) and "n" * 150 in str(e)
-    e = _os_error(PermissionError(errno.EACCES, "Permission denied", "/root/x"))
+    e = os_error(PermissionError(errno.EACCES, "Permission denied", "/root/x"))
     assert e.code == "E156" and "Permission denied" in str(e) and "/root/x" in str(e)

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from biaskit import assets
 from biaskit.arrow import to_arrow
 from biaskit.errors import BiaskitError
 from biaskit.io import acquire_output_lock, read_json_lines, read_table, release_output_lock
@@ -42,9 +43,8 @@ def ledger_path(path: str | Path | None = None) -> Path:
         return Path(path or os.environ["BIASKIT_ANNOTATION_LEDGER"])
     if Path(DEFAULT).is_file():
         return Path(DEFAULT)
-    from biaskit.assets import cache_dir
 
-    return cache_dir() / DEFAULT
+    return assets.cache_dir() / DEFAULT
 
 
 def project_of(pool: str | Path) -> str:

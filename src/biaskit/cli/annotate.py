@@ -8,16 +8,23 @@ from pathlib import Path
 
 import typer
 
+from biaskit.annotate import ledger as led
+from biaskit.annotate.files import export_tasks, read_results
+from biaskit.annotate.labelmodels import CrowdWarning, LabelModelWarning, aggregate
+from biaskit.annotate.labelstudio import pull, push
+from biaskit.annotate.ledger import earlier_items
+from biaskit.annotate.planning import plan_round, quotas, read_plan
+from biaskit.annotate.ppiplan import plan_ppi_files
+from biaskit.annotate.rounds import RoundReuseWarning, save_round
+from biaskit.annotate.sampling import sample_round
+from biaskit.annotate.spans import scored_from_manifest
+from biaskit.annotate.tasks import TASK_TYPES, get_task_type
 from biaskit.cli import sub_app
 from biaskit.errors import BiaskitError
-from biaskit.io import check_out_suffix
-
-HELP = (
-    "Annotation rounds: sample items, push them to Label Studio (or export files for another platform), "
-    "pull and validate the labels, compute agreement and validate metrics against the humans.\n\n"
-    "Example: biaskit annotate sample runs/demo/scores.parquet --round r1 --task sentiment --n 200 --out r1/samples.parquet\n\n"
-    "Example: biaskit annotate push r1/samples.parquet --url http://localhost:8080 --annotators 3"
-)
+from biaskit.io import check_out_suffix, read_table, write_table, write_text_atomic
+from biaskit.log import ProgressBar
+from biaskit.manifest import new_manifest
+from biaskit.ownership import check_side_file
 
 _URL = typer.Option(None, "--url", envvar="LABEL_STUDIO_URL", help="Label Studio URL (or LABEL_STUDIO_URL).")
 _LEDGER = typer.Option(
@@ -37,15 +44,10 @@ def _split(values: list[str] | None) -> list[str]:
 
 
 def _write(table, path: Path, stage: str, command: str, config: dict, inputs=(), seed=None) -> Path:
-    from biaskit.io import write_table
-    from biaskit.manifest import new_manifest
-
     return write_table(table, path, stage=stage, manifest=new_manifest(command, config=config, seed=seed, inputs=inputs, stage=stage))
 
 
 def _write_plain(table, path: Path) -> None:
-    from biaskit.io import write_table
-
     write_table(table, path)
 
 
@@ -90,11 +92,6 @@ def sample(
 
     Example: biaskit annotate sample scores.parquet --round r2 --task regard --per-label positive=3,negative=3 --by template --metric vader --out r2/samples.parquet
     """
-    from biaskit.annotate.ledger import earlier_items
-    from biaskit.annotate.sampling import sample_round
-    from biaskit.annotate.spans import scored_from_manifest
-    from biaskit.io import read_table
-
     t = read_table(scores)
     excl, used = earlier_items(exclude or [], ledger, round_=round_, pool=scores, previous=exclude_previous)
     pl = _parse_per_label(per_label)
@@ -148,8 +145,6 @@ def _save_round(
 ) -> None:
     """Write the samples table (with its manifest), the optional task file, and the round's ledger entry
     (:func:`biaskit.annotate.rounds.save_round`, which the demo calls too)."""
-    from biaskit.annotate.rounds import RoundReuseWarning, save_round
-
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", RoundReuseWarning)
         entry = save_round(table, rep, cfg, out=out, pool=scores, seed=seed, ledger=ledger, tasks_out=tasks_out, overwrite=overwrite)
@@ -169,8 +164,6 @@ def _plan_quota(plan: Path | None, prefer: str, metric: str | None, task: str | 
         if prefer != "random":
             raise BiaskitError("E256", "--prefer needs --plan", value=prefer, fix="add --plan plan.json (biaskit annotate plan)")
         return None, None, metric
-    from biaskit.annotate.planning import quotas, read_plan
-    from biaskit.annotate.tasks import get_task_type
 
     pl_ = read_plan(plan, get_task_type(task) if task else None)
     return quotas(pl_), pl_["group_by"], metric or pl_.get("metric")
@@ -236,9 +229,6 @@ def export(
 
     Example: biaskit annotate export r1/samples.parquet --out r1/tasks.csv
     """
-    from biaskit.annotate.files import export_tasks
-    from biaskit.io import read_table
-
     f, g = export_tasks(read_table(samples, "samples"), out)
     typer.echo(f"wrote {f} and {g}")
 
@@ -261,11 +251,6 @@ def push_cmd(
 
     Example: export LABEL_STUDIO_API_KEY=...; biaskit annotate push r1/samples.parquet --url http://localhost:8080 --annotators 3
     """
-    from biaskit.annotate import ledger as led
-    from biaskit.annotate.labelstudio import push
-    from biaskit.io import read_table
-    from biaskit.log import ProgressBar
-
     s = read_table(samples, "samples")
     with ProgressBar(s.num_rows, "importing tasks") as bar:
         rep = push(s, url=url, project=project, annotators=annotators, batch_size=batch_size, pre_annotate=pre_annotate, progress=bar.advance)
@@ -293,19 +278,12 @@ def pull_cmd(
 
     Example: biaskit annotate pull r1/samples.parquet --results r1/prolific_results.csv --out r1/annotations.parquet
     """
-    from biaskit.annotate import ledger as led
-    from biaskit.io import read_table
-
     s = read_table(samples, "samples")
     extra = {}
     if results is not None:
-        from biaskit.annotate.files import read_results
-
         ann, rej, rep = read_results(results, s)
         platform = "file"
     else:
-        from biaskit.annotate.labelstudio import pull
-
         res = pull(s, url=url, project=project)
         ann, rej, rep = res.annotations, res.rejected, res.report
         platform = "label-studio"
@@ -357,9 +335,7 @@ def agreement_cmd(
 
     Example: biaskit annotate agreement r1/annotations.parquet --samples r1/samples.parquet --out r1/agreement.parquet
     """
-    from biaskit.annotate import ledger as led
     from biaskit.annotate.agreement import agreement, careless_annotators
-    from biaskit.io import read_table
 
     a = read_table(annotations, "annotations", keys=True)  # null or duplicate (sample, round, annotator): E155/E007
     s = read_table(samples, "samples") if samples else None
@@ -429,9 +405,7 @@ def validate_cmd(
 
     Example (both VADER rules, the shown text re-scored): biaskit annotate validate r1/annotations.parquet --samples r1/samples.parquet --metric vader-bold-0.5 --metric vader-sheng-0.05 --out r1/validation.parquet
     """
-    from biaskit.annotate import ledger as led
     from biaskit.annotate.validation import validate_metrics
-    from biaskit.io import read_table
 
     a = read_table(annotations, "annotations", keys=True)
     s = read_table(samples, "samples")
@@ -495,9 +469,6 @@ def aggregate_cmd(
 
     Example: biaskit annotate aggregate r1/annotations.parquet --samples r1/samples.parquet --method dawid-skene --out r1/labels.parquet
     """
-    from biaskit.annotate.labelmodels import LabelModelWarning, aggregate
-    from biaskit.io import read_table
-
     a = read_table(annotations, "annotations", keys=True)
     s = read_table(samples, "samples") if samples else None
     with warnings.catch_warnings():
@@ -506,9 +477,6 @@ def aggregate_cmd(
     for w in res.warnings:
         typer.echo(f"warning[LabelModelWarning]: {w}")
     cfg = {"method": method, "task": task, "seed": seed}
-    from biaskit.io import write_table
-    from biaskit.manifest import new_manifest
-    from biaskit.ownership import check_side_file
 
     ins = [annotations] + ([samples] if samples else [])
     ann_out = out.with_name(out.stem + ".annotators" + (out.suffix or ".parquet"))
@@ -550,20 +518,14 @@ def plan_cmd(
 
     Example: biaskit annotate plan --ppi runs/demo/scores.parquet --metric-column vader_label --label negative --by group --samples r1/samples.parquet --annotations r1/annotations.parquet --target-ci 0.03 --out r1/ppi_plan.json
     """
-    from biaskit.io import read_table, write_text_atomic
-
     check_out_suffix(out, (".json",), what="annotate plan (a JSON plan)")
     if (validation is None) == (ppi is None):
         raise BiaskitError(
             "E348", "give exactly one of --validation and --ppi", fix="--validation V (rates of annotate validate) or --ppi SCORED (PPI view)"
         )
     if ppi is not None:
-        from biaskit.annotate.ppiplan import plan_ppi_files
-
         p = plan_ppi_files(ppi, target_ci, metric_column, label, by, human_column, samples, annotations, labels)
     else:
-        from biaskit.annotate.planning import plan_round
-
         assert validation is not None  # exactly one of --validation and --ppi, checked above
         p = plan_round(read_table(validation, "agreement"), target=target_ci, rate=rate, metric=metric)
         p["validation"] = str(validation)
@@ -585,8 +547,6 @@ def rounds_cmd(ledger: Path | None = _LEDGER) -> None:
 
     Example: biaskit annotate rounds
     """
-    from biaskit.annotate import ledger as led
-
     hist = led.history(ledger)
     if not hist:
         typer.echo(f"no rounds recorded in {led.ledger_path(ledger)}")
@@ -603,8 +563,6 @@ def tasks_cmd(
 
     Example: biaskit annotate tasks regard --config
     """
-    from biaskit.annotate.tasks import TASK_TYPES, get_task_type
-
     if task is None:
         for t in TASK_TYPES.values():
             typer.echo(f"{t.name:<10} {', '.join(t.labels):<40} ordinal: {' < '.join(t.ordinal) or '-'}")
@@ -614,7 +572,7 @@ def tasks_cmd(
 
 
 def register(app: typer.Typer) -> None:
-    ann = sub_app("annotate", HELP)
+    ann = sub_app(app, "annotate")
     ann.command("sample")(sample)
     ann.command("export")(export)
     ann.command("push")(push_cmd)
@@ -631,7 +589,6 @@ def _refuse_fewer(out: Path, n_new: int, allow: bool, results: Path | None) -> N
     """An empty or truncated results file (or a server that lost tasks) must not silently shrink a round's labels."""
     if allow or not out.exists():
         return
-    from biaskit.io import read_table
 
     src = f"the results file {results}" if results else "Label Studio"
     try:
@@ -664,8 +621,6 @@ class _crowd_warnings:
     """Print the named CrowdWarnings of a computation as one line each (``warning[CrowdWarning]: ...``)."""
 
     def __enter__(self):
-        from biaskit.annotate.labelmodels import CrowdWarning
-
         self._cm = warnings.catch_warnings(record=True)
         self._rec = self._cm.__enter__()
         warnings.simplefilter("always", CrowdWarning)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from biaskit.cli import sub_app
+from biaskit.evaluate.cache import ResponseCache
 
 
 def info(cache_dir: str = typer.Argument(..., help="The folder given as --cache to generate, likelihood, fill-mask or score.")) -> None:
@@ -12,8 +13,6 @@ def info(cache_dir: str = typer.Argument(..., help="The folder given as --cache 
 
     Example: biaskit cache info runs/cache
     """
-    from biaskit.evaluate.cache import ResponseCache
-
     facts = ResponseCache(cache_dir, create=False).info()
     typer.echo(f"{facts['path']}: {facts['entries']} cached answers, {facts['weight_hashes']} remembered weight-file hashes, {facts['bytes']} bytes")
     for kind, n in facts["kinds"].items():
@@ -25,12 +24,10 @@ def clear(cache_dir: str = typer.Argument(..., help="The folder given as --cache
 
     Example: biaskit cache clear runs/cache
     """
-    from biaskit.evaluate.cache import ResponseCache
-
     n = ResponseCache(cache_dir, create=False).clear()
     typer.echo(f"cleared {n} cached answers from {cache_dir}")
 
 
 def register(app: typer.Typer) -> None:
     """Attach ``biaskit cache info|clear`` to the root app."""
-    sub_app("cache", "The response cache of --cache DIR.", {"info": info, "clear": clear})
+    sub_app(app, "cache", {"info": info, "clear": clear})

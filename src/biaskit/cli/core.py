@@ -7,7 +7,11 @@ from pathlib import Path
 import typer
 
 from biaskit import __version__
+from biaskit import assets as a
+from biaskit import schema as sch
+from biaskit.demo import run_demo
 from biaskit.errors import BiaskitError
+from biaskit.io import read_table
 
 
 def demo(
@@ -33,8 +37,6 @@ def demo(
 
     Example: biaskit demo --out runs/demo --quick
     """
-    from biaskit.demo import run_demo
-
     ctx = run_demo(out, seed=seed, label_studio_url=label_studio_url, quick=quick, baseline_span=baseline_span)
     typer.echo(f"demo run written to {ctx.run_dir}")
     for stage, line in ctx.summary:
@@ -51,11 +53,7 @@ def schema(
 
     Example: biaskit schema prompts --check runs/demo/prompts_bold.parquet
     """
-    from biaskit import schema as sch
-
     if check is not None:
-        from biaskit.io import read_table
-
         if not stage:
             raise BiaskitError("E008", "--check needs a STAGE", options=list(sch.STAGES), fix="biaskit schema prompts --check FILE")
         t = read_table(check, stage, keys=True)  # the same validator as every staged write and `hub stage`
@@ -72,7 +70,6 @@ def assets() -> None:
     Example: biaskit assets
     """
     import biaskit.evaluate.metrics._assets  # noqa: F401  (registers the metrics' lexicons; cheap)
-    from biaskit import assets as a
 
     for name, asset in sorted(a.ASSETS.items()):
         env = f" [{asset.env_var}]" if asset.env_var else ""

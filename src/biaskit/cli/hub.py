@@ -7,6 +7,10 @@ from pathlib import Path
 import typer
 
 from biaskit.cli import sub_app
+from biaskit.datasets.load import load_source
+from biaskit.datasets.push import human_size, push_folder
+from biaskit.io import write_table
+from biaskit.manifest import new_manifest
 
 
 def stage(
@@ -62,7 +66,6 @@ def push(
 
     Example: HF_TOKEN=... biaskit hub push runs/demo/hub --repo-id my-org/biaskit-demo --private --revision v1
     """
-    from biaskit.datasets.push import human_size, push_folder
     from biaskit.log import quiet
 
     if quiet():
@@ -120,10 +123,6 @@ def load(
     A West Slavic spreadsheet (sheets Czech/Polish/Slovak) is imported row by row: rows it cannot use are
     listed (sheet, row, reason) and the import goes on.
     """
-    from biaskit.datasets.load import load_source
-    from biaskit.io import write_table
-    from biaskit.manifest import new_manifest
-
     res = load_source(
         source, kind=kind, config=config, split=split, revision=revision, language=language, domains=domain, keep_empty=keep_empty, subjects=subjects
     )
@@ -166,7 +165,7 @@ def load(
 
 
 def register(app: typer.Typer) -> None:
-    hub = sub_app("hub", "Publish tables as Hugging Face Hub datasets (stage, push) and load public bias datasets (load).")
+    hub = sub_app(app, "hub")
     hub.command("stage")(stage)
     hub.command("push")(push)
     hub.command("load")(load)

@@ -9,6 +9,9 @@ from typing import Annotated
 import typer
 
 from biaskit.cli import sub_app
+from biaskit.interop.lmeval import export_lmeval, import_lmeval
+from biaskit.io import write_table
+from biaskit.manifest import new_manifest
 
 TableArg = Annotated[
     Path, typer.Argument(help="Prompts table (.parquet/.jsonl/.csv/folder) with prompt_id and text: BOLD prompts, HolisticBias sentences, templates.")
@@ -101,8 +104,6 @@ def export_lm_eval(
 
     Example (HolisticBias Likelihood Bias): biaskit export lm-eval holistic.parquet --out tasks/hb --name hb
     """
-    from biaskit.interop.lmeval import export_lmeval
-
     res = export_lmeval(
         str(table),
         out,
@@ -135,10 +136,6 @@ def import_lm_eval(output_dir: OutputDirArg, out: TableOut, group: GroupOpt = No
 
     Example (likelihood run made elsewhere): biaskit import lm-eval lm-eval-out --out likelihoods.parquet --tokenizer ./my-model
     """
-    from biaskit.interop.lmeval import import_lmeval
-    from biaskit.io import write_table
-    from biaskit.manifest import new_manifest
-
     res = import_lmeval(output_dir, tokenizer=tokenizer, model=model, group=group)
     man = new_manifest(
         "biaskit import lm-eval",
@@ -158,7 +155,7 @@ def import_lm_eval(output_dir: OutputDirArg, out: TableOut, group: GroupOpt = No
 
 def register(app: typer.Typer) -> None:
     """Attach ``export lm-eval`` and ``import lm-eval``."""
-    exp = sub_app("export", "Export biaskit tables for other evaluation tools (lm-eval).")
+    exp = sub_app(app, "export")
     exp.command("lm-eval")(export_lm_eval)
-    imp = sub_app("import", "Import other evaluation tools' outputs as biaskit tables (lm-eval).")
+    imp = sub_app(app, "import")
     imp.command("lm-eval")(import_lm_eval)

@@ -9,6 +9,12 @@ import typer
 from biaskit.cli import sub_app
 from biaskit.cli.options import ENGINE_OPTIONS, CacheOpt, engine_from_options, grouped
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.cache import open_cache
+from biaskit.evaluate.metrics import make_metric, metric_class, parse_param_args, score_table
+from biaskit.evaluate.metrics.cost import estimate
+from biaskit.evaluate.metrics.scores_out import params_as_used, scoring_input, write_scores
+from biaskit.io import read_table
+from biaskit.registry import metrics as reg
 
 
 @grouped
@@ -39,11 +45,6 @@ def score(
 
     Example (an LLM judge, its token estimate first): biaskit score gens.parquet -m judge -p judge.model=smollm2-135m -p judge.orders=2 --dry-run --out judged.parquet
     """
-    from biaskit.evaluate.cache import open_cache
-    from biaskit.evaluate.metrics import parse_param_args, score_table
-    from biaskit.evaluate.metrics.scores_out import params_as_used, scoring_input, write_scores
-    from biaskit.io import read_table
-
     params = parse_param_args(param or [])
     spec = engine_from_options(**engine)
     t = read_table(table)
@@ -77,9 +78,6 @@ def score(
 
 def _dry_run(t, metrics: str, text_column: str, params: dict) -> None:
     """Print each metric's cost estimate from the table's texts; builds the metrics without setting them up."""
-    from biaskit.evaluate.metrics import make_metric
-    from biaskit.evaluate.metrics.cost import estimate
-
     names = [m.strip() for m in metrics.split(",") if m.strip()]
     objs = [make_metric(n, text_column, params.get(n)) for n in names]
     if text_column not in t.column_names:
@@ -102,9 +100,6 @@ def list_() -> None:
 
     Example: biaskit metrics list
     """
-    from biaskit.evaluate.metrics import metric_class
-    from biaskit.registry import metrics as reg
-
     for name in reg.names():
         cls = metric_class(name)
         typer.echo(f"{name} (v{cls.version}): {cls.description}")
@@ -121,5 +116,5 @@ def register(app: typer.Typer) -> None:
     """Attach this module's commands to the root app."""
     import biaskit.evaluate.metrics._assets  # noqa: F401  (HurtLex assets show up in `biaskit assets`)
 
-    sub_app("metrics", "The registered per-text metrics.", {"list": list_})
+    sub_app(app, "metrics", {"list": list_})
     app.command("score")(score)

@@ -27,6 +27,10 @@ from biaskit.cli.options import (
     grouped,
 )
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners.api import fill_mask, likelihood
+from biaskit.evaluate.runners.builtin import describe_backends
+from biaskit.evaluate.runners.common import system_prompt_text
+from biaskit.evaluate.runners.core import run_facts
 
 #: the defaults of the endpoint options: an option left at its default is not passed to the backend, so only
 #: an option the user set can be refused by a backend that does not take it (E312)
@@ -61,8 +65,6 @@ def _run_options(
 
 
 def _summary(kind: str, table, out: Path) -> None:
-    from biaskit.evaluate.runners.core import run_facts
-
     errs = sum(e is not None for e in table.column("error").to_pylist())
     prompts = len(set(table.column("prompt_id").to_pylist()))
     facts = run_facts(table)
@@ -136,7 +138,6 @@ def generate_cmd(
     Example (chat template with a system prompt, answers cached): biaskit generate prompts.parquet --model smollm2-135m --format chat --system-prompt "You are a helpful assistant." --cache runs/cache --out gens_chat.parquet
     """
     from biaskit.evaluate.runners.api import generate
-    from biaskit.evaluate.runners.common import system_prompt_text
 
     if chat and prompt_format not in (None, "chat"):
         raise BiaskitError("E313", "--chat and --format raw contradict each other", value=prompt_format, fix="give one of --chat or --format")
@@ -214,8 +215,6 @@ def fill_mask_cmd(
 
     Example (answers cached for the next run): biaskit fill-mask templates.jsonl --model ./my-bert --top-k 10 --cache runs/cache --out fillins.parquet
     """
-    from biaskit.evaluate.runners.api import fill_mask
-
     opts = _run_options(
         out=out,
         batch_size=batch_size,
@@ -276,8 +275,6 @@ def likelihood_cmd(
 
     Example (answers cached for the next run): biaskit likelihood runs/demo/prompts_holistic.parquet --model smollm2-135m --cache runs/cache --out likelihoods.parquet
     """
-    from biaskit.evaluate.runners.api import likelihood
-
     choice = {"auto": None, "yes": True, "no": False}
     if bos not in choice:
         raise BiaskitError("E062", "invalid --bos", value=bos, options=list(choice))
@@ -302,14 +299,12 @@ def backends_list() -> None:
 
     Example: biaskit backends list
     """
-    from biaskit.evaluate.runners.builtin import describe_backends
-
     typer.echo("\n".join(describe_backends()))
 
 
 def register(app: typer.Typer) -> None:
     """Attach generate, fill-mask and likelihood to the root app, and ``backends list``."""
-    sub_app("backends", "The registered model backends.", {"list": backends_list})
+    sub_app(app, "backends", {"list": backends_list})
     app.command("generate")(generate_cmd)
     app.command("fill-mask")(fill_mask_cmd)
     app.command("likelihood")(likelihood_cmd)

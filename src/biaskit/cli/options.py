@@ -15,6 +15,8 @@ from typing import Annotated, Any
 
 import typer
 
+from biaskit.pool import EngineSpec
+
 BATCH_HELP = "auto (starts large, halves on out-of-memory) or a number. Results do not depend on it."
 BACKEND_HELP = "hf (transformers: Hub id, local folder, .gguf file or biaskit asset) or openai (an OpenAI-compatible endpoint)."
 RETRY_HELP = "Rerunning a finished run runs again the rows that ended in an error (--no-retry-errors leaves them)."
@@ -150,6 +152,4 @@ RUN_OPTIONS: Any = OptionGroup(limit=(LimitOpt, None), overwrite=(OverwriteRunOp
 
 def engine_from_options(engine: str, ray_address: str | None, ray_actors: int, ray_batch_size: int, ray_gpus: float | None, ray_cpus: float):
     """The checked :class:`EngineSpec` for the CLI options (a one-line E160 error when they do not fit)."""
-    from biaskit.pool import EngineSpec
-
     return EngineSpec(name=engine, address=ray_address, actors=ray_actors, batch_size=ray_batch_size, num_gpus=ray_gpus, num_cpus=ray_cpus).check()

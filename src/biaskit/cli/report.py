@@ -11,7 +11,22 @@ from biaskit.bootstrap import BootSpec
 from biaskit.cli import sub_app
 from biaskit.cli.options import DeviceOpt
 from biaskit.errors import BiaskitError, check_choice
-from biaskit.io import read_table
+from biaskit.evaluate.report import build_report
+from biaskit.evaluate.report.tables import markdown_table
+from biaskit.evaluate.stats import aggregate, families, likelihood_bias, pairwise_proportion_tests, validity_summary, validity_tests
+from biaskit.evaluate.stats.aggregate import label_strings, metric_labels
+from biaskit.evaluate.stats.bbq import LikelihoodAnswers, score_files
+from biaskit.evaluate.stats.families import proportion_family_tests
+from biaskit.evaluate.stats.genbias import DDOF, SCALE, check_method, gen_bias, style_probabilities
+from biaskit.evaluate.stats.inference import check_level
+from biaskit.evaluate.stats.paired import paired_by_template
+from biaskit.evaluate.stats.pairs import pair_stats
+from biaskit.evaluate.stats.ppi import PPIShare, ppi_table
+from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round_files
+from biaskit.io import output_lock, read_table, write_frame, write_table
+from biaskit.output import write_frame_csv
+from biaskit.ownership import claim_folder, write_owned_folder
+from biaskit.spreadsheet import neutralize_frame
 
 
 def report(
@@ -37,9 +52,6 @@ def report(
 
     Example: biaskit report runs/demo --out /tmp/report --min-gap 0.1
     """
-    from biaskit.evaluate.report import build_report
-    from biaskit.io import output_lock
-
     # --out is locked by the CLI; the default folder (RUN_DIR/report) too, so two reports never write it at once
     target = out if out is not None else (run_dir.parent if run_dir.is_file() else run_dir) / "report"
     with output_lock(target, command="biaskit report"):
@@ -75,8 +87,6 @@ def aggregate_cmd(
 
     Example: biaskit stats aggregate scores.parquet --by group --labels vader_label --cluster page_id
     """
-    from biaskit.evaluate.stats import aggregate
-
     res = aggregate(read_table(table), by, labels=labels, means=means, n_boot=n_boot, seed=seed, prop_ci=prop_ci, cluster=cluster)
     _emit(res, out)
 
@@ -108,9 +118,6 @@ def ztest_cmd(
 
     Example: biaskit stats ztest scores.parquet --column vader_label --label positive --cluster page_id
     """
-    from biaskit.evaluate.stats import families, pairwise_proportion_tests
-    from biaskit.evaluate.stats.aggregate import label_strings, metric_labels
-
     t = read_table(table)
     if column in t.column_names and metric_labels(column) is None:  # a metric's column: checked against its labels (E151)
         # a label that occurs nowhere (a typo) would give a table of 0 shares with every test undefined
@@ -137,8 +144,6 @@ def family_cmd(
 
     Example: biaskit stats family runs/demo/scores.parquet --kind group-gap --column regard_label --label negative --out gaps.csv
     """
-    from biaskit.evaluate.stats.families import proportion_family_tests
-
     res = proportion_family_tests(read_table(table), kind, column, label)
     _emit(res, out)
     if out is None and len(res):
@@ -166,14 +171,10 @@ def likelihood_bias_cmd(
 
     Example: biaskit stats likelihood-bias runs/demo/likelihoods.parquet --paired-out paired.csv
     """
-    from biaskit.evaluate.stats import likelihood_bias
-
     t = read_table(table)
     res = likelihood_bias(t, model=model, alpha=alpha)
     _emit(res.by_axis, out)
     if paired_out is not None:
-        from biaskit.evaluate.stats.paired import paired_by_template
-
         df = t.to_pandas()
         if "kind" in df.columns:
             df = df[df["kind"].isna() | (df["kind"] == "likelihood")]
@@ -220,9 +221,6 @@ def genbias_cmd(
 
     Example: biaskit stats genbias scores.parquet --prob-columns 'regard_*' --clusters 'polar=regard_positive,regard_negative' --out /tmp/gb
     """
-    from biaskit.evaluate.stats.genbias import DDOF, SCALE, check_method, gen_bias, style_probabilities
-    from biaskit.ownership import claim_folder
-
     check_method(method)
     if (style_model is None) == (prob_columns is None):
         raise BiaskitError(
@@ -239,7 +237,6 @@ def genbias_cmd(
     else:
         cols = prob_columns
     res = gen_bias(t, cols, clusters=clusters, n_clusters=n_clusters, n_boot=n_boot, seed=seed, top=top, style_names=names, method=method)
-    from biaskit.evaluate.report.tables import markdown_table
 
     scale = (
         f"method {method}; variances are population variances (ddof={DDOF}); *_x1000 columns = the figure x{SCALE}, the scale of the paper's tables"
@@ -270,8 +267,6 @@ def genbias_cmd(
 def _genbias_paired(t, styles: list, n_boot: int, seed: int):
     """The paired analysis by template of one style's probability (the first style named *negative*, else the first):
     within-template differences per descriptor pair (see :mod:`biaskit.evaluate.stats.paired`)."""
-    from biaskit.evaluate.stats.paired import paired_by_template
-
     df = t.to_pandas() if hasattr(t, "to_pandas") else t
     style = next((c for c in styles if "negative" in str(c)), styles[0] if styles else None)
     if style is None or style not in df.columns:
@@ -289,10 +284,6 @@ GENBIAS_MARKER = "genbias.json"
 def _write_genbias(claim, res, meta: dict, styles=None, paired=None) -> None:
     """The `stats genbias --out` folder, through the ownership layer: the four CSVs (and paired.csv), styles.parquet
     and genbias.json (the settings and the by-axis figures; the marker listing the files, written last)."""
-    from biaskit.io import write_table
-    from biaskit.output import write_frame_csv
-    from biaskit.ownership import write_owned_folder
-    from biaskit.spreadsheet import neutralize_frame
 
     def fill(tmp: Path) -> None:
         parts = [("by_axis", res.by_axis), ("partial", res.partial), ("descriptors", res.descriptors), ("clusters", res.clusters)]
@@ -308,8 +299,8 @@ def _write_genbias(claim, res, meta: dict, styles=None, paired=None) -> None:
 def register(app: typer.Typer) -> None:
     """Attach ``report`` and the ``stats`` group to the root app."""
     sub_app(
+        app,
         "stats",
-        "Group statistics of one scored table (proportions with CIs, tests, Likelihood Bias).",
         {
             "aggregate": aggregate_cmd,
             "ztest": ztest_cmd,
@@ -352,8 +343,6 @@ def ppi_cmd(
 
     Example: biaskit stats ppi scores.parquet --metric-column vader_label --label negative --samples r1/samples.parquet --labels r1/labels.parquet --lam 1
     """
-    from biaskit.evaluate.stats import ppi
-
     t = read_table(table)
     if (human_column is None) == (samples is None):
         raise BiaskitError(
@@ -364,14 +353,12 @@ def ppi_cmd(
         )
     info = None
     if samples is not None:
-        from biaskit.evaluate.stats.ppiround import HUMAN_COLUMN, join_round_files
-
         t, info = join_round_files(t, samples, annotations=annotations, labels=labels)
         human_column = HUMAN_COLUMN
     elif annotations is not None or labels is not None:
         raise BiaskitError("E346", "--annotations and --labels need --samples", fix="add --samples SAMPLES (the round's samples table)")
     assert human_column is not None  # exactly one of --human-column and --samples, checked above
-    res = ppi.ppi_table(t, ppi.PPIShare(metric_column=metric_column, human_column=human_column, label=label, by=by), lam=lam, level=ci)
+    res = ppi_table(t, PPIShare(metric_column=metric_column, human_column=human_column, label=label, by=by), lam=lam, level=ci)
     if info is not None:
         typer.echo(f"round: {info['matched']} labelled samples joined on {', '.join(info['keys'])}; {info['unmatched']} matched no scored row")
         if info["stratified"]:
@@ -396,10 +383,6 @@ def pairs_cmd(
 
     Example: biaskit hub load src/biaskit/data/crows_pairs/crows_pairs_anonymized.csv --out crows.parquet && biaskit likelihood crows.parquet --model smollm2-135m --out crows_ll.parquet && biaskit stats pairs crows_ll.parquet --score-column sum_logprob --by bias_type --out crows_stats.csv
     """
-    from biaskit.evaluate.stats.inference import check_level
-    from biaskit.evaluate.stats.pairs import pair_stats
-    from biaskit.io import read_table
-
     res = pair_stats(read_table(table), score_column, by=by.strip() or None, level=check_level(ci))
     _emit(res, out)
 
@@ -423,8 +406,6 @@ def validity_cmd(
 
     Example: biaskit stats validity fillins_valid.parquet --by model,language --category subject_category --out shares.csv --tests-out tests.csv
     """
-    from biaskit.evaluate.stats import validity_summary, validity_tests
-
     t = read_table(table)
     _emit(validity_summary(t, by, method=method), out)
     within = [c for c in by.split(",") if c.strip() and c.strip() != category]
@@ -452,10 +433,8 @@ def bbq_cmd(
 
     Example: biaskit stats bbq bbq.parquet --likelihoods bbq_ll.parquet --normalisation per-token --answers-out answered.parquet --out scores.csv
     """
-    from biaskit.evaluate.stats import bbq
-
-    answers = bbq.LikelihoodAnswers(likelihoods, normalisation, answers_out) if likelihoods is not None else None
-    df = bbq.score_files(table, prediction_column, likelihoods=answers, boot=BootSpec(n_boot=n_boot, level=ci, seed=seed))
+    answers = LikelihoodAnswers(likelihoods, normalisation, answers_out) if likelihoods is not None else None
+    df = score_files(table, prediction_column, likelihoods=answers, boot=BootSpec(n_boot=n_boot, level=ci, seed=seed))
     unmatched = int(df["n_unmatched"].sum()) if len(df) else 0
     if unmatched:
         typer.echo(f"{unmatched} predictions matched no option: counted in n_unmatched, not scored", err=True)
@@ -464,11 +443,7 @@ def bbq_cmd(
 
 def _emit(df, out: Path | None) -> None:
     if out is not None:
-        from biaskit.io import write_frame
-
         write_frame(df, out)  # the format its suffix names (.csv for spreadsheets: formula-like cells get a leading ')
         typer.echo(f"wrote {len(df)} rows to {out}")
     else:
-        from biaskit.evaluate.report.tables import markdown_table
-
         typer.echo(markdown_table(df))

@@ -9,6 +9,14 @@ import typer
 
 from biaskit.cli import sub_app
 from biaskit.cli.options import OptionGroup, grouped
+from biaskit.io import read_table, write_table
+from biaskit.limits import check_processes
+from biaskit.manifest import new_manifest
+from biaskit.pool import engine_spec
+from biaskit.scrape.bold import export_bold, import_bold
+from biaskit.scrape.config import cap_pages, load_config
+from biaskit.scrape.pipeline import scrape_api, scrape_dump
+from biaskit.scrape.prompts import preset_rule, prompts_from_sentences, rebuild_prompts
 
 CONFIG_HELP = (
     "Domain config: a shipped name, `bold` (BOLD's five domains, API seeds) or `demo` (pages of the bundled dump), "
@@ -23,9 +31,6 @@ def _config_spec(config: str, config_file: Path | None) -> str:
 
 def _write_prompts(t, counts, rule, out: Path, command: str, source: Path) -> None:
     """Write the prompts of ``prompts build``/``rebuild`` with their manifest (rule, filter counts) and say so."""
-    from biaskit.io import write_table
-    from biaskit.manifest import new_manifest
-
     write_table(
         t,
         out,
@@ -124,12 +129,7 @@ def scrape_dump_cmd(
 
     Example: biaskit scrape dump src/biaskit/data/wiki/enwiki-pages-articles-206pages.xml.bz2 --config demo --preset bold --out prompts_boldrule.parquet
     """
-    from biaskit.scrape.config import cap_pages, load_config
-    from biaskit.scrape.pipeline import scrape_dump
-
     if engine == "local":  # before the config and the dump are read (Ray: tasks in flight, on the cluster's CPUs)
-        from biaskit.limits import check_processes
-
         check_processes(processes)
     cfg = cap_pages(
         load_config(_config_spec(config or "demo", config_file), rule_overrides=rule_options),
@@ -139,8 +139,6 @@ def scrape_dump_cmd(
         cfg.language_named = cfg.words_named = False
     spec = None
     if engine != "local" or ray_address:
-        from biaskit.pool import engine_spec
-
         spec = engine_spec(engine, address=ray_address, actors=processes)
     _report(
         scrape_dump(
@@ -177,10 +175,6 @@ def scrape_api_cmd(
 
     Example: biaskit scrape api https://en.wikipedia.org/w/api.php --config bold --preset bold --out bold_like.parquet --user-agent "my-project (me@example.org)"
     """
-    from biaskit.limits import check_processes
-    from biaskit.scrape.config import cap_pages, load_config
-    from biaskit.scrape.pipeline import scrape_api
-
     check_processes(processes)
     cfg = cap_pages(load_config(_config_spec(config, config_file), rule_overrides=rule_options), max_pages)
     _report(
@@ -212,9 +206,6 @@ def prompts_build(
 
     Example: biaskit prompts build sentences.parquet --out prompts_boldrule.parquet --preset bold
     """
-    from biaskit.io import read_table
-    from biaskit.scrape.prompts import preset_rule, prompts_from_sentences
-
     rule = preset_rule(**rule_options)
     _write_prompts(*prompts_from_sentences(read_table(sentences), rule, language=language), rule, out, "biaskit prompts build", sentences)
 
@@ -235,9 +226,6 @@ def prompts_rebuild(
 
     With --preset bold, 92.5% of BOLD's 23,679 prompts come out exactly as BOLD published them (docs/scrape.md).
     """
-    from biaskit.io import read_table
-    from biaskit.scrape.prompts import preset_rule, rebuild_prompts
-
     rule = preset_rule(**rule_options)
     _write_prompts(*rebuild_prompts(read_table(table, "prompts"), rule), rule, out, "biaskit prompts rebuild", table)
 
@@ -253,10 +241,6 @@ def bold_import(
 
     Example: biaskit bold import bold/ --out bold.parquet && biaskit prompts rebuild bold.parquet --out bold_rebuilt.parquet
     """
-    from biaskit.io import write_table
-    from biaskit.manifest import new_manifest
-    from biaskit.scrape.bold import import_bold
-
     t, facts = import_bold(path, layout=layout)
     write_table(
         t,
@@ -287,22 +271,19 @@ def bold_export(
 
     Example: biaskit bold export bold.parquet --out bold_export --layout both
     """
-    from biaskit.io import read_table
-    from biaskit.scrape.bold import export_bold
-
     for p in export_bold(read_table(table, "prompts"), out, layout=layout, overwrite=overwrite):
         typer.echo(f"wrote {p}")
 
 
 def register(app: typer.Typer) -> None:
     sub_app(
+        app,
         "scrape",
-        "Wikipedia (live MediaWiki API or a dump) -> clean sentences -> BOLD-style prompts.",
         {"dump": scrape_dump_cmd, "api": scrape_api_cmd},
     )
-    sub_app("prompts", "Build or rebuild BOLD-style prompts from sentences with BOLD's rule.", {"build": prompts_build, "rebuild": prompts_rebuild})
+    sub_app(app, "prompts", {"build": prompts_build, "rebuild": prompts_rebuild})
     sub_app(
+        app,
         "bold",
-        "Import BOLD's published files into a prompts table, or export one back to BOLD's layouts.",
         {"import": bold_import, "export": bold_export},
     )

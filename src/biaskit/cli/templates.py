@@ -11,11 +11,22 @@ import typer
 
 from biaskit.cli import sub_app
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.report.tables import markdown_table
+from biaskit.io import read_table, write_table
+from biaskit.manifest import new_manifest
+from biaskit.output import write_frame_csv
+from biaskit.registry import is_path_spec
+from biaskit.spreadsheet import neutralize_frame
 from biaskit.templates.bbq import write_expansion
 from biaskit.templates.bbq_choice import write_choice_prompts
 from biaskit.templates.bbq_sheet import bbq_sheet_rows, import_bbq_sheet
 from biaskit.templates.counterfactual_swap import write_counterfactual
+from biaskit.templates.files import load_file
+from biaskit.templates.gendered import STARTER_LANGUAGES, USABLE_STATUSES, expand_template_sets, load_template_set, render, starter_set
 from biaskit.templates.holistic_data import VARIANTS, load_holistic, validate_file
+from biaskit.templates.honest import honest_path, import_honest
+from biaskit.templates.pair_audit import audit_pairs
+from biaskit.templates.sheet import CommandTranslator, import_sheet, machine_translate, save_template_set, sheet_rows, write_sheet
 
 
 def _split(values: list[str] | None) -> list[str] | None:
@@ -30,9 +41,6 @@ def _split(values: list[str] | None) -> list[str] | None:
 
 def _resolve_set(spec: str):
     """A template-set file, or the name of a bundled starter set (en, cs, pl, sk)."""
-    from biaskit.registry import is_path_spec
-    from biaskit.templates.gendered import STARTER_LANGUAGES, load_template_set, starter_set
-
     if is_path_spec(spec) or (spec not in STARTER_LANGUAGES and Path(spec).is_file()):
         return load_template_set(spec)  # a shipped language name is never shadowed by a local file/folder of that name
     return starter_set(spec)  # a bare language code: the bundled starter set (clear error if there is none)
@@ -83,7 +91,6 @@ def expand_holistic_cmd(
 
     Example: biaskit expand holistic --n-descriptors 100 --seed 0 --variants sample --dedupe --out hb_small_set.parquet
     """
-    from biaskit.manifest import new_manifest
     from biaskit.templates.holistic import write_holistic
 
     data = load_holistic(
@@ -171,10 +178,6 @@ def expand_templates_cmd(
 
     Example: biaskit expand templates my_cs.yaml --lang cs --status validated --out cs_validated.parquet
     """
-    from biaskit.io import write_table
-    from biaskit.manifest import new_manifest
-    from biaskit.templates.gendered import USABLE_STATUSES, expand_template_sets
-
     sets = [_resolve_set(f) for f in files]
     langs = _split(lang)
     if langs:
@@ -220,10 +223,6 @@ def expand_honest_cmd(
 
     Example: biaskit expand honest --kind queer_nonqueer --lang en --out honest_queer.parquet
     """
-    from biaskit.io import write_table
-    from biaskit.manifest import new_manifest
-    from biaskit.templates.honest import honest_path, import_honest
-
     src = file or honest_path(lang, kind)
     table = import_honest(src, language=lang, kind=kind)
     write_table(
@@ -250,8 +249,6 @@ def validate_cmd(
 
     Example: biaskit templates validate my_templates_cs.yaml my_descriptors.yaml
     """
-    from biaskit.templates.files import load_file
-
     for f in files:
         is_set = kind == "set"
         if kind == "auto":
@@ -272,8 +269,6 @@ def show_cmd(
 
     Example: biaskit templates show cs --id work-02
     """
-    from biaskit.templates.gendered import render
-
     s = _resolve_set(file)
     for t in s.templates:
         if template_id and t.id != template_id:
@@ -307,9 +302,6 @@ def export_sheet_cmd(
 
     Example (BBQ's templates, for a Czech BBQ): biaskit templates export-sheet --bbq bundled --target cs --out bbq_sheet.csv
     """
-    from biaskit.templates.gendered import STARTER_LANGUAGES
-    from biaskit.templates.sheet import CommandTranslator, machine_translate, sheet_rows, write_sheet
-
     if bbq is not None:  # BBQ's templates: the targets are language codes
         rows, langs = bbq_sheet_rows(None if bbq == "bundled" else bbq), list(target)
         for r in rows:
@@ -347,8 +339,6 @@ def import_sheet_cmd(
 
     Example (a Czech BBQ, then built): biaskit templates import-sheet bbq_sheet.csv --lang cs --bbq bundled --out bbq_cs/ && biaskit expand bbq bbq_cs/ --out bbq_cs.parquet
     """
-    from biaskit.templates.sheet import import_sheet, save_template_set
-
     if bbq is not None:
         n = import_bbq_sheet(sheet, lang, out, None if bbq == "bundled" else bbq, overwrite=overwrite)
         typer.echo(f"wrote {out}: BBQ templates with {n['used']} {lang} cells (status translated/validated; other cells keep the source)")
@@ -412,13 +402,6 @@ def audit_pairs_cmd(
 
     Example: biaskit templates audit-pairs pairs.parquet --axis gender --axis first_names --by '' --summary audit.csv
     """
-    from biaskit.evaluate.report.tables import markdown_table
-    from biaskit.io import read_table, write_table
-    from biaskit.manifest import new_manifest
-    from biaskit.output import write_frame_csv
-    from biaskit.spreadsheet import neutralize_frame
-    from biaskit.templates.pair_audit import audit_pairs
-
     res, counts = audit_pairs(read_table(pairs), axis, by=by.strip() or None)
     if out is not None:
         man = new_manifest("biaskit templates audit-pairs", config={"axes": axis, "by": by}, inputs=[str(pairs)])
@@ -433,8 +416,8 @@ def audit_pairs_cmd(
 
 def register(app: typer.Typer) -> None:
     sub_app(
+        app,
         "expand",
-        "Expand templates into prompts tables: HolisticBias, BBQ, gendered fill-mask templates (cs/pl/sk/en), HONEST.",
         {
             "holistic": expand_holistic_cmd,
             "bbq": expand_bbq_cmd,
@@ -444,8 +427,8 @@ def register(app: typer.Typer) -> None:
         },
     )
     sub_app(
+        app,
         "templates",
-        "Gendered template files: validate, show, the translation sheet workflow (export/import CSV or XLSX); counterfactual pairs and their audit.",
         {
             "validate": validate_cmd,
             "show": show_cmd,

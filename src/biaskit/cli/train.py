@@ -9,6 +9,10 @@ import typer
 from biaskit.cli import sub_app
 from biaskit.cli.options import DeviceOpt
 from biaskit.errors import BiaskitError
+from biaskit.io import read_table
+from biaskit.train.classifier import train_classifier
+from biaskit.train.config import TrainConfig
+from biaskit.train.data import labelled_data, majority_labels
 
 
 def classifier_cmd(
@@ -84,11 +88,6 @@ def classifier_cmd(
 
     Example (the LLM judge as a baseline): biaskit train classifier labelled.csv --labels negative,neutral,positive --baselines majority,judge --judge-param model=smollm2-135m --baselines-only --out models/look
     """
-    from biaskit.io import read_table
-    from biaskit.train.classifier import train_classifier
-    from biaskit.train.config import TrainConfig
-    from biaskit.train.data import labelled_data, majority_labels
-
     _check_options(aggregated, samples, split, split_column)
     t = read_table(table)
     if samples is not None:
@@ -169,7 +168,7 @@ def _check_options(aggregated: Path | None, samples: Path | None, split: str | N
 
 def register(app: typer.Typer) -> None:
     """Attach the ``train`` group to the root app."""
-    train = sub_app("train", "Train a metric (text classifier) from labelled data, with baselines on the same split.")
+    train = sub_app(app, "train")
     train.command("classifier")(classifier_cmd)
 
 

@@ -56,6 +56,7 @@ from biaskit.io import decode_utf8, read_table
 from biaskit.schema import PROMPTS
 from biaskit.scrape.bold import import_bold
 from biaskit.scrape.prompts import prompt_id
+from biaskit.secrets import redact
 from biaskit.templates.bbq_io import is_bbq_jsonl, read_published
 from biaskit.templates.crows import is_crows_header, read_crows_pairs
 from biaskit.templates.holistic_data import TEMPLATE_FLAGS
@@ -318,8 +319,6 @@ def load_staged(source: str | Path, config: str | None = None, split: str | None
         try:
             dd = hf_datasets.load_dataset(src.removeprefix("hf://datasets/"), name, revision=revision)
         except Exception as exc:
-            from biaskit.secrets import redact
-
             raise BiaskitError(
                 "E054",
                 f"could not load Hub dataset {src!r}: {redact(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)}",

@@ -15,6 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from biaskit.errors import BiaskitError
+from biaskit.evaluate.baseline import check_span
+from biaskit.io import write_json_atomic
+from biaskit.log import get_logger
+from biaskit.manifest import new_manifest
 from biaskit.ownership import claim_stagewise, mark_stagewise
 
 #: pipeline order of the demo stages
@@ -54,17 +59,10 @@ def run_demo(
     stages: tuple[str, ...] = STAGES,
     baseline_span: str = "continuation",
 ) -> DemoContext:
-    from biaskit.evaluate.baseline import check_span
-    from biaskit.io import write_json_atomic
-    from biaskit.log import get_logger
-    from biaskit.manifest import new_manifest
-
     log = get_logger("demo")
     check_span(baseline_span)
     run_dir = Path(out)
     if run_dir.exists() and not run_dir.is_dir():
-        from biaskit.errors import BiaskitError
-
         raise BiaskitError(
             "E006",
             "the demo's --out must be a folder, and a file of that name exists",

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from biaskit.errors import BiaskitError
 from biaskit.io import read_table
+from biaskit.secrets import redact
 from biaskit.train.classifier import train_classifier
 from biaskit.train.config import TrainConfig
 from biaskit.train.data import labelled_data, majority_labels
@@ -68,8 +69,6 @@ def run(ctx) -> None:
             data, ctx.run_dir / "classifier", cfg, source=f"{ann} + {samples}", data_license="labels made in this demo run", progress=None
         )
     except BiaskitError as exc:
-        from biaskit.secrets import redact
-
         ctx.note("train", f"not trained: {redact(str(exc))}")
         return
     s = res.summary

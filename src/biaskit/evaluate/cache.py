@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from biaskit import hashing
 from biaskit.errors import BiaskitError
 from biaskit.formats.cache_entries import DAMAGED, read_entry
 from biaskit.log import get_logger
@@ -278,7 +279,6 @@ class ResponseCache:
 
         A rewrite changes the mtime and the ctime; putting the old mtime back (``os.utime``) changes the ctime
         again, which no user call can set back, so a rewritten file is hashed afresh."""
-        from biaskit.hashing import sha256_file
 
         st = f.stat()
         memo = (str(f.resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
@@ -286,7 +286,7 @@ class ResponseCache:
         row = c.raw.execute("SELECT sha256 FROM weights WHERE path=? AND size=? AND mtime_ns=? AND ctime_ns=? AND inode=?", memo).fetchone()
         if row:
             return row[0]
-        digest = sha256_file(f)
+        digest = hashing.sha256_file(f)
         with c as tx:
             tx.execute("DELETE FROM weights WHERE path=?", (memo[0],))
             tx.execute("INSERT OR REPLACE INTO weights VALUES (?, ?, ?, ?, ?, ?)", (*memo, digest))

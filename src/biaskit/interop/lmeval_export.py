@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 import yaml
 
+from biaskit import hashing
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.evaluate.runners.common import GenerationSettings
 from biaskit.interop.lmeval_format import (
@@ -166,9 +167,8 @@ def _config_part(t: pa.Table, col: str | None, value: Any) -> pa.Table:
 def inputs_sha256(inputs: list[str]) -> str | None:
     if not inputs:
         return None
-    from biaskit.hashing import sha256_file
 
-    return sha256_file(inputs[0])
+    return hashing.sha256_file(inputs[0])
 
 
 def write_tasks(tmp: Path, plan: ExportPlan, t: pa.Table) -> dict[str, int]:

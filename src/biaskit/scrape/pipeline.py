@@ -22,6 +22,7 @@ from urllib.parse import urlparse
 
 import pyarrow.parquet as pq
 
+from biaskit import assets
 from biaskit.errors import BiaskitError, check_choice
 from biaskit.limits import check_processes
 from biaskit.log import get_logger
@@ -230,12 +231,11 @@ def scrape_api(
     **client_kwargs: Any,
 ) -> ScrapeResult:
     """Prompts from a live wiki: seeds -> page titles (links, category members) -> wikitext -> prompts."""
-    from biaskit.assets import cache_dir as default_cache
 
     check_assets(cfg)  # before the first request
     if client is None:
         if cache_dir is None:
-            cache_dir = default_cache() / "mediawiki" / re.sub(r"[^\w.-]+", "_", (urlparse(endpoint).netloc + urlparse(endpoint).path))
+            cache_dir = assets.cache_dir() / "mediawiki" / re.sub(r"[^\w.-]+", "_", (urlparse(endpoint).netloc + urlparse(endpoint).path))
         client = MediaWikiClient(endpoint, cache_dir=cache_dir, **client_kwargs)
 
     info = client.siteinfo()

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from biaskit.errors import BiaskitError
+
 #: MediaWiki's canonical namespace names (every wiki accepts them besides its localised names)
 CANONICAL: dict[int, tuple[str, ...]] = {
     -2: ("Media",),
@@ -283,8 +285,6 @@ def _namespace_key(value: object, source: str) -> int:
     try:
         return int(str(value).strip())
     except (TypeError, ValueError):
-        from biaskit.errors import BiaskitError
-
         raise BiaskitError(
             "E032",
             f"{source}: a siteinfo namespace key is not a whole number",

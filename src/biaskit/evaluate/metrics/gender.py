@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from biaskit import assets, hashing
 from biaskit.assets import resolve
 from biaskit.errors import BiaskitError, require
 from biaskit.evaluate.metrics.base import LabelOutput, Metric, Param
@@ -207,11 +208,9 @@ def hard_debias(space: Space, definitional_pairs, gender_specific, equalize_pair
 
 def debiased_space(vectors_path: str | Path, wordlists_path: str | Path, *, cache: bool = True) -> Space:
     """Load base vectors and return the hard-debiased space, cached on disk (keyed by file hashes)."""
-    from biaskit.assets import cache_dir
-    from biaskit.hashing import sha256_file
 
-    key = hashlib.sha256(f"{sha256_file(vectors_path)}:{sha256_file(wordlists_path)}:v{DEBIAS_VERSION}".encode()).hexdigest()[:16]
-    d = cache_dir() / "gender" / f"hard-debiased-{key}"
+    key = hashlib.sha256(f"{hashing.sha256_file(vectors_path)}:{hashing.sha256_file(wordlists_path)}:v{DEBIAS_VERSION}".encode()).hexdigest()[:16]
+    d = assets.cache_dir() / "gender" / f"hard-debiased-{key}"
     if cache and (d / "vectors.npy").is_file() and (d / "words.json").is_file():
         return Space(json.loads((d / "words.json").read_text(encoding="utf-8")), np.load(d / "vectors.npy", mmap_mode="r"))
     wl = load_wordlists(wordlists_path)

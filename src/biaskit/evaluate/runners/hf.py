@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from biaskit import assets
+from biaskit import assets, hashing
 from biaskit.assets import hub_offline, online_step, prepare_hub
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.runners._hf_base import AUTO_BATCH as AUTO_BATCH  # public names of this module, defined next to the batch loop
@@ -134,12 +134,11 @@ def _revision(where: str, gguf: str | None, origin: str, model: Any, revision: s
     if origin == "hub":
         commit = getattr(model.config, "_commit_hash", None)
         return commit or revision
-    from biaskit.hashing import sha256_file
 
     p = Path(where) / gguf if gguf else Path(where)
     files = [p] if p.is_file() else sorted(x for x in p.rglob("*") if x.is_file())
     if sum(f.stat().st_size for f in files) <= (2 << 30):
-        return "sha256:" + sha256_file(p)
+        return "sha256:" + hashing.sha256_file(p)
 
     h = hashlib.sha256()
     for f in files:
@@ -290,11 +289,9 @@ def _converted_gguf_dir(where: str, gguf: str) -> Path | None:
     """Cache folder for the dequantised copy of a .gguf file (keyed by its sha256); None when disabled."""
     if os.environ.get("BIASKIT_GGUF_CACHE", "1").strip().lower() in {"0", "false", "no"}:
         return None
-    from biaskit.assets import cache_dir
-    from biaskit.hashing import sha256_file
 
     f = Path(where) / gguf
-    return cache_dir() / "models" / f"{f.stem}-{sha256_file(f)[:16]}"
+    return assets.cache_dir() / "models" / f"{f.stem}-{hashing.sha256_file(f)[:16]}"
 
 
 def _save_converted(model: Any, tok: Any, target: Path) -> None:
