@@ -66,29 +66,18 @@ def check_export_target(kind: str, out_p: Path) -> None:
     check_choice("E260", "unknown export kind", kind, KINDS, fix="e.g. --kind generate")
 
 
-def check_generation_settings(
-    kind: str,
-    *,
-    max_new_tokens: int,
-    do_sample: bool,
-    temperature: float,
-    top_p: float | None,
-    top_k: int | None,
-    samples: int,
-    until: list[str] | None,
-) -> None:
-    """E260 for sampling settings on likelihood tasks; for generate tasks, the checks of ``biaskit generate``."""
-    if kind == "likelihood" and (do_sample or samples != 1 or until):
+def check_generation_settings(kind: str, s: GenerationSettings, until: list[str] | None) -> None:
+    """E260 for sampling settings on likelihood tasks; for generate tasks, the checks of ``biaskit generate``
+    (``s.num_return_sequences``: the samples per prompt)."""
+    if kind == "likelihood" and (s.do_sample or s.num_return_sequences != 1 or until):
         raise BiaskitError(
             "E260",
             "sampling settings (--do-sample, --samples, --until) apply to generation, not to likelihood tasks",
-            value={"do_sample": do_sample, "samples": samples, "until": until},
+            value={"do_sample": s.do_sample, "samples": s.num_return_sequences, "until": until},
             fix="drop them, or pass --kind generate to export generation tasks",
         )
     if kind == "generate":
-        GenerationSettings(
-            max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_k=top_k, top_p=top_p, num_return_sequences=samples
-        ).check()
+        s.check()
 
 
 def group_name(name: str | None, t: pa.Table) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from biaskit.evaluate.runners.common import GenerationSettings
 from biaskit.inputs import name_part, path_component
 
 #: version of the export layout (in each task's ``metadata.biaskit.format``)
@@ -71,17 +72,16 @@ def default_name(t: pa.Table) -> str:
     return "biaskit_prompts"
 
 
-def generation_kwargs(
-    *, max_new_tokens: int, do_sample: bool, temperature: float, top_p: float | None, top_k: int | None, until: list[str] | None
-) -> dict[str, Any]:
-    """lm-eval ``generation_kwargs`` for the settings (``until: []`` stops at EOS only, like ``biaskit generate``)."""
-    kw: dict[str, Any] = {"until": list(until or []), "max_gen_toks": int(max_new_tokens), "do_sample": bool(do_sample)}
-    if do_sample:
-        kw["temperature"] = float(temperature)
-        if top_p is not None:
-            kw["top_p"] = float(top_p)
-        if top_k is not None:
-            kw["top_k"] = int(top_k)
+def generation_kwargs(s: GenerationSettings, until: list[str] | None) -> dict[str, Any]:
+    """lm-eval ``generation_kwargs`` for the decoding settings ``s`` (``until: []`` stops at EOS only, like
+    ``biaskit generate``)."""
+    kw: dict[str, Any] = {"until": list(until or []), "max_gen_toks": int(s.max_new_tokens), "do_sample": bool(s.do_sample)}
+    if s.do_sample:
+        kw["temperature"] = float(s.temperature)
+        if s.top_p is not None:
+            kw["top_p"] = float(s.top_p)
+        if s.top_k is not None:
+            kw["top_k"] = int(s.top_k)
     else:
         kw["temperature"] = 0.0
     return kw
