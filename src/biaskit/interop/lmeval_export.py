@@ -220,9 +220,7 @@ def write_group_files(tmp: Path, plan: ExportPlan, tasks: dict[str, int]) -> dic
         "# written by `biaskit export lm-eval`\n"
         + yaml.safe_dump({"group": group, "task": list(tasks), "metadata": {"version": 1.0}}, sort_keys=False),
     )
-    write_text_atomic(
-        tmp / "README.md", _readme(group, k, tasks, plan.out.resolve(), plan.gen_kwargs, plan.samples, plan.strip_trailing_space, plan.command)
-    )
+    write_text_atomic(tmp / "README.md", _readme(plan, tasks))
     man = new_manifest(
         "biaskit export lm-eval",
         inputs=plan.inputs,
@@ -240,7 +238,10 @@ def write_group_files(tmp: Path, plan: ExportPlan, tasks: dict[str, int]) -> dic
     return man
 
 
-def _readme(group: str, kind: str, tasks: dict[str, int], folder: Path, gen_kwargs: dict | None, samples: int, strip: bool, command: str) -> str:
+def _readme(plan: ExportPlan, tasks: dict[str, int]) -> str:
+    """The README of the task folder of ``plan`` (``tasks``: task name -> rows): what the tasks ask, how to run them."""
+    group, kind, folder, gen_kwargs = plan.group, plan.kind, plan.out.resolve(), plan.gen_kwargs
+    samples, strip, command = plan.samples, plan.strip_trailing_space, plan.command
     rows = "\n".join(f"| `{t}` | {n} |" for t, n in tasks.items())
     what = (
         "`generate_until`: each prompt is continued; settings (lm-eval `generation_kwargs`): "

@@ -87,10 +87,9 @@ def generation_kwargs(s: GenerationSettings, until: list[str] | None) -> dict[st
     return kw
 
 
-def lm_eval_command(
-    group: str, folder: Path, *, model_args: str = "pretrained=MODEL", model: str = "hf", batch_size: str = "1", output_path: str = "lm-eval-out"
-) -> str:
+def lm_eval_command(group: str, folder: Path, *, model_args: str = "pretrained=MODEL", model: str = "hf", batch_size: str = "1") -> str:
+    """The lm_eval command that runs the task group ``group`` of ``folder`` and logs its samples to ``lm-eval-out``."""
     return (
         f"HF_DATASETS_OFFLINE=1 lm_eval --model {model} --model_args {model_args} --tasks {group} "
-        f"--include_path {folder} --batch_size {batch_size} --log_samples --output_path {output_path}"
+        f"--include_path {folder} --batch_size {batch_size} --log_samples --output_path lm-eval-out"
     )
