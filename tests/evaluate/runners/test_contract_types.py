@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import typing
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +22,17 @@ from biaskit.pool import EngineSpec
 
 
 def mentions_any(tp: object) -> bool:
-    """Whether the resolved annotation ``tp`` is or holds ``typing.Any`` (in a union, a generic's arguments, ...)."""
+    """Whether the resolved annotation ``tp`` is or holds ``typing.Any`` (in a union, a generic's arguments, a
+    ``Callable``'s parameter list, ...)."""
+    if isinstance(tp, (list, tuple)):
+        return any(mentions_any(a) for a in tp)
     return tp is Any or any(mentions_any(a) for a in typing.get_args(tp))
 
 
 def hints(obj: object, module=contract) -> dict[str, object]:
-    return typing.get_type_hints(obj, globalns=vars(module))
+    import pandas as pd  # the report's section model names DataFrame for type checkers only
+
+    return typing.get_type_hints(obj, globalns={"pd": pd, **vars(module)})
 
 
 def public_signatures(module, only: Sequence[str] | None = None) -> dict[str, dict[str, object]]:
@@ -60,8 +65,9 @@ def test_no_public_signature_of_the_backend_contract_mentions_any():
     assert annotations_with_any(sigs) == []
     aliases = {n: getattr(contract, n) for n in ("ResultRow", "Batches", "RunSettings")}
     assert not any(mentions_any(a) for a in aliases.values())
-    # the check sees Any where it is: nested in a generic, in a union, and bare
+    # the check sees Any where it is: nested in a generic, in a union, in a Callable's parameters, and bare
     assert mentions_any(dict[str, Any]) and mentions_any(int | list[Any]) and mentions_any(Any) and not mentions_any(dict[str, object])
+    assert mentions_any(Callable[[Any, int], None]) and not mentions_any(Callable[[object, int], None])
 
 
 def test_the_run_options_the_settings_and_the_runner_api_mention_no_any():
@@ -79,6 +85,18 @@ def test_the_run_options_the_settings_and_the_runner_api_mention_no_any():
     assert {"generate", "fill_mask", "likelihood", "constructor_options"} <= set(runner_api)
     assert hints(api.generate, api)["settings"] is GenerationSettings and hints(api.generate, api)["options"] is options.RunOptions
     assert annotations_with_any({**run_options, **settings, **runner_api}) == []
+
+
+def test_the_scrape_preset_contract_and_the_report_tables_mention_no_any():
+    """A scrape preset is parsed into a :class:`DomainConfig` (its fields, ``parse_config``, ``load_config``); a report
+    section gives its tables as :class:`TableOut` and finds them with ``find_table``."""
+    from biaskit.evaluate.report import model
+    from biaskit.scrape import config
+
+    preset = public_signatures(config, only=("DomainConfig", "Domain", "Group", "parse_config", "load_config"))
+    assert {"DomainConfig.settings", "parse_config", "load_config"} <= set(preset)
+    tables = public_signatures(model, only=("TableOut", "Finding", "Section", "Figure", "find_table"))
+    assert annotations_with_any({**preset, **tables}) == []
 
 
 def test_the_any_check_finds_a_planted_any_in_a_field_a_parameter_and_a_return(tmp_path, monkeypatch):

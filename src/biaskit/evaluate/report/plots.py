@@ -142,8 +142,8 @@ def diverging_bars(df, cols: BarColumns, path: str | Path | None, *, axes: Axes)
         vals = [float(m.get(c, float("nan"))) for c in cats]
         ypos = base + (len(hues) - 1) / 2 * width - i * width
         if hv is None:
-            cols = [colours[0] if (v == v and v >= 0) else colours[1] for v in vals]
-            ax.barh(ypos, [0 if v != v else v for v in vals], height=width, color=cols)
+            signs = [colours[0] if (v == v and v >= 0) else colours[1] for v in vals]
+            ax.barh(ypos, [0 if v != v else v for v in vals], height=width, color=signs)
         else:
             ax.barh(ypos, [0 if v != v else v for v in vals], height=width, color=_FALLBACK[i % len(_FALLBACK)], label=str(hv))
         ns = dict(zip(sub[label_col], sub[count_col])) if count_col and count_col in sub.columns else {}
