@@ -53,8 +53,8 @@ else:
     from biaskit.io import read_table, write_table
     from biaskit.templates.bbq import expand_bbq
     from biaskit.templates.bbq_choice import choice_prompts
-    from biaskit.evaluate.runners.api import likelihood
     from biaskit.bootstrap import BootSpec
+    from biaskit.evaluate.runners import likelihood
     from biaskit.evaluate.stats.bbq import LikelihoodAnswers, score_files
     tok = PreTrainedTokenizerFast(tokenizer_object=Tokenizer.from_file(sys.argv[6]), bos_token="<|endoftext|>",
                                   eos_token="<|endoftext|>", unk_token="<|endoftext|>", pad_token="<|endoftext|>")

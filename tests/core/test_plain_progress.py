@@ -124,8 +124,9 @@ def test_generate_reports_progress_while_its_first_batch_runs(monkeypatch, capsy
     import time
 
     from biaskit.evaluate.runners.backend import BackendBase, Capabilities
-    from biaskit.evaluate.runners.common import GenerationSettings, RunOptions
+    from biaskit.evaluate.runners.common import GenerationSettings
     from biaskit.evaluate.runners.core import run
+    from biaskit.evaluate.runners.options import RunOptions
 
     class SlowBatches(BackendBase):
         """Two batches of two prompts; each takes 0.3 s, as a first batch of 16 takes minutes on a CPU."""

@@ -120,7 +120,7 @@ def test_options_scored_after_one_shared_prefix_equal_one_forward_pass_per_text(
     context and question once and the four continuations after its key/value cache; the sums and token counts
     equal the runner with ``share_prefix=False`` (each text in its own forward pass) to 1e-5."""
     import biaskit.evaluate.runners._hf_likelihood as hfl
-    from biaskit.evaluate.runners.api import likelihood
+    from biaskit.evaluate.runners import likelihood
     from biaskit.templates.bbq_choice import choice_prompts
 
     ex = expand_bbq(seed=0, categories=["Age", "Religion", "Race_x_gender"])
@@ -151,7 +151,7 @@ def test_a_large_shared_prefix_group_does_not_shrink_the_batches_of_the_others(t
     from tests.evaluate.runners.conftest import prompts_table
 
     import biaskit.evaluate.runners._hf_likelihood as hfl
-    from biaskit.evaluate.runners.api import likelihood
+    from biaskit.evaluate.runners import likelihood
 
     texts, spans = [], []
     for g in range(10):

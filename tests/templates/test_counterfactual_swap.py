@@ -210,7 +210,7 @@ def _table():
 
 
 def test_pairs_table_has_one_row_per_variant_and_lists_texts_without_a_word(gender, nlp):
-    t, stats = counterfactual_table(_table(), gender, nlp=nlp)
+    t, stats = counterfactual_table(_table(), Swapper(gender, nlp))
     assert t.column("variant").to_pylist() == ["original", "swapped", "original", "female", "original", "swapped"]
     assert t.column("text").to_pylist() == [
         "She gave him her book.",
@@ -233,13 +233,13 @@ def test_pairs_table_has_one_row_per_variant_and_lists_texts_without_a_word(gend
 def test_table_in_another_language_is_refused(gender):
     t = _table().set_column(3, "language", pa.array(["cs", "en", "en", "en"]))
     with pytest.raises(BiaskitError) as exc:
-        counterfactual_table(t, gender)
+        counterfactual_table(t, Swapper(gender))
     assert exc.value.code == "E422" and exc.value.value == ["cs"]
 
 
 def test_no_text_with_a_word_of_the_axis_is_an_error(gender):
     with pytest.raises(BiaskitError) as exc:
-        counterfactual_table(pa.table({"text": ["The weather is nice."]}), gender)
+        counterfactual_table(pa.table({"text": ["The weather is nice."]}), Swapper(gender))
     assert exc.value.code == "E423"
 
 

@@ -6,6 +6,7 @@ Thin wrappers over :mod:`biaskit.evaluate.runners`; torch/transformers are impor
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -29,8 +30,9 @@ from biaskit.cli.options import (
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.runners.api import fill_mask, likelihood
 from biaskit.evaluate.runners.builtin import describe_backends
-from biaskit.evaluate.runners.common import system_prompt_text
+from biaskit.evaluate.runners.common import FillMaskSettings, GenerationSettings, LikelihoodSettings, system_prompt_text
 from biaskit.evaluate.runners.core import run_facts
+from biaskit.evaluate.runners.options import RunOptions
 
 #: the defaults of the endpoint options: an option left at its default is not passed to the backend, so only
 #: an option the user set can be refused by a backend that does not take it (E312)
@@ -46,22 +48,19 @@ def _backend_options(backend: str, **given: object) -> dict:
     return opts
 
 
-def _run_options(
-    *, out: Path, batch_size: str, device: str, dtype: str, backend_options: dict, cache: str | None, engine: dict, run: dict, pairs: list[str] | None
-) -> dict:
-    """The run options of the Python API (:mod:`biaskit.evaluate.runners.api`) from a runner command's options, by name
-    (``pairs``: the ``--backend-option`` values, parsed by the library against the backend's declaration)."""
-    return {
-        "out": out,
-        "batch_size": batch_size,
-        "device": device,
-        "dtype": dtype,
-        "backend_options": backend_options,
-        "backend_option": pairs or (),
-        "engine": engine_from_options(**engine),
-        "cache": cache,
-        **run,
-    }
+def _run_options(model: str, backend: str, backend_options: dict, engine: dict, run: dict) -> RunOptions:
+    """The :class:`~biaskit.evaluate.runners.options.RunOptions` of a runner command from its model, backend, the
+    backend constructor options it set, and its engine and run option groups; the command adds the options of
+    its own (``out``, ``batch_size``, ``device``, ``dtype``, ``cache``, ``--backend-option``) by name."""
+    return RunOptions(
+        model,
+        backend=backend,
+        backend_options=backend_options,
+        engine=engine_from_options(**engine),
+        limit=run["limit"],
+        overwrite=run["overwrite"],
+        retry_errors=run["retry_errors"],
+    )
 
 
 def _summary(kind: str, table, out: Path) -> None:
@@ -141,10 +140,7 @@ def generate_cmd(
 
     if chat and prompt_format not in (None, "chat"):
         raise BiaskitError("E313", "--chat and --format raw contradict each other", value=prompt_format, fix="give one of --chat or --format")
-    table = generate(
-        str(prompts),
-        model=model,
-        backend=backend,
+    settings = GenerationSettings(
         seed=seed,
         max_new_tokens=max_new_tokens,
         do_sample=sample,
@@ -157,20 +153,11 @@ def generate_cmd(
         prompt_format=prompt_format or ("chat" if chat else "raw"),
         system_prompt=system_prompt_text(system_prompt),
         strip_trailing_space=not keep_trailing_space,
-        **_run_options(
-            out=out,
-            batch_size=batch_size,
-            device=device,
-            dtype=dtype,
-            backend_options=_backend_options(
-                backend, **endpoint, revision=revision, trust_remote_code=trust_remote_code, model_revision=model_revision
-            ),
-            cache=cache,
-            engine=engine,
-            run=run,
-            pairs=backend_option,
-        ),
     )
+    backend_options = _backend_options(backend, **endpoint, revision=revision, trust_remote_code=trust_remote_code, model_revision=model_revision)
+    base = _run_options(model, backend, backend_options, engine, run)
+    options = replace(base, out=out, batch_size=batch_size, device=device, dtype=dtype, cache=cache, backend_option=backend_option or ())
+    table = generate(str(prompts), settings, options)
     _summary("generate", table, out)
 
 
@@ -215,28 +202,10 @@ def fill_mask_cmd(
 
     Example (answers cached for the next run): biaskit fill-mask templates.jsonl --model ./my-bert --top-k 10 --cache runs/cache --out fillins.parquet
     """
-    opts = _run_options(
-        out=out,
-        batch_size=batch_size,
-        device=device,
-        dtype=dtype,
-        backend_options=_backend_options(backend, revision=revision),
-        cache=cache,
-        engine=engine,
-        run=run,
-        pairs=backend_option,
-    )
-    table = fill_mask(
-        str(prompts),
-        model=model,
-        backend=backend,
-        top_k=top_k,
-        whole_word=whole_word,
-        max_subwords=max_subwords,
-        beam_size=beam_size,
-        pll=pll,
-        **opts,
-    )
+    settings = FillMaskSettings(top_k=top_k, whole_word=whole_word, max_subwords=max_subwords, beam_size=beam_size, pll=pll)
+    base = _run_options(model, backend, _backend_options(backend, revision=revision), engine, run)
+    options = replace(base, out=out, batch_size=batch_size, device=device, dtype=dtype, cache=cache, backend_option=backend_option or ())
+    table = fill_mask(str(prompts), settings, options)
     _summary("fill-mask", table, out)
 
 
@@ -279,18 +248,10 @@ def likelihood_cmd(
     if bos not in choice:
         raise BiaskitError("E062", "invalid --bos", value=bos, options=list(choice))
     backend_options = _backend_options(backend, **endpoint, revision=revision, model_revision=model_revision)
-    opts = _run_options(
-        out=out,
-        batch_size=batch_size,
-        device=device,
-        dtype=dtype,
-        backend_options=backend_options,
-        cache=cache,
-        engine=engine,
-        run=run,
-        pairs=backend_option,
-    )
-    _summary("likelihood", likelihood(str(prompts), model=model, backend=backend, add_bos=choice[bos], span_column=span_column, **opts), out)
+    base = _run_options(model, backend, backend_options, engine, run)
+    options = replace(base, out=out, batch_size=batch_size, device=device, dtype=dtype, cache=cache, backend_option=backend_option or ())
+    table = likelihood(str(prompts), LikelihoodSettings(add_bos=choice[bos], span_column=span_column), options)
+    _summary("likelihood", table, out)
 
 
 def backends_list() -> None:

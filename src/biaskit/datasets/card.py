@@ -423,7 +423,7 @@ def build_card(configs, *, pretty_name: str | None = None, license: str | None =
     infos.to_dataset_card_data(data)
 
     safe_info = public(json.loads(redact(json.dumps(dict(info or {}), default=str))))  # secrets and local paths out (keys too)
-    return data.to_dict(), _body(configs, pretty, lic, lic_lines, total, safe_info)
+    return data.to_dict(), _body(configs, pretty, (lic, lic_lines), safe_info)
 
 
 def render_card(card_data: Mapping, body: str) -> str:
@@ -459,7 +459,10 @@ def parse_card(text: str) -> tuple[dict, str]:
 # --------------------------------------------------------------------------- body
 
 
-def _body(configs, pretty: str, lic: str, lic_lines: list[str], total: int, info: Mapping[str, Any]) -> str:
+def _body(configs, pretty: str, licence: tuple[str, list[str]], info: Mapping[str, Any]) -> str:
+    """The card's text below its YAML header (``licence``: the licence id and the lines that say where it comes from)."""
+    lic, lic_lines = licence
+    total = sum(c.rows for c in configs)
     out = [f"# {_one_line(pretty)}", ""]
     out.append(
         f'{total} rows in {len(configs)} config(s), staged with biaskit. Load a config with `datasets.load_dataset(REPO, "{configs[0].name}")`.'

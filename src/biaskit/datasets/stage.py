@@ -220,6 +220,25 @@ def _split_masks(table: pa.Table, column: str | None, where: str, what: str = "s
     return out
 
 
+@dataclass(frozen=True)
+class _Encoding:
+    """How every config is written: with ClassLabel features (``class_labels``) and in shards of at most
+    ``max_shard_bytes`` bytes (0: no byte limit) and ``max_shard_rows`` rows (None: no row limit)."""
+
+    class_labels: bool
+    max_shard_bytes: int
+    max_shard_rows: int | None
+
+
+@dataclass(frozen=True)
+class _Config:
+    """One config of an input table: its name, the value of ``config_by`` it holds (None: the whole table) and its rows."""
+
+    name: str
+    value: Any
+    table: pa.Table
+
+
 def _shard_count(nbytes: int, rows: int, max_shard_bytes: int, max_shard_rows: int | None) -> int:
     n = max(1, math.ceil(nbytes / max_shard_bytes)) if max_shard_bytes else 1
     if max_shard_rows:
@@ -287,9 +306,9 @@ def _config_name(base: str, cval: Any, where: str, seen: dict[str, str]) -> str:
     return cname
 
 
-def _write_split(arrow: pa.Table, folder: Path, cname: str, sname: str, max_shard_bytes: int, max_shard_rows: int | None) -> StagedSplit:
+def _write_split(arrow: pa.Table, folder: Path, cname: str, sname: str, how: _Encoding) -> StagedSplit:
     """Write one split's rows as ``data/<config>/<split>-NNNNN-of-NNNNN.parquet`` shards under ``folder``."""
-    n = _shard_count(arrow.nbytes, arrow.num_rows, max_shard_bytes, max_shard_rows)
+    n = _shard_count(arrow.nbytes, arrow.num_rows, how.max_shard_bytes, how.max_shard_rows)
     files, fbytes, nbytes = [], 0, 0
     per = math.ceil(arrow.num_rows / n) if arrow.num_rows else 0
     for i in range(n):
@@ -305,20 +324,10 @@ def _write_split(arrow: pa.Table, folder: Path, cname: str, sname: str, max_shar
     return StagedSplit(sname, arrow.num_rows, nbytes, files, fbytes)
 
 
-def _stage_config(
-    spec: TableSpec,
-    ctable: pa.Table,
-    cname: str,
-    cval: Any,
-    where: str,
-    folder: Path,
-    *,
-    class_labels: bool,
-    max_shard_bytes: int,
-    max_shard_rows: int | None,
-) -> StagedConfig:
+def _stage_config(spec: TableSpec, config: _Config, folder: Path, how: _Encoding) -> StagedConfig:
     """Encode one config's rows (features) and write its splits (one per value of ``split_by``)."""
-    ds_all = encode(ctable, class_labels=class_labels)
+    ctable, cname, where = config.table, config.name, str(spec.path or spec.name)
+    ds_all = encode(ctable, class_labels=how.class_labels)
     features = ds_all.features
     arrow_all = ds_all.data.table
     splits: dict[str, StagedSplit] = {}
@@ -335,7 +344,7 @@ def _stage_config(
             )
         split_vals[sname.lower()] = sval
         arrow = arrow_all if mask is None else arrow_all.filter(mask)
-        splits[sname] = _write_split(arrow, folder, cname, sname, max_shard_bytes, max_shard_rows)
+        splits[sname] = _write_split(arrow, folder, cname, sname, how)
     return StagedConfig(
         name=cname,
         table_name=spec.name,
@@ -344,7 +353,7 @@ def _stage_config(
         splits=splits,
         manifest=spec.manifest,
         source=str(spec.path) if spec.path else None,
-        selection=None if cval is None or spec.config_by is None else (spec.config_by, cval),  # a value comes from config_by
+        selection=None if config.value is None or spec.config_by is None else (spec.config_by, config.value),  # a value comes from config_by
         split_by=spec.split_by,
         columns=list(ctable.column_names),
         table=ctable,
@@ -410,7 +419,7 @@ def stage_tables(
     manifest: dict[str, Any] = {}
 
     def fill(tmp: Path) -> StageResult:
-        staged = _stage_specs(specs, tmp, class_labels=class_labels, max_shard_bytes=max_shard_bytes, max_shard_rows=max_shard_rows)
+        staged = _stage_specs(specs, tmp, _Encoding(class_labels, max_shard_bytes, max_shard_rows))
         card_data, body = build_card(staged, pretty_name=pretty_name, license=license, info=info)
         text = render_card(card_data, body)
         write_text(tmp / "README.md", text)
@@ -425,7 +434,7 @@ def stage_tables(
     return result
 
 
-def _stage_specs(specs: Sequence[TableSpec], folder: Path, **kw: Any) -> list[StagedConfig]:
+def _stage_specs(specs: Sequence[TableSpec], folder: Path, how: _Encoding) -> list[StagedConfig]:
     """Write every config of every input table under ``folder``."""
     staged: list[StagedConfig] = []
     seen: dict[str, str] = {}
@@ -435,7 +444,7 @@ def _stage_specs(specs: Sequence[TableSpec], folder: Path, **kw: Any) -> list[St
         table = _prepared_table(spec, where)
         for cval, mask in _split_masks(table, spec.config_by, where, what="config"):
             ctable = table if mask is None else table.filter(mask)
-            staged.append(_stage_config(spec, ctable, _config_name(base, cval, where, seen), cval, where, folder, **kw))
+            staged.append(_stage_config(spec, _Config(_config_name(base, cval, where, seen), cval, ctable), folder, how))
     return staged
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -106,12 +107,25 @@ def run(ctx) -> None:
         ctx.note("annotate", f"{rep.chosen} items exported; not pushed: set LABEL_STUDIO_API_KEY to use {public_url(ctx.label_studio_url)}")
         return
     try:
-        _with_server(ctx, samples, samples_path, task, metric, ledger, info)
+        _with_server(ctx, _Round(samples, samples_path, metric, ledger), info)
     except BiaskitError as exc:
         ctx.note("annotate", f"{rep.chosen} items exported; Label Studio step failed: {redact(str(exc))}")
 
 
-def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None:
+@dataclass(frozen=True)
+class _Round:
+    """The demo's annotation round: the sampled items, the file they are in, the metric they validate and the
+    rounds ledger."""
+
+    samples: pa.Table
+    samples_path: Path
+    metric: str
+    ledger: Path
+
+
+def _with_server(ctx, rnd: _Round, info) -> None:
+    """Push the round to Label Studio, pull its annotations, aggregate, and write the agreement and validation."""
+    samples, samples_path, metric, ledger = rnd.samples, rnd.samples_path, rnd.metric, rnd.ledger
     from biaskit.annotate.agreement import agreement
     from biaskit.annotate.validation import validate_metrics
 
@@ -171,7 +185,7 @@ def _with_server(ctx, samples, samples_path, task, metric, ledger, info) -> None
     def f(v):
         return "n/a" if v is None else f"{v:.2f}"
 
-    plan_note = _plan_next(ctx, val.table, samples_path, metric, by, info) if by else "no group column to plan the next round by"
+    plan_note = _plan_next(ctx, val.table, rnd, by, info) if by else "no group column to plan the next round by"
     ctx.note(
         "annotate",
         f"{rep.kept} labels by {len(rep.annotators)} annotators on {rep.items} items; Fleiss kappa "
@@ -199,8 +213,9 @@ def _aggregate(ctx, annotations, samples, info):
     return res.labels, method
 
 
-def _plan_next(ctx, validation, samples_path, metric, by, info) -> str:
+def _plan_next(ctx, validation, rnd: _Round, by, info) -> str:
     """Plan the next round (accuracy CI half-width 0.1 per group) and draw it from the unlabelled items."""
+    samples_path, metric = rnd.samples_path, rnd.metric
     try:
         plan = plan_round(validation, target=0.1, metric=metric)
     except BiaskitError as exc:

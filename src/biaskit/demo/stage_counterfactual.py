@@ -23,7 +23,7 @@ from biaskit.evaluate.runners import generate
 from biaskit.io import write_table
 from biaskit.manifest import new_manifest
 from biaskit.templates.counterfactual import load_axis
-from biaskit.templates.counterfactual_swap import counterfactual_table, load_swap_nlp
+from biaskit.templates.counterfactual_swap import Swapper, counterfactual_table, load_swap_nlp
 
 AXIS = "gender"
 
@@ -48,7 +48,7 @@ def run(ctx) -> None:
         return
     nlp, how = _nlp()
     try:
-        pairs, stats = counterfactual_table(prompts, load_axis(AXIS), nlp=nlp)
+        pairs, stats = counterfactual_table(prompts, Swapper(load_axis(AXIS), nlp))
     except BiaskitError as exc:
         if exc.code != "E423":
             raise

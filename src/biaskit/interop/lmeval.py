@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.runners.common import GenerationSettings
 from biaskit.evaluate.runners.core import prompt_table
 from biaskit.interop.lmeval_export import (
     ExportPlan,
@@ -89,9 +90,10 @@ def export_lmeval(
     if t.num_rows == 0:
         raise BiaskitError("E260", "the prompts table has no rows", value=inputs[0] if inputs else None, fix="export a table with prompts")
     k = default_kind(t) if kind == "auto" else kind
-    check_generation_settings(
-        k, max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_p=top_p, top_k=top_k, samples=samples, until=until
+    decoding = GenerationSettings(
+        max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_k=top_k, top_p=top_p, num_return_sequences=samples
     )
+    check_generation_settings(k, decoding, until)
     group = group_name(name, t)
     col = config_column(config_by, t)
     refuse_empty_texts(t)
@@ -102,11 +104,7 @@ def export_lmeval(
         kind=k,
         config_by=col,
         configs=task_configs(t, col),
-        gen_kwargs=(
-            generation_kwargs(max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_p=top_p, top_k=top_k, until=until)
-            if k == "generate"
-            else None
-        ),
+        gen_kwargs=generation_kwargs(decoding, until) if k == "generate" else None,
         samples=samples,
         strip_trailing_space=strip_trailing_space,
         data_root=Path(data_root) if data_root is not None else (out_p.resolve() / "data"),

@@ -67,29 +67,18 @@ def check_export_target(kind: str, out_p: Path) -> None:
     check_choice("E260", "unknown export kind", kind, KINDS, fix="e.g. --kind generate")
 
 
-def check_generation_settings(
-    kind: str,
-    *,
-    max_new_tokens: int,
-    do_sample: bool,
-    temperature: float,
-    top_p: float | None,
-    top_k: int | None,
-    samples: int,
-    until: list[str] | None,
-) -> None:
-    """E260 for sampling settings on likelihood tasks; for generate tasks, the checks of ``biaskit generate``."""
-    if kind == "likelihood" and (do_sample or samples != 1 or until):
+def check_generation_settings(kind: str, s: GenerationSettings, until: list[str] | None) -> None:
+    """E260 for sampling settings on likelihood tasks; for generate tasks, the checks of ``biaskit generate``
+    (``s.num_return_sequences``: the samples per prompt)."""
+    if kind == "likelihood" and (s.do_sample or s.num_return_sequences != 1 or until):
         raise BiaskitError(
             "E260",
             "sampling settings (--do-sample, --samples, --until) apply to generation, not to likelihood tasks",
-            value={"do_sample": do_sample, "samples": samples, "until": until},
+            value={"do_sample": s.do_sample, "samples": s.num_return_sequences, "until": until},
             fix="drop them, or pass --kind generate to export generation tasks",
         )
     if kind == "generate":
-        GenerationSettings(
-            max_new_tokens=max_new_tokens, do_sample=do_sample, temperature=temperature, top_k=top_k, top_p=top_p, num_return_sequences=samples
-        ).check()
+        s.check()
 
 
 def group_name(name: str | None, t: pa.Table) -> str:
@@ -231,9 +220,7 @@ def write_group_files(tmp: Path, plan: ExportPlan, tasks: dict[str, int]) -> dic
         "# written by `biaskit export lm-eval`\n"
         + yaml.safe_dump({"group": group, "task": list(tasks), "metadata": {"version": 1.0}}, sort_keys=False),
     )
-    write_text_atomic(
-        tmp / "README.md", _readme(group, k, tasks, plan.out.resolve(), plan.gen_kwargs, plan.samples, plan.strip_trailing_space, plan.command)
-    )
+    write_text_atomic(tmp / "README.md", _readme(plan, tasks))
     man = new_manifest(
         "biaskit export lm-eval",
         inputs=plan.inputs,
@@ -251,7 +238,10 @@ def write_group_files(tmp: Path, plan: ExportPlan, tasks: dict[str, int]) -> dic
     return man
 
 
-def _readme(group: str, kind: str, tasks: dict[str, int], folder: Path, gen_kwargs: dict | None, samples: int, strip: bool, command: str) -> str:
+def _readme(plan: ExportPlan, tasks: dict[str, int]) -> str:
+    """The README of the task folder of ``plan`` (``tasks``: task name -> rows): what the tasks ask, how to run them."""
+    group, kind, folder, gen_kwargs = plan.group, plan.kind, plan.out.resolve(), plan.gen_kwargs
+    samples, strip, command = plan.samples, plan.strip_trailing_space, plan.command
     rows = "\n".join(f"| `{t}` | {n} |" for t, n in tasks.items())
     what = (
         "`generate_until`: each prompt is continued; settings (lm-eval `generation_kwargs`): "

@@ -10,6 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from biaskit.evaluate.runners.common import GenerationSettings
 from biaskit.inputs import name_part, path_component
 
 #: version of the export layout (in each task's ``metadata.biaskit.format``)
@@ -71,26 +72,24 @@ def default_name(t: pa.Table) -> str:
     return "biaskit_prompts"
 
 
-def generation_kwargs(
-    *, max_new_tokens: int, do_sample: bool, temperature: float, top_p: float | None, top_k: int | None, until: list[str] | None
-) -> dict[str, Any]:
-    """lm-eval ``generation_kwargs`` for the settings (``until: []`` stops at EOS only, like ``biaskit generate``)."""
-    kw: dict[str, Any] = {"until": list(until or []), "max_gen_toks": int(max_new_tokens), "do_sample": bool(do_sample)}
-    if do_sample:
-        kw["temperature"] = float(temperature)
-        if top_p is not None:
-            kw["top_p"] = float(top_p)
-        if top_k is not None:
-            kw["top_k"] = int(top_k)
+def generation_kwargs(s: GenerationSettings, until: list[str] | None) -> dict[str, Any]:
+    """lm-eval ``generation_kwargs`` for the decoding settings ``s`` (``until: []`` stops at EOS only, like
+    ``biaskit generate``)."""
+    kw: dict[str, Any] = {"until": list(until or []), "max_gen_toks": int(s.max_new_tokens), "do_sample": bool(s.do_sample)}
+    if s.do_sample:
+        kw["temperature"] = float(s.temperature)
+        if s.top_p is not None:
+            kw["top_p"] = float(s.top_p)
+        if s.top_k is not None:
+            kw["top_k"] = int(s.top_k)
     else:
         kw["temperature"] = 0.0
     return kw
 
 
-def lm_eval_command(
-    group: str, folder: Path, *, model_args: str = "pretrained=MODEL", model: str = "hf", batch_size: str = "1", output_path: str = "lm-eval-out"
-) -> str:
+def lm_eval_command(group: str, folder: Path, *, model_args: str = "pretrained=MODEL", model: str = "hf", batch_size: str = "1") -> str:
+    """The lm_eval command that runs the task group ``group`` of ``folder`` and logs its samples to ``lm-eval-out``."""
     return (
         f"HF_DATASETS_OFFLINE=1 lm_eval --model {model} --model_args {model_args} --tasks {group} "
-        f"--include_path {folder} --batch_size {batch_size} --log_samples --output_path {output_path}"
+        f"--include_path {folder} --batch_size {batch_size} --log_samples --output_path lm-eval-out"
     )

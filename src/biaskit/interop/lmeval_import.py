@@ -377,12 +377,11 @@ def read_run(acc: ReadRows, run: _RunInfo) -> dict[str, Any]:
         pid = _check_doc(doc, r.samples, no)
         k = _kind_of(rec, cfg)
         acc.kinds.add(k)
-        base = {c: v for c, v in doc.items() if c != INPUT_COLUMN}
-        outs = _flat(rec["resps"])
+        sample = _Sample(no, rec, pid, {c: v for c, v in doc.items() if c != INPUT_COLUMN}, _flat(rec["resps"]))
         if k == "generate":
-            gen_kwargs_seen = _add_generations(acc, run, no, rec, pid, base, outs)
+            gen_kwargs_seen = _add_generations(acc, run, sample)
         else:
-            _add_likelihood(acc, run, no, rec, pid, base, outs)
+            _add_likelihood(acc, run, sample)
     assert first_rec is not None  # _read_samples raises E262 for an empty file
     meta = _biaskit_meta(cfg) or {}
     exported = meta.get("rows")
@@ -423,8 +422,21 @@ def _check_doc(doc: dict, samples: Path, no: int) -> str:
     return pid
 
 
-def _add_generations(acc: ReadRows, run: _RunInfo, no: int, rec: dict, pid: str, base: dict, outs: list) -> dict:
+@dataclass(frozen=True)
+class _Sample:
+    """One record of a samples file: its line ``no``, the record, its doc's ``prompt_id``, the doc's columns a
+    row carries (``base``) and the model's answers (``outs``, one per repeat)."""
+
+    no: int
+    rec: dict
+    pid: str
+    base: dict
+    outs: list
+
+
+def _add_generations(acc: ReadRows, run: _RunInfo, sample: _Sample) -> dict:
     """The rows of one generate_until sample, one per repeat; returns the generation_kwargs it ran with."""
+    no, rec, pid, base, outs = sample.no, sample.rec, sample.pid, sample.base, sample.outs
     r, doc = run.run, rec["doc"]
     args = rec.get("arguments") or {}
     gk = (args.get("gen_args_0") or {}).get("arg_1") if isinstance(args, dict) else None
@@ -471,8 +483,9 @@ def _add_generations(acc: ReadRows, run: _RunInfo, no: int, rec: dict, pid: str,
     return gk
 
 
-def _add_likelihood(acc: ReadRows, run: _RunInfo, no: int, rec: dict, pid: str, base: dict, outs: list) -> None:
+def _add_likelihood(acc: ReadRows, run: _RunInfo, sample: _Sample) -> None:
     """The row of one loglikelihood_rolling sample; its log-likelihood waits in ``acc`` for the token counts."""
+    no, rec, pid, base, outs = sample.no, sample.rec, sample.pid, sample.base, sample.outs
     r = run.run
     ll = _ll_value(outs[0] if outs else None)
     if ll is None or not math.isfinite(ll):

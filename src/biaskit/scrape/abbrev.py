@@ -148,11 +148,10 @@ def learn_from_pages(
     site: Any = None,
     *,
     clean: Callable[..., list[str]],
-    max_chars: int = SAMPLE_CHARS,
-    max_pages: int = SAMPLE_PAGES,
 ) -> Learned:
-    """Clean the first pages (``Page`` objects with ``text`` and ``title``) with ``clean`` (the scrape's
-    ``clean_wikitext``) and learn from their prose."""
+    """Clean the first pages (``Page`` objects with ``text`` and ``title``; at most :data:`SAMPLE_PAGES` pages and
+    :data:`SAMPLE_CHARS` characters of prose) with ``clean`` (the scrape's ``clean_wikitext``) and learn from their prose."""
+    max_chars, max_pages = SAMPLE_CHARS, SAMPLE_PAGES
 
     paragraphs: list[str] = []
     chars = n = 0

@@ -86,7 +86,7 @@ class DomainConfig:
     language_named: bool = True  # the config names its language (else a dump's <siteinfo> language is used)
     words_named: bool = True  # the config names its words unit (else it follows the language)
 
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> dict[str, object]:
         return {
             "name": self.name,
             "language": self.language,
@@ -180,7 +180,7 @@ def _max(v: Any, where: str) -> int | None:
     return v
 
 
-def parse_config(data: Any, *, source: str = "<dict>") -> DomainConfig:
+def parse_config(data: object, *, source: str = "<dict>") -> DomainConfig:
     """Validate a config mapping (see module docs) and build a :class:`DomainConfig`."""
     if not isinstance(data, dict):
         raise _err("the top level must be a mapping", type(data).__name__, "see docs/scrape.md for the format", source)

@@ -133,7 +133,7 @@ def build_from_pages(
         tally.per_group = {ALL_PAGES_KEY: sum(tally.per_group.values())}
     if site is not None:
         extra = {**(extra or {}), "site_names": site.as_dict()}
-    write_outputs(tally, shards, out, report, cfg, command, inputs, extra)
+    write_outputs(tally, shards, cfg, command, (inputs, extra))
     return ScrapeResult(out, report, tally.totals, per_group=tally.per_group, failed=tally.failed)
 
 

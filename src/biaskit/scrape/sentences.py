@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 from biaskit.errors import require
 
@@ -113,7 +114,22 @@ _PIPE_DANDA = re.compile(r"""(?<=[\u0900-\u0DFF])( ?\|)(["'”’»)\]]*)(\s+)(?
 _GREEK_Q = re.compile(r"""([;;])(["'”’»)\]]*)(\s+)(?=["'“‘«(]?[^\W\d_a-z])""")
 
 
-def _digit_boundary(punct: str, word: str, abbr: frozenset, ambiguous: frozenset, numbers: frozenset, ordinals: bool) -> bool:
+@dataclass(frozen=True)
+class _EndRules:
+    """A language's rules for where a sentence ends: the words a dot never ends (``abbr``), the ones it ends only
+    before a usual sentence opening (``ambiguous``, ``openers``), whether a single lower-case letter of a non-Latin
+    script is an abbreviation (``letters``: a language without lists), the number abbreviations (``No.``, ``ca.``)
+    and whether the edition dots ordinals, days and months (``ordinals``: ``8. 5. 1945``)."""
+
+    abbr: frozenset = ABBREVIATIONS
+    ambiguous: frozenset = AMBIGUOUS
+    openers: frozenset = OPENERS
+    letters: bool = False
+    numbers: frozenset = NUMBER_ABBREVIATIONS
+    ordinals: bool = False
+
+
+def _digit_boundary(punct: str, word: str, rules: _EndRules) -> bool:
     """Whether a sentence ends at ``punct`` after ``word`` when the next word starts with a digit: a full stop (or
     ``!``/``?``) ends it, unless the dot belongs to an abbreviation (the language's lists, the learnt words, the
     number abbreviations, a single letter: ``No. 5``, ``ca. 1900``, ``Q. 1``, ``м. 5``), an ordinal or a day or
@@ -125,6 +141,7 @@ def _digit_boundary(punct: str, word: str, abbr: frozenset, ambiguous: frozenset
     if not word:
         return True
     word = word.rsplit("-", 1)[-1] or word  # (c. 1230-c. 1314): the abbreviation after a range's dash
+    abbr, ambiguous, numbers, ordinals = rules.abbr, rules.ambiguous, rules.numbers, rules.ordinals
     if word in abbr or word in ambiguous or word.lower() in numbers or _DOTTED_ANY.match(word) or word.lower() in ("e.g", "i.e"):
         return False
     if len(word) == 1 and word.isalpha():
@@ -134,17 +151,9 @@ def _digit_boundary(punct: str, word: str, abbr: frozenset, ambiguous: frozenset
     return True
 
 
-def _is_boundary(
-    text: str,
-    m: re.Match,
-    abbr: frozenset = ABBREVIATIONS,
-    ambiguous: frozenset = AMBIGUOUS,
-    openers: frozenset = OPENERS,
-    letters: bool = False,
-    numbers: frozenset = NUMBER_ABBREVIATIONS,
-    ordinals: bool = False,
-) -> bool:
+def _is_boundary(text: str, m: re.Match, rules: _EndRules) -> bool:
     punct = m.group(1)
+    abbr, ambiguous, openers, letters = rules.abbr, rules.ambiguous, rules.openers, rules.letters
     nxt = _NEXT_WORD.match(text, m.end())
     next_word = nxt.group(1) if nxt else ""
     if not next_word or next_word[0].islower():
@@ -152,7 +161,7 @@ def _is_boundary(
     wb = _WORD_BEFORE.search(text[max(0, m.start() - 40) : m.start()])
     word = (wb.group(1) if wb else "").lstrip("'’(-")
     if next_word[0].isdigit():
-        return _digit_boundary(punct, word, abbr, ambiguous, numbers, ordinals)
+        return _digit_boundary(punct, word, rules)
     if punct != ".":
         return True  # ! ? … and runs like ".." or "?!"
     if not word:
@@ -191,9 +200,10 @@ def split_text(text: str, language: str = "en", extra_abbreviations: frozenset =
     numbers = NUMBER_ABBREVIATIONS | LANG_NUMBER_ABBREVIATIONS.get(base, frozenset())
     if extra_abbreviations:
         abbr = abbr | extra_abbreviations
+    rules = _EndRules(abbr, ambiguous, openers, letters, numbers, base in DOTTED_ORDINALS)
     cuts: list[tuple[int, int]] = []  # (end of the sentence, start of the next)
     for m in _CAND.finditer(text):
-        if _is_boundary(text, m, abbr, ambiguous, openers, letters, numbers, base in DOTTED_ORDINALS):
+        if _is_boundary(text, m, rules):
             cuts.append((m.start(3), m.end()))
     if any(c in text for c in "。！？"):
         # after a closing quote the sentence goes on unless a space follows (「本当に？」と彼は言った。)

@@ -145,10 +145,11 @@ def tally_shards(shards: Shards, cfg: DomainConfig, skipped: dict[str, int]) -> 
     return _Tally(final, totals, per_group, failed, status_rows)
 
 
-def write_outputs(
-    tally: _Tally, shards: Shards, out: Path, report: Path, cfg: DomainConfig, command: str, inputs: Iterable[str], extra: dict | None
-) -> None:
-    """Write the prompts table, the per-page report and the sentences (each with its manifest), then remove the shards."""
+def write_outputs(tally: _Tally, shards: Shards, cfg: DomainConfig, command: str, provenance: tuple[Iterable[str], dict | None]) -> None:
+    """Write the prompts table, the per-page report and the sentences (each with its manifest; ``provenance``: the
+    run's inputs and the extra facts of the prompts' manifest) where ``shards`` finish, then remove the shards."""
+    out, report = shards.prompts.out, shards.status.out
+    inputs, extra = provenance
     table = pa.Table.from_pylist(tally.final, schema=CANDIDATE_SCHEMA) if tally.final else CANDIDATE_SCHEMA.empty_table()
     manifest = new_manifest(
         command,

@@ -168,9 +168,12 @@ def _to(value: float, src: str, dst: str) -> float:
     return value * _U[src][4] / _U[dst][4]
 
 
-def _out_prec(in_prec: int, src: str, dst: str, out_value: float, explicit: int | None, scale: float = 1.0) -> int:
-    if explicit is not None:
-        return explicit
+def _out_prec(in_prec: int, a: _ConvertArgs, dst: str, out_value: float) -> int:
+    """The decimals of ``out_value`` (in unit ``dst``) converted from the input of ``a`` written with ``in_prec``
+    decimals: the precision ``a`` names, else as many as the input's, fewer for a bigger output number."""
+    src, scale = a.src, a.scale
+    if a.explicit is not None:
+        return a.explicit
     prec = in_prec
     if _U[src][3] == "T":
         return max(prec, 0)  # temperatures: whole degrees at least: {{convert|40|°F}} -> 40 °F (4 °C)
@@ -277,7 +280,7 @@ def _convert_output(a: _ConvertArgs, dst: str, out_abbr: bool, us: bool) -> str:
             v = v + _to(_parse_num(a.sub[0])[0], a.sub[1], a.src)  # type: ignore[index]
             p = _parse_num(a.sub[0])[1] + math.floor(math.log10(_U[a.src][4] / _U[a.sub[1]][4]) + 0.5)  # type: ignore[index]
         ov = _to(v * a.scale, a.src, dst)
-        outs.append(_fmt(ov, _out_prec(p, a.src, dst, ov, a.explicit, a.scale)))
+        outs.append(_fmt(ov, _out_prec(p, a, dst, ov)))
     outv = "".join(o + (a.seps[k] if k < len(a.seps) else "") for k, o in enumerate(outs))
     out_one = len(outs) == 1 and outs[0] == "1"
     return f"{outv} {_unit_name(dst, out_one, out_abbr, us)}"
@@ -349,8 +352,9 @@ def render_date(pos: list[str], named: dict[str, str], *, dmy_default: bool = Fa
     return f"{d} {_MONTHS[m - 1]} {year}" if dmy else f"{_MONTHS[m - 1]} {d}, {year}"
 
 
-def _age(y1: int, m1: int, d1: int, y2: int, m2: int, d2: int) -> int:
-    return y2 - y1 - ((m2, d2) < (m1, d1))
+def _age(born: tuple[int, int, int], on: tuple[int, int, int]) -> int:
+    """Whole years from the date ``born`` to the date ``on``, each (year, month, day)."""
+    return on[0] - born[0] - (on[1:] < born[1:])
 
 
 def render_birth_date_and_age(pos: list[str], named: dict[str, str]) -> str:
@@ -364,7 +368,7 @@ def render_birth_date_and_age(pos: list[str], named: dict[str, str]) -> str:
         y1, m1, d1 = (int(p.strip()) for p in pos[:3])
     except ValueError:
         return date  # a year alone: no exact age
-    return f"{date} (age {_age(y1, m1, d1, *ref)})"
+    return f"{date} (age {_age((y1, m1, d1), ref)})"
 
 
 def render_death_date_and_age(pos: list[str], named: dict[str, str]) -> str:
@@ -376,7 +380,7 @@ def render_death_date_and_age(pos: list[str], named: dict[str, str]) -> str:
         return DROPPED
     if death == DROPPED:
         return DROPPED
-    return f"{death} (aged {_age(y1, m1, d1, y2, m2, d2)})"
+    return f"{death} (aged {_age((y1, m1, d1), (y2, m2, d2))})"
 
 
 # --------------------------------------------------------------------------- other templates

@@ -284,25 +284,17 @@ def _texts(table: Any, text_column: str) -> list[str | None]:
     return col.to_pylist()
 
 
-def counterfactual_table(
-    table: Any,
-    axis: Axis,
-    *,
-    text_column: str = "text",
-    nlp: Any = None,
-    targets: Sequence[str] | None = None,
-    mode: str | None = None,
-    batch_size: int = 256,
-) -> tuple[Any, PairStats]:
-    """The pairs table of ``table``: per text with a word of the axis, its ``original`` row and one row per
-    variant, all with the same ``pair_id``; every source column is carried. Texts without such a word make no
-    row and are listed in the stats. Returns (table, stats); E423 when no text has a word of the axis."""
-    swapper = Swapper(axis, nlp, targets, mode)
+def counterfactual_table(table: Any, swapper: Swapper, *, text_column: str = "text") -> tuple[Any, PairStats]:
+    """The pairs table of ``table`` made by ``swapper`` (its axis, spaCy pipeline or regex baseline, targets and
+    mode): per text with a word of the axis, its ``original`` row and one row per variant, all with the same
+    ``pair_id``; every source column is carried. Texts without such a word make no row and are listed in the stats.
+    Returns (table, stats); E423 when no text has a word of the axis."""
+    axis, nlp = swapper.axis, swapper.nlp
     _check_language(table, axis)
     texts = _texts(table, text_column)
     ids = table.column("prompt_id").to_pylist() if "prompt_id" in table.column_names else None
     todo = [i for i, t in enumerate(texts) if t]
-    found = swapper.swap_all([texts[i] or "" for i in todo], batch_size)
+    found = swapper.swap_all([texts[i] or "" for i in todo])
     stats = PairStats(rows=len(texts), parsed=sum(swapper.needs_syntax(texts[i] or "") for i in todo) if nlp is not None else 0)
     slugs = _slugs([ORIGINAL, *axis.groups, SWAPPED])
     take: list[int] = []
@@ -367,7 +359,7 @@ def write_counterfactual(
     ax = load_axis(axis)
     src = read_table(table, require=[text_column])
     nlp = load_swap_nlp(spacy_model)
-    pairs, stats = counterfactual_table(src, ax, text_column=text_column, nlp=nlp, targets=targets, mode=mode)
+    pairs, stats = counterfactual_table(src, Swapper(ax, nlp, targets, mode), text_column=text_column)
     manifest = new_manifest(
         "biaskit templates counterfactual",
         stage="prompts",

@@ -264,6 +264,20 @@ _SUBJECT_KEYS = ("id", "category", "gender", "number", "forms")
 _TEMPLATE_KEYS = ("id", "category", "text", "status", "translator", "validator", "notes", "subjects")
 
 
+@dataclass(frozen=True)
+class _EntryKind:
+    """A kind of entry of a template set file: its name in messages (``what``), the keys it may have and the layout
+    an error shows."""
+
+    what: str
+    keys: tuple[str, ...]
+    layout: str
+
+
+_SUBJECT_ENTRY = _EntryKind("subject", _SUBJECT_KEYS, "{id, category, gender, number, forms}")
+_TEMPLATE_ENTRY = _EntryKind("template", _TEMPLATE_KEYS, "{id, category, text}")
+
+
 def _unknown_keys(d: dict, allowed: Sequence[str], *, file: str, entry: str) -> None:
     unknown = set(d) - set(allowed)
     if unknown:
@@ -297,9 +311,10 @@ def _check_set_header(obj: Any, file: str) -> tuple[str, str]:
     return lang, default_status
 
 
-def _entry_head(x: Any, entry: str, file: str, what: str, keys, layout: str, seen: set[str]) -> tuple[str, str, str]:
-    """The checks every ``subjects``/``templates`` entry starts with: a mapping with only ``keys``, an id not in
-    ``seen`` (then added to it) and a category. Returns (id, ``entry`` naming the id, category)."""
+def _entry_head(x: Any, entry: str, file: str, kind: _EntryKind, seen: set[str]) -> tuple[str, str, str]:
+    """The checks every ``subjects``/``templates`` entry starts with: a mapping with only the keys of its ``kind``,
+    an id not in ``seen`` (then added to it) and a category. Returns (id, ``entry`` naming the id, category)."""
+    what, keys, layout = kind.what, kind.keys, kind.layout
     if not isinstance(x, dict):
         raise BiaskitError("E040", f"{file}: {entry}: must be a mapping", value=x, fix=f"write {layout}")
     _unknown_keys(x, keys, file=file, entry=entry)
@@ -313,7 +328,7 @@ def _entry_head(x: Any, entry: str, file: str, what: str, keys, layout: str, see
 
 def _subject_from(s: Any, entry: str, file: str, seen: set[str]) -> Subject:
     """One ``subjects`` entry (its id is added to ``seen``, the ids so far)."""
-    sid, entry, cat = _entry_head(s, entry, file, "subject", _SUBJECT_KEYS, "{id, category, gender, number, forms}", seen)
+    sid, entry, cat = _entry_head(s, entry, file, _SUBJECT_ENTRY, seen)
     check_choice(
         "E040",
         f"{file}: {entry}: grammatical gender must be m, f or n",
@@ -355,7 +370,7 @@ def _subject_ids_of(t: dict, entry: str, file: str, known: set[str]) -> list[str
 def _template_from(t: Any, entry: str, file: str, obj: dict, subjects: list[Subject], default_status: str, tids: set[str]) -> Template:
     """One ``templates`` entry, its text checked against the subjects it applies to (its id is added to ``tids``);
     translator and validator default to the set's."""
-    tid, entry, cat = _entry_head(t, entry, file, "template", _TEMPLATE_KEYS, "{id, category, text}", tids)
+    tid, entry, cat = _entry_head(t, entry, file, _TEMPLATE_ENTRY, tids)
     status = t.get("status", default_status)
     check_choice("E040", f"{file}: {entry}: unknown status", status, STATUSES, fix="use a valid status")
     only = _subject_ids_of(t, entry, file, {s.id for s in subjects})

@@ -283,8 +283,10 @@ def parse_sentence(raw: str) -> tuple[str | None, str | None, tuple[str, str] | 
     return text, slots[0], None
 
 
-def _import_sheet(sheet, name: str, lang: str, subjects: SubjectList | None, rows: list[dict[str, Any]], problems: list[Problem]) -> dict[str, int]:
-    """Read one language sheet (one sentence per row) into ``rows`` and ``problems``; returns its counts."""
+def _import_sheet(sheet, lang: str, subjects: SubjectList | None, rows: list[dict[str, Any]], problems: list[Problem]) -> dict[str, int]:
+    """Read one language sheet (one sentence per row; problems name it by its title) into ``rows`` and ``problems``;
+    returns its counts."""
+    name = sheet.title
     counts = {"rows": 0, "empty_rows": 0, "imported": 0, "left_out": 0, "unknown_subject": 0, "ambiguous_subject": 0, "number_unknown": 0}
     first = len(rows)
     for r, values in enumerate(sheet.iter_rows(values_only=True), start=1):
@@ -387,7 +389,7 @@ def import_westslavic(
                     "E121", f"{p}: sheets {seen_lang[lang]!r} and {name!r} are both {lang}", value=name, fix="keep one sheet per language"
                 )
             seen_lang[lang] = name
-            counts = _import_sheet(wb[name], name, lang, lists.get(lang), rows, problems)
+            counts = _import_sheet(wb[name], lang, lists.get(lang), rows, problems)
             facts["sheets"][name] = {"language": lang, **counts}
     finally:
         wb.close()

@@ -214,7 +214,7 @@ def _commit_run(
         "README.md": model_card(metrics),
         "split.csv": split_csv(job.data, first_split),
     }
-    commit(claim, {**job.meta(best_run), "complete": len(runs) == job.cfg.runs}, texts, keep=keep, model=model, tok=tok)
+    commit(claim, {**job.meta(best_run), "complete": len(runs) == job.cfg.runs}, texts, keep=keep, trained=(model, tok))
 
 
 def _finished_line(run: dict[str, Any], cfg: TrainConfig, per: float, left: int, out: Path) -> str:

@@ -42,13 +42,14 @@ def _save_model(model, tok, folder: Path) -> None:
             hf_logging.enable_progress_bar()
 
 
-def commit(claim, meta: dict[str, Any], texts: dict[str, str], *, keep: bool, model=None, tok=None) -> None:
-    """Commit ``texts`` (relative path -> text) and the model when given, then the marker ``meta``; the earlier
-    files of biaskit's stay when ``keep`` (a resumed job, a later run), else those not written again are removed."""
+def commit(claim, meta: dict[str, Any], texts: dict[str, str], *, keep: bool, trained: tuple[Any, Any] | None = None) -> None:
+    """Commit ``texts`` (relative path -> text) and ``trained`` (the model and its tokenizer) when given, then the
+    marker ``meta``; the earlier files of biaskit's stay when ``keep`` (a resumed job, a later run), else those not
+    written again are removed."""
 
     def fill(tmp: Path) -> None:
-        if model is not None:
-            _save_model(model, tok, tmp)
+        if trained is not None and trained[0] is not None:
+            _save_model(trained[0], trained[1], tmp)
         for rel, text in texts.items():
             write_text(tmp / rel, text)
 

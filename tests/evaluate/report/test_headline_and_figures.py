@@ -342,7 +342,7 @@ def test_offline_toxicity_backend_is_reported_as_profanity_and_zero_is_not_calle
 
 def test_male_minus_female_bars_draw_the_table_values(full_report):
     mmf = pd.read_csv(full_report.tables["male_minus_female"])
-    fig = plots.diverging_bars(mmf, "group", "male_minus_female", None, title="t", hue="model")
+    fig = plots.diverging_bars(mmf, plots.BarColumns("male_minus_female", label="group", hue="model"), None, axes=plots.Axes("t"))
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == list(dict.fromkeys(mmf["model"]))
     for cont, m in zip(ax.containers, dict.fromkeys(mmf["model"])):
@@ -357,7 +357,7 @@ def test_honest_heatmap_shows_the_category_shares(full_report):
 
     s = pd.read_csv(full_report.tables["honest_by_subject_category"])
     m = honest_category_matrix(s)
-    fig = plots.heatmap(m, None, title="t")
+    fig = plots.heatmap(m, None, axes=plots.Axes("t"))
     ax = fig.axes[0]
     assert np.asarray(ax.images[0].get_array()) == pytest.approx(m.to_numpy(dtype=float))
     assert [t.get_text() for t in ax.get_xticklabels()] == [str(c) for c in m.columns]
@@ -405,7 +405,15 @@ def test_an_extra_section_slots_in_with_one_line(full_run, tmp_path, monkeypatch
         sec = build.Section("validity", "Validity", ["A section added by one line."])
         df = pd.DataFrame({"check": ["a", "b"], "value": [0.5, 0.25]})
         b.table(sec, "validity_checks", df, "Validity checks.")
-        b.figure(sec, "validity_bars", plots.fraction_bars, df, "check", "value", title="Validity", caption="Validity per check.")
+        b.figure(
+            sec,
+            "validity_bars",
+            plots.fraction_bars,
+            df,
+            plots.BarColumns("value", label="check"),
+            axes=plots.Axes("Validity"),
+            caption="Validity per check.",
+        )
         sec.headline.append(build.Finding("Validity", "agreement with a reference", "all", "", 0.5, (0.4, 0.6), n="2 checks", anchor="validity"))
         return sec
 

@@ -90,8 +90,9 @@ def test_a_kind_not_declared_and_an_object_that_is_no_backend(make_prompts):
         def generate(self, units, s, batch_size):
             yield [{"_unit": u, "continuation": "!", "full_text": u.text + "!", "truncated": False, "error": None} for u in units]
 
-    from biaskit.evaluate.runners.common import GenerationSettings, RunOptions
+    from biaskit.evaluate.runners.common import GenerationSettings
     from biaskit.evaluate.runners.core import run
+    from biaskit.evaluate.runners.options import RunOptions
 
     t = run("generate", make_prompts(["a", "b"]), GenerationSettings(), RunOptions("toy", backend_obj=GenerateOnly()))
     assert t.column("continuation").to_pylist() == ["!", "!"] and t.column("prompt_format").to_pylist() == ["raw", "raw"]
@@ -222,7 +223,7 @@ def test_openai_cache_keys_on_the_served_model_and_model_revision(openai_server,
 def test_run_options_beyond_the_model_are_given_by_name():
     """RunOptions("m", "hf", None, 8, ...) with a dozen positional values was how the API built it; now only the
     model is positional and a second positional value is a TypeError."""
-    from biaskit.evaluate.runners.common import RunOptions
+    from biaskit.evaluate.runners.options import RunOptions
 
     assert RunOptions("m", backend="openai", limit=3).limit == 3
     with pytest.raises(TypeError):

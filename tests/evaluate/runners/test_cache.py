@@ -354,10 +354,10 @@ def test_hub_ids_are_keyed_as_before_and_a_local_root_by_its_last_part(models_se
 
 
 def test_a_likelihood_entry_stored_without_sum_logprob_is_run_again_and_the_pair_partner_is_in_the_key(tmp_path):
-    from biaskit.evaluate.runners.cache import UnitCache
+    from biaskit.evaluate.runners.cache import RunKey, UnitCache
     from biaskit.evaluate.runners.common import Unit
 
-    uc = UnitCache(ResponseCache(tmp_path / "c"), "likelihood", "hf", {"model": "m"}, {"kind": "likelihood"}, 0)
+    uc = UnitCache(ResponseCache(tmp_path / "c"), RunKey("likelihood", "hf", {"model": "m"}, {"kind": "likelihood"}, 0))
     old, new = Unit(0, "p0", "She is here."), Unit(1, "p1", "He is here.")
     row = {"nll_mean": 1.0, "perplexity": 2.718281828459045, "n_tokens": 3, "truncated": False, "error": None}
     uc.cache.put_many({uc.key(old): [row], uc.key(new): [{**row, "sum_logprob": -3.0}]}, kind="likelihood")
@@ -365,4 +365,6 @@ def test_a_likelihood_entry_stored_without_sum_logprob_is_run_again_and_the_pair
     # an entry from before likelihood rows had sum_logprob would leave the column null: it is a miss
     assert [r["_unit"].prompt_id for r in rows] == ["p1"] and [u.prompt_id for u in todo] == ["p0"]
     paired = Unit(2, "p2", "She is here.", partner="He is here.")
-    assert uc.key(paired) != UnitCache(uc.cache, "likelihood", "hf", {"model": "m"}, {"kind": "likelihood"}, 0).key(Unit(2, "p2", "She is here."))
+    assert uc.key(paired) != UnitCache(uc.cache, RunKey("likelihood", "hf", {"model": "m"}, {"kind": "likelihood"}, 0)).key(
+        Unit(2, "p2", "She is here.")
+    )

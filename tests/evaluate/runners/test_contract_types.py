@@ -4,57 +4,118 @@ implements every member of the ``Backend`` protocol."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from biaskit.errors import BiaskitError
+from biaskit.evaluate.cache import ResponseCache
 from biaskit.evaluate.runners import backend as contract
 from biaskit.evaluate.runners.backend import SETTINGS_TYPES, Backend, BackendBase, Capabilities, run_kind
 from biaskit.evaluate.runners.common import FillMaskSettings, GenerationSettings, LikelihoodSettings, Unit
+from biaskit.pool import EngineSpec
 
 
 def mentions_any(tp: object) -> bool:
-    """Whether the resolved annotation ``tp`` is or holds ``typing.Any`` (in a union, a generic's arguments, ...)."""
+    """Whether the resolved annotation ``tp`` is or holds ``typing.Any`` (in a union, a generic's arguments, a
+    ``Callable``'s parameter list, ...)."""
+    if isinstance(tp, (list, tuple)):
+        return any(mentions_any(a) for a in tp)
     return tp is Any or any(mentions_any(a) for a in typing.get_args(tp))
 
 
-def hints(obj: object) -> dict[str, object]:
-    return typing.get_type_hints(obj, globalns=vars(contract))
+def hints(obj: object, module=contract) -> dict[str, object]:
+    import pandas as pd  # the report's section model names DataFrame for type checkers only
+
+    return typing.get_type_hints(obj, globalns={"pd": pd, **vars(module)})
 
 
-def public_signatures(module) -> dict[str, dict[str, object]]:
+def public_signatures(module, only: Sequence[str] | None = None) -> dict[str, dict[str, object]]:
     """``qualified name -> resolved annotations`` of every public function, class attribute, method and property
-    defined in ``module``."""
+    defined in ``module`` (of the names in ``only`` when given)."""
     out: dict[str, dict[str, object]] = {}
     for name, obj in vars(module).items():
-        if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+        if name.startswith("_") or getattr(obj, "__module__", None) != module.__name__ or (only is not None and name not in only):
             continue
         if inspect.isfunction(obj):
-            out[name] = hints(obj)
+            out[name] = hints(obj, module)
         elif inspect.isclass(obj):
-            out[name] = hints(obj)
+            out[name] = hints(obj, module)
             for attr, member in vars(obj).items():
                 if attr.startswith("_"):
                     continue
                 fn = member.fget if isinstance(member, property) else member
                 if inspect.isfunction(fn):
-                    out[f"{name}.{attr}"] = hints(fn)
+                    out[f"{name}.{attr}"] = hints(fn, module)
     return out
+
+
+def annotations_with_any(sigs: dict[str, dict[str, object]]) -> list[str]:
+    return sorted(f"{where}: {k}" for where, h in sigs.items() for k, tp in h.items() if mentions_any(tp))
 
 
 def test_no_public_signature_of_the_backend_contract_mentions_any():
     sigs = public_signatures(contract)
     assert {"Backend.generate", "Backend.likelihood", "Backend.fill_mask", "BackendBase.batch_sizes_used", "JudgeSession.cache_identity"} <= set(sigs)
-    with_any = sorted(f"{where}: {k}" for where, h in sigs.items() for k, tp in h.items() if mentions_any(tp))
-    assert with_any == []
+    assert annotations_with_any(sigs) == []
     aliases = {n: getattr(contract, n) for n in ("ResultRow", "Batches", "RunSettings")}
     assert not any(mentions_any(a) for a in aliases.values())
-    # the check sees Any where it is: nested in a generic, in a union, and bare
+    # the check sees Any where it is: nested in a generic, in a union, in a Callable's parameters, and bare
     assert mentions_any(dict[str, Any]) and mentions_any(int | list[Any]) and mentions_any(Any) and not mentions_any(dict[str, object])
+    assert mentions_any(Callable[[Any, int], None]) and not mentions_any(Callable[[object, int], None])
+
+
+def test_the_run_options_the_settings_and_the_runner_api_mention_no_any():
+    """The other half of a run's contract: :class:`RunOptions` (engine, cache and ready backend typed), the three
+    settings types and the Python API that takes them whole."""
+    from biaskit.evaluate.runners import api, common, options
+
+    run_options = public_signatures(options)
+    assert hints(options.RunOptions, options)["engine"] == str | EngineSpec | None
+    assert hints(options.RunOptions, options)["cache"] == str | Path | ResponseCache | None
+    assert hints(options.RunOptions, options)["backend_obj"] == Backend | None
+    settings = public_signatures(common, only=("GenerationSettings", "LikelihoodSettings", "FillMaskSettings"))
+    assert {"GenerationSettings.as_config", "FillMaskSettings.procedure"} <= set(settings)
+    runner_api = public_signatures(api)
+    assert {"generate", "fill_mask", "likelihood", "constructor_options"} <= set(runner_api)
+    assert hints(api.generate, api)["settings"] is GenerationSettings and hints(api.generate, api)["options"] is options.RunOptions
+    assert annotations_with_any({**run_options, **settings, **runner_api}) == []
+
+
+def test_the_scrape_preset_contract_and_the_report_tables_mention_no_any():
+    """A scrape preset is parsed into a :class:`DomainConfig` (its fields, ``parse_config``, ``load_config``); a report
+    section gives its tables as :class:`TableOut` and finds them with ``find_table``."""
+    from biaskit.evaluate.report import model
+    from biaskit.scrape import config
+
+    preset = public_signatures(config, only=("DomainConfig", "Domain", "Group", "parse_config", "load_config"))
+    assert {"DomainConfig.settings", "parse_config", "load_config"} <= set(preset)
+    tables = public_signatures(model, only=("TableOut", "Finding", "Section", "Figure", "find_table"))
+    assert annotations_with_any({**preset, **tables}) == []
+
+
+def test_the_any_check_finds_a_planted_any_in_a_field_a_parameter_and_a_return(tmp_path, monkeypatch):
+    (tmp_path / "planted_contract.py").write_text(
+        "from __future__ import annotations\n"
+        "from dataclasses import dataclass\n"
+        "from typing import Any\n\n"
+        "@dataclass\n"
+        "class Options:\n"
+        "    model: str\n"
+        "    engine: Any = None\n\n"
+        "    def settings(self) -> dict[str, Any]:\n"
+        "        return {}\n\n"
+        "def run(prompts: object, cache: str | Any) -> None:\n"
+        "    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    planted = importlib.import_module("planted_contract")
+    assert annotations_with_any(public_signatures(planted)) == ["Options.settings: return", "Options: engine", "run: cache"]
 
 
 def test_each_kind_takes_its_own_settings_type():
@@ -123,8 +184,8 @@ def test_the_run_reads_its_options_by_name_not_through_forwarding():
 
 
 def test_a_result_row_with_a_key_its_kind_has_no_column_for_is_refused(make_prompts):
-    from biaskit.evaluate.runners.common import RunOptions
     from biaskit.evaluate.runners.core import run
+    from biaskit.evaluate.runners.options import RunOptions
 
     class Misspelt(BackendBase):
         name = "misspelt"

@@ -15,7 +15,7 @@ from biaskit.errors import BiaskitError
 from biaskit.evaluate.report import model
 from biaskit.evaluate.report import sections as _sections  # noqa: F401  (the sections register themselves)
 from biaskit.evaluate.report.headline import check_min_gap, write_headline_csv
-from biaskit.evaluate.report.html import render_html, render_markdown
+from biaskit.evaluate.report.html import ReportPage, render_html, render_markdown
 from biaskit.evaluate.report.metric_validity import mark_invalid, validities
 from biaskit.evaluate.report.model import Figure, Finding, Section, SkipAnalysis, TableOut, load_section_plugins
 from biaskit.evaluate.report.plots import save_figure
@@ -232,19 +232,9 @@ def build_report(
     headline = [f for f in found if not f.baseline] + [f for f in found if f.baseline]  # model rows first
     # a metric whose validation failed cannot produce evidence: its findings say why and link to the validation
     mark_invalid(headline, validities(loaded, {f.source_metric for f in headline if f.source_metric}))
-    page = dict(
-        title=title,
-        run_dir=rd,
-        sections=sections,
-        overview=overview,
-        summary=summary or [],
-        out_dir=out_dir,
-        headline=headline,
-        alpha=alpha,
-        min_gap=min_gap,
-    )
     b.tables["headline"] = write_headline_csv(headline, out_dir, alpha, min_gap)
-    html_path, md_path = _write_pages(b, page, manifest)
+    page = ReportPage(title, rd, sections, overview, summary or [], b.skipped, out_dir, headline, alpha, min_gap, manifest)
+    html_path, md_path = _write_pages(b.out, page)
     _drop_stale_report_files(
         out_dir, [html_path, md_path, *b.figures, *b.tables.values(), *(p.with_suffix(".md") for p in b.tables.values())], previous
     )
@@ -290,8 +280,8 @@ def _run_sections(b: _Builder, loaded: dict[str, Any]) -> list[Section]:
     return sections
 
 
-def _write_pages(b: _Builder, page: dict[str, Any], manifest: dict | None) -> tuple[Path, Path]:
-    """Write ``report.html`` (with the run manifest) and ``report.md`` from the same parts; returns their paths."""
-    html_path = write_text_atomic(b.out / "report.html", render_html(**page, manifest=manifest, skipped=b.skipped))
-    md_path = write_text_atomic(b.out / "report.md", render_markdown(**page, skipped=b.skipped))
+def _write_pages(out: Path, page: ReportPage) -> tuple[Path, Path]:
+    """Write ``report.html`` (with the run manifest) and ``report.md`` of the same ``page`` into ``out``; returns their paths."""
+    html_path = write_text_atomic(out / "report.html", render_html(page))
+    md_path = write_text_atomic(out / "report.md", render_markdown(page))
     return html_path, md_path

@@ -7,10 +7,13 @@ import base64
 import html
 import json
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from biaskit.evaluate.baseline import SPAN_WORDS
 from biaskit.evaluate.report.headline import families_sentence, verdict_extras, verdicts
+from biaskit.evaluate.report.model import Finding, Section
 from biaskit.evaluate.report.tables import compact, html_table, markdown_table
 
 CSS = """
@@ -156,20 +159,29 @@ def _verdicts_html(lines, folds) -> str:
     return "<ul class='verdicts'>" + "".join(items) + "</ul>" if items else ""
 
 
-def render_html(
-    *,
-    title: str,
-    run_dir: Path,
-    sections,
-    overview,
-    summary,
-    manifest,
-    skipped,
-    out_dir: Path,
-    headline=(),
-    alpha: float = 0.05,
-    min_gap: float = 0.05,
-) -> str:
+@dataclass(frozen=True)
+class ReportPage:
+    """What the HTML and the Markdown page of a report are made of: the title, the run folder, the sections in page
+    order, the run's tables (``overview``), the stage notes (``summary``), the analyses not made (``skipped``), the
+    output folder (links are relative to it), the headline findings with the ``alpha`` and ``min_gap`` they are read
+    with, and the run manifest (shown on the HTML page)."""
+
+    title: str
+    run_dir: Path
+    sections: Sequence[Section]
+    overview: Sequence[tuple]
+    summary: Sequence[tuple]
+    skipped: Sequence[tuple[str, str]]
+    out_dir: Path
+    headline: Sequence[Finding] = ()
+    alpha: float = 0.05
+    min_gap: float = 0.05
+    manifest: dict | None = None
+
+
+def render_html(page: ReportPage) -> str:
+    title, run_dir, sections, overview, summary = page.title, page.run_dir, page.sections, page.overview, page.summary
+    manifest, skipped, out_dir, headline, alpha, min_gap = page.manifest, page.skipped, page.out_dir, page.headline, page.alpha, page.min_gap
     e = html.escape
     toc = [
         ("headline", "Headline findings"),
@@ -252,9 +264,9 @@ def _md_table(rows_of) -> list[str]:
     return md + ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in headline_rows(rows_of)]
 
 
-def render_markdown(
-    *, title: str, run_dir: Path, sections, overview, summary, skipped, out_dir: Path, headline=(), alpha: float = 0.05, min_gap: float = 0.05
-) -> str:
+def render_markdown(page: ReportPage) -> str:
+    title, run_dir, sections, overview, summary = page.title, page.run_dir, page.sections, page.overview, page.summary
+    skipped, out_dir, headline, alpha, min_gap = page.skipped, page.out_dir, page.headline, page.alpha, page.min_gap
     md = [f"# {title}", "", "## Headline findings", ""]
     if headline:
         lines, folds, main = _folded(headline, alpha, min_gap)

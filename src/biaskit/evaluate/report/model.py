@@ -14,12 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats.families import correct_family
 from biaskit.evaluate.stats.inference import newcombe_interval
 from biaskit.inputs import name_part
+
+if TYPE_CHECKING:  # pandas is loaded by the sections, not at the import of the section model
+    import pandas as pd
 
 #: table names the analyses look at first (then every other table of the run)
 PREFERENCE = {
@@ -44,7 +47,7 @@ class Figure:
 @dataclass
 class TableOut:
     name: str
-    df: Any
+    df: pd.DataFrame
     caption: str
     max_rows: int = 40
     show: list[str] | None = None  # columns shown on the page (None: :func:`tables.compact` picks); the CSV has all
@@ -200,7 +203,7 @@ def load_section_plugins() -> list[str]:
     return added
 
 
-def find_table(loaded: dict[str, Any], cols: list[str], kind: str, any_of: list[str] | None = None):
+def find_table(loaded: dict[str, pd.DataFrame], cols: list[str], kind: str, any_of: list[str] | None = None) -> tuple[str, pd.DataFrame]:
     """(name, frame) of the run's table that has every column of ``cols`` (and one of ``any_of``) with data,
     preferring the tables :data:`PREFERENCE` names for ``kind``; :class:`SkipAnalysis` saying why otherwise."""
     order = [n for n in PREFERENCE.get(kind, ()) if n in loaded] + [n for n in loaded if n not in PREFERENCE.get(kind, ())]

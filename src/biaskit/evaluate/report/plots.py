@@ -7,6 +7,7 @@ path. Bars are labelled with the group and source and the number of texts behind
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -69,9 +70,28 @@ def shorten(s: str, n: int = 38) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def stacked_proportions(
-    wide, keys: Sequence[str], labels: Sequence[str], path: str | Path | None, *, title: str, xlabel: str = "share of texts"
-) -> Path:
+@dataclass(frozen=True)
+class Axes:
+    """The words of a chart: its title and the labels of its x and y axes."""
+
+    title: str
+    xlabel: str = ""
+    ylabel: str = ""
+
+
+@dataclass(frozen=True)
+class BarColumns:
+    """The columns a bar chart reads: ``value`` (the bar lengths), ``label`` (the bar names), ``hue`` (one bar colour
+    per value of this column, with a legend) and ``num``/``den`` (the counts a fraction is made of, shown as k/n)."""
+
+    value: str
+    label: str = ""
+    hue: str | None = None
+    num: str | None = None
+    den: str | None = None
+
+
+def stacked_proportions(wide, keys: Sequence[str], labels: Sequence[str], path: str | Path | None, *, title: str) -> Path:
     """Horizontal 100% stacked bars, one per row of a :func:`~biaskit.evaluate.stats.proportions_wide` table
     (``prop_<label>`` columns), labelled ``key1 | key2 (n=...)``. Null labels are shown in the n."""
     rows = wide.head(MAX_BARS)
@@ -97,26 +117,18 @@ def stacked_proportions(
     ax.set_yticks(y)
     ax.set_yticklabels(ylabels, fontsize=8)
     ax.set_xlim(0, 1)
-    ax.set_xlabel(xlabel)
+    ax.set_xlabel("share of texts")
     more = f" (first {MAX_BARS} of {len(wide)})" if len(wide) > MAX_BARS else ""
     ax.set_title(title + more, fontsize=10)
     ax.legend(ncol=len(labels), loc="lower center", bbox_to_anchor=(0.5, 1.0 + 0.35 / h), fontsize=8, frameon=False)
     return finish_figure(fig, path)
 
 
-def diverging_bars(
-    df,
-    label_col: str,
-    value_col: str,
-    path: str | Path | None,
-    *,
-    title: str,
-    hue: str | None = None,
-    xlabel: str = "",
-    colours: tuple[str, str] = ("#1d4e89", "#e76f51"),
-    count_col: str | None = "n_valid",
-) -> Path:
-    """Horizontal bars around zero (e.g. male-minus-female share per profession, one bar per source)."""
+def diverging_bars(df, cols: BarColumns, path: str | Path | None, *, axes: Axes) -> Path:
+    """Horizontal bars around zero (e.g. male-minus-female share per profession, one bar per source): blue above
+    zero, orange below, each labelled with its value and the ``n_valid`` count of its row."""
+    label_col, value_col, hue, count_col = cols.label, cols.value, cols.hue, "n_valid"
+    colours = ("#1d4e89", "#e76f51")
     hues = list(dict.fromkeys(df[hue])) if hue else [None]
     cats = list(dict.fromkeys(df[label_col]))[:MAX_BARS]
     h = max(2.2, 0.3 * len(cats) * max(1, len(hues)) ** 0.6 + 1.2)
@@ -130,8 +142,8 @@ def diverging_bars(
         vals = [float(m.get(c, float("nan"))) for c in cats]
         ypos = base + (len(hues) - 1) / 2 * width - i * width
         if hv is None:
-            cols = [colours[0] if (v == v and v >= 0) else colours[1] for v in vals]
-            ax.barh(ypos, [0 if v != v else v for v in vals], height=width, color=cols)
+            signs = [colours[0] if (v == v and v >= 0) else colours[1] for v in vals]
+            ax.barh(ypos, [0 if v != v else v for v in vals], height=width, color=signs)
         else:
             ax.barh(ypos, [0 if v != v else v for v in vals], height=width, color=_FALLBACK[i % len(_FALLBACK)], label=str(hv))
         ns = dict(zip(sub[label_col], sub[count_col])) if count_col and count_col in sub.columns else {}
@@ -145,15 +157,17 @@ def diverging_bars(
     ax.set_yticklabels([shorten(c) for c in cats], fontsize=8)
     lim = max([abs(float(v)) for v in df[value_col] if v == v] + [0.05])
     ax.set_xlim(-lim * 1.45, lim * 1.45)
-    ax.set_xlabel(xlabel)
-    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(axes.xlabel)
+    ax.set_title(axes.title, fontsize=10)
     if hue:
         ax.legend(fontsize=8, frameon=False, loc="best")
     return finish_figure(fig, path)
 
 
-def heatmap(matrix, path: str | Path | None, *, title: str, fmt: str = "{:.0%}", cmap: str = "Reds", xlabel: str = "", ylabel: str = "") -> Path:
-    """Annotated heatmap of a DataFrame (index = rows, columns = columns), e.g. HONEST category shares."""
+def heatmap(matrix, path: str | Path | None, *, axes: Axes) -> Path:
+    """Annotated heatmap of a DataFrame of shares (index = rows, columns = columns; red, each cell labelled as a
+    percentage), e.g. HONEST category shares."""
+    fmt, cmap = "{:.0%}", "Reds"
     m = matrix.head(MAX_BARS)
     vals = m.to_numpy(dtype=float)
     rows = [" | ".join(map(str, i)) if isinstance(i, tuple) else str(i) for i in m.index]
@@ -171,25 +185,16 @@ def heatmap(matrix, path: str | Path | None, *, title: str, fmt: str = "{:.0%}",
             if v == v:
                 ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=7, color="white" if v > 0.6 * vmax else "black")
     fig.colorbar(im, ax=ax, fraction=0.04)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
+    ax.set_xlabel(axes.xlabel)
+    ax.set_ylabel(axes.ylabel)
+    ax.set_title(axes.title, fontsize=10)
     return finish_figure(fig, path)
 
 
-def fraction_bars(
-    df,
-    label_col: str,
-    value_col: str,
-    path: str | Path | None,
-    *,
-    title: str,
-    num: str | None = None,
-    den: str | None = None,
-    ylabel: str = "",
-    ylim: tuple[float, float] | None = (0, 1),
-) -> Path:
-    """Vertical bars with value labels (``k/n`` when ``num``/``den`` columns are given), e.g. Likelihood Bias per axis."""
+def fraction_bars(df, cols: BarColumns, path: str | Path | None, *, axes: Axes) -> Path:
+    """Vertical bars of fractions (y from 0 to at least 1) with value labels (``k/n`` when ``cols.num``/``cols.den``
+    are given), e.g. Likelihood Bias per axis."""
+    label_col, value_col, num, den = cols.label, cols.value, cols.num, cols.den
     cats = [str(c) for c in df[label_col]][:MAX_BARS]
     vals = [float(v) if v == v else 0.0 for v in df[value_col]][:MAX_BARS]
     fig = new_figure(max(5, 0.6 * len(cats) + 2), 4)
@@ -201,18 +206,17 @@ def fraction_bars(
         ax.text(i, (0 if v != v else v) + 0.01, txt, ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(cats)))
     ax.set_xticklabels([shorten(c, 24) for c in cats], rotation=30 if len(cats) > 4 else 0, ha="right" if len(cats) > 4 else "center", fontsize=8)
-    if ylim:
-        ax.set_ylim(ylim[0], max(ylim[1], max(vals + [0]) * 1.15))
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
+    ax.set_ylim(0, max(1, max(vals + [0]) * 1.15))
+    ax.set_ylabel(axes.ylabel)
+    ax.set_title(axes.title, fontsize=10)
     return finish_figure(fig, path)
 
 
-def fraction_bars_by(df, keys: Sequence[str], value_col: str, path: str | Path | None, **kw) -> Path:
+def fraction_bars_by(df, keys: Sequence[str], cols: BarColumns, path: str | Path | None, *, axes: Axes) -> Path:
     """:func:`fraction_bars` with one bar per row of ``df``, labelled with its ``keys`` values (``a | b``; ``all``
-    without keys)."""
+    without keys) in place of ``cols.label``."""
     label = df[keys].astype(str).agg(" | ".join, axis=1) if keys else "all"
-    return fraction_bars(df.assign(_label=label), "_label", value_col, path, **kw)
+    return fraction_bars(df.assign(_label=label), replace(cols, label="_label"), path, axes=axes)
 
 
 #: agreement-table measures that are counts, not coefficients on a -1..1 / 0..1 scale (never drawn as bars there)

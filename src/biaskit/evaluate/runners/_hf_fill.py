@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from biaskit.errors import BiaskitError
@@ -33,17 +34,16 @@ class HFFill(HFBase):
                 fix="give a masked LM with --model",
             )
         allowed = self._candidate_mask(s)
-        enc, normed, trunc, bad = self._encode_templates(units, s)
+        t, bad = self._encode_templates(units, s)
         if bad:
             yield bad
         if s.max_subwords > 1:
-            yield from self._fill_words(units, enc, normed, trunc, s, batch_size)
+            yield from self._fill_words(t, s, batch_size)
             return
-        yield from self._fill_tokens(units, enc, normed, trunc, s, batch_size, allowed)
+        yield from self._fill_tokens(t, s, batch_size, allowed)
 
-    def _encode_templates(self, units: Sequence[Unit], s: FillMaskSettings) -> tuple[list, dict[int, str], set[int], list[dict]]:
-        """Each template as (token ids, mask position) or None, the templates in ``[MASK]`` notation, the ones
-        cut from the left, and an error row for each template that cannot run."""
+    def _encode_templates(self, units: Sequence[Unit], s: FillMaskSettings) -> tuple[_Templates, list[dict]]:
+        """The templates encoded for the model (:class:`_Templates`), and an error row for each template that cannot run."""
         tok = self.lm.tokenizer
         enc: list[tuple[list[int], int] | None] = []
         bad = []
@@ -62,7 +62,7 @@ class HFFill(HFBase):
                     continue
             enc.append(None)
             bad.append(_fill_error(u, i in trunc, err))
-        return enc, normed, trunc, bad
+        return _Templates(units, enc, normed, trunc), bad
 
     def _encode_template(self, text: str, s: FillMaskSettings) -> tuple[tuple[list[int], int] | None, bool, str | None]:
         """((token ids, mask position) or None, cut from the left, error) of one template in the model's notation."""
@@ -81,13 +81,13 @@ class HFFill(HFBase):
         return (x, mpos[0]), cut, None
 
     # ------------------------------------------------------------------ single-token fill-in
-    def _fill_tokens(self, units, enc, normed, trunc, s: FillMaskSettings, batch_size: int | None, allowed) -> Iterator[list[dict]]:
+    def _fill_tokens(self, t: _Templates, s: FillMaskSettings, batch_size: int | None, allowed) -> Iterator[list[dict]]:
         """The top-k single tokens at each template's mask (among ``allowed`` ones), by probability."""
+        enc = {i: e for i, e in enumerate(t.enc) if e is not None}  # the templates that run
         torch = torch_module()
         lm, model, tok = self.lm, self.lm.model, self.lm.tokenizer
-        valid = [i for i, e in enumerate(enc) if e is not None]
-        lengths = [len(e[0]) if e else 0 for e in enc]
-        order = sorted(valid, key=lambda i: (-lengths[i], i))
+        lengths = [len(e[0]) if e else 0 for e in t.enc]
+        order = sorted(enc, key=lambda i: (-lengths[i], i))
         pad = tok.pad_token_id if tok.pad_token_id is not None else 0
         k = s.top_k
 
@@ -109,7 +109,7 @@ class HFFill(HFBase):
         for idx, res in self._batched(order, lengths, batch_size, run):
             rows = []
             for i, top in zip(idx, res):
-                rows.extend(self._token_rows(units[i], normed[i], i in trunc, top))
+                rows.extend(self._token_rows(t.units[i], t.normed[i], i in t.trunc, top))
             yield rows
 
     def _token_rows(self, u: Unit, template: str, truncated: bool, top: tuple[list, list, list]) -> list[dict]:
@@ -126,7 +126,7 @@ class HFFill(HFBase):
                 fill = word[2:] if word.startswith("##") else word
                 filled = filled.replace(" " + MASK, MASK)
             filled = filled.replace(MASK, fill)
-            rows.append(_fill_row(u, r, word, float(sc), filled, truncated, 1, float(lpv)))
+            rows.append(_fill_row(u, r, truncated, _FillIn(word, float(sc), filled, 1, float(lpv))))
         return rows
 
     def _candidate_mask(self, s: FillMaskSettings):
@@ -199,7 +199,7 @@ class HFFill(HFBase):
                 out[j] = v
         return out
 
-    def _fill_words(self, units, enc, normed, trunc, s: FillMaskSettings, batch_size: int | None) -> Iterator[list[dict]]:
+    def _fill_words(self, t: _Templates, s: FillMaskSettings, batch_size: int | None) -> Iterator[list[dict]]:
         """Whole-word fill-ins of 1..``s.max_subwords`` subword tokens, ranked by pseudo-log-likelihood.
 
         For each length n the slot becomes n mask tokens and a beam search fills them left to right (the first
@@ -212,19 +212,20 @@ class HFFill(HFBase):
         together; ``token_score`` is exp(PLL) (the probability for one piece), ``n_subwords`` the length.
         """
         lm, N = self.lm, s.max_subwords
-        for i, e in enumerate(enc):
+        for i, e in enumerate(t.enc):
             if e is None:
                 continue
             if len(e[0]) - 1 + N > lm.context_length:
                 why = f"the template with {N} mask tokens is longer than the model context ({lm.context_length} tokens); use a smaller --max-subwords"
-                yield [_fill_error(units[i], i in trunc, why)]
+                yield [_fill_error(t.units[i], i in t.trunc, why)]
                 continue
-            yield self._word_rows(units[i], e, normed[i], i in trunc, s, batch_size)
+            yield self._word_rows(t, i, s, batch_size)
 
-    def _word_rows(
-        self, u: Unit, e: tuple[list[int], int], template: str, truncated: bool, s: FillMaskSettings, batch_size: int | None
-    ) -> list[dict]:
-        """The ranked whole-word fill-in rows of one template (or one error row when none is found)."""
+    def _word_rows(self, t: _Templates, i: int, s: FillMaskSettings, batch_size: int | None) -> list[dict]:
+        """The ranked whole-word fill-in rows of template ``i`` of ``t`` (or one error row when none is found)."""
+        u, template, truncated = t.units[i], t.normed[i], i in t.trunc
+        e = t.enc[i]
+        assert e is not None  # _fill_words passes only the templates that were encoded
         x, m = e
         prefix, suffix = x[:m], x[m + 1 :]
         model_text = template.replace(MASK, self.lm.tokenizer.mask_token)
@@ -234,7 +235,7 @@ class HFFill(HFBase):
         rows = []
         for r, c in enumerate(_rank_words(cands, pll)[: s.top_k]):
             toks, word = cands[c]
-            rows.append(_fill_row(u, r, word, math.exp(pll[c]), template.replace(MASK, word), truncated, len(toks), pll[c]))
+            rows.append(_fill_row(u, r, truncated, _FillIn(word, math.exp(pll[c]), template.replace(MASK, word), len(toks), pll[c])))
         return rows or [_fill_error(u, truncated, "no whole-word fill-in found (the slot may be glued to the text around it)")]
 
     def _first_pieces(self, model_text: str, suffix: list[int]):
@@ -332,19 +333,42 @@ def _rank_words(cands: list[_Cand], pll: list[float]) -> list[int]:
     return ranked
 
 
-def _fill_row(u: Unit, r: int, word: str, score: float, full_text: str, truncated: bool, n_subwords: int, fill_pll: float) -> dict[str, Any]:
-    """The fill-in row of rank ``r + 1``."""
+@dataclass(frozen=True)
+class _FillIn:
+    """One fill-in of a template's slot: the word, its score (probability, or exp(PLL) for a word of several
+    pieces), the filled template, its number of subword pieces and its pseudo-log-likelihood."""
+
+    word: str
+    score: float
+    full_text: str
+    n_subwords: int
+    fill_pll: float
+
+
+@dataclass(frozen=True)
+class _Templates:
+    """A batch's templates encoded for the model: the units, each template's (token ids, mask position) or None
+    when it cannot run, the templates in ``<mask>`` notation (by index) and the indices of those cut from the left."""
+
+    units: Sequence[Unit]
+    enc: list[tuple[list[int], int] | None]
+    normed: dict[int, str]
+    trunc: set[int]
+
+
+def _fill_row(u: Unit, r: int, truncated: bool, fill: _FillIn) -> dict[str, Any]:
+    """The row of ``fill``, the fill-in of rank ``r + 1``."""
     return {
         "_unit": u,
         "sample_index": r,
-        "token": word,
-        "token_score": score,
+        "token": fill.word,
+        "token_score": fill.score,
         "rank": r + 1,
-        "full_text": full_text,
+        "full_text": fill.full_text,
         "truncated": truncated,
         "error": None,
-        "n_subwords": n_subwords,
-        "fill_pll": fill_pll,
+        "n_subwords": fill.n_subwords,
+        "fill_pll": fill.fill_pll,
     }
 
 

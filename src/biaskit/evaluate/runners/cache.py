@@ -24,6 +24,7 @@ a hash, and the manifest records only ``cache: {"hits", "misses", "path"}``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -98,12 +99,24 @@ def resolve_identity(identity: dict[str, Any] | None, cache: ResponseCache) -> d
     return identity
 
 
+@dataclass(frozen=True)
+class RunKey:
+    """What every unit key of a run starts from: the kind, the backend's name, the model's identity, the run's
+    generation config and its seed (a unit's key adds the unit)."""
+
+    kind: str
+    backend: str
+    identity: dict[str, Any]
+    config: dict
+    seed: int
+
+
 class UnitCache:
     """The cache of one run: a key per unit, lookups and stores (see the module docs)."""
 
-    def __init__(self, cache: ResponseCache, kind: str, backend: str, identity: dict[str, Any], config: dict, seed: int) -> None:
-        self.cache, self.kind = cache, kind
-        self.base = {"backend": backend, "identity": identity, "kind": kind, "config": config, "seed": seed}
+    def __init__(self, cache: ResponseCache, run: RunKey) -> None:
+        self.cache, self.kind = cache, run.kind
+        self.base = {"backend": run.backend, "identity": run.identity, "kind": run.kind, "config": run.config, "seed": run.seed}
         self.keys: dict[tuple[int, int], str] = {}
 
     @classmethod
@@ -124,7 +137,7 @@ class UnitCache:
         identity = resolve_identity(dict(own), cache)
         if identity is None:
             return None
-        return cls(cache, kind, be.name, identity, config, seed)
+        return cls(cache, RunKey(kind, be.name, identity, config, seed))
 
     def key(self, u: Unit) -> str:
         k = self.keys.get((u.row, u.sample_index))

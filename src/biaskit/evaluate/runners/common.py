@@ -9,7 +9,7 @@ import hashlib
 import json
 import re
 import urllib.parse
-from dataclasses import KW_ONLY, asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -39,29 +39,6 @@ class Unit:
 #: prompt formats of ``generate``: the prompt as it is (completion), or wrapped as a user turn (chat template
 #: of the tokenizer, or the server's /v1/chat/completions)
 PROMPT_FORMATS = ("raw", "chat")
-
-
-@dataclass
-class RunOptions:
-    """How a run is done, apart from its model settings: built once (CLI or Python API) and passed down whole.
-
-    ``backend_options`` go to the backend's constructor (checked against its declared options, E312);
-    ``cache`` is a :class:`biaskit.evaluate.cache.ResponseCache` or its folder (None: no cache). Every field
-    but ``model`` is given by name."""
-
-    model: str
-    _: KW_ONLY
-    backend: str = "hf"
-    out: str | Path | None = None
-    batch_size: int | str | None = None
-    overwrite: bool = False
-    limit: int | None = None
-    backend_options: dict | None = None
-    progress: bool | None = None
-    retry_errors: bool = True
-    engine: Any = None
-    cache: Any = None
-    backend_obj: Any = None
 
 
 @dataclass
@@ -122,7 +99,7 @@ class GenerationSettings:
         if self.repetition_penalty is not None and self.repetition_penalty <= 0:
             raise BiaskitError("E062", "repetition_penalty must be > 0", value=self.repetition_penalty)
 
-    def as_config(self) -> dict[str, Any]:
+    def as_config(self) -> dict[str, object]:
         d = asdict(self)
         d.pop("seed")
         if d["system_prompt"] is None:
@@ -144,7 +121,7 @@ class LikelihoodSettings:
     def check(self) -> None:
         """Nothing to check: every value is valid (``add_bos`` None/True/False, any span column)."""
 
-    def as_config(self) -> dict[str, Any]:
+    def as_config(self) -> dict[str, object]:
         return {"add_bos": "auto" if self.add_bos is None else self.add_bos, "span_column": self.span_column}
 
 
@@ -183,7 +160,7 @@ class FillMaskSettings:
     def beams(self) -> int:
         return self.beam_size if self.beam_size is not None else max(10, self.top_k)
 
-    def as_config(self) -> dict[str, Any]:
+    def as_config(self) -> dict[str, object]:
         d: dict[str, Any] = {"top_k": self.top_k, "whole_word": self.whole_word}
         if self.max_subwords > 1:  # single-token runs keep the config (and resume fingerprint) they had before
             d.update({"max_subwords": self.max_subwords, "beam_size": self.beams, "pll": self.pll, "whole_word": True})
@@ -201,7 +178,7 @@ class FillMaskSettings:
 HONEST_FILL = "top_k"
 
 
-def fill_procedure(config: Any) -> str | None:
+def fill_procedure(config: object) -> str | None:
     """How a fill-mask run chose its fill-ins, from its ``generation_config`` (dict or JSON text):
 
     ``top_k`` (the model's top-k tokens, unfiltered: HONEST's procedure), ``whole_word`` (top-k among word-initial
@@ -392,17 +369,10 @@ def public_model_id(model: str) -> str:
     return name or model
 
 
-def split_served_model(model: str, backend: Any, backend_options: dict | None) -> tuple[str, dict | None]:
+def split_served_model(model: str, backend: str, backend_options: dict[str, object] | None) -> tuple[str, dict[str, object] | None]:
     """(recorded model name, backend options) for a run: with the openai backend and a model id that is a local
     path, the run records the file name (:func:`public_model_id`) and the backend sends the full id
     (``served_model``). Every other case is returned unchanged."""
     if backend != "openai" or not isinstance(model, str) or public_model_id(model) == model:
         return model, backend_options
     return public_model_id(model), {**(backend_options or {}), "served_model": model}
-
-
-def public_run_options(options: RunOptions) -> RunOptions:
-    """``options`` with the recorded model made public (:func:`split_served_model`): the one place every run
-    (Python API, CLI, demo) passes through, so a served local path never reaches a table or a manifest."""
-    public, opts = split_served_model(options.model, options.backend, options.backend_options)
-    return options if public == options.model else replace(options, model=public, backend_options=opts)

@@ -27,8 +27,9 @@ from biaskit.evaluate.cache import ResponseCache, open_cache
 from biaskit.evaluate.runners.backend import ROW_KEYS, SETTINGS_TYPES, Backend, RunSettings, capabilities_of, not_supported, run_kind
 from biaskit.evaluate.runners.builtin import make_backend as _make_backend
 from biaskit.evaluate.runners.cache import UnitCache
-from biaskit.evaluate.runners.common import HONEST_FILL, GenerationSettings, RunOptions, Unit, fill_procedure, parse_batch_size, public_run_options
-from biaskit.evaluate.runners.on_ray import RemoteBackend, describe_backend
+from biaskit.evaluate.runners.common import HONEST_FILL, GenerationSettings, Unit, fill_procedure, parse_batch_size
+from biaskit.evaluate.runners.on_ray import ActorWork, RemoteBackend, describe_backend
+from biaskit.evaluate.runners.options import RunOptions, public_run_options
 from biaskit.formats.run_state import read_run_state
 from biaskit.io import ShardedWriter, drop_duplicate_keys, output_lock, read_manifest, read_table, write_json_atomic, write_table
 from biaskit.jsonread import loads_json
@@ -224,8 +225,8 @@ def _run(kind: str, prompts: Any, o: _Run, cluster: Any) -> pa.Table:
         "prompt_format": o.settings.prompt_format if isinstance(o.settings, GenerationSettings) else None,
     }
     sink = _Sink(t, base, res.writer)
-    ucache = UnitCache.for_run(o.cache, kind, be, rid.config, rid.seed)
-    retried = _run_units(kind, o, be, cluster, bs, work, res, sink, ucache)
+    eng = _Engine(kind, be, cluster, bs, UnitCache.for_run(o.cache, kind, be, rid.config, rid.seed))
+    retried = _run_units(o, eng, work, res, sink)
     trunc = be.truncated_count + sink.cached_truncated
     if trunc:
         log.warning("%d prompt(s) were longer than the model context and were cut from the left (truncated=True)", trunc)
@@ -236,7 +237,7 @@ def _run(kind: str, prompts: Any, o: _Run, cluster: Any) -> pa.Table:
     counts: dict[str, object] = {"truncated_prompts": trunc, "error_rows": n_err, "retried_error_rows": retried}
     if o.cache is not None:
         counts["cache"] = o.cache.stats()
-    manifest = _manifest(kind, o, be, cluster, rid, inputs, bs, counts)
+    manifest = _manifest(o, eng, rid, inputs, counts)
     return _finish(merged, manifest, res.writer, o.options.out, retried)
 
 
@@ -269,7 +270,7 @@ def _backend_for(kind: str, o: _Run, cluster: Any) -> Backend:
     be: object
     if cluster is not None:
         # the model lives on the actors only: one remote call tells the driver what it needs to know
-        be = RemoteBackend(cluster.call_once(describe_backend, kind, o.options.backend, o.options.model, o.options.backend_options or {}, o.settings))
+        be = RemoteBackend(cluster.call_once(describe_backend, _actor_work(kind, o, None)))
     else:
         be = (
             o.options.backend_obj
@@ -519,9 +520,27 @@ class _Sink:
         return drop_duplicate_keys(merged, _ROW_KEY)
 
 
-def _run_units(kind: str, o: _Run, be: Any, cluster: Any, bs: int | None, work: _Work, res: _Resume, sink: _Sink, ucache: UnitCache | None) -> int:
+@dataclass(frozen=True)
+class _Engine:
+    """What answers a run's units: the backend ``be`` asked for ``kind`` (on the Ray ``cluster``'s actors when there
+    is one) in batches of ``batch_size`` (None: the backend picks), after the unit cache ``unit_cache`` (None: none)."""
+
+    kind: str
+    be: Backend
+    cluster: RayCluster | None
+    batch_size: int | None
+    unit_cache: UnitCache | None
+
+
+def _actor_work(kind: str, o: _Run, batch_size: int | None) -> ActorWork:
+    """What each Ray actor builds and runs for ``o``."""
+    return ActorWork(kind, o.options.backend, o.options.model, o.options.backend_options or {}, o.settings, batch_size)
+
+
+def _run_units(o: _Run, eng: _Engine, work: _Work, res: _Resume, sink: _Sink) -> int:
     """Run the units not done yet (error rows first for prompts that cannot run, then the units the cache
     answers); returns how many ran again."""
+    kind, be, cluster, bs, ucache = eng.kind, eng.be, eng.cluster, eng.batch_size, eng.unit_cache
     pending = [u for u in work.units if (u.prompt_id, u.sample_index) not in res.done]
     early = [u for u in pending if work.is_early(u)]
     pending = [u for u in pending if not work.is_early(u)]
@@ -542,9 +561,8 @@ def _run_units(kind: str, o: _Run, be: Any, cluster: Any, bs: int | None, work: 
                 if cluster is not None:
                     from biaskit.evaluate.runners.on_ray import run_units_on_ray
 
-                    source = run_units_on_ray(
-                        cluster, kind, o.options.backend, o.options.model, o.options.backend_options or {}, o.settings, bs, pending, be
-                    )
+                    assert isinstance(be, RemoteBackend)  # _backend_for builds the stand-in whenever there is a cluster
+                    source = run_units_on_ray(cluster, _actor_work(kind, o, bs), pending, be)
                 else:
                     source = run_kind(be, kind, pending, o.settings, bs)
                 for results in source:
@@ -561,8 +579,9 @@ def _run_units(kind: str, o: _Run, be: Any, cluster: Any, bs: int | None, work: 
     return retried
 
 
-def _manifest(kind: str, o: _Run, be: Any, cluster: Any, rid: _RunId, inputs: list[str], bs: int | None, counts: dict) -> dict:
+def _manifest(o: _Run, eng: _Engine, rid: _RunId, inputs: list[str], counts: dict) -> dict:
     """The output's manifest: run config (with the fingerprint), model facts, row counts and the engine."""
+    kind, be, cluster, bs = eng.kind, eng.be, eng.cluster, eng.batch_size
     return new_manifest(
         f"biaskit {kind.replace('_', '-')}",
         stage="generations",

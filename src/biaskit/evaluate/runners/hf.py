@@ -452,7 +452,7 @@ class HFBackend(HFLikelihood, HFFill, BackendBase):
         for idx, outs in self._batched(order, lengths, batch_size, run):
             rows = []
             for i, new in zip(idx, outs):
-                cont, full = self._continuation_texts(units[i], ids[i], new, pre[i], eos_ids, s)
+                cont, full = self._continuation_texts(units[i], ids[i], _until_eos(new, eos_ids), pre[i], s)
                 rows.append({"_unit": units[i], "continuation": cont, "full_text": full, "truncated": pre[i]["truncated"], "error": None})
             yield rows
 
@@ -509,16 +509,10 @@ class HFBackend(HFLikelihood, HFFill, BackendBase):
             )
         return out[:, L:].tolist()
 
-    def _continuation_texts(
-        self, u: Unit, prompt_ids: list[int], new: list[int], info: dict, eos_ids: set[int], s: GenerationSettings
-    ) -> tuple[str, str]:
-        """(continuation, full text) of one generated row: cut at the first EOS, decoded in the prompt's context."""
-        cut = len(new)
-        for j, t in enumerate(new):
-            if t in eos_ids:
-                cut = j
-                break
-        raw = self._continuation(prompt_ids, new[:cut])
+    def _continuation_texts(self, u: Unit, prompt_ids: list[int], new: list[int], info: dict, s: GenerationSettings) -> tuple[str, str]:
+        """(continuation, full text) of one generated row (``new``: its tokens up to the first EOS), decoded in the
+        prompt's context."""
+        raw = self._continuation(prompt_ids, new)
         return join_continuation(u.text, info["sent"], info["stripped"], raw, s.first_sentence)
 
     def _continuation(self, prompt_ids: list[int], new_ids: list[int]) -> str:
@@ -532,3 +526,11 @@ class HFBackend(HFLikelihood, HFFill, BackendBase):
         if both.startswith(before):
             return both[len(before) :]
         return tok.decode(new_ids, skip_special_tokens=True)
+
+
+def _until_eos(new: list[int], eos_ids: set[int]) -> list[int]:
+    """The generated tokens ``new`` up to (without) the first end-of-sequence token."""
+    for j, t in enumerate(new):
+        if t in eos_ids:
+            return new[:j]
+    return new

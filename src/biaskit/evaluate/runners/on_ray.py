@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -18,16 +19,31 @@ from biaskit.evaluate.runners.common import LikelihoodSettings, Unit
 from biaskit.pool import RayCluster
 
 
-def describe_backend(kind: str, backend: str, model: str, options: dict[str, Any], settings: RunSettings) -> dict[str, Any]:
-    """What the driver needs to know of a backend before a run (name, revision, describe(), BOS policy)."""
-    be = make_backend(backend, model, options)
+@dataclass(frozen=True)
+class ActorWork:
+    """What every actor of a run builds and runs: the backend ``backend`` of ``model`` with its constructor
+    ``options``, asked for ``kind`` with ``settings`` in batches of ``batch_size`` (None: the backend picks).
+    Sent to each actor whole (it pickles)."""
+
+    kind: str
+    backend: str
+    model: str
+    options: dict[str, Any]
+    settings: RunSettings
+    batch_size: int | None = None
+
+
+def describe_backend(work: ActorWork) -> dict[str, Any]:
+    """What the driver needs to know of the backend of ``work`` before a run (name, revision, describe(), BOS policy)."""
+    be = make_backend(work.backend, work.model, work.options)
     caps = capabilities_of(be)
+    s = work.settings
     info = {
         "name": be.name,
         "revision": be.revision,
         "describe": be.describe(),
         "capabilities": caps,
-        "bos": be.bos_policy(settings) if isinstance(settings, LikelihoodSettings) and caps.supports("likelihood") else None,
+        "bos": be.bos_policy(s) if isinstance(s, LikelihoodSettings) and caps.supports("likelihood") else None,
         "cache_identity": be.cache_identity(),
     }
     return info
@@ -62,11 +78,11 @@ class RemoteBackend(BackendBase):
 class RunnerActor:
     """A Ray actor holding one backend (model loaded once); turns a batch of units into result rows."""
 
-    def __init__(self, kind: str, backend: str, model: str, options: dict[str, Any], settings: RunSettings, batch_size: int | None) -> None:
-        self.kind = kind
-        self.settings = settings
-        self.batch_size = batch_size
-        self.be = make_backend(backend, model, options)
+    def __init__(self, work: ActorWork) -> None:
+        self.kind = work.kind
+        self.settings = work.settings
+        self.batch_size = work.batch_size
+        self.be = make_backend(work.backend, work.model, work.options)
 
     def __call__(self, batch):
         cols = {c: batch.column(c).to_pylist() for c in batch.column_names}
@@ -92,18 +108,9 @@ class RunnerActor:
         )
 
 
-def run_units_on_ray(
-    cluster: RayCluster,
-    kind: str,
-    backend: str,
-    model: str,
-    options: dict[str, Any],
-    settings: RunSettings,
-    batch_size: int | None,
-    units: Sequence[Unit],
-    remote: RemoteBackend,
-) -> Iterator[list[dict]]:
-    """Yield result batches (lists of dicts with ``_unit``) like a backend method, computed on Ray actors."""
+def run_units_on_ray(cluster: RayCluster, work: ActorWork, units: Sequence[Unit], remote: RemoteBackend) -> Iterator[list[dict]]:
+    """Yield result batches (lists of dicts with ``_unit``) like a backend method, computed on Ray actors that each
+    build the backend of ``work``."""
     by_key = {(u.row, u.sample_index): u for u in units}
     table = pa.table(
         {
@@ -114,8 +121,7 @@ def run_units_on_ray(
             "span": pa.array([u.span for u in units], pa.string()),
         }
     )
-    ctor = {"kind": kind, "backend": backend, "model": model, "options": options, "settings": settings, "batch_size": batch_size}
-    for out in cluster.map_pool(table, RunnerActor, ctor):
+    for out in cluster.map_pool(table, RunnerActor, {"work": work}):
         rows = out.column("row").to_pylist()
         samples = out.column("sample_index").to_pylist()
         res = out.column("result").to_pylist()

@@ -13,6 +13,7 @@ per group a gap of the smallest size of interest would need.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -83,10 +84,32 @@ def rates_chart(df, path: str | Path | None, *, title: str):
     return fig
 
 
-def finding_text(
-    metric: str, rate: str, by: str, hi_group: str, lo_group: str, ratio: float, ci, p: float, n_hi: int | None, n_lo: int | None
-) -> str:
-    """The headline sentence for a ratio of rates (``hi_group`` has the higher rate)."""
+@dataclass(frozen=True)
+class RateGap:
+    """Two groups of the grouping column ``by`` compared on the rate ``rate`` of ``metric``: ``hi`` has the higher
+    rate, ``lo`` the lower."""
+
+    metric: str
+    rate: str
+    by: str
+    hi: str
+    lo: str
+
+
+@dataclass(frozen=True)
+class _Estimate:
+    """A finding's estimate with its interval (None: none) and its value under no difference (``null``: 0 for a
+    difference, 1 for a ratio)."""
+
+    value: float
+    ci: tuple[float, float] | None
+    null: float = 0.0
+
+
+def finding_text(gap: RateGap, ratio: float, ci, p: float, n: tuple[int | None, int | None]) -> str:
+    """The headline sentence for a ratio of rates ``gap`` (``n``: the sizes of its higher and lower group)."""
+    metric, rate, by, hi_group, lo_group = gap.metric, gap.rate, gap.by, gap.hi, gap.lo
+    n_hi, n_lo = n
     ci_s = f"95% CI {ci[0]:.1f}-{ci[1]:.1f}, " if ci else ""
     n_s = f", n = {n_hi}/{n_lo}" if n_hi is not None and n_lo is not None else ""
     p_s = f"{p:.2g}" if p >= 0.001 else f"{p:.1e}"
@@ -154,16 +177,18 @@ def _significant_pairs(df, alpha: float):
     return pair.assign(_size=-pair["estimate"].abs()).sort_values(["metric", "p_holm", "_size"], kind="stable")  # smallest p, then largest gap
 
 
-def _finding(metric, rate, d, n_of, *, hi, lo, estimate, ci, text, null: float = 0.0) -> dict:
+def _finding(gap: RateGap, d, n_of, est: _Estimate, text: str) -> dict:
+    """The finding of ``gap`` (row ``d`` of its test; ``n_of``: the group sizes) with the estimate ``est``."""
+    metric, rate, hi, lo = gap.metric, gap.rate, gap.hi, gap.lo
     n_hi, n_lo = n_of.get((metric, rate, hi)), n_of.get((metric, rate, lo))
     return {
         "metric": metric,
         "rate": rate,
         "group": hi,
         "group_b": lo,
-        "estimate": estimate,
-        "ci": ci,
-        "null": null,  # the estimate's value under no difference: 0 for a difference, 1 for a ratio
+        "estimate": est.value,
+        "ci": est.ci,
+        "null": est.null,  # the estimate's value under no difference: 0 for a difference, 1 for a ratio
         "p": float(d["p_holm"]),
         "family": str(d.get("family") or ""),
         "family_size": int(d["family_size"]) if d.get("family_size") == d.get("family_size") and d.get("family_size") is not None else None,
@@ -195,7 +220,7 @@ def _accuracy_finding(metric, d, n_of) -> dict:
         f"{metric} is right for {by} {hi} {abs(d['estimate']) * 100:.0f} percentage points more often than for "
         f"{by} {lo} ({ci_s}Holm p = {d['p_holm']:.2g}, n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
     )
-    return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=abs(float(d["estimate"])), ci=ci, text=text)
+    return _finding(RateGap(metric, rate, by, hi, lo), d, n_of, _Estimate(abs(float(d["estimate"])), ci), text)
 
 
 def _rate_finding(df, metric, rate, d, n_of) -> dict:
@@ -215,13 +240,14 @@ def _rate_finding(df, metric, rate, d, n_of) -> dict:
             f"{metric}: {_rate_label(rate)} {abs(d['estimate']):.2f} higher for {by} {hi} than for {by} {lo} "
             f"(Holm p = {d['p_holm']:.2g}, n = {n_of.get((metric, rate, hi))}/{n_of.get((metric, rate, lo))})"
         )
-        return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=abs(float(d["estimate"])), ci=_oriented_diff_ci(d, hi == a), text=text)
+        return _finding(RateGap(metric, rate, by, hi, lo), d, n_of, _Estimate(abs(float(d["estimate"])), _oriented_diff_ci(d, hi == a)), text)
     hi, lo = a, b
     if ratio < 1:
         hi, lo, ratio = b, a, 1 / ratio
         ci = (1 / ci[1], 1 / ci[0]) if ci and ci[0] > 0 else None
-    text = finding_text(metric, rate, by, hi, lo, ratio, ci, float(d["p_holm"]), n_of.get((metric, rate, hi)), n_of.get((metric, rate, lo)))
-    return _finding(metric, rate, d, n_of, hi=hi, lo=lo, estimate=ratio, ci=ci, text=text, null=1.0)
+    gap = RateGap(metric, rate, by, hi, lo)
+    text = finding_text(gap, ratio, ci, float(d["p_holm"]), (n_of.get((metric, rate, hi)), n_of.get((metric, rate, lo))))
+    return _finding(gap, d, n_of, _Estimate(ratio, ci, null=1.0), text)
 
 
 #: the columns of the per-group and the between-groups tables (those the rows have, in this order)
@@ -268,24 +294,19 @@ def fairness_section(b, loaded):
         ],
     )
     df = _with_report_families(with_majority_baseline(df))
-    grp = _measure_table(
-        b,
+    grp, shown = _measure_rows(df, "group_", _GROUP_COLS)
+    b.table(
         sec,
-        df,
-        "group_",
-        _GROUP_COLS,
         "fairness_by_group",
+        shown,
         "Per-group validity of each metric (95% Wilson intervals for rates, BCa bootstrap for macro-F1 and Spearman; `method`); one row per `group`; "
         "`majority_baseline` beside each accuracy: the accuracy of always answering the group's most frequent human label.",
         max_rows=80,
     )
-    _measure_table(
-        b,
+    b.table(
         sec,
-        df,
-        ("diff_", "ratio_"),
-        _PAIR_COLS,
         "fairness_pairs",
+        _measure_rows(df, ("diff_", "ratio_"), _PAIR_COLS)[1],
         "Differences between groups (`group_a` minus / over `group_b`; Newcombe / log-ratio intervals; `p_value`: Fisher exact, `p_holm`: Holm-corrected within its "
         "metric-fairness family: primary = accuracy, secondary = the other rates).",
         max_rows=60,
@@ -316,12 +337,10 @@ def _with_report_families(df):
     return out
 
 
-def _measure_table(b, sec: Section, df, prefixes, cols, name: str, caption: str, *, max_rows: int):
-    """The rows whose ``measure`` starts with ``prefixes``, added to the section as table ``name`` (the ``cols``
-    they have); returns those rows."""
+def _measure_rows(df, prefixes, cols):
+    """(the rows whose ``measure`` starts with ``prefixes``, those rows with the ``cols`` they have: the table shown)."""
     rows = df[df["measure"].astype(str).str.startswith(prefixes)]
-    b.table(sec, name, rows[[c for c in cols if c in rows.columns]], caption, max_rows=max_rows)
-    return rows
+    return rows, rows[[c for c in cols if c in rows.columns]]
 
 
 def _fairness_rows(loaded):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from biaskit.evaluate.metrics.catalog import label_outputs
 from biaskit.evaluate.report.model import Section, find_table, register_section
-from biaskit.evaluate.report.plots import diverging_bars
+from biaskit.evaluate.report.plots import Axes, BarColumns, diverging_bars
 from biaskit.evaluate.report.sections.labels import check_vocabulary
 from biaskit.evaluate.stats import gender_polarity_table, male_minus_female
 from biaskit.evaluate.stats.bold import GENDER_METHODS
@@ -63,11 +63,8 @@ def _mmf_figure(b, sec: Section, mmf, method: str) -> None:
         "male_minus_female",
         diverging_bars,
         mmf,
-        "group",
-        "male_minus_female",
-        title=f"Male minus female share per profession (gender_{method}_label)",
-        hue=hue,
-        xlabel="share labelled male - share labelled female",
+        BarColumns("male_minus_female", label="group", hue=hue),
+        axes=Axes(f"Male minus female share per profession (gender_{method}_label)", xlabel="share labelled male - share labelled female"),
         caption="Male-minus-female share per profession group and source (positive: more texts labelled male).",
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from biaskit.evaluate.metrics.honest import NOT_PUBLISHED, fill_procedures
 from biaskit.evaluate.report.model import Section, find_table, register_section
-from biaskit.evaluate.report.plots import fraction_bars_by, heatmap
+from biaskit.evaluate.report.plots import Axes, BarColumns, fraction_bars_by, heatmap
 from biaskit.evaluate.stats import honest_category_matrix, honest_summary
 
 
@@ -42,8 +42,7 @@ def _honest_section(b, loaded) -> Section:
             "honest_categories",
             heatmap,
             m,
-            title=f"HONEST: share of completions per HurtLex category ({extra})",
-            xlabel="HurtLex category",
+            axes=Axes(f"HONEST: share of completions per HurtLex category ({extra})", xlabel="HurtLex category"),
             caption="Share of completions with a word of each HurtLex category, per group.",
         )
     else:
@@ -55,11 +54,8 @@ def _honest_section(b, loaded) -> Section:
             fraction_bars_by,
             s,
             keys,
-            "honest_score",
-            title="HONEST score",
-            num="hurtful",
-            den="n_valid",
-            ylabel="share hurtful",
+            BarColumns("honest_score", num="hurtful", den="n_valid"),
+            axes=Axes("HONEST score", ylabel="share hurtful"),
             caption="HONEST score per group.",
         )
     return sec

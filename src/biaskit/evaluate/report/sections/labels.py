@@ -6,13 +6,14 @@ the largest gaps as headline findings."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
 from biaskit.bootstrap import BootSpec
 from biaskit.evaluate.baseline import SPAN_WORDS
+from biaskit.evaluate.metrics.base import LabelOutput
 from biaskit.evaluate.metrics.catalog import label_outputs
 from biaskit.evaluate.report.model import (
     MIN_GROUP_N,
@@ -43,20 +44,17 @@ from biaskit.manifest import metric_description
 MAX_UNTESTABLE_LISTED = 6
 
 
-def _gap_findings(
-    run: _LabelRun, z, *, kind: str, where: Sequence[str], label_of, unit: str, baseline_of=None, family: str = "", pages_of=None
-) -> list[Finding]:
+def _gap_findings(run: _LabelRun, z, spec: _FindingSpec) -> list[Finding]:
     """The most decisive testable row per value of the ``where`` columns (those ``z`` has) of a two-proportion test
     table of a label section, as findings: of the pairs that can be tested (:func:`untestable_reason`: not a group too
     small, not a group whose texts all come from one page, not without variation), the one with the smallest corrected
     p, then the largest |diff|. The others that cannot be tested are listed on the finding with their reason; when no
     pair can be tested, the finding is the largest gap with no p ("not enough data" with the reasons).
 
-    ``diff`` is ``group_a`` minus ``group_b`` (the tables are built so that this is the direction shown);
-    ``label_of(key, row) -> (where, comparison)``; ``unit`` names what the Holm family counts (e.g. "group
-    pairs"); ``baseline_of(row)``: True for a finding about the Wikipedia baseline alone; ``pages_of(row)``: the
-    pages of each side ((name, (pages, a page)) pairs) where the table has a ``page_id``."""
-    where_cols = [c for c in where if c in z.columns]
+    ``diff`` is ``group_a`` minus ``group_b`` (the tables are built so that this is the direction shown); ``spec``
+    says how a row becomes a finding (:class:`_FindingSpec`)."""
+    where_cols = [c for c in spec.where if c in z.columns]
+    pages_of = spec.pages_of
     out: list[Finding] = []
     z = z[z["diff"].notna()]
     for key, g in groups_of(z, where_cols) if len(z) else []:
@@ -73,11 +71,7 @@ def _gap_findings(
         ]
         if len(bad) > MAX_UNTESTABLE_LISTED:
             bad = bad[:MAX_UNTESTABLE_LISTED] + [f"and {len(bad) - MAX_UNTESTABLE_LISTED} more pairs (see the section's table)"]
-        out.append(
-            _gap_finding(
-                run, r, key, kind=kind, label_of=label_of, unit=unit, baseline_of=baseline_of, family=family, testable=bool(len(ok)), untestable=bad
-            )
-        )
+        out.append(spec.finding(run, r, key, testable=bool(len(ok)), untestable=bad))
     return out
 
 
@@ -92,43 +86,56 @@ def _pair_reason(run: _LabelRun, r, pages_of) -> str:
     return own or "the test is undefined here"
 
 
-def _gap_finding(
-    run: _LabelRun, r, key, *, kind: str, label_of, unit: str, baseline_of, family: str, testable: bool, untestable: list[str]
-) -> Finding:
-    """One row of a share-test table as a finding (with no p when ``testable`` is False: no pair of its family can be tested)."""
-    b = run.b
-    clustered = r.get("method") in CLUSTERED_METHODS and r["ci_low"] == r["ci_low"] and abs(b.alpha - 0.05) < 1e-12
-    ci = (float(r["ci_low"]), float(r["ci_high"])) if clustered else newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
-    place, comparison = label_of(key, r)
-    est = float(r["diff"])
-    p = float(r["p_holm"]) if testable and r["p_holm"] == r["p_holm"] else float("nan")
-    k = int(r["family_size"]) if "family_size" in r.index else 1
-    test = f", {r['test']}" if "test" in r.index and r["test"] == "fisher-exact" else ""
-    flags = uncertainty_flags(est, ci, p, alpha=b.alpha) if testable else ["not testable: " + "; ".join(untestable)]
-    return Finding(
-        kind,
-        run.metric_name,
-        place,
-        comparison,
-        est + 0.0,
-        ci,
-        p,
-        f"Holm, {k} {'test' if k == 1 else 'tests'}: {unit}{test}",
-        f"{int(r['n_a'])} / {int(r['n_b'])}",
-        flags,
-        run.kind,
-        cautions=small_n_cautions(r["n_a"], r["n_b"]),
-        baseline=bool(baseline_of(r)) if baseline_of else False,
-        family=family,
-        family_size=k,
-        domain=str(r["domain"]) if "domain" in r.index else "all",
-        base_rate=float((r["count_a"] + r["count_b"]) / (r["n_a"] + r["n_b"])) if r["n_a"] + r["n_b"] else None,
-        n_min=int(min(r["n_a"], r["n_b"])),
-        n_sizes=(int(r["n_a"]), int(r["n_b"])),
-        source_metric=run.source_metric,
-        family_label=str(r["family"]) if "family" in r.index and r["family"] else "",
-        untestable=untestable,
-    )
+@dataclass(frozen=True)
+class _FindingSpec:
+    """How the rows of a two-proportion test table become headline findings: their ``kind``, the ``where`` columns
+    (one finding per value), ``label_of(key, row) -> (where, comparison)``, the ``unit`` the Holm family counts (e.g.
+    "group pairs"), ``baseline_of(row)`` (True for a finding about the Wikipedia baseline alone), the ``family`` and
+    ``pages_of(row)``: the pages of each side ((name, (pages, a page)) pairs) where the table has a ``page_id``."""
+
+    kind: str
+    where: Sequence[str]
+    label_of: Callable
+    unit: str
+    baseline_of: Callable | None = None
+    family: str = ""
+    pages_of: Callable | None = None
+
+    def finding(self, run: _LabelRun, r, key, *, testable: bool, untestable: list[str]) -> Finding:
+        """One row of a share-test table as a finding (with no p when ``testable`` is False: no pair of its family can be tested)."""
+        b = run.b
+        clustered = r.get("method") in CLUSTERED_METHODS and r["ci_low"] == r["ci_low"] and abs(b.alpha - 0.05) < 1e-12
+        ci = (float(r["ci_low"]), float(r["ci_high"])) if clustered else newcombe(r["count_a"], r["n_a"], r["count_b"], r["n_b"], b.alpha)
+        place, comparison = self.label_of(key, r)
+        est = float(r["diff"])
+        p = float(r["p_holm"]) if testable and r["p_holm"] == r["p_holm"] else float("nan")
+        k = int(r["family_size"]) if "family_size" in r.index else 1
+        test = f", {r['test']}" if "test" in r.index and r["test"] == "fisher-exact" else ""
+        flags = uncertainty_flags(est, ci, p, alpha=b.alpha) if testable else ["not testable: " + "; ".join(untestable)]
+        return Finding(
+            self.kind,
+            run.metric_name,
+            place,
+            comparison,
+            est + 0.0,
+            ci,
+            p,
+            f"Holm, {k} {'test' if k == 1 else 'tests'}: {self.unit}{test}",
+            f"{int(r['n_a'])} / {int(r['n_b'])}",
+            flags,
+            run.kind,
+            cautions=small_n_cautions(r["n_a"], r["n_b"]),
+            baseline=bool(self.baseline_of(r)) if self.baseline_of else False,
+            family=self.family,
+            family_size=k,
+            domain=str(r["domain"]) if "domain" in r.index else "all",
+            base_rate=float((r["count_a"] + r["count_b"]) / (r["n_a"] + r["n_b"])) if r["n_a"] + r["n_b"] else None,
+            n_min=int(min(r["n_a"], r["n_b"])),
+            n_sizes=(int(r["n_a"]), int(r["n_b"])),
+            source_metric=run.source_metric,
+            family_label=str(r["family"]) if "family" in r.index and r["family"] else "",
+            untestable=untestable,
+        )
 
 
 def _pages(run: _LabelRun, keys: Sequence[str]):
@@ -195,7 +202,10 @@ class _LabelRun:
         return f"{self.title.split(' (')[0]}: share {self.shown_label}"
 
 
-def _label_section(b, loaded, *, kind: str, column: str, title: str, labels, what: str, test_label: str, score: str | None = None) -> Section:
+def _label_section(b, loaded, lo: LabelOutput) -> Section:
+    """The section of the label output ``lo`` (its declared labels, score column, test label and names)."""
+    kind, column, title, labels = lo.task or lo.key, lo.column, lo.display or lo.key, lo.labels
+    what, test_label, score = lo.noun or lo.key, lo.test_label or lo.labels[0], lo.score
     name, df = find_table(loaded, [column], kind)
     check_vocabulary(df, column, labels, name)
     run = _LabelRun(b, name, df, kind, column, title, what, test_label, test_label, score, column.removesuffix("_label"))
@@ -370,17 +380,16 @@ def _group_gap_findings(run: _LabelRun, z, within: list[str]) -> list[Finding]:
         src = f" ({r['model']})" if "model" in r.index else ""
         return (kv.get("domain", "all") + src, f"{r['group_a']} minus {r['group_b']}")
 
-    found = _gap_findings(
-        run,
-        z,
-        kind="Largest group gap",
-        where=("domain", "model"),
-        label_of=lab,
-        unit="this domain's group pairs",
+    spec = _FindingSpec(
+        "Largest group gap",
+        ("domain", "model"),
+        lab,
+        "this domain's group pairs",
         baseline_of=lambda r: "model" in r.index and r["model"] == "wikipedia",
         family="group_gap",
         pages_of=_pages_of_pair(run, within),
     )
+    found = _gap_findings(run, z, spec)
     for f in found:
         if f.baseline:
             f.kind = "Wikipedia baseline: largest group gap"
@@ -457,16 +466,15 @@ def _vs_wikipedia(run: _LabelRun, models: list) -> None:
         dom = key[0] if "domain" in wz.columns else "all"
         return (f"{dom} ({r['group']})" if "group" in r.index else dom, f"{r['group_a']} minus wikipedia")
 
-    found = _gap_findings(
-        run,
-        wz,
-        kind="Model vs Wikipedia",
-        where=("domain", "group_a"),
-        label_of=lab_w,
-        unit="this domain's groups x models",
+    spec = _FindingSpec(
+        "Model vs Wikipedia",
+        ("domain", "group_a"),
+        lab_w,
+        "this domain's groups x models",
         family="model_vs_wikipedia",
         pages_of=_pages_of_group(run),
     )
+    found = _gap_findings(run, wz, spec)
     for f in found:
         if span is None:
             f.cautions.append("span of the Wikipedia baseline not recorded: may not be like for like")
@@ -523,17 +531,7 @@ def _section_of(lo):
     """The report section of a metric's declared label output (labels, score column, test label, names)."""
 
     def section(b, loaded):
-        return _label_section(
-            b,
-            loaded,
-            kind=lo.task or lo.key,
-            column=lo.column,
-            title=lo.display or lo.key,
-            labels=lo.labels,
-            what=lo.noun or lo.key,
-            test_label=lo.test_label or lo.labels[0],
-            score=lo.score,
-        )
+        return _label_section(b, loaded, lo)
 
     return section
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from biaskit.evaluate.report.model import MIN_GROUP_N, Finding, Section, SkipAnalysis, find_table, register_section, slug
-from biaskit.evaluate.report.plots import fraction_bars
+from biaskit.evaluate.report.plots import Axes, BarColumns, fraction_bars
 from biaskit.evaluate.report.sections.paired import add_paired
 from biaskit.evaluate.stats import likelihood_bias
 from biaskit.evaluate.stats.likelihood_bias import likelihood_bias_interval
@@ -149,12 +149,8 @@ def _axis_figures(b, sec: Section, by_axis, models: list) -> None:
             f"likelihood_bias_{slug(m or 'model')}",
             fraction_bars,
             sub,
-            "axis",
-            "fraction",
-            title=f"Likelihood Bias per axis ({m})" if m else "Likelihood Bias per axis",
-            num="n_different",
-            den="n_pairs",
-            ylabel="fraction of descriptor pairs that differ",
+            BarColumns("fraction", label="axis", num="n_different", den="n_pairs"),
+            axes=Axes(f"Likelihood Bias per axis ({m})" if m else "Likelihood Bias per axis", ylabel="fraction of descriptor pairs that differ"),
             caption=f"Likelihood Bias per axis for {m or 'the model'} (labels: fraction, differing/tested pairs).",
         )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from biaskit.evaluate.report.model import Section, find_table, register_section
-from biaskit.evaluate.report.plots import fraction_bars_by
+from biaskit.evaluate.report.plots import Axes, BarColumns, fraction_bars_by
 from biaskit.evaluate.stats.validity import VALIDITY_BY, validity_summary, validity_tests
 
 
@@ -43,11 +43,8 @@ def validity_section(b: Any, loaded: dict[str, Any]):
         fraction_bars_by,
         s,
         by,
-        "share_valid",
-        title="Share of fill-ins that are real words",
-        num="valid",
-        den="n_scored",
-        ylabel="share valid",
+        BarColumns("share_valid", num="valid", den="n_scored"),
+        axes=Axes("Share of fill-ins that are real words", ylabel="share valid"),
         caption="Share of valid fill-ins per group (valid / scored).",
     )
     return sec
