@@ -52,6 +52,9 @@ def _registered() -> tuple[list[tuple[str, str, str, str]], list[str]]:
 
 def test_the_table_lists_exactly_the_registered_commands_with_their_short_help():
     rows, groups = _registered()
+    missing = sorted(set(rows) - set(listing.COMMANDS))
+    stale = sorted(set(listing.COMMANDS) - set(rows))
+    assert not missing and not stale, f"src/biaskit/data/cli/commands.json: add rows {missing}, remove rows {stale}"
     assert sorted(listing.COMMANDS) == sorted(rows)
     assert sorted(listing.GROUPS) == sorted(groups)
     assert len(set((g, n) for g, n, _, _ in listing.COMMANDS)) == len(listing.COMMANDS)
