@@ -15,13 +15,9 @@ from biaskit.cli import sub_app
 from biaskit.cli.options import (
     ENDPOINT_OPTIONS,
     ENGINE_OPTIONS,
+    MODEL_RUN_OPTIONS,
     RUN_OPTIONS,
     BackendOpt,
-    BackendOptionOpt,
-    BatchSizeOpt,
-    CacheOpt,
-    DeviceOpt,
-    DtypeOpt,
     ModelRevisionOpt,
     RevisionOpt,
     engine_from_options,
@@ -63,6 +59,19 @@ def _run_options(model: str, backend: str, backend_options: dict, engine: dict, 
     )
 
 
+def _model_run_options(base: RunOptions, out: Path, model_run: dict) -> RunOptions:
+    """``base`` with the command's ``--out`` and its model-run option group (``MODEL_RUN_OPTIONS``) filled in."""
+    return replace(
+        base,
+        out=out,
+        batch_size=model_run["batch_size"],
+        device=model_run["device"],
+        dtype=model_run["dtype"],
+        cache=model_run["cache"],
+        backend_option=model_run["backend_option"] or (),
+    )
+
+
 def _summary(kind: str, table, out: Path) -> None:
     errs = sum(e is not None for e in table.column("error").to_pylist())
     prompts = len(set(table.column("prompt_id").to_pylist()))
@@ -88,7 +97,6 @@ def generate_cmd(
     ),
     out: Path = typer.Option(..., "--out", "-o", help="Output generations table. Rerunning the same command resumes a killed run."),
     backend: BackendOpt = "hf",
-    batch_size: BatchSizeOpt = "auto",
     seed: int = typer.Option(0, "--seed", help="Base seed; each (prompt, sample) gets its own generator from it."),
     max_new_tokens: int = typer.Option(20, "--max-new-tokens", help="Tokens to generate per continuation."),
     sample: bool = typer.Option(False, "--sample/--greedy", help="Sample (seeded) instead of greedy decoding."),
@@ -111,16 +119,13 @@ def generate_cmd(
     keep_trailing_space: bool = typer.Option(
         False, "--keep-trailing-space", help="Feed prompts with their trailing spaces (default: cut before tokenising; see docs/runners.md)."
     ),
-    device: DeviceOpt = "auto",
-    dtype: DtypeOpt = "auto",
+    model_run: dict = MODEL_RUN_OPTIONS,
     run: dict = RUN_OPTIONS,
     revision: RevisionOpt = None,
     trust_remote_code: bool = typer.Option(False, "--trust-remote-code", help="Allow custom model code from the Hub."),
     endpoint: dict = ENDPOINT_OPTIONS,
     model_revision: ModelRevisionOpt = None,
-    cache: CacheOpt = None,
     engine: dict = ENGINE_OPTIONS,
-    backend_option: BackendOptionOpt = None,
 ) -> None:
     """Continue each prompt with a causal LM: one row per (prompt, sample) in a generations table.
 
@@ -156,7 +161,7 @@ def generate_cmd(
     )
     backend_options = _backend_options(backend, **endpoint, revision=revision, trust_remote_code=trust_remote_code, model_revision=model_revision)
     base = _run_options(model, backend, backend_options, engine, run)
-    options = replace(base, out=out, batch_size=batch_size, device=device, dtype=dtype, cache=cache, backend_option=backend_option or ())
+    options = _model_run_options(base, out, model_run)
     table = generate(str(prompts), settings, options)
     _summary("generate", table, out)
 
@@ -180,14 +185,10 @@ def fill_mask_cmd(
     pll: str = typer.Option(
         "original", "--pll", help="With --max-subwords > 1: original (mask each piece alone) or word_l2r (mask the piece and the pieces after it)."
     ),
-    batch_size: BatchSizeOpt = "auto",
-    device: DeviceOpt = "auto",
-    dtype: DtypeOpt = "auto",
+    model_run: dict = MODEL_RUN_OPTIONS,
     run: dict = RUN_OPTIONS,
     revision: RevisionOpt = None,
-    cache: CacheOpt = None,
     engine: dict = ENGINE_OPTIONS,
-    backend_option: BackendOptionOpt = None,
 ) -> None:
     """Top-k fill-ins of each template's mask slot with a masked LM (HONEST-style completion).
 
@@ -204,7 +205,7 @@ def fill_mask_cmd(
     """
     settings = FillMaskSettings(top_k=top_k, whole_word=whole_word, max_subwords=max_subwords, beam_size=beam_size, pll=pll)
     base = _run_options(model, backend, _backend_options(backend, revision=revision), engine, run)
-    options = replace(base, out=out, batch_size=batch_size, device=device, dtype=dtype, cache=cache, backend_option=backend_option or ())
+    options = _model_run_options(base, out, model_run)
     table = fill_mask(str(prompts), settings, options)
     _summary("fill-mask", table, out)
 
@@ -221,16 +222,12 @@ def likelihood_cmd(
     bos: str = typer.Option(
         "auto", "--bos", help="auto (as the tokenizer does), yes (put BOS/EOS first so every word is scored) or no (first token is context only)."
     ),
-    batch_size: BatchSizeOpt = "auto",
-    device: DeviceOpt = "auto",
-    dtype: DtypeOpt = "auto",
+    model_run: dict = MODEL_RUN_OPTIONS,
     run: dict = RUN_OPTIONS,
     revision: RevisionOpt = None,
     endpoint: dict = ENDPOINT_OPTIONS,
     model_revision: ModelRevisionOpt = None,
-    cache: CacheOpt = None,
     engine: dict = ENGINE_OPTIONS,
-    backend_option: BackendOptionOpt = None,
 ) -> None:
     """Per-sentence mean negative log-likelihood and perplexity (HolisticBias Likelihood Bias).
 
@@ -249,7 +246,7 @@ def likelihood_cmd(
         raise BiaskitError("E062", "invalid --bos", value=bos, options=list(choice))
     backend_options = _backend_options(backend, **endpoint, revision=revision, model_revision=model_revision)
     base = _run_options(model, backend, backend_options, engine, run)
-    options = replace(base, out=out, batch_size=batch_size, device=device, dtype=dtype, cache=cache, backend_option=backend_option or ())
+    options = _model_run_options(base, out, model_run)
     table = likelihood(str(prompts), LikelihoodSettings(add_bos=choice[bos], span_column=span_column), options)
     _summary("likelihood", table, out)
 

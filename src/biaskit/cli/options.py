@@ -149,6 +149,16 @@ ENDPOINT_OPTIONS: Any = OptionGroup(
 # --limit, --overwrite, --retry-errors of the model runners (their keyword arguments in the Python API)
 RUN_OPTIONS: Any = OptionGroup(limit=(LimitOpt, None), overwrite=(OverwriteRunOpt, False), retry_errors=(RetryErrorsOpt, True))
 
+# --batch-size, --device, --dtype, --cache, --backend-option: how a runner command runs its model (generate, fill-mask,
+# likelihood); the values fill the RunOptions fields of the same names
+MODEL_RUN_OPTIONS: Any = OptionGroup(
+    batch_size=(BatchSizeOpt, "auto"),
+    device=(DeviceOpt, "auto"),
+    dtype=(DtypeOpt, "auto"),
+    cache=(CacheOpt, None),
+    backend_option=(BackendOptionOpt, None),
+)
+
 
 def engine_from_options(engine: str, ray_address: str | None, ray_actors: int, ray_batch_size: int, ray_gpus: float | None, ray_cpus: float):
     """The checked :class:`EngineSpec` for the CLI options (a one-line E160 error when they do not fit)."""
