@@ -25,6 +25,8 @@ ESTIMATE = "estimate"
 CI_LOW = "ci_low"
 CI_HIGH = "ci_high"
 METHOD = "method"
+#: an estimate and its interval, in the order every table gives them
+INTERVAL = (ESTIMATE, CI_LOW, CI_HIGH)
 #: why a figure is null (a failed condition of the method); a coded row-level failure stays in ``error``
 REASON = "reason"
 #: the test's p before any correction, and after Holm / Benjamini-Hochberg within its family

@@ -28,6 +28,7 @@ import numpy as np
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats._common import check_ci, fill_keys, is_missing, require_columns, to_frame
 from biaskit.evaluate.stats.aggregate import check_label_vocabulary, label_strings, metric_labels, proportion_ci
+from biaskit.evaluate.stats.columns import INTERVAL
 from biaskit.evaluate.stats.inference import newcombe_interval
 from biaskit.evaluate.stats.inference import normal_quantile as _z
 from biaskit.labels import check_values
@@ -40,9 +41,7 @@ PPI_COLUMNS = [
     "group_a",
     "group_b",
     "measure",
-    "estimate",
-    "ci_low",
-    "ci_high",
+    *INTERVAL,
     "se",
     "n_labelled",
     "n_unlabelled",

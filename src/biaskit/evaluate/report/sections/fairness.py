@@ -21,6 +21,7 @@ import numpy as np
 from biaskit.evaluate.report.metric_validity import with_majority_baseline
 from biaskit.evaluate.report.model import Finding, Section, SkipAnalysis, register_section, uncertainty_flags
 from biaskit.evaluate.report.plots import save_figure
+from biaskit.evaluate.stats.columns import INTERVAL
 from biaskit.evaluate.stats.families import holm_metric_fairness
 
 MAX_HEADLINES_PER_METRIC = 3
@@ -258,9 +259,7 @@ _PAIR_COLS = (
     "group_a",
     "group_b",
     "measure",
-    "estimate",
-    "ci_low",
-    "ci_high",
+    *INTERVAL,
     "method",
     "p_value",
     "p_floor",
