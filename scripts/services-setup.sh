@@ -21,6 +21,7 @@ for a in "$@"; do
 done
 logs=$(mktemp -d "${TMPDIR:-/tmp}/biaskit-services.XXXXXX")
 trap 'rm -rf "$logs"' EXIT
+export BIASKIT_APT_UPDATED="$logs/apt-updated"  # scripts/lib/apt.sh: one `apt-get update` for the whole set-up
 t0=$(date +%s)
 el() { printf '%dm%02ds' $((($(date +%s) - t0) / 60)) $((($(date +%s) - t0) % 60)); }
 apt_chain() {
