@@ -6,6 +6,7 @@
 # machine) and by tests/annotate/conftest.py when the venv is missing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/lib/pyinstall.sh  # pyinstall: uv where it can be had, else pip
 VERSION=1.23.2
 VENV=${BIASKIT_LS_VENV:-.venv-ls}
 PY=${PYTHON:-python3}
@@ -20,9 +21,10 @@ fi
 stamp="$VENV/.biaskit-label-studio-$VERSION"
 if [ -f "$stamp" ] && [ -x "$VENV/bin/label-studio" ]; then exit 0; fi
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+choose_installer
 log=$(mktemp)
-if ! { "$VENV/bin/python" -m pip --disable-pip-version-check -q install --upgrade pip &&
-       "$VENV/bin/python" -m pip --disable-pip-version-check -q install "label-studio==$VERSION"; } >"$log" 2>&1; then
+if ! { { [ "$BIASKIT_UV" != pip ] || pyinstall "$VENV/bin/python" --upgrade pip; } &&
+       pyinstall "$VENV/bin/python" "label-studio==$VERSION"; } >"$log" 2>&1; then
   grep -v "is neither a file nor a directory" "$log" >&2 || true
   rm -f "$log"; echo "label-studio $VERSION install failed (see above)" >&2; exit 1
 fi
