@@ -27,11 +27,18 @@ if [ -z "${BIASKIT_LMEVAL_VENV:-}" ] && [ ! -e "$VENV" ]; then
 fi
 # the stamp is keyed by the pins: changed pins install again (into the same venv, so only what changed)
 stamp="$VENV/.biaskit-lm-eval-$(printf '%s\n' "${PINS[@]}" | sha256sum | cut -c1-12)"
-if [ -f "$stamp" ] && [ -x "$VENV/bin/lm_eval" ]; then exit 0; fi
-[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+# its entry point runs the venv's python by the venv's real path: a venv installed through a clone's link named
+# that link, and broke when that clone went (the cached venv outlives the clone): such a venv is made again
+real=$(readlink -f "$VENV")
+if [ -f "$stamp" ] && [ -x "$VENV/bin/lm_eval" ]; then
+  [ "$(head -n1 "$VENV/bin/lm_eval")" = "#!$real/bin/python" ] && exit 0
+  echo "lm_eval: $VENV/bin/lm_eval runs $(head -n1 "$VENV/bin/lm_eval" | cut -c3-), not $real/bin/python: installing it again"
+  rm -rf "$real"
+fi
+[ -x "$real/bin/python" ] || "$PY" -m venv "$real"
 choose_installer
 log=$(mktemp)
-if ! pyinstall "$VENV/bin/python" "${PINS[@]}" ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} >"$log" 2>&1; then
+if ! pyinstall "$real/bin/python" "${PINS[@]}" ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} >"$log" 2>&1; then
   grep -v "is neither a file nor a directory" "$log" >&2 || true
   rm -f "$log"; echo "lm-eval $LM_EVAL install failed (see above)" >&2; exit 1
 fi
