@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Fresh machine -> full test suite: sets up .venv, installs the services the integration tests use
-# (scripts/services/*.sh through scripts/services-setup.sh, in parallel: MediaWiki, Label Studio and lm-eval in their
-# own venvs, llama-server, Chromium, Hunspell), then runs pytest.
+# Fresh machine -> full test suite: sets up .venv and installs the services the integration tests use, all in
+# parallel (scripts/services-setup.sh --with-venv: scripts/setup.sh beside scripts/services/*.sh: MediaWiki, Label
+# Studio and lm-eval in their own venvs, llama-server, Chromium, Hunspell), then runs pytest.
 # Extra arguments go to pytest (e.g. `bash scripts/test.sh tests/test_io.py -x`).
 # `bash scripts/test.sh --fast [ARGS]`: the fast loop, `pytest -m "not slow and not server"` (no model training,
 # no MediaWiki / Label Studio / Ray / Chromium), with no service set-up; CI runs everything.
@@ -16,8 +16,8 @@ if [ "${1:-}" = "--fast" ]; then
   export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false MPLBACKEND=Agg
   exec .venv/bin/python -m pytest -m "not slow and not server" -q "$@"
 fi
-bash scripts/setup.sh
-bash scripts/services-setup.sh   # scripts/services/*.sh, the independent ones in parallel
+# .venv (scripts/setup.sh) and scripts/services/*.sh, the independent ones in parallel, the slowest first
+bash scripts/services-setup.sh --with-venv
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false MPLBACKEND=Agg
 # every service is installed above, so a skipped test means a missing install step: fail it
 export BIASKIT_STRICT_SKIPS=${BIASKIT_STRICT_SKIPS:-1}

@@ -14,13 +14,6 @@ if [ ${#missing[@]} -eq 0 ]; then
   echo "hunspell: cs_CZ, pl_PL, sk_SK, en_US dictionaries present in $DIR"
   exit 0
 fi
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "hunspell: missing ${missing[*]} and not root; install these Debian packages by hand" >&2; exit 1
-  fi
-fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get -o DPkg::Lock::Timeout=900 update -q
-$SUDO apt-get -o DPkg::Lock::Timeout=900 install -y -q --no-install-recommends "${missing[@]}"
+source "$(dirname "$0")/../lib/apt.sh"
+apt_install hunspell "${missing[@]}"
 ls -l "$DIR"/*.dic

@@ -6,6 +6,7 @@
 # machine) and by tests/annotate/conftest.py when the venv is missing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/lib/pyinstall.sh  # pyinstall: uv where it can be had, else pip
 VERSION=1.23.2
 VENV=${BIASKIT_LS_VENV:-.venv-ls}
 PY=${PYTHON:-python3}
@@ -18,11 +19,19 @@ if [ -z "${BIASKIT_LS_VENV:-}" ] && [ ! -e "$VENV" ]; then
   ln -sfn "$real" "$VENV"
 fi
 stamp="$VENV/.biaskit-label-studio-$VERSION"
-if [ -f "$stamp" ] && [ -x "$VENV/bin/label-studio" ]; then exit 0; fi
-[ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+# its entry point runs the venv's python by the venv's real path: a venv installed through a clone's link named
+# that link, and broke when that clone went (the cached venv outlives the clone): such a venv is made again
+real=$(readlink -f "$VENV")
+if [ -f "$stamp" ] && [ -x "$VENV/bin/label-studio" ]; then
+  [ "$(head -n1 "$VENV/bin/label-studio")" = "#!$real/bin/python" ] && exit 0
+  echo "label-studio: $VENV/bin/label-studio runs $(head -n1 "$VENV/bin/label-studio" | cut -c3-), not $real/bin/python: installing it again"
+  rm -rf "$real"
+fi
+[ -x "$real/bin/python" ] || "$PY" -m venv "$real"
+choose_installer
 log=$(mktemp)
-if ! { "$VENV/bin/python" -m pip --disable-pip-version-check -q install --upgrade pip &&
-       "$VENV/bin/python" -m pip --disable-pip-version-check -q install "label-studio==$VERSION"; } >"$log" 2>&1; then
+if ! { { [ "$BIASKIT_UV" != pip ] || pyinstall "$real/bin/python" --upgrade pip; } &&
+       pyinstall "$real/bin/python" "label-studio==$VERSION"; } >"$log" 2>&1; then
   grep -v "is neither a file nor a directory" "$log" >&2 || true
   rm -f "$log"; echo "label-studio $VERSION install failed (see above)" >&2; exit 1
 fi

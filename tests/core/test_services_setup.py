@@ -5,6 +5,7 @@ record when they start and end (no real install)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -50,3 +51,35 @@ def test_a_failing_service_fails_the_setup_and_shows_its_log(tmp_path):
     assert r.returncode == 1
     assert "services: broken FAILED" in r.stderr and "no matching distribution for frobnicate==9" in r.stderr
     assert "services: ok done" in r.stdout and "all ready" not in r.stdout
+
+
+def test_with_venv_runs_the_project_setup_beside_the_services_and_the_compile_starts_first(tmp_path):
+    log = tmp_path / "times"
+    script = _plant(tmp_path, {name: _timed(log, name, 1.5) for name in ("chromium", "label-studio", "llama-server", "lm-eval")})
+    (tmp_path / "scripts" / "setup.sh").write_text(f"#!/usr/bin/env bash\nset -e\n{_timed(log, 'venv', 1.5)}\n")
+    r = subprocess.run(["bash", str(script), "--with-venv"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    started = [line.split()[1] for line in r.stdout.splitlines() if line.endswith(" started")]
+    # the llama.cpp compile is the longest job: it starts first, the other pip venvs next, the apt chain last
+    assert started == ["llama-server", "lm-eval", "label-studio", "venv", "apt"], started
+    t = {tuple(line.split()[:2]): float(line.split()[2]) for line in log.read_text().splitlines()}
+    assert t[("venv", "start")] < t[("llama-server", "end")] and t[("llama-server", "start")] < t[("venv", "end")]
+    assert "services: venv done" in r.stdout
+
+
+def test_each_done_line_gives_the_jobs_cpu_seconds(tmp_path):
+    # a job that spins until it has used 1.2 CPU s of its own (python's start-up adds a few hundredths): "1 CPU s";
+    # one that sleeps: "0 CPU s"
+    spin = "python3 -c 'import time\nwhile time.process_time() < 1.2: pass'"
+    script = _plant(tmp_path, {"chromium": "true", "spin": spin, "sleepy": "sleep 1"})
+    r = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.search(r"^services: spin done \(0m0\ds, 1 CPU s\)$", r.stdout, re.M), r.stdout
+    assert re.search(r"^services: sleepy done \(0m0\ds, 0 CPU s\)$", r.stdout, re.M), r.stdout
+
+
+def test_an_unknown_argument_is_refused_with_the_one_it_takes(tmp_path):
+    script = _plant(tmp_path, {"chromium": "true"})
+    r = subprocess.run(["bash", str(script), "--with-venvs"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "unknown argument '--with-venvs' (the only one is --with-venv)" in r.stderr
+    assert "started" not in r.stdout
