@@ -1,6 +1,7 @@
 """Session-wide test settings: never reach a hub, never write outside tmp dirs."""
 
 import os
+import sys
 import textwrap
 from pathlib import Path
 
@@ -73,6 +74,24 @@ def pytest_collection_finish(session):
     before."""
     gc.collect()
     gc.freeze()
+    _modules_when_frozen[0] = len(sys.modules)
+
+
+#: how many modules were imported when the collector last froze what was alive
+_modules_when_frozen = [0]
+#: a test that imports at least this many modules has loaded a library (torch, spaCy, matplotlib, Ray)
+NEW_LIBRARY_MODULES = 50
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    """Freeze, as after collection, what a test that loaded a library (hundreds of modules, up to millions of
+    objects) left alive: otherwise every later full collection walks them all again (about 0.2 s each, dozens per
+    run, most of the fast loop's collector time). The test's young cyclic garbage is collected first; objects the
+    later tests make are collected as before."""
+    if len(sys.modules) - _modules_when_frozen[0] >= NEW_LIBRARY_MODULES:
+        gc.collect(1)
+        gc.freeze()
+        _modules_when_frozen[0] = len(sys.modules)
 
 
 def _app_shape(app) -> tuple:
