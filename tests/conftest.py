@@ -67,6 +67,21 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+#: whether this run is the fast loop (``-m "not slow ..."``, scripts/test.sh --fast): set before collection
+_FAST_LOOP = [False]
+
+
+def pytest_configure(config):
+    _FAST_LOOP[0] = "not slow" in (config.getoption("markexpr") or "")
+
+
+def examples(n: int) -> int:
+    """``max_examples`` of a property test that runs ``n`` examples in the whole suite (CI): half of them, at least
+    20, in the fast loop. Hypothesis draws the small and boundary cases (empty, zero, one key missing) first, so
+    the fast loop keeps those and the whole suite adds the rest."""
+    return max(20, n // 2) if _FAST_LOOP[0] else n
+
+
 def pytest_collection_finish(session):
     """Move every object alive after collection (torch, pandas, the imported test modules: millions of them) out
     of the garbage collector's reach: a full collection would walk them all again and again, and some libraries
