@@ -189,7 +189,7 @@ def absolute(node: ast.ImportFrom, module: str, is_pkg: bool) -> str:
     return ".".join(anchor + ([node.module] if node.module else []))
 
 
-def targets(node: ast.Import | ast.ImportFrom, module: str, is_pkg: bool, modules: set[str]) -> list[str]:
+def targets(node: ast.Import | ast.ImportFrom, module: str, is_pkg: bool, modules: set[str] | frozenset[str]) -> list[str]:
     """Dotted names a statement imports: biaskit modules (with their parent packages) and external roots."""
     names: list[str] = []
     if isinstance(node, ast.Import):
@@ -238,12 +238,11 @@ class Graph:
     @classmethod
     def build(cls, src: Path = SRC) -> Graph:
         g = cls(module_files(src))
-        modules = set(g.files)
+        modules = frozenset(g.files)
         for mod, f in g.files.items():
-            tree = ast.parse(f.read_text(encoding="utf-8"), str(f))
             g.edges[mod], g.external[mod] = set(), set()
-            for node in module_level_imports(tree):
-                g.add(mod, targets(node, mod, f.name == "__init__.py", modules))
+            for names in _module_level_targets(f.read_text(encoding="utf-8"), str(f), mod, modules):
+                g.add(mod, names)
             parent = mod.rpartition(".")[0]
             if parent:
                 g.edges[mod].add(parent)
@@ -274,6 +273,19 @@ class Graph:
         for m in self.reach({n for n in names if n in self.files}):
             out |= heavy_of(self.external[m])
         return out
+
+
+#: (source text, module, the package's modules) -> the targets of each module-level import: a graph of a copy of
+#: the tree with one file changed (tests/test_imports_rule.py plants one) parses only that file again
+_TARGETS: dict[tuple[str, str, frozenset[str]], list[list[str]]] = {}
+
+
+def _module_level_targets(text: str, filename: str, mod: str, modules: frozenset[str]) -> list[list[str]]:
+    key = (text, mod, modules)
+    if key not in _TARGETS:
+        is_pkg = Path(filename).name == "__init__.py"
+        _TARGETS[key] = [targets(node, mod, is_pkg, modules) for node in module_level_imports(ast.parse(text, filename))]
+    return _TARGETS[key]
 
 
 def heavy_of(names) -> set[str]:

@@ -1,6 +1,7 @@
 """Session-wide test settings: never reach a hub, never write outside tmp dirs."""
 
 import os
+import sys
 import textwrap
 from pathlib import Path
 
@@ -10,10 +11,13 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
+import functools  # noqa: E402
 import gc  # noqa: E402
 
 import pytest  # noqa: E402
 import typer.testing  # noqa: E402
+
+import biaskit.manifest  # noqa: E402
 
 #: fixtures that start a real server: a test using one (directly or through another fixture) is `server`
 SERVER_FIXTURES = frozenset({"llama_server", "ls_server", "ray_cluster", "wiki", "openai_server", "tcp_not_ray"})
@@ -63,6 +67,21 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+#: whether this run is the fast loop (``-m "not slow ..."``, scripts/test.sh --fast): set before collection
+_FAST_LOOP = [False]
+
+
+def pytest_configure(config):
+    _FAST_LOOP[0] = "not slow" in (config.getoption("markexpr") or "")
+
+
+def examples(n: int) -> int:
+    """``max_examples`` of a property test that runs ``n`` examples in the whole suite (CI): half of them, at least
+    20, in the fast loop. Hypothesis draws the small and boundary cases (empty, zero, one key missing) first, so
+    the fast loop keeps those and the whole suite adds the rest."""
+    return max(20, n // 2) if _FAST_LOOP[0] else n
+
+
 def pytest_collection_finish(session):
     """Move every object alive after collection (torch, pandas, the imported test modules: millions of them) out
     of the garbage collector's reach: a full collection would walk them all again and again, and some libraries
@@ -70,6 +89,24 @@ def pytest_collection_finish(session):
     before."""
     gc.collect()
     gc.freeze()
+    _modules_when_frozen[0] = len(sys.modules)
+
+
+#: how many modules were imported when the collector last froze what was alive
+_modules_when_frozen = [0]
+#: a test that imports at least this many modules has loaded a library (torch, spaCy, matplotlib, Ray)
+NEW_LIBRARY_MODULES = 50
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    """Freeze, as after collection, what a test that loaded a library (hundreds of modules, up to millions of
+    objects) left alive: otherwise every later full collection walks them all again (about 0.2 s each, dozens per
+    run, most of the fast loop's collector time). The test's young cyclic garbage is collected first; objects the
+    later tests make are collected as before."""
+    if len(sys.modules) - _modules_when_frozen[0] >= NEW_LIBRARY_MODULES:
+        gc.collect(1)
+        gc.freeze()
+        _modules_when_frozen[0] = len(sys.modules)
 
 
 def _app_shape(app) -> tuple:
@@ -107,6 +144,23 @@ def _same(a, b) -> bool:
 
 
 typer.testing._get_command = _cached_get_command
+
+
+@functools.cache
+def _versions_once(names: tuple[str, ...]) -> dict[str, str]:
+    return _library_versions(names)
+
+
+def _library_versions_of_the_session(names=biaskit.manifest.LIBRARIES) -> dict[str, str]:
+    """``biaskit.manifest.library_versions``, looked up once per session: every manifest records the versions of
+    about 25 libraries, and each ``importlib.metadata.version`` reads the installed packages' metadata again (17 ms
+    a manifest, over 300 manifests in the fast loop). The installed libraries do not change during a test session,
+    so each manifest still records what the real lookup returns."""
+    return dict(_versions_once(tuple(names)))
+
+
+_library_versions = biaskit.manifest.library_versions
+biaskit.manifest.library_versions = _library_versions_of_the_session
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -27,28 +27,39 @@ def import_graph(src: Path, package: str) -> dict[str, set[str]]:
         if is_pkg:
             parts = parts[:-1]
         files[".".join(parts)] = (f, is_pkg)
-    modules = set(files)
-    graph: dict[str, set[str]] = {m: set() for m in modules}
-    for mod, (f, is_pkg) in files.items():
-        tree = ast.parse(f.read_text(encoding="utf-8"), str(f))
-        here = mod if is_pkg else mod.rpartition(".")[0]
-        for node in ast.walk(tree):
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = here.split(".")
-                    anchor = anchor[: len(anchor) - (node.level - 1)]
-                    base = ".".join(anchor + ([base] if base else []))
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
-            for t in targets:
-                while t and t not in modules:  # `import a.b.c` of a name inside module a.b -> a.b
-                    t = t.rpartition(".")[0]
-                if t and t != mod:
-                    graph[mod].add(t)
-    return graph
+    modules = frozenset(files)
+    return {mod: set(_imported_modules(f.read_text(encoding="utf-8"), str(f), mod, is_pkg, modules)) for mod, (f, is_pkg) in files.items()}
+
+
+#: (source text, module, is a package, the package's modules) -> the modules it imports: the checks of the real
+#: tree parse each file once, and a planted copy of the tree parses only the file it changed
+_IMPORTED: dict[tuple[str, str, bool, frozenset[str]], frozenset[str]] = {}
+
+
+def _imported_modules(text: str, filename: str, mod: str, is_pkg: bool, modules: frozenset[str]) -> frozenset[str]:
+    key = (text, mod, is_pkg, modules)
+    if key in _IMPORTED:
+        return _IMPORTED[key]
+    found: set[str] = set()
+    here = mod if is_pkg else mod.rpartition(".")[0]
+    for node in ast.walk(ast.parse(text, filename)):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = here.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+        for t in targets:
+            while t and t not in modules:  # `import a.b.c` of a name inside module a.b -> a.b
+                t = t.rpartition(".")[0]
+            if t and t != mod:
+                found.add(t)
+    _IMPORTED[key] = frozenset(found)
+    return _IMPORTED[key]
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -58,21 +58,32 @@ def _graph(src: Path):
     return hoist.Graph.build(src)
 
 
+#: source text -> (line, one single-alias import) for each alias of its in-function imports that are not under
+#: ``if TYPE_CHECKING``; keyed by the text, so a planted copy of the tree parses only the file it changed
+_ALIASES: dict[str, list[tuple[int, ast.Import | ast.ImportFrom]]] = {}
+
+
+def _in_function_aliases(f: Path) -> list[tuple[int, ast.Import | ast.ImportFrom]]:
+    text = f.read_text(encoding="utf-8")
+    if text not in _ALIASES:
+        found = [fd for fd in hoist.in_function_imports(ast.parse(text, str(f))) if fd.guarded != "under if TYPE_CHECKING"]
+        _ALIASES[text] = [(fd.node.lineno, hoist._single(fd.node, alias)) for fd in found for alias in fd.node.names]
+    return _ALIASES[text]
+
+
 def light_in_function(src: Path) -> dict[str, list[int]]:
     """File (relative to ``src``) -> lines of its in-function imports (one per alias) that are not heavy."""
     graph = _graph(src)
     modules = set(graph.files)
+    heavy = functools.cache(lambda names: graph.heavy(list(names)))  # the same targets recur in many modules
     out: dict[str, list[int]] = {}
     for mod, f in graph.files.items():
         is_pkg = f.name == "__init__.py"
-        own = graph.heavy([mod])
-        for fd in hoist.in_function_imports(ast.parse(f.read_text(encoding="utf-8"), str(f))):
-            if fd.guarded == "under if TYPE_CHECKING":
-                continue
-            for alias in fd.node.names:
-                names = hoist.targets(hoist._single(fd.node, alias), mod, is_pkg, modules)
-                if not graph.heavy(names) - own - hoist.LOADED_BY_CLI:
-                    out.setdefault(f.relative_to(src).as_posix(), []).append(fd.node.lineno)
+        own = heavy((mod,))
+        for line, node in _in_function_aliases(f):
+            names = hoist.targets(node, mod, is_pkg, modules)
+            if not heavy(tuple(names)) - own - hoist.LOADED_BY_CLI:
+                out.setdefault(f.relative_to(src).as_posix(), []).append(line)
     return out
 
 

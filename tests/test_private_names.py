@@ -30,30 +30,47 @@ def _modules(src: Path, package: str) -> dict[str, tuple[Path, bool]]:
 def private_imports(src: Path, package: str) -> list[str]:
     """``file:line: ...`` for each import of another module's private name."""
     modules = _modules(src, package)
+    names = frozenset(modules)
     bad = []
     for mod, (f, is_pkg) in modules.items():
-        here = mod if is_pkg else mod.rpartition(".")[0]
-        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"), str(f))):
-            if not isinstance(node, ast.ImportFrom):
-                continue
-            base = node.module or ""
-            if node.level:
-                anchor = here.split(".")
-                anchor = anchor[: len(anchor) - (node.level - 1)]
-                base = ".".join(anchor + ([base] if base else []))
-            if base != package and not base.startswith(package + "."):
-                continue
-            for alias in node.names:
-                name = alias.name
-                if not name.startswith("_") or (name.startswith("__") and name.endswith("__")):
-                    continue
-                if f"{base}.{name}" in modules:  # a package-private submodule
-                    continue
-                bad.append(
-                    f"{f.relative_to(src).as_posix()}:{node.lineno}: imports {base}.{name}, private to its module: "
-                    f"rename it without the underscore there (or move it to its one user)"
-                )
+        for line, base, name in _private_names_imported(f.read_text(encoding="utf-8"), str(f), mod, is_pkg, package, names):
+            bad.append(
+                f"{f.relative_to(src).as_posix()}:{line}: imports {base}.{name}, private to its module: "
+                f"rename it without the underscore there (or move it to its one user)"
+            )
     return bad
+
+
+#: (source text, module, is a package, package, its modules) -> (line, module, name) of each private import: the
+#: check of the real tree and of a planted copy share the parse of every file the copy did not change
+_FOUND: dict[tuple[str, str, bool, str, frozenset[str]], list[tuple[int, str, str]]] = {}
+
+
+def _private_names_imported(text: str, filename: str, mod: str, is_pkg: bool, package: str, modules: frozenset[str]) -> list[tuple[int, str, str]]:
+    key = (text, mod, is_pkg, package, modules)
+    if key in _FOUND:
+        return _FOUND[key]
+    here = mod if is_pkg else mod.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(text, filename)):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = node.module or ""
+        if node.level:
+            anchor = here.split(".")
+            anchor = anchor[: len(anchor) - (node.level - 1)]
+            base = ".".join(anchor + ([base] if base else []))
+        if base != package and not base.startswith(package + "."):
+            continue
+        for alias in node.names:
+            name = alias.name
+            if not name.startswith("_") or (name.startswith("__") and name.endswith("__")):
+                continue
+            if f"{base}.{name}" in modules:  # a package-private submodule
+                continue
+            found.append((node.lineno, base, name))
+    _FOUND[key] = found
+    return found
 
 
 def test_no_module_imports_another_modules_private_names():

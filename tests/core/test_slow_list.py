@@ -43,3 +43,27 @@ def test_the_dearest_tests_are_listed_until_the_rest_fit_the_budget(tmp_path, ca
     # old.py::gone was not in this run: kept; t.py::c was measured cheap now: dropped from the list
     assert rows == [["old.py::gone", "7.0"], ["t.py::a", "10.0"], ["t.py::b", "5.0"]]
     assert "2 tests newly measured slow, 1 kept" in capsys.readouterr().out
+
+
+def _loop_cpu():
+    spec = importlib.util.spec_from_file_location("test_loop_cpu", TESTS.parent / "bench" / "test_loop_cpu.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_loop_breakdown_sums_each_file_and_names_the_time_outside_the_tests(tmp_path):
+    log = tmp_path / "cpu.tsv"
+    # x.py: a 1.5 (two runs: 1 + 0.5) + b 0.25 = 1.75 s over 2 tests; y.py: c 2 s; inside the tests 3.75 of 5 s
+    log.write_text("x.py::a\t1\nx.py::b\t0.25\ny.py::c\t2\nx.py::a\t0.5\n")
+    tool = _loop_cpu()
+    cpu = tool.read_log(log)
+    assert cpu == {"x.py::a": 1.5, "x.py::b": 0.25, "y.py::c": 2.0}
+    lines = tool.report(cpu, 5.0, top=1).splitlines()
+    assert lines[:2] == [
+        "3 tests, 3.8 CPU s inside tests",
+        "5.0 CPU s in all (pytest and its children); outside the tests (start-up, collection): 1.2",
+    ]
+    # top=1: only the dearest file (y.py, 2.00 s) and the dearest test (y.py::c) are listed
+    assert lines[3:5] == ["the 1 dearest files (CPU s, tests):", "   2.00     1  y.py"]
+    assert lines[6:] == ["the 1 dearest tests (CPU s):", "   2.00  y.py::c"]

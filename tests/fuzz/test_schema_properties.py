@@ -21,6 +21,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.conftest import examples
 
 from biaskit.annotate.planning import read_plan
 from biaskit.errors import BiaskitError
@@ -34,7 +35,7 @@ from biaskit.formats.run_state import read_run_state
 from biaskit.inputs import Field, check_record
 from biaskit.ownership import read_marker
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.floats(allow_nan=False, allow_infinity=False) | TEXT,
@@ -203,7 +204,7 @@ def test_marker_bytes_that_are_not_json_are_not_biaskits(raw):
 # ----------------------------------------------------------------------------------------------- cache entries
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=JSON, raw=st.one_of(JSON.map(json.dumps), st.text(max_size=30)), shape=st.sampled_from([columns_entry, rows_entry]))
 def test_a_cache_entry_is_returned_only_in_its_shape_and_a_damaged_one_is_a_miss(value, raw, shape):
     with tempfile.TemporaryDirectory() as d:
@@ -302,7 +303,7 @@ def test_a_generated_model_list_is_read_as_sent_and_an_entry_without_a_string_id
             model_list(bad)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(raw=st.binary(max_size=80) | JSON.map(lambda v: json.dumps(v).encode()) | st.integers(201, 3000).map(lambda n: b"[" * n + b"]" * n))
 def test_a_reply_body_is_json_or_a_bad_response_never_another_exception(raw):
     try:
@@ -464,7 +465,7 @@ def test_a_broken_label_studio_export_is_e381_never_another_exception(export, ho
     assert e.value.code == "E381" and "gen export" in str(e.value)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(raw=st.binary(max_size=80))
 def test_label_studio_export_bytes_are_an_export_or_a_coded_error(raw):
     try:
