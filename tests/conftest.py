@@ -11,13 +11,10 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
-import functools  # noqa: E402
 import gc  # noqa: E402
 
 import pytest  # noqa: E402
 import typer.testing  # noqa: E402
-
-import biaskit.manifest  # noqa: E402
 
 #: fixtures that start a real server: a test using one (directly or through another fixture) is `server`
 SERVER_FIXTURES = frozenset({"llama_server", "ls_server", "ray_cluster", "wiki", "openai_server", "tcp_not_ray"})
@@ -144,23 +141,6 @@ def _same(a, b) -> bool:
 
 
 typer.testing._get_command = _cached_get_command
-
-
-@functools.cache
-def _versions_once(names: tuple[str, ...]) -> dict[str, str]:
-    return _library_versions(names)
-
-
-def _library_versions_of_the_session(names=biaskit.manifest.LIBRARIES) -> dict[str, str]:
-    """``biaskit.manifest.library_versions``, looked up once per session: every manifest records the versions of
-    about 25 libraries, and each ``importlib.metadata.version`` reads the installed packages' metadata again (17 ms
-    a manifest, over 300 manifests in the fast loop). The installed libraries do not change during a test session,
-    so each manifest still records what the real lookup returns."""
-    return dict(_versions_once(tuple(names)))
-
-
-_library_versions = biaskit.manifest.library_versions
-biaskit.manifest.library_versions = _library_versions_of_the_session
 
 
 @pytest.hookimpl(hookwrapper=True)
