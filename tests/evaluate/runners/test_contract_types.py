@@ -99,6 +99,27 @@ def test_the_scrape_preset_contract_and_the_report_tables_mention_no_any():
     assert annotations_with_any({**preset, **tables}) == []
 
 
+def test_the_report_section_contract_mentions_no_any():
+    """A section function takes the builder (:class:`ReportBuilder`: what it may write and read) and the loaded
+    tables; ``register_section`` takes such a function. The builder the report passes implements the protocol."""
+    import pandas as pd
+
+    from biaskit.evaluate.report import build, model
+
+    section = public_signatures(model, only=("ReportBuilder", "register_section"))
+    assert {"ReportBuilder", "ReportBuilder.table", "ReportBuilder.figure", "register_section"} <= set(section)
+    assert annotations_with_any(section) == []
+    fn_type = hints(model.register_section, model)["fn"]
+    assert not mentions_any(fn_type)
+    section_fn, none = typing.get_args(fn_type)
+    params, returns = typing.get_args(section_fn)
+    assert none is type(None) and params == [model.ReportBuilder, dict[str, pd.DataFrame]] and returns == model.Section | None
+    # the report's builder has every member the protocol declares
+    members = {n for n in vars(model.ReportBuilder) if not n.startswith("_")} | set(model.ReportBuilder.__annotations__)
+    made = build._Builder(Path("unused"), seed=0, n_boot=0, alpha=0.05)
+    assert all(hasattr(made, m) for m in members)
+
+
 def test_the_any_check_finds_a_planted_any_in_a_field_a_parameter_and_a_return(tmp_path, monkeypatch):
     (tmp_path / "planted_contract.py").write_text(
         "from __future__ import annotations\n"

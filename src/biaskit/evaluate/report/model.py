@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from biaskit.errors import BiaskitError
 from biaskit.evaluate.stats.families import correct_family
@@ -131,8 +131,29 @@ def slug(s: str) -> str:
     return name_part(s)[:60] or "x"
 
 
+class ReportBuilder(Protocol):
+    """What a section function gets as its first argument (the report's builder): ``table`` and ``figure`` write
+    the section's files (named uniquely within the report) and add them to the section; ``skipped`` collects the
+    (analysis, why) pairs listed under "Not made"; ``manifests`` maps a table name to its manifest; ``seed``,
+    ``n_boot`` and ``alpha`` are the report's options, which every interval and test of a section uses."""
+
+    out: Path
+    manifests: dict[str, dict]
+    skipped: list[tuple[str, str]]
+    seed: int
+    n_boot: int
+    alpha: float
+
+    def table(self, sec: Section, name: str, df: pd.DataFrame, caption: str, max_rows: int = 40, show: list[str] | None = None) -> None:
+        """Write ``df`` as tables/<name>.csv and .md and show it in ``sec`` (at most ``max_rows`` rows, the ``show`` columns)."""
+
+    def figure(self, sec: Section, name: str, fn: Callable[..., object], *args: object, caption: str, **kw: object) -> None:
+        """Draw with a :mod:`biaskit.evaluate.report.plots` function (``fn(*args, None, **kw)`` returns the Figure),
+        save it as figures/<name>.png and show it in ``sec`` with ``caption``."""
+
+
 #: what a section function is: ``fn(builder, loaded tables) -> Section | None`` (see :data:`SECTIONS`)
-SectionFn = Callable[[Any, dict[str, Any]], Section | None]
+SectionFn = Callable[[ReportBuilder, "dict[str, pd.DataFrame]"], Section | None]
 
 #: the report's analyses, in page order: (label, fn(builder, loaded tables) -> Section). Each raises
 #: ``SkipAnalysis(why)`` when no table has what it needs (listed under "Not made"), and returns None when it
